@@ -1,0 +1,48 @@
+/* Data types and devices: sizes and names. */
+#include "internal.h"
+
+static const struct {
+    const char *name;
+    size_t size;
+} dtype_info[TW_DTYPE_COUNT] = {
+    [TW_FLOAT32] = {"float32", 4}, [TW_FLOAT64] = {"float64", 8}, [TW_INT32] = {"int32", 4},
+    [TW_INT64] = {"int64", 8},     [TW_UINT8] = {"uint8", 1},     [TW_BOOL] = {"bool", 1},
+};
+
+size_t tw_dtype_size(tw_dtype dtype)
+{
+    return (unsigned)dtype < TW_DTYPE_COUNT ? dtype_info[dtype].size : 0;
+}
+
+const char *tw_dtype_name(tw_dtype dtype)
+{
+    return (unsigned)dtype < TW_DTYPE_COUNT ? dtype_info[dtype].name : "invalid";
+}
+
+bool tw_dtype_is_float(tw_dtype dtype)
+{
+    return dtype == TW_FLOAT32 || dtype == TW_FLOAT64;
+}
+
+const char *tw_device_name(tw_device device, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s:%d", device.kind == TW_DEVICE_CUDA ? "cuda" : "cpu", device.index);
+    return buf;
+}
+
+static _Thread_local tw_device default_device = {TW_DEVICE_CPU, 0};
+
+tw_device tw_default_device(void)
+{
+    return default_device;
+}
+
+int tw_set_default_device(tw_device device)
+{
+    char name[32];
+    if (device.kind != TW_DEVICE_CPU || device.index != 0)
+        return tw_error_set("set_default_device: device %s is not available in this build",
+                            tw_device_name(device, name, sizeof name));
+    default_device = device;
+    return 0;
+}

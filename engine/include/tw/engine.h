@@ -1,0 +1,23 @@
+/* Tensor Workbench — the eager engine. Link with `pkg-config --libs tw-engine`. */
+#ifndef TW_ENGINE_H
+#define TW_ENGINE_H
+
+#include "error.h"
+#include "tensor.h"
+#include "ops.h"
+#include "random.h"
+#include "tape.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "0.1.0" */
+const char *tw_version(void);
+/* The BLAS in use and the core type it runs on, e.g. "OpenBLAS 0.3.21 SkylakeX". */
+const char *tw_blas_info(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,152 @@
+/* Tensor Workbench — eager ops. Every op runs at once and returns a new
+ * tensor (see tensor.h for ownership and error.h for failures). Binary ops
+ * broadcast with NumPy's rules; inputs must share a dtype unless one is a weak
+ * scalar (tw_scalar). Every op is recorded on the active gradient tapes. */
+#ifndef TW_OPS_H
+#define TW_OPS_H
+
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- elementwise, binary ------------------------------------------------ */
+tw_tensor *tw_add(tw_tensor *a, tw_tensor *b);
+tw_tensor *tw_sub(tw_tensor *a, tw_tensor *b);
+tw_tensor *tw_mul(tw_tensor *a, tw_tensor *b);
+tw_tensor *tw_div(tw_tensor *a, tw_tensor *b);
+tw_tensor *tw_pow(tw_tensor *a, tw_tensor *b);
+tw_tensor *tw_maximum(tw_tensor *a, tw_tensor *b);
+tw_tensor *tw_minimum(tw_tensor *a, tw_tensor *b);
+/* With a C number on the right (or left for rsub/rdiv: s - a, s / a). */
+tw_tensor *tw_add_scalar(tw_tensor *a, double s);
+tw_tensor *tw_sub_scalar(tw_tensor *a, double s);
+tw_tensor *tw_mul_scalar(tw_tensor *a, double s);
+tw_tensor *tw_div_scalar(tw_tensor *a, double s);
+tw_tensor *tw_pow_scalar(tw_tensor *a, double s);
+tw_tensor *tw_rsub_scalar(double s, tw_tensor *a);
+tw_tensor *tw_rdiv_scalar(double s, tw_tensor *a);
+
+/* Comparisons return bool tensors. */
+tw_tensor *tw_equal(tw_tensor *a, tw_tensor *b);
+tw_tensor *tw_not_equal(tw_tensor *a, tw_tensor *b);
+tw_tensor *tw_less(tw_tensor *a, tw_tensor *b);
+tw_tensor *tw_less_equal(tw_tensor *a, tw_tensor *b);
+tw_tensor *tw_greater(tw_tensor *a, tw_tensor *b);
+tw_tensor *tw_greater_equal(tw_tensor *a, tw_tensor *b);
+tw_tensor *tw_logical_and(tw_tensor *a, tw_tensor *b);
+tw_tensor *tw_logical_or(tw_tensor *a, tw_tensor *b);
+tw_tensor *tw_logical_not(tw_tensor *a);
+
+/* cond ? a : b, all three broadcast; cond is bool. */
+tw_tensor *tw_where(tw_tensor *cond, tw_tensor *a, tw_tensor *b);
+
+/* ---- elementwise, unary ------------------------------------------------- */
+tw_tensor *tw_neg(tw_tensor *x);
+tw_tensor *tw_abs(tw_tensor *x);
+tw_tensor *tw_sign(tw_tensor *x);
+tw_tensor *tw_exp(tw_tensor *x);
+tw_tensor *tw_log(tw_tensor *x);
+tw_tensor *tw_log1p(tw_tensor *x);
+tw_tensor *tw_expm1(tw_tensor *x);
+tw_tensor *tw_sqrt(tw_tensor *x);
+tw_tensor *tw_rsqrt(tw_tensor *x);
+tw_tensor *tw_square(tw_tensor *x);
+tw_tensor *tw_sin(tw_tensor *x);
+tw_tensor *tw_cos(tw_tensor *x);
+tw_tensor *tw_tanh(tw_tensor *x);
+tw_tensor *tw_erf(tw_tensor *x);
+tw_tensor *tw_sigmoid(tw_tensor *x);
+tw_tensor *tw_relu(tw_tensor *x);
+tw_tensor *tw_leaky_relu(tw_tensor *x, double alpha); /* Keras default alpha 0.3, TF's 0.2 */
+tw_tensor *tw_elu(tw_tensor *x, double alpha);        /* alpha 1.0 usually */
+tw_tensor *tw_gelu(tw_tensor *x);                     /* exact (erf) form, Keras' default */
+tw_tensor *tw_softplus(tw_tensor *x);
+tw_tensor *tw_swish(tw_tensor *x);
+tw_tensor *tw_clip(tw_tensor *x, double min_value, double max_value);
+/* The value with no gradient flowing back through it. */
+tw_tensor *tw_stop_gradient(tw_tensor *x);
+
+/* ---- reductions ----------------------------------------------------------
+ * axes: naxes entries, negative allowed; naxes == 0 reduces every axis.
+ * keepdims keeps reduced axes with size 1. */
+tw_tensor *tw_sum(tw_tensor *x, int naxes, const int *axes, bool keepdims);
+tw_tensor *tw_mean(tw_tensor *x, int naxes, const int *axes, bool keepdims);
+tw_tensor *tw_max(tw_tensor *x, int naxes, const int *axes, bool keepdims);
+tw_tensor *tw_min(tw_tensor *x, int naxes, const int *axes, bool keepdims);
+tw_tensor *tw_prod(tw_tensor *x, int naxes, const int *axes, bool keepdims);
+tw_tensor *tw_variance(tw_tensor *x, int naxes, const int *axes, bool keepdims); /* population (ddof 0) */
+tw_tensor *tw_logsumexp(tw_tensor *x, int naxes, const int *axes, bool keepdims);
+/* Index of the largest/smallest value along one axis, as int64. */
+tw_tensor *tw_argmax(tw_tensor *x, int axis);
+tw_tensor *tw_argmin(tw_tensor *x, int axis);
+/* Shorthand: sum and mean of every element. */
+tw_tensor *tw_sum_all(tw_tensor *x);
+tw_tensor *tw_mean_all(tw_tensor *x);
+
+/* ---- linear algebra ------------------------------------------------------
+ * Matrix product over the last two axes, leading axes broadcast (batch). A
+ * 1-d operand is not promoted: pass 2-d matrices. */
+tw_tensor *tw_matmul(tw_tensor *a, tw_tensor *b);
+tw_tensor *tw_matmul_ex(tw_tensor *a, tw_tensor *b, bool transpose_a, bool transpose_b);
+
+/* ---- shape ops ---------------------------------------------------------- */
+tw_tensor *tw_concat(int n, tw_tensor *const *tensors, int axis);
+tw_tensor *tw_stack(int n, tw_tensor *const *tensors, int axis);
+/* Split into n equal parts along axis; outs receives n tensors. */
+int tw_split(tw_tensor *x, int n, int axis, tw_tensor **outs);
+/* Split into parts of the given sizes (summing to the axis length). */
+int tw_split_sizes(tw_tensor *x, int n, const int64_t *sizes, int axis, tw_tensor **outs);
+/* Pick slices of params along axis by integer indices (int32 or int64). */
+tw_tensor *tw_gather(tw_tensor *params, tw_tensor *indices, int axis);
+/* One-hot encoding: shape indices.shape + (depth,), values 1/0 in dtype;
+ * indices out of [0, depth) give a row of zeros (TensorFlow's rule). */
+tw_tensor *tw_one_hot(tw_tensor *indices, int64_t depth, tw_dtype dtype);
+/* paddings: ndim pairs (before, after) of non-negative amounts. */
+tw_tensor *tw_pad(tw_tensor *x, const int64_t *paddings, double constant_value);
+tw_tensor *tw_tile(tw_tensor *x, int n, const int64_t *multiples);
+
+/* ---- neural-net ops ----------------------------------------------------- */
+tw_tensor *tw_softmax(tw_tensor *logits, int axis);
+tw_tensor *tw_log_softmax(tw_tensor *logits, int axis);
+/* Per-example loss over the last axis, numerically stable:
+ * dense labels: same shape as logits (rows of probabilities);
+ * sparse labels: int32/int64 class indices, shape logits.shape[:-1]. */
+tw_tensor *tw_softmax_cross_entropy(tw_tensor *logits, tw_tensor *labels);
+tw_tensor *tw_sparse_softmax_cross_entropy(tw_tensor *logits, tw_tensor *labels);
+
+typedef enum { TW_PADDING_VALID, TW_PADDING_SAME } tw_padding;
+typedef struct {
+    int stride_h, stride_w;     /* 0 is read as 1 */
+    int dilation_h, dilation_w; /* 0 is read as 1 */
+    tw_padding padding;
+} tw_conv2d_params;
+/* input NHWC (batch, height, width, channels); filter HWIO
+ * (kernel_h, kernel_w, in_channels, out_channels), as TensorFlow. */
+tw_tensor *tw_conv2d(tw_tensor *input, tw_tensor *filter, const tw_conv2d_params *params);
+
+typedef struct {
+    int pool_h, pool_w;
+    int stride_h, stride_w; /* 0 is read as the pool size (Keras' default) */
+    tw_padding padding;
+} tw_pool2d_params;
+tw_tensor *tw_max_pool2d(tw_tensor *input, const tw_pool2d_params *params);
+tw_tensor *tw_avg_pool2d(tw_tensor *input, const tw_pool2d_params *params);
+
+typedef struct tw_rng tw_rng;
+/* Inverted dropout: zero each element with probability rate, scale the rest
+ * by 1 / (1 - rate). Draws from rng, so a seed makes it reproducible. */
+tw_tensor *tw_dropout(tw_tensor *x, double rate, tw_rng *rng);
+/* Mean and (population) variance over axes, what batch normalization needs. */
+int tw_moments(tw_tensor *x, int naxes, const int *axes, bool keepdims, tw_tensor **mean, tw_tensor **variance);
+/* t * clip_norm / max(||t||_2, clip_norm). */
+tw_tensor *tw_clip_by_norm(tw_tensor *t, double clip_norm);
+/* Scale all n tensors by clip_norm / max(global_norm, clip_norm); outs gets n
+ * tensors, *global_norm (may be NULL) the norm before clipping. */
+int tw_clip_by_global_norm(int n, tw_tensor *const *tensors, double clip_norm, tw_tensor **outs, tw_tensor **global_norm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,173 @@
+/* Engine internals shared by the engine's own files: the tensor layout, the
+ * op table, dispatch, scopes and the recorders (tapes now, graph tracing
+ * later). Not installed. */
+#ifndef TW_INTERNAL_H
+#define TW_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "tw/engine.h"
+
+/* ---- storage and tensors ------------------------------------------------ */
+typedef struct tw_storage {
+    atomic_int refcount;
+    tw_device device;
+    size_t nbytes;    /* usable bytes at data */
+    int size_class;   /* pool bucket, -1 when allocated directly */
+    atomic_uint version; /* bumped by in-place writes (variable assignment) */
+    void *data;
+} tw_storage;
+
+typedef struct tw_variable_info {
+    char *name;
+    bool trainable;
+} tw_variable_info;
+
+struct tw_tensor {
+    atomic_int refcount;
+    tw_dtype dtype;
+    int ndim;
+    bool weak; /* weak-typed scalar from tw_scalar() */
+    int64_t numel;
+    int64_t shape[TW_MAX_DIMS];
+    int64_t strides[TW_MAX_DIMS]; /* in elements */
+    int64_t offset;               /* in elements, into storage */
+    tw_storage *storage;
+    uint64_t id; /* unique for the process's lifetime; tapes key on it */
+    tw_variable_info *variable;
+};
+
+/* A new contiguous tensor with fresh (pooled, uninitialised) storage; owned
+ * by the caller, not by any scope. NULL with an error when memory runs out. */
+tw_tensor *tw__tensor_new(tw_dtype dtype, int ndim, const int64_t *shape, tw_device device);
+/* A new tensor header over existing storage (a view); owned by the caller. */
+tw_tensor *tw__tensor_view(tw_tensor *base, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset);
+void tw__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
+int64_t tw__numel(int ndim, const int64_t *shape);
+/* Raw data pointer of element 0 (storage data + offset). */
+static inline void *tw__data(const tw_tensor *t)
+{
+    return (char *)t->storage->data + t->offset * (int64_t)tw_dtype_size(t->dtype);
+}
+/* A contiguous copy (or a new reference when already contiguous), without
+ * dispatch: not recorded, not scoped. For kernels. */
+tw_tensor *tw__contiguous_raw(tw_tensor *t);
+/* Copy src's values into dst (same shape and dtype, any strides), no dispatch. */
+void tw__copy_into(tw_tensor *dst, const tw_tensor *src);
+
+tw_storage *tw__storage_new(size_t nbytes, tw_device device);
+void tw__storage_unref(tw_storage *s);
+/* Release pooled memory that is not in use (tests call it before leak checks). */
+void tw__pool_trim(void);
+
+/* ---- scopes --------------------------------------------------------------- */
+/* Hand a freshly created, caller-owned tensor to the open scope if any. */
+tw_tensor *tw__track(tw_tensor *t);
+/* End of a composite op: keep t alive past the scope the op opened, close
+ * that scope, and hand t to the enclosing one. t may be NULL. */
+tw_tensor *tw__scope_return(tw_tensor *t);
+
+/* ---- the op table --------------------------------------------------------- */
+#define TW_MAX_INPUTS 16
+#define TW_MAX_OUTPUTS 4
+#define TW_MAX_ATTR_INTS 32
+#define TW_MAX_ATTR_FLOATS 4
+
+/* Attributes of one op call: ints (axes, strides, flags) and floats (alpha). */
+typedef struct {
+    int64_t i[TW_MAX_ATTR_INTS];
+    double f[TW_MAX_ATTR_FLOATS];
+    int ni, nf;
+} tw_attrs;
+
+/* The shape and dtype an op promises for one output. */
+typedef struct {
+    tw_dtype dtype;
+    int ndim;
+    int64_t shape[TW_MAX_DIMS];
+} tw_desc;
+
+typedef struct tw_op_def tw_op_def;
+
+typedef struct {
+    const tw_op_def *op;
+    int ninputs;
+    tw_tensor *const *inputs;
+    const tw_attrs *attrs;
+    void *ctx; /* custom gradients only */
+} tw_op_call;
+
+enum {
+    TW_OP_NOT_DIFFERENTIABLE = 1 << 0, /* never recorded on tapes */
+};
+
+struct tw_op_def {
+    const char *name;
+    int noutputs;
+    unsigned flags;
+    /* Validate inputs and attrs; describe each output. On bad input set the
+     * error (naming the op and the shapes) and return -1. */
+    int (*infer)(const tw_op_call *call, tw_desc *outs);
+    /* View ops build their output over the input's storage instead of
+     * running a kernel. Returns a caller-owned tensor. */
+    tw_tensor *(*view)(const tw_op_call *call, const tw_desc *out);
+    /* Compute into freshly allocated contiguous outputs. Inputs may be
+     * strided views. Returns 0, or -1 with an error set. */
+    int (*kernel[TW_DEVICE_KIND_COUNT])(const tw_op_call *call, tw_tensor *const *outs);
+    /* Gradients of the inputs from the outputs' gradients, written with
+     * engine ops (tw_mul, ...) so the backward pass is itself recorded on any
+     * outer tape. grad_outs[k] is NULL when output k has no gradient; fill
+     * grad_ins[i] only where needs[i]; leave NULL for "no gradient". Runs
+     * inside a scope: results need no unref. */
+    int (*backward)(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *grad_outs, const bool *needs,
+                    tw_tensor **grad_ins);
+    /* Ops whose calls carry a context (custom gradients): tapes keep it
+     * alive while they hold the call. */
+    void (*ctx_ref)(void *ctx);
+    void (*ctx_unref)(void *ctx);
+};
+
+/* Run an op: check, allocate, compute, record on tapes, hand to the scope.
+ * outs receives op->noutputs tensors. Returns 0 or -1 (error set). */
+int tw_dispatch(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, const tw_attrs *attrs, void *ctx,
+                tw_tensor **outs);
+/* Single-output convenience; NULL on failure. */
+tw_tensor *tw_dispatch1(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, const tw_attrs *attrs);
+
+/* Find a registered op by name (for graphs and tests); NULL if unknown. */
+const tw_op_def *tw_op_lookup(const char *name);
+/* All registered ops, NULL-terminated. */
+const tw_op_def *const *tw_op_registry(void);
+
+/* ---- recorders -------------------------------------------------------------
+ * Dispatch calls tw__record after every successful op. Tapes are the
+ * recorders today; tracing a function into a graph will be another. */
+void tw__record(const tw_op_call *call, tw_tensor *const *outs, int noutputs);
+bool tw__recording(void); /* any recorder active and not paused on this thread */
+
+/* ---- helpers for op implementations ------------------------------------- */
+/* Fail if any input is NULL (keeping an earlier error), returns -1. */
+int tw__check_inputs(const char *op, int n, tw_tensor *const *inputs);
+/* Normalise axis into [0, ndim), or set "op: axis A is out of range for a
+ * tensor of rank N" and return -1. */
+int tw__normalize_axis(const char *op, int axis, int ndim, int *out);
+/* NumPy broadcast of two shapes; error names op and both shapes. */
+int tw__broadcast_shapes(const char *op, int na, const int64_t *a, int nb, const int64_t *b, int *nout,
+                         int64_t *out);
+/* Strides that read t as if broadcast to (ndim, shape): 0 on broadcast axes. */
+void tw__broadcast_strides(const tw_tensor *t, int ndim, const int64_t *shape, int64_t *strides);
+/* Sum g down to (ndim, shape), undoing a broadcast; recorded (differentiable). */
+tw_tensor *tw__sum_to_shape(tw_tensor *g, int ndim, const int64_t *shape);
+/* Failures set on this thread so far: a change across a call means it failed
+ * somewhere inside, even if it returned normally. */
+unsigned tw__error_count(void);
+/* Set an error naming op: "op: what (shape)". */
+int tw__shape_error(const char *op, const char *what, const tw_tensor *t);
+
+static inline tw_attrs tw__attrs_none(void)
+{
+    tw_attrs a = {0};
+    return a;
+}
+
+#endif

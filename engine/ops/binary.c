@@ -1,0 +1,255 @@
+/* Elementwise binary ops with NumPy broadcasting: arithmetic, comparisons,
+ * logical ops and where. */
+#include <string.h>
+
+#include "cpu/cpu_kernels.h"
+#include "internal.h"
+
+/* Inputs must share a dtype; a weak scalar (tw_scalar) takes the other
+ * side's dtype through a recorded cast, so gradients still reach it. */
+static int unify_dtypes(const char *op, tw_tensor **a, tw_tensor **b)
+{
+    if ((*a)->dtype == (*b)->dtype)
+        return 0;
+    if ((*b)->weak && !(*a)->weak)
+        return (*b = tw_cast(*b, (*a)->dtype)) ? 0 : -1;
+    if ((*a)->weak && !(*b)->weak)
+        return (*a = tw_cast(*a, (*b)->dtype)) ? 0 : -1;
+    return tw_error_set("%s: dtypes differ: %s and %s; cast one with tw_cast()", op, tw_dtype_name((*a)->dtype),
+                        tw_dtype_name((*b)->dtype));
+}
+
+static int infer_broadcast(const tw_op_call *call, tw_desc *out, tw_dtype dtype)
+{
+    tw_tensor *a = call->inputs[call->ninputs - 2], *b = call->inputs[call->ninputs - 1];
+    out->dtype = dtype;
+    return tw__broadcast_shapes(call->op->name, a->ndim, a->shape, b->ndim, b->shape, &out->ndim, out->shape);
+}
+
+static int infer_arith(const tw_op_call *call, tw_desc *out)
+{
+    tw_tensor *a = call->inputs[0];
+    if (a->dtype == TW_BOOL)
+        return tw_error_set("%s: arithmetic on bool tensors; cast them first", call->op->name);
+    return infer_broadcast(call, out, a->dtype);
+}
+
+static int infer_float_arith(const tw_op_call *call, tw_desc *out)
+{
+    if (!tw_dtype_is_float(call->inputs[0]->dtype))
+        return tw_error_set("%s: needs float tensors, got %s", call->op->name,
+                            tw_dtype_name(call->inputs[0]->dtype));
+    return infer_arith(call, out);
+}
+
+static int infer_compare(const tw_op_call *call, tw_desc *out)
+{
+    return infer_broadcast(call, out, TW_BOOL);
+}
+
+static int infer_logical(const tw_op_call *call, tw_desc *out)
+{
+    if (call->inputs[0]->dtype != TW_BOOL)
+        return tw_error_set("%s: needs bool tensors, got %s", call->op->name, tw_dtype_name(call->inputs[0]->dtype));
+    return infer_broadcast(call, out, TW_BOOL);
+}
+
+static int run_binary(twk_binary_op kop, const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *out = outs[0], *a = call->inputs[0], *b = call->inputs[1];
+    int64_t sa[TW_MAX_DIMS], sb[TW_MAX_DIMS];
+    tw__broadcast_strides(a, out->ndim, out->shape, sa);
+    tw__broadcast_strides(b, out->ndim, out->shape, sb);
+    twk_binary(kop, a->dtype, out->ndim, out->shape, tw__data(out), out->strides, tw__data(a), sa, tw__data(b), sb);
+    return 0;
+}
+
+/* ---- backward rules ------------------------------------------------------ */
+#define IN(i) call->inputs[i]
+#define UNBROADCAST(g, i) tw__sum_to_shape((g), IN(i)->ndim, IN(i)->shape)
+
+static int add_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                        tw_tensor **gin)
+{
+    if (needs[0]) gin[0] = UNBROADCAST(g[0], 0);
+    if (needs[1]) gin[1] = UNBROADCAST(g[0], 1);
+    return 0;
+}
+
+static int sub_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                        tw_tensor **gin)
+{
+    if (needs[0]) gin[0] = UNBROADCAST(g[0], 0);
+    if (needs[1]) gin[1] = UNBROADCAST(tw_neg(g[0]), 1);
+    return 0;
+}
+
+static int mul_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                        tw_tensor **gin)
+{
+    if (needs[0]) gin[0] = UNBROADCAST(tw_mul(g[0], IN(1)), 0);
+    if (needs[1]) gin[1] = UNBROADCAST(tw_mul(g[0], IN(0)), 1);
+    return 0;
+}
+
+static int div_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                        tw_tensor **gin)
+{
+    tw_tensor *ga = tw_div(g[0], IN(1));
+    if (needs[0]) gin[0] = UNBROADCAST(ga, 0);
+    if (needs[1]) gin[1] = UNBROADCAST(tw_neg(tw_mul(ga, tw_div(IN(0), IN(1)))), 1);
+    return 0;
+}
+
+static int pow_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                        tw_tensor **gin)
+{
+    tw_tensor *a = IN(0), *b = IN(1);
+    if (needs[0]) gin[0] = UNBROADCAST(tw_mul(g[0], tw_mul(b, tw_pow(a, tw_sub_scalar(b, 1)))), 0);
+    if (needs[1]) {
+        /* d/db a^b = a^b log a, taken as 0 where a <= 0 (TensorFlow's choice). */
+        tw_tensor *positive = tw_greater(a, tw_scalar(0));
+        tw_tensor *safe_a = tw_where(positive, a, tw_scalar(1));
+        tw_tensor *log_a = tw_where(positive, tw_log(safe_a), tw_scalar(0));
+        gin[1] = UNBROADCAST(tw_mul(g[0], tw_mul(outs[0], log_a)), 1);
+    }
+    return 0;
+}
+
+/* maximum/minimum: the gradient goes to the chosen side (a on ties). */
+static int select_backward(const tw_op_call *call, tw_tensor *a_chosen, tw_tensor *const *g, const bool *needs,
+                           tw_tensor **gin)
+{
+    tw_tensor *zero = tw_scalar(0);
+    if (needs[0]) gin[0] = UNBROADCAST(tw_where(a_chosen, g[0], zero), 0);
+    if (needs[1]) gin[1] = UNBROADCAST(tw_where(a_chosen, zero, g[0]), 1);
+    return 0;
+}
+
+static int maximum_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                            tw_tensor **gin)
+{
+    return select_backward(call, tw_greater_equal(IN(0), IN(1)), g, needs, gin);
+}
+
+static int minimum_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                            tw_tensor **gin)
+{
+    return select_backward(call, tw_less_equal(IN(0), IN(1)), g, needs, gin);
+}
+
+/* ---- op definitions and public functions -------------------------------- */
+#define BINARY_OP(NAME, KOP, INFER, BACKWARD, FLAGS)                                                 \
+    static int NAME##_kernel(const tw_op_call *call, tw_tensor *const *outs)                         \
+    {                                                                                                \
+        return run_binary(KOP, call, outs);                                                          \
+    }                                                                                                \
+    const tw_op_def tw_op_##NAME = {                                                                 \
+        .name = #NAME, .noutputs = 1, .flags = FLAGS, .infer = INFER,                                \
+        .kernel = {[TW_DEVICE_CPU] = NAME##_kernel}, .backward = BACKWARD,                           \
+    };                                                                                               \
+    tw_tensor *tw_##NAME(tw_tensor *a, tw_tensor *b)                                                 \
+    {                                                                                                \
+        if (tw__check_inputs(#NAME, 2, (tw_tensor *const[]){a, b}) < 0)                              \
+            return NULL;                                                                             \
+        if (a->dtype == b->dtype)                                                                    \
+            return weak_result(tw_dispatch1(&tw_op_##NAME, 2, (tw_tensor *const[]){a, b}, NULL), a, b); \
+        tw_scope_begin();                                                                            \
+        tw_tensor *r = unify_dtypes(#NAME, &a, &b) < 0                                               \
+                           ? NULL                                                                    \
+                           : tw_dispatch1(&tw_op_##NAME, 2, (tw_tensor *const[]){a, b}, NULL);       \
+        return tw__scope_return(r);                                                                  \
+    }
+
+/* Two weak scalars give a weak scalar, so C-number arithmetic stays flexible. */
+static tw_tensor *weak_result(tw_tensor *r, const tw_tensor *a, const tw_tensor *b)
+{
+    if (r && a->weak && b->weak && r->ndim == 0 && tw_dtype_is_float(r->dtype))
+        r->weak = true;
+    return r;
+}
+
+BINARY_OP(add, TWK_ADD, infer_arith, add_backward, 0)
+BINARY_OP(sub, TWK_SUB, infer_arith, sub_backward, 0)
+BINARY_OP(mul, TWK_MUL, infer_arith, mul_backward, 0)
+BINARY_OP(div, TWK_DIV, infer_arith, div_backward, 0)
+BINARY_OP(pow, TWK_POW, infer_float_arith, pow_backward, 0)
+BINARY_OP(maximum, TWK_MAX, infer_arith, maximum_backward, 0)
+BINARY_OP(minimum, TWK_MIN, infer_arith, minimum_backward, 0)
+BINARY_OP(equal, TWK_EQ, infer_compare, NULL, TW_OP_NOT_DIFFERENTIABLE)
+BINARY_OP(not_equal, TWK_NE, infer_compare, NULL, TW_OP_NOT_DIFFERENTIABLE)
+BINARY_OP(less, TWK_LT, infer_compare, NULL, TW_OP_NOT_DIFFERENTIABLE)
+BINARY_OP(less_equal, TWK_LE, infer_compare, NULL, TW_OP_NOT_DIFFERENTIABLE)
+BINARY_OP(greater, TWK_GT, infer_compare, NULL, TW_OP_NOT_DIFFERENTIABLE)
+BINARY_OP(greater_equal, TWK_GE, infer_compare, NULL, TW_OP_NOT_DIFFERENTIABLE)
+BINARY_OP(logical_and, TWK_AND, infer_logical, NULL, TW_OP_NOT_DIFFERENTIABLE)
+BINARY_OP(logical_or, TWK_OR, infer_logical, NULL, TW_OP_NOT_DIFFERENTIABLE)
+
+/* ---- with a C number ------------------------------------------------------ */
+static tw_tensor *with_scalar(tw_tensor *(*op)(tw_tensor *, tw_tensor *), tw_tensor *a, double s, bool scalar_first)
+{
+    if (tw__check_inputs("scalar op", 1, &a) < 0)
+        return NULL;
+    tw_scope_begin();
+    tw_tensor *k = tw_scalar_of(s, a->dtype);
+    return tw__scope_return(scalar_first ? op(k, a) : op(a, k));
+}
+
+tw_tensor *tw_add_scalar(tw_tensor *a, double s) { return with_scalar(tw_add, a, s, false); }
+tw_tensor *tw_sub_scalar(tw_tensor *a, double s) { return with_scalar(tw_sub, a, s, false); }
+tw_tensor *tw_mul_scalar(tw_tensor *a, double s) { return with_scalar(tw_mul, a, s, false); }
+tw_tensor *tw_div_scalar(tw_tensor *a, double s) { return with_scalar(tw_div, a, s, false); }
+tw_tensor *tw_pow_scalar(tw_tensor *a, double s) { return with_scalar(tw_pow, a, s, false); }
+tw_tensor *tw_rsub_scalar(double s, tw_tensor *a) { return with_scalar(tw_sub, a, s, true); }
+tw_tensor *tw_rdiv_scalar(double s, tw_tensor *a) { return with_scalar(tw_div, a, s, true); }
+
+/* ---- where ------------------------------------------------------------------ */
+static int where_infer(const tw_op_call *call, tw_desc *out)
+{
+    tw_tensor *c = IN(0), *a = IN(1), *b = IN(2);
+    if (c->dtype != TW_BOOL)
+        return tw_error_set("where: the condition must be bool, got %s", tw_dtype_name(c->dtype));
+    int n;
+    int64_t shape[TW_MAX_DIMS];
+    if (tw__broadcast_shapes("where", c->ndim, c->shape, a->ndim, a->shape, &n, shape) < 0)
+        return -1;
+    if (tw__broadcast_shapes("where", n, shape, b->ndim, b->shape, &out->ndim, out->shape) < 0)
+        return -1;
+    out->dtype = a->dtype;
+    return 0;
+}
+
+static int where_kernel(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *out = outs[0];
+    int64_t sc[TW_MAX_DIMS], sa[TW_MAX_DIMS], sb[TW_MAX_DIMS];
+    tw__broadcast_strides(IN(0), out->ndim, out->shape, sc);
+    tw__broadcast_strides(IN(1), out->ndim, out->shape, sa);
+    tw__broadcast_strides(IN(2), out->ndim, out->shape, sb);
+    twk_where(out->dtype, out->ndim, out->shape, tw__data(out), out->strides, tw__data(IN(0)), sc, tw__data(IN(1)), sa,
+              tw__data(IN(2)), sb);
+    return 0;
+}
+
+static int where_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                          tw_tensor **gin)
+{
+    tw_tensor *zero = tw_scalar(0);
+    if (needs[1]) gin[1] = UNBROADCAST(tw_where(IN(0), g[0], zero), 1);
+    if (needs[2]) gin[2] = UNBROADCAST(tw_where(IN(0), zero, g[0]), 2);
+    return 0;
+}
+
+const tw_op_def tw_op_where = {
+    .name = "where", .noutputs = 1, .infer = where_infer,
+    .kernel = {[TW_DEVICE_CPU] = where_kernel}, .backward = where_backward,
+};
+
+tw_tensor *tw_where(tw_tensor *cond, tw_tensor *a, tw_tensor *b)
+{
+    if (tw__check_inputs("where", 3, (tw_tensor *const[]){cond, a, b}) < 0)
+        return NULL;
+    tw_scope_begin();
+    tw_tensor *r = unify_dtypes("where", &a, &b) < 0 ? NULL : tw_dispatch1(&tw_op_where, 3, (tw_tensor *const[]){cond, a, b}, NULL);
+    return tw__scope_return(r);
+}

@@ -1,0 +1,193 @@
+/* Softmax, log-softmax and the fused, numerically stable softmax
+ * cross-entropy (dense and sparse labels). The fused ops compute each row in
+ * one pass with the max subtracted; their backward rules use the composite
+ * softmax, so second derivatives work. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu_kernels.h"
+#include "internal.h"
+
+tw_tensor *tw_softmax(tw_tensor *logits, int axis)
+{
+    tw_scope_begin();
+    tw_tensor *lse = tw_logsumexp(logits, 1, &axis, true);
+    return tw__scope_return(tw_exp(tw_sub(logits, lse)));
+}
+
+tw_tensor *tw_log_softmax(tw_tensor *logits, int axis)
+{
+    tw_scope_begin();
+    tw_tensor *lse = tw_logsumexp(logits, 1, &axis, true);
+    return tw__scope_return(tw_sub(logits, lse));
+}
+
+static int check_logits(const char *op, const tw_tensor *logits)
+{
+    if (logits->ndim < 1 || logits->shape[logits->ndim - 1] == 0)
+        return tw__shape_error(op, "logits need a non-empty last axis (classes), got shape", logits);
+    if (!tw_dtype_is_float(logits->dtype))
+        return tw_error_set("%s: logits must be float, got %s", op, tw_dtype_name(logits->dtype));
+    return 0;
+}
+
+static void rows_desc(const tw_tensor *logits, tw_desc *out)
+{
+    out->dtype = logits->dtype;
+    out->ndim = logits->ndim - 1;
+    memcpy(out->shape, logits->shape, sizeof(int64_t) * (size_t)out->ndim);
+}
+
+/* log(sum(exp(row))) computed stably. */
+static double row_logsumexp(const double *row, int64_t n)
+{
+    double m = -INFINITY;
+    for (int64_t j = 0; j < n; j++)
+        m = row[j] > m ? row[j] : m;
+    if (!isfinite(m))
+        return m;
+    double s = 0;
+    for (int64_t j = 0; j < n; j++)
+        s += exp(row[j] - m);
+    return m + log(s);
+}
+
+/* Rows of a tensor as float64 (small temporary per row). */
+static void load_row(const tw_tensor *t, int64_t r, int64_t n, double *row)
+{
+    const char *base = (const char *)tw__data(t) + r * n * (int64_t)tw_dtype_size(t->dtype);
+    for (int64_t j = 0; j < n; j++)
+        row[j] = twk_load(t->dtype, base + j * (int64_t)tw_dtype_size(t->dtype));
+}
+
+/* ---- dense labels ----------------------------------------------------------- */
+static int dense_infer(const tw_op_call *call, tw_desc *out)
+{
+    tw_tensor *logits = call->inputs[0], *labels = call->inputs[1];
+    if (check_logits("softmax_cross_entropy", logits) < 0)
+        return -1;
+    if (labels->dtype != logits->dtype || labels->ndim != logits->ndim ||
+        memcmp(labels->shape, logits->shape, sizeof(int64_t) * (size_t)logits->ndim) != 0) {
+        char a[160], b[160];
+        return tw_error_set("softmax_cross_entropy: labels %s %s must match logits %s %s",
+                            tw_shape_str(labels->ndim, labels->shape, a, sizeof a), tw_dtype_name(labels->dtype),
+                            tw_shape_str(logits->ndim, logits->shape, b, sizeof b), tw_dtype_name(logits->dtype));
+    }
+    rows_desc(logits, out);
+    return 0;
+}
+
+static int dense_kernel(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *logits = tw__contiguous_raw(call->inputs[0]), *labels = tw__contiguous_raw(call->inputs[1]);
+    int rc = 0;
+    int64_t n = logits ? logits->shape[logits->ndim - 1] : 0, rows = outs[0]->numel;
+    double *buf = logits && labels ? malloc(sizeof(double) * (size_t)n * 2) : NULL;
+    if (!buf) {
+        rc = tw_error_set("softmax_cross_entropy: out of memory");
+    } else {
+        for (int64_t r = 0; r < rows; r++) {
+            load_row(logits, r, n, buf);
+            load_row(labels, r, n, buf + n);
+            double lse = row_logsumexp(buf, n), loss = 0;
+            for (int64_t j = 0; j < n; j++)
+                loss += buf[n + j] == 0 ? 0 : buf[n + j] * (lse - buf[j]);
+            twk_store(outs[0]->dtype, (char *)tw__data(outs[0]) + r * (int64_t)tw_dtype_size(outs[0]->dtype), loss);
+        }
+    }
+    free(buf);
+    tw_tensor_unref(logits);
+    tw_tensor_unref(labels);
+    return rc;
+}
+
+/* d/dlogits = g * (softmax * sum(labels) - labels); d/dlabels = -g * log_softmax. */
+static int dense_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                          tw_tensor **gin)
+{
+    tw_tensor *logits = call->inputs[0], *labels = call->inputs[1];
+    tw_tensor *gcol = tw_expand_dims(g[0], -1);
+    if (needs[0]) {
+        tw_tensor *mass = tw_sum(labels, TW_AXES(-1), true);
+        gin[0] = tw_mul(gcol, tw_sub(tw_mul(tw_softmax(logits, -1), mass), labels));
+    }
+    if (needs[1])
+        gin[1] = tw_neg(tw_mul(gcol, tw_log_softmax(logits, -1)));
+    return 0;
+}
+
+const tw_op_def tw_op_softmax_cross_entropy = {
+    .name = "softmax_cross_entropy", .noutputs = 1, .infer = dense_infer,
+    .kernel = {[TW_DEVICE_CPU] = dense_kernel}, .backward = dense_backward,
+};
+
+tw_tensor *tw_softmax_cross_entropy(tw_tensor *logits, tw_tensor *labels)
+{
+    return tw_dispatch1(&tw_op_softmax_cross_entropy, 2, (tw_tensor *const[]){logits, labels}, NULL);
+}
+
+/* ---- sparse labels ---------------------------------------------------------- */
+static int sparse_infer(const tw_op_call *call, tw_desc *out)
+{
+    tw_tensor *logits = call->inputs[0], *labels = call->inputs[1];
+    if (check_logits("sparse_softmax_cross_entropy", logits) < 0)
+        return -1;
+    if (labels->dtype != TW_INT32 && labels->dtype != TW_INT64)
+        return tw_error_set("sparse_softmax_cross_entropy: labels must be int32 or int64 class indices, got %s",
+                            tw_dtype_name(labels->dtype));
+    if (labels->ndim != logits->ndim - 1 ||
+        memcmp(labels->shape, logits->shape, sizeof(int64_t) * (size_t)labels->ndim) != 0) {
+        char a[160], b[160];
+        return tw_error_set("sparse_softmax_cross_entropy: labels %s must have the shape of logits %s without "
+                            "the class axis",
+                            tw_shape_str(labels->ndim, labels->shape, a, sizeof a),
+                            tw_shape_str(logits->ndim, logits->shape, b, sizeof b));
+    }
+    rows_desc(logits, out);
+    return 0;
+}
+
+static int sparse_kernel(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *logits = tw__contiguous_raw(call->inputs[0]), *labels = tw__contiguous_raw(call->inputs[1]);
+    int rc = 0;
+    int64_t n = logits ? logits->shape[logits->ndim - 1] : 0, rows = outs[0]->numel;
+    double *row = logits && labels ? malloc(sizeof(double) * (size_t)n) : NULL;
+    if (!row)
+        rc = tw_error_set("sparse_softmax_cross_entropy: out of memory");
+    for (int64_t r = 0; r < rows && rc == 0; r++) {
+        int64_t label = (int64_t)twk_load(labels->dtype, (char *)tw__data(labels) + r * (int64_t)tw_dtype_size(labels->dtype));
+        if (label < 0 || label >= n) {
+            rc = tw_error_set("sparse_softmax_cross_entropy: label %lld at position %lld is outside [0, %lld)",
+                              (long long)label, (long long)r, (long long)n);
+            break;
+        }
+        load_row(logits, r, n, row);
+        twk_store(outs[0]->dtype, (char *)tw__data(outs[0]) + r * (int64_t)tw_dtype_size(outs[0]->dtype),
+                  row_logsumexp(row, n) - row[label]);
+    }
+    free(row);
+    tw_tensor_unref(logits);
+    tw_tensor_unref(labels);
+    return rc;
+}
+
+static int sparse_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                           tw_tensor **gin)
+{
+    tw_tensor *logits = call->inputs[0];
+    tw_tensor *onehot = tw_one_hot(call->inputs[1], logits->shape[logits->ndim - 1], logits->dtype);
+    gin[0] = tw_mul(tw_expand_dims(g[0], -1), tw_sub(tw_softmax(logits, -1), onehot));
+    return 0;
+}
+
+const tw_op_def tw_op_sparse_softmax_cross_entropy = {
+    .name = "sparse_softmax_cross_entropy", .noutputs = 1, .infer = sparse_infer,
+    .kernel = {[TW_DEVICE_CPU] = sparse_kernel}, .backward = sparse_backward,
+};
+
+tw_tensor *tw_sparse_softmax_cross_entropy(tw_tensor *logits, tw_tensor *labels)
+{
+    return tw_dispatch1(&tw_op_sparse_softmax_cross_entropy, 2, (tw_tensor *const[]){logits, labels}, NULL);
+}

@@ -1,0 +1,149 @@
+/* Elementwise unary ops: math functions and activations. Each backward rule
+ * is written with engine ops (so second derivatives work). */
+#include <math.h>
+
+#include "cpu/cpu_kernels.h"
+#include "internal.h"
+
+enum { ANY_NUMBER, FLOAT_ONLY, BOOL_ONLY };
+
+static int check_kind(const tw_op_call *call, int kind)
+{
+    tw_dtype dt = call->inputs[0]->dtype;
+    if (kind == FLOAT_ONLY && !tw_dtype_is_float(dt))
+        return tw_error_set("%s: needs a float tensor, got %s", call->op->name, tw_dtype_name(dt));
+    if (kind == BOOL_ONLY && dt != TW_BOOL)
+        return tw_error_set("%s: needs a bool tensor, got %s", call->op->name, tw_dtype_name(dt));
+    if (kind == ANY_NUMBER && dt == TW_BOOL)
+        return tw_error_set("%s: not defined for bool tensors", call->op->name);
+    return 0;
+}
+
+static int same_as_input(const tw_op_call *call, tw_desc *out)
+{
+    tw_tensor *x = call->inputs[0];
+    out->dtype = x->dtype;
+    out->ndim = x->ndim;
+    for (int d = 0; d < x->ndim; d++)
+        out->shape[d] = x->shape[d];
+    return 0;
+}
+
+static int run_unary(twk_unary_op kop, const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *x = call->inputs[0], *out = outs[0];
+    twk_unary(kop, x->dtype, x->ndim, x->shape, tw__data(out), out->strides, tw__data(x), x->strides,
+              call->attrs->f[0], call->attrs->f[1]);
+    return 0;
+}
+
+#define X call->inputs[0]
+#define Y outs[0]
+#define G g[0]
+#define ALPHA call->attrs->f[0]
+#define RULE(NAME, EXPR)                                                                                   \
+    static int NAME##_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g,        \
+                               const bool *needs, tw_tensor **gin)                                         \
+    {                                                                                                      \
+        gin[0] = (EXPR);                                                                                   \
+        return gin[0] ? 0 : -1;                                                                            \
+    }
+
+static tw_tensor *positive(tw_tensor *x) { return tw_greater(x, tw_scalar(0)); }
+
+RULE(neg, tw_neg(G))
+RULE(abs, tw_mul(G, tw_sign(X)))
+RULE(sign, tw_zeros_like(X))
+RULE(exp, tw_mul(G, Y))
+RULE(log, tw_div(G, X))
+RULE(log1p, tw_div(G, tw_add_scalar(X, 1)))
+RULE(expm1, tw_mul(G, tw_add_scalar(Y, 1)))
+RULE(sqrt, tw_div(G, tw_mul_scalar(Y, 2)))
+RULE(rsqrt, tw_mul(G, tw_mul_scalar(tw_mul(Y, tw_square(Y)), -0.5)))
+RULE(square, tw_mul(G, tw_mul_scalar(X, 2)))
+RULE(sin, tw_mul(G, tw_cos(X)))
+RULE(cos, tw_neg(tw_mul(G, tw_sin(X))))
+RULE(tanh, tw_mul(G, tw_rsub_scalar(1, tw_square(Y))))
+RULE(erf, tw_mul(G, tw_mul_scalar(tw_exp(tw_neg(tw_square(X))), M_2_SQRTPI)))
+RULE(sigmoid, tw_mul(G, tw_mul(Y, tw_rsub_scalar(1, Y))))
+RULE(relu, tw_where(positive(X), G, tw_scalar(0)))
+RULE(leaky_relu, tw_where(positive(X), G, tw_mul_scalar(G, ALPHA)))
+RULE(elu, tw_where(positive(X), G, tw_mul(G, tw_add_scalar(Y, ALPHA))))
+/* d/dx x Phi(x) = Phi(x) + x phi(x) */
+RULE(gelu, tw_mul(G, tw_add(tw_mul_scalar(tw_add_scalar(tw_erf(tw_mul_scalar(X, M_SQRT1_2)), 1), 0.5),
+                            tw_mul(X, tw_mul_scalar(tw_exp(tw_mul_scalar(tw_square(X), -0.5)), 0.5 * M_2_SQRTPI * M_SQRT1_2)))))
+RULE(softplus, tw_mul(G, tw_sigmoid(X)))
+RULE(clip, tw_where(tw_logical_and(tw_greater_equal(X, tw_scalar(call->attrs->f[0])),
+                                   tw_less_equal(X, tw_scalar(call->attrs->f[1]))),
+                    G, tw_scalar(0)))
+
+#define UNARY_OP(NAME, KOP, KIND, BACKWARD, FLAGS)                                                          \
+    static int NAME##_infer(const tw_op_call *call, tw_desc *out)                                           \
+    {                                                                                                       \
+        return check_kind(call, KIND) < 0 ? -1 : same_as_input(call, out);                                  \
+    }                                                                                                       \
+    static int NAME##_kernel(const tw_op_call *call, tw_tensor *const *outs)                                \
+    {                                                                                                       \
+        return run_unary(KOP, call, outs);                                                                  \
+    }                                                                                                       \
+    const tw_op_def tw_op_##NAME = {                                                                        \
+        .name = #NAME, .noutputs = 1, .flags = FLAGS, .infer = NAME##_infer,                                \
+        .kernel = {[TW_DEVICE_CPU] = NAME##_kernel}, .backward = BACKWARD,                                  \
+    };
+
+#define PLAIN(NAME, KOP, KIND)                                                                              \
+    UNARY_OP(NAME, KOP, KIND, NAME##_backward, 0)                                                          \
+    tw_tensor *tw_##NAME(tw_tensor *x)                                                                      \
+    {                                                                                                       \
+        return tw_dispatch1(&tw_op_##NAME, 1, &x, NULL);                                                    \
+    }
+
+PLAIN(neg, TWK_NEG, ANY_NUMBER)
+PLAIN(abs, TWK_ABS, ANY_NUMBER)
+PLAIN(sign, TWK_SIGN, ANY_NUMBER)
+PLAIN(exp, TWK_EXP, FLOAT_ONLY)
+PLAIN(log, TWK_LOG, FLOAT_ONLY)
+PLAIN(log1p, TWK_LOG1P, FLOAT_ONLY)
+PLAIN(expm1, TWK_EXPM1, FLOAT_ONLY)
+PLAIN(sqrt, TWK_SQRT, FLOAT_ONLY)
+PLAIN(rsqrt, TWK_RSQRT, FLOAT_ONLY)
+PLAIN(square, TWK_SQUARE, ANY_NUMBER)
+PLAIN(sin, TWK_SIN, FLOAT_ONLY)
+PLAIN(cos, TWK_COS, FLOAT_ONLY)
+PLAIN(tanh, TWK_TANH, FLOAT_ONLY)
+PLAIN(erf, TWK_ERF, FLOAT_ONLY)
+PLAIN(sigmoid, TWK_SIGMOID, FLOAT_ONLY)
+PLAIN(relu, TWK_RELU, ANY_NUMBER)
+PLAIN(gelu, TWK_GELU, FLOAT_ONLY)
+PLAIN(softplus, TWK_SOFTPLUS, FLOAT_ONLY)
+
+UNARY_OP(logical_not, TWK_NOT, BOOL_ONLY, NULL, TW_OP_NOT_DIFFERENTIABLE)
+tw_tensor *tw_logical_not(tw_tensor *x)
+{
+    return tw_dispatch1(&tw_op_logical_not, 1, &x, NULL);
+}
+
+UNARY_OP(leaky_relu, TWK_LEAKY_RELU, FLOAT_ONLY, leaky_relu_backward, 0)
+tw_tensor *tw_leaky_relu(tw_tensor *x, double alpha)
+{
+    tw_attrs a = {.f = {alpha}, .nf = 1};
+    return tw_dispatch1(&tw_op_leaky_relu, 1, &x, &a);
+}
+
+UNARY_OP(elu, TWK_ELU, FLOAT_ONLY, elu_backward, 0)
+tw_tensor *tw_elu(tw_tensor *x, double alpha)
+{
+    tw_attrs a = {.f = {alpha}, .nf = 1};
+    return tw_dispatch1(&tw_op_elu, 1, &x, &a);
+}
+
+UNARY_OP(clip, TWK_CLIP, ANY_NUMBER, clip_backward, 0)
+tw_tensor *tw_clip(tw_tensor *x, double min_value, double max_value)
+{
+    if (min_value > max_value) {
+        tw_error_set("clip: min_value %g is greater than max_value %g", min_value, max_value);
+        return NULL;
+    }
+    tw_attrs a = {.f = {min_value, max_value}, .nf = 2};
+    return tw_dispatch1(&tw_op_clip, 1, &x, &a);
+}

@@ -1,0 +1,402 @@
+/* Gradient tapes: recording ops and computing gradients in reverse.
+ *
+ * A tape keeps, in recording order, every op call whose inputs it tracks
+ * (watched tensors, trainable variables, and everything computed from them),
+ * holding references to the call's inputs and outputs. gradient() walks that
+ * list backwards, calling each op's backward rule; the rules dispatch engine
+ * ops, so any tape still active records the backward pass too. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "id_map.h"
+#include "internal.h"
+
+#define MAX_ACTIVE_TAPES 64
+#define INLINE_INPUTS 4
+
+typedef struct {
+    const tw_op_def *op;
+    tw_attrs attrs;
+    void *ctx;
+    int ninputs, noutputs;
+    tw_tensor **inputs; /* points at inline_inputs when few */
+    unsigned *versions; /* storage version of each input when recorded */
+    tw_tensor *inline_inputs[INLINE_INPUTS];
+    unsigned inline_versions[INLINE_INPUTS];
+    tw_tensor *outputs[TW_MAX_OUTPUTS];
+} tape_node;
+
+struct tw_tape {
+    bool persistent, recording, used;
+    tape_node *nodes;
+    size_t nnodes, capacity;
+    tw_id_map tracked; /* ids of tensors whose history this tape follows */
+};
+
+static _Thread_local tw_tape *active_tapes[MAX_ACTIVE_TAPES];
+static _Thread_local int nactive;
+static _Thread_local int pause_depth;
+
+bool tw__recording(void)
+{
+    return nactive > 0 && pause_depth == 0;
+}
+
+void tw_tape_pause(void)
+{
+    pause_depth++;
+}
+
+void tw_tape_resume(void)
+{
+    if (pause_depth > 0)
+        pause_depth--;
+}
+
+tw_tape *tw_tape_begin(bool persistent)
+{
+    if (nactive == MAX_ACTIVE_TAPES) {
+        tw_error_set("tape_begin: more than %d tapes active on this thread", MAX_ACTIVE_TAPES);
+        return NULL;
+    }
+    tw_tape *tape = calloc(1, sizeof *tape);
+    if (!tape) {
+        tw_error_set("tape_begin: out of memory");
+        return NULL;
+    }
+    tape->persistent = persistent;
+    tape->recording = true;
+    active_tapes[nactive++] = tape;
+    return tape;
+}
+
+int tw_tape_end(tw_tape *tape)
+{
+    if (!tape)
+        return tw_error_set("tape_end: tape is NULL");
+    for (int i = 0; i < nactive; i++) {
+        if (active_tapes[i] != tape)
+            continue;
+        memmove(&active_tapes[i], &active_tapes[i + 1], sizeof(tw_tape *) * (size_t)(nactive - i - 1));
+        nactive--;
+        tape->recording = false;
+        return 0;
+    }
+    return 0; /* already ended */
+}
+
+static bool is_tracked(tw_tape *tape, const tw_tensor *t)
+{
+    return tw_id_map_get(&tape->tracked, t->id, NULL);
+}
+
+int tw_tape_watch(tw_tape *tape, tw_tensor *t)
+{
+    if (!tape)
+        return tw_error_set("watch: tape is NULL");
+    if (tw__check_inputs("watch", 1, &t) < 0)
+        return -1;
+    if (!tw_dtype_is_float(t->dtype))
+        return tw_error_set("watch: only float tensors have gradients; this one is %s", tw_dtype_name(t->dtype));
+    if (!tw_id_map_put(&tape->tracked, t->id, NULL))
+        return tw_error_set("watch: out of memory");
+    return 0;
+}
+
+/* Whether the call touches this tape's history; trainable variables are
+ * watched the first time an op reads them. */
+static bool call_is_tracked(tw_tape *tape, const tw_op_call *call)
+{
+    bool any = false;
+    for (int i = 0; i < call->ninputs; i++) {
+        tw_tensor *in = call->inputs[i];
+        if (is_tracked(tape, in)) {
+            any = true;
+        } else if (in->variable && in->variable->trainable && tw_dtype_is_float(in->dtype)) {
+            tw_id_map_put(&tape->tracked, in->id, NULL);
+            any = true;
+        }
+    }
+    return any;
+}
+
+static bool node_init(tape_node *node, const tw_op_call *call, tw_tensor *const *outs, int noutputs)
+{
+    node->op = call->op;
+    node->attrs = *call->attrs;
+    node->ctx = call->ctx;
+    node->ninputs = call->ninputs;
+    node->noutputs = noutputs;
+    node->inputs = node->inline_inputs;
+    node->versions = node->inline_versions;
+    if (call->ninputs > INLINE_INPUTS) {
+        node->inputs = malloc(sizeof(tw_tensor *) * (size_t)call->ninputs);
+        node->versions = malloc(sizeof(unsigned) * (size_t)call->ninputs);
+        if (!node->inputs || !node->versions) {
+            free(node->inputs);
+            free(node->versions);
+            return false;
+        }
+    }
+    for (int i = 0; i < call->ninputs; i++) {
+        node->inputs[i] = tw_tensor_ref(call->inputs[i]);
+        node->versions[i] = atomic_load(&call->inputs[i]->storage->version);
+    }
+    for (int k = 0; k < noutputs; k++)
+        node->outputs[k] = tw_tensor_ref(outs[k]);
+    if (node->ctx && node->op->ctx_ref)
+        node->op->ctx_ref(node->ctx);
+    return true;
+}
+
+static void node_release(tape_node *node)
+{
+    for (int i = 0; i < node->ninputs; i++)
+        tw_tensor_unref(node->inputs[i]);
+    for (int k = 0; k < node->noutputs; k++)
+        tw_tensor_unref(node->outputs[k]);
+    if (node->inputs != node->inline_inputs) {
+        free(node->inputs);
+        free(node->versions);
+    }
+    if (node->ctx && node->op->ctx_unref)
+        node->op->ctx_unref(node->ctx);
+}
+
+static void record_on(tw_tape *tape, const tw_op_call *call, tw_tensor *const *outs, int noutputs)
+{
+    if (!tape->recording || !call_is_tracked(tape, call))
+        return;
+    if (tape->nnodes == tape->capacity) {
+        size_t cap = tape->capacity ? tape->capacity * 2 : 16;
+        tape_node *nodes = realloc(tape->nodes, cap * sizeof *nodes);
+        if (!nodes)
+            return; /* out of memory: the gradient will report the op as unconnected */
+        tape->nodes = nodes;
+        tape->capacity = cap;
+    }
+    if (!node_init(&tape->nodes[tape->nnodes], call, outs, noutputs))
+        return;
+    tape->nnodes++;
+    for (int k = 0; k < noutputs; k++)
+        if (tw_dtype_is_float(outs[k]->dtype))
+            tw_id_map_put(&tape->tracked, outs[k]->id, NULL);
+}
+
+void tw__record(const tw_op_call *call, tw_tensor *const *outs, int noutputs)
+{
+    for (int i = 0; i < nactive; i++)
+        record_on(active_tapes[i], call, outs, noutputs);
+}
+
+static void release_nodes(tw_tape *tape)
+{
+    for (size_t i = 0; i < tape->nnodes; i++)
+        node_release(&tape->nodes[i]);
+    free(tape->nodes);
+    tape->nodes = NULL;
+    tape->nnodes = tape->capacity = 0;
+}
+
+void tw_tape_free(tw_tape *tape)
+{
+    if (!tape)
+        return;
+    tw_tape_end(tape);
+    release_nodes(tape);
+    tw_id_map_clear(&tape->tracked);
+    free(tape);
+}
+
+/* ---- gradient ------------------------------------------------------------ */
+
+typedef struct {
+    tw_tape *tape;
+    tw_id_map depends; /* ids that depend on some source */
+    tw_id_map grads;   /* id -> accumulated gradient (owned by the scope) */
+} backward_pass;
+
+static void mark_dependents(backward_pass *bp, int nsources, tw_tensor *const *sources)
+{
+    /* Only sources the tape follows get gradients (TensorFlow's rule). */
+    for (int i = 0; i < nsources; i++)
+        if (is_tracked(bp->tape, sources[i]))
+            tw_id_map_put(&bp->depends, sources[i]->id, NULL);
+    for (size_t n = 0; n < bp->tape->nnodes; n++) {
+        tape_node *node = &bp->tape->nodes[n];
+        for (int i = 0; i < node->ninputs; i++) {
+            if (!tw_id_map_get(&bp->depends, node->inputs[i]->id, NULL))
+                continue;
+            for (int k = 0; k < node->noutputs; k++)
+                tw_id_map_put(&bp->depends, node->outputs[k]->id, NULL);
+            break;
+        }
+    }
+}
+
+static int check_versions(const tape_node *node)
+{
+    for (int i = 0; i < node->ninputs; i++) {
+        tw_tensor *in = node->inputs[i];
+        if (atomic_load(&in->storage->version) == node->versions[i])
+            continue;
+        return tw_error_set("gradient: %s%s%s was modified in place after op '%s' used it; compute gradients "
+                            "before assigning to it",
+                            in->variable ? "variable '" : "an input", in->variable ? in->variable->name : "",
+                            in->variable ? "'" : "", node->op->name);
+    }
+    return 0;
+}
+
+static int accumulate(backward_pass *bp, const tape_node *node, int i, tw_tensor *g)
+{
+    tw_tensor *in = node->inputs[i];
+    if (g->ndim != in->ndim || memcmp(g->shape, in->shape, sizeof(int64_t) * (size_t)in->ndim) != 0) {
+        char a[160], b[160];
+        return tw_error_set("gradient: the backward rule of '%s' gave shape %s for input %d of shape %s",
+                            node->op->name, tw_shape_str(g->ndim, g->shape, a, sizeof a), i,
+                            tw_shape_str(in->ndim, in->shape, b, sizeof b));
+    }
+    void *prev = NULL;
+    if (tw_id_map_get(&bp->grads, in->id, &prev) && prev) {
+        g = tw_add(prev, g);
+        if (!g)
+            return -1;
+    }
+    return tw_id_map_put(&bp->grads, in->id, g) ? 0 : tw_error_set("gradient: out of memory");
+}
+
+static int backward_node(backward_pass *bp, const tape_node *node)
+{
+    tw_tensor *grad_outs[TW_MAX_OUTPUTS] = {0};
+    bool any_grad = false;
+    for (int k = 0; k < node->noutputs; k++) {
+        void *g = NULL;
+        any_grad |= tw_id_map_get(&bp->grads, node->outputs[k]->id, &g) && g;
+        grad_outs[k] = g;
+    }
+    if (!any_grad)
+        return 0;
+    bool needs_inline[INLINE_INPUTS * 4];
+    tw_tensor *grad_ins_inline[INLINE_INPUTS * 4];
+    bool *needs = node->ninputs <= INLINE_INPUTS * 4 ? needs_inline : calloc((size_t)node->ninputs, sizeof *needs);
+    tw_tensor **grad_ins =
+        node->ninputs <= INLINE_INPUTS * 4 ? grad_ins_inline : calloc((size_t)node->ninputs, sizeof *grad_ins);
+    int rc = 0;
+    if (!needs || !grad_ins) {
+        rc = tw_error_set("gradient: out of memory");
+        goto out;
+    }
+    bool any_need = false;
+    for (int i = 0; i < node->ninputs; i++) {
+        needs[i] = tw_dtype_is_float(node->inputs[i]->dtype) &&
+                   tw_id_map_get(&bp->depends, node->inputs[i]->id, NULL);
+        any_need |= needs[i];
+        grad_ins[i] = NULL;
+    }
+    if (!any_need)
+        goto out;
+    if ((rc = check_versions(node)) < 0)
+        goto out;
+    tw_op_call call = {node->op, node->ninputs, node->inputs, &node->attrs, node->ctx};
+    if (!node->op->backward) {
+        rc = tw_error_set("gradient: op '%s' has no gradient", node->op->name);
+        goto out;
+    }
+    unsigned errors_before = tw__error_count();
+    rc = node->op->backward(&call, node->outputs, grad_outs, needs, grad_ins);
+    if (rc == 0 && tw__error_count() != errors_before)
+        rc = -1; /* an op inside the rule failed and left a NULL gradient */
+    if (rc < 0)
+        goto out;
+    for (int i = 0; i < node->ninputs && rc == 0; i++)
+        if (needs[i] && grad_ins[i])
+            rc = accumulate(bp, node, i, grad_ins[i]);
+out:
+    if (needs != needs_inline)
+        free(needs);
+    if (grad_ins != grad_ins_inline)
+        free(grad_ins);
+    return rc;
+}
+
+static int check_gradient_args(tw_tape *tape, tw_tensor *target, tw_tensor *seed, int nsources,
+                               tw_tensor *const *sources)
+{
+    if (!tape)
+        return tw_error_set("gradient: tape is NULL");
+    if (tw__check_inputs("gradient", 1, &target) < 0 || tw__check_inputs("gradient", nsources, sources) < 0)
+        return -1;
+    if (tape->used)
+        return tw_error_set("gradient: a non-persistent tape can compute gradients only once; begin it with "
+                            "tw_tape_begin(true) to call gradient again");
+    if (!tw_dtype_is_float(target->dtype))
+        return tw_error_set("gradient: the target must be a float tensor, not %s", tw_dtype_name(target->dtype));
+    if (seed && (seed->dtype != target->dtype || seed->ndim != target->ndim ||
+                 memcmp(seed->shape, target->shape, sizeof(int64_t) * (size_t)target->ndim) != 0)) {
+        char a[160], b[160];
+        return tw_error_set("gradient: output gradient %s %s does not match target %s %s",
+                            tw_shape_str(seed->ndim, seed->shape, a, sizeof a), tw_dtype_name(seed->dtype),
+                            tw_shape_str(target->ndim, target->shape, b, sizeof b), tw_dtype_name(target->dtype));
+    }
+    return 0;
+}
+
+static int run_backward(backward_pass *bp, tw_tensor *target, tw_tensor *seed, int nsources,
+                        tw_tensor *const *sources, tw_tensor **grads)
+{
+    mark_dependents(bp, nsources, sources);
+    if (!seed)
+        seed = tw_ones_like(target);
+    if (!seed || !tw_id_map_put(&bp->grads, target->id, seed))
+        return -1;
+    for (size_t n = bp->tape->nnodes; n-- > 0;)
+        if (backward_node(bp, &bp->tape->nodes[n]) < 0)
+            return -1;
+    for (int i = 0; i < nsources; i++) {
+        void *g = NULL;
+        tw_id_map_get(&bp->grads, sources[i]->id, &g);
+        /* Rules may leave broadcast views; hand out packed gradients (a
+         * recorded copy, so outer tapes still see it). */
+        grads[i] = g ? tw_tensor_ref(tw_contiguous(g)) : NULL;
+        if (g && !grads[i])
+            return -1;
+    }
+    return 0;
+}
+
+int tw_tape_gradient_ex(tw_tape *tape, tw_tensor *target, tw_tensor *output_gradient, int nsources,
+                        tw_tensor *const *sources, tw_tensor **grads)
+{
+    for (int i = 0; i < nsources; i++)
+        grads[i] = NULL;
+    if (check_gradient_args(tape, target, output_gradient, nsources, sources) < 0)
+        return -1;
+    backward_pass bp = {.tape = tape};
+    bool was_recording = tape->recording;
+    tape->recording = false; /* a tape does not record its own backward pass */
+    tw_scope_begin();
+    int rc = run_backward(&bp, target, output_gradient, nsources, sources, grads);
+    tw_scope_end();
+    tape->recording = was_recording;
+    tw_id_map_clear(&bp.depends);
+    tw_id_map_clear(&bp.grads);
+    for (int i = 0; i < nsources; i++) {
+        if (rc < 0) {
+            tw_tensor_unref(grads[i]);
+            grads[i] = NULL;
+        } else {
+            tw__track(grads[i]);
+        }
+    }
+    if (!tape->persistent) {
+        tape->used = true;
+        release_nodes(tape);
+    }
+    return rc;
+}
+
+int tw_tape_gradient(tw_tape *tape, tw_tensor *target, int nsources, tw_tensor *const *sources, tw_tensor **grads)
+{
+    return tw_tape_gradient_ex(tape, target, NULL, nsources, sources, grads);
+}

@@ -1,0 +1,104 @@
+/* Variables: tensors with a name, a trainable flag and their own storage,
+ * updated in place. Every in-place write bumps the storage version, so a
+ * tape that saw the old value refuses to compute a stale gradient. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu_kernels.h"
+#include "internal.h"
+
+tw_tensor *tw_variable(tw_tensor *initial_value, const char *name, bool trainable)
+{
+    if (tw__check_inputs("variable", 1, &initial_value) < 0)
+        return NULL;
+    tw_tensor *v = tw__tensor_new(initial_value->dtype, initial_value->ndim, initial_value->shape,
+                                  initial_value->storage->device);
+    if (!v)
+        return NULL;
+    tw__copy_into(v, initial_value);
+    v->variable = calloc(1, sizeof *v->variable);
+    if (v->variable)
+        v->variable->name = strdup(name ? name : "Variable");
+    if (!v->variable || !v->variable->name) {
+        tw_tensor_unref(v);
+        tw_error_set("variable: out of memory");
+        return NULL;
+    }
+    v->variable->trainable = trainable;
+    return tw__track(v);
+}
+
+bool tw_tensor_is_variable(const tw_tensor *t)
+{
+    return t && t->variable;
+}
+
+const char *tw_variable_name(const tw_tensor *v)
+{
+    return v && v->variable ? v->variable->name : NULL;
+}
+
+bool tw_variable_trainable(const tw_tensor *v)
+{
+    return v && v->variable && v->variable->trainable;
+}
+
+int tw_variable_set_trainable(tw_tensor *v, bool trainable)
+{
+    if (!tw_tensor_is_variable(v))
+        return tw_error_set("set_trainable: the tensor is not a variable");
+    v->variable->trainable = trainable;
+    return 0;
+}
+
+/* Check that value can be written into v (dtype, broadcastable shape). */
+static int check_update(const char *op, tw_tensor *v, tw_tensor *value, int64_t *strides)
+{
+    if (tw__check_inputs(op, 2, (tw_tensor *const[]){v, value}) < 0)
+        return -1;
+    if (!v->variable)
+        return tw_error_set("%s: the target is not a variable (create it with tw_variable)", op);
+    if (value->dtype != v->dtype && !value->weak)
+        return tw_error_set("%s: variable '%s' is %s but the value is %s", op, v->variable->name,
+                            tw_dtype_name(v->dtype), tw_dtype_name(value->dtype));
+    int nd;
+    int64_t shape[TW_MAX_DIMS];
+    if (tw__broadcast_shapes(op, v->ndim, v->shape, value->ndim, value->shape, &nd, shape) < 0)
+        return -1;
+    if (nd != v->ndim || memcmp(shape, v->shape, sizeof(int64_t) * (size_t)nd) != 0) {
+        char a[160], b[160];
+        return tw_error_set("%s: value of shape %s does not fit variable '%s' of shape %s", op,
+                            tw_shape_str(value->ndim, value->shape, a, sizeof a), v->variable->name,
+                            tw_shape_str(v->ndim, v->shape, b, sizeof b));
+    }
+    tw__broadcast_strides(value, v->ndim, v->shape, strides);
+    return 0;
+}
+
+static int update(const char *op, tw_tensor *v, tw_tensor *value, int kind)
+{
+    int64_t strides[TW_MAX_DIMS];
+    if (check_update(op, v, value, strides) < 0)
+        return -1;
+    tw_tensor *converted = NULL;
+    if (value->dtype != v->dtype) {
+        converted = tw__tensor_new(v->dtype, 0, NULL, v->storage->device);
+        if (!converted)
+            return -1;
+        twk_store(v->dtype, tw__data(converted), tw_tensor_item(value));
+        value = converted;
+        tw__broadcast_strides(value, v->ndim, v->shape, strides);
+    }
+    if (kind == 0)
+        twk_copy(tw_dtype_size(v->dtype), v->ndim, v->shape, tw__data(v), v->strides, tw__data(value), strides);
+    else
+        twk_binary(kind > 0 ? TWK_ADD : TWK_SUB, v->dtype, v->ndim, v->shape, tw__data(v), v->strides, tw__data(v),
+                   v->strides, tw__data(value), strides);
+    atomic_fetch_add(&v->storage->version, 1);
+    tw_tensor_unref(converted);
+    return 0;
+}
+
+int tw_assign(tw_tensor *v, tw_tensor *value) { return update("assign", v, value, 0); }
+int tw_assign_add(tw_tensor *v, tw_tensor *delta) { return update("assign_add", v, delta, 1); }
+int tw_assign_sub(tw_tensor *v, tw_tensor *delta) { return update("assign_sub", v, delta, -1); }

@@ -1,0 +1,137 @@
+/* Strided copies, dtype conversion, fills and the N-d iteration shared by
+ * the elementwise kernels. */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_kernels.h"
+
+int twk_coalesce(int ndim, int64_t *shape, int nops, int64_t **strides)
+{
+    if (ndim == 0) {
+        shape[0] = 1;
+        for (int k = 0; k < nops; k++)
+            strides[k][0] = 0;
+        return 1;
+    }
+    int out = 0;
+    for (int d = 1; d < ndim; d++) {
+        bool mergeable = true;
+        for (int k = 0; k < nops && mergeable; k++)
+            mergeable = strides[k][out] == strides[k][d] * shape[d];
+        if (shape[d] == 1)
+            continue; /* size-1 axes never move the pointer */
+        if (shape[out] == 1) {
+            shape[out] = shape[d];
+            for (int k = 0; k < nops; k++)
+                strides[k][out] = strides[k][d];
+        } else if (mergeable) {
+            shape[out] *= shape[d];
+            for (int k = 0; k < nops; k++)
+                strides[k][out] = strides[k][d];
+        } else {
+            out++;
+            shape[out] = shape[d];
+            for (int k = 0; k < nops; k++)
+                strides[k][out] = strides[k][d];
+        }
+    }
+    return out + 1;
+}
+
+double twk_load(tw_dtype dtype, const void *p)
+{
+    switch (dtype) {
+    case TW_FLOAT32: return *(const float *)p;
+    case TW_FLOAT64: return *(const double *)p;
+    case TW_INT32: return *(const int32_t *)p;
+    case TW_INT64: return (double)*(const int64_t *)p;
+    case TW_UINT8: return *(const uint8_t *)p;
+    case TW_BOOL: return *(const uint8_t *)p ? 1.0 : 0.0;
+    default: return NAN;
+    }
+}
+
+void twk_store(tw_dtype dtype, void *p, double v)
+{
+    switch (dtype) {
+    case TW_FLOAT32: *(float *)p = (float)v; break;
+    case TW_FLOAT64: *(double *)p = v; break;
+    case TW_INT32: *(int32_t *)p = isfinite(v) ? (int32_t)v : 0; break;
+    case TW_INT64: *(int64_t *)p = isfinite(v) ? (int64_t)v : 0; break;
+    case TW_UINT8: *(uint8_t *)p = isfinite(v) ? (uint8_t)(int64_t)v : 0; break;
+    case TW_BOOL: *(uint8_t *)p = v != 0.0; break;
+    default: break;
+    }
+}
+
+void twk_fill(tw_dtype dtype, int64_t n, void *dst, double value)
+{
+    switch (dtype) {
+    case TW_FLOAT32: { float v = (float)value; float *d = dst; for (int64_t i = 0; i < n; i++) d[i] = v; break; }
+    case TW_FLOAT64: { double *d = dst; for (int64_t i = 0; i < n; i++) d[i] = value; break; }
+    case TW_INT32: { int32_t v = (int32_t)value; int32_t *d = dst; for (int64_t i = 0; i < n; i++) d[i] = v; break; }
+    case TW_INT64: { int64_t v = (int64_t)value; int64_t *d = dst; for (int64_t i = 0; i < n; i++) d[i] = v; break; }
+    case TW_UINT8: memset(dst, (uint8_t)(int64_t)value, (size_t)n); break;
+    case TW_BOOL: memset(dst, value != 0.0, (size_t)n); break;
+    default: break;
+    }
+}
+
+void twk_copy(size_t itemsize, int ndim, const int64_t *shape, void *dst, const int64_t *dst_strides,
+              const void *src, const int64_t *src_strides)
+{
+    int64_t sh[TW_MAX_DIMS + 1], ds[TW_MAX_DIMS + 1], ss[TW_MAX_DIMS + 1];
+    memcpy(sh, shape, sizeof(int64_t) * (size_t)ndim);
+    memcpy(ds, dst_strides, sizeof(int64_t) * (size_t)ndim);
+    memcpy(ss, src_strides, sizeof(int64_t) * (size_t)ndim);
+    int64_t *st[2] = {ds, ss};
+    int nd = twk_coalesce(ndim, sh, 2, st);
+    int64_t inner = sh[nd - 1], rows = 1;
+    for (int d = 0; d < nd - 1; d++)
+        rows *= sh[d];
+#pragma omp parallel for if (rows * inner >= TWK_PARALLEL_MIN && rows > 1)
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t off[2];
+        twk_row_offsets(nd, sh, r, 2, st, off);
+        char *d = (char *)dst + off[0] * (int64_t)itemsize;
+        const char *s = (const char *)src + off[1] * (int64_t)itemsize;
+        if (ds[nd - 1] == 1 && ss[nd - 1] == 1) {
+            memcpy(d, s, (size_t)inner * itemsize);
+            continue;
+        }
+        int64_t dstep = ds[nd - 1] * (int64_t)itemsize, sstep = ss[nd - 1] * (int64_t)itemsize;
+        for (int64_t i = 0; i < inner; i++)
+            memcpy(d + i * dstep, s + i * sstep, itemsize);
+    }
+}
+
+void twk_cast(tw_dtype dst_dtype, tw_dtype src_dtype, int ndim, const int64_t *shape, void *dst,
+              const int64_t *dst_strides, const void *src, const int64_t *src_strides)
+{
+    int64_t sh[TW_MAX_DIMS + 1], ds[TW_MAX_DIMS + 1], ss[TW_MAX_DIMS + 1];
+    memcpy(sh, shape, sizeof(int64_t) * (size_t)ndim);
+    memcpy(ds, dst_strides, sizeof(int64_t) * (size_t)ndim);
+    memcpy(ss, src_strides, sizeof(int64_t) * (size_t)ndim);
+    int64_t *st[2] = {ds, ss};
+    int nd = twk_coalesce(ndim, sh, 2, st);
+    int64_t inner = sh[nd - 1], rows = 1;
+    for (int d = 0; d < nd - 1; d++)
+        rows *= sh[d];
+    size_t dsz = tw_dtype_size(dst_dtype), ssz = tw_dtype_size(src_dtype);
+    if (dst_dtype == TW_FLOAT32 && src_dtype == TW_FLOAT64 && nd == 1 && ds[0] == 1 && ss[0] == 1) {
+        float *d = dst;
+        const double *s = src;
+        for (int64_t i = 0; i < inner; i++)
+            d[i] = (float)s[i];
+        return;
+    }
+#pragma omp parallel for if (rows * inner >= TWK_PARALLEL_MIN && rows > 1)
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t off[2];
+        twk_row_offsets(nd, sh, r, 2, st, off);
+        char *d = (char *)dst + off[0] * (int64_t)dsz;
+        const char *s = (const char *)src + off[1] * (int64_t)ssz;
+        for (int64_t i = 0; i < inner; i++)
+            twk_store(dst_dtype, d + i * ds[nd - 1] * (int64_t)dsz, twk_load(src_dtype, s + i * ss[nd - 1] * (int64_t)ssz));
+    }
+}

@@ -1,0 +1,167 @@
+/* Reductions over any set of axes. The kept axes index the output; the
+ * reduced axes are walked for each output element (dimensions coalesced so
+ * the inner walk is as long and contiguous as possible). Reducing leading
+ * axes of a row-major tensor (a batch sum) takes a row-accumulating path
+ * instead, which reads memory in order. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_kernels.h"
+
+typedef struct {
+    int nkeep, nred;
+    int64_t keep_shape[TW_MAX_DIMS + 1], keep_strides[TW_MAX_DIMS + 1];
+    int64_t red_shape[TW_MAX_DIMS + 1], red_strides[TW_MAX_DIMS + 1];
+    int64_t nout, nreduce;
+} reduce_plan;
+
+static void plan_reduce(int ndim, const int64_t *shape, const int64_t *strides, const bool *reduce, reduce_plan *p)
+{
+    p->nkeep = p->nred = 0;
+    p->nout = p->nreduce = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (reduce[d]) {
+            p->red_shape[p->nred] = shape[d];
+            p->red_strides[p->nred++] = strides[d];
+            p->nreduce *= shape[d];
+        } else {
+            p->keep_shape[p->nkeep] = shape[d];
+            p->keep_strides[p->nkeep++] = strides[d];
+            p->nout *= shape[d];
+        }
+    }
+    int64_t *ks[1] = {p->keep_strides}, *rs[1] = {p->red_strides};
+    p->nkeep = twk_coalesce(p->nkeep, p->keep_shape, 1, ks);
+    p->nred = twk_coalesce(p->nred, p->red_shape, 1, rs);
+}
+
+/* Offset of element `index` of a (coalesced) sub-space. */
+static int64_t subspace_offset(int n, const int64_t *shape, const int64_t *strides, int64_t index)
+{
+    int64_t off = 0;
+    for (int d = n - 1; d >= 0; d--) {
+        off += (index % shape[d]) * strides[d];
+        index /= shape[d];
+    }
+    return off;
+}
+
+
+#define MAX_STEP acc = (v > acc || v != v || acc != acc) ? (acc != acc ? acc : v) : acc
+#define MIN_STEP acc = (v < acc || v != v || acc != acc) ? (acc != acc ? acc : v) : acc
+
+#define REDUCERS(T, SUM_T)                                                                            \
+    static SUM_T reduce_sum_##T(const T *x, const reduce_plan *p)                                      \
+    {                                                                                                  \
+        SUM_T acc = 0;                                                                                 \
+        int64_t inner = p->red_shape[p->nred - 1], s = p->red_strides[p->nred - 1];                    \
+        int64_t rows = p->nreduce / inner;                                                             \
+        for (int64_t r = 0; r < rows; r++) {                                                           \
+            const T *row = x + subspace_offset(p->nred - 1, p->red_shape, p->red_strides, r);          \
+            if (s == 1)                                                                                \
+                for (int64_t i = 0; i < inner; i++) acc += (SUM_T)row[i];                              \
+            else                                                                                       \
+                for (int64_t i = 0; i < inner; i++) acc += (SUM_T)row[i * s];                          \
+        }                                                                                              \
+        return acc;                                                                                    \
+    }                                                                                                  \
+    static SUM_T reduce_prod_##T(const T *x, const reduce_plan *p)                                     \
+    {                                                                                                  \
+        SUM_T acc = 1;                                                                                 \
+        for (int64_t i = 0; i < p->nreduce; i++)                                                       \
+            acc *= (SUM_T)x[subspace_offset(p->nred, p->red_shape, p->red_strides, i)];                \
+        return acc;                                                                                    \
+    }                                                                                                  \
+    static T reduce_max_##T(const T *x, const reduce_plan *p)                                          \
+    {                                                                                                  \
+        T acc = x[0];                                                                                  \
+        for (int64_t i = 1; i < p->nreduce; i++) {                                                     \
+            T v = x[subspace_offset(p->nred, p->red_shape, p->red_strides, i)];                        \
+            MAX_STEP;                                                                                  \
+        }                                                                                              \
+        return acc;                                                                                    \
+    }                                                                                                  \
+    static T reduce_min_##T(const T *x, const reduce_plan *p)                                          \
+    {                                                                                                  \
+        T acc = x[0];                                                                                  \
+        for (int64_t i = 1; i < p->nreduce; i++) {                                                     \
+            T v = x[subspace_offset(p->nred, p->red_shape, p->red_strides, i)];                        \
+            MIN_STEP;                                                                                  \
+        }                                                                                              \
+        return acc;                                                                                    \
+    }                                                                                                  \
+    static int64_t reduce_arg_##T(const T *x, const reduce_plan *p, bool want_max)                     \
+    {                                                                                                  \
+        int64_t best = 0, s = p->red_strides[0];                                                       \
+        T acc = x[0];                                                                                  \
+        for (int64_t i = 1; i < p->nreduce && acc == acc; i++) {                                       \
+            T v = x[i * s];                                                                            \
+            if (v != v || (want_max ? v > acc : v < acc)) {                                            \
+                acc = v;                                                                               \
+                best = i;                                                                              \
+            }                                                                                          \
+        }                                                                                              \
+        return best;                                                                                   \
+    }                                                                                                  \
+    static void reduce_all_##T(twk_reduce_op op, const T *x, const reduce_plan *p, void *out)          \
+    {                                                                                                  \
+        _Pragma("omp parallel for if (p->nout * p->nreduce >= TWK_PARALLEL_MIN && p->nout > 1)")       \
+        for (int64_t o = 0; o < p->nout; o++) {                                                        \
+            const T *base = x + subspace_offset(p->nkeep, p->keep_shape, p->keep_strides, o);          \
+            switch (op) {                                                                              \
+            case TWK_SUM: ((T *)out)[o] = (T)reduce_sum_##T(base, p); break;                           \
+            case TWK_PROD: ((T *)out)[o] = (T)reduce_prod_##T(base, p); break;                         \
+            case TWK_RMAX: ((T *)out)[o] = reduce_max_##T(base, p); break;                             \
+            case TWK_RMIN: ((T *)out)[o] = reduce_min_##T(base, p); break;                             \
+            case TWK_ARGMAX: ((int64_t *)out)[o] = reduce_arg_##T(base, p, true); break;               \
+            case TWK_ARGMIN: ((int64_t *)out)[o] = reduce_arg_##T(base, p, false); break;              \
+            }                                                                                          \
+        }                                                                                              \
+    }
+
+REDUCERS(float, double)
+REDUCERS(double, double)
+REDUCERS(int32_t, int64_t)
+REDUCERS(int64_t, int64_t)
+REDUCERS(uint8_t, int64_t)
+
+/* out[j] = sum_i x[i*rs + j] for contiguous rows: reads memory in order. */
+#define SUM_ROWS(T)                                                                                   \
+    static void sum_rows_##T(const T *x, int64_t nrows, int64_t rs, int64_t ncols, T *out)            \
+    {                                                                                                 \
+        memset(out, 0, sizeof(T) * (size_t)ncols);                                                    \
+        for (int64_t i = 0; i < nrows; i++)                                                           \
+            for (int64_t j = 0; j < ncols; j++)                                                       \
+                out[j] += x[i * rs + j];                                                              \
+    }
+SUM_ROWS(float)
+SUM_ROWS(double)
+
+void twk_reduce(twk_reduce_op op, tw_dtype dtype, int ndim, const int64_t *shape, const int64_t *strides,
+                const void *x, const bool *reduce, void *out)
+{
+    reduce_plan p;
+    plan_reduce(ndim, shape, strides, reduce, &p);
+    if (p.nreduce == 0)
+        return; /* the engine refuses empty max/min; sums of nothing are filled by it */
+    bool rows_path = op == TWK_SUM && p.nkeep == 1 && p.nred == 1 && p.keep_strides[0] == 1 &&
+                     p.red_strides[0] >= p.keep_shape[0] && p.nreduce > 1 && p.nout >= 16;
+    if (rows_path && dtype == TW_FLOAT32) {
+        sum_rows_float(x, p.nreduce, p.red_strides[0], p.nout, out);
+        return;
+    }
+    if (rows_path && dtype == TW_FLOAT64) {
+        sum_rows_double(x, p.nreduce, p.red_strides[0], p.nout, out);
+        return;
+    }
+    switch (dtype) {
+    case TW_FLOAT32: reduce_all_float(op, x, &p, out); break;
+    case TW_FLOAT64: reduce_all_double(op, x, &p, out); break;
+    case TW_INT32: reduce_all_int32_t(op, x, &p, out); break;
+    case TW_INT64: reduce_all_int64_t(op, x, &p, out); break;
+    case TW_UINT8:
+    case TW_BOOL: reduce_all_uint8_t(op, x, &p, out); break;
+    default: break;
+    }
+}
