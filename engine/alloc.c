@@ -1,15 +1,23 @@
-/* Caching allocator for tensor storage. Small eager ops must not pay for
- * malloc/free each time, so freed blocks go back to a per-size-class free
- * list (powers of two) and are reused. The cache is bounded; tw__pool_trim
- * empties it. Storage header and data share one block. */
+/* Caching allocator for tensor storage and tensor headers.
+ *
+ * Small eager ops must not pay for malloc/free each time. Freed storage
+ * blocks go back to a free list per size class (powers of two): first a small
+ * per-thread cache with no locking, then a bounded global pool under a mutex.
+ * Tensor headers get a per-thread free list too. A thread's caches return to
+ * the global pool (or to malloc) when it exits; tw__pool_trim empties the
+ * global pool and the calling thread's caches. Storage header and data share
+ * one block. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-#define MIN_CLASS 6  /* 64 bytes */
-#define MAX_CLASS 30 /* 1 GiB; bigger blocks are not cached */
+#define MIN_CLASS 6            /* 64 bytes */
+#define MAX_CLASS 30           /* 1 GiB; bigger blocks are not cached */
+#define THREAD_MAX_CLASS 16    /* per-thread caches hold blocks up to 64 KiB */
+#define THREAD_BLOCKS_PER_CLASS 32
+#define THREAD_HEADERS 256
 #define HEADER_BYTES 64
 #define CACHE_LIMIT_BYTES ((size_t)1 << 30)
 
@@ -21,6 +29,18 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static free_block *free_lists[MAX_CLASS + 1];
 static size_t cached_bytes;
 
+typedef struct {
+    free_block *blocks[THREAD_MAX_CLASS + 1];
+    int nblocks[THREAD_MAX_CLASS + 1];
+    free_block *headers;
+    int nheaders;
+    bool registered;
+} thread_cache;
+
+static TW_HOT_THREAD_LOCAL thread_cache cache;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
 static int size_class_of(size_t nbytes)
 {
     int c = MIN_CLASS;
@@ -29,24 +49,83 @@ static int size_class_of(size_t nbytes)
     return c <= MAX_CLASS ? c : -1;
 }
 
-static void *block_take(int cls)
+/* Hand a block to the global pool, or free it when the pool is full. */
+static void pool_put(free_block *b, int cls)
 {
-    void *block = NULL;
+    pthread_mutex_lock(&pool_lock);
+    if (cached_bytes + ((size_t)1 << cls) <= CACHE_LIMIT_BYTES) {
+        b->next = free_lists[cls];
+        free_lists[cls] = b;
+        cached_bytes += (size_t)1 << cls;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    free(b);
+}
+
+static void *pool_take(int cls)
+{
+    free_block *b = NULL;
     pthread_mutex_lock(&pool_lock);
     if (free_lists[cls]) {
-        block = free_lists[cls];
-        free_lists[cls] = free_lists[cls]->next;
+        b = free_lists[cls];
+        free_lists[cls] = b->next;
         cached_bytes -= (size_t)1 << cls;
     }
     pthread_mutex_unlock(&pool_lock);
-    return block;
+    return b;
+}
+
+static void flush_thread_cache(void)
+{
+    for (int c = MIN_CLASS; c <= THREAD_MAX_CLASS; c++) {
+        while (cache.blocks[c]) {
+            free_block *b = cache.blocks[c];
+            cache.blocks[c] = b->next;
+            pool_put(b, c);
+        }
+        cache.nblocks[c] = 0;
+    }
+    while (cache.headers) {
+        free_block *h = cache.headers;
+        cache.headers = h->next;
+        free(h);
+    }
+    cache.nheaders = 0;
+}
+
+static void on_thread_exit(void *unused)
+{
+    flush_thread_cache();
+}
+
+static void create_exit_key(void)
+{
+    pthread_key_create(&exit_key, on_thread_exit);
+}
+
+/* The first time a thread caches something, arrange for the flush at exit. */
+static void register_thread(void)
+{
+    if (cache.registered)
+        return;
+    pthread_once(&exit_key_once, create_exit_key);
+    pthread_setspecific(exit_key, &cache);
+    cache.registered = true;
 }
 
 tw_storage *tw__storage_new(size_t nbytes, tw_device device)
 {
     int cls = size_class_of(nbytes);
     size_t data_bytes = cls >= 0 ? (size_t)1 << cls : nbytes;
-    void *block = cls >= 0 ? block_take(cls) : NULL;
+    void *block = NULL;
+    if (cls >= 0 && cls <= THREAD_MAX_CLASS && cache.blocks[cls]) {
+        block = cache.blocks[cls];
+        cache.blocks[cls] = cache.blocks[cls]->next;
+        cache.nblocks[cls]--;
+    } else if (cls >= 0) {
+        block = pool_take(cls);
+    }
     if (!block && posix_memalign(&block, 64, HEADER_BYTES + data_bytes) != 0) {
         tw_error_set("out of memory allocating %zu bytes", nbytes);
         return NULL;
@@ -66,22 +145,46 @@ void tw__storage_unref(tw_storage *s)
     if (!s || atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
         return;
     int cls = s->size_class;
-    if (cls >= 0) {
-        pthread_mutex_lock(&pool_lock);
-        if (cached_bytes + ((size_t)1 << cls) <= CACHE_LIMIT_BYTES) {
-            free_block *b = (free_block *)s;
-            b->next = free_lists[cls];
-            free_lists[cls] = b;
-            cached_bytes += (size_t)1 << cls;
-            s = NULL;
-        }
-        pthread_mutex_unlock(&pool_lock);
+    free_block *b = (free_block *)s;
+    if (cls >= 0 && cls <= THREAD_MAX_CLASS && cache.nblocks[cls] < THREAD_BLOCKS_PER_CLASS) {
+        register_thread();
+        b->next = cache.blocks[cls];
+        cache.blocks[cls] = b;
+        cache.nblocks[cls]++;
+    } else if (cls >= 0) {
+        pool_put(b, cls);
+    } else {
+        free(b);
     }
-    free(s);
+}
+
+tw_tensor *tw__header_alloc(void)
+{
+    if (cache.headers) {
+        free_block *h = cache.headers;
+        cache.headers = h->next;
+        cache.nheaders--;
+        return (tw_tensor *)h;
+    }
+    return malloc(sizeof(tw_tensor));
+}
+
+void tw__header_free(tw_tensor *t)
+{
+    if (cache.nheaders >= THREAD_HEADERS) {
+        free(t);
+        return;
+    }
+    register_thread();
+    free_block *h = (free_block *)t;
+    h->next = cache.headers;
+    cache.headers = h;
+    cache.nheaders++;
 }
 
 void tw__pool_trim(void)
 {
+    flush_thread_cache();
     pthread_mutex_lock(&pool_lock);
     for (int c = 0; c <= MAX_CLASS; c++) {
         while (free_lists[c]) {

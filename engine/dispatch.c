@@ -37,7 +37,7 @@ int tw_dispatch(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, cons
     tw_device device;
     if (check_devices(op, ninputs, inputs, &device) < 0)
         return -1;
-    tw_attrs none = {0};
+    static const tw_attrs none;
     tw_op_call call = {op, ninputs, inputs, attrs ? attrs : &none, ctx};
     tw_desc descs[TW_MAX_OUTPUTS];
     if (op->infer(&call, descs) < 0)

@@ -30,7 +30,7 @@ const char *tw_device_name(tw_device device, char *buf, size_t size)
     return buf;
 }
 
-static _Thread_local tw_device default_device = {TW_DEVICE_CPU, 0};
+static TW_HOT_THREAD_LOCAL tw_device default_device = {TW_DEVICE_CPU, 0};
 
 tw_device tw_default_device(void)
 {

@@ -5,8 +5,8 @@
 #include "internal.h"
 
 static _Thread_local char error_message[1024];
-static _Thread_local int error_is_pending;
-static _Thread_local unsigned error_count;
+static TW_HOT_THREAD_LOCAL int error_is_pending;
+static TW_HOT_THREAD_LOCAL unsigned error_count;
 
 const char *tw_last_error(void)
 {

@@ -1,4 +1,5 @@
 #include <stdlib.h>
+#include <string.h>
 
 #include "id_map.h"
 
@@ -28,8 +29,10 @@ static bool rehash(tw_id_map *m, size_t capacity)
         keys[s] = m->keys[i];
         values[s] = m->values[i];
     }
-    free(m->keys);
-    free(m->values);
+    if (m->keys != m->inline_keys) {
+        free(m->keys);
+        free(m->values);
+    }
     m->keys = keys;
     m->values = values;
     m->capacity = capacity;
@@ -38,7 +41,12 @@ static bool rehash(tw_id_map *m, size_t capacity)
 
 bool tw_id_map_put(tw_id_map *m, uint64_t id, void *value)
 {
-    if ((m->count + 1) * 2 > m->capacity && !rehash(m, m->capacity ? m->capacity * 2 : 16))
+    if (!m->capacity) {
+        m->keys = m->inline_keys;
+        m->values = m->inline_values;
+        m->capacity = TW_ID_MAP_INLINE;
+    }
+    if ((m->count + 1) * 2 > m->capacity && !rehash(m, m->capacity * 2))
         return false;
     size_t s = slot_of(id, m->capacity);
     while (m->keys[s] && m->keys[s] != id)
@@ -69,7 +77,12 @@ bool tw_id_map_get(const tw_id_map *m, uint64_t id, void **value)
 
 void tw_id_map_clear(tw_id_map *m)
 {
-    free(m->keys);
-    free(m->values);
-    *m = (tw_id_map){0};
+    if (m->keys != m->inline_keys) {
+        free(m->keys);
+        free(m->values);
+    }
+    m->keys = NULL;
+    m->values = NULL;
+    m->capacity = m->count = 0;
+    memset(m->inline_keys, 0, sizeof m->inline_keys);
 }

@@ -8,6 +8,11 @@
 
 #include "tw/engine.h"
 
+/* Per-thread state read on every op (tape stack, scopes). The initial-exec
+ * model makes each access a plain load instead of a __tls_get_addr call;
+ * keep such state small, as it comes from the static TLS reserve. */
+#define TW_HOT_THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
+
 /* ---- storage and tensors ------------------------------------------------ */
 typedef struct tw_storage {
     atomic_int refcount;
@@ -57,6 +62,9 @@ void tw__copy_into(tw_tensor *dst, const tw_tensor *src);
 
 tw_storage *tw__storage_new(size_t nbytes, tw_device device);
 void tw__storage_unref(tw_storage *s);
+/* Tensor headers from the per-thread cache. */
+tw_tensor *tw__header_alloc(void);
+void tw__header_free(tw_tensor *t);
 /* Release pooled memory that is not in use (tests call it before leak checks). */
 void tw__pool_trim(void);
 

@@ -1,6 +1,7 @@
 /* Scopes: a per-thread stack of tensors to release together (see the
  * ownership notes in tw/tensor.h). One growing array holds the tensors of
  * every open scope; a second holds where each scope starts. */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -12,7 +13,25 @@ typedef struct {
     size_t depth, marks_capacity;
 } scope_stack;
 
-static _Thread_local scope_stack scopes;
+static TW_HOT_THREAD_LOCAL scope_stack scopes;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+/* The arrays live as long as the thread, so a scope per training step
+ * costs no allocation; they are freed when the thread exits. */
+static void free_arrays(void *unused)
+{
+    while (scopes.depth > 0)
+        tw_scope_end();
+    free(scopes.items);
+    free(scopes.marks);
+    scopes = (scope_stack){0};
+}
+
+static void create_exit_key(void)
+{
+    pthread_key_create(&exit_key, free_arrays);
+}
 
 static bool grow(void **array, size_t *capacity, size_t need, size_t item)
 {
@@ -31,6 +50,10 @@ static bool grow(void **array, size_t *capacity, size_t need, size_t item)
 
 void tw_scope_begin(void)
 {
+    if (!scopes.marks) {
+        pthread_once(&exit_key_once, create_exit_key);
+        pthread_setspecific(exit_key, &scopes);
+    }
     if (!grow((void **)&scopes.marks, &scopes.marks_capacity, scopes.depth + 1, sizeof(size_t)))
         abort(); /* cannot even record a scope: nothing sensible remains */
     scopes.marks[scopes.depth++] = scopes.count;
@@ -44,11 +67,6 @@ void tw_scope_end(void)
     /* Release newest first: results die before the inputs they came from. */
     while (scopes.count > start)
         tw_tensor_unref(scopes.items[--scopes.count]);
-    if (scopes.depth == 0) {
-        free(scopes.items);
-        free(scopes.marks);
-        scopes = (scope_stack){0};
-    }
 }
 
 tw_tensor *tw__track(tw_tensor *t)
@@ -69,4 +87,11 @@ tw_tensor *tw__scope_return(tw_tensor *t)
     tw_tensor_ref(t);
     tw_scope_end();
     return tw__track(t);
+}
+
+static void __attribute__((destructor)) free_main_thread_arrays(void)
+{
+    free(scopes.items);
+    free(scopes.marks);
+    scopes = (scope_stack){0};
 }

@@ -33,9 +33,9 @@ struct tw_tape {
     tw_id_map tracked; /* ids of tensors whose history this tape follows */
 };
 
-static _Thread_local tw_tape *active_tapes[MAX_ACTIVE_TAPES];
-static _Thread_local int nactive;
-static _Thread_local int pause_depth;
+static TW_HOT_THREAD_LOCAL tw_tape *active_tapes[MAX_ACTIVE_TAPES];
+static TW_HOT_THREAD_LOCAL int nactive;
+static TW_HOT_THREAD_LOCAL int pause_depth;
 
 bool tw__recording(void)
 {

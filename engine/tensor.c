@@ -27,7 +27,7 @@ void tw__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
 
 static tw_tensor *header_new(tw_dtype dtype, int ndim, const int64_t *shape)
 {
-    tw_tensor *t = malloc(sizeof *t);
+    tw_tensor *t = tw__header_alloc();
     if (!t) {
         tw_error_set("out of memory allocating a tensor header");
         return NULL;
@@ -64,7 +64,7 @@ tw_tensor *tw__tensor_new(tw_dtype dtype, int ndim, const int64_t *shape, tw_dev
     size_t bytes = (size_t)t->numel * tw_dtype_size(dtype);
     t->storage = tw__storage_new(bytes ? bytes : 1, device);
     if (!t->storage) {
-        free(t);
+        tw__header_free(t);
         return NULL;
     }
     tw__contiguous_strides(ndim, shape, t->strides);
@@ -99,7 +99,7 @@ void tw_tensor_unref(tw_tensor *t)
         free(t->variable->name);
         free(t->variable);
     }
-    free(t);
+    tw__header_free(t);
 }
 
 tw_dtype tw_tensor_dtype(const tw_tensor *t) { return t->dtype; }

@@ -88,6 +88,16 @@ void twk_binary(twk_binary_op op, tw_dtype in_dtype, int ndim, const int64_t *sh
                 const int64_t *out_strides, const void *a, const int64_t *a_strides, const void *b,
                 const int64_t *b_strides)
 {
+    int64_t n = 1;
+    bool packed = true; /* the common case: three dense operands of one shape */
+    for (int d = ndim - 1; d >= 0; d--) {
+        packed = packed && out_strides[d] == n && a_strides[d] == n && b_strides[d] == n;
+        n *= shape[d];
+    }
+    if (packed && n < TWK_PARALLEL_MIN) {
+        binary_row(op, in_dtype, n, out, 1, a, 1, b, 1);
+        return;
+    }
     int64_t sh[TW_MAX_DIMS + 1], so[TW_MAX_DIMS + 1], sa[TW_MAX_DIMS + 1], sb[TW_MAX_DIMS + 1];
     memcpy(sh, shape, sizeof(int64_t) * (size_t)ndim);
     memcpy(so, out_strides, sizeof(int64_t) * (size_t)ndim);

@@ -104,10 +104,9 @@ static int64_t subspace_offset(int n, const int64_t *shape, const int64_t *strid
         }                                                                                              \
         return best;                                                                                   \
     }                                                                                                  \
-    static void reduce_all_##T(twk_reduce_op op, const T *x, const reduce_plan *p, void *out)          \
+    static void reduce_one_##T(twk_reduce_op op, const T *x, const reduce_plan *p, void *out, int64_t o) \
     {                                                                                                  \
-        _Pragma("omp parallel for if (p->nout * p->nreduce >= TWK_PARALLEL_MIN && p->nout > 1)")       \
-        for (int64_t o = 0; o < p->nout; o++) {                                                        \
+        {                                                                                              \
             const T *base = x + subspace_offset(p->nkeep, p->keep_shape, p->keep_strides, o);          \
             switch (op) {                                                                              \
             case TWK_SUM: ((T *)out)[o] = (T)reduce_sum_##T(base, p); break;                           \
@@ -118,6 +117,17 @@ static int64_t subspace_offset(int n, const int64_t *shape, const int64_t *strid
             case TWK_ARGMIN: ((int64_t *)out)[o] = reduce_arg_##T(base, p, false); break;              \
             }                                                                                          \
         }                                                                                              \
+    }                                                                                                  \
+    static void reduce_all_##T(twk_reduce_op op, const T *x, const reduce_plan *p, void *out)          \
+    {                                                                                                  \
+        if (p->nout * p->nreduce < TWK_PARALLEL_MIN || p->nout == 1) {                                 \
+            for (int64_t o = 0; o < p->nout; o++)                                                      \
+                reduce_one_##T(op, x, p, out, o);                                                      \
+            return;                                                                                    \
+        }                                                                                              \
+        _Pragma("omp parallel for")                                                                    \
+        for (int64_t o = 0; o < p->nout; o++)                                                          \
+            reduce_one_##T(op, x, p, out, o);                                                          \
     }
 
 REDUCERS(float, double)
