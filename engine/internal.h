@@ -68,6 +68,9 @@ void tw__header_free(tw_tensor *t);
 /* Release pooled memory that is not in use (tests call it before leak checks). */
 void tw__pool_trim(void);
 
+/* One Philox4x32-10 block (random.c); exposed for its known-answer test. */
+void tw__philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
+
 /* ---- scopes --------------------------------------------------------------- */
 /* Hand a freshly created, caller-owned tensor to the open scope if any. */
 tw_tensor *tw__track(tw_tensor *t);

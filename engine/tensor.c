@@ -36,7 +36,8 @@ static tw_tensor *header_new(tw_dtype dtype, int ndim, const int64_t *shape)
     t->dtype = dtype;
     t->ndim = ndim;
     t->weak = false;
-    memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    if (ndim > 0)
+        memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
     t->numel = tw__numel(ndim, shape);
     t->offset = 0;
     t->storage = NULL;

@@ -392,7 +392,8 @@ tw_tensor *tw_broadcast_to(tw_tensor *t, int ndim, const int64_t *shape)
         return NULL;
     }
     tw_attrs a = {.ni = ndim};
-    memcpy(a.i, shape, sizeof(int64_t) * (size_t)ndim);
+    if (ndim > 0)
+        memcpy(a.i, shape, sizeof(int64_t) * (size_t)ndim);
     return tw_dispatch1(&tw_op_broadcast_to, 1, &t, &a);
 }
 
