@@ -19,8 +19,11 @@ typedef struct {
     tw_attrs attrs;
     void *ctx;
     int ninputs, noutputs;
-    tw_tensor **inputs; /* points at inline_inputs when few */
-    unsigned *versions; /* storage version of each input when recorded */
+    /* Heap arrays when there are more inputs than fit inline; NULL otherwise
+     * (nodes live in a realloc'd array, so they must not point into
+     * themselves). Use node_inputs() / node_versions(). */
+    tw_tensor **heap_inputs;
+    unsigned *heap_versions;
     tw_tensor *inline_inputs[INLINE_INPUTS];
     unsigned inline_versions[INLINE_INPUTS];
     tw_tensor *outputs[TW_MAX_OUTPUTS];
@@ -120,6 +123,16 @@ static bool call_is_tracked(tw_tape *tape, const tw_op_call *call)
     return any;
 }
 
+static tw_tensor **node_inputs(const tape_node *node)
+{
+    return node->heap_inputs ? node->heap_inputs : (tw_tensor **)node->inline_inputs;
+}
+
+static unsigned *node_versions(const tape_node *node)
+{
+    return node->heap_versions ? node->heap_versions : (unsigned *)node->inline_versions;
+}
+
 static bool node_init(tape_node *node, const tw_op_call *call, tw_tensor *const *outs, int noutputs)
 {
     node->op = call->op;
@@ -127,20 +140,22 @@ static bool node_init(tape_node *node, const tw_op_call *call, tw_tensor *const 
     node->ctx = call->ctx;
     node->ninputs = call->ninputs;
     node->noutputs = noutputs;
-    node->inputs = node->inline_inputs;
-    node->versions = node->inline_versions;
+    node->heap_inputs = NULL;
+    node->heap_versions = NULL;
     if (call->ninputs > INLINE_INPUTS) {
-        node->inputs = malloc(sizeof(tw_tensor *) * (size_t)call->ninputs);
-        node->versions = malloc(sizeof(unsigned) * (size_t)call->ninputs);
-        if (!node->inputs || !node->versions) {
-            free(node->inputs);
-            free(node->versions);
+        node->heap_inputs = malloc(sizeof(tw_tensor *) * (size_t)call->ninputs);
+        node->heap_versions = malloc(sizeof(unsigned) * (size_t)call->ninputs);
+        if (!node->heap_inputs || !node->heap_versions) {
+            free(node->heap_inputs);
+            free(node->heap_versions);
             return false;
         }
     }
+    tw_tensor **inputs = node_inputs(node);
+    unsigned *versions = node_versions(node);
     for (int i = 0; i < call->ninputs; i++) {
-        node->inputs[i] = tw_tensor_ref(call->inputs[i]);
-        node->versions[i] = atomic_load(&call->inputs[i]->storage->version);
+        inputs[i] = tw_tensor_ref(call->inputs[i]);
+        versions[i] = atomic_load(&call->inputs[i]->storage->version);
     }
     for (int k = 0; k < noutputs; k++)
         node->outputs[k] = tw_tensor_ref(outs[k]);
@@ -151,14 +166,13 @@ static bool node_init(tape_node *node, const tw_op_call *call, tw_tensor *const 
 
 static void node_release(tape_node *node)
 {
+    tw_tensor **inputs = node_inputs(node);
     for (int i = 0; i < node->ninputs; i++)
-        tw_tensor_unref(node->inputs[i]);
+        tw_tensor_unref(inputs[i]);
     for (int k = 0; k < node->noutputs; k++)
         tw_tensor_unref(node->outputs[k]);
-    if (node->inputs != node->inline_inputs) {
-        free(node->inputs);
-        free(node->versions);
-    }
+    free(node->heap_inputs);
+    free(node->heap_versions);
     if (node->ctx && node->op->ctx_unref)
         node->op->ctx_unref(node->ctx);
 }
@@ -225,7 +239,7 @@ static void mark_dependents(backward_pass *bp, int nsources, tw_tensor *const *s
     for (size_t n = 0; n < bp->tape->nnodes; n++) {
         tape_node *node = &bp->tape->nodes[n];
         for (int i = 0; i < node->ninputs; i++) {
-            if (!tw_id_map_get(&bp->depends, node->inputs[i]->id, NULL))
+            if (!tw_id_map_get(&bp->depends, node_inputs(node)[i]->id, NULL))
                 continue;
             for (int k = 0; k < node->noutputs; k++)
                 tw_id_map_put(&bp->depends, node->outputs[k]->id, NULL);
@@ -237,8 +251,8 @@ static void mark_dependents(backward_pass *bp, int nsources, tw_tensor *const *s
 static int check_versions(const tape_node *node)
 {
     for (int i = 0; i < node->ninputs; i++) {
-        tw_tensor *in = node->inputs[i];
-        if (atomic_load(&in->storage->version) == node->versions[i])
+        tw_tensor *in = node_inputs(node)[i];
+        if (atomic_load(&in->storage->version) == node_versions(node)[i])
             continue;
         return tw_error_set("gradient: %s%s%s was modified in place after op '%s' used it; compute gradients "
                             "before assigning to it",
@@ -250,7 +264,7 @@ static int check_versions(const tape_node *node)
 
 static int accumulate(backward_pass *bp, const tape_node *node, int i, tw_tensor *g)
 {
-    tw_tensor *in = node->inputs[i];
+    tw_tensor *in = node_inputs(node)[i];
     if (g->ndim != in->ndim || memcmp(g->shape, in->shape, sizeof(int64_t) * (size_t)in->ndim) != 0) {
         char a[160], b[160];
         return tw_error_set("gradient: the backward rule of '%s' gave shape %s for input %d of shape %s",
@@ -289,8 +303,8 @@ static int backward_node(backward_pass *bp, const tape_node *node)
     }
     bool any_need = false;
     for (int i = 0; i < node->ninputs; i++) {
-        needs[i] = tw_dtype_is_float(node->inputs[i]->dtype) &&
-                   tw_id_map_get(&bp->depends, node->inputs[i]->id, NULL);
+        needs[i] = tw_dtype_is_float(node_inputs(node)[i]->dtype) &&
+                   tw_id_map_get(&bp->depends, node_inputs(node)[i]->id, NULL);
         any_need |= needs[i];
         grad_ins[i] = NULL;
     }
@@ -298,7 +312,7 @@ static int backward_node(backward_pass *bp, const tape_node *node)
         goto out;
     if ((rc = check_versions(node)) < 0)
         goto out;
-    tw_op_call call = {node->op, node->ninputs, node->inputs, &node->attrs, node->ctx};
+    tw_op_call call = {node->op, node->ninputs, node_inputs(node), &node->attrs, node->ctx};
     if (!node->op->backward) {
         rc = tw_error_set("gradient: op '%s' has no gradient", node->op->name);
         goto out;
