@@ -1,0 +1,78 @@
+# Tensor Workbench — the two commands of the README, plus benchmarks.
+#
+#   make         install what is missing, build (meson, in build/)
+#   make run     install what is missing, build, start build/app/twb
+#   make test    install what is missing, build, run every test suite, then
+#                the engine suites under ASan/UBSan and under valgrind;
+#                ends with one line "N passed, N failed"
+#   make bench NAMES="..."   run benchmarks (bench/run); make bench-deps first
+#   make clean   remove the build directories
+
+SHELL := /bin/bash
+
+PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libglib2.0-dev valgrind python3
+BENCH_PACKAGES := python3-torch
+
+BUILD := build
+BUILD_ASAN := build-asan
+PYTHON := /usr/bin/python3
+
+# Any sanitizer report fails the test that triggers it.
+SANITIZER_ENV := \
+	ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1:detect_leaks=1 \
+	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
+# Valgrind runs about 20-50 times slower; one thread each keeps it within reach.
+VALGRIND := valgrind --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect
+VALGRIND_ENV := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+VALGRIND_TIMEOUT_MULTIPLIER := 3
+
+.PHONY: run test bench deps bench-deps build clean
+.DEFAULT_GOAL := build
+
+run: build
+	$(BUILD)/app/twb
+
+deps:
+	@tools/install-deps $(PACKAGES)
+
+bench-deps: deps
+	@tools/install-deps $(BENCH_PACKAGES)
+
+# Configure once (a half-configured directory is started afresh), then compile.
+$(BUILD)/build.ninja: | deps
+	rm -rf $(BUILD)
+	meson setup $(BUILD)
+
+build: deps $(BUILD)/build.ninja
+	meson compile -C $(BUILD)
+
+# Three phases; each runs even when an earlier one failed. tools/test-summary
+# reads the meson-logs/testlog*.json of each and prints the final line.
+test: deps
+	@status_all=0; status_asan=0; status_valgrind=0; \
+	rm -f $(BUILD)/meson-logs/testlog*.json $(BUILD_ASAN)/meson-logs/testlog*.json; \
+	echo "== 1/3: all suites ($(BUILD))"; \
+	{ [ -f $(BUILD)/build.ninja ] || { rm -rf $(BUILD) && meson setup $(BUILD); }; } && \
+	  meson compile -C $(BUILD) && \
+	  meson test -C $(BUILD) --print-errorlogs || status_all=$$?; \
+	echo "== 2/3: engine suites under AddressSanitizer and UBSan ($(BUILD_ASAN))"; \
+	{ [ -f $(BUILD_ASAN)/build.ninja ] || { rm -rf $(BUILD_ASAN) && \
+	    meson setup $(BUILD_ASAN) -Db_sanitize=address,undefined -Dbuildtype=debugoptimized; }; } && \
+	  meson compile -C $(BUILD_ASAN) && \
+	  $(SANITIZER_ENV) meson test -C $(BUILD_ASAN) --suite engine --print-errorlogs || status_asan=$$?; \
+	echo "== 3/3: engine suites under valgrind ($(BUILD))"; \
+	[ -f $(BUILD)/build.ninja ] && \
+	  $(VALGRIND_ENV) meson test -C $(BUILD) --suite engine --print-errorlogs \
+	    --wrapper '$(VALGRIND)' --timeout-multiplier $(VALGRIND_TIMEOUT_MULTIPLIER) || status_valgrind=$$?; \
+	echo "== summary"; \
+	$(PYTHON) tools/test-summary \
+	  "all suites:$$status_all:$(BUILD)/meson-logs/testlog.json" \
+	  "engine under sanitizers:$$status_asan:$(BUILD_ASAN)/meson-logs/testlog.json" \
+	  "engine under valgrind:$$status_valgrind:$(BUILD)/meson-logs/testlog-valgrind.json"
+
+bench: bench-deps build
+	@[ -x bench/run ] || { echo "bench/run is not there yet: no benchmarks to run" >&2; exit 1; }
+	bench/run $(NAMES)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN)

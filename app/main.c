@@ -1,0 +1,137 @@
+/* twb — Tensor Workbench's command line: argument parsing and dispatch.
+ *
+ * Exit status: 0 on success, 1 when a command fails, 2 for a command line
+ * twb does not understand. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tw/engine.h>
+
+#include "example_linear.h"
+
+#ifndef TWB_VERSION
+#define TWB_VERSION "0.1.0"
+#endif
+
+enum { EXIT_USAGE = 2 };
+
+static void print_help(FILE *out)
+{
+    fputs("Usage: twb [COMMAND [OPTIONS]]\n"
+          "\n"
+          "Tensor Workbench: design, train and inspect deep-learning models.\n"
+          "\n"
+          "Commands:\n"
+          "  example linear-regression [--steps N]\n"
+          "                   fit y = 3x + 2 by gradient descent on a gradient tape\n"
+          "                   (TensorFlow 2's eager tutorial); prints progress every\n"
+          "                   20 steps; N defaults to 200\n"
+          "  help             show this help\n"
+          "\n"
+          "Options:\n"
+          "  -h, --help       show this help\n"
+          "  -V, --version    show the version and the BLAS library in use\n"
+          "\n"
+          "Without a command, twb will open the workbench window; until that arrives\n"
+          "it runs the linear-regression example.\n",
+          out);
+}
+
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("twb: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'twb --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+static int print_version(void)
+{
+    printf("twb %s\n", TWB_VERSION);
+    printf("engine %s, BLAS: %s\n", tw_version(), tw_blas_info());
+    return 0;
+}
+
+/* A whole positive decimal number up to max; -1 otherwise. */
+static long parse_count(const char *text, long max)
+{
+    char *end = NULL;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || value < 1 || value > max)
+        return -1;
+    return value;
+}
+
+static int run_linear_regression(twb_linear_options options)
+{
+    return twb_example_linear_run(&options, stdout, NULL) == 0 ? 0 : 1;
+}
+
+/* twb example linear-regression [--steps N] */
+static int command_example(int argc, char **argv)
+{
+    if (argc < 1)
+        return usage_error("example: name an example: linear-regression");
+    if (strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0) {
+        print_help(stdout);
+        return 0;
+    }
+    if (strcmp(argv[0], "linear-regression") != 0)
+        return usage_error("example: unknown example '%s' (there is: linear-regression)", argv[0]);
+
+    twb_linear_options options = TWB_LINEAR_DEFAULTS;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *value = NULL;
+        if (strcmp(arg, "--steps") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("option '%s' needs a number of steps", arg);
+            value = argv[++i];
+        } else if (strncmp(arg, "--steps=", 8) == 0) {
+            value = arg + 8;
+        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            print_help(stdout);
+            return 0;
+        } else if (arg[0] == '-') {
+            return usage_error("example linear-regression: unknown option '%s'", arg);
+        } else {
+            return usage_error("example linear-regression: unexpected argument '%s'", arg);
+        }
+        long steps = parse_count(value, 100000000L);
+        if (steps < 0)
+            return usage_error("--steps: '%s' is not a number of steps from 1 to 100000000", value);
+        options.steps = (int)steps;
+    }
+    return run_linear_regression(options);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        printf("Tensor Workbench %s\n"
+               "The workbench window arrives with a later issue; for now twb runs the\n"
+               "command-line examples (see 'twb --help'). Running 'twb example linear-regression':\n\n",
+               TWB_VERSION);
+        return run_linear_regression(TWB_LINEAR_DEFAULTS);
+    }
+
+    const char *command = argv[1];
+    if (strcmp(command, "-h") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "help") == 0) {
+        print_help(stdout);
+        return 0;
+    }
+    if (strcmp(command, "-V") == 0 || strcmp(command, "--version") == 0)
+        return print_version();
+    if (strcmp(command, "example") == 0)
+        return command_example(argc - 2, argv + 2);
+    if (command[0] == '-')
+        return usage_error("unknown option '%s'", command);
+    return usage_error("unknown command '%s'", command);
+}
