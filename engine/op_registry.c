@@ -16,6 +16,8 @@
     X(copy) X(cast)                                                                                     \
     X(concat) X(gather) X(scatter_add) X(pad) X(tile) X(one_hot)                                        \
     X(softmax_cross_entropy) X(sparse_softmax_cross_entropy)                                            \
+    X(conv2d) X(conv2d_backprop_input) X(conv2d_backprop_filter) X(max_pool2d) X(max_pool2d_grad)      \
+    X(max_pool2d_grad_grad) X(avg_pool2d) X(avg_pool2d_grad)                                            \
     X(custom)
 
 #define DECLARE(name) extern const tw_op_def tw_op_##name;

@@ -1,9 +1,29 @@
 /* Elementwise binary ops with NumPy broadcasting: arithmetic, comparisons,
  * logical ops and where. */
+#include <math.h>
 #include <string.h>
 
 #include "cpu/cpu_kernels.h"
 #include "internal.h"
+
+/* A C number meeting an integer or bool tensor must be a value of that
+ * dtype: truncating 2.5 to 2 (or -0.5 to 0 in a comparison) would silently
+ * compute something else than the user wrote. */
+static int check_representable(const char *op, double v, tw_dtype dtype)
+{
+    double lo, hi;
+    switch (dtype) {
+    case TW_INT32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case TW_INT64: lo = -9223372036854775808.0; hi = 9223372036854774784.0; break;
+    case TW_UINT8: lo = 0; hi = 255; break;
+    case TW_BOOL: lo = 0; hi = 1; break;
+    default: return 0; /* float dtypes take any value */
+    }
+    if (v == floor(v) && v >= lo && v <= hi)
+        return 0;
+    return tw_error_set("%s: the scalar %g cannot be represented as %s; cast the tensor to a float dtype first", op, v,
+                        tw_dtype_name(dtype));
+}
 
 /* Inputs must share a dtype; a weak scalar (tw_scalar) takes the other
  * side's dtype through a recorded cast, so gradients still reach it. */
@@ -11,12 +31,20 @@ static int unify_dtypes(const char *op, tw_tensor **a, tw_tensor **b)
 {
     if ((*a)->dtype == (*b)->dtype)
         return 0;
-    if ((*b)->weak && !(*a)->weak)
+    if ((*b)->weak && !(*a)->weak) {
+        if (check_representable(op, tw_tensor_item(*b), (*a)->dtype) < 0)
+            return -1;
         return (*b = tw_cast(*b, (*a)->dtype)) ? 0 : -1;
-    if ((*a)->weak && !(*b)->weak)
+    }
+    if ((*a)->weak && !(*b)->weak) {
+        if (check_representable(op, tw_tensor_item(*a), (*b)->dtype) < 0)
+            return -1;
         return (*a = tw_cast(*a, (*b)->dtype)) ? 0 : -1;
-    return tw_error_set("%s: dtypes differ: %s and %s; cast one with tw_cast()", op, tw_dtype_name((*a)->dtype),
-                        tw_dtype_name((*b)->dtype));
+    }
+    char sa[160], sb[160];
+    return tw_error_set("%s: dtypes differ: %s %s and %s %s; cast one with tw_cast()", op, tw_dtype_name((*a)->dtype),
+                        tw_shape_str((*a)->ndim, (*a)->shape, sa, sizeof sa), tw_dtype_name((*b)->dtype),
+                        tw_shape_str((*b)->ndim, (*b)->shape, sb, sizeof sb));
 }
 
 static int infer_broadcast(const tw_op_call *call, tw_desc *out, tw_dtype dtype)
@@ -186,22 +214,23 @@ BINARY_OP(logical_and, TWK_AND, infer_logical, NULL, TW_OP_NOT_DIFFERENTIABLE)
 BINARY_OP(logical_or, TWK_OR, infer_logical, NULL, TW_OP_NOT_DIFFERENTIABLE)
 
 /* ---- with a C number ------------------------------------------------------ */
-static tw_tensor *with_scalar(tw_tensor *(*op)(tw_tensor *, tw_tensor *), tw_tensor *a, double s, bool scalar_first)
+static tw_tensor *with_scalar(const char *name, tw_tensor *(*op)(tw_tensor *, tw_tensor *), tw_tensor *a, double s,
+                              bool scalar_first)
 {
-    if (tw__check_inputs("scalar op", 1, &a) < 0)
+    if (tw__check_inputs(name, 1, &a) < 0 || check_representable(name, s, a->dtype) < 0)
         return NULL;
     tw_scope_begin();
     tw_tensor *k = tw_scalar_of(s, a->dtype);
     return tw__scope_return(scalar_first ? op(k, a) : op(a, k));
 }
 
-tw_tensor *tw_add_scalar(tw_tensor *a, double s) { return with_scalar(tw_add, a, s, false); }
-tw_tensor *tw_sub_scalar(tw_tensor *a, double s) { return with_scalar(tw_sub, a, s, false); }
-tw_tensor *tw_mul_scalar(tw_tensor *a, double s) { return with_scalar(tw_mul, a, s, false); }
-tw_tensor *tw_div_scalar(tw_tensor *a, double s) { return with_scalar(tw_div, a, s, false); }
-tw_tensor *tw_pow_scalar(tw_tensor *a, double s) { return with_scalar(tw_pow, a, s, false); }
-tw_tensor *tw_rsub_scalar(double s, tw_tensor *a) { return with_scalar(tw_sub, a, s, true); }
-tw_tensor *tw_rdiv_scalar(double s, tw_tensor *a) { return with_scalar(tw_div, a, s, true); }
+tw_tensor *tw_add_scalar(tw_tensor *a, double s) { return with_scalar("add_scalar", tw_add, a, s, false); }
+tw_tensor *tw_sub_scalar(tw_tensor *a, double s) { return with_scalar("sub_scalar", tw_sub, a, s, false); }
+tw_tensor *tw_mul_scalar(tw_tensor *a, double s) { return with_scalar("mul_scalar", tw_mul, a, s, false); }
+tw_tensor *tw_div_scalar(tw_tensor *a, double s) { return with_scalar("div_scalar", tw_div, a, s, false); }
+tw_tensor *tw_pow_scalar(tw_tensor *a, double s) { return with_scalar("pow_scalar", tw_pow, a, s, false); }
+tw_tensor *tw_rsub_scalar(double s, tw_tensor *a) { return with_scalar("rsub_scalar", tw_sub, a, s, true); }
+tw_tensor *tw_rdiv_scalar(double s, tw_tensor *a) { return with_scalar("rdiv_scalar", tw_div, a, s, true); }
 
 /* ---- where ------------------------------------------------------------------ */
 static int where_infer(const tw_op_call *call, tw_desc *out)

@@ -10,16 +10,38 @@ tw_tensor *tw_swish(tw_tensor *x)
     return tw__scope_return(tw_mul(x, tw_sigmoid(x)));
 }
 
+/* Name this op (not an inner one) when an axis is out of range. */
+static int check_axes(const char *op, const tw_tensor *x, int naxes, const int *axes)
+{
+    if (tw__check_inputs(op, 1, (tw_tensor *const[]){(tw_tensor *)x}) < 0)
+        return -1;
+    for (int k = 0; k < naxes; k++) {
+        int ax;
+        if (tw__normalize_axis(op, axes[k], x->ndim, &ax) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* The reduced shape of x over axes, for dropping keepdims. */
+/* r reduced with keepdims, reshaped to drop the reduced axes (axes were
+ * checked by the caller). */
 static tw_tensor *drop_reduced_axes(tw_tensor *r, tw_tensor *x, int naxes, const int *axes)
 {
-    tw_tensor *probe = tw_sum(tw_stop_gradient(x), naxes, axes, false); /* only its shape is used */
-    return probe ? tw_reshape(r, probe->ndim, probe->shape) : NULL;
+    bool reduced[TW_MAX_DIMS] = {0};
+    for (int k = 0; k < naxes; k++)
+        reduced[axes[k] < 0 ? axes[k] + x->ndim : axes[k]] = true;
+    int64_t shape[TW_MAX_DIMS];
+    int nd = 0;
+    for (int d = 0; d < x->ndim; d++)
+        if (naxes > 0 && !reduced[d])
+            shape[nd++] = x->shape[d];
+    return tw_reshape(r, nd, shape);
 }
 
 tw_tensor *tw_logsumexp(tw_tensor *x, int naxes, const int *axes, bool keepdims)
 {
-    if (tw__check_inputs("logsumexp", 1, &x) < 0)
+    if (check_axes("logsumexp", x, naxes, axes) < 0)
         return NULL;
     if (!tw_dtype_is_float(x->dtype)) {
         tw_error_set("logsumexp: needs a float tensor, got %s", tw_dtype_name(x->dtype));
@@ -38,6 +60,8 @@ tw_tensor *tw_logsumexp(tw_tensor *x, int naxes, const int *axes, bool keepdims)
 
 tw_tensor *tw_variance(tw_tensor *x, int naxes, const int *axes, bool keepdims)
 {
+    if (check_axes("variance", x, naxes, axes) < 0)
+        return NULL;
     tw_scope_begin();
     tw_tensor *centered = tw_sub(x, tw_mean(x, naxes, axes, true));
     return tw__scope_return(tw_mean(tw_square(centered), naxes, axes, keepdims));
@@ -46,6 +70,8 @@ tw_tensor *tw_variance(tw_tensor *x, int naxes, const int *axes, bool keepdims)
 int tw_moments(tw_tensor *x, int naxes, const int *axes, bool keepdims, tw_tensor **mean, tw_tensor **variance)
 {
     *mean = *variance = NULL;
+    if (check_axes("moments", x, naxes, axes) < 0)
+        return -1;
     tw_scope_begin();
     tw_tensor *m = tw_mean(x, naxes, axes, true);
     tw_tensor *v = tw_mean(tw_square(tw_sub(x, m)), naxes, axes, keepdims);

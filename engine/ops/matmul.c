@@ -35,7 +35,8 @@ static int matmul_infer(const tw_op_call *call, tw_desc *out)
         return tw_error_set("matmul: inner dimensions differ: %s%s x %s%s", tw_shape_str(a->ndim, a->shape, sa, sizeof sa),
                             ta ? "ᵀ" : "", tw_shape_str(b->ndim, b->shape, sb, sizeof sb), tb ? "ᵀ" : "");
     if (tw__broadcast_shapes("matmul", a->ndim - 2, a->shape, b->ndim - 2, b->shape, &out->ndim, out->shape) < 0)
-        return -1;
+        return tw_error_set("matmul: batch dimensions of %s and %s cannot be broadcast together",
+                            tw_shape_str(a->ndim, a->shape, sa, sizeof sa), tw_shape_str(b->ndim, b->shape, sb, sizeof sb));
     out->shape[out->ndim++] = m;
     out->shape[out->ndim++] = n;
     out->dtype = a->dtype;

@@ -84,12 +84,32 @@ static int sum_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tenso
     return 0;
 }
 
-/* Product rule as y / x: exact where no reduced element is zero. */
+/* d prod / d x_i is the product of the other elements: y / x_i where x_i is
+ * not zero; where it is, the product of the nonzero elements when x_i is the
+ * group's only zero, else 0. Divisions only ever see nonzero values, so no
+ * NaN reaches the result or a higher-order gradient. */
 static int prod_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
                          tw_tensor **gin)
 {
     tw_tensor *x = call->inputs[0];
-    gin[0] = tw_div(tw_mul(expand_back(g[0], x, call->attrs), expand_back(outs[0], x, call->attrs)), x);
+    const tw_attrs *a = call->attrs;
+    int axes[TW_MAX_DIMS], naxes = 0;
+    for (int d = 0; d < x->ndim; d++)
+        if (a->i[1 + d])
+            axes[naxes++] = d;
+    tw_tensor *is_zero = tw_equal(x, tw_scalar(0));
+    tw_tensor *nonzero = tw_where(is_zero, tw_scalar(1), x);
+    tw_tensor *others = tw_div(expand_back(outs[0], x, a), nonzero);
+    if (naxes > 0) {
+        tw_tensor *zeros = tw_sum(tw_cast(is_zero, x->dtype), naxes, axes, true);
+        tw_tensor *lone_zero = tw_equal(tw_broadcast_to(zeros, x->ndim, x->shape), tw_scalar(1));
+        tw_tensor *prod_nonzero = tw_broadcast_to(tw_prod(nonzero, naxes, axes, true), x->ndim, x->shape);
+        tw_tensor *at_zero = tw_where(lone_zero, prod_nonzero, tw_scalar(0));
+        others = tw_where(is_zero, at_zero, others);
+    } else {
+        others = tw_where(is_zero, tw_scalar(1), others); /* a 0-d input: d x / d x */
+    }
+    gin[0] = tw_mul(expand_back(g[0], x, a), others);
     return 0;
 }
 

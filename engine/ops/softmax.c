@@ -9,18 +9,42 @@
 #include "cpu/cpu_kernels.h"
 #include "internal.h"
 
+/* logits minus their (constant) max along axis, rows of -inf shifted by 0.
+ * Working from the shifted values keeps float32 exact for logits like 1000:
+ * exp(x - logsumexp(x)) would lose the low bits of x to a large lse. */
+static tw_tensor *shifted(tw_tensor *logits, int axis)
+{
+    tw_tensor *m = tw_stop_gradient(tw_max(logits, 1, &axis, true));
+    tw_tensor *finite = tw_less(tw_abs(m), tw_scalar(INFINITY));
+    return tw_sub(logits, tw_where(finite, m, tw_scalar(0)));
+}
+
+static int check_softmax_args(const char *op, tw_tensor *logits, int axis)
+{
+    int ax;
+    if (tw__check_inputs(op, 1, &logits) < 0 || tw__normalize_axis(op, axis, logits->ndim, &ax) < 0)
+        return -1;
+    if (!tw_dtype_is_float(logits->dtype))
+        return tw_error_set("%s: logits must be float, got %s", op, tw_dtype_name(logits->dtype));
+    return 0;
+}
+
 tw_tensor *tw_softmax(tw_tensor *logits, int axis)
 {
+    if (check_softmax_args("softmax", logits, axis) < 0)
+        return NULL;
     tw_scope_begin();
-    tw_tensor *lse = tw_logsumexp(logits, 1, &axis, true);
-    return tw__scope_return(tw_exp(tw_sub(logits, lse)));
+    tw_tensor *e = tw_exp(shifted(logits, axis));
+    return tw__scope_return(tw_div(e, tw_sum(e, 1, &axis, true)));
 }
 
 tw_tensor *tw_log_softmax(tw_tensor *logits, int axis)
 {
+    if (check_softmax_args("log_softmax", logits, axis) < 0)
+        return NULL;
     tw_scope_begin();
-    tw_tensor *lse = tw_logsumexp(logits, 1, &axis, true);
-    return tw__scope_return(tw_sub(logits, lse));
+    tw_tensor *z = shifted(logits, axis);
+    return tw__scope_return(tw_sub(z, tw_log(tw_sum(tw_exp(z), 1, &axis, true))));
 }
 
 static int check_logits(const char *op, const tw_tensor *logits)
@@ -159,8 +183,11 @@ static int sparse_kernel(const tw_op_call *call, tw_tensor *const *outs)
     for (int64_t r = 0; r < rows && rc == 0; r++) {
         int64_t label = (int64_t)twk_load(labels->dtype, (char *)tw__data(labels) + r * (int64_t)tw_dtype_size(labels->dtype));
         if (label < 0 || label >= n) {
-            rc = tw_error_set("sparse_softmax_cross_entropy: label %lld at position %lld is outside [0, %lld)",
-                              (long long)label, (long long)r, (long long)n);
+            char shape[160];
+            rc = tw_error_set("sparse_softmax_cross_entropy: label %lld at position %lld is outside [0, %lld) "
+                              "for logits of shape %s",
+                              (long long)label, (long long)r, (long long)n,
+                              tw_shape_str(logits->ndim, logits->shape, shape, sizeof shape));
             break;
         }
         load_row(logits, r, n, row);

@@ -51,14 +51,28 @@ double twk_load(tw_dtype dtype, const void *p)
     }
 }
 
+/* Float to integer: truncate toward zero, saturate out of range (a plain C
+ * conversion of an out-of-range value is undefined), NaN gives 0. */
+static int64_t to_int64(double v, double lo, double hi)
+{
+    if (v != v)
+        return 0;
+    if (v <= lo)
+        return (int64_t)lo;
+    if (v >= hi)
+        return hi >= 9223372036854775807.0 ? INT64_MAX : (int64_t)hi;
+    return (int64_t)v;
+}
+
 void twk_store(tw_dtype dtype, void *p, double v)
 {
     switch (dtype) {
     case TW_FLOAT32: *(float *)p = (float)v; break;
     case TW_FLOAT64: *(double *)p = v; break;
-    case TW_INT32: *(int32_t *)p = isfinite(v) ? (int32_t)v : 0; break;
-    case TW_INT64: *(int64_t *)p = isfinite(v) ? (int64_t)v : 0; break;
-    case TW_UINT8: *(uint8_t *)p = isfinite(v) ? (uint8_t)(int64_t)v : 0; break;
+    case TW_INT32: *(int32_t *)p = (int32_t)to_int64(v, -2147483648.0, 2147483647.0); break;
+    case TW_INT64: *(int64_t *)p = to_int64(v, -9223372036854775808.0, 9223372036854775807.0); break;
+    /* uint8 wraps modulo 256 like the integer casts (-1 -> 255) */
+    case TW_UINT8: *(uint8_t *)p = (uint8_t)to_int64(v, -9223372036854775808.0, 9223372036854775807.0); break;
     case TW_BOOL: *(uint8_t *)p = v != 0.0; break;
     default: break;
     }

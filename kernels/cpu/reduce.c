@@ -136,14 +136,24 @@ REDUCERS(int32_t, int64_t)
 REDUCERS(int64_t, int64_t)
 REDUCERS(uint8_t, int64_t)
 
-/* out[j] = sum_i x[i*rs + j] for contiguous rows: reads memory in order. */
+/* out[j] = sum_i x[i*rs + j] for contiguous rows: reads memory in order,
+ * one block of columns at a time so the accumulators (double, as for every
+ * float sum) stay on the stack. */
+#define SUM_ROWS_BLOCK 512
 #define SUM_ROWS(T)                                                                                   \
     static void sum_rows_##T(const T *x, int64_t nrows, int64_t rs, int64_t ncols, T *out)            \
     {                                                                                                 \
-        memset(out, 0, sizeof(T) * (size_t)ncols);                                                    \
-        for (int64_t i = 0; i < nrows; i++)                                                           \
-            for (int64_t j = 0; j < ncols; j++)                                                       \
-                out[j] += x[i * rs + j];                                                              \
+        double acc[SUM_ROWS_BLOCK];                                                                   \
+        for (int64_t j0 = 0; j0 < ncols; j0 += SUM_ROWS_BLOCK) {                                      \
+            int64_t nj = ncols - j0 < SUM_ROWS_BLOCK ? ncols - j0 : SUM_ROWS_BLOCK;                   \
+            for (int64_t j = 0; j < nj; j++)                                                          \
+                acc[j] = 0;                                                                           \
+            for (int64_t i = 0; i < nrows; i++)                                                       \
+                for (int64_t j = 0; j < nj; j++)                                                      \
+                    acc[j] += x[i * rs + j0 + j];                                                     \
+            for (int64_t j = 0; j < nj; j++)                                                          \
+                out[j0 + j] = (T)acc[j];                                                              \
+        }                                                                                             \
     }
 SUM_ROWS(float)
 SUM_ROWS(double)
