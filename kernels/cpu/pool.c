@@ -1,0 +1,248 @@
+/* 2-D max and average pooling on NHWC tensors (see conv_kernels.h).
+ *
+ * Forward passes and the max-pool gradient's gradient write each output
+ * once, so they split over output rows. The two gradients scatter into
+ * overlapping windows; they split over (image, block of channels) instead,
+ * which never share an element, so no atomics are needed. */
+#include <stdbool.h>
+#include <string.h>
+
+#include "conv_kernels.h"
+#include "cpu_kernels.h"
+
+#define CHANNEL_BLOCK 64
+
+static inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* The valid part [h0, h1) x [w0, w1) of window (oh, ow). */
+static inline void window(const twk_pool2d_shape *s, int64_t oh, int64_t ow, int64_t *h0, int64_t *h1, int64_t *w0,
+                          int64_t *w1)
+{
+    int64_t hs = oh * s->stride_h - s->pad_top, ws = ow * s->stride_w - s->pad_left;
+    *h0 = imax(hs, 0);
+    *h1 = imin(hs + s->pool_h, s->in_h);
+    *w0 = imax(ws, 0);
+    *w1 = imin(ws + s->pool_w, s->in_w);
+}
+
+#define PIXEL(n, h, w) ((((n) * s->in_h + (h)) * s->in_w + (w)) * C)
+#define PAR_IF(work, jobs) if ((work) >= TWK_PARALLEL_MIN && (jobs) > 1)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define OMP_FOR(cond) _Pragma(STR(omp parallel for schedule(static) cond))
+
+#define DEFINE_POOL(T, IT, sfx)                                                                                     \
+    static void max_pool_##sfx(const twk_pool2d_shape *s, const T *x, T *y)                                     \
+    {                                                                                                           \
+        const int64_t C = s->channels, rows = s->batch * s->out_h;                                              \
+        OMP_FOR(PAR_IF(rows * s->out_w * C * s->pool_h * s->pool_w, rows))                                      \
+        for (int64_t q = 0; q < rows; q++) {                                                                    \
+            int64_t n = q / s->out_h, oh = q % s->out_h;                                                        \
+            for (int64_t ow = 0; ow < s->out_w; ow++) {                                                         \
+                int64_t h0, h1, w0, w1;                                                                         \
+                window(s, oh, ow, &h0, &h1, &w0, &w1);                                                          \
+                T *o = y + (q * s->out_w + ow) * C;                                                             \
+                if (h0 >= h1 || w0 >= w1) {                                                                     \
+                    memset(o, 0, sizeof(T) * (size_t)C);                                                        \
+                    continue;                                                                                   \
+                }                                                                                               \
+                memcpy(o, x + PIXEL(n, h0, w0), sizeof(T) * (size_t)C);                                         \
+                for (int64_t ih = h0; ih < h1; ih++)                                                            \
+                    for (int64_t iw = w0; iw < w1; iw++) {                                                      \
+                        const T *p = x + PIXEL(n, ih, iw);                                                      \
+                        for (int64_t c = 0; c < C; c++)                                                         \
+                            o[c] = p[c] > o[c] ? p[c] : o[c];                                                   \
+                    }                                                                                           \
+            }                                                                                                   \
+        }                                                                                                       \
+    }                                                                                                           \
+                                                                                                                \
+    /* Index, among the valid positions of window (h0..h1, w0..w1) in row-major order, of the first             \
+     * maximum of each channel in [c0, c0 + cl). Masks of T's width instead of branches: the loops              \
+     * vectorize, and random data does not mispredict. */                                                       \
+    static inline bool argmax_##sfx(const twk_pool2d_shape *s, const T *x, int64_t n, int64_t h0, int64_t h1,   \
+                                    int64_t w0, int64_t w1, int64_t c0, int64_t cl, IT *arg)                    \
+    {                                                                                                           \
+        const int64_t C = s->channels;                                                                          \
+        T best[CHANNEL_BLOCK];                                                                                  \
+        if (h0 >= h1 || w0 >= w1)                                                                               \
+            return false;                                                                                       \
+        const T *first = x + PIXEL(n, h0, w0) + c0;                                                             \
+        for (int64_t c = 0; c < cl; c++) {                                                                      \
+            best[c] = first[c];                                                                                 \
+            arg[c] = 0;                                                                                         \
+        }                                                                                                       \
+        IT k = 0;                                                                                               \
+        for (int64_t ih = h0; ih < h1; ih++)                                                                    \
+            for (int64_t iw = w0; iw < w1; iw++, k++) {                                                         \
+                const T *restrict p = x + PIXEL(n, ih, iw) + c0;                                                \
+                for (int64_t c = 0; c < cl; c++) {                                                              \
+                    IT m = -(IT)(p[c] > best[c]);                                                               \
+                    best[c] = p[c] > best[c] ? p[c] : best[c];                                                  \
+                    arg[c] = (arg[c] & ~m) | (k & m);                                                           \
+                }                                                                                               \
+            }                                                                                                   \
+        return true;                                                                                            \
+    }                                                                                                           \
+                                                                                                                \
+    /* v where mask m is all ones, else 0 (bitwise, so it vectorizes). */                                       \
+    static inline T masked_##sfx(IT m, T v)                                                                     \
+    {                                                                                                           \
+        union {                                                                                                 \
+            T f;                                                                                                \
+            IT i;                                                                                               \
+        } u = {v};                                                                                              \
+        u.i &= m;                                                                                               \
+        return u.f;                                                                                             \
+    }                                                                                                           \
+                                                                                                                \
+    static void max_pool_grad_##sfx(const twk_pool2d_shape *s, const T *x, const T *dy, T *dx)                  \
+    {                                                                                                           \
+        const int64_t C = s->channels, ncb = (C + CHANNEL_BLOCK - 1) / CHANNEL_BLOCK, jobs = s->batch * ncb;    \
+        memset(dx, 0, sizeof(T) * (size_t)(s->batch * s->in_h * s->in_w * C));                                  \
+        OMP_FOR(PAR_IF(s->batch * s->out_h * s->out_w * C * s->pool_h * s->pool_w, jobs))                       \
+        for (int64_t job = 0; job < jobs; job++) {                                                              \
+            int64_t n = job / ncb, c0 = job % ncb * CHANNEL_BLOCK, cl = imin(CHANNEL_BLOCK, C - c0);            \
+            IT arg[CHANNEL_BLOCK];                                                                              \
+            for (int64_t oh = 0; oh < s->out_h; oh++)                                                           \
+                for (int64_t ow = 0; ow < s->out_w; ow++) {                                                     \
+                    int64_t h0, h1, w0, w1;                                                                     \
+                    window(s, oh, ow, &h0, &h1, &w0, &w1);                                                      \
+                    if (!argmax_##sfx(s, x, n, h0, h1, w0, w1, c0, cl, arg))                                    \
+                        continue;                                                                               \
+                    const T *restrict g = dy + ((n * s->out_h + oh) * s->out_w + ow) * C + c0;                  \
+                    IT k = 0;                                                                                   \
+                    for (int64_t ih = h0; ih < h1; ih++)                                                        \
+                        for (int64_t iw = w0; iw < w1; iw++, k++) {                                             \
+                            T *restrict d = dx + PIXEL(n, ih, iw) + c0;                                         \
+                            for (int64_t c = 0; c < cl; c++)                                                    \
+                                d[c] += masked_##sfx(-(IT)(arg[c] == k), g[c]);                                 \
+                        }                                                                                       \
+                }                                                                                               \
+        }                                                                                                       \
+    }                                                                                                           \
+                                                                                                                \
+    static void max_pool_grad_grad_##sfx(const twk_pool2d_shape *s, const T *x, const T *u, T *out)             \
+    {                                                                                                           \
+        const int64_t C = s->channels, rows = s->batch * s->out_h;                                              \
+        OMP_FOR(PAR_IF(rows * s->out_w * C * s->pool_h * s->pool_w, rows))                                      \
+        for (int64_t q = 0; q < rows; q++) {                                                                    \
+            int64_t n = q / s->out_h, oh = q % s->out_h;                                                        \
+            IT arg[CHANNEL_BLOCK];                                                                              \
+            for (int64_t ow = 0; ow < s->out_w; ow++) {                                                         \
+                int64_t h0, h1, w0, w1;                                                                         \
+                window(s, oh, ow, &h0, &h1, &w0, &w1);                                                          \
+                for (int64_t c0 = 0; c0 < C; c0 += CHANNEL_BLOCK) {                                             \
+                    int64_t cl = imin(CHANNEL_BLOCK, C - c0);                                                   \
+                    T *restrict o = out + (q * s->out_w + ow) * C + c0;                                         \
+                    memset(o, 0, sizeof(T) * (size_t)cl);                                                       \
+                    if (!argmax_##sfx(s, x, n, h0, h1, w0, w1, c0, cl, arg))                                    \
+                        continue;                                                                               \
+                    IT k = 0;                                                                                   \
+                    for (int64_t ih = h0; ih < h1; ih++)                                                        \
+                        for (int64_t iw = w0; iw < w1; iw++, k++) {                                             \
+                            const T *restrict p = u + PIXEL(n, ih, iw) + c0;                                    \
+                            for (int64_t c = 0; c < cl; c++)                                                    \
+                                o[c] += masked_##sfx(-(IT)(arg[c] == k), p[c]);                                 \
+                        }                                                                                       \
+                }                                                                                               \
+            }                                                                                                   \
+        }                                                                                                       \
+    }                                                                                                           \
+                                                                                                                \
+    static void avg_pool_##sfx(const twk_pool2d_shape *s, const T *x, T *y)                                     \
+    {                                                                                                           \
+        const int64_t C = s->channels, rows = s->batch * s->out_h;                                              \
+        OMP_FOR(PAR_IF(rows * s->out_w * C * s->pool_h * s->pool_w, rows))                                      \
+        for (int64_t q = 0; q < rows; q++) {                                                                    \
+            int64_t n = q / s->out_h, oh = q % s->out_h;                                                        \
+            for (int64_t ow = 0; ow < s->out_w; ow++) {                                                         \
+                int64_t h0, h1, w0, w1;                                                                         \
+                window(s, oh, ow, &h0, &h1, &w0, &w1);                                                          \
+                T *o = y + (q * s->out_w + ow) * C;                                                             \
+                memset(o, 0, sizeof(T) * (size_t)C);                                                            \
+                for (int64_t ih = h0; ih < h1; ih++)                                                            \
+                    for (int64_t iw = w0; iw < w1; iw++) {                                                      \
+                        const T *p = x + PIXEL(n, ih, iw);                                                      \
+                        for (int64_t c = 0; c < C; c++)                                                         \
+                            o[c] += p[c];                                                                       \
+                    }                                                                                           \
+                int64_t count = imax(0, h1 - h0) * imax(0, w1 - w0);                                            \
+                T scale = count > 0 ? (T)1 / (T)count : (T)0;                                                   \
+                for (int64_t c = 0; c < C; c++)                                                                 \
+                    o[c] *= scale;                                                                              \
+            }                                                                                                   \
+        }                                                                                                       \
+    }                                                                                                           \
+                                                                                                                \
+    static void avg_pool_grad_##sfx(const twk_pool2d_shape *s, const T *dy, T *dx)                              \
+    {                                                                                                           \
+        const int64_t C = s->channels, ncb = (C + CHANNEL_BLOCK - 1) / CHANNEL_BLOCK, jobs = s->batch * ncb;    \
+        memset(dx, 0, sizeof(T) * (size_t)(s->batch * s->in_h * s->in_w * C));                                  \
+        OMP_FOR(PAR_IF(s->batch * s->out_h * s->out_w * C * s->pool_h * s->pool_w, jobs))                       \
+        for (int64_t job = 0; job < jobs; job++) {                                                              \
+            int64_t n = job / ncb, c0 = job % ncb * CHANNEL_BLOCK, cl = imin(CHANNEL_BLOCK, C - c0);            \
+            for (int64_t oh = 0; oh < s->out_h; oh++)                                                           \
+                for (int64_t ow = 0; ow < s->out_w; ow++) {                                                     \
+                    int64_t h0, h1, w0, w1;                                                                     \
+                    window(s, oh, ow, &h0, &h1, &w0, &w1);                                                      \
+                    int64_t count = imax(0, h1 - h0) * imax(0, w1 - w0);                                        \
+                    if (count == 0)                                                                             \
+                        continue;                                                                               \
+                    T scale = (T)1 / (T)count;                                                                  \
+                    const T *g = dy + ((n * s->out_h + oh) * s->out_w + ow) * C + c0;                           \
+                    for (int64_t ih = h0; ih < h1; ih++)                                                        \
+                        for (int64_t iw = w0; iw < w1; iw++) {                                                  \
+                            T *d = dx + PIXEL(n, ih, iw) + c0;                                                  \
+                            for (int64_t c = 0; c < cl; c++)                                                    \
+                                d[c] += g[c] * scale;                                                           \
+                        }                                                                                       \
+                }                                                                                               \
+        }                                                                                                       \
+    }
+
+DEFINE_POOL(float, int32_t, f32)
+DEFINE_POOL(double, int64_t, f64)
+
+void twk_max_pool2d(tw_dtype dtype, const twk_pool2d_shape *s, const void *input, void *output)
+{
+    if (dtype == TW_FLOAT32)
+        max_pool_f32(s, input, output);
+    else
+        max_pool_f64(s, input, output);
+}
+
+void twk_max_pool2d_grad(tw_dtype dtype, const twk_pool2d_shape *s, const void *input, const void *grad_output,
+                         void *grad_input)
+{
+    if (dtype == TW_FLOAT32)
+        max_pool_grad_f32(s, input, grad_output, grad_input);
+    else
+        max_pool_grad_f64(s, input, grad_output, grad_input);
+}
+
+void twk_max_pool2d_grad_grad(tw_dtype dtype, const twk_pool2d_shape *s, const void *input,
+                              const void *grad_grad_input, void *output)
+{
+    if (dtype == TW_FLOAT32)
+        max_pool_grad_grad_f32(s, input, grad_grad_input, output);
+    else
+        max_pool_grad_grad_f64(s, input, grad_grad_input, output);
+}
+
+void twk_avg_pool2d(tw_dtype dtype, const twk_pool2d_shape *s, const void *input, void *output)
+{
+    if (dtype == TW_FLOAT32)
+        avg_pool_f32(s, input, output);
+    else
+        avg_pool_f64(s, input, output);
+}
+
+void twk_avg_pool2d_grad(tw_dtype dtype, const twk_pool2d_shape *s, const void *grad_output, void *grad_input)
+{
+    if (dtype == TW_FLOAT32)
+        avg_pool_grad_f32(s, grad_output, grad_input);
+    else
+        avg_pool_grad_f64(s, grad_output, grad_input);
+}
