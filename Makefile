@@ -10,7 +10,7 @@
 
 SHELL := /bin/bash
 
-PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libglib2.0-dev valgrind python3
+PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libopenblas0-openmp libglib2.0-dev valgrind python3
 BENCH_PACKAGES := python3-torch
 
 BUILD := build

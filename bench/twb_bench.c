@@ -220,14 +220,15 @@ static void *matmul_setup(setup_result *r)
     /* The engine opens OpenBLAS first (it may set OPENBLAS_CORETYPE before
      * the library initialises); the bare loop then calls the very same
      * library in the same process. */
-    tw_blas_info();
-    void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_GLOBAL);
+    const char *info = tw_blas_info();
+    const char *from = strstr(info, " from ");
+    void *lib = from ? dlopen(from + 6, RTLD_NOW | RTLD_GLOBAL) : NULL;
     matmul_state *s = calloc(1, sizeof *s);
     if (!s)
         die("out of memory");
     s->sgemm = lib ? (sgemm_fn)dlsym(lib, "cblas_sgemm") : NULL;
     if (!s->sgemm)
-        die("cannot load cblas_sgemm from libopenblas.so.0: %s", dlerror());
+        die("cannot load cblas_sgemm from the engine's BLAS (%s): %s", info, dlerror());
     typedef char *(*string_fn)(void);
     string_fn corename = (string_fn)dlsym(lib, "openblas_get_corename");
     snprintf(r->info, sizeof r->info, "\"sgemm_core\": \"%s\"", corename ? corename() : "unknown");
@@ -282,12 +283,7 @@ static void matmul_teardown(void *p)
 /* ---- conv_step: tw_conv2d forward, then the tape's gradients wrt input and
  * filter for a given output gradient ------------------------------------- */
 
-/* Looked up at run time, so this program (and with it the whole build)
- * links even while the engine has no tw_conv2d. */
-typedef __typeof__(tw_conv2d) conv2d_fn;
-
 typedef struct {
-    conv2d_fn *conv2d;
     tw_tensor *x, *w, *gy;
     tw_conv2d_params params;
 } conv_state;
@@ -298,7 +294,7 @@ static void conv_step_once(conv_state *s, setup_result *r)
     tw_tape *tape = tw_tape_begin(false);
     if (!tape || tw_tape_watch(tape, s->x) < 0 || tw_tape_watch(tape, s->w) < 0)
         die_engine("tw_tape_begin/watch");
-    tw_tensor *y = s->conv2d(s->x, s->w, &s->params);
+    tw_tensor *y = tw_conv2d(s->x, s->w, &s->params);
     tw_tape_end(tape);
     if (!y)
         die_engine("tw_conv2d");
@@ -320,9 +316,6 @@ static void *conv_setup(setup_result *r)
     conv_state *s = calloc(1, sizeof *s);
     if (!s)
         die("out of memory");
-    s->conv2d = (conv2d_fn *)dlsym(RTLD_DEFAULT, "tw_conv2d");
-    if (!s->conv2d)
-        die("tw_conv2d is not in libtw-engine (engine/ops/conv.c not built into it yet)");
     s->x = pattern_tensor(1, TW_SHAPE(64, 28, 28, 32)); /* NHWC */
     s->w = pattern_tensor(2, TW_SHAPE(3, 3, 32, 64));   /* HWIO */
     s->gy = pattern_tensor(3, TW_SHAPE(64, 28, 28, 64));
