@@ -98,39 +98,31 @@ void twk_binary(twk_binary_op op, tw_dtype in_dtype, int ndim, const int64_t *sh
         binary_row(op, in_dtype, n, out, 1, a, 1, b, 1);
         return;
     }
-    int64_t sh[TW_MAX_DIMS + 1], so[TW_MAX_DIMS + 1], sa[TW_MAX_DIMS + 1], sb[TW_MAX_DIMS + 1];
-    memcpy(sh, shape, sizeof(int64_t) * (size_t)ndim);
-    memcpy(so, out_strides, sizeof(int64_t) * (size_t)ndim);
-    memcpy(sa, a_strides, sizeof(int64_t) * (size_t)ndim);
-    memcpy(sb, b_strides, sizeof(int64_t) * (size_t)ndim);
-    int64_t *st[3] = {so, sa, sb};
-    int nd = twk_coalesce(ndim, sh, 3, st);
-    int64_t inner = sh[nd - 1], rows = 1;
-    for (int d = 0; d < nd - 1; d++)
-        rows *= sh[d];
+    twk_plan p;
+    twk_plan_init(&p, ndim, shape, 3, (const int64_t *const[]){out_strides, a_strides, b_strides});
     int64_t isz = (int64_t)tw_dtype_size(in_dtype), osz = (int64_t)out_itemsize(op, in_dtype);
-    if (rows == 1 && inner < TWK_PARALLEL_MIN) {
-        binary_row(op, in_dtype, inner, out, so[nd - 1], a, sa[nd - 1], b, sb[nd - 1]);
+    int64_t so = TWK_INNER_STRIDE(&p, 0), sa = TWK_INNER_STRIDE(&p, 1), sb = TWK_INNER_STRIDE(&p, 2);
+    if (p.rows == 1 && p.inner < TWK_PARALLEL_MIN) {
+        binary_row(op, in_dtype, p.inner, out, so, a, sa, b, sb);
         return;
     }
-    if (rows == 1) {
+    if (p.rows == 1) {
         /* One long row: split it into chunks across threads. */
-        int64_t chunk = 8192;
-        int64_t nchunks = (inner + chunk - 1) / chunk;
+        int64_t chunk = 8192, nchunks = (p.inner + chunk - 1) / chunk;
 #pragma omp parallel for
         for (int64_t c = 0; c < nchunks; c++) {
-            int64_t i0 = c * chunk, len = inner - i0 < chunk ? inner - i0 : chunk;
-            binary_row(op, in_dtype, len, (char *)out + i0 * so[0] * osz, so[0], (const char *)a + i0 * sa[0] * isz,
-                       sa[0], (const char *)b + i0 * sb[0] * isz, sb[0]);
+            int64_t i0 = c * chunk, len = p.inner - i0 < chunk ? p.inner - i0 : chunk;
+            binary_row(op, in_dtype, len, (char *)out + i0 * so * osz, so, (const char *)a + i0 * sa * isz, sa,
+                       (const char *)b + i0 * sb * isz, sb);
         }
         return;
     }
-#pragma omp parallel for if (rows * inner >= TWK_PARALLEL_MIN)
-    for (int64_t r = 0; r < rows; r++) {
+#pragma omp parallel for if (p.rows * p.inner >= TWK_PARALLEL_MIN)
+    for (int64_t r = 0; r < p.rows; r++) {
         int64_t off[3];
-        twk_row_offsets(nd, sh, r, 3, st, off);
-        binary_row(op, in_dtype, inner, (char *)out + off[0] * osz, so[nd - 1], (const char *)a + off[1] * isz,
-                   sa[nd - 1], (const char *)b + off[2] * isz, sb[nd - 1]);
+        twk_plan_row(&p, 3, r, off);
+        binary_row(op, in_dtype, p.inner, (char *)out + off[0] * osz, so, (const char *)a + off[1] * isz, sa,
+                   (const char *)b + off[2] * isz, sb);
     }
 }
 
@@ -157,24 +149,15 @@ void twk_where(tw_dtype dtype, int ndim, const int64_t *shape, void *out, const 
                const void *cond, const int64_t *cond_strides, const void *a, const int64_t *a_strides,
                const void *b, const int64_t *b_strides)
 {
-    int64_t sh[TW_MAX_DIMS + 1], so[TW_MAX_DIMS + 1], sc[TW_MAX_DIMS + 1], sa[TW_MAX_DIMS + 1],
-        sb[TW_MAX_DIMS + 1];
-    memcpy(sh, shape, sizeof(int64_t) * (size_t)ndim);
-    memcpy(so, out_strides, sizeof(int64_t) * (size_t)ndim);
-    memcpy(sc, cond_strides, sizeof(int64_t) * (size_t)ndim);
-    memcpy(sa, a_strides, sizeof(int64_t) * (size_t)ndim);
-    memcpy(sb, b_strides, sizeof(int64_t) * (size_t)ndim);
-    int64_t *st[4] = {so, sc, sa, sb};
-    int nd = twk_coalesce(ndim, sh, 4, st);
-    int64_t inner = sh[nd - 1], rows = 1;
-    for (int d = 0; d < nd - 1; d++)
-        rows *= sh[d];
+    twk_plan p;
+    twk_plan_init(&p, ndim, shape, 4, (const int64_t *const[]){out_strides, cond_strides, a_strides, b_strides});
     int64_t isz = (int64_t)tw_dtype_size(dtype);
-#pragma omp parallel for if (rows * inner >= TWK_PARALLEL_MIN && rows > 1)
-    for (int64_t r = 0; r < rows; r++) {
+#pragma omp parallel for if (p.rows * p.inner >= TWK_PARALLEL_MIN && p.rows > 1)
+    for (int64_t r = 0; r < p.rows; r++) {
         int64_t off[4];
-        twk_row_offsets(nd, sh, r, 4, st, off);
-        where_row(dtype, inner, (char *)out + off[0] * isz, so[nd - 1], (const char *)cond + off[1], sc[nd - 1],
-                  (const char *)a + off[2] * isz, sa[nd - 1], (const char *)b + off[3] * isz, sb[nd - 1]);
+        twk_plan_row(&p, 4, r, off);
+        where_row(dtype, p.inner, (char *)out + off[0] * isz, TWK_INNER_STRIDE(&p, 0), (const char *)cond + off[1],
+                  TWK_INNER_STRIDE(&p, 1), (const char *)a + off[2] * isz, TWK_INNER_STRIDE(&p, 2),
+                  (const char *)b + off[3] * isz, TWK_INNER_STRIDE(&p, 3));
     }
 }

@@ -94,58 +94,45 @@ void twk_fill(tw_dtype dtype, int64_t n, void *dst, double value)
 void twk_copy(size_t itemsize, int ndim, const int64_t *shape, void *dst, const int64_t *dst_strides,
               const void *src, const int64_t *src_strides)
 {
-    int64_t sh[TW_MAX_DIMS + 1], ds[TW_MAX_DIMS + 1], ss[TW_MAX_DIMS + 1];
-    memcpy(sh, shape, sizeof(int64_t) * (size_t)ndim);
-    memcpy(ds, dst_strides, sizeof(int64_t) * (size_t)ndim);
-    memcpy(ss, src_strides, sizeof(int64_t) * (size_t)ndim);
-    int64_t *st[2] = {ds, ss};
-    int nd = twk_coalesce(ndim, sh, 2, st);
-    int64_t inner = sh[nd - 1], rows = 1;
-    for (int d = 0; d < nd - 1; d++)
-        rows *= sh[d];
-#pragma omp parallel for if (rows * inner >= TWK_PARALLEL_MIN && rows > 1)
-    for (int64_t r = 0; r < rows; r++) {
+    twk_plan p;
+    twk_plan_init(&p, ndim, shape, 2, (const int64_t *const[]){dst_strides, src_strides});
+    int64_t ds = TWK_INNER_STRIDE(&p, 0) * (int64_t)itemsize, ss = TWK_INNER_STRIDE(&p, 1) * (int64_t)itemsize;
+#pragma omp parallel for if (p.rows * p.inner >= TWK_PARALLEL_MIN && p.rows > 1)
+    for (int64_t r = 0; r < p.rows; r++) {
         int64_t off[2];
-        twk_row_offsets(nd, sh, r, 2, st, off);
+        twk_plan_row(&p, 2, r, off);
         char *d = (char *)dst + off[0] * (int64_t)itemsize;
         const char *s = (const char *)src + off[1] * (int64_t)itemsize;
-        if (ds[nd - 1] == 1 && ss[nd - 1] == 1) {
-            memcpy(d, s, (size_t)inner * itemsize);
+        if (ds == (int64_t)itemsize && ss == (int64_t)itemsize) {
+            memcpy(d, s, (size_t)p.inner * itemsize);
             continue;
         }
-        int64_t dstep = ds[nd - 1] * (int64_t)itemsize, sstep = ss[nd - 1] * (int64_t)itemsize;
-        for (int64_t i = 0; i < inner; i++)
-            memcpy(d + i * dstep, s + i * sstep, itemsize);
+        for (int64_t i = 0; i < p.inner; i++)
+            memcpy(d + i * ds, s + i * ss, itemsize);
     }
 }
 
 void twk_cast(tw_dtype dst_dtype, tw_dtype src_dtype, int ndim, const int64_t *shape, void *dst,
               const int64_t *dst_strides, const void *src, const int64_t *src_strides)
 {
-    int64_t sh[TW_MAX_DIMS + 1], ds[TW_MAX_DIMS + 1], ss[TW_MAX_DIMS + 1];
-    memcpy(sh, shape, sizeof(int64_t) * (size_t)ndim);
-    memcpy(ds, dst_strides, sizeof(int64_t) * (size_t)ndim);
-    memcpy(ss, src_strides, sizeof(int64_t) * (size_t)ndim);
-    int64_t *st[2] = {ds, ss};
-    int nd = twk_coalesce(ndim, sh, 2, st);
-    int64_t inner = sh[nd - 1], rows = 1;
-    for (int d = 0; d < nd - 1; d++)
-        rows *= sh[d];
-    size_t dsz = tw_dtype_size(dst_dtype), ssz = tw_dtype_size(src_dtype);
-    if (dst_dtype == TW_FLOAT32 && src_dtype == TW_FLOAT64 && nd == 1 && ds[0] == 1 && ss[0] == 1) {
-        float *d = dst;
+    twk_plan p;
+    twk_plan_init(&p, ndim, shape, 2, (const int64_t *const[]){dst_strides, src_strides});
+    int64_t dsz = (int64_t)tw_dtype_size(dst_dtype), ssz = (int64_t)tw_dtype_size(src_dtype);
+    int64_t ds = TWK_INNER_STRIDE(&p, 0) * dsz, ss = TWK_INNER_STRIDE(&p, 1) * ssz;
+    if (dst_dtype == TW_FLOAT32 && src_dtype == TW_FLOAT64 && p.rows == 1 && ds == dsz && ss == ssz) {
+        float *d = dst; /* the one conversion on a hot path: float64 results to float32 */
         const double *s = src;
-        for (int64_t i = 0; i < inner; i++)
+        for (int64_t i = 0; i < p.inner; i++)
             d[i] = (float)s[i];
         return;
     }
-#pragma omp parallel for if (rows * inner >= TWK_PARALLEL_MIN && rows > 1)
-    for (int64_t r = 0; r < rows; r++) {
+#pragma omp parallel for if (p.rows * p.inner >= TWK_PARALLEL_MIN && p.rows > 1)
+    for (int64_t r = 0; r < p.rows; r++) {
         int64_t off[2];
-        twk_row_offsets(nd, sh, r, 2, st, off);
-        char *d = (char *)dst + off[0] * (int64_t)dsz;
-        const char *s = (const char *)src + off[1] * (int64_t)ssz;
-        for (int64_t i = 0; i < inner; i++)
-            twk_store(dst_dtype, d + i * ds[nd - 1] * (int64_t)dsz, twk_load(src_dtype, s + i * ss[nd - 1] * (int64_t)ssz));
+        twk_plan_row(&p, 2, r, off);
+        char *d = (char *)dst + off[0] * dsz;
+        const char *s = (const char *)src + off[1] * ssz;
+        for (int64_t i = 0; i < p.inner; i++)
+            twk_store(dst_dtype, d + i * ds, twk_load(src_dtype, s + i * ss));
     }
 }

@@ -77,19 +77,48 @@ const char *twk_blas_info(void);
 void twk_gemm(tw_dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
               int64_t lda, const void *b, int64_t ldb, float beta, void *c, int64_t ldc);
 
-/* Offsets of the first element of outer row `row` for each operand. */
-static inline void twk_row_offsets(int ndim, const int64_t *shape, int64_t row, int nops, int64_t *const *strides,
-                        int64_t *offsets)
+/* An N-d walk over up to 4 operands of one shape, coalesced, as rows of
+ * `inner` elements: the setup every elementwise kernel shares. strides[k][]
+ * is operand k's strides after coalescing. */
+typedef struct {
+    int ndim;
+    int64_t shape[TW_MAX_DIMS + 1];
+    int64_t strides[4][TW_MAX_DIMS + 1];
+    int64_t inner, rows;
+} twk_plan;
+
+static inline void twk_plan_init(twk_plan *p, int ndim, const int64_t *shape, int nops,
+                                 const int64_t *const *strides)
+{
+    int64_t *st[4];
+    for (int d = 0; d < ndim; d++)
+        p->shape[d] = shape[d];
+    for (int k = 0; k < nops; k++) {
+        st[k] = p->strides[k];
+        for (int d = 0; d < ndim; d++)
+            p->strides[k][d] = strides[k][d];
+    }
+    p->ndim = twk_coalesce(ndim, p->shape, nops, st);
+    p->inner = p->shape[p->ndim - 1];
+    p->rows = 1;
+    for (int d = 0; d < p->ndim - 1; d++)
+        p->rows *= p->shape[d];
+}
+
+/* Element offsets of row r's first element for each of nops operands. */
+static inline void twk_plan_row(const twk_plan *p, int nops, int64_t r, int64_t *offsets)
 {
     for (int k = 0; k < nops; k++)
         offsets[k] = 0;
-    for (int d = ndim - 2; d >= 0; d--) {
-        int64_t i = row % shape[d];
-        row /= shape[d];
+    for (int d = p->ndim - 2; d >= 0; d--) {
+        int64_t i = r % p->shape[d];
+        r /= p->shape[d];
         for (int k = 0; k < nops; k++)
-            offsets[k] += i * strides[k][d];
+            offsets[k] += i * p->strides[k][d];
     }
 }
 
+/* Stride of operand k along the rows (the innermost axis). */
+#define TWK_INNER_STRIDE(p, k) ((p)->strides[k][(p)->ndim - 1])
 
 #endif

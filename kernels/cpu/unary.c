@@ -67,35 +67,27 @@ static void unary_row(twk_unary_op op, tw_dtype dtype, int64_t n, void *out, int
 void twk_unary(twk_unary_op op, tw_dtype dtype, int ndim, const int64_t *shape, void *out,
                const int64_t *out_strides, const void *x, const int64_t *x_strides, double p0, double p1)
 {
-    int64_t sh[TW_MAX_DIMS + 1], so[TW_MAX_DIMS + 1], sx[TW_MAX_DIMS + 1];
-    memcpy(sh, shape, sizeof(int64_t) * (size_t)ndim);
-    memcpy(so, out_strides, sizeof(int64_t) * (size_t)ndim);
-    memcpy(sx, x_strides, sizeof(int64_t) * (size_t)ndim);
-    int64_t *st[2] = {so, sx};
-    int nd = twk_coalesce(ndim, sh, 2, st);
-    int64_t inner = sh[nd - 1], rows = 1;
-    for (int d = 0; d < nd - 1; d++)
-        rows *= sh[d];
-    int64_t isz = (int64_t)tw_dtype_size(dtype);
-    if (rows == 1 && inner < TWK_PARALLEL_MIN) {
-        unary_row(op, dtype, inner, out, so[0], x, sx[0], p0, p1);
+    twk_plan p;
+    twk_plan_init(&p, ndim, shape, 2, (const int64_t *const[]){out_strides, x_strides});
+    int64_t isz = (int64_t)tw_dtype_size(dtype), so = TWK_INNER_STRIDE(&p, 0), sx = TWK_INNER_STRIDE(&p, 1);
+    if (p.rows == 1 && p.inner < TWK_PARALLEL_MIN) {
+        unary_row(op, dtype, p.inner, out, so, x, sx, p0, p1);
         return;
     }
-    if (rows == 1) {
-        int64_t chunk = 8192, nchunks = (inner + chunk - 1) / chunk;
+    if (p.rows == 1) {
+        /* One long row: split it into chunks across threads. */
+        int64_t chunk = 8192, nchunks = (p.inner + chunk - 1) / chunk;
 #pragma omp parallel for
         for (int64_t c = 0; c < nchunks; c++) {
-            int64_t i0 = c * chunk, len = inner - i0 < chunk ? inner - i0 : chunk;
-            unary_row(op, dtype, len, (char *)out + i0 * so[0] * isz, so[0], (const char *)x + i0 * sx[0] * isz, sx[0],
-                      p0, p1);
+            int64_t i0 = c * chunk, len = p.inner - i0 < chunk ? p.inner - i0 : chunk;
+            unary_row(op, dtype, len, (char *)out + i0 * so * isz, so, (const char *)x + i0 * sx * isz, sx, p0, p1);
         }
         return;
     }
-#pragma omp parallel for if (rows * inner >= TWK_PARALLEL_MIN)
-    for (int64_t r = 0; r < rows; r++) {
+#pragma omp parallel for if (p.rows * p.inner >= TWK_PARALLEL_MIN)
+    for (int64_t r = 0; r < p.rows; r++) {
         int64_t off[2];
-        twk_row_offsets(nd, sh, r, 2, st, off);
-        unary_row(op, dtype, inner, (char *)out + off[0] * isz, so[nd - 1], (const char *)x + off[1] * isz,
-                  sx[nd - 1], p0, p1);
+        twk_plan_row(&p, 2, r, off);
+        unary_row(op, dtype, p.inner, (char *)out + off[0] * isz, so, (const char *)x + off[1] * isz, sx, p0, p1);
     }
 }
