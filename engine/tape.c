@@ -227,7 +227,8 @@ void tw_tape_free(tw_tape *tape)
 typedef struct {
     tw_tape *tape;
     tw_id_map depends; /* ids that depend on some source */
-    tw_id_map grads;   /* id -> accumulated gradient (owned by the scope) */
+    tw_id_map grads;   /* id -> accumulated gradient (an owned reference) */
+    tw_id_map sources; /* ids whose gradients the caller asked for */
 } backward_pass;
 
 static void mark_dependents(backward_pass *bp, int nsources, tw_tensor *const *sources)
@@ -262,6 +263,7 @@ static int check_versions(const tape_node *node)
     return 0;
 }
 
+/* Add g into input i's gradient. The map owns one reference per entry. */
 static int accumulate(backward_pass *bp, const tape_node *node, int i, tw_tensor *g)
 {
     tw_tensor *in = node_inputs(node)[i];
@@ -272,12 +274,51 @@ static int accumulate(backward_pass *bp, const tape_node *node, int i, tw_tensor
                             tw_shape_str(in->ndim, in->shape, b, sizeof b));
     }
     void *prev = NULL;
-    if (tw_id_map_get(&bp->grads, in->id, &prev) && prev) {
-        g = tw_add(prev, g);
-        if (!g)
-            return -1;
+    tw_id_map_get(&bp->grads, in->id, &prev);
+    tw_tensor *sum = prev ? tw_add(prev, g) : g;
+    if (!sum)
+        return -1;
+    if (!tw_id_map_put(&bp->grads, in->id, tw_tensor_ref(sum))) {
+        tw_tensor_unref(sum);
+        return tw_error_set("gradient: out of memory");
     }
-    return tw_id_map_put(&bp->grads, in->id, g) ? 0 : tw_error_set("gradient: out of memory");
+    tw_tensor_unref(prev);
+    return 0;
+}
+
+/* Once the op that produced an output is done, every use of that output has
+ * been seen (records are in order), so its gradient can go, unless it is
+ * one the caller asked for. This keeps peak memory near one layer's worth. */
+static void release_output_grads(backward_pass *bp, const tape_node *node)
+{
+    for (int k = 0; k < node->noutputs; k++) {
+        uint64_t id = node->outputs[k]->id;
+        void *g = NULL;
+        if (tw_id_map_get(&bp->grads, id, &g) && g && !tw_id_map_get(&bp->sources, id, NULL)) {
+            tw_tensor_unref(g);
+            tw_id_map_put(&bp->grads, id, NULL);
+        }
+    }
+}
+
+/* Run one record's backward rule inside its own scope, so the rule's
+ * temporaries die with it; only the accumulated sums survive. */
+static int run_rule(backward_pass *bp, const tape_node *node, tw_tensor *const *grad_outs, const bool *needs,
+                    tw_tensor **grad_ins)
+{
+    tw_op_call call = {node->op, node->ninputs, node_inputs(node), &node->attrs, node->ctx};
+    if (!node->op->backward)
+        return tw_error_set("gradient: op '%s' has no gradient", node->op->name);
+    tw_scope_begin();
+    unsigned errors_before = tw__error_count();
+    int rc = node->op->backward(&call, node->outputs, grad_outs, needs, grad_ins);
+    if (rc == 0 && tw__error_count() != errors_before)
+        rc = -1; /* an op inside the rule failed and left a NULL gradient */
+    for (int i = 0; i < node->ninputs && rc == 0; i++)
+        if (needs[i] && grad_ins[i])
+            rc = accumulate(bp, node, i, grad_ins[i]);
+    tw_scope_end();
+    return rc;
 }
 
 static int backward_node(backward_pass *bp, const tape_node *node)
@@ -293,44 +334,29 @@ static int backward_node(backward_pass *bp, const tape_node *node)
         return 0;
     bool needs_inline[INLINE_INPUTS * 4];
     tw_tensor *grad_ins_inline[INLINE_INPUTS * 4];
-    bool *needs = node->ninputs <= INLINE_INPUTS * 4 ? needs_inline : calloc((size_t)node->ninputs, sizeof *needs);
-    tw_tensor **grad_ins =
-        node->ninputs <= INLINE_INPUTS * 4 ? grad_ins_inline : calloc((size_t)node->ninputs, sizeof *grad_ins);
+    bool small = node->ninputs <= INLINE_INPUTS * 4;
+    bool *needs = small ? needs_inline : calloc((size_t)node->ninputs, sizeof *needs);
+    tw_tensor **grad_ins = small ? grad_ins_inline : calloc((size_t)node->ninputs, sizeof *grad_ins);
     int rc = 0;
+    bool any_need = false;
     if (!needs || !grad_ins) {
         rc = tw_error_set("gradient: out of memory");
         goto out;
     }
-    bool any_need = false;
     for (int i = 0; i < node->ninputs; i++) {
         needs[i] = tw_dtype_is_float(node_inputs(node)[i]->dtype) &&
                    tw_id_map_get(&bp->depends, node_inputs(node)[i]->id, NULL);
         any_need |= needs[i];
         grad_ins[i] = NULL;
     }
-    if (!any_need)
-        goto out;
-    if ((rc = check_versions(node)) < 0)
-        goto out;
-    tw_op_call call = {node->op, node->ninputs, node_inputs(node), &node->attrs, node->ctx};
-    if (!node->op->backward) {
-        rc = tw_error_set("gradient: op '%s' has no gradient", node->op->name);
-        goto out;
-    }
-    unsigned errors_before = tw__error_count();
-    rc = node->op->backward(&call, node->outputs, grad_outs, needs, grad_ins);
-    if (rc == 0 && tw__error_count() != errors_before)
-        rc = -1; /* an op inside the rule failed and left a NULL gradient */
-    if (rc < 0)
-        goto out;
-    for (int i = 0; i < node->ninputs && rc == 0; i++)
-        if (needs[i] && grad_ins[i])
-            rc = accumulate(bp, node, i, grad_ins[i]);
+    if (any_need && (rc = check_versions(node)) == 0)
+        rc = run_rule(bp, node, grad_outs, needs, grad_ins);
+    release_output_grads(bp, node);
 out:
-    if (needs != needs_inline)
+    if (!small) {
         free(needs);
-    if (grad_ins != grad_ins_inline)
         free(grad_ins);
+    }
     return rc;
 }
 
@@ -360,9 +386,11 @@ static int run_backward(backward_pass *bp, tw_tensor *target, tw_tensor *seed, i
                         tw_tensor *const *sources, tw_tensor **grads)
 {
     mark_dependents(bp, nsources, sources);
+    for (int i = 0; i < nsources; i++)
+        tw_id_map_put(&bp->sources, sources[i]->id, NULL);
     if (!seed)
         seed = tw_ones_like(target);
-    if (!seed || !tw_id_map_put(&bp->grads, target->id, seed))
+    if (!seed || !tw_id_map_put(&bp->grads, target->id, tw_tensor_ref(seed)))
         return -1;
     for (size_t n = bp->tape->nnodes; n-- > 0;)
         if (backward_node(bp, &bp->tape->nodes[n]) < 0)
@@ -379,6 +407,15 @@ static int run_backward(backward_pass *bp, tw_tensor *target, tw_tensor *seed, i
     return 0;
 }
 
+/* Drop the references the gradient map still owns. */
+static void release_grads(tw_id_map *grads)
+{
+    for (size_t i = 0; i < grads->capacity; i++)
+        if (grads->keys[i])
+            tw_tensor_unref(grads->values[i]);
+    tw_id_map_clear(grads);
+}
+
 int tw_tape_gradient_ex(tw_tape *tape, tw_tensor *target, tw_tensor *output_gradient, int nsources,
                         tw_tensor *const *sources, tw_tensor **grads)
 {
@@ -391,10 +428,11 @@ int tw_tape_gradient_ex(tw_tape *tape, tw_tensor *target, tw_tensor *output_grad
     tape->recording = false; /* a tape does not record its own backward pass */
     tw_scope_begin();
     int rc = run_backward(&bp, target, output_gradient, nsources, sources, grads);
+    release_grads(&bp.grads);
     tw_scope_end();
     tape->recording = was_recording;
     tw_id_map_clear(&bp.depends);
-    tw_id_map_clear(&bp.grads);
+    tw_id_map_clear(&bp.sources);
     for (int i = 0; i < nsources; i++) {
         if (rc < 0) {
             tw_tensor_unref(grads[i]);
