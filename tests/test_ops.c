@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "internal.h"
 
 #define F64(SHAPE, ...) tw_tensor_from_data((double[]){__VA_ARGS__}, TW_FLOAT64, SHAPE)
@@ -1300,9 +1302,30 @@ static void test_error_chaining(void)
     tw_scope_end();
 }
 
+/* A large sum is split into fixed chunks, so its value does not depend on
+ * the number of threads; it also stays accurate (double accumulation). */
+static void test_large_sum_thread_independent(void)
+{
+    tw_scope_begin();
+    int64_t n = 1 << 20;
+    tw_tensor *x = tw_arange(0, (double)n, 1, TW_FLOAT32);
+    tw_tensor *y = tw_mul_scalar(tw_sin(x), 1e3);
+    int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    double one = tw_tensor_item(tw_sum_all(y));
+    omp_set_num_threads(2);
+    double two = tw_tensor_item(tw_sum_all(y));
+    omp_set_num_threads(saved);
+    g_assert_cmpfloat(one, ==, two);
+    double exact = (double)n * (double)(n - 1) / 2; /* about 2^39: float32 keeps 24 bits of it */
+    g_assert_cmpfloat(fabs(tw_tensor_item(tw_sum_all(x)) - exact), <=, exact * 0x1p-24);
+    tw_scope_end();
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/ops/reduce/large-sum-thread-independent", test_large_sum_thread_independent);
     g_test_add_func("/ops/binary/float", test_arith_float);
     g_test_add_func("/ops/binary/int", test_arith_int);
     g_test_add_func("/ops/binary/scalar-variants", test_scalar_variants);

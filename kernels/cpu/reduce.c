@@ -51,6 +51,50 @@ static int64_t subspace_offset(int n, const int64_t *shape, const int64_t *strid
 #define MAX_STEP acc = (v > acc || v != v || acc != acc) ? (acc != acc ? acc : v) : acc
 #define MIN_STEP acc = (v < acc || v != v || acc != acc) ? (acc != acc ? acc : v) : acc
 
+/* Sum of n dense values with eight independent accumulators: the
+ * dependency chain of one accumulator limits a plain loop to one add per
+ * FP-add latency, and the compiler may not reorder float sums by itself. */
+#define SUM_DENSE(T, SUM_T)                                                                           \
+    static SUM_T sum_dense_##T(const T *x, int64_t n)                                                  \
+    {                                                                                                  \
+        SUM_T lane[8] = {0};                                                                           \
+        int64_t i = 0;                                                                                 \
+        for (; i + 8 <= n; i += 8)                                                                     \
+            for (int k = 0; k < 8; k++)                                                                \
+                lane[k] += (SUM_T)x[i + k];                                                            \
+        SUM_T acc = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])); \
+        for (; i < n; i++)                                                                             \
+            acc += (SUM_T)x[i];                                                                        \
+        return acc;                                                                                    \
+    }
+SUM_DENSE(float, double)
+SUM_DENSE(double, double)
+SUM_DENSE(int32_t, int64_t)
+SUM_DENSE(int64_t, int64_t)
+SUM_DENSE(uint8_t, int64_t)
+
+/* A large dense sum to one value, split into fixed chunks summed in
+ * parallel and combined in order: the result does not depend on how many
+ * threads ran. */
+#define SUM_CHUNKS 64
+#define SUM_DENSE_PARALLEL(T)                                                                         \
+    static double sum_dense_parallel_##T(const T *x, int64_t n)                                       \
+    {                                                                                                  \
+        double part[SUM_CHUNKS];                                                                       \
+        int64_t step = (n + SUM_CHUNKS - 1) / SUM_CHUNKS;                                              \
+        _Pragma("omp parallel for")                                                                    \
+        for (int c = 0; c < SUM_CHUNKS; c++) {                                                         \
+            int64_t i0 = c * step, i1 = i0 + step < n ? i0 + step : n;                                 \
+            part[c] = i0 < i1 ? sum_dense_##T(x + i0, i1 - i0) : 0;                                    \
+        }                                                                                              \
+        double acc = 0;                                                                                \
+        for (int c = 0; c < SUM_CHUNKS; c++)                                                           \
+            acc += part[c];                                                                            \
+        return acc;                                                                                    \
+    }
+SUM_DENSE_PARALLEL(float)
+SUM_DENSE_PARALLEL(double)
+
 #define REDUCERS(T, SUM_T)                                                                            \
     static SUM_T reduce_sum_##T(const T *x, const reduce_plan *p)                                      \
     {                                                                                                  \
@@ -60,7 +104,7 @@ static int64_t subspace_offset(int n, const int64_t *shape, const int64_t *strid
         for (int64_t r = 0; r < rows; r++) {                                                           \
             const T *row = x + subspace_offset(p->nred - 1, p->red_shape, p->red_strides, r);          \
             if (s == 1)                                                                                \
-                for (int64_t i = 0; i < inner; i++) acc += (SUM_T)row[i];                              \
+                acc += sum_dense_##T(row, inner);                                                      \
             else                                                                                       \
                 for (int64_t i = 0; i < inner; i++) acc += (SUM_T)row[i * s];                          \
         }                                                                                              \
@@ -167,6 +211,16 @@ void twk_reduce(twk_reduce_op op, tw_dtype dtype, int ndim, const int64_t *shape
         return; /* the engine refuses empty max/min; sums of nothing are filled by it */
     bool rows_path = op == TWK_SUM && p.nkeep == 1 && p.nred == 1 && p.keep_strides[0] == 1 &&
                      p.red_strides[0] >= p.keep_shape[0] && p.nreduce > 1 && p.nout >= 16;
+    bool dense_all = op == TWK_SUM && p.nout == 1 && p.nred == 1 && p.red_strides[0] == 1 &&
+                     p.nreduce >= 4 * TWK_PARALLEL_MIN;
+    if (dense_all && dtype == TW_FLOAT32) {
+        *(float *)out = (float)sum_dense_parallel_float(x, p.nreduce);
+        return;
+    }
+    if (dense_all && dtype == TW_FLOAT64) {
+        *(double *)out = sum_dense_parallel_double(x, p.nreduce);
+        return;
+    }
     if (rows_path && dtype == TW_FLOAT32) {
         sum_rows_float(x, p.nreduce, p.red_strides[0], p.nout, out);
         return;
