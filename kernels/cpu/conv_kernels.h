@@ -3,7 +3,7 @@
  * computes the padding and hands in a workspace of the size asked for (from
  * its caching pool). No allocation, no error messages.
  *
- * Convolution runs one of three ways (conv.c explains each):
+ * Convolution runs one of three ways (conv.c says which file holds each):
  *   - float32 on a CPU with AVX-512: a direct convolution register-blocked
  *     6 pixels x 64 output channels, for the forward pass, the filter
  *     gradient and the input gradient (at stride 1 a convolution of the

@@ -11,6 +11,7 @@
 #include "cpu_kernels.h"
 
 #define CHANNEL_BLOCK 64
+#define ALWAYS_INLINE inline __attribute__((always_inline))
 
 static inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -32,32 +33,7 @@ static inline void window(const twk_pool2d_shape *s, int64_t oh, int64_t ow, int
 #define STR(x) STR_(x)
 #define OMP_FOR(cond) _Pragma(STR(omp parallel for schedule(static) cond))
 
-#define DEFINE_POOL(T, IT, sfx)                                                                                     \
-    static void max_pool_##sfx(const twk_pool2d_shape *s, const T *x, T *y)                                     \
-    {                                                                                                           \
-        const int64_t C = s->channels, rows = s->batch * s->out_h;                                              \
-        OMP_FOR(PAR_IF(rows * s->out_w * C * s->pool_h * s->pool_w, rows))                                      \
-        for (int64_t q = 0; q < rows; q++) {                                                                    \
-            int64_t n = q / s->out_h, oh = q % s->out_h;                                                        \
-            for (int64_t ow = 0; ow < s->out_w; ow++) {                                                         \
-                int64_t h0, h1, w0, w1;                                                                         \
-                window(s, oh, ow, &h0, &h1, &w0, &w1);                                                          \
-                T *o = y + (q * s->out_w + ow) * C;                                                             \
-                if (h0 >= h1 || w0 >= w1) {                                                                     \
-                    memset(o, 0, sizeof(T) * (size_t)C);                                                        \
-                    continue;                                                                                   \
-                }                                                                                               \
-                memcpy(o, x + PIXEL(n, h0, w0), sizeof(T) * (size_t)C);                                         \
-                for (int64_t ih = h0; ih < h1; ih++)                                                            \
-                    for (int64_t iw = w0; iw < w1; iw++) {                                                      \
-                        const T *p = x + PIXEL(n, ih, iw);                                                      \
-                        for (int64_t c = 0; c < C; c++)                                                         \
-                            o[c] = p[c] > o[c] ? p[c] : o[c];                                                   \
-                    }                                                                                           \
-            }                                                                                                   \
-        }                                                                                                       \
-    }                                                                                                           \
-                                                                                                                \
+#define DEFINE_POOL(T, IT, sfx)                                                                                 \
     /* Index, among the valid positions of window (h0..h1, w0..w1) in row-major order, of the first             \
      * maximum of each channel in [c0, c0 + cl). Masks of T's width instead of branches: the loops              \
      * vectorize, and random data does not mispredict. */                                                       \
@@ -95,6 +71,51 @@ static inline void window(const twk_pool2d_shape *s, int64_t oh, int64_t ow, int
         } u = {v};                                                                                              \
         u.i &= m;                                                                                               \
         return u.f;                                                                                             \
+    }                                                                                                           \
+                                                                                                                \
+    /* Output row q (n * out_h + oh): each window's maximum, or (average) its                                   \
+     * sum over the valid elements divided by their number. */                                                  \
+    static ALWAYS_INLINE void pool_row_##sfx(const twk_pool2d_shape *s, const T *x, T *y, int64_t q,            \
+                                             const bool average)                                                \
+    {                                                                                                           \
+        const int64_t C = s->channels, n = q / s->out_h, oh = q % s->out_h;                                     \
+        for (int64_t ow = 0; ow < s->out_w; ow++) {                                                             \
+            int64_t h0, h1, w0, w1;                                                                             \
+            window(s, oh, ow, &h0, &h1, &w0, &w1);                                                              \
+            T *o = y + (q * s->out_w + ow) * C;                                                                 \
+            if (h0 >= h1 || w0 >= w1) {                                                                         \
+                memset(o, 0, sizeof(T) * (size_t)C);                                                            \
+                continue;                                                                                       \
+            }                                                                                                   \
+            if (average)                                                                                        \
+                memset(o, 0, sizeof(T) * (size_t)C);                                                            \
+            else                                                                                                \
+                memcpy(o, x + PIXEL(n, h0, w0), sizeof(T) * (size_t)C);                                         \
+            for (int64_t ih = h0; ih < h1; ih++)                                                                \
+                for (int64_t iw = w0; iw < w1; iw++) {                                                          \
+                    const T *p = x + PIXEL(n, ih, iw);                                                          \
+                    for (int64_t c = 0; c < C; c++)                                                             \
+                        o[c] = average ? o[c] + p[c] : p[c] > o[c] ? p[c] : o[c];                               \
+                }                                                                                               \
+            if (average) {                                                                                      \
+                T scale = (T)1 / (T)((h1 - h0) * (w1 - w0));                                                    \
+                for (int64_t c = 0; c < C; c++)                                                                 \
+                    o[c] *= scale;                                                                              \
+            }                                                                                                   \
+        }                                                                                                       \
+    }                                                                                                           \
+                                                                                                                \
+    static void pool_##sfx(const twk_pool2d_shape *s, const T *x, T *y, bool average)                           \
+    {                                                                                                           \
+        const int64_t rows = s->batch * s->out_h;                                                               \
+        OMP_FOR(PAR_IF(rows * s->out_w * s->channels * s->pool_h * s->pool_w, rows))                            \
+        for (int64_t q = 0; q < rows; q++) {                                                                    \
+            /* A constant flag each: max and average get loops of their own. */                                 \
+            if (average)                                                                                        \
+                pool_row_##sfx(s, x, y, q, true);                                                               \
+            else                                                                                                \
+                pool_row_##sfx(s, x, y, q, false);                                                              \
+        }                                                                                                       \
     }                                                                                                           \
                                                                                                                 \
     static void max_pool_grad_##sfx(const twk_pool2d_shape *s, const T *x, const T *dy, T *dx)                  \
@@ -151,31 +172,6 @@ static inline void window(const twk_pool2d_shape *s, int64_t oh, int64_t ow, int
         }                                                                                                       \
     }                                                                                                           \
                                                                                                                 \
-    static void avg_pool_##sfx(const twk_pool2d_shape *s, const T *x, T *y)                                     \
-    {                                                                                                           \
-        const int64_t C = s->channels, rows = s->batch * s->out_h;                                              \
-        OMP_FOR(PAR_IF(rows * s->out_w * C * s->pool_h * s->pool_w, rows))                                      \
-        for (int64_t q = 0; q < rows; q++) {                                                                    \
-            int64_t n = q / s->out_h, oh = q % s->out_h;                                                        \
-            for (int64_t ow = 0; ow < s->out_w; ow++) {                                                         \
-                int64_t h0, h1, w0, w1;                                                                         \
-                window(s, oh, ow, &h0, &h1, &w0, &w1);                                                          \
-                T *o = y + (q * s->out_w + ow) * C;                                                             \
-                memset(o, 0, sizeof(T) * (size_t)C);                                                            \
-                for (int64_t ih = h0; ih < h1; ih++)                                                            \
-                    for (int64_t iw = w0; iw < w1; iw++) {                                                      \
-                        const T *p = x + PIXEL(n, ih, iw);                                                      \
-                        for (int64_t c = 0; c < C; c++)                                                         \
-                            o[c] += p[c];                                                                       \
-                    }                                                                                           \
-                int64_t count = imax(0, h1 - h0) * imax(0, w1 - w0);                                            \
-                T scale = count > 0 ? (T)1 / (T)count : (T)0;                                                   \
-                for (int64_t c = 0; c < C; c++)                                                                 \
-                    o[c] *= scale;                                                                              \
-            }                                                                                                   \
-        }                                                                                                       \
-    }                                                                                                           \
-                                                                                                                \
     static void avg_pool_grad_##sfx(const twk_pool2d_shape *s, const T *dy, T *dx)                              \
     {                                                                                                           \
         const int64_t C = s->channels, ncb = (C + CHANNEL_BLOCK - 1) / CHANNEL_BLOCK, jobs = s->batch * ncb;    \
@@ -208,9 +204,9 @@ DEFINE_POOL(double, int64_t, f64)
 void twk_max_pool2d(tw_dtype dtype, const twk_pool2d_shape *s, const void *input, void *output)
 {
     if (dtype == TW_FLOAT32)
-        max_pool_f32(s, input, output);
+        pool_f32(s, input, output, false);
     else
-        max_pool_f64(s, input, output);
+        pool_f64(s, input, output, false);
 }
 
 void twk_max_pool2d_grad(tw_dtype dtype, const twk_pool2d_shape *s, const void *input, const void *grad_output,
@@ -234,9 +230,9 @@ void twk_max_pool2d_grad_grad(tw_dtype dtype, const twk_pool2d_shape *s, const v
 void twk_avg_pool2d(tw_dtype dtype, const twk_pool2d_shape *s, const void *input, void *output)
 {
     if (dtype == TW_FLOAT32)
-        avg_pool_f32(s, input, output);
+        pool_f32(s, input, output, true);
     else
-        avg_pool_f64(s, input, output);
+        pool_f64(s, input, output, true);
 }
 
 void twk_avg_pool2d_grad(tw_dtype dtype, const twk_pool2d_shape *s, const void *grad_output, void *grad_input)
