@@ -10,7 +10,7 @@
 
 SHELL := /bin/bash
 
-PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libopenblas0-openmp libglib2.0-dev valgrind python3
+PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libopenblas0-openmp libglib2.0-dev valgrind python3 dataset-fashion-mnist
 BENCH_PACKAGES := python3-torch
 
 BUILD := build
@@ -59,10 +59,10 @@ test: deps
 	{ [ -f $(BUILD_ASAN)/build.ninja ] || { rm -rf $(BUILD_ASAN) && \
 	    meson setup $(BUILD_ASAN) -Db_sanitize=address,undefined -Dbuildtype=debugoptimized; }; } && \
 	  meson compile -C $(BUILD_ASAN) && \
-	  $(SANITIZER_ENV) meson test -C $(BUILD_ASAN) --suite engine --print-errorlogs || status_asan=$$?; \
+	  $(SANITIZER_ENV) meson test -C $(BUILD_ASAN) --suite engine --suite data --print-errorlogs || status_asan=$$?; \
 	echo "== 3/3: engine suites under valgrind ($(BUILD))"; \
 	[ -f $(BUILD)/build.ninja ] && \
-	  $(VALGRIND_ENV) meson test -C $(BUILD) --suite engine --print-errorlogs \
+	  $(VALGRIND_ENV) meson test -C $(BUILD) --suite engine --suite data --print-errorlogs \
 	    --wrapper '$(VALGRIND)' --timeout-multiplier $(VALGRIND_TIMEOUT_MULTIPLIER) || status_valgrind=$$?; \
 	echo "== summary"; \
 	$(PYTHON) tools/test-summary \
