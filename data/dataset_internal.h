@@ -41,6 +41,10 @@ void tw__iterator_init(tw_iterator *it, tw_dataset *ds, int (*next)(tw_iterator 
                        void (*free_fn)(tw_iterator *));
 /* Fail with "op: the input dataset is NULL" unless an error is pending. */
 int tw__dataset_check(const char *op, const tw_dataset *input);
+/* The tensors behind a from_tensors source (borrowed; *tensors may be NULL
+ * to ask only): how many, or 0 when ds is not such a source. Lets batch
+ * gather rows directly instead of stacking per-row views. */
+int tw__dataset_slices(const tw_dataset *ds, tw_tensor *const **tensors);
 /* Move src's components into dst (dst must be empty). */
 void tw__element_move(tw_element *dst, tw_element *src);
 

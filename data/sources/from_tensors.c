@@ -115,3 +115,13 @@ tw_dataset *tw_dataset_from_tensors(int n, tw_tensor *const *tensors)
         s->t[i] = tw_tensor_ref(tensors[i]);
     return tw__dataset_new(&slices_class, NULL, s, "from_tensors(%lld)", (long long)s->count);
 }
+
+int tw__dataset_slices(const tw_dataset *ds, tw_tensor *const **tensors)
+{
+    if (!ds || ds->klass != &slices_class)
+        return 0;
+    const slices_state *s = ds->state;
+    if (tensors)
+        *tensors = s->t;
+    return s->n;
+}

@@ -213,48 +213,33 @@ static void rows_clear(tw__rows *r)
     r->n = 0;
 }
 
-/* from_tensors promises views of the rows of its tensors, so two of them tell
- * where every row lives: row i starts at row 0's data plus i times the
- * distance from row 0 to row 1 (any strided tensor's rows are evenly spaced). */
+/* Where the rows of a from_tensors source live: row i of component c starts
+ * at row 0 plus i times the first axis' stride; each row must be dense. */
 static bool rows_of(tw_dataset *ds, tw__rows *r)
 {
     memset(r, 0, sizeof *r);
-    if (strcmp(ds->klass->kind, "from_tensors") != 0)
-        return false;
+    tw_tensor *const *tensors;
+    int n = tw__dataset_slices(ds, &tensors);
     int64_t count = tw_dataset_cardinality(ds);
-    if (count < 1)
+    if (n == 0 || count < 1)
         return false;
-    tw_iterator *it = tw_dataset_iter(ds);
-    if (!it)
-        return false;
-    tw_element e0 = {0}, e1 = {0};
-    bool ok = tw_iterator_next(it, &e0) == 1 && (count == 1 || tw_iterator_next(it, &e1) == 1);
-    tw_iterator_free(it);
-    ok = ok && (count == 1 || e1.n == e0.n);
-    for (int c = 0; ok && c < e0.n; c++) {
-        tw_tensor *a = e0.t[c];
-        if (tw_tensor_device(a).kind != TW_DEVICE_CPU || !tw_tensor_is_contiguous(a)) {
-            ok = false;
-            break;
+    bool ok = true;
+    for (int c = 0; ok && c < n; c++) {
+        tw_tensor *t = tensors[c];
+        tw_scope_begin();
+        tw_tensor *row0 = tw_squeeze(tw_slice(t, 0, 0, 1, 1), TW_AXES(0));
+        ok = row0 && tw_tensor_device(t).kind == TW_DEVICE_CPU && tw_tensor_is_contiguous(row0);
+        if (ok) {
+            size_t itemsize = tw_dtype_size(tw_tensor_dtype(t));
+            r->row0[c] = tw_tensor_ref(row0);
+            r->base[c] = tw_tensor_data(row0);
+            r->row_bytes[c] = (size_t)tw_tensor_numel(row0) * itemsize;
+            r->stride[c] = (ptrdiff_t)(tw_tensor_strides(t)[0] * (int64_t)itemsize);
+            r->n = c + 1;
         }
-        r->base[c] = tw_tensor_data(a);
-        r->row_bytes[c] = (size_t)tw_tensor_numel(a) * tw_dtype_size(tw_tensor_dtype(a));
-        if (count > 1) {
-            tw_tensor *b = e1.t[c];
-            if (!tw_tensor_shares_storage(a, b) || tw_tensor_ndim(a) != tw_tensor_ndim(b) ||
-                tw_tensor_dtype(a) != tw_tensor_dtype(b) ||
-                memcmp(tw_tensor_shape(a), tw_tensor_shape(b), sizeof(int64_t) * (size_t)tw_tensor_ndim(a)) != 0) {
-                ok = false;
-                break;
-            }
-            r->stride[c] = (const char *)tw_tensor_data(b) - (const char *)tw_tensor_data(a);
-        }
-        r->row0[c] = tw_tensor_ref(a);
-        r->n = c + 1;
+        tw_scope_end();
     }
     r->count = count;
-    tw_element_clear(&e0);
-    tw_element_clear(&e1);
     if (!ok)
         rows_clear(r);
     return ok;
