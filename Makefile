@@ -6,6 +6,7 @@
 #                the engine suites under ASan/UBSan and under valgrind;
 #                ends with one line "N passed, N failed"
 #   make bench NAMES="..."   run benchmarks (bench/run); make bench-deps first
+#   make fuzz [FUZZ_SECONDS=60]   run each file-parser fuzzer (tests/fuzz) that long
 #   make clean   remove the build directories
 
 SHELL := /bin/bash
@@ -26,7 +27,7 @@ VALGRIND := valgrind --leak-check=full --error-exitcode=1 --errors-for-leak-kind
 VALGRIND_ENV := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 VALGRIND_TIMEOUT_MULTIPLIER := 3
 
-.PHONY: run test bench deps bench-deps build clean
+.PHONY: run test bench deps bench-deps build clean fuzz
 .DEFAULT_GOAL := build
 
 run: build
@@ -74,5 +75,31 @@ bench: bench-deps build
 	@[ -x bench/run ] || { echo "bench/run is not there yet: no benchmarks to run" >&2; exit 1; }
 	bench/run $(NAMES)
 
+# The file parsers' libFuzzer targets (tests/fuzz), built by clang with ASan
+# and UBSan in $(BUILD_FUZZ). Each runs FUZZ_SECONDS on a working corpus in
+# $(BUILD_FUZZ)/corpus seeded from tests/fuzz/corpus; no single allocation may
+# pass 64 MB (inputs are at most a few KB). An input that crashes is written
+# into tests/fuzz/corpus/<target>/ as crash-*, where the fuzz_replay test
+# keeps running it: fix the parser and commit the file.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := idx npy csv
+FUZZ_PACKAGES := clang libclang-rt-14-dev libomp-14-dev
+BUILD_FUZZ := build-fuzz
+
+fuzz: deps
+	@tools/install-deps $(FUZZ_PACKAGES)
+	@{ [ -f $(BUILD_FUZZ)/build.ninja ] || { rm -rf $(BUILD_FUZZ) && \
+	    CC=clang meson setup $(BUILD_FUZZ) -Db_sanitize=address,undefined -Db_lundef=false \
+	      -Dbuildtype=debugoptimized '-Dc_args=-fsanitize=fuzzer-no-link -fno-sanitize-recover=all'; }; } && \
+	  meson compile -C $(BUILD_FUZZ) $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@status=0; for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	  mkdir -p $(BUILD_FUZZ)/corpus/$$t; \
+	  UBSAN_OPTIONS=print_stacktrace=1 $(BUILD_FUZZ)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+	    -malloc_limit_mb=64 -dict=tests/fuzz/$$t.dict -print_final_stats=1 \
+	    -artifact_prefix=tests/fuzz/corpus/$$t/crash- $(BUILD_FUZZ)/corpus/$$t tests/fuzz/corpus/$$t \
+	    || { status=1; echo "fuzz_$$t failed: its input is in tests/fuzz/corpus/$$t/"; }; \
+	done; exit $$status
+
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
