@@ -8,8 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib.h>
+
 #include <tw/engine.h>
 
+#include "data_inspect.h"
 #include "example_linear.h"
 
 #ifndef TWB_VERSION
@@ -29,6 +32,14 @@ static void print_help(FILE *out)
           "                   fit y = 3x + 2 by gradient descent on a gradient tape\n"
           "                   (TensorFlow 2's eager tutorial); prints progress every\n"
           "                   20 steps; N defaults to 200\n"
+          "  data inspect FILE [--labels FILE] [--label-column NAME]\n"
+          "                   describe a data file before training on it: format,\n"
+          "                   examples, shapes and dtypes, value range, label counts;\n"
+          "                   FILE is IDX (raw or .gz), NPY or CSV; --labels pairs an\n"
+          "                   IDX/NPY labels file, --label-column names a CSV column\n"
+          "  data inspect fashion-mnist[:train|:test]\n"
+          "                   the same for Fashion-MNIST by name (both splits when\n"
+          "                   none is named)\n"
           "  help             show this help\n"
           "\n"
           "Options:\n"
@@ -112,6 +123,70 @@ static int command_example(int argc, char **argv)
     return run_linear_regression(options);
 }
 
+/* twb data inspect FILE [--labels FILE] [--label-column NAME] */
+static int command_data(int argc, char **argv)
+{
+    if (argc < 1)
+        return usage_error("data: name a data command: inspect");
+    if (strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0) {
+        print_help(stdout);
+        return 0;
+    }
+    if (strcmp(argv[0], "inspect") != 0)
+        return usage_error("data: unknown command '%s' (there is: inspect)", argv[0]);
+
+    twb_inspect_options options = {NULL, NULL, NULL};
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char **target = NULL;
+        const char *value = NULL, *name = NULL;
+        if (strcmp(arg, "--labels") == 0 || strcmp(arg, "--label-column") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("data inspect: option '%s' needs %s", arg,
+                                   arg[7] == '\0' ? "a labels file" : "a column name");
+            name = arg;
+            value = argv[++i];
+        } else if (strncmp(arg, "--labels=", 9) == 0) {
+            name = "--labels";
+            value = arg + 9;
+        } else if (strncmp(arg, "--label-column=", 15) == 0) {
+            name = "--label-column";
+            value = arg + 15;
+        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            print_help(stdout);
+            return 0;
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            return usage_error("data inspect: unknown option '%s'", arg);
+        } else if (options.path) {
+            return usage_error("data inspect: one file at a time ('%s' and '%s')", options.path, arg);
+        } else {
+            options.path = arg;
+            continue;
+        }
+        target = strcmp(name, "--labels") == 0 ? &options.labels_path : &options.label_column;
+        if (value[0] == '\0')
+            return usage_error("data inspect: option '%s' needs a value", name);
+        if (*target)
+            return usage_error("data inspect: option '%s' given twice", name);
+        *target = value;
+    }
+    if (!options.path)
+        return usage_error("data inspect: name a file (IDX, NPY or CSV) or fashion-mnist[:train|:test]");
+
+    char *message = NULL;
+    int status = twb_data_inspect(&options, stdout, &message);
+    if (status == TWB_INSPECT_USAGE) {
+        int code = usage_error("%s", message);
+        g_free(message);
+        return code;
+    }
+    if (status != TWB_INSPECT_OK) {
+        fprintf(stderr, "twb: data inspect: %s\n", tw_last_error());
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -131,6 +206,8 @@ int main(int argc, char **argv)
         return print_version();
     if (strcmp(command, "example") == 0)
         return command_example(argc - 2, argv + 2);
+    if (strcmp(command, "data") == 0)
+        return command_data(argc - 2, argv + 2);
     if (command[0] == '-')
         return usage_error("unknown option '%s'", command);
     return usage_error("unknown command '%s'", command);

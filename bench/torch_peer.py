@@ -14,10 +14,14 @@ Debian's PyTorch (python3-torch); it uses two threads.
 import argparse
 import ctypes
 import gc
+import gzip
 import json
+import os
 import statistics
 import sys
 import time
+
+import numpy as np
 
 import torch
 import torch.nn.functional as F
@@ -166,11 +170,91 @@ def setup_conv_step(args):
     return variants[best], [sum_squares(y), sum_squares(gx), sum_squares(gw)], {"variant": best, "trial_ms": trial}
 
 
+def fashion_mnist_train():
+    """Fashion-MNIST's training images (60000, 28, 28) and labels (60000,),
+    uint8, read once with gzip + numpy from where libtw-data looks:
+    $TWB_DATA_DIR, a fashion-mnist folder in it, then
+    /usr/share/datasets/fashion-mnist; raw or .gz."""
+    env = os.environ.get("TWB_DATA_DIR")
+    folders = ([env, os.path.join(env, "fashion-mnist")] if env else []) + ["/usr/share/datasets/fashion-mnist"]
+    names = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte")
+
+    def find(folder, name):
+        for path in (os.path.join(folder, name), os.path.join(folder, name + ".gz")):
+            if os.path.isfile(path):
+                return path
+        return None
+
+    for folder in folders:
+        paths = [find(folder, name) for name in names]
+        if all(paths):
+            break
+    else:
+        sys.exit("torch_peer.py: Fashion-MNIST is not in %s: apt-get install dataset-fashion-mnist "
+                 "(or set TWB_DATA_DIR)" % ", ".join(folders))
+
+    def idx(path, offset):
+        with (gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")) as f:
+            return np.frombuffer(f.read(), dtype=np.uint8, offset=offset)
+
+    images = idx(paths[0], 16).reshape(-1, 28, 28)
+    labels = idx(paths[1], 8)
+    return torch.from_numpy(images.copy()), torch.from_numpy(labels.copy())
+
+
+def setup_dataset_epoch(args):
+    """DataLoader(TensorDataset(...), batch_size=64, shuffle=True,
+    num_workers=0), one pass, every batch touched (its first pixel read).
+    Two readings of "scaled to float", the faster one kept: uint8 images
+    cast and scaled per batch (the same work as twb's pipeline), or a
+    TensorDataset of images scaled to float32 beforehand (no per-batch cast,
+    but four times the bytes to gather)."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    images, labels = fashion_mnist_train()
+    scaled = images.float().mul_(1.0 / 255.0)
+    generator = torch.Generator().manual_seed(42)
+
+    def loader(x):
+        return DataLoader(TensorDataset(x, labels), batch_size=64, shuffle=True, num_workers=0, generator=generator)
+
+    uint8_loader, float_loader = loader(images), loader(scaled)
+
+    def per_batch(n):
+        for _ in range(n):
+            s = 0.0
+            for x, y in uint8_loader:
+                x = x.float().mul_(1.0 / 255.0)
+                s += float(x[0, 0, 0])
+
+    def prescaled(n):
+        for _ in range(n):
+            s = 0.0
+            for x, y in float_loader:
+                s += float(x[0, 0, 0])
+
+    variants = {"uint8, scaled per batch": per_batch, "float32 dataset": prescaled}
+    best, trial = fastest(variants, args.min_time, 1e3)
+
+    # Checksums that do not depend on the order: batches, examples, the sum
+    # of every scaled pixel, the sum of the labels.
+    batches = examples = 0
+    pixels = label_sum = 0.0
+    for x, y in uint8_loader:
+        x = x.float().mul_(1.0 / 255.0)
+        batches += 1
+        examples += x.shape[0]
+        pixels += float(x.double().sum())
+        label_sum += float(y.double().sum())
+    return variants[best], [batches, examples, pixels, label_sum], {"variant": best, "trial_ms": trial}
+
+
 BENCHMARKS = {  # name: (setup, unit, scale, fixed iterations per repetition)
     "add16": (setup_add16, "ns/op", 1e9, False),
     "tiny_step": (setup_tiny_step, "us/step", 1e6, False),
     "matmul_1000": (setup_matmul_1000, "ms/product", 1e3, True),
     "conv_step": (setup_conv_step, "ms/step", 1e3, False),
+    "dataset_epoch": (setup_dataset_epoch, "ms/epoch", 1e3, False),
 }
 
 

@@ -4,10 +4,11 @@
  *
  *   twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]
  *
- * NAME is add16, tiny_step, matmul_1000 or conv_step. The program sets the
- * benchmark up, checks its results, warms up and picks how many iterations
- * make one repetition (at least --min-time seconds; matmul_1000 does
- * --products products), then prints a JSON header line:
+ * NAME is add16, tiny_step, matmul_1000, conv_step, dataset_epoch or
+ * prefetch_wait. The program sets the benchmark up, checks its results, warms
+ * up and picks how many iterations make one repetition (at least --min-time
+ * seconds; matmul_1000 does --products products; prefetch_wait one epoch),
+ * then prints a JSON header line:
  *
  *   {"name": ..., "unit": "ns/op", "iters_per_rep": N, "check": [...], "blas": ...}
  *
@@ -15,7 +16,8 @@
  * inputs both sides generate alike (pattern() here and in torch_peer.py), so
  * bench/run can tell both did the same work. Then it times repetitions and
  * prints one line per repetition, {"value": TIME_PER_OP} (matmul_1000 adds
- * "sgemm": the same products through a bare cblas_sgemm loop). It runs
+ * "sgemm": the same products through a bare cblas_sgemm loop; prefetch_wait
+ * prints percentages instead of times, see prefetch_wait below). It runs
  * --reps repetitions, or with --serve one per line "rep" read on stdin until
  * end of input, so bench/run can alternate repetitions of the two sides.
  * Exit status 1 (and a message on stderr) when the engine fails. */
@@ -27,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <tw/data.h>
 #include <tw/engine.h>
 
 /* ---- helpers -------------------------------------------------------------- */
@@ -99,7 +102,7 @@ static double sum_squares(tw_tensor *t)
 
 /* ---- the benchmarks ------------------------------------------------------- */
 
-#define MAX_CHECKS 3
+#define MAX_CHECKS 4
 
 typedef struct {
     double check[MAX_CHECKS];
@@ -118,6 +121,10 @@ typedef struct {
     /* matmul_1000: the bare-BLAS reference, timed right after run. */
     void (*run_reference)(void *state, long iters);
     void (*teardown)(void *state);
+    /* When set, a repetition is measure() instead of timing run(): it
+     * returns the value and writes further JSON fields into extra
+     * (prefetch_wait). */
+    double (*measure)(void *state, int rep, char *extra, size_t size);
 } benchmark;
 
 /* ---- add16: c = a + b on 16 floats, c released each time, as Python's
@@ -339,11 +346,270 @@ static void conv_teardown(void *p)
     free(s);
 }
 
+/* ---- dataset_epoch: one pass over Fashion-MNIST's 60,000 training images,
+ * shuffled over the whole set, batched by 64 and scaled to float32 [0, 1],
+ * touching every batch. The files are read once, in setup. --------------- */
+
+enum { EPOCH_BATCH = 64, EPOCH_SHUFFLE_SEED = 42 };
+
+/* fashion_mnist -> shuffle(60000, reshuffled each pass) -> batch(64) ->
+ * scale(1/255); a new reference. */
+static tw_dataset *fashion_mnist_batches(void)
+{
+    tw_dataset *source = tw_dataset_fashion_mnist("train");
+    if (!source)
+        die("%s", tw_last_error());
+    int64_t n = tw_dataset_cardinality(source);
+    tw_dataset *ds = tw_dataset_scale(
+        tw_dataset_batch(tw_dataset_shuffle(source, n, EPOCH_SHUFFLE_SEED, true), EPOCH_BATCH, false), 0,
+        1.0 / 255.0);
+    if (!ds)
+        die_engine("the Fashion-MNIST pipeline");
+    return ds;
+}
+
+static volatile float epoch_sink;
+
+/* Checksums of one pass that do not depend on the order: batches, examples,
+ * the sum of every scaled pixel, the sum of the labels. */
+static void epoch_checksums(tw_dataset *ds, setup_result *r)
+{
+    tw_iterator *it = tw_dataset_iter(ds);
+    if (!it)
+        die_engine("tw_dataset_iter");
+    double batches = 0, examples = 0, pixels = 0, labels = 0;
+    tw_element e;
+    int rc;
+    while ((rc = tw_iterator_next(it, &e)) > 0) {
+        if (e.n != 2 || tw_tensor_dtype(e.t[0]) != TW_FLOAT32)
+            die("dataset_epoch: expected (float32 images, labels) batches");
+        tw_tensor *x = tw_contiguous(e.t[0]), *y = tw_cast(e.t[1], TW_FLOAT64);
+        if (!x || !y)
+            die_engine("dataset_epoch checksum");
+        const float *v = tw_tensor_data(x);
+        for (int64_t i = 0, n = tw_tensor_numel(x); i < n; i++)
+            pixels += v[i];
+        const double *l = tw_tensor_data(y);
+        for (int64_t i = 0, n = tw_tensor_numel(y); i < n; i++)
+            labels += l[i];
+        batches++;
+        examples += (double)tw_tensor_dim(x, 0);
+        tw_tensor_unref(x);
+        tw_tensor_unref(y);
+        tw_element_clear(&e);
+    }
+    if (rc < 0)
+        die_engine("tw_iterator_next");
+    tw_iterator_free(it);
+    r->check[r->nchecks++] = batches;
+    r->check[r->nchecks++] = examples;
+    r->check[r->nchecks++] = pixels;
+    r->check[r->nchecks++] = labels;
+}
+
+static void *dataset_epoch_setup(setup_result *r)
+{
+    tw_dataset *ds = fashion_mnist_batches();
+    epoch_checksums(ds, r);
+    return ds;
+}
+
+/* Each pass a new iterator (a new shuffle); every batch is touched: its
+ * first pixel is read. */
+static void dataset_epoch_run(void *p, long iters)
+{
+    for (long i = 0; i < iters; i++) {
+        tw_iterator *it = tw_dataset_iter(p);
+        if (!it)
+            die_engine("tw_dataset_iter");
+        tw_element e;
+        int rc;
+        float sum = 0;
+        while ((rc = tw_iterator_next(it, &e)) > 0) {
+            sum += *(const float *)tw_tensor_data(e.t[0]);
+            tw_element_clear(&e);
+        }
+        if (rc < 0)
+            die_engine("tw_iterator_next");
+        tw_iterator_free(it);
+        epoch_sink = sum;
+    }
+}
+
+static void dataset_teardown(void *p)
+{
+    tw_dataset_unref(p);
+}
+
+/* ---- prefetch_wait: how long a training loop waits on its data. An MLP
+ * 784-256-10 (relu, softmax cross-entropy, plain SGD) trains on each batch
+ * of the dataset_epoch pipeline, once with prefetch(2) after the scale and
+ * once without. Waiting is the time spent creating the iterator and inside
+ * tw_iterator_next; a repetition is one epoch each way, and its value is
+ * the waiting share of the whole loop in percent. ------------------------ */
+
+enum { MLP_IN = 784, MLP_HIDDEN = 256, MLP_OUT = 10, PREFETCH_BUFFER = 2 };
+#define MLP_LEARNING_RATE 0.05
+
+typedef struct {
+    tw_dataset *plain, *prefetched;
+    tw_tensor *w1, *b1, *w2, *b2;
+    tw_rng *rng;
+} prefetch_state;
+
+/* One training step on a batch; returns the loss. */
+static double train_step(prefetch_state *s, tw_tensor *images, tw_tensor *labels)
+{
+    tw_scope_begin();
+    int64_t n = tw_tensor_dim(images, 0);
+    tw_tensor *x = tw_reshape(images, TW_SHAPE(n, MLP_IN));
+    tw_tensor *y = tw_cast(labels, TW_INT64);
+    tw_tape *tape = tw_tape_begin(false);
+    if (!tape)
+        die_engine("tw_tape_begin");
+    tw_tensor *h = tw_relu(tw_add(tw_matmul(x, s->w1), s->b1));
+    tw_tensor *logits = tw_add(tw_matmul(h, s->w2), s->b2);
+    tw_tensor *loss = tw_mean_all(tw_sparse_softmax_cross_entropy(logits, y));
+    tw_tape_end(tape);
+    tw_tensor *grads[4] = {NULL, NULL, NULL, NULL};
+    if (!loss || tw_tape_gradient(tape, loss, TW_TENSORS(s->w1, s->b1, s->w2, s->b2), grads) < 0)
+        die_engine("train step");
+    tw_tape_free(tape);
+    tw_tensor *vars[4] = {s->w1, s->b1, s->w2, s->b2};
+    for (int i = 0; i < 4; i++)
+        if (!grads[i] || tw_assign_sub(vars[i], tw_mul_scalar(grads[i], MLP_LEARNING_RATE)) < 0)
+            die_engine("SGD update");
+    double value = tw_tensor_item(loss);
+    tw_scope_end();
+    return value;
+}
+
+typedef struct {
+    double total, wait, first_batch; /* seconds */
+    long steps;
+    double last_loss;
+} epoch_timing;
+
+static epoch_timing train_epoch(prefetch_state *s, tw_dataset *ds)
+{
+    epoch_timing t = {0};
+    double start = now();
+    tw_iterator *it = tw_dataset_iter(ds);
+    if (!it)
+        die_engine("tw_dataset_iter");
+    t.wait = now() - start;
+    for (;;) {
+        tw_element e;
+        double before = now();
+        int rc = tw_iterator_next(it, &e);
+        double waited = now() - before;
+        t.wait += waited;
+        if (t.steps == 0)
+            t.first_batch = t.wait;
+        if (rc < 0)
+            die_engine("tw_iterator_next");
+        if (rc == 0)
+            break;
+        t.last_loss = train_step(s, e.t[0], e.t[1]);
+        tw_element_clear(&e);
+        t.steps++;
+    }
+    tw_iterator_free(it);
+    t.total = now() - start;
+    return t;
+}
+
+static tw_tensor *mlp_weights(tw_rng *rng, int64_t in, int64_t out, const char *name)
+{
+    /* He initialisation for the relu layer, as Keras' he_normal. */
+    tw_scope_begin();
+    tw_tensor *init = tw_random_normal(rng, TW_FLOAT32, TW_SHAPE(in, out), 0.0, sqrt(2.0 / (double)in));
+    tw_tensor *v = tw_tensor_ref(tw_variable(init, name, true));
+    tw_scope_end();
+    if (!v)
+        die_engine("tw_variable");
+    return v;
+}
+
+static tw_tensor *mlp_bias(int64_t n, const char *name)
+{
+    tw_scope_begin();
+    tw_tensor *v = tw_tensor_ref(tw_variable(tw_zeros(TW_FLOAT32, TW_SHAPE(n)), name, true));
+    tw_scope_end();
+    if (!v)
+        die_engine("tw_variable");
+    return v;
+}
+
+static void *prefetch_setup(setup_result *r)
+{
+    prefetch_state *s = calloc(1, sizeof *s);
+    if (!s)
+        die("out of memory");
+    s->plain = fashion_mnist_batches();
+    s->prefetched = tw_dataset_prefetch(tw_dataset_ref(s->plain), PREFETCH_BUFFER);
+    if (!s->prefetched)
+        die_engine("tw_dataset_prefetch");
+    s->rng = tw_rng_new(7);
+    if (!s->rng)
+        die_engine("tw_rng_new");
+    s->w1 = mlp_weights(s->rng, MLP_IN, MLP_HIDDEN, "w1");
+    s->b1 = mlp_bias(MLP_HIDDEN, "b1");
+    s->w2 = mlp_weights(s->rng, MLP_HIDDEN, MLP_OUT, "w2");
+    s->b2 = mlp_bias(MLP_OUT, "b2");
+    r->check[r->nchecks++] = (double)tw_dataset_cardinality(s->prefetched);
+    return s;
+}
+
+/* Warm-up: epochs with prefetch. */
+static void prefetch_run(void *p, long iters)
+{
+    for (long i = 0; i < iters; i++)
+        train_epoch(p, ((prefetch_state *)p)->prefetched);
+}
+
+static double prefetch_measure(void *p, int rep, char *extra, size_t size)
+{
+    prefetch_state *s = p;
+    /* Alternate which goes first, so a drift in machine speed touches both. */
+    epoch_timing with, without;
+    if (rep % 2 == 0) {
+        with = train_epoch(s, s->prefetched);
+        without = train_epoch(s, s->plain);
+    } else {
+        without = train_epoch(s, s->plain);
+        with = train_epoch(s, s->prefetched);
+    }
+    snprintf(extra, size,
+             "\"no_prefetch\": %.6g, \"steps\": %ld, \"epoch_s\": %.6g, \"epoch_s_no_prefetch\": %.6g, "
+             "\"first_batch_ms\": %.6g, \"first_batch_ms_no_prefetch\": %.6g, \"wait_ms_after_first\": %.6g, "
+             "\"loss\": %.6g",
+             100.0 * without.wait / without.total, with.steps, with.total, without.total, 1e3 * with.first_batch,
+             1e3 * without.first_batch, 1e3 * (with.wait - with.first_batch), with.last_loss);
+    return 100.0 * with.wait / with.total;
+}
+
+static void prefetch_teardown(void *p)
+{
+    prefetch_state *s = p;
+    tw_dataset_unref(s->prefetched);
+    tw_dataset_unref(s->plain);
+    tw_tensor_unref(s->w1);
+    tw_tensor_unref(s->b1);
+    tw_tensor_unref(s->w2);
+    tw_tensor_unref(s->b2);
+    tw_rng_free(s->rng);
+    free(s);
+}
+
 static const benchmark benchmarks[] = {
     {"add16", "ns/op", 1e9, false, add16_setup, add16_run, NULL, pair_teardown},
     {"tiny_step", "us/step", 1e6, false, tiny_step_setup, tiny_step_run, NULL, pair_teardown},
     {"matmul_1000", "ms/product", 1e3, true, matmul_setup, matmul_run, matmul_run_reference, matmul_teardown},
     {"conv_step", "ms/step", 1e3, false, conv_setup, conv_step_run, NULL, conv_teardown},
+    {"dataset_epoch", "ms/epoch", 1e3, false, dataset_epoch_setup, dataset_epoch_run, NULL, dataset_teardown},
+    {"prefetch_wait", "% of loop time waiting on data", 1, true, prefetch_setup, prefetch_run, NULL,
+     prefetch_teardown, prefetch_measure},
 };
 
 /* ---- timing ---------------------------------------------------------------- */
@@ -375,7 +641,7 @@ static double time_run(void (*run)(void *, long), void *state, long iters, doubl
 static void usage(FILE *out)
 {
     fputs("usage: twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]\n"
-          "NAME: add16 tiny_step matmul_1000 conv_step\n"
+          "NAME: add16 tiny_step matmul_1000 conv_step dataset_epoch prefetch_wait\n"
           "Prints a JSON header, then the time per operation of each repetition (see bench/README.md).\n",
           out);
 }
@@ -420,7 +686,7 @@ int main(int argc, char **argv)
     b->run(state, 1); /* warm the pools and caches */
     if (b->run_reference)
         b->run_reference(state, 1);
-    long iters = b->fixed_iters ? products : calibrate(b, state, min_time);
+    long iters = b->measure ? 1 : b->fixed_iters ? products : calibrate(b, state, min_time);
 
     printf("{\"name\": \"%s\", \"unit\": \"%s\", \"iters_per_rep\": %ld, \"check\": [", b->name, b->unit, iters);
     for (int i = 0; i < r.nchecks; i++)
@@ -432,7 +698,11 @@ int main(int argc, char **argv)
     for (int rep = 0; serve ? fgets(line, sizeof line, stdin) != NULL : rep < reps; rep++) {
         if (serve && strncmp(line, "rep", 3) != 0)
             break;
-        if (b->run_reference) {
+        if (b->measure) {
+            char extra[512] = "";
+            double value = b->measure(state, rep, extra, sizeof extra);
+            printf("{\"value\": %.10g%s%s}\n", value, extra[0] ? ", " : "", extra);
+        } else if (b->run_reference) {
             /* Alternate which goes first, so a drift in machine speed
              * touches both alike. */
             double value, reference;

@@ -1,7 +1,10 @@
 /* The twb command line as a person uses it: runs the executable named by the
  * TWB environment variable and checks its exit status and output. */
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -64,6 +67,7 @@ static void test_help(void)
         g_assert_cmpint(run.exit_status, ==, 0);
         g_assert_true(g_str_has_prefix(run.out, "Usage: twb"));
         g_assert_nonnull(strstr(run.out, "example linear-regression [--steps N]"));
+        g_assert_nonnull(strstr(run.out, "data inspect FILE [--labels FILE] [--label-column NAME]"));
         g_assert_nonnull(strstr(run.out, "--version"));
         g_assert_cmpstr(run.err, ==, "");
         twb_run_clear(&run);
@@ -171,6 +175,393 @@ static void test_no_arguments(void)
     twb_run_clear(&run);
 }
 
+/* ---- twb data inspect --------------------------------------------------- */
+
+/* A temporary directory for the files a test writes; removed at the end. */
+typedef struct {
+    char *dir;
+    GPtrArray *paths;
+} scratch;
+
+static scratch scratch_new(void)
+{
+    GError *error = NULL;
+    scratch s = {g_dir_make_tmp("twb-inspect-XXXXXX", &error), g_ptr_array_new_with_free_func(g_free)};
+    g_assert_no_error(error);
+    return s;
+}
+
+static const char *scratch_file(scratch *s, const char *name, const void *bytes, size_t size)
+{
+    char *path = g_build_filename(s->dir, name, NULL);
+    GError *error = NULL;
+    g_file_set_contents(path, bytes, (gssize)size, &error);
+    g_assert_no_error(error);
+    g_ptr_array_add(s->paths, path);
+    return path;
+}
+
+static void scratch_free(scratch *s)
+{
+    for (guint i = 0; i < s->paths->len; i++)
+        g_remove(s->paths->pdata[i]);
+    g_rmdir(s->dir);
+    g_free(s->dir);
+    g_ptr_array_free(s->paths, TRUE);
+}
+
+/* An IDX file: magic 00 00 type ndim, big-endian dimensions, then data. */
+static GByteArray *idx_bytes(uint8_t type, int ndim, const uint32_t *dims, const void *data, size_t size)
+{
+    GByteArray *b = g_byte_array_new();
+    uint8_t magic[4] = {0, 0, type, (uint8_t)ndim};
+    g_byte_array_append(b, magic, 4);
+    for (int i = 0; i < ndim; i++) {
+        uint8_t be[4] = {dims[i] >> 24, (dims[i] >> 16) & 0xff, (dims[i] >> 8) & 0xff, dims[i] & 0xff};
+        g_byte_array_append(b, be, 4);
+    }
+    g_byte_array_append(b, data, (guint)size);
+    return b;
+}
+
+static uint32_t crc32_of(const uint8_t *p, size_t n)
+{
+    uint32_t crc = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; k++)
+            crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+    }
+    return ~crc;
+}
+
+/* A gzip member holding `data` in one stored (uncompressed) deflate block. */
+static GByteArray *gzip_stored(const uint8_t *data, size_t n)
+{
+    g_assert_cmpuint(n, <, 65536);
+    GByteArray *b = g_byte_array_new();
+    const uint8_t header[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+    g_byte_array_append(b, header, 10);
+    uint16_t len = (uint16_t)n, nlen = (uint16_t)~len;
+    const uint8_t block[5] = {1, len & 0xff, len >> 8, nlen & 0xff, nlen >> 8};
+    g_byte_array_append(b, block, 5);
+    g_byte_array_append(b, data, (guint)n);
+    uint32_t crc = crc32_of(data, n), size = (uint32_t)n;
+    const uint8_t trailer[8] = {crc & 0xff, (crc >> 8) & 0xff, (crc >> 16) & 0xff, crc >> 24,
+                                size & 0xff, (size >> 8) & 0xff, (size >> 16) & 0xff, size >> 24};
+    g_byte_array_append(b, trailer, 8);
+    return b;
+}
+
+/* An NPY version 1.0 file, header padded to 64 bytes. */
+static GByteArray *npy_bytes(const char *descr, const char *shape, const void *data, size_t size)
+{
+    GString *header = g_string_new(NULL);
+    g_string_printf(header, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
+    while ((10 + header->len + 1) % 64 != 0)
+        g_string_append_c(header, ' ');
+    g_string_append_c(header, '\n');
+    GByteArray *b = g_byte_array_new();
+    const uint8_t magic[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, header->len & 0xff, header->len >> 8};
+    g_byte_array_append(b, magic, 10);
+    g_byte_array_append(b, (const uint8_t *)header->str, (guint)header->len);
+    g_byte_array_append(b, data, (guint)size);
+    g_string_free(header, TRUE);
+    return b;
+}
+
+static const char *scratch_bytes(scratch *s, const char *name, GByteArray *b)
+{
+    const char *path = scratch_file(s, name, b->data, b->len);
+    g_byte_array_free(b, TRUE);
+    return path;
+}
+
+/* The value of the report line "key:   value" (trimmed), or fail. */
+static char *report_value(const char *out, const char *key)
+{
+    char *prefix = g_strdup_printf("%s:", key);
+    char *value = NULL;
+    char **lines = g_strsplit(out, "\n", -1);
+    for (char **line = lines; *line && !value; line++)
+        if (g_str_has_prefix(*line, prefix))
+            value = g_strstrip(g_strdup(*line + strlen(prefix)));
+    g_strfreev(lines);
+    if (!value)
+        g_error("no line '%s' in the report:\n%s", prefix, out);
+    g_free(prefix);
+    return value;
+}
+
+static void assert_report(const char *out, const char *key, const char *expected)
+{
+    char *value = report_value(out, key);
+    g_assert_cmpstr(value, ==, expected);
+    g_free(value);
+}
+
+static void assert_report_prefix(const char *out, const char *key, const char *expected)
+{
+    char *value = report_value(out, key);
+    if (!g_str_has_prefix(value, expected))
+        g_error("line '%s:' is '%s', expected it to start with '%s'", key, value, expected);
+    g_free(value);
+}
+
+/* Every "key: value" line has its value in the same column. */
+static void assert_aligned(const char *out)
+{
+    int column = -1;
+    char **lines = g_strsplit(out, "\n", -1);
+    for (char **line = lines; *line; line++) {
+        const char *colon = strchr(*line, ':');
+        if (**line == ' ' || **line == '\0' || !colon)
+            continue; /* table rows are indented */
+        const char *value = colon + 1;
+        while (*value == ' ')
+            value++;
+        int at = (int)(value - *line);
+        if (column < 0)
+            column = at;
+        if (at != column)
+            g_error("'%s' is not aligned with the lines above (column %d, not %d)", *line, at, column);
+    }
+    g_strfreev(lines);
+}
+
+/* Exit status 1, nothing on stdout, "twb: data inspect: ..." quoting `quoted`. */
+static void assert_inspect_failed(twb_run *run, const char *quoted)
+{
+    g_assert_cmpint(run->exit_status, ==, 1);
+    g_assert_cmpstr(run->out, ==, "");
+    if (!g_str_has_prefix(run->err, "twb: data inspect: ") || !strstr(run->err, quoted))
+        g_error("expected 'twb: data inspect: ...%s...' on stderr, got '%s'", quoted, run->err);
+    twb_run_clear(run);
+}
+
+/* Three 2x2 images (values 0..255) and their labels 1, 0, 1. */
+static const uint8_t idx_pixels[12] = {0, 255, 9, 20, 30, 40, 50, 60, 70, 80, 90, 100};
+static const uint8_t idx_labels[3] = {1, 0, 1};
+
+static void test_inspect_idx(void)
+{
+    scratch s = scratch_new();
+    const char *images = scratch_bytes(&s, "images-idx3-ubyte", idx_bytes(8, 3, (uint32_t[]){3, 2, 2}, idx_pixels, 12));
+    const char *labels = scratch_bytes(&s, "labels-idx1-ubyte", idx_bytes(8, 1, (uint32_t[]){3}, idx_labels, 3));
+
+    twb_run run = run_twb("data", "inspect", images, "--labels", labels, NULL);
+    g_assert_cmpstr(run.err, ==, "");
+    g_assert_cmpint(run.exit_status, ==, 0);
+    assert_aligned(run.out);
+    assert_report(run.out, "file", images);
+    assert_report(run.out, "format", "IDX; type 0x08 (unsigned byte), 3 dimensions (3, 2, 2)");
+    assert_report(run.out, "examples", "3");
+    assert_report(run.out, "features", "(2, 2) uint8");
+    assert_report(run.out, "value range", "min 0, max 255, mean 67"); /* 804 / 12 */
+    assert_report_prefix(run.out, "8-bit pixels", "yes");
+    assert_report(run.out, "labels file", labels);
+    assert_report(run.out, "labels format", "IDX; type 0x08 (unsigned byte), 1 dimension (3,)");
+    assert_report(run.out, "labels", "() uint8, 2 classes");
+    g_assert_nonnull(strstr(run.out, "  class  count   share\n"
+                                     "      0      1   33.3%\n"
+                                     "      1      2   66.7%\n"));
+    twb_run_clear(&run);
+
+    /* Alone, the images have no labels; the labels file reads as values. */
+    run = run_twb("data", "inspect", images, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    assert_report_prefix(run.out, "labels", "none");
+    twb_run_clear(&run);
+    run = run_twb("data", "inspect", labels, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    assert_report(run.out, "values", "() uint8, 2 classes");
+    twb_run_clear(&run);
+    scratch_free(&s);
+}
+
+static void test_inspect_idx_gzip(void)
+{
+    scratch s = scratch_new();
+    GByteArray *raw = idx_bytes(8, 3, (uint32_t[]){3, 2, 2}, idx_pixels, 12);
+    const char *images = scratch_bytes(&s, "images-idx3-ubyte.gz", gzip_stored(raw->data, raw->len));
+    g_byte_array_free(raw, TRUE);
+    twb_run run = run_twb("data", "inspect", images, NULL);
+    g_assert_cmpstr(run.err, ==, "");
+    g_assert_cmpint(run.exit_status, ==, 0);
+    assert_report(run.out, "format", "IDX, gzip-compressed; type 0x08 (unsigned byte), 3 dimensions (3, 2, 2)");
+    assert_report(run.out, "examples", "3");
+    assert_report(run.out, "value range", "min 0, max 255, mean 67");
+    twb_run_clear(&run);
+    scratch_free(&s);
+}
+
+static void test_inspect_npy(void)
+{
+    scratch s = scratch_new();
+    const float x[12] = {-1.5f, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10.5f};
+    const int64_t y[4] = {2, 0, 1, 2};
+    const char *features = scratch_bytes(&s, "x.npy", npy_bytes("<f4", "(4, 3)", x, sizeof x));
+    const char *labels = scratch_bytes(&s, "y.npy", npy_bytes("<i8", "(4,)", y, sizeof y));
+    twb_run run = run_twb("data", "inspect", features, "--labels", labels, NULL);
+    g_assert_cmpstr(run.err, ==, "");
+    g_assert_cmpint(run.exit_status, ==, 0);
+    assert_aligned(run.out);
+    assert_report(run.out, "format", "NPY version 1.0; descr '<f4', shape (4, 3)");
+    assert_report(run.out, "examples", "4");
+    assert_report(run.out, "features", "(3,) float32");
+    assert_report(run.out, "value range", "min -1.5, max 10.5, mean 4.5");
+    assert_report(run.out, "labels format", "NPY version 1.0; descr '<i8', shape (4,)");
+    assert_report(run.out, "labels", "() int64, 3 classes");
+    g_assert_nonnull(strstr(run.out, "      2      2   50.0%\n"));
+    g_assert_null(strstr(run.out, "8-bit pixels")); /* said of IDX images only */
+    twb_run_clear(&run);
+
+    /* The counts must agree. */
+    const char *short_labels = scratch_bytes(&s, "y3.npy", npy_bytes("<i8", "(3,)", y, 3 * sizeof y[0]));
+    run = run_twb("data", "inspect", features, "--labels", short_labels, NULL);
+    assert_inspect_failed(&run, "4 examples but");
+    scratch_free(&s);
+}
+
+static void test_inspect_csv(void)
+{
+    scratch s = scratch_new();
+    const char text[] = "width,height,label\n1,10,0\n3,20,1\n5,60,1\n";
+    const char *csv = scratch_file(&s, "points.csv", text, strlen(text));
+    twb_run run = run_twb("data", "inspect", csv, "--label-column", "label", NULL);
+    g_assert_cmpstr(run.err, ==, "");
+    g_assert_cmpint(run.exit_status, ==, 0);
+    assert_aligned(run.out);
+    assert_report(run.out, "format", "CSV; header row with 3 columns, label column 'label'");
+    assert_report(run.out, "examples", "3");
+    assert_report(run.out, "features", "(2,) float32");
+    assert_report(run.out, "value range", "min 1, max 60, mean 16.5");
+    assert_report(run.out, "labels", "() int64, 2 classes");
+    /* Each feature column's range. */
+    g_assert_nonnull(strstr(run.out, "  width              1             5             3\n"));
+    g_assert_nonnull(strstr(run.out, "  height            10            60            30\n"));
+    twb_run_clear(&run);
+
+    /* Without a label column every column is a feature. */
+    run = run_twb("data", "inspect", csv, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    assert_report(run.out, "features", "(3,) float32");
+    assert_report_prefix(run.out, "labels", "none");
+    twb_run_clear(&run);
+
+    /* A label column that is not there is the engine's error. */
+    run = run_twb("data", "inspect", csv, "--label-column", "colour", NULL);
+    assert_inspect_failed(&run, "colour");
+    scratch_free(&s);
+}
+
+static void test_inspect_bad_files(void)
+{
+    scratch s = scratch_new();
+    /* Declares 3x2x2 bytes, holds 5. */
+    const char *truncated =
+        scratch_bytes(&s, "truncated-idx3-ubyte", idx_bytes(8, 3, (uint32_t[]){3, 2, 2}, idx_pixels, 5));
+    twb_run run = run_twb("data", "inspect", truncated, NULL);
+    assert_inspect_failed(&run, truncated);
+
+    /* IDX by name, but the magic number is wrong. */
+    const char *wrong =
+        scratch_bytes(&s, "wrong-magic-idx3-ubyte", idx_bytes(7, 3, (uint32_t[]){3, 2, 2}, idx_pixels, 12));
+    run = run_twb("data", "inspect", wrong, NULL);
+    assert_inspect_failed(&run, wrong);
+
+    const char not_npy[] = "\x93NUMPZ\x01\x00\x10\x00{'descr': '<f4'}";
+    const char *bad_npy = scratch_file(&s, "bad.npy", not_npy, sizeof not_npy - 1);
+    run = run_twb("data", "inspect", bad_npy, NULL);
+    assert_inspect_failed(&run, bad_npy);
+
+    const uint8_t blob[8] = {0xde, 0xad, 0xbe, 0xef, 0, 1, 2, 3};
+    const char *unknown = scratch_file(&s, "blob.bin", blob, sizeof blob);
+    run = run_twb("data", "inspect", unknown, NULL);
+    assert_inspect_failed(&run, "not an IDX, NPY or CSV file");
+
+    char *missing = g_build_filename(s.dir, "missing.npy", NULL);
+    run = run_twb("data", "inspect", missing, NULL);
+    assert_inspect_failed(&run, missing);
+    g_free(missing);
+
+    /* A labels file whose count disagrees with the images. */
+    const char *images = scratch_bytes(&s, "images-idx3-ubyte", idx_bytes(8, 3, (uint32_t[]){3, 2, 2}, idx_pixels, 12));
+    const char *labels = scratch_bytes(&s, "labels-idx1-ubyte", idx_bytes(8, 1, (uint32_t[]){2}, idx_labels, 2));
+    run = run_twb("data", "inspect", images, "--labels", labels, NULL);
+    assert_inspect_failed(&run, "3 examples but");
+    scratch_free(&s);
+}
+
+static void test_inspect_usage(void)
+{
+    scratch s = scratch_new();
+    const char *images = scratch_bytes(&s, "images-idx3-ubyte", idx_bytes(8, 3, (uint32_t[]){3, 2, 2}, idx_pixels, 12));
+    const char text[] = "a,b\n1,2\n";
+    const char *csv = scratch_file(&s, "t.csv", text, strlen(text));
+
+    twb_run run = run_twb("data", NULL);
+    assert_usage_error(&run, "inspect");
+    run = run_twb("data", "look", NULL);
+    assert_usage_error(&run, "'look'");
+    run = run_twb("data", "inspect", NULL);
+    assert_usage_error(&run, "name a file");
+    run = run_twb("data", "inspect", images, images, NULL);
+    assert_usage_error(&run, "one file at a time");
+    run = run_twb("data", "inspect", images, "--labels", NULL);
+    assert_usage_error(&run, "'--labels'");
+    run = run_twb("data", "inspect", images, "--fast", NULL);
+    assert_usage_error(&run, "unknown option '--fast'");
+    run = run_twb("data", "inspect", images, "--label-column", "y", NULL);
+    assert_usage_error(&run, "--label-column is for CSV files");
+    run = run_twb("data", "inspect", csv, "--labels", images, NULL);
+    assert_usage_error(&run, "--labels is for IDX and NPY files");
+    run = run_twb("data", "inspect", "fashion-mnist:validation", NULL);
+    assert_usage_error(&run, "'validation'");
+    scratch_free(&s);
+}
+
+/* Where libtw-data looks: $TWB_DATA_DIR, a fashion-mnist folder in it, Debian's folder. */
+static bool fashion_mnist_installed(void)
+{
+    const char *env = g_getenv("TWB_DATA_DIR");
+    char *sub = env && env[0] ? g_build_filename(env, "fashion-mnist", NULL) : NULL;
+    const char *dirs[3] = {env, sub, "/usr/share/datasets/fashion-mnist"};
+    bool found = false;
+    for (int i = 0; i < 3 && !found; i++) {
+        if (!dirs[i] || !dirs[i][0])
+            continue;
+        for (int gz = 0; gz < 2 && !found; gz++) {
+            char *path = g_build_filename(dirs[i], gz ? "t10k-images-idx3-ubyte.gz" : "t10k-images-idx3-ubyte", NULL);
+            found = g_file_test(path, G_FILE_TEST_IS_REGULAR);
+            g_free(path);
+        }
+    }
+    g_free(sub);
+    return found;
+}
+
+static void test_inspect_fashion_mnist(void)
+{
+    if (!fashion_mnist_installed()) {
+        g_test_skip("Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist, or set TWB_DATA_DIR)");
+        return;
+    }
+    twb_run run = run_twb("data", "inspect", "fashion-mnist:test", NULL);
+    g_assert_cmpstr(run.err, ==, "");
+    g_assert_cmpint(run.exit_status, ==, 0);
+    assert_aligned(run.out);
+    assert_report(run.out, "dataset", "fashion-mnist, test split");
+    assert_report(run.out, "examples", "10000");
+    assert_report(run.out, "features", "(28, 28) uint8");
+    assert_report_prefix(run.out, "value range", "min 0, max 255, mean ");
+    assert_report_prefix(run.out, "8-bit pixels", "yes");
+    assert_report(run.out, "labels", "() uint8, 10 classes");
+    g_assert_nonnull(strstr(run.out, "      0   1000   10.0%  T-shirt/top\n"));
+    g_assert_nonnull(strstr(run.out, "      9   1000   10.0%  Ankle boot\n"));
+    twb_run_clear(&run);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -181,5 +572,12 @@ int main(int argc, char **argv)
     g_test_add_func("/cli/linear-regression", test_linear_regression);
     g_test_add_func("/cli/linear-regression-steps", test_linear_regression_steps);
     g_test_add_func("/cli/no-arguments", test_no_arguments);
+    g_test_add_func("/cli/data-inspect/idx", test_inspect_idx);
+    g_test_add_func("/cli/data-inspect/idx-gzip", test_inspect_idx_gzip);
+    g_test_add_func("/cli/data-inspect/npy", test_inspect_npy);
+    g_test_add_func("/cli/data-inspect/csv", test_inspect_csv);
+    g_test_add_func("/cli/data-inspect/bad-files", test_inspect_bad_files);
+    g_test_add_func("/cli/data-inspect/usage", test_inspect_usage);
+    g_test_add_func("/cli/data-inspect/fashion-mnist", test_inspect_fashion_mnist);
     return g_test_run();
 }
