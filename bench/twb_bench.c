@@ -443,12 +443,12 @@ static void dataset_teardown(void *p)
 
 /* ---- prefetch_wait: how long a training loop waits on its data. An MLP
  * 784-256-10 (relu, softmax cross-entropy, plain SGD) trains on each batch
- * of the dataset_epoch pipeline, once with prefetch(2) after the scale and
+ * of the dataset_epoch pipeline, once with prefetch(8) after the scale and
  * once without. Waiting is the time spent creating the iterator and inside
  * tw_iterator_next; a repetition is one epoch each way, and its value is
  * the waiting share of the whole loop in percent. ------------------------ */
 
-enum { MLP_IN = 784, MLP_HIDDEN = 256, MLP_OUT = 10, PREFETCH_BUFFER = 2 };
+enum { MLP_IN = 784, MLP_HIDDEN = 256, MLP_OUT = 10, PREFETCH_BUFFER = 8 };
 #define MLP_LEARNING_RATE 0.05
 
 typedef struct {
