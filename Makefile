@@ -3,7 +3,7 @@
 #   make         install what is missing, build (meson, in build/)
 #   make run     install what is missing, build, start build/app/twb
 #   make test    install what is missing, build, run every test suite, then
-#                the engine suites under ASan/UBSan and under valgrind;
+#                the engine and data suites under ASan/UBSan and under valgrind;
 #                ends with one line "N passed, N failed"
 #   make bench NAMES="..."   run benchmarks (bench/run); make bench-deps first
 #   make fuzz [FUZZ_SECONDS=60]   run each file-parser fuzzer (tests/fuzz) that long
@@ -56,20 +56,20 @@ test: deps
 	{ [ -f $(BUILD)/build.ninja ] || { rm -rf $(BUILD) && meson setup $(BUILD); }; } && \
 	  meson compile -C $(BUILD) && \
 	  meson test -C $(BUILD) --print-errorlogs || status_all=$$?; \
-	echo "== 2/3: engine suites under AddressSanitizer and UBSan ($(BUILD_ASAN))"; \
+	echo "== 2/3: engine and data suites under AddressSanitizer and UBSan ($(BUILD_ASAN))"; \
 	{ [ -f $(BUILD_ASAN)/build.ninja ] || { rm -rf $(BUILD_ASAN) && \
 	    meson setup $(BUILD_ASAN) -Db_sanitize=address,undefined -Dbuildtype=debugoptimized; }; } && \
 	  meson compile -C $(BUILD_ASAN) && \
 	  $(SANITIZER_ENV) meson test -C $(BUILD_ASAN) --suite engine --suite data --print-errorlogs || status_asan=$$?; \
-	echo "== 3/3: engine suites under valgrind ($(BUILD))"; \
+	echo "== 3/3: engine and data suites under valgrind ($(BUILD))"; \
 	[ -f $(BUILD)/build.ninja ] && \
 	  $(VALGRIND_ENV) meson test -C $(BUILD) --suite engine --suite data --print-errorlogs \
 	    --wrapper '$(VALGRIND)' --timeout-multiplier $(VALGRIND_TIMEOUT_MULTIPLIER) || status_valgrind=$$?; \
 	echo "== summary"; \
 	$(PYTHON) tools/test-summary \
 	  "all suites:$$status_all:$(BUILD)/meson-logs/testlog.json" \
-	  "engine under sanitizers:$$status_asan:$(BUILD_ASAN)/meson-logs/testlog.json" \
-	  "engine under valgrind:$$status_valgrind:$(BUILD)/meson-logs/testlog-valgrind.json"
+	  "engine and data under sanitizers:$$status_asan:$(BUILD_ASAN)/meson-logs/testlog.json" \
+	  "engine and data under valgrind:$$status_valgrind:$(BUILD)/meson-logs/testlog-valgrind.json"
 
 bench: bench-deps build
 	@[ -x bench/run ] || { echo "bench/run is not there yet: no benchmarks to run" >&2; exit 1; }
