@@ -1,0 +1,214 @@
+/* Tensor Workbench — layers (Keras' tf.keras.layers).
+ *
+ * A layer is an object with a class (Dense, Conv2D, ...), a name, a config
+ * (typed parameters under Keras' own key names, with Keras' defaults) and,
+ * once built, its weights. It builds on first call from the input shape, as
+ * Keras' build() does, and is called with a training flag.
+ *
+ *     tw_layer *dense = tw_layer_new("Dense", NULL);
+ *     tw_layer_set(dense, "units", "64");
+ *     tw_layer_set(dense, "activation", "relu");
+ *     tw_tensor *y = tw_layer_call(dense, x, true);    // builds, then runs
+ *
+ * Everything static about a layer — its output shape and its weights' shapes
+ * for a given input shape — comes from one function of its class, `infer`,
+ * so summaries and the designer's live shapes use the same code that builds
+ * and runs the layer. Layers are reference counted (a trunk may be shared by
+ * two models). A model (tw/model.h) is a layer of class "Sequential".
+ *
+ * Errors follow tw/error.h: NULL or -1 and a message naming the layer and
+ * the offending value or shape.
+ */
+#ifndef TW_LAYERS_H
+#define TW_LAYERS_H
+
+#include "random.h"
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A static shape; -1 is an unknown size (the batch, Keras' None). */
+typedef struct {
+    int ndim;
+    int64_t dims[TW_MAX_DIMS];
+} tw_shape;
+
+/* "(None, 28, 28, 1)" into buf, Keras' way of printing shapes. */
+const char *tw_shape_format(const tw_shape *shape, char *buf, size_t size);
+int64_t tw_shape_numel(const tw_shape *shape); /* -1 when a size is unknown */
+
+/* ---- parameters (a layer's config) ---------------------------------------- */
+typedef enum {
+    TW_PARAM_INT,
+    TW_PARAM_FLOAT,
+    TW_PARAM_BOOL,
+    TW_PARAM_CHOICE,      /* one of a fixed list of words (activation, padding) */
+    TW_PARAM_INTS,        /* a tuple of integers (kernel_size, target_shape) */
+    TW_PARAM_REGULARIZER, /* L1/L2 weight penalty, Keras' L1L2; None by default */
+} tw_param_type;
+
+typedef struct {
+    const char *key;            /* Keras' config key: "units" */
+    tw_param_type type;
+    const char *default_value;  /* text form, as tw_layer_set takes it; "" for None */
+    double min, max;            /* INT, FLOAT and each INTS element, inclusive */
+    int length;                 /* INTS: the tuple length, 0 for any length */
+    const char *const *choices; /* CHOICE: NULL-terminated */
+    bool nullable;              /* accepts None ("" or "none") */
+    const char *help;           /* one line for tooltips and `twb layers` */
+} tw_param_def;
+
+typedef struct {
+    bool is_null;
+    double number;      /* INT, FLOAT, BOOL (0 or 1); REGULARIZER: l1 */
+    double number2;     /* REGULARIZER: l2 */
+    int n;              /* INTS: count */
+    int64_t ints[TW_MAX_DIMS];
+    const char *choice; /* CHOICE: one of def->choices (static storage) */
+} tw_param_value;
+
+/* Activation names accepted wherever Keras takes an activation. */
+extern const char *const tw_activation_names[]; /* NULL-terminated */
+/* Initializer names (Keras' snake_case identifiers). */
+extern const char *const tw_initializer_names[];
+
+/* ---- layer classes -------------------------------------------------------- */
+typedef struct tw_layer tw_layer;
+
+#define TW_MAX_LAYER_WEIGHTS 8
+
+/* One weight a layer creates when built. */
+typedef struct {
+    const char *name;            /* "kernel", "bias", "moving_mean" */
+    tw_shape shape;
+    const char *initializer;     /* a name from tw_initializer_names */
+    bool trainable;              /* false for statistics such as moving_mean */
+    const char *regularizer_key; /* config key of its L1L2 penalty, or NULL */
+} tw_weight_spec;
+
+typedef struct {
+    bool training;
+    tw_rng *rng; /* what random layers (Dropout) draw from; may be NULL in inference */
+} tw_call_context;
+
+typedef struct tw_layer_class {
+    const char *name;    /* Keras' class_name: "Dense" */
+    const char *group;   /* palette group: "Core", "Convolution", "Pooling", "Normalization",
+                            "Regularization", "Recurrent", "Activation" */
+    const char *summary; /* one line for the palette */
+    const tw_param_def *params;
+    int nparams;
+    size_t state_size; /* bytes of private state per instance (tw_layer_state), 0 for none */
+    /* Reads the parameters (already checked against their defs) into the
+     * state and checks them against each other. Called on creation and after
+     * every change. Optional. */
+    int (*configure)(tw_layer *self);
+    /* Output shape and weights for an input shape; -1 with a message when the
+     * input cannot work, e.g. "expected input of rank 4 (batch, height,
+     * width, channels), got (None, 64)". */
+    int (*infer)(const tw_layer *self, const tw_shape *input, tw_shape *output, tw_weight_spec *weights,
+                 int *nweights);
+    /* The forward pass with engine ops (recorded on tapes). Weights are
+     * tw_layer_weight(self, i) in the order infer listed them. */
+    tw_tensor *(*call)(tw_layer *self, tw_tensor *x, const tw_call_context *ctx);
+    void (*finalize)(tw_layer *self); /* frees what configure allocated; optional */
+    /* Containers (Sequential) build the layers they hold after their own
+     * weights. Optional. */
+    int (*build_children)(tw_layer *self, const tw_shape *input, tw_rng *rng);
+} tw_layer_class;
+
+/* Built-in classes are registered from the start; programs may add theirs. */
+int tw_layer_class_register(const tw_layer_class *klass);
+const tw_layer_class *tw_layer_class_find(const char *name);
+int tw_layer_class_count(void);
+const tw_layer_class *tw_layer_class_at(int index);
+const tw_param_def *tw_layer_class_param(const tw_layer_class *klass, const char *key);
+
+/* ---- layers --------------------------------------------------------------- */
+/* Every parameter at its default. name NULL: the model names it when added
+ * ("dense", "dense_1", ...). */
+tw_layer *tw_layer_new(const char *class_name, const char *name);
+tw_layer *tw_layer_ref(tw_layer *layer);
+void tw_layer_unref(tw_layer *layer); /* NULL is accepted */
+
+const tw_layer_class *tw_layer_class_of(const tw_layer *layer);
+const char *tw_layer_name(const tw_layer *layer);
+int tw_layer_set_name(tw_layer *layer, const char *name);
+/* A copy with the same config and no weights (the designer's Duplicate). */
+tw_layer *tw_layer_clone(const tw_layer *layer, const char *name);
+
+/* Set a parameter from text: "64", "0.5", "true", "relu", "3,3" or "(3, 3)",
+ * "none"; regularizers as "l2=0.01" or "l1=0.001,l2=0.01". The message on
+ * failure is "units: expected a positive integer, got \"abc\"". Changing a
+ * parameter of a built layer is refused (it would invalidate its weights). */
+int tw_layer_set(tw_layer *layer, const char *key, const char *text);
+int tw_layer_set_value(tw_layer *layer, const char *key, const tw_param_value *value);
+const tw_param_value *tw_layer_get(const tw_layer *layer, const char *key);
+/* The value as text in tw_layer_set's form (malloc'd). */
+char *tw_layer_get_text(const tw_layer *layer, const char *key);
+/* Typed reads by index into the class's params (for class implementations). */
+const tw_param_value *tw_layer_param(const tw_layer *layer, int index);
+void *tw_layer_state(const tw_layer *layer);
+
+/* Keras' input_shape/batch_input_shape on a layer: only the first layer of a
+ * model uses it (as Keras does). ndim 0 clears it. */
+int tw_layer_set_input_shape(tw_layer *layer, const tw_shape *batch_input_shape);
+const tw_shape *tw_layer_input_shape(const tw_layer *layer); /* NULL when unset */
+
+/* Static inference, no weights allocated: output shape and parameter counts
+ * (either count pointer may be NULL). */
+int tw_layer_infer(const tw_layer *layer, const tw_shape *input, tw_shape *output, int64_t *trainable_params,
+                   int64_t *non_trainable_params);
+
+/* Create the weights for an input shape (initialised from rng), then apply
+ * weights waiting from a deferred restore. Building twice with the same
+ * shape is a no-op; with another shape, an error. */
+int tw_layer_build(tw_layer *layer, const tw_shape *input, tw_rng *rng);
+bool tw_layer_built(const tw_layer *layer);
+const tw_shape *tw_layer_output_shape(const tw_layer *layer); /* NULL before build */
+
+/* Run the layer; builds it first when needed (weights drawn from ctx->rng,
+ * or a fixed seed when that is NULL). */
+tw_tensor *tw_layer_call_ex(tw_layer *layer, tw_tensor *x, const tw_call_context *ctx);
+tw_tensor *tw_layer_call(tw_layer *layer, tw_tensor *x, bool training);
+
+/* Weights in creation order (borrowed references; variables). */
+int tw_layer_nweights(const tw_layer *layer);
+tw_tensor *tw_layer_weight(const tw_layer *layer, int index);
+const tw_weight_spec *tw_layer_weight_spec(const tw_layer *layer, int index);
+
+/* Frozen layers keep their weights out of trainable_variables and off the
+ * tape (Keras' layer.trainable = False). Applies to every layer inside. */
+bool tw_layer_trainable(const tw_layer *layer);
+int tw_layer_set_trainable(tw_layer *layer, bool trainable);
+
+/* The sum of this layer's L1/L2 weight penalties (a 0-d tensor; 0 when it
+ * has none), recorded on active tapes. */
+tw_tensor *tw_layer_regularization_loss(const tw_layer *layer);
+
+/* ---- weights by path (checkpoints) ---------------------------------------- */
+/* Calls fn for every weight, depth first, with its path: "dense_1/kernel",
+ * "trunk/dense/bias" for a layer inside a nested model. */
+typedef int (*tw_weight_fn)(const char *path, tw_tensor *weight, bool trainable, void *user_data);
+int tw_layer_foreach_weight(const tw_layer *layer, tw_weight_fn fn, void *user_data);
+/* Assign a weight by path. If the layer holding it is not built yet, the
+ * value waits and is assigned when it is (the deferred restore of TF2's
+ * checkpoints). Shape or dtype mismatches fail, naming the path. */
+int tw_layer_restore_weight(tw_layer *layer, const char *path, tw_tensor *value);
+/* Values still waiting for their layer to be built. */
+int tw_layer_pending_restores(const tw_layer *layer);
+
+/* ---- initializers --------------------------------------------------------- */
+/* Keras' initializers by name ("glorot_uniform", "he_normal", "orthogonal",
+ * "zeros", "ones", ...), fans computed from the shape as Keras does. */
+tw_tensor *tw_initializer_run(const char *name, tw_rng *rng, tw_dtype dtype, const tw_shape *shape);
+
+/* The activation function by name ("relu", "softmax", "linear", ...). */
+tw_tensor *tw_activation_apply(const char *name, tw_tensor *x);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,179 @@
+/* Tensor Workbench — Sequential models and training (tf.keras.Sequential, fit).
+ *
+ * A model is a layer of class "Sequential" holding a stack of layers, so
+ * models nest (the seeds' shared trunk with two heads):
+ *
+ *     tw_model *trunk = tw_sequential_new("trunk");
+ *     tw_model_add(trunk, tw_dense(64, "relu"));
+ *     tw_model *path1 = tw_sequential_new(NULL);
+ *     tw_model_add(path1, tw_layer_ref(trunk));   // shared: take a reference
+ *     tw_model_add(path1, tw_layer_ref(head1));
+ *
+ * tw_model_add takes over the caller's reference. Layers without a name get
+ * one unique within the model ("dense", "dense_1", ...).
+ *
+ * The seeds' custom loop stays as short as theirs:
+ *
+ *     tw_tape *tape = tw_tape_begin(false);
+ *     tw_tensor *loss = tw_loss_compute(&loss_fn, y, tw_model_call(model, x, true));
+ *     tw_tape_end(tape);
+ *     tw_variables vars = tw_model_trainable_variables(model);
+ *     tw_tape_gradient(tape, loss, vars.n, vars.items, grads);
+ *     tw_optimizer_apply_gradients(opt, vars.n, vars.items, grads);
+ *
+ * Or compile and fit, as Keras.
+ */
+#ifndef TW_MODEL_H
+#define TW_MODEL_H
+
+#include "layers.h"
+#include "losses.h"
+#include "metrics.h"
+#include "optimizers.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef tw_layer tw_model;
+
+tw_model *tw_sequential_new(const char *name);
+bool tw_layer_is_model(const tw_layer *layer);
+int tw_model_add(tw_model *model, tw_layer *layer);
+int tw_model_insert(tw_model *model, int index, tw_layer *layer);
+int tw_model_remove(tw_model *model, int index); /* drops the model's reference */
+int tw_model_nlayers(const tw_model *model);
+tw_layer *tw_model_layer_at(const tw_model *model, int index); /* borrowed */
+tw_layer *tw_model_find_layer(const tw_model *model, const char *name);
+
+/* The model's input shape: its first layer's batch_input_shape (an
+ * InputLayer's, or any first layer's), searched into nested models. */
+const tw_shape *tw_model_input_shape(const tw_model *model);
+
+/* Per-layer static inference for summaries and the designer: fills one
+ * entry per layer of this model (not recursing into nested ones, whose
+ * entry covers them). Stops at the first layer whose input cannot work,
+ * leaving its message in `error` and returning its index; returns
+ * nlayers when every layer fits. */
+typedef struct {
+    tw_shape output;
+    int64_t trainable_params, non_trainable_params;
+    char error[256];
+} tw_layer_info;
+int tw_model_infer(const tw_model *model, const tw_shape *input, tw_layer_info *info);
+
+/* Build every layer from the input shape (NULL: the model's own). */
+int tw_model_build(tw_model *model, const tw_shape *input, uint64_t seed);
+tw_tensor *tw_model_call(tw_model *model, tw_tensor *x, bool training);
+
+/* Trainable weights of every layer inside, recursively, without
+ * duplicates (a layer used twice contributes once); frozen layers' weights
+ * are left out. Borrowed; valid until the model or a layer in it changes. */
+typedef struct {
+    int n;
+    tw_tensor *const *items;
+} tw_variables;
+tw_variables tw_model_trainable_variables(tw_model *model);
+tw_variables tw_model_variables(tw_model *model); /* all, frozen and statistics too */
+
+/* Keras' parameter counts and summary table (malloc'd). */
+int tw_model_count_params(const tw_model *model, int64_t *total, int64_t *trainable, int64_t *non_trainable);
+char *tw_model_summary(const tw_model *model, int line_length);
+
+/* ---- compile and fit ------------------------------------------------------ */
+/* The model takes over the optimizer. Metric names as tw_metric_new. */
+int tw_model_compile(tw_model *model, tw_optimizer *optimizer, const tw_loss *loss, int nmetrics,
+                     const char *const *metric_names);
+tw_optimizer *tw_model_optimizer(const tw_model *model);
+const tw_loss *tw_model_loss(const tw_model *model);
+
+/* Named values after a batch or an epoch: "loss", "accuracy",
+ * "val_loss", "val_accuracy", ... in Keras' naming. */
+#define TW_MAX_LOGS 16
+typedef struct {
+    int n;
+    char names[TW_MAX_LOGS][48];
+    double values[TW_MAX_LOGS];
+} tw_logs;
+double tw_logs_get(const tw_logs *logs, const char *name); /* NAN when absent */
+int tw_logs_set(tw_logs *logs, const char *name, double value);
+
+typedef struct {
+    int epoch;           /* 0-based */
+    int epochs;
+    int64_t step;        /* batch within the epoch, 0-based */
+    int64_t steps;       /* batches per epoch */
+    int64_t iterations;  /* optimizer updates so far */
+    double elapsed;      /* seconds since the epoch began */
+    double samples_per_second;
+} tw_progress;
+
+/* Callbacks return 0 to go on, 1 to stop training after this batch/epoch
+ * (cleanly: fit returns 0), -1 for an error (fit fails with its message). */
+typedef struct tw_callback {
+    int (*on_train_begin)(tw_model *model, void *user_data);
+    int (*on_batch_end)(tw_model *model, const tw_progress *progress, const tw_logs *logs, void *user_data);
+    int (*on_epoch_end)(tw_model *model, const tw_progress *progress, const tw_logs *logs, void *user_data);
+    int (*on_train_end)(tw_model *model, const tw_logs *logs, void *user_data);
+    void *user_data;
+} tw_callback;
+
+typedef struct {
+    int epochs;                 /* default 1 */
+    int initial_epoch;          /* resume: the epoch to start at */
+    int64_t batch_size;         /* default 32 */
+    bool shuffle;               /* default true (fit_options_default) */
+    uint64_t seed;              /* shuffling, dropout and weight initialisation */
+    double validation_split;    /* the last fraction of x and y, as Keras */
+    tw_tensor *validation_x;    /* or explicit validation data */
+    tw_tensor *validation_y;
+    int ncallbacks;
+    const tw_callback *callbacks;
+    volatile int *stop_flag;    /* set from another thread (Ctrl+C, the UI's Stop): stop after this step */
+} tw_fit_options;
+tw_fit_options tw_fit_options_default(void);
+
+/* The per-epoch logs of a fit. */
+typedef struct {
+    int epochs;
+    tw_logs *epoch_logs; /* epochs entries */
+    bool stopped_early;
+} tw_history;
+void tw_history_free(tw_history *history);
+
+/* x and y are the whole training set (first axis: examples). Returns the
+ * history (free with tw_history_free) or NULL with a message (NaN loss
+ * names the epoch and step). */
+tw_history *tw_model_fit(tw_model *model, tw_tensor *x, tw_tensor *y, const tw_fit_options *options);
+/* Loss and compiled metrics over the data, into logs. */
+int tw_model_evaluate(tw_model *model, tw_tensor *x, tw_tensor *y, int64_t batch_size, tw_logs *logs);
+tw_tensor *tw_model_predict(tw_model *model, tw_tensor *x, int64_t batch_size);
+/* One step on one batch; logs hold the batch's loss and metrics. */
+int tw_model_train_on_batch(tw_model *model, tw_tensor *x, tw_tensor *y, tw_logs *logs);
+int tw_model_test_on_batch(tw_model *model, tw_tensor *x, tw_tensor *y, tw_logs *logs);
+/* Reset the compiled metrics (fit does it every epoch). */
+void tw_model_reset_metrics(tw_model *model);
+
+/* ---- built-in callbacks --------------------------------------------------- */
+/* Keras' EarlyStopping: stop when `monitor` ("val_loss") has not improved by
+ * min_delta for patience epochs; mode is inferred from the name (accuracy:
+ * max, else min). restore_best_weights puts the best epoch's weights back. */
+typedef struct tw_early_stopping tw_early_stopping;
+tw_early_stopping *tw_early_stopping_new(const char *monitor, double min_delta, int patience,
+                                         bool restore_best_weights);
+tw_callback tw_early_stopping_callback(tw_early_stopping *es);
+int tw_early_stopping_stopped_epoch(const tw_early_stopping *es); /* -1 when it did not stop */
+void tw_early_stopping_free(tw_early_stopping *es);
+
+/* ---- convenience constructors (Keras' defaults otherwise) ---------------- */
+tw_layer *tw_dense(int64_t units, const char *activation);
+tw_layer *tw_conv2d_layer(int64_t filters, int kernel_size, const char *activation);
+tw_layer *tw_max_pooling2d_layer(int pool_size);
+tw_layer *tw_flatten_layer(void);
+tw_layer *tw_dropout_layer(double rate);
+tw_layer *tw_input_layer(const tw_shape *batch_input_shape);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

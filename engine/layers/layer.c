@@ -1,0 +1,566 @@
+/* The layer object: creation, config, build, call, weights, freezing and
+ * regularization. What a layer computes lives in its class (one file per
+ * class under engine/layers/); this file is what every layer shares. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layer_internal.h"
+
+const char *tw_shape_format(const tw_shape *shape, char *buf, size_t size)
+{
+    int len = snprintf(buf, size, "(");
+    for (int i = 0; i < shape->ndim && len < (int)size; i++) {
+        const char *sep = i ? ", " : "";
+        if (shape->dims[i] < 0)
+            len += snprintf(buf + len, size - len, "%sNone", sep);
+        else
+            len += snprintf(buf + len, size - len, "%s%lld", sep, (long long)shape->dims[i]);
+    }
+    if (len < (int)size)
+        snprintf(buf + len, size - len, shape->ndim == 1 ? ",)" : ")");
+    return buf;
+}
+
+int64_t tw_shape_numel(const tw_shape *shape)
+{
+    int64_t n = 1;
+    for (int i = 0; i < shape->ndim; i++) {
+        if (shape->dims[i] < 0)
+            return -1;
+        n *= shape->dims[i];
+    }
+    return n;
+}
+
+static int configure(tw_layer *layer)
+{
+    return layer->klass->configure ? layer->klass->configure(layer) : 0;
+}
+
+tw_layer *tw_layer_new(const char *class_name, const char *name)
+{
+    const tw_layer_class *klass = tw_layer_class_find(class_name);
+    if (!klass)
+        return NULL;
+    tw_layer *layer = calloc(1, sizeof *layer);
+    layer->klass = klass;
+    layer->refcount = 1;
+    layer->trainable = true;
+    snprintf(layer->name, sizeof layer->name, "%s", name ? name : "");
+    layer->values = calloc(klass->nparams ? klass->nparams : 1, sizeof *layer->values);
+    layer->state = klass->state_size ? calloc(1, klass->state_size) : NULL;
+    for (int i = 0; i < klass->nparams; i++) {
+        char err[256];
+        /* A default that does not parse is a bug in the class table. */
+        int rc = tw__param_parse(&klass->params[i], klass->params[i].default_value, &layer->values[i], err, sizeof err);
+        if (rc) {
+            fprintf(stderr, "tw: %s.%s: bad default: %s\n", klass->name, klass->params[i].key, err);
+            abort();
+        }
+    }
+    if (configure(layer)) {
+        tw_layer_unref(layer);
+        return NULL;
+    }
+    return layer;
+}
+
+tw_layer *tw_layer_ref(tw_layer *layer)
+{
+    if (layer)
+        __atomic_add_fetch(&layer->refcount, 1, __ATOMIC_RELAXED);
+    return layer;
+}
+
+static void free_pending(tw_layer *layer)
+{
+    while (layer->pending) {
+        tw_pending_weight *p = layer->pending;
+        layer->pending = p->next;
+        tw_tensor_unref(p->value);
+        free(p->name);
+        free(p);
+    }
+}
+
+void tw_layer_unref(tw_layer *layer)
+{
+    if (!layer || __atomic_sub_fetch(&layer->refcount, 1, __ATOMIC_ACQ_REL) > 0)
+        return;
+    if (layer->klass->finalize)
+        layer->klass->finalize(layer);
+    for (int i = 0; i < layer->nchildren; i++)
+        tw_layer_unref(layer->children[i]);
+    for (int i = 0; i < layer->nweights; i++)
+        tw_tensor_unref(layer->weights[i]);
+    free_pending(layer);
+    free(layer->children);
+    free(layer->values);
+    free(layer->state);
+    free(layer);
+}
+
+const tw_layer_class *tw_layer_class_of(const tw_layer *layer)
+{
+    return layer->klass;
+}
+
+const char *tw_layer_name(const tw_layer *layer)
+{
+    return layer->name;
+}
+
+int tw_layer_set_name(tw_layer *layer, const char *name)
+{
+    if (!name || !name[0] || strchr(name, '/') || strlen(name) >= sizeof layer->name)
+        return tw_error_set("%s: a layer name must be 1 to %zu characters without '/', got \"%s\"",
+                            layer->klass->name, sizeof layer->name - 1, name ? name : "");
+    snprintf(layer->name, sizeof layer->name, "%s", name);
+    return 0;
+}
+
+tw_layer *tw_layer_clone(const tw_layer *layer, const char *name)
+{
+    tw_layer *copy = tw_layer_new(layer->klass->name, name);
+    if (!copy)
+        return NULL;
+    memcpy(copy->values, layer->values, sizeof *layer->values * layer->klass->nparams);
+    copy->batch_input_shape = layer->batch_input_shape;
+    copy->trainable = layer->trainable;
+    for (int i = 0; i < layer->nchildren; i++)
+        tw__layer_insert_child(copy, i, tw_layer_clone(layer->children[i], layer->children[i]->name));
+    if (configure(copy)) {
+        tw_layer_unref(copy);
+        return NULL;
+    }
+    return copy;
+}
+
+static int param_index(const tw_layer *layer, const char *key)
+{
+    for (int i = 0; i < layer->klass->nparams; i++)
+        if (!strcmp(layer->klass->params[i].key, key))
+            return i;
+    return tw_error_set("%s: no parameter \"%s\"", layer->klass->name, key);
+}
+
+const tw_param_def *tw_layer_class_param(const tw_layer_class *klass, const char *key)
+{
+    for (int i = 0; i < klass->nparams; i++)
+        if (!strcmp(klass->params[i].key, key))
+            return &klass->params[i];
+    return NULL;
+}
+
+/* Replace one value, re-run configure, and roll back if the layer refuses. */
+static int store_value(tw_layer *layer, int index, const tw_param_value *value)
+{
+    if (layer->built)
+        return tw_error_set("%s '%s': cannot change %s after the layer is built", layer->klass->name, layer->name,
+                            layer->klass->params[index].key);
+    tw_param_value old = layer->values[index];
+    layer->values[index] = *value;
+    if (configure(layer)) {
+        layer->values[index] = old;
+        configure(layer);
+        return -1;
+    }
+    return 0;
+}
+
+int tw_layer_set(tw_layer *layer, const char *key, const char *text)
+{
+    int i = param_index(layer, key);
+    if (i < 0)
+        return -1;
+    tw_param_value value;
+    char err[512];
+    if (tw__param_parse(&layer->klass->params[i], text ? text : "", &value, err, sizeof err))
+        return tw_error_set("%s: %s", key, err);
+    return store_value(layer, i, &value);
+}
+
+int tw_layer_set_value(tw_layer *layer, const char *key, const tw_param_value *value)
+{
+    int i = param_index(layer, key);
+    if (i < 0)
+        return -1;
+    char err[512];
+    if (tw__param_check(&layer->klass->params[i], value, err, sizeof err))
+        return tw_error_set("%s: %s", key, err);
+    return store_value(layer, i, value);
+}
+
+const tw_param_value *tw_layer_get(const tw_layer *layer, const char *key)
+{
+    int i = param_index(layer, key);
+    return i < 0 ? NULL : &layer->values[i];
+}
+
+char *tw_layer_get_text(const tw_layer *layer, const char *key)
+{
+    int i = param_index(layer, key);
+    return i < 0 ? NULL : tw__param_format(&layer->klass->params[i], &layer->values[i]);
+}
+
+const tw_param_value *tw_layer_param(const tw_layer *layer, int index)
+{
+    return &layer->values[index];
+}
+
+void *tw_layer_state(const tw_layer *layer)
+{
+    return layer->state;
+}
+
+int tw_layer_set_input_shape(tw_layer *layer, const tw_shape *shape)
+{
+    if (shape && (shape->ndim < 0 || shape->ndim > TW_MAX_DIMS))
+        return tw_error_set("%s '%s': input shape has %d dimensions; at most %d are supported", layer->klass->name,
+                            layer->name, shape->ndim, TW_MAX_DIMS);
+    for (int i = 1; shape && i < shape->ndim; i++)
+        if (shape->dims[i] == 0 || shape->dims[i] < -1)
+            return tw_error_set("%s '%s': input shape dimension %d is %lld", layer->klass->name, layer->name, i,
+                                (long long)shape->dims[i]);
+    if (shape)
+        layer->batch_input_shape = *shape;
+    else
+        memset(&layer->batch_input_shape, 0, sizeof layer->batch_input_shape);
+    return 0;
+}
+
+const tw_shape *tw_layer_input_shape(const tw_layer *layer)
+{
+    return layer->batch_input_shape.ndim ? &layer->batch_input_shape : NULL;
+}
+
+int tw_layer_infer(const tw_layer *layer, const tw_shape *input, tw_shape *output, int64_t *trainable_params,
+                   int64_t *non_trainable_params)
+{
+    tw_weight_spec specs[TW_MAX_LAYER_WEIGHTS];
+    int n = 0;
+    tw_shape out;
+    if (layer->klass->infer(layer, input, &out, specs, &n))
+        return -1;
+    int64_t t = 0, nt = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t count = tw_shape_numel(&specs[i].shape);
+        if (specs[i].trainable && layer->trainable)
+            t += count;
+        else
+            nt += count;
+    }
+    /* Containers count their children (their infer reports no weights of their own). */
+    if (layer->nchildren) {
+        tw_shape shape = *input;
+        for (int i = 0; i < layer->nchildren; i++) {
+            int64_t ct = 0, cnt = 0;
+            if (tw_layer_infer(layer->children[i], &shape, &shape, &ct, &cnt))
+                return -1;
+            t += layer->trainable ? ct : 0;
+            nt += cnt + (layer->trainable ? 0 : ct);
+        }
+    }
+    if (output)
+        *output = out;
+    if (trainable_params)
+        *trainable_params = t;
+    if (non_trainable_params)
+        *non_trainable_params = nt;
+    return 0;
+}
+
+static bool same_shape_ignoring_batch(const tw_shape *a, const tw_shape *b)
+{
+    if (a->ndim != b->ndim)
+        return false;
+    for (int i = 1; i < a->ndim; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+static int take_pending(tw_layer *layer, int index)
+{
+    tw_pending_weight **link = &layer->pending;
+    for (; *link; link = &(*link)->next) {
+        tw_pending_weight *p = *link;
+        if (strcmp(p->name, layer->specs[index].name))
+            continue;
+        int rc = tw_assign(layer->weights[index], p->value);
+        if (rc)
+            return TW_LAYER_ERROR(layer, "restoring %s: %s", p->name, tw_last_error());
+        *link = p->next;
+        tw_tensor_unref(p->value);
+        free(p->name);
+        free(p);
+        return 0;
+    }
+    return 0;
+}
+
+static int create_weights(tw_layer *layer, tw_rng *rng)
+{
+    for (int i = 0; i < layer->nweights; i++) {
+        const tw_weight_spec *spec = &layer->specs[i];
+        tw_tensor *init = tw_initializer_run(spec->initializer, rng, TW_FLOAT32, &spec->shape);
+        if (!init)
+            return TW_LAYER_ERROR(layer, "initialising %s: %s", spec->name, tw_last_error());
+        char name[160];
+        snprintf(name, sizeof name, "%s/%s", layer->name, spec->name);
+        layer->weights[i] = tw_variable(init, name, spec->trainable && layer->trainable);
+        tw_tensor_unref(init);
+        if (!layer->weights[i] || take_pending(layer, i))
+            return -1;
+    }
+    return 0;
+}
+
+int tw_layer_build(tw_layer *layer, const tw_shape *input, tw_rng *rng)
+{
+    char a[96], b[96];
+    if (layer->built) {
+        if (same_shape_ignoring_batch(&layer->input_shape, input))
+            return 0;
+        return TW_LAYER_ERROR(layer, "was built for input %s and cannot take %s",
+                              tw_shape_format(&layer->input_shape, a, sizeof a), tw_shape_format(input, b, sizeof b));
+    }
+    tw_shape out;
+    int n = 0;
+    if (layer->klass->infer(layer, input, &out, layer->specs, &n))
+        return -1;
+    layer->nweights = n;
+    if (create_weights(layer, rng))
+        goto fail;
+    if (layer->klass->build_children && layer->klass->build_children(layer, input, rng))
+        goto fail;
+    layer->input_shape = *input;
+    layer->output_shape = out;
+    layer->built = true;
+    return 0;
+fail:
+    for (int i = 0; i < layer->nweights; i++) {
+        tw_tensor_unref(layer->weights[i]);
+        layer->weights[i] = NULL;
+    }
+    layer->nweights = 0;
+    return -1;
+}
+
+bool tw_layer_built(const tw_layer *layer)
+{
+    return layer->built;
+}
+
+const tw_shape *tw_layer_output_shape(const tw_layer *layer)
+{
+    return layer->built ? &layer->output_shape : NULL;
+}
+
+static tw_shape shape_of(const tw_tensor *x)
+{
+    tw_shape s = {.ndim = tw_tensor_ndim(x)};
+    memcpy(s.dims, tw_tensor_shape(x), sizeof(int64_t) * s.ndim);
+    if (s.ndim)
+        s.dims[0] = -1;
+    return s;
+}
+
+tw_tensor *tw_layer_call_ex(tw_layer *layer, tw_tensor *x, const tw_call_context *ctx)
+{
+    if (!x)
+        return NULL;
+    if (!layer->built) {
+        tw_shape in = shape_of(x);
+        tw_rng *rng = ctx->rng ? ctx->rng : tw_rng_new(0);
+        int rc = tw_layer_build(layer, &in, rng);
+        if (!ctx->rng)
+            tw_rng_free(rng);
+        if (rc)
+            return NULL;
+    }
+    /* Like a composite op: the intermediates die with this scope. */
+    tw_scope_begin();
+    return tw__scope_return(layer->klass->call(layer, x, ctx));
+}
+
+tw_tensor *tw_layer_call(tw_layer *layer, tw_tensor *x, bool training)
+{
+    tw_call_context ctx = {.training = training, .rng = NULL};
+    return tw_layer_call_ex(layer, x, &ctx);
+}
+
+int tw_layer_nweights(const tw_layer *layer)
+{
+    return layer->nweights;
+}
+
+tw_tensor *tw_layer_weight(const tw_layer *layer, int index)
+{
+    return index >= 0 && index < layer->nweights ? layer->weights[index] : NULL;
+}
+
+const tw_weight_spec *tw_layer_weight_spec(const tw_layer *layer, int index)
+{
+    return index >= 0 && index < layer->nweights ? &layer->specs[index] : NULL;
+}
+
+bool tw_layer_trainable(const tw_layer *layer)
+{
+    return layer->trainable;
+}
+
+int tw_layer_set_trainable(tw_layer *layer, bool trainable)
+{
+    layer->trainable = trainable;
+    for (int i = 0; i < layer->nweights; i++)
+        tw_variable_set_trainable(layer->weights[i], trainable && layer->specs[i].trainable);
+    for (int i = 0; i < layer->nchildren; i++)
+        tw_layer_set_trainable(layer->children[i], trainable);
+    return 0;
+}
+
+static tw_tensor *penalty(const tw_param_value *r, tw_tensor *w)
+{
+    tw_tensor *sum = tw_scalar(0);
+    if (r->number > 0)
+        sum = tw_add(sum, tw_mul_scalar(tw_sum_all(tw_abs(w)), r->number));
+    if (r->number2 > 0)
+        sum = tw_add(sum, tw_mul_scalar(tw_sum_all(tw_square(w)), r->number2));
+    return sum;
+}
+
+tw_tensor *tw_layer_regularization_loss(const tw_layer *layer)
+{
+    tw_scope_begin();
+    tw_tensor *total = tw_scalar_of(0, TW_FLOAT32);
+    for (int i = 0; i < layer->nweights; i++) {
+        const char *key = layer->specs[i].regularizer_key;
+        const tw_param_value *r = key ? tw_layer_get(layer, key) : NULL;
+        if (r && !r->is_null && layer->trainable)
+            total = tw_add(total, penalty(r, layer->weights[i]));
+    }
+    for (int i = 0; i < layer->nchildren; i++)
+        total = tw_add(total, tw_layer_regularization_loss(layer->children[i]));
+    return tw__scope_return(total);
+}
+
+/* ---- weights by path ------------------------------------------------------ */
+static int foreach_weight(const tw_layer *layer, const char *prefix, tw_weight_fn fn, void *user_data)
+{
+    char path[512];
+    for (int i = 0; i < layer->nweights; i++) {
+        snprintf(path, sizeof path, "%s%s", prefix, layer->specs[i].name);
+        int rc = fn(path, layer->weights[i], tw_variable_trainable(layer->weights[i]), user_data);
+        if (rc)
+            return rc;
+    }
+    for (int i = 0; i < layer->nchildren; i++) {
+        snprintf(path, sizeof path, "%s%s/", prefix, layer->children[i]->name);
+        int rc = foreach_weight(layer->children[i], path, fn, user_data);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int tw_layer_foreach_weight(const tw_layer *layer, tw_weight_fn fn, void *user_data)
+{
+    /* A plain layer's weights are "dense/kernel"; a model's children are
+     * named from the model down, without the model's own name. */
+    if (layer->nchildren || tw_layer_is_model(layer))
+        return foreach_weight(layer, "", fn, user_data);
+    char prefix[80];
+    snprintf(prefix, sizeof prefix, "%s/", layer->name);
+    return foreach_weight(layer, prefix, fn, user_data);
+}
+
+static int restore_own(tw_layer *layer, const char *name, const char *path, tw_tensor *value)
+{
+    if (!layer->built) {
+        for (tw_pending_weight *p = layer->pending; p; p = p->next)
+            if (!strcmp(p->name, name)) {
+                tw_tensor_unref(p->value);
+                p->value = tw_tensor_ref(value);
+                return 0;
+            }
+        tw_pending_weight *p = calloc(1, sizeof *p);
+        p->name = strdup(name);
+        p->value = tw_tensor_ref(value);
+        p->next = layer->pending;
+        layer->pending = p;
+        return 0;
+    }
+    for (int i = 0; i < layer->nweights; i++) {
+        if (strcmp(layer->specs[i].name, name))
+            continue;
+        char a[96], b[96];
+        tw_tensor *w = layer->weights[i];
+        if (tw_tensor_ndim(w) != tw_tensor_ndim(value) ||
+            memcmp(tw_tensor_shape(w), tw_tensor_shape(value), sizeof(int64_t) * tw_tensor_ndim(w)))
+            return tw_error_set("%s: shape %s does not match the layer's %s", path,
+                                tw_shape_str(tw_tensor_ndim(value), tw_tensor_shape(value), a, sizeof a),
+                                tw_shape_str(tw_tensor_ndim(w), tw_tensor_shape(w), b, sizeof b));
+        if (tw_tensor_dtype(value) != tw_tensor_dtype(w))
+            return tw_error_set("%s: dtype %s does not match the layer's %s", path,
+                                tw_dtype_name(tw_tensor_dtype(value)), tw_dtype_name(tw_tensor_dtype(w)));
+        return tw_assign(w, value);
+    }
+    return tw_error_set("%s: layer '%s' has no weight \"%s\"", path, layer->name, name);
+}
+
+int tw_layer_restore_weight(tw_layer *layer, const char *path, tw_tensor *value)
+{
+    const char *rest = path;
+    tw_layer *at = layer;
+    if (!layer->nchildren && !tw_layer_is_model(layer)) {
+        size_t len = strlen(layer->name);
+        if (strncmp(path, layer->name, len) || path[len] != '/')
+            return tw_error_set("%s: not a weight of layer '%s'", path, layer->name);
+        rest = path + len + 1;
+    }
+    for (const char *slash; (slash = strchr(rest, '/'));) {
+        tw_layer *next = NULL;
+        for (int i = 0; i < at->nchildren; i++)
+            if (strlen(at->children[i]->name) == (size_t)(slash - rest) &&
+                !strncmp(at->children[i]->name, rest, slash - rest))
+                next = at->children[i];
+        if (!next)
+            return tw_error_set("%s: no layer \"%.*s\" in '%s'", path, (int)(slash - rest), rest, at->name);
+        at = next;
+        rest = slash + 1;
+    }
+    return restore_own(at, rest, path, value);
+}
+
+static int count_pending(const tw_layer *layer)
+{
+    int n = 0;
+    for (tw_pending_weight *p = layer->pending; p; p = p->next)
+        n++;
+    for (int i = 0; i < layer->nchildren; i++)
+        n += count_pending(layer->children[i]);
+    return n;
+}
+
+int tw_layer_pending_restores(const tw_layer *layer)
+{
+    return count_pending(layer);
+}
+
+int tw__layer_insert_child(tw_layer *parent, int index, tw_layer *child)
+{
+    if (!child)
+        return -1;
+    if (parent->nchildren == parent->children_capacity) {
+        parent->children_capacity = parent->children_capacity ? 2 * parent->children_capacity : 8;
+        parent->children = realloc(parent->children, sizeof *parent->children * parent->children_capacity);
+    }
+    memmove(parent->children + index + 1, parent->children + index,
+            sizeof *parent->children * (parent->nchildren - index));
+    parent->children[index] = child;
+    parent->nchildren++;
+    return 0;
+}

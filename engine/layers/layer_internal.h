@@ -1,0 +1,60 @@
+/* Layer internals shared by the layer core, the built-in layer classes and
+ * the Sequential model. Not installed. */
+#ifndef TW_LAYER_INTERNAL_H
+#define TW_LAYER_INTERNAL_H
+
+#include "internal.h"
+#include "tw/model.h"
+
+/* A value restored before its layer was built (deferred restore). */
+typedef struct tw_pending_weight {
+    char *name; /* the weight's name within its layer: "kernel" */
+    tw_tensor *value;
+    struct tw_pending_weight *next;
+} tw_pending_weight;
+
+struct tw_layer {
+    const tw_layer_class *klass;
+    int refcount;
+    char name[64];
+    bool trainable;
+    tw_param_value *values; /* klass->nparams */
+    tw_shape batch_input_shape; /* ndim 0: unset */
+    void *state;                /* klass->state_size bytes, zeroed */
+
+    /* Layers inside (Sequential), each holding a reference. */
+    int nchildren, children_capacity;
+    tw_layer **children;
+
+    bool built;
+    tw_shape input_shape, output_shape;
+    int nweights;
+    tw_weight_spec specs[TW_MAX_LAYER_WEIGHTS];
+    tw_tensor *weights[TW_MAX_LAYER_WEIGHTS];
+    tw_pending_weight *pending;
+};
+
+/* params.c: text <-> values for one parameter definition. The message on
+ * failure is "expected ..., got \"text\"" (without the key; callers add it). */
+int tw__param_parse(const tw_param_def *def, const char *text, tw_param_value *out, char *err, size_t errsize);
+int tw__param_check(const tw_param_def *def, const tw_param_value *value, char *err, size_t errsize);
+char *tw__param_format(const tw_param_def *def, const tw_param_value *value);
+
+/* Children management for container layers (sequential.c uses it). */
+int tw__layer_insert_child(tw_layer *parent, int index, tw_layer *child);
+
+/* Shorthands for class implementations. */
+static inline int64_t tw__param_int(const tw_layer *l, int i) { return (int64_t)l->values[i].number; }
+static inline double tw__param_float(const tw_layer *l, int i) { return l->values[i].number; }
+static inline bool tw__param_bool(const tw_layer *l, int i) { return l->values[i].number != 0; }
+static inline const char *tw__param_choice(const tw_layer *l, int i) { return l->values[i].choice; }
+
+/* "Dense 'dense_1': " style prefix for layer error messages. */
+#define TW_LAYER_ERROR(layer, fmt, ...) \
+    tw_error_set("%s '%s': " fmt, (layer)->klass->name, (layer)->name, ##__VA_ARGS__)
+
+/* The built-in classes, one per file under engine/layers (registry.c). */
+#define TW_BUILTIN_LAYER_CLASSES(X) \
+    X(Sequential) X(InputLayer) X(Dense)
+
+#endif

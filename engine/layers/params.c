@@ -1,0 +1,251 @@
+/* Layer parameters: parsing their text form, checking values against their
+ * definitions, and formatting them back. One text form serves the command
+ * line, the model files (the JSON reader turns values into text) and the
+ * designer's property editor, so all three report bad values the same way. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "layer_internal.h"
+
+static bool is_none(const char *text)
+{
+    return !text[0] || !strcasecmp(text, "none") || !strcmp(text, "null");
+}
+
+static bool parse_number(const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (end == text || *end || errno == ERANGE)
+        return false;
+    *out = v;
+    return true;
+}
+
+static void describe_range(const tw_param_def *def, bool integer, char *buf, size_t size)
+{
+    const char *what = integer ? "integer" : "number";
+    if (integer && def->min == 1 && def->max >= 1e9)
+        snprintf(buf, size, "a positive integer");
+    else if (def->min == 0 && def->max >= 1e9)
+        snprintf(buf, size, "a non-negative %s", what);
+    else if (def->max >= 1e9)
+        snprintf(buf, size, "a%s %s of at least %g", integer ? "n" : "", what, def->min);
+    else
+        snprintf(buf, size, "a%s %s from %g to %g", integer ? "n" : "", what, def->min, def->max);
+}
+
+static int range_error(const tw_param_def *def, bool integer, const char *got, char *err, size_t errsize)
+{
+    char want[96];
+    describe_range(def, integer, want, sizeof want);
+    snprintf(err, errsize, "expected %s, got %s", want, got);
+    return -1;
+}
+
+static int check_number(const tw_param_def *def, double v, bool integer, char *err, size_t errsize)
+{
+    char got[48];
+    snprintf(got, sizeof got, "%.17g", v);
+    if (!isfinite(v) || v < def->min || v > def->max || (integer && v != floor(v)))
+        return range_error(def, integer, got, err, errsize);
+    return 0;
+}
+
+static int parse_ints(const tw_param_def *def, const char *text, tw_param_value *out, char *err, size_t errsize)
+{
+    int n = 0;
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ' || *p == '(' || *p == '[' || *p == ',' || *p == ')' || *p == ']')
+            p++;
+        if (!*p)
+            break;
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || errno || n == TW_MAX_DIMS)
+            goto bad;
+        out->ints[n++] = v;
+        p = end;
+    }
+    /* Keras takes a single integer where it wants a square tuple. */
+    if (n == 1 && def->length > 1)
+        for (; n < def->length; n++)
+            out->ints[n] = out->ints[0];
+    out->n = n;
+    if (n == 0 || (def->length && n != def->length))
+        goto bad;
+    return 0;
+bad:
+    if (def->length)
+        snprintf(err, errsize, "expected %d integer%s such as \"%s\", got \"%s\"", def->length,
+                 def->length == 1 ? "" : "s", def->default_value[0] ? def->default_value : "1", text);
+    else
+        snprintf(err, errsize, "expected a list of integers such as \"7,7,64\", got \"%s\"", text);
+    return -1;
+}
+
+static int parse_choice(const tw_param_def *def, const char *text, tw_param_value *out, char *err, size_t errsize)
+{
+    for (int i = 0; def->choices[i]; i++)
+        if (!strcasecmp(def->choices[i], text)) {
+            out->choice = def->choices[i];
+            return 0;
+        }
+    int len = snprintf(err, errsize, "expected one of");
+    for (int i = 0; def->choices[i] && len < (int)errsize; i++)
+        len += snprintf(err + len, errsize - len, "%s %s", i ? "," : "", def->choices[i]);
+    if (len < (int)errsize)
+        snprintf(err + len, errsize - len, "; got \"%s\"", text);
+    return -1;
+}
+
+/* "l2=0.01", "l1=0.001,l2=0.01", or a bare number meaning l2. */
+static int parse_regularizer(const char *text, tw_param_value *out, char *err, size_t errsize)
+{
+    out->number = out->number2 = 0;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", text);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+        double v;
+        char *eq = strchr(tok, '=');
+        const char *num = eq ? eq + 1 : tok;
+        if (!parse_number(num, &v) || v < 0 || !isfinite(v))
+            goto bad;
+        if (!eq || !strncasecmp(tok, "l2=", 3))
+            out->number2 = v;
+        else if (!strncasecmp(tok, "l1=", 3))
+            out->number = v;
+        else
+            goto bad;
+    }
+    return 0;
+bad:
+    snprintf(err, errsize, "expected a penalty such as \"l2=0.01\" or \"l1=0.001,l2=0.01\", got \"%s\"", text);
+    return -1;
+}
+
+int tw__param_parse(const tw_param_def *def, const char *text, tw_param_value *out, char *err, size_t errsize)
+{
+    memset(out, 0, sizeof *out);
+    while (isspace((unsigned char)*text))
+        text++;
+    if (is_none(text)) {
+        if (def->nullable || def->type == TW_PARAM_REGULARIZER) {
+            out->is_null = true;
+            return 0;
+        }
+        snprintf(err, errsize, "a value is required here, got \"%s\"", text);
+        return -1;
+    }
+    char quoted[160];
+    snprintf(quoted, sizeof quoted, "\"%s\"", text);
+    switch (def->type) {
+    case TW_PARAM_INT:
+    case TW_PARAM_FLOAT:
+        if (!parse_number(text, &out->number))
+            return range_error(def, def->type == TW_PARAM_INT, quoted, err, errsize);
+        return check_number(def, out->number, def->type == TW_PARAM_INT, err, errsize);
+    case TW_PARAM_BOOL:
+        if (!strcasecmp(text, "true") || !strcmp(text, "1"))
+            out->number = 1;
+        else if (!strcasecmp(text, "false") || !strcmp(text, "0"))
+            out->number = 0;
+        else {
+            snprintf(err, errsize, "expected true or false, got %s", quoted);
+            return -1;
+        }
+        return 0;
+    case TW_PARAM_CHOICE:
+        return parse_choice(def, text, out, err, errsize);
+    case TW_PARAM_INTS:
+        if (parse_ints(def, text, out, err, errsize))
+            return -1;
+        return tw__param_check(def, out, err, errsize);
+    case TW_PARAM_REGULARIZER:
+        return parse_regularizer(text, out, err, errsize);
+    }
+    return -1;
+}
+
+int tw__param_check(const tw_param_def *def, const tw_param_value *value, char *err, size_t errsize)
+{
+    if (value->is_null) {
+        if (def->nullable || def->type == TW_PARAM_REGULARIZER)
+            return 0;
+        snprintf(err, errsize, "a value is required here, got None");
+        return -1;
+    }
+    switch (def->type) {
+    case TW_PARAM_INT:
+        return check_number(def, value->number, true, err, errsize);
+    case TW_PARAM_FLOAT:
+        return check_number(def, value->number, false, err, errsize);
+    case TW_PARAM_BOOL:
+        return 0;
+    case TW_PARAM_CHOICE:
+        for (int i = 0; def->choices[i]; i++)
+            if (value->choice && !strcmp(def->choices[i], value->choice))
+                return 0;
+        return parse_choice(def, value->choice ? value->choice : "", (tw_param_value[1]){{0}}, err, errsize);
+    case TW_PARAM_INTS:
+        if (value->n < 1 || value->n > TW_MAX_DIMS || (def->length && value->n != def->length)) {
+            snprintf(err, errsize, "expected %d integers, got %d", def->length, value->n);
+            return -1;
+        }
+        for (int i = 0; i < value->n; i++)
+            if (check_number(def, (double)value->ints[i], true, err, errsize))
+                return -1;
+        return 0;
+    case TW_PARAM_REGULARIZER:
+        if (!(value->number >= 0 && value->number2 >= 0 && isfinite(value->number) && isfinite(value->number2))) {
+            snprintf(err, errsize, "expected non-negative l1 and l2 penalties, got l1=%g, l2=%g", value->number,
+                     value->number2);
+            return -1;
+        }
+        return 0;
+    }
+    return -1;
+}
+
+char *tw__param_format(const tw_param_def *def, const tw_param_value *value)
+{
+    char buf[256];
+    if (value->is_null)
+        return strdup("none");
+    switch (def->type) {
+    case TW_PARAM_INT:
+        snprintf(buf, sizeof buf, "%lld", (long long)value->number);
+        break;
+    case TW_PARAM_FLOAT:
+        snprintf(buf, sizeof buf, "%.9g", value->number);
+        break;
+    case TW_PARAM_BOOL:
+        snprintf(buf, sizeof buf, "%s", value->number ? "true" : "false");
+        break;
+    case TW_PARAM_CHOICE:
+        snprintf(buf, sizeof buf, "%s", value->choice);
+        break;
+    case TW_PARAM_INTS: {
+        int len = 0;
+        buf[0] = '\0';
+        for (int i = 0; i < value->n; i++)
+            len += snprintf(buf + len, sizeof buf - len, "%s%lld", i ? "," : "", (long long)value->ints[i]);
+        break;
+    }
+    case TW_PARAM_REGULARIZER:
+        snprintf(buf, sizeof buf, "l1=%.9g,l2=%.9g", value->number, value->number2);
+        break;
+    }
+    return strdup(buf);
+}

@@ -1,0 +1,32 @@
+/* Model internals: what a Sequential model holds beyond its layers. */
+#ifndef TW_MODEL_INTERNAL_H
+#define TW_MODEL_INTERNAL_H
+
+#include "../layers/layer_internal.h"
+
+typedef struct {
+    int n, capacity;
+    tw_tensor **items;
+} tw_var_list;
+
+#define TW_MAX_MODEL_METRICS 8
+
+typedef struct {
+    uint64_t seed;
+    tw_rng *rng; /* weight initialisation, dropout */
+    tw_var_list trainable, all;
+
+    /* compile() (training.c); set by compile so the model core does not
+     * depend on optimizers and metrics. */
+    void (*clear_compiled)(tw_model *model);
+    bool compiled;
+    tw_optimizer *optimizer;
+    tw_loss loss;
+    int nmetrics;
+    tw_metric *metrics[TW_MAX_MODEL_METRICS];
+    tw_metric *loss_mean; /* the running "loss" of fit's logs */
+} tw_model_state;
+
+void tw__snake_case(const char *camel, char *out, size_t size);
+
+#endif
