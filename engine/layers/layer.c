@@ -48,6 +48,7 @@ tw_layer *tw_layer_new(const char *class_name, const char *name)
     layer->klass = klass;
     layer->refcount = 1;
     layer->trainable = true;
+    layer->dtype = TW_FLOAT32;
     snprintf(layer->name, sizeof layer->name, "%s", name ? name : "");
     layer->values = calloc(klass->nparams ? klass->nparams : 1, sizeof *layer->values);
     layer->state = klass->state_size ? calloc(1, klass->state_size) : NULL;
@@ -129,6 +130,7 @@ tw_layer *tw_layer_clone(const tw_layer *layer, const char *name)
     memcpy(copy->values, layer->values, sizeof *layer->values * layer->klass->nparams);
     copy->batch_input_shape = layer->batch_input_shape;
     copy->trainable = layer->trainable;
+    copy->dtype = layer->dtype;
     for (int i = 0; i < layer->nchildren; i++)
         tw__layer_insert_child(copy, i, tw_layer_clone(layer->children[i], layer->children[i]->name));
     if (configure(copy)) {
@@ -236,6 +238,24 @@ const tw_shape *tw_layer_input_shape(const tw_layer *layer)
     return layer->batch_input_shape.ndim ? &layer->batch_input_shape : NULL;
 }
 
+int tw_layer_set_dtype(tw_layer *layer, tw_dtype dtype)
+{
+    if (!tw_dtype_is_float(dtype))
+        return TW_LAYER_ERROR(layer, "weights must be a float dtype, got %s", tw_dtype_name(dtype));
+    if (layer->built && layer->dtype != dtype)
+        return TW_LAYER_ERROR(layer, "cannot change the dtype after the layer is built");
+    layer->dtype = dtype;
+    for (int i = 0; i < layer->nchildren; i++)
+        if (tw_layer_set_dtype(layer->children[i], dtype))
+            return -1;
+    return 0;
+}
+
+tw_dtype tw_layer_dtype(const tw_layer *layer)
+{
+    return layer->dtype;
+}
+
 int tw_layer_infer(const tw_layer *layer, const tw_shape *input, tw_shape *output, int64_t *trainable_params,
                    int64_t *non_trainable_params)
 {
@@ -305,7 +325,7 @@ static int create_weights(tw_layer *layer, tw_rng *rng)
 {
     for (int i = 0; i < layer->nweights; i++) {
         const tw_weight_spec *spec = &layer->specs[i];
-        tw_tensor *init = tw_initializer_run(spec->initializer, rng, TW_FLOAT32, &spec->shape);
+        tw_tensor *init = tw_initializer_run(spec->initializer, rng, layer->dtype, &spec->shape);
         if (!init)
             return TW_LAYER_ERROR(layer, "initialising %s: %s", spec->name, tw_last_error());
         char name[160];

@@ -18,6 +18,7 @@ struct tw_layer {
     int refcount;
     char name[64];
     bool trainable;
+    tw_dtype dtype; /* of the weights */
     tw_param_value *values; /* klass->nparams */
     tw_shape batch_input_shape; /* ndim 0: unset */
     void *state;                /* klass->state_size bytes, zeroed */

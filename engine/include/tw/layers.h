@@ -157,6 +157,11 @@ void *tw_layer_state(const tw_layer *layer);
 int tw_layer_set_input_shape(tw_layer *layer, const tw_shape *batch_input_shape);
 const tw_shape *tw_layer_input_shape(const tw_layer *layer); /* NULL when unset */
 
+/* The dtype weights are created in (float32 unless set before the build;
+ * float64 is what gradient checks use). Applies to every layer inside. */
+int tw_layer_set_dtype(tw_layer *layer, tw_dtype dtype);
+tw_dtype tw_layer_dtype(const tw_layer *layer);
+
 /* Static inference, no weights allocated: output shape and parameter counts
  * (either count pointer may be NULL). */
 int tw_layer_infer(const tw_layer *layer, const tw_shape *input, tw_shape *output, int64_t *trainable_params,
