@@ -114,6 +114,17 @@ tw_rng *tw_rng_new(uint64_t seed)
     return rng;
 }
 
+uint64_t tw_rng_counter(const tw_rng *rng)
+{
+    return atomic_load(&rng->counter);
+}
+
+void tw_rng_set_state(tw_rng *rng, uint64_t seed, uint64_t counter)
+{
+    rng->seed = seed;
+    atomic_store(&rng->counter, counter);
+}
+
 void tw_rng_free(tw_rng *rng)
 {
     free(rng);

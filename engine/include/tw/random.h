@@ -18,6 +18,11 @@ typedef struct tw_rng tw_rng;
 tw_rng *tw_rng_new(uint64_t seed);
 void tw_rng_free(tw_rng *rng);
 uint64_t tw_rng_seed(const tw_rng *rng);
+/* The generator's whole state is its seed and counter: save both to resume
+ * a sequence of draws exactly (checkpoints, a training step keyed by its
+ * iteration). */
+uint64_t tw_rng_counter(const tw_rng *rng);
+void tw_rng_set_state(tw_rng *rng, uint64_t seed, uint64_t counter);
 
 /* Float dtypes only. */
 tw_tensor *tw_random_normal(tw_rng *rng, tw_dtype dtype, int ndim, const int64_t *shape, double mean, double stddev);
