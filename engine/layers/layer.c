@@ -321,21 +321,28 @@ static int take_pending(tw_layer *layer, int index)
     return 0;
 }
 
+/* Builds may happen inside the caller's scope (a first call), so the
+ * temporaries live in a scope of their own and the layer takes its own
+ * reference to each weight. */
 static int create_weights(tw_layer *layer, tw_rng *rng)
 {
-    for (int i = 0; i < layer->nweights; i++) {
+    int rc = 0;
+    tw_scope_begin();
+    for (int i = 0; i < layer->nweights && !rc; i++) {
         const tw_weight_spec *spec = &layer->specs[i];
         tw_tensor *init = tw_initializer_run(spec->initializer, rng, layer->dtype, &spec->shape);
-        if (!init)
-            return TW_LAYER_ERROR(layer, "initialising %s: %s", spec->name, tw_last_error());
+        if (!init) {
+            rc = TW_LAYER_ERROR(layer, "initialising %s: %s", spec->name, tw_last_error());
+            break;
+        }
         char name[160];
         snprintf(name, sizeof name, "%s/%s", layer->name, spec->name);
-        layer->weights[i] = tw_variable(init, name, spec->trainable && layer->trainable);
-        tw_tensor_unref(init);
+        layer->weights[i] = tw_tensor_ref(tw_variable(init, name, spec->trainable && layer->trainable));
         if (!layer->weights[i] || take_pending(layer, i))
-            return -1;
+            rc = -1;
     }
-    return 0;
+    tw_scope_end();
+    return rc;
 }
 
 int tw_layer_build(tw_layer *layer, const tw_shape *input, tw_rng *rng)
