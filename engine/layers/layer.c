@@ -338,7 +338,8 @@ static int create_weights(tw_layer *layer, tw_rng *rng)
         char name[160];
         snprintf(name, sizeof name, "%s/%s", layer->name, spec->name);
         layer->weights[i] = tw_tensor_ref(tw_variable(init, name, spec->trainable && layer->trainable));
-        if (!layer->weights[i] || take_pending(layer, i))
+        if (!layer->weights[i] || (layer->klass->init_weight && layer->klass->init_weight(layer, i)) ||
+            take_pending(layer, i))
             rc = -1;
     }
     tw_scope_end();

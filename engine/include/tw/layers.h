@@ -117,6 +117,9 @@ typedef struct tw_layer_class {
     /* Containers (Sequential) build the layers they hold after their own
      * weights. Optional. */
     int (*build_children)(tw_layer *self, const tw_shape *input, tw_rng *rng);
+    /* Adjusts weight `index` right after its initializer ran, before a
+     * restored value replaces it (LSTM's unit_forget_bias). Optional. */
+    int (*init_weight)(tw_layer *self, int index);
 } tw_layer_class;
 
 /* Built-in classes are registered from the start; programs may add theirs. */
