@@ -91,6 +91,8 @@ tw_tensor *tw_idx_load(const char *path);
 /* NPY files (format versions 1, 2, 3; C order; every engine dtype). */
 tw_tensor *tw_npy_parse(const uint8_t *bytes, size_t size, const char *name);
 tw_tensor *tw_npy_load(const char *path);
+/* Write a tensor as an NPY file (version 1.0, C order), atomically. */
+int tw_npy_save(const char *path, const tw_tensor *t);
 /* Elements are (features[i], labels[i]); labels_path may be NULL. */
 tw_dataset *tw_dataset_npy(const char *features_path, const char *labels_path);
 
