@@ -114,6 +114,15 @@ static void register_thread(void)
     cache.registered = true;
 }
 
+/* Buffers that had to come from the system (no cached block fitted): a
+ * steady-state training step should add none. */
+static atomic_ullong system_allocations;
+
+uint64_t tw__system_allocations(void)
+{
+    return atomic_load(&system_allocations);
+}
+
 tw_storage *tw__storage_new(size_t nbytes, tw_device device)
 {
     int cls = size_class_of(nbytes);
@@ -126,9 +135,12 @@ tw_storage *tw__storage_new(size_t nbytes, tw_device device)
     } else if (cls >= 0) {
         block = pool_take(cls);
     }
-    if (!block && posix_memalign(&block, 64, HEADER_BYTES + data_bytes) != 0) {
-        tw_error_set("out of memory allocating %zu bytes", nbytes);
-        return NULL;
+    if (!block) {
+        if (posix_memalign(&block, 64, HEADER_BYTES + data_bytes) != 0) {
+            tw_error_set("out of memory allocating %zu bytes", nbytes);
+            return NULL;
+        }
+        atomic_fetch_add(&system_allocations, 1);
     }
     tw_storage *s = block;
     atomic_init(&s->refcount, 1);

@@ -65,6 +65,8 @@ void tw__storage_unref(tw_storage *s);
 /* Tensor headers from the per-thread cache. */
 tw_tensor *tw__header_alloc(void);
 void tw__header_free(tw_tensor *t);
+/* Tensor buffers taken from the system so far (not from the caches). */
+uint64_t tw__system_allocations(void);
 /* Release pooled memory that is not in use (tests call it before leak checks). */
 void tw__pool_trim(void);
 
