@@ -1,0 +1,50 @@
+/* Tensor Workbench — model files: Keras' Sequential JSON (model.to_json()).
+ *
+ *     tw_model *model = tw_model_load("model.json");
+ *     if (!model) fprintf(stderr, "%s\n", tw_last_error());
+ *     ...
+ *     tw_model_save(model, "model.json");
+ *
+ * Reading takes what Keras 2.x writes, including the bare list of layers of
+ * Keras before 2.2.3 and the "module"/"registered_name"/"build_config"
+ * entries of Keras 2.13+; nested Sequential layers become nested models.
+ * Each layer's config keys that its class has as parameters are set with
+ * tw_layer_set; keys that do not change the computation (dtype outside
+ * InputLayer, batch_size, seeds) are ignored. Messages name the place in
+ * the file: "model.json: layers[3].config.units: expected a positive
+ * integer, got \"abc\"", or the line and column of malformed JSON.
+ *
+ * Writing produces Keras 2.x JSON that Keras itself can read back
+ * (keras.models.model_from_json) and that this reader reads to the same
+ * config. The file holds the architecture only; weights go to checkpoints.
+ *
+ * Errors follow tw/error.h: NULL or -1 and a message.
+ */
+#ifndef TW_MODEL_FILE_H
+#define TW_MODEL_FILE_H
+
+#include <stddef.h>
+
+#include "tw/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A model from JSON text of `length` bytes. source_name (a file name, or
+ * NULL) goes in front of messages. */
+tw_model *tw_model_from_json(const char *json, size_t length, const char *source_name);
+/* A model from a file (gzip-compressed files are read too). */
+tw_model *tw_model_load(const char *path);
+
+/* The model as Keras JSON (malloc'd; free()). */
+char *tw_model_to_json(const tw_model *model);
+/* Write the JSON atomically: a temporary file in the same directory,
+ * flushed to disk, then renamed over path, so a failure never leaves a
+ * half-written file and keeps the old one. */
+int tw_model_save(const tw_model *model, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

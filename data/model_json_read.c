@@ -1,0 +1,514 @@
+/* Reading Keras Sequential JSON into a model. Every config value becomes
+ * tw_layer_set's text form, so a value a layer refuses is reported exactly
+ * as the designer and the command line report it, with its place in the
+ * file in front ("layers[3].config.units: ..."). */
+#include <json-glib/json-glib.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "file_bytes.h"
+#include "tw/error.h"
+#include "tw/model_file.h"
+
+/* json-glib's parser recurses once per nesting level and has no limit of
+ * its own, so a file of a million '[' would overflow the stack. Real model
+ * files nest about ten levels. */
+#define MAX_NESTING 128
+
+__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *message = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    tw_error_set("%s", message);
+    g_free(message);
+    return -1;
+}
+
+static const char *describe(JsonNode *node)
+{
+    switch (json_node_get_node_type(node)) {
+    case JSON_NODE_OBJECT:
+        return "an object";
+    case JSON_NODE_ARRAY:
+        return "an array";
+    case JSON_NODE_NULL:
+        return "null";
+    case JSON_NODE_VALUE:
+        break;
+    }
+    GType type = json_node_get_value_type(node);
+    if (type == G_TYPE_STRING)
+        return "a string";
+    return type == G_TYPE_BOOLEAN ? "a boolean" : "a number";
+}
+
+static JsonObject *object_or_null(JsonNode *node)
+{
+    return node && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+}
+
+/* The string member `key` of obj; NULL when absent or not a string. */
+static const char *string_member(JsonObject *obj, const char *key)
+{
+    JsonNode *node = obj ? json_object_get_member(obj, key) : NULL;
+    return node && JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == G_TYPE_STRING
+               ? json_node_get_string(node)
+               : NULL;
+}
+
+static double number_member(JsonObject *obj, const char *key, double fallback)
+{
+    JsonNode *node = obj ? json_object_get_member(obj, key) : NULL;
+    if (!node || !JSON_NODE_HOLDS_VALUE(node))
+        return fallback;
+    GType type = json_node_get_value_type(node);
+    return type == G_TYPE_INT64 || type == G_TYPE_DOUBLE ? json_node_get_double(node) : fallback;
+}
+
+/* ---- values as tw_layer_set's text ---------------------------------------- */
+
+static char *scalar_text(JsonNode *node)
+{
+    if (JSON_NODE_HOLDS_NULL(node))
+        return g_strdup("none");
+    GType type = json_node_get_value_type(node);
+    if (type == G_TYPE_INT64)
+        return g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(node));
+    if (type == G_TYPE_DOUBLE) {
+        char buf[G_ASCII_DTOSTR_BUF_SIZE];
+        return g_strdup(g_ascii_formatd(buf, sizeof buf, "%.17g", json_node_get_double(node)));
+    }
+    if (type == G_TYPE_BOOLEAN)
+        return g_strdup(json_node_get_boolean(node) ? "true" : "false");
+    return g_strdup(json_node_get_string(node));
+}
+
+/* [3, 3] -> "3,3". */
+static char *array_text(JsonArray *array, const char *path)
+{
+    GString *text = g_string_new(NULL);
+    for (guint i = 0; i < json_array_get_length(array); i++) {
+        JsonNode *element = json_array_get_element(array, i);
+        if (!JSON_NODE_HOLDS_VALUE(element) && !JSON_NODE_HOLDS_NULL(element)) {
+            fail("%s[%u]: expected a number, got %s", path, i, describe(element));
+            g_string_free(text, TRUE);
+            return NULL;
+        }
+        char *item = scalar_text(element);
+        g_string_append_printf(text, "%s%s", i ? "," : "", item);
+        g_free(item);
+    }
+    return g_string_free(text, FALSE);
+}
+
+/* Keras' class names to its snake_case identifiers: "GlorotUniform" ->
+ * "glorot_uniform". */
+static char *snake_case(const char *camel)
+{
+    GString *out = g_string_new(NULL);
+    for (const char *c = camel; *c; c++) {
+        if (g_ascii_isupper(*c) && c > camel && (g_ascii_islower(c[-1]) || g_ascii_isdigit(c[-1])))
+            g_string_append_c(out, '_');
+        g_string_append_c(out, g_ascii_tolower(*c));
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* Keras 2.2 wrote the named initializers as the VarianceScaling they are;
+ * its "normal" distribution was already truncated. Scale 1, fan_in and
+ * truncated_normal is the engine's own variance_scaling. */
+static char *variance_scaling_name(JsonObject *config)
+{
+    double scale = number_member(config, "scale", 1.0);
+    const char *mode = string_member(config, "mode");
+    const char *dist = string_member(config, "distribution");
+    mode = mode ? mode : "fan_in";
+    dist = dist ? dist : "truncated_normal";
+    bool uniform = !strcmp(dist, "uniform"), truncated = !strcmp(dist, "truncated_normal");
+    bool normal = !strcmp(dist, "normal") || truncated;
+    const char *name = "variance_scaling";
+    if (scale == 1 && !strcmp(mode, "fan_avg"))
+        name = uniform ? "glorot_uniform" : normal ? "glorot_normal" : name;
+    else if (scale == 2 && !strcmp(mode, "fan_in"))
+        name = uniform ? "he_uniform" : normal ? "he_normal" : name;
+    else if (scale == 1 && !strcmp(mode, "fan_in") && !truncated)
+        name = uniform ? "lecun_uniform" : normal ? "lecun_normal" : name;
+    return g_strdup(name);
+}
+
+/* {"class_name": "L1L2", "config": {"l1": 0.0, "l2": 0.01}}, or L1/L2 with
+ * Keras' default of 0.01 for the one they set. */
+static char *regularizer_text(const char *class_name, JsonObject *config, const char *path)
+{
+    double l1 = 0, l2 = 0;
+    if (!strcmp(class_name, "L1L2")) {
+        l1 = number_member(config, "l1", 0);
+        l2 = number_member(config, "l2", 0);
+    } else if (!strcmp(class_name, "L1")) {
+        l1 = number_member(config, "l1", 0.01);
+    } else if (!strcmp(class_name, "L2")) {
+        l2 = number_member(config, "l2", 0.01);
+    } else {
+        fail("%s: unsupported regularizer \"%s\" (there are L1L2, L1 and L2)", path, class_name);
+        return NULL;
+    }
+    char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE];
+    return g_strdup_printf("l1=%s,l2=%s", g_ascii_formatd(a, sizeof a, "%.17g", l1),
+                           g_ascii_formatd(b, sizeof b, "%.17g", l2));
+}
+
+/* A serialized object: an initializer, a regularizer, or Keras 3's dtype
+ * policy {"class_name": "DTypePolicy", "config": {"name": "float32"}}. */
+static char *object_text(const tw_param_def *def, JsonObject *obj, const char *path)
+{
+    const char *class_name = string_member(obj, "class_name");
+    if (!class_name) {
+        fail("%s: expected {\"class_name\": ..., \"config\": ...}, got an object without \"class_name\"", path);
+        return NULL;
+    }
+    JsonObject *config = object_or_null(json_object_get_member(obj, "config"));
+    if (def->type == TW_PARAM_REGULARIZER)
+        return regularizer_text(class_name, config, path);
+    if (def->type != TW_PARAM_CHOICE) {
+        fail("%s: expected a value, got a %s object", path, class_name);
+        return NULL;
+    }
+    if (!strcmp(class_name, "VarianceScaling"))
+        return variance_scaling_name(config);
+    if (string_member(config, "name") && strstr(class_name, "Policy"))
+        return g_strdup(string_member(config, "name"));
+    return snake_case(class_name);
+}
+
+static char *value_text(const tw_param_def *def, JsonNode *node, const char *path)
+{
+    if (JSON_NODE_HOLDS_ARRAY(node))
+        return array_text(json_node_get_array(node), path);
+    if (JSON_NODE_HOLDS_OBJECT(node))
+        return object_text(def, json_node_get_object(node), path);
+    return scalar_text(node);
+}
+
+/* ---- layers ----------------------------------------------------------------- */
+
+/* tw_layer_set's "units: expected ..." with the path instead of the key. */
+static int set_param(tw_layer *layer, const char *key, const char *text, const char *path)
+{
+    if (!tw_layer_set(layer, key, text))
+        return 0;
+    char *message = g_strdup(tw_last_error());
+    size_t len = strlen(key);
+    bool keyed = !strncmp(message, key, len) && !strncmp(message + len, ": ", 2);
+    fail("%s: %s", path, keyed ? message + len + 2 : message);
+    g_free(message);
+    return -1;
+}
+
+/* batch_input_shape / batch_shape: [null, 28, 28, 1], null for unknown. */
+static int read_input_shape(tw_layer *layer, JsonNode *node, const char *path)
+{
+    if (!JSON_NODE_HOLDS_ARRAY(node))
+        return fail("%s: expected a list such as [null, 28, 28, 1], got %s", path, describe(node));
+    JsonArray *array = json_node_get_array(node);
+    guint n = json_array_get_length(array);
+    if (n < 1 || n > TW_MAX_DIMS)
+        return fail("%s: expected 1 to %d dimensions, got %u", path, TW_MAX_DIMS, n);
+    tw_shape shape = {.ndim = (int)n};
+    for (guint i = 0; i < n; i++) {
+        JsonNode *dim = json_array_get_element(array, i);
+        bool is_int = JSON_NODE_HOLDS_VALUE(dim) && json_node_get_value_type(dim) == G_TYPE_INT64;
+        if (!is_int && !JSON_NODE_HOLDS_NULL(dim))
+            return fail("%s[%u]: expected a size or null, got %s", path, i, describe(dim));
+        shape.dims[i] = is_int ? json_node_get_int(dim) : -1;
+        if (shape.dims[i] < -1 || (i == 0 && shape.dims[i] == 0))
+            return fail("%s[%u]: expected a size or null, got %" G_GINT64_FORMAT, path, i, shape.dims[i]);
+    }
+    if (tw_layer_set_input_shape(layer, &shape))
+        return fail("%s: %s", path, tw_last_error());
+    return 0;
+}
+
+/* Keys with no parameter are ignored, except those whose non-null value
+ * would change what the model computes or how it trains. */
+static int check_unsupported(const char *key, JsonNode *node, const char *path)
+{
+    if (JSON_NODE_HOLDS_NULL(node))
+        return 0;
+    if (!strcmp(key, "activity_regularizer"))
+        return fail("%s: activity regularizers are not supported (expected null)", path);
+    if (g_str_has_suffix(key, "_constraint"))
+        return fail("%s: weight constraints are not supported (expected null)", path);
+    return 0;
+}
+
+static int read_config_member(tw_layer *layer, const char *key, JsonNode *node, bool first, const char *path)
+{
+    const tw_param_def *def = tw_layer_class_param(tw_layer_class_of(layer), key);
+    if (def) {
+        char *text = value_text(def, node, path);
+        int rc = text ? set_param(layer, key, text, path) : -1;
+        g_free(text);
+        return rc;
+    }
+    if (!strcmp(key, "batch_input_shape") || !strcmp(key, "batch_shape"))
+        return first ? read_input_shape(layer, node, path) : 0; /* Keras ignores it after the first layer */
+    if (!strcmp(key, "name") || !strcmp(key, "trainable"))
+        return 0; /* read_trainable and new_layer take these */
+    return check_unsupported(key, node, path);
+}
+
+static int read_trainable(tw_layer *layer, JsonObject *config, const char *path)
+{
+    JsonNode *node = json_object_get_member(config, "trainable");
+    if (!node)
+        return 0;
+    if (!JSON_NODE_HOLDS_VALUE(node) || json_node_get_value_type(node) != G_TYPE_BOOLEAN)
+        return fail("%s.trainable: expected true or false, got %s", path, describe(node));
+    /* Only freezing: trainable=true on a nested model would unfreeze the
+     * layers inside that the file froze one by one. */
+    return json_node_get_boolean(node) ? 0 : tw_layer_set_trainable(layer, false);
+}
+
+static int read_name(tw_layer *layer, JsonObject *config, const char *path)
+{
+    JsonNode *node = json_object_get_member(config, "name");
+    if (!node)
+        return 0;
+    if (!JSON_NODE_HOLDS_VALUE(node) || json_node_get_value_type(node) != G_TYPE_STRING)
+        return fail("%s.name: expected a string, got %s", path, describe(node));
+    if (tw_layer_set_name(layer, json_node_get_string(node)))
+        return fail("%s.name: %s", path, tw_last_error());
+    return 0;
+}
+
+static tw_model *read_sequential(JsonNode *config, const char *path);
+
+/* path: the layer's ("layers[3]"); config_path: its config's. */
+static tw_layer *read_plain_layer(const char *class_name, JsonObject *config, bool first, const char *path,
+                                  const char *config_path)
+{
+    tw_layer *layer = tw_layer_new(class_name, NULL);
+    if (!layer) {
+        fail("%s: %s", path, tw_last_error());
+        return NULL;
+    }
+    path = config_path;
+    int rc = read_name(layer, config, path);
+    GList *members = json_object_get_members(config);
+    for (GList *m = members; m && !rc; m = m->next) {
+        char *member_path = g_strdup_printf("%s.%s", path, (const char *)m->data);
+        rc = read_config_member(layer, m->data, json_object_get_member(config, m->data), first, member_path);
+        g_free(member_path);
+    }
+    g_list_free(members);
+    if (!rc)
+        rc = read_trainable(layer, config, path);
+    if (rc) {
+        tw_layer_unref(layer);
+        return NULL;
+    }
+    return layer;
+}
+
+/* {"class_name": "Dense", "config": {...}} at path "layers[3]". */
+static tw_layer *read_layer(JsonNode *node, bool first, const char *path)
+{
+    JsonObject *obj = object_or_null(node);
+    if (!obj) {
+        fail("%s: expected a layer {\"class_name\": ..., \"config\": ...}, got %s", path, describe(node));
+        return NULL;
+    }
+    JsonNode *class_node = json_object_get_member(obj, "class_name");
+    JsonNode *config = json_object_get_member(obj, "config");
+    if (!class_node || !config) {
+        fail("%s: missing \"%s\"", path, class_node ? "config" : "class_name");
+        return NULL;
+    }
+    if (!JSON_NODE_HOLDS_VALUE(class_node) || json_node_get_value_type(class_node) != G_TYPE_STRING) {
+        fail("%s.class_name: expected a string, got %s", path, describe(class_node));
+        return NULL;
+    }
+    const char *class_name = json_node_get_string(class_node);
+    char *config_path = g_strdup_printf("%s.config", path);
+    tw_layer *layer = NULL;
+    if (!strcmp(class_name, "Sequential"))
+        layer = read_sequential(config, config_path);
+    else if (!JSON_NODE_HOLDS_OBJECT(config))
+        fail("%s: expected an object, got %s", config_path, describe(config));
+    else
+        layer = read_plain_layer(class_name, json_node_get_object(config), first, path, config_path);
+    g_free(config_path);
+    return layer;
+}
+
+static int read_layers(tw_model *model, JsonArray *layers, const char *prefix)
+{
+    for (guint i = 0; i < json_array_get_length(layers); i++) {
+        char *path = g_strdup_printf("%slayers[%u]", prefix, i);
+        tw_layer *layer = read_layer(json_array_get_element(layers, i), i == 0, path);
+        g_free(path);
+        if (!layer || tw_model_add(model, layer))
+            return -1;
+    }
+    return 0;
+}
+
+/* A Sequential's config: {"name": ..., "layers": [...]} (and the
+ * "build_input_shape" of a model built without an input layer) or, before
+ * Keras 2.2.3, the bare list of layers. path is where it sits ("config" at the
+ * top, "layers[2].config" nested); its layers are named from the top. */
+static tw_model *read_sequential(JsonNode *config, const char *path)
+{
+    JsonObject *obj = object_or_null(config);
+    JsonNode *layers = obj ? json_object_get_member(obj, "layers") : config;
+    if (!obj && !JSON_NODE_HOLDS_ARRAY(config)) {
+        fail("%s: expected an object with \"layers\", got %s", path, describe(config));
+        return NULL;
+    }
+    if (!layers) {
+        fail("%s: missing \"layers\"", path);
+        return NULL;
+    }
+    if (!JSON_NODE_HOLDS_ARRAY(layers)) {
+        fail("%s.layers: expected a list of layers, got %s", path, describe(layers));
+        return NULL;
+    }
+    tw_model *model = tw_sequential_new(NULL);
+    /* The top level's layers are "layers[3]"; a nested model's carry its path. */
+    char *prefix = strcmp(path, "config") ? g_strdup_printf("%s.", path) : g_strdup("");
+    int rc = obj ? read_name(model, obj, path) : 0;
+    JsonNode *build_shape = obj ? json_object_get_member(obj, "build_input_shape") : NULL;
+    if (!rc && build_shape && !JSON_NODE_HOLDS_NULL(build_shape)) {
+        char *shape_path = g_strdup_printf("%s.build_input_shape", path);
+        rc = read_input_shape(model, build_shape, shape_path);
+        g_free(shape_path);
+    }
+    if (!rc)
+        rc = read_layers(model, json_node_get_array(layers), prefix);
+    if (!rc && obj)
+        rc = read_trainable(model, obj, path);
+    g_free(prefix);
+    if (rc) {
+        tw_layer_unref(model);
+        return NULL;
+    }
+    return model;
+}
+
+/* ---- the document --------------------------------------------------------- */
+
+/* The deepest nesting of arrays and objects, stopping early past the limit;
+ * *line and *column locate where the limit was passed. */
+static bool nesting_ok(const char *json, size_t length, int *line, int *column)
+{
+    int depth = 0;
+    bool in_string = false;
+    *line = 1;
+    *column = 0;
+    for (size_t i = 0; i < length; i++) {
+        char c = json[i];
+        (*column)++;
+        if (c == '\n') {
+            (*line)++;
+            *column = 0;
+        } else if (in_string) {
+            if (c == '\\')
+                i++, (*column)++;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > MAX_NESTING)
+                return false;
+        } else if (c == ']' || c == '}') {
+            depth--;
+        }
+    }
+    return true;
+}
+
+/* Messages about the text as a whole: "model.json:3:14: ..." */
+static JsonParser *parse(const char *json, size_t length, const char *source)
+{
+    const char *colon = source ? ":" : "";
+    source = source ? source : "";
+    int line, column;
+    if (!nesting_ok(json, length, &line, &column)) {
+        fail("%s%s%d:%d: arrays and objects nest deeper than %d levels", source, colon, line, column, MAX_NESTING);
+        return NULL;
+    }
+    JsonParser *parser = json_parser_new_immutable();
+    GError *error = NULL;
+    if (!json_parser_load_from_data(parser, json, (gssize)length, &error)) {
+        /* json-glib names the text "<data>"; the file's name is better. */
+        const char *message = error->message;
+        if (g_str_has_prefix(message, "<data>:"))
+            message += strlen("<data>:");
+        fail("%s%s%s", source, colon, message);
+        g_error_free(error);
+        g_object_unref(parser);
+        return NULL;
+    }
+    if (!json_parser_get_root(parser)) {
+        fail("%s%sthe text is empty; expected a Keras model's JSON", source, source[0] ? ": " : "");
+        g_object_unref(parser);
+        return NULL;
+    }
+    return parser;
+}
+
+static tw_model *read_document(JsonNode *root)
+{
+    JsonObject *obj = object_or_null(root);
+    if (!obj) {
+        fail("expected a Keras model {\"class_name\": \"Sequential\", \"config\": ...}, got %s", describe(root));
+        return NULL;
+    }
+    const char *class_name = string_member(obj, "class_name");
+    if (!class_name) {
+        fail("class_name: missing or not a string; expected \"Sequential\"");
+        return NULL;
+    }
+    if (strcmp(class_name, "Sequential")) {
+        fail("class_name: only Sequential models can be read, got \"%s\"", class_name);
+        return NULL;
+    }
+    JsonNode *config = json_object_get_member(obj, "config");
+    if (!config) {
+        fail("missing \"config\"");
+        return NULL;
+    }
+    return read_sequential(config, "config");
+}
+
+tw_model *tw_model_from_json(const char *json, size_t length, const char *source_name)
+{
+    if (!json) {
+        tw_error_set("model JSON: the text is NULL");
+        return NULL;
+    }
+    JsonParser *parser = parse(json, length, source_name);
+    if (!parser)
+        return NULL;
+    tw_model *model = read_document(json_parser_get_root(parser));
+    if (!model && source_name)
+        fail("%s: %s", source_name, tw_last_error());
+    g_object_unref(parser);
+    return model;
+}
+
+tw_model *tw_model_load(const char *path)
+{
+    size_t size;
+    uint8_t *bytes = tw__file_bytes(path, NULL, &size);
+    if (!bytes)
+        return NULL;
+    tw_model *model = tw_model_from_json((const char *)bytes, size, path);
+    free(bytes);
+    return model;
+}

@@ -1,0 +1,230 @@
+/* Writing a model as the JSON Keras 2.x's model.to_json() writes, laid out
+ * as Python's json.dumps lays it out (", " and ": "). The text is built by
+ * hand rather than with json-glib's generator, which prints 0.2 as
+ * 0.20000000000000001 and cannot tell 1.0 from 1 the way Keras' types do. */
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tw/error.h"
+#include "tw/model_file.h"
+
+#define KERAS_VERSION "2.15.0"
+
+static void put_string(GString *out, const char *s)
+{
+    g_string_append_c(out, '"');
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            g_string_append_printf(out, "\\%c", *c);
+        else if (*c == '\n')
+            g_string_append(out, "\\n");
+        else if (*c == '\t')
+            g_string_append(out, "\\t");
+        else if (*c < 0x20)
+            g_string_append_printf(out, "\\u%04x", *c);
+        else
+            g_string_append_c(out, (char)*c);
+    }
+    g_string_append_c(out, '"');
+}
+
+static void put_key(GString *out, const char *key)
+{
+    put_string(out, key);
+    g_string_append(out, ": ");
+}
+
+/* The shortest text that reads back as the same double, always with a
+ * decimal point or exponent so it stays a float ("1.0", "0.001", "1e-07"),
+ * in the C locale whatever the program's. Parameter values are finite. */
+static void put_float(GString *out, double v)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    for (int digits = 1; digits <= 17; digits++) {
+        char format[8];
+        g_snprintf(format, sizeof format, "%%.%dg", digits);
+        g_ascii_formatd(buf, sizeof buf, format, v);
+        if (g_ascii_strtod(buf, NULL) == v)
+            break;
+    }
+    g_string_append(out, buf);
+    if (!strpbrk(buf, ".e"))
+        g_string_append(out, ".0");
+}
+
+/* Keras' serialized initializers: class name and config for each of
+ * tw_initializer_names; the rest take {"seed": null}. */
+static const struct {
+    const char *name, *class_name, *config;
+} initializer_configs[] = {
+    {"zeros", "Zeros", "{}"},
+    {"ones", "Ones", "{}"},
+    {"random_normal", "RandomNormal", "{\"mean\": 0.0, \"stddev\": 0.05, \"seed\": null}"},
+    {"random_uniform", "RandomUniform", "{\"minval\": -0.05, \"maxval\": 0.05, \"seed\": null}"},
+    {"truncated_normal", "TruncatedNormal", "{\"mean\": 0.0, \"stddev\": 0.05, \"seed\": null}"},
+    {"orthogonal", "Orthogonal", "{\"gain\": 1.0, \"seed\": null}"},
+    {"variance_scaling", "VarianceScaling",
+     "{\"scale\": 1.0, \"mode\": \"fan_in\", \"distribution\": \"truncated_normal\", \"seed\": null}"},
+};
+
+static void put_initializer(GString *out, const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(initializer_configs); i++)
+        if (!strcmp(initializer_configs[i].name, name)) {
+            g_string_append_printf(out, "{\"class_name\": \"%s\", \"config\": %s}", initializer_configs[i].class_name,
+                                   initializer_configs[i].config);
+            return;
+        }
+    /* "glorot_uniform" -> "GlorotUniform" */
+    g_string_append(out, "{\"class_name\": \"");
+    for (const char *c = name; *c; c++)
+        if (*c != '_')
+            g_string_append_c(out, c == name || c[-1] == '_' ? g_ascii_toupper(*c) : *c);
+    g_string_append(out, "\", \"config\": {\"seed\": null}}");
+}
+
+static void put_param(GString *out, const tw_param_def *def, const tw_param_value *v)
+{
+    if (v->is_null) {
+        g_string_append(out, "null");
+        return;
+    }
+    switch (def->type) {
+    case TW_PARAM_INT:
+        g_string_append_printf(out, "%lld", (long long)v->number);
+        break;
+    case TW_PARAM_FLOAT:
+        put_float(out, v->number);
+        break;
+    case TW_PARAM_BOOL:
+        g_string_append(out, v->number ? "true" : "false");
+        break;
+    case TW_PARAM_CHOICE:
+        if (def->choices == tw_initializer_names)
+            put_initializer(out, v->choice);
+        else
+            put_string(out, v->choice);
+        break;
+    case TW_PARAM_INTS:
+        g_string_append_c(out, '[');
+        for (int i = 0; i < v->n; i++)
+            g_string_append_printf(out, "%s%lld", i ? ", " : "", (long long)v->ints[i]);
+        g_string_append_c(out, ']');
+        break;
+    case TW_PARAM_REGULARIZER:
+        g_string_append(out, "{\"class_name\": \"L1L2\", \"config\": {\"l1\": ");
+        put_float(out, v->number);
+        g_string_append(out, ", \"l2\": ");
+        put_float(out, v->number2);
+        g_string_append(out, "}}");
+        break;
+    }
+}
+
+static void put_shape(GString *out, const tw_shape *shape)
+{
+    g_string_append_c(out, '[');
+    for (int i = 0; i < shape->ndim; i++) {
+        g_string_append(out, i ? ", " : "");
+        if (shape->dims[i] < 0)
+            g_string_append(out, "null");
+        else
+            g_string_append_printf(out, "%lld", (long long)shape->dims[i]);
+    }
+    g_string_append_c(out, ']');
+}
+
+static void put_model_config(GString *out, const tw_model *model);
+
+/* {"class_name": "Dense", "config": {"name": ..., "trainable": ...,
+ * "dtype": ..., "batch_input_shape": ..., parameters...}} */
+static void put_layer(GString *out, const tw_layer *layer, bool first)
+{
+    const tw_layer_class *klass = tw_layer_class_of(layer);
+    g_string_append(out, "{\"class_name\": ");
+    put_string(out, klass->name);
+    g_string_append(out, ", \"config\": ");
+    if (tw_layer_is_model(layer)) {
+        put_model_config(out, layer);
+        g_string_append_c(out, '}');
+        return;
+    }
+    g_string_append(out, "{\"name\": ");
+    put_string(out, tw_layer_name(layer));
+    /* Keras' InputLayer refuses "trainable", and declares its own dtype. */
+    bool input = !strcmp(klass->name, "InputLayer");
+    if (!input)
+        g_string_append_printf(out, ", \"trainable\": %s", tw_layer_trainable(layer) ? "true" : "false");
+    if (!tw_layer_class_param(klass, "dtype"))
+        g_string_append_printf(out, ", \"dtype\": \"%s\"", tw_dtype_name(tw_layer_dtype(layer)));
+    const tw_shape *shape = tw_layer_input_shape(layer);
+    if (first && shape) {
+        g_string_append(out, ", \"batch_input_shape\": ");
+        put_shape(out, shape);
+    }
+    for (int i = 0; i < klass->nparams; i++) {
+        g_string_append(out, ", ");
+        put_key(out, klass->params[i].key);
+        put_param(out, &klass->params[i], tw_layer_param(layer, i));
+    }
+    g_string_append(out, "}}");
+}
+
+/* {"name": ..., "layers": [...]}, with "trainable": false for a frozen
+ * model (Keras 3 writes it; Keras 2 ignores it) and the input shape given
+ * to the model itself as Keras' "build_input_shape". */
+static void put_model_config(GString *out, const tw_model *model)
+{
+    g_string_append(out, "{\"name\": ");
+    put_string(out, tw_layer_name(model));
+    if (!tw_layer_trainable(model))
+        g_string_append(out, ", \"trainable\": false");
+    if (tw_layer_input_shape(model)) {
+        g_string_append(out, ", \"build_input_shape\": ");
+        put_shape(out, tw_layer_input_shape(model));
+    }
+    g_string_append(out, ", \"layers\": [");
+    for (int i = 0; i < tw_model_nlayers(model); i++) {
+        g_string_append(out, i ? ", " : "");
+        put_layer(out, tw_model_layer_at(model, i), i == 0);
+    }
+    g_string_append(out, "]}");
+}
+
+char *tw_model_to_json(const tw_model *model)
+{
+    if (!tw_layer_is_model(model)) {
+        tw_error_set("model to_json: %s", model ? "the layer is not a Sequential model" : "model is NULL");
+        return NULL;
+    }
+    GString *out = g_string_new("{\"class_name\": \"Sequential\", \"config\": ");
+    put_model_config(out, model);
+    g_string_append(out, ", \"keras_version\": \"" KERAS_VERSION "\", \"backend\": \"tensorflow\"}");
+    /* malloc'd, as the header promises, not g_malloc'd. */
+    char *json = strdup(out->str);
+    g_string_free(out, TRUE);
+    return json;
+}
+
+int tw_model_save(const tw_model *model, const char *path)
+{
+    if (!path)
+        return tw_error_set("model save: the path is NULL");
+    char *json = tw_model_to_json(model);
+    if (!json)
+        return -1;
+    GError *error = NULL;
+    /* GLib writes "<path>.XXXXXX" beside the target, fsyncs it and renames
+     * it over the target; on failure it removes the temporary file. */
+    gboolean ok = g_file_set_contents_full(path, json, (gssize)strlen(json),
+                                           G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE, 0666,
+                                           &error);
+    free(json);
+    if (!ok) {
+        tw_error_set("%s: cannot save the model: %s", path, error->message);
+        g_error_free(error);
+        return -1;
+    }
+    return 0;
+}
