@@ -56,6 +56,8 @@ static inline const char *tw__param_choice(const tw_layer *l, int i) { return l-
 
 /* The built-in classes, one per file under engine/layers (registry.c). */
 #define TW_BUILTIN_LAYER_CLASSES(X) \
-    X(Sequential) X(InputLayer) X(Dense)
+    X(Sequential) X(InputLayer) X(Dense) \
+    X(Conv2D) X(Conv1D) X(MaxPooling2D) X(AveragePooling2D) X(MaxPooling1D) X(AveragePooling1D) \
+    X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(GlobalAveragePooling1D) X(GlobalMaxPooling1D)
 
 #endif

@@ -1,0 +1,85 @@
+/* Conv2D: activation(conv2d(x, kernel) + bias) over (batch, height, width,
+ * channels) inputs with an HWIO kernel, Keras' tf.keras.layers.Conv2D. */
+#include "sliding_window.h"
+
+enum {
+    FILTERS, KERNEL_SIZE, STRIDES, PADDING, DATA_FORMAT, DILATION_RATE, GROUPS, ACTIVATION, USE_BIAS, KERNEL_INIT,
+    BIAS_INIT, KERNEL_REG, BIAS_REG
+};
+
+static const char *const paddings[] = {"valid", "same", NULL};
+
+static const tw_param_def params[] = {
+    [FILTERS] = {"filters", TW_PARAM_INT, "32", 1, 1e9, .help = "Number of output channels (kernels)"},
+    [KERNEL_SIZE] = {"kernel_size", TW_PARAM_INTS, "3,3", 1, 1e9, .length = 2,
+                     .help = "Height and width of each kernel"},
+    [STRIDES] = {"strides", TW_PARAM_INTS, "1,1", 1, 1e9, .length = 2,
+                 .help = "Step between windows, vertically and horizontally"},
+    [PADDING] = {"padding", TW_PARAM_CHOICE, "valid", .choices = paddings,
+                 .help = "valid: windows inside the input; same: zero-pad so the output is input/strides"},
+    [DATA_FORMAT] = {"data_format", TW_PARAM_CHOICE, "channels_last", .choices = tw__data_formats,
+                     .nullable = true, .help = "Axis order; only channels_last (batch, height, width, channels)"},
+    [DILATION_RATE] = {"dilation_rate", TW_PARAM_INTS, "1,1", 1, 1e9, .length = 2,
+                       .help = "Spacing between kernel taps (atrous convolution)"},
+    [GROUPS] = {"groups", TW_PARAM_INT, "1", 1, 1e9, .help = "Channel groups; only 1 is supported"},
+    [ACTIVATION] = {"activation", TW_PARAM_CHOICE, "linear", .choices = tw_activation_names,
+                    .help = "Applied to the output"},
+    [USE_BIAS] = {"use_bias", TW_PARAM_BOOL, "true", .help = "Add a learned bias per filter"},
+    [KERNEL_INIT] = {"kernel_initializer", TW_PARAM_CHOICE, "glorot_uniform", .choices = tw_initializer_names,
+                     .help = "How the kernel starts"},
+    [BIAS_INIT] = {"bias_initializer", TW_PARAM_CHOICE, "zeros", .choices = tw_initializer_names,
+                   .help = "How the bias starts"},
+    [KERNEL_REG] = {"kernel_regularizer", TW_PARAM_REGULARIZER, "", .help = "L1/L2 penalty on the kernel"},
+    [BIAS_REG] = {"bias_regularizer", TW_PARAM_REGULARIZER, "", .help = "L1/L2 penalty on the bias"},
+};
+
+static int conv2d_configure(tw_layer *self)
+{
+    if (tw__param_int(self, GROUPS) != 1)
+        return TW_LAYER_ERROR(self, "groups=%lld is not supported; only groups=1 (every filter sees every input "
+                                    "channel) is",
+                              (long long)tw__param_int(self, GROUPS));
+    return tw__check_channels_last(self, DATA_FORMAT);
+}
+
+static tw__window window(const tw_layer *self)
+{
+    return tw__window_from_params(self, "kernel", 2, KERNEL_SIZE, STRIDES, DILATION_RATE, PADDING);
+}
+
+static int conv2d_infer(const tw_layer *self, const tw_shape *input, tw_shape *output, tw_weight_spec *w, int *nw)
+{
+    tw__window win = window(self);
+    if (tw__window_output(self, &win, input, output))
+        return -1;
+    int64_t in = input->dims[3], filters = tw__param_int(self, FILTERS);
+    output->dims[3] = filters;
+    w[0] = (tw_weight_spec){"kernel", {4, {win.size[0], win.size[1], in, filters}}, tw__param_choice(self, KERNEL_INIT),
+                            true, "kernel_regularizer"};
+    *nw = 1;
+    if (tw__param_bool(self, USE_BIAS))
+        w[(*nw)++] = (tw_weight_spec){"bias", {1, {filters}}, tw__param_choice(self, BIAS_INIT), true,
+                                      "bias_regularizer"};
+    return 0;
+}
+
+static tw_tensor *conv2d_call(tw_layer *self, tw_tensor *x, const tw_call_context *ctx)
+{
+    tw__window win = window(self);
+    tw_conv2d_params p = tw__window_conv_params(&win);
+    tw_tensor *y = tw_conv2d(x, self->weights[0], &p);
+    if (self->nweights > 1)
+        y = tw_add(y, self->weights[1]);
+    return tw_activation_apply(tw__param_choice(self, ACTIVATION), y);
+}
+
+const tw_layer_class tw_layer_class_Conv2D = {
+    .name = "Conv2D",
+    .group = "Convolution",
+    .summary = "2-D convolution over images: activation(conv(x, kernel) + bias)",
+    .params = params,
+    .nparams = sizeof params / sizeof params[0],
+    .configure = conv2d_configure,
+    .infer = conv2d_infer,
+    .call = conv2d_call,
+};
