@@ -35,18 +35,19 @@ static void fans(const tw_shape *shape, double *fan_in, double *fan_out)
 
 /* Orthonormal columns by modified Gram-Schmidt on a normal draw; the signs
  * come out as QR's with a positive diagonal of R, which is what Keras'
- * q * sign(diag(r)) gives. */
+ * q * sign(diag(r)) gives. Its temporaries die with a scope of its own
+ * (the caller may have one open, which would own them too). */
 static tw_tensor *orthogonal(tw_rng *rng, tw_dtype dtype, const tw_shape *shape)
 {
     int64_t cols = shape->ndim ? shape->dims[shape->ndim - 1] : 1;
     int64_t rows = cols ? tw_shape_numel(shape) / cols : 0;
     int64_t n = rows > cols ? rows : cols, m = rows > cols ? cols : rows;
+    tw_scope_begin();
     tw_tensor *draw = tw_random_normal(rng, TW_FLOAT64, TW_SHAPE(m, n), 0, 1); /* row j = column j of A */
     if (!draw)
-        return NULL;
+        return tw__scope_return(NULL);
     double *a = malloc(sizeof(double) * (size_t)(n * m));
     tw_tensor_copy_to(draw, a, sizeof(double) * (size_t)(n * m));
-    tw_tensor_unref(draw);
     for (int64_t j = 0; j < m; j++) {
         double *q = a + j * n;
         for (int64_t k = 0; k < j; k++) {
@@ -72,9 +73,7 @@ static tw_tensor *orthogonal(tw_rng *rng, tw_dtype dtype, const tw_shape *shape)
     tw_tensor *t = tw_tensor_from_data(out, TW_FLOAT64, shape->ndim, shape->dims);
     free(a);
     free(out);
-    tw_tensor *cast = tw_cast(t, dtype);
-    tw_tensor_unref(t);
-    return cast;
+    return tw__scope_return(tw_cast(t, dtype));
 }
 
 tw_tensor *tw_initializer_run(const char *name, tw_rng *rng, tw_dtype dtype, const tw_shape *shape)
