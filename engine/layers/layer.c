@@ -302,6 +302,21 @@ static bool same_shape_ignoring_batch(const tw_shape *a, const tw_shape *b)
     return true;
 }
 
+/* Restored values must match exactly (tw_assign alone would broadcast). */
+static int assign_exact(const char *path, tw_tensor *w, tw_tensor *value)
+{
+    char a[96], b[96];
+    if (tw_tensor_ndim(w) != tw_tensor_ndim(value) ||
+        memcmp(tw_tensor_shape(w), tw_tensor_shape(value), sizeof(int64_t) * tw_tensor_ndim(w)))
+        return tw_error_set("%s: shape %s does not match the layer's %s", path,
+                            tw_shape_str(tw_tensor_ndim(value), tw_tensor_shape(value), a, sizeof a),
+                            tw_shape_str(tw_tensor_ndim(w), tw_tensor_shape(w), b, sizeof b));
+    if (tw_tensor_dtype(value) != tw_tensor_dtype(w))
+        return tw_error_set("%s: dtype %s does not match the layer's %s", path, tw_dtype_name(tw_tensor_dtype(value)),
+                            tw_dtype_name(tw_tensor_dtype(w)));
+    return tw_assign(w, value);
+}
+
 static int take_pending(tw_layer *layer, int index)
 {
     tw_pending_weight **link = &layer->pending;
@@ -309,9 +324,10 @@ static int take_pending(tw_layer *layer, int index)
         tw_pending_weight *p = *link;
         if (strcmp(p->name, layer->specs[index].name))
             continue;
-        int rc = tw_assign(layer->weights[index], p->value);
-        if (rc)
-            return TW_LAYER_ERROR(layer, "restoring %s: %s", p->name, tw_last_error());
+        char path[160];
+        snprintf(path, sizeof path, "%s/%s", layer->name, p->name);
+        if (assign_exact(path, layer->weights[index], p->value))
+            return -1;
         *link = p->next;
         tw_tensor_unref(p->value);
         free(p->name);
@@ -521,21 +537,9 @@ static int restore_own(tw_layer *layer, const char *name, const char *path, tw_t
         layer->pending = p;
         return 0;
     }
-    for (int i = 0; i < layer->nweights; i++) {
-        if (strcmp(layer->specs[i].name, name))
-            continue;
-        char a[96], b[96];
-        tw_tensor *w = layer->weights[i];
-        if (tw_tensor_ndim(w) != tw_tensor_ndim(value) ||
-            memcmp(tw_tensor_shape(w), tw_tensor_shape(value), sizeof(int64_t) * tw_tensor_ndim(w)))
-            return tw_error_set("%s: shape %s does not match the layer's %s", path,
-                                tw_shape_str(tw_tensor_ndim(value), tw_tensor_shape(value), a, sizeof a),
-                                tw_shape_str(tw_tensor_ndim(w), tw_tensor_shape(w), b, sizeof b));
-        if (tw_tensor_dtype(value) != tw_tensor_dtype(w))
-            return tw_error_set("%s: dtype %s does not match the layer's %s", path,
-                                tw_dtype_name(tw_tensor_dtype(value)), tw_dtype_name(tw_tensor_dtype(w)));
-        return tw_assign(w, value);
-    }
+    for (int i = 0; i < layer->nweights; i++)
+        if (!strcmp(layer->specs[i].name, name))
+            return assign_exact(path, layer->weights[i], value);
     return tw_error_set("%s: layer '%s' has no weight \"%s\"", path, layer->name, name);
 }
 
