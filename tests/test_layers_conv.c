@@ -85,7 +85,8 @@ static void assert_tensor(tw_tensor *t, const tw_shape *shape, const double *exp
     g_assert_cmpstr(got, ==, want);
     tw_tensor *c = tw_contiguous(t);
     for (int64_t i = 0; i < tw_tensor_numel(c); i++) {
-        double v = tw_tensor_dtype(c) == TW_FLOAT32 ? ((float *)tw_tensor_data(c))[i] : ((double *)tw_tensor_data(c))[i];
+        double v = tw_tensor_dtype(c) == TW_FLOAT32 ? ((float *)tw_tensor_data(c))[i]
+                                                    : ((double *)tw_tensor_data(c))[i];
         if (fabs(v - expected[i]) > 1e-4 * fmax(1, fabs(expected[i])))
             g_error("element %lld is %.8g, expected %.8g", (long long)i, v, expected[i]);
     }

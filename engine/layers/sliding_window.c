@@ -72,11 +72,10 @@ int tw__window_output(const tw_layer *self, const tw__window *w, const tw_shape 
 
 tw_conv2d_params tw__window_conv_params(const tw__window *w)
 {
-    bool same = !strcmp(w->padding, "same");
+    tw_padding padding = !strcmp(w->padding, "same") ? TW_PADDING_SAME : TW_PADDING_VALID;
     if (w->rank == 1)
-        return (tw_conv2d_params){1, (int)w->stride[0], 1, (int)w->dilation[0], same ? TW_PADDING_SAME : TW_PADDING_VALID};
-    return (tw_conv2d_params){(int)w->stride[0], (int)w->stride[1], (int)w->dilation[0], (int)w->dilation[1],
-                              same ? TW_PADDING_SAME : TW_PADDING_VALID};
+        return (tw_conv2d_params){1, (int)w->stride[0], 1, (int)w->dilation[0], padding};
+    return (tw_conv2d_params){(int)w->stride[0], (int)w->stride[1], (int)w->dilation[0], (int)w->dilation[1], padding};
 }
 
 tw_pool2d_params tw__window_pool_params(const tw__window *w)
