@@ -118,6 +118,21 @@ static tw_tensor *project(tw_tensor *x, tw_tensor *kernel, tw_tensor *bias)
     return bias ? tw_add(xw, bias) : xw;
 }
 
+/* parts[i] = xw[:, i] for every step, found by halving the time axis: a
+ * slice's gradient is as large as the tensor it slices, so one slice per
+ * step would cost a pass over all of xw per step in the backward pass;
+ * halving costs a few passes per level, log2(timesteps) levels. */
+static int unstack(tw_tensor *xw, tw_tensor **parts)
+{
+    int64_t n = tw_tensor_dim(xw, 1), half = n / 2;
+    if (n == 1)
+        return (parts[0] = tw_squeeze(xw, TW_AXES(1))) ? 0 : -1;
+    tw_tensor *halves[2];
+    if (tw_split_sizes(xw, 2, (int64_t[]){half, n - half}, 1, halves))
+        return -1;
+    return unstack(halves[0], parts) || unstack(halves[1], parts + half) ? -1 : 0;
+}
+
 static tw_tensor *loop_over_time(const rnn_loop *loop, tw_tensor *xw, tw_tensor **states, rnn_step_fn step)
 {
     const rnn_config *cfg = loop->cfg;
@@ -127,10 +142,10 @@ static tw_tensor *loop_over_time(const rnn_loop *loop, tw_tensor *xw, tw_tensor 
     if (!parts || !outs) {
         tw_error_set("%s '%s': out of memory for %lld timesteps", loop->self->klass->name, loop->self->name,
                      (long long)steps);
-    } else if (!tw_split(xw, (int)steps, 1, parts)) { /* views; one per step */
+    } else if (!unstack(xw, parts)) {
         for (int64_t i = 0; i < steps; i++) {
             int64_t t = cfg->go_backwards ? steps - 1 - i : i;
-            if (!(h = outs[i] = step(loop, tw_squeeze(parts[t], TW_AXES(1)), states)))
+            if (!(h = outs[i] = step(loop, parts[t], states)))
                 break;
         }
         /* Keras returns the outputs in the order it processed the steps. */
