@@ -14,7 +14,7 @@ static const tw_param_def params[] = {
     RNN_PARAM_RECURRENT_INIT,
     RNN_PARAM_BIAS_INIT,
     {"unit_forget_bias", TW_PARAM_BOOL, "true",
-     .help = "Start the forget gate's bias at 1 (Jozefowicz et al. 2015), whatever bias_initializer says"},
+     .help = "Start the forget gate's bias at 1 (Jozefowicz et al. 2015); the other biases use bias_initializer"},
     RNN_PARAM_KERNEL_REG,
     RNN_PARAM_RECURRENT_REG,
     RNN_PARAM_BIAS_REG,
