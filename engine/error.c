@@ -1,6 +1,7 @@
 /* The thread's last failure message (see tw/error.h). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -26,10 +27,14 @@ int tw_error_pending(void)
 
 int tw_error_set(const char *fmt, ...)
 {
+    /* Format into a copy first: callers often wrap the current message
+     * ("fit: epoch 2: %s", tw_last_error()), which is this very buffer. */
+    char formatted[sizeof error_message];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(error_message, sizeof error_message, fmt, ap);
+    vsnprintf(formatted, sizeof formatted, fmt, ap);
     va_end(ap);
+    memcpy(error_message, formatted, sizeof error_message);
     error_is_pending = 1;
     error_count++;
     return -1;

@@ -32,9 +32,10 @@
     case TWK_TANH: UNARY_ROW(T, tanh##F(v)); return;                                               \
     case TWK_ERF: UNARY_ROW(T, erf##F(v)); return;                                                 \
     case TWK_SIGMOID: UNARY_ROW(T, v >= 0 ? 1 / (1 + exp##F(-v)) : exp##F(v) / (1 + exp##F(v))); return; \
-    case TWK_RELU: UNARY_ROW(T, v > 0 ? v : 0); return;                                            \
-    case TWK_LEAKY_RELU: UNARY_ROW(T, v > 0 ? v : (T)p0 * v); return;                              \
-    case TWK_ELU: UNARY_ROW(T, v > 0 ? v : (T)p0 * expm1##F(v)); return;                           \
+    /* Written so NaN falls through to v: a NaN must survive relu, or NaN losses hide. */          \
+    case TWK_RELU: UNARY_ROW(T, v < 0 ? 0 : v); return;                                            \
+    case TWK_LEAKY_RELU: UNARY_ROW(T, v < 0 ? (T)p0 * v : v); return;                              \
+    case TWK_ELU: UNARY_ROW(T, v < 0 ? (T)p0 * expm1##F(v) : v); return;                           \
     case TWK_GELU: UNARY_ROW(T, (T)0.5 * v * (1 + erf##F(v * (T)M_SQRT1_2))); return;              \
     case TWK_SOFTPLUS: UNARY_ROW(T, (v > 0 ? v : 0) + log1p##F(exp##F(-fabs##F(v)))); return;     \
     case TWK_CLIP: UNARY_ROW(T, v < (T)p0 ? (T)p0 : (v > (T)p1 ? (T)p1 : v)); return;              \
