@@ -14,6 +14,7 @@
 
 #include "data_inspect.h"
 #include "example_linear.h"
+#include "summary_cmd.h"
 
 #ifndef TWB_VERSION
 #define TWB_VERSION "0.1.0"
@@ -40,6 +41,9 @@ static void print_help(FILE *out)
           "  data inspect fashion-mnist[:train|:test]\n"
           "                   the same for Fashion-MNIST by name (both splits when\n"
           "                   none is named)\n"
+          "  summary MODEL.json\n"
+          "                   print a Keras Sequential model file's layers, output\n"
+          "                   shapes and parameter counts, as Keras' model.summary()\n"
           "  help             show this help\n"
           "\n"
           "Options:\n"
@@ -208,6 +212,8 @@ int main(int argc, char **argv)
         return command_example(argc - 2, argv + 2);
     if (strcmp(command, "data") == 0)
         return command_data(argc - 2, argv + 2);
+    if (strcmp(command, "summary") == 0)
+        return twb_summary_command(argc - 2, argv + 2);
     if (command[0] == '-')
         return usage_error("unknown option '%s'", command);
     return usage_error("unknown command '%s'", command);

@@ -562,6 +562,93 @@ static void test_inspect_fashion_mnist(void)
     twb_run_clear(&run);
 }
 
+/* ---- twb summary ---------------------------------------------------------- */
+
+static void test_summary_corpus(void)
+{
+    const char *srcdir = g_getenv("G_TEST_SRCDIR");
+    char *path = g_build_filename(srcdir ? srcdir : ".", "..", "..", "shared", "corpus", "keras",
+                                  "01-mlp-dropout-house-price.json", NULL);
+    if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+        g_test_skip("the Keras corpus (../shared/corpus/keras) is not there");
+        g_free(path);
+        return;
+    }
+    twb_run run = run_twb("summary", path, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_true(g_str_has_prefix(run.out, "Model: \"sequential_10\"\n"));
+    g_assert_nonnull(strstr(run.out, "dense_37 (Dense)             (None, 128)               1,792\n"));
+    g_assert_nonnull(strstr(run.out, "dropout_15 (Dropout)         (None, 128)               0\n"));
+    g_assert_nonnull(strstr(run.out, "Total params: 14,273\nTrainable params: 14,273\nNon-trainable params: 0\n"));
+    g_assert_cmpstr(run.err, ==, "");
+    twb_run_clear(&run);
+    g_free(path);
+}
+
+static void test_summary_written_file(void)
+{
+    scratch s = scratch_new();
+    const char *json = "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"tiny\", \"layers\": ["
+                       "{\"class_name\": \"Dense\", \"config\": {\"name\": \"hidden\", \"units\": 8, "
+                       "\"activation\": \"relu\", \"batch_input_shape\": [null, 3]}}, "
+                       "{\"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2}}]}}";
+    const char *path = scratch_file(&s, "tiny.json", json, strlen(json));
+    twb_run run = run_twb("summary", path, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_cmpstr(run.out, ==,
+                    "Model: \"tiny\"\n"
+                    "_________________________________________________________________\n"
+                    "Layer (type)                 Output Shape              Param #\n"
+                    "=================================================================\n"
+                    "hidden (Dense)               (None, 8)                 32\n"
+                    "_________________________________________________________________\n"
+                    "out (Dense)                  (None, 2)                 18\n"
+                    "=================================================================\n"
+                    "Total params: 50\n"
+                    "Trainable params: 50\n"
+                    "Non-trainable params: 0\n"
+                    "_________________________________________________________________\n");
+    g_assert_cmpstr(run.err, ==, "");
+    twb_run_clear(&run);
+
+    /* A bad value: exit status 1 and the file, layer and key on stderr. */
+    const char *bad = "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"m\", \"layers\": ["
+                      "{\"class_name\": \"Dense\", \"config\": {\"units\": -4}}]}}";
+    path = scratch_file(&s, "bad.json", bad, strlen(bad));
+    run = run_twb("summary", path, NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_cmpstr(run.out, ==, "");
+    char *expected = g_strdup_printf("twb: summary: %s: layers[0].config.units: expected a positive integer, got -4\n",
+                                     path);
+    g_assert_cmpstr(run.err, ==, expected);
+    g_free(expected);
+    twb_run_clear(&run);
+
+    /* No input shape anywhere: the summary cannot be made. */
+    const char *shapeless = "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"m\", \"layers\": ["
+                            "{\"class_name\": \"Dense\", \"config\": {\"units\": 4}}]}}";
+    path = scratch_file(&s, "shapeless.json", shapeless, strlen(shapeless));
+    run = run_twb("summary", path, NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "no input shape"));
+    twb_run_clear(&run);
+    scratch_free(&s);
+}
+
+static void test_summary_usage(void)
+{
+    twb_run run = run_twb("summary", NULL);
+    assert_usage_error(&run, "MODEL.json");
+    run = run_twb("summary", "--wide", NULL);
+    assert_usage_error(&run, "unknown option '--wide'");
+    run = run_twb("summary", "a.json", "b.json", NULL);
+    assert_usage_error(&run, "'b.json'");
+    run = run_twb("summary", "/nonexistent/model.json", NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_true(g_str_has_prefix(run.err, "twb: summary: /nonexistent/model.json"));
+    twb_run_clear(&run);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -579,5 +666,8 @@ int main(int argc, char **argv)
     g_test_add_func("/cli/data-inspect/bad-files", test_inspect_bad_files);
     g_test_add_func("/cli/data-inspect/usage", test_inspect_usage);
     g_test_add_func("/cli/data-inspect/fashion-mnist", test_inspect_fashion_mnist);
+    g_test_add_func("/cli/summary/corpus", test_summary_corpus);
+    g_test_add_func("/cli/summary/written-file", test_summary_written_file);
+    g_test_add_func("/cli/summary/usage", test_summary_usage);
     return g_test_run();
 }
