@@ -1,0 +1,81 @@
+/* Optimizer internals shared by the optimizer core (optimizer.c, slots.c,
+ * apply.c) and the update rules (one file per algorithm). Not installed. */
+#ifndef TW_OPTIMIZER_INTERNAL_H
+#define TW_OPTIMIZER_INTERNAL_H
+
+#include "cpu/cpu_kernels.h"
+#include "id_map.h"
+#include "internal.h"
+#include "tw/optimizers.h"
+
+#define TW_OPT_MAX_SLOTS 2
+
+/* One variable's update: n contiguous elements of the variable, its
+ * gradient and its slots, all of one dtype, and this step's scalars. */
+typedef struct {
+    int64_t n;
+    void *w;
+    const void *g;
+    void *slots[TW_OPT_MAX_SLOTS];
+    double lr;    /* this step's learning rate */
+    double keep;  /* 1 - lr * weight_decay: decoupled decay, w *= keep before the step */
+    double scale; /* gradient norm clipping factor (1 when off) */
+    double clip;  /* gradient value bound (INFINITY when off) */
+    int64_t t;    /* this update's 1-based number (Adam's bias correction) */
+    const tw_optimizer_config *config;
+} tw_update;
+
+/* An update rule. slots() names the slots this configuration needs (SGD
+ * without momentum needs none) and their initial values; update[] runs one
+ * fused, in-place loop, [0] for float32 and [1] for float64. */
+typedef struct {
+    int (*slots)(const tw_optimizer_config *config, const char **names, double *initial_values);
+    void (*update[2])(const tw_update *u);
+} tw_optimizer_algo;
+
+extern const tw_optimizer_algo tw__sgd_algo, tw__adam_algo, tw__rmsprop_algo, tw__adagrad_algo;
+
+/* The gradient an update rule uses: scaled (norm clipping), then clamped
+ * (value clipping). NaN passes through, as in TensorFlow. */
+static inline float tw__opt_grad_f32(float g, float scale, float clip)
+{
+    g *= scale;
+    return g < -clip ? -clip : (g > clip ? clip : g);
+}
+static inline double tw__opt_grad_f64(double g, double scale, double clip)
+{
+    g *= scale;
+    return g < -clip ? -clip : (g > clip ? clip : g);
+}
+
+/* Before an update loop over a local `n` elements: threads for large
+ * variables (elementwise, so the result does not depend on the thread count). */
+#define TW_OPT_PARALLEL_FOR _Pragma("omp parallel for schedule(static) if (n >= TWK_PARALLEL_MIN)")
+
+/* One variable's slots. */
+typedef struct {
+    tw_tensor *variable; /* a reference */
+    tw_tensor *slots[TW_OPT_MAX_SLOTS];
+} tw_slot_set;
+
+struct tw_optimizer {
+    tw_optimizer_config config;
+    const tw_optimizer_algo *algo;
+    const char *name; /* tw_optimizer_kind_name, for messages */
+    int nslots;
+    const char *slot_names[TW_OPT_MAX_SLOTS];
+    double slot_initial_values[TW_OPT_MAX_SLOTS];
+    int64_t iterations;
+    int nsets, sets_capacity;
+    tw_slot_set *sets; /* in the order variables were first seen */
+    tw_id_map index;   /* variable id -> set index + 1 */
+};
+
+/* slots.c: a float variable's slot set, created on first use (NULL with an
+ * error naming the variable). The pointer is valid until the next creation. */
+tw_slot_set *tw__optimizer_slot_set(tw_optimizer *opt, tw_tensor *variable);
+/* Fail unless v is a float32/float64 variable. */
+int tw__optimizer_check_variable(const tw_optimizer *opt, const tw_tensor *v);
+void tw__optimizer_free_slots(tw_optimizer *opt);
+
+#endif
