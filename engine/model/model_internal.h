@@ -24,9 +24,16 @@ typedef struct {
     tw_loss loss;
     int nmetrics;
     tw_metric *metrics[TW_MAX_MODEL_METRICS];
+    char metric_names[TW_MAX_MODEL_METRICS][40]; /* as the user named them: "accuracy" */
+    tw_rng *step_rng; /* dropout in fit: keyed by (seed, iteration), so resuming repeats it */
     tw_metric *loss_mean; /* the running "loss" of fit's logs */
 } tw_model_state;
 
 void tw__snake_case(const char *camel, char *out, size_t size);
+
+/* compile.c */
+int tw__model_check_compiled(const tw_model *model, const char *fn);
+/* The batch's loss and metric values, into the running metrics and logs. */
+void tw__model_collect_logs(tw_model *model, tw_logs *logs, const char *prefix);
 
 #endif

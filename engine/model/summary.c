@@ -103,7 +103,7 @@ char *tw_model_summary(const tw_model *model, int line_length)
     if (line_length <= 0)
         line_length = 65;
     int stops[2] = {line_length * 45 / 100, line_length * 85 / 100};
-    text t = {0};
+    text t = {malloc(1024), 0, 1024}; /* put() must never offset a NULL buffer */
     put(&t, "Model: \"%s\"\n", model->name);
     rule(&t, '_', line_length);
     row(&t, stops, (const char *const[]){"Layer (type)", "Output Shape", "Param #"});

@@ -121,6 +121,7 @@ typedef struct tw_callback {
 typedef struct {
     int epochs;                 /* default 1 */
     int initial_epoch;          /* resume: the epoch to start at */
+    int64_t initial_step;       /* resume: batches of initial_epoch already done */
     int64_t batch_size;         /* default 32 */
     bool shuffle;               /* default true (fit_options_default) */
     uint64_t seed;              /* shuffling, dropout and weight initialisation */
@@ -133,11 +134,14 @@ typedef struct {
 } tw_fit_options;
 tw_fit_options tw_fit_options_default(void);
 
-/* The per-epoch logs of a fit. */
+/* The per-epoch logs of a fit, and where a resumed fit would start. */
 typedef struct {
     int epochs;
-    tw_logs *epoch_logs; /* epochs entries */
-    bool stopped_early;
+    tw_logs *epoch_logs; /* epochs entries (completed epochs) */
+    bool stopped_early;  /* a callback or the stop flag ended it */
+    int resume_epoch;    /* the next batch to run: epoch and step */
+    int64_t resume_step;
+    double samples_per_second; /* over the whole fit */
 } tw_history;
 void tw_history_free(tw_history *history);
 

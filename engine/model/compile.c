@@ -1,0 +1,135 @@
+/* compile(): the optimizer, loss and metrics a model trains with, and the
+ * logs they produce. "accuracy" is resolved against the loss as Keras does:
+ * sparse labels get sparse_categorical_accuracy, one-hot labels
+ * categorical_accuracy, binary cross-entropy binary_accuracy. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model_internal.h"
+
+static void clear_compiled(tw_model *model)
+{
+    tw_model_state *st = model->state;
+    tw_optimizer_free(st->optimizer);
+    for (int i = 0; i < st->nmetrics; i++)
+        tw_metric_free(st->metrics[i]);
+    tw_metric_free(st->loss_mean);
+    tw_rng_free(st->step_rng);
+    st->optimizer = NULL;
+    st->loss_mean = NULL;
+    st->step_rng = NULL;
+    st->nmetrics = 0;
+    st->compiled = false;
+}
+
+static const char *resolve_metric(const char *name, const tw_loss *loss)
+{
+    if (strcmp(name, "accuracy") && strcmp(name, "acc"))
+        return name;
+    switch (loss->kind) {
+    case TW_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY:
+        return "sparse_categorical_accuracy";
+    case TW_LOSS_CATEGORICAL_CROSSENTROPY:
+        return "categorical_accuracy";
+    case TW_LOSS_BINARY_CROSSENTROPY:
+        return "binary_accuracy";
+    default:
+        return "accuracy";
+    }
+}
+
+int tw_model_compile(tw_model *model, tw_optimizer *optimizer, const tw_loss *loss, int nmetrics,
+                     const char *const *metric_names)
+{
+    if (!tw_layer_is_model(model) || !optimizer || !loss) {
+        tw_optimizer_free(optimizer);
+        return tw_error_set("compile: needs a model, an optimizer and a loss");
+    }
+    if (nmetrics < 0 || nmetrics > TW_MAX_MODEL_METRICS) {
+        tw_optimizer_free(optimizer);
+        return tw_error_set("compile: %d metrics; at most %d", nmetrics, TW_MAX_MODEL_METRICS);
+    }
+    tw_model_state *st = model->state;
+    clear_compiled(model);
+    st->clear_compiled = clear_compiled;
+    st->optimizer = optimizer;
+    st->loss = *loss;
+    st->loss_mean = tw_metric_new("mean");
+    for (int i = 0; i < nmetrics; i++) {
+        tw_metric *m = tw_metric_new(resolve_metric(metric_names[i], loss));
+        if (!m) {
+            clear_compiled(model);
+            return -1;
+        }
+        st->metrics[st->nmetrics] = m;
+        snprintf(st->metric_names[st->nmetrics], sizeof st->metric_names[0], "%s", metric_names[i]);
+        st->nmetrics++;
+    }
+    st->compiled = true;
+    return 0;
+}
+
+int tw__model_check_compiled(const tw_model *model, const char *fn)
+{
+    if (!tw_layer_is_model(model))
+        return tw_error_set("%s: not a Sequential model", fn);
+    if (!((tw_model_state *)model->state)->compiled)
+        return tw_error_set("%s: model '%s' is not compiled; call tw_model_compile first", fn, model->name);
+    return 0;
+}
+
+tw_optimizer *tw_model_optimizer(const tw_model *model)
+{
+    return tw_layer_is_model(model) ? ((tw_model_state *)model->state)->optimizer : NULL;
+}
+
+const tw_loss *tw_model_loss(const tw_model *model)
+{
+    tw_model_state *st = tw_layer_is_model(model) ? model->state : NULL;
+    return st && st->compiled ? &st->loss : NULL;
+}
+
+void tw_model_reset_metrics(tw_model *model)
+{
+    tw_model_state *st = model->state;
+    if (!st->compiled)
+        return;
+    tw_metric_reset_state(st->loss_mean);
+    for (int i = 0; i < st->nmetrics; i++)
+        tw_metric_reset_state(st->metrics[i]);
+}
+
+void tw__model_collect_logs(tw_model *model, tw_logs *logs, const char *prefix)
+{
+    tw_model_state *st = model->state;
+    char name[64];
+    snprintf(name, sizeof name, "%sloss", prefix);
+    tw_logs_set(logs, name, tw_metric_result(st->loss_mean));
+    for (int i = 0; i < st->nmetrics; i++) {
+        snprintf(name, sizeof name, "%s%s", prefix, st->metric_names[i]);
+        tw_logs_set(logs, name, tw_metric_result(st->metrics[i]));
+    }
+}
+
+double tw_logs_get(const tw_logs *logs, const char *name)
+{
+    for (int i = 0; i < logs->n; i++)
+        if (!strcmp(logs->names[i], name))
+            return logs->values[i];
+    return NAN;
+}
+
+int tw_logs_set(tw_logs *logs, const char *name, double value)
+{
+    for (int i = 0; i < logs->n; i++)
+        if (!strcmp(logs->names[i], name)) {
+            logs->values[i] = value;
+            return 0;
+        }
+    if (logs->n == TW_MAX_LOGS)
+        return tw_error_set("logs: more than %d values", TW_MAX_LOGS);
+    snprintf(logs->names[logs->n], sizeof logs->names[0], "%s", name);
+    logs->values[logs->n++] = value;
+    return 0;
+}

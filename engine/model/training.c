@@ -1,0 +1,410 @@
+/* Keras' training loop: train_on_batch / test_on_batch, and fit, evaluate and
+ * predict over tensors whose first axis is the examples.
+ *
+ * Reproducibility: an epoch's shuffle is drawn from (seed, epoch) and a
+ * step's dropout from (seed, iteration), so a run stopped after any epoch and
+ * resumed from a checkpoint (weights, optimizer slots, iteration count) gives
+ * the same losses as one that never stopped. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model_internal.h"
+
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+    uint64_t z = a + 0x9E3779B97F4A7C15ull * (b + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static bool has_regularizers(const tw_layer *layer)
+{
+    for (int i = 0; i < layer->nweights; i++) {
+        const char *key = layer->specs[i].regularizer_key;
+        const tw_param_value *r = key ? tw_layer_get(layer, key) : NULL;
+        if (r && !r->is_null && (r->number > 0 || r->number2 > 0))
+            return true;
+    }
+    for (int i = 0; i < layer->nchildren; i++)
+        if (has_regularizers(layer->children[i]))
+            return true;
+    return false;
+}
+
+static tw_shape input_shape_of(const tw_tensor *x)
+{
+    tw_shape s = {.ndim = tw_tensor_ndim(x)};
+    memcpy(s.dims, tw_tensor_shape(x), sizeof(int64_t) * s.ndim);
+    s.dims[0] = -1;
+    return s;
+}
+
+static int ensure_built(tw_model *model, const tw_tensor *x, uint64_t seed)
+{
+    if (model->built)
+        return 0;
+    tw_shape in = input_shape_of(x);
+    return tw_model_build(model, &in, seed);
+}
+
+static void update_metrics(tw_model *model, tw_tensor *y, tw_tensor *pred, double loss, int64_t n)
+{
+    tw_model_state *st = model->state;
+    tw_metric_update_value(st->loss_mean, loss, (double)n);
+    for (int i = 0; i < st->nmetrics; i++)
+        tw_metric_update_state(st->metrics[i], y, pred);
+}
+
+/* One optimizer step on a batch; the running metrics take its values. */
+static int train_step(tw_model *model, tw_tensor *x, tw_tensor *y)
+{
+    tw_model_state *st = model->state;
+    if (!st->step_rng)
+        st->step_rng = tw_rng_new(0);
+    tw_rng_set_state(st->step_rng, mix(st->seed, (uint64_t)tw_optimizer_iterations(st->optimizer)), 0);
+    tw_call_context ctx = {.training = true, .rng = st->step_rng};
+
+    tw_scope_begin();
+    tw_tape *tape = tw_tape_begin(false);
+    tw_tensor *pred = tw_layer_call_ex(model, x, &ctx);
+    tw_tensor *loss = tw_loss_compute(&st->loss, y, pred);
+    tw_tensor *total = loss && has_regularizers(model) ? tw_add(loss, tw_layer_regularization_loss(model)) : loss;
+    tw_tape_end(tape);
+    int rc = -1;
+    if (total) {
+        tw_variables vars = tw_model_trainable_variables(model);
+        tw_tensor **grads = calloc(vars.n ? vars.n : 1, sizeof *grads);
+        rc = tw_tape_gradient(tape, total, vars.n, vars.items, grads);
+        double value = tw_tensor_item(loss);
+        if (!rc && !isfinite(value))
+            rc = tw_error_set("the loss is %s (look for NaN or huge values in the data, or lower the learning "
+                              "rate)", isnan(value) ? "NaN" : "infinite");
+        if (!rc)
+            rc = tw_optimizer_apply_gradients(st->optimizer, vars.n, vars.items, grads);
+        if (!rc)
+            update_metrics(model, y, pred, value, tw_tensor_dim(x, 0));
+        free(grads);
+    }
+    tw_tape_free(tape);
+    tw_scope_end();
+    return rc;
+}
+
+static int test_step(tw_model *model, tw_tensor *x, tw_tensor *y)
+{
+    tw_model_state *st = model->state;
+    tw_scope_begin();
+    tw_tape_pause();
+    tw_tensor *pred = tw_model_call(model, x, false);
+    tw_tensor *loss = tw_loss_compute(&st->loss, y, pred);
+    if (loss)
+        update_metrics(model, y, pred, tw_tensor_item(loss), tw_tensor_dim(x, 0));
+    tw_tape_resume();
+    tw_scope_end();
+    return loss ? 0 : -1;
+}
+
+static int check_data(const char *fn, const tw_tensor *x, const tw_tensor *y)
+{
+    if (!x || !y)
+        return tw_error_set("%s: x and y are required", fn);
+    if (tw_tensor_ndim(x) < 1 || tw_tensor_ndim(y) < 1 || tw_tensor_dim(x, 0) != tw_tensor_dim(y, 0))
+        return tw_error_set("%s: x has %lld examples but y has %lld", fn,
+                            tw_tensor_ndim(x) ? (long long)tw_tensor_dim(x, 0) : 0LL,
+                            tw_tensor_ndim(y) ? (long long)tw_tensor_dim(y, 0) : 0LL);
+    return 0;
+}
+
+int tw_model_train_on_batch(tw_model *model, tw_tensor *x, tw_tensor *y, tw_logs *logs)
+{
+    if (tw__model_check_compiled(model, "train_on_batch") || check_data("train_on_batch", x, y) ||
+        ensure_built(model, x, ((tw_model_state *)model->state)->seed))
+        return -1;
+    tw_model_reset_metrics(model);
+    if (train_step(model, x, y))
+        return -1;
+    if (logs) {
+        logs->n = 0;
+        tw__model_collect_logs(model, logs, "");
+    }
+    return 0;
+}
+
+int tw_model_test_on_batch(tw_model *model, tw_tensor *x, tw_tensor *y, tw_logs *logs)
+{
+    if (tw__model_check_compiled(model, "test_on_batch") || check_data("test_on_batch", x, y) ||
+        ensure_built(model, x, ((tw_model_state *)model->state)->seed))
+        return -1;
+    tw_model_reset_metrics(model);
+    if (test_step(model, x, y))
+        return -1;
+    if (logs) {
+        logs->n = 0;
+        tw__model_collect_logs(model, logs, "");
+    }
+    return 0;
+}
+
+/* Rows [start, end) of t, in `order` when shuffling (a gather) or as a view. */
+static tw_tensor *rows(tw_tensor *t, tw_tensor *order, int64_t start, int64_t end)
+{
+    if (!order)
+        return tw_slice(t, 0, start, end, 1);
+    return tw_gather(t, tw_slice(order, 0, start, end, 1), 0);
+}
+
+static int run_batches(tw_model *model, tw_tensor *x, tw_tensor *y, int64_t batch_size)
+{
+    int64_t n = tw_tensor_dim(x, 0);
+    tw_model_reset_metrics(model);
+    for (int64_t start = 0; start < n; start += batch_size) {
+        int64_t end = start + batch_size < n ? start + batch_size : n;
+        tw_scope_begin();
+        int rc = test_step(model, rows(x, NULL, start, end), rows(y, NULL, start, end));
+        tw_scope_end();
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+int tw_model_evaluate(tw_model *model, tw_tensor *x, tw_tensor *y, int64_t batch_size, tw_logs *logs)
+{
+    if (tw__model_check_compiled(model, "evaluate") || check_data("evaluate", x, y))
+        return -1;
+    if (batch_size <= 0)
+        return tw_error_set("evaluate: batch size must be positive, got %lld", (long long)batch_size);
+    if (ensure_built(model, x, ((tw_model_state *)model->state)->seed) || run_batches(model, x, y, batch_size))
+        return -1;
+    if (logs) {
+        logs->n = 0;
+        tw__model_collect_logs(model, logs, "");
+    }
+    return 0;
+}
+
+tw_tensor *tw_model_predict(tw_model *model, tw_tensor *x, int64_t batch_size)
+{
+    if (!tw_layer_is_model(model) || !x || tw_tensor_ndim(x) < 1 || batch_size <= 0) {
+        tw_error_set("predict: needs a model, an input with a batch axis and a positive batch size");
+        return NULL;
+    }
+    int64_t n = tw_tensor_dim(x, 0), nbatches = (n + batch_size - 1) / batch_size;
+    if (ensure_built(model, x, ((tw_model_state *)model->state)->seed))
+        return NULL;
+    tw_scope_begin();
+    tw_tape_pause();
+    tw_tensor **outs = calloc(nbatches ? nbatches : 1, sizeof *outs);
+    tw_tensor *result = NULL;
+    int64_t b = 0;
+    for (; b < nbatches; b++) {
+        int64_t start = b * batch_size, end = start + batch_size < n ? start + batch_size : n;
+        if (!(outs[b] = tw_model_call(model, tw_slice(x, 0, start, end, 1), false)))
+            break;
+    }
+    if (b == nbatches)
+        result = nbatches == 1 ? outs[0] : tw_concat((int)nbatches, outs, 0);
+    free(outs);
+    tw_tape_resume();
+    return tw__scope_return(result);
+}
+
+/* ---- fit ------------------------------------------------------------------ */
+typedef struct {
+    tw_model *model;
+    const tw_fit_options *opt;
+    tw_tensor *x, *y, *val_x, *val_y;
+    tw_history *history;
+    bool stop;
+    int64_t samples; /* trained on, over the fit */
+} fit_run;
+
+static int call_batch_callbacks(fit_run *run, const tw_progress *p, const tw_logs *logs)
+{
+    for (int i = 0; i < run->opt->ncallbacks; i++) {
+        const tw_callback *cb = &run->opt->callbacks[i];
+        int rc = cb->on_batch_end ? cb->on_batch_end(run->model, p, logs, cb->user_data) : 0;
+        if (rc < 0)
+            return -1;
+        run->stop |= rc > 0;
+    }
+    return 0;
+}
+
+static int call_epoch_callbacks(fit_run *run, const tw_progress *p, const tw_logs *logs)
+{
+    for (int i = 0; i < run->opt->ncallbacks; i++) {
+        const tw_callback *cb = &run->opt->callbacks[i];
+        int rc = cb->on_epoch_end ? cb->on_epoch_end(run->model, p, logs, cb->user_data) : 0;
+        if (rc < 0)
+            return -1;
+        run->stop |= rc > 0;
+    }
+    return 0;
+}
+
+static tw_tensor *epoch_order(const fit_run *run, int epoch, int64_t n)
+{
+    if (!run->opt->shuffle)
+        return NULL;
+    tw_rng *rng = tw_rng_new(mix(run->opt->seed ^ 0x5348554646ull, (uint64_t)epoch));
+    tw_tensor *order = tw_random_permutation(rng, n);
+    tw_rng_free(rng);
+    return order;
+}
+
+static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
+{
+    const tw_fit_options *opt = run->opt;
+    tw_model_state *st = run->model->state;
+    int64_t n = tw_tensor_dim(run->x, 0), bs = opt->batch_size;
+    tw_progress p = {.epoch = epoch, .epochs = opt->epochs, .steps = (n + bs - 1) / bs};
+    double t0 = now();
+    int64_t seen = 0, first = epoch == opt->initial_epoch ? opt->initial_step : 0;
+    tw_model_reset_metrics(run->model);
+    tw_scope_begin();
+    tw_tensor *order = epoch_order(run, epoch, n);
+    int rc = 0;
+    for (p.step = first; p.step < p.steps && !run->stop && !rc; p.step++) {
+        int64_t start = p.step * bs, end = start + bs < n ? start + bs : n;
+        tw_scope_begin();
+        rc = train_step(run->model, rows(run->x, order, start, end), rows(run->y, order, start, end));
+        tw_scope_end();
+        if (rc) {
+            tw_error_set("fit: epoch %d, step %lld: %s", epoch + 1, (long long)p.step + 1, tw_last_error());
+            break;
+        }
+        seen += end - start;
+        run->samples += end - start;
+        run->history->resume_epoch = p.step + 1 < p.steps ? epoch : epoch + 1;
+        run->history->resume_step = p.step + 1 < p.steps ? p.step + 1 : 0;
+        p.iterations = tw_optimizer_iterations(st->optimizer);
+        p.elapsed = now() - t0;
+        p.samples_per_second = p.elapsed > 0 ? (double)seen / p.elapsed : 0;
+        logs->n = 0;
+        tw__model_collect_logs(run->model, logs, "");
+        rc = call_batch_callbacks(run, &p, logs);
+        if (opt->stop_flag && *opt->stop_flag)
+            run->stop = true;
+    }
+    tw_scope_end();
+    if (rc)
+        return -1;
+    if (run->val_x) {
+        if (run_batches(run->model, run->val_x, run->val_y, bs))
+            return -1;
+        tw__model_collect_logs(run->model, logs, "val_");
+    }
+    p.step = p.steps;
+    return call_epoch_callbacks(run, &p, logs);
+}
+
+tw_fit_options tw_fit_options_default(void)
+{
+    return (tw_fit_options){.epochs = 1, .batch_size = 32, .shuffle = true};
+}
+
+static int split_validation(fit_run *run, tw_tensor *x, tw_tensor *y)
+{
+    const tw_fit_options *opt = run->opt;
+    run->x = x;
+    run->y = y;
+    if (opt->validation_x || opt->validation_y) {
+        if (check_data("fit: validation data", opt->validation_x, opt->validation_y))
+            return -1;
+        run->val_x = opt->validation_x;
+        run->val_y = opt->validation_y;
+        return 0;
+    }
+    if (opt->validation_split <= 0)
+        return 0;
+    if (opt->validation_split >= 1)
+        return tw_error_set("fit: validation_split must be in [0, 1), got %g", opt->validation_split);
+    /* Keras keeps the last fraction, before any shuffling. */
+    int64_t n = tw_tensor_dim(x, 0), split_at = (int64_t)((double)n * (1 - opt->validation_split));
+    if (split_at < 1 || split_at >= n)
+        return tw_error_set("fit: validation_split %g leaves no %s data out of %lld examples",
+                            opt->validation_split, split_at < 1 ? "training" : "validation", (long long)n);
+    run->x = tw_slice(x, 0, 0, split_at, 1);
+    run->y = tw_slice(y, 0, 0, split_at, 1);
+    run->val_x = tw_slice(x, 0, split_at, n, 1);
+    run->val_y = tw_slice(y, 0, split_at, n, 1);
+    return 0;
+}
+
+static int check_fit_options(const tw_fit_options *opt)
+{
+    if (opt->epochs < 1 || opt->initial_epoch < 0 || opt->initial_epoch > opt->epochs)
+        return tw_error_set("fit: epochs must be at least 1 and initial_epoch in [0, epochs], got %d and %d",
+                            opt->epochs, opt->initial_epoch);
+    if (opt->batch_size < 1)
+        return tw_error_set("fit: batch size must be positive, got %lld", (long long)opt->batch_size);
+    return 0;
+}
+
+static int fit_epochs(fit_run *run)
+{
+    const tw_fit_options *opt = run->opt;
+    for (int i = 0; i < opt->ncallbacks; i++)
+        if (opt->callbacks[i].on_train_begin && opt->callbacks[i].on_train_begin(run->model, opt->callbacks[i].user_data) < 0)
+            return -1;
+    tw_logs logs = {0};
+    double t0 = now();
+    run->history->resume_epoch = opt->initial_epoch;
+    run->history->resume_step = opt->initial_step;
+    for (int epoch = opt->initial_epoch; epoch < opt->epochs && !run->stop; epoch++) {
+        if (fit_epoch(run, epoch, &logs))
+            return -1;
+        run->history->epoch_logs[run->history->epochs++] = logs;
+    }
+    run->history->stopped_early = run->stop;
+    double elapsed = now() - t0;
+    run->history->samples_per_second = elapsed > 0 ? (double)run->samples / elapsed : 0;
+    for (int i = 0; i < opt->ncallbacks; i++)
+        if (opt->callbacks[i].on_train_end && opt->callbacks[i].on_train_end(run->model, &logs, opt->callbacks[i].user_data) < 0)
+            return -1;
+    return 0;
+}
+
+tw_history *tw_model_fit(tw_model *model, tw_tensor *x, tw_tensor *y, const tw_fit_options *options)
+{
+    tw_fit_options defaults = tw_fit_options_default();
+    const tw_fit_options *opt = options ? options : &defaults;
+    fit_run run = {.model = model, .opt = opt};
+    if (tw__model_check_compiled(model, "fit") || check_data("fit", x, y) || check_fit_options(opt))
+        return NULL;
+    tw_scope_begin();
+    int rc = split_validation(&run, x, y);
+    if (!rc)
+        rc = ensure_built(model, run.x, opt->seed);
+    if (!rc) {
+        ((tw_model_state *)model->state)->seed = opt->seed;
+        run.history = calloc(1, sizeof *run.history);
+        run.history->epoch_logs = calloc((size_t)opt->epochs, sizeof *run.history->epoch_logs);
+        rc = fit_epochs(&run);
+    }
+    tw_scope_end();
+    if (rc) {
+        tw_history_free(run.history);
+        return NULL;
+    }
+    return run.history;
+}
+
+void tw_history_free(tw_history *history)
+{
+    if (!history)
+        return;
+    free(history->epoch_logs);
+    free(history);
+}
