@@ -15,6 +15,7 @@
 #include "data_inspect.h"
 #include "example_linear.h"
 #include "summary_cmd.h"
+#include "train_cmd.h"
 
 #ifndef TWB_VERSION
 #define TWB_VERSION "0.1.0"
@@ -41,6 +42,19 @@ static void print_help(FILE *out)
           "  data inspect fashion-mnist[:train|:test]\n"
           "                   the same for Fashion-MNIST by name (both splits when\n"
           "                   none is named)\n"
+          "  train MODEL.json --data fashion-mnist|spirals|blobs|linear|FILE\n"
+          "        [--labels FILE] [--label-column NAME] [--epochs N] [--batch-size B]\n"
+          "        [--optimizer sgd|adam|adamw|rmsprop|adagrad] [--learning-rate LR]\n"
+          "        [--loss NAME] [--seed S] [--validation-split F]\n"
+          "        [--checkpoint-dir DIR [--resume]] [--json]\n"
+          "                   train a Keras Sequential model file; Ctrl+C stops after\n"
+          "                   the current step (and checkpoints when DIR is given);\n"
+          "                   --json ends with one JSON object of the results\n"
+          "  evaluate MODEL.json --checkpoint FILE --data ... [--json]\n"
+          "                   loss and accuracy of trained weights on the test set\n"
+          "                   (or the data when it has none)\n"
+          "  predict MODEL.json --checkpoint FILE --data ... [--output FILE.npy]\n"
+          "                   the model's outputs for the test set (or the data)\n"
           "  summary MODEL.json\n"
           "                   print a Keras Sequential model file's layers, output\n"
           "                   shapes and parameter counts, as Keras' model.summary()\n"
@@ -212,6 +226,8 @@ int main(int argc, char **argv)
         return command_example(argc - 2, argv + 2);
     if (strcmp(command, "data") == 0)
         return command_data(argc - 2, argv + 2);
+    if (!strcmp(command, "train") || !strcmp(command, "evaluate") || !strcmp(command, "predict"))
+        return twb_train_command(command, argc - 2, argv + 2);
     if (strcmp(command, "summary") == 0)
         return twb_summary_command(argc - 2, argv + 2);
     if (command[0] == '-')

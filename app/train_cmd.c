@@ -1,0 +1,398 @@
+/* twb train MODEL.json --data fashion-mnist|FILE [options]
+ * twb evaluate MODEL.json --checkpoint FILE --data ...
+ * twb predict MODEL.json --checkpoint FILE --data ... [--output FILE.npy]
+ *
+ * The headless counterpart of the window's Train button: load a Keras model
+ * file, load the data whole, compile with the chosen optimizer and Keras'
+ * usual loss for the labels, fit with a progress bar, checkpoint every epoch
+ * and on Ctrl+C, evaluate on the test set, and optionally end with one JSON
+ * object for scripts. */
+#include "train_cmd.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include <tw/checkpoint.h>
+#include <tw/data.h>
+#include <tw/model_file.h>
+
+#include "train_data.h"
+#include "train_progress.h"
+
+#define CHECKPOINT_NAME "checkpoint.safetensors"
+
+typedef struct {
+    const char *command;
+    const char *model_path;
+    twb_data_spec data;
+    const char *optimizer, *loss, *checkpoint_dir, *checkpoint, *output;
+    int epochs;
+    int64_t batch_size;
+    double learning_rate; /* NAN: the optimizer's default */
+    double validation_split;
+    bool resume, json;
+} train_options;
+
+static volatile int stop_requested;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+    signal(SIGINT, SIG_DFL); /* a second Ctrl+C ends the process at once */
+}
+
+/* ---- command line --------------------------------------------------------- */
+static int usage(const char *command, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "twb %s: ", command);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'twb --help'.\n");
+    return 2;
+}
+
+static bool parse_number(const char *text, double min, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !(v >= min && v <= max))
+        return false;
+    *out = v;
+    return true;
+}
+
+typedef struct {
+    const char *name;
+    double min, max;
+} numeric_option;
+
+static int set_option(train_options *o, const char *name, const char *value)
+{
+    double v;
+    static const numeric_option numbers[] = {
+        {"--epochs", 1, 1e6}, {"--batch-size", 1, 1e7}, {"--learning-rate", 0, 1e3},
+        {"--seed", 0, 9007199254740992.0}, {"--validation-split", 0, 0.99},
+    };
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+        if (strcmp(name, numbers[i].name))
+            continue;
+        if (!parse_number(value, numbers[i].min, numbers[i].max, &v) ||
+            (i != 2 && i != 4 && v != floor(v)))
+            return usage(o->command, "bad value for option: %s", name);
+        if (i == 0)
+            o->epochs = (int)v;
+        else if (i == 1)
+            o->batch_size = (int64_t)v;
+        else if (i == 2)
+            o->learning_rate = v;
+        else if (i == 3)
+            o->data.seed = (uint64_t)v;
+        else
+            o->validation_split = v;
+        return 0;
+    }
+    const struct {
+        const char *name;
+        const char **field;
+    } strings[] = {
+        {"--data", &o->data.data}, {"--labels", &o->data.labels}, {"--label-column", &o->data.label_column},
+        {"--optimizer", &o->optimizer}, {"--loss", &o->loss}, {"--checkpoint-dir", &o->checkpoint_dir},
+        {"--checkpoint", &o->checkpoint}, {"--output", &o->output},
+    };
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+        if (!strcmp(name, strings[i].name)) {
+            *strings[i].field = value;
+            return 0;
+        }
+    return usage(o->command, "unknown option '%s'", name);
+}
+
+static int parse_args(train_options *o, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!strcmp(arg, "--resume"))
+            o->resume = true;
+        else if (!strcmp(arg, "--json"))
+            o->json = true;
+        else if (!strncmp(arg, "--", 2)) {
+            const char *eq = strchr(arg, '=');
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+            const char *value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!value)
+                return usage(o->command, "option '%s' needs a value", name);
+            int rc = set_option(o, name, value);
+            if (rc)
+                return rc;
+        } else if (!o->model_path)
+            o->model_path = arg;
+        else
+            return usage(o->command, "unexpected argument '%s'", arg);
+    }
+    if (!o->model_path)
+        return usage(o->command, "%s", "name a model file (Keras Sequential JSON)");
+    if (!o->data.data)
+        return usage(o->command, "%s", "name the data with --data fashion-mnist|spirals|blobs|linear|FILE");
+    if (o->resume && !o->checkpoint_dir)
+        return usage(o->command, "%s", "--resume needs --checkpoint-dir");
+    return 0;
+}
+
+/* ---- training ------------------------------------------------------------- */
+typedef struct {
+    train_options *opt;
+    twb_progress progress;
+    char *model_json;
+    char checkpoint_path[4096];
+} train_run;
+
+static char *training_config(const train_run *run, int epoch, int64_t step)
+{
+    const train_options *o = run->opt;
+    return g_strdup_printf("{\"epoch\": %d, \"step\": %lld, \"epochs\": %d, \"batch_size\": %lld, "
+                           "\"seed\": %llu, \"optimizer\": \"%s\", \"validation_split\": %g}",
+                           epoch, (long long)step, o->epochs, (long long)o->batch_size,
+                           (unsigned long long)o->data.seed, o->optimizer, o->validation_split);
+}
+
+static int save_checkpoint(train_run *run, tw_model *model, int epoch, int64_t step)
+{
+    if (!run->opt->checkpoint_dir)
+        return 0;
+    char *config = training_config(run, epoch, step);
+    int rc = tw_checkpoint_save(run->checkpoint_path, model, tw_model_optimizer(model), run->model_json, config);
+    g_free(config);
+    return rc;
+}
+
+static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
+{
+    train_run *run = user_data;
+    twb_progress_batch(&run->progress, p, logs);
+    return 0;
+}
+
+static int on_epoch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
+{
+    train_run *run = user_data;
+    twb_progress_epoch(&run->progress, p, logs);
+    return save_checkpoint(run, model, p->epoch + 1, 0);
+}
+
+/* The resume position from the checkpoint's training config. */
+static int read_resume_position(const char *path, int *epoch, int64_t *step)
+{
+    char *config = tw_checkpoint_read_metadata(path, "training_config");
+    if (!config)
+        return -1;
+    JsonParser *parser = json_parser_new();
+    GError *error = NULL;
+    int rc = -1;
+    if (json_parser_load_from_data(parser, config, -1, &error) && JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
+        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
+        *epoch = (int)json_object_get_int_member_with_default(o, "epoch", 0);
+        *step = json_object_get_int_member_with_default(o, "step", 0);
+        rc = 0;
+    } else {
+        tw_error_set("%s: the training config in the metadata is not a JSON object", path);
+    }
+    g_clear_error(&error);
+    g_object_unref(parser);
+    free(config);
+    return rc;
+}
+
+static tw_optimizer *make_optimizer(const train_options *o)
+{
+    tw_optimizer_kind kind;
+    if (tw_optimizer_kind_from_name(o->optimizer, &kind))
+        return NULL;
+    tw_optimizer_config config = tw_optimizer_defaults(kind);
+    if (!isnan(o->learning_rate))
+        config.learning_rate.initial_learning_rate = o->learning_rate;
+    return tw_optimizer_new(&config);
+}
+
+static int compile_model(tw_model *model, const train_options *o, tw_tensor *y)
+{
+    tw_loss loss;
+    if (o->loss ? tw_loss_from_name(o->loss, &loss) : twb_default_loss(model, y, &loss))
+        return -1;
+    if (o->loss && !tw_dtype_is_float(tw_tensor_dtype(y)) && loss.kind != TW_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY)
+        loss.from_logits = false;
+    bool classify = loss.kind >= TW_LOSS_BINARY_CROSSENTROPY;
+    const char *metrics[] = {"accuracy"};
+    tw_optimizer *opt = make_optimizer(o);
+    if (!opt)
+        return -1;
+    return tw_model_compile(model, opt, &loss, classify ? 1 : 0, metrics);
+}
+
+static int restore(train_run *run, tw_model *model, tw_tensor *x, tw_fit_options *fit)
+{
+    if (!run->opt->resume)
+        return 0;
+    if (!g_file_test(run->checkpoint_path, G_FILE_TEST_EXISTS)) {
+        fprintf(stderr, "twb train: no checkpoint at %s yet; starting from the beginning\n", run->checkpoint_path);
+        return 0;
+    }
+    /* Optimizer slots are restored into the built model's variables. */
+    tw_shape in = {.ndim = tw_tensor_ndim(x)};
+    memcpy(in.dims, tw_tensor_shape(x), sizeof(int64_t) * in.ndim);
+    in.dims[0] = -1;
+    if ((!tw_layer_built(model) && tw_model_build(model, &in, fit->seed)) ||
+        tw_checkpoint_restore(run->checkpoint_path, model, tw_model_optimizer(model)) ||
+        read_resume_position(run->checkpoint_path, &fit->initial_epoch, &fit->initial_step))
+        return -1;
+    if (fit->initial_epoch > fit->epochs)
+        fit->initial_epoch = fit->epochs;
+    fprintf(stderr, "twb train: resuming from %s at epoch %d, step %lld\n", run->checkpoint_path,
+            fit->initial_epoch + 1, (long long)fit->initial_step + 1);
+    return 0;
+}
+
+static void print_json(const train_options *o, tw_model *model, const tw_history *h, const tw_logs *test,
+                       const char *evaluated_on)
+{
+    int64_t params = 0;
+    tw_model_count_params(model, &params, NULL, NULL);
+    printf("{\"epochs\": %d, \"parameters\": %lld, \"samples_per_second\": %.1f", h->resume_epoch, (long long)params,
+           h->samples_per_second);
+    printf(", \"stopped_early\": %s, \"evaluated_on\": \"%s\"", h->stopped_early ? "true" : "false", evaluated_on);
+    const tw_logs *last = h->epochs ? &h->epoch_logs[h->epochs - 1] : NULL;
+    for (int i = 0; last && i < last->n; i++)
+        printf(", \"%s\": %.6g", last->names[i], last->values[i]);
+    for (int i = 0; i < test->n; i++)
+        printf(", \"test_%s\": %.6g", test->names[i], test->values[i]);
+    printf("}\n");
+}
+
+static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_tensor *x, tw_tensor *test_x)
+{
+    const train_options *o = run->opt;
+    tw_fit_options fit = tw_fit_options_default();
+    fit.epochs = o->epochs;
+    fit.batch_size = o->batch_size;
+    fit.seed = o->data.seed;
+    fit.validation_split = o->validation_split;
+    fit.stop_flag = &stop_requested;
+    tw_callback cb = {.on_batch_end = on_batch_end, .on_epoch_end = on_epoch_end, .user_data = run};
+    fit.callbacks = &cb;
+    fit.ncallbacks = 1;
+    if (restore(run, model, x, &fit))
+        return -1;
+    tw_history *h = tw_model_fit(model, x, data->y, &fit);
+    if (!h)
+        return -1;
+    int rc = 0;
+    if (h->stopped_early && stop_requested) {
+        fprintf(stderr, "\ntwb train: stopped at epoch %d, step %lld", h->resume_epoch + 1,
+                (long long)h->resume_step + 1);
+        rc = save_checkpoint(run, model, h->resume_epoch, h->resume_step);
+        fprintf(stderr, o->checkpoint_dir && !rc ? "; checkpoint saved to %s\n" : "%s\n",
+                o->checkpoint_dir && !rc ? run->checkpoint_path : "");
+    }
+    tw_logs test = {0};
+    const char *on = test_x ? "test" : "training";
+    if (!rc)
+        rc = tw_model_evaluate(model, test_x ? test_x : x, test_x ? data->test_y : data->y, 256, &test);
+    if (!rc && !o->json) {
+        printf("%s:", on);
+        for (int i = 0; i < test.n; i++)
+            printf(" %s %.4f", test.names[i], test.values[i]);
+        printf(" (%.0f samples/s in training)\n", h->samples_per_second);
+    }
+    if (!rc && o->json)
+        print_json(o, model, h, &test, on);
+    tw_history_free(h);
+    return rc;
+}
+
+static int train(train_options *o, tw_model *model, twb_data *data)
+{
+    train_run run = {.opt = o};
+    twb_progress_init(&run.progress, o->json ? stderr : stdout);
+    tw_tensor *x = twb_fit_input(model, data->x), *test_x = twb_fit_input(model, data->test_x);
+    int rc = compile_model(model, o, data->y);
+    if (!rc && o->checkpoint_dir) {
+        snprintf(run.checkpoint_path, sizeof run.checkpoint_path, "%s/%s", o->checkpoint_dir, CHECKPOINT_NAME);
+        if (g_mkdir_with_parents(o->checkpoint_dir, 0755))
+            rc = tw_error_set("%s: cannot create the checkpoint directory: %s", o->checkpoint_dir, g_strerror(errno));
+        run.model_json = tw_model_to_json(model);
+    }
+    if (!rc) {
+        signal(SIGINT, on_sigint);
+        rc = fit_and_report(&run, model, data, x, test_x);
+        signal(SIGINT, SIG_DFL);
+    }
+    free(run.model_json);
+    tw_tensor_unref(x);
+    tw_tensor_unref(test_x);
+    return rc;
+}
+
+/* ---- evaluate and predict ------------------------------------------------- */
+static int evaluate_or_predict(train_options *o, tw_model *model, twb_data *data)
+{
+    if (!o->checkpoint)
+        return tw_error_set("%s: name the trained weights with --checkpoint FILE", o->command);
+    bool test = data->test_x != NULL;
+    tw_tensor *x = twb_fit_input(model, test ? data->test_x : data->x);
+    tw_tensor *y = test ? data->test_y : data->y;
+    int rc = tw_checkpoint_restore(o->checkpoint, model, NULL);
+    if (!rc && !tw_layer_built(model))
+        rc = tw_model_build(model, NULL, 0);
+    if (!strcmp(o->command, "evaluate")) {
+        tw_logs logs = {0};
+        if (!rc)
+            rc = compile_model(model, o, y);
+        if (!rc)
+            rc = tw_model_evaluate(model, x, y, o->batch_size, &logs);
+        for (int i = 0; !rc && i < logs.n; i++)
+            printf(o->json ? "%s\"%s\": %.6g" : "%s%s %.4f", i ? (o->json ? ", " : " ") : (o->json ? "{" : ""),
+                   logs.names[i], logs.values[i]);
+        if (!rc)
+            printf(o->json ? "}\n" : "\n");
+    } else if (!rc) {
+        tw_tensor *pred = tw_model_predict(model, x, o->batch_size);
+        rc = pred ? 0 : -1;
+        if (pred && o->output)
+            rc = tw_npy_save(o->output, pred);
+        else if (pred)
+            tw_tensor_print(pred, stdout);
+        tw_tensor_unref(pred);
+    }
+    tw_tensor_unref(x);
+    return rc;
+}
+
+int twb_train_command(const char *command, int argc, char **argv)
+{
+    train_options o = {.command = command, .optimizer = "adam", .epochs = 1, .batch_size = 32,
+                       .learning_rate = NAN};
+    int rc = parse_args(&o, argc, argv);
+    if (rc)
+        return rc;
+    tw_model *model = tw_model_load(o.model_path);
+    twb_data data = {0};
+    if (!model || twb_data_load(&o.data, &data)) {
+        fprintf(stderr, "twb %s: %s\n", command, tw_last_error());
+        tw_layer_unref(model);
+        return 1;
+    }
+    rc = !strcmp(command, "train") ? train(&o, model, &data) : evaluate_or_predict(&o, model, &data);
+    if (rc)
+        fprintf(stderr, "twb %s: %s\n", command, tw_last_error());
+    twb_data_clear(&data);
+    tw_layer_unref(model);
+    return rc ? 1 : 0;
+}

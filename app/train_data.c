@@ -1,0 +1,186 @@
+/* Loading a `--data` argument into whole tensors (the sets twb trains on fit
+ * in memory: Fashion-MNIST is 188 MB as float32), shaping them for a model,
+ * and choosing a loss the way Keras users usually would. */
+#include "train_data.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <tw/data.h>
+
+/* One element holding every example: the dataset batched by its size. */
+static int materialize(tw_dataset *ds, tw_tensor **x, tw_tensor **y)
+{
+    if (!ds)
+        return -1;
+    int64_t n = tw_dataset_cardinality(ds);
+    tw_dataset *all = tw_dataset_batch(ds, n > 0 ? n : 1, false);
+    tw_iterator *it = all ? tw_dataset_iter(all) : NULL;
+    tw_element e = {0};
+    int rc = it ? tw_iterator_next(it, &e) : -1;
+    if (rc > 0) {
+        *x = e.t[0];
+        *y = e.n > 1 ? e.t[1] : NULL;
+        e.n = 0;
+    }
+    tw_iterator_free(it);
+    tw_dataset_unref(all);
+    if (rc == 0)
+        tw_error_set("the data set is empty");
+    return rc > 0 ? 0 : -1;
+}
+
+/* Labels as int32 class indices when they are integers of any width. */
+static tw_tensor *labels_for_training(tw_tensor *y)
+{
+    if (!y || tw_dtype_is_float(tw_tensor_dtype(y)) || tw_tensor_dtype(y) == TW_INT32)
+        return y;
+    tw_tensor *cast = tw_cast(y, TW_INT32);
+    tw_tensor_unref(y);
+    return cast;
+}
+
+static tw_tensor *features_for_training(tw_tensor *x)
+{
+    if (!x || tw_tensor_dtype(x) == TW_FLOAT32)
+        return x;
+    tw_tensor *cast = tw_cast(x, TW_FLOAT32);
+    tw_tensor_unref(x);
+    return cast;
+}
+
+static int load_fashion_mnist(twb_data *out)
+{
+    if (materialize(tw_dataset_scale(tw_dataset_fashion_mnist("train"), 0, 1.0 / 255), &out->x, &out->y) ||
+        materialize(tw_dataset_scale(tw_dataset_fashion_mnist("test"), 0, 1.0 / 255), &out->test_x, &out->test_y))
+        return -1;
+    snprintf(out->description, sizeof out->description, "Fashion-MNIST (%lld train, %lld test)",
+             (long long)tw_tensor_dim(out->x, 0), (long long)tw_tensor_dim(out->test_x, 0));
+    return 0;
+}
+
+static tw_dataset *synthetic(const char *name, uint64_t seed)
+{
+    if (!strcmp(name, "spirals"))
+        return tw_dataset_spirals(2000, 0.1, seed);
+    if (!strcmp(name, "blobs"))
+        return tw_dataset_blobs(2000, 3, 2, 1.0, seed);
+    if (!strcmp(name, "linear"))
+        return tw_dataset_linear(1000, 1.0, seed);
+    return NULL;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcasecmp(s + n - m, suffix);
+}
+
+static tw_dataset *file_dataset(const twb_data_spec *spec)
+{
+    const char *path = spec->data;
+    if (has_suffix(path, ".csv")) {
+        tw_csv_options options = {.label_column = spec->label_column};
+        return tw_dataset_csv(path, &options);
+    }
+    if (has_suffix(path, ".npy") || strstr(path, ".npz"))
+        return tw_dataset_npy(path, spec->labels);
+    return tw_dataset_idx(path, spec->labels);
+}
+
+int twb_data_load(const twb_data_spec *spec, twb_data *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc;
+    if (!strcmp(spec->data, "fashion-mnist")) {
+        rc = load_fashion_mnist(out);
+    } else {
+        tw_dataset *ds = synthetic(spec->data, spec->seed);
+        bool is_synthetic = ds != NULL;
+        rc = materialize(is_synthetic ? ds : file_dataset(spec), &out->x, &out->y);
+        if (!rc && !out->y)
+            rc = tw_error_set("%s: no labels; name a labels file with --labels or a CSV column with --label-column",
+                              spec->data);
+        if (!rc)
+            snprintf(out->description, sizeof out->description, "%s (%lld examples)", spec->data,
+                     (long long)tw_tensor_dim(out->x, 0));
+    }
+    out->x = features_for_training(out->x);
+    out->y = labels_for_training(out->y);
+    out->test_x = features_for_training(out->test_x);
+    out->test_y = labels_for_training(out->test_y);
+    if (rc || !out->x || !out->y) {
+        twb_data_clear(out);
+        return -1;
+    }
+    return 0;
+}
+
+void twb_data_clear(twb_data *data)
+{
+    tw_tensor_unref(data->x);
+    tw_tensor_unref(data->y);
+    tw_tensor_unref(data->test_x);
+    tw_tensor_unref(data->test_y);
+    memset(data, 0, sizeof *data);
+}
+
+tw_tensor *twb_fit_input(tw_model *model, tw_tensor *x)
+{
+    const tw_shape *in = tw_model_input_shape(model);
+    if (!x || !in)
+        return x ? tw_tensor_ref(x) : NULL;
+    int64_t per_example = tw_tensor_dim(x, 0) ? tw_tensor_numel(x) / tw_tensor_dim(x, 0) : 0;
+    int64_t want = 1;
+    for (int i = 1; i < in->ndim; i++)
+        want = in->dims[i] > 0 ? want * in->dims[i] : -1;
+    if (want != per_example || want < 0)
+        return tw_tensor_ref(x); /* the model's own error will name the shapes */
+    int64_t shape[TW_MAX_DIMS];
+    shape[0] = tw_tensor_dim(x, 0);
+    for (int i = 1; i < in->ndim; i++)
+        shape[i] = in->dims[i];
+    tw_tensor *r = tw_reshape(x, in->ndim, shape);
+    return r;
+}
+
+/* The activation the model's output ends in: the last layer's, looking
+ * into a nested model at the end. */
+static const char *final_activation(const tw_model *model)
+{
+    int n = tw_model_nlayers(model);
+    const tw_layer *last = n > 0 ? tw_model_layer_at(model, n - 1) : NULL;
+    if (!last)
+        return "linear";
+    if (tw_layer_is_model(last))
+        return final_activation(last);
+    if (!strcmp(tw_layer_class_of(last)->name, "Softmax"))
+        return "softmax";
+    if (!tw_layer_class_param(tw_layer_class_of(last), "activation"))
+        return "linear";
+    return tw_layer_get(last, "activation")->choice;
+}
+
+int twb_default_loss(tw_model *model, tw_tensor *y, tw_loss *loss)
+{
+    tw_shape out;
+    const tw_shape *in = tw_model_input_shape(model);
+    if (!in)
+        return tw_error_set("model '%s' has no input shape", tw_layer_name(model));
+    if (tw_layer_infer(model, in, &out, NULL, NULL))
+        return -1;
+    int64_t units = out.dims[out.ndim - 1];
+    const char *act = final_activation(model);
+    bool integer_labels = !tw_dtype_is_float(tw_tensor_dtype(y));
+    if (integer_labels && units > 1)
+        *loss = tw_loss_default(TW_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY);
+    else if (integer_labels)
+        *loss = tw_loss_default(TW_LOSS_BINARY_CROSSENTROPY);
+    else if (tw_tensor_ndim(y) == 2 && tw_tensor_dim(y, 1) == units && units > 1 && !strcmp(act, "softmax"))
+        *loss = tw_loss_default(TW_LOSS_CATEGORICAL_CROSSENTROPY);
+    else
+        *loss = tw_loss_default(TW_LOSS_MEAN_SQUARED_ERROR);
+    loss->from_logits = strcmp(act, "softmax") && strcmp(act, "sigmoid");
+    return 0;
+}

@@ -1,0 +1,226 @@
+/* twb train / evaluate / predict as a person runs them: the JSON result,
+ * checkpoints and exact resume, Ctrl+C, bad input, and the Fashion-MNIST
+ * MLP reaching 84% test accuracy in one epoch (skipped without the data). */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "twb_run.h"
+
+static const char *spirals_model =
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"spirals\", \"layers\": ["
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 32, \"activation\": \"relu\","
+    " \"batch_input_shape\": [null, 2]}},"
+    "{\"class_name\": \"Dropout\", \"config\": {\"name\": \"dropout\", \"rate\": 0.1}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense_1\", \"units\": 2}}]}}";
+
+typedef struct {
+    char *dir, *model;
+} fixture;
+
+static void setup(fixture *f, gconstpointer data)
+{
+    f->dir = g_dir_make_tmp("twb-train-XXXXXX", NULL);
+    f->model = g_build_filename(f->dir, "spirals.json", NULL);
+    g_assert_true(g_file_set_contents(f->model, spirals_model, -1, NULL));
+}
+
+static void remove_tree(const char *path)
+{
+    GDir *d = g_dir_open(path, 0, NULL);
+    for (const char *name; d && (name = g_dir_read_name(d));) {
+        char *child = g_build_filename(path, name, NULL);
+        if (g_file_test(child, G_FILE_TEST_IS_DIR))
+            remove_tree(child);
+        else
+            g_remove(child);
+        g_free(child);
+    }
+    if (d)
+        g_dir_close(d);
+    g_rmdir(path);
+}
+
+static void teardown(fixture *f, gconstpointer data)
+{
+    remove_tree(f->dir);
+    g_free(f->dir);
+    g_free(f->model);
+}
+
+/* The last line of out, parsed as a JSON object (the caller unrefs the parser). */
+static JsonObject *last_json(const char *out, JsonParser **parser)
+{
+    const char *last = out;
+    for (const char *p = out; *p; p++)
+        if (*p == '\n' && p[1])
+            last = p + 1;
+    *parser = json_parser_new();
+    GError *error = NULL;
+    g_assert_true(json_parser_load_from_data(*parser, last, -1, &error));
+    g_assert_no_error(error);
+    return json_node_get_object(json_parser_get_root(*parser));
+}
+
+static void test_json_result(fixture *f, gconstpointer data)
+{
+    twb_run run = run_twb("train", f->model, "--data", "spirals", "--epochs", "3", "--seed", "1", "--json", NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    JsonParser *parser;
+    JsonObject *o = last_json(run.out, &parser);
+    const char *keys[] = {"test_accuracy", "test_loss", "samples_per_second", "epochs", "parameters"};
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+        g_assert_true(json_object_has_member(o, keys[i]));
+    g_assert_cmpint(json_object_get_int_member(o, "parameters"), ==, 2 * 32 + 32 + 32 * 2 + 2);
+    g_assert_cmpint(json_object_get_int_member(o, "epochs"), ==, 3);
+    g_assert_cmpfloat(json_object_get_double_member(o, "samples_per_second"), >, 0);
+    /* Progress went to stderr, one line per epoch (not a terminal). */
+    g_assert_nonnull(strstr(run.err, "epoch 3/3"));
+    g_object_unref(parser);
+    twb_run_clear(&run);
+}
+
+static double final_test_loss(fixture *f, const char *epochs, const char *checkpoint_dir, bool resume)
+{
+    const char *args[] = {"train", f->model, "--data", "spirals", "--epochs", epochs, "--seed", "5",
+                          "--checkpoint-dir", checkpoint_dir, "--json", resume ? "--resume" : NULL, NULL};
+    twb_run run = run_twb_argv(args);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    JsonParser *parser;
+    double loss = json_object_get_double_member(last_json(run.out, &parser), "test_loss");
+    g_object_unref(parser);
+    twb_run_clear(&run);
+    return loss;
+}
+
+/* Two epochs, then resuming to four, ends where four at once end. */
+static void test_resume_matches(fixture *f, gconstpointer data)
+{
+    char *whole = g_build_filename(f->dir, "whole", NULL), *parts = g_build_filename(f->dir, "parts", NULL);
+    double uninterrupted = final_test_loss(f, "4", whole, false);
+    final_test_loss(f, "2", parts, false);
+    double resumed = final_test_loss(f, "4", parts, true);
+    g_assert_cmpfloat(resumed, ==, uninterrupted);
+
+    /* The checkpoint serves evaluate and predict. */
+    char *ckpt = g_build_filename(parts, "checkpoint.safetensors", NULL);
+    char *npy = g_build_filename(f->dir, "pred.npy", NULL);
+    twb_run run = run_twb("evaluate", f->model, "--checkpoint", ckpt, "--data", "spirals", "--seed", "5", NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(strstr(run.out, "accuracy"));
+    twb_run_clear(&run);
+    run = run_twb("predict", f->model, "--checkpoint", ckpt, "--data", "spirals", "--output", npy, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_true(g_file_test(npy, G_FILE_TEST_EXISTS));
+    twb_run_clear(&run);
+    g_free(ckpt);
+    g_free(npy);
+    g_free(whole);
+    g_free(parts);
+}
+
+/* Ctrl+C stops after the current step and saves a checkpoint. */
+static void test_interrupt_saves_checkpoint(fixture *f, gconstpointer data)
+{
+    char *dir = g_build_filename(f->dir, "ck", NULL), *ckpt = g_build_filename(dir, "checkpoint.safetensors", NULL);
+    const char *argv[] = {g_getenv("TWB"), "train", f->model, "--data", "spirals", "--epochs", "100000",
+                          "--checkpoint-dir", dir, NULL};
+    GPid pid;
+    int err_fd;
+    GError *error = NULL;
+    GSpawnFlags flags = G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL;
+    g_assert_true(g_spawn_async_with_pipes(NULL, (char **)argv, NULL, flags, NULL, NULL, &pid, NULL, NULL, &err_fd,
+                                           &error));
+    g_assert_no_error(error);
+    /* The first epoch's checkpoint shows training is under way. */
+    for (int i = 0; i < 600 && !g_file_test(ckpt, G_FILE_TEST_EXISTS); i++)
+        g_usleep(50000);
+    g_assert_true(g_file_test(ckpt, G_FILE_TEST_EXISTS));
+    kill(pid, SIGINT);
+    int status;
+    g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+    char err[4096] = {0};
+    ssize_t n = read(err_fd, err, sizeof err - 1);
+    g_assert_cmpint(n, >, 0);
+    g_assert_nonnull(strstr(err, "stopped at epoch"));
+    g_assert_nonnull(strstr(err, "checkpoint saved"));
+    close(err_fd);
+    g_spawn_close_pid(pid);
+    g_free(ckpt);
+    g_free(dir);
+}
+
+static void test_bad_input(fixture *f, gconstpointer data)
+{
+    char *bad = g_build_filename(f->dir, "bad.json", NULL);
+    g_assert_true(g_file_set_contents(bad, "{\"class_name\": \"Sequential\", \"config\": {\"layers\": [", -1, NULL));
+    twb_run run = run_twb("train", bad, "--data", "spirals", NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "bad.json"));
+    twb_run_clear(&run);
+
+    run = run_twb("train", f->model, "--data", "spirals", "--epochs", "zero", NULL);
+    g_assert_cmpint(run.exit_status, ==, 2);
+    g_assert_nonnull(strstr(run.err, "--epochs"));
+    twb_run_clear(&run);
+
+    run = run_twb("train", f->model, "--data", "/nonexistent/data.npy", NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "/nonexistent/data.npy"));
+    twb_run_clear(&run);
+
+    run = run_twb("train", f->model, "--data", "spirals", "--optimizer", "adamax", NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "adamax"));
+    twb_run_clear(&run);
+    g_free(bad);
+}
+
+static bool fashion_mnist_installed(void)
+{
+    const char *dir = g_getenv("TWB_DATA_DIR") ? g_getenv("TWB_DATA_DIR") : "/usr/share/datasets/fashion-mnist";
+    return g_file_test(dir, G_FILE_TEST_IS_DIR);
+}
+
+/* The bar: the MLP reaches 84% test accuracy in one epoch. */
+static void test_fashion_mnist_mlp(void)
+{
+    if (!fashion_mnist_installed()) {
+        g_test_skip("Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)");
+        return;
+    }
+    char *model = g_build_filename(g_getenv("G_TEST_SRCDIR"), "..", "examples", "models", "mlp_fashion_mnist.json",
+                                   NULL);
+    twb_run run = run_twb("train", model, "--data", "fashion-mnist", "--epochs", "1", "--batch-size", "64", "--seed",
+                          "1", "--json", NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    JsonParser *parser;
+    JsonObject *o = last_json(run.out, &parser);
+    double accuracy = json_object_get_double_member(o, "test_accuracy");
+    g_test_message("test accuracy %.4f at %.0f samples/s", accuracy,
+                   json_object_get_double_member(o, "samples_per_second"));
+    g_assert_cmpfloat(accuracy, >=, 0.84);
+    g_assert_cmpint(json_object_get_int_member(o, "parameters"), ==, 235146);
+    g_object_unref(parser);
+    twb_run_clear(&run);
+    g_free(model);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add("/cli-train/json-result", fixture, NULL, setup, test_json_result, teardown);
+    g_test_add("/cli-train/resume-matches", fixture, NULL, setup, test_resume_matches, teardown);
+    g_test_add("/cli-train/interrupt-saves-checkpoint", fixture, NULL, setup, test_interrupt_saves_checkpoint,
+               teardown);
+    g_test_add("/cli-train/bad-input", fixture, NULL, setup, test_bad_input, teardown);
+    g_test_add_func("/cli-train/fashion-mnist-mlp", test_fashion_mnist_mlp);
+    return g_test_run();
+}
