@@ -18,12 +18,13 @@ int tw_fuzz_idx(const uint8_t *data, size_t size);
 int tw_fuzz_npy(const uint8_t *data, size_t size);
 int tw_fuzz_csv(const uint8_t *data, size_t size);
 int tw_fuzz_safetensors(const uint8_t *data, size_t size);
+int tw_fuzz_model_json(const uint8_t *data, size_t size);
 
 static const struct {
     const char *name;
     int (*run)(const uint8_t *data, size_t size);
 } targets[] = {{"idx", tw_fuzz_idx}, {"npy", tw_fuzz_npy}, {"csv", tw_fuzz_csv},
-               {"safetensors", tw_fuzz_safetensors}};
+               {"safetensors", tw_fuzz_safetensors}, {"model_json", tw_fuzz_model_json}};
 
 static int compare_names(const void *a, const void *b)
 {
@@ -108,7 +109,7 @@ int main(int argc, char **argv)
     }
     int target = argc >= 3 ? find_target(argv[1]) : -1;
     if (target < 0) {
-        fprintf(stderr, "usage: fuzz_replay CORPUS_DIR | fuzz_replay idx|npy|csv|safetensors PATH...\n");
+        fprintf(stderr, "usage: fuzz_replay CORPUS_DIR | fuzz_replay idx|npy|csv|safetensors|model_json PATH...\n");
         return 2;
     }
     for (int i = 2; i < argc; i++) {
