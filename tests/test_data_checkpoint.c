@@ -846,8 +846,13 @@ static void test_optimizer_round_trip(void)
 
     /* Slots of another optimizer's kind, and no optimizer state at all. */
     tw_optimizer *sgd = tw_optimizer_new_named("sgd", 0.01);
-    g_assert_cmpint(tw_checkpoint_restore(path, b, sgd), ==, -1);
+    tw_model *d = small_model(8, 7), *d_copy = small_model(8, 7);
+    g_assert_cmpint(tw_checkpoint_restore(path, d, sgd), ==, -1);
     assert_error_names(path, "optimizer entry 'optimizer/dense/kernel/m': ");
+    g_assert_cmpint(equal_weights(d, d_copy), ==, 4); /* checked before any weight was assigned */
+    g_assert_cmpint(tw_optimizer_iterations(sgd), ==, 0);
+    tw_layer_unref(d);
+    tw_layer_unref(d_copy);
     char *plain = g_build_filename(dir, "plain.safetensors", NULL);
     g_assert_cmpint(tw_checkpoint_save(plain, a, NULL, NULL, NULL), ==, 0);
     g_assert_cmpint(tw_checkpoint_restore(plain, b, adam_b), ==, -1);

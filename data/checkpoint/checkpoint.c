@@ -264,51 +264,65 @@ static tw_tensor *slot_for(tw_safetensors *st, const char *path, const weight_li
     return check_like(st, path, name, slot, "optimizer") ? NULL : slot;
 }
 
-/* The optimizer's slots (created where missing) for every entry, checked,
- * then assigned; then the iteration count. Runs inside a scope. */
-static int restore_optimizer(tw_safetensors *st, const char *path, const weight_list *w, tw_optimizer *optimizer)
+/* The optimizer's part, found and checked before anything is assigned:
+ * its slot (created where missing) for every entry of the file. */
+typedef struct {
+    GPtrArray *slots; /* borrowed from the scope restoring runs in */
+    GPtrArray *names; /* the file's entries, owned by st */
+} slot_plan;
+
+static int plan_optimizer(tw_safetensors *st, const char *path, const weight_list *w, tw_optimizer *optimizer,
+                          slot_plan *plan)
 {
     if (!tw_safetensors_has(st, ITERATIONS))
         return tw_error_set("%s: the checkpoint holds no optimizer state (no '" ITERATIONS "'): it was saved "
                             "without an optimizer",
                             path);
-    tw_tensor *count = tw_zeros(TW_INT64, 0, NULL);
-    if (check_like(st, path, ITERATIONS, count, "optimizer's iteration count"))
+    if (check_like(st, path, ITERATIONS, tw_zeros(TW_INT64, 0, NULL), "optimizer's iteration count"))
         return -1;
-    GPtrArray *slots = g_ptr_array_new(), *names = g_ptr_array_new();
-    int rc = 0;
-    for (int i = 0; i < tw_safetensors_count(st) && rc == 0; i++) {
+    for (int i = 0; i < tw_safetensors_count(st); i++) {
         const char *name = tw_safetensors_name(st, i);
         if (!is_optimizer_entry(name) || !strcmp(name, ITERATIONS))
             continue;
         tw_tensor *slot = slot_for(st, path, w, optimizer, name);
-        rc = slot ? 0 : -1;
-        g_ptr_array_add(slots, slot);
-        g_ptr_array_add(names, (char *)name);
+        if (!slot)
+            return -1;
+        g_ptr_array_add(plan->slots, slot);
+        g_ptr_array_add(plan->names, (char *)name);
     }
-    for (guint i = 0; i < slots->len && rc == 0; i++) {
-        tw_tensor *value = tw_safetensors_get(st, names->pdata[i]);
-        rc = value ? tw_assign(slots->pdata[i], value) : -1;
+    return 0;
+}
+
+static int apply_optimizer(tw_safetensors *st, const slot_plan *plan, tw_optimizer *optimizer)
+{
+    for (guint i = 0; i < plan->slots->len; i++) {
+        tw_tensor *value = tw_safetensors_get(st, plan->names->pdata[i]);
+        if (!value || tw_assign(plan->slots->pdata[i], value))
+            return -1;
     }
-    g_ptr_array_free(slots, TRUE);
-    g_ptr_array_free(names, TRUE);
-    tw_tensor *iterations = rc == 0 ? tw_safetensors_get(st, ITERATIONS) : NULL;
+    tw_tensor *iterations = tw_safetensors_get(st, ITERATIONS);
     if (!iterations)
         return -1;
     tw_optimizer_set_iterations(optimizer, *(const int64_t *)tw_tensor_data(iterations));
     return 0;
 }
 
+/* Runs inside a scope (the slots and values read belong to it). */
 static int restore_built(tw_safetensors *st, const char *path, tw_model *model, tw_optimizer *optimizer)
 {
     weight_list w;
     if (weights_of(model, path, &w))
         return -1;
+    slot_plan plan = {g_ptr_array_new(), g_ptr_array_new()};
     int rc = check_weights(st, path, model, &w);
+    if (rc == 0 && optimizer)
+        rc = plan_optimizer(st, path, &w, optimizer, &plan);
     if (rc == 0)
         rc = restore_weights(st, path, model);
     if (rc == 0 && optimizer)
-        rc = restore_optimizer(st, path, &w, optimizer);
+        rc = apply_optimizer(st, &plan, optimizer);
+    g_ptr_array_free(plan.slots, TRUE);
+    g_ptr_array_free(plan.names, TRUE);
     weights_clear(&w);
     return rc;
 }

@@ -65,9 +65,10 @@ int tw_checkpoint_save(const char *path, tw_model *model, tw_optimizer *optimize
 
 /* Put a checkpoint's values back.
  * - A built model: every weight of the model must be in the file with its
- *   shape and dtype, and every weight in the file must be the model's;
- *   everything is checked before anything is assigned, so a failure leaves
- *   the model as it was.
+ *   shape and dtype, every weight in the file must be the model's and, with
+ *   an optimizer, every slot in the file must be one of its slots with the
+ *   same shape. All of it is checked before anything is assigned, so a
+ *   checkpoint that does not fit leaves the model and optimizer as they were.
  * - An unbuilt model: the values wait in their layers and are assigned when
  *   the model is built (TF2's deferred restore). Paths naming layers the
  *   model lacks fail now; a weight name or shape a layer turns out not to
