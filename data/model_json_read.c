@@ -257,7 +257,7 @@ static int read_config_member(tw_layer *layer, const char *key, JsonNode *node, 
     if (!strcmp(key, "batch_input_shape") || !strcmp(key, "batch_shape"))
         return first ? read_input_shape(layer, node, path) : 0; /* Keras ignores it after the first layer */
     if (!strcmp(key, "name") || !strcmp(key, "trainable"))
-        return 0; /* read_trainable and new_layer take these */
+        return 0; /* read_name and read_trainable take these */
     return check_unsupported(key, node, path);
 }
 
@@ -296,17 +296,16 @@ static tw_layer *read_plain_layer(const char *class_name, JsonObject *config, bo
         fail("%s: %s", path, tw_last_error());
         return NULL;
     }
-    path = config_path;
-    int rc = read_name(layer, config, path);
+    int rc = read_name(layer, config, config_path);
     GList *members = json_object_get_members(config);
     for (GList *m = members; m && !rc; m = m->next) {
-        char *member_path = g_strdup_printf("%s.%s", path, (const char *)m->data);
+        char *member_path = g_strdup_printf("%s.%s", config_path, (const char *)m->data);
         rc = read_config_member(layer, m->data, json_object_get_member(config, m->data), first, member_path);
         g_free(member_path);
     }
     g_list_free(members);
     if (!rc)
-        rc = read_trainable(layer, config, path);
+        rc = read_trainable(layer, config, config_path);
     if (rc) {
         tw_layer_unref(layer);
         return NULL;

@@ -337,6 +337,11 @@ static void test_newer_keras_fields(void)
     assert_param(layer, "kernel_initializer", "he_normal");
     assert_param(layer, "activation", "softmax");
     assert_counts(model, 7 * 3 + 3, 24, 0);
+    /* The model's own input shape goes back out as build_input_shape. */
+    char *json = tw_model_to_json(model);
+    g_assert_nonnull(strstr(json, "{\"name\": \"k3\", \"build_input_shape\": [null, 7], \"layers\": ["));
+    free(json);
+    assert_round_trip_fixpoint(model);
     tw_layer_unref(model);
 }
 
