@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic_file.h"
 #include "tw/error.h"
 #include "tw/model_file.h"
 
@@ -214,17 +215,12 @@ int tw_model_save(const tw_model *model, const char *path)
     char *json = tw_model_to_json(model);
     if (!json)
         return -1;
-    GError *error = NULL;
-    /* GLib writes "<path>.XXXXXX" beside the target, fsyncs it and renames
-     * it over the target; on failure it removes the temporary file. */
-    gboolean ok = g_file_set_contents_full(path, json, (gssize)strlen(json),
-                                           G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE, 0666,
-                                           &error);
+    tw_atomic_file file;
+    int rc = tw__atomic_open(&file, path, "model");
+    if (!rc)
+        rc = tw__atomic_write(&file, json, strlen(json));
+    if (!rc)
+        rc = tw__atomic_commit(&file);
     free(json);
-    if (!ok) {
-        tw_error_set("%s: cannot save the model: %s", path, error->message);
-        g_error_free(error);
-        return -1;
-    }
-    return 0;
+    return rc;
 }

@@ -39,9 +39,10 @@ tw_model *tw_model_load(const char *path);
 
 /* The model as Keras JSON (malloc'd; free()). */
 char *tw_model_to_json(const tw_model *model);
-/* Write the JSON atomically: a temporary file in the same directory,
- * flushed to disk, then renamed over path, so a failure never leaves a
- * half-written file and keeps the old one. */
+/* Write the JSON atomically, as checkpoints are written: a temporary file
+ * in the same directory, flushed to disk, renamed over path, then the
+ * directory flushed; a failure never leaves a half-written file and keeps
+ * the old one. */
 int tw_model_save(const tw_model *model, const char *path);
 
 #ifdef __cplusplus
