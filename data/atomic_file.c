@@ -40,6 +40,8 @@ int tw__atomic_open(tw_atomic_file *f, const char *path, const char *what)
         g_free(dir);
         g_free(f->tmp_path);
         f->tmp_path = NULL;
+        g_free(f->path);
+        f->path = NULL;
         return -1;
     }
     return 0;
