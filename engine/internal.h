@@ -67,6 +67,8 @@ tw_tensor *tw__header_alloc(void);
 void tw__header_free(tw_tensor *t);
 /* Tensor buffers taken from the system so far (not from the caches). */
 uint64_t tw__system_allocations(void);
+/* relu's gradient as one fused op: g where x > 0, else 0 (ops/binary.c). */
+tw_tensor *tw_relu_grad(tw_tensor *x, tw_tensor *g);
 /* Release pooled memory that is not in use (tests call it before leak checks). */
 void tw__pool_trim(void);
 

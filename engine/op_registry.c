@@ -5,7 +5,7 @@
 #include "internal.h"
 
 #define OPS(X)                                                                                          \
-    X(add) X(sub) X(mul) X(div) X(pow) X(maximum) X(minimum)                                           \
+    X(add) X(sub) X(mul) X(div) X(pow) X(maximum) X(minimum) X(relu_grad)                                           \
     X(equal) X(not_equal) X(less) X(less_equal) X(greater) X(greater_equal) X(logical_and) X(logical_or) \
     X(where)                                                                                            \
     X(neg) X(abs) X(sign) X(exp) X(log) X(log1p) X(expm1) X(sqrt) X(rsqrt) X(square) X(sin) X(cos)      \

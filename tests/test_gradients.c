@@ -640,6 +640,7 @@ static void test_second_order_elementwise(void)
         {"sin", tw_sin, -3, 3},         {"erf", tw_erf, -2, 2},         {"gelu", tw_gelu, -2, 2},
         {"softplus", tw_softplus, -3, 3}, {"swish", tw_swish, -3, 3},   {"elu", elu_13, -2, -0.1},
         {"log1p", tw_log1p, -0.5, 2},   {"expm1", tw_expm1, -2, 2},     {"square", tw_square, -2, 2},
+        {"relu (fused relu_grad backward)", tw_relu, -2, 2},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(unary); i++) {
         tw_tensor *x = gc_tensor(95 + (unsigned)i, unary[i].lo, unary[i].hi, TW_SHAPE(2, 3));

@@ -166,6 +166,15 @@ static int minimum_backward(const tw_op_call *call, tw_tensor *const *outs, tw_t
     return select_backward(call, tw_less_equal(IN(0), IN(1)), g, needs, gin);
 }
 
+/* relu_grad(x, g) = g where x > 0, else 0: piecewise constant in x, linear in g. */
+static int relu_grad_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                              tw_tensor **gin)
+{
+    if (needs[0]) gin[0] = tw_zeros_like(IN(0));
+    if (needs[1]) gin[1] = UNBROADCAST(tw_relu_grad(IN(0), g[0]), 1);
+    return 0;
+}
+
 /* ---- op definitions and public functions -------------------------------- */
 #define BINARY_OP(NAME, KOP, INFER, BACKWARD, FLAGS)                                                 \
     static int NAME##_kernel(const tw_op_call *call, tw_tensor *const *outs)                         \
@@ -204,6 +213,7 @@ BINARY_OP(div, TWK_DIV, infer_arith, div_backward, 0)
 BINARY_OP(pow, TWK_POW, infer_float_arith, pow_backward, 0)
 BINARY_OP(maximum, TWK_MAX, infer_arith, maximum_backward, 0)
 BINARY_OP(minimum, TWK_MIN, infer_arith, minimum_backward, 0)
+BINARY_OP(relu_grad, TWK_RELU_GRAD, infer_arith, relu_grad_backward, 0)
 BINARY_OP(equal, TWK_EQ, infer_compare, NULL, TW_OP_NOT_DIFFERENTIABLE)
 BINARY_OP(not_equal, TWK_NE, infer_compare, NULL, TW_OP_NOT_DIFFERENTIABLE)
 BINARY_OP(less, TWK_LT, infer_compare, NULL, TW_OP_NOT_DIFFERENTIABLE)

@@ -66,7 +66,7 @@ RULE(cos, tw_neg(tw_mul(G, tw_sin(X))))
 RULE(tanh, tw_mul(G, tw_rsub_scalar(1, tw_square(Y))))
 RULE(erf, tw_mul(G, tw_mul_scalar(tw_exp(tw_neg(tw_square(X))), M_2_SQRTPI)))
 RULE(sigmoid, tw_mul(G, tw_mul(Y, tw_rsub_scalar(1, Y))))
-RULE(relu, tw_where(positive(X), G, tw_scalar(0)))
+RULE(relu, tw_relu_grad(X, G))
 RULE(leaky_relu, tw_where(positive(X), G, tw_mul_scalar(G, ALPHA)))
 RULE(elu, tw_where(positive(X), G, tw_mul(G, tw_add_scalar(Y, ALPHA))))
 /* d/dx x Phi(x) = Phi(x) + x phi(x) */

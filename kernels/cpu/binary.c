@@ -49,6 +49,7 @@ static int64_t int_pow(int64_t base, int64_t exp)
     case TWK_POW: ROW_LOOP(T, T, POW_EXPR); return;                                          \
     case TWK_MAX: ROW_LOOP(T, T, (x > y || x != x) ? x : y); return;                         \
     case TWK_MIN: ROW_LOOP(T, T, (x < y || x != x) ? x : y); return;                         \
+    case TWK_RELU_GRAD: ROW_LOOP(T, T, x > 0 ? y : 0); return;                               \
     case TWK_EQ: ROW_LOOP(T, uint8_t, x == y); return;                                       \
     case TWK_NE: ROW_LOOP(T, uint8_t, x != y); return;                                       \
     case TWK_LT: ROW_LOOP(T, uint8_t, x < y); return;                                        \

@@ -20,6 +20,7 @@ int twk_coalesce(int ndim, int64_t *shape, int nops, int64_t **strides);
 
 typedef enum {
     TWK_ADD, TWK_SUB, TWK_MUL, TWK_DIV, TWK_POW, TWK_MAX, TWK_MIN,
+    TWK_RELU_GRAD, /* a > 0 ? b : 0, relu's backward in one pass */
     TWK_EQ, TWK_NE, TWK_LT, TWK_LE, TWK_GT, TWK_GE, TWK_AND, TWK_OR,
     TWK_BINARY_COUNT
 } twk_binary_op;
