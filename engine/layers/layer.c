@@ -26,11 +26,9 @@ const char *tw_shape_format(const tw_shape *shape, char *buf, size_t size)
 int64_t tw_shape_numel(const tw_shape *shape)
 {
     int64_t n = 1;
-    for (int i = 0; i < shape->ndim; i++) {
-        if (shape->dims[i] < 0)
+    for (int i = 0; i < shape->ndim; i++)
+        if (shape->dims[i] < 0 || __builtin_mul_overflow(n, shape->dims[i], &n))
             return -1;
-        n *= shape->dims[i];
-    }
     return n;
 }
 
@@ -267,6 +265,10 @@ int tw_layer_infer(const tw_layer *layer, const tw_shape *input, tw_shape *outpu
     int64_t t = 0, nt = 0;
     for (int i = 0; i < n; i++) {
         int64_t count = tw_shape_numel(&specs[i].shape);
+        char buf[96];
+        if (count < 0)
+            return TW_LAYER_ERROR(layer, "weight %s has shape %s, too large to hold", specs[i].name,
+                                  tw_shape_format(&specs[i].shape, buf, sizeof buf));
         if (specs[i].trainable && layer->trainable)
             t += count;
         else

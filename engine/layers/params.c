@@ -4,6 +4,8 @@
  * designer's property editor, so all three report bad values the same way. */
 #include <ctype.h>
 #include <errno.h>
+#include <locale.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +19,27 @@ static bool is_none(const char *text)
     return !text[0] || !strcasecmp(text, "none") || !strcmp(text, "null");
 }
 
+/* Numbers are read in the C locale whatever the program's locale is: model
+ * files and the command line write "0.5", never "0,5". */
+static locale_t c_numeric;
+static pthread_once_t c_numeric_once = PTHREAD_ONCE_INIT;
+
+static void make_c_numeric(void)
+{
+    c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+static locale_t c_locale(void)
+{
+    pthread_once(&c_numeric_once, make_c_numeric);
+    return c_numeric;
+}
+
 static bool parse_number(const char *text, double *out)
 {
     char *end;
     errno = 0;
-    double v = strtod(text, &end);
+    double v = strtod_l(text, &end, c_locale());
     while (isspace((unsigned char)*end))
         end++;
     if (end == text || *end || errno == ERANGE)
