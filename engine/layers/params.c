@@ -245,9 +245,12 @@ char *tw__param_format(const tw_param_def *def, const tw_param_value *value)
     case TW_PARAM_INT:
         snprintf(buf, sizeof buf, "%lld", (long long)value->number);
         break;
-    case TW_PARAM_FLOAT:
+    case TW_PARAM_FLOAT: {
+        locale_t previous = uselocale(c_locale()); /* "0.5" in every locale, as parse reads it */
         snprintf(buf, sizeof buf, "%.9g", value->number);
+        uselocale(previous);
         break;
+    }
     case TW_PARAM_BOOL:
         snprintf(buf, sizeof buf, "%s", value->number ? "true" : "false");
         break;
@@ -261,9 +264,12 @@ char *tw__param_format(const tw_param_def *def, const tw_param_value *value)
             len += snprintf(buf + len, sizeof buf - len, "%s%lld", i ? "," : "", (long long)value->ints[i]);
         break;
     }
-    case TW_PARAM_REGULARIZER:
+    case TW_PARAM_REGULARIZER: {
+        locale_t previous = uselocale(c_locale());
         snprintf(buf, sizeof buf, "l1=%.9g,l2=%.9g", value->number, value->number2);
+        uselocale(previous);
         break;
+    }
     }
     return strdup(buf);
 }
