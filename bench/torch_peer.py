@@ -8,15 +8,19 @@ Sets the benchmark up, warms up, picks the iterations per repetition and
 prints a JSON header line (unit, iterations per repetition, checksums of the
 results, torch version, threads, the OpenBLAS core, the variant chosen),
 then one line {"value": TIME_PER_OP} per repetition: --reps of them, or with
---serve one per line "rep" read on stdin until end of input. Run with
-Debian's PyTorch (python3-torch); it uses two threads.
+--serve one per line "rep" read on stdin until end of input. mlp_epoch and
+cnn_epoch time one training epoch a repetition and add fields to the line
+(samples_per_second, test_accuracy, peak_rss_mb, ...). Run with Debian's
+PyTorch (python3-torch); it uses two threads.
 """
 import argparse
 import ctypes
 import gc
 import gzip
 import json
+import math
 import os
+import resource
 import statistics
 import sys
 import time
@@ -24,6 +28,7 @@ import time
 import numpy as np
 
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 
 torch.set_num_threads(2)
@@ -170,14 +175,14 @@ def setup_conv_step(args):
     return variants[best], [sum_squares(y), sum_squares(gx), sum_squares(gw)], {"variant": best, "trial_ms": trial}
 
 
-def fashion_mnist_train():
-    """Fashion-MNIST's training images (60000, 28, 28) and labels (60000,),
-    uint8, read once with gzip + numpy from where libtw-data looks:
-    $TWB_DATA_DIR, a fashion-mnist folder in it, then
-    /usr/share/datasets/fashion-mnist; raw or .gz."""
+def fashion_mnist(split="train"):
+    """Fashion-MNIST's images (N, 28, 28) and labels (N,) of a split ("train":
+    60,000, "t10k": the 10,000 test images), uint8, read once with gzip +
+    numpy from where libtw-data looks: $TWB_DATA_DIR, a fashion-mnist folder
+    in it, then /usr/share/datasets/fashion-mnist; raw or .gz."""
     env = os.environ.get("TWB_DATA_DIR")
     folders = ([env, os.path.join(env, "fashion-mnist")] if env else []) + ["/usr/share/datasets/fashion-mnist"]
-    names = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte")
+    names = (split + "-images-idx3-ubyte", split + "-labels-idx1-ubyte")
 
     def find(folder, name):
         for path in (os.path.join(folder, name), os.path.join(folder, name + ".gz")):
@@ -211,7 +216,7 @@ def setup_dataset_epoch(args):
     but four times the bytes to gather)."""
     from torch.utils.data import DataLoader, TensorDataset
 
-    images, labels = fashion_mnist_train()
+    images, labels = fashion_mnist()
     scaled = images.float().mul_(1.0 / 255.0)
     generator = torch.Generator().manual_seed(42)
 
@@ -249,12 +254,203 @@ def setup_dataset_epoch(args):
     return variants[best], [batches, examples, pixels, label_sum], {"variant": best, "trial_ms": trial}
 
 
-BENCHMARKS = {  # name: (setup, unit, scale, fixed iterations per repetition)
-    "add16": (setup_add16, "ns/op", 1e9, False),
-    "tiny_step": (setup_tiny_step, "us/step", 1e6, False),
-    "matmul_1000": (setup_matmul_1000, "ms/product", 1e3, True),
-    "conv_step": (setup_conv_step, "ms/step", 1e3, False),
-    "dataset_epoch": (setup_dataset_epoch, "ms/epoch", 1e3, False),
+# ---- mlp_epoch, cnn_epoch: one epoch of Keras-style training on
+# Fashion-MNIST (batch 64, file order, Adam 0.001 with Keras' epsilon,
+# sparse cross-entropy from logits), then the test set. A repetition is
+# measure(): a fresh model, the epoch timed, then the evaluation. -------------
+
+EPOCH_BATCH = 64
+CHECK_STEPS = 10
+
+
+def glorot_pattern(seed, shape):
+    """twb_bench.c's set_initial_weight(): pattern() times twice Keras'
+    glorot_uniform limit for a weight of this Keras-layout shape (fans as
+    Keras computes them: the last two axes times the receptive field)."""
+    receptive = 1
+    for d in shape[:-2]:
+        receptive *= d
+    fan_in, fan_out = shape[-2] * receptive, shape[-1] * receptive
+    return (pattern(seed, shape).double() * (2.0 * math.sqrt(6.0 / (fan_in + fan_out)))).float()
+
+
+def mlp_model():
+    """784-256-128-10; twb's kernels are (in, out), Linear's weights (out, in)."""
+    model = nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
+                          nn.Linear(128, 10))
+    kernels = [glorot_pattern(1, (784, 256)).t(), glorot_pattern(2, (256, 128)).t(), glorot_pattern(3, (128, 10)).t()]
+    return model, kernels
+
+
+def cnn_model():
+    """Conv(32)-pool-Conv(64)-pool-Flatten-Dense(128)-Dense(10). twb's HWIO
+    filters become OIHW; its first Dense kernel reads an NHWC (5, 5, 64)
+    flatten, this one an NCHW (64, 5, 5) flatten: the rows are permuted to
+    match, so both compute the same function."""
+    model = nn.Sequential(nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3), nn.ReLU(),
+                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(1600, 128), nn.ReLU(), nn.Linear(128, 10))
+    kernels = [glorot_pattern(1, (3, 3, 1, 32)).permute(3, 2, 0, 1),
+               glorot_pattern(2, (3, 3, 32, 64)).permute(3, 2, 0, 1),
+               glorot_pattern(3, (1600, 128)).reshape(5, 5, 64, 128).permute(3, 2, 0, 1).reshape(128, 1600),
+               glorot_pattern(4, (128, 10)).t()]
+    return model, kernels
+
+
+def fresh_model(make, variant):
+    """The model with the shared initial weights (biases zero) and its Adam."""
+    model, kernels = make()
+    with torch.no_grad():
+        for layer, kernel in zip([m for m in model if hasattr(m, "weight")], kernels):
+            layer.weight.copy_(kernel)
+            layer.bias.zero_()
+    if variant["channels_last"]:
+        model = model.to(memory_format=torch.channels_last)
+    opt = torch.optim.Adam(model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-7, foreach=variant["foreach"])
+    return model, opt
+
+
+class KerasAdam:
+    """Adam as Keras computes it, for the check only: Keras adds epsilon to
+    sqrt(v) before the bias correction, torch.optim.Adam after it, so with
+    the same epsilon the two differ where gradients are tiny (at step 1,
+    Keras' 1e-7 acts as 3.2e-6 does in PyTorch's form): their mean loss of
+    the first 10 steps differs by about 2e-3. With this update PyTorch
+    reproduces the engine's losses to 1e-8; the timed epochs use
+    torch.optim.Adam, as PyTorch users do."""
+
+    def __init__(self, params, lr=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7):
+        self.params = list(params)
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+        self.lr, self.beta_1, self.beta_2, self.epsilon, self.t = lr, beta_1, beta_2, epsilon, 0
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self):
+        self.t += 1
+        alpha = self.lr * math.sqrt(1 - self.beta_2 ** self.t) / (1 - self.beta_1 ** self.t)
+        for p, m, v in zip(self.params, self.m, self.v):
+            m.add_((p.grad - m) * (1 - self.beta_1))
+            v.add_((p.grad * p.grad - v) * (1 - self.beta_2))
+            p.sub_(m * alpha / (v.sqrt() + self.epsilon))
+
+
+def train_step(model, opt, x, y):
+    """One step as Keras' fit takes it: forward, loss, gradients, Adam; the
+    loss and the number right read out for the epoch's running logs."""
+    out = model(x)
+    loss = F.cross_entropy(out, y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss.item(), int((out.argmax(1) == y).sum())
+
+
+def batches(n):
+    return ((start, min(start + EPOCH_BATCH, n)) for start in range(0, n, EPOCH_BATCH))
+
+
+def evaluate(model, x, y):
+    """Test loss and accuracy, batch 64, no gradients."""
+    loss = correct = 0.0
+    with torch.no_grad():
+        for a, b in batches(len(y)):
+            out = model(x[a:b])
+            loss += float(F.cross_entropy(out, y[a:b], reduction="sum"))
+            correct += int((out.argmax(1) == y[a:b]).sum())
+    return loss / len(y), correct / len(y)
+
+
+def epoch_setup(args, make, image_shape, variants):
+    """Loads both splits (scaled to [0, 1] float32, int64 labels), picks the
+    fastest variant on a trial, records the check (the loss of the first
+    step and the mean loss of the first 10, as fit's logs give them, with
+    Keras' Adam; torch.optim.Adam's mean goes in the header beside it) and
+    returns measure()."""
+    images, labels = fashion_mnist("train")
+    x, y = images.float().mul_(1.0 / 255.0).reshape(image_shape), labels.long()
+    images, labels = fashion_mnist("t10k")
+    x_test, y_test = images.float().mul_(1.0 / 255.0).reshape(image_shape), labels.long()
+    del images, labels
+    n = len(y)
+
+    def trial(variant):
+        model, opt = fresh_model(make, variant)
+        position = [0]
+
+        def run(iters):  # iters steps, carrying on through the epoch
+            for _ in range(iters):
+                a = position[0] % (n // EPOCH_BATCH) * EPOCH_BATCH
+                train_step(model, opt, x[a:a + EPOCH_BATCH], y[a:a + EPOCH_BATCH])
+                position[0] += 1
+
+        return run
+
+    best, trial_ms = fastest({name: trial(v) for name, v in variants.items()}, args.min_time, 1e3)
+    variant = variants[best]
+
+    def first_losses(keras_adam):
+        model, opt = fresh_model(make, variant)
+        if keras_adam:
+            opt = KerasAdam(model.parameters())
+        return [train_step(model, opt, x[a:b], y[a:b])[0] for a, b in list(batches(n))[:CHECK_STEPS]]
+
+    losses = first_losses(True)
+    check = [losses[0], statistics.mean(losses)]
+    torch_adam_check = statistics.mean(first_losses(False))
+
+    def measure():
+        model, opt = fresh_model(make, variant)
+        loss = correct = 0.0
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            for a, b in batches(n):
+                batch_loss, batch_correct = train_step(model, opt, x[a:b], y[a:b])
+                loss += batch_loss * (b - a)
+                correct += batch_correct
+            seconds = time.perf_counter() - t0
+        finally:
+            gc.enable()
+        t0 = time.perf_counter()
+        test_loss, test_accuracy = evaluate(model, x_test, y_test)
+        eval_s = time.perf_counter() - t0
+        peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        return seconds, {"samples_per_second": n / seconds, "test_accuracy": test_accuracy,
+                         "peak_rss_mb": peak_rss_mb, "loss": loss / n, "accuracy": correct / n,
+                         "test_loss": test_loss, "eval_s": eval_s}
+
+    return measure, check, {"variant": best, "trial_ms": trial_ms, "torch_adam_check": torch_adam_check}
+
+
+def setup_mlp_epoch(args):
+    # Adam's default on the CPU is one loop per parameter; foreach batches them.
+    variants = {"adam loop": {"foreach": False, "channels_last": False},
+                "adam foreach": {"foreach": True, "channels_last": False}}
+    return epoch_setup(args, mlp_model, (-1, 28, 28), variants)
+
+
+def setup_cnn_epoch(args):
+    variants = {"%s, adam %s" % ("channels_last" if cl else "nchw", "foreach" if fe else "loop"):
+                {"foreach": fe, "channels_last": cl} for cl in (False, True) for fe in (False, True)}
+    return epoch_setup(args, cnn_model, (-1, 1, 28, 28), variants)
+
+
+CALIBRATED, FIXED, MEASURED = "calibrated", "fixed", "measured"
+
+
+BENCHMARKS = {  # name: (setup, unit, scale, iterations per repetition)
+    "add16": (setup_add16, "ns/op", 1e9, CALIBRATED),
+    "tiny_step": (setup_tiny_step, "us/step", 1e6, CALIBRATED),
+    "matmul_1000": (setup_matmul_1000, "ms/product", 1e3, FIXED),
+    "conv_step": (setup_conv_step, "ms/step", 1e3, CALIBRATED),
+    "dataset_epoch": (setup_dataset_epoch, "ms/epoch", 1e3, CALIBRATED),
+    # Set up returns measure(): one repetition, (seconds, further fields).
+    "mlp_epoch": (setup_mlp_epoch, "s/epoch", 1, MEASURED),
+    "cnn_epoch": (setup_cnn_epoch, "s/epoch", 1, MEASURED),
 }
 
 
@@ -267,10 +463,13 @@ def main():
     parser.add_argument("--products", type=int, default=25)
     args = parser.parse_args()
 
-    setup, unit, scale, fixed = BENCHMARKS[args.name]
+    setup, unit, scale, iterations = BENCHMARKS[args.name]
     run, check, extra = setup(args)
-    run(1)  # warm up
-    iters = args.products if fixed else calibrate(run, args.min_time)
+    if iterations == MEASURED:
+        iters = 1  # the setup's trial and check steps warmed up
+    else:
+        run(1)  # warm up
+        iters = args.products if iterations == FIXED else calibrate(run, args.min_time)
     header = {"name": args.name, "unit": unit, "iters_per_rep": iters, "check": check, "torch": torch.__version__,
               "threads": torch.get_num_threads(), "blas": openblas_cores()}
     header.update(extra)
@@ -280,7 +479,11 @@ def main():
     for line in lines:
         if not line.startswith("rep"):
             break
-        print(json.dumps({"value": timed(run, iters, scale)}), flush=True)
+        if iterations == MEASURED:
+            seconds, fields = run()
+            print(json.dumps(dict(value=seconds * scale, **fields)), flush=True)
+        else:
+            print(json.dumps({"value": timed(run, iters, scale)}), flush=True)
 
 
 if __name__ == "__main__":

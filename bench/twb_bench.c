@@ -4,10 +4,11 @@
  *
  *   twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]
  *
- * NAME is add16, tiny_step, matmul_1000, conv_step, dataset_epoch or
- * prefetch_wait. The program sets the benchmark up, checks its results, warms
- * up and picks how many iterations make one repetition (at least --min-time
- * seconds; matmul_1000 does --products products; prefetch_wait one epoch),
+ * NAME is add16, tiny_step, matmul_1000, conv_step, dataset_epoch,
+ * prefetch_wait, mlp_epoch or cnn_epoch. The program sets the benchmark up,
+ * checks its results, warms up and picks how many iterations make one
+ * repetition (at least --min-time seconds; matmul_1000 does --products
+ * products; prefetch_wait, mlp_epoch and cnn_epoch one epoch),
  * then prints a JSON header line:
  *
  *   {"name": ..., "unit": "ns/op", "iters_per_rep": N, "check": [...], "blas": ...}
@@ -17,7 +18,8 @@
  * bench/run can tell both did the same work. Then it times repetitions and
  * prints one line per repetition, {"value": TIME_PER_OP} (matmul_1000 adds
  * "sgemm": the same products through a bare cblas_sgemm loop; prefetch_wait
- * prints percentages instead of times, see prefetch_wait below). It runs
+ * prints percentages instead of times, see prefetch_wait below; mlp_epoch and
+ * cnn_epoch add samples_per_second, test_accuracy, peak_rss_mb, ...). It runs
  * --reps repetitions, or with --serve one per line "rep" read on stdin until
  * end of input, so bench/run can alternate repetitions of the two sides.
  * Exit status 1 (and a message on stderr) when the engine fails. */
@@ -27,10 +29,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <tw/data.h>
 #include <tw/engine.h>
+#include <tw/model.h>
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -64,7 +68,9 @@ static float pattern(int64_t i, int64_t seed)
     return (float)((double)((i * 7919 + seed * 104729) % 1013) / 1013.0 - 0.5);
 }
 
-static tw_tensor *pattern_tensor(int64_t seed, int ndim, const int64_t *shape)
+/* pattern() times scale, rounded to float32 (torch_peer.py does the same
+ * double product). */
+static tw_tensor *scaled_pattern_tensor(int64_t seed, double scale, int ndim, const int64_t *shape)
 {
     int64_t n = 1;
     for (int d = 0; d < ndim; d++)
@@ -73,12 +79,17 @@ static tw_tensor *pattern_tensor(int64_t seed, int ndim, const int64_t *shape)
     if (!v)
         die("out of memory");
     for (int64_t i = 0; i < n; i++)
-        v[i] = pattern(i, seed);
+        v[i] = (float)((double)pattern(i, seed) * scale);
     tw_tensor *t = tw_tensor_from_data(v, TW_FLOAT32, ndim, shape);
     free(v);
     if (!t)
         die_engine("tw_tensor_from_data");
     return t;
+}
+
+static tw_tensor *pattern_tensor(int64_t seed, int ndim, const int64_t *shape)
+{
+    return scaled_pattern_tensor(seed, 1.0, ndim, shape);
 }
 
 /* Sum of squares in double: a checksum that does not cancel. Copies the
@@ -116,7 +127,7 @@ typedef struct {
     bool fixed_iters; /* iterations per repetition given (--products), not calibrated */
     /* Build the inputs, run the work once and fill the checksums. */
     void *(*setup)(setup_result *r);
-    /* Do `iters` operations. */
+    /* Do `iters` operations (NULL: measure alone, warmed up by setup). */
     void (*run)(void *state, long iters);
     /* matmul_1000: the bare-BLAS reference, timed right after run. */
     void (*run_reference)(void *state, long iters);
@@ -602,6 +613,214 @@ static void prefetch_teardown(void *p)
     free(s);
 }
 
+/* ---- mlp_epoch, cnn_epoch: one epoch of Keras-style training, as a user
+ * runs it: tw_model_compile (Adam 0.001, Keras' betas and epsilon 1e-7,
+ * sparse categorical cross-entropy from logits, accuracy) and tw_model_fit
+ * (batch 64, no shuffle: the file order) on Fashion-MNIST's 60,000 training
+ * images, then tw_model_evaluate on the 10,000 test images. Every kernel
+ * starts from pattern() scaled to Keras' glorot_uniform range, the biases
+ * at zero, and torch_peer.py lays the same numbers out for PyTorch, so both
+ * train the same model. A repetition is measure(): a fresh model, the fit
+ * timed (the value, seconds), then the evaluation. ----------------------- */
+
+enum { FIT_BATCH = 64, FIT_SEED = 1, CHECK_STEPS = 10 };
+
+typedef struct {
+    tw_model *(*make)(void);
+    tw_tensor *x, *y, *x_test, *y_test;
+} fit_state;
+
+/* A Fashion-MNIST split ("train", "test") as two whole tensors: the images
+ * scaled to [0, 1] float32 and shaped (n, 28, 28) or, with channels, (n, 28,
+ * 28, 1); the labels int64. */
+static void fashion_mnist_arrays(const char *split, bool channels, tw_tensor **x, tw_tensor **y)
+{
+    tw_dataset *source = tw_dataset_fashion_mnist(split);
+    if (!source)
+        die("%s", tw_last_error());
+    int64_t n = tw_dataset_cardinality(source);
+    tw_dataset *ds = tw_dataset_scale(tw_dataset_batch(source, n, false), 0, 1.0 / 255.0);
+    tw_iterator *it = ds ? tw_dataset_iter(ds) : NULL;
+    tw_element e;
+    if (!it || tw_iterator_next(it, &e) <= 0)
+        die_engine("loading Fashion-MNIST");
+    *x = channels ? tw_reshape(e.t[0], TW_SHAPE(n, 28, 28, 1)) : tw_tensor_ref(e.t[0]);
+    *y = tw_cast(e.t[1], TW_INT64);
+    if (!*x || !*y)
+        die_engine("Fashion-MNIST tensors");
+    tw_element_clear(&e);
+    tw_iterator_free(it);
+    tw_dataset_unref(ds);
+}
+
+static void add_layer(tw_model *model, tw_layer *layer)
+{
+    if (!model || tw_model_add(model, layer) < 0)
+        die_engine("building the model");
+}
+
+static tw_model *mlp_model(void)
+{
+    tw_model *m = tw_sequential_new("mlp");
+    add_layer(m, tw_input_layer(&(tw_shape){3, {-1, 28, 28}}));
+    add_layer(m, tw_flatten_layer());
+    add_layer(m, tw_dense(256, "relu"));
+    add_layer(m, tw_dense(128, "relu"));
+    add_layer(m, tw_dense(10, NULL));
+    return m;
+}
+
+static tw_model *cnn_model(void)
+{
+    tw_model *m = tw_sequential_new("cnn");
+    add_layer(m, tw_input_layer(&(tw_shape){4, {-1, 28, 28, 1}}));
+    add_layer(m, tw_conv2d_layer(32, 3, "relu"));
+    add_layer(m, tw_max_pooling2d_layer(2));
+    add_layer(m, tw_conv2d_layer(64, 3, "relu"));
+    add_layer(m, tw_max_pooling2d_layer(2));
+    add_layer(m, tw_flatten_layer());
+    add_layer(m, tw_dense(128, "relu"));
+    add_layer(m, tw_dense(10, NULL));
+    return m;
+}
+
+/* Kernels, in the model's order, get seeds 1, 2, ...: pattern() times twice
+ * Keras' glorot_uniform limit sqrt(6 / (fan_in + fan_out)), the fans from
+ * the last two axes times the receptive field, as Keras computes them.
+ * Biases are zero. */
+static int set_initial_weight(const char *path, tw_tensor *weight, bool trainable, void *user_data)
+{
+    int *seed = user_data;
+    int ndim = tw_tensor_ndim(weight);
+    const int64_t *shape = tw_tensor_shape(weight);
+    const char *leaf = strrchr(path, '/');
+    tw_tensor *value;
+    if (strcmp(leaf ? leaf + 1 : path, "kernel") == 0 && ndim >= 2) {
+        int64_t receptive = 1;
+        for (int d = 0; d < ndim - 2; d++)
+            receptive *= shape[d];
+        double fan_in = (double)(shape[ndim - 2] * receptive), fan_out = (double)(shape[ndim - 1] * receptive);
+        value = scaled_pattern_tensor(++*seed, 2.0 * sqrt(6.0 / (fan_in + fan_out)), ndim, shape);
+    } else {
+        value = tw_zeros(TW_FLOAT32, ndim, shape);
+    }
+    int rc = value ? tw_assign(weight, value) : -1;
+    tw_tensor_unref(value);
+    return rc;
+}
+
+/* A new model with the initial weights, compiled. */
+static tw_model *fresh_model(fit_state *s)
+{
+    tw_model *m = s->make();
+    int seed = 0;
+    if (tw_model_build(m, NULL, FIT_SEED) < 0 || tw_layer_foreach_weight(m, set_initial_weight, &seed) < 0)
+        die_engine("initial weights");
+    tw_optimizer_config adam = tw_optimizer_defaults(TW_OPTIMIZER_ADAM);
+    adam.learning_rate = (tw_lr_schedule){.kind = TW_SCHEDULE_CONSTANT, .initial_learning_rate = 0.001};
+    adam.beta_1 = 0.9;
+    adam.beta_2 = 0.999;
+    adam.epsilon = 1e-7;
+    tw_loss loss = tw_loss_default(TW_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY);
+    loss.from_logits = true;
+    if (tw_model_compile(m, tw_optimizer_new(&adam), &loss, 1, (const char *const[]){"accuracy"}) < 0)
+        die_engine("tw_model_compile");
+    return m;
+}
+
+static tw_fit_options fit_options(void)
+{
+    tw_fit_options opt = tw_fit_options_default();
+    opt.batch_size = FIT_BATCH;
+    opt.shuffle = false;
+    opt.seed = FIT_SEED;
+    return opt;
+}
+
+/* fit's running loss after the first step and after the first CHECK_STEPS
+ * (their mean); stops the fit there. */
+static int record_check(tw_model *model, const tw_progress *progress, const tw_logs *logs, void *user_data)
+{
+    double *losses = user_data;
+    if (progress->step == 0)
+        losses[0] = tw_logs_get(logs, "loss");
+    if (progress->step < CHECK_STEPS - 1)
+        return 0;
+    losses[1] = tw_logs_get(logs, "loss");
+    return 1;
+}
+
+static void *fit_setup(setup_result *r, tw_model *(*make)(void), bool channels)
+{
+    fit_state *s = calloc(1, sizeof *s);
+    if (!s)
+        die("out of memory");
+    s->make = make;
+    fashion_mnist_arrays("train", channels, &s->x, &s->y);
+    fashion_mnist_arrays("test", channels, &s->x_test, &s->y_test);
+    /* The check, which also warms up: CHECK_STEPS steps of a fresh model. */
+    tw_model *m = fresh_model(s);
+    tw_fit_options opt = fit_options();
+    opt.ncallbacks = 1;
+    opt.callbacks = &(tw_callback){.on_batch_end = record_check, .user_data = r->check};
+    tw_history *h = tw_model_fit(m, s->x, s->y, &opt);
+    if (!h)
+        die_engine("tw_model_fit");
+    r->nchecks = 2;
+    tw_history_free(h);
+    tw_layer_unref(m);
+    return s;
+}
+
+static void *mlp_epoch_setup(setup_result *r)
+{
+    return fit_setup(r, mlp_model, false);
+}
+
+static void *cnn_epoch_setup(setup_result *r)
+{
+    return fit_setup(r, cnn_model, true);
+}
+
+static double fit_measure(void *p, int rep, char *extra, size_t size)
+{
+    fit_state *s = p;
+    tw_model *m = fresh_model(s);
+    tw_fit_options opt = fit_options();
+    double t0 = now();
+    tw_history *h = tw_model_fit(m, s->x, s->y, &opt);
+    double seconds = now() - t0;
+    if (!h)
+        die_engine("tw_model_fit");
+    tw_logs test = {0};
+    t0 = now();
+    if (tw_model_evaluate(m, s->x_test, s->y_test, FIT_BATCH, &test) < 0)
+        die_engine("tw_model_evaluate");
+    double eval_s = now() - t0;
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    int64_t n = tw_tensor_dim(s->x, 0);
+    snprintf(extra, size,
+             "\"samples_per_second\": %.6g, \"test_accuracy\": %.6g, \"peak_rss_mb\": %.6g, \"loss\": %.6g, "
+             "\"accuracy\": %.6g, \"test_loss\": %.6g, \"eval_s\": %.6g",
+             (double)n / seconds, tw_logs_get(&test, "accuracy"), (double)usage.ru_maxrss / 1024.0,
+             tw_logs_get(&h->epoch_logs[0], "loss"), tw_logs_get(&h->epoch_logs[0], "accuracy"),
+             tw_logs_get(&test, "loss"), eval_s);
+    tw_history_free(h);
+    tw_layer_unref(m);
+    return seconds;
+}
+
+static void fit_teardown(void *p)
+{
+    fit_state *s = p;
+    tw_tensor_unref(s->x);
+    tw_tensor_unref(s->y);
+    tw_tensor_unref(s->x_test);
+    tw_tensor_unref(s->y_test);
+    free(s);
+}
+
 static const benchmark benchmarks[] = {
     {"add16", "ns/op", 1e9, false, add16_setup, add16_run, NULL, pair_teardown},
     {"tiny_step", "us/step", 1e6, false, tiny_step_setup, tiny_step_run, NULL, pair_teardown},
@@ -610,6 +829,9 @@ static const benchmark benchmarks[] = {
     {"dataset_epoch", "ms/epoch", 1e3, false, dataset_epoch_setup, dataset_epoch_run, NULL, dataset_teardown},
     {"prefetch_wait", "% of loop time waiting on data", 1, true, prefetch_setup, prefetch_run, NULL,
      prefetch_teardown, prefetch_measure},
+    /* No run: their setup's check steps warm up. */
+    {"mlp_epoch", "s/epoch", 1, true, mlp_epoch_setup, NULL, NULL, fit_teardown, fit_measure},
+    {"cnn_epoch", "s/epoch", 1, true, cnn_epoch_setup, NULL, NULL, fit_teardown, fit_measure},
 };
 
 /* ---- timing ---------------------------------------------------------------- */
@@ -641,7 +863,7 @@ static double time_run(void (*run)(void *, long), void *state, long iters, doubl
 static void usage(FILE *out)
 {
     fputs("usage: twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]\n"
-          "NAME: add16 tiny_step matmul_1000 conv_step dataset_epoch prefetch_wait\n"
+          "NAME: add16 tiny_step matmul_1000 conv_step dataset_epoch prefetch_wait mlp_epoch cnn_epoch\n"
           "Prints a JSON header, then the time per operation of each repetition (see bench/README.md).\n",
           out);
 }
@@ -683,7 +905,8 @@ int main(int argc, char **argv)
 
     setup_result r = {.nchecks = 0};
     void *state = b->setup(&r);
-    b->run(state, 1); /* warm the pools and caches */
+    if (b->run)
+        b->run(state, 1); /* warm the pools and caches */
     if (b->run_reference)
         b->run_reference(state, 1);
     long iters = b->measure ? 1 : b->fixed_iters ? products : calibrate(b, state, min_time);
