@@ -689,6 +689,38 @@ static void test_training_loop(void)
     tw_scope_end();
 }
 
+/* A moment decaying under zero gradients reaches 0, never a subnormal
+ * (which would make every later step on it slow). */
+static void test_no_subnormal_slots(void)
+{
+    float one = 1;
+    tw_tensor *w = tw_variable(tw_tensor_from_data(&one, TW_FLOAT32, TW_SHAPE(1)), "w", true);
+    /* Moments start near 1e-37 (rmsprop's from g^2), then decay by 0.9 a step: without
+     * flushing they would be subnormal from step ~25 to step ~170. */
+    tw_tensor *tiny = tw_tensor_from_data((float[]){1e-36f}, TW_FLOAT32, TW_SHAPE(1));
+    tw_tensor *small = tw_tensor_from_data((float[]){1e-18f}, TW_FLOAT32, TW_SHAPE(1));
+    tw_tensor *zero = tw_tensor_from_data((float[]){0}, TW_FLOAT32, TW_SHAPE(1));
+    const char *names[] = {"adam", "sgd", "rmsprop"};
+    for (int k = 0; k < 3; k++) {
+        tw_optimizer_config c = tw_optimizer_defaults(k == 0 ? TW_OPTIMIZER_ADAM : k == 1 ? TW_OPTIMIZER_SGD
+                                                                                            : TW_OPTIMIZER_RMSPROP);
+        c.momentum = k ? 0.9 : c.momentum;
+        tw_optimizer *opt = tw_optimizer_new(&c);
+        g_assert_cmpint(tw_optimizer_apply_gradients(opt, 1, &w, k == 2 ? &small : &tiny), ==, 0);
+        for (int i = 0; i < 60; i++)
+            g_assert_cmpint(tw_optimizer_apply_gradients(opt, 1, &w, &zero), ==, 0);
+        const char *slot = k == 0 ? "m" : k == 1 ? "momentum" : "velocity";
+        float value = *(float *)tw_tensor_data(tw_optimizer_slot(opt, w, slot));
+        g_test_message("%s %s: %g", names[k], slot, value);
+        g_assert_cmpint(fpclassify(value), ==, FP_ZERO);
+        tw_optimizer_free(opt);
+    }
+    tw_tensor_unref(w);
+    tw_tensor_unref(tiny);
+    tw_tensor_unref(small);
+    tw_tensor_unref(zero);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -712,6 +744,7 @@ int main(int argc, char **argv)
     g_test_add_func("/optimizers/errors", test_errors);
     g_test_add_func("/optimizers/stale-tape", test_stale_tape);
     g_test_add_func("/optimizers/training-loop", test_training_loop);
+    g_test_add_func("/optimizers/no-subnormal-slots", test_no_subnormal_slots);
     int rc = g_test_run();
     tw__pool_trim();
     return rc;

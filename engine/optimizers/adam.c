@@ -36,8 +36,8 @@ static int adam_slots(const tw_optimizer_config *c, const char **names, double *
         TW_OPT_PARALLEL_FOR                                                                             \
         for (int64_t i = 0; i < n; i++) {                                                               \
             T gi = tw__opt_grad_##S(g[i], scale, clip);                                                 \
-            m[i] += (gi - m[i]) * one_minus_beta_1;                                                     \
-            v[i] += (gi * gi - v[i]) * one_minus_beta_2;                                                \
+            m[i] = TW_OPT_FLUSH(T, m[i] + (gi - m[i]) * one_minus_beta_1);                              \
+            v[i] = TW_OPT_FLUSH(T, v[i] + (gi * gi - v[i]) * one_minus_beta_2);                         \
             w[i] = w[i] * keep - m[i] * alpha / (SQRT(v[i]) + epsilon);                                 \
         }                                                                                               \
     }

@@ -33,10 +33,10 @@ static int rmsprop_slots(const tw_optimizer_config *c, const char **names, doubl
         TW_OPT_PARALLEL_FOR                                                                             \
         for (int64_t i = 0; i < n; i++) {                                                               \
             T gi = tw__opt_grad_##S(g[i], scale, clip);                                                 \
-            velocity[i] = rho * velocity[i] + one_minus_rho * gi * gi;                                  \
+            velocity[i] = TW_OPT_FLUSH(T, rho * velocity[i] + one_minus_rho * gi * gi);                 \
             T increment = gi * lr / SQRT(velocity[i] + epsilon);                                        \
             if (mom) {                                                                                  \
-                mom[i] = momentum * mom[i] + increment;                                                 \
+                mom[i] = TW_OPT_FLUSH(T, momentum * mom[i] + increment);                                \
                 increment = mom[i];                                                                     \
             }                                                                                           \
             w[i] = w[i] * keep - increment;                                                             \

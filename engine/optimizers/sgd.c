@@ -27,7 +27,7 @@ static int sgd_slots(const tw_optimizer_config *c, const char **names, double *i
         for (int64_t i = 0; i < n; i++) {                                                               \
             T step = -tw__opt_grad_##S(g[i], scale, clip) * lr;                                         \
             if (m) {                                                                                    \
-                m[i] = step + m[i] * momentum;                                                          \
+                m[i] = TW_OPT_FLUSH(T, step + m[i] * momentum);                                         \
                 step = nesterov ? step + m[i] * momentum : m[i];                                        \
             }                                                                                           \
             w[i] = w[i] * keep + step;                                                                  \
