@@ -9,42 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-typedef struct {
-    int exit_status; /* -1 when killed by a signal */
-    char *out, *err;
-} twb_run;
-
-static void twb_run_clear(twb_run *run)
-{
-    g_free(run->out);
-    g_free(run->err);
-}
-
-/* Runs twb with the given arguments (NULL-terminated). */
-static twb_run run_twb(const char *first, ...)
-{
-    const char *twb = g_getenv("TWB");
-    g_assert_nonnull(twb);
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (char *)twb);
-    va_list ap;
-    va_start(ap, first);
-    for (const char *arg = first; arg; arg = va_arg(ap, const char *))
-        g_ptr_array_add(argv, (char *)arg);
-    va_end(ap);
-    g_ptr_array_add(argv, NULL);
-
-    twb_run run = {0};
-    int wait_status = 0;
-    GError *error = NULL;
-    gboolean spawned = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &run.out,
-                                    &run.err, &wait_status, &error);
-    g_assert_no_error(error);
-    g_assert_true(spawned);
-    run.exit_status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
-    g_ptr_array_free(argv, TRUE);
-    return run;
-}
+#include "twb_run.h"
 
 static void test_version(void)
 {
@@ -168,7 +133,7 @@ static void test_linear_regression_steps(void)
 
 static void test_no_arguments(void)
 {
-    twb_run run = run_twb(NULL);
+    twb_run run = run_twb_argv((const char *const[]){NULL});
     g_assert_cmpint(run.exit_status, ==, 0);
     g_assert_nonnull(strstr(run.out, "window"));
     g_assert_nonnull(strstr(run.out, "after 200 steps: "));
