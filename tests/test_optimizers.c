@@ -694,6 +694,7 @@ static void test_training_loop(void)
 static void test_no_subnormal_slots(void)
 {
     float one = 1;
+    tw_scope_begin();
     tw_tensor *w = tw_variable(tw_tensor_from_data(&one, TW_FLOAT32, TW_SHAPE(1)), "w", true);
     /* Moments start near 1e-37 (rmsprop's from g^2), then decay by 0.9 a step: without
      * flushing they would be subnormal from step ~25 to step ~170. */
@@ -715,10 +716,7 @@ static void test_no_subnormal_slots(void)
         g_assert_cmpint(fpclassify(value), ==, FP_ZERO);
         tw_optimizer_free(opt);
     }
-    tw_tensor_unref(w);
-    tw_tensor_unref(tiny);
-    tw_tensor_unref(small);
-    tw_tensor_unref(zero);
+    tw_scope_end();
 }
 
 int main(int argc, char **argv)
