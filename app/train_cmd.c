@@ -151,27 +151,38 @@ static int parse_args(train_options *o, int argc, char **argv)
 typedef struct {
     train_options *opt;
     twb_progress progress;
-    char *model_json;
+    tw_model_checkpoint *checkpoint; /* NULL without --checkpoint-dir */
     char checkpoint_path[4096];
 } train_run;
 
-static char *training_config(const train_run *run, int epoch, int64_t step)
+/* What a checkpoint records about how it was trained, as a JSON object. */
+static char *settings_json(const train_options *o)
 {
-    const train_options *o = run->opt;
-    return g_strdup_printf("{\"epoch\": %d, \"step\": %lld, \"epochs\": %d, \"batch_size\": %lld, "
-                           "\"seed\": %llu, \"optimizer\": \"%s\", \"validation_split\": %g}",
-                           epoch, (long long)step, o->epochs, (long long)o->batch_size,
-                           (unsigned long long)o->data.seed, o->optimizer, o->validation_split);
-}
-
-static int save_checkpoint(train_run *run, tw_model *model, int epoch, int64_t step)
-{
-    if (!run->opt->checkpoint_dir)
-        return 0;
-    char *config = training_config(run, epoch, step);
-    int rc = tw_checkpoint_save(run->checkpoint_path, model, tw_model_optimizer(model), run->model_json, config);
-    g_free(config);
-    return rc;
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "data");
+    json_builder_add_string_value(b, o->data.data);
+    json_builder_set_member_name(b, "epochs");
+    json_builder_add_int_value(b, o->epochs);
+    json_builder_set_member_name(b, "batch_size");
+    json_builder_add_int_value(b, o->batch_size);
+    json_builder_set_member_name(b, "seed");
+    json_builder_add_int_value(b, (gint64)o->data.seed);
+    json_builder_set_member_name(b, "optimizer");
+    json_builder_add_string_value(b, o->optimizer);
+    json_builder_set_member_name(b, "learning_rate");
+    if (isnan(o->learning_rate))
+        json_builder_add_null_value(b);
+    else
+        json_builder_add_double_value(b, o->learning_rate);
+    json_builder_set_member_name(b, "validation_split");
+    json_builder_add_double_value(b, o->validation_split);
+    json_builder_end_object(b);
+    JsonNode *root = json_builder_get_root(b);
+    char *text = json_to_string(root, FALSE);
+    json_node_unref(root);
+    g_object_unref(b);
+    return text;
 }
 
 static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
@@ -185,30 +196,7 @@ static int on_epoch_end(tw_model *model, const tw_progress *p, const tw_logs *lo
 {
     train_run *run = user_data;
     twb_progress_epoch(&run->progress, p, logs);
-    return save_checkpoint(run, model, p->epoch + 1, 0);
-}
-
-/* The resume position from the checkpoint's training config. */
-static int read_resume_position(const char *path, int *epoch, int64_t *step)
-{
-    char *config = tw_checkpoint_read_metadata(path, "training_config");
-    if (!config)
-        return -1;
-    JsonParser *parser = json_parser_new();
-    GError *error = NULL;
-    int rc = -1;
-    if (json_parser_load_from_data(parser, config, -1, &error) && JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
-        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
-        *epoch = (int)json_object_get_int_member_with_default(o, "epoch", 0);
-        *step = json_object_get_int_member_with_default(o, "step", 0);
-        rc = 0;
-    } else {
-        tw_error_set("%s: the training config in the metadata is not a JSON object", path);
-    }
-    g_clear_error(&error);
-    g_object_unref(parser);
-    free(config);
-    return rc;
+    return 0;
 }
 
 static tw_optimizer *make_optimizer(const train_options *o)
@@ -251,7 +239,7 @@ static int restore(train_run *run, tw_model *model, tw_tensor *x, tw_fit_options
     in.dims[0] = -1;
     if ((!tw_layer_built(model) && tw_model_build(model, &in, fit->seed)) ||
         tw_checkpoint_restore(run->checkpoint_path, model, tw_model_optimizer(model)) ||
-        read_resume_position(run->checkpoint_path, &fit->initial_epoch, &fit->initial_step))
+        tw_checkpoint_resume_position(run->checkpoint_path, &fit->initial_epoch, &fit->initial_step))
         return -1;
     if (fit->initial_epoch > fit->epochs)
         fit->initial_epoch = fit->epochs;
@@ -285,9 +273,11 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
     fit.seed = o->data.seed;
     fit.validation_split = o->validation_split;
     fit.stop_flag = &stop_requested;
-    tw_callback cb = {.on_batch_end = on_batch_end, .on_epoch_end = on_epoch_end, .user_data = run};
-    fit.callbacks = &cb;
-    fit.ncallbacks = 1;
+    tw_callback callbacks[2] = {{.on_batch_end = on_batch_end, .on_epoch_end = on_epoch_end, .user_data = run}};
+    if (run->checkpoint)
+        callbacks[1] = tw_model_checkpoint_callback(run->checkpoint);
+    fit.callbacks = callbacks;
+    fit.ncallbacks = run->checkpoint ? 2 : 1;
     if (restore(run, model, x, &fit))
         return -1;
     tw_history *h = tw_model_fit(model, x, data->y, &fit);
@@ -297,7 +287,8 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
     if (h->stopped_early && stop_requested) {
         fprintf(stderr, "\ntwb train: stopped at epoch %d, step %lld", h->resume_epoch + 1,
                 (long long)h->resume_step + 1);
-        rc = save_checkpoint(run, model, h->resume_epoch, h->resume_step);
+        if (run->checkpoint)
+            rc = tw_model_checkpoint_save_now(run->checkpoint, model, h->resume_epoch, h->resume_step);
         fprintf(stderr, o->checkpoint_dir && !rc ? "; checkpoint saved to %s\n" : "%s\n",
                 o->checkpoint_dir && !rc ? run->checkpoint_path : "");
     }
@@ -327,14 +318,17 @@ static int train(train_options *o, tw_model *model, twb_data *data)
         snprintf(run.checkpoint_path, sizeof run.checkpoint_path, "%s/%s", o->checkpoint_dir, CHECKPOINT_NAME);
         if (g_mkdir_with_parents(o->checkpoint_dir, 0755))
             rc = tw_error_set("%s: cannot create the checkpoint directory: %s", o->checkpoint_dir, g_strerror(errno));
-        run.model_json = tw_model_to_json(model);
+        char *model_json = tw_model_to_json(model), *settings = settings_json(o);
+        run.checkpoint = tw_model_checkpoint_new(run.checkpoint_path, NULL, model_json, settings);
+        free(model_json);
+        g_free(settings);
     }
     if (!rc) {
         signal(SIGINT, on_sigint);
         rc = fit_and_report(&run, model, data, x, test_x);
         signal(SIGINT, SIG_DFL);
     }
-    free(run.model_json);
+    tw_model_checkpoint_free(run.checkpoint);
     tw_tensor_unref(x);
     tw_tensor_unref(test_x);
     return rc;

@@ -954,6 +954,64 @@ static void test_restore_mismatches(void)
     scratch_remove(dir);
 }
 
+/* Keras' ModelCheckpoint: every epoch without a monitor; with one, only when
+ * it improves; the resume position reads back. */
+static void test_model_checkpoint_callback(void)
+{
+    char *dir = scratch_dir();
+    char *every = g_build_filename(dir, "every.safetensors", NULL), *best = g_build_filename(dir, "best.safetensors", NULL);
+    tw_model *m = small_model(8, 1);
+    tw_loss loss = tw_loss_default(TW_LOSS_MEAN_SQUARED_ERROR);
+    /* A zero learning rate: val_loss is the same every epoch, so "best" saves once. */
+    g_assert_cmpint(tw_model_compile(m, tw_optimizer_new_named("sgd", 0.0), &loss, 0, NULL), ==, 0);
+    tw_scope_begin();
+    tw_rng *rng = tw_rng_new(3);
+    tw_tensor *x = tw_random_normal(rng, TW_FLOAT32, TW_SHAPE(40, 4), 0, 1);
+    tw_tensor *y = tw_random_normal(rng, TW_FLOAT32, TW_SHAPE(40, 3), 0, 1);
+    tw_model_checkpoint *a = tw_model_checkpoint_new(every, NULL, NULL, "{\"note\": \"test\"}");
+    tw_model_checkpoint *b = tw_model_checkpoint_new(best, "val_loss", NULL, NULL);
+    tw_callback callbacks[2] = {tw_model_checkpoint_callback(a), tw_model_checkpoint_callback(b)};
+    tw_fit_options opt = tw_fit_options_default();
+    opt.epochs = 3;
+    opt.validation_split = 0.25;
+    opt.callbacks = callbacks;
+    opt.ncallbacks = 2;
+    tw_history *h = tw_model_fit(m, x, y, &opt);
+    g_assert_nonnull(h);
+    g_assert_cmpint(tw_model_checkpoint_saves(a), ==, 3);
+    g_assert_cmpint(tw_model_checkpoint_saves(b), ==, 1);
+    int epoch;
+    int64_t step;
+    g_assert_cmpint(tw_checkpoint_resume_position(every, &epoch, &step), ==, 0);
+    g_assert_cmpint(epoch, ==, 3);
+    g_assert_cmpint(step, ==, 0);
+    char *config = tw_checkpoint_read_metadata(every, "training_config");
+    g_assert_nonnull(strstr(config, "\"settings\": {\"note\": \"test\"}"));
+    free(config);
+    g_assert_cmpint(tw_model_checkpoint_save_now(a, m, 1, 7), ==, 0);
+    g_assert_cmpint(tw_checkpoint_resume_position(every, &epoch, &step), ==, 0);
+    g_assert_cmpint(epoch, ==, 1);
+    g_assert_cmpint(step, ==, 7);
+
+    /* A monitor the logs lack fails the fit, naming it. */
+    tw_model_checkpoint *c = tw_model_checkpoint_new(best, "val_accuracy", NULL, NULL);
+    callbacks[0] = tw_model_checkpoint_callback(c);
+    opt.ncallbacks = 1;
+    g_assert_null(tw_model_fit(m, x, y, &opt));
+    g_assert_nonnull(strstr(tw_last_error(), "val_accuracy"));
+
+    tw_history_free(h);
+    tw_model_checkpoint_free(a);
+    tw_model_checkpoint_free(b);
+    tw_model_checkpoint_free(c);
+    tw_rng_free(rng);
+    tw_scope_end();
+    tw_layer_unref(m);
+    g_free(every);
+    g_free(best);
+    scratch_remove(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -970,5 +1028,6 @@ int main(int argc, char **argv)
     g_test_add_func("/data/checkpoint/deferred-restore", test_deferred_restore);
     g_test_add_func("/data/checkpoint/optimizer-round-trip", test_optimizer_round_trip);
     g_test_add_func("/data/checkpoint/restore-mismatches", test_restore_mismatches);
+    g_test_add_func("/data/checkpoint/model-checkpoint-callback", test_model_checkpoint_callback);
     return g_test_run();
 }

@@ -85,6 +85,27 @@ int tw_checkpoint_restore(const char *path, tw_model *model, tw_optimizer *optim
  * lacks the key. */
 char *tw_checkpoint_read_metadata(const char *path, const char *key);
 
+/* ---- the checkpointing callback (Keras' ModelCheckpoint) ------------------ */
+/* Saves the model and its compiled optimizer to `path` at every epoch's end
+ * or, with a monitor ("val_loss", "val_accuracy"), only when that value
+ * improves (accuracies upwards, losses downwards). The training config in
+ * the metadata records where a resumed fit starts: {"epoch": E, "step": 0,
+ * "monitor": ..., "best": ..., "settings": SETTINGS} where SETTINGS is the
+ * caller's JSON object (optimizer, batch size, seed, ...; may be NULL);
+ * model_json (may be NULL) goes in as is.
+ * tw_model_checkpoint_save_now saves mid-epoch (Ctrl+C, the UI's Stop)
+ * with the step to resume at. */
+typedef struct tw_model_checkpoint tw_model_checkpoint;
+tw_model_checkpoint *tw_model_checkpoint_new(const char *path, const char *monitor, const char *model_json,
+                                             const char *settings_json);
+tw_callback tw_model_checkpoint_callback(tw_model_checkpoint *mc);
+int tw_model_checkpoint_save_now(tw_model_checkpoint *mc, tw_model *model, int epoch, int64_t step);
+/* Times saved so far. */
+int tw_model_checkpoint_saves(const tw_model_checkpoint *mc);
+void tw_model_checkpoint_free(tw_model_checkpoint *mc);
+/* Where a checkpoint says a resumed fit starts (0, 0 when it does not say). */
+int tw_checkpoint_resume_position(const char *path, int *epoch, int64_t *step);
+
 #ifdef __cplusplus
 }
 #endif
