@@ -334,6 +334,39 @@ static void test_trunk_and_heads(void)
     tw_tensor_unref(y);
 }
 
+static int check_gradients(tw_model *m, const tw_progress *p, const tw_logs *logs, void *data)
+{
+    g_assert_cmpint(p->ngradients, ==, 4);
+    for (int i = 0; i < p->ngradients; i++) {
+        g_assert_nonnull(p->gradients[i]);
+        g_assert_cmpint(tw_tensor_numel(p->gradients[i]), ==, tw_tensor_numel(p->variables[i]));
+    }
+    (*(int *)data)++;
+    return 0;
+}
+
+/* expose_gradients hands each step's gradients to on_batch_end. */
+static void test_exposed_gradients(void)
+{
+    tw_tensor *x, *y;
+    blobs(64, 10, &x, &y);
+    tw_model *m = classifier(0);
+    compile(m, 0.01);
+    int calls = 0;
+    tw_callback cb = {.on_batch_end = check_gradients, .user_data = &calls};
+    tw_fit_options opt = tw_fit_options_default();
+    opt.expose_gradients = true;
+    opt.callbacks = &cb;
+    opt.ncallbacks = 1;
+    tw_history *h = tw_model_fit(m, x, y, &opt);
+    g_assert_nonnull(h);
+    g_assert_cmpint(calls, ==, 2);
+    tw_history_free(h);
+    tw_layer_unref(m);
+    tw_tensor_unref(x);
+    tw_tensor_unref(y);
+}
+
 static void test_usage_errors(void)
 {
     tw_tensor *x, *y;
@@ -367,5 +400,6 @@ int main(int argc, char **argv)
     g_test_add_func("/training/custom-loop", test_custom_loop);
     g_test_add_func("/training/trunk-and-heads", test_trunk_and_heads);
     g_test_add_func("/training/usage-errors", test_usage_errors);
+    g_test_add_func("/training/exposed-gradients", test_exposed_gradients);
     return g_test_run();
 }

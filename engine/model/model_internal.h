@@ -26,6 +26,10 @@ typedef struct {
     tw_metric *metrics[TW_MAX_MODEL_METRICS];
     char metric_names[TW_MAX_MODEL_METRICS][40]; /* as the user named them: "accuracy" */
     tw_rng *step_rng; /* dropout in fit: keyed by (seed, iteration), so resuming repeats it */
+    /* The last step's variables and gradients (references) when a fit
+     * exposes them to callbacks. */
+    bool keep_gradients;
+    tw_var_list kept_vars, kept_grads;
     tw_metric *loss_mean; /* the running "loss" of fit's logs */
 } tw_model_state;
 

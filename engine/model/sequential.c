@@ -53,6 +53,8 @@ static void sequential_finalize(tw_layer *self)
     tw_rng_free(st->rng);
     free(st->trainable.items);
     free(st->all.items);
+    free(st->kept_vars.items);
+    free(st->kept_grads.items);
 }
 
 const tw_layer_class tw_layer_class_Sequential = {

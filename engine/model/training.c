@@ -65,6 +65,28 @@ static void update_metrics(tw_model *model, tw_tensor *y, tw_tensor *pred, doubl
         tw_metric_update_state(st->metrics[i], y, pred);
 }
 
+static void drop_kept_gradients(tw_model_state *st)
+{
+    for (int i = 0; i < st->kept_grads.n; i++)
+        tw_tensor_unref(st->kept_grads.items[i]);
+    st->kept_grads.n = st->kept_vars.n = 0;
+}
+
+static void keep_gradients(tw_model_state *st, tw_variables vars, tw_tensor *const *grads)
+{
+    drop_kept_gradients(st);
+    if (st->kept_vars.capacity < vars.n) {
+        st->kept_vars.capacity = st->kept_grads.capacity = vars.n;
+        st->kept_vars.items = realloc(st->kept_vars.items, sizeof(tw_tensor *) * vars.n);
+        st->kept_grads.items = realloc(st->kept_grads.items, sizeof(tw_tensor *) * vars.n);
+    }
+    for (int i = 0; i < vars.n; i++) {
+        st->kept_vars.items[i] = vars.items[i];
+        st->kept_grads.items[i] = tw_tensor_ref(grads[i]);
+    }
+    st->kept_vars.n = st->kept_grads.n = vars.n;
+}
+
 /* One optimizer step on a batch; the running metrics take its values. */
 static int train_step(tw_model *model, tw_tensor *x, tw_tensor *y)
 {
@@ -93,6 +115,8 @@ static int train_step(tw_model *model, tw_tensor *x, tw_tensor *y)
             rc = tw_optimizer_apply_gradients(st->optimizer, vars.n, vars.items, grads);
         if (!rc)
             update_metrics(model, y, pred, value, tw_tensor_dim(x, 0));
+        if (!rc && st->keep_gradients)
+            keep_gradients(st, vars, grads);
         free(grads);
     }
     tw_tape_free(tape);
@@ -289,6 +313,9 @@ static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
         run->history->resume_epoch = p.step + 1 < p.steps ? epoch : epoch + 1;
         run->history->resume_step = p.step + 1 < p.steps ? p.step + 1 : 0;
         p.iterations = tw_optimizer_iterations(st->optimizer);
+        p.ngradients = st->kept_grads.n;
+        p.variables = st->kept_vars.items;
+        p.gradients = st->kept_grads.items;
         p.elapsed = now() - t0;
         p.samples_per_second = p.elapsed > 0 ? (double)seen / p.elapsed : 0;
         logs->n = 0;
@@ -387,13 +414,17 @@ tw_history *tw_model_fit(tw_model *model, tw_tensor *x, tw_tensor *y, const tw_f
     int rc = split_validation(&run, x, y);
     if (!rc)
         rc = ensure_built(model, run.x, opt->seed);
+    tw_model_state *st = model->state;
+    st->keep_gradients = opt->expose_gradients;
     if (!rc) {
-        ((tw_model_state *)model->state)->seed = opt->seed;
+        st->seed = opt->seed;
         run.history = calloc(1, sizeof *run.history);
         run.history->epoch_logs = calloc((size_t)opt->epochs, sizeof *run.history->epoch_logs);
         rc = fit_epochs(&run);
     }
     tw_scope_end();
+    st->keep_gradients = false;
+    drop_kept_gradients(st);
     if (rc) {
         tw_history_free(run.history);
         return NULL;

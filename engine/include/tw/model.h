@@ -106,6 +106,11 @@ typedef struct {
     int64_t iterations;  /* optimizer updates so far */
     double elapsed;      /* seconds since the epoch began */
     double samples_per_second;
+    /* With tw_fit_options.expose_gradients, during on_batch_end: the step's
+     * trainable variables and their gradients (NULL where none), borrowed. */
+    int ngradients;
+    tw_tensor *const *variables;
+    tw_tensor *const *gradients;
 } tw_progress;
 
 /* Callbacks return 0 to go on, 1 to stop training after this batch/epoch
@@ -131,6 +136,7 @@ typedef struct {
     int ncallbacks;
     const tw_callback *callbacks;
     volatile int *stop_flag;    /* set from another thread (Ctrl+C, the UI's Stop): stop after this step */
+    bool expose_gradients;      /* keep each step's gradients for on_batch_end (gradient histograms) */
 } tw_fit_options;
 tw_fit_options tw_fit_options_default(void);
 
