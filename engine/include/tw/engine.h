@@ -12,6 +12,11 @@
 extern "C" {
 #endif
 
+/* Threads for the ops this thread runs (kernels and BLAS); n <= 0: one
+ * per core. Per thread: a training worker can use fewer than the UI. */
+void tw_set_num_threads(int n);
+int tw_num_threads(void);
+
 /* "0.1.0" */
 const char *tw_version(void);
 /* The BLAS in use and the core type it runs on, e.g. "OpenBLAS 0.3.21 SkylakeX". */
