@@ -11,7 +11,7 @@
 
 SHELL := /bin/bash
 
-PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libopenblas0-openmp libglib2.0-dev libjson-glib-dev valgrind python3 dataset-fashion-mnist
+PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libopenblas0-openmp libglib2.0-dev libjson-glib-dev libsqlite3-dev valgrind python3 dataset-fashion-mnist
 BENCH_PACKAGES := python3-torch
 
 BUILD := build

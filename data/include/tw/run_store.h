@@ -1,0 +1,165 @@
+/* Tensor Workbench — the run database: one SQLite file holding every run's
+ * scalars, histograms, text and graphs (what TensorBoard reads from event
+ * files), written by the summary writer (tw/summary.h) and read live by the
+ * dashboard, the graph view and `twb runs`.
+ *
+ *     tw_run_store *db = tw_run_store_open(NULL, TW_STORE_READ_ONLY);   // $XDG_DATA_HOME/twb/runs.db
+ *     tw_run_info *runs; int n;
+ *     tw_run_store_list_runs(db, &runs, &n);
+ *     ...
+ *     tw_run_info_free(runs, n);
+ *     tw_run_store_close(db);
+ *
+ * The schema is documented in docs/run_database.md and versioned with
+ * PRAGMA user_version; older files are migrated when opened for writing,
+ * newer ones are refused, and a file that is not a run database is refused
+ * without being touched. Opening a file marks the runs whose writer process
+ * has died (same host, process gone) as interrupted.
+ *
+ * A store handle belongs to one thread at a time. Errors follow tw/error.h:
+ * NULL or -1 and a message naming the file.
+ */
+#ifndef TW_RUN_STORE_H
+#define TW_RUN_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tw_run_store tw_run_store;
+
+enum {
+    TW_STORE_READ_ONLY = 1 << 0, /* never writes, never migrates (interrupted runs are reported, not marked) */
+};
+
+/* path NULL: $XDG_DATA_HOME/twb/runs.db (~/.local/share/twb/runs.db), its
+ * folder created when opening for writing. */
+tw_run_store *tw_run_store_open(const char *path, unsigned flags);
+void tw_run_store_close(tw_run_store *store); /* NULL is accepted */
+const char *tw_run_store_path(const tw_run_store *store);
+/* The default file's path (malloc'd). */
+char *tw_run_store_default_path(void);
+
+/* ---- runs ----------------------------------------------------------------- */
+typedef enum {
+    TW_RUN_RUNNING,
+    TW_RUN_FINISHED,
+    TW_RUN_STOPPED,
+    TW_RUN_FAILED,
+    TW_RUN_INTERRUPTED, /* its writer died without closing it */
+} tw_run_status;
+const char *tw_run_status_name(tw_run_status status); /* "running", ... */
+
+typedef struct {
+    int64_t id;
+    char *name;
+    tw_run_status status;
+    double start_time, end_time; /* seconds since the epoch; end_time NAN while running */
+    char *host;
+    int64_t pid;
+    char *model_json;   /* may be NULL */
+    char *hparams_json; /* a JSON object, may be NULL */
+    char *metrics_json; /* final metrics, a JSON object, may be NULL */
+    char *notes;        /* never NULL */
+    int64_t logs_lost_from_step; /* -1 unless the writer lost logs (full disk, ...) from that step on */
+    char *logs_lost_reason;      /* NULL unless it did */
+} tw_run_info;
+
+/* Runs by start time, oldest first. */
+int tw_run_store_list_runs(tw_run_store *store, tw_run_info **runs, int *n);
+int tw_run_store_get_run(tw_run_store *store, const char *name, tw_run_info *run);
+void tw_run_info_clear(tw_run_info *run);
+void tw_run_info_free(tw_run_info *runs, int n);
+int tw_run_store_rename_run(tw_run_store *store, const char *name, const char *new_name);
+int tw_run_store_delete_run(tw_run_store *store, const char *name); /* and all its series */
+int tw_run_store_set_notes(tw_run_store *store, const char *name, const char *notes);
+
+/* ---- tags (series) -------------------------------------------------------- */
+typedef enum { TW_SERIES_SCALAR, TW_SERIES_HISTOGRAM, TW_SERIES_TEXT, TW_SERIES_GRAPH } tw_series_kind;
+
+typedef struct {
+    int64_t id;
+    int64_t run_id;
+    char *name; /* "train/loss" */
+    tw_series_kind kind;
+    int64_t count;                /* points (scalars) or records (the rest) */
+    int64_t first_step, last_step;
+} tw_tag_info;
+
+int tw_run_store_list_tags(tw_run_store *store, int64_t run_id, tw_tag_info **tags, int *n);
+void tw_tag_info_free(tw_tag_info *tags, int n);
+int64_t tw_run_store_find_tag(tw_run_store *store, int64_t run_id, const char *name); /* -1 when absent (no error) */
+
+/* ---- scalars -------------------------------------------------------------- */
+typedef struct {
+    int64_t step;
+    double wall_time;
+    double value; /* NaN and +-Inf as written */
+} tw_scalar_point;
+
+/* Where a reader stopped in a series; zero-initialised means "the start". */
+typedef struct {
+    int64_t chunk;
+    int64_t index;
+} tw_series_cursor;
+
+/* Points written after the cursor, in writing order, at most max (0: no
+ * limit), into a malloc'd array; the cursor moves past them. Cheap when
+ * nothing is new: the dashboard calls it every frame. */
+int tw_run_store_read_scalars(tw_run_store *store, int64_t tag_id, tw_series_cursor *cursor, int64_t max,
+                              tw_scalar_point **points, int64_t *n);
+
+/* A step range reduced to ncolumns equal-width columns: per column the
+ * number of points, the first and last point and the minimum and maximum
+ * value, so a single spike survives at any zoom. Reads summaries, not every
+ * point: the cost grows with ncolumns, not with the series' length.
+ * Columns without points have count 0. NaN values count but are left out
+ * of min/max (nan_count says how many). */
+typedef struct {
+    int64_t count, nan_count;
+    tw_scalar_point first, last;
+    double min, max;
+    int64_t min_step, max_step; /* where the extremes are */
+} tw_lod_column;
+
+typedef enum { TW_AXIS_STEP, TW_AXIS_WALL_TIME } tw_axis;
+/* The range [lo, hi] is in steps or in wall-time seconds (TW_AXIS_WALL_TIME). */
+int tw_run_store_read_lod(tw_run_store *store, int64_t tag_id, tw_axis axis, double lo, double hi, int ncolumns,
+                          tw_lod_column *columns);
+
+/* ---- histograms ----------------------------------------------------------- */
+/* A histogram as written: exact count, min, max, sum and sum of squares,
+ * and counts in nbuckets equal-width buckets spanning [min, max]. */
+typedef struct {
+    int64_t step;
+    double wall_time;
+    double count, min, max, sum, sum_squares;
+    int nbuckets;
+    double *buckets; /* nbuckets counts */
+} tw_histogram;
+
+/* Histograms with steps in [step_lo, step_hi], at most max_records of them
+ * spread evenly over the range (0: all), by step. */
+int tw_run_store_read_histograms(tw_run_store *store, int64_t tag_id, int64_t step_lo, int64_t step_hi,
+                                 int max_records, tw_histogram **out, int *n);
+void tw_histogram_free(tw_histogram *histograms, int n);
+
+/* ---- text and graphs ------------------------------------------------------ */
+typedef struct {
+    int64_t step;
+    double wall_time;
+    char *text; /* the text, or the graph's JSON */
+} tw_text_record;
+
+/* Records after the cursor (same rules as scalars). */
+int tw_run_store_read_texts(tw_run_store *store, int64_t tag_id, tw_series_cursor *cursor, tw_text_record **out,
+                            int *n);
+void tw_text_record_free(tw_text_record *records, int n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

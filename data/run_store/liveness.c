@@ -1,0 +1,95 @@
+/* Whether a run's writer still lives. A run records the host, pid and
+ * process start time of the process writing it; on the same host, a pid
+ * that is gone, or that now belongs to a process started at another time
+ * (pids are reused), means the writer died without closing the run. Runs
+ * of other hosts cannot be judged and stay as they are. */
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+const char *tw__store_host(void)
+{
+    return g_get_host_name();
+}
+
+/* Field 22 of /proc/PID/stat, after the command name in parentheses (which
+ * may itself hold spaces and parentheses: the last ')' ends it). */
+int64_t tw__process_start_time(int64_t pid)
+{
+    if (pid <= 0)
+        return -1;
+    char path[64], *text = NULL;
+    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        return -1;
+    const char *rest = strrchr(text, ')');
+    char state = 0;
+    long long start = -1;
+    /* state, then fields 4 to 21 skipped, then the start time. */
+    if (!rest || sscanf(rest + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %lld",
+                        &state, &start) != 2)
+        start = -1;
+    g_free(text);
+    /* A zombie (Z) or dead (X) process writes nothing any more. */
+    return state == 'Z' || state == 'X' ? -1 : start;
+}
+
+bool tw__writer_dead(const char *host, int64_t pid, int64_t process_start_time)
+{
+    if (!host || strcmp(host, tw__store_host()) != 0)
+        return false;
+    int64_t now = tw__process_start_time(pid);
+    return now < 0 || now != process_start_time;
+}
+
+/* The ids of this host's running runs whose writer is dead. */
+static int find_dead(sqlite3 *db, const char *path, GArray *ids)
+{
+    sqlite3_stmt *find = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT id, pid, process_start_time FROM runs WHERE status = 'running' AND host = ?1",
+                                -1, &find, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(find, 1, tw__store_host(), -1, SQLITE_STATIC);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(find)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(find, 0);
+        if (tw__writer_dead(tw__store_host(), sqlite3_column_int64(find, 1), sqlite3_column_int64(find, 2)))
+            g_array_append_val(ids, id);
+        rc = SQLITE_OK;
+    }
+    if (rc != SQLITE_DONE)
+        tw__store_sqlite_error(db, path, "cannot read the runs");
+    sqlite3_finalize(find);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* One write transaction, taken only when there is something to mark. */
+int tw__store_mark_interrupted(sqlite3 *db, const char *path)
+{
+    GArray *ids = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    int status = find_dead(db, path, ids);
+    if (status == 0 && ids->len > 0) {
+        sqlite3_stmt *mark = NULL;
+        int rc = tw__store_exec(db, path, "BEGIN IMMEDIATE") ? SQLITE_ERROR : SQLITE_OK;
+        if (rc == SQLITE_OK)
+            rc = sqlite3_prepare_v2(db,
+                                    "UPDATE runs SET status = 'interrupted', end_time = ?2 "
+                                    "WHERE id = ?1 AND status = 'running'",
+                                    -1, &mark, NULL);
+        for (guint i = 0; rc == SQLITE_OK && i < ids->len; i++) {
+            sqlite3_bind_int64(mark, 1, g_array_index(ids, int64_t, i));
+            sqlite3_bind_double(mark, 2, g_get_real_time() / 1e6);
+            rc = sqlite3_step(mark) == SQLITE_DONE ? sqlite3_reset(mark) : sqlite3_errcode(db);
+        }
+        sqlite3_finalize(mark);
+        status = rc == SQLITE_OK ? tw__store_exec(db, path, "COMMIT") : -1;
+        if (status) {
+            if (rc != SQLITE_OK)
+                tw__store_sqlite_error(db, path, "cannot mark the interrupted runs");
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        }
+    }
+    g_array_free(ids, TRUE);
+    return status;
+}

@@ -1,0 +1,262 @@
+/* The store handle and its runs: opening the default or a named file,
+ * listing runs, renaming, deleting (with all their series) and notes. */
+#include <errno.h>
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "tw/error.h"
+#include "store_internal.h"
+
+/* ---- names ---------------------------------------------------------------- */
+
+static const char *const status_names[] = {"running", "finished", "stopped", "failed", "interrupted"};
+static const char *const kind_names[] = {"scalar", "histogram", "text", "graph"};
+
+static int parse_name(const char *const *names, int n, const char *name)
+{
+    for (int i = 0; name && i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+const char *tw_run_status_name(tw_run_status status)
+{
+    return (unsigned)status < G_N_ELEMENTS(status_names) ? status_names[status] : "unknown";
+}
+
+int tw__run_status_parse(const char *name)
+{
+    return parse_name(status_names, G_N_ELEMENTS(status_names), name);
+}
+
+const char *tw__series_kind_name(tw_series_kind kind)
+{
+    return (unsigned)kind < G_N_ELEMENTS(kind_names) ? kind_names[kind] : "unknown";
+}
+
+int tw__series_kind_parse(const char *name)
+{
+    return parse_name(kind_names, G_N_ELEMENTS(kind_names), name);
+}
+
+/* ---- opening -------------------------------------------------------------- */
+
+char *tw_run_store_default_path(void)
+{
+    return g_build_filename(g_get_user_data_dir(), "twb", "runs.db", NULL);
+}
+
+tw_run_store *tw_run_store_open(const char *path, unsigned flags)
+{
+    bool read_only = flags & TW_STORE_READ_ONLY;
+    char *file = path ? g_strdup(path) : tw_run_store_default_path();
+    if (!path && !read_only) {
+        char *folder = g_path_get_dirname(file);
+        int made = g_mkdir_with_parents(folder, 0700);
+        if (made != 0)
+            tw_error_set("%s: cannot create the folder: %s", folder, g_strerror(errno));
+        g_free(folder);
+        if (made != 0) {
+            g_free(file);
+            return NULL;
+        }
+    }
+    sqlite3 *db = tw__store_connect(file, read_only);
+    if (!db) {
+        g_free(file);
+        return NULL;
+    }
+    tw_run_store *store = g_new(tw_run_store, 1);
+    *store = (tw_run_store){db, file, read_only};
+    return store;
+}
+
+void tw_run_store_close(tw_run_store *store)
+{
+    if (!store)
+        return;
+    sqlite3_close(store->db);
+    g_free(store->path);
+    g_free(store);
+}
+
+const char *tw_run_store_path(const tw_run_store *store)
+{
+    return store->path;
+}
+
+/* ---- reading runs --------------------------------------------------------- */
+
+#define RUN_COLUMNS                                                                                                  \
+    "id, name, status, start_time, end_time, host, pid, process_start_time, model_json, hparams_json, "              \
+    "metrics_json, notes, logs_lost_from_step, logs_lost_reason"
+
+static char *column_text(sqlite3_stmt *stmt, int i)
+{
+    const unsigned char *text = sqlite3_column_text(stmt, i);
+    return text ? g_strdup((const char *)text) : NULL;
+}
+
+/* A run row as RUN_COLUMNS selects it. A read-only store cannot mark dead
+ * writers' runs, so it reports them as the marking would leave them. */
+static void read_run(const tw_run_store *store, sqlite3_stmt *stmt, tw_run_info *run)
+{
+    int status = tw__run_status_parse((const char *)sqlite3_column_text(stmt, 2));
+    *run = (tw_run_info){
+        .id = sqlite3_column_int64(stmt, 0),
+        .name = column_text(stmt, 1),
+        .status = status < 0 ? TW_RUN_FAILED : (tw_run_status)status,
+        .start_time = sqlite3_column_double(stmt, 3),
+        .end_time = tw__column_real(stmt, 4),
+        .host = column_text(stmt, 5),
+        .pid = sqlite3_column_int64(stmt, 6),
+        .model_json = column_text(stmt, 8),
+        .hparams_json = column_text(stmt, 9),
+        .metrics_json = column_text(stmt, 10),
+        .notes = column_text(stmt, 11),
+        .logs_lost_from_step = sqlite3_column_type(stmt, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(stmt, 12),
+        .logs_lost_reason = column_text(stmt, 13),
+    };
+    if (!run->notes)
+        run->notes = g_strdup("");
+    if (store->read_only && run->status == TW_RUN_RUNNING &&
+        tw__writer_dead(run->host, run->pid, sqlite3_column_int64(stmt, 7))) {
+        run->status = TW_RUN_INTERRUPTED;
+        run->end_time = g_get_real_time() / 1e6;
+    }
+}
+
+void tw_run_info_clear(tw_run_info *run)
+{
+    g_free(run->name);
+    g_free(run->host);
+    g_free(run->model_json);
+    g_free(run->hparams_json);
+    g_free(run->metrics_json);
+    g_free(run->notes);
+    g_free(run->logs_lost_reason);
+    *run = (tw_run_info){0};
+}
+
+void tw_run_info_free(tw_run_info *runs, int n)
+{
+    for (int i = 0; runs && i < n; i++)
+        tw_run_info_clear(&runs[i]);
+    g_free(runs);
+}
+
+int tw_run_store_list_runs(tw_run_store *store, tw_run_info **runs, int *n)
+{
+    *runs = NULL;
+    *n = 0;
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(store->db, "SELECT " RUN_COLUMNS " FROM runs ORDER BY start_time, id", -1, &stmt,
+                                NULL);
+    GArray *list = g_array_new(FALSE, FALSE, sizeof(tw_run_info));
+    while (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        tw_run_info run;
+        read_run(store, stmt, &run);
+        g_array_append_val(list, run);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(stmt);
+    int count = (int)list->len;
+    tw_run_info *array = (tw_run_info *)g_array_free(list, FALSE);
+    if (rc != SQLITE_DONE) {
+        tw_run_info_free(array, count);
+        return tw__store_sqlite_error(store->db, store->path, "cannot list the runs");
+    }
+    *runs = array;
+    *n = count;
+    return 0;
+}
+
+int tw_run_store_get_run(tw_run_store *store, const char *name, tw_run_info *run)
+{
+    *run = (tw_run_info){0};
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(store->db, "SELECT " RUN_COLUMNS " FROM runs WHERE name = ?1", -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW)
+        read_run(store, stmt, run);
+    else if (rc == SQLITE_DONE)
+        tw_error_set("%s: no run named '%s'", store->path, name);
+    else
+        tw__store_sqlite_error(store->db, store->path, "cannot read the run");
+    sqlite3_finalize(stmt);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* ---- changing runs -------------------------------------------------------- */
+
+static int check_writable(const tw_run_store *store, const char *name)
+{
+    if (!name)
+        return tw_error_set("%s: no run named", store->path);
+    if (store->read_only)
+        return tw_error_set("%s: opened read-only: cannot change run '%s'", store->path, name);
+    return 0;
+}
+
+/* Runs one statement binding the run's name and up to one more text; fails
+ * with "no run named" when it changed no row. */
+static int change_run(tw_run_store *store, const char *sql, const char *name, const char *value, const char *what)
+{
+    if (check_writable(store, name))
+        return -1;
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(store->db, sql, -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK && value)
+        rc = sqlite3_bind_text(stmt, 2, value, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(stmt);
+    int status = -1;
+    if (rc == SQLITE_DONE && sqlite3_changes(store->db) == 1)
+        status = 0;
+    else if (rc == SQLITE_DONE)
+        tw_error_set("%s: no run named '%s'", store->path, name);
+    else if (rc == SQLITE_CONSTRAINT)
+        tw_error_set("%s: cannot rename run '%s': a run named '%s' exists already", store->path, name, value);
+    else
+        tw__store_sqlite_error(store->db, store->path, what);
+    sqlite3_finalize(stmt);
+    return status;
+}
+
+int tw_run_store_rename_run(tw_run_store *store, const char *name, const char *new_name)
+{
+    if (!new_name || !new_name[0])
+        return tw_error_set("%s: cannot rename run '%s': the new name is empty", store->path, name ? name : "");
+    return change_run(store, "UPDATE runs SET name = ?2 WHERE name = ?1", name, new_name, "cannot rename the run");
+}
+
+int tw_run_store_set_notes(tw_run_store *store, const char *name, const char *notes)
+{
+    return change_run(store, "UPDATE runs SET notes = ?2 WHERE name = ?1", name, notes ? notes : "",
+                      "cannot set the notes");
+}
+
+/* A run still being written would have its writer fail on every row. */
+int tw_run_store_delete_run(tw_run_store *store, const char *name)
+{
+    if (check_writable(store, name))
+        return -1;
+    tw_run_info run;
+    if (tw_run_store_get_run(store, name, &run))
+        return -1;
+    int status = 0;
+    if (run.status == TW_RUN_RUNNING && strcmp(run.host, tw__store_host()) == 0)
+        status = tw_error_set("%s: run '%s' is still being written (process %lld); stop it first", store->path, name,
+                              (long long)run.pid);
+    tw_run_info_clear(&run);
+    if (status)
+        return -1;
+    return change_run(store, "DELETE FROM runs WHERE name = ?1", name, NULL, "cannot delete the run");
+}

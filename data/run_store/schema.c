@@ -1,0 +1,263 @@
+/* The run database's schema and its versions: opening a file checks what it
+ * is before anything writes to it (a read-only look first), creates the
+ * tables in a new file, migrates an older one, and refuses a newer or a
+ * foreign one. docs/run_database.md documents every table and column. */
+#include <errno.h>
+#include <glib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tw/error.h"
+#include "store_internal.h"
+
+#define BUSY_TIMEOUT_MS 10000
+
+/* ---- version 1 ------------------------------------------------------------ */
+
+static const char schema_v1[] =
+    "CREATE TABLE runs ("
+    "  id INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  status TEXT NOT NULL CHECK (status IN ('running', 'finished', 'stopped', 'failed', 'interrupted')),"
+    "  start_time REAL NOT NULL,"
+    "  end_time REAL,"
+    "  host TEXT NOT NULL,"
+    "  pid INTEGER NOT NULL,"
+    "  process_start_time INTEGER NOT NULL,"
+    "  model_json TEXT,"
+    "  hparams_json TEXT,"
+    "  metrics_json TEXT,"
+    "  notes TEXT NOT NULL DEFAULT '',"
+    "  logs_lost_from_step INTEGER,"
+    "  logs_lost_reason TEXT);"
+    "CREATE TABLE tags ("
+    "  id INTEGER PRIMARY KEY,"
+    "  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,"
+    "  name TEXT NOT NULL,"
+    "  kind TEXT NOT NULL CHECK (kind IN ('scalar', 'histogram', 'text', 'graph')),"
+    "  UNIQUE (run_id, name));"
+    "CREATE TABLE scalar_chunks ("
+    "  id INTEGER PRIMARY KEY,"
+    "  tag_id INTEGER NOT NULL REFERENCES tags (id) ON DELETE CASCADE,"
+    "  count INTEGER NOT NULL,"
+    "  nan_count INTEGER NOT NULL,"
+    "  first_step INTEGER NOT NULL,"
+    "  last_step INTEGER NOT NULL,"
+    "  first_wall_time REAL NOT NULL,"
+    "  last_wall_time REAL NOT NULL,"
+    "  first_value REAL,"
+    "  last_value REAL,"
+    "  min_value REAL,"
+    "  max_value REAL,"
+    "  min_step INTEGER,"
+    "  max_step INTEGER,"
+    "  points BLOB NOT NULL);"
+    /* Cursors walk a tag's chunks by id; level-of-detail queries by range. */
+    "CREATE INDEX scalar_chunks_by_tag ON scalar_chunks (tag_id);"
+    "CREATE INDEX scalar_chunks_by_step ON scalar_chunks (tag_id, first_step, last_step);"
+    "CREATE INDEX scalar_chunks_by_wall_time ON scalar_chunks (tag_id, first_wall_time, last_wall_time);"
+    "CREATE TABLE histograms ("
+    "  id INTEGER PRIMARY KEY,"
+    "  tag_id INTEGER NOT NULL REFERENCES tags (id) ON DELETE CASCADE,"
+    "  step INTEGER NOT NULL,"
+    "  wall_time REAL NOT NULL,"
+    "  count REAL NOT NULL,"
+    "  min_value REAL,"
+    "  max_value REAL,"
+    "  sum REAL,"
+    "  sum_squares REAL,"
+    "  nbuckets INTEGER NOT NULL,"
+    "  buckets BLOB NOT NULL);"
+    "CREATE INDEX histograms_by_step ON histograms (tag_id, step);"
+    "CREATE TABLE texts ("
+    "  id INTEGER PRIMARY KEY,"
+    "  tag_id INTEGER NOT NULL REFERENCES tags (id) ON DELETE CASCADE,"
+    "  step INTEGER NOT NULL,"
+    "  wall_time REAL NOT NULL,"
+    "  body TEXT NOT NULL);"
+    "CREATE INDEX texts_by_tag ON texts (tag_id);";
+
+static int create_v1(sqlite3 *db, const char *path)
+{
+    char *stamp = g_strdup_printf("PRAGMA application_id = %d", TW_APPLICATION_ID);
+    int status = tw__store_exec(db, path, schema_v1) || tw__store_exec(db, path, stamp) ? -1 : 0;
+    g_free(stamp);
+    return status;
+}
+
+/* steps[v] takes schema v to v + 1: version 2 is one more function here. */
+static const tw_migration schema_steps[TW_SCHEMA_VERSION] = {create_v1};
+
+/* ---- helpers -------------------------------------------------------------- */
+
+int tw__store_sqlite_error(sqlite3 *db, const char *path, const char *what)
+{
+    return tw_error_set("%s: %s: %s", path, what, sqlite3_errmsg(db));
+}
+
+int tw__store_exec(sqlite3 *db, const char *path, const char *sql)
+{
+    char *message = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &message) == SQLITE_OK)
+        return 0;
+    tw_error_set("%s: %s", path, message ? message : sqlite3_errmsg(db));
+    sqlite3_free(message);
+    return -1;
+}
+
+/* The single integer a PRAGMA or query returns; -1 with a message. */
+static int query_int(sqlite3 *db, const char *path, const char *sql, int64_t *value)
+{
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW)
+        *value = sqlite3_column_int64(stmt, 0);
+    else if (rc == SQLITE_NOTADB)
+        tw_error_set("%s: not a run database (not an SQLite file)", path);
+    else
+        tw__store_sqlite_error(db, path, "cannot read the file");
+    sqlite3_finalize(stmt);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+static int set_user_version(sqlite3 *db, const char *path, int version)
+{
+    char *sql = g_strdup_printf("PRAGMA user_version = %d", version);
+    int status = tw__store_exec(db, path, sql);
+    g_free(sql);
+    return status;
+}
+
+/* ---- versions ------------------------------------------------------------- */
+
+/* Whether this program can use a file of that version (0: a new file). */
+static int check_version(const char *path, int64_t version, int latest, bool read_only)
+{
+    if (version > latest)
+        return tw_error_set("%s: written by a newer Tensor Workbench (schema %lld; this one reads up to %d)", path,
+                            (long long)version, latest);
+    if (version < 0)
+        return tw_error_set("%s: unknown run database schema %lld", path, (long long)version);
+    if (read_only && version == 0)
+        return tw_error_set("%s: an empty file, not a run database yet", path);
+    if (read_only && version < latest)
+        return tw_error_set("%s: schema %lld is older than this Tensor Workbench's %d: open the file for writing "
+                            "once to upgrade it",
+                            path, (long long)version, latest);
+    return 0;
+}
+
+int tw__store_migrate(sqlite3 *db, const char *path, const tw_migration *steps, int latest)
+{
+    int64_t version = 0;
+    if (tw__store_exec(db, path, "BEGIN IMMEDIATE"))
+        return -1;
+    int status = query_int(db, path, "PRAGMA user_version", &version);
+    if (status == 0)
+        status = check_version(path, version, latest, false);
+    for (int v = (int)version; status == 0 && v < latest; v++)
+        status = steps[v](db, path) || set_user_version(db, path, v + 1) ? -1 : 0;
+    if (status == 0)
+        return tw__store_exec(db, path, "COMMIT");
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+}
+
+/* What a file is, judged from a read-only connection: ours (its schema
+ * version checked), empty (version 0), or refused. */
+static int inspect(sqlite3 *db, const char *path, bool read_only)
+{
+    int64_t application_id = 0, version = 0, objects = 0;
+    if (query_int(db, path, "PRAGMA application_id", &application_id) ||
+        query_int(db, path, "PRAGMA user_version", &version) ||
+        query_int(db, path, "SELECT count(*) FROM sqlite_master", &objects))
+        return -1;
+    if (application_id == TW_APPLICATION_ID)
+        return check_version(path, version, TW_SCHEMA_VERSION, read_only);
+    if (application_id == 0 && objects == 0)
+        return check_version(path, 0, TW_SCHEMA_VERSION, read_only);
+    return tw_error_set("%s: not a run database (an SQLite file of another program); it was left untouched", path);
+}
+
+/* ---- connecting ----------------------------------------------------------- */
+
+static int configure(sqlite3 *db, const char *path, bool read_only)
+{
+    sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
+    if (tw__store_exec(db, path, "PRAGMA foreign_keys = ON"))
+        return -1;
+    if (read_only)
+        return 0;
+    if (tw__store_exec(db, path, "PRAGMA synchronous = NORMAL"))
+        return -1;
+    /* Answers the mode it is in: "wal", or the old mode when it could not
+     * switch (a file system without shared memory, say). */
+    sqlite3_stmt *stmt = NULL;
+    int ok = sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &stmt, NULL) == SQLITE_OK &&
+             sqlite3_step(stmt) == SQLITE_ROW &&
+             g_ascii_strcasecmp((const char *)sqlite3_column_text(stmt, 0), "wal") == 0;
+    if (!ok)
+        tw__store_sqlite_error(db, path, "cannot switch to write-ahead logging");
+    sqlite3_finalize(stmt);
+    return ok ? 0 : -1;
+}
+
+static sqlite3 *open_file(const char *path, int flags)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+        tw_error_set("%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return NULL;
+    }
+    return db;
+}
+
+/* An existing file, opened read-only and inspected: the connection to keep
+ * when reading, or NULL when it is refused (untouched). */
+static sqlite3 *open_checked(const char *path, bool read_only)
+{
+    sqlite3 *db = open_file(path, SQLITE_OPEN_READONLY);
+    if (db && (inspect(db, path, read_only) || (read_only && configure(db, path, true)))) {
+        sqlite3_close(db);
+        return NULL;
+    }
+    return db;
+}
+
+static sqlite3 *open_for_writing(const char *path)
+{
+    sqlite3 *db = open_file(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    if (!db)
+        return NULL;
+    if (sqlite3_db_readonly(db, "main") == 1)
+        tw_error_set("%s: cannot write to the file (it is read-only)", path);
+    else if (configure(db, path, false) == 0 && tw__store_migrate(db, path, schema_steps, TW_SCHEMA_VERSION) == 0 &&
+             tw__store_mark_interrupted(db, path) == 0)
+        return db;
+    sqlite3_close(db);
+    return NULL;
+}
+
+sqlite3 *tw__store_connect(const char *path, bool read_only)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno != ENOENT || read_only) {
+            tw_error_set("%s: %s", path, errno == ENOENT ? "no such file" : g_strerror(errno));
+            return NULL;
+        }
+        return open_for_writing(path);
+    }
+    if (S_ISDIR(st.st_mode)) {
+        tw_error_set("%s: is a folder, not a run database", path);
+        return NULL;
+    }
+    sqlite3 *db = open_checked(path, read_only);
+    if (!db || read_only)
+        return db;
+    sqlite3_close(db);
+    return open_for_writing(path);
+}
