@@ -1,0 +1,103 @@
+/* Tensor Workbench — the summary writer (TensorFlow 2's tf.summary), writing
+ * into the run database (tw/run_store.h).
+ *
+ *     tw_summary_writer *train = tw_summary_writer_open("runs.db", "mlp-1", NULL);
+ *     for (...) {
+ *         ...
+ *         tw_summary_scalar(train, "train/loss", loss, step);   // enqueues, returns at once
+ *     }
+ *     tw_summary_writer_close(train, TW_RUN_FINISHED);
+ *
+ * Every call only enqueues: a writer thread batches the rows into
+ * transactions, at least every 100 ms, on tw_summary_flush and on close. The
+ * step is explicit, as in TF2. Several writers may be open at once, in one
+ * process or several, on one file or several.
+ *
+ * When the file cannot be written (read-only, disk full, locked for too
+ * long) the writer keeps the first message (tw_summary_writer_error), drops
+ * what it cannot write, records in the run, when it still can, the step
+ * from which logs were lost, and never makes the calls fail: training goes
+ * on. Calls return -1 only for bad arguments (a NULL tag, a tag already used
+ * with another kind of series).
+ */
+#ifndef TW_SUMMARY_H
+#define TW_SUMMARY_H
+
+#include "tw/engine.h"
+#include "tw/metrics.h"
+#include "tw/model.h"
+#include "tw/run_store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tw_summary_writer tw_summary_writer;
+
+typedef struct {
+    const char *model_json;   /* stored with the run, may be NULL */
+    const char *hparams_json; /* a JSON object of hyperparameters, may be NULL */
+    const char *notes;
+    /* A run of that name already in the file: false (default) fails with a
+     * message; true appends to it (a resumed training run). */
+    bool append;
+} tw_summary_run_options;
+
+/* Creates the run (status running) in the file at db_path (NULL: the
+ * default file, see tw_run_store_open). NULL with a message when the file
+ * cannot be opened (no such folder, not a run database, a newer schema) or
+ * the name is taken. A run database that can be read but not written
+ * (read-only, full, locked) gives a writer that logs nothing and says why
+ * in tw_summary_writer_error, so training goes on. */
+tw_summary_writer *tw_summary_writer_open(const char *db_path, const char *run_name,
+                                          const tw_summary_run_options *options);
+
+int tw_summary_scalar(tw_summary_writer *w, const char *tag, double value, int64_t step);
+/* The tensor's values (any float or integer dtype) as a histogram: exact
+ * count, min, max, sum and sum of squares, and 64 equal-width buckets
+ * spanning [min, max]. Computed on the calling thread (two passes over the
+ * values); the rest is enqueued. NaN values are counted apart and left out
+ * of everything else (count is the buckets' total); with an infinite min or
+ * max, -Inf and +Inf fill the end buckets and the finite values spread over
+ * their own range. */
+int tw_summary_histogram(tw_summary_writer *w, const char *tag, tw_tensor *values, int64_t step);
+int tw_summary_text(tw_summary_writer *w, const char *tag, const char *text, int64_t step);
+/* A graph as JSON (the graph view's format, see docs/run_database.md). */
+int tw_summary_graph(tw_summary_writer *w, const char *tag, const char *graph_json, int64_t step);
+/* Hyperparameters and final metrics (JSON objects; either may be NULL). */
+int tw_summary_hparams(tw_summary_writer *w, const char *hparams_json, const char *metrics_json);
+/* The seeds' "average the loss, log every N steps" in one line: writes the
+ * metric's result under tag and resets it. */
+int tw_summary_metric(tw_summary_writer *w, const char *tag, tw_metric *metric, int64_t step);
+
+/* Wait until everything enqueued so far is in the file (or has failed). */
+int tw_summary_flush(tw_summary_writer *w);
+/* Flush, set the run's status and end time, stop the thread, free. -1,
+ * with the writer's error as the thread's message, when logs were lost;
+ * the writer is freed either way. */
+int tw_summary_writer_close(tw_summary_writer *w, tw_run_status status);
+
+/* NULL while all is well; else the first failure's message. */
+const char *tw_summary_writer_error(const tw_summary_writer *w);
+/* -1, or the first step whose logs could not be written. */
+int64_t tw_summary_writer_lost_from_step(const tw_summary_writer *w);
+int64_t tw_summary_writer_run_id(const tw_summary_writer *w);
+
+/* ---- logging a fit -------------------------------------------------------- */
+/* A fit callback: every `every_steps` steps the batch logs as "train/<name>"
+ * ("train/loss", "train/accuracy") and the learning rate as
+ * "train/learning_rate"; every `histogram_every_steps` steps (0: never)
+ * each weight's values as "weights/<path>" and, when the fit exposes
+ * gradients (tw_fit_options.expose_gradients), each gradient as
+ * "gradients/<path>"; at each epoch's end the epoch logs as
+ * "epoch/<name>" and validation values as "validation/<name>". Steps are
+ * the optimizer's iteration count. */
+typedef struct tw_summary_logger tw_summary_logger;
+tw_summary_logger *tw_summary_logger_new(tw_summary_writer *w, int every_steps, int histogram_every_steps);
+tw_callback tw_summary_logger_callback(tw_summary_logger *logger);
+void tw_summary_logger_free(tw_summary_logger *logger);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

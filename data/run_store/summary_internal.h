@@ -1,0 +1,53 @@
+/* The summary writer's insides, shared by summary_writer.c (the calls),
+ * summary_thread.c (the thread writing into the file), histogram.c and
+ * summary_logger.c. Not installed. */
+#ifndef TW_SUMMARY_INTERNAL_H
+#define TW_SUMMARY_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "store_internal.h"
+#include "summary_queue.h"
+#include "tw/summary.h"
+
+/* How long the thread waits for a locked file before it gives up on the
+ * logs (SQLite's busy timeout, then whole-transaction retries). */
+#define TW_SUMMARY_BUSY_LIMIT_MS 10000
+/* The thread writes at least this often. */
+#define TW_SUMMARY_WAKE_MS 100
+
+/* A histogram record's payload. */
+typedef struct {
+    int64_t count;     /* values that are not NaN: the buckets' total */
+    int64_t nan_count; /* left out of everything else */
+    double min, max;   /* NaN when count is 0 */
+    double sum, sum_squares;
+    double buckets[TW_HISTOGRAM_BUCKETS];
+} tw_histogram_stats;
+
+int tw__histogram_compute(tw_tensor *values, tw_histogram_stats *h);
+
+struct tw_summary_writer {
+    tw_summary_queue queue;
+    char *path, *run_name;
+    int64_t run_id;  /* -1 when the run could not be created */
+    sqlite3 *db;     /* the thread's from open on; NULL when the file cannot be written */
+    pthread_t thread;
+    tw_run_status close_status;
+    _Atomic int busy_limit_ms;
+    /* Failure, set once by the thread (or by open) and read by anyone. */
+    _Atomic(char *) error;
+    _Atomic int64_t lost_from_step;
+};
+
+/* Start the writer thread; it owns w->db from then on and ends after the
+ * flush that tw__queue_flush(.., stop) asks for, having set the run's status. */
+int tw__summary_thread_start(tw_summary_writer *w);
+/* Keep the first failure's message (takes `message`, malloc'd). */
+void tw__summary_fail(tw_summary_writer *w, char *message);
+
+/* Tests: make a locked file fail sooner than TW_SUMMARY_BUSY_LIMIT_MS. */
+void tw__summary_writer_set_busy_limit(tw_summary_writer *w, int ms);
+
+#endif

@@ -1,0 +1,465 @@
+/* The summary writer's thread: at least every TW_SUMMARY_WAKE_MS, and at
+ * once on flush and close, it takes every queued record and writes them in
+ * one transaction. Scalars go into each tag's open chunk, which is written
+ * (inserted once, then rewritten by id) at the end of every transaction
+ * until it is full; histograms and texts are one row each.
+ *
+ * Locking: the file is in WAL mode and every transaction starts with BEGIN
+ * IMMEDIATE, so the write lock is the only thing another writer can hold
+ * against us, and only BEGIN can meet it. BEGIN waits with SQLite's busy
+ * timeout and is retried until the writer's busy limit has passed; only
+ * then is the file "locked" and the logs given up.
+ *
+ * Failure (read-only, full, locked, I/O): the transaction is rolled back,
+ * the first message kept, and every later record dropped; the run records
+ * the first step lost as soon as (and if ever) the file takes that write. */
+#include <glib.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "summary_internal.h"
+
+enum {
+    BEGIN,
+    COMMIT,
+    ROLLBACK,
+    FIND_TAG,
+    INSERT_TAG,
+    LAST_CHUNK,
+    INSERT_CHUNK,
+    UPDATE_CHUNK,
+    INSERT_HISTOGRAM,
+    INSERT_TEXT,
+    SET_HPARAMS,
+    SET_LOST,
+    FINISH,
+    NSTATEMENTS
+};
+
+#define CHUNK_PARAMS_FROM_1 "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13"
+#define CHUNK_PARAMS_FROM_2 "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14"
+
+static const char *const statement_sql[NSTATEMENTS] = {
+    [BEGIN] = "BEGIN IMMEDIATE",
+    [COMMIT] = "COMMIT",
+    [ROLLBACK] = "ROLLBACK",
+    [FIND_TAG] = "SELECT id, kind FROM tags WHERE run_id = ?1 AND name = ?2",
+    [INSERT_TAG] = "INSERT INTO tags (run_id, name, kind) VALUES (?1, ?2, ?3)",
+    [LAST_CHUNK] = "SELECT id, points FROM scalar_chunks WHERE tag_id = ?1 ORDER BY id DESC LIMIT 1",
+    [INSERT_CHUNK] = "INSERT INTO scalar_chunks (tag_id, " TW_CHUNK_COLUMNS ") VALUES (?1, " CHUNK_PARAMS_FROM_2 ")",
+    [UPDATE_CHUNK] = "UPDATE scalar_chunks SET (" TW_CHUNK_COLUMNS ") = (" CHUNK_PARAMS_FROM_1 ") WHERE id = ?14",
+    [INSERT_HISTOGRAM] = "INSERT INTO histograms (tag_id, " TW_HISTOGRAM_COLUMNS ") "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [INSERT_TEXT] = "INSERT INTO texts (tag_id, step, wall_time, body) VALUES (?1, ?2, ?3, ?4)",
+    [SET_HPARAMS] = "UPDATE runs SET hparams_json = coalesce(?2, hparams_json), "
+                    "metrics_json = coalesce(?3, metrics_json) WHERE id = ?1",
+    /* A resumed run keeps the step of an earlier loss. */
+    [SET_LOST] = "UPDATE runs SET logs_lost_from_step = ?2, logs_lost_reason = ?3 "
+                 "WHERE id = ?1 AND logs_lost_from_step IS NULL",
+    [FINISH] = "UPDATE runs SET status = ?2, end_time = ?3 WHERE id = ?1",
+};
+
+typedef struct {
+    int64_t id; /* the tags row */
+    tw_series_kind kind;
+    int64_t chunk_id; /* scalars: the open chunk's row, 0 before its first write */
+    tw_chunk *chunk;  /* scalars: the open chunk */
+    bool dirty;       /* it holds points the file does not have */
+    bool listed;      /* in the dirty list of this transaction */
+} tag_state;
+
+typedef struct {
+    tw_summary_writer *w;
+    sqlite3 *db;
+    sqlite3_stmt *stmt[NSTATEMENTS];
+    tag_state *tags;
+    uint32_t ntags, tags_cap;
+    uint32_t *dirty; /* ids of the tags with dirty chunks, ntags room */
+    uint32_t ndirty;
+    int busy_ms;        /* the busy timeout db has now */
+    bool failed;        /* records are dropped from now on */
+    bool lost_recorded; /* the run row says from which step */
+} writer_thread;
+
+static double monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+static double wall_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Step a statement with no result rows (or one, for the LAST_CHUNK kind:
+ * SQLITE_ROW is returned and the caller resets). */
+static int run(sqlite3_stmt *stmt)
+{
+    int rc = sqlite3_step(stmt);
+    if (rc != SQLITE_ROW)
+        sqlite3_reset(stmt);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* ---- failing ---------------------------------------------------------------- */
+static int64_t first_step(const tw_record_buffer *b)
+{
+    int64_t first = -1;
+    for (size_t i = 0; i < b->n; i++) {
+        const tw_summary_record *r = &b->items[i];
+        if (r->kind != TW_RECORD_TAG && r->kind != TW_RECORD_HPARAMS && (first < 0 || r->step < first))
+            first = r->step;
+    }
+    return first;
+}
+
+static void fail(writer_thread *t, const char *why, const tw_record_buffer *lost)
+{
+    int64_t step = first_step(lost);
+    atomic_store(&t->w->lost_from_step, step);
+    char *message = step >= 0 ? g_strdup_printf("%s: %s; the logs of run '%s' from step %lld on are lost",
+                                                t->w->path, why, t->w->run_name, (long long)step)
+                              : g_strdup_printf("%s: %s; the logs of run '%s' are lost from now on", t->w->path,
+                                                why, t->w->run_name);
+    tw__summary_fail(t->w, strdup(message));
+    g_free(message);
+    t->failed = true;
+}
+
+/* What SQLite says, with the system's word when there is one ("disk I/O
+ * error (File too large)"). */
+static void describe(writer_thread *t, int rc, char *why, size_t size)
+{
+    int code = sqlite3_errcode(t->db) & 0xff;
+    int err = code == SQLITE_IOERR || code == SQLITE_FULL ? sqlite3_system_errno(t->db) : 0;
+    snprintf(why, size, "cannot write to it: %s%s%s%s", rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(t->db),
+             err ? " (" : "", err ? g_strerror(err) : "", err ? ")" : "");
+}
+
+/* BEGIN IMMEDIATE, waiting out another writer up to limit ms. */
+static int begin(writer_thread *t, int limit, char *why, size_t size)
+{
+    if (limit != t->busy_ms)
+        sqlite3_busy_timeout(t->db, t->busy_ms = limit);
+    double start = monotonic_ms();
+    int rc;
+    while ((rc = run(t->stmt[BEGIN])) == SQLITE_BUSY && monotonic_ms() - start < limit)
+        g_usleep(1000); /* SQLite gave up early (a WAL recovery, say): try again */
+    if (rc == SQLITE_BUSY)
+        snprintf(why, size, "the file stayed locked by another program for more than %.1f s",
+                 (monotonic_ms() - start) / 1e3);
+    else if (rc != SQLITE_OK)
+        describe(t, rc, why, size);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* One statement in its own transaction (the run row's updates). */
+static int run_alone(writer_thread *t, sqlite3_stmt *stmt, int limit, char *why, size_t size)
+{
+    if (begin(t, limit, why, size))
+        return -1;
+    int rc = run(stmt);
+    if (rc == SQLITE_OK && (rc = run(t->stmt[COMMIT])) == SQLITE_OK)
+        return 0;
+    describe(t, rc, why, size);
+    run(t->stmt[ROLLBACK]);
+    return -1;
+}
+
+/* The run row learns from which step the logs are lost as soon as the file
+ * takes that write: tried once at every wake without waiting (flushes stay
+ * quick while the file is locked) and patiently at close. */
+static void record_loss(writer_thread *t, bool patient)
+{
+    int64_t step = atomic_load(&t->w->lost_from_step);
+    if (!t->failed || t->lost_recorded || !t->db || t->w->run_id < 0 || step < 0)
+        return;
+    sqlite3_stmt *s = t->stmt[SET_LOST];
+    sqlite3_bind_int64(s, 1, t->w->run_id);
+    sqlite3_bind_int64(s, 2, step);
+    sqlite3_bind_text(s, 3, atomic_load(&t->w->error), -1, SQLITE_STATIC);
+    char why[512];
+    t->lost_recorded = run_alone(t, s, patient ? atomic_load(&t->w->busy_limit_ms) : 0, why, sizeof why) == 0;
+}
+
+/* ---- tags and chunks --------------------------------------------------------- */
+static tag_state *tag_at(writer_thread *t, uint32_t id)
+{
+    if (id >= t->tags_cap) {
+        uint32_t cap = t->tags_cap ? 2 * t->tags_cap : 64;
+        while (cap <= id)
+            cap *= 2;
+        tag_state *tags = realloc(t->tags, cap * sizeof *tags);
+        uint32_t *dirty = realloc(t->dirty, cap * sizeof *dirty);
+        if (tags)
+            t->tags = tags;
+        if (dirty)
+            t->dirty = dirty;
+        if (!tags || !dirty)
+            return NULL;
+        memset(tags + t->tags_cap, 0, (cap - t->tags_cap) * sizeof *tags);
+        t->tags_cap = cap;
+    }
+    if (id >= t->ntags)
+        t->ntags = id + 1;
+    return &t->tags[id];
+}
+
+/* A resumed scalar tag goes on filling its last chunk if that has room. */
+static int reopen_last_chunk(writer_thread *t, tag_state *s)
+{
+    sqlite3_stmt *q = t->stmt[LAST_CHUNK];
+    sqlite3_bind_int64(q, 1, s->id);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(q, 0);
+        if (tw__chunk_unpack(sqlite3_column_blob(q, 1), sqlite3_column_bytes(q, 1), id, s->chunk) == 0 &&
+            s->chunk->n < TW_CHUNK_POINTS)
+            s->chunk_id = id;
+        else
+            s->chunk->n = 0; /* full (or unreadable: left alone): start a new one */
+        rc = SQLITE_DONE;
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int add_tag(writer_thread *t, const tw_summary_record *r)
+{
+    tag_state *s = tag_at(t, r->tag);
+    if (!s || (r->step == TW_SERIES_SCALAR && !s->chunk && !(s->chunk = calloc(1, sizeof *s->chunk))))
+        return SQLITE_NOMEM;
+    s->kind = (tw_series_kind)r->step;
+    sqlite3_stmt *find = t->stmt[FIND_TAG], *insert = t->stmt[INSERT_TAG];
+    sqlite3_bind_int64(find, 1, t->w->run_id);
+    sqlite3_bind_text(find, 2, r->payload, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(find);
+    if (rc == SQLITE_ROW) {
+        s->id = sqlite3_column_int64(find, 0);
+        sqlite3_reset(find);
+        return s->kind == TW_SERIES_SCALAR ? reopen_last_chunk(t, s) : SQLITE_OK;
+    }
+    sqlite3_reset(find);
+    if (rc != SQLITE_DONE)
+        return rc;
+    sqlite3_bind_int64(insert, 1, t->w->run_id);
+    sqlite3_bind_text(insert, 2, r->payload, -1, SQLITE_STATIC);
+    sqlite3_bind_text(insert, 3, tw__series_kind_name(s->kind), -1, SQLITE_STATIC);
+    rc = run(insert);
+    s->id = sqlite3_last_insert_rowid(t->db);
+    return rc;
+}
+
+static int write_chunk(writer_thread *t, tag_state *s)
+{
+    if (!s->dirty)
+        return SQLITE_OK;
+    sqlite3_stmt *stmt = t->stmt[s->chunk_id ? UPDATE_CHUNK : INSERT_CHUNK];
+    if (s->chunk_id)
+        sqlite3_bind_int64(stmt, 14, s->chunk_id);
+    else
+        sqlite3_bind_int64(stmt, 1, s->id);
+    if (tw__chunk_bind(stmt, s->chunk_id ? 1 : 2, s->chunk))
+        return SQLITE_NOMEM;
+    int rc = run(stmt);
+    if (rc == SQLITE_OK && !s->chunk_id)
+        s->chunk_id = sqlite3_last_insert_rowid(t->db);
+    s->dirty = rc != SQLITE_OK;
+    return rc;
+}
+
+static int add_scalar(writer_thread *t, const tw_summary_record *r)
+{
+    tag_state *s = &t->tags[r->tag];
+    tw_chunk *c = s->chunk;
+    if (!tw__chunk_accepts(c, r->step, r->wall_time)) {
+        int rc = write_chunk(t, s);
+        if (rc != SQLITE_OK)
+            return rc;
+        c->n = 0;
+        s->chunk_id = 0;
+    }
+    c->steps[c->n] = r->step;
+    c->wall_times[c->n] = r->wall_time;
+    c->values[c->n++] = r->value;
+    if (!s->listed)
+        t->dirty[t->ndirty++] = r->tag;
+    s->dirty = s->listed = true;
+    return SQLITE_OK;
+}
+
+/* ---- histograms, texts, hyperparameters ------------------------------------- */
+static int add_histogram(writer_thread *t, const tw_summary_record *r)
+{
+    tw_histogram_stats *stats = r->payload;
+    tw_histogram h = {.step = r->step,
+                      .wall_time = r->wall_time,
+                      .count = (double)stats->count,
+                      .min = stats->min,
+                      .max = stats->max,
+                      .sum = stats->sum,
+                      .sum_squares = stats->sum_squares,
+                      .nbuckets = TW_HISTOGRAM_BUCKETS,
+                      .buckets = stats->buckets};
+    sqlite3_stmt *s = t->stmt[INSERT_HISTOGRAM];
+    sqlite3_bind_int64(s, 1, t->tags[r->tag].id);
+    return tw__histogram_bind(s, 2, &h) ? SQLITE_NOMEM : run(s);
+}
+
+static int add_text(writer_thread *t, const tw_summary_record *r)
+{
+    sqlite3_stmt *s = t->stmt[INSERT_TEXT];
+    sqlite3_bind_int64(s, 1, t->tags[r->tag].id);
+    sqlite3_bind_int64(s, 2, r->step);
+    sqlite3_bind_double(s, 3, r->wall_time);
+    sqlite3_bind_text(s, 4, r->payload, -1, SQLITE_STATIC);
+    return run(s);
+}
+
+static int set_hparams(writer_thread *t, const tw_summary_record *r)
+{
+    const tw_hparams_payload *p = r->payload;
+    sqlite3_stmt *s = t->stmt[SET_HPARAMS];
+    sqlite3_bind_int64(s, 1, t->w->run_id);
+    sqlite3_bind_text(s, 2, p->hparams_json, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, p->metrics_json, -1, SQLITE_STATIC);
+    return run(s);
+}
+
+static int add_record(writer_thread *t, const tw_summary_record *r)
+{
+    switch ((tw_record_kind)r->kind) {
+    case TW_RECORD_SCALAR: return add_scalar(t, r);
+    case TW_RECORD_HISTOGRAM: return add_histogram(t, r);
+    case TW_RECORD_TEXT:
+    case TW_RECORD_GRAPH: return add_text(t, r);
+    case TW_RECORD_TAG: return add_tag(t, r);
+    case TW_RECORD_HPARAMS: return set_hparams(t, r);
+    }
+    return SQLITE_MISUSE;
+}
+
+/* ---- one wake's transaction ------------------------------------------------ */
+static int write_records(writer_thread *t, const tw_record_buffer *b)
+{
+    int rc = SQLITE_OK;
+    for (size_t i = 0; rc == SQLITE_OK && i < b->n; i++)
+        rc = add_record(t, &b->items[i]);
+    for (uint32_t i = 0; i < t->ndirty; i++) {
+        tag_state *s = &t->tags[t->dirty[i]];
+        if (rc == SQLITE_OK)
+            rc = write_chunk(t, s);
+        s->listed = false;
+    }
+    t->ndirty = 0;
+    return rc == SQLITE_OK ? run(t->stmt[COMMIT]) : rc;
+}
+
+static void write_batch(writer_thread *t, const tw_record_buffer *b)
+{
+    if (b->n == 0 || t->failed) {
+        if (b->n && atomic_load(&t->w->lost_from_step) < 0)
+            atomic_store(&t->w->lost_from_step, first_step(b));
+        return;
+    }
+    char why[512];
+    if (begin(t, atomic_load(&t->w->busy_limit_ms), why, sizeof why)) {
+        fail(t, why, b);
+        return;
+    }
+    int rc = write_records(t, b);
+    if (rc == SQLITE_OK)
+        return;
+    describe(t, rc, why, sizeof why);
+    run(t->stmt[ROLLBACK]);
+    fail(t, why, b);
+}
+
+static void finish_run(writer_thread *t)
+{
+    record_loss(t, true);
+    if (!t->db || t->w->run_id < 0)
+        return;
+    sqlite3_stmt *s = t->stmt[FINISH];
+    sqlite3_bind_int64(s, 1, t->w->run_id);
+    sqlite3_bind_text(s, 2, tw_run_status_name(t->w->close_status), -1, SQLITE_STATIC);
+    sqlite3_bind_double(s, 3, wall_clock());
+    char why[512], *message;
+    if (run_alone(t, s, atomic_load(&t->w->busy_limit_ms), why, sizeof why) == 0)
+        return;
+    message = g_strdup_printf("%s: cannot record the end of run '%s': %s", t->w->path, t->w->run_name, why);
+    tw__summary_fail(t->w, strdup(message));
+    g_free(message);
+}
+
+/* ---- the thread --------------------------------------------------------------- */
+static void thread_free(writer_thread *t)
+{
+    for (int i = 0; i < NSTATEMENTS; i++)
+        sqlite3_finalize(t->stmt[i]);
+    for (uint32_t i = 0; i < t->ntags; i++)
+        free(t->tags[i].chunk);
+    free(t->tags);
+    free(t->dirty);
+    g_free(t);
+}
+
+static void *thread_main(void *arg)
+{
+    writer_thread *t = arg;
+    tw_summary_queue *q = &t->w->queue;
+    tw_record_buffer mine = {.items = malloc(q->pending.cap * sizeof *mine.items), .cap = q->pending.cap};
+    for (bool stopping = false; !stopping;) {
+        uint64_t seq;
+        tw__queue_take(q, TW_SUMMARY_WAKE_MS, &mine, &seq, &stopping);
+        write_batch(t, &mine);
+        tw__records_clear(&mine);
+        if (stopping)
+            finish_run(t);
+        else
+            record_loss(t, false);
+        tw__queue_mark_done(q, seq);
+    }
+    free(mine.items);
+    thread_free(t);
+    return NULL;
+}
+
+static int prepare(writer_thread *t)
+{
+    for (int i = 0; i < NSTATEMENTS; i++)
+        if (sqlite3_prepare_v3(t->db, statement_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &t->stmt[i], NULL) !=
+            SQLITE_OK)
+            return tw__store_sqlite_error(t->db, t->w->path, "cannot prepare the summary writer's statements");
+    return 0;
+}
+
+int tw__summary_thread_start(tw_summary_writer *w)
+{
+    writer_thread *t = g_new0(writer_thread, 1);
+    t->w = w;
+    t->db = w->db;
+    t->busy_ms = -1;
+    t->failed = !t->db;
+    if (t->db && prepare(t)) {
+        thread_free(t);
+        return -1;
+    }
+    /* Signals (Ctrl+C) belong to the training thread. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&w->thread, NULL, thread_main, t);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) {
+        thread_free(t);
+        return tw_error_set("summary writer: cannot start its thread: %s", g_strerror(rc));
+    }
+    return 0;
+}
