@@ -93,16 +93,66 @@ static void add(reduction *r, int i, int64_t count, int64_t nan_count, tw_scalar
     take_extremes(c, min, min_step, max, max_step);
 }
 
-static void add_point(reduction *r, int64_t chunk_id, const tw_chunk *c, int index)
+static double point_coordinate(const reduction *r, const tw_chunk *c, int i)
 {
-    tw_scalar_point p = {c->steps[index], c->wall_times[index], c->values[index]};
-    double x = coordinate(r, p.step, p.wall_time);
-    int column = column_of(r, x);
-    if (column < 0)
-        return;
-    order_key key = {x, chunk_id, index};
-    bool nan = isnan(p.value);
-    add(r, column, 1, nan, p, key, p, key, p.value, p.step, p.value, p.step);
+    return coordinate(r, c->steps[i], c->wall_times[i]);
+}
+
+/* Points [begin, end) of a decoded chunk, all in column i. */
+static void add_segment(reduction *r, int i, int64_t chunk_id, const tw_chunk *c, int begin, int end)
+{
+    int64_t nan_count = 0, min_step = -1, max_step = -1;
+    double min = NAN, max = NAN;
+    bool found = false;
+    for (int k = begin; k < end; k++) {
+        double v = c->values[k];
+        if (isnan(v)) {
+            nan_count++;
+            continue;
+        }
+        /* Steps never go down within a chunk: the first of equal extremes
+         * has the smallest step. */
+        if (!found) {
+            min = max = v;
+            min_step = max_step = c->steps[k];
+            found = true;
+        } else if (v < min) {
+            min = v;
+            min_step = c->steps[k];
+        } else if (v > max) {
+            max = v;
+            max_step = c->steps[k];
+        }
+    }
+    int last = end - 1;
+    tw_scalar_point first_point = {c->steps[begin], c->wall_times[begin], c->values[begin]};
+    tw_scalar_point last_point = {c->steps[last], c->wall_times[last], c->values[last]};
+    add(r, i, end - begin, nan_count, first_point, (order_key){point_coordinate(r, c, begin), chunk_id, begin},
+        last_point, (order_key){point_coordinate(r, c, last), chunk_id, last}, min, min_step, max, max_step);
+}
+
+/* A decoded chunk, cut where its points change column: the coordinates
+ * never go down, so each column's points are one run, found by bisection
+ * (points past the range's end have column -1 and end the last run). */
+static void add_points(reduction *r, int64_t chunk_id, const tw_chunk *c)
+{
+    for (int begin = 0; begin < c->n;) {
+        int column = column_of(r, point_coordinate(r, c, begin));
+        if (column < 0) {
+            begin++;
+            continue;
+        }
+        int inside = begin, outside = c->n;
+        while (outside - inside > 1) {
+            int middle = inside + (outside - inside) / 2;
+            if (column_of(r, point_coordinate(r, c, middle)) == column)
+                inside = middle;
+            else
+                outside = middle;
+        }
+        add_segment(r, column, chunk_id, c, begin, outside);
+        begin = outside;
+    }
 }
 
 /* The summary columns as the range query selects them. */
@@ -136,8 +186,8 @@ static int add_decoded(reduction *r, tw_run_store *store, sqlite3_stmt *points, 
                                                      id, chunk)
                                   : tw__store_sqlite_error(store->db, store->path, "cannot read a chunk");
     sqlite3_reset(points);
-    for (int i = 0; status == 0 && i < chunk->n; i++)
-        add_point(r, id, chunk, i);
+    if (status == 0)
+        add_points(r, id, chunk);
     return status;
 }
 

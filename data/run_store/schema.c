@@ -14,6 +14,10 @@
 
 /* ---- version 1 ------------------------------------------------------------ */
 
+#define SUMMARY_COLUMNS                                                                                              \
+    "count, nan_count, first_step, last_step, first_wall_time, last_wall_time, first_value, last_value, min_value, " \
+    "max_value, min_step, max_step"
+
 static const char schema_v1[] =
     "CREATE TABLE runs ("
     "  id INTEGER PRIMARY KEY,"
@@ -52,10 +56,13 @@ static const char schema_v1[] =
     "  min_step INTEGER,"
     "  max_step INTEGER,"
     "  points BLOB NOT NULL);"
-    /* Cursors walk a tag's chunks by id; level-of-detail queries by range. */
+    /* Cursors walk a tag's chunks by id. Level-of-detail queries scan a
+     * range of one of the two covering indexes: they hold every summary
+     * column, so whole chunks cost an index entry, not a table row. */
     "CREATE INDEX scalar_chunks_by_tag ON scalar_chunks (tag_id);"
-    "CREATE INDEX scalar_chunks_by_step ON scalar_chunks (tag_id, first_step, last_step);"
-    "CREATE INDEX scalar_chunks_by_wall_time ON scalar_chunks (tag_id, first_wall_time, last_wall_time);"
+    "CREATE INDEX scalar_chunks_by_step ON scalar_chunks (tag_id, first_step, last_step, " SUMMARY_COLUMNS ");"
+    "CREATE INDEX scalar_chunks_by_wall_time ON scalar_chunks (tag_id, first_wall_time, last_wall_time, "
+    SUMMARY_COLUMNS ");"
     "CREATE TABLE histograms ("
     "  id INTEGER PRIMARY KEY,"
     "  tag_id INTEGER NOT NULL REFERENCES tags (id) ON DELETE CASCADE,"
@@ -219,7 +226,7 @@ static sqlite3 *open_file(const char *path, int flags)
  * when reading, or NULL when it is refused (untouched). */
 static sqlite3 *open_checked(const char *path, bool read_only)
 {
-    sqlite3 *db = open_file(path, SQLITE_OPEN_READONLY);
+    sqlite3 *db = open_file(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
     if (db && (inspect(db, path, read_only) || (read_only && configure(db, path, true)))) {
         sqlite3_close(db);
         return NULL;
@@ -229,7 +236,7 @@ static sqlite3 *open_checked(const char *path, bool read_only)
 
 static sqlite3 *open_for_writing(const char *path)
 {
-    sqlite3 *db = open_file(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    sqlite3 *db = open_file(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
     if (!db)
         return NULL;
     if (sqlite3_db_readonly(db, "main") == 1)
