@@ -1,4 +1,4 @@
-/* twb train MODEL.json --data fashion-mnist|FILE [options]
+/* twb train MODEL.json --data fashion-mnist|FILE [options] [--logdb FILE [--run NAME]]
  * twb evaluate MODEL.json --checkpoint FILE --data ...
  * twb predict MODEL.json --checkpoint FILE --data ... [--output FILE.npy]
  *
@@ -6,7 +6,10 @@
  * file, load the data whole, compile with the chosen optimizer and Keras'
  * usual loss for the labels, fit with a progress bar, checkpoint every epoch
  * and on Ctrl+C, evaluate on the test set, and optionally end with one JSON
- * object for scripts. */
+ * object for scripts. With --logdb the run goes into the run database: the
+ * model, the settings, the batch logs and learning rate every --log-every
+ * steps, weight and gradient histograms every --histogram-every steps, the
+ * epoch logs and the test metrics. */
 #include "train_cmd.h"
 
 #include <errno.h>
@@ -22,6 +25,7 @@
 #include <tw/checkpoint.h>
 #include <tw/data.h>
 #include <tw/model_file.h>
+#include <tw/summary.h>
 
 #include "train_data.h"
 #include "train_progress.h"
@@ -32,8 +36,8 @@ typedef struct {
     const char *command;
     const char *model_path;
     twb_data_spec data;
-    const char *optimizer, *loss, *checkpoint_dir, *checkpoint, *output;
-    int epochs;
+    const char *optimizer, *loss, *checkpoint_dir, *checkpoint, *output, *logdb, *run_name;
+    int epochs, log_every, histogram_every;
     int64_t batch_size;
     double learning_rate; /* NAN: the optimizer's default */
     double validation_split;
@@ -80,6 +84,7 @@ static int set_option(train_options *o, const char *name, const char *value)
     static const numeric_option numbers[] = {
         {"--epochs", 1, 1e6}, {"--batch-size", 1, 1e7}, {"--learning-rate", 0, 1e3},
         {"--seed", 0, 9007199254740992.0}, {"--validation-split", 0, 0.99},
+        {"--log-every", 1, 1e9}, {"--histogram-every", 0, 1e9},
     };
     for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
         if (strcmp(name, numbers[i].name))
@@ -95,8 +100,12 @@ static int set_option(train_options *o, const char *name, const char *value)
             o->learning_rate = v;
         else if (i == 3)
             o->data.seed = (uint64_t)v;
-        else
+        else if (i == 4)
             o->validation_split = v;
+        else if (i == 5)
+            o->log_every = (int)v;
+        else
+            o->histogram_every = (int)v;
         return 0;
     }
     const struct {
@@ -105,7 +114,7 @@ static int set_option(train_options *o, const char *name, const char *value)
     } strings[] = {
         {"--data", &o->data.data}, {"--labels", &o->data.labels}, {"--label-column", &o->data.label_column},
         {"--optimizer", &o->optimizer}, {"--loss", &o->loss}, {"--checkpoint-dir", &o->checkpoint_dir},
-        {"--checkpoint", &o->checkpoint}, {"--output", &o->output},
+        {"--checkpoint", &o->checkpoint}, {"--output", &o->output}, {"--logdb", &o->logdb}, {"--run", &o->run_name},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (!strcmp(name, strings[i].name)) {
@@ -144,6 +153,8 @@ static int parse_args(train_options *o, int argc, char **argv)
         return usage(o->command, "%s", "name the data with --data fashion-mnist|spirals|blobs|linear|FILE");
     if (o->resume && !o->checkpoint_dir)
         return usage(o->command, "%s", "--resume needs --checkpoint-dir");
+    if (o->run_name && !o->logdb)
+        return usage(o->command, "%s", "--run needs --logdb");
     return 0;
 }
 
@@ -153,7 +164,20 @@ typedef struct {
     twb_progress progress;
     tw_model_checkpoint *checkpoint; /* NULL without --checkpoint-dir */
     char checkpoint_path[4096];
+    tw_summary_writer *logdb; /* NULL without --logdb */
+    tw_summary_logger *logger;
+    tw_run_status status;
 } train_run;
+
+/* The builder's object as text (g_free), the builder freed. */
+static char *builder_text(JsonBuilder *b)
+{
+    JsonNode *root = json_builder_get_root(b);
+    char *text = json_to_string(root, FALSE);
+    json_node_unref(root);
+    g_object_unref(b);
+    return text;
+}
 
 /* What a checkpoint records about how it was trained, as a JSON object. */
 static char *settings_json(const train_options *o)
@@ -178,11 +202,7 @@ static char *settings_json(const train_options *o)
     json_builder_set_member_name(b, "validation_split");
     json_builder_add_double_value(b, o->validation_split);
     json_builder_end_object(b);
-    JsonNode *root = json_builder_get_root(b);
-    char *text = json_to_string(root, FALSE);
-    json_node_unref(root);
-    g_object_unref(b);
-    return text;
+    return builder_text(b);
 }
 
 static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
@@ -197,6 +217,65 @@ static int on_epoch_end(tw_model *model, const tw_progress *p, const tw_logs *lo
     train_run *run = user_data;
     twb_progress_epoch(&run->progress, p, logs);
     return 0;
+}
+
+/* ---- the run database ----------------------------------------------------- */
+/* The run's name without --run: the model's name and the time. */
+static char *default_run_name(const tw_model *model)
+{
+    GDateTime *now = g_date_time_new_now_local();
+    char *stamp = g_date_time_format(now, "%Y%m%d-%H%M%S");
+    char *name = g_strdup_printf("%s-%s", tw_layer_name(model), stamp);
+    g_free(stamp);
+    g_date_time_unref(now);
+    return name;
+}
+
+/* After compiling, so the settings hold the optimizer's actual rate. A
+ * resumed training appends to its run. */
+static int open_logdb(train_run *run, tw_model *model)
+{
+    const train_options *o = run->opt;
+    train_options effective = *o;
+    effective.learning_rate = tw_optimizer_learning_rate(tw_model_optimizer(model));
+    char *model_json = tw_model_to_json(model), *settings = settings_json(&effective);
+    char *name = o->run_name ? g_strdup(o->run_name) : default_run_name(model);
+    tw_summary_run_options options = {.model_json = model_json, .hparams_json = settings, .append = o->resume};
+    run->logdb = tw_summary_writer_open(o->logdb, name, &options);
+    if (run->logdb)
+        run->logger = tw_summary_logger_new(run->logdb, o->log_every, o->histogram_every);
+    free(model_json);
+    g_free(settings);
+    g_free(name);
+    return run->logger ? 0 : -1;
+}
+
+static void log_test_metrics(train_run *run, const tw_logs *test)
+{
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    for (int i = 0; i < test->n; i++) {
+        char *name = g_strconcat("test_", test->names[i], NULL);
+        json_builder_set_member_name(b, name);
+        json_builder_add_double_value(b, test->values[i]);
+        g_free(name);
+    }
+    json_builder_end_object(b);
+    char *metrics = builder_text(b);
+    tw_summary_hparams(run->logdb, NULL, metrics);
+    g_free(metrics);
+}
+
+/* The run's end. Lost logs are a warning: training's result stands. */
+static void close_logdb(train_run *run, int rc)
+{
+    char *error = rc ? g_strdup(tw_last_error()) : NULL;
+    if (tw_summary_writer_close(run->logdb, rc ? TW_RUN_FAILED : run->status))
+        fprintf(stderr, "twb train: warning: %s\n", tw_last_error());
+    tw_summary_logger_free(run->logger);
+    if (error)
+        tw_error_set("%s", error);
+    g_free(error);
 }
 
 static tw_optimizer *make_optimizer(const train_options *o)
@@ -273,11 +352,15 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
     fit.seed = o->data.seed;
     fit.validation_split = o->validation_split;
     fit.stop_flag = &stop_requested;
-    tw_callback callbacks[2] = {{.on_batch_end = on_batch_end, .on_epoch_end = on_epoch_end, .user_data = run}};
+    tw_callback callbacks[3] = {{.on_batch_end = on_batch_end, .on_epoch_end = on_epoch_end, .user_data = run}};
+    int ncallbacks = 1;
     if (run->checkpoint)
-        callbacks[1] = tw_model_checkpoint_callback(run->checkpoint);
+        callbacks[ncallbacks++] = tw_model_checkpoint_callback(run->checkpoint);
+    if (run->logger)
+        callbacks[ncallbacks++] = tw_summary_logger_callback(run->logger);
     fit.callbacks = callbacks;
-    fit.ncallbacks = run->checkpoint ? 2 : 1;
+    fit.ncallbacks = ncallbacks;
+    fit.expose_gradients = run->logger && o->histogram_every > 0;
     if (restore(run, model, x, &fit))
         return -1;
     tw_history *h = tw_model_fit(model, x, data->y, &fit);
@@ -285,6 +368,7 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
         return -1;
     int rc = 0;
     if (h->stopped_early && stop_requested) {
+        run->status = TW_RUN_STOPPED;
         fprintf(stderr, "\ntwb train: stopped at epoch %d, step %lld", h->resume_epoch + 1,
                 (long long)h->resume_step + 1);
         if (run->checkpoint)
@@ -304,13 +388,15 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
     }
     if (!rc && o->json)
         print_json(o, model, h, &test, on);
+    if (!rc && run->logdb)
+        log_test_metrics(run, &test);
     tw_history_free(h);
     return rc;
 }
 
 static int train(train_options *o, tw_model *model, twb_data *data)
 {
-    train_run run = {.opt = o};
+    train_run run = {.opt = o, .status = TW_RUN_FINISHED};
     twb_progress_init(&run.progress, o->json ? stderr : stdout);
     tw_tensor *x = twb_fit_input(model, data->x), *test_x = twb_fit_input(model, data->test_x);
     int rc = compile_model(model, o, data->y);
@@ -323,11 +409,15 @@ static int train(train_options *o, tw_model *model, twb_data *data)
         free(model_json);
         g_free(settings);
     }
+    if (!rc && o->logdb)
+        rc = open_logdb(&run, model);
     if (!rc) {
         signal(SIGINT, on_sigint);
         rc = fit_and_report(&run, model, data, x, test_x);
         signal(SIGINT, SIG_DFL);
     }
+    if (run.logdb)
+        close_logdb(&run, rc);
     tw_model_checkpoint_free(run.checkpoint);
     tw_tensor_unref(x);
     tw_tensor_unref(test_x);
@@ -372,7 +462,7 @@ static int evaluate_or_predict(train_options *o, tw_model *model, twb_data *data
 int twb_train_command(const char *command, int argc, char **argv)
 {
     train_options o = {.command = command, .optimizer = "adam", .epochs = 1, .batch_size = 32,
-                       .learning_rate = NAN};
+                       .learning_rate = NAN, .log_every = 10, .histogram_every = 100};
     int rc = parse_args(&o, argc, argv);
     if (rc)
         return rc;

@@ -5,6 +5,7 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -213,6 +214,83 @@ static void test_fashion_mnist_mlp(void)
     g_free(model);
 }
 
+/* One number from the run database, the query's ?1 bound to arg. */
+static int64_t logdb_int(const char *path, const char *sql, const char *arg)
+{
+    sqlite3 *db;
+    sqlite3_stmt *stmt;
+    g_assert_cmpint(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_prepare_v2(db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
+    sqlite3_bind_text(stmt, 1, arg, -1, SQLITE_STATIC);
+    g_assert_cmpint(sqlite3_step(stmt), ==, SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return v;
+}
+
+#define TAG_POINTS "SELECT sum(c.count) FROM scalar_chunks c JOIN tags t ON t.id = c.tag_id WHERE t.name = ?1"
+#define TAG_HISTOGRAMS "SELECT count(*) FROM histograms h JOIN tags t ON t.id = h.tag_id WHERE t.name = ?1"
+
+/* --logdb: the run with its model, settings and test metrics, the batch logs
+ * every step, histograms every 5, the epoch logs; a taken name fails before
+ * training; a locked file costs the logs (one warning), not the training. */
+static void test_logdb(fixture *f, gconstpointer data)
+{
+    char *db = g_build_filename(f->dir, "runs.db", NULL);
+    const char *args[] = {"train", f->model, "--data", "spirals", "--epochs", "2", "--validation-split", "0.2",
+                          "--logdb", db, "--log-every", "1", "--histogram-every", "5", "--run", "spirals-1", NULL};
+    twb_run run = run_twb_argv(args);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_null(strstr(run.err, "warning"));
+    twb_run_clear(&run);
+    g_assert_cmpint(logdb_int(db, "SELECT count(*) FROM runs WHERE name = ?1 AND status = 'finished' AND "
+                                  "model_json LIKE '%Sequential%' AND hparams_json LIKE '%\"optimizer\":\"adam\"%' "
+                                  "AND metrics_json LIKE '%test_accuracy%'",
+                              "spirals-1"),
+                    ==, 1);
+    int64_t steps = logdb_int(db, TAG_POINTS, "train/loss");
+    g_assert_cmpint(steps, >, 0);
+    g_assert_cmpint(steps % 2, ==, 0);
+    g_assert_cmpint(logdb_int(db, "SELECT max(c.last_step) FROM scalar_chunks c JOIN tags t ON t.id = c.tag_id "
+                                  "WHERE t.name = ?1",
+                              "train/loss"),
+                    ==, steps);
+    g_assert_cmpint(logdb_int(db, TAG_POINTS, "train/learning_rate"), ==, steps);
+    g_assert_cmpint(logdb_int(db, TAG_POINTS, "epoch/loss"), ==, 2);
+    g_assert_cmpint(logdb_int(db, TAG_POINTS, "validation/accuracy"), ==, 2);
+    g_assert_cmpint(logdb_int(db, TAG_HISTOGRAMS, "weights/dense/kernel"), ==, steps / 5);
+    g_assert_cmpint(logdb_int(db, TAG_HISTOGRAMS, "gradients/dense_1/bias"), ==, steps / 5);
+
+    run = run_twb_argv(args);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "a run named 'spirals-1' is already in the file"));
+    twb_run_clear(&run);
+
+    /* Without --run: the model's name and the time. */
+    run = run_twb("train", f->model, "--data", "spirals", "--logdb", db, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    twb_run_clear(&run);
+    g_assert_cmpint(logdb_int(db, "SELECT count(*) FROM runs WHERE name GLOB ?1", "spirals-2[0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9]"), ==, 1);
+
+    sqlite3 *holder;
+    g_assert_cmpint(sqlite3_open(db, &holder), ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_exec(holder, "BEGIN EXCLUSIVE", NULL, NULL, NULL), ==, SQLITE_OK);
+    run = run_twb("train", f->model, "--data", "spirals", "--logdb", db, "--run", "locked", NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(strstr(run.out, "accuracy"));
+    char *warning = g_strdup_printf("twb train: warning: %s: ", db);
+    g_assert_nonnull(strstr(run.err, warning));
+    g_assert_null(strstr(strstr(run.err, warning) + strlen(warning), "warning")); /* once */
+    g_assert_nonnull(strstr(run.err, "the logs of run 'locked' are not written"));
+    g_free(warning);
+    twb_run_clear(&run);
+    sqlite3_exec(holder, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(holder);
+    g_assert_cmpint(logdb_int(db, "SELECT count(*) FROM runs WHERE name = ?1", "locked"), ==, 0);
+    g_free(db);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -222,5 +300,6 @@ int main(int argc, char **argv)
                teardown);
     g_test_add("/cli-train/bad-input", fixture, NULL, setup, test_bad_input, teardown);
     g_test_add_func("/cli-train/fashion-mnist-mlp", test_fashion_mnist_mlp);
+    g_test_add("/cli-train/logdb", fixture, NULL, setup, test_logdb, teardown);
     return g_test_run();
 }
