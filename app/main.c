@@ -14,6 +14,7 @@
 
 #include "data_inspect.h"
 #include "example_linear.h"
+#include "runs_cmd.h"
 #include "summary_cmd.h"
 #include "train_cmd.h"
 
@@ -63,6 +64,11 @@ static void print_help(FILE *out)
           "  summary MODEL.json\n"
           "                   print a Keras Sequential model file's layers, output\n"
           "                   shapes and parameter counts, as Keras' model.summary()\n"
+          "  runs list|show RUN|delete RUN|rename OLD NEW|notes RUN TEXT [--logdb FILE]\n"
+          "                   the run database's runs (default file:\n"
+          "                   $XDG_DATA_HOME/twb/runs.db)\n"
+          "  runs export RUN --tag TAG --format csv|json [--logdb FILE]\n"
+          "                   a scalar series as TensorBoard's CSV or JSON download\n"
           "  help             show this help\n"
           "\n"
           "Options:\n"
@@ -235,6 +241,8 @@ int main(int argc, char **argv)
         return twb_train_command(command, argc - 2, argv + 2);
     if (strcmp(command, "summary") == 0)
         return twb_summary_command(argc - 2, argv + 2);
+    if (strcmp(command, "runs") == 0)
+        return twb_runs_command(argc - 2, argv + 2);
     if (command[0] == '-')
         return usage_error("unknown option '%s'", command);
     return usage_error("unknown command '%s'", command);
