@@ -102,7 +102,8 @@ int tw__histogram_read(sqlite3_stmt *stmt, int first, int64_t id, tw_histogram *
 /* Open the file (creating and migrating it unless read-only), in WAL mode
  * with a busy timeout, refusing newer or foreign files. On success the
  * connection is ready for the statements of schema.c's tables; opened for
- * writing, it has also marked the dead writers' runs as interrupted. */
+ * writing, it has also marked the dead writers' runs as interrupted. It is
+ * opened without SQLite's per-call mutex: one thread at a time uses it. */
 sqlite3 *tw__store_connect(const char *path, bool read_only);
 
 /* Migrations: steps[v] takes a file from schema v to v + 1 (steps[0]
