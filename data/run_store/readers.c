@@ -220,9 +220,14 @@ int tw_run_store_read_histograms(tw_run_store *store, int64_t tag_id, int64_t st
     *n = 0;
     if (max_records < 0)
         return tw_error_set("%s: read_histograms: max_records is %d", store->path, max_records);
-    int64_t total = 0;
-    if (count_histograms(store, tag_id, step_lo, step_hi, &total))
+    /* One read transaction: the count and the rows agree while a writer adds more. */
+    if (tw__store_exec(store->db, store->path, "BEGIN"))
         return -1;
+    int64_t total = 0;
+    if (count_histograms(store, tag_id, step_lo, step_hi, &total)) {
+        sqlite3_exec(store->db, "COMMIT", NULL, NULL, NULL);
+        return -1;
+    }
     int64_t picks = max_records > 0 && max_records < total ? max_records : total;
     sqlite3_stmt *ids = NULL, *row = NULL;
     int rc = sqlite3_prepare_v2(store->db,
@@ -251,6 +256,7 @@ int tw_run_store_read_histograms(tw_run_store *store, int64_t tag_id, int64_t st
         status = tw__store_sqlite_error(store->db, store->path, "cannot read the histograms");
     sqlite3_finalize(ids);
     sqlite3_finalize(row);
+    sqlite3_exec(store->db, "COMMIT", NULL, NULL, NULL);
     if (status) {
         tw_histogram_free(list, got);
         return -1;
