@@ -1,0 +1,449 @@
+/* The Designer's widgets on a TwModelDoc, in a window under Xvfb: the
+ * palette lists every engine class by group and filters by search; adding
+ * through the palette's activation (what a double-click does), deleting,
+ * duplicating and moving through the stack's actions update the cards'
+ * shapes and counts; the property editor's fields have the parameters'
+ * types and show the engine's message for a refused value. */
+#include <gtk/gtk.h>
+#include <string.h>
+
+#include <tw/engine.h>
+
+#include "designer_view.h"
+#include "layer_palette.h"
+#include "layer_stack.h"
+#include "property_editor.h"
+
+typedef struct {
+    TwModelDoc *doc;
+    GtkWidget *window;
+    TwDesignerView *view;
+    TwLayerPalette *palette;
+    TwLayerStack *stack;
+    TwPropertyEditor *editor;
+} Fixture;
+
+static void drain(void)
+{
+    while (g_main_context_iteration(NULL, FALSE))
+        ;
+}
+
+static void fixture_setup(Fixture *f, gconstpointer data)
+{
+    f->doc = tw_model_doc_new();
+    f->window = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(f->window), 1100, 760);
+    f->view = TW_DESIGNER_VIEW(tw_designer_view_new(f->doc));
+    gtk_window_set_child(GTK_WINDOW(f->window), GTK_WIDGET(f->view));
+    gtk_window_present(GTK_WINDOW(f->window));
+    f->palette = TW_LAYER_PALETTE(tw_designer_view_palette(f->view));
+    f->stack = TW_LAYER_STACK(tw_designer_view_stack(f->view));
+    f->editor = TW_PROPERTY_EDITOR(tw_designer_view_property_editor(f->view));
+    drain();
+}
+
+static void fixture_teardown(Fixture *f, gconstpointer data)
+{
+    gtk_window_destroy(GTK_WINDOW(f->window));
+    drain();
+    g_object_unref(f->doc);
+}
+
+static void must(gboolean ok, GError *error)
+{
+    g_assert_no_error(error);
+    g_assert_true(ok);
+}
+
+static void add(Fixture *f, const char *class_name)
+{
+    g_assert_true(tw_layer_palette_activate(f->palette, class_name));
+}
+
+static const char *card(Fixture *f, int index, const char *what)
+{
+    return tw_layer_stack_card_text(f->stack, index, what);
+}
+
+/* ---- the palette ------------------------------------------------------------- */
+static int group_rank(const char *group)
+{
+    static const char *order[] = {"Core", "Convolution", "Pooling", "Normalization", "Regularization", "Recurrent",
+                                  "Activation"};
+    for (size_t i = 0; i < G_N_ELEMENTS(order); i++)
+        if (!g_strcmp0(group, order[i]))
+            return (int)i;
+    return G_N_ELEMENTS(order);
+}
+
+static void test_palette_lists_every_class(Fixture *f, gconstpointer data)
+{
+    char **shown = tw_layer_palette_visible_classes(f->palette);
+    g_assert_cmpint(g_strv_length(shown), ==, tw_layer_class_count() - 1); /* all but Sequential */
+    for (int i = 0; i < tw_layer_class_count(); i++) {
+        const char *name = tw_layer_class_at(i)->name;
+        g_assert_true(g_strv_contains((const char *const *)shown, name) == !!strcmp(name, "Sequential"));
+    }
+    /* Grouped in the palette's order, each group's heading over its first class only. */
+    int last_rank = -1, headings = 0;
+    for (int i = 0; shown[i]; i++) {
+        const tw_layer_class *klass = tw_layer_class_find(shown[i]);
+        int rank = group_rank(klass->group);
+        g_assert_cmpint(rank, >=, last_rank);
+        const char *heading = tw_layer_palette_heading_of(f->palette, shown[i]);
+        if (rank != last_rank) {
+            g_assert_cmpstr(heading, ==, klass->group);
+            headings++;
+        } else {
+            g_assert_null(heading);
+        }
+        last_rank = rank;
+    }
+    g_assert_cmpint(headings, >=, 7);
+    g_assert_cmpstr(shown[0], ==, "InputLayer");
+    g_strfreev(shown);
+}
+
+static void test_palette_search(Fixture *f, gconstpointer data)
+{
+    tw_layer_palette_set_search(f->palette, "CONV");
+    char **shown = tw_layer_palette_visible_classes(f->palette);
+    g_assert_true(g_strv_contains((const char *const *)shown, "Conv2D"));
+    g_assert_true(g_strv_contains((const char *const *)shown, "Conv1D"));
+    g_assert_false(g_strv_contains((const char *const *)shown, "Dense"));
+    for (int i = 0; shown[i]; i++) {
+        const tw_layer_class *klass = tw_layer_class_find(shown[i]);
+        char *text = g_ascii_strdown(g_strconcat(klass->name, " ", klass->summary, NULL), -1);
+        g_assert_nonnull(strstr(text, "conv"));
+        g_free(text);
+    }
+    g_assert_cmpstr(tw_layer_palette_heading_of(f->palette, shown[0]), ==, tw_layer_class_find(shown[0])->group);
+    g_strfreev(shown);
+
+    /* Summaries are searched too: "dropout" finds Dropout; nothing for nonsense. */
+    tw_layer_palette_set_search(f->palette, "zzzz");
+    shown = tw_layer_palette_visible_classes(f->palette);
+    g_assert_cmpint(g_strv_length(shown), ==, 0);
+    g_assert_false(tw_layer_palette_activate(f->palette, "Dense"));
+    g_strfreev(shown);
+    tw_layer_palette_set_search(f->palette, "");
+    shown = tw_layer_palette_visible_classes(f->palette);
+    g_assert_cmpint(g_strv_length(shown), ==, tw_layer_class_count() - 1);
+    g_strfreev(shown);
+}
+
+/* ---- the stack ---------------------------------------------------------------- */
+static void test_add_updates_cards(Fixture *f, gconstpointer data)
+{
+    GError *error = NULL;
+    must(tw_model_doc_set_input_shape(f->doc, 0, "28,28,1", &error), error);
+    g_assert_cmpint(tw_designer_view_selected(f->view), ==, 0);
+    add(f, "Conv2D");
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, 2);
+    g_assert_cmpint(tw_designer_view_selected(f->view), ==, 1); /* the new layer is selected */
+    g_assert_cmpstr(card(f, 1, "name"), ==, "conv2d");
+    g_assert_cmpstr(card(f, 1, "class"), ==, "Conv2D");
+    g_assert_cmpstr(card(f, 1, "shape"), ==, "(None, 26, 26, 32)");
+    g_assert_cmpstr(card(f, 1, "params"), ==, "320 params");
+    g_assert_cmpstr(card(f, 1, "tag"), ==, "trainable");
+    g_assert_null(card(f, 1, "message"));
+    add(f, "Flatten");
+    add(f, "Dense");
+    g_assert_cmpstr(card(f, 3, "shape"), ==, "(None, 32)");
+    g_assert_cmpstr(card(f, 3, "params"), ==, "692,256 params");
+    g_assert_cmpstr(tw_layer_stack_totals_text(f->stack), ==,
+                    "Total params: 692,576     Trainable: 692,576     Non-trainable: 0");
+
+    /* Added below the selection, not at the end. */
+    tw_designer_view_select(f->view, 1);
+    add(f, "BatchNormalization");
+    g_assert_cmpstr(card(f, 2, "class"), ==, "BatchNormalization");
+    g_assert_cmpstr(card(f, 2, "params"), ==, "128 params (64 non-trainable)");
+    g_assert_cmpstr(tw_layer_stack_totals_text(f->stack), ==,
+                    "Total params: 692,704     Trainable: 692,640     Non-trainable: 64");
+    g_assert_cmpint(tw_property_editor_get_index(f->editor), ==, 2);
+}
+
+static void test_invalid_model_marked(Fixture *f, gconstpointer data)
+{
+    GError *error = NULL;
+    must(tw_model_doc_set_input_shape(f->doc, 0, "784", &error), error);
+    add(f, "Dense");
+    add(f, "Conv2D");
+    add(f, "Flatten");
+    g_assert_true(tw_layer_stack_card_has_class(f->stack, 2, "layer-error"));
+    g_assert_cmpstr(card(f, 2, "message"), ==, tw_model_doc_error(f->doc));
+    g_assert_nonnull(strstr(card(f, 2, "message"), "(None, 32)"));
+    g_assert_true(tw_layer_stack_card_has_class(f->stack, 3, "layer-unreached"));
+    g_assert_cmpstr(card(f, 3, "shape"), ==, "—");
+    g_assert_false(tw_layer_stack_card_has_class(f->stack, 1, "layer-unreached"));
+    g_assert_false(tw_layer_stack_card_has_class(f->stack, 1, "layer-error"));
+
+    /* A Reshape in between makes it work; the marks go. */
+    tw_designer_view_select(f->view, 1);
+    add(f, "Reshape");
+    must(tw_model_doc_set_param(f->doc, 2, "target_shape", "4,8,1", &error), error);
+    g_assert_cmpint(tw_model_doc_error_index(f->doc), ==, -1);
+    for (int i = 0; i < 5; i++) {
+        g_assert_false(tw_layer_stack_card_has_class(f->stack, i, "layer-error"));
+        g_assert_false(tw_layer_stack_card_has_class(f->stack, i, "layer-unreached"));
+        g_assert_null(card(f, i, "message"));
+    }
+    g_assert_cmpstr(card(f, 3, "shape"), ==, "(None, 2, 6, 32)");
+    g_assert_true(tw_model_doc_undo(f->doc)); /* back to the failing Conv2D, now at index 3 */
+    g_assert_true(tw_layer_stack_card_has_class(f->stack, 3, "layer-error"));
+}
+
+static void test_delete_duplicate_move(Fixture *f, gconstpointer data)
+{
+    GError *error = NULL;
+    must(tw_model_doc_set_input_shape(f->doc, 0, "28,28,1", &error), error);
+    add(f, "Conv2D");
+    add(f, "Flatten");
+    add(f, "Dense");
+    GtkWidget *stack = GTK_WIDGET(f->stack);
+
+    g_assert_true(gtk_widget_activate_action(stack, "stack.duplicate", "i", 1));
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, 5);
+    g_assert_cmpstr(card(f, 2, "name"), ==, "conv2d_1");
+    g_assert_cmpstr(card(f, 2, "shape"), ==, "(None, 24, 24, 32)");
+    g_assert_cmpstr(card(f, 2, "params"), ==, "9,248 params");
+    g_assert_cmpint(tw_designer_view_selected(f->view), ==, 2);
+
+    g_assert_true(gtk_widget_activate_action(stack, "stack.move-down", "i", 2)); /* below Flatten: invalid */
+    g_assert_cmpstr(card(f, 3, "name"), ==, "conv2d_1");
+    g_assert_true(tw_layer_stack_card_has_class(f->stack, 3, "layer-error"));
+    g_assert_cmpint(tw_designer_view_selected(f->view), ==, 3);
+    g_assert_true(gtk_widget_activate_action(stack, "stack.move-up", "i", 3));
+    g_assert_cmpstr(card(f, 2, "name"), ==, "conv2d_1");
+    g_assert_false(tw_layer_stack_card_has_class(f->stack, 3, "layer-error"));
+
+    /* What a drag of card 2 to the gap above card 1 does, then a palette drop at the end. */
+    g_assert_true(tw_layer_stack_drop_layer(f->stack, 2, 1));
+    g_assert_cmpstr(card(f, 1, "name"), ==, "conv2d_1");
+    g_assert_cmpstr(card(f, 2, "name"), ==, "conv2d");
+    g_assert_true(tw_layer_stack_drop_layer(f->stack, 1, 3)); /* down: the gap below conv2d */
+    g_assert_cmpstr(card(f, 2, "name"), ==, "conv2d_1");
+    g_assert_true(tw_layer_stack_drop_class(f->stack, "Dropout", 5));
+    g_assert_cmpstr(card(f, 5, "class"), ==, "Dropout");
+    g_assert_cmpstr(card(f, 5, "shape"), ==, "(None, 32)");
+    g_assert_cmpint(tw_designer_view_selected(f->view), ==, 5);
+
+    g_assert_true(gtk_widget_activate_action(stack, "stack.delete", "i", 5));
+    g_assert_true(gtk_widget_activate_action(stack, "stack.delete", "i", 2));
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, 4);
+    g_assert_cmpstr(card(f, 3, "params"), ==, "692,256 params");
+    g_assert_null(card(f, 4, "name")); /* no card left over */
+    g_assert_cmpint(tw_designer_view_selected(f->view), ==, 2);
+
+    /* Undo brings the layer back with its card. */
+    g_assert_true(tw_model_doc_undo(f->doc));
+    g_assert_cmpstr(card(f, 2, "name"), ==, "conv2d_1");
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, 5);
+}
+
+static void test_model_error_and_empty(Fixture *f, gconstpointer data)
+{
+    GError *error = NULL;
+    must(tw_model_doc_set_input_shape(f->doc, 0, "", &error), error);
+    g_assert_true(tw_layer_stack_card_has_class(f->stack, 0, "layer-unreached"));
+    g_assert_cmpstr(card(f, 0, "shape"), ==, "—");
+    must(tw_model_doc_remove(f->doc, 0, &error), error);
+    g_assert_null(card(f, 0, "name"));
+    g_assert_cmpint(tw_designer_view_selected(f->view), ==, -1);
+    g_assert_null(tw_property_editor_field(f->editor, "name"));
+    g_assert_cmpstr(tw_layer_stack_totals_text(f->stack), ==,
+                    "Total params: 0     Trainable: 0     Non-trainable: 0");
+}
+
+/* A 50-layer model refreshes within a frame. */
+static void test_refresh_speed(Fixture *f, gconstpointer data)
+{
+    GError *error = NULL;
+    must(tw_model_doc_set_input_shape(f->doc, 0, "784", &error), error);
+    for (int i = 0; i < 49; i++)
+        must(tw_model_doc_insert(f->doc, 1, i % 2 ? "Dropout" : "Dense", &error), error);
+    tw_designer_view_select(f->view, 1);
+    drain();
+    double worst = 0;
+    for (int i = 0; i < 10; i++) {
+        gint64 start = g_get_monotonic_time();
+        must(tw_model_doc_set_param(f->doc, 1, "units", i % 2 ? "64" : "128", &error), error);
+        worst = MAX(worst, (g_get_monotonic_time() - start) / 1000.0);
+        drain();
+    }
+    g_test_message("worst edit + refresh of 50 cards and the property editor: %.2f ms", worst);
+    g_assert_cmpstr(card(f, 1, "shape"), ==, "(None, 64)");
+    g_assert_cmpfloat(worst, <, 16);
+}
+
+/* ---- the property editor ------------------------------------------------------ */
+static void test_fields_typed(Fixture *f, gconstpointer data)
+{
+    GError *error = NULL;
+    must(tw_model_doc_set_input_shape(f->doc, 0, "28,28,1", &error), error);
+    GtkWidget *shape = tw_property_editor_field(f->editor, "input_shape");
+    g_assert_true(GTK_IS_ENTRY(shape));
+    g_assert_cmpstr(gtk_editable_get_text(GTK_EDITABLE(shape)), ==, "28,28,1");
+    add(f, "Conv2D");
+    g_assert_null(tw_property_editor_field(f->editor, "input_shape")); /* only the first layer's */
+
+    const tw_layer_class *conv = tw_layer_class_find("Conv2D");
+    for (int i = 0; i < conv->nparams; i++) {
+        const tw_param_def *def = &conv->params[i];
+        GtkWidget *w = tw_property_editor_field(f->editor, def->key);
+        g_assert_nonnull(w);
+        switch (def->type) {
+        case TW_PARAM_INT:
+            g_assert_true(GTK_IS_SPIN_BUTTON(w));
+            break;
+        case TW_PARAM_BOOL:
+            g_assert_true(GTK_IS_SWITCH(w));
+            break;
+        case TW_PARAM_CHOICE:
+            g_assert_true(GTK_IS_DROP_DOWN(w));
+            break;
+        case TW_PARAM_INTS:
+            g_assert_true(GTK_IS_BOX(w)); /* one spin button per element */
+            break;
+        default:
+            g_assert_true(GTK_IS_ENTRY(w));
+        }
+    }
+    GtkAdjustment *filters = gtk_spin_button_get_adjustment(GTK_SPIN_BUTTON(tw_property_editor_field(f->editor, "filters")));
+    g_assert_cmpfloat(gtk_adjustment_get_lower(filters), ==, 1);
+    g_assert_cmpfloat(gtk_adjustment_get_value(filters), ==, 32);
+    GtkWidget *drop = tw_property_editor_field(f->editor, "activation");
+    g_assert_cmpuint(g_list_model_get_n_items(gtk_drop_down_get_model(GTK_DROP_DOWN(drop))), ==,
+                     g_strv_length((char **)tw_activation_names));
+}
+
+static char *param(Fixture *f, int index, const char *key)
+{
+    char *text = tw_layer_get_text(tw_model_doc_layer(f->doc, index), key);
+    char *copy = g_strdup(text);
+    free(text);
+    return copy;
+}
+
+static void assert_param(Fixture *f, int index, const char *key, const char *expected)
+{
+    char *text = param(f, index, key);
+    g_assert_cmpstr(text, ==, expected);
+    g_free(text);
+}
+
+static void type_into(GtkWidget *entry, const char *text)
+{
+    gtk_editable_set_text(GTK_EDITABLE(entry), text);
+    g_signal_emit_by_name(entry, "activate");
+}
+
+static void test_fields_edit(Fixture *f, gconstpointer data)
+{
+    GError *error = NULL;
+    must(tw_model_doc_set_input_shape(f->doc, 0, "28,28,1", &error), error);
+    add(f, "Conv2D");
+    GtkWidget *filters = tw_property_editor_field(f->editor, "filters");
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(filters), 16);
+    assert_param(f, 1, "filters", "16");
+    g_assert_cmpstr(card(f, 1, "params"), ==, "160 params");
+
+    GtkWidget *kernel = tw_property_editor_field(f->editor, "kernel_size");
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(gtk_widget_get_first_child(kernel)), 5);
+    assert_param(f, 1, "kernel_size", "5,3");
+    g_assert_cmpstr(card(f, 1, "shape"), ==, "(None, 24, 26, 16)");
+
+    gtk_switch_set_active(GTK_SWITCH(tw_property_editor_field(f->editor, "use_bias")), FALSE);
+    assert_param(f, 1, "use_bias", "false");
+    GtkDropDown *activation = GTK_DROP_DOWN(tw_property_editor_field(f->editor, "activation"));
+    GListModel *items = gtk_drop_down_get_model(activation);
+    for (guint i = 0; i < g_list_model_get_n_items(items); i++)
+        if (!strcmp(gtk_string_list_get_string(GTK_STRING_LIST(items), i), "relu"))
+            gtk_drop_down_set_selected(activation, i);
+    assert_param(f, 1, "activation", "relu");
+
+    GtkWidget *reg = tw_property_editor_field(f->editor, "kernel_regularizer");
+    type_into(reg, "l2=0.01");
+    assert_param(f, 1, "kernel_regularizer", "l1=0,l2=0.01");
+    g_assert_cmpstr(gtk_editable_get_text(GTK_EDITABLE(reg)), ==, "l2=0.01");
+    g_assert_null(tw_property_editor_message(f->editor, "kernel_regularizer"));
+
+    /* A value the engine refuses: its message under the field, the old value kept. */
+    type_into(reg, "l3=1");
+    const char *message = tw_property_editor_message(f->editor, "kernel_regularizer");
+    g_assert_nonnull(message);
+    g_assert_nonnull(strstr(message, "kernel_regularizer: expected a penalty"));
+    g_assert_nonnull(strstr(message, "l3=1"));
+    assert_param(f, 1, "kernel_regularizer", "l1=0,l2=0.01");
+    g_assert_cmpstr(gtk_editable_get_text(GTK_EDITABLE(reg)), ==, "l2=0.01");
+    type_into(reg, "");
+    assert_param(f, 1, "kernel_regularizer", "none");
+    g_assert_null(tw_property_editor_message(f->editor, "kernel_regularizer"));
+
+    GtkWidget *name = tw_property_editor_field(f->editor, "name");
+    type_into(name, "input");
+    g_assert_nonnull(strstr(tw_property_editor_message(f->editor, "name"), "already named"));
+    g_assert_cmpstr(gtk_editable_get_text(GTK_EDITABLE(name)), ==, "conv2d");
+    type_into(name, "features");
+    g_assert_cmpstr(card(f, 1, "name"), ==, "features");
+
+    /* Reset to Keras' default, then undo puts the edited value back in the field. */
+    g_assert_true(tw_property_editor_reset(f->editor, "filters"));
+    assert_param(f, 1, "filters", "32");
+    g_assert_false(tw_property_editor_reset(f->editor, "filters"));
+    g_assert_true(tw_model_doc_undo(f->doc));
+    g_assert_cmpfloat(gtk_spin_button_get_value(GTK_SPIN_BUTTON(filters)), ==, 16);
+
+    /* Typed but not yet committed when another layer is chosen: kept. */
+    g_assert_true(gtk_widget_grab_focus(name));
+    gtk_editable_set_text(GTK_EDITABLE(name), "edges");
+    tw_designer_view_select(f->view, 0);
+    g_assert_cmpstr(card(f, 1, "name"), ==, "edges");
+    g_assert_true(GTK_IS_ENTRY(tw_property_editor_field(f->editor, "input_shape")));
+}
+
+static void test_input_shape_field(Fixture *f, gconstpointer data)
+{
+    tw_designer_view_select(f->view, 0);
+    GtkWidget *shape = tw_property_editor_field(f->editor, "input_shape");
+    type_into(shape, "abc");
+    g_assert_nonnull(strstr(tw_property_editor_message(f->editor, "input_shape"), "input shape"));
+    g_assert_cmpstr(gtk_editable_get_text(GTK_EDITABLE(shape)), ==, "28,28");
+    type_into(shape, "(32, 32, 3)");
+    g_assert_cmpstr(card(f, 0, "shape"), ==, "(None, 32, 32, 3)");
+    g_assert_cmpstr(gtk_editable_get_text(GTK_EDITABLE(shape)), ==, "32,32,3");
+
+    /* A nullable tuple is an entry with None as placeholder. */
+    add(f, "Dropout");
+    GtkWidget *noise = tw_property_editor_field(f->editor, "noise_shape");
+    g_assert_true(GTK_IS_ENTRY(noise));
+    g_assert_cmpstr(gtk_entry_get_placeholder_text(GTK_ENTRY(noise)), ==, "None");
+    GtkWidget *rate = tw_property_editor_field(f->editor, "rate");
+    g_assert_true(GTK_IS_SPIN_BUTTON(rate));
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(rate), 0.25);
+    assert_param(f, 1, "rate", "0.25");
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_setenv("GTK_A11Y", "none", TRUE); /* no accessibility bus under Xvfb */
+    if (!gtk_init_check()) {
+        g_test_message("no display: run under xvfb-run (meson test --suite gui does)");
+        return 77;
+    }
+#define ADD(path, fn) g_test_add("/ui/designer/" path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
+    ADD("palette/every_class", test_palette_lists_every_class);
+    ADD("palette/search", test_palette_search);
+    ADD("stack/add", test_add_updates_cards);
+    ADD("stack/invalid", test_invalid_model_marked);
+    ADD("stack/delete_duplicate_move", test_delete_duplicate_move);
+    ADD("stack/model_error_and_empty", test_model_error_and_empty);
+    ADD("stack/refresh_speed", test_refresh_speed);
+    ADD("editor/fields_typed", test_fields_typed);
+    ADD("editor/fields_edit", test_fields_edit);
+    ADD("editor/input_shape", test_input_shape_field);
+    return g_test_run();
+}

@@ -1,0 +1,582 @@
+/* TwModelDoc, the designer's model: edits update the engine's shapes and
+ * parameter counts, invalid models carry the engine's message at the
+ * failing layer, undo and redo restore exact JSON states, files load and
+ * save. GObject only: no display needed. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tw/engine.h>
+#include <tw/model_file.h>
+
+#include "model_doc.h"
+
+/* ---- helpers ---------------------------------------------------------------- */
+static void must(gboolean ok, GError *error)
+{
+    g_assert_no_error(error);
+    g_assert_true(ok);
+}
+
+static void insert(TwModelDoc *doc, int index, const char *class_name)
+{
+    GError *error = NULL;
+    must(tw_model_doc_insert(doc, index, class_name, &error), error);
+}
+
+static void set_param(TwModelDoc *doc, int index, const char *key, const char *text)
+{
+    GError *error = NULL;
+    must(tw_model_doc_set_param(doc, index, key, text, &error), error);
+}
+
+static void set_input(TwModelDoc *doc, int index, const char *text)
+{
+    GError *error = NULL;
+    must(tw_model_doc_set_input_shape(doc, index, text, &error), error);
+}
+
+static void assert_shape(TwModelDoc *doc, int index, const char *expected)
+{
+    char buf[128];
+    const tw_layer_info *info = tw_model_doc_info(doc, index);
+    g_assert_nonnull(info);
+    g_assert_cmpstr(tw_shape_format(&info->output, buf, sizeof buf), ==, expected);
+}
+
+static void assert_params(TwModelDoc *doc, int index, int64_t trainable, int64_t non_trainable)
+{
+    const tw_layer_info *info = tw_model_doc_info(doc, index);
+    g_assert_cmpint(info->trainable_params, ==, trainable);
+    g_assert_cmpint(info->non_trainable_params, ==, non_trainable);
+}
+
+static void assert_totals(TwModelDoc *doc, int64_t trainable, int64_t non_trainable)
+{
+    int64_t t = -1, nt = -1;
+    tw_model_doc_totals(doc, &t, &nt);
+    g_assert_cmpint(t, ==, trainable);
+    g_assert_cmpint(nt, ==, non_trainable);
+}
+
+static const char *name_at(TwModelDoc *doc, int index)
+{
+    return tw_layer_name(tw_model_doc_layer(doc, index));
+}
+
+static const char *class_at(TwModelDoc *doc, int index)
+{
+    return tw_layer_class_of(tw_model_doc_layer(doc, index))->name;
+}
+
+static void count_signal(TwModelDoc *doc, int *count)
+{
+    (*count)++;
+}
+
+/* Input (28, 28, 1) -> Conv2D(32, 3x3, relu). */
+static TwModelDoc *small_cnn(void)
+{
+    TwModelDoc *doc = tw_model_doc_new();
+    set_input(doc, 0, "28,28,1");
+    insert(doc, 1, "Conv2D");
+    set_param(doc, 1, "activation", "relu");
+    return doc;
+}
+
+static char *repo_file(const char *first, ...)
+{
+    const char *srcdir = g_getenv("G_TEST_SRCDIR");
+    GPtrArray *parts = g_ptr_array_new();
+    g_ptr_array_add(parts, (char *)(srcdir ? srcdir : "."));
+    g_ptr_array_add(parts, "..");
+    va_list ap;
+    va_start(ap, first);
+    for (const char *p = first; p; p = va_arg(ap, const char *))
+        g_ptr_array_add(parts, (char *)p);
+    va_end(ap);
+    g_ptr_array_add(parts, NULL);
+    char *path = g_build_filenamev((char **)parts->pdata);
+    g_ptr_array_free(parts, TRUE);
+    return path;
+}
+
+/* ---- a new document ---------------------------------------------------------- */
+static void test_new(void)
+{
+    TwModelDoc *doc = tw_model_doc_new();
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, 1);
+    g_assert_cmpstr(class_at(doc, 0), ==, "InputLayer");
+    assert_shape(doc, 0, "(None, 28, 28)");
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, -1);
+    g_assert_null(tw_model_doc_error(doc));
+    g_assert_false(tw_model_doc_modified(doc));
+    g_assert_false(tw_model_doc_can_undo(doc));
+    g_assert_null(tw_model_doc_path(doc));
+    assert_totals(doc, 0, 0);
+    g_object_unref(doc);
+}
+
+/* ---- edits update shapes and counts ----------------------------------------- */
+static void test_insert_shapes(void)
+{
+    TwModelDoc *doc = small_cnn();
+    g_assert_cmpstr(name_at(doc, 1), ==, "conv2d");
+    assert_shape(doc, 1, "(None, 26, 26, 32)");
+    assert_params(doc, 1, 320, 0);
+    insert(doc, 2, "MaxPooling2D");
+    insert(doc, 3, "Flatten");
+    insert(doc, 4, "Dense");
+    set_param(doc, 4, "units", "10");
+    assert_shape(doc, 2, "(None, 13, 13, 32)");
+    assert_shape(doc, 3, "(None, 5408)");
+    assert_shape(doc, 4, "(None, 10)");
+    assert_params(doc, 4, 54090, 0);
+    assert_totals(doc, 320 + 54090, 0);
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, -1);
+    insert(doc, 2, "BatchNormalization");
+    assert_params(doc, 2, 64, 64);
+    assert_totals(doc, 320 + 64 + 54090, 64);
+    g_object_unref(doc);
+}
+
+static void test_unique_names(void)
+{
+    TwModelDoc *doc = small_cnn();
+    insert(doc, 2, "Conv2D");
+    insert(doc, 3, "Conv2D");
+    g_assert_cmpstr(name_at(doc, 2), ==, "conv2d_1");
+    g_assert_cmpstr(name_at(doc, 3), ==, "conv2d_2");
+    GError *error = NULL;
+    g_assert_false(tw_model_doc_rename_layer(doc, 3, "conv2d", &error));
+    g_assert_nonnull(strstr(error->message, "already named \"conv2d\""));
+    g_clear_error(&error);
+    g_assert_false(tw_model_doc_rename_layer(doc, 3, "a/b", &error));
+    g_assert_nonnull(strstr(error->message, "without '/'"));
+    g_clear_error(&error);
+    must(tw_model_doc_rename_layer(doc, 3, "features", &error), error);
+    g_assert_cmpstr(name_at(doc, 3), ==, "features");
+    g_object_unref(doc);
+}
+
+static void test_move_remove_duplicate(void)
+{
+    GError *error = NULL;
+    TwModelDoc *doc = small_cnn();
+    insert(doc, 2, "Flatten");
+    insert(doc, 3, "Dense");
+    must(tw_model_doc_duplicate(doc, 1, &error), error);
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, 5);
+    g_assert_cmpstr(name_at(doc, 2), ==, "conv2d_1");
+    assert_shape(doc, 2, "(None, 24, 24, 32)");
+    assert_params(doc, 2, 32 * 32 * 9 + 32, 0);
+    char *relu = tw_layer_get_text(tw_model_doc_layer(doc, 2), "activation");
+    g_assert_cmpstr(relu, ==, "relu");
+    free(relu);
+    assert_shape(doc, 4, "(None, 32)");
+    assert_params(doc, 4, 24 * 24 * 32 * 32 + 32, 0);
+
+    /* Flatten above the second conv: the conv now gets a rank-2 input. */
+    must(tw_model_doc_move(doc, 3, 2, &error), error);
+    g_assert_cmpstr(class_at(doc, 2), ==, "Flatten");
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, 3);
+    must(tw_model_doc_move(doc, 2, 3, &error), error);
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, -1);
+
+    must(tw_model_doc_remove(doc, 2, &error), error);
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, 4);
+    assert_params(doc, 3, 26 * 26 * 32 * 32 + 32, 0);
+    g_assert_false(tw_model_doc_remove(doc, 4, &error));
+    g_assert_nonnull(strstr(error->message, "out of range"));
+    g_clear_error(&error);
+    g_assert_false(tw_model_doc_insert(doc, 0, "NoSuchLayer", &error));
+    g_assert_nonnull(strstr(error->message, "NoSuchLayer"));
+    g_clear_error(&error);
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, 4);
+    g_object_unref(doc);
+}
+
+/* The input shape stays at the top of the stack when its layer moves away. */
+static void test_input_shape_stays_on_top(void)
+{
+    GError *error = NULL;
+    TwModelDoc *doc = tw_model_doc_new();
+    set_input(doc, 0, "(13,)");
+    insert(doc, 1, "Dense");
+    assert_shape(doc, 1, "(None, 32)");
+    assert_params(doc, 1, 13 * 32 + 32, 0);
+    must(tw_model_doc_remove(doc, 0, &error), error);
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, -1);
+    assert_params(doc, 0, 13 * 32 + 32, 0);
+    insert(doc, 1, "Dense");
+    must(tw_model_doc_duplicate(doc, 0, &error), error); /* the copy does not declare it again */
+    g_assert_null(tw_layer_input_shape(tw_model_doc_layer(doc, 1)));
+    must(tw_model_doc_move(doc, 0, 2, &error), error);
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, -1);
+    assert_params(doc, 0, 13 * 32 + 32, 0);
+    g_object_unref(doc);
+}
+
+static void test_set_param(void)
+{
+    GError *error = NULL;
+    TwModelDoc *doc = small_cnn();
+    set_param(doc, 1, "kernel_size", "(5, 5)");
+    assert_shape(doc, 1, "(None, 24, 24, 32)");
+    assert_params(doc, 1, 25 * 32 + 32, 0);
+    set_param(doc, 1, "use_bias", "false");
+    assert_params(doc, 1, 25 * 32, 0);
+    set_param(doc, 1, "padding", "same");
+    assert_shape(doc, 1, "(None, 28, 28, 32)");
+
+    char *before = tw_model_doc_to_json(doc);
+    g_assert_false(tw_model_doc_set_param(doc, 1, "filters", "abc", &error));
+    g_assert_cmpstr(error->message, ==, "filters: expected a positive integer, got \"abc\"");
+    g_clear_error(&error);
+    g_assert_false(tw_model_doc_set_param(doc, 1, "padding", "full", &error));
+    g_assert_nonnull(strstr(error->message, "padding"));
+    g_clear_error(&error);
+    char *after = tw_model_doc_to_json(doc);
+    g_assert_cmpstr(before, ==, after); /* refused values leave the model as it was */
+    g_free(before);
+    g_free(after);
+
+    /* The same value again is not an edit. */
+    int changed = 0;
+    g_signal_connect(doc, "changed", G_CALLBACK(count_signal), &changed);
+    set_param(doc, 1, "padding", "same");
+    g_assert_cmpint(changed, ==, 0);
+    set_param(doc, 1, "padding", "valid");
+    g_assert_cmpint(changed, ==, 1);
+    g_object_unref(doc);
+}
+
+static void test_input_shape_text(void)
+{
+    GError *error = NULL;
+    TwModelDoc *doc = tw_model_doc_new();
+    set_input(doc, 0, "[None, 10]");
+    assert_shape(doc, 0, "(None, None, 10)");
+    set_input(doc, 0, " 28 , 28,1 ");
+    assert_shape(doc, 0, "(None, 28, 28, 1)");
+    const char *bad[] = {"abc", "28,,1", "0", "1,2,3,4,5,6,7,8", "-2"};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_assert_false(tw_model_doc_set_input_shape(doc, 0, bad[i], &error));
+        g_assert_nonnull(strstr(error->message, "input shape"));
+        g_assert_nonnull(strstr(error->message, bad[i]));
+        g_clear_error(&error);
+    }
+    assert_shape(doc, 0, "(None, 28, 28, 1)");
+    g_object_unref(doc);
+}
+
+/* ---- invalid models ------------------------------------------------------------ */
+/* The message the engine gives for that layer on that input. */
+static char *engine_message(TwModelDoc *doc, int index)
+{
+    const tw_layer_info *prev = tw_model_doc_info(doc, index - 1);
+    tw_shape out;
+    g_assert_cmpint(tw_layer_infer(tw_model_doc_layer(doc, index), &prev->output, &out, NULL, NULL), ==, -1);
+    return g_strdup(tw_last_error());
+}
+
+static void test_conv_after_dense(void)
+{
+    TwModelDoc *doc = tw_model_doc_new();
+    set_input(doc, 0, "784");
+    insert(doc, 1, "Dense");
+    insert(doc, 2, "Conv2D");
+    insert(doc, 3, "Flatten");
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, 2);
+    char *expected = engine_message(doc, 2);
+    g_assert_cmpstr(tw_model_doc_error(doc), ==, expected);
+    g_assert_cmpstr(tw_model_doc_info(doc, 2)->error, ==, expected);
+    g_assert_nonnull(strstr(expected, "(None, 32)"));
+    g_free(expected);
+    g_assert_cmpint(tw_model_doc_info(doc, 3)->output.ndim, ==, 0); /* nothing after the failing layer */
+    assert_totals(doc, 784 * 32 + 32, 0);
+
+    /* A Reshape in between makes it work. */
+    insert(doc, 2, "Reshape");
+    set_param(doc, 2, "target_shape", "4,8,1");
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, -1);
+    assert_shape(doc, 3, "(None, 2, 6, 32)");
+    g_object_unref(doc);
+}
+
+static void test_pool_bigger_than_input(void)
+{
+    TwModelDoc *doc = tw_model_doc_new();
+    set_input(doc, 0, "2,2,1");
+    insert(doc, 1, "MaxPooling2D");
+    set_param(doc, 1, "pool_size", "3,3");
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, 1);
+    char *expected = engine_message(doc, 1);
+    g_assert_cmpstr(tw_model_doc_error(doc), ==, expected);
+    g_free(expected);
+    set_param(doc, 1, "padding", "same");
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, -1);
+    assert_shape(doc, 1, "(None, 1, 1, 1)");
+    g_object_unref(doc);
+}
+
+static void test_no_input_shape(void)
+{
+    GError *error = NULL;
+    TwModelDoc *doc = small_cnn();
+    set_input(doc, 0, "");
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, 2);
+    g_assert_cmpstr(tw_model_doc_error(doc), ==, "Add an InputLayer or give the first layer an input shape");
+    g_assert_cmpint(tw_model_doc_info(doc, 0)->output.ndim, ==, 0);
+    assert_totals(doc, 0, 0);
+    must(tw_model_doc_remove(doc, 0, &error), error);
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, 1);
+    set_input(doc, 0, "28,28,1"); /* the first layer's own input shape */
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, -1);
+    assert_params(doc, 0, 320, 0);
+    must(tw_model_doc_remove(doc, 0, &error), error);
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, 0);
+    g_assert_nonnull(strstr(tw_model_doc_error(doc), "no layers"));
+    g_assert_null(tw_model_doc_info(doc, 0));
+    g_object_unref(doc);
+}
+
+/* ---- undo and redo ----------------------------------------------------------- */
+static gboolean random_edit(TwModelDoc *doc, GRand *rand)
+{
+    static const char *classes[] = {"Dense", "Dropout", "Conv2D", "MaxPooling2D", "Flatten",
+                                    "BatchNormalization", "ReLU", "Reshape", "InputLayer"};
+    int n = tw_model_doc_n_layers(doc);
+    int at = g_rand_int_range(rand, 0, MAX(n, 1));
+    char text[32];
+    switch (g_rand_int_range(rand, 0, 7)) {
+    case 0:
+    case 1:
+        return tw_model_doc_insert(doc, g_rand_int_range(rand, 0, n + 1),
+                                   classes[g_rand_int_range(rand, 0, G_N_ELEMENTS(classes))], NULL);
+    case 2:
+        return tw_model_doc_remove(doc, at, NULL);
+    case 3:
+        return tw_model_doc_move(doc, at, g_rand_int_range(rand, 0, MAX(n, 1)), NULL);
+    case 4:
+        return tw_model_doc_duplicate(doc, at, NULL);
+    case 5:
+        snprintf(text, sizeof text, "%d", g_rand_int_range(rand, 1, 100));
+        return tw_model_doc_set_param(doc, at, "units", text, NULL) ||
+               tw_model_doc_set_param(doc, at, "rate", "0.25", NULL);
+    default:
+        snprintf(text, sizeof text, "layer_%d", g_rand_int_range(rand, 0, 1000));
+        return tw_model_doc_rename_layer(doc, at, text, NULL);
+    }
+}
+
+static void test_undo_redo_exact(void)
+{
+    GRand *rand = g_rand_new_with_seed(6);
+    TwModelDoc *doc = tw_model_doc_new();
+    GPtrArray *states = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(states, tw_model_doc_to_json(doc));
+    while (states->len < 21) {
+        if (!random_edit(doc, rand))
+            continue;
+        char *json = tw_model_doc_to_json(doc);
+        if (!strcmp(json, g_ptr_array_index(states, states->len - 1))) {
+            g_free(json);
+            continue;
+        }
+        g_ptr_array_add(states, json);
+        g_assert_true(tw_model_doc_modified(doc));
+    }
+    for (int i = 19; i >= 0; i--) {
+        g_assert_true(tw_model_doc_undo(doc));
+        char *json = tw_model_doc_to_json(doc);
+        g_assert_cmpstr(json, ==, g_ptr_array_index(states, i));
+        g_free(json);
+    }
+    g_assert_false(tw_model_doc_can_undo(doc));
+    g_assert_false(tw_model_doc_undo(doc));
+    g_assert_false(tw_model_doc_modified(doc));
+    for (int i = 1; i <= 20; i++) {
+        g_assert_true(tw_model_doc_redo(doc));
+        char *json = tw_model_doc_to_json(doc);
+        g_assert_cmpstr(json, ==, g_ptr_array_index(states, i));
+        /* What the doc shows is what its JSON reads back as. */
+        char *model_json = tw_model_to_json(tw_model_doc_model(doc));
+        g_assert_cmpstr(model_json, ==, json);
+        free(model_json);
+        g_free(json);
+    }
+    g_assert_false(tw_model_doc_redo(doc));
+
+    /* A new edit after an undo drops the redo history. */
+    g_assert_true(tw_model_doc_undo(doc));
+    g_assert_true(tw_model_doc_can_redo(doc));
+    insert(doc, 0, "Dense");
+    g_assert_false(tw_model_doc_can_redo(doc));
+    g_ptr_array_unref(states);
+    g_rand_free(rand);
+    g_object_unref(doc);
+}
+
+static void test_undo_restores_inference(void)
+{
+    TwModelDoc *doc = small_cnn();
+    int changed = 0;
+    g_signal_connect(doc, "changed", G_CALLBACK(count_signal), &changed);
+    set_param(doc, 1, "filters", "8");
+    assert_params(doc, 1, 80, 0);
+    g_assert_true(tw_model_doc_undo(doc));
+    assert_params(doc, 1, 320, 0);
+    g_assert_true(tw_model_doc_redo(doc));
+    assert_params(doc, 1, 80, 0);
+    g_assert_cmpint(changed, ==, 3);
+    g_object_unref(doc);
+}
+
+/* ---- files ------------------------------------------------------------------- */
+static void test_save_load(void)
+{
+    GError *error = NULL;
+    char *dir = g_dir_make_tmp("twb-model-doc-XXXXXX", &error);
+    g_assert_no_error(error);
+    char *path = g_build_filename(dir, "cnn.json", NULL);
+    TwModelDoc *doc = small_cnn();
+    g_assert_true(tw_model_doc_modified(doc));
+    must(tw_model_doc_save(doc, path, &error), error);
+    g_assert_false(tw_model_doc_modified(doc));
+    g_assert_cmpstr(tw_model_doc_path(doc), ==, path);
+    g_assert_true(tw_model_doc_can_undo(doc)); /* saving keeps the history */
+
+    TwModelDoc *again = tw_model_doc_new();
+    must(tw_model_doc_load(again, path, &error), error);
+    char *a = tw_model_doc_to_json(doc), *b = tw_model_doc_to_json(again);
+    g_assert_cmpstr(a, ==, b);
+    g_assert_false(tw_model_doc_can_undo(again));
+    g_assert_false(tw_model_doc_modified(again));
+    assert_params(again, 1, 320, 0);
+
+    char *missing = g_build_filename(dir, "none.json", NULL);
+    g_assert_false(tw_model_doc_load(again, missing, &error));
+    g_assert_nonnull(strstr(error->message, "none.json"));
+    g_clear_error(&error);
+    g_assert_false(tw_model_doc_load_json(again, "{\"class_name\": \"Sequential\", \"config\": {\"layers\": [{]}}",
+                                          "broken.json", &error));
+    g_assert_nonnull(strstr(error->message, "broken.json"));
+    g_clear_error(&error);
+    char *unchanged = tw_model_doc_to_json(again);
+    g_assert_cmpstr(unchanged, ==, b); /* a failed load leaves the model */
+
+    g_free(unchanged);
+    g_free(a);
+    g_free(b);
+    g_remove(path);
+    g_rmdir(dir);
+    g_free(missing);
+    g_free(path);
+    g_free(dir);
+    g_object_unref(again);
+    g_object_unref(doc);
+}
+
+/* Keras' "build_input_shape" on the model becomes the first layer's own. */
+static void test_model_input_shape_moves_to_first_layer(void)
+{
+    GError *error = NULL;
+    const char *json = "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"m\", "
+                       "\"build_input_shape\": [null, 3], \"layers\": ["
+                       "{\"class_name\": \"Dense\", \"config\": {\"name\": \"d\", \"units\": 4}}]}}";
+    TwModelDoc *doc = tw_model_doc_new();
+    must(tw_model_doc_load_json(doc, json, "m.json", &error), error);
+    g_assert_nonnull(tw_layer_input_shape(tw_model_doc_layer(doc, 0)));
+    assert_params(doc, 0, 16, 0);
+    set_input(doc, 0, "5");
+    assert_params(doc, 0, 24, 0);
+    g_object_unref(doc);
+}
+
+static void test_corpus(void)
+{
+    char *dir = repo_file("..", "shared", "corpus", "keras", NULL);
+    char *tsv_path = g_build_filename(dir, "expected.tsv", NULL);
+    char *tsv = NULL;
+    if (!g_file_get_contents(tsv_path, &tsv, NULL, NULL)) {
+        g_test_skip("the Keras corpus (../shared/corpus/keras) is not there");
+        g_free(tsv_path);
+        g_free(dir);
+        return;
+    }
+    char **lines = g_strsplit(tsv, "\n", -1);
+    int checked = 0;
+    for (int i = 1; lines[i]; i++) {
+        char **f = g_strsplit(lines[i], "\t", -1);
+        if (g_strv_length(f) >= 4) {
+            GError *error = NULL;
+            char *path = g_build_filename(dir, f[0], NULL);
+            TwModelDoc *doc = tw_model_doc_new();
+            must(tw_model_doc_load(doc, path, &error), error);
+            g_assert_cmpint(tw_model_doc_error_index(doc), ==, -1);
+            assert_totals(doc, g_ascii_strtoll(f[2], NULL, 10), g_ascii_strtoll(f[3], NULL, 10));
+            g_assert_cmpstr(tw_model_doc_path(doc), ==, path);
+            g_object_unref(doc);
+            g_free(path);
+            checked++;
+        }
+        g_strfreev(f);
+    }
+    g_assert_cmpint(checked, >=, 10);
+    g_strfreev(lines);
+    g_free(tsv);
+    g_free(tsv_path);
+    g_free(dir);
+}
+
+static void test_template(void)
+{
+    GError *error = NULL;
+    char *path = repo_file("examples", "models", "cnn_fashion_mnist.json", NULL);
+    TwModelDoc *doc = tw_model_doc_new();
+    must(tw_model_doc_load(doc, path, &error), error);
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, -1);
+    int n = tw_model_doc_n_layers(doc);
+    assert_shape(doc, 1, "(None, 26, 26, 32)");
+    assert_params(doc, 1, 320, 0);
+    assert_shape(doc, n - 1, "(None, 10)");
+
+    tw_model *copy = tw_model_doc_copy_model(doc, &error);
+    g_assert_no_error(error);
+    g_assert_true(copy != tw_model_doc_model(doc));
+    int64_t total = 0, trainable = 0;
+    g_assert_cmpint(tw_model_count_params(copy, &total, &trainable, NULL), ==, 0);
+    int64_t doc_trainable;
+    tw_model_doc_totals(doc, &doc_trainable, NULL);
+    g_assert_cmpint(trainable, ==, doc_trainable);
+    g_assert_cmpint(tw_model_build(copy, NULL, 1), ==, 0); /* independent: building it leaves the doc editable */
+    insert(doc, n, "Dropout");
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, n + 1);
+    tw_layer_unref(copy);
+    g_free(path);
+    g_object_unref(doc);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/ui/model_doc/new", test_new);
+    g_test_add_func("/ui/model_doc/insert_shapes", test_insert_shapes);
+    g_test_add_func("/ui/model_doc/unique_names", test_unique_names);
+    g_test_add_func("/ui/model_doc/move_remove_duplicate", test_move_remove_duplicate);
+    g_test_add_func("/ui/model_doc/input_shape_stays_on_top", test_input_shape_stays_on_top);
+    g_test_add_func("/ui/model_doc/set_param", test_set_param);
+    g_test_add_func("/ui/model_doc/input_shape_text", test_input_shape_text);
+    g_test_add_func("/ui/model_doc/invalid/conv_after_dense", test_conv_after_dense);
+    g_test_add_func("/ui/model_doc/invalid/pool_bigger_than_input", test_pool_bigger_than_input);
+    g_test_add_func("/ui/model_doc/invalid/no_input_shape", test_no_input_shape);
+    g_test_add_func("/ui/model_doc/undo_redo_exact", test_undo_redo_exact);
+    g_test_add_func("/ui/model_doc/undo_restores_inference", test_undo_restores_inference);
+    g_test_add_func("/ui/model_doc/save_load", test_save_load);
+    g_test_add_func("/ui/model_doc/model_input_shape", test_model_input_shape_moves_to_first_layer);
+    g_test_add_func("/ui/model_doc/corpus", test_corpus);
+    g_test_add_func("/ui/model_doc/template", test_template);
+    return g_test_run();
+}

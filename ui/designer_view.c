@@ -1,0 +1,164 @@
+/* TwDesignerView (designer_view.h): palette | layer stack | property
+ * editor in two GtkPaneds; the stack's selection drives the editor, and a
+ * class activated in the palette goes in below the selected layer. */
+#include "designer_view.h"
+
+#include "layer_palette.h"
+#include "layer_stack.h"
+#include "property_editor.h"
+
+#define DESIGNER_CSS "/io/github/twb/Workbench/designer.css"
+
+struct _TwDesignerView {
+    GtkWidget parent_instance;
+    TwModelDoc *doc;
+    GtkWidget *palette, *stack, *editor;
+};
+
+enum { PROP_0, PROP_DOC, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
+G_DEFINE_FINAL_TYPE(TwDesignerView, tw_designer_view, GTK_TYPE_WIDGET)
+
+/* The designer's styles (cards, error marks, the drop line), once per
+ * display; programs without the resource bundle get GTK's defaults. */
+static void load_css(GtkWidget *widget)
+{
+    GdkDisplay *display = gtk_widget_get_display(widget);
+    if (g_object_get_data(G_OBJECT(display), "tw-designer-css") ||
+        !g_resources_get_info(DESIGNER_CSS, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL, NULL, NULL))
+        return;
+    GtkCssProvider *provider = gtk_css_provider_new();
+    gtk_css_provider_load_from_resource(provider, DESIGNER_CSS);
+    gtk_style_context_add_provider_for_display(display, GTK_STYLE_PROVIDER(provider),
+                                               GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+    g_object_set_data_full(G_OBJECT(display), "tw-designer-css", provider, g_object_unref);
+}
+
+/* A double-click or Enter in the palette: below the selection, or at the end. */
+static void on_layer_activated(TwLayerPalette *palette, const char *class_name, TwDesignerView *self)
+{
+    int selected = tw_designer_view_selected(self);
+    int position = selected >= 0 ? selected + 1 : tw_model_doc_n_layers(self->doc);
+    tw_layer_stack_drop_class(TW_LAYER_STACK(self->stack), class_name, position);
+}
+
+static void on_selected(TwLayerStack *stack, GParamSpec *pspec, TwDesignerView *self)
+{
+    tw_property_editor_set_index(TW_PROPERTY_EDITOR(self->editor), tw_layer_stack_get_selected(stack));
+}
+
+static GtkWidget *paned(GtkWidget *start, GtkWidget *end, gboolean resize_start, gboolean resize_end)
+{
+    GtkWidget *p = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL);
+    gtk_paned_set_start_child(GTK_PANED(p), start);
+    gtk_paned_set_end_child(GTK_PANED(p), end);
+    gtk_paned_set_resize_start_child(GTK_PANED(p), resize_start);
+    gtk_paned_set_resize_end_child(GTK_PANED(p), resize_end);
+    gtk_paned_set_shrink_start_child(GTK_PANED(p), FALSE);
+    gtk_paned_set_shrink_end_child(GTK_PANED(p), FALSE);
+    return p;
+}
+
+static void tw_designer_view_constructed(GObject *object)
+{
+    TwDesignerView *self = TW_DESIGNER_VIEW(object);
+    G_OBJECT_CLASS(tw_designer_view_parent_class)->constructed(object);
+    self->palette = tw_layer_palette_new();
+    self->stack = tw_layer_stack_new(self->doc);
+    self->editor = tw_property_editor_new(self->doc);
+    /* Sensible widths in a 1280-pixel window that also holds the training
+     * panel; the stack takes what is left and every pane can be dragged. */
+    gtk_widget_set_size_request(self->palette, 220, -1);
+    gtk_widget_set_size_request(self->stack, 300, -1);
+    gtk_widget_set_size_request(self->editor, 280, -1);
+    g_signal_connect(self->palette, "layer-activated", G_CALLBACK(on_layer_activated), self);
+    g_signal_connect(self->stack, "notify::selected", G_CALLBACK(on_selected), self);
+    GtkWidget *inner = paned(self->stack, self->editor, TRUE, FALSE);
+    GtkWidget *outer = paned(self->palette, inner, FALSE, TRUE);
+    gtk_widget_set_parent(outer, GTK_WIDGET(self));
+    if (tw_model_doc_n_layers(self->doc))
+        tw_designer_view_select(self, 0);
+}
+
+static void tw_designer_view_root(GtkWidget *widget)
+{
+    GTK_WIDGET_CLASS(tw_designer_view_parent_class)->root(widget);
+    load_css(widget);
+}
+
+static void tw_designer_view_set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
+{
+    if (id == PROP_DOC)
+        TW_DESIGNER_VIEW(object)->doc = g_value_dup_object(value);
+    else
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+}
+
+static void tw_designer_view_get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+    if (id == PROP_DOC)
+        g_value_set_object(value, TW_DESIGNER_VIEW(object)->doc);
+    else
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+}
+
+static void tw_designer_view_dispose(GObject *object)
+{
+    TwDesignerView *self = TW_DESIGNER_VIEW(object);
+    GtkWidget *child;
+    while ((child = gtk_widget_get_first_child(GTK_WIDGET(object))))
+        gtk_widget_unparent(child);
+    g_clear_object(&self->doc);
+    G_OBJECT_CLASS(tw_designer_view_parent_class)->dispose(object);
+}
+
+static void tw_designer_view_class_init(TwDesignerViewClass *klass)
+{
+    GObjectClass *object_class = G_OBJECT_CLASS(klass);
+    GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
+    object_class->set_property = tw_designer_view_set_property;
+    object_class->get_property = tw_designer_view_get_property;
+    object_class->constructed = tw_designer_view_constructed;
+    object_class->dispose = tw_designer_view_dispose;
+    widget_class->root = tw_designer_view_root;
+    props[PROP_DOC] = g_param_spec_object("doc", NULL, NULL, TW_TYPE_MODEL_DOC,
+                                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+    g_object_class_install_properties(object_class, N_PROPS, props);
+    gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
+    gtk_widget_class_set_css_name(widget_class, "designerview");
+}
+
+static void tw_designer_view_init(TwDesignerView *self)
+{
+}
+
+GtkWidget *tw_designer_view_new(TwModelDoc *doc)
+{
+    return g_object_new(TW_TYPE_DESIGNER_VIEW, "doc", doc, NULL);
+}
+
+int tw_designer_view_selected(TwDesignerView *view)
+{
+    return tw_layer_stack_get_selected(TW_LAYER_STACK(view->stack));
+}
+
+void tw_designer_view_select(TwDesignerView *view, int index)
+{
+    tw_layer_stack_select(TW_LAYER_STACK(view->stack), index);
+}
+
+GtkWidget *tw_designer_view_palette(TwDesignerView *view)
+{
+    return view->palette;
+}
+
+GtkWidget *tw_designer_view_stack(TwDesignerView *view)
+{
+    return view->stack;
+}
+
+GtkWidget *tw_designer_view_property_editor(TwDesignerView *view)
+{
+    return view->editor;
+}

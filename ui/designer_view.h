@@ -1,0 +1,30 @@
+/* TwDesignerView: the Designer page — the layer palette (left), the layer
+ * stack with each layer's output shape and parameter count (centre) and the
+ * property editor of the selected layer (right), all showing one
+ * TwModelDoc.
+ *
+ * Added to the contract: tw_designer_view_palette/stack/property_editor,
+ * its three parts (TwLayerPalette, TwLayerStack, TwPropertyEditor). */
+#ifndef TW_UI_DESIGNER_VIEW_H
+#define TW_UI_DESIGNER_VIEW_H
+
+#include <gtk/gtk.h>
+
+#include "model_doc.h"
+
+G_BEGIN_DECLS
+
+#define TW_TYPE_DESIGNER_VIEW (tw_designer_view_get_type())
+G_DECLARE_FINAL_TYPE(TwDesignerView, tw_designer_view, TW, DESIGNER_VIEW, GtkWidget)
+
+GtkWidget *tw_designer_view_new(TwModelDoc *doc);
+/* The selected layer's index, -1 for none. */
+int tw_designer_view_selected(TwDesignerView *view);
+void tw_designer_view_select(TwDesignerView *view, int index);
+GtkWidget *tw_designer_view_palette(TwDesignerView *view);
+GtkWidget *tw_designer_view_stack(TwDesignerView *view);
+GtkWidget *tw_designer_view_property_editor(TwDesignerView *view);
+
+G_END_DECLS
+
+#endif
