@@ -1,0 +1,514 @@
+/* The training worker thread (see train_worker.h).
+ *
+ * The thread owns everything it trains with: the model copy, the data, the
+ * checkpoint writer. The main loop and the thread share only the control
+ * fields under `lock` (paused, the latest progress) and the stop flag, which
+ * tw_model_fit reads after every step. Reports travel as idle sources on the
+ * main context; progress is coalesced so that at most one report waits in
+ * the main loop at any time, however fast the steps are. */
+#include "train_worker.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <json-glib/json-glib.h>
+
+#include <tw/checkpoint.h>
+#include <tw/engine.h>
+#include <tw/model_file.h>
+#include <tw/summary.h>
+
+#include "train_data.h"
+
+#define PROGRESS_INTERVAL_US 50000 /* at most 20 progress reports a second */
+#define WORKER_NICE 10             /* the window and the X server come first */
+#define LOG_EVERY_STEPS 10         /* as twb train */
+#define HISTOGRAM_EVERY_STEPS 100
+
+struct TwTrainWorker {
+    GMainContext *context;
+    GThread *thread;
+    TwTrainWorkerCallbacks callbacks;
+    gboolean disconnected; /* main thread only: no more callbacks */
+
+    /* Set before the thread starts, then the thread's. */
+    TwTrainSettings *settings;
+    tw_model *model;
+    char *checkpoint_path;
+    tw_model_checkpoint *checkpoint;
+    tw_summary_writer *writer; /* the run in the run database */
+    tw_summary_logger *logger;
+    gboolean writer_problem_shown;
+    TwTrainProgress last;
+    gint64 last_report_us;
+    double epoch_began, paused_seconds; /* for samples per second without the pauses */
+    int epoch_seen;
+    int64_t train_examples;
+
+    volatile int stop; /* tw_fit_options.stop_flag */
+    GMutex lock;
+    GCond resumed;
+    gboolean paused;         /* under lock */
+    TwTrainProgress latest;  /* under lock */
+    gboolean report_waiting; /* under lock: a progress report is queued */
+};
+
+/* ---- lifetime: the thread, queued reports and the controller each hold a reference */
+static void worker_clear(gpointer data)
+{
+    TwTrainWorker *w = data;
+    g_main_context_unref(w->context);
+    tw_train_settings_free(w->settings);
+    tw_layer_unref(w->model);
+    g_free(w->checkpoint_path);
+    tw_model_checkpoint_free(w->checkpoint);
+    g_mutex_clear(&w->lock);
+    g_cond_clear(&w->resumed);
+}
+
+static TwTrainWorker *worker_ref(TwTrainWorker *w)
+{
+    return g_atomic_rc_box_acquire(w);
+}
+
+static void worker_unref(gpointer w)
+{
+    g_atomic_rc_box_release_full(w, worker_clear);
+}
+
+/* ---- reports to the main loop --------------------------------------------- */
+typedef struct {
+    TwTrainWorker *worker;
+    char *message;
+    char *checkpoint_path;
+    TwTrainEnd end;
+    TwTrainProgress last;
+} report;
+
+static void report_free(gpointer data)
+{
+    report *r = data;
+    worker_unref(r->worker);
+    g_free(r->message);
+    g_free(r->checkpoint_path);
+    g_free(r);
+}
+
+/* An idle source on the main context, not g_main_context_invoke: that runs
+ * the function right here, on the worker, whenever the main thread is not
+ * inside an iteration at that moment. */
+static void post(TwTrainWorker *w, GSourceFunc deliver, report *r)
+{
+    r->worker = worker_ref(w);
+    GSource *source = g_idle_source_new();
+    g_source_set_priority(source, G_PRIORITY_DEFAULT);
+    g_source_set_callback(source, deliver, r, report_free);
+    g_source_set_static_name(source, "twb-train-report");
+    g_source_attach(source, w->context);
+    g_source_unref(source);
+}
+
+static gboolean deliver_progress(gpointer data)
+{
+    TwTrainWorker *w = ((report *)data)->worker;
+    g_mutex_lock(&w->lock);
+    TwTrainProgress p = w->latest;
+    w->report_waiting = FALSE;
+    g_mutex_unlock(&w->lock);
+    if (!w->disconnected && w->callbacks.progress)
+        w->callbacks.progress(&p, w->callbacks.user_data);
+    return G_SOURCE_REMOVE;
+}
+
+/* Keep the latest state; queue a report only when none is waiting. */
+static void report_progress(TwTrainWorker *w, const TwTrainProgress *p, gboolean now)
+{
+    gint64 t = g_get_monotonic_time();
+    w->last = *p;
+    if (!now && t - w->last_report_us < PROGRESS_INTERVAL_US)
+        return;
+    w->last_report_us = t;
+    g_mutex_lock(&w->lock);
+    w->latest = *p;
+    gboolean queue = !w->report_waiting;
+    w->report_waiting = TRUE;
+    g_mutex_unlock(&w->lock);
+    if (queue)
+        post(w, deliver_progress, g_new0(report, 1));
+}
+
+static gboolean deliver_problem(gpointer data)
+{
+    report *r = data;
+    if (!r->worker->disconnected && r->worker->callbacks.problem)
+        r->worker->callbacks.problem(r->message, r->worker->callbacks.user_data);
+    return G_SOURCE_REMOVE;
+}
+
+static void report_problem(TwTrainWorker *w, const char *message)
+{
+    report *r = g_new0(report, 1);
+    r->message = g_strdup(message);
+    post(w, deliver_problem, r);
+}
+
+static gboolean deliver_done(gpointer data)
+{
+    report *r = data;
+    TwTrainResult result = {.end = r->end, .message = r->message, .checkpoint_path = r->checkpoint_path,
+                            .last = r->last};
+    if (!r->worker->disconnected && r->worker->callbacks.done)
+        r->worker->callbacks.done(&result, r->worker->callbacks.user_data);
+    return G_SOURCE_REMOVE;
+}
+
+/* ---- what the panel shows ------------------------------------------------- */
+static double seconds_now(void)
+{
+    return (double)g_get_monotonic_time() / G_USEC_PER_SEC;
+}
+
+static TwTrainProgress progress_of(TwTrainWorker *w, const tw_progress *p, const tw_logs *logs)
+{
+    if (p->epoch != w->epoch_seen) {
+        w->epoch_seen = p->epoch;
+        w->epoch_began = seconds_now() - p->elapsed;
+        w->paused_seconds = 0;
+    }
+    int64_t batch = w->settings->batch_size;
+    int64_t done = (p->step + 1) * batch < w->train_examples ? (p->step + 1) * batch : w->train_examples;
+    double active = seconds_now() - w->epoch_began - w->paused_seconds;
+    double rate = active > 0 ? (double)done / active : 0;
+    int64_t steps_left = (int64_t)(p->epochs - p->epoch - 1) * p->steps + (p->steps - p->step - 1);
+    return (TwTrainProgress){
+        .epoch = p->epoch, .epochs = p->epochs, .step = p->step, .steps = p->steps,
+        .samples_per_second = rate,
+        .eta_seconds = rate > 0 ? (double)(steps_left * batch) / rate : NAN,
+        .loss = tw_logs_get(logs, "loss"), .accuracy = tw_logs_get(logs, "accuracy"),
+    };
+}
+
+/* Paused after a step: the panel shows exactly that step while it waits. */
+static void wait_while_paused(TwTrainWorker *w)
+{
+    g_mutex_lock(&w->lock);
+    gboolean paused = w->paused && !g_atomic_int_get(&w->stop);
+    g_mutex_unlock(&w->lock);
+    if (!paused)
+        return;
+    report_progress(w, &w->last, TRUE);
+    g_mutex_lock(&w->lock);
+    double began = seconds_now();
+    while (w->paused && !g_atomic_int_get(&w->stop))
+        g_cond_wait(&w->resumed, &w->lock);
+    w->paused_seconds += seconds_now() - began;
+    g_mutex_unlock(&w->lock);
+}
+
+static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
+{
+    TwTrainWorker *w = user_data;
+    TwTrainProgress tp = progress_of(w, p, logs);
+    report_progress(w, &tp, p->step + 1 == p->steps);
+    /* The writer goes on dropping what it cannot write: say so once. */
+    const char *lost = tw_summary_writer_error(w->writer);
+    if (lost && !w->writer_problem_shown) {
+        w->writer_problem_shown = TRUE;
+        report_problem(w, lost);
+    }
+    wait_while_paused(w);
+    return 0;
+}
+
+/* ---- training --------------------------------------------------------------- */
+/* What the checkpoints record about how the run was trained (as `twb train`). */
+static char *settings_json(const TwTrainSettings *s, double learning_rate)
+{
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "data");
+    json_builder_add_string_value(b, s->dataset);
+    json_builder_set_member_name(b, "epochs");
+    json_builder_add_int_value(b, s->epochs);
+    json_builder_set_member_name(b, "batch_size");
+    json_builder_add_int_value(b, s->batch_size);
+    json_builder_set_member_name(b, "seed");
+    json_builder_add_int_value(b, (gint64)s->seed);
+    json_builder_set_member_name(b, "optimizer");
+    json_builder_add_string_value(b, s->optimizer);
+    json_builder_set_member_name(b, "learning_rate");
+    json_builder_add_double_value(b, learning_rate);
+    json_builder_set_member_name(b, "validation_split");
+    json_builder_add_double_value(b, s->validation_split);
+    json_builder_end_object(b);
+    JsonNode *root = json_builder_get_root(b);
+    char *text = json_to_string(root, FALSE);
+    json_node_unref(root);
+    g_object_unref(b);
+    return text;
+}
+
+static int compile_model(tw_model *model, const TwTrainSettings *s, tw_tensor *y)
+{
+    tw_loss loss;
+    tw_optimizer_kind kind;
+    if (twb_default_loss(model, y, &loss) || tw_optimizer_kind_from_name(s->optimizer, &kind))
+        return -1;
+    tw_optimizer_config config = tw_optimizer_defaults(kind);
+    config.learning_rate.initial_learning_rate = s->learning_rate;
+    tw_optimizer *opt = tw_optimizer_new(&config);
+    if (!opt)
+        return -1;
+    const char *metrics[] = {"accuracy"};
+    bool classify = loss.kind >= TW_LOSS_BINARY_CROSSENTROPY;
+    return tw_model_compile(model, opt, &loss, classify ? 1 : 0, metrics);
+}
+
+/* After compiling: the settings record the optimizer's actual learning rate. */
+static char *compiled_settings_json(TwTrainWorker *w)
+{
+    return settings_json(w->settings, tw_optimizer_learning_rate(tw_model_optimizer(w->model)));
+}
+
+static int open_checkpoint(TwTrainWorker *w)
+{
+    char *dir = g_path_get_dirname(w->checkpoint_path);
+    int rc = g_mkdir_with_parents(dir, 0755);
+    if (rc)
+        tw_error_set("%s: cannot create the checkpoint folder: %s", dir, g_strerror(errno));
+    g_free(dir);
+    if (rc)
+        return -1;
+    char *model_json = tw_model_to_json(w->model), *settings = compiled_settings_json(w);
+    w->checkpoint = tw_model_checkpoint_new(w->checkpoint_path, NULL, model_json, settings);
+    free(model_json);
+    g_free(settings);
+    return 0;
+}
+
+/* The run in the run database: the model, the settings, and (through the
+ * logger) the batch logs, histograms and epoch logs. */
+static int open_run(TwTrainWorker *w)
+{
+    char *model_json = tw_model_to_json(w->model), *settings = compiled_settings_json(w);
+    tw_summary_run_options options = {.model_json = model_json, .hparams_json = settings};
+    w->writer = tw_summary_writer_open(w->settings->logdb, w->settings->run_name, &options);
+    free(model_json);
+    g_free(settings);
+    if (w->writer)
+        w->logger = tw_summary_logger_new(w->writer, LOG_EVERY_STEPS, HISTOGRAM_EVERY_STEPS);
+    return w->logger ? 0 : -1;
+}
+
+/* The last epoch's logs as the run's final metrics. */
+static void log_final_metrics(TwTrainWorker *w, const tw_history *h)
+{
+    if (!h->epochs)
+        return;
+    const tw_logs *logs = &h->epoch_logs[h->epochs - 1];
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    for (int i = 0; i < logs->n; i++) {
+        json_builder_set_member_name(b, logs->names[i]);
+        json_builder_add_double_value(b, logs->values[i]);
+    }
+    json_builder_end_object(b);
+    JsonNode *root = json_builder_get_root(b);
+    char *metrics = json_to_string(root, FALSE);
+    tw_summary_hparams(w->writer, NULL, metrics);
+    g_free(metrics);
+    json_node_unref(root);
+    g_object_unref(b);
+}
+
+/* Close the run with how it ended; a writer that failed is reported once. */
+static void close_run(TwTrainWorker *w, TwTrainEnd end)
+{
+    static const tw_run_status status[] = {
+        [TW_TRAIN_FINISHED] = TW_RUN_FINISHED, [TW_TRAIN_STOPPED] = TW_RUN_STOPPED, [TW_TRAIN_FAILED] = TW_RUN_FAILED};
+    char *lost = g_strdup(tw_summary_writer_error(w->writer));
+    int rc = tw_summary_writer_close(w->writer, status[end]);
+    w->writer = NULL;
+    g_clear_pointer(&w->logger, tw_summary_logger_free);
+    if (rc && !w->writer_problem_shown)
+        report_problem(w, lost ? lost : tw_last_error());
+    g_free(lost);
+}
+
+/* "2 epochs · loss 0.3120 · accuracy 88.4% · validation accuracy 87.0%" */
+static char *describe_history(const tw_history *h)
+{
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "%d epoch%s", h->epochs, h->epochs == 1 ? "" : "s");
+    const tw_logs *logs = h->epochs ? &h->epoch_logs[h->epochs - 1] : NULL;
+    static const struct {
+        const char *key, *label;
+        gboolean percent;
+    } shown[] = {{"loss", "loss", FALSE}, {"accuracy", "accuracy", TRUE},
+                 {"val_loss", "validation loss", FALSE}, {"val_accuracy", "validation accuracy", TRUE}};
+    for (size_t i = 0; logs && i < G_N_ELEMENTS(shown); i++) {
+        double v = tw_logs_get(logs, shown[i].key);
+        if (isnan(v))
+            continue;
+        if (shown[i].percent)
+            g_string_append_printf(s, " · %s %.1f%%", shown[i].label, 100 * v);
+        else
+            g_string_append_printf(s, " · %s %.4f", shown[i].label, v);
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* Fit with the progress reports and the checkpoints; the end goes into r. */
+static void fit(TwTrainWorker *w, tw_tensor *x, tw_tensor *y, report *r)
+{
+    const TwTrainSettings *s = w->settings;
+    tw_fit_options options = tw_fit_options_default();
+    options.epochs = s->epochs;
+    options.batch_size = s->batch_size;
+    options.seed = s->seed;
+    options.validation_split = s->validation_split;
+    options.stop_flag = &w->stop;
+    tw_callback callbacks[] = {
+        {.on_batch_end = on_batch_end, .user_data = w},
+        tw_model_checkpoint_callback(w->checkpoint),
+        tw_summary_logger_callback(w->logger),
+    };
+    options.callbacks = callbacks;
+    options.ncallbacks = G_N_ELEMENTS(callbacks);
+    options.expose_gradients = TRUE; /* gradient histograms for the dashboard */
+    int64_t n = tw_tensor_dim(x, 0);
+    w->train_examples = s->validation_split > 0 ? (int64_t)((double)n * (1 - s->validation_split)) : n;
+    w->epoch_seen = -1;
+    tw_history *h = tw_model_fit(w->model, x, y, &options);
+    if (!h) {
+        r->end = TW_TRAIN_FAILED;
+        r->message = g_strdup(tw_last_error());
+        return;
+    }
+    r->end = h->stopped_early ? TW_TRAIN_STOPPED : TW_TRAIN_FINISHED;
+    log_final_metrics(w, h);
+    if (h->stopped_early) {
+        r->message = w->last.steps ? g_strdup_printf("after step %lld of epoch %d", (long long)w->last.step + 1,
+                                                     w->last.epoch + 1)
+                                   : g_strdup("before the first step");
+        if (tw_model_checkpoint_save_now(w->checkpoint, w->model, h->resume_epoch, h->resume_step))
+            report_problem(w, tw_last_error());
+    } else {
+        r->message = describe_history(h);
+    }
+    tw_history_free(h);
+}
+
+/* Load, compile, fit. */
+static void train(TwTrainWorker *w, report *r)
+{
+    const TwTrainSettings *s = w->settings;
+    twb_data_spec spec = {.data = s->dataset, .labels = s->labels, .label_column = s->label_column,
+                          .seed = s->seed};
+    twb_data data = {0};
+    if (twb_data_load(&spec, &data)) {
+        r->end = TW_TRAIN_FAILED;
+        r->message = g_strdup(tw_last_error());
+        return;
+    }
+    tw_tensor *x = twb_fit_input(w->model, data.x);
+    if (compile_model(w->model, s, data.y) || open_checkpoint(w) || open_run(w)) {
+        r->end = TW_TRAIN_FAILED;
+        r->message = g_strdup(tw_last_error());
+    } else if (g_atomic_int_get(&w->stop)) {
+        r->end = TW_TRAIN_STOPPED;
+        r->message = g_strdup("before the first step");
+    } else {
+        fit(w, x, data.y, r);
+    }
+    if (w->writer)
+        close_run(w, r->end);
+    tw_tensor_unref(x);
+    twb_data_clear(&data);
+}
+
+/* This thread's priority only (Linux's nice is per thread). */
+static void lower_priority(void)
+{
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE);
+}
+
+static gpointer worker_main(gpointer data)
+{
+    TwTrainWorker *w = data;
+    lower_priority();
+    /* Leave a core to the main loop. */
+    tw_set_num_threads(MAX(1, (int)g_get_num_processors() - 1));
+    report *r = g_new0(report, 1);
+    train(w, r);
+    if (w->checkpoint && tw_model_checkpoint_saves(w->checkpoint) > 0)
+        r->checkpoint_path = g_strdup(w->checkpoint_path);
+    r->last = w->last;
+    post(w, deliver_done, r);
+    worker_unref(w);
+    return NULL;
+}
+
+/* ---- the controller's side -------------------------------------------------- */
+char *tw_train_checkpoint_path(const char *logdb, const char *run_name)
+{
+    char *dir = g_path_get_dirname(logdb);
+    char *file = g_strdup(run_name && *run_name ? run_name : "run");
+    for (char *c = file; *c; c++)
+        if (!g_ascii_isalnum(*c) && *c != '-' && *c != '_' && (*c != '.' || c == file))
+            *c = '_';
+    char *name = g_strconcat(file, ".safetensors", NULL);
+    char *path = g_build_filename(dir, "checkpoints", name, NULL);
+    g_free(dir);
+    g_free(file);
+    g_free(name);
+    return path;
+}
+
+TwTrainWorker *tw_train_worker_start(TwModelDoc *doc, const TwTrainSettings *settings,
+                                     const TwTrainWorkerCallbacks *callbacks, GError **error)
+{
+    tw_model *model = tw_model_doc_copy_model(doc, error);
+    if (!model)
+        return NULL;
+    TwTrainWorker *w = g_atomic_rc_box_new0(TwTrainWorker);
+    w->context = g_main_context_ref_thread_default();
+    w->callbacks = *callbacks;
+    w->settings = tw_train_settings_copy(settings);
+    w->model = model;
+    w->checkpoint_path = tw_train_checkpoint_path(settings->logdb, settings->run_name);
+    g_mutex_init(&w->lock);
+    g_cond_init(&w->resumed);
+    w->thread = g_thread_new("twb-train", worker_main, worker_ref(w));
+    return w;
+}
+
+void tw_train_worker_set_paused(TwTrainWorker *w, gboolean paused)
+{
+    g_mutex_lock(&w->lock);
+    w->paused = paused;
+    g_cond_broadcast(&w->resumed);
+    g_mutex_unlock(&w->lock);
+}
+
+void tw_train_worker_stop(TwTrainWorker *w)
+{
+    g_mutex_lock(&w->lock);
+    g_atomic_int_set(&w->stop, 1);
+    g_cond_broadcast(&w->resumed);
+    g_mutex_unlock(&w->lock);
+}
+
+void tw_train_worker_free(TwTrainWorker *w)
+{
+    if (!w)
+        return;
+    w->disconnected = TRUE;
+    tw_train_worker_stop(w);
+    g_thread_join(w->thread);
+    worker_unref(w);
+}

@@ -1,0 +1,74 @@
+/* The training worker: one training run on its own thread.
+ *
+ * It trains a copy of the designer's model on the data the settings name,
+ * as `twb train` does (app/train_data.c), writes the run into the run
+ * database and checkpoints next to it, and reports back on the main context
+ * it was started from: progress at most 20 times a second (the latest state
+ * only), problems that do not stop training (the run database failing), and
+ * the end. It never touches a widget; the controller (train_controller.c)
+ * turns its reports into what the window shows.
+ *
+ *     w = tw_train_worker_start(doc, settings, &callbacks, &error);
+ *     tw_train_worker_set_paused(w, TRUE);   // waits after the current step
+ *     tw_train_worker_stop(w);               // stops after the current step, checkpoints
+ *     ... callbacks.done ...
+ *     tw_train_worker_free(w);               // joins the thread
+ */
+#ifndef TW_APP_TRAIN_WORKER_H
+#define TW_APP_TRAIN_WORKER_H
+
+#include <glib.h>
+
+#include "train_panel.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+    TW_TRAIN_FINISHED, /* every epoch ran */
+    TW_TRAIN_STOPPED,  /* Stop (or the window closing) ended it */
+    TW_TRAIN_FAILED,   /* an error: NaN loss, a bad data file, out of memory, ... */
+} TwTrainEnd;
+
+typedef struct {
+    TwTrainEnd end;
+    /* FAILED: the error's message; otherwise one line for the panel
+     * ("2 epochs · loss 0.3120 · accuracy 88.4%"). */
+    const char *message;
+    const char *checkpoint_path; /* the last checkpoint written, or NULL */
+    TwTrainProgress last;        /* the last progress (epoch, step, loss, ...) */
+} TwTrainResult;
+
+/* Called on the main context tw_train_worker_start ran on; never after
+ * tw_train_worker_free. */
+typedef struct {
+    void (*progress)(const TwTrainProgress *progress, gpointer user_data);
+    /* Something went wrong that does not end training (the run database
+     * cannot be written: logs are lost, the weights are still trained). */
+    void (*problem)(const char *message, gpointer user_data);
+    void (*done)(const TwTrainResult *result, gpointer user_data);
+    gpointer user_data;
+} TwTrainWorkerCallbacks;
+
+typedef struct TwTrainWorker TwTrainWorker;
+
+/* Copies the doc's model and starts the thread; NULL with an error when the
+ * model cannot be copied (everything else is reported through done). */
+TwTrainWorker *tw_train_worker_start(TwModelDoc *doc, const TwTrainSettings *settings,
+                                     const TwTrainWorkerCallbacks *callbacks, GError **error);
+/* Paused, the worker waits after the step it is in until resumed or stopped. */
+void tw_train_worker_set_paused(TwTrainWorker *worker, gboolean paused);
+/* Stop after the current step (also while paused), save a checkpoint, and
+ * report done with TW_TRAIN_STOPPED. */
+void tw_train_worker_stop(TwTrainWorker *worker);
+/* No more callbacks; stops the run if it is still going and waits for the
+ * thread (at most a step, a checkpoint and the last database writes, or the
+ * data loading when it is still loading). NULL is accepted. */
+void tw_train_worker_free(TwTrainWorker *worker);
+
+/* Where the worker checkpoints a run: <folder of logdb>/checkpoints/<run>.safetensors,
+ * with characters a file name cannot hold replaced. g_free it. */
+char *tw_train_checkpoint_path(const char *logdb, const char *run_name);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,772 @@
+/* TwTrainPanel (see train_panel.h): a form of training settings, the
+ * Train / Pause / Resume / Stop buttons and the progress of the run.
+ *
+ * Every input carries a widget name ("dataset", "epochs", "train", ...) so
+ * tests drive the panel through the same widgets a person uses. */
+#include "train_panel.h"
+
+#include <locale.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tw/optimizers.h>
+#include <tw/run_store.h>
+
+/* The dataset choices; the last one is a file. */
+static const struct {
+    const char *id, *label;
+} datasets[] = {
+    {"fashion-mnist", "Fashion-MNIST"},
+    {"spirals", "Spirals (synthetic)"},
+    {"blobs", "Blobs (synthetic)"},
+    {"linear", "Linear (synthetic)"},
+    {NULL, "A file…"},
+};
+#define FILE_DATASET (G_N_ELEMENTS(datasets) - 1)
+
+static const struct {
+    const char *id, *label;
+} optimizers[] = {
+    {"sgd", "SGD"}, {"adam", "Adam"}, {"adamw", "AdamW"}, {"rmsprop", "RMSprop"}, {"adagrad", "Adagrad"},
+};
+#define DEFAULT_OPTIMIZER 1
+
+typedef enum { STATE_IDLE, STATE_RUNNING, STATE_PAUSED } panel_state;
+
+struct _TwTrainPanel {
+    GtkWidget parent_instance;
+    TwModelDoc *doc;
+    panel_state state;
+    TwTrainSettings settings; /* what tw_train_panel_settings last read */
+    char *data_file, *labels_file, *logdb;
+    char *auto_base; /* the last automatic run name without its count */
+    int auto_count;
+    char *running_name;
+    guint pulse_source;
+
+    GtkWidget *root, *form;
+    GtkWidget *dataset, *data_file_button, *labels_row, *labels_button, *label_column_row, *label_column;
+    GtkWidget *file_rows[3]; /* labels of the rows shown only for a file */
+    GtkWidget *validation_split, *optimizer, *learning_rate, *batch_size, *epochs, *seed, *run_name, *logdb_button;
+    GtkWidget *train, *pause, *resume, *stop;
+    GtkWidget *progress, *metrics, *status;
+};
+
+G_DEFINE_FINAL_TYPE(TwTrainPanel, tw_train_panel, GTK_TYPE_WIDGET)
+
+enum { SIGNAL_TRAIN, SIGNAL_PAUSE, SIGNAL_RESUME, SIGNAL_STOP, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+enum { PROP_0, PROP_LOGDB, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
+/* ---- settings ------------------------------------------------------------- */
+TwTrainSettings *tw_train_settings_copy(const TwTrainSettings *s)
+{
+    TwTrainSettings *c = g_new(TwTrainSettings, 1);
+    *c = *s;
+    c->dataset = g_strdup(s->dataset);
+    c->labels = g_strdup(s->labels);
+    c->label_column = g_strdup(s->label_column);
+    c->optimizer = g_strdup(s->optimizer);
+    c->run_name = g_strdup(s->run_name);
+    c->logdb = g_strdup(s->logdb);
+    return c;
+}
+
+static void settings_clear(TwTrainSettings *s)
+{
+    g_free(s->dataset);
+    g_free(s->labels);
+    g_free(s->label_column);
+    g_free(s->optimizer);
+    g_free(s->run_name);
+    g_free(s->logdb);
+    memset(s, 0, sizeof *s);
+}
+
+void tw_train_settings_free(TwTrainSettings *s)
+{
+    if (!s)
+        return;
+    settings_clear(s);
+    g_free(s);
+}
+
+static gboolean is_csv(const char *path)
+{
+    size_t n = path ? strlen(path) : 0;
+    return n >= 4 && !g_ascii_strcasecmp(path + n - 4, ".csv");
+}
+
+/* The learning rate as typed, or NAN when it is not a positive number. */
+static double typed_learning_rate(TwTrainPanel *self)
+{
+    const char *text = gtk_editable_get_text(GTK_EDITABLE(self->learning_rate));
+    char *end;
+    double v = g_ascii_strtod(text, &end);
+    while (g_ascii_isspace(*end))
+        end++;
+    return end != text && !*end && v > 0 && isfinite(v) ? v : NAN;
+}
+
+static const char *model_name(TwTrainPanel *self)
+{
+    tw_model *model = tw_model_doc_model(self->doc);
+    const char *name = model ? tw_layer_name(model) : NULL;
+    return name && *name ? name : "model";
+}
+
+/* The model's name and the local time: "cnn-20261121-141503"; another run
+ * started within the same second gets "-2", "-3", ... */
+static char *automatic_run_name(TwTrainPanel *self)
+{
+    GDateTime *now = g_date_time_new_now_local();
+    char *stamp = g_date_time_format(now, "%Y%m%d-%H%M%S");
+    char *base = g_strdup_printf("%s-%s", model_name(self), stamp);
+    g_date_time_unref(now);
+    g_free(stamp);
+    self->auto_count = g_strcmp0(base, self->auto_base) ? 1 : self->auto_count + 1;
+    g_free(self->auto_base);
+    self->auto_base = base;
+    return self->auto_count > 1 ? g_strdup_printf("%s-%d", base, self->auto_count) : g_strdup(base);
+}
+
+static void read_settings(TwTrainPanel *self)
+{
+    TwTrainSettings *s = &self->settings;
+    settings_clear(s);
+    guint d = gtk_drop_down_get_selected(GTK_DROP_DOWN(self->dataset));
+    gboolean file = d == FILE_DATASET;
+    s->dataset = g_strdup(file ? self->data_file : datasets[d].id);
+    s->labels = file && !is_csv(self->data_file) ? g_strdup(self->labels_file) : NULL;
+    const char *column = gtk_editable_get_text(GTK_EDITABLE(self->label_column));
+    s->label_column = file && is_csv(self->data_file) && *column ? g_strdup(column) : NULL;
+    s->validation_split = gtk_spin_button_get_value(GTK_SPIN_BUTTON(self->validation_split));
+    s->optimizer = g_strdup(optimizers[gtk_drop_down_get_selected(GTK_DROP_DOWN(self->optimizer))].id);
+    s->learning_rate = typed_learning_rate(self);
+    s->batch_size = gtk_spin_button_get_value_as_int(GTK_SPIN_BUTTON(self->batch_size));
+    s->epochs = gtk_spin_button_get_value_as_int(GTK_SPIN_BUTTON(self->epochs));
+    s->seed = (uint64_t)gtk_spin_button_get_value(GTK_SPIN_BUTTON(self->seed));
+    const char *name = gtk_editable_get_text(GTK_EDITABLE(self->run_name));
+    s->run_name = *name ? g_strdup(name) : NULL;
+    s->logdb = g_strdup(self->logdb);
+}
+
+const TwTrainSettings *tw_train_panel_settings(TwTrainPanel *self)
+{
+    g_return_val_if_fail(TW_IS_TRAIN_PANEL(self), NULL);
+    read_settings(self);
+    return &self->settings;
+}
+
+/* ---- sensitivity ---------------------------------------------------------- */
+/* Why Train cannot start now, or NULL. */
+static const char *cannot_train(TwTrainPanel *self)
+{
+    if (!self->doc)
+        return "No model";
+    if (self->state != STATE_IDLE)
+        return "A training run is going";
+    const char *error = tw_model_doc_error(self->doc);
+    if (error)
+        return error;
+    if (gtk_drop_down_get_selected(GTK_DROP_DOWN(self->dataset)) == FILE_DATASET && !self->data_file)
+        return "Choose a data file";
+    if (isnan(typed_learning_rate(self)))
+        return "The learning rate must be a positive number";
+    return NULL;
+}
+
+static void update_sensitivity(TwTrainPanel *self)
+{
+    const char *why = cannot_train(self);
+    gtk_widget_set_sensitive(self->train, why == NULL);
+    gtk_widget_set_tooltip_text(self->train, why ? why : "Train the model (Ctrl+Return)");
+    gtk_widget_set_sensitive(self->form, self->state == STATE_IDLE);
+    gtk_widget_set_visible(self->pause, self->state != STATE_PAUSED);
+    gtk_widget_set_visible(self->resume, self->state == STATE_PAUSED);
+    gtk_widget_set_sensitive(self->pause, self->state == STATE_RUNNING);
+    gtk_widget_set_sensitive(self->stop, self->state != STATE_IDLE);
+    if (isnan(typed_learning_rate(self)))
+        gtk_widget_add_css_class(self->learning_rate, "error");
+    else
+        gtk_widget_remove_css_class(self->learning_rate, "error");
+}
+
+static void on_doc_changed(TwTrainPanel *self)
+{
+    char *hint = g_strdup_printf("Automatic: %s + time", model_name(self));
+    gtk_entry_set_placeholder_text(GTK_ENTRY(self->run_name), hint);
+    g_free(hint);
+    update_sensitivity(self);
+}
+
+/* ---- requests --------------------------------------------------------------- */
+gboolean tw_train_panel_request_train(TwTrainPanel *self)
+{
+    g_return_val_if_fail(TW_IS_TRAIN_PANEL(self), FALSE);
+    if (cannot_train(self))
+        return FALSE;
+    read_settings(self);
+    if (!self->settings.run_name)
+        self->settings.run_name = automatic_run_name(self);
+    g_signal_emit(self, signals[SIGNAL_TRAIN], 0, &self->settings);
+    return TRUE;
+}
+
+static void on_train_clicked(TwTrainPanel *self)
+{
+    tw_train_panel_request_train(self);
+}
+
+static void on_pause_clicked(TwTrainPanel *self)
+{
+    g_signal_emit(self, signals[SIGNAL_PAUSE], 0);
+}
+
+static void on_resume_clicked(TwTrainPanel *self)
+{
+    g_signal_emit(self, signals[SIGNAL_RESUME], 0);
+}
+
+static void on_stop_clicked(TwTrainPanel *self)
+{
+    g_signal_emit(self, signals[SIGNAL_STOP], 0);
+}
+
+/* ---- progress --------------------------------------------------------------- */
+/* An empty line takes no room. */
+static void show_text(GtkWidget *label, const char *text)
+{
+    gtk_label_set_text(GTK_LABEL(label), text);
+    gtk_widget_set_visible(label, *text != '\0');
+}
+
+/* 8900 -> "8,900" with the locale's thousands separator (a comma when it has none). */
+static char *group_thousands(double value)
+{
+    char digits[32];
+    g_snprintf(digits, sizeof digits, "%.0f", value < 0 || isnan(value) ? 0 : value);
+    const char *sep = localeconv()->thousands_sep;
+    if (!sep || !*sep)
+        sep = ",";
+    GString *s = g_string_new(NULL);
+    size_t n = strlen(digits);
+    for (size_t i = 0; i < n; i++) {
+        if (i && (n - i) % 3 == 0)
+            g_string_append(s, sep);
+        g_string_append_c(s, digits[i]);
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* 41 -> "0:41", 3725 -> "1:02:05" */
+static char *format_duration(double seconds)
+{
+    long s = lround(seconds);
+    if (s >= 3600)
+        return g_strdup_printf("%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+    return g_strdup_printf("%ld:%02ld", s / 60, s % 60);
+}
+
+static void stop_pulse(TwTrainPanel *self)
+{
+    g_clear_handle_id(&self->pulse_source, g_source_remove);
+}
+
+static gboolean pulse(gpointer data)
+{
+    gtk_progress_bar_pulse(GTK_PROGRESS_BAR(((TwTrainPanel *)data)->progress));
+    return G_SOURCE_CONTINUE;
+}
+
+void tw_train_panel_started(TwTrainPanel *self)
+{
+    g_return_if_fail(TW_IS_TRAIN_PANEL(self));
+    self->state = STATE_RUNNING;
+    g_free(self->running_name);
+    self->running_name = g_strdup(self->settings.run_name);
+    gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress), 0);
+    gtk_progress_bar_set_text(GTK_PROGRESS_BAR(self->progress), "Loading the data…");
+    show_text(self->metrics, "");
+    char *status = g_strdup_printf("Training %s", self->running_name ? self->running_name : "");
+    show_text(self->status, status);
+    g_free(status);
+    stop_pulse(self);
+    self->pulse_source = g_timeout_add(100, pulse, self);
+    update_sensitivity(self);
+}
+
+static void show_metrics(TwTrainPanel *self, const TwTrainProgress *p)
+{
+    GString *s = g_string_new(NULL);
+    if (!isnan(p->loss))
+        g_string_append_printf(s, "Loss %.4f", p->loss);
+    if (!isnan(p->accuracy))
+        g_string_append_printf(s, "%sAccuracy %.1f%%", s->len ? " · " : "", 100 * p->accuracy);
+    show_text(self->metrics, s->str);
+    g_string_free(s, TRUE);
+}
+
+void tw_train_panel_update(TwTrainPanel *self, const TwTrainProgress *p)
+{
+    g_return_if_fail(TW_IS_TRAIN_PANEL(self));
+    stop_pulse(self);
+    double total = (double)p->epochs * (double)p->steps;
+    double done = (double)p->epoch * (double)p->steps + (double)(p->step + 1);
+    gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress), total > 0 ? CLAMP(done / total, 0, 1) : 0);
+    char *rate = group_thousands(p->samples_per_second);
+    char *eta = isnan(p->eta_seconds) ? g_strdup("–") : format_duration(p->eta_seconds);
+    char *text = g_strdup_printf("Epoch %d/%d · step %lld/%lld · %s samples/s · ETA %s", p->epoch + 1, p->epochs,
+                                 (long long)p->step + 1, (long long)p->steps, rate, eta);
+    gtk_progress_bar_set_text(GTK_PROGRESS_BAR(self->progress), text);
+    g_free(rate);
+    g_free(eta);
+    g_free(text);
+    show_metrics(self, p);
+}
+
+void tw_train_panel_paused(TwTrainPanel *self, gboolean paused)
+{
+    g_return_if_fail(TW_IS_TRAIN_PANEL(self));
+    if (self->state == STATE_IDLE)
+        return;
+    self->state = paused ? STATE_PAUSED : STATE_RUNNING;
+    char *status = g_strdup_printf("%s %s", paused ? "Paused" : "Training", self->running_name ? self->running_name : "");
+    show_text(self->status, status);
+    g_free(status);
+    update_sensitivity(self);
+}
+
+void tw_train_panel_finished(TwTrainPanel *self, const char *summary)
+{
+    g_return_if_fail(TW_IS_TRAIN_PANEL(self));
+    stop_pulse(self);
+    self->state = STATE_IDLE;
+    show_text(self->status, summary ? summary : "Finished");
+    update_sensitivity(self);
+}
+
+/* ---- file choosers ---------------------------------------------------------- */
+typedef void (*file_chosen)(TwTrainPanel *self, GFile *file);
+
+static void weak_ref_free(gpointer ref)
+{
+    g_weak_ref_clear(ref);
+    g_free(ref);
+}
+
+/* The panel may be gone when the dialog answers: it holds only a weak reference. */
+static void on_chooser_response(GtkNativeDialog *dialog, int response, gpointer data)
+{
+    TwTrainPanel *self = g_weak_ref_get(g_object_get_data(G_OBJECT(dialog), "panel"));
+    GFile *file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog)) : NULL;
+    if (self)
+        ((file_chosen)data)(self, file);
+    g_clear_object(&file);
+    g_clear_object(&self);
+    g_object_unref(dialog);
+}
+
+static void choose_file(TwTrainPanel *self, const char *title, GtkFileChooserAction action, GtkFileFilter *filter,
+                        const char *current, file_chosen chosen)
+{
+    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
+    GtkFileChooserNative *dialog = gtk_file_chooser_native_new(
+        title, GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL, action,
+        action == GTK_FILE_CHOOSER_ACTION_SAVE ? "_Use" : "_Open", "_Cancel");
+    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(dialog), TRUE);
+    if (filter)
+        gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(dialog), filter);
+    if (current) {
+        GFile *file = g_file_new_for_path(current);
+        gtk_file_chooser_set_file(GTK_FILE_CHOOSER(dialog), file, NULL);
+        g_object_unref(file);
+    }
+    GWeakRef *ref = g_new(GWeakRef, 1);
+    g_weak_ref_init(ref, self);
+    g_object_set_data_full(G_OBJECT(dialog), "panel", ref, weak_ref_free);
+    g_signal_connect(dialog, "response", G_CALLBACK(on_chooser_response), (gpointer)chosen);
+    gtk_native_dialog_show(GTK_NATIVE_DIALOG(dialog));
+}
+
+/* A file button shows the file's name, and its path as the tooltip. */
+static void show_file(GtkWidget *button, const char *path, const char *none)
+{
+    char *name = path ? g_path_get_basename(path) : NULL;
+    gtk_button_set_label(GTK_BUTTON(button), name ? name : none);
+    gtk_widget_set_tooltip_text(button, path);
+    g_free(name);
+}
+
+static void update_file_rows(TwTrainPanel *self)
+{
+    gboolean file = gtk_drop_down_get_selected(GTK_DROP_DOWN(self->dataset)) == FILE_DATASET;
+    gboolean csv = is_csv(self->data_file);
+    gtk_widget_set_visible(self->data_file_button, file);
+    gtk_widget_set_visible(self->file_rows[0], file);
+    gtk_widget_set_visible(self->labels_button, file && !csv);
+    gtk_widget_set_visible(self->file_rows[1], file && !csv);
+    gtk_widget_set_visible(self->label_column, file && csv);
+    gtk_widget_set_visible(self->file_rows[2], file && csv);
+    show_file(self->data_file_button, self->data_file, "Choose…");
+    show_file(self->labels_button, self->labels_file, "Choose…");
+    update_sensitivity(self);
+}
+
+static void set_path(char **field, GFile *file)
+{
+    if (!file)
+        return;
+    g_free(*field);
+    *field = g_file_get_path(file);
+}
+
+static void data_file_chosen(TwTrainPanel *self, GFile *file)
+{
+    set_path(&self->data_file, file);
+    update_file_rows(self);
+}
+
+static void labels_file_chosen(TwTrainPanel *self, GFile *file)
+{
+    set_path(&self->labels_file, file);
+    update_file_rows(self);
+}
+
+static GtkFileFilter *data_filter(void)
+{
+    GtkFileFilter *filter = gtk_file_filter_new();
+    gtk_file_filter_set_name(filter, "IDX, NPY and CSV files");
+    static const char *const patterns[] = {"*.csv", "*.npy", "*.npz", "*-ubyte", "*-ubyte.gz", "*.idx*", "*.gz"};
+    for (size_t i = 0; i < G_N_ELEMENTS(patterns); i++)
+        gtk_file_filter_add_pattern(filter, patterns[i]);
+    return filter;
+}
+
+static void on_choose_data_file(TwTrainPanel *self)
+{
+    choose_file(self, "Training data", GTK_FILE_CHOOSER_ACTION_OPEN, data_filter(), self->data_file,
+                data_file_chosen);
+}
+
+static void on_choose_labels_file(TwTrainPanel *self)
+{
+    choose_file(self, "Labels for the training data", GTK_FILE_CHOOSER_ACTION_OPEN, data_filter(),
+                self->labels_file, labels_file_chosen);
+}
+
+static void set_logdb(TwTrainPanel *self, const char *path)
+{
+    if (!path || !g_strcmp0(path, self->logdb))
+        return;
+    g_free(self->logdb);
+    self->logdb = g_strdup(path);
+    show_file(self->logdb_button, self->logdb, "Choose…");
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_LOGDB]);
+}
+
+static void logdb_chosen(TwTrainPanel *self, GFile *file)
+{
+    char *path = file ? g_file_get_path(file) : NULL;
+    set_logdb(self, path);
+    g_free(path);
+}
+
+static void on_choose_logdb(TwTrainPanel *self)
+{
+    GtkFileFilter *filter = gtk_file_filter_new();
+    gtk_file_filter_set_name(filter, "Run databases");
+    gtk_file_filter_add_pattern(filter, "*.db");
+    choose_file(self, "Run database", GTK_FILE_CHOOSER_ACTION_SAVE, filter, self->logdb, logdb_chosen);
+}
+
+static void on_dataset_selected(TwTrainPanel *self)
+{
+    update_file_rows(self);
+    if (gtk_drop_down_get_selected(GTK_DROP_DOWN(self->dataset)) == FILE_DATASET && !self->data_file &&
+        gtk_widget_get_mapped(GTK_WIDGET(self)))
+        on_choose_data_file(self);
+}
+
+/* Choosing an optimizer sets its Keras default learning rate. */
+static void on_optimizer_selected(TwTrainPanel *self)
+{
+    tw_optimizer_kind kind;
+    if (tw_optimizer_kind_from_name(optimizers[gtk_drop_down_get_selected(GTK_DROP_DOWN(self->optimizer))].id,
+                                    &kind))
+        return;
+    char text[G_ASCII_DTOSTR_BUF_SIZE];
+    g_ascii_formatd(text, sizeof text, "%g", tw_optimizer_defaults(kind).learning_rate.initial_learning_rate);
+    gtk_editable_set_text(GTK_EDITABLE(self->learning_rate), text);
+}
+
+/* ---- construction ----------------------------------------------------------- */
+static GtkWidget *add_row(TwTrainPanel *self, int row, const char *label, GtkWidget *field, const char *name,
+                          const char *tooltip)
+{
+    GtkWidget *caption = gtk_label_new(label);
+    gtk_label_set_xalign(GTK_LABEL(caption), 0);
+    gtk_widget_add_css_class(caption, "dim-label");
+    gtk_widget_set_hexpand(field, TRUE);
+    gtk_widget_set_name(field, name);
+    gtk_widget_set_tooltip_text(field, tooltip);
+    gtk_accessible_update_relation(GTK_ACCESSIBLE(field), GTK_ACCESSIBLE_RELATION_LABELLED_BY, caption, NULL, -1);
+    gtk_grid_attach(GTK_GRID(self->form), caption, 0, row, 1, 1);
+    gtk_grid_attach(GTK_GRID(self->form), field, 1, row, 1, 1);
+    return caption;
+}
+
+static GtkWidget *spin(double lower, double upper, double step, int digits, double value)
+{
+    GtkWidget *s = gtk_spin_button_new_with_range(lower, upper, step);
+    gtk_spin_button_set_digits(GTK_SPIN_BUTTON(s), digits);
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(s), value);
+    gtk_spin_button_set_numeric(GTK_SPIN_BUTTON(s), TRUE);
+    gtk_editable_set_width_chars(GTK_EDITABLE(s), 6); /* the panel's width decides */
+    return s;
+}
+
+static GtkWidget *drop_down(const char *const *labels)
+{
+    return gtk_drop_down_new_from_strings(labels);
+}
+
+static void build_choices(TwTrainPanel *self)
+{
+    const char *dataset_labels[G_N_ELEMENTS(datasets) + 1] = {0};
+    for (size_t i = 0; i < G_N_ELEMENTS(datasets); i++)
+        dataset_labels[i] = datasets[i].label;
+    self->dataset = drop_down(dataset_labels);
+    const char *optimizer_labels[G_N_ELEMENTS(optimizers) + 1] = {0};
+    for (size_t i = 0; i < G_N_ELEMENTS(optimizers); i++)
+        optimizer_labels[i] = optimizers[i].label;
+    self->optimizer = drop_down(optimizer_labels);
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(self->optimizer), DEFAULT_OPTIMIZER);
+}
+
+static void build_form(TwTrainPanel *self)
+{
+    self->form = gtk_grid_new();
+    gtk_grid_set_row_spacing(GTK_GRID(self->form), 6);
+    gtk_grid_set_column_spacing(GTK_GRID(self->form), 12);
+    build_choices(self);
+    self->data_file_button = gtk_button_new_with_label("Choose…");
+    self->labels_button = gtk_button_new_with_label("Choose…");
+    self->label_column = gtk_entry_new();
+    gtk_entry_set_placeholder_text(GTK_ENTRY(self->label_column), "label");
+    self->validation_split = spin(0, 0.9, 0.05, 2, 0.1);
+    self->learning_rate = gtk_entry_new();
+    gtk_entry_set_input_purpose(GTK_ENTRY(self->learning_rate), GTK_INPUT_PURPOSE_NUMBER);
+    self->batch_size = spin(1, 65536, 1, 0, 32);
+    self->epochs = spin(1, 10000, 1, 0, 5);
+    self->seed = spin(0, 4294967295.0, 1, 0, 0);
+    self->run_name = gtk_entry_new();
+    gtk_editable_set_width_chars(GTK_EDITABLE(self->run_name), 8);
+    gtk_editable_set_width_chars(GTK_EDITABLE(self->learning_rate), 8);
+    gtk_editable_set_width_chars(GTK_EDITABLE(self->label_column), 8);
+    self->logdb_button = gtk_button_new_with_label("Choose…");
+
+    int row = 0;
+    add_row(self, row++, "Data", self->dataset, "dataset", "The examples to train on");
+    self->file_rows[0] = add_row(self, row++, "Data file", self->data_file_button, "data-file",
+                                 NULL);
+    self->file_rows[1] = add_row(self, row++, "Labels file", self->labels_button, "labels-file", NULL);
+    self->file_rows[2] = add_row(self, row++, "Label column", self->label_column, "label-column",
+                                 "The CSV column holding the labels (default: the last)");
+    add_row(self, row++, "Validation split", self->validation_split, "validation-split",
+            "The last fraction of the examples, kept out of training to validate on");
+    add_row(self, row++, "Optimizer", self->optimizer, "optimizer", NULL);
+    add_row(self, row++, "Learning rate", self->learning_rate, "learning-rate",
+            "Choosing an optimizer sets Keras' default for it");
+    add_row(self, row++, "Batch size", self->batch_size, "batch-size", NULL);
+    add_row(self, row++, "Epochs", self->epochs, "epochs", NULL);
+    add_row(self, row++, "Seed", self->seed, "seed", "Weight initialisation, shuffling and dropout");
+    add_row(self, row++, "Run name", self->run_name, "run-name", "The run's name in the run database");
+    add_row(self, row++, "Run database", self->logdb_button, "logdb", NULL);
+
+    g_signal_connect_swapped(self->dataset, "notify::selected", G_CALLBACK(on_dataset_selected), self);
+    g_signal_connect_swapped(self->optimizer, "notify::selected", G_CALLBACK(on_optimizer_selected), self);
+    g_signal_connect_swapped(self->learning_rate, "changed", G_CALLBACK(update_sensitivity), self);
+    g_signal_connect_swapped(self->data_file_button, "clicked", G_CALLBACK(on_choose_data_file), self);
+    g_signal_connect_swapped(self->labels_button, "clicked", G_CALLBACK(on_choose_labels_file), self);
+    g_signal_connect_swapped(self->logdb_button, "clicked", G_CALLBACK(on_choose_logdb), self);
+}
+
+static GtkWidget *button(const char *icon, const char *label, const char *name, const char *style)
+{
+    GtkWidget *b = gtk_button_new();
+    GtkWidget *content = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    gtk_box_append(GTK_BOX(content), gtk_image_new_from_icon_name(icon));
+    gtk_box_append(GTK_BOX(content), gtk_label_new_with_mnemonic(label));
+    gtk_widget_set_halign(content, GTK_ALIGN_CENTER);
+    gtk_button_set_child(GTK_BUTTON(b), content);
+    gtk_widget_set_name(b, name);
+    gtk_widget_set_hexpand(b, TRUE);
+    if (style)
+        gtk_widget_add_css_class(b, style);
+    return b;
+}
+
+static GtkWidget *build_buttons(TwTrainPanel *self)
+{
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    gtk_box_set_homogeneous(GTK_BOX(box), TRUE);
+    self->train = button("media-playback-start-symbolic", "_Train", "train", "suggested-action");
+    self->pause = button("media-playback-pause-symbolic", "_Pause", "pause", NULL);
+    self->resume = button("media-playback-start-symbolic", "_Resume", "resume", NULL);
+    self->stop = button("media-playback-stop-symbolic", "_Stop", "stop", "destructive-action");
+    gtk_widget_set_tooltip_text(self->pause, "Pause after the current step");
+    gtk_widget_set_tooltip_text(self->stop, "Stop after the current step and save a checkpoint");
+    gtk_box_append(GTK_BOX(box), self->train);
+    gtk_box_append(GTK_BOX(box), self->pause);
+    gtk_box_append(GTK_BOX(box), self->resume);
+    gtk_box_append(GTK_BOX(box), self->stop);
+    g_signal_connect_swapped(self->train, "clicked", G_CALLBACK(on_train_clicked), self);
+    g_signal_connect_swapped(self->pause, "clicked", G_CALLBACK(on_pause_clicked), self);
+    g_signal_connect_swapped(self->resume, "clicked", G_CALLBACK(on_resume_clicked), self);
+    g_signal_connect_swapped(self->stop, "clicked", G_CALLBACK(on_stop_clicked), self);
+    return box;
+}
+
+static GtkWidget *make_label(const char *name, const char *style)
+{
+    GtkWidget *l = gtk_label_new(NULL);
+    gtk_label_set_xalign(GTK_LABEL(l), 0);
+    gtk_label_set_wrap(GTK_LABEL(l), TRUE);
+    gtk_label_set_wrap_mode(GTK_LABEL(l), PANGO_WRAP_WORD_CHAR);
+    gtk_widget_set_name(l, name);
+    if (style)
+        gtk_widget_add_css_class(l, style);
+    return l;
+}
+
+static GtkWidget *build_progress(TwTrainPanel *self)
+{
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
+    self->progress = gtk_progress_bar_new();
+    gtk_widget_set_name(self->progress, "progress");
+    gtk_progress_bar_set_show_text(GTK_PROGRESS_BAR(self->progress), TRUE);
+    gtk_progress_bar_set_text(GTK_PROGRESS_BAR(self->progress), "Not started");
+    gtk_progress_bar_set_ellipsize(GTK_PROGRESS_BAR(self->progress), PANGO_ELLIPSIZE_END);
+    gtk_widget_add_css_class(self->progress, "numeric");
+    self->metrics = make_label("metrics", "numeric");
+    self->status = make_label("status", "dim-label");
+    show_text(self->status, "");
+    gtk_box_append(GTK_BOX(box), self->progress);
+    gtk_box_append(GTK_BOX(box), self->metrics);
+    gtk_box_append(GTK_BOX(box), self->status);
+    return box;
+}
+
+static void tw_train_panel_init(TwTrainPanel *self)
+{
+    self->root = gtk_box_new(GTK_ORIENTATION_VERTICAL, 12);
+    gtk_widget_set_parent(self->root, GTK_WIDGET(self));
+    gtk_widget_set_margin_start(self->root, 12);
+    gtk_widget_set_margin_end(self->root, 12);
+    gtk_widget_set_margin_top(self->root, 12);
+    gtk_widget_set_margin_bottom(self->root, 12);
+    GtkWidget *title = gtk_label_new("Training");
+    gtk_label_set_xalign(GTK_LABEL(title), 0);
+    gtk_widget_add_css_class(title, "heading");
+    build_form(self);
+    GtkWidget *scroller = gtk_scrolled_window_new();
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+    gtk_scrolled_window_set_propagate_natural_height(GTK_SCROLLED_WINDOW(scroller), TRUE);
+    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroller), self->form);
+    gtk_widget_set_vexpand(scroller, TRUE);
+    gtk_widget_set_valign(scroller, GTK_ALIGN_START);
+    gtk_box_append(GTK_BOX(self->root), title);
+    gtk_box_append(GTK_BOX(self->root), scroller);
+    gtk_box_append(GTK_BOX(self->root), gtk_separator_new(GTK_ORIENTATION_HORIZONTAL));
+    gtk_box_append(GTK_BOX(self->root), build_buttons(self));
+    gtk_box_append(GTK_BOX(self->root), build_progress(self));
+    on_optimizer_selected(self);
+    update_file_rows(self);
+}
+
+static void default_logdb(TwTrainPanel *self)
+{
+    char *path = tw_run_store_default_path();
+    set_logdb(self, path);
+    free(path);
+}
+
+GtkWidget *tw_train_panel_new(TwModelDoc *doc)
+{
+    g_return_val_if_fail(TW_IS_MODEL_DOC(doc), NULL);
+    TwTrainPanel *self = g_object_new(TW_TYPE_TRAIN_PANEL, NULL);
+    self->doc = g_object_ref(doc);
+    g_signal_connect_object(doc, "changed", G_CALLBACK(on_doc_changed), self, G_CONNECT_SWAPPED);
+    if (!self->logdb)
+        default_logdb(self);
+    on_doc_changed(self);
+    return GTK_WIDGET(self);
+}
+
+static void tw_train_panel_get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+    TwTrainPanel *self = TW_TRAIN_PANEL(object);
+    if (id == PROP_LOGDB)
+        g_value_set_string(value, self->logdb);
+    else
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+}
+
+static void tw_train_panel_set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
+{
+    TwTrainPanel *self = TW_TRAIN_PANEL(object);
+    if (id == PROP_LOGDB)
+        set_logdb(self, g_value_get_string(value));
+    else
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+}
+
+static void tw_train_panel_dispose(GObject *object)
+{
+    TwTrainPanel *self = TW_TRAIN_PANEL(object);
+    stop_pulse(self);
+    g_clear_pointer(&self->root, gtk_widget_unparent);
+    g_clear_object(&self->doc);
+    G_OBJECT_CLASS(tw_train_panel_parent_class)->dispose(object);
+}
+
+static void tw_train_panel_finalize(GObject *object)
+{
+    TwTrainPanel *self = TW_TRAIN_PANEL(object);
+    settings_clear(&self->settings);
+    g_free(self->data_file);
+    g_free(self->labels_file);
+    g_free(self->logdb);
+    g_free(self->auto_base);
+    g_free(self->running_name);
+    G_OBJECT_CLASS(tw_train_panel_parent_class)->finalize(object);
+}
+
+static void tw_train_panel_class_init(TwTrainPanelClass *klass)
+{
+    GObjectClass *object_class = G_OBJECT_CLASS(klass);
+    object_class->get_property = tw_train_panel_get_property;
+    object_class->set_property = tw_train_panel_set_property;
+    object_class->dispose = tw_train_panel_dispose;
+    object_class->finalize = tw_train_panel_finalize;
+    gtk_widget_class_set_layout_manager_type(GTK_WIDGET_CLASS(klass), GTK_TYPE_BIN_LAYOUT);
+    gtk_widget_class_set_css_name(GTK_WIDGET_CLASS(klass), "trainpanel");
+
+    /* The run database file; the Train panel starts with the default one. */
+    props[PROP_LOGDB] = g_param_spec_string("logdb", NULL, NULL, NULL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                                                           G_PARAM_EXPLICIT_NOTIFY);
+    g_object_class_install_properties(object_class, N_PROPS, props);
+
+    signals[SIGNAL_TRAIN] = g_signal_new("train-requested", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                                         NULL, NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
+    signals[SIGNAL_PAUSE] = g_signal_new("pause-requested", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                                         NULL, NULL, G_TYPE_NONE, 0);
+    signals[SIGNAL_RESUME] = g_signal_new("resume-requested", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                                          NULL, NULL, G_TYPE_NONE, 0);
+    signals[SIGNAL_STOP] = g_signal_new("stop-requested", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                                        NULL, G_TYPE_NONE, 0);
+}
