@@ -178,6 +178,8 @@ static void test_invalid_model_marked(Fixture *f, gconstpointer data)
     g_assert_true(tw_layer_stack_card_has_class(f->stack, 3, "layer-unreached"));
     g_assert_cmpstr(card(f, 3, "shape"), ==, "—");
     g_assert_false(tw_layer_stack_card_has_class(f->stack, 1, "layer-unreached"));
+    g_assert_cmpstr(tw_layer_stack_totals_text(f->stack), ==,
+                    "Total params: 25,120     Trainable: 25,120     Non-trainable: 0     (layers above conv2d only)");
     g_assert_false(tw_layer_stack_card_has_class(f->stack, 1, "layer-error"));
 
     /* A Reshape in between makes it work; the marks go. */

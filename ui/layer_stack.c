@@ -410,15 +410,18 @@ static void update_card(TwLayerStack *self, int index)
 static void update_totals(TwLayerStack *self)
 {
     int64_t trainable, non_trainable;
-    char total_s[40], trainable_s[40], non_trainable_s[40], text[200];
+    char total_s[40], trainable_s[40], non_trainable_s[40], partial[120] = "", text[300];
     tw_model_doc_totals(self->doc, &trainable, &non_trainable);
     format_count(trainable + non_trainable, total_s, sizeof total_s);
     format_count(trainable, trainable_s, sizeof trainable_s);
     format_count(non_trainable, non_trainable_s, sizeof non_trainable_s);
     int n = tw_model_doc_n_layers(self->doc), error_index = tw_model_doc_error_index(self->doc);
     /* An invalid model's counts stop at the failing layer; say so. */
+    if (error_index >= 0 && error_index < n)
+        snprintf(partial, sizeof partial, "     (layers above %s only)",
+                 tw_layer_name(tw_model_doc_layer(self->doc, error_index)));
     snprintf(text, sizeof text, "Total params: %s     Trainable: %s     Non-trainable: %s%s", total_s, trainable_s,
-             non_trainable_s, error_index >= 0 && n > 0 ? "     (up to the first layer that does not fit)" : "");
+             non_trainable_s, partial);
     gtk_label_set_text(GTK_LABEL(self->totals), text);
     /* An empty stack says what to do in its placeholder already. */
     gboolean model_error = n > 0 && error_index == n;
@@ -601,6 +604,7 @@ static void tw_layer_stack_init(TwLayerStack *self)
     gtk_label_set_wrap(GTK_LABEL(self->model_error), TRUE);
     gtk_widget_set_parent(self->model_error, widget);
     self->totals = label("layer-totals", 0);
+    gtk_label_set_wrap(GTK_LABEL(self->totals), TRUE);
     gtk_label_set_selectable(GTK_LABEL(self->totals), TRUE);
     gtk_widget_set_parent(self->totals, widget);
 
