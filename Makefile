@@ -1,8 +1,9 @@
 # Tensor Workbench — the two commands of the README, plus benchmarks.
 #
 #   make         install what is missing, build (meson, in build/)
-#   make run     install what is missing, build, start build/app/twb
-#   make test    install what is missing, build, run every test suite, then
+#   make run     install what is missing, build, open the window (build/app/twb)
+#   make test    install what is missing, build, run every test suite (the GUI
+#                suites each in an Xvfb of their own, see tests/meson.build), then
 #                the engine and data suites under ASan/UBSan and under valgrind;
 #                ends with one line "N passed, N failed"
 #   make bench NAMES="..."   run benchmarks (bench/run); make bench-deps first
@@ -11,7 +12,7 @@
 
 SHELL := /bin/bash
 
-PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libopenblas0-openmp libglib2.0-dev libjson-glib-dev libsqlite3-dev valgrind python3 dataset-fashion-mnist
+PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libopenblas0-openmp libglib2.0-dev libjson-glib-dev libsqlite3-dev libgtk-4-dev librsvg2-common xvfb xauth valgrind python3 dataset-fashion-mnist
 BENCH_PACKAGES := python3-torch
 
 BUILD := build

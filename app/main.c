@@ -4,6 +4,7 @@
  * twb does not understand. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +13,11 @@
 
 #include <tw/engine.h>
 
+#include "application.h"
 #include "data_inspect.h"
 #include "example_linear.h"
 #include "runs_cmd.h"
+#include "screenshot_cmd.h"
 #include "summary_cmd.h"
 #include "train_cmd.h"
 
@@ -27,8 +30,11 @@ enum { EXIT_USAGE = 2 };
 static void print_help(FILE *out)
 {
     fputs("Usage: twb [COMMAND [OPTIONS]]\n"
+          "       twb [MODEL.json...]\n"
           "\n"
           "Tensor Workbench: design, train and inspect deep-learning models.\n"
+          "Without a command, or with model files, twb opens the workbench window\n"
+          "(one per file; it needs a display).\n"
           "\n"
           "Commands:\n"
           "  example linear-regression [--steps N]\n"
@@ -74,9 +80,11 @@ static void print_help(FILE *out)
           "Options:\n"
           "  -h, --help       show this help\n"
           "  -V, --version    show the version and the BLAS library in use\n"
-          "\n"
-          "Without a command, twb will open the workbench window; until that arrives\n"
-          "it runs the linear-regression example.\n",
+          "  --screenshot FILE.png [--view designer|dashboard|graph] [--model FILE]\n"
+          "        [--logdb FILE] [--size WxH]\n"
+          "                   write the window as it would appear at that size\n"
+          "                   (default 1280x800) as a PNG, and exit; the dark style\n"
+          "                   with GTK_THEME=Adwaita:dark\n",
           out);
 }
 
@@ -216,15 +224,19 @@ static int command_data(int argc, char **argv)
     return 0;
 }
 
+/* `twb a.json b.json`: files to open in the window. */
+static bool only_model_files(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (argv[i][0] == '-' || !g_str_has_suffix(argv[i], ".json"))
+            return false;
+    return true;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        printf("Tensor Workbench %s\n"
-               "The workbench window arrives with a later issue; for now twb runs the\n"
-               "command-line examples (see 'twb --help'). Running 'twb example linear-regression':\n\n",
-               TWB_VERSION);
-        return run_linear_regression(TWB_LINEAR_DEFAULTS);
-    }
+    if (argc < 2 || only_model_files(argc - 1, argv + 1))
+        return tw_application_main(argc, argv);
 
     const char *command = argv[1];
     if (strcmp(command, "-h") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "help") == 0) {
@@ -233,6 +245,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(command, "-V") == 0 || strcmp(command, "--version") == 0)
         return print_version();
+    if (strcmp(command, "--screenshot") == 0 || strncmp(command, "--screenshot=", 13) == 0)
+        return twb_screenshot_command(argc - 1, argv + 1);
     if (strcmp(command, "example") == 0)
         return command_example(argc - 2, argv + 2);
     if (strcmp(command, "data") == 0)

@@ -34,6 +34,8 @@ static void test_help(void)
         g_assert_nonnull(strstr(run.out, "example linear-regression [--steps N]"));
         g_assert_nonnull(strstr(run.out, "data inspect FILE [--labels FILE] [--label-column NAME]"));
         g_assert_nonnull(strstr(run.out, "--version"));
+        g_assert_nonnull(strstr(run.out, "twb [MODEL.json...]"));
+        g_assert_nonnull(strstr(run.out, "--screenshot FILE.png [--view designer|dashboard|graph]"));
         g_assert_cmpstr(run.err, ==, "");
         twb_run_clear(&run);
     }
@@ -131,13 +133,29 @@ static void test_linear_regression_steps(void)
     twb_run_clear(&run);
 }
 
-static void test_no_arguments(void)
+/* Without a command (or with model files) twb opens the window; without a
+ * display it says so and fails instead of crashing. The window itself is
+ * tested under Xvfb (test_ui_window.c). */
+static void test_no_arguments_no_display(void)
 {
-    twb_run run = run_twb_argv((const char *const[]){NULL});
-    g_assert_cmpint(run.exit_status, ==, 0);
-    g_assert_nonnull(strstr(run.out, "window"));
-    g_assert_nonnull(strstr(run.out, "after 200 steps: "));
-    twb_run_clear(&run);
+    char *display = g_strdup(g_getenv("DISPLAY")), *wayland = g_strdup(g_getenv("WAYLAND_DISPLAY"));
+    g_unsetenv("DISPLAY");
+    g_unsetenv("WAYLAND_DISPLAY");
+    const char *const *cases[] = {(const char *const[]){NULL}, (const char *const[]){"model.json", NULL}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        twb_run run = run_twb_argv(cases[i]);
+        g_assert_cmpint(run.exit_status, ==, 1);
+        g_assert_cmpstr(run.out, ==, "");
+        g_assert_true(g_str_has_prefix(run.err, "twb: cannot open the workbench window: no display"));
+        g_assert_nonnull(strstr(run.err, "twb --help"));
+        twb_run_clear(&run);
+    }
+    if (display)
+        g_setenv("DISPLAY", display, TRUE);
+    if (wayland)
+        g_setenv("WAYLAND_DISPLAY", wayland, TRUE);
+    g_free(display);
+    g_free(wayland);
 }
 
 /* ---- twb data inspect --------------------------------------------------- */
@@ -623,7 +641,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cli/bad-options", test_bad_options);
     g_test_add_func("/cli/linear-regression", test_linear_regression);
     g_test_add_func("/cli/linear-regression-steps", test_linear_regression_steps);
-    g_test_add_func("/cli/no-arguments", test_no_arguments);
+    g_test_add_func("/cli/no-arguments", test_no_arguments_no_display);
     g_test_add_func("/cli/data-inspect/idx", test_inspect_idx);
     g_test_add_func("/cli/data-inspect/idx-gzip", test_inspect_idx_gzip);
     g_test_add_func("/cli/data-inspect/npy", test_inspect_npy);

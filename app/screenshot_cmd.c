@@ -1,0 +1,280 @@
+/* twb --screenshot (screenshot_cmd.h): an instance of its own opens the
+ * window at the requested size; after the frame clock's first after-paint
+ * and one more frame (so that what the first frame laid out is drawn too),
+ * the window is snapshotted through GtkWidgetPaintable into a render node,
+ * drawn by GSK's Cairo renderer into a texture and saved as a PNG. */
+#include "screenshot_cmd.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "application.h"
+
+/* A window that has drawn nothing by then will not. */
+#define FRAME_TIMEOUT_SECONDS 30
+
+typedef struct {
+    const char *output, *view, *model, *logdb;
+    int width, height;
+} shot_options;
+
+typedef struct {
+    shot_options options;
+    GApplication *app;
+    TwModelDoc *doc;
+    TwWindow *win;
+    GdkFrameClock *clock;
+    gulong after_paint;
+    int frames;
+    gboolean refitted; /* fit_window ran */
+    guint timeout;
+    int status;
+} shot;
+
+__attribute__((format(printf, 1, 2))) static int usage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("twb: --screenshot: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'twb --help'.\n", stderr);
+    return 2;
+}
+
+static void fail(shot *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("twb: --screenshot: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    s->status = 1;
+}
+
+/* "1280x800": both from 200 to 8192. */
+static gboolean parse_size(const char *text, int *width, int *height)
+{
+    char *end = NULL;
+    long w = strtol(text, &end, 10);
+    if (end == text || (*end != 'x' && *end != 'X'))
+        return FALSE;
+    const char *rest = end + 1;
+    long h = strtol(rest, &end, 10);
+    if (end == rest || *end != '\0' || w < 200 || h < 200 || w > 8192 || h > 8192)
+        return FALSE;
+    *width = (int)w;
+    *height = (int)h;
+    return TRUE;
+}
+
+/* The value of "--name VALUE" or "--name=VALUE" at argv[*i], or NULL when
+ * argv[*i] is another option. *missing is set when the value is absent. */
+static const char *option_value(int argc, char **argv, int *i, const char *name, gboolean *missing)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0')
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = TRUE;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int parse(int argc, char **argv, shot_options *o)
+{
+    static const char *const names[] = {"--screenshot", "--view", "--model", "--logdb", "--size"};
+    const char **targets[] = {&o->output, &o->view, &o->model, &o->logdb, NULL};
+    const char *size = NULL;
+    for (int i = 0; i < argc; i++) {
+        size_t k = 0;
+        const char *value = NULL;
+        gboolean missing = FALSE;
+        for (; k < G_N_ELEMENTS(names) && !value && !missing; k++)
+            value = option_value(argc, argv, &i, names[k], &missing);
+        if (missing)
+            return usage("option '%s' needs a value", argv[i]);
+        if (!value)
+            return usage(argv[i][0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", argv[i]);
+        if (value[0] == '\0')
+            return usage("option '%s' needs a value", names[k - 1]);
+        const char **target = targets[k - 1] ? targets[k - 1] : &size;
+        if (*target)
+            return usage("option '%s' given twice", names[k - 1]);
+        *target = value;
+    }
+    if (!g_str_has_suffix(o->output, ".png") && !g_str_has_suffix(o->output, ".PNG"))
+        return usage("'%s': the screenshot is a PNG file (FILE.png)", o->output);
+    if (o->view && strcmp(o->view, "designer") && strcmp(o->view, "dashboard") && strcmp(o->view, "graph"))
+        return usage("--view: '%s' is not a view (there are: designer, dashboard, graph)", o->view);
+    if (size && !parse_size(size, &o->width, &o->height))
+        return usage("--size: '%s' is not WIDTHxHEIGHT with both from 200 to 8192", size);
+    return 0;
+}
+
+static GdkTexture *render_window(GtkWidget *window, int width, int height, GError **error)
+{
+    GdkPaintable *paintable = gtk_widget_paintable_new(window);
+    GtkSnapshot *snapshot = gtk_snapshot_new();
+    gdk_paintable_snapshot(paintable, snapshot, width, height);
+    GskRenderNode *node = gtk_snapshot_free_to_node(snapshot);
+    g_object_unref(paintable);
+    if (!node) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "the window drew nothing");
+        return NULL;
+    }
+    GskRenderer *renderer = gsk_cairo_renderer_new();
+    GdkTexture *texture = NULL;
+    if (gsk_renderer_realize(renderer, NULL, error)) {
+        texture = gsk_renderer_render_texture(renderer, node, &GRAPHENE_RECT_INIT(0, 0, width, height));
+        gsk_renderer_unrealize(renderer);
+    }
+    g_object_unref(renderer);
+    gsk_render_node_unref(node);
+    return texture;
+}
+
+static void stop_painting(shot *s)
+{
+    if (s->after_paint)
+        g_signal_handler_disconnect(s->clock, s->after_paint);
+    s->after_paint = 0;
+    s->frames = 0;
+}
+
+static void stop_waiting(shot *s)
+{
+    stop_painting(s);
+    if (s->timeout)
+        g_source_remove(s->timeout);
+    s->timeout = 0;
+}
+
+static gboolean take(gpointer data)
+{
+    shot *s = data;
+    GtkWidget *window = GTK_WIDGET(s->win);
+    int width = gtk_widget_get_width(window), height = gtk_widget_get_height(window);
+    GError *error = NULL;
+    GdkTexture *texture = render_window(window, width, height, &error);
+    if (!texture) {
+        fail(s, "cannot render the window: %s", error->message);
+        g_error_free(error);
+    } else if (!gdk_texture_save_to_png(texture, s->options.output)) {
+        fail(s, "cannot write '%s'", s->options.output);
+    } else if (width != s->options.width || height != s->options.height) {
+        fail(s, "the window is %dx%d, not the %dx%d asked for (the screen or the window's smallest size does not allow it); '%s' shows it", width, height,
+             s->options.width, s->options.height, s->options.output);
+    }
+    g_clear_object(&texture);
+    g_application_quit(s->app);
+    return G_SOURCE_REMOVE;
+}
+
+static void on_map(GtkWidget *window, shot *s);
+
+/* A window for the model at the size asked for plus extra. */
+static void open_window(shot *s, int extra_width, int extra_height)
+{
+    s->win = tw_window_new(GTK_APPLICATION(s->app), s->doc);
+    gtk_window_set_default_size(GTK_WINDOW(s->win), s->options.width + extra_width,
+                                s->options.height + extra_height);
+    if (s->options.view)
+        tw_window_show_view(s->win, s->options.view);
+    if (s->options.logdb)
+        tw_window_set_logdb(s->win, s->options.logdb);
+    g_signal_connect(s->win, "map", G_CALLBACK(on_map), s);
+    gtk_window_present(GTK_WINDOW(s->win));
+}
+
+/* Without a compositor, GTK counts the frame around client-side
+ * decorations (where resizing grabs) into the default size, and a shown
+ * window keeps its size. Once the first frame shows how much the frame
+ * takes, a second window opens that much larger. TRUE when it did. */
+static gboolean fit_window(shot *s)
+{
+    GtkWidget *first = GTK_WIDGET(s->win);
+    int dx = s->options.width - gtk_widget_get_width(first);
+    int dy = s->options.height - gtk_widget_get_height(first);
+    s->refitted = TRUE;
+    if (dx <= 0 && dy <= 0)
+        return FALSE;
+    stop_painting(s);
+    open_window(s, MAX(dx, 0), MAX(dy, 0));
+    gtk_window_destroy(GTK_WINDOW(first));
+    return TRUE;
+}
+
+/* After the first frame, one more; after that, the picture (outside the
+ * frame clock's paint, from an idle). */
+static void on_after_paint(GdkFrameClock *clock, shot *s)
+{
+    if (s->frames == 0 && !s->refitted && fit_window(s))
+        return;
+    if (++s->frames < 2) {
+        gtk_widget_queue_draw(GTK_WIDGET(s->win));
+        return;
+    }
+    stop_waiting(s);
+    g_idle_add(take, s);
+}
+
+static void on_map(GtkWidget *window, shot *s)
+{
+    s->clock = gtk_widget_get_frame_clock(window);
+    s->after_paint = g_signal_connect(s->clock, "after-paint", G_CALLBACK(on_after_paint), s);
+    gtk_widget_queue_draw(window);
+}
+
+static gboolean on_timeout(gpointer data)
+{
+    shot *s = data;
+    s->timeout = 0;
+    stop_waiting(s);
+    fail(s, "the window drew no complete frame within %d s", FRAME_TIMEOUT_SECONDS);
+    g_application_quit(s->app);
+    return G_SOURCE_REMOVE;
+}
+
+/* Runs before TwApplication's own activate, which finds this window there. */
+static void on_activate(GApplication *app, shot *s)
+{
+    open_window(s, 0, 0);
+    s->timeout = g_timeout_add_seconds(FRAME_TIMEOUT_SECONDS, on_timeout, s);
+}
+
+int twb_screenshot_command(int argc, char **argv)
+{
+    shot s = {.options = {.width = 1280, .height = 800}};
+    int status = parse(argc, argv, &s.options);
+    if (status)
+        return status;
+    if (!tw_application_can_open_windows())
+        return 1;
+    s.doc = tw_model_doc_new();
+    GError *error = NULL;
+    if (s.options.model && !tw_model_doc_load(s.doc, s.options.model, &error)) {
+        fail(&s, "cannot open the model: %s", error->message);
+        g_error_free(error);
+        g_object_unref(s.doc);
+        return 1;
+    }
+    g_set_application_name("Tensor Workbench");
+    s.app = G_APPLICATION(tw_application_new(G_APPLICATION_NON_UNIQUE));
+    g_signal_connect(s.app, "activate", G_CALLBACK(on_activate), &s);
+    /* Only the program's name: the options are not GApplication's. */
+    char *run_argv[] = {"twb", NULL};
+    g_application_run(s.app, 1, run_argv);
+    stop_waiting(&s);
+    g_object_unref(s.app);
+    g_object_unref(s.doc);
+    return s.status;
+}

@@ -1,0 +1,700 @@
+/* The workbench window as a person meets it, under Xvfb (tests/meson.build
+ * runs this suite through xvfb-run): three views and the switcher's action,
+ * what the Dashboard and Graph placeholders say, Train following the
+ * model's validity with the reason as its tooltip, templates, opening and
+ * saving through the window's actions, the question before unsaved changes
+ * are lost, layer actions with undo; and `twb --screenshot` writing a PNG of
+ * the requested size for each view. */
+#include <gtk/gtk.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <glib/gstdio.h>
+
+#include "application.h"
+#include "banner.h"
+#include "designer_view.h"
+#include "placeholder_view.h"
+
+#define EXAMPLES "/../examples/models/"
+
+static TwApplication *app;
+
+/* A model the engine refuses: a Conv2D after a Dense, with no Reshape. */
+static const char *invalid_model =
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"bad\", \"layers\": ["
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 28, 28, 1], \"name\": \"input\"}},"
+    "{\"class_name\": \"Flatten\", \"config\": {\"name\": \"flatten\"}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 4}},"
+    "{\"class_name\": \"Conv2D\", \"config\": {\"name\": \"conv\", \"filters\": 2, \"kernel_size\": [3, 3]}}]}}";
+
+/* ---- helpers ---------------------------------------------------------------- */
+static void drain(void)
+{
+    while (g_main_context_iteration(NULL, FALSE))
+        ;
+}
+
+static gboolean timed_out(gpointer data)
+{
+    *(gboolean *)data = TRUE;
+    return G_SOURCE_REMOVE;
+}
+
+/* Runs the main loop until cond holds, failing after 10 s. */
+static void wait_for(gboolean (*cond)(gpointer), gpointer data, const char *what)
+{
+    gboolean expired = FALSE;
+    guint timer = g_timeout_add_seconds(10, timed_out, &expired);
+    while (!cond(data) && !expired)
+        g_main_context_iteration(NULL, TRUE);
+    if (expired)
+        g_error("waited 10 s for %s", what);
+    g_source_remove(timer);
+}
+
+static gboolean is_mapped(gpointer widget)
+{
+    return gtk_widget_get_mapped(widget);
+}
+
+static GtkWidget *find_type(GtkWidget *root, GType type)
+{
+    if (G_TYPE_CHECK_INSTANCE_TYPE(root, type))
+        return root;
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = find_type(c, type);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+static TwWindow *open_window(void)
+{
+    TwWindow *win = tw_application_new_window(app, NULL);
+    gtk_window_present(GTK_WINDOW(win));
+    wait_for(is_mapped, win, "the window to map");
+    return win;
+}
+
+static void close_window(TwWindow *win)
+{
+    gtk_window_destroy(GTK_WINDOW(win));
+    drain();
+}
+
+static void activate(TwWindow *win, const char *action, GVariant *target)
+{
+    g_action_group_activate_action(G_ACTION_GROUP(win), action, target);
+    drain();
+}
+
+static gboolean enabled(TwWindow *win, const char *action)
+{
+    return g_action_group_get_action_enabled(G_ACTION_GROUP(win), action);
+}
+
+static char *example_path(const char *name)
+{
+    return g_strconcat(g_getenv("G_TEST_SRCDIR"), EXAMPLES, name, NULL);
+}
+
+static TwBanner *banner_of(TwWindow *win)
+{
+    GtkWidget *banner = find_type(GTK_WIDGET(win), TW_TYPE_BANNER);
+    g_assert_nonnull(banner);
+    return TW_BANNER(banner);
+}
+
+static TwPlaceholderView *placeholder(TwWindow *win, const char *view)
+{
+    GtkStack *stack = GTK_STACK(find_type(GTK_WIDGET(win), GTK_TYPE_STACK));
+    GtkWidget *child = gtk_stack_get_child_by_name(stack, view);
+    g_assert_true(TW_IS_PLACEHOLDER_VIEW(child));
+    return TW_PLACEHOLDER_VIEW(child);
+}
+
+static GtkWidget *train_button(TwWindow *win)
+{
+    GtkWidget *titlebar = gtk_window_get_titlebar(GTK_WINDOW(win));
+    GtkWidget *button = NULL;
+    /* The button whose action is win.train. */
+    GPtrArray *todo = g_ptr_array_new();
+    g_ptr_array_add(todo, titlebar);
+    while (todo->len && !button) {
+        GtkWidget *w = g_ptr_array_steal_index(todo, todo->len - 1);
+        if (GTK_IS_BUTTON(w) && !g_strcmp0(gtk_actionable_get_action_name(GTK_ACTIONABLE(w)), "win.train"))
+            button = w;
+        for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+            g_ptr_array_add(todo, c);
+    }
+    g_ptr_array_free(todo, TRUE);
+    g_assert_nonnull(button);
+    return button;
+}
+
+static char *read_text(const char *path)
+{
+    char *text = NULL;
+    GError *error = NULL;
+    g_file_get_contents(path, &text, NULL, &error);
+    g_assert_no_error(error);
+    return text;
+}
+
+static char *scratch_dir(void)
+{
+    GError *error = NULL;
+    char *dir = g_dir_make_tmp("twb-window-XXXXXX", &error);
+    g_assert_no_error(error);
+    return dir;
+}
+
+/* ---- the views ------------------------------------------------------------------ */
+static void test_three_views(void)
+{
+    TwWindow *win = open_window();
+    GtkStack *stack = GTK_STACK(find_type(GTK_WIDGET(win), GTK_TYPE_STACK));
+    const char *names[] = {"designer", "dashboard", "graph"};
+    const char *titles[] = {"_Designer", "D_ashboard", "_Graph"};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        GtkWidget *child = gtk_stack_get_child_by_name(stack, names[i]);
+        g_assert_nonnull(child);
+        g_assert_cmpstr(gtk_stack_page_get_title(gtk_stack_get_page(stack, child)), ==, titles[i]);
+    }
+    g_assert_cmpstr(tw_window_visible_view(win), ==, "designer");
+    /* The Designer page: the designer beside the training panel. */
+    GtkWidget *designer = gtk_stack_get_child_by_name(stack, "designer");
+    g_assert_nonnull(find_type(designer, TW_TYPE_DESIGNER_VIEW));
+    g_assert_true(find_type(designer, TW_TYPE_TRAIN_PANEL) == GTK_WIDGET(tw_window_train_panel(win)));
+    /* The header bar's switcher shows the same stack. */
+    GtkWidget *switcher = find_type(gtk_window_get_titlebar(GTK_WINDOW(win)), GTK_TYPE_STACK_SWITCHER);
+    g_assert_true(gtk_stack_switcher_get_stack(GTK_STACK_SWITCHER(switcher)) == stack);
+
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        activate(win, "show-view", g_variant_new_string(names[(i + 1) % 3]));
+        g_assert_cmpstr(tw_window_visible_view(win), ==, names[(i + 1) % 3]);
+        g_assert_cmpstr(gtk_stack_get_visible_child_name(stack), ==, names[(i + 1) % 3]);
+    }
+    /* A name that is no view changes nothing. */
+    activate(win, "show-view", g_variant_new_string("charts"));
+    g_assert_cmpstr(tw_window_visible_view(win), ==, "designer");
+    close_window(win);
+}
+
+static void test_placeholders(void)
+{
+    TwWindow *win = open_window();
+    TwPlaceholderView *dashboard = placeholder(win, "dashboard");
+    g_assert_cmpstr(tw_placeholder_view_title(dashboard), ==, "Dashboard");
+    /* It names the run database the training panel writes to. */
+    char *panel_logdb = NULL;
+    g_object_get(tw_window_train_panel(win), "logdb", &panel_logdb, NULL);
+    g_assert_nonnull(panel_logdb);
+    char *expected = g_strdup_printf("Live charts of the runs in %s arrive with the dashboard.", panel_logdb);
+    g_assert_cmpstr(tw_placeholder_view_body(dashboard), ==, expected);
+    g_free(expected);
+    g_free(panel_logdb);
+    g_assert_cmpstr(tw_placeholder_view_hint(dashboard), ==,
+                    "Train a model (Ctrl+Return) or run twb train MODEL.json --logdb FILE to record runs.");
+
+    /* --logdb (tw_window_set_logdb) sets both; markup in a path is text. */
+    tw_window_set_logdb(win, "/tmp/a <b>&</b> runs.db");
+    g_assert_cmpstr(tw_placeholder_view_body(dashboard), ==,
+                    "Live charts of the runs in /tmp/a <b>&</b> runs.db arrive with the dashboard.");
+    g_object_get(tw_window_train_panel(win), "logdb", &panel_logdb, NULL);
+    g_assert_cmpstr(panel_logdb, ==, "/tmp/a <b>&</b> runs.db");
+    g_free(panel_logdb);
+    /* And the panel's choice reaches the dashboard. */
+    g_object_set(tw_window_train_panel(win), "logdb", "/srv/runs/other.db", NULL);
+    g_assert_nonnull(strstr(tw_placeholder_view_body(dashboard), "/srv/runs/other.db"));
+
+    TwPlaceholderView *graph = placeholder(win, "graph");
+    g_assert_cmpstr(tw_placeholder_view_title(graph), ==, "Graph");
+    g_assert_true(g_str_has_prefix(tw_placeholder_view_body(graph), "The traced graph view arrives later"));
+    g_assert_nonnull(strstr(tw_placeholder_view_body(graph), "model will be shown here as a graph"));
+    g_assert_nonnull(strstr(tw_placeholder_view_hint(graph), "twb summary MODEL.json"));
+    close_window(win);
+}
+
+/* ---- Train follows the model --------------------------------------------------- */
+static void test_train_follows_validity(void)
+{
+    TwWindow *win = open_window();
+    TwModelDoc *doc = tw_window_doc(win);
+    GtkWidget *button = train_button(win);
+    GError *error = NULL;
+
+    g_assert_true(tw_model_doc_load_json(doc, invalid_model, "bad.json", &error));
+    g_assert_no_error(error);
+    drain();
+    const char *reason = tw_model_doc_error(doc);
+    g_assert_nonnull(reason);
+    g_assert_false(enabled(win, "train"));
+    g_assert_false(gtk_widget_is_sensitive(button));
+    g_assert_cmpstr(gtk_widget_get_tooltip_text(button), ==, reason);
+
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    g_assert_null(tw_model_doc_error(doc));
+    g_assert_true(enabled(win, "train"));
+    g_assert_true(gtk_widget_is_sensitive(button));
+    g_assert_cmpstr(gtk_widget_get_tooltip_text(button), ==, "Train the model (Ctrl+Return)");
+
+    /* Breaking the model by an edit disables it again; undo brings it back. */
+    g_assert_true(tw_model_doc_insert(doc, tw_model_doc_n_layers(doc), "Conv2D", &error));
+    g_assert_no_error(error);
+    drain();
+    g_assert_false(enabled(win, "train"));
+    activate(win, "undo", NULL);
+    g_assert_true(enabled(win, "train"));
+
+    /* Ctrl+Return is Train's accelerator. */
+    char **accels = gtk_application_get_accels_for_action(GTK_APPLICATION(app), "win.train");
+    g_assert_cmpstr(accels[0], ==, "<Control>Return");
+    g_strfreev(accels);
+    close_window(win);
+}
+
+/* ---- templates, open, save ------------------------------------------------------ */
+static void assert_same_model(TwModelDoc *doc, const char *path)
+{
+    TwModelDoc *expected = tw_model_doc_new();
+    GError *error = NULL;
+    g_assert_true(tw_model_doc_load(expected, path, &error));
+    g_assert_no_error(error);
+    char *a = tw_model_doc_to_json(doc), *b = tw_model_doc_to_json(expected);
+    g_assert_cmpstr(a, ==, b);
+    g_free(a);
+    g_free(b);
+    g_object_unref(expected);
+}
+
+static void test_templates(void)
+{
+    TwWindow *win = open_window();
+    TwModelDoc *doc = tw_window_doc(win);
+    const char *names[] = {"linear_regression", "mlp_fashion_mnist", "cnn_fashion_mnist"};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        activate(win, "template", g_variant_new_string(names[i]));
+        char *file = g_strconcat(names[i], ".json", NULL);
+        char *path = example_path(file);
+        assert_same_model(doc, path);
+        g_free(path);
+        g_free(file);
+        /* A template is a new, unsaved model. */
+        g_assert_null(tw_model_doc_path(doc));
+        g_assert_false(tw_model_doc_modified(doc));
+        g_assert_cmpstr(gtk_window_get_title(GTK_WINDOW(win)), ==, "Untitled model");
+        g_assert_null(tw_banner_message(banner_of(win)));
+    }
+    activate(win, "template", g_variant_new_string("resnet"));
+    g_assert_true(tw_banner_is_error(banner_of(win)));
+    g_assert_nonnull(strstr(tw_banner_message(banner_of(win)), "the resnet template"));
+    char *last = example_path("cnn_fashion_mnist.json");
+    assert_same_model(doc, last); /* unchanged */
+    g_free(last);
+    close_window(win);
+}
+
+static void test_open_edit_save(void)
+{
+    char *dir = scratch_dir();
+    char *path = g_build_filename(dir, "my_mlp.json", NULL);
+    char *source = example_path("mlp_fashion_mnist.json");
+    char *text = read_text(source);
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+
+    TwWindow *win = open_window();
+    TwModelDoc *doc = tw_window_doc(win);
+    tw_window_open_file(win, path);
+    drain();
+    g_assert_cmpstr(tw_model_doc_path(doc), ==, path);
+    g_assert_cmpstr(gtk_window_get_title(GTK_WINDOW(win)), ==, "my_mlp.json");
+    g_assert_false(enabled(win, "undo"));
+
+    /* An edit: the title says so, undo is there. */
+    GError *error = NULL;
+    g_assert_true(tw_model_doc_set_param(doc, 2, "units", "64", &error));
+    g_assert_no_error(error);
+    drain();
+    g_assert_cmpstr(gtk_window_get_title(GTK_WINDOW(win)), ==, "my_mlp.json •");
+    g_assert_true(enabled(win, "undo"));
+
+    /* Save writes the file the model came from; read back, it is the edit. */
+    activate(win, "save", NULL);
+    g_assert_null(tw_banner_message(banner_of(win)));
+    g_assert_false(tw_model_doc_modified(doc));
+    g_assert_cmpstr(gtk_window_get_title(GTK_WINDOW(win)), ==, "my_mlp.json");
+    TwModelDoc *back = tw_model_doc_new();
+    g_assert_true(tw_model_doc_load(back, path, &error));
+    g_assert_no_error(error);
+    char *a = tw_model_doc_to_json(doc), *b = tw_model_doc_to_json(back);
+    g_assert_cmpstr(a, ==, b);
+    g_assert_nonnull(strstr(b, "\"units\": 64"));
+    g_free(a);
+    g_free(b);
+    g_object_unref(back);
+
+    /* It is among the recent files. */
+    char *uri = g_filename_to_uri(path, NULL, NULL);
+    g_assert_true(gtk_recent_manager_has_item(gtk_recent_manager_get_default(), uri));
+    g_free(uri);
+
+    close_window(win);
+    g_remove(path);
+    g_rmdir(dir);
+    g_free(text);
+    g_free(source);
+    g_free(path);
+    g_free(dir);
+}
+
+static void test_open_errors(void)
+{
+    char *dir = scratch_dir();
+    char *path = g_build_filename(dir, "broken.json", NULL);
+    g_assert_true(g_file_set_contents(path, "{\"class_name\": \"Sequential\", \"config\": ", -1, NULL));
+
+    TwWindow *win = open_window();
+    TwModelDoc *doc = tw_window_doc(win);
+    activate(win, "template", g_variant_new_string("linear_regression"));
+    char *before = tw_model_doc_to_json(doc);
+
+    tw_window_open_file(win, path);
+    drain();
+    TwBanner *banner = banner_of(win);
+    g_assert_true(tw_banner_is_error(banner));
+    const char *message = tw_banner_message(banner);
+    g_assert_true(g_str_has_prefix(message, "Could not open “broken.json”: "));
+    g_assert_cmpuint(strlen(message), >, strlen("Could not open “broken.json”: ") + 5); /* the engine's reason */
+    char *after = tw_model_doc_to_json(doc);
+    g_assert_cmpstr(after, ==, before);
+
+    /* A missing file says so too; opening a good one clears the banner. */
+    char *missing = g_build_filename(dir, "missing.json", NULL);
+    tw_window_open_file(win, missing);
+    g_assert_true(g_str_has_prefix(tw_banner_message(banner), "Could not open “missing.json”: "));
+    char *good = example_path("linear_regression.json");
+    tw_window_open_file(win, good);
+    g_assert_null(tw_banner_message(banner));
+    g_assert_cmpstr(tw_model_doc_path(doc), ==, good);
+
+    close_window(win);
+    g_remove(path);
+    g_rmdir(dir);
+    g_free(good);
+    g_free(missing);
+    g_free(after);
+    g_free(before);
+    g_free(path);
+    g_free(dir);
+}
+
+/* ---- banners --------------------------------------------------------------------- */
+static void test_banner(void)
+{
+    TwWindow *win = open_window();
+    TwBanner *banner = banner_of(win);
+    g_assert_null(tw_banner_message(banner));
+    tw_window_show_banner(win, "training failed: loss is NaN at step 12", TRUE);
+    g_assert_cmpstr(tw_banner_message(banner), ==, "training failed: loss is NaN at step 12");
+    g_assert_true(gtk_widget_has_css_class(GTK_WIDGET(banner), "error"));
+    /* The close button hides it. */
+    GtkWidget *revealer = find_type(GTK_WIDGET(banner), GTK_TYPE_REVEALER);
+    g_assert_true(gtk_revealer_get_reveal_child(GTK_REVEALER(revealer)));
+    GtkWidget *label = find_type(GTK_WIDGET(banner), GTK_TYPE_LABEL);
+    g_assert_cmpstr(gtk_label_get_text(GTK_LABEL(label)), ==, "training failed: loss is NaN at step 12");
+    GtkWidget *close = find_type(GTK_WIDGET(banner), GTK_TYPE_BUTTON);
+    g_signal_emit_by_name(close, "clicked");
+    g_assert_null(tw_banner_message(banner));
+    g_assert_false(gtk_revealer_get_reveal_child(GTK_REVEALER(revealer)));
+    /* Not an error: not red. */
+    tw_window_show_banner(win, "saved", FALSE);
+    g_assert_false(gtk_widget_has_css_class(GTK_WIDGET(banner), "error"));
+    g_assert_false(tw_banner_is_error(banner));
+    close_window(win);
+}
+
+/* ---- unsaved changes ------------------------------------------------------------- */
+static GtkWidget *find_question(void)
+{
+    GListModel *toplevels = gtk_window_get_toplevels();
+    for (guint i = 0; i < g_list_model_get_n_items(toplevels); i++) {
+        GtkWidget *w = g_list_model_get_item(toplevels, i);
+        g_object_unref(w);
+        if (GTK_IS_MESSAGE_DIALOG(w) && gtk_widget_get_visible(w))
+            return w;
+    }
+    return NULL;
+}
+
+static void test_close_asks_when_modified(void)
+{
+    TwWindow *win = open_window();
+    TwModelDoc *doc = tw_window_doc(win);
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    GError *error = NULL;
+    g_assert_true(tw_model_doc_remove(doc, 1, &error));
+    g_assert_no_error(error);
+    drain();
+
+    /* Closing asks; Cancel keeps the window and the edit. */
+    gtk_window_close(GTK_WINDOW(win));
+    drain();
+    GtkWidget *question = find_question();
+    g_assert_nonnull(question);
+    char *text = NULL;
+    g_object_get(question, "text", &text, NULL);
+    g_assert_cmpstr(text, ==, "Save changes to “Untitled model” before closing?");
+    g_free(text);
+    gtk_dialog_response(GTK_DIALOG(question), GTK_RESPONSE_CANCEL);
+    drain();
+    g_assert_null(find_question());
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(win)));
+    g_assert_true(tw_model_doc_modified(doc));
+
+    /* A template over unsaved changes asks too; Discard goes ahead. */
+    activate(win, "template", g_variant_new_string("linear_regression"));
+    question = find_question();
+    g_assert_nonnull(question);
+    gtk_dialog_response(GTK_DIALOG(question), 1 /* Discard Changes */);
+    drain();
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, 2);
+    g_assert_false(tw_model_doc_modified(doc));
+
+    /* Unmodified, closing does not ask. */
+    g_object_ref(win);
+    gtk_window_close(GTK_WINDOW(win));
+    drain();
+    g_assert_null(find_question());
+    g_assert_false(gtk_widget_get_visible(GTK_WIDGET(win)));
+    g_object_unref(win);
+}
+
+/* ---- layer actions ---------------------------------------------------------------- */
+static void test_layer_actions(void)
+{
+    TwWindow *win = open_window();
+    TwModelDoc *doc = tw_window_doc(win);
+    TwDesignerView *designer = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW));
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    int n = tw_model_doc_n_layers(doc);
+    char *original = tw_model_doc_to_json(doc);
+
+    tw_designer_view_select(designer, 2);
+    drain();
+    activate(win, "duplicate-layer", NULL);
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, n + 1);
+    g_assert_cmpint(tw_designer_view_selected(designer), ==, 3);
+    activate(win, "delete-layer", NULL);
+    activate(win, "delete-layer", NULL);
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, n - 1);
+
+    /* Undo three times is the template again, redo three times the edits. */
+    char *edited = tw_model_doc_to_json(doc);
+    for (int i = 0; i < 3; i++)
+        activate(win, "undo", NULL);
+    g_assert_false(enabled(win, "undo"));
+    char *undone = tw_model_doc_to_json(doc);
+    g_assert_cmpstr(undone, ==, original);
+    for (int i = 0; i < 3; i++)
+        activate(win, "redo", NULL);
+    g_assert_false(enabled(win, "redo"));
+    char *redone = tw_model_doc_to_json(doc);
+    g_assert_cmpstr(redone, ==, edited);
+
+    /* Nothing selected: Delete does nothing. */
+    tw_designer_view_select(designer, -1);
+    drain();
+    activate(win, "delete-layer", NULL);
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, n - 1);
+
+    g_free(redone);
+    g_free(undone);
+    g_free(edited);
+    g_free(original);
+    /* Discard the edits so that closing does not ask. */
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    GtkWidget *question = find_question();
+    g_assert_nonnull(question);
+    gtk_dialog_response(GTK_DIALOG(question), 1);
+    drain();
+    close_window(win);
+}
+
+/* ---- twb --screenshot ------------------------------------------------------------- */
+typedef struct {
+    int status;
+    char *out, *err;
+} run_result;
+
+static run_result run_twb(const char *const *args)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (char *)g_getenv("TWB"));
+    for (int i = 0; args[i]; i++)
+        g_ptr_array_add(argv, (char *)args[i]);
+    g_ptr_array_add(argv, NULL);
+    run_result r = {0};
+    int wait_status = 0;
+    GError *error = NULL;
+    g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err, &wait_status,
+                 &error);
+    g_assert_no_error(error);
+    r.status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
+    g_ptr_array_free(argv, TRUE);
+    return r;
+}
+
+static void run_result_clear(run_result *r)
+{
+    g_free(r->out);
+    g_free(r->err);
+}
+
+/* How many distinct colours a sample of the picture has: a blank or
+ * broken render has one or two. */
+static guint colours(GdkPixbuf *pixbuf)
+{
+    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    const guchar *pixels = gdk_pixbuf_get_pixels(pixbuf);
+    int stride = gdk_pixbuf_get_rowstride(pixbuf), channels = gdk_pixbuf_get_n_channels(pixbuf);
+    for (int y = 0; y < gdk_pixbuf_get_height(pixbuf); y += 3)
+        for (int x = 0; x < gdk_pixbuf_get_width(pixbuf); x += 3) {
+            const guchar *p = pixels + y * stride + x * channels;
+            g_hash_table_add(seen, GUINT_TO_POINTER(p[0] << 16 | p[1] << 8 | p[2]));
+        }
+    guint n = g_hash_table_size(seen);
+    g_hash_table_destroy(seen);
+    return n;
+}
+
+static void test_screenshot(void)
+{
+    char *dir = scratch_dir();
+    char *model = example_path("cnn_fashion_mnist.json");
+    const char *views[] = {"designer", "dashboard", "graph"};
+    GdkPixbuf *shots[3];
+    for (size_t i = 0; i < G_N_ELEMENTS(views); i++) {
+        char *file = g_strdup_printf("%s/%s.png", dir, views[i]);
+        const char *args[] = {"--screenshot", file, "--view", views[i], "--model", model,
+                              "--logdb", "/tmp/twb-test-runs.db", "--size", "1440x900", NULL};
+        run_result r = run_twb(args);
+        if (r.status != 0)
+            g_error("twb --screenshot --view %s: exit %d: %s", views[i], r.status, r.err);
+        GError *error = NULL;
+        shots[i] = gdk_pixbuf_new_from_file(file, &error);
+        g_assert_no_error(error);
+        g_assert_cmpint(gdk_pixbuf_get_width(shots[i]), ==, 1440);
+        g_assert_cmpint(gdk_pixbuf_get_height(shots[i]), ==, 900);
+        g_assert_cmpuint(colours(shots[i]), >, 20);
+        run_result_clear(&r);
+        g_remove(file);
+        g_free(file);
+    }
+    /* Three different pictures. */
+    for (int i = 0; i < 3; i++) {
+        GBytes *a = gdk_pixbuf_read_pixel_bytes(shots[i]), *b = gdk_pixbuf_read_pixel_bytes(shots[(i + 1) % 3]);
+        g_assert_false(g_bytes_equal(a, b));
+        g_bytes_unref(a);
+        g_bytes_unref(b);
+    }
+    for (int i = 0; i < 3; i++)
+        g_object_unref(shots[i]);
+
+    /* The default size is 1280x800. */
+    char *file = g_strdup_printf("%s/default.png", dir);
+    run_result r = run_twb((const char *[]){"--screenshot", file, NULL});
+    g_assert_cmpint(r.status, ==, 0);
+    GdkPixbuf *pixbuf = gdk_pixbuf_new_from_file(file, NULL);
+    g_assert_nonnull(pixbuf);
+    g_assert_cmpint(gdk_pixbuf_get_width(pixbuf), ==, 1280);
+    g_assert_cmpint(gdk_pixbuf_get_height(pixbuf), ==, 800);
+    g_object_unref(pixbuf);
+    run_result_clear(&r);
+    g_remove(file);
+    g_free(file);
+    g_rmdir(dir);
+    g_free(dir);
+    g_free(model);
+}
+
+static void test_screenshot_errors(void)
+{
+    struct {
+        const char *args[8];
+        int status;
+        const char *message;
+    } cases[] = {
+        {{"--screenshot", NULL}, 2, "option '--screenshot' needs a value"},
+        {{"--screenshot", "shot.jpg", NULL}, 2, "PNG"},
+        {{"--screenshot", "shot.png", "--view", "charts", NULL}, 2, "'charts' is not a view"},
+        {{"--screenshot", "shot.png", "--size", "1280", NULL}, 2, "'1280' is not WIDTHxHEIGHT"},
+        {{"--screenshot", "shot.png", "--size", "10x10", NULL}, 2, "'10x10'"},
+        {{"--screenshot", "shot.png", "--zoom", "2", NULL}, 2, "unknown option '--zoom'"},
+        {{"--screenshot", "shot.png", "--model", "/nonexistent/m.json", NULL}, 1, "/nonexistent/m.json"},
+        {{"--screenshot", "/nonexistent/dir/shot.png", NULL}, 1, "cannot write '/nonexistent/dir/shot.png'"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        run_result r = run_twb(cases[i].args);
+        if (r.status != cases[i].status || !strstr(r.err, cases[i].message))
+            g_error("case %zu: exit %d, stderr '%s'; expected exit %d and '%s'", i, r.status, r.err,
+                    cases[i].status, cases[i].message);
+        g_assert_true(g_str_has_prefix(r.err, "twb: --screenshot: "));
+        run_result_clear(&r);
+    }
+}
+
+/* Removes a folder and what is in it. */
+static void remove_tree(const char *path)
+{
+    GDir *dir = g_dir_open(path, 0, NULL);
+    const char *name;
+    while (dir && (name = g_dir_read_name(dir))) {
+        char *child = g_build_filename(path, name, NULL);
+        if (g_file_test(child, G_FILE_TEST_IS_DIR) && !g_file_test(child, G_FILE_TEST_IS_SYMLINK))
+            remove_tree(child);
+        else
+            g_remove(child);
+        g_free(child);
+    }
+    if (dir)
+        g_dir_close(dir);
+    g_rmdir(path);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    /* The recent-files list and settings go to a folder of the test's own.
+     * (G_TEST_OPTION_ISOLATE_DIRS would also hide the system's MIME data,
+     * which GTK needs to load the SVG icons.) */
+    char *home = scratch_dir();
+    g_setenv("XDG_DATA_HOME", home, TRUE);
+    g_setenv("XDG_CONFIG_HOME", home, TRUE);
+    g_setenv("XDG_CACHE_HOME", home, TRUE);
+    g_setenv("GTK_A11Y", "none", TRUE); /* no accessibility bus under Xvfb */
+    if (!tw_application_can_open_windows())
+        g_error("no display: run under xvfb-run (meson test --suite gui does)");
+    g_set_application_name("Tensor Workbench");
+    app = tw_application_new(G_APPLICATION_NON_UNIQUE);
+    g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
+
+    g_test_add_func("/ui/window/three_views", test_three_views);
+    g_test_add_func("/ui/window/placeholders", test_placeholders);
+    g_test_add_func("/ui/window/train_follows_validity", test_train_follows_validity);
+    g_test_add_func("/ui/window/templates", test_templates);
+    g_test_add_func("/ui/window/open_edit_save", test_open_edit_save);
+    g_test_add_func("/ui/window/open_errors", test_open_errors);
+    g_test_add_func("/ui/window/banner", test_banner);
+    g_test_add_func("/ui/window/close_asks_when_modified", test_close_asks_when_modified);
+    g_test_add_func("/ui/window/layer_actions", test_layer_actions);
+    g_test_add_func("/ui/window/screenshot", test_screenshot);
+    g_test_add_func("/ui/window/screenshot_errors", test_screenshot_errors);
+    int status = g_test_run();
+    g_object_unref(app);
+    remove_tree(home);
+    g_free(home);
+    return status;
+}
