@@ -508,6 +508,12 @@ static void test_append_resumes(void)
     for (int i = 0; i < 200; i++)
         g_assert_cmpint(p[i].step, ==, i);
     free(p);
+
+    /* Not while another writer has it open. */
+    w = tw_summary_writer_open(s.db, "resumed", &o);
+    g_assert_null(tw_summary_writer_open(s.db, "resumed", &o));
+    g_assert_nonnull(strstr(tw_last_error(), "run 'resumed' is still being written by another writer"));
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
     scratch_free(&s);
 }
 

@@ -1,8 +1,8 @@
 /* The summary writer's calls (tw/summary.h): opening a run, the enqueueing
  * calls of the training thread, flush and close. The writing itself is the
  * thread's (summary_thread.c). */
+#include <errno.h>
 #include <glib.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -25,15 +25,19 @@ void tw__summary_fail(tw_summary_writer *w, char *message)
 }
 
 /* ---- creating the run ------------------------------------------------------ */
-static int run_row_exists(sqlite3 *db, const char *name, int64_t *id)
+/* 1 when the run exists (its id, and whether it is still running), 0 when
+ * not, -1 when the file cannot be read. */
+static int find_run(sqlite3 *db, const char *name, int64_t *id, bool *running)
 {
     sqlite3_stmt *find = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE name = ?1", -1, &find, NULL);
+    int rc = sqlite3_prepare_v2(db, "SELECT id, status = 'running' FROM runs WHERE name = ?1", -1, &find, NULL);
     if (rc == SQLITE_OK)
         sqlite3_bind_text(find, 1, name, -1, SQLITE_STATIC);
     rc = rc == SQLITE_OK ? sqlite3_step(find) : rc;
-    if (rc == SQLITE_ROW)
+    if (rc == SQLITE_ROW) {
         *id = sqlite3_column_int64(find, 0);
+        *running = sqlite3_column_int(find, 1);
+    }
     sqlite3_finalize(find);
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
@@ -92,16 +96,33 @@ static int declare_tags(tw_summary_writer *w)
     return rc == SQLITE_DONE ? 0 : tw__store_sqlite_error(w->db, w->path, "cannot read the run's tags");
 }
 
-/* 1: the name is taken (message set); -1: the file refused the writes. */
+/* Whether the run may be written: 1 (message set) when its name is taken,
+ * or when appending to a run another writer still has open (the opening
+ * already marked dead writers' runs interrupted). */
+static int refuse(const tw_summary_writer *w, const tw_summary_run_options *o, bool exists, bool running)
+{
+    if (exists && !(o && o->append))
+        taken(w);
+    else if (exists && running)
+        tw_error_set("%s: run '%s' is still being written by another writer; append to it once that one has closed "
+                     "it",
+                     w->path, w->run_name);
+    else
+        return 0;
+    return 1;
+}
+
+/* 1: refused (message set); -1: the file refused the writes. */
 static int create_run(tw_summary_writer *w, const tw_summary_run_options *o)
 {
     if (tw__store_exec(w->db, w->path, "BEGIN IMMEDIATE"))
         return -1;
     int64_t id = -1;
-    int exists = run_row_exists(w->db, w->run_name, &id);
-    int rc = exists < 0                    ? tw__store_sqlite_error(w->db, w->path, "cannot read the runs")
-             : exists && !(o && o->append) ? 1
-                                           : write_run_row(w, o, exists);
+    bool running = false;
+    int exists = find_run(w->db, w->run_name, &id, &running);
+    int rc = exists < 0 ? tw__store_sqlite_error(w->db, w->path, "cannot read the runs") : refuse(w, o, exists, running);
+    if (!rc)
+        rc = write_run_row(w, o, exists);
     if (!rc) {
         w->run_id = exists ? id : sqlite3_last_insert_rowid(w->db);
         if (exists)
@@ -111,9 +132,9 @@ static int create_run(tw_summary_writer *w, const tw_summary_run_options *o)
         w->run_id = -1;
         rc = rc ? rc : -1;
     }
-    sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
-    if (rc == 1)
+    if (rc == 1 && exists == 0) /* another process took the name since we looked */
         taken(w);
+    sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
 
@@ -124,13 +145,14 @@ static int check_unwritable(tw_summary_writer *w, const tw_summary_run_options *
 {
     char *why = g_strdup(tw_last_error());
     sqlite3 *db = tw__store_connect(w->path, true);
-    int exists = db ? run_row_exists(db, w->run_name, &(int64_t){0}) : -1;
+    bool running = false;
+    int exists = db ? find_run(db, w->run_name, &(int64_t){0}, &running) : -1;
     sqlite3_close(db);
     int rc = 0;
     if (!db || exists < 0)
         rc = tw_error_set("%s", why);
-    else if (exists && !(o && o->append))
-        rc = taken(w);
+    else if (refuse(w, o, exists, running))
+        rc = -1;
     else
         tw__summary_fail(w, g_strdup_printf("%s; the logs of run '%s' are not written", why, w->run_name));
     g_free(why);
@@ -287,12 +309,12 @@ int tw_summary_writer_close(tw_summary_writer *w, tw_run_status status)
 
 const char *tw_summary_writer_error(const tw_summary_writer *w)
 {
-    return w ? atomic_load(&((tw_summary_writer *)w)->error) : NULL;
+    return w ? atomic_load(&w->error) : NULL;
 }
 
 int64_t tw_summary_writer_lost_from_step(const tw_summary_writer *w)
 {
-    return w ? atomic_load(&((tw_summary_writer *)w)->lost_from_step) : -1;
+    return w ? atomic_load(&w->lost_from_step) : -1;
 }
 
 int64_t tw_summary_writer_run_id(const tw_summary_writer *w)
