@@ -11,6 +11,7 @@ typedef struct {
     TwWindow *window; /* not a reference: the controller lives as long as the window */
     TwTrainPanel *panel;
     TwTrainWorker *worker; /* NULL when no run is going */
+    char *logdb;           /* the running run's database */
 } controller;
 
 static void on_progress(const TwTrainProgress *progress, gpointer data)
@@ -25,16 +26,20 @@ static void on_problem(const char *message, gpointer data)
     tw_window_show_banner(c->window, message, TRUE);
 }
 
-/* "\nCheckpoint: ~/.local/share/twb/checkpoints/run.safetensors", or "" */
-static char *checkpoint_line(const char *path)
+/* "\nCheckpoint: checkpoints/run.safetensors beside runs.db" (the run
+ * database's button shows where that is), or "" */
+static char *checkpoint_line(const char *path, const char *logdb)
 {
     if (!path)
         return g_strdup("");
-    const char *home = g_get_home_dir();
-    size_t n = strlen(home);
-    if (n > 1 && !strncmp(path, home, n) && path[n] == '/')
-        return g_strdup_printf("\nCheckpoint: ~%s", path + n);
-    return g_strdup_printf("\nCheckpoint: %s", path);
+    char *dir = g_path_get_dirname(logdb), *db = g_path_get_basename(logdb);
+    size_t n = strlen(dir);
+    char *line = !strncmp(path, dir, n) && path[n] == '/'
+                     ? g_strdup_printf("\nCheckpoint: %s beside %s", path + n + 1, db)
+                     : g_strdup_printf("\nCheckpoint: %s", path);
+    g_free(dir);
+    g_free(db);
+    return line;
 }
 
 static void on_done(const TwTrainResult *result, gpointer data)
@@ -49,7 +54,7 @@ static void on_done(const TwTrainResult *result, gpointer data)
     } else {
         if (result->last.steps > 0)
             tw_train_panel_update(c->panel, &result->last);
-        char *checkpoint = checkpoint_line(result->checkpoint_path);
+        char *checkpoint = checkpoint_line(result->checkpoint_path, c->logdb);
         summary = g_strdup_printf("%s%s%s", result->end == TW_TRAIN_FINISHED ? "Finished: " : "Stopped ",
                                   result->message, checkpoint);
         g_free(checkpoint);
@@ -73,6 +78,8 @@ static void on_train_requested(TwTrainPanel *panel, const TwTrainSettings *setti
         g_error_free(error);
         return;
     }
+    g_free(c->logdb);
+    c->logdb = g_strdup(settings->logdb);
     tw_window_set_logdb(c->window, settings->logdb);
     tw_train_panel_started(panel);
 }
@@ -113,6 +120,7 @@ static void controller_free(gpointer data)
 {
     controller *c = data;
     tw_train_worker_free(c->worker);
+    g_free(c->logdb);
     g_free(c);
 }
 

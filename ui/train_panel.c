@@ -44,13 +44,14 @@ struct _TwTrainPanel {
     int auto_count;
     char *running_name;
     guint pulse_source;
+    gboolean has_progress; /* the run has reported a step */
 
     GtkWidget *root, *form;
     GtkWidget *dataset, *data_file_button, *labels_row, *labels_button, *label_column_row, *label_column;
     GtkWidget *file_rows[3]; /* labels of the rows shown only for a file */
     GtkWidget *validation_split, *optimizer, *learning_rate, *batch_size, *epochs, *seed, *run_name, *logdb_button;
     GtkWidget *train, *pause, *resume, *stop;
-    GtkWidget *progress, *metrics, *status;
+    GtkWidget *progress, *progress_text, *metrics, *status;
 };
 
 G_DEFINE_FINAL_TYPE(TwTrainPanel, tw_train_panel, GTK_TYPE_WIDGET)
@@ -58,7 +59,7 @@ G_DEFINE_FINAL_TYPE(TwTrainPanel, tw_train_panel, GTK_TYPE_WIDGET)
 enum { SIGNAL_TRAIN, SIGNAL_PAUSE, SIGNAL_RESUME, SIGNAL_STOP, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-enum { PROP_0, PROP_LOGDB, N_PROPS };
+enum { PROP_0, PROP_LOGDB, PROP_RUNNING, N_PROPS };
 static GParamSpec *props[N_PROPS];
 
 /* ---- settings ------------------------------------------------------------- */
@@ -271,6 +272,15 @@ static char *format_duration(double seconds)
     return g_strdup_printf("%ld:%02ld", s / 60, s % 60);
 }
 
+/* The bar's text goes in a label above it, which wraps in a narrow panel
+ * where the bar's own text would be cut; the bar keeps it for
+ * accessibility. */
+static void set_progress_text(TwTrainPanel *self, const char *text)
+{
+    gtk_progress_bar_set_text(GTK_PROGRESS_BAR(self->progress), text);
+    gtk_label_set_text(GTK_LABEL(self->progress_text), text);
+}
+
 static void stop_pulse(TwTrainPanel *self)
 {
     g_clear_handle_id(&self->pulse_source, g_source_remove);
@@ -288,8 +298,10 @@ void tw_train_panel_started(TwTrainPanel *self)
     self->state = STATE_RUNNING;
     g_free(self->running_name);
     self->running_name = g_strdup(self->settings.run_name);
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_RUNNING]);
     gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress), 0);
-    gtk_progress_bar_set_text(GTK_PROGRESS_BAR(self->progress), "Loading the data…");
+    set_progress_text(self, "Loading the data…");
+    self->has_progress = FALSE;
     show_text(self->metrics, "");
     char *status = g_strdup_printf("Training %s", self->running_name ? self->running_name : "");
     show_text(self->status, status);
@@ -321,7 +333,8 @@ void tw_train_panel_update(TwTrainPanel *self, const TwTrainProgress *p)
     char *eta = isnan(p->eta_seconds) ? g_strdup("–") : format_duration(p->eta_seconds);
     char *text = g_strdup_printf("Epoch %d/%d · step %lld/%lld · %s samples/s · ETA %s", p->epoch + 1, p->epochs,
                                  (long long)p->step + 1, (long long)p->steps, rate, eta);
-    gtk_progress_bar_set_text(GTK_PROGRESS_BAR(self->progress), text);
+    set_progress_text(self, text);
+    self->has_progress = TRUE;
     g_free(rate);
     g_free(eta);
     g_free(text);
@@ -344,7 +357,12 @@ void tw_train_panel_finished(TwTrainPanel *self, const char *summary)
 {
     g_return_if_fail(TW_IS_TRAIN_PANEL(self));
     stop_pulse(self);
+    if (!self->has_progress) {
+        gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress), 0);
+        set_progress_text(self, "Not started");
+    }
     self->state = STATE_IDLE;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_RUNNING]);
     show_text(self->status, summary ? summary : "Finished");
     update_sensitivity(self);
 }
@@ -648,13 +666,12 @@ static GtkWidget *build_progress(TwTrainPanel *self)
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
     self->progress = gtk_progress_bar_new();
     gtk_widget_set_name(self->progress, "progress");
-    gtk_progress_bar_set_show_text(GTK_PROGRESS_BAR(self->progress), TRUE);
-    gtk_progress_bar_set_text(GTK_PROGRESS_BAR(self->progress), "Not started");
-    gtk_progress_bar_set_ellipsize(GTK_PROGRESS_BAR(self->progress), PANGO_ELLIPSIZE_END);
-    gtk_widget_add_css_class(self->progress, "numeric");
+    self->progress_text = make_label("progress-text", "numeric");
+    set_progress_text(self, "Not started");
     self->metrics = make_label("metrics", "numeric");
     self->status = make_label("status", "dim-label");
     show_text(self->status, "");
+    gtk_box_append(GTK_BOX(box), self->progress_text);
     gtk_box_append(GTK_BOX(box), self->progress);
     gtk_box_append(GTK_BOX(box), self->metrics);
     gtk_box_append(GTK_BOX(box), self->status);
@@ -712,6 +729,8 @@ static void tw_train_panel_get_property(GObject *object, guint id, GValue *value
     TwTrainPanel *self = TW_TRAIN_PANEL(object);
     if (id == PROP_LOGDB)
         g_value_set_string(value, self->logdb);
+    else if (id == PROP_RUNNING)
+        g_value_set_boolean(value, self->state != STATE_IDLE);
     else
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
 }
@@ -759,6 +778,9 @@ static void tw_train_panel_class_init(TwTrainPanelClass *klass)
     /* The run database file; the Train panel starts with the default one. */
     props[PROP_LOGDB] = g_param_spec_string("logdb", NULL, NULL, NULL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
                                                                            G_PARAM_EXPLICIT_NOTIFY);
+    /* Whether a run is going (from tw_train_panel_started to _finished). */
+    props[PROP_RUNNING] = g_param_spec_boolean("running", NULL, NULL, FALSE,
+                                               G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
     g_object_class_install_properties(object_class, N_PROPS, props);
 
     signals[SIGNAL_TRAIN] = g_signal_new("train-requested", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,

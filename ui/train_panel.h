@@ -9,7 +9,8 @@
  *
  * Added to the contract (compatible): the string property "logdb", the run
  * database file (readable, writable, notifies), so the window can follow
- * the panel's choice and --logdb can set it. Its inputs carry widget names
+ * the panel's choice and --logdb can set it; the boolean property "running"
+ * (read-only, notifies) for the window's own Train. Its inputs carry widget names
  * ("dataset", "epochs", "learning-rate", "train", "status", ...) that tests
  * use to drive it as a person would. */
 #ifndef TW_UI_TRAIN_PANEL_H
