@@ -414,6 +414,7 @@ static void *thread_main(void *arg)
 {
     writer_thread *t = arg;
     tw_summary_queue *q = &t->w->queue;
+    pthread_setname_np(pthread_self(), "twb-summary"); /* as top and gdb show it */
     tw_record_buffer mine = {.items = malloc(q->pending.cap * sizeof *mine.items), .cap = q->pending.cap};
     for (bool stopping = false; !stopping;) {
         uint64_t seq;
