@@ -362,6 +362,12 @@ static char *describe_history(const tw_history *h)
     return g_string_free(s, FALSE);
 }
 
+static void fail(report *r)
+{
+    r->end = TW_TRAIN_FAILED;
+    r->message = g_strdup(tw_last_error());
+}
+
 /* Fit with the progress reports and the checkpoints; the end goes into r. */
 static void fit(TwTrainWorker *w, tw_tensor *x, tw_tensor *y, report *r)
 {
@@ -385,8 +391,7 @@ static void fit(TwTrainWorker *w, tw_tensor *x, tw_tensor *y, report *r)
     w->epoch_seen = -1;
     tw_history *h = tw_model_fit(w->model, x, y, &options);
     if (!h) {
-        r->end = TW_TRAIN_FAILED;
-        r->message = g_strdup(tw_last_error());
+        fail(r);
         return;
     }
     r->end = h->stopped_early ? TW_TRAIN_STOPPED : TW_TRAIN_FINISHED;
@@ -403,6 +408,20 @@ static void fit(TwTrainWorker *w, tw_tensor *x, tw_tensor *y, report *r)
     tw_history_free(h);
 }
 
+/* When the model and the data do not fit each other, the message says what
+ * the data is: "... (the data: linear (1000 examples), shape (1000,))". */
+static void fail_naming_data(report *r, const twb_data *data, tw_tensor *x)
+{
+    GString *shape = g_string_new("(");
+    for (int i = 0; i < tw_tensor_ndim(x); i++)
+        g_string_append_printf(shape, "%s%lld", i ? ", " : "", (long long)tw_tensor_dim(x, i));
+    g_string_append(shape, tw_tensor_ndim(x) == 1 ? ",)" : ")");
+    r->end = TW_TRAIN_FAILED;
+    g_free(r->message);
+    r->message = g_strdup_printf("%s (the data: %s, shape %s)", tw_last_error(), data->description, shape->str);
+    g_string_free(shape, TRUE);
+}
+
 /* Load, compile, fit. */
 static void train(TwTrainWorker *w, report *r)
 {
@@ -411,19 +430,21 @@ static void train(TwTrainWorker *w, report *r)
                           .seed = s->seed};
     twb_data data = {0};
     if (twb_data_load(&spec, &data)) {
-        r->end = TW_TRAIN_FAILED;
-        r->message = g_strdup(tw_last_error());
+        fail(r);
         return;
     }
     tw_tensor *x = twb_fit_input(w->model, data.x);
-    if (compile_model(w->model, s, data.y) || open_checkpoint(w) || open_run(w)) {
-        r->end = TW_TRAIN_FAILED;
-        r->message = g_strdup(tw_last_error());
+    if (compile_model(w->model, s, data.y)) {
+        fail_naming_data(r, &data, x);
+    } else if (open_checkpoint(w) || open_run(w)) {
+        fail(r);
     } else if (g_atomic_int_get(&w->stop)) {
         r->end = TW_TRAIN_STOPPED;
         r->message = g_strdup("before the first step");
     } else {
         fit(w, x, data.y, r);
+        if (r->end == TW_TRAIN_FAILED && !w->last.steps)
+            fail_naming_data(r, &data, x);
     }
     if (w->writer)
         close_run(w, r->end);

@@ -92,6 +92,7 @@ static void fixture_open(fixture *f, const char *model_json, const char *model_p
     g_assert_no_error(error);
     g_assert_true(ok);
     f->window = tw_window_new(app, doc);
+    g_object_add_weak_pointer(G_OBJECT(f->window), (gpointer *)&f->window);
     g_object_unref(doc);
     tw_train_controller_attach(f->window);
     f->panel = tw_window_train_panel(f->window);
@@ -123,7 +124,8 @@ static void remove_tree(const char *path)
 
 static void fixture_close(fixture *f)
 {
-    gtk_window_destroy(GTK_WINDOW(f->window));
+    if (f->window)
+        gtk_window_destroy(GTK_WINDOW(f->window));
     while (g_main_context_iteration(NULL, FALSE))
         ;
     remove_tree(f->dir);
@@ -380,6 +382,24 @@ static void test_stop_within_a_step(void)
     fixture_close(&f);
 }
 
+/* Closing the window mid-run stops the run, checkpoints it and waits for
+ * the worker: the run is recorded as stopped. */
+static void test_close_while_training(void)
+{
+    fixture f;
+    fixture_open(&f, spirals_model, NULL);
+    start_long_run(&f, "closed");
+    gtk_window_destroy(GTK_WINDOW(f.window));
+    char *checkpoint = checkpoint_of(&f, "closed");
+    int epoch = -1;
+    int64_t step = -1;
+    g_assert_cmpint(tw_checkpoint_resume_position(checkpoint, &epoch, &step), ==, 0);
+    g_assert_cmpint(epoch, <, 100);
+    g_assert_cmpint(run_status(&f, "closed"), ==, TW_RUN_STOPPED);
+    g_free(checkpoint);
+    fixture_close(&f);
+}
+
 static gboolean banner_names_bad_file(fixture *f)
 {
     return window_shows(GTK_WIDGET(f->window), "bad-images-idx3-ubyte", NULL);
@@ -404,6 +424,25 @@ static void test_bad_data_file(void)
     g_assert_true(g_str_has_prefix(status_text(&f), "Failed"));
     g_free(images);
     g_free(labels);
+    fixture_close(&f);
+}
+
+static gboolean banner_names_data(fixture *f)
+{
+    return window_shows(GTK_WIDGET(f->window), "Training failed", "the data: linear (1000 examples), shape (1000,)");
+}
+
+/* Two inputs per example for the spirals model, one in the linear set: the
+ * banner has the engine's message and what the data is. */
+static void test_data_does_not_fit_model(void)
+{
+    fixture f;
+    fixture_open(&f, spirals_model, NULL);
+    choose(&f, "dataset", DATA_LINEAR);
+    click(&f, "train");
+    wait_for(&f, banner_names_data, 30, "a banner naming the data");
+    wait_for(&f, ended, 30, "the panel to be ready again");
+    g_assert_true(window_shows(GTK_WIDGET(f.window), "Training failed", "(None, 2)"));
     fixture_close(&f);
 }
 
@@ -512,7 +551,9 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/training/spirals-run-finishes", test_spirals_run_finishes);
     g_test_add_func("/ui/training/pause-resume", test_pause_resume);
     g_test_add_func("/ui/training/stop-within-a-step", test_stop_within_a_step);
+    g_test_add_func("/ui/training/close-while-training", test_close_while_training);
     g_test_add_func("/ui/training/bad-data-file", test_bad_data_file);
+    g_test_add_func("/ui/training/data-does-not-fit-model", test_data_does_not_fit_model);
     g_test_add_func("/ui/training/nan-loss", test_nan_loss);
     g_test_add_func("/ui/training/main-loop-while-cnn-trains", test_main_loop_while_cnn_trains);
     int rc = g_test_run();
