@@ -596,7 +596,9 @@ static void test_visible_without_flush(void)
     int64_t n;
     g_assert_cmpint(tw_run_store_read_scalars(reader, tag, &cursor, 0, &points, &n), ==, 0);
     free(points);
-    double limit = RUNNING_ON_VALGRIND ? 2.0 : 0.25, worst = 0;
+    /* Loose enough for a loaded machine, tight enough to fail a writer that
+     * waits for flushes or wakes every half second. */
+    double limit = RUNNING_ON_VALGRIND ? 2.0 : 0.4, worst = 0;
     for (int i = 1; i <= 5; i++) {
         g_usleep(37000 * i % 100000); /* at different points of the wake cycle */
         double t0 = monotonic();
@@ -838,7 +840,7 @@ static void test_fault_locked(void)
 {
     scratch s = scratch_new();
     tw_summary_writer *w = tw_summary_writer_open(s.db, "locked", NULL);
-    tw__summary_writer_set_busy_limit(w, 200);
+    tw__summary_writer_set_busy_limit(w, 1000);
     for (int step = 0; step < 10; step++)
         tw_summary_scalar(w, "x", step, step);
     tw_summary_flush(w);
@@ -851,7 +853,7 @@ static void test_fault_locked(void)
     double t0 = monotonic();
     g_assert_cmpint(tw_summary_flush(w), ==, 0);
     double waited = monotonic() - t0;
-    g_assert_cmpfloat(waited, >=, 0.19);
+    g_assert_cmpfloat(waited, >=, 0.99);
     const char *e = tw_summary_writer_error(w);
     g_assert_nonnull(e);
     g_test_message("%s", e);
@@ -862,7 +864,7 @@ static void test_fault_locked(void)
     tw_summary_scalar(w, "x", 20, 20);
     t0 = monotonic();
     tw_summary_flush(w);
-    g_assert_cmpfloat(monotonic() - t0, <, RUNNING_ON_VALGRIND ? 2.0 : 0.15);
+    g_assert_cmpfloat(monotonic() - t0, <, RUNNING_ON_VALGRIND ? 0.9 : 0.5); /* no second wait for the lock */
     g_assert_cmpint(sqlite3_exec(holder, "ROLLBACK", NULL, NULL, NULL), ==, SQLITE_OK);
     sqlite3_close(holder);
 
