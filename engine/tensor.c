@@ -184,6 +184,8 @@ int tw_tensor_copy_to(const tw_tensor *t, void *buf, size_t bytes)
     size_t need = (size_t)t->numel * tw_dtype_size(t->dtype);
     if (bytes != need)
         return tw_error_set("copy_to: buffer has %zu bytes, tensor needs %zu", bytes, need);
+    if (need == 0)
+        return 0; /* an empty tensor: nothing to copy, and buf may be NULL */
     int64_t strides[TW_MAX_DIMS];
     tw__contiguous_strides(t->ndim, t->shape, strides);
     twk_copy(tw_dtype_size(t->dtype), t->ndim, t->shape, buf, strides, tw__data(t), t->strides);
