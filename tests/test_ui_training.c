@@ -299,6 +299,27 @@ static void test_spirals_run_finishes(void)
     fixture_close(&f);
 }
 
+/* While the model cannot work, Train is off with the doc's message as its
+ * tooltip, and asking to train (Ctrl+Return) does nothing. */
+static void test_invalid_model_disables_train(void)
+{
+    fixture f;
+    fixture_open(&f, spirals_model, NULL);
+    TwModelDoc *doc = tw_window_doc(f.window);
+    GtkWidget *train = panel_widget(&f, "train");
+    g_assert_true(gtk_widget_get_sensitive(train));
+    GError *error = NULL;
+    g_assert_true(tw_model_doc_insert(doc, 1, "Conv2D", &error));
+    g_assert_no_error(error);
+    g_assert_nonnull(tw_model_doc_error(doc));
+    g_assert_false(gtk_widget_get_sensitive(train));
+    g_assert_cmpstr(gtk_widget_get_tooltip_text(train), ==, tw_model_doc_error(doc));
+    g_assert_false(tw_train_panel_request_train(f.panel));
+    g_assert_true(tw_model_doc_undo(doc));
+    g_assert_true(gtk_widget_get_sensitive(train));
+    fixture_close(&f);
+}
+
 /* A run long enough to pause, resume and stop: 100 epochs of spirals. */
 static void start_long_run(fixture *f, const char *run_name)
 {
@@ -549,6 +570,7 @@ int main(int argc, char **argv)
     app = gtk_application_new("io.github.twb.Workbench.TestTraining", G_APPLICATION_NON_UNIQUE);
     g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
     g_test_add_func("/ui/training/spirals-run-finishes", test_spirals_run_finishes);
+    g_test_add_func("/ui/training/invalid-model-disables-train", test_invalid_model_disables_train);
     g_test_add_func("/ui/training/pause-resume", test_pause_resume);
     g_test_add_func("/ui/training/stop-within-a-step", test_stop_within_a_step);
     g_test_add_func("/ui/training/close-while-training", test_close_while_training);
