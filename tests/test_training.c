@@ -153,6 +153,7 @@ static void test_resume_is_exact(void)
     opt.ncallbacks = 1;
     tw_history *h1 = tw_model_fit(parts, x, y, &opt);
     g_assert_true(h1->stopped_early);
+    g_assert_cmpint(h1->epochs, ==, 1); /* the interrupted epoch is not in the history */
     g_assert_cmpint(h1->resume_epoch, ==, 1);
     g_assert_cmpint(h1->resume_step, ==, 5);
     opt.ncallbacks = 0;

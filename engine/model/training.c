@@ -287,6 +287,7 @@ static tw_tensor *epoch_order(const fit_run *run, int epoch, int64_t n)
     return order;
 }
 
+/* 0: the epoch ran to its end; 1: stopped within it; -1: failed. */
 static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
 {
     const tw_fit_options *opt = run->opt;
@@ -327,6 +328,10 @@ static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
     tw_scope_end();
     if (rc)
         return -1;
+    /* Stopped mid-epoch: the epoch did not end, so no validation and no
+     * epoch-end callbacks (a checkpoint there would claim the epoch done). */
+    if (p.step < p.steps)
+        return 1;
     if (run->val_x) {
         if (run_batches(run->model, run->val_x, run->val_y, bs))
             return -1;
@@ -390,9 +395,11 @@ static int fit_epochs(fit_run *run)
     run->history->resume_epoch = opt->initial_epoch;
     run->history->resume_step = opt->initial_step;
     for (int epoch = opt->initial_epoch; epoch < opt->epochs && !run->stop; epoch++) {
-        if (fit_epoch(run, epoch, &logs))
+        int rc = fit_epoch(run, epoch, &logs);
+        if (rc < 0)
             return -1;
-        run->history->epoch_logs[run->history->epochs++] = logs;
+        if (rc == 0)
+            run->history->epoch_logs[run->history->epochs++] = logs;
     }
     run->history->stopped_early = run->stop;
     double elapsed = now() - t0;
