@@ -90,8 +90,13 @@ static void update_actions(TwWindow *win)
     set_enabled(win, "delete-layer", has_layers);
     set_enabled(win, "duplicate-layer", has_layers);
     const char *error = tw_model_doc_error(win->doc);
-    set_enabled(win, "train", error == NULL);
-    gtk_widget_set_tooltip_text(win->train_button, error ? error : "Train the model (Ctrl+Return)");
+    gboolean running = FALSE;
+    if (win->train_panel)
+        g_object_get(win->train_panel, "running", &running, NULL);
+    set_enabled(win, "train", error == NULL && !running);
+    gtk_widget_set_tooltip_text(win->train_button, error     ? error
+                                                   : running ? "Training is running; stop it in the training panel"
+                                                             : "Train the model (Ctrl+Return)");
 }
 
 static void on_doc_changed(TwWindow *win)
@@ -543,6 +548,7 @@ static void build_designer_page(TwWindow *win)
     gtk_paned_set_start_child(GTK_PANED(win->designer_paned), win->designer);
     gtk_paned_set_end_child(GTK_PANED(win->designer_paned), win->train_panel);
     g_signal_connect_object(win->train_panel, "notify::logdb", G_CALLBACK(on_panel_logdb), win, 0);
+    g_signal_connect_object(win->train_panel, "notify::running", G_CALLBACK(update_actions), win, G_CONNECT_SWAPPED);
     on_panel_logdb(G_OBJECT(win->train_panel), NULL, win);
 }
 
