@@ -1,0 +1,37 @@
+/* TwChartView: one scalar chart (a tag) for the selected runs. It holds the
+ * view state and input handling and draws with tw_chart_render:
+ * - hover: a tooltip listing, per run, the nearest point's value, smoothed
+ *   value, step and time, sorted by nearness, and a vertical guide line;
+ * - zoom by dragging a rectangle, pan by dragging with Shift or the middle
+ *   button, scroll to zoom around the pointer, double-click to reset;
+ * - on every view change it asks TwDashboardData for a reduction to its
+ *   width in pixels, so a zoom reveals raw points and a pan never rereads
+ *   the series; new points extend the chart without resetting the zoom;
+ * - export the chart as PNG or SVG and the visible data as CSV. */
+#ifndef TW_UI_CHART_VIEW_H
+#define TW_UI_CHART_VIEW_H
+
+#include <gtk/gtk.h>
+
+#include "chart_render.h"
+#include "dashboard_data.h"
+
+G_BEGIN_DECLS
+
+#define TW_TYPE_CHART_VIEW (tw_chart_view_get_type())
+G_DECLARE_FINAL_TYPE(TwChartView, tw_chart_view, TW, CHART_VIEW, GtkWidget)
+
+GtkWidget *tw_chart_view_new(TwDashboardData *data, const char *tag_name);
+/* The runs drawn: (tag id, colour, label, time origin) each. */
+void tw_chart_view_set_series(TwChartView *view, int n, const gint64 *tag_ids, const tw_rgb *colors,
+                              const char *const *labels, const double *time_origins);
+void tw_chart_view_set_smoothing(TwChartView *view, double weight);
+void tw_chart_view_set_axes(TwChartView *view, tw_x_axis x, tw_y_axis y, gboolean ignore_outliers);
+void tw_chart_view_reset_zoom(TwChartView *view);
+gboolean tw_chart_view_export_png(TwChartView *view, const char *path, GError **error);
+gboolean tw_chart_view_export_svg(TwChartView *view, const char *path, GError **error);
+gboolean tw_chart_view_export_csv(TwChartView *view, const char *path, GError **error);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,27 @@
+/* TwDashboardView: the Dashboard page. Left: the runs (a colour each, check
+ * boxes, a regular-expression filter, status and duration) and the chart
+ * settings (smoothing slider, default 0.6; x axis step / relative / wall
+ * time; y axis linear / log; ignore outliers). Right: tags grouped by their
+ * prefix ("train/", "validation/") in collapsible sections with a tag
+ * filter, a TwChartView per scalar tag, and Histograms / Distributions tabs
+ * for histogram tags. Runs written by another process appear and update
+ * like those started from the window. */
+#ifndef TW_UI_DASHBOARD_VIEW_H
+#define TW_UI_DASHBOARD_VIEW_H
+
+#include <gtk/gtk.h>
+
+#include "dashboard_data.h"
+
+G_BEGIN_DECLS
+
+#define TW_TYPE_DASHBOARD_VIEW (tw_dashboard_view_get_type())
+G_DECLARE_FINAL_TYPE(TwDashboardView, tw_dashboard_view, TW, DASHBOARD_VIEW, GtkWidget)
+
+GtkWidget *tw_dashboard_view_new(const char *logdb_path);
+void tw_dashboard_view_set_logdb(TwDashboardView *view, const char *path);
+TwDashboardData *tw_dashboard_view_data(TwDashboardView *view);
+
+G_END_DECLS
+
+#endif
