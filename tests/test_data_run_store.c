@@ -3,7 +3,7 @@
  * migrations, interrupted runs (a dead pid, a live pid of another start
  * time, a zombie), runs listed, renamed, deleted with all their series and
  * annotated; scalars read after cursors across full chunks and a growing
- * open chunk, NaN and infinities kept; level-of-detail columns checked
+ * open chunk, from the end cursor and by range, NaN and infinities kept; level-of-detail columns checked
  * against a pass over every point on random series; histograms and texts.
  * Fixtures are written as the summary writer writes: chunks through
  * tw__chunk_accepts and tw__chunk_bind, rows with bound SQL. */
@@ -811,6 +811,64 @@ static void test_read_scalars(fixture *f, gconstpointer data)
     tw_run_store_close(store);
 }
 
+/* The end cursor skips what was written; the range read returns a range's
+ * raw points in writing order, across chunks and a step going back. */
+static void test_end_and_range(fixture *f, gconstpointer data)
+{
+    tw_run_store *store = open_store(f->path, 0);
+    int64_t run = add_finished_run(store->db, "r", 1);
+    int64_t tag = add_tag(store->db, run, "train/loss", "scalar");
+    tw_series_cursor end = {7, 7};
+    g_assert_cmpint(tw_run_store_scalar_end(store, tag, &end), ==, 0);
+    g_assert_cmpint(end.chunk, ==, 0);
+    g_assert_cmpint(end.index, ==, 0);
+
+    series_writer *w = series_writer_new(store->db, tag);
+    tw_scalar_point points[1400];
+    for (int i = 0; i < 1400; i++)
+        points[i] = point_at(i);
+    series_write(w, points, 1300);
+    g_assert_cmpint(tw_run_store_scalar_end(store, tag, &end), ==, 0);
+    int64_t next = 1300;
+    read_expect(store, tag, &end, 0, 0, &next);
+    series_write(w, points + 1300, 100); /* the open chunk grows */
+    read_expect(store, tag, &end, 0, 100, &next);
+
+    tw_scalar_point *got = NULL;
+    int64_t n = -1;
+    /* Steps 5000..6000 are points 500..600, across the first chunk edge. */
+    g_assert_cmpint(tw_run_store_read_scalar_range(store, tag, TW_AXIS_STEP, 5000, 6000, 0, &got, &n), ==, 0);
+    g_assert_cmpint(n, ==, 101);
+    assert_points(got, n, 500);
+    free(got);
+    g_assert_cmpint(tw_run_store_read_scalar_range(store, tag, TW_AXIS_STEP, 4995, 6000, 30, &got, &n), ==, 0);
+    g_assert_cmpint(n, ==, 30);
+    assert_points(got, n, 500);
+    free(got);
+    /* Wall time: point i at 1.7e9 + i / 4. */
+    g_assert_cmpint(tw_run_store_read_scalar_range(store, tag, TW_AXIS_WALL_TIME, 1.7e9 + 250, 1.7e9 + 260, 0, &got,
+                                                   &n),
+                    ==, 0);
+    g_assert_cmpint(n, ==, 41);
+    assert_points(got, n, 1000);
+    free(got);
+    g_assert_cmpint(tw_run_store_read_scalar_range(store, tag, TW_AXIS_STEP, 1e6, 2e6, 0, &got, &n), ==, 0);
+    g_assert_cmpint(n, ==, 0);
+    g_assert_null(got);
+
+    tw_scalar_point again = {5010, 1.8e9, 42}; /* a resumed run's step going back */
+    series_write(w, &again, 1);
+    g_assert_cmpint(tw_run_store_read_scalar_range(store, tag, TW_AXIS_STEP, 5005, 5015, 0, &got, &n), ==, 0);
+    g_assert_cmpint(n, ==, 2);
+    assert_points(got, 1, 501);
+    g_assert_cmpfloat(got[1].value, ==, 42);
+    free(got);
+    g_assert_cmpint(tw_run_store_read_scalar_range(store, tag, TW_AXIS_STEP, NAN, 1, 0, &got, &n), ==, -1);
+    g_assert_cmpint(tw_run_store_read_scalar_range(store, tag, TW_AXIS_STEP, 0, 1, -1, &got, &n), ==, -1);
+    g_free(w);
+    tw_run_store_close(store);
+}
+
 /* Every double survives the blob bit for bit: NaN (with its payload),
  * infinities, -0, subnormals, extremes. The summary columns leave NaN out. */
 static void test_special_values(fixture *f, gconstpointer data)
@@ -1260,6 +1318,7 @@ int main(int argc, char **argv)
     ADD("runs", test_runs);
     ADD("tags", test_tags);
     ADD("read-scalars", test_read_scalars);
+    ADD("end-and-range", test_end_and_range);
     ADD("special-values", test_special_values);
     g_test_add_func("/data/run_store/chunk-blob", test_chunk_blob);
     ADD("lod-random", test_lod_random);

@@ -1,5 +1,6 @@
 /* What the live views read: a run's tags, a series' new points after a
- * cursor, histograms and texts. The level-of-detail reduction is in lod.c. */
+ * cursor, its end, its raw points in a range, histograms and texts. The
+ * level-of-detail reduction is in lod.c. */
 #include <glib.h>
 #include <math.h>
 #include <stdlib.h>
@@ -161,6 +162,84 @@ int tw_run_store_read_scalars(tw_run_store *store, int64_t tag_id, tw_series_cur
         return -1;
     }
     *cursor = at;
+    return 0;
+}
+
+/* ---- the end of a series, and raw points in a range ------------------------ */
+
+int tw_run_store_scalar_end(tw_run_store *store, int64_t tag_id, tw_series_cursor *cursor)
+{
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(store->db,
+                                "SELECT id, count FROM scalar_chunks WHERE tag_id = ?1 ORDER BY id DESC LIMIT 1", -1,
+                                &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 1, tag_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW)
+        *cursor = (tw_series_cursor){sqlite3_column_int64(stmt, 0), sqlite3_column_int64(stmt, 1)};
+    else if (rc == SQLITE_DONE)
+        *cursor = (tw_series_cursor){0, 0};
+    else
+        tw__store_sqlite_error(store->db, store->path, "cannot find the end of the series");
+    sqlite3_finalize(stmt);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* A decoded chunk's points inside [lo, hi], up to max in all. */
+static int append_range(const tw_chunk *c, tw_axis axis, double lo, double hi, int64_t max, tw_scalar_point **points,
+                        int64_t *n, int64_t *capacity)
+{
+    for (int i = 0; i < c->n && (max == 0 || *n < max); i++) {
+        double x = axis == TW_AXIS_STEP ? (double)c->steps[i] : c->wall_times[i];
+        if (x >= lo && x <= hi && append_points(c, i, 1, points, n, capacity))
+            return -1;
+    }
+    return 0;
+}
+
+static const char *const overlap_sql[] = {
+    [TW_AXIS_STEP] = "SELECT id, points FROM scalar_chunks WHERE tag_id = ?1 AND first_step <= ?3 "
+                     "AND last_step >= ?2 ORDER BY id",
+    [TW_AXIS_WALL_TIME] = "SELECT id, points FROM scalar_chunks WHERE tag_id = ?1 AND first_wall_time <= ?3 "
+                          "AND last_wall_time >= ?2 ORDER BY id",
+};
+
+int tw_run_store_read_scalar_range(tw_run_store *store, int64_t tag_id, tw_axis axis, double lo, double hi,
+                                   int64_t max, tw_scalar_point **points, int64_t *n)
+{
+    *points = NULL;
+    *n = 0;
+    if (axis != TW_AXIS_STEP && axis != TW_AXIS_WALL_TIME)
+        return tw_error_set("%s: read_scalar_range: unknown axis %d", store->path, (int)axis);
+    if (max < 0 || isnan(lo) || isnan(hi))
+        return tw_error_set("%s: read_scalar_range: the range [%g, %g] with max %lld", store->path, lo, hi,
+                            (long long)max);
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(store->db, overlap_sql[axis], -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 1, tag_id) | sqlite3_bind_double(stmt, 2, lo) | sqlite3_bind_double(stmt, 3, hi);
+    tw_chunk *chunk = g_new(tw_chunk, 1);
+    int64_t capacity = 0;
+    int status = 0;
+    while (status == 0 && (max == 0 || *n < max) && rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        rc = SQLITE_OK;
+        status = tw__chunk_unpack(sqlite3_column_blob(stmt, 1), sqlite3_column_bytes(stmt, 1),
+                                  sqlite3_column_int64(stmt, 0), chunk);
+        if (status == 0)
+            status = append_range(chunk, axis, lo, hi, max, points, n, &capacity);
+    }
+    if (status == 0 && rc != SQLITE_OK && rc != SQLITE_DONE)
+        status = tw__store_sqlite_error(store->db, store->path, "cannot read the series");
+    sqlite3_finalize(stmt);
+    g_free(chunk);
+    if (status) {
+        free(*points);
+        *points = NULL;
+        *n = 0;
+        return -1;
+    }
     return 0;
 }
 

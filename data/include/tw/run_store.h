@@ -112,6 +112,11 @@ typedef struct {
 int tw_run_store_read_scalars(tw_run_store *store, int64_t tag_id, tw_series_cursor *cursor, int64_t max,
                               tw_scalar_point **points, int64_t *n);
 
+/* A cursor past every point written so far: reading from it returns only
+ * what comes next (a live view that starts at the end of a long series
+ * without reading it). */
+int tw_run_store_scalar_end(tw_run_store *store, int64_t tag_id, tw_series_cursor *cursor);
+
 /* A step range reduced to ncolumns equal-width columns: per column the
  * number of points, the first and last point and the minimum and maximum
  * value, so a single spike survives at any zoom. Reads summaries, not every
@@ -129,6 +134,13 @@ typedef enum { TW_AXIS_STEP, TW_AXIS_WALL_TIME } tw_axis;
 /* The range [lo, hi] is in steps or in wall-time seconds (TW_AXIS_WALL_TIME). */
 int tw_run_store_read_lod(tw_run_store *store, int64_t tag_id, tw_axis axis, double lo, double hi, int ncolumns,
                           tw_lod_column *columns);
+
+/* The raw points with coordinates in [lo, hi] on the axis, in writing
+ * order, at most max (0: no limit), into a malloc'd array: what a chart
+ * zoomed in to a few points per column draws. Decodes only the chunks
+ * overlapping the range; *n == max says there may be more. */
+int tw_run_store_read_scalar_range(tw_run_store *store, int64_t tag_id, tw_axis axis, double lo, double hi,
+                                   int64_t max, tw_scalar_point **points, int64_t *n);
 
 /* ---- histograms ----------------------------------------------------------- */
 /* A histogram as written: exact count, min, max, sum and sum of squares,
