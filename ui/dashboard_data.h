@@ -1,4 +1,9 @@
-/* TwDashboardData: everything the dashboard shows, read from one run
+/* Contract notes (from the implementation): watching a tag answers at once
+ * with its extent (a view of 0 columns) when no view was asked for yet, so a
+ * chart learns the range to ask for; "runs-changed" also fires when
+ * tw_dashboard_data_error changes.
+ *
+ * TwDashboardData: everything the dashboard shows, read from one run
  * database off the main loop. A background thread owns a read-only store
  * handle (tw/run_store.h) and, every 50 ms: lists runs and tags (new runs
  * from other processes appear), tails the scalar series being watched from
