@@ -1,0 +1,487 @@
+/* The scalar chart (chart_render.h): smoothing, the plot area and its
+ * mappings, the automatic y range and the drawing. Raw data is drawn
+ * first for every series, faint, then every smoothed line over it, so no
+ * run's faint data hides another run's curve. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "chart_render.h"
+#include "render_style.h"
+
+#define MARGIN_LEFT 58
+#define MARGIN_RIGHT 18
+#define MARGIN_TOP 30
+#define MARGIN_BOTTOM 24
+#define LABEL_SIZE 11
+
+/* ---- smoothing --------------------------------------------------------------- */
+void tw_smooth_ema(const double *values, int64_t n, double weight, double *out)
+{
+    /* TensorBoard's slider stops at 0.999; at 1 the average never moves. */
+    double w = !(weight > 0) ? 0 : weight > 0.999 ? 0.999 : weight;
+    double last = 0, w_k = 1; /* w^k, k the finite values so far */
+    for (int64_t i = 0; i < n; i++) {
+        double v = values[i];
+        if (!isfinite(v)) {
+            out[i] = v;
+            continue;
+        }
+        last = last * w + (1 - w) * v;
+        w_k *= w;
+        out[i] = last / (1 - w_k);
+    }
+}
+
+/* ---- geometry ---------------------------------------------------------------- */
+tw_rect tw_chart_plot_area(int width, int height)
+{
+    tw_rect r = {MARGIN_LEFT, MARGIN_TOP, width - MARGIN_LEFT - MARGIN_RIGHT, height - MARGIN_TOP - MARGIN_BOTTOM};
+    r.width = r.width < 1 ? 1 : r.width;
+    r.height = r.height < 1 ? 1 : r.height;
+    return r;
+}
+
+static double y_scale(const tw_chart *chart, double y)
+{
+    return chart->y_axis == TW_Y_LOG ? log10(y) : y;
+}
+
+double tw_chart_x_to_px(const tw_chart *chart, tw_rect plot, double x)
+{
+    double span = chart->x_hi - chart->x_lo;
+    if (!(span != 0))
+        return plot.x + plot.width / 2;
+    return plot.x + (x - chart->x_lo) / span * plot.width;
+}
+
+double tw_chart_px_to_x(const tw_chart *chart, tw_rect plot, double px)
+{
+    return chart->x_lo + (px - plot.x) / plot.width * (chart->x_hi - chart->x_lo);
+}
+
+double tw_chart_y_to_px(const tw_chart *chart, tw_rect plot, double y)
+{
+    double lo = y_scale(chart, chart->y_lo), span = y_scale(chart, chart->y_hi) - lo;
+    if (!(span != 0))
+        return plot.y + plot.height / 2;
+    return plot.y + plot.height - (y_scale(chart, y) - lo) / span * plot.height;
+}
+
+double tw_chart_px_to_y(const tw_chart *chart, tw_rect plot, double py)
+{
+    double lo = y_scale(chart, chart->y_lo), hi = y_scale(chart, chart->y_hi);
+    double v = lo + (plot.y + plot.height - py) / plot.height * (hi - lo);
+    return chart->y_axis == TW_Y_LOG ? pow(10, v) : v;
+}
+
+/* ---- the automatic y range --------------------------------------------------- */
+typedef struct {
+    double *v;
+    size_t n, cap;
+} value_list;
+
+static void value_list_add(value_list *l, double v)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 256;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+    }
+    l->v[l->n++] = v;
+}
+
+/* The k-th smallest of v (reordering it): quickselect with a three-way
+ * partition, linear on average, so 200 runs of 2,000 columns take well
+ * under a frame. */
+static double kth_smallest(double *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n; /* k is in [lo, hi) */
+    while (hi - lo > 1) {
+        double pivot = v[lo + (hi - lo) / 2], t;
+        size_t lt = lo, i = lo, gt = hi; /* [lo, lt) < pivot, [lt, i) == pivot, [gt, hi) > pivot */
+        while (i < gt) {
+            if (v[i] < pivot)
+                t = v[i], v[i++] = v[lt], v[lt++] = t;
+            else if (v[i] > pivot)
+                t = v[i], v[i] = v[--gt], v[gt] = t;
+            else
+                i++;
+        }
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
+        else
+            return pivot;
+    }
+    return v[lo];
+}
+
+static double percentile(value_list *l, double p)
+{
+    return kth_smallest(l->v, l->n, (size_t)floor(p * (double)(l->n - 1) + 0.5));
+}
+
+/* Finite values (positive ones on a log axis) of a series: each column's
+ * minimum and maximum, or each raw point in both lists. */
+static void collect_extremes(const tw_chart *chart, const tw_chart_series *s, value_list *mins, value_list *maxs)
+{
+    bool log_axis = chart->y_axis == TW_Y_LOG;
+#define USABLE(v) (isfinite(v) && (!log_axis || (v) > 0))
+    if (s->points && s->npoints > 0) {
+        for (int64_t i = 0; i < s->npoints; i++)
+            if (USABLE(s->points[i].value)) {
+                value_list_add(mins, s->points[i].value);
+                value_list_add(maxs, s->points[i].value);
+            }
+        return;
+    }
+    for (int i = 0; s->columns && i < s->ncolumns; i++) {
+        const tw_lod_column *c = &s->columns[i];
+        if (c->count == 0)
+            continue;
+        if (USABLE(c->min))
+            value_list_add(mins, c->min);
+        if (USABLE(c->max))
+            value_list_add(maxs, c->max);
+    }
+#undef USABLE
+}
+
+void tw_chart_auto_y_range(const tw_chart *chart, bool ignore_outliers, double *lo, double *hi)
+{
+    bool log_axis = chart->y_axis == TW_Y_LOG;
+    value_list mins = {0}, maxs = {0};
+    for (int s = 0; s < chart->nseries; s++)
+        collect_extremes(chart, &chart->series[s], &mins, &maxs);
+    if (mins.n == 0 || maxs.n == 0) {
+        *lo = log_axis ? 1 : 0;
+        *hi = log_axis ? 10 : 1;
+    } else if (ignore_outliers) {
+        *lo = percentile(&mins, 0.05);
+        *hi = percentile(&maxs, 0.95);
+    } else {
+        *lo = kth_smallest(mins.v, mins.n, 0);
+        *hi = kth_smallest(maxs.v, maxs.n, maxs.n - 1);
+    }
+    free(mins.v);
+    free(maxs.v);
+    if (*lo > *hi) { /* the 5th percentile of minima above the 95th of maxima */
+        double t = *lo;
+        *lo = *hi, *hi = t;
+    }
+    /* A margin of 5% (of decades on a log axis), so lines clear the frame. */
+    double a = log_axis ? log10(*lo) : *lo, b = log_axis ? log10(*hi) : *hi;
+    double pad = b > a ? 0.05 * (b - a) : log_axis ? 0.5 : a == 0 ? 1 : 0.1 * fabs(a);
+    a -= pad, b += pad;
+    *lo = log_axis ? pow(10, a) : a;
+    *hi = log_axis ? pow(10, b) : b;
+}
+
+/* ---- drawing helpers ---------------------------------------------------------- */
+
+/* A polyline clipped (Liang-Barsky) to a box a little larger than the plot:
+ * cairo's coordinates are 24.8 fixed point, so a point a million pixels
+ * away must not reach it, yet the visible part keeps its true slope.
+ * Points with a coordinate that is not finite are skipped. */
+typedef struct {
+    cairo_t *cr;
+    double x0, y0, x1, y1; /* the box */
+    bool has_prev, pen_at_prev;
+    double px, py;
+} polyline;
+
+static polyline polyline_new(cairo_t *cr, tw_rect plot)
+{
+    return (polyline){cr, plot.x - 4, plot.y - 4, plot.x + plot.width + 4, plot.y + plot.height + 4, false, false};
+}
+
+static bool clip_edge(double p, double q, double *t0, double *t1)
+{
+    if (p == 0)
+        return q >= 0;
+    double r = q / p;
+    if (p < 0) {
+        if (r > *t1)
+            return false;
+        if (r > *t0)
+            *t0 = r;
+    } else {
+        if (r < *t0)
+            return false;
+        if (r < *t1)
+            *t1 = r;
+    }
+    return true;
+}
+
+static void polyline_add(polyline *l, double x, double y)
+{
+    if (!isfinite(x) || !isfinite(y))
+        return;
+    if (!l->has_prev) {
+        l->has_prev = true;
+        l->px = x, l->py = y;
+        l->pen_at_prev = false;
+        if (x >= l->x0 && x <= l->x1 && y >= l->y0 && y <= l->y1) {
+            cairo_move_to(l->cr, x, y);
+            l->pen_at_prev = true;
+        }
+        return;
+    }
+    double dx = x - l->px, dy = y - l->py, t0 = 0, t1 = 1;
+    bool visible = clip_edge(-dx, l->px - l->x0, &t0, &t1) && clip_edge(dx, l->x1 - l->px, &t0, &t1) &&
+                   clip_edge(-dy, l->py - l->y0, &t0, &t1) && clip_edge(dy, l->y1 - l->py, &t0, &t1);
+    if (visible) {
+        if (!(l->pen_at_prev && t0 == 0))
+            cairo_move_to(l->cr, l->px + t0 * dx, l->py + t0 * dy);
+        cairo_line_to(l->cr, l->px + t1 * dx, l->py + t1 * dy);
+    }
+    l->pen_at_prev = visible && t1 == 1;
+    l->px = x, l->py = y;
+}
+
+/* Where a point lies on the chart's x axis. */
+static double point_x(const tw_chart *chart, const tw_chart_series *s, const tw_scalar_point *p)
+{
+    switch (chart->x_axis) {
+    case TW_X_RELATIVE_TIME:
+        return p->wall_time - s->time_origin;
+    case TW_X_WALL_TIME:
+        return p->wall_time;
+    default:
+        return (double)p->step;
+    }
+}
+
+static double column_center_x(const tw_chart *chart, const tw_chart_series *s, int i)
+{
+    return chart->x_lo + (i + 0.5) * (chart->x_hi - chart->x_lo) / s->ncolumns;
+}
+
+static bool use_points(const tw_chart_series *s)
+{
+    return s->points && s->npoints > 0;
+}
+
+/* ---- the parts of a chart ------------------------------------------------------ */
+
+/* The view made drawable: non-empty ranges, positive ones on a log axis. */
+static tw_chart drawable_view(const tw_chart *chart)
+{
+    tw_chart v = *chart;
+    if (!isfinite(v.x_lo) || !isfinite(v.x_hi))
+        v.x_lo = 0, v.x_hi = 1;
+    if (!(v.x_hi > v.x_lo))
+        v.x_hi = v.x_lo + 1;
+    bool log_axis = v.y_axis == TW_Y_LOG;
+    if (!isfinite(v.y_lo) || !isfinite(v.y_hi) || (log_axis && !(v.y_hi > 0)))
+        v.y_lo = log_axis ? 1 : 0, v.y_hi = log_axis ? 10 : 1;
+    if (log_axis && !(v.y_lo > 0))
+        v.y_lo = v.y_hi / 1000;
+    if (!(v.y_hi > v.y_lo))
+        v.y_hi = log_axis ? v.y_lo * 10 : v.y_lo + 1;
+    return v;
+}
+
+static void compute_ticks(const tw_chart *c, tw_rect plot, tw_ticks *xt, tw_ticks *yt)
+{
+    int x_target = (int)(plot.width / 90) + 1, y_target = (int)(plot.height / 45) + 1;
+    if (c->x_axis == TW_X_STEP)
+        tw_ticks_linear(c->x_lo, c->x_hi, x_target, xt);
+    else
+        tw_ticks_time(c->x_lo, c->x_hi, x_target, c->x_axis == TW_X_WALL_TIME, xt);
+    if (c->y_axis == TW_Y_LOG)
+        tw_ticks_log(c->y_lo, c->y_hi, y_target, yt);
+    else
+        tw_ticks_linear(c->y_lo, c->y_hi, y_target, yt);
+}
+
+/* The x axis's unit, shown at its right end: the step, or the day the
+ * wall-clock view starts on. */
+static void x_unit(const tw_chart *c, char *buf, size_t size)
+{
+    if (c->x_axis == TW_X_WALL_TIME) {
+        time_t t = (time_t)floor(c->x_lo);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        strftime(buf, size, "%Y-%m-%d", &tm);
+    } else {
+        strncpy(buf, c->x_axis == TW_X_STEP ? "step" : "time", size);
+    }
+}
+
+/* Grid, axes and tick labels; the x axis's unit at its right end. */
+static void draw_axes(cairo_t *cr, PangoLayout *layout, const tw_chart *c, tw_rect plot,
+                      const tw_render_style *style)
+{
+    tw_ticks xt, yt;
+    compute_ticks(c, plot, &xt, &yt);
+    double xs[TW_MAX_TICKS], ys[TW_MAX_TICKS];
+    for (int i = 0; i < xt.n; i++)
+        xs[i] = tw_chart_x_to_px(c, plot, xt.values[i]);
+    for (int i = 0; i < yt.n; i++)
+        ys[i] = tw_chart_y_to_px(c, plot, yt.values[i]);
+    tw_render_grid(cr, plot, xs, xt.n, ys, yt.n, style);
+
+    char unit[32];
+    double uw, uh, y = plot.y + plot.height + 5, right = plot.x + plot.width;
+    x_unit(c, unit, sizeof unit);
+    tw_render_label_size(layout, unit, &uw, &uh);
+    tw_render_label(cr, layout, unit, right, y, 1, 0, style->muted);
+    tw_render_x_tick_labels(cr, layout, &xt, xs, y, plot.x - MARGIN_LEFT / 2.0, right - uw - 8, style);
+    tw_render_y_tick_labels(cr, layout, &yt, ys, plot.x - 6, 1, plot.y, plot.y + plot.height, style);
+}
+
+static void draw_header(cairo_t *cr, PangoLayout *layout, const tw_chart *c, int width, tw_rect plot,
+                        const tw_render_style *style)
+{
+    double marker_width = 0, h;
+    if (c->y_axis == TW_Y_LOG) {
+        tw_render_label_size(layout, "log scale", &marker_width, &h);
+        tw_render_label(cr, layout, "log scale", plot.x + plot.width, 8, 1, 0, style->muted);
+    }
+    tw_render_title(cr, c->title, 10, width - 20 - marker_width - (marker_width > 0 ? 12 : 0), style);
+}
+
+/* A series' raw data: per column a min-max bar and a line through its
+ * first and last points, or a line through the raw points. Faint under a
+ * smoothed line, in full colour when there is none. */
+static void draw_raw(cairo_t *cr, const tw_chart *c, tw_rect plot, const tw_chart_series *s, bool dark)
+{
+    bool smoothed = s->smoothed != NULL;
+    double faint = dark ? 0.38 : 0.30;
+    polyline line = polyline_new(cr, plot);
+    if (use_points(s)) {
+        for (int64_t i = 0; i < s->npoints; i++)
+            polyline_add(&line, tw_chart_x_to_px(c, plot, point_x(c, s, &s->points[i])),
+                         tw_chart_y_to_px(c, plot, s->points[i].value));
+    } else {
+        for (int i = 0; s->columns && i < s->ncolumns; i++) {
+            const tw_lod_column *col = &s->columns[i];
+            if (col->count == 0)
+                continue;
+            polyline_add(&line, tw_chart_x_to_px(c, plot, point_x(c, s, &col->first)),
+                         tw_chart_y_to_px(c, plot, col->first.value));
+            if (col->count > 1)
+                polyline_add(&line, tw_chart_x_to_px(c, plot, point_x(c, s, &col->last)),
+                             tw_chart_y_to_px(c, plot, col->last.value));
+        }
+    }
+    cairo_set_line_width(cr, smoothed ? 1 : 1.5);
+    tw_render_set_color(cr, s->color, smoothed ? faint : 1);
+    cairo_stroke(cr);
+    if (use_points(s) || !s->columns)
+        return;
+    /* Min-max bars, each on its column's pixel: a spike among ten million
+     * points keeps its column. */
+    double top = plot.y - 1, bottom = plot.y + plot.height + 1;
+    for (int i = 0; i < s->ncolumns; i++) {
+        const tw_lod_column *col = &s->columns[i];
+        if (col->count == 0 || isnan(col->min) || isnan(col->max))
+            continue;
+        double px = tw_render_crisp(tw_chart_x_to_px(c, plot, column_center_x(c, s, i)));
+        double y0 = tw_chart_y_to_px(c, plot, col->max), y1 = tw_chart_y_to_px(c, plot, col->min);
+        y0 = isnan(y0) || y0 < top ? top : y0; /* +Inf, or 0 on a log axis */
+        y1 = isnan(y1) || y1 > bottom ? bottom : y1;
+        if (y1 - y0 < 1) { /* a single value: one pixel tall */
+            double mid = (y0 + y1) / 2;
+            y0 = mid - 0.5, y1 = mid + 0.5;
+        }
+        cairo_move_to(cr, px, y0);
+        cairo_line_to(cr, px, y1);
+    }
+    cairo_set_line_width(cr, 1);
+    tw_render_set_color(cr, s->color, faint);
+    cairo_stroke(cr);
+}
+
+static void draw_smoothed(cairo_t *cr, const tw_chart *c, tw_rect plot, const tw_chart_series *s)
+{
+    polyline line = polyline_new(cr, plot);
+    if (use_points(s)) {
+        for (int64_t i = 0; i < s->npoints; i++)
+            polyline_add(&line, tw_chart_x_to_px(c, plot, point_x(c, s, &s->points[i])),
+                         tw_chart_y_to_px(c, plot, s->smoothed[i]));
+    } else {
+        for (int i = 0; s->columns && i < s->ncolumns; i++)
+            if (s->columns[i].count > 0)
+                polyline_add(&line, tw_chart_x_to_px(c, plot, point_x(c, s, &s->columns[i].last)),
+                             tw_chart_y_to_px(c, plot, s->smoothed[i]));
+    }
+    cairo_set_line_width(cr, 2);
+    tw_render_set_color(cr, s->color, 1);
+    cairo_stroke(cr);
+}
+
+/* The value (smoothed when smoothing is on) nearest to x on a series, and
+ * its x; false when the series has no finite value. */
+static bool nearest_value(const tw_chart *c, const tw_chart_series *s, double x, double *at, double *value)
+{
+    double best = INFINITY;
+    int64_t n = use_points(s) ? s->npoints : s->columns ? s->ncolumns : 0;
+    for (int64_t i = 0; i < n; i++) {
+        const tw_scalar_point *p = use_points(s) ? &s->points[i] : &s->columns[i].last;
+        if (!use_points(s) && s->columns[i].count == 0)
+            continue;
+        double v = s->smoothed ? s->smoothed[i] : p->value, px = point_x(c, s, p);
+        if (isfinite(v) && fabs(px - x) < best) {
+            best = fabs(px - x);
+            *at = px, *value = v;
+        }
+    }
+    return isfinite(best);
+}
+
+static void draw_hover(cairo_t *cr, const tw_chart *c, tw_rect plot, const tw_render_style *style)
+{
+    if (!isfinite(c->hover_x) || c->hover_x < c->x_lo || c->hover_x > c->x_hi)
+        return;
+    double px = tw_render_crisp(tw_chart_x_to_px(c, plot, c->hover_x));
+    cairo_set_line_width(cr, 1);
+    tw_render_set_color(cr, style->muted, 0.7);
+    cairo_move_to(cr, px, plot.y);
+    cairo_line_to(cr, px, plot.y + plot.height);
+    cairo_stroke(cr);
+    for (int i = 0; i < c->nseries; i++) {
+        double x = NAN, v = NAN;
+        if (!nearest_value(c, &c->series[i], c->hover_x, &x, &v))
+            continue;
+        double dx = tw_chart_x_to_px(c, plot, x), dy = tw_chart_y_to_px(c, plot, v);
+        if (!isfinite(dy) || dy < plot.y || dy > plot.y + plot.height)
+            continue;
+        cairo_new_sub_path(cr);
+        cairo_arc(cr, dx, dy, 3.5, 0, 2 * M_PI);
+        tw_render_set_color(cr, c->series[i].color, 1);
+        cairo_fill_preserve(cr);
+        cairo_set_line_width(cr, 1.5);
+        tw_render_set_color(cr, style->background, 1);
+        cairo_stroke(cr);
+    }
+}
+
+void tw_chart_render(cairo_t *cr, int width, int height, const tw_chart *chart)
+{
+    tw_render_style style = tw_render_style_get(chart->dark);
+    tw_chart c = drawable_view(chart);
+    tw_rect plot = tw_chart_plot_area(width, height);
+    cairo_save(cr);
+    tw_render_background(cr, width, height, &style);
+    cairo_set_line_cap(cr, CAIRO_LINE_CAP_BUTT);
+    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    PangoLayout *labels = tw_render_label_layout(cr, LABEL_SIZE, false);
+    draw_axes(cr, labels, &c, plot, &style);
+    draw_header(cr, labels, &c, width, plot, &style);
+    g_object_unref(labels);
+
+    cairo_rectangle(cr, plot.x, plot.y, plot.width, plot.height);
+    cairo_clip(cr);
+    for (int i = 0; i < c.nseries; i++)
+        draw_raw(cr, &c, plot, &c.series[i], c.dark);
+    for (int i = 0; i < c.nseries; i++)
+        if (c.series[i].smoothed)
+            draw_smoothed(cr, &c, plot, &c.series[i]);
+    draw_hover(cr, &c, plot, &style);
+    cairo_restore(cr);
+}
