@@ -1,4 +1,8 @@
-/* TwChartView: one scalar chart (a tag) for the selected runs. It holds the
+/* Contract notes (from the implementation): added tw_chart_view_get_range
+ * and tw_chart_view_hover_text, what a person sees of the view state, for
+ * the dashboard and for tests that drive the chart's gestures.
+ *
+ * TwChartView: one scalar chart (a tag) for the selected runs. It holds the
  * view state and input handling and draws with tw_chart_render:
  * - hover: a tooltip listing, per run, the nearest point's value, smoothed
  *   value, step and time, sorted by nearness, and a vertical guide line;
@@ -28,6 +32,13 @@ void tw_chart_view_set_series(TwChartView *view, int n, const gint64 *tag_ids, c
 void tw_chart_view_set_smoothing(TwChartView *view, double weight);
 void tw_chart_view_set_axes(TwChartView *view, tw_x_axis x, tw_y_axis y, gboolean ignore_outliers);
 void tw_chart_view_reset_zoom(TwChartView *view);
+/* The visible range: x in the x axis's units (steps, seconds since the
+ * run's start, seconds since the epoch), y in values. */
+void tw_chart_view_get_range(TwChartView *view, double *x_lo, double *x_hi, double *y_lo, double *y_hi);
+/* What the hover box shows (a header line, then a line per run nearest
+ * first: run, smoothed, value, step, time, tab-separated; g_free), or NULL
+ * when the pointer is not over the plot. */
+char *tw_chart_view_hover_text(TwChartView *view);
 gboolean tw_chart_view_export_png(TwChartView *view, const char *path, GError **error);
 gboolean tw_chart_view_export_svg(TwChartView *view, const char *path, GError **error);
 gboolean tw_chart_view_export_csv(TwChartView *view, const char *path, GError **error);

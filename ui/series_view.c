@@ -26,6 +26,26 @@ void tw_lod_columns_clear(tw_lod_column *columns, int n)
         columns[i] = (tw_lod_column){.min = NAN, .max = NAN, .min_step = -1, .max_step = -1};
 }
 
+static void take_min(tw_lod_column *into, double value, int64_t step)
+{
+    if (isnan(value))
+        return;
+    if (isnan(into->min) || value < into->min || (value == into->min && step < into->min_step)) {
+        into->min = value;
+        into->min_step = step;
+    }
+}
+
+static void take_max(tw_lod_column *into, double value, int64_t step)
+{
+    if (isnan(value))
+        return;
+    if (isnan(into->max) || value > into->max || (value == into->max && step < into->max_step)) {
+        into->max = value;
+        into->max_step = step;
+    }
+}
+
 void tw_lod_column_add(tw_lod_column *c, tw_axis axis, tw_scalar_point p)
 {
     double x = tw_series_x(axis, p);
@@ -38,13 +58,37 @@ void tw_lod_column_add(tw_lod_column *c, tw_axis axis, tw_scalar_point p)
         c->nan_count++;
         return;
     }
-    if (isnan(c->min) || p.value < c->min || (p.value == c->min && p.step < c->min_step)) {
-        c->min = p.value;
-        c->min_step = p.step;
+    take_min(c, p.value, p.step);
+    take_max(c, p.value, p.step);
+}
+
+void tw_lod_column_merge(tw_lod_column *into, const tw_lod_column *from, tw_axis axis)
+{
+    if (from->count == 0)
+        return;
+    if (into->count == 0) {
+        *into = *from;
+        return;
     }
-    if (isnan(c->max) || p.value > c->max || (p.value == c->max && p.step < c->max_step)) {
-        c->max = p.value;
-        c->max_step = p.step;
+    if (tw_series_x(axis, from->first) < tw_series_x(axis, into->first))
+        into->first = from->first;
+    if (tw_series_x(axis, from->last) >= tw_series_x(axis, into->last))
+        into->last = from->last;
+    into->count += from->count;
+    into->nan_count += from->nan_count;
+    take_min(into, from->min, from->min_step);
+    take_max(into, from->max, from->max_step);
+}
+
+void tw_series_view_remap(const TwSeriesView *view, double lo, double hi, int ncolumns, tw_lod_column *out)
+{
+    tw_lod_columns_clear(out, ncolumns);
+    TwSeriesView target = {.axis = view->axis, .lo = lo, .hi = hi, .ncolumns = ncolumns};
+    double width = (view->hi - view->lo) / view->ncolumns;
+    for (int i = 0; i < view->ncolumns; i++) {
+        int j = tw_series_view_column_of(&target, view->lo + (i + 0.5) * width);
+        if (j >= 0)
+            tw_lod_column_merge(&out[j], &view->columns[i], view->axis);
     }
 }
 

@@ -17,6 +17,13 @@ void tw_lod_columns_clear(tw_lod_column *columns, int n);
 /* Adds one point, later in writing order than those already in the column. */
 void tw_lod_column_add(tw_lod_column *column, tw_axis axis, tw_scalar_point p);
 
+/* Adds the points of column `from` to `into` (as if read after them). */
+void tw_lod_column_merge(tw_lod_column *into, const tw_lod_column *from, tw_axis axis);
+/* A view's columns regrouped into ncolumns columns over [lo, hi] (by each
+ * column's centre), for drawing an older view shifted or scaled until the
+ * new one arrives. */
+void tw_series_view_remap(const TwSeriesView *view, double lo, double hi, int ncolumns, tw_lod_column *out);
+
 /* The extent of a series reduced to one column over the whole axis. */
 void tw_series_view_set_extent(TwSeriesView *view, const tw_lod_column *all);
 /* Appended points (writing order): the extent grows, those inside

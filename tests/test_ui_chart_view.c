@@ -1,0 +1,585 @@
+/* TwChartView under Xvfb (suite gui, GSK's Cairo renderer): the chart
+ * follows its series, hovering lists the nearest points nearest first,
+ * dragging a rectangle zooms and asks for a finer reduction (raw points
+ * when zoomed in far enough), the middle button pans, scrolling zooms
+ * around the pointer, a double click resets; PNG, SVG and CSV exports; and
+ * a 10,000,000-point series: the first frame within 200 ms of being set,
+ * pan and zoom frames within 16 ms.
+ *
+ * Input goes through the chart's own event controllers: the test emits
+ * their signals ("motion", "drag-begin", ...) as GTK does for real events. */
+#include <gtk/gtk.h>
+#include <math.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include <tw/summary.h>
+
+#include "chart_view.h"
+
+#define WIDTH 800
+#define HEIGHT 400
+#define SMALL 1000
+
+static char *scratch, *small_db;
+
+/* ---- waiting ------------------------------------------------------------------ */
+
+static gboolean expired(gpointer flag)
+{
+    *(gboolean *)flag = TRUE;
+    return G_SOURCE_REMOVE;
+}
+
+static void wait_until(gboolean (*cond)(gpointer), gpointer data, double seconds, const char *what)
+{
+    gboolean late = FALSE;
+    guint timer = g_timeout_add((guint)(seconds * 1000), expired, &late);
+    while (!cond(data) && !late)
+        g_main_context_iteration(NULL, TRUE);
+    if (late)
+        g_error("waited %.1f s for %s", seconds, what);
+    g_source_remove(timer);
+}
+
+static void drain(void)
+{
+    while (g_main_context_iteration(NULL, FALSE))
+        ;
+}
+
+/* ---- the runs ------------------------------------------------------------------- */
+
+static double value_a(int64_t step)
+{
+    return sin((double)step * 0.02);
+}
+
+static void write_small(const char *path)
+{
+    tw_summary_writer *a = tw_summary_writer_open(path, "a", NULL), *b = tw_summary_writer_open(path, "b", NULL);
+    g_assert_nonnull(a);
+    g_assert_nonnull(b);
+    for (int64_t s = 0; s < SMALL; s++) {
+        tw_summary_scalar(a, "train/loss", value_a(s), s);
+        tw_summary_scalar(b, "train/loss", value_a(s) + 10, s);
+    }
+    g_assert_cmpint(tw_summary_writer_close(a, TW_RUN_FINISHED), ==, 0);
+    g_assert_cmpint(tw_summary_writer_close(b, TW_RUN_FINISHED), ==, 0);
+}
+
+/* ---- a chart in a window ------------------------------------------------------------ */
+
+typedef struct {
+    TwDashboardData *data;
+    GtkWidget *window, *chart;
+    int nseries;
+    gint64 tags[2];
+} fixture;
+
+static gboolean has_tags(gpointer data)
+{
+    return tw_dashboard_data_n_tag_names(data) > 0;
+}
+
+static gboolean is_mapped(gpointer widget)
+{
+    return gtk_widget_get_mapped(widget) && gtk_widget_get_width(widget) > 0;
+}
+
+/* The window is shown before the chart gets its series. */
+static void open_chart(fixture *f, const char *path)
+{
+    f->data = tw_dashboard_data_new(path);
+    wait_until(has_tags, f->data, 10, "the tags");
+    f->nseries = tw_dashboard_data_n_runs(f->data);
+    for (int r = 0; r < f->nseries; r++)
+        f->tags[r] = tw_dashboard_data_tag_id(f->data, 0, r);
+    f->window = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(f->window), WIDTH, HEIGHT);
+    f->chart = tw_chart_view_new(f->data, tw_dashboard_data_tag_name(f->data, 0));
+    gtk_window_set_child(GTK_WINDOW(f->window), f->chart);
+    gtk_window_present(GTK_WINDOW(f->window));
+    wait_until(is_mapped, f->chart, 10, "the chart on screen");
+}
+
+static void set_series(fixture *f)
+{
+    const tw_rgb colors[] = {tw_run_color(0), tw_run_color(1)};
+    const char *labels[2];
+    double origins[2];
+    for (int r = 0; r < f->nseries; r++) {
+        labels[r] = tw_dashboard_data_run(f->data, r)->name;
+        origins[r] = tw_dashboard_data_run(f->data, r)->start_time;
+    }
+    tw_chart_view_set_series(TW_CHART_VIEW(f->chart), f->nseries, f->tags, colors, labels, origins);
+}
+
+static void close_chart(fixture *f)
+{
+    gtk_window_destroy(GTK_WINDOW(f->window));
+    drain();
+    g_object_unref(f->data);
+}
+
+static tw_rect plot(fixture *f)
+{
+    return tw_chart_plot_area(gtk_widget_get_width(f->chart), gtk_widget_get_height(f->chart));
+}
+
+static int plot_columns(fixture *f)
+{
+    return (int)plot(f).width;
+}
+
+typedef struct {
+    double x_lo, x_hi, y_lo, y_hi;
+} range;
+
+static range get_range(fixture *f)
+{
+    range r;
+    tw_chart_view_get_range(TW_CHART_VIEW(f->chart), &r.x_lo, &r.x_hi, &r.y_lo, &r.y_hi);
+    return r;
+}
+
+/* The pixel of step x (or value y) in the chart's current view. */
+static double px_of(fixture *f, double x)
+{
+    range r = get_range(f);
+    tw_rect p = plot(f);
+    return p.x + (x - r.x_lo) / (r.x_hi - r.x_lo) * p.width;
+}
+
+static double py_of(fixture *f, double y)
+{
+    range r = get_range(f);
+    tw_rect p = plot(f);
+    return p.y + p.height - (y - r.y_lo) / (r.y_hi - r.y_lo) * p.height;
+}
+
+/* The view of series i answered for the chart's current range. */
+static gboolean view_current(gpointer data)
+{
+    fixture *f = data;
+    range r = get_range(f);
+    for (int i = 0; i < f->nseries; i++) {
+        const TwSeriesView *v = tw_dashboard_data_series_view(f->data, f->tags[i]);
+        if (!v || v->ncolumns != plot_columns(f) || v->lo != r.x_lo || v->hi != r.x_hi)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+static void wait_view(fixture *f)
+{
+    wait_until(view_current, f, 10, "the view for the chart's range");
+    drain();
+}
+
+/* ---- the chart's controllers --------------------------------------------------------- */
+
+static GtkEventController *controller(fixture *f, GType type, guint button)
+{
+    GListModel *list = gtk_widget_observe_controllers(f->chart);
+    GtkEventController *found = NULL;
+    for (guint i = 0; !found && i < g_list_model_get_n_items(list); i++) {
+        GtkEventController *c = g_list_model_get_item(list, i);
+        if (G_TYPE_CHECK_INSTANCE_TYPE(c, type) &&
+            (!button || gtk_gesture_single_get_button(GTK_GESTURE_SINGLE(c)) == button))
+            found = c;
+        g_object_unref(c);
+    }
+    g_object_unref(list);
+    g_assert_nonnull(found);
+    return found;
+}
+
+static void hover(fixture *f, double x, double y)
+{
+    g_signal_emit_by_name(controller(f, GTK_TYPE_EVENT_CONTROLLER_MOTION, 0), "motion", x, y);
+}
+
+static void drag(fixture *f, guint button, double x, double y, double dx, double dy)
+{
+    GtkEventController *gesture = controller(f, GTK_TYPE_GESTURE_DRAG, button);
+    g_signal_emit_by_name(gesture, "drag-begin", x, y);
+    g_signal_emit_by_name(gesture, "drag-update", dx / 2, dy / 2);
+    g_signal_emit_by_name(gesture, "drag-update", dx, dy);
+    g_signal_emit_by_name(gesture, "drag-end", dx, dy);
+}
+
+static void scroll(fixture *f, double dy)
+{
+    gboolean handled = FALSE;
+    g_signal_emit_by_name(controller(f, GTK_TYPE_EVENT_CONTROLLER_SCROLL, 0), "scroll", 0.0, dy, &handled);
+    g_assert_true(handled);
+}
+
+static void double_click(fixture *f, double x, double y)
+{
+    g_signal_emit_by_name(controller(f, GTK_TYPE_GESTURE_CLICK, 0), "pressed", 2, x, y);
+}
+
+/* ---- behaviour ---------------------------------------------------------------------------- */
+
+/* Set, the chart covers every point with room on the right for more, a
+ * column per pixel, and the y range covers both runs. */
+static void test_follows_series(void)
+{
+    fixture f = {0};
+    open_chart(&f, small_db);
+    set_series(&f);
+    wait_view(&f);
+    range r = get_range(&f);
+    g_assert_cmpfloat(r.x_lo, ==, 0);
+    g_assert_cmpfloat(r.x_hi, >=, SMALL - 1);
+    g_assert_cmpfloat(r.x_hi, <, (SMALL - 1) * 1.1);
+    g_assert_cmpfloat(r.y_lo, <=, -1);
+    g_assert_cmpfloat(r.y_hi, >=, 11);
+    close_chart(&f);
+}
+
+/* The header, then a row per run: name, smoothed, value, step, time. */
+static char **hover_rows(fixture *f, double x, double y)
+{
+    hover(f, x, y);
+    char *text = tw_chart_view_hover_text(TW_CHART_VIEW(f->chart));
+    g_assert_nonnull(text);
+    char **rows = g_strsplit(text, "\n", -1);
+    g_free(text);
+    g_assert_cmpstr(rows[0], ==, "Run\tSmoothed\tValue\tStep\tTime");
+    return rows;
+}
+
+static void test_hover(void)
+{
+    fixture f = {0};
+    open_chart(&f, small_db);
+    set_series(&f);
+    wait_view(&f);
+    tw_chart_view_set_smoothing(TW_CHART_VIEW(f.chart), 0);
+    /* Near run b's line (values around 10) at step 500: b first. */
+    double x = px_of(&f, 500);
+    char **rows = hover_rows(&f, x, py_of(&f, 10));
+    g_assert_cmpuint(g_strv_length(rows), ==, 3);
+    char **b = g_strsplit(rows[1], "\t", -1), **a = g_strsplit(rows[2], "\t", -1);
+    g_assert_cmpstr(b[0], ==, "b");
+    g_assert_cmpstr(a[0], ==, "a");
+    /* The nearest point: step 500 (or its neighbour when the pixel falls
+     * between them), its value, and smoothing off: the same value. */
+    int64_t step = g_ascii_strtoll(a[3], NULL, 10);
+    g_assert_cmpint(llabs(step - 500), <=, 1);
+    char want[64];
+    g_snprintf(want, sizeof want, "%.4g", value_a(step));
+    g_assert_cmpstr(a[2], ==, want);
+    g_assert_cmpstr(a[1], ==, want);
+    g_snprintf(want, sizeof want, "%.4g", value_a(step) + 10);
+    g_assert_cmpstr(b[2], ==, want);
+    g_strfreev(a);
+    g_strfreev(b);
+    g_strfreev(rows);
+
+    /* Near run a's line: a first. */
+    rows = hover_rows(&f, x, py_of(&f, 0));
+    g_assert_true(g_str_has_prefix(rows[1], "a\t"));
+    g_strfreev(rows);
+
+    /* Away from the plot: no box. */
+    hover(&f, 2, 2);
+    g_assert_null(tw_chart_view_hover_text(TW_CHART_VIEW(f.chart)));
+    close_chart(&f);
+}
+
+/* A rectangle zooms into its range, and the answer for the new range is
+ * finer: raw points once there are at most two per column. */
+static void test_drag_zoom_and_reset(void)
+{
+    fixture f = {0};
+    open_chart(&f, small_db);
+    set_series(&f);
+    wait_view(&f);
+    range whole = get_range(&f);
+    double x0 = px_of(&f, 200), x1 = px_of(&f, 300);
+    drag(&f, GDK_BUTTON_PRIMARY, x0, plot(&f).y + 10, x1 - x0, 0); /* flat: x alone */
+    range r = get_range(&f);
+    g_assert_cmpfloat(fabs(r.x_lo - 200), <, 1);
+    g_assert_cmpfloat(fabs(r.x_hi - 300), <, 1);
+    g_assert_cmpfloat(r.y_lo, <=, -1); /* y still automatic: both runs */
+    wait_view(&f);
+    const TwSeriesView *v = tw_dashboard_data_series_view(f.data, f.tags[0]);
+    g_assert_nonnull(v->points);
+    g_assert_cmpint(v->npoints, ==, (int64_t)floor(r.x_hi) - (int64_t)ceil(r.x_lo) + 1);
+
+    /* A rectangle with height sets y too (run b is at 9 to 9.72 here). */
+    double y0 = py_of(&f, 9.2), y1 = py_of(&f, 9.6);
+    drag(&f, GDK_BUTTON_PRIMARY, px_of(&f, 220), y1, px_of(&f, 260) - px_of(&f, 220), y0 - y1);
+    r = get_range(&f);
+    g_assert_cmpfloat(fabs(r.y_lo - 9.2), <, 0.01);
+    g_assert_cmpfloat(fabs(r.y_hi - 9.6), <, 0.01);
+
+    /* A click-sized drag changes nothing. */
+    drag(&f, GDK_BUTTON_PRIMARY, px_of(&f, 230), y1, 2, 2);
+    range same = get_range(&f);
+    g_assert_cmpfloat(same.x_lo, ==, r.x_lo);
+    g_assert_cmpfloat(same.x_hi, ==, r.x_hi);
+
+    double_click(&f, 100, 100);
+    r = get_range(&f);
+    g_assert_cmpfloat(r.x_lo, ==, whole.x_lo);
+    g_assert_cmpfloat(r.x_hi, ==, whole.x_hi);
+    wait_view(&f);
+    g_assert_cmpfloat(get_range(&f).y_lo, ==, whole.y_lo);
+    close_chart(&f);
+}
+
+static void test_pan_and_scroll(void)
+{
+    fixture f = {0};
+    open_chart(&f, small_db);
+    set_series(&f);
+    wait_view(&f);
+    range r = get_range(&f);
+    tw_rect p = plot(&f);
+    /* The middle button drags the data 100 pixels right: the range moves left. */
+    drag(&f, GDK_BUTTON_MIDDLE, p.x + 300, p.y + 50, 100, 0);
+    range moved = get_range(&f);
+    double shift = 100 / p.width * (r.x_hi - r.x_lo);
+    g_assert_cmpfloat(fabs(moved.x_lo - (r.x_lo - shift)), <, 1e-6);
+    g_assert_cmpfloat(fabs(moved.x_hi - (r.x_hi - shift)), <, 1e-6);
+    wait_view(&f);
+
+    /* Scrolling up zooms in around the pointer: step 400 stays under it. */
+    double x = px_of(&f, 400);
+    hover(&f, x, p.y + 50);
+    scroll(&f, -1);
+    range zoomed = get_range(&f);
+    g_assert_cmpfloat(zoomed.x_hi - zoomed.x_lo, <, (moved.x_hi - moved.x_lo) / 1.1);
+    g_assert_cmpfloat(fabs(px_of(&f, 400) - x), <, 1e-6);
+    wait_view(&f);
+    scroll(&f, 1);
+    range back = get_range(&f);
+    g_assert_cmpfloat(fabs((back.x_hi - back.x_lo) - (moved.x_hi - moved.x_lo)), <, 1e-6);
+    close_chart(&f);
+}
+
+/* ---- exports ------------------------------------------------------------------------------ */
+
+static char *scratch_file(const char *name)
+{
+    return g_build_filename(scratch, name, NULL);
+}
+
+static char *read_text(const char *path)
+{
+    char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    return text;
+}
+
+static void test_exports(void)
+{
+    fixture f = {0};
+    open_chart(&f, small_db);
+    set_series(&f);
+    wait_view(&f);
+    GError *error = NULL;
+
+    char *png = scratch_file("chart.png");
+    g_assert_true(tw_chart_view_export_png(TW_CHART_VIEW(f.chart), png, &error));
+    g_assert_no_error(error);
+    cairo_surface_t *image = cairo_image_surface_create_from_png(png);
+    g_assert_cmpint(cairo_surface_status(image), ==, CAIRO_STATUS_SUCCESS);
+    g_assert_cmpint(cairo_image_surface_get_width(image), ==, gtk_widget_get_width(f.chart));
+    g_assert_cmpint(cairo_image_surface_get_height(image), ==, gtk_widget_get_height(f.chart));
+    cairo_surface_destroy(image);
+
+    char *svg = scratch_file("chart.svg");
+    g_assert_true(tw_chart_view_export_svg(TW_CHART_VIEW(f.chart), svg, &error));
+    char *text = read_text(svg);
+    g_assert_true(g_str_has_prefix(text, "<?xml") || g_str_has_prefix(text, "<svg"));
+    g_assert_nonnull(strstr(text, "</svg>"));
+    g_free(text);
+
+    /* Zoomed in: the raw points in the range, no comment. */
+    double x0 = px_of(&f, 100), x1 = px_of(&f, 150);
+    drag(&f, GDK_BUTTON_PRIMARY, x0, plot(&f).y + 10, x1 - x0, 0);
+    wait_view(&f);
+    range r = get_range(&f);
+    char *csv = scratch_file("chart.csv");
+    g_assert_true(tw_chart_view_export_csv(TW_CHART_VIEW(f.chart), csv, &error));
+    text = read_text(csv);
+    char **lines = g_strsplit(text, "\n", -1);
+    g_assert_cmpstr(lines[0], ==, "run,wall_time,step,value");
+    int64_t per_run = (int64_t)floor(r.x_hi) - (int64_t)ceil(r.x_lo) + 1;
+    g_assert_cmpuint(g_strv_length(lines), ==, 1 + 2 * per_run + 1); /* a last empty string */
+    char **first = g_strsplit(lines[1], ",", -1);
+    g_assert_cmpstr(first[0], ==, "a");
+    g_assert_cmpint(g_ascii_strtoll(first[2], NULL, 10), ==, (int64_t)ceil(r.x_lo));
+    g_assert_cmpfloat(g_ascii_strtod(first[3], NULL), ==, value_a((int64_t)ceil(r.x_lo)));
+    g_strfreev(first);
+    g_strfreev(lines);
+    g_free(text);
+
+    /* A read-only folder: an error, not a crash. */
+    g_assert_false(tw_chart_view_export_png(TW_CHART_VIEW(f.chart), "/nonexistent/chart.png", &error));
+    g_assert_nonnull(error);
+    g_clear_error(&error);
+    g_assert_false(tw_chart_view_export_csv(TW_CHART_VIEW(f.chart), "/nonexistent/chart.csv", &error));
+    g_assert_nonnull(error);
+    g_clear_error(&error);
+    g_free(png);
+    g_free(svg);
+    g_free(csv);
+    close_chart(&f);
+}
+
+/* ---- ten million points ---------------------------------------------------------------------- */
+
+#define BIG 10000000
+
+typedef struct {
+    fixture *f;
+    gint64 view_at, painted_at; /* when the view arrived, and the first paint after */
+    double longest_ms, total_ms;
+    int frames;
+    gint64 paint_began;
+} frame_watch;
+
+static void on_view(TwDashboardData *data, gint64 tag, gpointer user_data)
+{
+    frame_watch *w = user_data;
+    if (!w->view_at && view_current(w->f))
+        w->view_at = g_get_monotonic_time();
+}
+
+static void on_before_paint(GdkFrameClock *clock, gpointer user_data)
+{
+    ((frame_watch *)user_data)->paint_began = g_get_monotonic_time();
+}
+
+static void on_after_paint(GdkFrameClock *clock, gpointer user_data)
+{
+    frame_watch *w = user_data;
+    gint64 now = g_get_monotonic_time();
+    if (w->view_at && !w->painted_at)
+        w->painted_at = now;
+    if (w->paint_began) {
+        double ms = (double)(now - w->paint_began) / 1000.0;
+        w->longest_ms = MAX(w->longest_ms, ms);
+        w->total_ms += ms;
+        w->frames++;
+    }
+}
+
+static gboolean first_frame_painted(gpointer w)
+{
+    return ((frame_watch *)w)->painted_at != 0;
+}
+
+/* Runs the main loop until n frames were painted. */
+static gboolean frames_done(gpointer w)
+{
+    return ((frame_watch *)w)->frames >= 1;
+}
+
+static void paint_one_frame(fixture *f, frame_watch *w)
+{
+    w->frames = 0;
+    gtk_widget_queue_draw(f->chart);
+    wait_until(frames_done, w, 5, "a frame");
+}
+
+static void test_ten_million(void)
+{
+    char *path = scratch_file("big.db");
+    tw_summary_writer *writer = tw_summary_writer_open(path, "big", NULL);
+    for (int64_t s = 0; s < BIG; s++)
+        tw_summary_scalar(writer, "train/loss", s == 7777777 ? 50 : sin(s * 1e-5) + 0.001 * (double)(s % 7), s);
+    g_assert_cmpint(tw_summary_writer_close(writer, TW_RUN_FINISHED), ==, 0);
+
+    fixture f = {0};
+    open_chart(&f, path);
+    GdkFrameClock *clock = gtk_widget_get_frame_clock(f.chart);
+    frame_watch w = {&f};
+    gulong view_handler = g_signal_connect(f.data, "series-changed", G_CALLBACK(on_view), &w);
+    g_signal_connect(clock, "before-paint", G_CALLBACK(on_before_paint), &w);
+    g_signal_connect(clock, "after-paint", G_CALLBACK(on_after_paint), &w);
+    gint64 start = g_get_monotonic_time();
+    set_series(&f);
+    wait_until(first_frame_painted, &w, 10, "the first frame with the series");
+    double first_ms = (double)(w.painted_at - start) / 1000.0;
+    g_signal_handler_disconnect(f.data, view_handler);
+    const TwSeriesView *v = tw_dashboard_data_series_view(f.data, f.tags[0]);
+    g_assert_cmpint(v->count, ==, BIG);
+
+    /* Pan with the middle button, a frame per move, then zoom with the
+     * wheel: every frame's paint (layout, snapshot, Cairo) is timed. */
+    w.longest_ms = w.total_ms = 0;
+    int frames = 0;
+    GtkEventController *middle = controller(&f, GTK_TYPE_GESTURE_DRAG, GDK_BUTTON_MIDDLE);
+    tw_rect p = plot(&f);
+    g_signal_emit_by_name(middle, "drag-begin", p.x + 100, p.y + 50);
+    for (int i = 1; i <= 30; i++, frames++) {
+        g_signal_emit_by_name(middle, "drag-update", 8.0 * i, 0.0);
+        paint_one_frame(&f, &w);
+    }
+    g_signal_emit_by_name(middle, "drag-end", 240.0, 0.0);
+    double pan_longest = w.longest_ms, pan_mean = w.total_ms / frames;
+    w.longest_ms = w.total_ms = 0;
+    hover(&f, p.x + p.width / 2, p.y + 50);
+    for (int i = 0; i < 20; i++) {
+        scroll(&f, i < 10 ? -1 : 1);
+        paint_one_frame(&f, &w);
+    }
+    double zoom_longest = w.longest_ms, zoom_mean = w.total_ms / 20;
+    g_test_message("10M points: first frame %.1f ms after set_series; pan frames %.1f ms mean, %.1f longest; "
+                   "zoom frames %.1f mean, %.1f longest",
+                   first_ms, pan_mean, pan_longest, zoom_mean, zoom_longest);
+    g_printerr("# 10M points: first frame %.1f ms; pan frames %.1f ms mean / %.1f ms longest; zoom frames %.1f ms "
+               "mean / %.1f ms longest\n",
+               first_ms, pan_mean, pan_longest, zoom_mean, zoom_longest);
+    g_assert_cmpfloat(first_ms, <, 200);
+    g_assert_cmpfloat(pan_longest, <, 16);
+    g_assert_cmpfloat(zoom_longest, <, 16);
+    g_signal_handlers_disconnect_by_data(clock, &w);
+    close_chart(&f);
+    g_remove(path);
+    g_free(path);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_setenv("GTK_A11Y", "none", TRUE); /* no accessibility bus under Xvfb */
+    /* Frame times measure the app, not Mesa's software GL under Xvfb. */
+    g_setenv("GSK_RENDERER", "cairo", TRUE);
+    if (!gtk_init_check()) {
+        g_test_message("no display: run under xvfb-run (meson test --suite gui does)");
+        return 77;
+    }
+    scratch = g_dir_make_tmp("twb-chart-view-XXXXXX", NULL);
+    small_db = scratch_file("small.db");
+    write_small(small_db);
+    g_test_add_func("/ui/chart_view/follows-series", test_follows_series);
+    g_test_add_func("/ui/chart_view/hover", test_hover);
+    g_test_add_func("/ui/chart_view/drag-zoom-and-reset", test_drag_zoom_and_reset);
+    g_test_add_func("/ui/chart_view/pan-and-scroll", test_pan_and_scroll);
+    g_test_add_func("/ui/chart_view/exports", test_exports);
+    g_test_add_func("/ui/chart_view/ten-million", test_ten_million);
+    int rc = g_test_run();
+    GDir *dir = g_dir_open(scratch, 0, NULL);
+    const char *name;
+    while (dir && (name = g_dir_read_name(dir))) {
+        char *file = scratch_file(name);
+        g_remove(file);
+        g_free(file);
+    }
+    if (dir)
+        g_dir_close(dir);
+    g_rmdir(scratch);
+    g_free(small_db);
+    g_free(scratch);
+    return rc;
+}

@@ -1,0 +1,808 @@
+/* TwChartView (see chart_view.h).
+ *
+ * The view state is the x range (automatic: every series' extent with room
+ * on the right for points still coming; or the user's zoom) and the y
+ * range (automatic from the visible data, or the user's). Every change
+ * asks TwDashboardData for each series reduced to the plot's width in
+ * pixels; until the answer comes the frame regroups the older columns
+ * into the new range, so a pan moves what is there at once.
+ *
+ * What a frame draws is derived from the data's snapshots only when a
+ * snapshot or the view changed (columns, smoothing, the automatic y
+ * range); hovering only redraws. */
+#include "chart_view.h"
+
+#include <cairo-svg.h>
+#include <math.h>
+#include <string.h>
+
+#include "chart_hover.h"
+#include "series_view.h"
+
+#define HEADROOM 0.05         /* of the span, right of the last point while following */
+#define ZOOM_STEP 1.2         /* per scroll notch */
+#define MIN_DRAG 5            /* pixels: a smaller rectangle is a click */
+#define PROBE_RANGE 1e300     /* a range holding every point: a view that only gives the extent */
+#define EXPORT_WIDTH 800      /* when the chart was never shown */
+#define EXPORT_HEIGHT 450
+
+typedef struct {
+    gint64 tag_id;
+    tw_rgb color;
+    char *label;
+    double time_origin;
+    /* What the frame draws, derived from the data's snapshot. */
+    tw_lod_column *columns;
+    int ncolumns;
+    tw_scalar_point *points;
+    int64_t npoints;
+    double *smoothed;
+    /* The last request, so the same one is not sent twice. */
+    double asked_lo, asked_hi;
+    int asked_columns;
+    tw_axis asked_axis;
+} series_slot;
+
+typedef enum { DRAG_NONE, DRAG_ZOOM, DRAG_PAN } drag_mode;
+
+struct _TwChartView {
+    GtkWidget parent_instance;
+    TwDashboardData *data;
+    gulong series_handler;
+    char *title;
+    int nseries;
+    series_slot *series;
+    double smoothing;
+    tw_x_axis x_axis;
+    tw_y_axis y_axis;
+    gboolean ignore_outliers;
+
+    gboolean auto_x, auto_y;
+    double x_lo, x_hi, y_lo, y_hi;
+    gboolean dirty; /* the drawn data must be derived again */
+
+    gboolean hovering;
+    double hover_px, hover_py;
+    drag_mode drag;
+    double drag_x, drag_y, drag_dx, drag_dy; /* start and offset, pixels */
+    double drag_x_lo, drag_x_hi, drag_y_lo, drag_y_hi;
+};
+
+G_DEFINE_FINAL_TYPE(TwChartView, tw_chart_view, GTK_TYPE_WIDGET)
+
+/* ---- geometry ------------------------------------------------------------------ */
+
+static int view_width(TwChartView *view)
+{
+    int width = gtk_widget_get_width(GTK_WIDGET(view));
+    return width > 0 ? width : EXPORT_WIDTH;
+}
+
+static int view_height(TwChartView *view)
+{
+    int height = gtk_widget_get_height(GTK_WIDGET(view));
+    return height > 0 ? height : EXPORT_HEIGHT;
+}
+
+static tw_rect plot_area(TwChartView *view)
+{
+    return tw_chart_plot_area(view_width(view), view_height(view));
+}
+
+/* The reduction's width: a column per pixel of the plot. */
+static int plot_columns(TwChartView *view)
+{
+    return MAX(1, (int)plot_area(view).width);
+}
+
+static tw_axis store_axis(tw_x_axis axis)
+{
+    return axis == TW_X_STEP ? TW_AXIS_STEP : TW_AXIS_WALL_TIME;
+}
+
+/* Chart x units minus store units: the run's start on the relative axis. */
+static double x_offset(TwChartView *view, const series_slot *s)
+{
+    return view->x_axis == TW_X_RELATIVE_TIME ? s->time_origin : 0;
+}
+
+/* The chart with the current view and no data: for mapping pixels. */
+static tw_chart bare_chart(TwChartView *view)
+{
+    return (tw_chart){.x_axis = view->x_axis, .y_axis = view->y_axis, .x_lo = view->x_lo, .x_hi = view->x_hi,
+                      .y_lo = view->y_lo, .y_hi = view->y_hi, .hover_x = NAN};
+}
+
+/* ---- asking for data ------------------------------------------------------------- */
+
+static const TwSeriesView *snapshot_of(TwChartView *view, const series_slot *s)
+{
+    const TwSeriesView *v = tw_dashboard_data_series_view(view->data, s->tag_id);
+    return v && v->axis == store_axis(view->x_axis) ? v : NULL;
+}
+
+static void request(TwChartView *view, series_slot *s, double lo, double hi, int ncolumns)
+{
+    tw_axis axis = store_axis(view->x_axis);
+    if (s->asked_lo == lo && s->asked_hi == hi && s->asked_columns == ncolumns && s->asked_axis == axis)
+        return;
+    s->asked_lo = lo;
+    s->asked_hi = hi;
+    s->asked_columns = ncolumns;
+    s->asked_axis = axis;
+    tw_dashboard_data_request_view(view->data, s->tag_id, axis, lo, hi, ncolumns);
+}
+
+/* Every series over the current x range, a column per pixel. */
+static void request_views(TwChartView *view)
+{
+    int ncolumns = plot_columns(view);
+    for (int i = 0; i < view->nseries; i++) {
+        series_slot *s = &view->series[i];
+        double offset = x_offset(view, s);
+        request(view, s, view->x_lo + offset, view->x_hi + offset, ncolumns);
+    }
+}
+
+/* Extents on the current axis, for series that have none yet. */
+static void probe_extents(TwChartView *view)
+{
+    for (int i = 0; i < view->nseries; i++)
+        if (!snapshot_of(view, &view->series[i]))
+            request(view, &view->series[i], -PROBE_RANGE, PROBE_RANGE, 1);
+}
+
+/* The union of the series' extents in chart units; FALSE when none has points. */
+static gboolean data_extent(TwChartView *view, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (int i = 0; i < view->nseries; i++) {
+        const TwSeriesView *v = snapshot_of(view, &view->series[i]);
+        if (!v || v->count == 0)
+            continue;
+        double offset = x_offset(view, &view->series[i]);
+        *lo = MIN(*lo, v->first_x - offset);
+        *hi = MAX(*hi, v->last_x - offset);
+    }
+    return *lo <= *hi;
+}
+
+/* The automatic x range: the data, with room on the right so that new
+ * points land inside the view (reduced into its columns by the data
+ * thread) instead of asking for the series again at every point. */
+static void follow_data(TwChartView *view, gboolean force)
+{
+    double lo, hi;
+    if (!view->auto_x || !data_extent(view, &lo, &hi))
+        return;
+    double span = MAX(hi - lo, view->x_axis == TW_X_STEP ? 1 : 1e-3);
+    gboolean inside = lo == view->x_lo && hi <= view->x_hi && view->x_hi <= hi + 2 * HEADROOM * span;
+    if (inside && !force)
+        return;
+    view->x_lo = lo;
+    view->x_hi = hi + HEADROOM * span;
+    view->dirty = TRUE;
+    request_views(view);
+}
+
+/* ---- what a frame draws ------------------------------------------------------------ */
+
+static void slot_clear_drawn(series_slot *s)
+{
+    g_clear_pointer(&s->columns, g_free);
+    g_clear_pointer(&s->points, g_free);
+    g_clear_pointer(&s->smoothed, g_free);
+    s->ncolumns = 0;
+    s->npoints = 0;
+}
+
+/* The smoothed line: over the raw points, or over the columns' last values
+ * (empty columns are NaN, which the average skips). */
+static void smooth(TwChartView *view, series_slot *s)
+{
+    if (!(view->smoothing > 0))
+        return;
+    gboolean raw = s->points && s->npoints > 0;
+    int64_t n = raw ? s->npoints : s->ncolumns;
+    double *values = g_new(double, MAX(n, 1));
+    for (int64_t i = 0; i < n; i++)
+        values[i] = raw ? s->points[i].value : s->columns[i].count ? s->columns[i].last.value : NAN;
+    s->smoothed = g_new(double, MAX(n, 1));
+    tw_smooth_ema(values, n, view->smoothing, s->smoothed);
+    g_free(values);
+}
+
+/* A series' columns for the current range, from the snapshot as it is or
+ * regrouped when it covers another range; its raw points as they are. */
+static void derive_slot(TwChartView *view, series_slot *s)
+{
+    slot_clear_drawn(s);
+    const TwSeriesView *v = snapshot_of(view, s);
+    if (!v || v->ncolumns == 0 || v->lo <= -PROBE_RANGE)
+        return;
+    double offset = x_offset(view, s), lo = view->x_lo + offset, hi = view->x_hi + offset;
+    int ncolumns = plot_columns(view);
+    s->ncolumns = ncolumns;
+    if (v->lo == lo && v->hi == hi && v->ncolumns == ncolumns) {
+        s->columns = g_memdup2(v->columns, sizeof *v->columns * (size_t)ncolumns);
+    } else {
+        s->columns = g_new(tw_lod_column, ncolumns);
+        tw_series_view_remap(v, lo, hi, ncolumns, s->columns);
+    }
+    if (v->points && v->npoints > 0) {
+        s->points = g_memdup2(v->points, sizeof *v->points * (size_t)v->npoints);
+        s->npoints = v->npoints;
+    }
+    smooth(view, s);
+}
+
+static tw_chart_series chart_series(const series_slot *s)
+{
+    return (tw_chart_series){.color = s->color, .label = s->label, .ncolumns = s->ncolumns, .columns = s->columns,
+                             .npoints = s->npoints, .points = s->points, .smoothed = s->smoothed,
+                             .time_origin = s->time_origin};
+}
+
+/* Light text on a dark theme: the renderers' dark style. */
+static gboolean is_dark(GtkWidget *widget)
+{
+    GdkRGBA fg;
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    gtk_style_context_get_color(gtk_widget_get_style_context(widget), &fg);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    return 0.299 * fg.red + 0.587 * fg.green + 0.114 * fg.blue > 0.5;
+}
+
+/* The chart as drawn now (series: view->nseries entries). */
+static tw_chart build_chart(TwChartView *view, tw_chart_series *series)
+{
+    if (view->dirty) {
+        for (int i = 0; i < view->nseries; i++)
+            derive_slot(view, &view->series[i]);
+    }
+    for (int i = 0; i < view->nseries; i++)
+        series[i] = chart_series(&view->series[i]);
+    tw_chart chart = bare_chart(view);
+    chart.nseries = view->nseries;
+    chart.series = series;
+    chart.title = view->title;
+    chart.dark = is_dark(GTK_WIDGET(view));
+    if (view->dirty && view->auto_y) {
+        tw_chart_auto_y_range(&chart, view->ignore_outliers, &view->y_lo, &view->y_hi);
+        chart.y_lo = view->y_lo;
+        chart.y_hi = view->y_hi;
+    }
+    view->dirty = FALSE;
+    return chart;
+}
+
+static gboolean hover_inside(TwChartView *view)
+{
+    tw_rect plot = plot_area(view);
+    return view->hovering && view->drag == DRAG_NONE && view->hover_px >= plot.x &&
+           view->hover_px <= plot.x + plot.width && view->hover_py >= plot.y && view->hover_py <= plot.y + plot.height;
+}
+
+static void draw_drag_rectangle(TwChartView *view, cairo_t *cr)
+{
+    if (view->drag != DRAG_ZOOM)
+        return;
+    tw_rect plot = plot_area(view);
+    double x0 = CLAMP(view->drag_x, plot.x, plot.x + plot.width);
+    double x1 = CLAMP(view->drag_x + view->drag_dx, plot.x, plot.x + plot.width);
+    double y0 = CLAMP(view->drag_y, plot.y, plot.y + plot.height);
+    double y1 = CLAMP(view->drag_y + view->drag_dy, plot.y, plot.y + plot.height);
+    if (fabs(view->drag_dy) < MIN_DRAG) /* a flat rectangle zooms x alone: show the whole height */
+        y0 = plot.y, y1 = plot.y + plot.height;
+    cairo_rectangle(cr, MIN(x0, x1), MIN(y0, y1), fabs(x1 - x0), fabs(y1 - y0));
+    cairo_set_source_rgba(cr, 0.3, 0.5, 0.9, 0.15);
+    cairo_fill_preserve(cr);
+    cairo_set_source_rgba(cr, 0.3, 0.5, 0.9, 0.8);
+    cairo_set_line_width(cr, 1);
+    cairo_stroke(cr);
+}
+
+/* The chart, and (on screen) the drag rectangle and the hover box. */
+static void draw(TwChartView *view, cairo_t *cr, int width, int height, gboolean overlays)
+{
+    tw_chart_series *series = g_newa(tw_chart_series, MAX(view->nseries, 1));
+    tw_chart chart = build_chart(view, series);
+    tw_rect plot = tw_chart_plot_area(width, height);
+    gboolean hover = overlays && hover_inside(view);
+    if (hover)
+        chart.hover_x = tw_chart_px_to_x(&chart, plot, view->hover_px);
+    tw_chart_render(cr, width, height, &chart);
+    if (!overlays)
+        return;
+    draw_drag_rectangle(view, cr);
+    if (hover) {
+        tw_hover_row *rows = g_newa(tw_hover_row, MAX(view->nseries, 1));
+        int n = tw_chart_hover_rows(&chart, plot, view->hover_px, view->hover_py, rows);
+        tw_chart_hover_draw(cr, width, height, &chart, view->hover_px, view->hover_py, rows, n);
+    }
+}
+
+static void tw_chart_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
+{
+    TwChartView *view = TW_CHART_VIEW(widget);
+    int width = gtk_widget_get_width(widget), height = gtk_widget_get_height(widget);
+    if (width <= 0 || height <= 0)
+        return;
+    cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &GRAPHENE_RECT_INIT(0, 0, width, height));
+    draw(view, cr, width, height, TRUE);
+    cairo_destroy(cr);
+}
+
+/* ---- view changes ----------------------------------------------------------------- */
+
+static void changed(TwChartView *view)
+{
+    view->dirty = TRUE;
+    gtk_widget_queue_draw(GTK_WIDGET(view));
+}
+
+/* The user's x range (and y range unless y_lo is NaN). */
+static void set_view(TwChartView *view, double x_lo, double x_hi, double y_lo, double y_hi)
+{
+    double min_span = view->x_axis == TW_X_STEP ? 1 : 1e-3;
+    if (x_hi - x_lo < min_span) {
+        double middle = (x_lo + x_hi) / 2;
+        x_lo = middle - min_span / 2;
+        x_hi = middle + min_span / 2;
+    }
+    view->auto_x = FALSE;
+    view->x_lo = x_lo;
+    view->x_hi = x_hi;
+    if (!isnan(y_lo) && y_hi > y_lo) {
+        view->auto_y = FALSE;
+        view->y_lo = y_lo;
+        view->y_hi = y_hi;
+    }
+    request_views(view);
+    changed(view);
+}
+
+void tw_chart_view_reset_zoom(TwChartView *view)
+{
+    view->auto_x = TRUE;
+    view->auto_y = TRUE;
+    probe_extents(view);
+    follow_data(view, TRUE);
+    changed(view);
+}
+
+static void on_series_changed(TwDashboardData *data, gint64 tag_id, gpointer user_data)
+{
+    TwChartView *view = user_data;
+    for (int i = 0; i < view->nseries; i++)
+        if (view->series[i].tag_id == tag_id) {
+            follow_data(view, FALSE);
+            changed(view);
+            return;
+        }
+}
+
+/* ---- input ------------------------------------------------------------------------- */
+
+static void on_motion(GtkEventControllerMotion *motion, double x, double y, gpointer user_data)
+{
+    TwChartView *view = user_data;
+    view->hovering = TRUE;
+    view->hover_px = x;
+    view->hover_py = y;
+    gtk_widget_queue_draw(GTK_WIDGET(view));
+}
+
+static void on_leave(GtkEventControllerMotion *motion, gpointer user_data)
+{
+    TwChartView *view = user_data;
+    view->hovering = FALSE;
+    gtk_widget_queue_draw(GTK_WIDGET(view));
+}
+
+static void begin_drag(TwChartView *view, drag_mode mode, double x, double y)
+{
+    view->drag = mode;
+    view->drag_x = x;
+    view->drag_y = y;
+    view->drag_dx = view->drag_dy = 0;
+    view->drag_x_lo = view->x_lo;
+    view->drag_x_hi = view->x_hi;
+    view->drag_y_lo = view->y_lo;
+    view->drag_y_hi = view->y_hi;
+}
+
+/* The primary button zooms into a rectangle, or pans with Shift. */
+static void on_primary_begin(GtkGestureDrag *gesture, double x, double y, gpointer user_data)
+{
+    GdkModifierType state = gtk_event_controller_get_current_event_state(GTK_EVENT_CONTROLLER(gesture));
+    begin_drag(user_data, state & GDK_SHIFT_MASK ? DRAG_PAN : DRAG_ZOOM, x, y);
+}
+
+static void on_middle_begin(GtkGestureDrag *gesture, double x, double y, gpointer user_data)
+{
+    begin_drag(user_data, DRAG_PAN, x, y);
+}
+
+/* Pans by the drag's offset from where it began (y too, on its scale). */
+static void pan(TwChartView *view)
+{
+    tw_rect plot = plot_area(view);
+    double dx = view->drag_dx / plot.width * (view->drag_x_hi - view->drag_x_lo);
+    double y_lo = view->drag_y_lo, y_hi = view->drag_y_hi;
+    if (view->y_axis == TW_Y_LOG && y_lo > 0 && y_hi > y_lo) {
+        double factor = pow(y_hi / y_lo, view->drag_dy / plot.height);
+        y_lo *= factor, y_hi *= factor;
+    } else {
+        double dy = view->drag_dy / plot.height * (y_hi - y_lo);
+        y_lo += dy, y_hi += dy;
+    }
+    set_view(view, view->drag_x_lo - dx, view->drag_x_hi - dx, y_lo, y_hi);
+}
+
+static void on_drag_update(GtkGestureDrag *gesture, double dx, double dy, gpointer user_data)
+{
+    TwChartView *view = user_data;
+    if (view->drag == DRAG_NONE)
+        return;
+    view->drag_dx = dx;
+    view->drag_dy = dy;
+    if (view->drag == DRAG_PAN)
+        pan(view);
+    else
+        gtk_widget_queue_draw(GTK_WIDGET(view));
+}
+
+/* The rectangle's x range, and its y range when it is not flat. */
+static void zoom_to_rectangle(TwChartView *view)
+{
+    tw_rect plot = plot_area(view);
+    tw_chart chart = bare_chart(view);
+    double x0 = CLAMP(view->drag_x, plot.x, plot.x + plot.width);
+    double x1 = CLAMP(view->drag_x + view->drag_dx, plot.x, plot.x + plot.width);
+    double y0 = CLAMP(view->drag_y, plot.y, plot.y + plot.height);
+    double y1 = CLAMP(view->drag_y + view->drag_dy, plot.y, plot.y + plot.height);
+    if (fabs(x1 - x0) < MIN_DRAG)
+        return;
+    gboolean with_y = fabs(y1 - y0) >= MIN_DRAG;
+    set_view(view, tw_chart_px_to_x(&chart, plot, MIN(x0, x1)), tw_chart_px_to_x(&chart, plot, MAX(x0, x1)),
+             with_y ? tw_chart_px_to_y(&chart, plot, MAX(y0, y1)) : NAN,
+             with_y ? tw_chart_px_to_y(&chart, plot, MIN(y0, y1)) : NAN);
+}
+
+static void on_drag_end(GtkGestureDrag *gesture, double dx, double dy, gpointer user_data)
+{
+    TwChartView *view = user_data;
+    view->drag_dx = dx;
+    view->drag_dy = dy;
+    if (view->drag == DRAG_ZOOM)
+        zoom_to_rectangle(view);
+    view->drag = DRAG_NONE;
+    gtk_widget_queue_draw(GTK_WIDGET(view));
+}
+
+/* Zooms x around the pointer (y too when the user set it). */
+static gboolean on_scroll(GtkEventControllerScroll *scroll, double dx, double dy, gpointer user_data)
+{
+    TwChartView *view = user_data;
+    if (dy == 0)
+        return FALSE;
+    tw_rect plot = plot_area(view);
+    tw_chart chart = bare_chart(view);
+    double factor = pow(ZOOM_STEP, dy);
+    double px = view->hovering ? view->hover_px : plot.x + plot.width / 2;
+    double py = view->hovering ? view->hover_py : plot.y + plot.height / 2;
+    double cx = tw_chart_px_to_x(&chart, plot, px), cy = tw_chart_px_to_y(&chart, plot, py);
+    double y_lo = NAN, y_hi = NAN;
+    if (!view->auto_y && view->y_axis == TW_Y_LINEAR) {
+        y_lo = cy - (cy - view->y_lo) * factor;
+        y_hi = cy + (view->y_hi - cy) * factor;
+    } else if (!view->auto_y && cy > 0 && view->y_lo > 0) {
+        y_lo = cy * pow(view->y_lo / cy, factor);
+        y_hi = cy * pow(view->y_hi / cy, factor);
+    }
+    set_view(view, cx - (cx - view->x_lo) * factor, cx + (view->x_hi - cx) * factor, y_lo, y_hi);
+    return TRUE;
+}
+
+static void on_pressed(GtkGestureClick *click, int n_press, double x, double y, gpointer user_data)
+{
+    if (n_press == 2)
+        tw_chart_view_reset_zoom(user_data);
+}
+
+static void add_input(TwChartView *view)
+{
+    GtkWidget *widget = GTK_WIDGET(view);
+    GtkEventController *motion = gtk_event_controller_motion_new();
+    g_signal_connect(motion, "motion", G_CALLBACK(on_motion), view);
+    g_signal_connect(motion, "leave", G_CALLBACK(on_leave), view);
+    gtk_widget_add_controller(widget, motion);
+
+    const guint buttons[] = {GDK_BUTTON_PRIMARY, GDK_BUTTON_MIDDLE};
+    for (int i = 0; i < 2; i++) {
+        GtkGesture *drag = gtk_gesture_drag_new();
+        gtk_gesture_single_set_button(GTK_GESTURE_SINGLE(drag), buttons[i]);
+        g_signal_connect(drag, "drag-begin", G_CALLBACK(i == 0 ? on_primary_begin : on_middle_begin), view);
+        g_signal_connect(drag, "drag-update", G_CALLBACK(on_drag_update), view);
+        g_signal_connect(drag, "drag-end", G_CALLBACK(on_drag_end), view);
+        gtk_widget_add_controller(widget, GTK_EVENT_CONTROLLER(drag));
+    }
+
+    GtkEventController *scroll = gtk_event_controller_scroll_new(GTK_EVENT_CONTROLLER_SCROLL_VERTICAL);
+    g_signal_connect(scroll, "scroll", G_CALLBACK(on_scroll), view);
+    gtk_widget_add_controller(widget, scroll);
+
+    GtkGesture *click = gtk_gesture_click_new();
+    g_signal_connect(click, "pressed", G_CALLBACK(on_pressed), view);
+    gtk_widget_add_controller(widget, GTK_EVENT_CONTROLLER(click));
+}
+
+/* ---- the widget ---------------------------------------------------------------------- */
+
+static void watch_all(TwChartView *view, gboolean watch)
+{
+    for (int i = 0; i < view->nseries; i++)
+        tw_dashboard_data_watch(view->data, view->series[i].tag_id, watch);
+}
+
+static void clear_series(TwChartView *view)
+{
+    if (gtk_widget_get_mapped(GTK_WIDGET(view)))
+        watch_all(view, FALSE);
+    for (int i = 0; i < view->nseries; i++) {
+        slot_clear_drawn(&view->series[i]);
+        g_free(view->series[i].label);
+    }
+    g_clear_pointer(&view->series, g_free);
+    view->nseries = 0;
+}
+
+/* Only the charts on screen follow their series as they grow. */
+static void tw_chart_view_map(GtkWidget *widget)
+{
+    GTK_WIDGET_CLASS(tw_chart_view_parent_class)->map(widget);
+    watch_all(TW_CHART_VIEW(widget), TRUE);
+}
+
+static void tw_chart_view_unmap(GtkWidget *widget)
+{
+    watch_all(TW_CHART_VIEW(widget), FALSE);
+    GTK_WIDGET_CLASS(tw_chart_view_parent_class)->unmap(widget);
+}
+
+/* A new width: a new reduction, a column per pixel. */
+static void tw_chart_view_size_allocate(GtkWidget *widget, int width, int height, int baseline)
+{
+    TwChartView *view = TW_CHART_VIEW(widget);
+    view->dirty = TRUE;
+    if (view->auto_x)
+        follow_data(view, TRUE);
+    else
+        request_views(view);
+}
+
+static void tw_chart_view_measure(GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum,
+                                  int *natural, int *minimum_baseline, int *natural_baseline)
+{
+    gboolean horizontal = orientation == GTK_ORIENTATION_HORIZONTAL;
+    *minimum = horizontal ? 200 : 150;
+    *natural = horizontal ? 480 : 300;
+}
+
+static void tw_chart_view_dispose(GObject *object)
+{
+    TwChartView *view = TW_CHART_VIEW(object);
+    if (view->data) {
+        clear_series(view);
+        g_clear_signal_handler(&view->series_handler, view->data);
+        g_clear_object(&view->data);
+    }
+    G_OBJECT_CLASS(tw_chart_view_parent_class)->dispose(object);
+}
+
+static void tw_chart_view_finalize(GObject *object)
+{
+    g_free(TW_CHART_VIEW(object)->title);
+    G_OBJECT_CLASS(tw_chart_view_parent_class)->finalize(object);
+}
+
+static void tw_chart_view_class_init(TwChartViewClass *klass)
+{
+    GObjectClass *object_class = G_OBJECT_CLASS(klass);
+    GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
+    object_class->dispose = tw_chart_view_dispose;
+    object_class->finalize = tw_chart_view_finalize;
+    widget_class->snapshot = tw_chart_view_snapshot;
+    widget_class->measure = tw_chart_view_measure;
+    widget_class->size_allocate = tw_chart_view_size_allocate;
+    widget_class->map = tw_chart_view_map;
+    widget_class->unmap = tw_chart_view_unmap;
+    gtk_widget_class_set_css_name(widget_class, "chart");
+}
+
+static void tw_chart_view_init(TwChartView *view)
+{
+    view->smoothing = 0.6;
+    view->auto_x = view->auto_y = TRUE;
+    view->x_lo = 0, view->x_hi = 1, view->y_lo = 0, view->y_hi = 1;
+    gtk_widget_set_focusable(GTK_WIDGET(view), FALSE);
+    add_input(view);
+}
+
+GtkWidget *tw_chart_view_new(TwDashboardData *data, const char *tag_name)
+{
+    TwChartView *view = g_object_new(TW_TYPE_CHART_VIEW, NULL);
+    view->data = g_object_ref(data);
+    view->title = g_strdup(tag_name);
+    view->series_handler = g_signal_connect(data, "series-changed", G_CALLBACK(on_series_changed), view);
+    return GTK_WIDGET(view);
+}
+
+void tw_chart_view_set_series(TwChartView *view, int n, const gint64 *tag_ids, const tw_rgb *colors,
+                              const char *const *labels, const double *time_origins)
+{
+    clear_series(view);
+    view->nseries = n;
+    view->series = g_new0(series_slot, MAX(n, 1));
+    for (int i = 0; i < n; i++)
+        view->series[i] = (series_slot){.tag_id = tag_ids[i], .color = colors[i], .label = g_strdup(labels[i]),
+                                        .time_origin = time_origins ? time_origins[i] : 0, .asked_lo = NAN};
+    if (gtk_widget_get_mapped(GTK_WIDGET(view)))
+        watch_all(view, TRUE);
+    probe_extents(view);
+    if (view->auto_x)
+        follow_data(view, TRUE);
+    else
+        request_views(view);
+    changed(view);
+}
+
+void tw_chart_view_set_smoothing(TwChartView *view, double weight)
+{
+    if (view->smoothing == weight)
+        return;
+    view->smoothing = weight;
+    changed(view);
+}
+
+void tw_chart_view_set_axes(TwChartView *view, tw_x_axis x, tw_y_axis y, gboolean ignore_outliers)
+{
+    gboolean x_changed = view->x_axis != x;
+    gboolean y_changed = view->y_axis != y || view->ignore_outliers != ignore_outliers;
+    view->x_axis = x;
+    view->y_axis = y;
+    view->ignore_outliers = ignore_outliers;
+    if (y_changed)
+        view->auto_y = TRUE;
+    if (x_changed) /* other units: back to the whole series */
+        tw_chart_view_reset_zoom(view);
+    else if (y_changed)
+        changed(view);
+}
+
+void tw_chart_view_get_range(TwChartView *view, double *x_lo, double *x_hi, double *y_lo, double *y_hi)
+{
+    if (view->dirty) { /* the automatic y range follows the data drawn */
+        tw_chart_series *series = g_newa(tw_chart_series, MAX(view->nseries, 1));
+        build_chart(view, series);
+    }
+    *x_lo = view->x_lo;
+    *x_hi = view->x_hi;
+    *y_lo = view->y_lo;
+    *y_hi = view->y_hi;
+}
+
+char *tw_chart_view_hover_text(TwChartView *view)
+{
+    if (!hover_inside(view))
+        return NULL;
+    tw_chart_series *series = g_newa(tw_chart_series, MAX(view->nseries, 1));
+    tw_chart chart = build_chart(view, series);
+    tw_hover_row *rows = g_newa(tw_hover_row, MAX(view->nseries, 1));
+    int n = tw_chart_hover_rows(&chart, plot_area(view), view->hover_px, view->hover_py, rows);
+    return tw_chart_hover_text(&chart, rows, n);
+}
+
+/* ---- exports --------------------------------------------------------------------------- */
+
+static gboolean cairo_failed(cairo_status_t status, const char *path, GError **error)
+{
+    if (status == CAIRO_STATUS_SUCCESS)
+        return FALSE;
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: %s", path, cairo_status_to_string(status));
+    return TRUE;
+}
+
+gboolean tw_chart_view_export_png(TwChartView *view, const char *path, GError **error)
+{
+    int width = view_width(view), height = view_height(view);
+    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
+    cairo_t *cr = cairo_create(surface);
+    draw(view, cr, width, height, FALSE);
+    cairo_destroy(cr);
+    gboolean ok = !cairo_failed(cairo_surface_write_to_png(surface, path), path, error);
+    cairo_surface_destroy(surface);
+    return ok;
+}
+
+gboolean tw_chart_view_export_svg(TwChartView *view, const char *path, GError **error)
+{
+    int width = view_width(view), height = view_height(view);
+    cairo_surface_t *surface = cairo_svg_surface_create(path, width, height);
+    cairo_t *cr = cairo_create(surface);
+    draw(view, cr, width, height, FALSE);
+    cairo_destroy(cr);
+    cairo_surface_finish(surface);
+    gboolean ok = !cairo_failed(cairo_surface_status(surface), path, error);
+    cairo_surface_destroy(surface);
+    return ok;
+}
+
+/* A CSV field: quoted when it holds a comma, a quote or a line break. */
+static void append_field(GString *out, const char *text)
+{
+    if (!strpbrk(text, ",\"\n\r")) {
+        g_string_append(out, text);
+        return;
+    }
+    g_string_append_c(out, '"');
+    for (const char *c = text; *c; c++) {
+        if (*c == '"')
+            g_string_append_c(out, '"');
+        g_string_append_c(out, *c);
+    }
+    g_string_append_c(out, '"');
+}
+
+static void append_row(GString *out, const char *run, const tw_scalar_point *p)
+{
+    char wall[G_ASCII_DTOSTR_BUF_SIZE], value[G_ASCII_DTOSTR_BUF_SIZE];
+    append_field(out, run);
+    g_string_append_printf(out, ",%s,%" G_GINT64_FORMAT ",%s\n", g_ascii_dtostr(wall, sizeof wall, p->wall_time),
+                           (gint64)p->step, g_ascii_dtostr(value, sizeof value, p->value));
+}
+
+static double point_chart_x(TwChartView *view, const series_slot *s, const tw_scalar_point *p)
+{
+    return view->x_axis == TW_X_STEP ? (double)p->step : p->wall_time - x_offset(view, s);
+}
+
+/* A series' visible rows: its raw points in the range, or each column's
+ * first and last point after a comment saying so. */
+static void append_series(GString *out, TwChartView *view, const series_slot *s)
+{
+    const char *run = s->label ? s->label : "";
+    if (s->points && s->npoints > 0) {
+        for (int64_t i = 0; i < s->npoints; i++) {
+            double x = point_chart_x(view, s, &s->points[i]);
+            if (x >= view->x_lo && x <= view->x_hi)
+                append_row(out, run, &s->points[i]);
+        }
+        return;
+    }
+    if (!s->columns)
+        return;
+    g_string_append_printf(out, "# %s: reduced to %d columns, each column's first and last point only\n", run,
+                           s->ncolumns);
+    for (int i = 0; i < s->ncolumns; i++) {
+        const tw_lod_column *c = &s->columns[i];
+        if (c->count > 0)
+            append_row(out, run, &c->first);
+        if (c->count > 1)
+            append_row(out, run, &c->last);
+    }
+}
+
+gboolean tw_chart_view_export_csv(TwChartView *view, const char *path, GError **error)
+{
+    tw_chart_series *series = g_newa(tw_chart_series, MAX(view->nseries, 1));
+    build_chart(view, series);
+    GString *out = g_string_new("run,wall_time,step,value\n");
+    for (int i = 0; i < view->nseries; i++)
+        append_series(out, view, &view->series[i]);
+    gboolean ok = g_file_set_contents(path, out->str, (gssize)out->len, error);
+    g_string_free(out, TRUE);
+    return ok;
+}
