@@ -178,6 +178,8 @@ static void test_linear_ticks(void)
     assert_labels(&t, (const char *const[]){"0", "1M", "2M", "3M", "4M"}, 5);
     tw_ticks_linear(0, 0.004, 4, &t);
     assert_labels(&t, (const char *const[]){"0", "0.001", "0.002", "0.003", "0.004"}, 5);
+    tw_ticks_linear(1000, 1060, 6, &t); /* a suffix only where one decimal says it all */
+    assert_labels(&t, (const char *const[]){"1000", "1010", "1020", "1030", "1040", "1050", "1060"}, 7);
     tw_ticks_linear(-1, 1, 4, &t);
     assert_labels(&t, (const char *const[]){"-1", "-0.5", "0", "0.5", "1"}, 5);
     tw_ticks_linear(0.1, 0.35, 5, &t); /* 0.1 + 0.05k: never 0.30000000000000004 */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "chart_paths.h"
 #include "chart_render.h"
 #include "render_style.h"
 
@@ -181,67 +182,6 @@ void tw_chart_auto_y_range(const tw_chart *chart, bool ignore_outliers, double *
 
 /* ---- drawing helpers ---------------------------------------------------------- */
 
-/* A polyline clipped (Liang-Barsky) to a box a little larger than the plot:
- * cairo's coordinates are 24.8 fixed point, so a point a million pixels
- * away must not reach it, yet the visible part keeps its true slope.
- * Points with a coordinate that is not finite are skipped. */
-typedef struct {
-    cairo_t *cr;
-    double x0, y0, x1, y1; /* the box */
-    bool has_prev, pen_at_prev;
-    double px, py;
-} polyline;
-
-static polyline polyline_new(cairo_t *cr, tw_rect plot)
-{
-    return (polyline){cr, plot.x - 4, plot.y - 4, plot.x + plot.width + 4, plot.y + plot.height + 4, false, false};
-}
-
-static bool clip_edge(double p, double q, double *t0, double *t1)
-{
-    if (p == 0)
-        return q >= 0;
-    double r = q / p;
-    if (p < 0) {
-        if (r > *t1)
-            return false;
-        if (r > *t0)
-            *t0 = r;
-    } else {
-        if (r < *t0)
-            return false;
-        if (r < *t1)
-            *t1 = r;
-    }
-    return true;
-}
-
-static void polyline_add(polyline *l, double x, double y)
-{
-    if (!isfinite(x) || !isfinite(y))
-        return;
-    if (!l->has_prev) {
-        l->has_prev = true;
-        l->px = x, l->py = y;
-        l->pen_at_prev = false;
-        if (x >= l->x0 && x <= l->x1 && y >= l->y0 && y <= l->y1) {
-            cairo_move_to(l->cr, x, y);
-            l->pen_at_prev = true;
-        }
-        return;
-    }
-    double dx = x - l->px, dy = y - l->py, t0 = 0, t1 = 1;
-    bool visible = clip_edge(-dx, l->px - l->x0, &t0, &t1) && clip_edge(dx, l->x1 - l->px, &t0, &t1) &&
-                   clip_edge(-dy, l->py - l->y0, &t0, &t1) && clip_edge(dy, l->y1 - l->py, &t0, &t1);
-    if (visible) {
-        if (!(l->pen_at_prev && t0 == 0))
-            cairo_move_to(l->cr, l->px + t0 * dx, l->py + t0 * dy);
-        cairo_line_to(l->cr, l->px + t1 * dx, l->py + t1 * dy);
-    }
-    l->pen_at_prev = visible && t1 == 1;
-    l->px = x, l->py = y;
-}
-
 /* Where a point lies on the chart's x axis. */
 static double point_x(const tw_chart *chart, const tw_chart_series *s, const tw_scalar_point *p)
 {
@@ -345,69 +285,80 @@ static void draw_header(cairo_t *cr, PangoLayout *layout, const tw_chart *c, int
     tw_render_title(cr, c->title, 10, width - 20 - marker_width - (marker_width > 0 ? 12 : 0), style);
 }
 
-/* A series' raw data: per column a min-max bar and a line through its
- * first and last points, or a line through the raw points. Faint under a
- * smoothed line, in full colour when there is none. */
-static void draw_raw(cairo_t *cr, const tw_chart *c, tw_rect plot, const tw_chart_series *s, bool dark)
+/* A bar extreme's pixel row: infinities and values a log axis cannot show
+ * (zero, negative) at the plot's edge, NaN for NaN. */
+static double extreme_px(const tw_chart *c, tw_rect plot, double v)
 {
-    bool smoothed = s->smoothed != NULL;
-    double faint = dark ? 0.38 : 0.30;
-    polyline line = polyline_new(cr, plot);
+    if (isnan(v))
+        return NAN;
+    double py = tw_chart_y_to_px(c, plot, v), top = plot.y - 2, bottom = plot.y + plot.height + 2;
+    return isnan(py) || py > bottom ? bottom : py < top ? top : py;
+}
+
+/* Feeds a series' raw data to a raster: the raw points, or per column its
+ * first point, its extremes (where they are on a step axis, else at the
+ * column's centre; always between its first and last points) and its last
+ * point. */
+static void raster_series(tw_raster *r, const tw_chart *c, tw_rect plot, const tw_chart_series *s)
+{
     if (use_points(s)) {
         for (int64_t i = 0; i < s->npoints; i++)
-            polyline_add(&line, tw_chart_x_to_px(c, plot, point_x(c, s, &s->points[i])),
-                         tw_chart_y_to_px(c, plot, s->points[i].value));
-    } else {
-        for (int i = 0; s->columns && i < s->ncolumns; i++) {
-            const tw_lod_column *col = &s->columns[i];
-            if (col->count == 0)
-                continue;
-            polyline_add(&line, tw_chart_x_to_px(c, plot, point_x(c, s, &col->first)),
-                         tw_chart_y_to_px(c, plot, col->first.value));
-            if (col->count > 1)
-                polyline_add(&line, tw_chart_x_to_px(c, plot, point_x(c, s, &col->last)),
-                             tw_chart_y_to_px(c, plot, col->last.value));
-        }
-    }
-    cairo_set_line_width(cr, smoothed ? 1 : 1.5);
-    tw_render_set_color(cr, s->color, smoothed ? faint : 1);
-    cairo_stroke(cr);
-    if (use_points(s) || !s->columns)
+            tw_raster_add(r, tw_chart_x_to_px(c, plot, point_x(c, s, &s->points[i])),
+                          tw_chart_y_to_px(c, plot, s->points[i].value));
         return;
-    /* Min-max bars, each on its column's pixel: a spike among ten million
-     * points keeps its column. */
-    double top = plot.y - 1, bottom = plot.y + plot.height + 1;
-    for (int i = 0; i < s->ncolumns; i++) {
-        const tw_lod_column *col = &s->columns[i];
-        if (col->count == 0 || isnan(col->min) || isnan(col->max))
-            continue;
-        double px = tw_render_crisp(tw_chart_x_to_px(c, plot, column_center_x(c, s, i)));
-        double y0 = tw_chart_y_to_px(c, plot, col->max), y1 = tw_chart_y_to_px(c, plot, col->min);
-        y0 = isnan(y0) || y0 < top ? top : y0; /* +Inf, or 0 on a log axis */
-        y1 = isnan(y1) || y1 > bottom ? bottom : y1;
-        if (y1 - y0 < 1) { /* a single value: one pixel tall */
-            double mid = (y0 + y1) / 2;
-            y0 = mid - 0.5, y1 = mid + 0.5;
-        }
-        cairo_move_to(cr, px, y0);
-        cairo_line_to(cr, px, y1);
     }
+    for (int i = 0; s->columns && i < s->ncolumns; i++) {
+        const tw_lod_column *col = &s->columns[i];
+        if (col->count == 0)
+            continue;
+        double x_first = tw_chart_x_to_px(c, plot, point_x(c, s, &col->first));
+        double x_last = tw_chart_x_to_px(c, plot, point_x(c, s, &col->last));
+        tw_raster_add(r, x_first, tw_chart_y_to_px(c, plot, col->first.value));
+        double x_min, x_max;
+        if (c->x_axis == TW_X_STEP) {
+            x_min = tw_chart_x_to_px(c, plot, (double)col->min_step);
+            x_max = tw_chart_x_to_px(c, plot, (double)col->max_step);
+        } else {
+            x_min = x_max = tw_chart_x_to_px(c, plot, column_center_x(c, s, i));
+        }
+        x_min = fmin(fmax(x_min, x_first), x_last);
+        x_max = fmin(fmax(x_max, x_first), x_last);
+        double y_min = extreme_px(c, plot, col->min), y_max = extreme_px(c, plot, col->max);
+        tw_raster_add(r, fmin(x_min, x_max), x_min <= x_max ? y_min : y_max);
+        tw_raster_add(r, fmax(x_min, x_max), x_min <= x_max ? y_max : y_min);
+        tw_raster_add(r, x_last, tw_chart_y_to_px(c, plot, col->last.value));
+    }
+}
+
+/* A series' raw data: pixel columns covering every point (a single spike
+ * among ten million points keeps its column) and lines across the gaps
+ * between them. Faint under a smoothed line, in full colour when there is
+ * none. */
+static void draw_raw(cairo_t *cr, const tw_chart *c, tw_rect plot, const tw_chart_series *s, bool dark)
+{
+    double alpha = s->smoothed ? (dark ? 0.38 : 0.30) : 1;
+    tw_render_set_color(cr, s->color, alpha);
+    tw_raster columns = tw_raster_new(cr, plot, false);
+    raster_series(&columns, c, plot, s);
+    tw_raster_finish(&columns);
+    tw_raster gaps = tw_raster_new(cr, plot, true);
+    raster_series(&gaps, c, plot, s);
+    tw_raster_finish(&gaps);
     cairo_set_line_width(cr, 1);
-    tw_render_set_color(cr, s->color, faint);
     cairo_stroke(cr);
 }
 
 static void draw_smoothed(cairo_t *cr, const tw_chart *c, tw_rect plot, const tw_chart_series *s)
 {
-    polyline line = polyline_new(cr, plot);
+    tw_polyline line = tw_polyline_new(cr, plot);
     if (use_points(s)) {
         for (int64_t i = 0; i < s->npoints; i++)
-            polyline_add(&line, tw_chart_x_to_px(c, plot, point_x(c, s, &s->points[i])),
+            tw_polyline_add(&line, tw_chart_x_to_px(c, plot, point_x(c, s, &s->points[i])),
                          tw_chart_y_to_px(c, plot, s->smoothed[i]));
     } else {
         for (int i = 0; s->columns && i < s->ncolumns; i++)
             if (s->columns[i].count > 0)
-                polyline_add(&line, tw_chart_x_to_px(c, plot, point_x(c, s, &s->columns[i].last)),
+                tw_polyline_add(&line, tw_chart_x_to_px(c, plot, point_x(c, s, &s->columns[i].last)),
                              tw_chart_y_to_px(c, plot, s->smoothed[i]));
     }
     cairo_set_line_width(cr, 2);
@@ -477,6 +428,10 @@ void tw_chart_render(cairo_t *cr, int width, int height, const tw_chart *chart)
 
     cairo_rectangle(cr, plot.x, plot.y, plot.width, plot.height);
     cairo_clip(cr);
+    /* Series lines with cairo's faster antialiasing (a 4x4 grid instead of
+     * 256 levels): a noisy 2-pixel line of 1,200 vertices strokes in 1.2 ms
+     * instead of 3.2, and looks the same. */
+    cairo_set_antialias(cr, CAIRO_ANTIALIAS_FAST);
     for (int i = 0; i < c.nseries; i++)
         draw_raw(cr, &c, plot, &c.series[i], c.dark);
     for (int i = 0; i < c.nseries; i++)

@@ -88,8 +88,10 @@ static void format_number(char *buf, size_t size, double v, double resolution, i
         double unit;
         const char *suffix;
     } units[] = {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}};
+    /* The largest unit the value reaches, unless the step would need more
+     * than one decimal in it: "1010" rather than "1.01k". */
     int u = 0;
-    while (units[u].unit > 1 && fabs(v) < units[u].unit * (1 - 1e-12))
+    while (units[u].unit > 1 && (fabs(v) < units[u].unit * (1 - 1e-12) || resolution / units[u].unit < 0.1 - 1e-12))
         u++;
     char m[24];
     snprintf(m, sizeof m, "%.*f", decimals_for(resolution / units[u].unit), v / units[u].unit);

@@ -271,6 +271,7 @@ void tw_histogram_render(cairo_t *cr, int width, int height, const tw_histogram_
     }
     values = padded(values, 0.02);
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    cairo_set_antialias(cr, CAIRO_ANTIALIAS_FAST); /* a hundred outlines: see chart_render.c */
     PangoLayout *layout = tw_render_label_layout(cr, LABEL_SIZE, false);
     if (chart->mode == TW_HISTOGRAM_OFFSET)
         render_offset(cr, layout, width, height, chart, values, steps, &style);
