@@ -362,6 +362,54 @@ static void test_spike(fixture *f, gconstpointer data)
     g_free(columns);
 }
 
+/* Raw points far apart (zoomed in) on a relative-time axis, no smoothing:
+ * the line between them is drawn across the empty pixel columns at the
+ * right height, in full colour. */
+static void test_sparse_points(void)
+{
+    const int width = 500, height = 300;
+    const double origin = 1.7e9;
+    tw_scalar_point points[] = {{0, origin, 0}, {1, origin + 50, 10}, {2, origin + 100, 0}};
+    tw_chart_series s = {.color = tw_run_color(3), .npoints = 3, .points = points, .time_origin = origin};
+    tw_chart c = {.x_axis = TW_X_RELATIVE_TIME, .y_axis = TW_Y_LINEAR, .x_lo = 0, .x_hi = 100, .y_lo = -1,
+                  .y_hi = 11, .nseries = 1, .series = &s, .hover_x = NAN};
+    cairo_t *cr;
+    cairo_surface_t *surface = surface_new(width, height, &cr);
+    tw_chart_render(cr, width, height, &c);
+    tw_rect plot = tw_chart_plot_area(width, height);
+    for (double t = 10; t <= 90; t += 20) {
+        double want = t <= 50 ? t / 5 : (100 - t) / 5;
+        int x = (int)tw_chart_x_to_px(&c, plot, t), y = (int)tw_chart_y_to_px(&c, plot, want);
+        g_assert_cmpfloat(column_tint(surface, x, y - 2, y + 2, light_bg, s.color), >, 0.5);
+        /* and nothing of it far above or below */
+        g_assert_cmpfloat(column_tint(surface, x, (int)plot.y + 1, y - 8, light_bg, s.color), <, 0.05);
+    }
+    cairo_destroy(cr);
+    cairo_surface_destroy(surface);
+}
+
+/* A point a hundred billion pixels away (deep zoom): the visible part of
+ * the line to it keeps its true slope (cairo's fixed-point coordinates
+ * would overflow). */
+static void test_far_point(void)
+{
+    const int width = 400, height = 300;
+    tw_scalar_point points[] = {{0, 0, 0}, {(int64_t)1e12, 0, 5e11}};
+    tw_chart_series s = {.color = tw_run_color(0), .npoints = 2, .points = points};
+    tw_chart c = {.x_axis = TW_X_STEP, .y_axis = TW_Y_LINEAR, .x_lo = 0, .x_hi = 10, .y_lo = 0, .y_hi = 10,
+                  .nseries = 1, .series = &s, .hover_x = NAN};
+    cairo_t *cr;
+    cairo_surface_t *surface = surface_new(width, height, &cr);
+    tw_chart_render(cr, width, height, &c);
+    tw_rect plot = tw_chart_plot_area(width, height);
+    for (double v = 2; v <= 8; v += 3) { /* on the line y = x / 2 */
+        int x = (int)tw_chart_x_to_px(&c, plot, v), y = (int)tw_chart_y_to_px(&c, plot, v / 2);
+        g_assert_cmpfloat(column_tint(surface, x, y - 2, y + 2, light_bg, s.color), >, 0.5);
+    }
+    cairo_destroy(cr);
+    cairo_surface_destroy(surface);
+}
+
 /* ---- histograms ----------------------------------------------------------------- */
 static int compare_doubles(const void *a, const void *b)
 {
@@ -607,6 +655,8 @@ int main(int argc, char **argv)
     g_test_add_func("/render/ticks/time", test_time_ticks);
     g_test_add_func("/render/mapping", test_mapping);
     g_test_add_func("/render/auto-y-range", test_auto_y_range);
+    g_test_add_func("/render/sparse-points", test_sparse_points);
+    g_test_add_func("/render/far-point", test_far_point);
     g_test_add("/render/spike", fixture, NULL, fixture_setup, test_spike, fixture_teardown);
     g_test_add("/render/percentiles", fixture, NULL, fixture_setup, test_percentiles, fixture_teardown);
     g_test_add_func("/render/percentiles-by-hand", test_percentiles_by_hand);
