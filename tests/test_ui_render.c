@@ -615,6 +615,46 @@ static void test_styles(void)
     free_histograms(h, 20);
 }
 
+/* Two records on disjoint ranges, step 0 on [0, 1] and step 100 on
+ * [2, 3]: in offset mode the later ridge stands lower and darker; in
+ * overlay mode both share the baseline and the older one is fainter. */
+static void test_histogram_modes(void)
+{
+    const int width = 600, height = 300;
+    double b0[] = {10, 30, 10}, b1[] = {10, 30, 10};
+    tw_histogram h[] = {{.step = 0, .count = 50, .min = 0, .max = 1, .nbuckets = 3, .buckets = b0},
+                        {.step = 100, .count = 50, .min = 2, .max = 3, .nbuckets = 3, .buckets = b1}};
+    tw_rgb color = tw_run_color(0);
+    for (int mode = 0; mode < 2; mode++) {
+        cairo_t *cr;
+        cairo_surface_t *s = surface_new(width, height, &cr);
+        tw_histogram_chart hc = {.mode = mode ? TW_HISTOGRAM_OVERLAY : TW_HISTOGRAM_OFFSET, .n = 2, .histograms = h,
+                                 .color = color, .title = "w"};
+        tw_histogram_render(cr, width, height, &hc);
+        /* Per record: the topmost row its outline reaches and its
+         * strongest tint, record 0 in the left half, record 1 in the right. */
+        int top[2] = {height, height};
+        double strongest[2] = {0, 0};
+        for (int k = 0; k < 2; k++) {
+            for (int x = k * width / 2; x < (k + 1) * width / 2; x++)
+                for (int y = 30; y < height - 24; y++) {
+                    double t = tint(pixel_at(s, x, y), light_bg, color);
+                    if (t > 0.05 && y < top[k])
+                        top[k] = y;
+                    strongest[k] = fmax(strongest[k], t);
+                }
+            g_assert_cmpint(top[k], <, height);
+        }
+        g_assert_cmpfloat(strongest[1], >, strongest[0] + 0.2);
+        if (mode == 0)
+            g_assert_cmpint(top[1], >, top[0] + 50); /* the later ridge lower */
+        else
+            g_assert_cmpint(abs(top[1] - top[0]), <=, 2); /* same counts, same height */
+        cairo_destroy(cr);
+        cairo_surface_destroy(s);
+    }
+}
+
 /* Distribution bands: the median row is darker than the outer band. */
 static void test_distribution_bands(void)
 {
@@ -662,6 +702,7 @@ int main(int argc, char **argv)
     g_test_add_func("/render/percentiles-by-hand", test_percentiles_by_hand);
     g_test_add_func("/render/rebin", test_rebin);
     g_test_add_func("/render/styles", test_styles);
+    g_test_add_func("/render/histogram-modes", test_histogram_modes);
     g_test_add_func("/render/distribution-bands", test_distribution_bands);
     return g_test_run();
 }

@@ -245,7 +245,7 @@ static void render_overlay(cairo_t *cr, PangoLayout *layout, int width, int heig
         record_span(h, values, plot, &x0, &x1);
         outline_path(cr, counts + (size_t)k * nbins, nbins, scale, plot, base, x0, x1);
         cairo_set_line_width(cr, k == chart->n - 1 ? 2 : 1);
-        tw_render_set_color(cr, chart->color, 0.12 + 0.88 * t * t);
+        tw_render_set_color(cr, chart->color, 0.25 + 0.75 * t * t);
         cairo_stroke(cr);
     }
     free(counts);
