@@ -378,13 +378,20 @@ static void test_live(fixture *f, gconstpointer unused)
     g_assert_cmpint(signals, >, 3); /* arrived as it was written, not at the end */
     assert_same_as_store(f->path, tag, v);
 
+    /* Watches are counted: with one of two undone, points still arrive. */
+    tw_dashboard_data_watch(data, tag, TRUE);
+    tw_dashboard_data_watch(data, tag, FALSE);
+    write_points(w, "train/loss", 10000, 10);
+    q.count = 10010;
+    wait_until(view_counts, &q, 10, "points while still watched");
+
     /* Unwatched, later points no longer arrive. */
     tw_dashboard_data_watch(data, tag, FALSE);
     spin(0.1);
-    write_points(w, "train/loss", 10000, 10);
+    write_points(w, "train/loss", 10010, 10);
     g_assert_cmpint(tw_summary_flush(w), ==, 0);
     spin(0.3);
-    g_assert_cmpint(view_of(&q)->count, ==, 10000);
+    g_assert_cmpint(view_of(&q)->count, ==, 10010);
     g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
     g_object_unref(data);
 }
@@ -615,8 +622,10 @@ static void test_memory(fixture *f, gconstpointer unused)
                    before, first, second, m.peak_rss);
     g_printerr("# resident memory %.1f MiB before tailing, %.1f MiB after 1M points, %.1f MiB after 2M (peak %.1f)\n",
                before, first, second, m.peak_rss);
-    g_assert_cmpfloat(second - first, <, 2);
-    g_assert_cmpfloat(m.peak_rss - before, <, 8);
+    /* SQLite's page cache (2 MiB) and malloc's arenas settle in the first
+     * million; a quarter of what holding the points would take is the bound. */
+    g_assert_cmpfloat(second - first, <, 6);
+    g_assert_cmpfloat(m.peak_rss - before, <, 12);
     g_object_unref(data);
 }
 

@@ -76,6 +76,7 @@ struct _TwDashboardData {
     tag_table *tags;
     char *error;
     GHashTable *views, *histograms;
+    GHashTable *watchers; /* tag id -> how many asked to watch it */
     /* Shared with the thread, under lock. */
     GMutex lock;
     GCond wake;
@@ -875,6 +876,7 @@ static void tw_dashboard_data_finalize(GObject *object)
     g_free(data->error);
     g_hash_table_unref(data->views);
     g_hash_table_unref(data->histograms);
+    g_hash_table_unref(data->watchers);
     requests_clear(&data->asked);
     g_mutex_clear(&data->lock);
     g_cond_clear(&data->wake);
@@ -902,6 +904,7 @@ static void tw_dashboard_data_init(TwDashboardData *data)
     data->tags->names = g_new0(char *, 1);
     data->views = id_table((GDestroyNotify)tw_series_view_free);
     data->histograms = id_table((GDestroyNotify)histogram_list_free);
+    data->watchers = id_table(NULL);
     g_mutex_init(&data->lock);
     g_cond_init(&data->wake);
     requests_init(&data->asked);
@@ -945,6 +948,7 @@ void tw_dashboard_data_set_path(TwDashboardData *data, const char *path)
     g_free(data->asked.path);
     data->asked.path = g_strdup(resolved);
     /* Requests made for the old file mean nothing in the new one. */
+    g_hash_table_remove_all(data->watchers);
     g_hash_table_remove_all(data->asked.views);
     g_hash_table_remove_all(data->asked.watches);
     g_hash_table_remove_all(data->asked.histograms);
@@ -1003,8 +1007,19 @@ void tw_dashboard_data_request_view(TwDashboardData *data, gint64 tag_id, tw_axi
     g_mutex_unlock(&data->lock);
 }
 
+/* Counted: two charts of one tag both watch it until both stop. */
 void tw_dashboard_data_watch(TwDashboardData *data, gint64 tag_id, gboolean watch)
 {
+    int count = GPOINTER_TO_INT(g_hash_table_lookup(data->watchers, &tag_id));
+    if (!watch && count == 0)
+        return;
+    int now = count + (watch ? 1 : -1);
+    if (now)
+        g_hash_table_replace(data->watchers, key_new(tag_id), GINT_TO_POINTER(now));
+    else
+        g_hash_table_remove(data->watchers, &tag_id);
+    if ((count > 0) == (now > 0))
+        return;
     g_mutex_lock(&data->lock);
     g_hash_table_replace(data->asked.watches, key_new(tag_id), GINT_TO_POINTER(!!watch + 1));
     poke(data);

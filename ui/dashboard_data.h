@@ -54,6 +54,7 @@ int64_t tw_dashboard_data_tag_id(TwDashboardData *data, int tag_index, int run_i
  * appended points only (not the whole series) and emitted again. */
 void tw_dashboard_data_request_view(TwDashboardData *data, gint64 tag_id, tw_axis axis, double lo, double hi,
                                     int ncolumns);
+/* Watches are counted: a tag stays watched until every watch is undone. */
 void tw_dashboard_data_watch(TwDashboardData *data, gint64 tag_id, gboolean watch);
 
 typedef struct {
