@@ -189,6 +189,10 @@ static void test_linear_ticks(void)
 
     tw_ticks_linear(NAN, 1, 5, &t);
     g_assert_cmpint(t.n, ==, 0);
+    tw_ticks_linear(-1.5e308, 1.5e308, 5, &t); /* a span past the largest double */
+    g_assert_cmpint(t.n, ==, 0);
+    tw_ticks_linear(-8e307, 8e307, 5, &t);
+    g_assert_cmpint(t.n, >=, 3);
 }
 
 static void test_log_ticks(void)
@@ -232,6 +236,12 @@ static void test_time_ticks(void)
     /* Wall clock, in UTC (main sets TZ): 1.7e9 s is 2023-11-14 22:13:20. */
     tw_ticks_time(1.7e9, 1.7e9 + 3600, 4, true, &t);
     assert_labels(&t, (const char *const[]){"22:15", "22:30", "22:45", "23:00"}, 4);
+    /* Far past the calendar: numbers, no garbage. */
+    tw_ticks_time(1e300, 1.0000001e300, 4, true, &t);
+    for (int i = 0; i < t.n; i++)
+        g_assert_cmpint(strspn(t.labels[i], "0123456789"), ==, strlen(t.labels[i]));
+    tw_ticks_time(0, 1e300, 4, false, &t);
+    g_assert_cmpint(t.n, >=, 2);
 }
 
 /* ---- mapping and ranges -------------------------------------------------------- */

@@ -245,8 +245,10 @@ static void x_unit(const tw_chart *c, char *buf, size_t size)
     if (c->x_axis == TW_X_WALL_TIME) {
         time_t t = (time_t)floor(c->x_lo);
         struct tm tm;
-        localtime_r(&t, &tm);
-        strftime(buf, size, "%Y-%m-%d", &tm);
+        if (fabs(c->x_lo) < 1e15 && localtime_r(&t, &tm))
+            strftime(buf, size, "%Y-%m-%d", &tm);
+        else
+            strncpy(buf, "wall time", size);
     } else {
         strncpy(buf, c->x_axis == TW_X_STEP ? "step" : "time", size);
     }

@@ -112,6 +112,8 @@ void tw_ticks_linear(double lo, double hi, int target, tw_ticks *out)
         double pad = lo == 0 ? 1 : fabs(lo) * 0.1;
         lo -= pad, hi += pad;
     }
+    if (!isfinite(hi - lo)) /* wider than the doubles reach */
+        return;
     nice_step step = nice_step_up((hi - lo) / clamp_target(target));
     double size = nice_value(step, 1);
     double i0 = ceil(lo / size - 1e-9), i1 = floor(hi / size + 1e-9);
@@ -176,8 +178,8 @@ static void format_duration(char *buf, size_t size, double v, double step)
 {
     int d = step < 1 ? decimals_for(step) : 0;
     double a = round(fabs(v) * pow(10, d)) / pow(10, d);
-    if (a == 0) {
-        snprintf(buf, size, "0");
+    if (a == 0 || !(a < 1e15)) { /* zero, or more days than a label can hold */
+        format_number(buf, size, v, step, a != 0);
         return;
     }
     long long whole = (long long)floor(a);
@@ -203,7 +205,10 @@ static void format_clock(char *buf, size_t size, double t, double step)
 {
     time_t seconds = (time_t)floor(t);
     struct tm tm;
-    localtime_r(&seconds, &tm);
+    if (!(fabs(t) < 1e15) || !localtime_r(&seconds, &tm)) { /* past the calendar's years */
+        snprintf(buf, size, "%.0f", t);
+        return;
+    }
     strftime(buf, size, step >= 86400 ? "%b %d" : step >= 60 ? "%H:%M" : "%H:%M:%S", &tm);
     if (step < 1) {
         char fraction[24];
@@ -225,6 +230,8 @@ void tw_ticks_time(double lo, double hi, int target, bool wall_clock, tw_ticks *
     }
     if (hi == lo)
         lo -= 1, hi += 1;
+    if (!isfinite(hi - lo))
+        return;
     double raw = (hi - lo) / clamp_target(target);
     double step;
     if (raw <= 1) {
@@ -242,8 +249,8 @@ void tw_ticks_time(double lo, double hi, int target, bool wall_clock, tw_ticks *
     if (wall_clock) {
         time_t t = (time_t)floor(lo);
         struct tm tm;
-        localtime_r(&t, &tm);
-        offset = (double)tm.tm_gmtoff;
+        if (fabs(lo) < 1e15 && localtime_r(&t, &tm))
+            offset = (double)tm.tm_gmtoff;
     }
     double i0 = ceil((lo + offset) / step - 1e-9), i1 = floor((hi + offset) / step + 1e-9);
     for (double i = i0; i <= i1 && out->n < TW_MAX_TICKS; i++) {
