@@ -118,11 +118,10 @@ char *tw_chart_hover_text(const tw_chart *chart, const tw_hover_row *rows, int n
     return g_string_free(text, FALSE);
 }
 
-/* Column widths of the header and every row; the row height. */
+/* Column widths of the header and the rows listed. */
 static void measure(PangoLayout *layout, const tw_chart *chart, const tw_hover_row *rows, int n,
-                    double widths[NCOLS], double *row_height)
+                    double widths[NCOLS])
 {
-    *row_height = 0;
     for (int r = -1; r < n; r++) {
         char cells[NCOLS][64];
         if (r >= 0)
@@ -131,22 +130,61 @@ static void measure(PangoLayout *layout, const tw_chart *chart, const tw_hover_r
             double w, h;
             tw_render_label_size(layout, r < 0 ? headers[c] : cells[c], &w, &h);
             widths[c] = MAX(widths[c], w);
-            *row_height = MAX(*row_height, h + 3);
         }
     }
+}
+
+/* The guide and the dots, clipped to the plot, as the renderer draws them. */
+static void draw_marks(cairo_t *cr, tw_rect plot, const tw_chart *chart, double px, const tw_hover_row *rows, int n,
+                       const tw_render_style *style)
+{
+    cairo_save(cr);
+    cairo_rectangle(cr, plot.x, plot.y, plot.width, plot.height);
+    cairo_clip(cr);
+    double guide = tw_render_crisp(px);
+    cairo_set_line_width(cr, 1);
+    tw_render_set_color(cr, style->muted, 0.7);
+    cairo_move_to(cr, guide, plot.y);
+    cairo_line_to(cr, guide, plot.y + plot.height);
+    cairo_stroke(cr);
+    for (int r = 0; r < n; r++) {
+        const tw_chart_series *s = &chart->series[rows[r].series];
+        double x = tw_chart_x_to_px(chart, plot, chart_x(chart, s, &rows[r].point));
+        double y = tw_chart_y_to_px(chart, plot, rows[r].smoothed);
+        if (!isfinite(x) || !isfinite(y))
+            continue;
+        cairo_new_sub_path(cr);
+        cairo_arc(cr, x, y, 3.5, 0, 2 * G_PI);
+        tw_render_set_color(cr, s->color, 1);
+        cairo_fill_preserve(cr);
+        cairo_set_line_width(cr, 1.5);
+        tw_render_set_color(cr, style->background, 1);
+        cairo_stroke(cr);
+    }
+    cairo_restore(cr);
 }
 
 void tw_chart_hover_draw(cairo_t *cr, int width, int height, const tw_chart *chart, double px, double py,
                          const tw_hover_row *rows, int n)
 {
+    tw_render_style style = tw_render_style_get(chart->dark);
+    draw_marks(cr, tw_chart_plot_area(width, height), chart, px, rows, n, &style);
     if (n == 0)
         return;
-    tw_render_style style = tw_render_style_get(chart->dark);
     PangoLayout *layout = tw_render_label_layout(cr, LABEL_SIZE, false);
-    double widths[NCOLS] = {0}, row_height;
-    measure(layout, chart, rows, n, widths, &row_height);
+    /* The rows that fit in the chart's height, the nearest; a last line
+     * says how many more (200 runs would make a box 3,000 pixels tall). */
+    double text_width, row_height;
+    tw_render_label_size(layout, headers[0], &text_width, &row_height);
+    row_height += 3;
+    int fit = MAX(1, (int)((height - 2 * PAD) / row_height) - 1);
+    int listed = n <= fit ? n : fit - 1, lines = 1 + listed + (listed < n);
+    char more[64];
+    g_snprintf(more, sizeof more, "%d more", n - listed);
+    double widths[NCOLS] = {0};
+    measure(layout, chart, rows, listed, widths);
     widths[0] += SWATCH + 6;
-    double box_w = 2 * PAD + GAP * (NCOLS - 1), box_h = 2 * PAD + row_height * (n + 1);
+    double box_w = 2 * PAD + GAP * (NCOLS - 1), box_h = 2 * PAD + row_height * lines;
     for (int c = 0; c < NCOLS; c++)
         box_w += widths[c];
     /* Right of the pointer, or left of it when that runs out of room. */
@@ -159,7 +197,7 @@ void tw_chart_hover_draw(cairo_t *cr, int width, int height, const tw_chart *cha
     cairo_set_line_width(cr, 1);
     tw_render_set_color(cr, style.axis, 0.8);
     cairo_stroke(cr);
-    for (int r = -1; r < n; r++) {
+    for (int r = -1; r < listed; r++) {
         char cells[NCOLS][64];
         if (r >= 0)
             row_cells(chart, &rows[r], cells);
@@ -172,12 +210,14 @@ void tw_chart_hover_draw(cairo_t *cr, int width, int height, const tw_chart *cha
         for (int c = 0; c < NCOLS; c++) {
             const char *text = r < 0 ? headers[c] : cells[c];
             /* The run's name after the swatch, on the left; numbers on the right. */
-            double left = c == 0 ? cx + SWATCH + 6 : cx;
-            double at = c == 0 ? left : cx + widths[c];
+            double at = c == 0 ? cx + SWATCH + 6 : cx + widths[c];
             tw_render_label(cr, layout, text, at, cy, c == 0 ? 0 : 1, 0, r < 0 ? style.muted : style.text);
             cx += widths[c] + GAP;
         }
     }
+    if (listed < n)
+        tw_render_label(cr, layout, more, x + PAD + SWATCH + 6, y + PAD + (listed + 1) * row_height, 0, 0,
+                        style.muted);
     g_object_unref(layout);
     cairo_restore(cr);
 }

@@ -2,7 +2,7 @@
  * nearest the pointer's x — the one the renderer marks with a dot — with
  * its value, smoothed value, step and time, the rows sorted by how near
  * their value is to the pointer. Pure functions of the chart, like the
- * renderer: the widget calls them after tw_chart_render. */
+ * renderer: the widget draws them over its cached tw_chart_render image. */
 #ifndef TW_UI_CHART_HOVER_H
 #define TW_UI_CHART_HOVER_H
 
@@ -25,7 +25,10 @@ int tw_chart_hover_rows(const tw_chart *chart, tw_rect plot, double px, double p
  * tab-separated (g_free). */
 char *tw_chart_hover_text(const tw_chart *chart, const tw_hover_row *rows, int n);
 
-/* The box beside the pointer, inside the width x height chart. */
+/* The hover layer over a chart drawn with hover_x NaN (so the chart itself
+ * can be drawn once and kept while the pointer moves): the vertical guide
+ * at px, a dot on each row's point as tw_chart_render draws them, and the
+ * box beside the pointer, inside the width x height chart. */
 void tw_chart_hover_draw(cairo_t *cr, int width, int height, const tw_chart *chart, double px, double py,
                          const tw_hover_row *rows, int n);
 
