@@ -25,6 +25,7 @@
 #define TAIL_BUDGET (25 * G_TIME_SPAN_MILLISECOND) /* a poll's reading, the rest next poll */
 #define MAX_COLUMNS 16384
 #define END_ATTEMPTS 3
+#define STREAM_INTERVAL (30 * G_TIME_SPAN_MILLISECOND)
 
 typedef struct {
     tw_axis axis;
@@ -585,8 +586,13 @@ static void post_view(batch *b, const series_state *s)
     g_hash_table_replace(b->views, key_new(s->tag_id), tw_series_view_copy(&s->view));
 }
 
-static void answer_views(reader *r, GHashTable *views, batch *b)
+static void post(TwDashboardData *data, batch *b);
+
+/* Many requests at once (a dashboard of 200 runs opening) are answered in
+ * parts: what is ready goes to the main loop every STREAM_INTERVAL. */
+static void answer_views(reader *r, GHashTable *views, batch **b)
 {
+    gint64 posted = g_get_monotonic_time();
     GHashTableIter iter;
     gpointer key, value;
     g_hash_table_iter_init(&iter, views);
@@ -595,9 +601,14 @@ static void answer_views(reader *r, GHashTable *views, batch *b)
         const view_request *q = value;
         tw_error_clear();
         if (read_exact(r, s, q->axis, q))
-            set_error(r, b, tw_last_error());
+            set_error(r, *b, tw_last_error());
         else
-            post_view(b, s);
+            post_view(*b, s);
+        if (g_get_monotonic_time() - posted > STREAM_INTERVAL) {
+            post(r->data, *b);
+            *b = batch_new();
+            posted = g_get_monotonic_time();
+        }
     }
 }
 
@@ -776,7 +787,7 @@ static gpointer reader_main(gpointer user_data)
             next_poll = g_get_monotonic_time() + POLL_INTERVAL;
             poll_file(r, b);
         }
-        answer_views(r, asked.views, b);
+        answer_views(r, asked.views, &b);
         apply_watches(r, asked.watches, b);
         answer_histograms(r, asked.histograms, b);
         if (poll) {
