@@ -2,7 +2,8 @@
  * display): a file that appears later, a file that is not a run database,
  * runs and tags written by another process, a series written by a writer
  * thread while watched (its view extended from the appended points alone,
- * equal to a fresh reduction), zooming in to raw points, histograms, a view
+ * equal to a fresh reduction), a committed point on the main loop within
+ * milliseconds, zooming in to raw points, histograms, a view
  * of a 10,000,000-point series answered within 200 ms, and the memory
  * staying flat while a million new points are tailed.
  *
@@ -396,6 +397,70 @@ static void test_live(fixture *f, gconstpointer unused)
     g_object_unref(data);
 }
 
+/* A point committed to the file reaches the main loop within a few
+ * milliseconds: a write wakes the reader (file monitors) instead of
+ * waiting for its next 50 ms poll. */
+typedef struct {
+    query q;
+    gint64 written; /* when the point was in the file */
+    double latency_ms;
+} latency_probe;
+
+static void note_arrival(TwDashboardData *data, gint64 tag, gpointer user_data)
+{
+    latency_probe *p = user_data;
+    const TwSeriesView *v = view_of(&p->q);
+    if (p->latency_ms < 0 && v && v->count == p->q.count)
+        p->latency_ms = (double)(g_get_monotonic_time() - p->written) / 1000.0;
+}
+
+static gboolean arrived(gpointer p)
+{
+    return ((latency_probe *)p)->latency_ms >= 0;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_latency(fixture *f, gconstpointer unused)
+{
+    enum { N = 25 };
+    tw_summary_writer *w = open_writer(f->path, "live");
+    write_points(w, "loss", 0, 1);
+    g_assert_cmpint(tw_summary_flush(w), ==, 0);
+    TwDashboardData *data = tw_dashboard_data_new(f->path);
+    gint64 tag = wait_tag(data, "live", "loss");
+    latency_probe p = {{data, "live", "loss", 1, 100}, 0, -1};
+    tw_dashboard_data_watch(data, tag, TRUE);
+    tw_dashboard_data_request_view(data, tag, TW_AXIS_STEP, 0, 1000, 100);
+    wait_until(view_counts, &p.q, 10, "the view");
+    g_signal_connect(data, "series-changed", G_CALLBACK(note_arrival), &p);
+    GRand *rand = g_rand_new_with_seed(11);
+    double latencies[N];
+    for (int i = 0; i < N; i++) {
+        spin(g_rand_double_range(rand, 0.005, 0.06)); /* at every phase of the poll */
+        write_points(w, "loss", 1 + i, 1);
+        g_assert_cmpint(tw_summary_flush(w), ==, 0);
+        p.written = g_get_monotonic_time();
+        p.q.count = 2 + i;
+        p.latency_ms = -1;
+        wait_until(arrived, &p, 10, "the point");
+        latencies[i] = p.latency_ms;
+    }
+    g_rand_free(rand);
+    qsort(latencies, N, sizeof(double), compare_doubles);
+    g_test_message("file to main loop: %.1f ms median, %.1f ms longest", latencies[N / 2], latencies[N - 1]);
+    g_printerr("# a committed point reaches the main loop in %.1f ms (median), %.1f ms (longest of %d)\n",
+               latencies[N / 2], latencies[N - 1], N);
+    g_assert_cmpfloat(latencies[N / 2], <, 15); /* the 50 ms poll alone: 25 on average */
+    g_assert_cmpfloat(latencies[N - 1], <, 100);
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+    g_object_unref(data);
+}
+
 /* Zoomed in to at most two points per column: the raw points too, sorted,
  * and points written into the range join them. */
 static void test_zoom_raw(fixture *f, gconstpointer unused)
@@ -639,6 +704,7 @@ int main(int argc, char **argv)
     ADD("not-a-database", test_not_a_database);
     ADD("other-process", test_other_process);
     ADD("live", test_live);
+    ADD("latency", test_latency);
     ADD("zoom-raw", test_zoom_raw);
     ADD("histograms", test_histograms);
     ADD("ten-million", test_ten_million);

@@ -2,8 +2,11 @@
  * the reader thread behind it.
  *
  * The thread owns a read-only store handle and everything read from it; it
- * wakes every 50 ms (a poll: runs, tags, the watched series' tails) or at
- * once when asked for a view or histograms (only the requests). What a
+ * wakes every 50 ms (a poll: runs, tags, the watched series' tails), within
+ * 3 ms of a write to the file or its write-ahead log (inotify, on the
+ * thread's own main context: a committed point need not wait for the next
+ * poll), or at once when asked for a view or histograms (only the
+ * requests). What a
  * pass finds goes into a batch; a batch not yet applied by the main loop
  * absorbs the next one, so at most one idle callback is ever pending and a
  * stalled main loop holds at most one batch. The main loop applies a
@@ -11,15 +14,19 @@
 #include "dashboard_data.h"
 
 #include <float.h>
+#include <glib-unix.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
 #include <tw/error.h>
 
 #include "series_view.h"
 
 #define POLL_INTERVAL (50 * G_TIME_SPAN_MILLISECOND)
+#define WRITE_DELAY (3 * G_TIME_SPAN_MILLISECOND) /* after a write, the poll waits for the rest of the commit */
 #define RETRY_INTERVAL G_TIME_SPAN_SECOND  /* reopening a file that failed */
 #define TAIL_BATCH 65536                   /* points read per call while tailing */
 #define TAIL_BUDGET (25 * G_TIME_SPAN_MILLISECOND) /* a poll's reading, the rest next poll */
@@ -80,7 +87,7 @@ struct _TwDashboardData {
     GHashTable *watchers; /* tag id -> how many asked to watch it */
     /* Shared with the thread, under lock. */
     GMutex lock;
-    GCond wake;
+    GMainContext *reader_context; /* the thread's: woken for requests */
     gboolean quit, poked;
     requests asked;
     batch *pending;
@@ -291,6 +298,9 @@ typedef struct {
     GHashTable *run_tags;   /* run id -> run_tags */
     GHashTable *tag_counts; /* tag id -> records (histograms), for re-reading watched ones */
     GHashTable *series;     /* tag id -> series_state */
+    gint64 next_poll;
+    int inotify; /* the file's folder, for writes to the file and its log; -1 */
+    GSource *inotify_source;
 } reader;
 
 static void run_tags_free(run_tags *t)
@@ -732,11 +742,73 @@ static void post(TwDashboardData *data, batch *b)
     g_mutex_unlock(&data->lock);
 }
 
+/* Whether a name in the folder is the file or its write-ahead log (not
+ * the shared-memory index, which readers write too: our own reads would
+ * wake us). */
+static gboolean is_ours(const reader *r, const char *name)
+{
+    char *base = g_path_get_basename(r->path);
+    size_t n = strlen(base);
+    gboolean ours = !strncmp(name, base, n) && (!name[n] || !strcmp(name + n, "-wal"));
+    g_free(base);
+    return ours;
+}
+
+/* A write to the file or its log: poll soon, once the writer is likely
+ * done with its commit. (GFileMonitor delays events by up to tens of
+ * milliseconds to coalesce them; inotify itself does not.) */
+static gboolean on_inotify(gint fd, GIOCondition condition, gpointer user_data)
+{
+    reader *r = user_data;
+    char buffer[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    gboolean ours = FALSE;
+    ssize_t length;
+    while ((length = read(fd, buffer, sizeof buffer)) > 0)
+        for (char *at = buffer; at < buffer + length;) {
+            const struct inotify_event *event = (const struct inotify_event *)at;
+            ours |= event->len > 0 && is_ours(r, event->name);
+            at += sizeof *event + event->len;
+        }
+    if (ours)
+        r->next_poll = MIN(r->next_poll, g_get_monotonic_time() + WRITE_DELAY);
+    return G_SOURCE_CONTINUE;
+}
+
+static void stop_watching_folder(reader *r)
+{
+    if (r->inotify_source) {
+        g_source_destroy(r->inotify_source);
+        g_clear_pointer(&r->inotify_source, g_source_unref);
+    }
+    if (r->inotify >= 0)
+        close(r->inotify);
+    r->inotify = -1;
+}
+
+/* Without inotify (another system, no watches left) the 50 ms poll alone
+ * still finds everything. */
+static void watch_folder(reader *r)
+{
+    stop_watching_folder(r);
+    char *folder = g_path_get_dirname(r->path);
+    r->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (r->inotify >= 0 &&
+        inotify_add_watch(r->inotify, folder, IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE) < 0)
+        stop_watching_folder(r);
+    g_free(folder);
+    if (r->inotify < 0)
+        return;
+    r->inotify_source = g_unix_fd_source_new(r->inotify, G_IO_IN);
+    g_source_set_callback(r->inotify_source, (GSourceFunc)(void (*)(void))on_inotify, r, NULL);
+    g_source_attach(r->inotify_source, g_main_context_get_thread_default());
+}
+
 static void switch_file(reader *r, char *path, batch *b)
 {
     close_file(r, b);
     g_free(r->path);
     r->path = path;
+    watch_folder(r);
     g_clear_pointer(&r->error, g_free);
     b->has_error = TRUE;
     g_clear_pointer(&b->error, g_free);
@@ -744,6 +816,7 @@ static void switch_file(reader *r, char *path, batch *b)
 
 static void reader_free(reader *r)
 {
+    stop_watching_folder(r);
     tw_run_store_close(r->store);
     g_free(r->path);
     g_free(r->error);
@@ -755,15 +828,33 @@ static void reader_free(reader *r)
     g_free(r);
 }
 
-/* Sleeps until the next poll or a request; FALSE when asked to quit.
- * *poll says whether the poll is due; the requests move into *asked. */
-static gboolean wait_for_work(TwDashboardData *data, gint64 next_poll, gboolean *poll, requests *asked)
+static gboolean wake_up(gpointer unused)
 {
+    return G_SOURCE_REMOVE;
+}
+
+/* Sleeps until the next poll (moved earlier by a write to the file) or a
+ * request; FALSE when asked to quit. *poll says whether the poll is due;
+ * the requests move into *asked. */
+static gboolean wait_for_work(reader *r, gboolean *poll, requests *asked)
+{
+    TwDashboardData *data = r->data;
+    GMainContext *context = g_main_context_get_thread_default();
     g_mutex_lock(&data->lock);
-    while (!data->quit && !data->poked && g_get_monotonic_time() < next_poll)
-        g_cond_wait_until(&data->wake, &data->lock, next_poll);
+    while (!data->quit && !data->poked && g_get_monotonic_time() < r->next_poll) {
+        g_mutex_unlock(&data->lock);
+        /* A request wakes the context (g_main_context_wakeup), a write
+         * dispatches on_inotify, the timeout ends the wait. */
+        GSource *timeout = g_timeout_source_new((guint)MAX(1, (r->next_poll - g_get_monotonic_time()) / 1000));
+        g_source_set_callback(timeout, wake_up, NULL, NULL);
+        g_source_attach(timeout, context);
+        g_main_context_iteration(context, TRUE);
+        g_source_destroy(timeout);
+        g_source_unref(timeout);
+        g_mutex_lock(&data->lock);
+    }
     gboolean quit = data->quit;
-    *poll = g_get_monotonic_time() >= next_poll;
+    *poll = g_get_monotonic_time() >= r->next_poll;
     *asked = data->asked;
     requests_init(&data->asked);
     data->poked = FALSE;
@@ -776,15 +867,15 @@ static gboolean wait_for_work(TwDashboardData *data, gint64 next_poll, gboolean 
 static gpointer reader_main(gpointer user_data)
 {
     reader *r = user_data;
-    gint64 next_poll = 0;
+    g_main_context_push_thread_default(r->data->reader_context);
     gboolean poll;
     requests asked;
-    while (wait_for_work(r->data, next_poll, &poll, &asked)) {
+    while (wait_for_work(r, &poll, &asked)) {
         batch *b = batch_new();
         if (asked.path)
             switch_file(r, g_steal_pointer(&asked.path), b);
         if (poll) {
-            next_poll = g_get_monotonic_time() + POLL_INTERVAL;
+            r->next_poll = g_get_monotonic_time() + POLL_INTERVAL;
             poll_file(r, b);
         }
         answer_views(r, asked.views, &b);
@@ -797,6 +888,7 @@ static gpointer reader_main(gpointer user_data)
         requests_clear(&asked);
         post(r->data, b);
     }
+    g_main_context_pop_thread_default(r->data->reader_context);
     reader_free(r);
     return NULL;
 }
@@ -865,7 +957,7 @@ static void tw_dashboard_data_dispose(GObject *object)
     if (data->thread) {
         g_mutex_lock(&data->lock);
         data->quit = TRUE;
-        g_cond_signal(&data->wake);
+        g_main_context_wakeup(data->reader_context);
         g_mutex_unlock(&data->lock);
         g_thread_join(g_steal_pointer(&data->thread));
     }
@@ -890,7 +982,7 @@ static void tw_dashboard_data_finalize(GObject *object)
     g_hash_table_unref(data->watchers);
     requests_clear(&data->asked);
     g_mutex_clear(&data->lock);
-    g_cond_clear(&data->wake);
+    g_main_context_unref(data->reader_context);
     g_main_context_unref(data->context);
     G_OBJECT_CLASS(tw_dashboard_data_parent_class)->finalize(object);
 }
@@ -917,7 +1009,7 @@ static void tw_dashboard_data_init(TwDashboardData *data)
     data->histograms = id_table((GDestroyNotify)histogram_list_free);
     data->watchers = id_table(NULL);
     g_mutex_init(&data->lock);
-    g_cond_init(&data->wake);
+    data->reader_context = g_main_context_new();
     requests_init(&data->asked);
 }
 
@@ -925,7 +1017,7 @@ static void tw_dashboard_data_init(TwDashboardData *data)
 static void poke(TwDashboardData *data)
 {
     data->poked = TRUE;
-    g_cond_signal(&data->wake);
+    g_main_context_wakeup(data->reader_context);
 }
 
 TwDashboardData *tw_dashboard_data_new(const char *path)
@@ -934,6 +1026,7 @@ TwDashboardData *tw_dashboard_data_new(const char *path)
     tw_dashboard_data_set_path(data, path);
     reader *r = g_new0(reader, 1);
     r->data = data;
+    r->inotify = -1;
     r->run_tags = id_table((GDestroyNotify)run_tags_free);
     r->tag_counts = id_table(g_free);
     r->series = id_table((GDestroyNotify)series_state_free);
