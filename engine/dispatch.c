@@ -1,6 +1,6 @@
 /* The one path every op takes: check inputs, infer the result, allocate,
- * run the device's kernel, record on the active recorders (tapes; graph
- * tracing later), hand results to the open scope. */
+ * run the device's kernel, report to the tracer when a function is being
+ * traced, record on the active tapes, hand results to the open scope. */
 #include <string.h>
 
 #include "internal.h"
@@ -58,11 +58,16 @@ int tw_dispatch(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, cons
                 return -1;
             }
         }
-        if (op->kernel[device.kind](&call, outs) < 0) {
+        /* A trace records a variable assignment for the graph to perform
+         * (tw/function.h); running it now too would apply it twice. */
+        bool deferred = tw__tracer && (op->flags & TW_OP_STATEFUL);
+        if (!deferred && op->kernel[device.kind](&call, outs) < 0) {
             release_all(outs, op->noutputs);
             return -1;
         }
     }
+    if (tw__tracer)
+        tw__trace_op(&call, outs, op->noutputs);
     if (!(op->flags & TW_OP_NOT_DIFFERENTIABLE) && tw__recording())
         tw__record(&call, outs, op->noutputs);
     for (int k = 0; k < op->noutputs; k++)

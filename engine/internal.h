@@ -114,6 +114,9 @@ typedef struct {
 
 enum {
     TW_OP_NOT_DIFFERENTIABLE = 1 << 0, /* never recorded on tapes */
+    /* Writes into an input (variable assignment): a trace records it
+     * without running it, and graph passes never drop or merge it. */
+    TW_OP_STATEFUL = 1 << 1,
 };
 
 struct tw_op_def {
@@ -158,7 +161,33 @@ const tw_op_def *const *tw_op_registry(void);
  * Dispatch calls tw__record after every successful op. Tapes are the
  * recorders today; tracing a function into a graph will be another. */
 void tw__record(const tw_op_call *call, tw_tensor *const *outs, int noutputs);
-bool tw__recording(void); /* any recorder active and not paused on this thread */
+bool tw__recording(void); /* any tape active and not paused on this thread */
+
+/* Tapes that were active when a trace started must not see it (the graph's
+ * runs record on them instead); tapes begun inside the traced function work
+ * as usual. Hide the active ones, and bring them back after the trace. */
+typedef struct {
+    int base, pause_depth;
+} tw_tapes_hidden;
+tw_tapes_hidden tw__tapes_hide(void);
+void tw__tapes_unhide(tw_tapes_hidden hidden);
+
+/* ---- tracing (trace.c) --------------------------------------------------------
+ * While a function is traced on this thread, dispatch reports every op to
+ * the tracer (after running it; stateful ops are reported, not run), and
+ * the places that hand out a tensor's values or draw random numbers tell it
+ * too, so it can refuse what a graph cannot reproduce. */
+struct tw_tracer;
+extern _Thread_local struct tw_tracer *tw__tracer __attribute__((tls_model("initial-exec")));
+void tw__trace_op(const tw_op_call *call, tw_tensor *const *outs, int noutputs);
+void tw__trace_read(const tw_tensor *t, const char *what);
+void tw__trace_random(const tw_tensor *t, const char *what);
+/* Something that changes state outside dispatch: the trace fails. */
+void tw__trace_unsupported(const char *what);
+/* Stop tracing for a while (a layer building its weights inside a traced
+ * call: the initialisers are not part of the computation). */
+struct tw_tracer *tw__trace_suspend(void);
+void tw__trace_resume(struct tw_tracer *tracer);
 
 /* ---- helpers for op implementations ------------------------------------- */
 /* Fail if any input is NULL (keeping an earlier error), returns -1. */

@@ -286,6 +286,8 @@ static tw_tensor *draw(const char *op, tw_rng *rng, tw_dtype dtype, int ndim, co
         fill_float32(tw__data(t), n, rng->seed, start, kind, a, b);
     else
         fill_float64(tw__data(t), n, rng->seed, start, kind, a, b);
+    if (tw__tracer)
+        tw__trace_random(t, op);
     return tw__track(t);
 }
 
@@ -379,5 +381,7 @@ tw_tensor *tw_random_permutation(tw_rng *rng, int64_t n)
         p[i] = p[j];
         p[j] = tmp;
     }
+    if (tw__tracer)
+        tw__trace_random(t, op);
     return tw__track(t);
 }

@@ -39,10 +39,26 @@ struct tw_tape {
 static TW_HOT_THREAD_LOCAL tw_tape *active_tapes[MAX_ACTIVE_TAPES];
 static TW_HOT_THREAD_LOCAL int nactive;
 static TW_HOT_THREAD_LOCAL int pause_depth;
+/* Tapes below this index are hidden from a trace (tw__tapes_hide). */
+static TW_HOT_THREAD_LOCAL int hidden_base;
 
 bool tw__recording(void)
 {
-    return nactive > 0 && pause_depth == 0;
+    return nactive > hidden_base && pause_depth == 0;
+}
+
+tw_tapes_hidden tw__tapes_hide(void)
+{
+    tw_tapes_hidden hidden = {hidden_base, pause_depth};
+    hidden_base = nactive;
+    pause_depth = 0;
+    return hidden;
+}
+
+void tw__tapes_unhide(tw_tapes_hidden hidden)
+{
+    hidden_base = hidden.base < nactive ? hidden.base : nactive;
+    pause_depth = hidden.pause_depth;
 }
 
 void tw_tape_pause(void)
@@ -82,6 +98,8 @@ int tw_tape_end(tw_tape *tape)
             continue;
         memmove(&active_tapes[i], &active_tapes[i + 1], sizeof(tw_tape *) * (size_t)(nactive - i - 1));
         nactive--;
+        if (i < hidden_base)
+            hidden_base--;
         tape->recording = false;
         return 0;
     }
@@ -199,7 +217,7 @@ static void record_on(tw_tape *tape, const tw_op_call *call, tw_tensor *const *o
 
 void tw__record(const tw_op_call *call, tw_tensor *const *outs, int noutputs)
 {
-    for (int i = 0; i < nactive; i++)
+    for (int i = hidden_base; i < nactive; i++)
         record_on(active_tapes[i], call, outs, noutputs);
 }
 

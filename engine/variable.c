@@ -52,7 +52,7 @@ int tw_variable_set_trainable(tw_tensor *v, bool trainable)
 }
 
 /* Check that value can be written into v (dtype, broadcastable shape). */
-static int check_update(const char *op, tw_tensor *v, tw_tensor *value, int64_t *strides)
+static int check_update(const char *op, tw_tensor *v, tw_tensor *value)
 {
     if (tw__check_inputs(op, 2, (tw_tensor *const[]){v, value}) < 0)
         return -1;
@@ -71,24 +71,29 @@ static int check_update(const char *op, tw_tensor *v, tw_tensor *value, int64_t 
                             tw_shape_str(value->ndim, value->shape, a, sizeof a), v->variable->name,
                             tw_shape_str(v->ndim, v->shape, b, sizeof b));
     }
-    tw__broadcast_strides(value, v->ndim, v->shape, strides);
     return 0;
 }
 
-static int update(const char *op, tw_tensor *v, tw_tensor *value, int kind)
+/* The assignments are ops (stateful, no outputs, never on tapes), so a
+ * traced function records them as graph nodes that run with the graph. */
+static int assign_infer(const tw_op_call *call, tw_desc *outs)
 {
-    int64_t strides[TW_MAX_DIMS];
-    if (check_update(op, v, value, strides) < 0)
-        return -1;
+    return check_update(call->op->name, call->inputs[0], call->inputs[1]);
+}
+
+static int update(const tw_op_call *call, int kind)
+{
+    tw_tensor *v = call->inputs[0], *value = call->inputs[1];
     tw_tensor *converted = NULL;
-    if (value->dtype != v->dtype) {
+    if (value->dtype != v->dtype) { /* a weak scalar */
         converted = tw__tensor_new(v->dtype, 0, NULL, v->storage->device);
         if (!converted)
             return -1;
-        twk_store(v->dtype, tw__data(converted), tw_tensor_item(value));
+        twk_store(v->dtype, tw__data(converted), twk_load(value->dtype, tw__data(value)));
         value = converted;
-        tw__broadcast_strides(value, v->ndim, v->shape, strides);
     }
+    int64_t strides[TW_MAX_DIMS];
+    tw__broadcast_strides(value, v->ndim, v->shape, strides);
     if (kind == 0)
         twk_copy(tw_dtype_size(v->dtype), v->ndim, v->shape, tw__data(v), v->strides, tw__data(value), strides);
     else
@@ -99,6 +104,21 @@ static int update(const char *op, tw_tensor *v, tw_tensor *value, int kind)
     return 0;
 }
 
-int tw_assign(tw_tensor *v, tw_tensor *value) { return update("assign", v, value, 0); }
-int tw_assign_add(tw_tensor *v, tw_tensor *delta) { return update("assign_add", v, delta, 1); }
-int tw_assign_sub(tw_tensor *v, tw_tensor *delta) { return update("assign_sub", v, delta, -1); }
+static int assign_kernel(const tw_op_call *call, tw_tensor *const *outs) { return update(call, 0); }
+static int assign_add_kernel(const tw_op_call *call, tw_tensor *const *outs) { return update(call, 1); }
+static int assign_sub_kernel(const tw_op_call *call, tw_tensor *const *outs) { return update(call, -1); }
+
+#define ASSIGN_OP(NAME)                                                                                   \
+    const tw_op_def tw_op_##NAME = {                                                                     \
+        .name = #NAME, .noutputs = 0, .flags = TW_OP_NOT_DIFFERENTIABLE | TW_OP_STATEFUL,                \
+        .infer = assign_infer, .kernel = {[TW_DEVICE_CPU] = NAME##_kernel},                             \
+    };                                                                                                   \
+    int tw_##NAME(tw_tensor *v, tw_tensor *value)                                                        \
+    {                                                                                                    \
+        tw_tensor *none[1];                                                                              \
+        return tw_dispatch(&tw_op_##NAME, 2, (tw_tensor *const[]){v, value}, NULL, NULL, none);          \
+    }
+
+ASSIGN_OP(assign)
+ASSIGN_OP(assign_add)
+ASSIGN_OP(assign_sub)

@@ -419,17 +419,25 @@ tw_tensor *tw_layer_call_ex(tw_layer *layer, tw_tensor *x, const tw_call_context
     if (!x)
         return NULL;
     if (!layer->built) {
+        /* Building inside a traced call: the initialisers' draws are not
+         * part of the computation, the variables they fill are. */
+        struct tw_tracer *tracer = tw__trace_suspend();
         tw_shape in = shape_of(x);
         tw_rng *rng = ctx->rng ? ctx->rng : tw_rng_new(0);
         int rc = tw_layer_build(layer, &in, rng);
         if (!ctx->rng)
             tw_rng_free(rng);
+        tw__trace_resume(tracer);
         if (rc)
             return NULL;
     }
-    /* Like a composite op: the intermediates die with this scope. */
+    /* Like a composite op: the intermediates die with this scope. Traced
+     * nodes carry the layer's name as their scope. */
     tw_scope_begin();
-    return tw__scope_return(layer->klass->call(layer, x, ctx));
+    tw_name_scope_push(layer->name);
+    tw_tensor *y = layer->klass->call(layer, x, ctx);
+    tw_name_scope_pop();
+    return tw__scope_return(y);
 }
 
 tw_tensor *tw_layer_call(tw_layer *layer, tw_tensor *x, bool training)

@@ -105,6 +105,8 @@ int tw_optimizer_apply_gradients(tw_optimizer *opt, int n, tw_tensor *const *var
 {
     if (!opt)
         return tw_error_set("optimizer: apply_gradients on a NULL optimizer");
+    if (tw__tracer) /* its fused in-place update is not an op: a graph would skip it */
+        tw__trace_unsupported("tw_optimizer_apply_gradients (the optimizer's update is not a graph op yet)");
     if (n < 0 || (n > 0 && (!variables || !gradients)))
         return tw_error_set("%s: apply_gradients needs n >= 0 variables and gradients, got n = %d", opt->name, n);
     int given = 0;

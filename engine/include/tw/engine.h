@@ -7,6 +7,7 @@
 #include "ops.h"
 #include "random.h"
 #include "tape.h"
+#include "function.h"
 
 #ifdef __cplusplus
 extern "C" {

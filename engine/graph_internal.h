@@ -1,0 +1,104 @@
+/* Graphs of traced functions (tw/function.h): the node layout shared by the
+ * tracer (trace.c), the graph's building and inspection (graph.c), its
+ * execution (graph_run.c), JSON (graph_json.c) and tw_function (function.c).
+ * Not installed. */
+#ifndef TW_GRAPH_INTERNAL_H
+#define TW_GRAPH_INTERNAL_H
+
+#include "internal.h"
+#include "tw/function.h"
+
+/* One output of one node. */
+typedef struct {
+    int node, output;
+} tw_gref;
+
+/* What a node promises for one output; weak marks a weak scalar (tw_scalar),
+ * which the eager op flags after dispatch and the graph must flag too. */
+typedef struct {
+    tw_desc desc;
+    bool weak;
+} tw_gout;
+
+typedef struct {
+    tw_node_kind kind;
+    const tw_op_def *op; /* TW_NODE_OP */
+    tw_attrs attrs;
+    tw_device device;
+    int ninputs, noutputs;
+    tw_gref *inputs;
+    tw_gout *outputs;
+    char *name, *scope;
+    tw_tensor *tensor; /* constants and variables: the graph's reference */
+    /* Set by tw__graph_finalize: where the inputs and outputs live while the
+     * graph runs, and the values whose last use is this node. */
+    int *in_slots;
+    int first_slot;
+    int *release;
+    int nrelease;
+} tw_gnode;
+
+/* The input signature a graph was traced for. */
+typedef struct {
+    tw_dtype dtype;
+    int ndim;
+    bool weak;
+    int64_t shape[TW_MAX_DIMS];
+} tw_sig;
+
+/* A name in use, and the suffix to try next when it comes again. */
+typedef struct {
+    char *name;
+    int next;
+} tw_gname;
+
+struct tw_graph {
+    atomic_int refcount;
+    char *function_name;
+    int nnodes, capacity;
+    tw_gnode *nodes;
+    int ninputs;
+    tw_sig *signature;
+    int *input_nodes;
+    int noutputs;
+    tw_gref *outputs;
+    tw_gname *names; /* open addressing, a power of two */
+    size_t names_capacity, names_count;
+    /* Set by tw__graph_finalize. */
+    int nslots;
+    int *output_slots;
+};
+
+tw_graph *tw__graph_new(const char *function_name, int ninputs, tw_tensor *const *inputs);
+tw_graph *tw__graph_ref(tw_graph *g);
+void tw__graph_unref(tw_graph *g);
+/* Append a node (inputs must name earlier nodes); returns its index or -1
+ * (error set). Copies inputs, outputs and scope; takes a reference to
+ * tensor. The name is made unique within the graph: scope/base, base_1, ...
+ * (a variable's node takes the variable's name without the scope). */
+int tw__graph_add(tw_graph *g, tw_node_kind kind, const tw_op_def *op, const tw_attrs *attrs, tw_device device,
+                  int ninputs, const tw_gref *inputs, int noutputs, const tw_gout *outputs, const char *scope,
+                  const char *base_name, tw_tensor *tensor);
+/* Set the outputs (copied); 0 or -1. */
+int tw__graph_set_outputs(tw_graph *g, int n, const tw_gref *outputs);
+/* Lay out the values and the release plan; run after any change. 0 or -1. */
+int tw__graph_finalize(tw_graph *g);
+/* Whether inputs match the signature g was traced for. */
+bool tw__graph_matches(const tw_graph *g, int ninputs, tw_tensor *const *inputs);
+
+/* Run g: inputs must match its signature and be contiguous; outputs gets
+ * g->noutputs new references (not handed to any scope). 0 or -1. */
+int tw__graph_run(tw_graph *g, tw_tensor *const *inputs, tw_tensor **outputs);
+
+/* The shortest text that reads back as v (as a float when single), for
+ * attributes and JSON; NaN and infinities come out as "nan", "inf". */
+void tw__format_number(double v, bool single, char out[static 32]);
+
+/* ---- the tracer (trace.c) ---------------------------------------------------- */
+typedef struct tw_tracer tw_tracer;
+/* Trace fn on inputs into a new graph; NULL with an error naming the
+ * function and what could not be traced. */
+tw_graph *tw__trace(const char *function_name, tw_function_fn fn, void *user_data, int ninputs,
+                    tw_tensor *const *inputs, int max_outputs);
+
+#endif

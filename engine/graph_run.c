@@ -1,0 +1,98 @@
+/* Running a graph: each node's view function or kernel, called directly.
+ * What dispatch does per op is settled at trace time (inputs checked,
+ * devices matched, output shapes inferred), so a run only allocates the
+ * outputs from the caching pools, computes, and releases each intermediate
+ * after its last reader (the plan tw__graph_finalize made). When a gradient
+ * tape is recording, each node is recorded on it exactly as dispatch would
+ * record the eager op. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_internal.h"
+
+#define STACK_SLOTS 256
+
+static int run_node(const tw_gnode *node, tw_tensor **slots, bool record)
+{
+    tw_tensor *stack_inputs[TW_MAX_INPUTS];
+    tw_tensor **inputs = node->ninputs <= TW_MAX_INPUTS ? stack_inputs : malloc(sizeof *inputs * (size_t)node->ninputs);
+    if (!inputs)
+        return tw_error_set("%s: out of memory running the graph", node->name);
+    for (int i = 0; i < node->ninputs; i++)
+        inputs[i] = slots[node->in_slots[i]];
+    tw_op_call call = {node->op, node->ninputs, inputs, &node->attrs, NULL};
+    tw_tensor **outs = &slots[node->first_slot];
+    int rc = 0;
+    if (node->op->view) {
+        outs[0] = node->op->view(&call, &node->outputs[0].desc);
+        rc = outs[0] ? 0 : -1;
+    } else {
+        for (int k = 0; k < node->noutputs && rc == 0; k++) {
+            const tw_desc *d = &node->outputs[k].desc;
+            outs[k] = tw__tensor_new(d->dtype, d->ndim, d->shape, node->device);
+            rc = outs[k] ? 0 : -1;
+        }
+        if (rc == 0)
+            rc = node->op->kernel[node->device.kind](&call, outs);
+    }
+    for (int k = 0; rc == 0 && k < node->noutputs; k++)
+        outs[k]->weak = node->outputs[k].weak;
+    if (rc == 0 && record && !(node->op->flags & TW_OP_NOT_DIFFERENTIABLE))
+        tw__record(&call, outs, node->noutputs);
+    if (inputs != stack_inputs)
+        free(inputs);
+    return rc;
+}
+
+/* Drop what the run still holds of the op nodes' outputs. */
+static void release_all(const tw_graph *g, tw_tensor **slots)
+{
+    for (int n = 0; n < g->nnodes; n++) {
+        const tw_gnode *node = &g->nodes[n];
+        if (node->kind != TW_NODE_OP)
+            continue;
+        for (int k = 0; k < node->noutputs; k++) {
+            tw_tensor_unref(slots[node->first_slot + k]);
+            slots[node->first_slot + k] = NULL;
+        }
+    }
+}
+
+static int run_nodes(const tw_graph *g, tw_tensor *const *inputs, tw_tensor **slots)
+{
+    bool record = tw__recording();
+    for (int i = 0; i < g->ninputs; i++)
+        slots[g->nodes[g->input_nodes[i]].first_slot] = inputs[i];
+    for (int n = 0; n < g->nnodes; n++) {
+        const tw_gnode *node = &g->nodes[n];
+        if (node->kind == TW_NODE_CONSTANT || node->kind == TW_NODE_VARIABLE) {
+            slots[node->first_slot] = node->tensor; /* borrowed: the graph holds it */
+            continue;
+        }
+        if (node->kind != TW_NODE_OP)
+            continue;
+        if (run_node(node, slots, record) < 0)
+            return -1;
+        for (int r = 0; r < node->nrelease; r++) {
+            tw_tensor_unref(slots[node->release[r]]);
+            slots[node->release[r]] = NULL;
+        }
+    }
+    return 0;
+}
+
+int tw__graph_run(tw_graph *g, tw_tensor *const *inputs, tw_tensor **outputs)
+{
+    tw_tensor *stack_slots[STACK_SLOTS];
+    tw_tensor **slots = g->nslots <= STACK_SLOTS ? stack_slots : malloc(sizeof *slots * (size_t)g->nslots);
+    if (!slots)
+        return tw_error_set("function '%s': out of memory running its graph", g->function_name);
+    memset(slots, 0, sizeof *slots * (size_t)g->nslots);
+    int rc = run_nodes(g, inputs, slots);
+    for (int i = 0; i < g->noutputs; i++)
+        outputs[i] = rc == 0 ? tw_tensor_ref(slots[g->output_slots[i]]) : NULL;
+    release_all(g, slots);
+    if (slots != stack_slots)
+        free(slots);
+    return rc;
+}

@@ -1,0 +1,148 @@
+/* Tensor Workbench — traced functions (TensorFlow 2's tf.function) and their
+ * graphs.
+ *
+ * A tw_function wraps a C function over tensors. The first call with a given
+ * input signature (each input's dtype and shape) traces it: the function runs
+ * once through the same dispatch the eager ops use, and every op it runs
+ * becomes a node of a graph. Later calls with that signature run the graph:
+ * each node's kernel directly, with no per-op checks, scopes or bookkeeping,
+ * every intermediate released as soon as its last consumer has run. A new
+ * signature traces again; a function keeps the graphs of its last
+ * TW_FUNCTION_MAX_GRAPHS signatures.
+ *
+ *     static int step(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user)
+ *     {
+ *         out[0] = tw_relu(tw_add(tw_matmul(in[0], W), B));  // W, B variables
+ *         return 1;
+ *     }
+ *     tw_function *f = tw_function_new("step", step, NULL);
+ *     tw_tensor *y = tw_function_call1(f, TW_TENSORS(x));
+ *
+ * What a trace captures:
+ *   - inputs: the call's tensors, matched by signature (non-contiguous
+ *     inputs are packed first, so a graph always sees packed inputs);
+ *   - variables (tw_variable) by reference: the graph reads their value when
+ *     it runs, so an assignment between calls is seen; tw_assign and friends
+ *     inside the function become graph nodes and run with the graph (during
+ *     the trace itself they are recorded, not performed);
+ *   - any other tensor the function did not compute (tw_scalar, tw_full,
+ *     tw_tensor_from_data inside it, or tensors it reaches through
+ *     user_data) by value: a copy taken at trace time;
+ *   - C-side logic (loops, shapes, branches on shapes) is unrolled into the
+ *     graph: it runs once per trace, like Python code in tf.function.
+ *
+ * What cannot be traced fails the call (returns -1) with a message naming
+ * the function and the reason, and no graph is kept: a random draw
+ * (tw_random_*, tw_dropout) feeding an op, a custom gradient, and reading
+ * the value of a tensor computed from the inputs or of a variable
+ * (tw_tensor_data, tw_tensor_item, tw_tensor_get, tw_tensor_copy_to), since a
+ * branch taken on that value would be frozen into the graph. Printing runs
+ * once, at trace time. Calling another tw_function while tracing inlines
+ * its ops into the trace.
+ *
+ * Gradients: when a gradient tape is recording, a graph run records each of
+ * its nodes on the tape as the eager op would, so tw_tape_gradient works
+ * through traced calls (tapes active when a trace starts do not see the
+ * trace itself; tapes the function begins do).
+ *
+ * Ownership: outputs are new references, handed to the open scope like any
+ * op's result (tw/tensor.h). Graph pointers belong to their function and
+ * stay valid until it is freed or the graph is evicted by a newer signature.
+ */
+#ifndef TW_FUNCTION_H
+#define TW_FUNCTION_H
+
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TW_FUNCTION_MAX_GRAPHS 8
+
+typedef struct tw_function tw_function;
+typedef struct tw_graph tw_graph;
+
+/* Compute outputs from ninputs inputs with engine ops: write at most
+ * max_outputs tensors (results of ops, as any code returns them) and return
+ * how many, or -1 with an error set. */
+typedef int (*tw_function_fn)(tw_tensor *const *inputs, int ninputs, tw_tensor **outputs, int max_outputs,
+                              void *user_data);
+
+/* name appears in messages and graphs ("function" when NULL). */
+tw_function *tw_function_new(const char *name, tw_function_fn fn, void *user_data);
+void tw_function_free(tw_function *f);
+const char *tw_function_name(const tw_function *f);
+
+/* Run f on the inputs, tracing first when the signature is new. outputs
+ * receives up to max_outputs new references; returns their number, or -1
+ * (error set, outputs all NULL). */
+int tw_function_call(tw_function *f, int ninputs, tw_tensor *const *inputs, tw_tensor **outputs, int max_outputs);
+/* The first output alone; NULL on failure. */
+tw_tensor *tw_function_call1(tw_function *f, int ninputs, tw_tensor *const *inputs);
+
+/* Traces so far (each new signature, and each retrace after an eviction). */
+int tw_function_trace_count(const tw_function *f);
+
+/* The graph for these inputs' signature, traced now if needed without
+ * running it (TensorFlow's get_concrete_function); NULL on failure. */
+const tw_graph *tw_function_get_graph(tw_function *f, int ninputs, tw_tensor *const *inputs);
+/* The cached graphs, oldest trace first. */
+int tw_function_graph_count(const tw_function *f);
+const tw_graph *tw_function_graph_at(const tw_function *f, int i);
+
+/* ---- name scopes -----------------------------------------------------------
+ * A per-thread stack of names; nodes traced while names are pushed carry
+ * the path ("sequential/dense_1"). tw_layer_call_ex pushes the layer's
+ * name around its call. Names are copied; pushes and pops must pair. */
+void tw_name_scope_push(const char *name);
+void tw_name_scope_pop(void);
+/* The current path, "" at the top. */
+const char *tw_name_scope_current(void);
+
+/* ---- graph inspection --------------------------------------------------------
+ * Nodes are numbered in execution order, 0..count-1; every node's inputs
+ * come from earlier nodes. Besides op nodes, a graph has source nodes: the
+ * function's inputs, captured constants and captured variables. */
+typedef enum { TW_NODE_OP, TW_NODE_INPUT, TW_NODE_CONSTANT, TW_NODE_VARIABLE } tw_node_kind;
+
+const char *tw_graph_function_name(const tw_graph *g);
+int tw_graph_node_count(const tw_graph *g);
+tw_node_kind tw_graph_node_kind(const tw_graph *g, int node);
+/* The op's registry name ("matmul"); "input", "constant" or "variable" for
+ * source nodes. */
+const char *tw_graph_node_op(const tw_graph *g, int node);
+/* Unique within the graph: the scope path, then the op name or the
+ * variable's name, "_1", "_2", ... added on repeats ("sequential/dense_1/matmul"). */
+const char *tw_graph_node_name(const tw_graph *g, int node);
+/* The name scope path the node was traced in ("" at the top). */
+const char *tw_graph_node_scope(const tw_graph *g, int node);
+int tw_graph_node_ninputs(const tw_graph *g, int node);
+/* The node feeding input k; *output (may be NULL) receives which of its outputs. */
+int tw_graph_node_input(const tw_graph *g, int node, int k, int *output);
+int tw_graph_node_noutputs(const tw_graph *g, int node);
+tw_dtype tw_graph_node_output_dtype(const tw_graph *g, int node, int k);
+/* The rank of output k; *shape receives its dimensions. */
+int tw_graph_node_output_shape(const tw_graph *g, int node, int k, const int64_t **shape);
+/* The op's attributes as text, "ints=[0, 1] floats=[0.5]" ("" when none);
+ * for constants a short form of the value. malloc'd. */
+char *tw_graph_node_attrs(const tw_graph *g, int node);
+/* The captured tensor of a constant or variable node, else NULL. */
+const tw_tensor *tw_graph_node_tensor(const tw_graph *g, int node);
+
+/* The nodes of the function's inputs (kind TW_NODE_INPUT), in order. */
+int tw_graph_ninputs(const tw_graph *g);
+int tw_graph_input_node(const tw_graph *g, int i);
+/* The function's outputs: the node and its output index. */
+int tw_graph_noutputs(const tw_graph *g);
+int tw_graph_output(const tw_graph *g, int i, int *output);
+
+/* The graph as JSON (docs/graph_json.md), malloc'd; NULL on failure. */
+char *tw_graph_json(const tw_graph *g);
+/* Every cached graph of f: {"function": name, "graphs": [...]}. */
+char *tw_function_graph_json(const tw_function *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,314 @@
+/* The tracer: runs a function once, eagerly, and turns every op dispatch
+ * reports into a graph node (tw/function.h).
+ *
+ * Tensors are told apart by id. The function's inputs get fresh headers
+ * (so f(x, x) still has two inputs); each op's outputs are registered as
+ * the values of its node. A tensor an op reads that the trace has not seen
+ * is captured: a variable by reference, anything else as a constant copied
+ * now. Values know whether they depend on an input or a variable
+ * ("dynamic"): reading such a value in C would freeze what the C code did
+ * with it, so that fails the trace, as do random draws feeding an op and
+ * custom gradients. The first reason found is kept and reported when the
+ * function returns. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_internal.h"
+#include "id_map.h"
+
+_Thread_local struct tw_tracer *tw__tracer __attribute__((tls_model("initial-exec")));
+
+typedef struct {
+    tw_gref ref;
+    bool dynamic;
+} traced_value;
+
+struct tw_tracer {
+    tw_graph *g;
+    tw_id_map ids;    /* tensor id -> index into values, plus one */
+    tw_id_map random; /* ids of random draws -> the draw's name */
+    traced_value *values;
+    int nvalues, capacity;
+    size_t scope_base; /* the name scope path's length when the trace began */
+    bool failed;
+    char reason[512];
+};
+
+static void fail(tw_tracer *tr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void fail(tw_tracer *tr, const char *fmt, ...)
+{
+    if (tr->failed)
+        return;
+    tr->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tr->reason, sizeof tr->reason, fmt, ap);
+    va_end(ap);
+}
+
+/* The name scope path relative to where the trace began. */
+static const char *scope_of(const tw_tracer *tr)
+{
+    const char *path = tw_name_scope_current();
+    size_t n = strlen(path);
+    if (n <= tr->scope_base)
+        return "";
+    path += tr->scope_base;
+    return *path == '/' ? path + 1 : path;
+}
+
+static bool add_value(tw_tracer *tr, const tw_tensor *t, tw_gref ref, bool dynamic)
+{
+    if (tr->nvalues == tr->capacity) {
+        int cap = tr->capacity ? tr->capacity * 2 : 64;
+        traced_value *v = realloc(tr->values, sizeof *v * (size_t)cap);
+        if (!v)
+            return false;
+        tr->values = v;
+        tr->capacity = cap;
+    }
+    tr->values[tr->nvalues++] = (traced_value){ref, dynamic};
+    return tw_id_map_put(&tr->ids, t->id, (void *)(uintptr_t)tr->nvalues);
+}
+
+static traced_value *find(const tw_tracer *tr, const tw_tensor *t)
+{
+    void *index = NULL;
+    if (!tw_id_map_get(&tr->ids, t->id, &index))
+        return NULL;
+    return &tr->values[(uintptr_t)index - 1];
+}
+
+static tw_gout gout_of(const tw_tensor *t)
+{
+    tw_gout o = {.desc = {.dtype = t->dtype, .ndim = t->ndim}, .weak = t->weak};
+    memcpy(o.desc.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+    return o;
+}
+
+/* A source node (constant or variable) for a tensor first met as an op's
+ * input. Constants are copied: the graph must not see later writes. */
+static traced_value *capture(tw_tracer *tr, tw_tensor *t)
+{
+    bool variable = t->variable != NULL;
+    tw_tensor *held = t;
+    if (!variable) {
+        held = tw__tensor_new(t->dtype, t->ndim, t->shape, t->storage->device);
+        if (!held)
+            return NULL;
+        tw__copy_into(held, t);
+        held->weak = t->weak;
+    }
+    tw_gout out = gout_of(t);
+    int node = tw__graph_add(tr->g, variable ? TW_NODE_VARIABLE : TW_NODE_CONSTANT, NULL, NULL, t->storage->device, 0,
+                             NULL, 1, &out, scope_of(tr), variable ? t->variable->name : "constant", held);
+    if (!variable)
+        tw_tensor_unref(held);
+    if (node < 0 || !add_value(tr, t, (tw_gref){node, 0}, variable))
+        return NULL;
+    return &tr->values[tr->nvalues - 1];
+}
+
+/* The value of a tensor an op (or the function's result) uses; NULL when
+ * the trace cannot go on (the reason is set). */
+static traced_value *use(tw_tracer *tr, tw_tensor *t, const char *user)
+{
+    traced_value *v = find(tr, t);
+    if (v) {
+        tw_gnode *node = &tr->g->nodes[v->ref.node];
+        if (node->kind == TW_NODE_OP)
+            node->outputs[v->ref.output].weak = t->weak; /* flagged after its op returned */
+        return v;
+    }
+    void *draw = NULL;
+    if (tw_id_map_get(&tr->random, t->id, &draw)) {
+        fail(tr, "a random draw (%s) feeds %s; random draws are not graph ops yet: draw outside the function and "
+                 "pass the values in as an input",
+             (const char *)draw, user);
+        return NULL;
+    }
+    v = capture(tr, t);
+    if (!v)
+        fail(tr, "out of memory capturing a tensor used by %s (%s)", user, tw_last_error());
+    return v;
+}
+
+void tw__trace_op(const tw_op_call *call, tw_tensor *const *outs, int noutputs)
+{
+    tw_tracer *tr = tw__tracer;
+    if (tr->failed)
+        return;
+    if (call->ctx) {
+        fail(tr, "op '%s' is a custom gradient (tw_custom_gradient), which cannot be traced yet", call->op->name);
+        return;
+    }
+    char user[96];
+    snprintf(user, sizeof user, "op '%s'", call->op->name);
+    tw_gref local[TW_MAX_INPUTS];
+    tw_gref *inputs = call->ninputs <= TW_MAX_INPUTS ? local : malloc(sizeof *inputs * (size_t)call->ninputs);
+    bool dynamic = false, ok = inputs != NULL;
+    for (int i = 0; ok && i < call->ninputs; i++) {
+        traced_value *v = use(tr, call->inputs[i], user);
+        ok = v != NULL;
+        if (ok) {
+            inputs[i] = v->ref;
+            dynamic |= v->dynamic;
+        }
+    }
+    tw_gout gouts[TW_MAX_OUTPUTS];
+    for (int k = 0; k < noutputs; k++)
+        gouts[k] = gout_of(outs[k]);
+    tw_device device = call->ninputs > 0 ? call->inputs[0]->storage->device : tw_default_device();
+    int node = ok ? tw__graph_add(tr->g, TW_NODE_OP, call->op, call->attrs, device, call->ninputs, inputs, noutputs,
+                                  gouts, scope_of(tr), call->op->name, NULL)
+                  : -1;
+    for (int k = 0; node >= 0 && k < noutputs; k++)
+        if (!add_value(tr, outs[k], (tw_gref){node, k}, dynamic))
+            node = -1;
+    if (node < 0 && !tr->failed)
+        fail(tr, "out of memory recording op '%s'", call->op->name);
+    if (inputs != local)
+        free(inputs);
+}
+
+void tw__trace_read(const tw_tensor *t, const char *what)
+{
+    tw_tracer *tr = tw__tracer;
+    if (!t || tr->failed)
+        return;
+    if (t->variable) {
+        fail(tr, "%s reads variable '%s'; a graph cannot depend on values read in C (compute with ops instead)",
+             what, t->variable->name);
+        return;
+    }
+    traced_value *v = find(tr, t);
+    if (v && v->dynamic)
+        fail(tr, "%s reads a tensor computed from the inputs; a graph cannot depend on values read in C (compute "
+                 "with ops instead)",
+             what);
+}
+
+void tw__trace_random(const tw_tensor *t, const char *what)
+{
+    tw_tracer *tr = tw__tracer;
+    if (!tw_id_map_put(&tr->random, t->id, (void *)what))
+        fail(tr, "out of memory noting a random draw");
+}
+
+void tw__trace_unsupported(const char *what)
+{
+    fail(tw__tracer, "%s cannot be traced", what);
+}
+
+tw_tracer *tw__trace_suspend(void)
+{
+    tw_tracer *tr = tw__tracer;
+    tw__tracer = NULL;
+    return tr;
+}
+
+void tw__trace_resume(tw_tracer *tracer)
+{
+    tw__tracer = tracer;
+}
+
+/* ---- a whole trace ----------------------------------------------------------- */
+
+/* Fresh headers over the inputs, registered as the graph's input nodes. */
+static int add_input(tw_tracer *tr, int i, tw_tensor *x, tw_tensor **header)
+{
+    *header = tw__tensor_view(x, x->ndim, x->shape, x->strides, x->offset);
+    if (!*header)
+        return -1;
+    (*header)->weak = x->weak;
+    char name[32];
+    snprintf(name, sizeof name, "input_%d", i);
+    tw_gout out = gout_of(x);
+    int node = tw__graph_add(tr->g, TW_NODE_INPUT, NULL, NULL, x->storage->device, 0, NULL, 1, &out, "", name, NULL);
+    if (node < 0 || !add_value(tr, *header, (tw_gref){node, 0}, true))
+        return -1;
+    tr->g->input_nodes[i] = node;
+    return 0;
+}
+
+static tw_tensor **trace_inputs(tw_tracer *tr, int ninputs, tw_tensor *const *inputs)
+{
+    tw_tensor **headers = calloc((size_t)(ninputs ? ninputs : 1), sizeof *headers);
+    for (int i = 0; headers && i < ninputs; i++) {
+        if (add_input(tr, i, inputs[i], &headers[i]) == 0)
+            continue;
+        for (int k = 0; k <= i; k++)
+            tw_tensor_unref(headers[k]);
+        free(headers);
+        headers = NULL;
+    }
+    return headers;
+}
+
+/* Run fn with the tracer on; its results become the graph's outputs. */
+static int run_traced(tw_tracer *tr, const char *name, tw_function_fn fn, void *user_data, int ninputs,
+                      tw_tensor *const *headers, int max_outputs)
+{
+    tw_tensor **outs = calloc((size_t)max_outputs, sizeof *outs);
+    tw_gref *refs = calloc((size_t)max_outputs, sizeof *refs);
+    if (!outs || !refs) {
+        free(outs);
+        free(refs);
+        return tw_error_set("function '%s': out of memory tracing", name);
+    }
+    tw_tapes_hidden hidden = tw__tapes_hide();
+    tw__tracer = tr;
+    tw_scope_begin();
+    int n = fn(headers, ninputs, outs, max_outputs, user_data);
+    int rc = 0;
+    if (n < 0 || n > max_outputs) {
+        rc = n < 0 ? tw_error_set("function '%s': %s", name, tw_error_pending() ? tw_last_error() : "failed")
+                   : tw_error_set("function '%s' returned %d outputs; at most %d fit", name, n, max_outputs);
+    }
+    for (int k = 0; rc == 0 && k < n; k++) {
+        if (!outs[k]) {
+            rc = tw_error_set("function '%s': output %d is NULL: %s", name, k,
+                              tw_error_pending() ? tw_last_error() : "no error was set");
+            break;
+        }
+        char user[48];
+        snprintf(user, sizeof user, "output %d", k);
+        traced_value *v = use(tr, outs[k], user);
+        if (v)
+            refs[k] = v->ref;
+    }
+    tw__tracer = NULL;
+    tw_scope_end();
+    tw__tapes_unhide(hidden);
+    if (rc == 0 && tr->failed)
+        rc = tw_error_set("function '%s': cannot trace: %s", name, tr->reason);
+    if (rc == 0 && (tw__graph_set_outputs(tr->g, n, refs) < 0 || tw__graph_finalize(tr->g) < 0))
+        rc = -1;
+    free(outs);
+    free(refs);
+    return rc;
+}
+
+tw_graph *tw__trace(const char *function_name, tw_function_fn fn, void *user_data, int ninputs,
+                    tw_tensor *const *inputs, int max_outputs)
+{
+    tw_tracer tr = {.scope_base = strlen(tw_name_scope_current())};
+    tr.g = tw__graph_new(function_name, ninputs, inputs);
+    tw_tensor **headers = tr.g ? trace_inputs(&tr, ninputs, inputs) : NULL;
+    int rc = headers ? run_traced(&tr, function_name, fn, user_data, ninputs, headers, max_outputs)
+                     : tw_error_set("function '%s': out of memory tracing", function_name);
+    for (int i = 0; headers && i < ninputs; i++)
+        tw_tensor_unref(headers[i]);
+    free(headers);
+    free(tr.values);
+    tw_id_map_clear(&tr.ids);
+    tw_id_map_clear(&tr.random);
+    if (rc < 0) {
+        tw__graph_unref(tr.g);
+        return NULL;
+    }
+    return tr.g;
+}
