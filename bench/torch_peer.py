@@ -442,6 +442,57 @@ def setup_cnn_epoch(args):
 CALIBRATED, FIXED, MEASURED = "calibrated", "fixed", "measured"
 
 
+def small_chain(x, y):
+    """twb_bench.c's small_chain: 29 elementwise ops in the same order."""
+    t1 = x * y
+    t2 = t1 + x
+    t3 = t2 * 0.5
+    t4 = t3 - y
+    t5 = torch.relu(t4)
+    t6 = torch.abs(t2)
+    t7 = t5 + t6
+    t8 = t7 * t7
+    t9 = t8 - t3
+    t10 = torch.maximum(t9, y)
+    t11 = torch.minimum(t10, x)
+    t12 = t11 * 1.5
+    t13 = t12 + 0.25
+    t14 = torch.square(t13)
+    t15 = t14 / (torch.abs(y) + 1.0)
+    t16 = torch.neg(t15)
+    t17 = t16 + t9
+    t18 = t17 * x
+    t19 = torch.clamp(t18, -2.0, 2.0)
+    t20 = t19 - t12
+    t21 = torch.relu(t20)
+    t22 = t21 * y
+    t23 = t22 + t13
+    t24 = t23 - 0.1
+    t25 = torch.maximum(t24, t5)
+    t26 = t25 * 0.9
+    return t26 + t1
+
+
+def setup_traced_small(args):
+    x, y = pattern(1, (1000,)), pattern(2, (1000,))
+    traced = torch.jit.trace(small_chain, (x, y))
+    # The profiling executor specialises a traced function over its first
+    # calls; a warm-up before any timing.
+    for _ in range(100):
+        traced(x, y)
+
+    def run(n):
+        for _ in range(n):
+            r = traced(x, y)
+
+    def run_eager(n):
+        for _ in range(n):
+            r = small_chain(x, y)
+
+    eager_us = timed(run_eager, calibrate(run_eager, args.min_time), 1e6)
+    return run, [sum_squares(traced(x, y))], {"variant": "torch.jit.trace", "eager_us": eager_us}
+
+
 BENCHMARKS = {  # name: (setup, unit, scale, iterations per repetition)
     "add16": (setup_add16, "ns/op", 1e9, CALIBRATED),
     "tiny_step": (setup_tiny_step, "us/step", 1e6, CALIBRATED),
@@ -451,6 +502,7 @@ BENCHMARKS = {  # name: (setup, unit, scale, iterations per repetition)
     # Set up returns measure(): one repetition, (seconds, further fields).
     "mlp_epoch": (setup_mlp_epoch, "s/epoch", 1, MEASURED),
     "cnn_epoch": (setup_cnn_epoch, "s/epoch", 1, MEASURED),
+    "traced_small": (setup_traced_small, "us/call", 1e6, CALIBRATED),
 }
 
 

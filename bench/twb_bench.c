@@ -5,8 +5,8 @@
  *   twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]
  *
  * NAME is add16, tiny_step, matmul_1000, conv_step, dataset_epoch,
- * prefetch_wait, mlp_epoch or cnn_epoch. The program sets the benchmark up,
- * checks its results, warms up and picks how many iterations make one
+ * prefetch_wait, mlp_epoch, cnn_epoch or traced_small. The program sets the
+ * benchmark up, checks its results, warms up and picks how many iterations make one
  * repetition (at least --min-time seconds; matmul_1000 does --products
  * products; prefetch_wait, mlp_epoch and cnn_epoch one epoch),
  * then prints a JSON header line:
@@ -17,8 +17,9 @@
  * inputs both sides generate alike (pattern() here and in torch_peer.py), so
  * bench/run can tell both did the same work. Then it times repetitions and
  * prints one line per repetition, {"value": TIME_PER_OP} (matmul_1000 adds
- * "sgemm": the same products through a bare cblas_sgemm loop; prefetch_wait
- * prints percentages instead of times, see prefetch_wait below; mlp_epoch and
+ * "sgemm": the same products through a bare cblas_sgemm loop, traced_small
+ * "eager": the same function run eagerly; prefetch_wait prints percentages
+ * instead of times, see prefetch_wait below; mlp_epoch and
  * cnn_epoch add samples_per_second, test_accuracy, peak_rss_mb, ...). It runs
  * --reps repetitions, or with --serve one per line "rep" read on stdin until
  * end of input, so bench/run can alternate repetitions of the two sides.
@@ -129,13 +130,15 @@ typedef struct {
     void *(*setup)(setup_result *r);
     /* Do `iters` operations (NULL: measure alone, warmed up by setup). */
     void (*run)(void *state, long iters);
-    /* matmul_1000: the bare-BLAS reference, timed right after run. */
+    /* A reference timed right after run (matmul_1000: the bare BLAS;
+     * traced_small: the same function eagerly). */
     void (*run_reference)(void *state, long iters);
     void (*teardown)(void *state);
     /* When set, a repetition is measure() instead of timing run(): it
      * returns the value and writes further JSON fields into extra
      * (prefetch_wait). */
     double (*measure)(void *state, int rep, char *extra, size_t size);
+    const char *reference_key; /* the reference's field in each repetition's line */
 } benchmark;
 
 /* ---- add16: c = a + b on 16 floats, c released each time, as Python's
@@ -821,10 +824,91 @@ static void fit_teardown(void *p)
     free(s);
 }
 
+/* ---- traced_small: 30 elementwise ops on two 1,000-element float32 vectors,
+ * eagerly and as a traced tw_function (torch_peer.py: torch.jit.trace) ---- */
+
+static tw_tensor *small_chain(tw_tensor *x, tw_tensor *y)
+{
+    tw_tensor *t1 = tw_mul(x, y), *t2 = tw_add(t1, x), *t3 = tw_mul_scalar(t2, 0.5), *t4 = tw_sub(t3, y);
+    tw_tensor *t5 = tw_relu(t4), *t6 = tw_abs(t2), *t7 = tw_add(t5, t6), *t8 = tw_mul(t7, t7);
+    tw_tensor *t9 = tw_sub(t8, t3), *t10 = tw_maximum(t9, y), *t11 = tw_minimum(t10, x);
+    tw_tensor *t12 = tw_mul_scalar(t11, 1.5), *t13 = tw_add_scalar(t12, 0.25), *t14 = tw_square(t13);
+    tw_tensor *t15 = tw_div(t14, tw_add_scalar(tw_abs(y), 1.0)), *t16 = tw_neg(t15), *t17 = tw_add(t16, t9);
+    tw_tensor *t18 = tw_mul(t17, x), *t19 = tw_clip(t18, -2.0, 2.0), *t20 = tw_sub(t19, t12);
+    tw_tensor *t21 = tw_relu(t20), *t22 = tw_mul(t21, y), *t23 = tw_add(t22, t13), *t24 = tw_sub_scalar(t23, 0.1);
+    tw_tensor *t25 = tw_maximum(t24, t5), *t26 = tw_mul_scalar(t25, 0.9);
+    return tw_add(t26, t1);
+}
+
+static int small_chain_fn(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    out[0] = small_chain(in[0], in[1]);
+    return out[0] ? 1 : -1;
+}
+
+typedef struct {
+    tw_tensor *x, *y;
+    tw_function *f;
+} traced_state;
+
+static void *traced_small_setup(setup_result *r)
+{
+    traced_state *s = malloc(sizeof *s);
+    if (!s)
+        die("out of memory");
+    s->x = pattern_tensor(1, TW_SHAPE(1000));
+    s->y = pattern_tensor(2, TW_SHAPE(1000));
+    s->f = tw_function_new("small_chain", small_chain_fn, NULL);
+    if (!s->f)
+        die_engine("tw_function_new");
+    tw_scope_begin();
+    tw_tensor *eager = small_chain(s->x, s->y), *traced = tw_function_call1(s->f, TW_TENSORS(s->x, s->y));
+    double e = sum_squares(eager), t = sum_squares(traced);
+    if (e != t)
+        die("traced_small: traced and eager results differ (sums of squares %.17g and %.17g)", t, e);
+    r->check[r->nchecks++] = e;
+    tw_scope_end();
+    snprintf(r->info, sizeof r->info, "\"graph_nodes\": %d",
+             tw_graph_node_count(tw_function_graph_at(s->f, 0)));
+    return s;
+}
+
+static void traced_small_run(void *p, long iters)
+{
+    traced_state *s = p;
+    for (long i = 0; i < iters; i++) {
+        tw_tensor *y = tw_function_call1(s->f, TW_TENSORS(s->x, s->y));
+        if (!y)
+            die_engine("traced call");
+        tw_tensor_unref(y);
+    }
+}
+
+static void traced_small_run_eager(void *p, long iters)
+{
+    traced_state *s = p;
+    for (long i = 0; i < iters; i++) {
+        tw_scope_begin(); /* releases the intermediates and the result */
+        if (!small_chain(s->x, s->y))
+            die_engine("eager chain");
+        tw_scope_end();
+    }
+}
+
+static void traced_small_teardown(void *p)
+{
+    traced_state *s = p;
+    tw_function_free(s->f);
+    tw_tensor_unref(s->x);
+    tw_tensor_unref(s->y);
+    free(s);
+}
+
 static const benchmark benchmarks[] = {
     {"add16", "ns/op", 1e9, false, add16_setup, add16_run, NULL, pair_teardown},
     {"tiny_step", "us/step", 1e6, false, tiny_step_setup, tiny_step_run, NULL, pair_teardown},
-    {"matmul_1000", "ms/product", 1e3, true, matmul_setup, matmul_run, matmul_run_reference, matmul_teardown},
+    {"matmul_1000", "ms/product", 1e3, true, matmul_setup, matmul_run, matmul_run_reference, matmul_teardown, NULL,
+     "sgemm"},
     {"conv_step", "ms/step", 1e3, false, conv_setup, conv_step_run, NULL, conv_teardown},
     {"dataset_epoch", "ms/epoch", 1e3, false, dataset_epoch_setup, dataset_epoch_run, NULL, dataset_teardown},
     {"prefetch_wait", "% of loop time waiting on data", 1, true, prefetch_setup, prefetch_run, NULL,
@@ -832,6 +916,8 @@ static const benchmark benchmarks[] = {
     /* No run: their setup's check steps warm up. */
     {"mlp_epoch", "s/epoch", 1, true, mlp_epoch_setup, NULL, NULL, fit_teardown, fit_measure},
     {"cnn_epoch", "s/epoch", 1, true, cnn_epoch_setup, NULL, NULL, fit_teardown, fit_measure},
+    {"traced_small", "us/call", 1e6, false, traced_small_setup, traced_small_run, traced_small_run_eager,
+     traced_small_teardown, NULL, "eager"},
 };
 
 /* ---- timing ---------------------------------------------------------------- */
@@ -863,7 +949,7 @@ static double time_run(void (*run)(void *, long), void *state, long iters, doubl
 static void usage(FILE *out)
 {
     fputs("usage: twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]\n"
-          "NAME: add16 tiny_step matmul_1000 conv_step dataset_epoch prefetch_wait mlp_epoch cnn_epoch\n"
+          "NAME: add16 tiny_step matmul_1000 conv_step dataset_epoch prefetch_wait mlp_epoch cnn_epoch traced_small\n"
           "Prints a JSON header, then the time per operation of each repetition (see bench/README.md).\n",
           out);
 }
@@ -936,7 +1022,7 @@ int main(int argc, char **argv)
                 reference = time_run(b->run_reference, state, iters, b->scale);
                 value = time_run(b->run, state, iters, b->scale);
             }
-            printf("{\"value\": %.10g, \"sgemm\": %.10g}\n", value, reference);
+            printf("{\"value\": %.10g, \"%s\": %.10g}\n", value, b->reference_key, reference);
         } else {
             printf("{\"value\": %.10g}\n", time_run(b->run, state, iters, b->scale));
         }
