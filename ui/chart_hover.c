@@ -168,17 +168,20 @@ void tw_chart_hover_draw(cairo_t *cr, int width, int height, const tw_chart *cha
                          const tw_hover_row *rows, int n)
 {
     tw_render_style style = tw_render_style_get(chart->dark);
-    draw_marks(cr, tw_chart_plot_area(width, height), chart, px, rows, n, &style);
-    if (n == 0)
-        return;
     PangoLayout *layout = tw_render_label_layout(cr, LABEL_SIZE, false);
-    /* The rows that fit in the chart's height, the nearest; a last line
-     * says how many more (200 runs would make a box 3,000 pixels tall). */
+    /* The rows that fit in the chart's height, the nearest, with their
+     * dots; a last line says how many more (200 runs would make a box
+     * 3,000 pixels tall and a cloud of dots). */
     double text_width, row_height;
     tw_render_label_size(layout, headers[0], &text_width, &row_height);
     row_height += 3;
     int fit = MAX(1, (int)((height - 2 * PAD) / row_height) - 1);
     int listed = n <= fit ? n : fit - 1, lines = 1 + listed + (listed < n);
+    draw_marks(cr, tw_chart_plot_area(width, height), chart, px, rows, listed, &style);
+    if (n == 0) {
+        g_object_unref(layout);
+        return;
+    }
     char more[64];
     g_snprintf(more, sizeof more, "%d more", n - listed);
     double widths[NCOLS] = {0};

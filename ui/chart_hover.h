@@ -27,8 +27,9 @@ char *tw_chart_hover_text(const tw_chart *chart, const tw_hover_row *rows, int n
 
 /* The hover layer over a chart drawn with hover_x NaN (so the chart itself
  * can be drawn once and kept while the pointer moves): the vertical guide
- * at px, a dot on each row's point as tw_chart_render draws them, and the
- * box beside the pointer, inside the width x height chart. */
+ * at px, and for the rows that fit in the box beside the pointer (inside
+ * the width x height chart) a dot on the row's point as tw_chart_render
+ * draws them. */
 void tw_chart_hover_draw(cairo_t *cr, int width, int height, const tw_chart *chart, double px, double py,
                          const tw_hover_row *rows, int n);
 

@@ -25,6 +25,7 @@
 #include "series_view.h"
 
 #define HEADROOM 0.05         /* of the span, right of the last point while following */
+#define LONE_SPAN 2           /* steps or seconds: the least x range that follows the data */
 #define ZOOM_STEP 1.2         /* per scroll notch */
 #define MIN_DRAG 5            /* pixels: a smaller rectangle is a click */
 #define PROBE_RANGE 1e300     /* a range holding every point: a view that only gives the extent */
@@ -33,12 +34,16 @@
 #define MAIN_LOOP_RENDER 8000 /* columns and points drawn on the main loop; more go to a thread */
 
 /* What a series draws, immutable once derived: shared by the view (hover,
- * CSV) and the render jobs in flight (an atomic reference count). */
+ * CSV) and the render jobs in flight (an atomic reference count). It keeps
+ * a reference to the data's snapshot and draws its arrays as they are when
+ * the snapshot covers the current view (no copy of 200 runs' columns). */
 typedef struct {
+    const TwSeriesView *source;
     int ncolumns;
-    tw_lod_column *columns;
+    const tw_lod_column *columns; /* the source's, or `regrouped` */
+    tw_lod_column *regrouped;     /* the source's columns regrouped into the current view; NULL */
     int64_t npoints;
-    tw_scalar_point *points;
+    const tw_scalar_point *points; /* the source's */
     double *smoothed;
 } drawn;
 
@@ -199,7 +204,12 @@ static void follow_data(TwChartView *view, gboolean force)
     double lo, hi;
     if (!view->auto_x || !data_extent(view, &lo, &hi))
         return;
-    double span = MAX(hi - lo, view->x_axis == TW_X_STEP ? 1 : 1e-3);
+    if (hi - lo < LONE_SPAN) { /* a lone point (an epoch's first value) in the middle */
+        double middle = (lo + hi) / 2;
+        lo = middle - LONE_SPAN / 2;
+        hi = middle + LONE_SPAN / 2;
+    }
+    double span = hi - lo;
     gboolean inside = lo == view->x_lo && hi <= view->x_hi && view->x_hi <= hi + 2 * HEADROOM * span;
     if (inside && !force)
         return;
@@ -214,9 +224,9 @@ static void follow_data(TwChartView *view, gboolean force)
 static void drawn_clear(gpointer data)
 {
     drawn *d = data;
-    g_free(d->columns);
-    g_free(d->points);
+    g_free(d->regrouped);
     g_free(d->smoothed);
+    tw_series_view_unref(d->source);
 }
 
 static void drawn_unref(drawn *d)
@@ -250,15 +260,17 @@ static void derive_slot(TwChartView *view, series_slot *s)
         return;
     double offset = x_offset(view, s), lo = view->x_lo + offset, hi = view->x_hi + offset;
     drawn *d = g_atomic_rc_box_new0(drawn);
+    d->source = tw_series_view_ref(v);
     d->ncolumns = plot_columns(view);
     if (v->lo == lo && v->hi == hi && v->ncolumns == d->ncolumns) {
-        d->columns = g_memdup2(v->columns, sizeof *v->columns * (size_t)d->ncolumns);
+        d->columns = v->columns;
     } else {
-        d->columns = g_new(tw_lod_column, d->ncolumns);
-        tw_series_view_remap(v, lo, hi, d->ncolumns, d->columns);
+        d->regrouped = g_new(tw_lod_column, d->ncolumns);
+        tw_series_view_remap(v, lo, hi, d->ncolumns, d->regrouped);
+        d->columns = d->regrouped;
     }
     if (v->points && v->npoints > 0) {
-        d->points = g_memdup2(v->points, sizeof *v->points * (size_t)v->npoints);
+        d->points = v->points;
         d->npoints = v->npoints;
     }
     smooth(view, d);

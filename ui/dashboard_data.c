@@ -150,7 +150,7 @@ static void histogram_list_free(histogram_list *list)
 static batch *batch_new(void)
 {
     batch *b = g_new0(batch, 1);
-    b->views = id_table((GDestroyNotify)tw_series_view_free);
+    b->views = id_table((GDestroyNotify)tw_series_view_unref);
     b->histograms = id_table((GDestroyNotify)histogram_list_free);
     return b;
 }
@@ -1005,7 +1005,7 @@ static void tw_dashboard_data_init(TwDashboardData *data)
     data->context = g_main_context_ref_thread_default();
     data->tags = g_new0(tag_table, 1);
     data->tags->names = g_new0(char *, 1);
-    data->views = id_table((GDestroyNotify)tw_series_view_free);
+    data->views = id_table((GDestroyNotify)tw_series_view_unref);
     data->histograms = id_table((GDestroyNotify)histogram_list_free);
     data->watchers = id_table(NULL);
     g_mutex_init(&data->lock);

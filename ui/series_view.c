@@ -182,11 +182,16 @@ void tw_series_view_take_points(TwSeriesView *view, tw_scalar_point *points, int
 
 TwSeriesView *tw_series_view_copy(const TwSeriesView *view)
 {
-    TwSeriesView *copy = g_memdup2(view, sizeof *view);
+    TwSeriesView *copy = g_atomic_rc_box_dup(sizeof *view, view);
     copy->columns = g_memdup2(view->columns, sizeof *view->columns * (size_t)view->ncolumns);
     copy->points =
         view->points ? g_memdup2(view->points, sizeof *view->points * (size_t)MAX(view->npoints, 1)) : NULL;
     return copy;
+}
+
+const TwSeriesView *tw_series_view_ref(const TwSeriesView *copy)
+{
+    return g_atomic_rc_box_acquire((gpointer)copy);
 }
 
 void tw_series_view_clear(TwSeriesView *view)
@@ -197,10 +202,8 @@ void tw_series_view_clear(TwSeriesView *view)
     view->npoints = 0;
 }
 
-void tw_series_view_free(TwSeriesView *view)
+void tw_series_view_unref(const TwSeriesView *copy)
 {
-    if (!view)
-        return;
-    tw_series_view_clear(view);
-    g_free(view);
+    if (copy)
+        g_atomic_rc_box_release_full((gpointer)copy, (GDestroyNotify)tw_series_view_clear);
 }

@@ -34,9 +34,12 @@ void tw_series_view_append(TwSeriesView *view, const tw_scalar_point *points, in
  * columns and points, sorted by x. */
 void tw_series_view_take_points(TwSeriesView *view, tw_scalar_point *points, int64_t n);
 
-/* Deep copies for the main loop, and freeing them. */
+/* Deep copies for the main loop, reference counted (atomically): a chart
+ * keeps the snapshot it draws, in a render thread too, after the data
+ * object has moved on to a newer one. */
 TwSeriesView *tw_series_view_copy(const TwSeriesView *view);
-void tw_series_view_clear(TwSeriesView *view); /* frees the arrays */
-void tw_series_view_free(TwSeriesView *view);
+const TwSeriesView *tw_series_view_ref(const TwSeriesView *copy);
+void tw_series_view_unref(const TwSeriesView *copy);
+void tw_series_view_clear(TwSeriesView *view); /* frees the arrays of a view not from _copy */
 
 #endif
