@@ -182,7 +182,7 @@ void tw_series_view_take_points(TwSeriesView *view, tw_scalar_point *points, int
 
 TwSeriesView *tw_series_view_copy(const TwSeriesView *view)
 {
-    TwSeriesView *copy = g_atomic_rc_box_dup(sizeof *view, view);
+    TwSeriesView *copy = g_atomic_rc_box_dup(sizeof *view, (gpointer)view);
     copy->columns = g_memdup2(view->columns, sizeof *view->columns * (size_t)view->ncolumns);
     copy->points =
         view->points ? g_memdup2(view->points, sizeof *view->points * (size_t)MAX(view->npoints, 1)) : NULL;
