@@ -135,6 +135,10 @@ static tw_graph *graph_for(tw_function *f, int ninputs, tw_tensor *const *inputs
     if (g)
         return g;
     g = tw__trace(f->name, f->fn, f->user_data, ninputs, inputs, MAX_OUTPUTS);
+    if (g && tw__graph_optimize(g) < 0) {
+        tw__graph_unref(g);
+        return NULL;
+    }
     if (g)
         insert(f, g);
     return g;

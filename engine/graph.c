@@ -40,7 +40,7 @@ tw_graph *tw__graph_ref(tw_graph *g)
     return g;
 }
 
-static void node_clear(tw_gnode *n)
+void tw__gnode_clear(tw_gnode *n)
 {
     free(n->inputs);
     free(n->outputs);
@@ -56,7 +56,7 @@ void tw__graph_unref(tw_graph *g)
     if (!g || atomic_fetch_sub(&g->refcount, 1) != 1)
         return;
     for (int i = 0; i < g->nnodes; i++)
-        node_clear(&g->nodes[i]);
+        tw__gnode_clear(&g->nodes[i]);
     for (size_t i = 0; i < g->names_capacity; i++)
         free(g->names[i].name);
     free(g->names);
@@ -201,7 +201,7 @@ int tw__graph_add(tw_graph *g, tw_node_kind kind, const tw_op_def *op, const tw_
     n->scope = strdup(scope);
     n->name = unique_name(g, kind == TW_NODE_VARIABLE ? "" : scope, base_name); /* already "layer/kernel" */
     if (!n->inputs || !n->outputs || !n->scope || !n->name) {
-        node_clear(n);
+        tw__gnode_clear(n);
         return tw_error_set("function '%s': out of memory adding a graph node", g->function_name);
     }
     if (ninputs)

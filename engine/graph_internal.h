@@ -79,12 +79,20 @@ void tw__graph_unref(tw_graph *g);
 int tw__graph_add(tw_graph *g, tw_node_kind kind, const tw_op_def *op, const tw_attrs *attrs, tw_device device,
                   int ninputs, const tw_gref *inputs, int noutputs, const tw_gout *outputs, const char *scope,
                   const char *base_name, tw_tensor *tensor);
+/* Free what a node owns. */
+void tw__gnode_clear(tw_gnode *n);
 /* Set the outputs (copied); 0 or -1. */
 int tw__graph_set_outputs(tw_graph *g, int n, const tw_gref *outputs);
 /* Lay out the values and the release plan; run after any change. 0 or -1. */
 int tw__graph_finalize(tw_graph *g);
 /* Whether inputs match the signature g was traced for. */
 bool tw__graph_matches(const tw_graph *g, int ninputs, tw_tensor *const *inputs);
+
+/* The passes (graph_passes.c), each counting what it changed; they leave
+ * the graph to be finalized. tw__graph_optimize runs both, then finalizes. */
+int tw__graph_cse(tw_graph *g, int *merged);
+int tw__graph_prune(tw_graph *g, int *removed);
+int tw__graph_optimize(tw_graph *g);
 
 /* Run g: inputs must match its signature and be contiguous; outputs gets
  * g->noutputs new references (not handed to any scope). 0 or -1. */

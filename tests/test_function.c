@@ -3,14 +3,15 @@
  * variables captured by reference and constants by value, assignments as
  * graph nodes, a Sequential model's forward pass with its layer scopes,
  * gradients through traced calls, clear failures for what cannot be traced,
- * the inspection API and the JSON, name scopes, and a steady state that
- * takes no memory from the system. */
+ * the inspection API and the JSON, name scopes, a steady state that takes
+ * no memory from the system, and each graph pass on graphs where its effect
+ * is known. */
 #include <glib.h>
 #include <math.h>
 #include <string.h>
 
 #include "gradcheck.h"
-#include "internal.h"
+#include "graph_internal.h"
 #include "tw/model.h"
 
 /* ---- helpers ---------------------------------------------------------------------- */
@@ -741,6 +742,135 @@ static void test_steady_state_memory(void)
     tw_function_free(f);
 }
 
+/* ---- graph passes ------------------------------------------------------------------------- */
+
+/* The ops of g in order, space-separated, into buf. */
+static const char *op_list(const tw_graph *g, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < tw_graph_node_count(g) && used < size; i++)
+        used += (size_t)g_snprintf(buf + used, size - used, "%s%s", i ? " " : "", tw_graph_node_op(g, i));
+    return buf;
+}
+
+static int with_dead_nodes(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    out[0] = tw_add(in[0], tw_scalar(2));
+    tw_mul(tw_exp(in[0]), tw_scalar(3)); /* computed, never used */
+    if (tw_assign_add(user_data, tw_neg(in[0])) < 0)
+        return -1;
+    return 1;
+}
+
+static void test_prune(void)
+{
+    tw_scope_begin();
+    tw_tensor *v = tw_variable(vector(3, (const double[]){1, 2, 3}), "v", true);
+    tw_tensor *x = vector(3, (const double[]){10, 20, 30}), *unused = vector(1, (const double[]){0});
+    tw_graph *g = tw__trace("dead", with_dead_nodes, v, 2, (tw_tensor *const[]){x, unused}, 4);
+    g_assert_nonnull(g);
+    char ops[512];
+    g_assert_cmpstr(op_list(g, ops, sizeof ops), ==,
+                    "input input constant add exp constant mul neg variable assign_add");
+    int removed;
+    g_assert_cmpint(tw__graph_prune(g, &removed), ==, 0);
+    g_assert_cmpint(removed, ==, 3);
+    g_assert_cmpint(tw__graph_finalize(g), ==, 0);
+    /* The unused input stays (the signature); the assignment and what it reads stay. */
+    g_assert_cmpstr(op_list(g, ops, sizeof ops), ==, "input input constant add neg variable assign_add");
+    g_assert_cmpint(tw_graph_input_node(g, 1), ==, 1);
+    g_assert_cmpint(tw_graph_node_input(g, 6, 0, NULL), ==, 5);
+    g_assert_cmpint(tw_graph_node_input(g, 6, 1, NULL), ==, 4);
+    tw_tensor *y;
+    g_assert_cmpint(tw__graph_run(g, (tw_tensor *const[]){x, unused}, &y), ==, 0);
+    g_assert_cmpfloat(value_at(y, 2), ==, 32);
+    g_assert_cmpfloat(value_at(v, 2), ==, 3 - 30);
+    tw_tensor_unref(y);
+    tw__graph_unref(g);
+
+    /* tw_function prunes every graph it traces. */
+    tw_function *f = tw_function_new("dead", with_dead_nodes, v);
+    g_assert_nonnull(tw_function_call1(f, TW_TENSORS(x, unused)));
+    g_assert_cmpint(tw_graph_node_count(tw_function_graph_at(f, 0)), ==, 7);
+    g_assert_cmpfloat(value_at(v, 2), ==, 3 - 60);
+    tw_function_free(f);
+    tw_scope_end();
+}
+
+static int with_repeats(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    tw_tensor *a = tw_add(in[0], in[1]), *b = tw_add(in[0], in[1]);
+    tw_tensor *c = tw_mul_scalar(in[0], 0.5), *d = tw_mul_scalar(in[0], 0.5);
+    tw_tensor *s = tw_sum(in[0], TW_AXES(0), false), *k = tw_sum(in[0], TW_AXES(0), true); /* attrs differ */
+    tw_tensor *p = tw_mul(a, b), *q = tw_sub(c, d);
+    out[0] = tw_add(p, q);
+    out[1] = b;
+    out[2] = tw_add(s, k);
+    return 3;
+}
+
+static void test_cse(void)
+{
+    tw_scope_begin();
+    tw_tensor *x = gc_tensor(20, -1, 1, TW_SHAPE(4)), *y = gc_tensor(21, -1, 1, TW_SHAPE(4));
+    tw_tensor *in[2] = {x, y};
+    tw_graph *g = tw__trace("repeats", with_repeats, NULL, 2, in, 4);
+    char ops[512];
+    g_assert_cmpstr(op_list(g, ops, sizeof ops), ==,
+                    "input input add add constant mul constant mul sum sum mul sub add add");
+    int merged, removed;
+    g_assert_cmpint(tw__graph_cse(g, &merged), ==, 0);
+    g_assert_cmpint(merged, ==, 3); /* the second add, the second 0.5, the second mul by it */
+    g_assert_cmpint(tw__graph_prune(g, &removed), ==, 0);
+    g_assert_cmpint(removed, ==, 3);
+    g_assert_cmpint(tw__graph_finalize(g), ==, 0);
+    g_assert_cmpstr(op_list(g, ops, sizeof ops), ==, "input input add constant mul sum sum mul sub add add");
+    int output;
+    g_assert_cmpint(tw_graph_node_input(g, 7, 0, NULL), ==, 2); /* a * a */
+    g_assert_cmpint(tw_graph_node_input(g, 7, 1, NULL), ==, 2);
+    g_assert_cmpint(tw_graph_output(g, 1, &output), ==, 2); /* b is a */
+    tw_tensor *traced[3], *eager[3];
+    g_assert_cmpint(tw__graph_run(g, in, traced), ==, 0);
+    g_assert_cmpint(with_repeats(in, 2, eager, 3, NULL), ==, 3);
+    for (int k = 0; k < 3; k++) {
+        assert_identical("after CSE", eager[k], traced[k]);
+        tw_tensor_unref(traced[k]);
+    }
+    tw__graph_unref(g);
+    tw_scope_end();
+}
+
+static int reads_around_assignment(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    tw_tensor *v = user_data;
+    tw_tensor *before = tw_mul_scalar(v, 2.0);
+    if (tw_assign_add(v, in[0]) < 0)
+        return -1;
+    out[0] = tw_sub(tw_mul_scalar(v, 2.0), before);
+    return 1;
+}
+
+static void test_cse_keeps_reads_apart(void)
+{
+    tw_scope_begin();
+    tw_tensor *v = tw_variable(vector(2, (const double[]){1, 2}), "v", false);
+    tw_tensor *x = vector(2, (const double[]){3, 5});
+    tw_graph *g = tw__trace("around", reads_around_assignment, v, 1, &x, 4);
+    int merged;
+    g_assert_cmpint(tw__graph_cse(g, &merged), ==, 0);
+    g_assert_cmpint(merged, ==, 1); /* the constant 2; the two reads of v stay apart */
+    tw__graph_unref(g);
+    tw_function *f = tw_function_new("around", reads_around_assignment, v);
+    for (int call = 1; call <= 2; call++) {
+        tw_tensor *y = tw_function_call1(f, TW_TENSORS(x));
+        g_assert_cmpfloat(value_at(y, 1), ==, 10);
+        g_assert_cmpfloat(value_at(v, 1), ==, 2 + 5 * call);
+    }
+    tw_function_free(f);
+    tw_scope_end();
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -756,6 +886,9 @@ int main(int argc, char **argv)
     g_test_add_func("/function/inspection-and-json", test_inspection_and_json);
     g_test_add_func("/function/name-scopes", test_name_scopes);
     g_test_add_func("/function/steady-state-memory", test_steady_state_memory);
+    g_test_add_func("/function/prune", test_prune);
+    g_test_add_func("/function/cse", test_cse);
+    g_test_add_func("/function/cse-keeps-reads-apart", test_cse_keeps_reads_apart);
     int rc = g_test_run();
     tw__pool_trim();
     return rc;

@@ -8,7 +8,8 @@
  * each node's kernel directly, with no per-op checks, scopes or bookkeeping,
  * every intermediate released as soon as its last consumer has run. A new
  * signature traces again; a function keeps the graphs of its last
- * TW_FUNCTION_MAX_GRAPHS signatures.
+ * TW_FUNCTION_MAX_GRAPHS signatures. Each new graph is optimized first:
+ * repeated computations are merged and nodes nothing uses are dropped.
  *
  *     static int step(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user)
  *     {
