@@ -82,6 +82,7 @@ struct _TwChartView {
     tw_y_axis y_axis;
     gboolean ignore_outliers;
 
+    int allocated_width;
     gboolean auto_x, auto_y;
     double x_lo, x_hi, y_lo, y_hi;
     gboolean dirty; /* the drawn data must be derived again */
@@ -781,10 +782,14 @@ static void tw_chart_view_unmap(GtkWidget *widget)
     GTK_WIDGET_CLASS(tw_chart_view_parent_class)->unmap(widget);
 }
 
-/* A new width: a new reduction, a column per pixel. */
+/* A new width: a new reduction, a column per pixel (GTK also allocates
+ * widgets whose size did not change). */
 static void tw_chart_view_size_allocate(GtkWidget *widget, int width, int height, int baseline)
 {
     TwChartView *view = TW_CHART_VIEW(widget);
+    if (width == view->allocated_width) /* a new height only needs a new image */
+        return;
+    view->allocated_width = width;
     view->dirty = TRUE;
     if (view->auto_x)
         follow_data(view, TRUE);
