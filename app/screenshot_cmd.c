@@ -11,9 +11,12 @@
 #include <string.h>
 
 #include "application.h"
+#include "dashboard_view.h"
 
 /* A window that has drawn nothing by then will not. */
 #define FRAME_TIMEOUT_SECONDS 30
+/* The dashboard's first data: after that, the picture shows what is there. */
+#define DATA_TIMEOUT_SECONDS 10
 
 typedef struct {
     const char *output, *view, *model, *logdb;
@@ -30,6 +33,10 @@ typedef struct {
     int frames;
     gboolean refitted; /* fit_window ran */
     guint timeout;
+    GtkWidget *dashboard; /* while waiting for its first data */
+    gulong ready_handler;
+    guint data_timeout;
+    gboolean data_done; /* waited once: no more */
     int status;
 } shot;
 
@@ -150,9 +157,20 @@ static void stop_painting(shot *s)
     s->frames = 0;
 }
 
+static void stop_waiting_for_data(shot *s)
+{
+    if (s->ready_handler)
+        g_signal_handler_disconnect(s->dashboard, s->ready_handler);
+    s->ready_handler = 0;
+    if (s->data_timeout)
+        g_source_remove(s->data_timeout);
+    s->data_timeout = 0;
+}
+
 static void stop_waiting(shot *s)
 {
     stop_painting(s);
+    stop_waiting_for_data(s);
     if (s->timeout)
         g_source_remove(s->timeout);
     s->timeout = 0;
@@ -213,8 +231,54 @@ static gboolean fit_window(shot *s)
     return TRUE;
 }
 
-/* After the first frame, one more; after that, the picture (outside the
- * frame clock's paint, from an idle). */
+static GtkWidget *find_dashboard(GtkWidget *widget)
+{
+    if (TW_IS_DASHBOARD_VIEW(widget))
+        return widget;
+    for (GtkWidget *c = gtk_widget_get_first_child(widget); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = find_dashboard(c);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+/* The dashboard has its data (or will not get it in time): two more frames. */
+static void data_arrived(shot *s)
+{
+    stop_waiting_for_data(s);
+    s->dashboard = NULL;
+    s->data_done = TRUE;
+    s->frames = 0;
+    gtk_widget_queue_draw(GTK_WIDGET(s->win));
+}
+
+static gboolean on_data_timeout(gpointer data)
+{
+    shot *s = data;
+    s->data_timeout = 0;
+    data_arrived(s);
+    return G_SOURCE_REMOVE;
+}
+
+/* The Dashboard reads its file in a thread: wait for its first data. */
+static gboolean waiting_for_data(shot *s)
+{
+    if (s->dashboard)
+        return TRUE;
+    if (s->data_done || g_strcmp0(tw_window_visible_view(s->win), "dashboard"))
+        return FALSE;
+    GtkWidget *dashboard = find_dashboard(GTK_WIDGET(s->win));
+    if (!dashboard || tw_dashboard_view_ready(TW_DASHBOARD_VIEW(dashboard)))
+        return FALSE;
+    s->dashboard = dashboard;
+    s->ready_handler = g_signal_connect_swapped(dashboard, "notify::ready", G_CALLBACK(data_arrived), s);
+    s->data_timeout = g_timeout_add_seconds(DATA_TIMEOUT_SECONDS, on_data_timeout, s);
+    return TRUE;
+}
+
+/* After the first frame, one more (and the dashboard's first data); after
+ * that, the picture (outside the frame clock's paint, from an idle). */
 static void on_after_paint(GdkFrameClock *clock, shot *s)
 {
     if (s->frames == 0 && !s->refitted && fit_window(s))
@@ -223,6 +287,8 @@ static void on_after_paint(GdkFrameClock *clock, shot *s)
         gtk_widget_queue_draw(GTK_WIDGET(s->win));
         return;
     }
+    if (waiting_for_data(s))
+        return;
     stop_waiting(s);
     g_idle_add(take, s);
 }

@@ -5,7 +5,12 @@
  * prefix ("train/", "validation/") in collapsible sections with a tag
  * filter, a TwChartView per scalar tag, and Histograms / Distributions tabs
  * for histogram tags. Runs written by another process appear and update
- * like those started from the window. */
+ * like those started from the window.
+ *
+ * Contract changes (dashboard page): the "logdb" property (so the window's
+ * template can hold the page), "ready" with tw_dashboard_view_ready (the
+ * first data is on screen: `twb --screenshot` waits for it), and
+ * tw_dashboard_view_show_tab. */
 #ifndef TW_UI_DASHBOARD_VIEW_H
 #define TW_UI_DASHBOARD_VIEW_H
 
@@ -21,6 +26,11 @@ G_DECLARE_FINAL_TYPE(TwDashboardView, tw_dashboard_view, TW, DASHBOARD_VIEW, Gtk
 GtkWidget *tw_dashboard_view_new(const char *logdb_path);
 void tw_dashboard_view_set_logdb(TwDashboardView *view, const char *path);
 TwDashboardData *tw_dashboard_view_data(TwDashboardView *view);
+/* TRUE once the runs are listed and every chart built on screen has had
+ * its first answer (notify::ready). */
+gboolean tw_dashboard_view_ready(TwDashboardView *view);
+/* "scalars", "histograms" or "distributions". */
+void tw_dashboard_view_show_tab(TwDashboardView *view, const char *name);
 
 G_END_DECLS
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "banner.h"
+#include "dashboard_view.h"
 #include "designer_view.h"
 #include "placeholder_view.h"
 
@@ -518,18 +519,6 @@ static void update_recent_menu(TwWindow *win)
 }
 
 /* ---- the run database ---------------------------------------------------------------- */
-static void update_dashboard_text(TwWindow *win)
-{
-    char *path = g_markup_escape_text(win->logdb ? win->logdb : "the run database", -1);
-    char *body = g_strdup_printf("Live charts of the runs in <b>%s</b> arrive with the dashboard.", path);
-    tw_placeholder_view_set_body(TW_PLACEHOLDER_VIEW(win->dashboard_view), body);
-    tw_placeholder_view_set_hint(TW_PLACEHOLDER_VIEW(win->dashboard_view),
-                                 "Train a model (<b>Ctrl+Return</b>) or run "
-                                 "<tt>twb train MODEL.json --logdb FILE</tt> to record runs.");
-    g_free(body);
-    g_free(path);
-}
-
 static void on_panel_logdb(GObject *panel, GParamSpec *pspec, TwWindow *win)
 {
     char *logdb = NULL;
@@ -559,7 +548,6 @@ static void tw_window_constructed(GObject *object)
     if (!win->doc)
         win->doc = tw_model_doc_new();
     build_designer_page(win);
-    update_dashboard_text(win);
     tw_placeholder_view_set_body(TW_PLACEHOLDER_VIEW(win->graph_view),
                                  "The traced graph view arrives later: the designer’s model will be shown here as a "
                                  "graph of its operations.");
@@ -640,6 +628,7 @@ static void tw_window_class_init(TwWindowClass *klass)
 
     g_type_ensure(TW_TYPE_BANNER);
     g_type_ensure(TW_TYPE_PLACEHOLDER_VIEW);
+    g_type_ensure(TW_TYPE_DASHBOARD_VIEW);
     gtk_widget_class_set_template_from_resource(widget_class, RESOURCE_PATH "/window.ui");
     gtk_widget_class_bind_template_child(widget_class, TwWindow, banner);
     gtk_widget_class_bind_template_child(widget_class, TwWindow, stack);
@@ -705,7 +694,7 @@ void tw_window_set_logdb(TwWindow *win, const char *path)
         return;
     g_free(win->logdb);
     win->logdb = g_strdup(path);
-    update_dashboard_text(win);
+    tw_dashboard_view_set_logdb(TW_DASHBOARD_VIEW(win->dashboard_view), path);
     /* --logdb sets the panel's file too; the panel telling us is a no-op. */
     g_object_set(win->train_panel, "logdb", path, NULL);
 }

@@ -1,0 +1,891 @@
+/* The Dashboard page as a person meets it, under Xvfb (tests/meson.build):
+ * the run list with colours, check boxes, status and durations, a run
+ * written by another writer while the page is open, the regular-expression
+ * filters, tags grouped by prefix, histograms and distributions, the empty
+ * file; and, measured, the time from a value being written to a frame
+ * showing it and the longest frame while values arrive and while 200 runs
+ * of 20 tags open. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <glib/gstdio.h>
+#include <gtk/gtk.h>
+
+#include <tw/summary.h>
+
+#include "chart_card.h"
+#include "dashboard_view.h"
+#include "histogram_view.h"
+#include "placeholder_view.h"
+#include "run_list.h"
+#include "tag_sections.h"
+
+#define MAX_LATENCY_MS 100.0
+#define MAX_FRAME_MS 16.0
+
+/* ---- the main loop ---------------------------------------------------------- */
+static gboolean timed_out(gpointer data)
+{
+    *(gboolean *)data = TRUE;
+    return G_SOURCE_REMOVE;
+}
+
+/* Runs the main loop until cond holds, failing after `seconds`. */
+static void wait_until(gboolean (*cond)(gpointer), gpointer data, double seconds, const char *what)
+{
+    gboolean expired = FALSE;
+    guint timer = g_timeout_add((guint)(seconds * 1000), timed_out, &expired);
+    while (!cond(data) && !expired)
+        g_main_context_iteration(NULL, TRUE);
+    if (expired)
+        g_error("waited %.0f s for %s", seconds, what);
+    g_source_remove(timer);
+}
+
+static void spin(double seconds)
+{
+    gboolean expired = FALSE;
+    g_timeout_add((guint)(seconds * 1000), timed_out, &expired);
+    while (!expired)
+        g_main_context_iteration(NULL, TRUE);
+}
+
+/* ---- widgets -------------------------------------------------------------------- */
+static GtkWidget *find_type(GtkWidget *root, GType type)
+{
+    if (G_TYPE_CHECK_INSTANCE_TYPE(root, type))
+        return root;
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = find_type(c, type);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+static GtkWidget *find_named(GtkWidget *root, const char *name)
+{
+    if (!g_strcmp0(gtk_widget_get_name(root), name))
+        return root;
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = find_named(c, name);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+/* Widgets with a CSS class under root, in tree order. */
+static void collect_class(GtkWidget *root, const char *css_class, GPtrArray *out)
+{
+    if (gtk_widget_has_css_class(root, css_class))
+        g_ptr_array_add(out, root);
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c))
+        collect_class(c, css_class, out);
+}
+
+typedef struct {
+    GtkWidget *window, *view;
+    TwDashboardView *dashboard;
+    TwDashboardData *data;
+    TwRunList *runs;
+    char *dir, *logdb;
+} fixture;
+
+static char *scratch_db(char **dir)
+{
+    GError *error = NULL;
+    *dir = g_dir_make_tmp("twb-dashboard-XXXXXX", &error);
+    g_assert_no_error(error);
+    return g_build_filename(*dir, "runs.db", NULL);
+}
+
+static gboolean is_ready(gpointer view)
+{
+    return tw_dashboard_view_ready(view);
+}
+
+static void fixture_show(fixture *f)
+{
+    f->window = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(f->window), 1280, 800);
+    f->view = tw_dashboard_view_new(f->logdb);
+    f->dashboard = TW_DASHBOARD_VIEW(f->view);
+    f->data = tw_dashboard_view_data(f->dashboard);
+    f->runs = TW_RUN_LIST(find_type(f->view, TW_TYPE_RUN_LIST));
+    gtk_window_set_child(GTK_WINDOW(f->window), f->view);
+    gtk_window_present(GTK_WINDOW(f->window));
+    wait_until(is_ready, f->view, 10, "the dashboard's first data");
+}
+
+static void fixture_init(fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    f->logdb = scratch_db(&f->dir);
+}
+
+static void fixture_close(fixture *f)
+{
+    gtk_window_destroy(GTK_WINDOW(f->window));
+    spin(0.05);
+    char *wal = g_strconcat(f->logdb, "-wal", NULL), *shm = g_strconcat(f->logdb, "-shm", NULL);
+    g_remove(wal);
+    g_remove(shm);
+    g_remove(f->logdb);
+    g_rmdir(f->dir);
+    g_free(wal);
+    g_free(shm);
+    g_free(f->logdb);
+    g_free(f->dir);
+}
+
+static TwTagSections *sections(fixture *f, const char *tab)
+{
+    return TW_TAG_SECTIONS(find_named(f->view, tab));
+}
+
+static gint64 run_id(fixture *f, const char *name)
+{
+    for (int i = 0; i < tw_dashboard_data_n_runs(f->data); i++)
+        if (!strcmp(tw_dashboard_data_run(f->data, i)->name, name))
+            return tw_dashboard_data_run(f->data, i)->id;
+    return -1;
+}
+
+static TwChartCard *chart_card(fixture *f, const char *tag)
+{
+    GtkWidget *card = tw_tag_sections_card(sections(f, "scalars"), tag);
+    return card ? TW_CHART_CARD(card) : NULL;
+}
+
+/* ---- writing runs --------------------------------------------------------------- */
+static tw_summary_writer *open_run(const char *logdb, const char *name)
+{
+    tw_summary_writer *w = tw_summary_writer_open(logdb, name, NULL);
+    g_assert_nonnull(w);
+    return w;
+}
+
+static void write_scalars(tw_summary_writer *w, const char *tag, int n)
+{
+    for (int s = 1; s <= n; s++)
+        g_assert_cmpint(tw_summary_scalar(w, tag, 1.0 / s, s), ==, 0);
+}
+
+static void write_histogram(tw_summary_writer *w, const char *tag, int64_t step)
+{
+    float values[256];
+    for (int i = 0; i < 256; i++)
+        values[i] = (float)((i - 128) / 64.0 + step * 0.01);
+    tw_tensor *t = tw_tensor_from_data(values, TW_FLOAT32, 1, (int64_t[]){256});
+    g_assert_cmpint(tw_summary_histogram(w, tag, t, step), ==, 0);
+    tw_tensor_unref(t);
+}
+
+/* A finished (or failed...) run with a loss. */
+static void write_run(const char *logdb, const char *name, tw_run_status status)
+{
+    tw_summary_writer *w = open_run(logdb, name);
+    write_scalars(w, "train/loss", 20);
+    g_assert_cmpint(tw_summary_writer_close(w, status), ==, 0);
+}
+
+/* ---- the run list ------------------------------------------------------------------- */
+static GPtrArray *row_texts(fixture *f, const char *css_class)
+{
+    GPtrArray *labels = g_ptr_array_new(), *texts = g_ptr_array_new();
+    collect_class(GTK_WIDGET(f->runs), css_class, labels);
+    for (guint i = 0; i < labels->len; i++)
+        if (gtk_widget_get_visible(labels->pdata[i]))
+            g_ptr_array_add(texts, (gpointer)gtk_label_get_text(labels->pdata[i]));
+    g_ptr_array_free(labels, TRUE);
+    return texts;
+}
+
+static char *joined_rows(fixture *f, const char *css_class)
+{
+    GPtrArray *texts = row_texts(f, css_class);
+    g_ptr_array_add(texts, NULL);
+    char *joined = g_strjoinv(",", (char **)texts->pdata);
+    g_ptr_array_free(texts, TRUE);
+    return joined;
+}
+
+typedef struct {
+    fixture *f;
+    const char *css_class, *expected;
+} rows_cond;
+
+static gboolean rows_are(gpointer data)
+{
+    rows_cond *c = data;
+    char *now = joined_rows(c->f, c->css_class);
+    gboolean same = !strcmp(now, c->expected);
+    g_free(now);
+    return same;
+}
+
+static void wait_rows(fixture *f, const char *css_class, const char *expected)
+{
+    rows_cond c = {f, css_class, expected};
+    wait_until(rows_are, &c, 10, expected);
+}
+
+typedef struct {
+    const char *logdb;
+    tw_summary_writer *w;
+} writer_job;
+
+/* Another writer, as another process would be: its own connection. */
+static gpointer add_run_thread(gpointer data)
+{
+    writer_job *job = data;
+    job->w = open_run(job->logdb, "added");
+    write_scalars(job->w, "train/loss", 5);
+    tw_summary_flush(job->w);
+    return NULL;
+}
+
+static gboolean tag_has_run(gpointer data)
+{
+    fixture *f = data;
+    TwChartCard *card = chart_card(f, "train/loss");
+    int n = 0;
+    if (card)
+        tw_chart_card_tag_ids(card, &n);
+    return n == 3;
+}
+
+static void test_runs(void)
+{
+    fixture f;
+    fixture_init(&f);
+    /* "live" is running (its writer open), "newest" the last started. */
+    tw_summary_writer *live = open_run(f.logdb, "live");
+    write_scalars(live, "train/loss", 10);
+    tw_summary_flush(live);
+    write_run(f.logdb, "old", TW_RUN_FINISHED);
+    write_run(f.logdb, "broken", TW_RUN_FAILED);
+    write_run(f.logdb, "newest", TW_RUN_FINISHED);
+    fixture_show(&f);
+
+    wait_rows(&f, "run-name", "newest,broken,old,live");
+    wait_rows(&f, "run-status", "finished,failed,finished,running");
+    g_assert_true(tw_run_list_checked(f.runs, run_id(&f, "newest")));
+    g_assert_true(tw_run_list_checked(f.runs, run_id(&f, "live")));
+    g_assert_false(tw_run_list_checked(f.runs, run_id(&f, "old")));
+    g_assert_false(tw_run_list_checked(f.runs, run_id(&f, "broken")));
+    /* A pulsing dot for the running run only. */
+    GPtrArray *dots = g_ptr_array_new();
+    collect_class(GTK_WIDGET(f.runs), "run-running-dot", dots);
+    int visible_dots = 0;
+    for (guint i = 0; i < dots->len; i++)
+        visible_dots += gtk_widget_get_visible(dots->pdata[i]);
+    g_assert_cmpint(visible_dots, ==, 1);
+    g_ptr_array_free(dots, TRUE);
+    /* A colour each, by the order the runs started. */
+    const char *names[] = {"live", "old", "broken", "newest"};
+    for (int i = 0; i < 4; i++) {
+        tw_rgb c = tw_run_list_color(f.runs, run_id(&f, names[i])), expected = tw_run_color(i);
+        g_assert_true(c.r == expected.r && c.g == expected.g && c.b == expected.b);
+    }
+    /* The checked runs are drawn: two lines in the loss chart. */
+    TwChartCard *card = chart_card(&f, "train/loss");
+    g_assert_nonnull(card);
+    int n = 0;
+    tw_chart_card_tag_ids(card, &n);
+    g_assert_cmpint(n, ==, 2);
+
+    /* The running run's duration ticks. */
+    GPtrArray *durations = row_texts(&f, "run-duration");
+    char *before = g_strdup(durations->pdata[3]);
+    g_ptr_array_free(durations, TRUE);
+    spin(1.6);
+    durations = row_texts(&f, "run-duration");
+    g_assert_cmpstr(durations->pdata[3], !=, before);
+    g_ptr_array_free(durations, TRUE);
+    g_free(before);
+
+    /* A run written by another writer while the page is open: at the top,
+     * checked, drawn. */
+    writer_job job = {f.logdb, NULL};
+    g_thread_join(g_thread_new("writer", add_run_thread, &job));
+    wait_rows(&f, "run-name", "added,newest,broken,old,live");
+    g_assert_true(tw_run_list_checked(f.runs, run_id(&f, "added")));
+    wait_until(tag_has_run, &f, 10, "the added run in the loss chart");
+    tw_rgb c = tw_run_list_color(f.runs, run_id(&f, "added")), expected = tw_run_color(4);
+    g_assert_true(c.r == expected.r && c.g == expected.g && c.b == expected.b);
+
+    /* Runs that end say so. */
+    tw_summary_writer_close(live, TW_RUN_STOPPED);
+    tw_summary_writer_close(job.w, TW_RUN_FINISHED);
+    wait_rows(&f, "run-status", "finished,finished,failed,finished,stopped");
+    fixture_close(&f);
+}
+
+/* ---- filters ------------------------------------------------------------------------ */
+typedef struct {
+    fixture *f;
+    guint n;
+} count_cond;
+
+static gboolean n_visible_is(gpointer data)
+{
+    count_cond *c = data;
+    return tw_run_list_n_visible(c->f->runs) == c->n;
+}
+
+static void filter_runs(fixture *f, const char *text, guint expected)
+{
+    gtk_editable_set_text(tw_run_list_filter_entry(f->runs), text);
+    count_cond c = {f, expected};
+    wait_until(n_visible_is, &c, 5, text);
+}
+
+static int drawn_runs(fixture *f)
+{
+    int n = 0;
+    tw_chart_card_tag_ids(chart_card(f, "train/loss"), &n);
+    return n;
+}
+
+static gboolean drawn_runs_are(gpointer data)
+{
+    count_cond *c = data;
+    return drawn_runs(c->f) == (int)c->n;
+}
+
+/* The loss chart draws n runs (check boxes and filters apply once per
+ * main-loop turn). */
+static void wait_drawn(fixture *f, guint n)
+{
+    count_cond c = {f, n};
+    wait_until(drawn_runs_are, &c, 5, "the runs drawn");
+}
+
+static gboolean marked_error(gpointer entry)
+{
+    return gtk_widget_has_css_class(entry, "error");
+}
+
+static void test_run_filter(void)
+{
+    fixture f;
+    fixture_init(&f);
+    write_run(f.logdb, "mnist-lr0.1", TW_RUN_FINISHED);
+    write_run(f.logdb, "mnist-lr0.01", TW_RUN_FINISHED);
+    write_run(f.logdb, "cifar-a", TW_RUN_FINISHED);
+    fixture_show(&f);
+    for (int i = 0; i < tw_dashboard_data_n_runs(f.data); i++)
+        tw_run_list_set_checked(f.runs, tw_dashboard_data_run(f.data, i)->id, TRUE);
+    wait_drawn(&f, 3);
+
+    filter_runs(&f, "^mnist", 2);
+    wait_rows(&f, "run-name", "mnist-lr0.01,mnist-lr0.1");
+    wait_drawn(&f, 2);
+    filter_runs(&f, "LR0\\.01$", 1); /* case does not matter */
+    wait_rows(&f, "run-name", "mnist-lr0.01");
+    wait_drawn(&f, 1);
+
+    /* Typing on into something that is no regular expression: marked, with
+     * the reason; the last filter stays. */
+    GtkWidget *entry = GTK_WIDGET(tw_run_list_filter_entry(f.runs));
+    int end = -1;
+    gtk_editable_insert_text(GTK_EDITABLE(entry), "(", 1, &end);
+    wait_until(marked_error, entry, 5, "the error style");
+    g_assert_false(tw_run_list_filter_valid(f.runs));
+    g_assert_nonnull(strstr(gtk_widget_get_tooltip_text(entry), "missing terminating )"));
+    g_assert_cmpuint(tw_run_list_n_visible(f.runs), ==, 1);
+    spin(0.3);
+    g_assert_cmpint(drawn_runs(&f), ==, 1);
+    filter_runs(&f, "", 3);
+    g_assert_false(gtk_widget_has_css_class(entry, "error"));
+    g_assert_true(tw_run_list_filter_valid(f.runs));
+    wait_drawn(&f, 3);
+    fixture_close(&f);
+}
+
+/* ---- tags ----------------------------------------------------------------------------- */
+static char *group_names(TwTagSections *s)
+{
+    GString *out = g_string_new(NULL);
+    for (int i = 0; i < tw_tag_sections_n_groups(s); i++)
+        if (gtk_widget_get_visible(GTK_WIDGET(tw_tag_sections_expander(s, i))))
+            g_string_append_printf(out, "%s%s", out->len ? "," : "", tw_tag_sections_group(s, i));
+    return g_string_free(out, FALSE);
+}
+
+static void append_key(const char *key, GtkWidget *content, gpointer data)
+{
+    g_string_append_printf(data, "%s%s", ((GString *)data)->len ? "," : "", key);
+}
+
+static char *built_keys(TwTagSections *s)
+{
+    GString *out = g_string_new(NULL);
+    tw_tag_sections_foreach(s, append_key, out);
+    return g_string_free(out, FALSE);
+}
+
+static gboolean settled(gpointer s)
+{
+    return tw_tag_sections_settled(s);
+}
+
+typedef struct {
+    TwTagSections *s;
+    const char *expected;
+} groups_cond;
+
+static gboolean groups_are(gpointer data)
+{
+    groups_cond *c = data;
+    char *now = group_names(c->s);
+    gboolean same = !strcmp(now, c->expected);
+    g_free(now);
+    return same;
+}
+
+static void filter_tags(fixture *f, const char *text)
+{
+    GPtrArray *entries = g_ptr_array_new();
+    collect_class(f->view, "tag-filter", entries);
+    g_assert_cmpuint(entries->len, ==, 1);
+    gtk_editable_set_text(GTK_EDITABLE(entries->pdata[0]), text);
+    g_ptr_array_free(entries, TRUE);
+}
+
+static gboolean histogram_drawn(gpointer data)
+{
+    TwTagSections *s = data;
+    GtkWidget *view = find_type(GTK_WIDGET(s), TW_TYPE_HISTOGRAM_VIEW);
+    return view && tw_histogram_view_n_drawn(TW_HISTOGRAM_VIEW(view)) == 3;
+}
+
+static void test_tag_groups(void)
+{
+    fixture f;
+    fixture_init(&f);
+    tw_summary_writer *w = open_run(f.logdb, "run");
+    const char *tags[] = {"validation/loss", "train/loss", "lr", "epoch/loss", "train/accuracy"};
+    for (size_t i = 0; i < G_N_ELEMENTS(tags); i++)
+        write_scalars(w, tags[i], 5);
+    for (int step = 0; step < 3; step++)
+        write_histogram(w, "weights/dense/kernel", step * 10);
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+    fixture_show(&f);
+
+    /* Groups alphabetical, tags alphabetical within; all on screen built. */
+    TwTagSections *scalars = sections(&f, "scalars");
+    char *groups = group_names(scalars);
+    g_assert_cmpstr(groups, ==, "epoch,lr,train,validation");
+    g_free(groups);
+    char *keys = built_keys(scalars);
+    g_assert_cmpstr(keys, ==, "epoch/loss,lr,train/accuracy,train/loss,validation/loss");
+    g_free(keys);
+    g_assert_true(gtk_expander_get_expanded(tw_tag_sections_expander(scalars, 2)));
+
+    /* The tag filter hides tags and the groups left empty. */
+    filter_tags(&f, "loss$");
+    groups_cond c = {scalars, "epoch,train,validation"};
+    wait_until(groups_are, &c, 5, c.expected);
+    filter_tags(&f, "^(lr|train/acc)");
+    c.expected = "lr,train";
+    wait_until(groups_are, &c, 5, c.expected);
+    /* Typed on into an invalid one: marked, and nothing changes. */
+    GPtrArray *entries = g_ptr_array_new();
+    collect_class(f.view, "tag-filter", entries);
+    int end = -1;
+    gtk_editable_insert_text(GTK_EDITABLE(entries->pdata[0]), "[", 1, &end);
+    spin(0.4);
+    g_assert_true(gtk_widget_has_css_class(entries->pdata[0], "error"));
+    g_ptr_array_free(entries, TRUE);
+    c.expected = "lr,train";
+    g_assert_true(groups_are(&c));
+    filter_tags(&f, "");
+    c.expected = "epoch,lr,train,validation";
+    wait_until(groups_are, &c, 5, c.expected);
+
+    /* Histograms and distributions: the weights group, a card per run, drawn. */
+    tw_dashboard_view_show_tab(f.dashboard, "histograms");
+    TwTagSections *histograms = sections(&f, "histograms");
+    wait_until(settled, histograms, 5, "the histogram cards");
+    groups = group_names(histograms);
+    g_assert_cmpstr(groups, ==, "weights");
+    g_free(groups);
+    wait_until(histogram_drawn, histograms, 5, "three histograms drawn");
+    tw_dashboard_view_show_tab(f.dashboard, "distributions");
+    TwTagSections *distributions = sections(&f, "distributions");
+    wait_until(histogram_drawn, distributions, 5, "three steps of the distribution drawn");
+    fixture_close(&f);
+}
+
+/* ---- an empty file -------------------------------------------------------------------------- */
+static gboolean has_runs(gpointer data)
+{
+    return tw_dashboard_data_n_runs(data) > 0;
+}
+
+static void test_empty_file(void)
+{
+    fixture f;
+    fixture_init(&f);
+    fixture_show(&f);
+    TwPlaceholderView *message = TW_PLACEHOLDER_VIEW(find_type(f.view, TW_TYPE_PLACEHOLDER_VIEW));
+    g_assert_true(gtk_widget_get_mapped(GTK_WIDGET(message)));
+    char *expected = g_strdup_printf("No runs in %s yet.", f.logdb);
+    g_assert_cmpstr(tw_placeholder_view_body(message), ==, expected);
+    g_free(expected);
+    expected = g_strdup_printf("Train a model (Ctrl+Return) or run twb train MODEL.json --logdb %s.", f.logdb);
+    g_assert_cmpstr(tw_placeholder_view_hint(message), ==, expected);
+    g_free(expected);
+    /* The file appears: the runs and the charts follow. */
+    write_run(f.logdb, "first", TW_RUN_FINISHED);
+    wait_until(has_runs, f.data, 10, "the new file's run");
+    spin(0.1);
+    g_assert_false(gtk_widget_get_mapped(GTK_WIDGET(message)));
+    wait_until(settled, sections(&f, "scalars"), 5, "the first chart");
+    g_assert_nonnull(chart_card(&f, "train/loss"));
+    fixture_close(&f);
+}
+
+/* ---- measured: frames ------------------------------------------------------------------------- */
+/* Each frame's time from before-paint to after-paint and the main loop's
+ * longest stretch between two turns of a 1 ms timer. On a shared two-core
+ * machine wall-clock time also holds the main thread's waits for a CPU
+ * behind other processes (and the data and render threads), and for an X
+ * server that waits too. So the bounds are: every frame's and every
+ * stretch's CPU time (the work done on the main loop), and the median
+ * frame's own time: wall clock less the waits for a CPU, which the kernel
+ * counts per thread (/proc/thread-self/schedstat). The longest wall-clock
+ * frame is reported. */
+typedef struct {
+    double wall, wait, cpu; /* ms */
+} clock_sample;
+
+typedef struct {
+    GdkFrameClock *clock;
+    clock_sample paint_start, last_wake;
+    gboolean painting, woken;
+    GArray *own_ms;
+    double longest_wall_ms, longest_cpu_ms, longest_stall_cpu_ms;
+    guint timer;
+    gulong before, after;
+} frame_meter;
+
+static clock_sample sample_now(void)
+{
+    clock_sample s = {.wall = g_get_monotonic_time() / 1000.0};
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    s.cpu = t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long run_ns = 0, wait_ns = 0;
+    if (f && fscanf(f, "%llu %llu", &run_ns, &wait_ns) == 2)
+        s.wait = wait_ns / 1e6;
+    if (f)
+        fclose(f);
+    return s;
+}
+
+static void on_before_paint(GdkFrameClock *clock, frame_meter *m)
+{
+    m->paint_start = sample_now();
+    m->painting = TRUE;
+}
+
+static void on_after_paint(GdkFrameClock *clock, frame_meter *m)
+{
+    if (!m->painting)
+        return;
+    clock_sample now = sample_now(), *start = &m->paint_start;
+    double own = (now.wall - start->wall) - (now.wait - start->wait);
+    g_array_append_val(m->own_ms, own);
+    m->longest_wall_ms = MAX(m->longest_wall_ms, now.wall - start->wall);
+    m->longest_cpu_ms = MAX(m->longest_cpu_ms, now.cpu - start->cpu);
+}
+
+static gboolean on_wake(gpointer data)
+{
+    frame_meter *m = data;
+    clock_sample now = sample_now();
+    if (m->woken)
+        m->longest_stall_cpu_ms = MAX(m->longest_stall_cpu_ms, now.cpu - m->last_wake.cpu);
+    m->last_wake = now;
+    m->woken = TRUE;
+    return G_SOURCE_CONTINUE;
+}
+
+static void meter_start(frame_meter *m, GtkWidget *window)
+{
+    memset(m, 0, sizeof *m);
+    m->own_ms = g_array_new(FALSE, FALSE, sizeof(double));
+    m->clock = gtk_widget_get_frame_clock(window);
+    m->before = g_signal_connect(m->clock, "before-paint", G_CALLBACK(on_before_paint), m);
+    m->after = g_signal_connect(m->clock, "after-paint", G_CALLBACK(on_after_paint), m);
+    m->timer = g_timeout_add_full(G_PRIORITY_HIGH, 1, on_wake, m, NULL);
+}
+
+static int compare_doubles(gconstpointer a, gconstpointer b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    double median_own_ms, longest_cpu_ms, longest_stall_cpu_ms;
+} frame_stats;
+
+static frame_stats meter_stop(frame_meter *m, const char *what)
+{
+    g_signal_handler_disconnect(m->clock, m->before);
+    g_signal_handler_disconnect(m->clock, m->after);
+    g_source_remove(m->timer);
+    guint n = m->own_ms->len;
+    g_assert_cmpuint(n, >, 0);
+    g_array_sort(m->own_ms, compare_doubles);
+    frame_stats stats = {g_array_index(m->own_ms, double, n / 2), m->longest_cpu_ms, m->longest_stall_cpu_ms};
+    g_printerr("# %s: %u frames, %.1f ms median (wall clock less the waits for a CPU), %.1f ms longest "
+               "(wall clock); CPU: %.1f ms the longest frame, %.1f ms the main loop's longest stretch\n",
+               what, n, stats.median_own_ms, m->longest_wall_ms, stats.longest_cpu_ms, stats.longest_stall_cpu_ms);
+    g_array_unref(m->own_ms);
+    return stats;
+}
+
+static void assert_frames(frame_stats stats)
+{
+    g_assert_cmpfloat(stats.median_own_ms, <=, MAX_FRAME_MS);
+    g_assert_cmpfloat(stats.longest_cpu_ms, <=, MAX_FRAME_MS);
+    g_assert_cmpfloat(stats.longest_stall_cpu_ms, <=, MAX_FRAME_MS);
+}
+
+/* ---- measured: write to screen ----------------------------------------------------------------- */
+#define LIVE_VALUES 12
+#define LIVE_FIRST_STEP 1000
+
+typedef struct {
+    tw_summary_writer *w;
+    gint64 written_at[LIVE_VALUES]; /* before tw_summary_scalar */
+    int n_written;                  /* atomic */
+    /* Main loop only: */
+    fixture *f;
+    gint64 tag_id;
+    int n_seen;                  /* values seen drawn, in order */
+    gboolean drawn_pending;      /* the chart was invalidated with value n_seen in the data */
+    double latency_ms[LIVE_VALUES];
+} live_test;
+
+/* A value every 150 ms, each flushed (the summary writer otherwise
+ * commits within 100 ms on its own schedule). */
+static gpointer live_writer(gpointer data)
+{
+    live_test *t = data;
+    for (int i = 0; i < LIVE_VALUES; i++) {
+        g_usleep(150000);
+        t->written_at[i] = g_get_monotonic_time();
+        g_atomic_int_set(&t->n_written, i + 1);
+        tw_summary_scalar(t->w, "train/loss", 5.0 + (i % 3), LIVE_FIRST_STEP + i);
+        tw_summary_flush(t->w);
+    }
+    return NULL;
+}
+
+/* The data holds the next value (by step) when the chart asks to be drawn:
+ * the frame after that shows it. */
+static void on_chart_invalidated(GdkPaintable *paintable, live_test *t)
+{
+    const TwSeriesView *v = tw_dashboard_data_series_view(t->f->data, t->tag_id);
+    if (t->n_seen < LIVE_VALUES && v && v->last_x >= LIVE_FIRST_STEP + t->n_seen)
+        t->drawn_pending = TRUE;
+}
+
+static void on_live_after_paint(GdkFrameClock *clock, live_test *t)
+{
+    if (!t->drawn_pending)
+        return;
+    t->drawn_pending = FALSE;
+    const TwSeriesView *v = tw_dashboard_data_series_view(t->f->data, t->tag_id);
+    gint64 now = g_get_monotonic_time();
+    int written = g_atomic_int_get(&t->n_written);
+    /* Every value up to the one now in the data is on screen. */
+    while (t->n_seen < written && v->last_x >= LIVE_FIRST_STEP + t->n_seen) {
+        t->latency_ms[t->n_seen] = (now - t->written_at[t->n_seen]) / 1000.0;
+        t->n_seen++;
+    }
+}
+
+static gboolean all_seen(gpointer data)
+{
+    return ((live_test *)data)->n_seen == LIVE_VALUES;
+}
+
+static void test_live_latency(void)
+{
+    fixture f;
+    fixture_init(&f);
+    live_test t = {.f = &f};
+    t.w = open_run(f.logdb, "live");
+    write_scalars(t.w, "train/loss", 200);
+    tw_summary_flush(t.w);
+    fixture_show(&f);
+    TwChartCard *card = chart_card(&f, "train/loss");
+    g_assert_nonnull(card);
+    int n = 0;
+    t.tag_id = tw_chart_card_tag_ids(card, &n)[0];
+    g_assert_cmpint(n, ==, 1);
+    spin(0.3);
+
+    GdkPaintable *paintable = gtk_widget_paintable_new(GTK_WIDGET(tw_chart_card_chart(card)));
+    g_signal_connect(paintable, "invalidate-contents", G_CALLBACK(on_chart_invalidated), &t);
+    frame_meter m;
+    meter_start(&m, f.window);
+    gulong after = g_signal_connect(m.clock, "after-paint", G_CALLBACK(on_live_after_paint), &t);
+    GThread *writer = g_thread_new("live-writer", live_writer, &t);
+    wait_until(all_seen, &t, 20, "every value on screen");
+    g_thread_join(writer);
+    g_signal_handler_disconnect(m.clock, after);
+    assert_frames(meter_stop(&m, "live values"));
+    g_object_unref(paintable);
+
+    double longest = 0, sum = 0;
+    for (int i = 0; i < LIVE_VALUES; i++) {
+        longest = MAX(longest, t.latency_ms[i]);
+        sum += t.latency_ms[i];
+    }
+    g_printerr("# write to screen: mean %.1f ms, longest %.1f ms over %d values\n", sum / LIVE_VALUES, longest,
+               LIVE_VALUES);
+    g_assert_cmpfloat(longest, <, MAX_LATENCY_MS);
+    /* The chart follows the new points: its x range reaches the last. */
+    double x_lo, x_hi, y_lo, y_hi;
+    tw_chart_view_get_range(tw_chart_card_chart(card), &x_lo, &x_hi, &y_lo, &y_hi);
+    g_assert_cmpfloat(x_hi, >=, LIVE_FIRST_STEP + LIVE_VALUES - 1);
+    tw_summary_writer_close(t.w, TW_RUN_FINISHED);
+    fixture_close(&f);
+}
+
+/* ---- measured: 200 runs of 20 tags -------------------------------------------------------------- */
+#define MANY_RUNS 200
+#define MANY_TAGS 20
+
+static void write_many_runs(const char *logdb)
+{
+    for (int r = 0; r < MANY_RUNS; r++) {
+        char name[32];
+        g_snprintf(name, sizeof name, "run-%03d", r);
+        tw_summary_writer *w = open_run(logdb, name);
+        for (int t = 0; t < MANY_TAGS; t++) {
+            char tag[32];
+            g_snprintf(tag, sizeof tag, "%s/metric_%02d", t < MANY_TAGS / 2 ? "train" : "validation", t);
+            for (int s = 0; s < 50; s++)
+                tw_summary_scalar(w, tag, sin(s * 0.1 + r) + t, s);
+        }
+        g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+    }
+}
+
+static gboolean all_runs_drawn(gpointer data)
+{
+    GtkWidget *card = tw_tag_sections_card(sections(data, "scalars"), "train/metric_00");
+    int n = 0;
+    if (card)
+        tw_chart_card_tag_ids(TW_CHART_CARD(card), &n);
+    return n == MANY_RUNS;
+}
+
+/* The median of three rounds' figures: a round holds a few frames that
+ * may share the cores with a busy neighbour (each figure's middle value). */
+#define ROUNDS 3
+
+static frame_stats median_stats(frame_stats *rounds)
+{
+    double own[ROUNDS], cpu[ROUNDS], stall[ROUNDS];
+    for (int i = 0; i < ROUNDS; i++) {
+        own[i] = rounds[i].median_own_ms;
+        cpu[i] = rounds[i].longest_cpu_ms;
+        stall[i] = rounds[i].longest_stall_cpu_ms;
+    }
+    qsort(own, ROUNDS, sizeof *own, (int (*)(const void *, const void *))compare_doubles);
+    qsort(cpu, ROUNDS, sizeof *cpu, (int (*)(const void *, const void *))compare_doubles);
+    qsort(stall, ROUNDS, sizeof *stall, (int (*)(const void *, const void *))compare_doubles);
+    return (frame_stats){own[ROUNDS / 2], cpu[ROUNDS / 2], stall[ROUNDS / 2]};
+}
+
+/* A fresh page on an empty file, then the 200 runs' file chosen: frames
+ * while it opens, and after every run is checked (200 lines in each chart). */
+static void many_runs_round(fixture *f, const char *many, frame_stats *opening, frame_stats *checked)
+{
+    fixture_show(f);
+    spin(0.3);
+    frame_meter m;
+    meter_start(&m, f->window);
+    tw_dashboard_view_set_logdb(f->dashboard, many);
+    wait_until(is_ready, f->view, 20, "200 runs on screen");
+    spin(0.5);
+    *opening = meter_stop(&m, "200 runs x 20 tags opening");
+    g_assert_cmpint(tw_dashboard_data_n_runs(f->data), ==, MANY_RUNS);
+    g_assert_cmpint(tw_dashboard_data_n_tag_names(f->data), ==, MANY_TAGS);
+    /* Every run listed (rows come a few a frame); the cards on screen
+     * built, not all of them. */
+    count_cond all_rows = {f, MANY_RUNS};
+    wait_until(n_visible_is, &all_rows, 10, "200 rows");
+    int built = tw_tag_sections_n_built(sections(f, "scalars"));
+    g_assert_cmpint(built, >, 0);
+    g_assert_cmpint(built, <, MANY_TAGS);
+
+    meter_start(&m, f->window);
+    for (int i = 0; i < MANY_RUNS; i++)
+        tw_run_list_set_checked(f->runs, tw_dashboard_data_run(f->data, i)->id, TRUE);
+    wait_until(all_runs_drawn, f, 10, "200 runs in the first chart");
+    spin(1.0);
+    *checked = meter_stop(&m, "200 runs checked");
+    gtk_window_destroy(GTK_WINDOW(f->window));
+    spin(0.1);
+}
+
+static void test_many_runs(void)
+{
+    fixture f;
+    fixture_init(&f);
+    char *many = g_build_filename(f.dir, "many.db", NULL);
+    write_many_runs(many);
+    g_free(f.logdb);
+    f.logdb = g_build_filename(f.dir, "none.db", NULL);
+    frame_stats opening[ROUNDS], checked[ROUNDS];
+    for (int i = 0; i < ROUNDS; i++)
+        many_runs_round(&f, many, &opening[i], &checked[i]);
+    assert_frames(median_stats(opening));
+    assert_frames(median_stats(checked));
+
+    fixture_show(&f); /* for fixture_close */
+    char *wal = g_strconcat(many, "-wal", NULL), *shm = g_strconcat(many, "-shm", NULL);
+    fixture_close(&f);
+    g_remove(wal);
+    g_remove(shm);
+    g_remove(many);
+    g_free(wal);
+    g_free(shm);
+    g_free(many);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_setenv("GTK_A11Y", "none", TRUE);
+    /* Frame times are the app's with GSK's Cairo renderer; Mesa's software
+     * GL under Xvfb takes 12-54 ms a frame by itself (test_ui_training.c). */
+    g_setenv("GSK_RENDERER", "cairo", FALSE);
+    if (!gtk_init_check()) {
+        g_test_message("no display: run under xvfb-run (meson test --suite gui does)");
+        return 77;
+    }
+    g_test_add_func("/ui/dashboard/runs", test_runs);
+    g_test_add_func("/ui/dashboard/run-filter", test_run_filter);
+    g_test_add_func("/ui/dashboard/tag-groups", test_tag_groups);
+    g_test_add_func("/ui/dashboard/empty-file", test_empty_file);
+    g_test_add_func("/ui/dashboard/live-latency", test_live_latency);
+    g_test_add_func("/ui/dashboard/many-runs", test_many_runs);
+    return g_test_run();
+}

@@ -1,0 +1,686 @@
+/* TwDashboardView (dashboard_view.h): a GtkPaned with the sidebar (TwRunList
+ * and the chart settings) and the tabs (Scalars, Histograms,
+ * Distributions: a TwTagSections each) under a tag filter; a placeholder
+ * instead of the tabs while there is nothing to show.
+ *
+ * Everything here follows TwDashboardData's signals: "runs-changed" and
+ * "tags-changed" recompute which cards exist and what each built chart
+ * draws (work in the number of runs times tags, once per change, never per
+ * frame); the charts and histogram views follow "series-changed" themselves. */
+#include "dashboard_view.h"
+
+#include <string.h>
+
+#include "chart_card.h"
+#include "histogram_view.h"
+#include "placeholder_view.h"
+#include "run_list.h"
+#include "tag_sections.h"
+
+#define DASHBOARD_CSS "/io/github/twb/Workbench/dashboard.css"
+#define SIDEBAR_WIDTH 300
+#define CARD_WIDTH 420
+#define CARD_HEIGHT 300
+#define DEFAULT_SMOOTHING 0.6
+#define READY_POLL_MS 20
+
+struct _TwDashboardView {
+    GtkWidget parent_instance;
+    TwDashboardData *data;
+    char *logdb;
+    GtkWidget *paned, *runs, *smoothing, *x_axis[3], *y_axis[2], *outliers;
+    GtkWidget *pages, *message, *tabs, *tab_stack, *tag_entry, *scalars, *histograms, *distributions, *overlay;
+    GHashTable *tag_index; /* tag name -> index in data's tag table + 1 */
+    GRegex *tag_filter;
+    double smoothing_weight;
+    tw_x_axis x;
+    tw_y_axis y;
+    gboolean ignore_outliers, have_runs, ready;
+    guint ready_poll, cards_idle;
+};
+
+enum { PROP_0, PROP_LOGDB, PROP_READY, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
+G_DEFINE_FINAL_TYPE(TwDashboardView, tw_dashboard_view, GTK_TYPE_WIDGET)
+
+static void load_css(GtkWidget *widget)
+{
+    GdkDisplay *display = gtk_widget_get_display(widget);
+    if (g_object_get_data(G_OBJECT(display), "tw-dashboard-css") ||
+        !g_resources_get_info(DASHBOARD_CSS, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL, NULL, NULL))
+        return;
+    GtkCssProvider *provider = gtk_css_provider_new();
+    gtk_css_provider_load_from_resource(provider, DASHBOARD_CSS);
+    gtk_style_context_add_provider_for_display(display, GTK_STYLE_PROVIDER(provider),
+                                               GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+    g_object_set_data_full(G_OBJECT(display), "tw-dashboard-css", provider, g_object_unref);
+}
+
+/* ---- lookups in data's snapshot ------------------------------------------------- */
+static int tag_index_of(TwDashboardView *self, const char *name)
+{
+    return GPOINTER_TO_INT(g_hash_table_lookup(self->tag_index, name)) - 1;
+}
+
+static int run_index_of(TwDashboardView *self, gint64 run_id)
+{
+    int n = tw_dashboard_data_n_runs(self->data);
+    for (int i = 0; i < n; i++)
+        if (tw_dashboard_data_run(self->data, i)->id == run_id)
+            return i;
+    return -1;
+}
+
+/* Histogram cards are per tag and run: "TAG\nRUN_ID". */
+static char *histogram_key(const char *tag, gint64 run_id)
+{
+    return g_strdup_printf("%s\n%" G_GINT64_FORMAT, tag, run_id);
+}
+
+static gint64 histogram_key_run(const char *key)
+{
+    return g_ascii_strtoll(strrchr(key, '\n') + 1, NULL, 10);
+}
+
+/* ---- scalar cards ----------------------------------------------------------------- */
+/* The shown runs having the tag, oldest first (the newest drawn on top). */
+static void update_series(TwDashboardView *self, TwChartCard *card)
+{
+    int ti = tag_index_of(self, tw_chart_card_tag(card)), n_runs = tw_dashboard_data_n_runs(self->data), n = 0;
+    gint64 *ids = g_new(gint64, MAX(n_runs, 1));
+    tw_rgb *colors = g_new(tw_rgb, MAX(n_runs, 1));
+    const char **labels = g_new(const char *, MAX(n_runs, 1));
+    double *origins = g_new(double, MAX(n_runs, 1));
+    for (int r = 0; ti >= 0 && r < n_runs; r++) {
+        const tw_run_info *run = tw_dashboard_data_run(self->data, r);
+        gint64 id = tw_dashboard_data_tag_id(self->data, ti, r);
+        if (id < 0 || !tw_run_list_shown(TW_RUN_LIST(self->runs), run->id))
+            continue;
+        ids[n] = id;
+        colors[n] = tw_run_list_color(TW_RUN_LIST(self->runs), run->id);
+        labels[n] = run->name;
+        origins[n] = run->start_time;
+        n++;
+    }
+    tw_chart_card_set_series(card, n, ids, colors, labels, origins);
+    g_free(ids);
+    g_free(colors);
+    g_free(labels);
+    g_free(origins);
+}
+
+static void apply_settings(TwDashboardView *self, TwChartCard *card)
+{
+    TwChartView *chart = tw_chart_card_chart(card);
+    tw_chart_view_set_smoothing(chart, self->smoothing_weight);
+    tw_chart_view_set_axes(chart, self->x, self->y, self->ignore_outliers);
+}
+
+static GtkWidget *make_scalar_card(const char *key, const char *tag, gpointer data)
+{
+    TwDashboardView *self = data;
+    GtkWidget *card = tw_chart_card_new(self->data, tag);
+    apply_settings(self, TW_CHART_CARD(card));
+    update_series(self, TW_CHART_CARD(card));
+    return card;
+}
+
+static void series_each(const char *key, GtkWidget *card, gpointer data)
+{
+    update_series(data, TW_CHART_CARD(card));
+}
+
+static void settings_each(const char *key, GtkWidget *card, gpointer data)
+{
+    apply_settings(data, TW_CHART_CARD(card));
+}
+
+/* ---- histogram cards ---------------------------------------------------------------- */
+static TwHistogramViewMode histogram_mode(TwDashboardView *self)
+{
+    return gtk_toggle_button_get_active(GTK_TOGGLE_BUTTON(self->overlay)) ? TW_HISTOGRAM_VIEW_OVERLAY
+                                                                         : TW_HISTOGRAM_VIEW_OFFSET;
+}
+
+static GtkWidget *make_histogram_view(TwDashboardView *self, const char *tag, gint64 run_id,
+                                      TwHistogramViewMode mode)
+{
+    int ti = tag_index_of(self, tag), ri = run_index_of(self, run_id);
+    const tw_run_info *run = ri >= 0 ? tw_dashboard_data_run(self->data, ri) : NULL;
+    gint64 tag_id = ti >= 0 && run ? tw_dashboard_data_tag_id(self->data, ti, ri) : -1;
+    char *title = g_strdup_printf("%s · %s", tag, run ? run->name : "?");
+    GtkWidget *view = tw_histogram_view_new(self->data, tag_id, title, tw_run_list_color(TW_RUN_LIST(self->runs), run_id),
+                                            mode);
+    g_free(title);
+    return view;
+}
+
+static GtkWidget *make_histogram_card(const char *key, const char *tag, gpointer data)
+{
+    TwDashboardView *self = data;
+    return make_histogram_view(self, tag, histogram_key_run(key), histogram_mode(self));
+}
+
+static GtkWidget *make_distribution_card(const char *key, const char *tag, gpointer data)
+{
+    return make_histogram_view(data, tag, histogram_key_run(key), TW_HISTOGRAM_VIEW_DISTRIBUTION);
+}
+
+static void mode_each(const char *key, GtkWidget *view, gpointer data)
+{
+    tw_histogram_view_set_mode(TW_HISTOGRAM_VIEW(view), histogram_mode(data));
+}
+
+/* ---- which cards there are ------------------------------------------------------------ */
+static gboolean any_visible_run_has(TwDashboardView *self, int ti)
+{
+    int n_runs = tw_dashboard_data_n_runs(self->data);
+    for (int r = 0; r < n_runs; r++)
+        if (tw_dashboard_data_tag_id(self->data, ti, r) >= 0 &&
+            tw_run_list_shown(TW_RUN_LIST(self->runs), tw_dashboard_data_run(self->data, r)->id))
+            return TRUE;
+    return FALSE;
+}
+
+/* Scalar tags of the checked runs; histogram cards per tag and checked run,
+ * the newest run first. */
+static void update_cards(TwDashboardView *self)
+{
+    GPtrArray *scalar_tags = g_ptr_array_new(), *hist_keys = g_ptr_array_new_with_free_func(g_free),
+              *hist_tags = g_ptr_array_new();
+    int n_tags = tw_dashboard_data_n_tag_names(self->data), n_runs = tw_dashboard_data_n_runs(self->data);
+    for (int t = 0; t < n_tags; t++) {
+        const char *tag = tw_dashboard_data_tag_name(self->data, t);
+        tw_series_kind kind = tw_dashboard_data_tag_kind(self->data, t);
+        if (kind == TW_SERIES_SCALAR && any_visible_run_has(self, t))
+            g_ptr_array_add(scalar_tags, (gpointer)tag);
+        for (int r = n_runs - 1; kind == TW_SERIES_HISTOGRAM && r >= 0; r--) {
+            gint64 run_id = tw_dashboard_data_run(self->data, r)->id;
+            if (tw_dashboard_data_tag_id(self->data, t, r) >= 0 && tw_run_list_shown(TW_RUN_LIST(self->runs), run_id)) {
+                g_ptr_array_add(hist_keys, histogram_key(tag, run_id));
+                g_ptr_array_add(hist_tags, (gpointer)tag);
+            }
+        }
+    }
+    const char *const *st = (const char *const *)scalar_tags->pdata;
+    tw_tag_sections_set_cards(TW_TAG_SECTIONS(self->scalars), (int)scalar_tags->len, st, st);
+    for (GtkWidget **s = (GtkWidget *[]){self->histograms, self->distributions, NULL}; *s; s++)
+        tw_tag_sections_set_cards(TW_TAG_SECTIONS(*s), (int)hist_keys->len, (const char *const *)hist_keys->pdata,
+                                  (const char *const *)hist_tags->pdata);
+    tw_tag_sections_foreach(TW_TAG_SECTIONS(self->scalars), series_each, self);
+    g_ptr_array_free(scalar_tags, TRUE);
+    g_ptr_array_free(hist_keys, TRUE);
+    g_ptr_array_free(hist_tags, TRUE);
+}
+
+/* Check boxes and the run filter change the cards once per main-loop turn,
+ * however many runs changed in it. */
+static gboolean update_cards_idle(gpointer data)
+{
+    TwDashboardView *self = data;
+    self->cards_idle = 0;
+    update_cards(self);
+    return G_SOURCE_REMOVE;
+}
+
+static void on_runs_shown(TwDashboardView *self)
+{
+    if (!self->cards_idle)
+        self->cards_idle = g_idle_add_full(G_PRIORITY_DEFAULT, update_cards_idle, self, NULL);
+}
+
+/* ---- the placeholder or the tabs --------------------------------------------------------- */
+static void show_message(TwDashboardView *self, const char *body, const char *hint)
+{
+    tw_placeholder_view_set_body(TW_PLACEHOLDER_VIEW(self->message), body);
+    tw_placeholder_view_set_hint(TW_PLACEHOLDER_VIEW(self->message), hint);
+    gtk_stack_set_visible_child(GTK_STACK(self->pages), self->message);
+}
+
+static void update_page(TwDashboardView *self)
+{
+    const char *error = tw_dashboard_data_error(self->data);
+    const char *path = tw_dashboard_data_path(self->data);
+    char *file = g_markup_escape_text(path ? path : "the run database", -1);
+    if (error) {
+        char *text = g_markup_escape_text(error, -1);
+        char *body = g_strdup_printf("Cannot read <b>%s</b>: %s", file, text);
+        show_message(self, body, "Choose another run database in the training panel, or start twb with --logdb FILE.");
+        g_free(body);
+        g_free(text);
+    } else if (!self->have_runs) {
+        char *body = g_strdup_printf("Reading <b>%s</b>…", file);
+        show_message(self, body, "");
+        g_free(body);
+    } else if (tw_dashboard_data_n_runs(self->data) == 0) {
+        char *body = g_strdup_printf("No runs in <b>%s</b> yet.", file);
+        char *hint = g_strdup_printf("Train a model (<b>Ctrl+Return</b>) or run <tt>twb train MODEL.json --logdb %s</tt>.",
+                                     file);
+        show_message(self, body, hint);
+        g_free(hint);
+        g_free(body);
+    } else {
+        gtk_stack_set_visible_child(GTK_STACK(self->pages), self->tabs);
+    }
+    g_free(file);
+}
+
+/* ---- ready: the first data on screen ------------------------------------------------------ */
+typedef struct {
+    TwDashboardData *data;
+    gboolean ready;
+} ReadyCheck;
+
+static void chart_ready_each(const char *key, GtkWidget *card, gpointer data)
+{
+    ReadyCheck *check = data;
+    int n = 0;
+    const gint64 *ids = tw_chart_card_tag_ids(TW_CHART_CARD(card), &n);
+    for (int i = 0; i < n && check->ready; i++)
+        check->ready = tw_dashboard_data_series_view(check->data, ids[i]) != NULL;
+}
+
+static void histogram_ready_each(const char *key, GtkWidget *view, gpointer data)
+{
+    ReadyCheck *check = data;
+    int n = 0;
+    check->ready = check->ready &&
+                   tw_dashboard_data_histograms(check->data, tw_histogram_view_tag_id(TW_HISTOGRAM_VIEW(view)), &n);
+}
+
+static gboolean compute_ready(TwDashboardView *self)
+{
+    if (tw_dashboard_data_error(self->data))
+        return TRUE;
+    if (!self->have_runs || self->cards_idle)
+        return FALSE;
+    GtkWidget *tab = gtk_stack_get_visible_child(GTK_STACK(self->tab_stack));
+    TwTagSections *sections = TW_TAG_SECTIONS(gtk_widget_get_last_child(tab));
+    if (tw_dashboard_data_n_runs(self->data) == 0)
+        return TRUE;
+    if (!gtk_widget_get_mapped(GTK_WIDGET(sections)) || !tw_tag_sections_settled(sections))
+        return FALSE;
+    ReadyCheck check = {self->data, TRUE};
+    tw_tag_sections_foreach(sections, GTK_WIDGET(sections) == self->scalars ? chart_ready_each : histogram_ready_each,
+                            &check);
+    return check.ready;
+}
+
+static gboolean poll_ready(gpointer data)
+{
+    TwDashboardView *self = data;
+    if (!compute_ready(self))
+        return G_SOURCE_CONTINUE;
+    self->ready_poll = 0;
+    self->ready = TRUE;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READY]);
+    return G_SOURCE_REMOVE;
+}
+
+/* Until ready, a short poll (cards are built from idles, answers come as
+ * signals; polling a cheap predicate is simpler than following them all). */
+static void restart_ready(TwDashboardView *self)
+{
+    gboolean was = self->ready;
+    self->ready = FALSE;
+    if (!self->ready_poll)
+        self->ready_poll = g_timeout_add(READY_POLL_MS, poll_ready, self);
+    if (was)
+        g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READY]);
+}
+
+/* ---- data's signals ------------------------------------------------------------------------- */
+static void rebuild_tag_index(TwDashboardView *self)
+{
+    g_hash_table_remove_all(self->tag_index);
+    int n = tw_dashboard_data_n_tag_names(self->data);
+    for (int t = 0; t < n; t++)
+        g_hash_table_insert(self->tag_index, g_strdup(tw_dashboard_data_tag_name(self->data, t)), GINT_TO_POINTER(t + 1));
+}
+
+static void on_runs_changed(TwDashboardView *self)
+{
+    self->have_runs = TRUE;
+    rebuild_tag_index(self);
+    tw_run_list_sync(TW_RUN_LIST(self->runs), self->data);
+    update_cards(self);
+    update_page(self);
+}
+
+static void on_tags_changed(TwDashboardView *self)
+{
+    rebuild_tag_index(self);
+    update_cards(self);
+}
+
+/* ---- the settings ---------------------------------------------------------------------------- */
+static void on_smoothing(GtkRange *range, TwDashboardView *self)
+{
+    self->smoothing_weight = gtk_range_get_value(range);
+    tw_tag_sections_foreach(TW_TAG_SECTIONS(self->scalars), settings_each, self);
+}
+
+static void on_axes(GtkWidget *button, TwDashboardView *self)
+{
+    if (GTK_IS_TOGGLE_BUTTON(button) && !gtk_toggle_button_get_active(GTK_TOGGLE_BUTTON(button)))
+        return; /* the group's other button reports the change */
+    for (int i = 0; i < 3; i++)
+        if (gtk_toggle_button_get_active(GTK_TOGGLE_BUTTON(self->x_axis[i])))
+            self->x = (tw_x_axis)i;
+    self->y = gtk_toggle_button_get_active(GTK_TOGGLE_BUTTON(self->y_axis[1])) ? TW_Y_LOG : TW_Y_LINEAR;
+    self->ignore_outliers = gtk_check_button_get_active(GTK_CHECK_BUTTON(self->outliers));
+    tw_tag_sections_foreach(TW_TAG_SECTIONS(self->scalars), settings_each, self);
+}
+
+static void on_histogram_mode(GtkToggleButton *button, TwDashboardView *self)
+{
+    if (gtk_toggle_button_get_active(button))
+        tw_tag_sections_foreach(TW_TAG_SECTIONS(self->histograms), mode_each, self);
+}
+
+static void on_tag_filter(GtkEditable *entry, TwDashboardView *self)
+{
+    const char *text = gtk_editable_get_text(entry);
+    GError *error = NULL;
+    GRegex *regex = *text ? g_regex_new(text, G_REGEX_CASELESS | G_REGEX_OPTIMIZE, 0, &error) : NULL;
+    if (error) {
+        gtk_widget_add_css_class(GTK_WIDGET(entry), "error");
+        gtk_widget_set_tooltip_text(GTK_WIDGET(entry), error->message);
+        g_error_free(error);
+        return;
+    }
+    gtk_widget_remove_css_class(GTK_WIDGET(entry), "error");
+    gtk_widget_set_tooltip_text(GTK_WIDGET(entry), "Show tags matching a regular expression");
+    for (GtkWidget **s = (GtkWidget *[]){self->scalars, self->histograms, self->distributions, NULL}; *s; s++)
+        tw_tag_sections_set_filter(TW_TAG_SECTIONS(*s), regex);
+    if (regex)
+        g_regex_unref(regex);
+}
+
+/* ---- construction ------------------------------------------------------------------------------ */
+static GtkWidget *heading(const char *text)
+{
+    GtkWidget *label = gtk_label_new(text);
+    gtk_label_set_xalign(GTK_LABEL(label), 0);
+    gtk_widget_add_css_class(label, "sidebar-heading");
+    return label;
+}
+
+/* A row of linked toggle buttons, the first active. */
+static void toggle_row(GtkWidget *box, const char *label, const char *const *names, const char *const *tips, int n,
+                       GtkWidget **buttons, TwDashboardView *self)
+{
+    GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 8);
+    GtkWidget *title = gtk_label_new(label);
+    gtk_label_set_xalign(GTK_LABEL(title), 0);
+    gtk_widget_set_hexpand(title, TRUE);
+    GtkWidget *linked = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0);
+    gtk_widget_add_css_class(linked, "linked");
+    for (int i = 0; i < n; i++) {
+        buttons[i] = gtk_toggle_button_new_with_label(names[i]);
+        gtk_widget_set_tooltip_text(buttons[i], tips[i]);
+        if (i)
+            gtk_toggle_button_set_group(GTK_TOGGLE_BUTTON(buttons[i]), GTK_TOGGLE_BUTTON(buttons[0]));
+        gtk_box_append(GTK_BOX(linked), buttons[i]);
+    }
+    gtk_toggle_button_set_active(GTK_TOGGLE_BUTTON(buttons[0]), TRUE);
+    for (int i = 0; i < n; i++)
+        g_signal_connect(buttons[i], "toggled", G_CALLBACK(on_axes), self);
+    gtk_box_append(GTK_BOX(row), title);
+    gtk_box_append(GTK_BOX(row), linked);
+    gtk_box_append(GTK_BOX(box), row);
+}
+
+static GtkWidget *settings(TwDashboardView *self)
+{
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 8);
+    gtk_widget_add_css_class(box, "chart-settings");
+    gtk_box_append(GTK_BOX(box), heading("Charts"));
+    GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 8);
+    gtk_box_append(GTK_BOX(row), gtk_label_new("Smoothing"));
+    self->smoothing = gtk_scale_new_with_range(GTK_ORIENTATION_HORIZONTAL, 0, 0.99, 0.01);
+    gtk_range_set_value(GTK_RANGE(self->smoothing), DEFAULT_SMOOTHING);
+    gtk_scale_set_draw_value(GTK_SCALE(self->smoothing), TRUE);
+    gtk_scale_set_digits(GTK_SCALE(self->smoothing), 2);
+    gtk_scale_set_value_pos(GTK_SCALE(self->smoothing), GTK_POS_RIGHT);
+    gtk_widget_set_hexpand(self->smoothing, TRUE);
+    gtk_widget_set_tooltip_text(self->smoothing, "Exponential moving average of the values (TensorBoard’s, debiased); "
+                                                 "the raw values stay faint behind");
+    g_signal_connect(self->smoothing, "value-changed", G_CALLBACK(on_smoothing), self);
+    gtk_box_append(GTK_BOX(row), self->smoothing);
+    gtk_box_append(GTK_BOX(box), row);
+    toggle_row(box, "X axis", (const char *const[]){"Step", "Relative", "Wall"},
+               (const char *const[]){"Training step", "Time since the run started", "Time of day"}, 3, self->x_axis,
+               self);
+    toggle_row(box, "Y axis", (const char *const[]){"Linear", "Log"},
+               (const char *const[]){"Linear scale", "Logarithmic scale (positive values)"}, 2, self->y_axis, self);
+    self->outliers = gtk_check_button_new_with_label("Ignore outliers");
+    gtk_widget_set_tooltip_text(self->outliers, "Fit the y axis to the 5th–95th percentile of the values");
+    g_signal_connect(self->outliers, "toggled", G_CALLBACK(on_axes), self);
+    gtk_box_append(GTK_BOX(box), self->outliers);
+    return box;
+}
+
+static GtkWidget *sidebar(TwDashboardView *self)
+{
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 8);
+    gtk_widget_add_css_class(box, "dashboard-sidebar");
+    gtk_box_append(GTK_BOX(box), heading("Runs"));
+    self->runs = tw_run_list_new();
+    gtk_widget_set_vexpand(self->runs, TRUE);
+    g_signal_connect_swapped(self->runs, "changed", G_CALLBACK(on_runs_shown), self);
+    gtk_box_append(GTK_BOX(box), self->runs);
+    gtk_box_append(GTK_BOX(box), gtk_separator_new(GTK_ORIENTATION_HORIZONTAL));
+    gtk_box_append(GTK_BOX(box), settings(self));
+    gtk_widget_set_size_request(box, SIDEBAR_WIDTH, -1);
+    return box;
+}
+
+static GtkWidget *page(GtkWidget *toolbar, GtkWidget *sections, const char *name)
+{
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+    if (toolbar)
+        gtk_box_append(GTK_BOX(box), toolbar);
+    gtk_widget_set_name(sections, name);
+    gtk_widget_set_vexpand(sections, TRUE);
+    gtk_box_append(GTK_BOX(box), sections);
+    return box;
+}
+
+static GtkWidget *histogram_toolbar(TwDashboardView *self)
+{
+    GtkWidget *bar = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0);
+    gtk_widget_add_css_class(bar, "linked");
+    gtk_widget_add_css_class(bar, "histogram-mode");
+    gtk_widget_set_halign(bar, GTK_ALIGN_START);
+    GtkWidget *offset = gtk_toggle_button_new_with_label("Offset");
+    gtk_widget_set_tooltip_text(offset, "One ridge per step, later steps in front");
+    self->overlay = gtk_toggle_button_new_with_label("Overlay");
+    gtk_widget_set_tooltip_text(self->overlay, "Every step’s outline on one axis, later steps darker");
+    gtk_toggle_button_set_group(GTK_TOGGLE_BUTTON(self->overlay), GTK_TOGGLE_BUTTON(offset));
+    gtk_toggle_button_set_active(GTK_TOGGLE_BUTTON(offset), TRUE);
+    g_signal_connect(self->overlay, "toggled", G_CALLBACK(on_histogram_mode), self);
+    g_signal_connect(offset, "toggled", G_CALLBACK(on_histogram_mode), self);
+    gtk_box_append(GTK_BOX(bar), offset);
+    gtk_box_append(GTK_BOX(bar), self->overlay);
+    return bar;
+}
+
+static GtkWidget *main_area(TwDashboardView *self)
+{
+    const char *no_histograms = "No histograms in the checked runs. <tt>twb train … --histogram-every N</tt> records "
+                                "each weight’s histogram every N steps.";
+    self->scalars = tw_tag_sections_new(CARD_WIDTH, CARD_HEIGHT, make_scalar_card, self);
+    tw_tag_sections_set_empty_text(TW_TAG_SECTIONS(self->scalars),
+                                   "No scalars in the checked runs yet. Check a run on the left, or wait for training "
+                                   "to log its first values.",
+                                   "No scalar tag matches the tag filter.");
+    self->histograms = tw_tag_sections_new(CARD_WIDTH, CARD_HEIGHT, make_histogram_card, self);
+    tw_tag_sections_set_empty_text(TW_TAG_SECTIONS(self->histograms), no_histograms,
+                                   "No histogram tag matches the tag filter.");
+    self->distributions = tw_tag_sections_new(CARD_WIDTH, CARD_HEIGHT, make_distribution_card, self);
+    tw_tag_sections_set_empty_text(TW_TAG_SECTIONS(self->distributions), no_histograms,
+                                   "No histogram tag matches the tag filter.");
+    GtkWidget *tabs = gtk_stack_new();
+    gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->scalars, "scalars"), "scalars", "Scalars");
+    gtk_stack_add_titled(GTK_STACK(tabs), page(histogram_toolbar(self), self->histograms, "histograms"), "histograms",
+                         "Histograms");
+    gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->distributions, "distributions"), "distributions",
+                         "Distributions");
+    g_signal_connect_swapped(tabs, "notify::visible-child", G_CALLBACK(restart_ready), self);
+    GtkWidget *bar = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12);
+    gtk_widget_add_css_class(bar, "dashboard-bar");
+    GtkWidget *switcher = gtk_stack_switcher_new();
+    gtk_stack_switcher_set_stack(GTK_STACK_SWITCHER(switcher), GTK_STACK(tabs));
+    self->tag_entry = gtk_search_entry_new();
+    g_object_set(self->tag_entry, "placeholder-text", "Filter tags (regex)", NULL);
+    gtk_widget_set_tooltip_text(self->tag_entry, "Show tags matching a regular expression");
+    gtk_widget_add_css_class(self->tag_entry, "tag-filter");
+    gtk_widget_set_hexpand(self->tag_entry, TRUE);
+    g_signal_connect(self->tag_entry, "search-changed", G_CALLBACK(on_tag_filter), self);
+    gtk_box_append(GTK_BOX(bar), self->tag_entry);
+    gtk_box_append(GTK_BOX(bar), switcher);
+    self->tabs = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+    gtk_box_append(GTK_BOX(self->tabs), bar);
+    gtk_widget_set_vexpand(tabs, TRUE);
+    gtk_box_append(GTK_BOX(self->tabs), tabs);
+    self->tab_stack = tabs;
+    self->message = tw_placeholder_view_new("tw-dashboard-symbolic", "Dashboard", "", "");
+    self->pages = gtk_stack_new();
+    gtk_stack_add_named(GTK_STACK(self->pages), self->message, "message");
+    gtk_stack_add_named(GTK_STACK(self->pages), self->tabs, "tabs");
+    return self->pages;
+}
+
+static void tw_dashboard_view_constructed(GObject *object)
+{
+    TwDashboardView *self = TW_DASHBOARD_VIEW(object);
+    G_OBJECT_CLASS(tw_dashboard_view_parent_class)->constructed(object);
+    self->data = tw_dashboard_data_new(self->logdb);
+    g_signal_connect_swapped(self->data, "runs-changed", G_CALLBACK(on_runs_changed), self);
+    g_signal_connect_swapped(self->data, "tags-changed", G_CALLBACK(on_tags_changed), self);
+    update_page(self);
+    restart_ready(self);
+}
+
+static void tw_dashboard_view_set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
+{
+    TwDashboardView *self = TW_DASHBOARD_VIEW(object);
+    if (id != PROP_LOGDB) {
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+        return;
+    }
+    if (self->data)
+        tw_dashboard_view_set_logdb(self, g_value_get_string(value));
+    else
+        self->logdb = g_value_dup_string(value);
+}
+
+static void tw_dashboard_view_get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+    TwDashboardView *self = TW_DASHBOARD_VIEW(object);
+    if (id == PROP_LOGDB)
+        g_value_set_string(value, self->data ? tw_dashboard_data_path(self->data) : self->logdb);
+    else if (id == PROP_READY)
+        g_value_set_boolean(value, self->ready);
+    else
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+}
+
+static void tw_dashboard_view_dispose(GObject *object)
+{
+    TwDashboardView *self = TW_DASHBOARD_VIEW(object);
+    if (self->ready_poll)
+        g_source_remove(self->ready_poll);
+    if (self->cards_idle)
+        g_source_remove(self->cards_idle);
+    self->ready_poll = self->cards_idle = 0;
+    if (self->data)
+        g_signal_handlers_disconnect_by_data(self->data, self);
+    g_clear_pointer(&self->paned, gtk_widget_unparent);
+    g_clear_object(&self->data);
+    g_clear_pointer(&self->tag_index, g_hash_table_unref);
+    G_OBJECT_CLASS(tw_dashboard_view_parent_class)->dispose(object);
+}
+
+static void tw_dashboard_view_finalize(GObject *object)
+{
+    g_free(TW_DASHBOARD_VIEW(object)->logdb);
+    G_OBJECT_CLASS(tw_dashboard_view_parent_class)->finalize(object);
+}
+
+static void tw_dashboard_view_class_init(TwDashboardViewClass *klass)
+{
+    GObjectClass *object_class = G_OBJECT_CLASS(klass);
+    object_class->constructed = tw_dashboard_view_constructed;
+    object_class->set_property = tw_dashboard_view_set_property;
+    object_class->get_property = tw_dashboard_view_get_property;
+    object_class->dispose = tw_dashboard_view_dispose;
+    object_class->finalize = tw_dashboard_view_finalize;
+    props[PROP_LOGDB] = g_param_spec_string("logdb", NULL, NULL, NULL,
+                                            G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+    props[PROP_READY] = g_param_spec_boolean("ready", NULL, NULL, FALSE,
+                                             G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+    g_object_class_install_properties(object_class, N_PROPS, props);
+    gtk_widget_class_set_layout_manager_type(GTK_WIDGET_CLASS(klass), GTK_TYPE_BIN_LAYOUT);
+    gtk_widget_class_set_css_name(GTK_WIDGET_CLASS(klass), "dashboardview");
+}
+
+static void tw_dashboard_view_init(TwDashboardView *self)
+{
+    load_css(GTK_WIDGET(self));
+    self->tag_index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    self->smoothing_weight = DEFAULT_SMOOTHING;
+    self->paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL);
+    gtk_paned_set_start_child(GTK_PANED(self->paned), sidebar(self));
+    gtk_paned_set_end_child(GTK_PANED(self->paned), main_area(self));
+    gtk_paned_set_resize_start_child(GTK_PANED(self->paned), FALSE);
+    gtk_paned_set_shrink_start_child(GTK_PANED(self->paned), FALSE);
+    gtk_paned_set_shrink_end_child(GTK_PANED(self->paned), FALSE);
+    gtk_widget_set_parent(self->paned, GTK_WIDGET(self));
+}
+
+/* ---- dashboard_view.h ------------------------------------------------------------------------------ */
+GtkWidget *tw_dashboard_view_new(const char *logdb_path)
+{
+    return g_object_new(TW_TYPE_DASHBOARD_VIEW, "logdb", logdb_path, NULL);
+}
+
+void tw_dashboard_view_set_logdb(TwDashboardView *self, const char *path)
+{
+    g_return_if_fail(TW_IS_DASHBOARD_VIEW(self));
+    if (!g_strcmp0(path, tw_dashboard_data_path(self->data)))
+        return;
+    g_free(self->logdb);
+    self->logdb = g_strdup(path);
+    tw_dashboard_data_set_path(self->data, path);
+    /* Another file: its runs are other runs, even under the same ids. */
+    self->have_runs = FALSE;
+    tw_run_list_reset(TW_RUN_LIST(self->runs));
+    g_hash_table_remove_all(self->tag_index);
+    for (GtkWidget **s = (GtkWidget *[]){self->scalars, self->histograms, self->distributions, NULL}; *s; s++)
+        tw_tag_sections_set_cards(TW_TAG_SECTIONS(*s), 0, NULL, NULL);
+    update_page(self);
+    restart_ready(self);
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_LOGDB]);
+}
+
+TwDashboardData *tw_dashboard_view_data(TwDashboardView *self)
+{
+    g_return_val_if_fail(TW_IS_DASHBOARD_VIEW(self), NULL);
+    return self->data;
+}
+
+gboolean tw_dashboard_view_ready(TwDashboardView *self)
+{
+    g_return_val_if_fail(TW_IS_DASHBOARD_VIEW(self), FALSE);
+    return self->ready;
+}
+
+void tw_dashboard_view_show_tab(TwDashboardView *self, const char *name)
+{
+    g_return_if_fail(TW_IS_DASHBOARD_VIEW(self) && name);
+    if (gtk_stack_get_child_by_name(GTK_STACK(self->tab_stack), name))
+        gtk_stack_set_visible_child_name(GTK_STACK(self->tab_stack), name);
+}

@@ -1,0 +1,44 @@
+/* TwRunList: the Dashboard's runs — a row per run, newest first, with its
+ * colour (tw_run_color by the order the runs were first seen, so a run keeps
+ * its colour), a check box, the name, the status (a pulsing dot while
+ * running) and the duration (ticking while running); above them a
+ * case-insensitive regular-expression filter (an invalid one is marked and
+ * the last valid one stays in force). The newest run and running runs start
+ * checked; a run that appears later is checked as it appears.
+ *
+ * Only rows on screen exist as widgets (a GtkListView), so hundreds of runs
+ * cost nothing per frame. "changed" is emitted when a check box or the
+ * filter changes what the charts show. */
+#ifndef TW_UI_RUN_LIST_H
+#define TW_UI_RUN_LIST_H
+
+#include <gtk/gtk.h>
+
+#include "chart_render.h"
+#include "dashboard_data.h"
+
+G_BEGIN_DECLS
+
+#define TW_TYPE_RUN_LIST (tw_run_list_get_type())
+G_DECLARE_FINAL_TYPE(TwRunList, tw_run_list, TW, RUN_LIST, GtkWidget)
+
+GtkWidget *tw_run_list_new(void);
+/* Take the runs of data's current snapshot (after "runs-changed"). */
+void tw_run_list_sync(TwRunList *list, TwDashboardData *data);
+/* Forget every run (another file: its runs are others, even under the
+ * same ids); the next sync is a first one again. */
+void tw_run_list_reset(TwRunList *list);
+/* Checked and matching the filter: drawn in the charts. */
+gboolean tw_run_list_shown(TwRunList *list, gint64 run_id);
+tw_rgb tw_run_list_color(TwRunList *list, gint64 run_id);
+void tw_run_list_set_checked(TwRunList *list, gint64 run_id, gboolean checked);
+gboolean tw_run_list_checked(TwRunList *list, gint64 run_id);
+/* Runs passing the filter (the rows there are), and the filter entry. */
+guint tw_run_list_n_visible(TwRunList *list);
+GtkEditable *tw_run_list_filter_entry(TwRunList *list);
+/* Whether the filter text is a valid regular expression. */
+gboolean tw_run_list_filter_valid(TwRunList *list);
+
+G_END_DECLS
+
+#endif
