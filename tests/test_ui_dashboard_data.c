@@ -194,6 +194,11 @@ static gboolean has_runs(gpointer data)
     return tw_dashboard_data_n_runs(data) > 0;
 }
 
+static void count_emission(gpointer counter)
+{
+    (*(int *)counter)++;
+}
+
 static void test_file_appears(fixture *f, gconstpointer unused)
 {
     TwDashboardData *data = tw_dashboard_data_new(f->path);
@@ -202,12 +207,23 @@ static void test_file_appears(fixture *f, gconstpointer unused)
     g_assert_cmpint(tw_dashboard_data_n_runs(data), ==, 0);
     g_assert_null(tw_dashboard_data_error(data));
 
+    int runs_changed = 0, tags_changed = 0;
+    g_signal_connect_swapped(data, "runs-changed", G_CALLBACK(count_emission), &runs_changed);
+    g_signal_connect_swapped(data, "tags-changed", G_CALLBACK(count_emission), &tags_changed);
     write_run(f->path, "first", "train/loss", 10);
     wait_until(has_runs, data, 10, "the run in the new file");
     g_assert_cmpstr(tw_dashboard_data_run(data, 0)->name, ==, "first");
     g_assert_cmpint(tw_dashboard_data_run(data, 0)->status, ==, TW_RUN_FINISHED);
     wait_tag(data, "first", "train/loss");
     g_assert_cmpint(tw_dashboard_data_tag_kind(data, 0), ==, TW_SERIES_SCALAR);
+    g_assert_cmpint(runs_changed, >=, 1);
+    g_assert_cmpint(tags_changed, >=, 1);
+
+    /* Nothing new: no signal. */
+    runs_changed = tags_changed = 0;
+    spin(0.3);
+    g_assert_cmpint(runs_changed, ==, 0);
+    g_assert_cmpint(tags_changed, ==, 0);
     g_object_unref(data);
 }
 
@@ -364,8 +380,10 @@ static void test_live(fixture *f, gconstpointer unused)
     g_assert_cmpint(column_total(view_of(&q)), ==, 1000);
     g_assert_null(view_of(&q)->points); /* 2.5 points per column */
 
-    int signals = 0;
+    int signals = 0, runs_changed = 0, tags_changed = 0;
     g_signal_connect(data, "series-changed", G_CALLBACK(count_signal), &signals);
+    g_signal_connect_swapped(data, "runs-changed", G_CALLBACK(count_emission), &runs_changed);
+    g_signal_connect_swapped(data, "tags-changed", G_CALLBACK(count_emission), &tags_changed);
     writer_job job = {w, 1000, 9000};
     GThread *thread = g_thread_new("writer", writer_thread, &job);
     q.count = 10000;
@@ -377,6 +395,8 @@ static void test_live(fixture *f, gconstpointer unused)
     g_assert_cmpfloat(v->lo, ==, 0); /* the zoom stays */
     g_assert_cmpfloat(v->hi, ==, 9999);
     g_assert_cmpint(signals, >, 3); /* arrived as it was written, not at the end */
+    g_assert_cmpint(runs_changed, ==, 0); /* points alone change neither runs nor tags */
+    g_assert_cmpint(tags_changed, ==, 0);
     assert_same_as_store(f->path, tag, v);
 
     /* Watches are counted: with one of two undone, points still arrive. */

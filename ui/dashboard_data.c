@@ -907,7 +907,8 @@ static void apply(TwDashboardData *data, batch *b)
         data->runs = g_steal_pointer(&b->runs);
         data->n_runs = b->n_runs;
     }
-    if (b->tags) {
+    gboolean tags_changed = b->tags != NULL;
+    if (tags_changed) {
         tag_table_free(data->tags);
         data->tags = g_steal_pointer(&b->tags);
     }
@@ -931,7 +932,7 @@ static void apply(TwDashboardData *data, batch *b)
     g_object_ref(data); /* a handler may drop the last other reference */
     if (b->has_runs || b->has_error)
         g_signal_emit(data, signals[SIGNAL_RUNS_CHANGED], 0);
-    if (b->tags)
+    if (tags_changed)
         g_signal_emit(data, signals[SIGNAL_TAGS_CHANGED], 0);
     for (guint i = 0; i < changed->len; i++)
         g_signal_emit(data, signals[SIGNAL_SERIES_CHANGED], 0, g_array_index(changed, gint64, i));
