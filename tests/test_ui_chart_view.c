@@ -6,7 +6,8 @@
  * a 10,000,000-point series: the first frame within 200 ms of being set,
  * pan and zoom frames within 16 ms (the median in wall-clock time, each
  * one in the main thread's CPU time); 200 runs in one chart (drawn in a
- * thread): hover frames within 16 ms, the runs then on screen.
+ * thread): hover frames within 16 ms, the runs then on screen; sixteen
+ * charts of a live run: every frame within 16 ms of CPU time.
  *
  * Input goes through the chart's own event controllers: the test emits
  * their signals ("motion", "drag-begin", ...) as GTK does for real events. */
@@ -716,12 +717,218 @@ static void test_many_runs(void)
     g_free(path);
 }
 
+/* ---- under GSK's GL renderer -------------------------------------------------------------------- */
+
+/* The first texture node in a render node tree. */
+static GskRenderNode *find_texture(GskRenderNode *node)
+{
+    if (!node)
+        return NULL;
+    switch (gsk_render_node_get_node_type(node)) {
+    case GSK_TEXTURE_NODE:
+        return node;
+    case GSK_CONTAINER_NODE:
+        for (guint i = 0; i < gsk_container_node_get_n_children(node); i++) {
+            GskRenderNode *found = find_texture(gsk_container_node_get_child(node, i));
+            if (found)
+                return found;
+        }
+        return NULL;
+    case GSK_CLIP_NODE:
+        return find_texture(gsk_clip_node_get_child(node));
+    case GSK_TRANSFORM_NODE:
+        return find_texture(gsk_transform_node_get_child(node));
+    case GSK_DEBUG_NODE:
+        return find_texture(gsk_debug_node_get_child(node));
+    default:
+        return NULL;
+    }
+}
+
+static void note_painted(GdkFrameClock *clock, gpointer painted)
+{
+    *(gboolean *)painted = TRUE;
+}
+
+static gboolean is_true(gpointer flag)
+{
+    return *(gboolean *)flag;
+}
+
+/* The texture the chart's next frame shows (a reference), or NULL. */
+static GdkTexture *frame_texture(fixture *f)
+{
+    gboolean painted = FALSE;
+    GdkFrameClock *clock = gtk_widget_get_frame_clock(f->chart);
+    gulong handler = g_signal_connect(clock, "after-paint", G_CALLBACK(note_painted), &painted);
+    gtk_widget_queue_draw(f->chart);
+    wait_until(is_true, &painted, 10, "a frame");
+    g_signal_handler_disconnect(clock, handler);
+    GdkPaintable *paintable = gtk_widget_paintable_new(f->chart);
+    GtkSnapshot *snapshot = gtk_snapshot_new();
+    gdk_paintable_snapshot(paintable, snapshot, gtk_widget_get_width(f->chart), gtk_widget_get_height(f->chart));
+    GskRenderNode *node = gtk_snapshot_free_to_node(snapshot);
+    GskRenderNode *found = find_texture(node);
+    GdkTexture *texture = found ? g_object_ref(gsk_texture_node_get_texture(found)) : NULL;
+    g_clear_pointer(&node, gsk_render_node_unref);
+    g_object_unref(paintable);
+    return texture;
+}
+
+/* Under the GL renderer the chart is one texture, the same from frame to
+ * frame while only the pointer moves (GL uploads it once), a new one when
+ * the view changes. */
+static void test_gl_texture(void)
+{
+    /* GTK picks the renderer once per process: GL in a process of its own. */
+    if (!g_test_subprocess()) {
+        g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDOUT | G_TEST_SUBPROCESS_INHERIT_STDERR);
+        g_test_trap_assert_passed();
+        return;
+    }
+    fixture f = {0};
+    open_chart(&f, small_db);
+    GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(f.window));
+    if (GSK_IS_CAIRO_RENDERER(renderer)) { /* Xvfb has Mesa's llvmpipe; a display without GL has not */
+        close_chart(&f);
+        g_test_message("no GL here: GTK chose its Cairo renderer, nothing to check");
+        return;
+    }
+    set_series(&f);
+    wait_view(&f);
+    tw_rect p = plot(&f);
+    hover(&f, p.x + 100, p.y + 50);
+    GdkTexture *first = frame_texture(&f);
+    hover(&f, p.x + 200, p.y + 80);
+    GdkTexture *second = frame_texture(&f);
+    g_assert_nonnull(first);
+    g_assert_true(first == second);
+    g_assert_cmpint(gdk_texture_get_width(first), ==, gtk_widget_get_width(f.chart) * gtk_widget_get_scale_factor(f.chart));
+    double x0 = px_of(&f, 200), x1 = px_of(&f, 300);
+    drag(&f, GDK_BUTTON_PRIMARY, x0, p.y + 10, x1 - x0, 0);
+    wait_view(&f);
+    GdkTexture *zoomed = frame_texture(&f);
+    g_assert_nonnull(zoomed);
+    g_assert_true(zoomed != first);
+    g_object_unref(first);
+    g_object_unref(second);
+    g_object_unref(zoomed);
+    close_chart(&f);
+}
+
+/* ---- a dashboard of a live run ------------------------------------------------------------------ */
+
+#define LIVE_TAGS 16
+
+typedef struct {
+    tw_summary_writer *writer;
+    volatile gint stop;
+    int64_t steps;
+} live_writer;
+
+static gpointer write_live(gpointer data)
+{
+    live_writer *lw = data;
+    for (; !g_atomic_int_get(&lw->stop); lw->steps += 10) {
+        for (int t = 0; t < LIVE_TAGS; t++) {
+            char tag[32];
+            g_snprintf(tag, sizeof tag, "train/metric%02d", t);
+            for (int64_t s = lw->steps; s < lw->steps + 10; s++)
+                tw_summary_scalar(lw->writer, tag, sin(s * 0.01 + t), s);
+        }
+        tw_summary_flush(lw->writer);
+        g_usleep(20000);
+    }
+    return NULL;
+}
+
+static gboolean all_caught_up(gpointer data)
+{
+    fixture *f = data;
+    for (int i = 0; i < LIVE_TAGS; i++) {
+        const TwSeriesView *v = tw_dashboard_data_series_view(f->data, f->tags[i]);
+        if (!v || v->count != f->nseries)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* Sixteen charts of one run being written, points every 20 ms: every
+ * chart follows and every frame stays short (the charts that do not fit
+ * in a frame's drawing budget are drawn in threads). */
+static void test_live_dashboard(void)
+{
+    char *path = scratch_file("live.db");
+    live_writer lw = {tw_summary_writer_open(path, "live", NULL), 0, 0};
+    g_assert_nonnull(lw.writer);
+    for (int t = 0; t < LIVE_TAGS; t++) {
+        char tag[32];
+        g_snprintf(tag, sizeof tag, "train/metric%02d", t);
+        tw_summary_scalar(lw.writer, tag, 0, 0);
+    }
+    tw_summary_flush(lw.writer);
+    fixture f = {.data = tw_dashboard_data_new(path)};
+    wait_until(has_tags, f.data, 10, "the tags");
+    while (tw_dashboard_data_n_tag_names(f.data) < LIVE_TAGS)
+        g_main_context_iteration(NULL, TRUE);
+    f.window = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(f.window), 1280, 800);
+    GtkWidget *grid = gtk_grid_new();
+    gtk_grid_set_row_homogeneous(GTK_GRID(grid), TRUE);
+    gtk_grid_set_column_homogeneous(GTK_GRID(grid), TRUE);
+    const tw_rgb color = tw_run_color(0);
+    const char *label = "live";
+    double origin = tw_dashboard_data_run(f.data, 0)->start_time;
+    for (int t = 0; t < LIVE_TAGS; t++) {
+        f.tags[t] = tw_dashboard_data_tag_id(f.data, t, 0);
+        GtkWidget *chart = tw_chart_view_new(f.data, tw_dashboard_data_tag_name(f.data, t));
+        gtk_widget_set_size_request(chart, 200, 150);
+        tw_chart_view_set_series(TW_CHART_VIEW(chart), 1, &f.tags[t], &color, &label, &origin);
+        gtk_grid_attach(GTK_GRID(grid), chart, t % 4, t / 4, 1, 1);
+    }
+    f.chart = gtk_widget_get_first_child(grid);
+    gtk_window_set_child(GTK_WINDOW(f.window), grid);
+    gtk_window_present(GTK_WINDOW(f.window));
+    wait_until(is_mapped, f.chart, 10, "the charts on screen");
+
+    GdkFrameClock *clock = gtk_widget_get_frame_clock(f.window);
+    frame_watch w = {&f};
+    g_signal_connect(clock, "before-paint", G_CALLBACK(on_before_paint), &w);
+    g_signal_connect(clock, "after-paint", G_CALLBACK(on_after_paint), &w);
+    GThread *thread = g_thread_new("live writer", write_live, &lw);
+    gboolean late = FALSE;
+    g_timeout_add(2000, expired, &late);
+    while (!late) {
+        gtk_widget_queue_draw(f.window); /* a frame every turn, as the pointer would */
+        g_main_context_iteration(NULL, TRUE);
+    }
+    g_atomic_int_set(&lw.stop, 1);
+    g_thread_join(thread);
+    g_signal_handlers_disconnect_by_data(clock, &w);
+    g_assert_cmpint(tw_summary_writer_close(lw.writer, TW_RUN_FINISHED), ==, 0);
+    f.nseries = (int)lw.steps + 1; /* the count every series ends with */
+    wait_until(all_caught_up, &f, 10, "every chart's last points");
+    g_test_message("16 live charts: %d frames, %.1f ms median, %.1f ms longest (%.1f ms CPU)", w.frames, median_ms(&w),
+                   w.longest_ms, w.longest_cpu_ms);
+    g_printerr("# 16 charts of a live run: %d frames %.1f ms median / %.1f ms longest / %.1f ms CPU longest\n", w.frames,
+               median_ms(&w), w.longest_ms, w.longest_cpu_ms);
+    g_assert_cmpint(w.frames, >, 20);
+    g_assert_cmpfloat(w.longest_cpu_ms, <, 16);
+    close_chart(&f);
+    g_remove(path);
+    g_free(path);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_setenv("GTK_A11Y", "none", TRUE); /* no accessibility bus under Xvfb */
-    /* Frame times measure the app, not Mesa's software GL under Xvfb. */
-    g_setenv("GSK_RENDERER", "cairo", TRUE);
+    /* Frame times measure the app, not Mesa's software GL under Xvfb (the
+     * GL test's subprocess keeps GTK's default). */
+    if (g_test_subprocess())
+        g_unsetenv("GSK_RENDERER");
+    else
+        g_setenv("GSK_RENDERER", "cairo", TRUE);
     if (!gtk_init_check()) {
         g_test_message("no display: run under xvfb-run (meson test --suite gui does)");
         return 77;
@@ -735,8 +942,10 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/chart_view/drag-zoom-and-reset", test_drag_zoom_and_reset);
     g_test_add_func("/ui/chart_view/pan-and-scroll", test_pan_and_scroll);
     g_test_add_func("/ui/chart_view/exports", test_exports);
+    g_test_add_func("/ui/chart_view/gl-texture", test_gl_texture);
     g_test_add_func("/ui/chart_view/ten-million", test_ten_million);
     g_test_add_func("/ui/chart_view/many-runs", test_many_runs);
+    g_test_add_func("/ui/chart_view/live-dashboard", test_live_dashboard);
     int rc = g_test_run();
     GDir *dir = g_dir_open(scratch, 0, NULL);
     const char *name;

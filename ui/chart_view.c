@@ -10,10 +10,11 @@
  * The chart (tw_chart_render without the hover) is drawn into an image
  * kept between frames: hovering draws only the guide, the dots and the
  * box over it. A chart of a few series is drawn on the main loop when it
- * changes (a few milliseconds); a larger one (200 runs take 200 ms) in a
- * worker thread, the frames meanwhile showing the last image moved and
- * scaled to the current view, so a frame stays under 16 ms whatever the
- * number of runs. */
+ * changes (a few milliseconds) while the frame's drawing budget lasts; a
+ * larger one (200 runs take 200 ms), or one past the budget (the twentieth
+ * chart of a live run in one frame), in a worker thread, the frames
+ * meanwhile showing the last image moved and scaled to the current view,
+ * so a frame stays under 16 ms whatever the number of runs and charts. */
 #include "chart_view.h"
 
 #include <cairo-svg.h>
@@ -32,6 +33,7 @@
 #define EXPORT_WIDTH 800      /* when the chart was never shown */
 #define EXPORT_HEIGHT 450
 #define MAIN_LOOP_RENDER 8000 /* columns and points drawn on the main loop; more go to a thread */
+#define FRAME_RENDER_BUDGET_MS 6 /* chart drawing on the main loop per frame, all charts together */
 
 /* What a series draws, immutable once derived: shared by the view (hover,
  * CSV) and the render jobs in flight (an atomic reference count). It keeps
@@ -47,9 +49,15 @@ typedef struct {
     double *smoothed;
 } drawn;
 
-/* The chart drawn without the hover, and the view it was drawn for. */
+/* The chart drawn without the hover, and the view it was drawn for. Under
+ * GSK's GL renderer frames show it as a texture (made on the main thread,
+ * sharing the surface's pixels): the same texture frame after frame is
+ * uploaded once, where a Cairo node would be uploaded anew. GSK's Cairo
+ * renderer would copy a texture's pixels every frame instead, so there it
+ * is painted from a Cairo node. */
 typedef struct {
     cairo_surface_t *surface;
+    GdkTexture *texture;
     int width, height, scale;
     gboolean dark;
     guint generation;
@@ -394,10 +402,28 @@ static int64_t job_size(const render_job *job)
     return size;
 }
 
+static void image_clear(chart_image *im)
+{
+    g_clear_object(&im->texture);
+    g_clear_pointer(&im->surface, cairo_surface_destroy);
+}
+
+/* The texture holds a reference to the surface whose pixels it shows. */
+static GdkTexture *texture_of(cairo_surface_t *surface)
+{
+    cairo_surface_flush(surface);
+    int width = cairo_image_surface_get_width(surface), height = cairo_image_surface_get_height(surface);
+    int stride = cairo_image_surface_get_stride(surface);
+    GBytes *bytes = g_bytes_new_with_free_func(cairo_image_surface_get_data(surface), (gsize)stride * (gsize)height,
+                                               (GDestroyNotify)cairo_surface_destroy, cairo_surface_reference(surface));
+    GdkTexture *texture = gdk_memory_texture_new(width, height, GDK_MEMORY_DEFAULT, bytes, (gsize)stride);
+    g_bytes_unref(bytes);
+    return texture;
+}
+
 static void take_image(TwChartView *view, render_job *job)
 {
-    if (view->image.surface)
-        cairo_surface_destroy(view->image.surface);
+    image_clear(&view->image);
     view->image = job->image;
     job->image.surface = NULL;
     render_job_free(job);
@@ -428,16 +454,39 @@ static void rendered(GObject *source, GAsyncResult *result, gpointer user_data)
     gtk_widget_queue_draw(GTK_WIDGET(view)); /* and a newer render if the view moved on */
 }
 
-/* A new image when the chart changed: at once when small, else in a thread
- * (one at a time; the frame after it lands asks for the next if needed). */
+/* Milliseconds of chart drawing the main loop spent in a frame, over all
+ * charts: a dashboard of 20 charts of a live run all change at once, and
+ * 20 times 2 ms would not fit in a frame. Main thread only. */
+static struct {
+    gint64 frame;
+    double used_ms;
+} frame_budget = {-1, 0};
+
+/* Whether a small job still fits in this frame's drawing budget. */
+static gboolean fits_in_frame(TwChartView *view, const render_job *job)
+{
+    GdkFrameClock *clock = gtk_widget_get_frame_clock(GTK_WIDGET(view));
+    gint64 frame = clock ? gdk_frame_clock_get_frame_counter(clock) : -1;
+    if (frame != frame_budget.frame) {
+        frame_budget.frame = frame;
+        frame_budget.used_ms = 0;
+    }
+    return job_size(job) <= MAIN_LOOP_RENDER && frame_budget.used_ms < FRAME_RENDER_BUDGET_MS;
+}
+
+/* A new image when the chart changed: at once when small and the frame has
+ * room, else in a thread (one at a time; the frame after it lands asks for
+ * the next if needed). */
 static void update_image(TwChartView *view, int width, int height, int scale)
 {
     if (view->rendering || image_current(view, width, height, scale))
         return;
     render_job *job = render_job_new(view, width, height, scale);
-    if (job_size(job) <= MAIN_LOOP_RENDER) {
+    if (fits_in_frame(view, job)) {
+        gint64 start = g_get_monotonic_time();
         render_job_run(job);
         take_image(view, job);
+        frame_budget.used_ms += (double)(g_get_monotonic_time() - start) / 1000.0;
         return;
     }
     view->rendering = g_cancellable_new();
@@ -453,44 +502,86 @@ static gboolean same_view(const tw_chart *a, const tw_chart *b)
            a->y_lo == b->y_lo && a->y_hi == b->y_hi;
 }
 
-/* The image drawn for an older view, its plot moved and scaled to the
- * current one (axes and labels as they were until the new image lands). */
+/* Where the image drawn for an older view goes now: its pixel (px, py)
+ * shows x = px_to_x(then, px), now at x_to_px(now, x); an affine map, so
+ * its origin (*x0, *y0) and scale (*sx, *sy). FALSE when the view is the
+ * image's or the map is degenerate. */
+static gboolean image_moved(TwChartView *view, double *x0, double *y0, double *sx, double *sy)
+{
+    const chart_image *im = &view->image;
+    tw_chart now = bare_chart(view), then = im->view;
+    if (same_view(&now, &then))
+        return FALSE;
+    tw_rect plot = tw_chart_plot_area(im->width, im->height);
+    *x0 = tw_chart_x_to_px(&now, plot, tw_chart_px_to_x(&then, plot, 0));
+    *y0 = tw_chart_y_to_px(&now, plot, tw_chart_px_to_y(&then, plot, 0));
+    *sx = tw_chart_x_to_px(&now, plot, tw_chart_px_to_x(&then, plot, 1)) - *x0;
+    *sy = tw_chart_y_to_px(&now, plot, tw_chart_px_to_y(&then, plot, 1)) - *y0;
+    return isfinite(*x0) && isfinite(*y0) && isfinite(*sx) && isfinite(*sy) && *sx > 0 && *sy > 0;
+}
+
+static gboolean cairo_rendered(GtkWidget *widget)
+{
+    GtkNative *native = gtk_widget_get_native(widget);
+    GskRenderer *renderer = native ? gtk_native_get_renderer(native) : NULL;
+    return renderer && GSK_IS_CAIRO_RENDERER(renderer);
+}
+
+/* The image with Cairo; moved, the plot alone over the background (the
+ * axes and labels as they were until the new image lands). */
 static void paint_image(TwChartView *view, cairo_t *cr)
 {
     const chart_image *im = &view->image;
-    cairo_save(cr);
-    if (!im->surface) { /* the first image is being drawn */
-        tw_rgb background = tw_render_style_get(is_dark(GTK_WIDGET(view))).background;
-        cairo_set_source_rgb(cr, background.r, background.g, background.b);
-        cairo_paint(cr);
-        cairo_restore(cr);
-        return;
-    }
     cairo_set_source_surface(cr, im->surface, 0, 0);
     cairo_paint(cr);
-    tw_chart now = bare_chart(view), then = im->view;
-    if (!same_view(&now, &then)) {
-        tw_rect plot = tw_chart_plot_area(im->width, im->height);
-        cairo_rectangle(cr, plot.x, plot.y, plot.width, plot.height);
-        cairo_clip(cr);
-        tw_rgb background = tw_render_style_get(im->dark).background;
-        cairo_set_source_rgb(cr, background.r, background.g, background.b);
-        cairo_paint(cr);
-        /* Pixel p of the image shows data x = px_to_x(then, p), now at x_to_px(now, x). */
-        double x0 = tw_chart_x_to_px(&now, plot, tw_chart_px_to_x(&then, plot, 0));
-        double x1 = tw_chart_x_to_px(&now, plot, tw_chart_px_to_x(&then, plot, 1));
-        double y0 = tw_chart_y_to_px(&now, plot, tw_chart_px_to_y(&then, plot, 0));
-        double y1 = tw_chart_y_to_px(&now, plot, tw_chart_px_to_y(&then, plot, 1));
-        if (isfinite(x0) && isfinite(x1) && isfinite(y0) && isfinite(y1) && x1 != x0 && y1 != y0) {
-            cairo_translate(cr, x0, y0);
-            cairo_scale(cr, x1 - x0, y1 - y0);
-            cairo_rectangle(cr, plot.x, plot.y, plot.width, plot.height); /* the image's plot alone */
-            cairo_clip(cr);
-            cairo_set_source_surface(cr, im->surface, 0, 0);
-            cairo_paint(cr);
-        }
-    }
+    double x0, y0, sx, sy;
+    if (!image_moved(view, &x0, &y0, &sx, &sy))
+        return;
+    tw_rect plot = tw_chart_plot_area(im->width, im->height);
+    tw_rgb background = tw_render_style_get(im->dark).background;
+    cairo_save(cr);
+    cairo_rectangle(cr, plot.x, plot.y, plot.width, plot.height);
+    cairo_clip(cr);
+    cairo_set_source_rgb(cr, background.r, background.g, background.b);
+    cairo_paint(cr);
+    cairo_translate(cr, x0, y0);
+    cairo_scale(cr, sx, sy);
+    cairo_rectangle(cr, plot.x, plot.y, plot.width, plot.height); /* the image's plot alone */
+    cairo_clip(cr);
+    cairo_set_source_surface(cr, im->surface, 0, 0);
+    cairo_paint(cr);
     cairo_restore(cr);
+}
+
+static void append_background(GtkSnapshot *snapshot, gboolean dark, const graphene_rect_t *area)
+{
+    tw_rgb c = tw_render_style_get(dark).background;
+    gtk_snapshot_append_color(snapshot, &(GdkRGBA){(float)c.r, (float)c.g, (float)c.b, 1}, area);
+}
+
+/* The same as a texture, for the GL renderer. */
+static void append_texture(TwChartView *view, GtkSnapshot *snapshot)
+{
+    chart_image *im = &view->image;
+    if (!im->texture)
+        im->texture = texture_of(im->surface);
+    graphene_rect_t whole = GRAPHENE_RECT_INIT(0, 0, im->width, im->height);
+    gtk_snapshot_append_texture(snapshot, im->texture, &whole);
+    double x0, y0, sx, sy;
+    if (!image_moved(view, &x0, &y0, &sx, &sy))
+        return;
+    tw_rect plot = tw_chart_plot_area(im->width, im->height);
+    graphene_rect_t plot_rect = GRAPHENE_RECT_INIT(plot.x, plot.y, plot.width, plot.height);
+    gtk_snapshot_push_clip(snapshot, &plot_rect);
+    append_background(snapshot, im->dark, &plot_rect);
+    gtk_snapshot_save(snapshot);
+    gtk_snapshot_translate(snapshot, &GRAPHENE_POINT_INIT((float)x0, (float)y0));
+    gtk_snapshot_scale(snapshot, (float)sx, (float)sy);
+    gtk_snapshot_push_clip(snapshot, &plot_rect);
+    gtk_snapshot_append_texture(snapshot, im->texture, &whole);
+    gtk_snapshot_pop(snapshot);
+    gtk_snapshot_restore(snapshot);
+    gtk_snapshot_pop(snapshot);
 }
 
 static gboolean hover_inside(TwChartView *view)
@@ -537,8 +628,17 @@ static void tw_chart_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
     if (width <= 0 || height <= 0)
         return;
     update_image(view, width, height, gtk_widget_get_scale_factor(widget));
-    cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &GRAPHENE_RECT_INIT(0, 0, width, height));
-    paint_image(view, cr);
+    graphene_rect_t bounds = GRAPHENE_RECT_INIT(0, 0, width, height);
+    gboolean overlays = view->drag == DRAG_ZOOM || hover_inside(view);
+    if (!view->image.surface) /* the first image is being drawn */
+        append_background(snapshot, is_dark(widget), &bounds);
+    else if (!cairo_rendered(widget))
+        append_texture(view, snapshot);
+    if (!overlays && (!view->image.surface || !cairo_rendered(widget)))
+        return;
+    cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &bounds);
+    if (view->image.surface && cairo_rendered(widget))
+        paint_image(view, cr);
     draw_drag_rectangle(view, cr);
     draw_hover(view, cr, width, height);
     cairo_destroy(cr);
@@ -824,8 +924,7 @@ static void tw_chart_view_finalize(GObject *object)
 {
     TwChartView *view = TW_CHART_VIEW(object);
     g_free(view->title);
-    if (view->image.surface)
-        cairo_surface_destroy(view->image.surface);
+    image_clear(&view->image);
     G_OBJECT_CLASS(tw_chart_view_parent_class)->finalize(object);
 }
 
