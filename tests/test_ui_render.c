@@ -398,6 +398,26 @@ static void test_sparse_points(void)
     cairo_surface_destroy(surface);
 }
 
+/* A series with one point (an epoch's first value) shows a dot there. */
+static void test_lone_point(void)
+{
+    const int width = 400, height = 300;
+    tw_scalar_point point = {5, 0, 2};
+    tw_chart_series s = {.color = tw_run_color(1), .npoints = 1, .points = &point};
+    tw_chart c = {.x_axis = TW_X_STEP, .y_axis = TW_Y_LINEAR, .x_lo = 0, .x_hi = 10, .y_lo = 0, .y_hi = 4,
+                  .nseries = 1, .series = &s, .hover_x = NAN};
+    cairo_t *cr;
+    cairo_surface_t *surface = surface_new(width, height, &cr);
+    tw_chart_render(cr, width, height, &c);
+    tw_rect plot = tw_chart_plot_area(width, height);
+    int x = (int)tw_chart_x_to_px(&c, plot, 5), y = (int)tw_chart_y_to_px(&c, plot, 2);
+    g_assert_cmpfloat(column_tint(surface, x, y - 1, y + 1, light_bg, s.color), >, 0.8);
+    g_assert_cmpfloat(column_tint(surface, x + 20, (int)plot.y + 1, (int)(plot.y + plot.height) - 2, light_bg, s.color),
+                      <, 0.05);
+    cairo_destroy(cr);
+    cairo_surface_destroy(surface);
+}
+
 /* A point a hundred billion pixels away (deep zoom): the visible part of
  * the line to it keeps its true slope (cairo's fixed-point coordinates
  * would overflow). */
@@ -707,6 +727,7 @@ int main(int argc, char **argv)
     g_test_add_func("/render/auto-y-range", test_auto_y_range);
     g_test_add_func("/render/sparse-points", test_sparse_points);
     g_test_add_func("/render/far-point", test_far_point);
+    g_test_add_func("/render/lone-point", test_lone_point);
     g_test_add("/render/spike", fixture, NULL, fixture_setup, test_spike, fixture_teardown);
     g_test_add("/render/percentiles", fixture, NULL, fixture_setup, test_percentiles, fixture_teardown);
     g_test_add_func("/render/percentiles-by-hand", test_percentiles_by_hand);

@@ -368,6 +368,30 @@ static void draw_smoothed(cairo_t *cr, const tw_chart *c, tw_rect plot, const tw
     cairo_stroke(cr);
 }
 
+/* A series with a single point in view (an epoch's first value) has no
+ * line to draw: mark the point with a dot. */
+static void draw_lone_point(cairo_t *cr, const tw_chart *c, tw_rect plot, const tw_chart_series *s)
+{
+    const tw_scalar_point *only = NULL;
+    int seen = 0;
+    if (use_points(s)) {
+        seen = (int)s->npoints;
+        only = s->npoints == 1 ? &s->points[0] : NULL;
+    } else {
+        for (int i = 0; s->columns && i < s->ncolumns && seen < 2; i++)
+            if (s->columns[i].count > 0) {
+                seen += (int)s->columns[i].count;
+                only = &s->columns[i].last;
+            }
+    }
+    if (seen != 1 || !isfinite(only->value))
+        return;
+    cairo_arc(cr, tw_chart_x_to_px(c, plot, point_x(c, s, only)), tw_chart_y_to_px(c, plot, only->value), 3, 0,
+              2 * M_PI);
+    tw_render_set_color(cr, s->color, 1);
+    cairo_fill(cr);
+}
+
 /* The value (smoothed when smoothing is on) nearest to x on a series, and
  * its x; false when the series has no finite value. */
 static bool nearest_value(const tw_chart *c, const tw_chart_series *s, double x, double *at, double *value)
@@ -439,6 +463,8 @@ void tw_chart_render(cairo_t *cr, int width, int height, const tw_chart *chart)
     for (int i = 0; i < c.nseries; i++)
         if (c.series[i].smoothed)
             draw_smoothed(cr, &c, plot, &c.series[i]);
+    for (int i = 0; i < c.nseries; i++)
+        draw_lone_point(cr, &c, plot, &c.series[i]);
     draw_hover(cr, &c, plot, &style);
     cairo_restore(cr);
 }
