@@ -1,8 +1,11 @@
 /* twb --screenshot (screenshot_cmd.h): an instance of its own opens the
  * window at the requested size; after the frame clock's first after-paint
  * and one more frame (so that what the first frame laid out is drawn too),
- * the window is snapshotted through GtkWidgetPaintable into a render node,
- * drawn by GSK's Cairo renderer into a texture and saved as a PNG. */
+ * the window is snapshotted through GtkWidgetPaintable into a render node
+ * and drawn by GSK's Cairo renderer into a texture, right in that
+ * after-paint (a widget that asks to be drawn again, an animation or new
+ * data, drops the window's render node until the next frame), and saved as
+ * a PNG from an idle. */
 #include "screenshot_cmd.h"
 
 #include <stdarg.h>
@@ -37,6 +40,9 @@ typedef struct {
     gulong ready_handler;
     guint data_timeout;
     gboolean data_done; /* waited once: no more */
+    GdkTexture *texture; /* the picture, or NULL and why */
+    GError *render_error;
+    int width, height;
     int status;
 } shot;
 
@@ -176,23 +182,29 @@ static void stop_waiting(shot *s)
     s->timeout = 0;
 }
 
+static void capture(shot *s)
+{
+    GtkWidget *window = GTK_WIDGET(s->win);
+    s->width = gtk_widget_get_width(window);
+    s->height = gtk_widget_get_height(window);
+    s->texture = render_window(window, s->width, s->height, &s->render_error);
+}
+
 static gboolean take(gpointer data)
 {
     shot *s = data;
-    GtkWidget *window = GTK_WIDGET(s->win);
-    int width = gtk_widget_get_width(window), height = gtk_widget_get_height(window);
-    GError *error = NULL;
-    GdkTexture *texture = render_window(window, width, height, &error);
+    GdkTexture *texture = s->texture;
+    int width = s->width, height = s->height;
     if (!texture) {
-        fail(s, "cannot render the window: %s", error->message);
-        g_error_free(error);
+        fail(s, "cannot render the window: %s", s->render_error->message);
+        g_clear_error(&s->render_error);
     } else if (!gdk_texture_save_to_png(texture, s->options.output)) {
         fail(s, "cannot write '%s'", s->options.output);
     } else if (width != s->options.width || height != s->options.height) {
         fail(s, "the window is %dx%d, not the %dx%d asked for (the screen or the window's smallest size does not allow it); '%s' shows it", width, height,
              s->options.width, s->options.height, s->options.output);
     }
-    g_clear_object(&texture);
+    g_clear_object(&s->texture);
     g_application_quit(s->app);
     return G_SOURCE_REMOVE;
 }
@@ -278,7 +290,7 @@ static gboolean waiting_for_data(shot *s)
 }
 
 /* After the first frame, one more (and the dashboard's first data); after
- * that, the picture (outside the frame clock's paint, from an idle). */
+ * that, the picture (saved outside the frame clock's paint, from an idle). */
 static void on_after_paint(GdkFrameClock *clock, shot *s)
 {
     if (s->frames == 0 && !s->refitted && fit_window(s))
@@ -290,6 +302,7 @@ static void on_after_paint(GdkFrameClock *clock, shot *s)
     if (waiting_for_data(s))
         return;
     stop_waiting(s);
+    capture(s);
     g_idle_add(take, s);
 }
 

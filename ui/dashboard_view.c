@@ -240,8 +240,8 @@ static void show_message(TwDashboardView *self, const char *body, const char *hi
 
 static void update_page(TwDashboardView *self)
 {
-    const char *error = tw_dashboard_data_error(self->data);
-    const char *path = tw_dashboard_data_path(self->data);
+    const char *error = self->data ? tw_dashboard_data_error(self->data) : NULL;
+    const char *path = self->data ? tw_dashboard_data_path(self->data) : self->logdb;
     char *file = g_markup_escape_text(path ? path : "the run database", -1);
     if (error) {
         char *text = g_markup_escape_text(error, -1);
@@ -291,6 +291,8 @@ static void histogram_ready_each(const char *key, GtkWidget *view, gpointer data
 
 static gboolean compute_ready(TwDashboardView *self)
 {
+    if (!self->data)
+        return FALSE;
     if (tw_dashboard_data_error(self->data))
         return TRUE;
     if (!self->have_runs || self->cards_idle)
@@ -553,10 +555,13 @@ static GtkWidget *main_area(TwDashboardView *self)
     return self->pages;
 }
 
-static void tw_dashboard_view_constructed(GObject *object)
+/* The reader starts when the page is first shown (or its data asked for),
+ * with the file chosen by then: a window that sets the file after making
+ * the page starts one reader, on that file, and a hidden page reads nothing. */
+static void ensure_data(TwDashboardView *self)
 {
-    TwDashboardView *self = TW_DASHBOARD_VIEW(object);
-    G_OBJECT_CLASS(tw_dashboard_view_parent_class)->constructed(object);
+    if (self->data)
+        return;
     self->data = tw_dashboard_data_new(self->logdb);
     g_signal_connect_swapped(self->data, "runs-changed", G_CALLBACK(on_runs_changed), self);
     g_signal_connect_swapped(self->data, "tags-changed", G_CALLBACK(on_tags_changed), self);
@@ -564,17 +569,25 @@ static void tw_dashboard_view_constructed(GObject *object)
     restart_ready(self);
 }
 
-static void tw_dashboard_view_set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
+static void tw_dashboard_view_map(GtkWidget *widget)
+{
+    ensure_data(TW_DASHBOARD_VIEW(widget));
+    GTK_WIDGET_CLASS(tw_dashboard_view_parent_class)->map(widget);
+}
+
+static void tw_dashboard_view_constructed(GObject *object)
 {
     TwDashboardView *self = TW_DASHBOARD_VIEW(object);
-    if (id != PROP_LOGDB) {
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
-        return;
-    }
-    if (self->data)
-        tw_dashboard_view_set_logdb(self, g_value_get_string(value));
+    G_OBJECT_CLASS(tw_dashboard_view_parent_class)->constructed(object);
+    update_page(self);
+}
+
+static void tw_dashboard_view_set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
+{
+    if (id == PROP_LOGDB)
+        tw_dashboard_view_set_logdb(TW_DASHBOARD_VIEW(object), g_value_get_string(value));
     else
-        self->logdb = g_value_dup_string(value);
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
 }
 
 static void tw_dashboard_view_get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec)
@@ -623,6 +636,7 @@ static void tw_dashboard_view_class_init(TwDashboardViewClass *klass)
     props[PROP_READY] = g_param_spec_boolean("ready", NULL, NULL, FALSE,
                                              G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
     g_object_class_install_properties(object_class, N_PROPS, props);
+    GTK_WIDGET_CLASS(klass)->map = tw_dashboard_view_map;
     gtk_widget_class_set_layout_manager_type(GTK_WIDGET_CLASS(klass), GTK_TYPE_BIN_LAYOUT);
     gtk_widget_class_set_css_name(GTK_WIDGET_CLASS(klass), "dashboardview");
 }
@@ -650,10 +664,15 @@ GtkWidget *tw_dashboard_view_new(const char *logdb_path)
 void tw_dashboard_view_set_logdb(TwDashboardView *self, const char *path)
 {
     g_return_if_fail(TW_IS_DASHBOARD_VIEW(self));
-    if (!g_strcmp0(path, tw_dashboard_data_path(self->data)))
+    if (!g_strcmp0(path, self->data ? tw_dashboard_data_path(self->data) : self->logdb))
         return;
     g_free(self->logdb);
     self->logdb = g_strdup(path);
+    if (!self->data) {
+        update_page(self);
+        g_object_notify_by_pspec(G_OBJECT(self), props[PROP_LOGDB]);
+        return;
+    }
     tw_dashboard_data_set_path(self->data, path);
     /* Another file: its runs are other runs, even under the same ids. */
     self->have_runs = FALSE;
@@ -669,6 +688,7 @@ void tw_dashboard_view_set_logdb(TwDashboardView *self, const char *path)
 TwDashboardData *tw_dashboard_view_data(TwDashboardView *self)
 {
     g_return_val_if_fail(TW_IS_DASHBOARD_VIEW(self), NULL);
+    ensure_data(self);
     return self->data;
 }
 

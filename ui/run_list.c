@@ -359,13 +359,15 @@ static gboolean tick_durations(gpointer data)
 }
 
 /* ---- sync --------------------------------------------------------------------------- */
-/* Items for data's runs, newest first; new runs get the next colour and a
- * check (at the first sync only the newest and the running ones). */
+/* Items for data's runs, newest first. Runs new to the list get the next
+ * colours, oldest first, and a check; at the first sync with runs (an
+ * empty snapshot may be a file not read yet) only the newest and the
+ * running ones are checked. */
 static GPtrArray *snapshot_items(TwRunList *list, TwDashboardData *data, gboolean *set_changed)
 {
     int n = tw_dashboard_data_n_runs(data);
     GPtrArray *items = g_ptr_array_new_full(n, g_object_unref);
-    for (int i = n - 1; i >= 0; i--) {
+    for (int i = 0; i < n; i++) {
         const tw_run_info *run = tw_dashboard_data_run(data, i);
         TwRunItem *item = g_hash_table_lookup(list->items, &run->id);
         if (item) {
@@ -373,14 +375,18 @@ static GPtrArray *snapshot_items(TwRunList *list, TwDashboardData *data, gboolea
             g_object_ref(item);
         } else {
             gboolean checked = list->synced || i == n - 1 || run->status == TW_RUN_RUNNING;
-            item = item_new(run, list->synced ? list->next_color++ : i, checked);
+            item = item_new(run, list->next_color++, checked);
             g_signal_connect_swapped(item, "notify::checked", G_CALLBACK(on_item_checked), list);
             *set_changed = TRUE;
         }
         g_ptr_array_add(items, item);
     }
-    if (!list->synced)
-        list->next_color = n;
+    list->synced |= n > 0;
+    for (guint i = 0; i < items->len / 2; i++) { /* newest first */
+        gpointer swap = items->pdata[i];
+        items->pdata[i] = items->pdata[items->len - 1 - i];
+        items->pdata[items->len - 1 - i] = swap;
+    }
     return items;
 }
 
@@ -444,7 +450,6 @@ void tw_run_list_sync(TwRunList *list, TwDashboardData *data)
     g_return_if_fail(TW_IS_RUN_LIST(list));
     gboolean set_changed = FALSE;
     GPtrArray *items = snapshot_items(list, data, &set_changed);
-    list->synced = TRUE;
     if (!same_items(list->order, 0, items))
         set_order(list, items);
     gboolean running = FALSE;
