@@ -1,10 +1,10 @@
 /* The Dashboard page as a person meets it, under Xvfb (tests/meson.build):
  * the run list with colours, check boxes, status and durations, a run
  * written by another writer while the page is open, the regular-expression
- * filters, tags grouped by prefix, histograms and distributions, the empty
- * file; and, measured, the time from a value being written to a frame
- * showing it and the longest frame while values arrive and while 200 runs
- * of 20 tags open. */
+ * filters, tags grouped by prefix, histograms and distributions, the chart
+ * settings reaching the charts, the empty file; and, measured, the time
+ * from a value being written to a frame showing it and the longest frame
+ * while values arrive and while 200 runs of 20 tags open. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -523,6 +523,77 @@ static void test_tag_groups(void)
     fixture_close(&f);
 }
 
+/* ---- chart settings ---------------------------------------------------------------------------- */
+static GtkWidget *find_button(GtkWidget *root, const char *label)
+{
+    if ((GTK_IS_BUTTON(root) && !g_strcmp0(gtk_button_get_label(GTK_BUTTON(root)), label)) ||
+        (GTK_IS_CHECK_BUTTON(root) && !g_strcmp0(gtk_check_button_get_label(GTK_CHECK_BUTTON(root)), label)))
+        return root;
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = find_button(c, label);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+typedef struct {
+    TwChartView *chart;
+    double x_lo_min, x_hi_max, y_hi_min, y_hi_max;
+} range_cond;
+
+static gboolean range_within(gpointer data)
+{
+    range_cond *c = data;
+    double x_lo, x_hi, y_lo, y_hi;
+    tw_chart_view_get_range(c->chart, &x_lo, &x_hi, &y_lo, &y_hi);
+    return x_lo >= c->x_lo_min && x_hi <= c->x_hi_max && y_hi >= c->y_hi_min && y_hi <= c->y_hi_max;
+}
+
+static void toggle(fixture *f, const char *label)
+{
+    GtkWidget *button = find_button(f->view, label);
+    g_assert_nonnull(button);
+    if (GTK_IS_TOGGLE_BUTTON(button))
+        gtk_toggle_button_set_active(GTK_TOGGLE_BUTTON(button), TRUE);
+    else
+        gtk_check_button_set_active(GTK_CHECK_BUTTON(button), !gtk_check_button_get_active(GTK_CHECK_BUTTON(button)));
+}
+
+/* The sidebar's axes reach the charts: step, wall and relative time, and a
+ * spike that "ignore outliers" leaves out of the y range. */
+static void test_settings(void)
+{
+    fixture f;
+    fixture_init(&f);
+    tw_summary_writer *w = open_run(f.logdb, "run");
+    for (int s = 1; s <= 40; s++)
+        tw_summary_scalar(w, "train/loss", s == 20 ? 1000.0 : 1.0 + 0.01 * s, s);
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+    fixture_show(&f);
+    /* The chart's own export buttons, over it. */
+    GtkWidget *card = GTK_WIDGET(chart_card(&f, "train/loss"));
+    for (const char **kind = (const char *[]){"PNG", "SVG", "CSV", NULL}; *kind; kind++)
+        g_assert_nonnull(find_button(card, *kind));
+
+    range_cond c = {tw_chart_card_chart(TW_CHART_CARD(card)), 1, 60, 1000, INFINITY};
+    wait_until(range_within, &c, 5, "steps 1 to 40 and the spike");
+    toggle(&f, "Ignore outliers");
+    c.y_hi_max = 100;
+    c.y_hi_min = 1;
+    wait_until(range_within, &c, 5, "the spike left out");
+    toggle(&f, "Wall");
+    c = (range_cond){c.chart, 1e9, INFINITY, 1, 100};
+    wait_until(range_within, &c, 5, "wall-clock seconds");
+    toggle(&f, "Relative");
+    c = (range_cond){c.chart, -1, 60, 1, 100};
+    wait_until(range_within, &c, 5, "seconds since the run started");
+    toggle(&f, "Step");
+    c = (range_cond){c.chart, 1, 60, 1, 100};
+    wait_until(range_within, &c, 5, "steps again");
+    fixture_close(&f);
+}
+
 /* ---- an empty file -------------------------------------------------------------------------- */
 static gboolean has_runs(gpointer data)
 {
@@ -886,6 +957,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/dashboard/runs", test_runs);
     g_test_add_func("/ui/dashboard/run-filter", test_run_filter);
     g_test_add_func("/ui/dashboard/tag-groups", test_tag_groups);
+    g_test_add_func("/ui/dashboard/settings", test_settings);
     g_test_add_func("/ui/dashboard/empty-file", test_empty_file);
     g_test_add_func("/ui/dashboard/live-latency", test_live_latency);
     g_test_add_func("/ui/dashboard/many-runs", test_many_runs);
