@@ -183,6 +183,14 @@ static gboolean any_visible_run_has(TwDashboardView *self, int ti)
     return FALSE;
 }
 
+/* Histogram cards are per run: a tab not shown keeps its cards as they
+ * were until it is (hundreds of checked runs need not make thousands of
+ * cards nobody sees). */
+static gboolean tab_shown(TwDashboardView *self, GtkWidget *sections)
+{
+    return gtk_widget_is_ancestor(sections, gtk_stack_get_visible_child(GTK_STACK(self->tab_stack)));
+}
+
 /* Scalar tags of the checked runs; histogram cards per tag and checked run,
  * the newest run first. */
 static void update_cards(TwDashboardView *self)
@@ -206,8 +214,9 @@ static void update_cards(TwDashboardView *self)
     const char *const *st = (const char *const *)scalar_tags->pdata;
     tw_tag_sections_set_cards(TW_TAG_SECTIONS(self->scalars), (int)scalar_tags->len, st, st);
     for (GtkWidget **s = (GtkWidget *[]){self->histograms, self->distributions, NULL}; *s; s++)
-        tw_tag_sections_set_cards(TW_TAG_SECTIONS(*s), (int)hist_keys->len, (const char *const *)hist_keys->pdata,
-                                  (const char *const *)hist_tags->pdata);
+        if (tab_shown(self, *s))
+            tw_tag_sections_set_cards(TW_TAG_SECTIONS(*s), (int)hist_keys->len,
+                                      (const char *const *)hist_keys->pdata, (const char *const *)hist_tags->pdata);
     tw_tag_sections_foreach(TW_TAG_SECTIONS(self->scalars), series_each, self);
     g_ptr_array_free(scalar_tags, TRUE);
     g_ptr_array_free(hist_keys, TRUE);
@@ -330,6 +339,14 @@ static void restart_ready(TwDashboardView *self)
         self->ready_poll = g_timeout_add(READY_POLL_MS, poll_ready, self);
     if (was)
         g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READY]);
+}
+
+static void on_tab_shown(TwDashboardView *self)
+{
+    if (!self->data)
+        return;
+    update_cards(self);
+    restart_ready(self);
 }
 
 /* ---- data's signals ------------------------------------------------------------------------- */
@@ -530,7 +547,7 @@ static GtkWidget *main_area(TwDashboardView *self)
                          "Histograms");
     gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->distributions, "distributions"), "distributions",
                          "Distributions");
-    g_signal_connect_swapped(tabs, "notify::visible-child", G_CALLBACK(restart_ready), self);
+    g_signal_connect_swapped(tabs, "notify::visible-child", G_CALLBACK(on_tab_shown), self);
     GtkWidget *bar = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12);
     gtk_widget_add_css_class(bar, "dashboard-bar");
     GtkWidget *switcher = gtk_stack_switcher_new();
