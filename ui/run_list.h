@@ -6,9 +6,10 @@
  * the last valid one stays in force). The newest run and running runs start
  * checked; a run that appears later is checked as it appears.
  *
- * Only rows on screen exist as widgets (a GtkListView), so hundreds of runs
- * cost nothing per frame. "changed" is emitted when a check box or the
- * filter changes what the charts show. */
+ * Rows are a GtkListView's (GTK 4.8 builds at most 200 of them, around
+ * the ones on screen), entering the list a few per frame, so hundreds of
+ * runs never hold the main loop. "changed" is emitted when a check box or
+ * the filter changes what the charts show. */
 #ifndef TW_UI_RUN_LIST_H
 #define TW_UI_RUN_LIST_H
 
