@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "scratch_tree.h"
 #include "run_store/store_internal.h"
 #include "twb_run.h"
 
@@ -112,25 +113,9 @@ static void setup(fixture *f, gconstpointer data)
     tw_run_store_close(store);
 }
 
-static void remove_tree(const char *path)
-{
-    GDir *d = g_dir_open(path, 0, NULL);
-    for (const char *name; d && (name = g_dir_read_name(d));) {
-        char *child = g_build_filename(path, name, NULL);
-        if (g_file_test(child, G_FILE_TEST_IS_DIR))
-            remove_tree(child);
-        else
-            g_remove(child);
-        g_free(child);
-    }
-    if (d)
-        g_dir_close(d);
-    g_rmdir(path);
-}
-
 static void teardown(fixture *f, gconstpointer data)
 {
-    remove_tree(f->dir);
+    scratch_remove_tree(f->dir);
     g_free(f->dir);
     g_free(f->path);
 }
@@ -399,7 +384,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cli/runs/default-file", test_default_file);
     g_test_add_func("/cli/runs/usage", test_usage);
     int status = g_test_run();
-    remove_tree(data_home);
+    scratch_remove_tree(data_home);
     g_free(data_home);
     return status;
 }

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "scratch_tree.h"
 #include "twb_run.h"
 
 static const char *spirals_model =
@@ -31,25 +32,9 @@ static void setup(fixture *f, gconstpointer data)
     g_assert_true(g_file_set_contents(f->model, spirals_model, -1, NULL));
 }
 
-static void remove_tree(const char *path)
-{
-    GDir *d = g_dir_open(path, 0, NULL);
-    for (const char *name; d && (name = g_dir_read_name(d));) {
-        char *child = g_build_filename(path, name, NULL);
-        if (g_file_test(child, G_FILE_TEST_IS_DIR))
-            remove_tree(child);
-        else
-            g_remove(child);
-        g_free(child);
-    }
-    if (d)
-        g_dir_close(d);
-    g_rmdir(path);
-}
-
 static void teardown(fixture *f, gconstpointer data)
 {
-    remove_tree(f->dir);
+    scratch_remove_tree(f->dir);
     g_free(f->dir);
     g_free(f->model);
 }
