@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "safetensors_internal.h"
+#include "../byte_cursor.h"
 
 /* The header starts after the 8-byte length; messages give file offsets. */
 #define HEADER_START 8
@@ -35,11 +36,7 @@ const char *tw__st_dtype_name(tw_dtype dtype)
 
 /* ---- parsing ---------------------------------------------------------------- */
 
-typedef struct {
-    const uint8_t *b;
-    size_t pos, end;
-    const char *name;
-} cursor;
+typedef tw_byte_cursor cursor;
 
 static int fail_at(const cursor *c, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail_at(const cursor *c, size_t pos, const char *fmt, ...)
@@ -53,26 +50,6 @@ static int fail_at(const cursor *c, size_t pos, const char *fmt, ...)
     return -1;
 }
 
-/* The byte at the cursor, quoted for a message. */
-static const char *found(const cursor *c, char *buf, size_t size)
-{
-    if (c->pos >= c->end)
-        return "the end of the header";
-    uint8_t ch = c->b[c->pos];
-    if (ch >= 0x20 && ch < 0x7f)
-        snprintf(buf, size, "'%c'", ch);
-    else
-        snprintf(buf, size, "byte 0x%02x", ch);
-    return buf;
-}
-
-static void skip_space(cursor *c)
-{
-    while (c->pos < c->end && (c->b[c->pos] == ' ' || c->b[c->pos] == '\t' || c->b[c->pos] == '\n' ||
-                               c->b[c->pos] == '\r'))
-        c->pos++;
-}
-
 static bool at(const cursor *c, char ch)
 {
     return c->pos < c->end && c->b[c->pos] == (uint8_t)ch;
@@ -80,10 +57,10 @@ static bool at(const cursor *c, char ch)
 
 static int expect(cursor *c, char ch, const char *where)
 {
-    skip_space(c);
+    tw__cursor_skip_space(c);
     if (!at(c, ch)) {
         char buf[16];
-        return fail_at(c, c->pos, "expected '%c' %s, found %s", ch, where, found(c, buf, sizeof buf));
+        return fail_at(c, c->pos, "expected '%c' %s, found %s", ch, where, tw__cursor_found(c, buf, sizeof buf));
     }
     c->pos++;
     return 0;
@@ -158,11 +135,11 @@ static int copy_utf8(cursor *c, GString *s)
 /* A JSON string, decoded (g_free). */
 static int parse_string(cursor *c, char **out, const char *what)
 {
-    skip_space(c);
+    tw__cursor_skip_space(c);
     size_t start = c->pos;
     if (!at(c, '"')) {
         char buf[16];
-        return fail_at(c, start, "expected %s (a string), found %s", what, found(c, buf, sizeof buf));
+        return fail_at(c, start, "expected %s (a string), found %s", what, tw__cursor_found(c, buf, sizeof buf));
     }
     c->pos++;
     GString *s = g_string_new(NULL);
@@ -196,11 +173,11 @@ static int parse_string(cursor *c, char **out, const char *what)
 /* A non-negative JSON integer (the format has no other numbers). */
 static int parse_uint(cursor *c, uint64_t *out, const char *what)
 {
-    skip_space(c);
+    tw__cursor_skip_space(c);
     size_t start = c->pos;
     char buf[16];
     if (!(c->pos < c->end && g_ascii_isdigit(c->b[c->pos])))
-        return fail_at(c, start, "expected %s (a non-negative integer), found %s", what, found(c, buf, sizeof buf));
+        return fail_at(c, start, "expected %s (a non-negative integer), found %s", what, tw__cursor_found(c, buf, sizeof buf));
     uint64_t v = 0;
     while (c->pos < c->end && g_ascii_isdigit(c->b[c->pos])) {
         unsigned d = c->b[c->pos] - '0';
@@ -223,7 +200,7 @@ static int parse_uint_array(cursor *c, uint64_t *values, int cap, int *count, co
     if (expect(c, '[', what))
         return -1;
     *count = 0;
-    skip_space(c);
+    tw__cursor_skip_space(c);
     if (at(c, ']')) {
         c->pos++;
         return 0;
@@ -234,7 +211,7 @@ static int parse_uint_array(cursor *c, uint64_t *values, int cap, int *count, co
             return fail_at(c, item, "%s has more than %d values", what, cap);
         if (parse_uint(c, &values[(*count)++], what))
             return -1;
-        skip_space(c);
+        tw__cursor_skip_space(c);
         if (at(c, ']')) {
             c->pos++;
             return 0;
@@ -247,7 +224,7 @@ static int parse_uint_array(cursor *c, uint64_t *values, int cap, int *count, co
 /* The comma between members, or the closing brace. 1: more members follow. */
 static int next_member(cursor *c)
 {
-    skip_space(c);
+    tw__cursor_skip_space(c);
     if (at(c, '}')) {
         c->pos++;
         return 0;
@@ -260,7 +237,7 @@ static int open_object(cursor *c, const char *what)
 {
     if (expect(c, '{', what))
         return -1;
-    skip_space(c);
+    tw__cursor_skip_space(c);
     if (at(c, '}')) {
         c->pos++;
         return 0;
@@ -270,7 +247,7 @@ static int open_object(cursor *c, const char *what)
 
 static int parse_dtype(cursor *c, const char *tensor, tw_st_entry *e)
 {
-    skip_space(c);
+    tw__cursor_skip_space(c);
     size_t start = c->pos;
     char *text;
     if (parse_string(c, &text, "a dtype"))
@@ -289,7 +266,7 @@ static int parse_dtype(cursor *c, const char *tensor, tw_st_entry *e)
 
 static int parse_shape(cursor *c, const char *tensor, tw_st_entry *e)
 {
-    skip_space(c);
+    tw__cursor_skip_space(c);
     size_t start = c->pos;
     uint64_t dims[TW_MAX_DIMS];
     if (parse_uint_array(c, dims, TW_MAX_DIMS, &e->ndim, "a shape"))
@@ -305,7 +282,7 @@ static int parse_shape(cursor *c, const char *tensor, tw_st_entry *e)
 
 static int parse_offsets(cursor *c, const char *tensor, tw_st_entry *e)
 {
-    skip_space(c);
+    tw__cursor_skip_space(c);
     size_t start = c->pos;
     uint64_t v[2];
     int n;
@@ -339,7 +316,7 @@ static int parse_fields(cursor *c, size_t start, tw_st_entry *e)
     bool seen[3] = {false, false, false};
     int more = open_object(c, "to open a tensor's description");
     while (more > 0) {
-        skip_space(c);
+        tw__cursor_skip_space(c);
         size_t key_pos = c->pos;
         char *key;
         if (parse_string(c, &key, "a key"))
@@ -394,7 +371,7 @@ static int check_entry(const cursor *c, size_t start, uint64_t buffer_size, cons
 
 static int parse_entry(cursor *c, uint64_t buffer_size, tw_st_entry *e)
 {
-    skip_space(c);
+    tw__cursor_skip_space(c);
     size_t start = c->pos; /* messages about the whole entry point at its '{' */
     return parse_fields(c, start, e) || check_entry(c, start, buffer_size, e) ? -1 : 0;
 }
@@ -404,7 +381,7 @@ static int parse_metadata(cursor *c, GPtrArray *keys, GPtrArray *values)
     g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
     int more = open_object(c, "to open __metadata__");
     while (more > 0) {
-        skip_space(c);
+        tw__cursor_skip_space(c);
         size_t key_pos = c->pos;
         char *key, *value;
         if (parse_string(c, &key, "a metadata key"))
@@ -462,7 +439,7 @@ static int parse_top(cursor *c, uint64_t buffer_size, GArray *entries, GPtrArray
     g_autoptr(GHashTable) names = g_hash_table_new(g_str_hash, g_str_equal);
     int more = open_object(c, "to open the header (a JSON object)");
     while (more > 0) {
-        skip_space(c);
+        tw__cursor_skip_space(c);
         size_t key_pos = c->pos;
         char *key;
         if (parse_string(c, &key, "a tensor name"))
@@ -494,7 +471,7 @@ static int parse_top(cursor *c, uint64_t buffer_size, GArray *entries, GPtrArray
     }
     if (more < 0)
         return -1;
-    skip_space(c);
+    tw__cursor_skip_space(c);
     if (c->pos < c->end)
         return fail_at(c, c->pos, "unexpected bytes after the header's JSON object (only spaces may pad it)");
     return 0;

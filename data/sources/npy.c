@@ -20,6 +20,7 @@
 
 #include "dataset_internal.h"
 #include "file_bytes.h"
+#include "../byte_cursor.h"
 
 static const uint8_t npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
@@ -38,11 +39,7 @@ typedef struct {
 typedef enum { HEADER_OK, HEADER_MORE, HEADER_BAD } header_status;
 
 /* The header text being parsed; offsets in messages are file offsets. */
-typedef struct {
-    const uint8_t *b;
-    size_t pos, end;
-    const char *name; /* NULL: classify only, set no error */
-} cursor;
+typedef tw_byte_cursor cursor;
 
 static int fail(cursor *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(cursor *c, const char *fmt, ...)
@@ -58,29 +55,9 @@ static int fail(cursor *c, const char *fmt, ...)
     return -1;
 }
 
-/* The character at the cursor, quoted for a message. */
-static const char *found(const cursor *c, char *buf, size_t size)
-{
-    if (c->pos >= c->end)
-        return "the end of the header";
-    uint8_t ch = c->b[c->pos];
-    if (ch >= 0x20 && ch < 0x7f)
-        snprintf(buf, size, "'%c'", ch);
-    else
-        snprintf(buf, size, "byte 0x%02x", ch);
-    return buf;
-}
-
-static void skip_space(cursor *c)
-{
-    while (c->pos < c->end && (c->b[c->pos] == ' ' || c->b[c->pos] == '\t' || c->b[c->pos] == '\n' ||
-                               c->b[c->pos] == '\r'))
-        c->pos++;
-}
-
 static bool peek(cursor *c, char ch)
 {
-    skip_space(c);
+    tw__cursor_skip_space(c);
     return c->pos < c->end && c->b[c->pos] == (uint8_t)ch;
 }
 
@@ -88,7 +65,7 @@ static int expect(cursor *c, char ch, const char *what)
 {
     char buf[32];
     if (!peek(c, ch))
-        return fail(c, "expected '%c' %s, found %s", ch, what, found(c, buf, sizeof buf));
+        return fail(c, "expected '%c' %s, found %s", ch, what, tw__cursor_found(c, buf, sizeof buf));
     c->pos++;
     return 0;
 }
@@ -97,9 +74,9 @@ static int expect(cursor *c, char ch, const char *what)
 static int parse_string(cursor *c, size_t *start, size_t *len)
 {
     char buf[32];
-    skip_space(c);
+    tw__cursor_skip_space(c);
     if (c->pos >= c->end || (c->b[c->pos] != '\'' && c->b[c->pos] != '"'))
-        return fail(c, "expected a quoted string, found %s", found(c, buf, sizeof buf));
+        return fail(c, "expected a quoted string, found %s", tw__cursor_found(c, buf, sizeof buf));
     uint8_t quote = c->b[c->pos];
     size_t open = c->pos++;
     *start = c->pos;
@@ -127,13 +104,13 @@ static bool is_word_char(uint8_t ch)
 static int parse_word(cursor *c, size_t *start, size_t *len)
 {
     char buf[32];
-    skip_space(c);
+    tw__cursor_skip_space(c);
     *start = c->pos;
     while (c->pos < c->end && is_word_char(c->b[c->pos]))
         c->pos++;
     *len = c->pos - *start;
     if (*len == 0)
-        return fail(c, "expected a value, found %s", found(c, buf, sizeof buf));
+        return fail(c, "expected a value, found %s", tw__cursor_found(c, buf, sizeof buf));
     return 0;
 }
 
@@ -148,7 +125,7 @@ static int skip_value(cursor *c, int depth)
     size_t s, n;
     if (depth > 32)
         return fail(c, "values nested too deeply");
-    skip_space(c);
+    tw__cursor_skip_space(c);
     if (c->pos < c->end && (c->b[c->pos] == '\'' || c->b[c->pos] == '"'))
         return parse_string(c, &s, &n);
     if (c->pos < c->end && (c->b[c->pos] == '(' || c->b[c->pos] == '[' || c->b[c->pos] == '{')) {
@@ -176,7 +153,7 @@ static int parse_descr(cursor *c, npy_header *h)
     if (peek(c, '[') || peek(c, '{'))
         return fail(c, "'descr' is a structured dtype (a list of fields); only plain numeric arrays are supported");
     size_t s, n;
-    size_t at = (skip_space(c), c->pos);
+    size_t at = (tw__cursor_skip_space(c), c->pos);
     if (parse_string(c, &s, &n) < 0)
         return -1;
     if (n == 0 || n >= sizeof h->descr) {
@@ -252,7 +229,7 @@ static int parse_shape(cursor *c, npy_header *h)
             i++;
         if (i == 0 || i != n) {
             c->pos = s;
-            return fail(c, "shape dimension %d is not a non-negative integer: %s", h->ndim, found(c, buf, sizeof buf));
+            return fail(c, "shape dimension %d is not a non-negative integer: %s", h->ndim, tw__cursor_found(c, buf, sizeof buf));
         }
         h->shape[h->ndim++] = v;
         if (!peek(c, ','))
@@ -265,7 +242,7 @@ static int parse_shape(cursor *c, npy_header *h)
 static int parse_dict(cursor *c, npy_header *h)
 {
     bool have_descr = false, have_order = false, have_shape = false;
-    size_t dict_at = (skip_space(c), c->pos);
+    size_t dict_at = (tw__cursor_skip_space(c), c->pos);
     if (expect(c, '{', "to open the header dict") < 0)
         return -1;
     while (!peek(c, '}')) {
@@ -306,10 +283,10 @@ static int parse_dict(cursor *c, npy_header *h)
     }
     if (expect(c, '}', "to close the header dict") < 0)
         return -1;
-    skip_space(c);
+    tw__cursor_skip_space(c);
     if (c->pos < c->end) {
         char buf[32];
-        return fail(c, "unexpected %s after the header dict", found(c, buf, sizeof buf));
+        return fail(c, "unexpected %s after the header dict", tw__cursor_found(c, buf, sizeof buf));
     }
     if (!have_descr || !have_order || !have_shape) {
         c->pos = dict_at;
