@@ -21,25 +21,12 @@ static const tw_param_def params[] = {
                      .nullable = true, .help = "Axis order; only channels_last (batch, height, width, channels)"},
     [DILATION_RATE] = {"dilation_rate", TW_PARAM_INTS, "1,1", 1, 1e9, .length = 2,
                        .help = "Spacing between kernel taps (atrous convolution)"},
-    [GROUPS] = {"groups", TW_PARAM_INT, "1", 1, 1e9, .help = "Channel groups; only 1 is supported"},
-    [ACTIVATION] = {"activation", TW_PARAM_CHOICE, "linear", .choices = tw_activation_names,
-                    .help = "Applied to the output"},
-    [USE_BIAS] = {"use_bias", TW_PARAM_BOOL, "true", .help = "Add a learned bias per filter"},
-    [KERNEL_INIT] = {"kernel_initializer", TW_PARAM_CHOICE, "glorot_uniform", .choices = tw_initializer_names,
-                     .help = "How the kernel starts"},
-    [BIAS_INIT] = {"bias_initializer", TW_PARAM_CHOICE, "zeros", .choices = tw_initializer_names,
-                   .help = "How the bias starts"},
-    [KERNEL_REG] = {"kernel_regularizer", TW_PARAM_REGULARIZER, "", .help = "L1/L2 penalty on the kernel"},
-    [BIAS_REG] = {"bias_regularizer", TW_PARAM_REGULARIZER, "", .help = "L1/L2 penalty on the bias"},
+    TW_CONV_TAIL_PARAMS,
 };
 
 static int conv2d_configure(tw_layer *self)
 {
-    if (tw__param_int(self, GROUPS) != 1)
-        return TW_LAYER_ERROR(self, "groups=%lld is not supported; only groups=1 (every filter sees every input "
-                                    "channel) is",
-                              (long long)tw__param_int(self, GROUPS));
-    return tw__check_channels_last(self, DATA_FORMAT);
+    return tw__check_conv_config(self, GROUPS, DATA_FORMAT);
 }
 
 static tw__window window(const tw_layer *self)

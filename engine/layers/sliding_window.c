@@ -95,3 +95,12 @@ int tw__check_channels_last(const tw_layer *self, int data_format)
                               v->choice);
     return 0;
 }
+
+int tw__check_conv_config(const tw_layer *self, int groups, int data_format)
+{
+    if (tw__param_int(self, groups) != 1)
+        return TW_LAYER_ERROR(self, "groups=%lld is not supported; only groups=1 (every filter sees every input "
+                                    "channel) is",
+                              (long long)tw__param_int(self, groups));
+    return tw__check_channels_last(self, data_format);
+}

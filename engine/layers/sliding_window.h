@@ -36,6 +36,22 @@ tw_pool2d_params tw__window_pool_params(const tw__window *w);
 
 /* configure's check: only channels_last (or None, which means it) computes. */
 int tw__check_channels_last(const tw_layer *self, int data_format);
+/* Conv1D/Conv2D configure: groups must be 1 and the layout channels_last. */
+int tw__check_conv_config(const tw_layer *self, int groups, int data_format);
+
+/* The parameters Conv1D and Conv2D share after their window parameters,
+ * under the enum names each file defines. */
+#define TW_CONV_TAIL_PARAMS                                                                                 \
+    [GROUPS] = {"groups", TW_PARAM_INT, "1", 1, 1e9, .help = "Channel groups; only 1 is supported"},           \
+    [ACTIVATION] = {"activation", TW_PARAM_CHOICE, "linear", .choices = tw_activation_names,                \
+                    .help = "Applied to the output"},                                                       \
+    [USE_BIAS] = {"use_bias", TW_PARAM_BOOL, "true", .help = "Add a learned bias per filter"},              \
+    [KERNEL_INIT] = {"kernel_initializer", TW_PARAM_CHOICE, "glorot_uniform", .choices = tw_initializer_names, \
+                     .help = "How the kernel starts"},                                                      \
+    [BIAS_INIT] = {"bias_initializer", TW_PARAM_CHOICE, "zeros", .choices = tw_initializer_names,           \
+                   .help = "How the bias starts"},                                                          \
+    [KERNEL_REG] = {"kernel_regularizer", TW_PARAM_REGULARIZER, "", .help = "L1/L2 penalty on the kernel"},    \
+    [BIAS_REG] = {"bias_regularizer", TW_PARAM_REGULARIZER, "", .help = "L1/L2 penalty on the bias"}
 
 /* The choices of a data_format param. */
 extern const char *const tw__data_formats[];
