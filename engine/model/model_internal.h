@@ -30,6 +30,7 @@ typedef struct {
      * exposes them to callbacks. */
     bool keep_gradients;
     tw_var_list kept_vars, kept_grads;
+    tw_var_list grads; /* a train step's gradient slots, reused */
     tw_metric *loss_mean; /* the running "loss" of fit's logs */
 } tw_model_state;
 

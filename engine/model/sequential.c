@@ -55,6 +55,7 @@ static void sequential_finalize(tw_layer *self)
     free(st->all.items);
     free(st->kept_vars.items);
     free(st->kept_grads.items);
+    free(st->grads.items);
 }
 
 const tw_layer_class tw_layer_class_Sequential = {

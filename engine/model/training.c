@@ -105,7 +105,13 @@ static int train_step(tw_model *model, tw_tensor *x, tw_tensor *y)
     int rc = -1;
     if (total) {
         tw_variables vars = tw_model_trainable_variables(model);
-        tw_tensor **grads = calloc(vars.n ? vars.n : 1, sizeof *grads);
+        /* The gradient slots live with the model: no allocation per step. */
+        if (st->grads.capacity < vars.n) {
+            st->grads.capacity = vars.n;
+            st->grads.items = realloc(st->grads.items, sizeof *st->grads.items * vars.n);
+        }
+        tw_tensor **grads = st->grads.items;
+        memset(grads, 0, sizeof *grads * vars.n);
         rc = tw_tape_gradient(tape, total, vars.n, vars.items, grads);
         double value = tw_tensor_item(loss);
         if (!rc && !isfinite(value))
@@ -117,7 +123,6 @@ static int train_step(tw_model *model, tw_tensor *x, tw_tensor *y)
             update_metrics(model, y, pred, value, tw_tensor_dim(x, 0));
         if (!rc && st->keep_gradients)
             keep_gradients(st, vars, grads);
-        free(grads);
     }
     tw_tape_free(tape);
     tw_scope_end();
