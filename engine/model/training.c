@@ -111,7 +111,8 @@ static int train_step(tw_model *model, tw_tensor *x, tw_tensor *y)
             st->grads.items = realloc(st->grads.items, sizeof *st->grads.items * vars.n);
         }
         tw_tensor **grads = st->grads.items;
-        memset(grads, 0, sizeof *grads * vars.n);
+        if (vars.n)
+            memset(grads, 0, sizeof *grads * vars.n);
         rc = tw_tape_gradient(tape, total, vars.n, vars.items, grads);
         double value = tw_tensor_item(loss);
         if (!rc && !isfinite(value))
