@@ -62,23 +62,21 @@ tw_raster tw_raster_new(cairo_t *cr, tw_rect plot, bool gaps)
     return (tw_raster){.cr = cr, .plot = plot, .gaps = gaps, .segments = tw_polyline_new(cr, plot)};
 }
 
-/* Fills the gathered column, at least a pixel tall, within the plot's
- * height (cairo's coordinates stay small). Each column is filled on its
- * own: one path of a thousand unaligned boxes goes through cairo's
- * general tessellator and takes six times as long. */
-static void fill_column(tw_raster *r)
+/* Adds the gathered column to the path, at least a pixel tall, within the
+ * plot's height (cairo's coordinates stay small), its ends on whole pixel
+ * rows: a path of pixel-aligned boxes fills through cairo's box compositor
+ * in one pass, where unaligned boxes go through its general tessellator
+ * (six times as long as filling each column on its own). */
+static void add_column(tw_raster *r)
 {
     double lo = r->plot.y - 2, hi = r->plot.y + r->plot.height + 2;
     if (r->gaps || r->bottom < lo || r->top > hi || r->column < r->plot.x - 1 ||
         r->column > r->plot.x + r->plot.width)
         return;
-    double top = fmax(r->top, lo), bottom = fmin(r->bottom, hi);
-    if (bottom - top < 1) {
-        double mid = (top + bottom) / 2;
-        top = mid - 0.5, bottom = mid + 0.5;
-    }
+    double top = floor(fmax(r->top, lo) + 0.5), bottom = floor(fmin(r->bottom, hi) + 0.5);
+    if (bottom - top < 1)
+        bottom = top + 1;
     cairo_rectangle(r->cr, r->column, top, 1, bottom - top);
-    cairo_fill(r->cr);
 }
 
 void tw_raster_add(tw_raster *r, double x, double y)
@@ -97,7 +95,7 @@ void tw_raster_add(tw_raster *r, double x, double y)
     }
     double top = y, bottom = y;
     if (r->open) {
-        fill_column(r);
+        add_column(r);
         if (column == r->column + 1) { /* the line from the last point runs up or down this column */
             top = fmin(top, r->last_y), bottom = fmax(bottom, r->last_y);
         } else if (r->gaps) {
@@ -114,6 +112,8 @@ void tw_raster_add(tw_raster *r, double x, double y)
 void tw_raster_finish(tw_raster *r)
 {
     if (r->open)
-        fill_column(r);
+        add_column(r);
     r->open = false;
+    if (!r->gaps)
+        cairo_fill(r->cr);
 }

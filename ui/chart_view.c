@@ -33,7 +33,7 @@
 #define EXPORT_WIDTH 800      /* when the chart was never shown */
 #define EXPORT_HEIGHT 450
 #define MAIN_LOOP_RENDER 8000 /* columns and points drawn on the main loop; more go to a thread */
-#define FRAME_RENDER_BUDGET_MS 6 /* chart drawing on the main loop per frame, all charts together */
+#define FRAME_RENDER_BUDGET_MS 3 /* chart drawing on the main loop per frame, all charts together */
 
 /* What a series draws, immutable once derived: shared by the view (hover,
  * CSV) and the render jobs in flight (an atomic reference count). It keeps
@@ -97,6 +97,7 @@ struct _TwChartView {
     guint generation; /* counts derivations: an image is current when it has this one */
     chart_image image;
     GCancellable *rendering; /* a render job in a thread; NULL when none */
+    double render_ms;         /* what its last render took */
 
     gboolean hovering;
     double hover_px, hover_py;
@@ -343,6 +344,7 @@ typedef struct {
     drawn **drawn;
     char **labels;
     char *title;
+    double ms; /* how long the drawing took */
 } render_job;
 
 static render_job *render_job_new(TwChartView *view, int width, int height, int scale)
@@ -386,12 +388,14 @@ static void render_job_free(render_job *job)
 /* Pure drawing, on whichever thread. */
 static void render_job_run(render_job *job)
 {
+    gint64 start = g_get_monotonic_time();
     chart_image *im = &job->image;
     im->surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, im->width * im->scale, im->height * im->scale);
     cairo_surface_set_device_scale(im->surface, im->scale, im->scale);
     cairo_t *cr = cairo_create(im->surface);
     tw_chart_render(cr, im->width, im->height, &job->chart);
     cairo_destroy(cr);
+    job->ms = (double)(g_get_monotonic_time() - start) / 1000.0;
 }
 
 static int64_t job_size(const render_job *job)
@@ -423,6 +427,7 @@ static GdkTexture *texture_of(cairo_surface_t *surface)
 
 static void take_image(TwChartView *view, render_job *job)
 {
+    view->render_ms = job->ms;
     image_clear(&view->image);
     view->image = job->image;
     job->image.surface = NULL;
@@ -462,7 +467,8 @@ static struct {
     double used_ms;
 } frame_budget = {-1, 0};
 
-/* Whether a small job still fits in this frame's drawing budget. */
+/* Whether a small job still fits in this frame's drawing budget, taking as
+ * long as this chart's last render did. */
 static gboolean fits_in_frame(TwChartView *view, const render_job *job)
 {
     GdkFrameClock *clock = gtk_widget_get_frame_clock(GTK_WIDGET(view));
@@ -471,7 +477,7 @@ static gboolean fits_in_frame(TwChartView *view, const render_job *job)
         frame_budget.frame = frame;
         frame_budget.used_ms = 0;
     }
-    return job_size(job) <= MAIN_LOOP_RENDER && frame_budget.used_ms < FRAME_RENDER_BUDGET_MS;
+    return job_size(job) <= MAIN_LOOP_RENDER && frame_budget.used_ms + view->render_ms <= FRAME_RENDER_BUDGET_MS;
 }
 
 /* A new image when the chart changed: at once when small and the frame has
@@ -483,10 +489,9 @@ static void update_image(TwChartView *view, int width, int height, int scale)
         return;
     render_job *job = render_job_new(view, width, height, scale);
     if (fits_in_frame(view, job)) {
-        gint64 start = g_get_monotonic_time();
         render_job_run(job);
         take_image(view, job);
-        frame_budget.used_ms += (double)(g_get_monotonic_time() - start) / 1000.0;
+        frame_budget.used_ms += view->render_ms;
         return;
     }
     view->rendering = g_cancellable_new();
