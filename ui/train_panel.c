@@ -278,7 +278,7 @@ static char *format_duration(double seconds)
 static void set_progress_text(TwTrainPanel *self, const char *text)
 {
     gtk_progress_bar_set_text(GTK_PROGRESS_BAR(self->progress), text);
-    gtk_label_set_text(GTK_LABEL(self->progress_text), text);
+    gtk_inscription_set_text(GTK_INSCRIPTION(self->progress_text), text);
 }
 
 static void stop_pulse(TwTrainPanel *self)
@@ -302,7 +302,7 @@ void tw_train_panel_started(TwTrainPanel *self)
     gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress), 0);
     set_progress_text(self, "Loading the data…");
     self->has_progress = FALSE;
-    show_text(self->metrics, "");
+    gtk_inscription_set_text(GTK_INSCRIPTION(self->metrics), NULL);
     char *status = g_strdup_printf("Training %s", self->running_name ? self->running_name : "");
     show_text(self->status, status);
     g_free(status);
@@ -318,7 +318,7 @@ static void show_metrics(TwTrainPanel *self, const TwTrainProgress *p)
         g_string_append_printf(s, "Loss %.4f", p->loss);
     if (!isnan(p->accuracy))
         g_string_append_printf(s, "%sAccuracy %.1f%%", s->len ? " · " : "", 100 * p->accuracy);
-    show_text(self->metrics, s->str);
+    gtk_inscription_set_text(GTK_INSCRIPTION(self->metrics), s->str);
     g_string_free(s, TRUE);
 }
 
@@ -661,14 +661,33 @@ static GtkWidget *make_label(const char *name, const char *style)
     return l;
 }
 
+/* Text that changes with every progress report. A GtkLabel's new text
+ * resizes the window (GTK 4.8 then asks the X server for the monitor's
+ * work area, 10-20 ms on a busy machine); an inscription's size is its
+ * number of lines, so new text only redraws it. */
+static GtkWidget *make_live_text(const char *name, guint lines)
+{
+    GtkWidget *t = gtk_inscription_new(NULL);
+    GtkInscription *in = GTK_INSCRIPTION(t);
+    gtk_inscription_set_min_lines(in, lines);
+    gtk_inscription_set_nat_lines(in, lines);
+    gtk_inscription_set_min_chars(in, 0);
+    gtk_inscription_set_xalign(in, 0);
+    gtk_inscription_set_wrap_mode(in, PANGO_WRAP_WORD_CHAR);
+    gtk_inscription_set_text_overflow(in, GTK_INSCRIPTION_OVERFLOW_ELLIPSIZE_END);
+    gtk_widget_set_name(t, name);
+    gtk_widget_add_css_class(t, "numeric");
+    return t;
+}
+
 static GtkWidget *build_progress(TwTrainPanel *self)
 {
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
     self->progress = gtk_progress_bar_new();
     gtk_widget_set_name(self->progress, "progress");
-    self->progress_text = make_label("progress-text", "numeric");
+    self->progress_text = make_live_text("progress-text", 2);
     set_progress_text(self, "Not started");
-    self->metrics = make_label("metrics", "numeric");
+    self->metrics = make_live_text("metrics", 1);
     self->status = make_label("status", "dim-label");
     show_text(self->status, "");
     gtk_box_append(GTK_BOX(box), self->progress_text);
