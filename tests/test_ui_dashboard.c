@@ -749,17 +749,23 @@ typedef struct {
     double latency_ms[LIVE_VALUES];
 } live_test;
 
-/* A value every 150 ms, each flushed (the summary writer otherwise
- * commits within 100 ms on its own schedule). */
+/* A loss every 150 ms, as a training worker writes it: no flush, so the
+ * latency includes the summary writer's own commit schedule. Between them
+ * another tag gets a value every 2 ms (a step's timing), so the writer is
+ * never quiet and writes on its period (the slowest path; after a quiet
+ * spell it writes at once). */
 static gpointer live_writer(gpointer data)
 {
     live_test *t = data;
+    int64_t step = 0;
     for (int i = 0; i < LIVE_VALUES; i++) {
-        g_usleep(150000);
+        for (int k = 0; k < 75; k++, step++) {
+            g_usleep(2000);
+            tw_summary_scalar(t->w, "train/step_ms", 2.0, step);
+        }
         t->written_at[i] = g_get_monotonic_time();
         g_atomic_int_set(&t->n_written, i + 1);
         tw_summary_scalar(t->w, "train/loss", 5.0 + (i % 3), LIVE_FIRST_STEP + i);
-        tw_summary_flush(t->w);
     }
     return NULL;
 }

@@ -14,8 +14,12 @@
 /* How long the thread waits for a locked file before it gives up on the
  * logs (SQLite's busy timeout, then whole-transaction retries). */
 #define TW_SUMMARY_BUSY_LIMIT_MS 10000
-/* The thread writes at least this often. */
-#define TW_SUMMARY_WAKE_MS 100
+/* While records keep coming the thread writes at least this often: 40 ms
+ * leaves room within the dashboard's 100 ms from a call to the screen (the
+ * reader wakes ~3 ms after a commit, then a frame). An idle wake writes
+ * nothing, and the first record after one is written at once
+ * (summary_queue.h). */
+#define TW_SUMMARY_WAKE_MS 40
 
 /* A histogram record's payload. */
 typedef struct {

@@ -162,7 +162,7 @@ static int append(tw_summary_queue *q, const tw_summary_record *r)
         b->cap *= 2;
     }
     b->items[b->n++] = *r;
-    if (b->n == WAKE_RECORDS)
+    if (b->n == WAKE_RECORDS || (b->n == 1 && q->quiet))
         pthread_cond_signal(&q->wake);
     return 0;
 }
@@ -219,8 +219,9 @@ void tw__queue_take(tw_summary_queue *q, int timeout_ms, tw_record_buffer *mine,
     until.tv_nsec %= 1000000000L;
     pthread_mutex_lock(&q->lock);
     while (!q->stopping && q->flush_requested == q->flush_done && q->pending.n < WAKE_RECORDS &&
-           pthread_cond_timedwait(&q->wake, &q->lock, &until) != ETIMEDOUT)
+           !(q->quiet && q->pending.n > 0) && pthread_cond_timedwait(&q->wake, &q->lock, &until) != ETIMEDOUT)
         ;
+    q->quiet = q->pending.n == 0;
     tw_record_buffer taken = q->pending;
     mine->n = 0;
     q->pending = *mine;

@@ -67,6 +67,12 @@ typedef struct {
     uint64_t flush_requested, flush_done;
     uint64_t swaps; /* buffers taken so far (a full buffer waits for the next) */
     bool stopping;
+    /* The writer thread's last wake found nothing to write: the next record
+     * wakes it at once instead of waiting for the rest of its period, so a
+     * value logged after a quiet spell (an epoch's metrics) is written
+     * within milliseconds. While records keep coming it is false and the
+     * producer never signals. */
+    bool quiet;
 } tw_summary_queue;
 
 int tw__queue_init(tw_summary_queue *q);

@@ -1,5 +1,6 @@
-/* The summary writer's thread: at least every TW_SUMMARY_WAKE_MS, and at
- * once on flush and close, it takes every queued record and writes them in
+/* The summary writer's thread: at least every TW_SUMMARY_WAKE_MS, at once
+ * on flush and close and for the first record after a quiet spell, it
+ * takes every queued record and writes them in
  * one transaction. Scalars go into each tag's open chunk, which is written
  * (inserted once, then rewritten by id) at the end of every transaction
  * until it is full; histograms and texts are one row each.
