@@ -9,7 +9,8 @@
  *     tw_summary_writer_close(train, TW_RUN_FINISHED);
  *
  * Every call only enqueues: a writer thread batches the rows into
- * transactions, at least every 100 ms, on tw_summary_flush and on close. The
+ * transactions, at least every 40 ms while calls keep coming, at once for
+ * the first call after a quiet spell, on tw_summary_flush and on close. The
  * step is explicit, as in TF2. Several writers may be open at once, in one
  * process or several, on one file or several.
  *
