@@ -1,0 +1,307 @@
+/* The graph view's model and layout (ui/graph_model.c, ui/graph_layout.c):
+ * no display. Layouts are checked for what a reader sees: no two boxes
+ * overlap, edges run down, a chain is a column, the same input gives the
+ * same drawing; a 5,000-node graph lays out within a second; the CNN
+ * example's traced forward pass collapses into one box per layer. */
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+#include <tw/engine.h>
+#include <tw/model_file.h>
+
+#include "graph_layout.h"
+#include "graph_model.h"
+
+/* A layered random DAG as graph JSON: `layers` layers of ops, each reading
+ * one to three ops of earlier layers (mostly the previous one), in scopes
+ * "block_B/unit_U" of 50 nodes; every tenth op also reads a variable. */
+static char *random_graph_json(int nnodes, int layers, guint32 seed)
+{
+    GRand *rand = g_rand_new_with_seed(seed);
+    GString *s = g_string_new("{\"format\": \"twb-graph\", \"version\": 1, \"function\": \"random\", \"nodes\": [");
+    int per_layer = nnodes / layers;
+    for (int i = 0; i < nnodes; i++) {
+        int layer = i / per_layer;
+        gboolean variable = layer > 0 && i % 10 == 9;
+        g_string_append_printf(s, "%s{\"id\": %d, \"op\": \"%s\", \"name\": \"n%d\", \"scope\": \"block_%d/unit_%d\", "
+                               "\"inputs\": [", i ? ", " : "", i, layer == 0 ? "input" : variable ? "variable" : "add",
+                               i, i / 1000, i / 50);
+        for (int k = 0; layer > 0 && !variable && k < 1 + (i % 3); k++) {
+            int from_layer = g_rand_int_range(rand, 0, 4) == 0 ? g_rand_int_range(rand, 0, layer) : layer - 1;
+            int from = from_layer * per_layer + g_rand_int_range(rand, 0, per_layer);
+            if (from % 10 == 9 && from_layer > 0)
+                from--; /* a variable is read by the op after it */
+            g_string_append_printf(s, "%s[%d, 0]", k ? ", " : "", from);
+        }
+        if (!variable && layer > 0 && i % 10 == 0)
+            g_string_append_printf(s, "%s[%d, 0]", s->str[s->len - 1] == '[' ? "" : ", ", i - 1);
+        g_string_append_printf(s, "], \"outputs\": [{\"dtype\": \"float32\", \"shape\": [1, %d]}], "
+                               "\"attrs\": {\"ints\": [], \"floats\": []}}", 1 + i % 7);
+    }
+    g_string_append(s, "]}");
+    g_rand_free(rand);
+    return g_string_free(s, FALSE);
+}
+
+/* Box sizes as the view would measure them: wider for longer titles. */
+static tw_graph_layout *layout_visible(const tw_graph_model *m, const tw_visible_graph *g)
+{
+    double *w = g_new(double, MAX(g->nnodes, 1)), *h = g_new(double, MAX(g->nnodes, 1));
+    int *edges = g_new(int, 2 * MAX(g->nedges, 1));
+    for (int v = 0; v < g->nnodes; v++) {
+        char *title = tw_visible_node_title(m, &g->nodes[v]);
+        w[v] = 40 + 7.0 * (double)strlen(title);
+        h[v] = g->nodes[v].is_scope ? 44 : 36;
+        g_free(title);
+    }
+    for (int e = 0; e < g->nedges; e++)
+        edges[2 * e] = g->edges[e].from, edges[2 * e + 1] = g->edges[e].to;
+    tw_graph_layout *layout = tw_graph_layout_new(g->nnodes, w, h, g->nedges, edges);
+    g_free(w), g_free(h), g_free(edges);
+    return layout;
+}
+
+static int compare_by_layer_then_x(gconstpointer a, gconstpointer b, gpointer boxes)
+{
+    const tw_layout_box *all = boxes;
+    const tw_layout_box *p = &all[*(const int *)a], *q = &all[*(const int *)b];
+    if (p->layer != q->layer)
+        return p->layer - q->layer;
+    return p->x < q->x ? -1 : p->x > q->x;
+}
+
+/* No two boxes overlap: layers are bands apart, so neighbours in a layer
+ * by x are the only pairs that could. Edges run from a lower layer to a
+ * higher one, their points downwards. */
+static void assert_layout_sane(const tw_graph_layout *g)
+{
+    int *order = g_new(int, MAX(g->nnodes, 1));
+    for (int v = 0; v < g->nnodes; v++)
+        order[v] = v;
+    g_qsort_with_data(order, g->nnodes, sizeof(int), compare_by_layer_then_x, g->nodes);
+    for (int i = 1; i < g->nnodes; i++) {
+        const tw_layout_box *p = &g->nodes[order[i - 1]], *q = &g->nodes[order[i]];
+        if (p->layer == q->layer)
+            g_assert_cmpfloat(p->x + p->width, <=, q->x + 1e-6);
+        else
+            g_assert_cmpfloat(p->y + p->height, <, q->y);
+        g_assert_cmpfloat(q->x, >=, 0);
+        g_assert_cmpfloat(q->x + q->width, <=, g->width + 1e-6);
+    }
+    for (int e = 0; e < g->nedges; e++) {
+        const tw_layout_edge *edge = &g->edges[e];
+        g_assert_false(edge->reversed);
+        g_assert_cmpint(g->nodes[edge->from].layer, <, g->nodes[edge->to].layer);
+        g_assert_cmpint(edge->npoints, ==, g->nodes[edge->to].layer - g->nodes[edge->from].layer + 1);
+        for (int p = 1; p < edge->npoints; p++)
+            g_assert_cmpfloat(edge->points[2 * p + 1], >, edge->points[2 * p - 1]);
+        g_assert_cmpfloat(fabs(edge->points[1] - (g->nodes[edge->from].y + g->nodes[edge->from].height)), <, 1e-6);
+    }
+    g_free(order);
+}
+
+static void test_chain_is_a_column(void)
+{
+    double w[5] = {60, 100, 80, 120, 60}, h[5] = {30, 30, 30, 30, 30};
+    int edges[8] = {0, 1, 1, 2, 2, 3, 3, 4};
+    tw_graph_layout *g = tw_graph_layout_new(5, w, h, 4, edges);
+    g_assert_cmpint(g->nlayers, ==, 5);
+    for (int v = 0; v < 5; v++) {
+        g_assert_cmpint(g->nodes[v].layer, ==, v);
+        g_assert_cmpfloat(fabs(g->nodes[v].x + w[v] / 2 - (g->nodes[0].x + w[0] / 2)), <, 1e-6);
+    }
+    assert_layout_sane(g);
+    tw_graph_layout_free(g);
+}
+
+static void test_diamond_and_long_edge(void)
+{
+    /* 0 -> 1, 0 -> 2, 1 -> 3, 2 -> 3, 0 -> 3 (spans two layers: one dummy). */
+    double w[4] = {50, 50, 50, 50}, h[4] = {30, 30, 30, 30};
+    int edges[10] = {0, 1, 0, 2, 1, 3, 2, 3, 0, 3};
+    tw_graph_layout *g = tw_graph_layout_new(4, w, h, 5, edges);
+    g_assert_cmpint(g->nodes[3].layer, ==, 2);
+    g_assert_cmpint(g->edges[4].npoints, ==, 3);
+    g_assert_cmpfloat(g->nodes[1].y, ==, g->nodes[2].y);
+    assert_layout_sane(g);
+    tw_graph_layout_free(g);
+}
+
+static void test_cycle_is_broken(void)
+{
+    double w[3] = {50, 50, 50}, h[3] = {30, 30, 30};
+    int edges[6] = {0, 1, 1, 2, 2, 1};
+    tw_graph_layout *g = tw_graph_layout_new(3, w, h, 3, edges);
+    int reversed = 0;
+    for (int e = 0; e < 3; e++)
+        reversed += g->edges[e].reversed;
+    g_assert_cmpint(reversed, ==, 1);
+    g_assert_true(g->edges[2].reversed); /* 2 -> 1 closed the cycle */
+    g_assert_cmpint(g->nodes[2].layer, >, g->nodes[1].layer);
+    tw_graph_layout_free(g);
+}
+
+static void assert_same_layout(const tw_graph_layout *a, const tw_graph_layout *b)
+{
+    g_assert_cmpint(a->nnodes, ==, b->nnodes);
+    g_assert_cmpint(memcmp(a->nodes, b->nodes, sizeof *a->nodes * (size_t)a->nnodes), ==, 0);
+    for (int e = 0; e < a->nedges; e++) {
+        g_assert_cmpint(a->edges[e].npoints, ==, b->edges[e].npoints);
+        size_t bytes = sizeof(double) * 2 * (size_t)a->edges[e].npoints;
+        g_assert_cmpint(memcmp(a->edges[e].points, b->edges[e].points, bytes), ==, 0);
+    }
+}
+
+static void test_large_random_graph(void)
+{
+    char *json = random_graph_json(5000, 60, 7);
+    GError *error = NULL;
+    gint64 t0 = g_get_monotonic_time();
+    tw_graph_model *m = tw_graph_model_parse(json, -1, &error);
+    g_assert_no_error(error);
+    tw_visible_graph *vg = tw_visible_graph_new(m, NULL);
+    gint64 t1 = g_get_monotonic_time();
+    tw_graph_layout *g = layout_visible(m, vg);
+    gint64 t2 = g_get_monotonic_time();
+    double seconds = (double)(t2 - t1) / 1e6;
+    g_test_message("5,000 nodes: parse %.3f s; layout of %d boxes, %d edges in %d layers: %.3f s",
+                   (double)(t1 - t0) / 1e6, vg->nnodes, vg->nedges, g->nlayers, seconds);
+    g_print("# 5,000-node graph: %d boxes, %d edges, %d layers laid out in %.3f s\n", vg->nnodes, vg->nedges,
+            g->nlayers, seconds);
+    /* Every tenth op reads a variable read by nothing else: tucked. */
+    g_assert_cmpint(vg->nnodes, <, 5000);
+    g_assert_cmpint(vg->nnodes, >, 4000);
+    g_assert_cmpfloat(seconds, <=, 1.0);
+    assert_layout_sane(g);
+    tw_graph_layout *again = layout_visible(m, vg);
+    assert_same_layout(g, again);
+    tw_graph_layout_free(again);
+    tw_graph_layout_free(g);
+    tw_visible_graph_free(vg);
+
+    /* Collapsed into its 100 units: one box each, edges merged. */
+    bool *expanded = g_new0(bool, m->nscopes);
+    expanded[0] = true;
+    for (int s = 0; s < m->nscopes; s++)
+        expanded[s] = m->scopes[s].depth < 2;
+    vg = tw_visible_graph_new(m, expanded);
+    g_assert_cmpint(vg->nnodes, ==, 100);
+    for (int e = 0; e < vg->nedges; e++)
+        for (int f = 0; f < e; f++)
+            g_assert_false(vg->edges[e].from == vg->edges[f].from && vg->edges[e].to == vg->edges[f].to);
+    g = layout_visible(m, vg);
+    assert_layout_sane(g);
+    tw_graph_layout_free(g);
+    tw_visible_graph_free(vg);
+    g_free(expanded);
+    tw_graph_model_free(m);
+    g_free(json);
+}
+
+static int forward(tw_tensor *const *inputs, int ninputs, tw_tensor **outputs, int max_outputs, void *model)
+{
+    (void)ninputs, (void)max_outputs;
+    outputs[0] = tw_model_call(model, inputs[0], false);
+    return outputs[0] ? 1 : -1;
+}
+
+static void test_traced_cnn(void)
+{
+    char *path = g_test_build_filename(G_TEST_DIST, "..", "examples", "models", "cnn_fashion_mnist.json", NULL);
+    tw_model *model = tw_model_load(path);
+    g_assert_nonnull(model);
+    g_assert_cmpint(tw_model_build(model, NULL, 0), ==, 0);
+    tw_tensor *x = tw_zeros(TW_FLOAT32, 4, (int64_t[]){1, 28, 28, 1});
+    tw_function *f = tw_function_new("forward", forward, model);
+    const tw_graph *graph = tw_function_get_graph(f, 1, &x);
+    g_assert_nonnull(graph);
+    char *json = tw_graph_json(graph);
+    GError *error = NULL;
+    tw_graph_model *m = tw_graph_model_parse(json, -1, &error);
+    g_assert_no_error(error);
+
+    /* Collapsed by layer: the model's scope is open, one box per layer. */
+    bool *expanded = g_new(bool, m->nscopes);
+    tw_graph_model_default_expansion(m, expanded);
+    tw_visible_graph *vg = tw_visible_graph_new(m, expanded);
+    int boxes = 0;
+    for (int v = 0; v < vg->nnodes; v++) {
+        if (!vg->nodes[v].is_scope)
+            continue;
+        const tw_graph_scope *s = &m->scopes[vg->nodes[v].index];
+        g_assert_nonnull(tw_model_find_layer(model, s->name));
+        g_assert_cmpint(s->depth, ==, 2);
+        boxes++;
+    }
+    /* Every layer but the InputLayer, which traces no op. */
+    g_assert_cmpint(boxes, ==, tw_model_nlayers(model) - 1);
+    for (int i = 1; i < tw_model_nlayers(model); i++) {
+        char *scope = g_strdup_printf("cnn/%s", tw_layer_name(tw_model_layer_at(model, i)));
+        g_assert_cmpint(tw_graph_model_find_scope(m, scope), >, 0);
+        g_free(scope);
+    }
+    tw_graph_layout *g = layout_visible(m, vg);
+    assert_layout_sane(g);
+    g_assert_cmpint(g->nlayers, >=, boxes); /* a chain of layers (and the input above) */
+    tw_graph_layout_free(g);
+    tw_visible_graph_free(vg);
+
+    /* Open: conv2d's matmul-like op shows with its kernel tucked in. */
+    int conv = tw_graph_model_find_scope(m, "cnn/conv2d");
+    g_assert_cmpint(conv, >, 0);
+    expanded[conv] = true;
+    vg = tw_visible_graph_new(m, expanded);
+    gboolean found = FALSE;
+    for (int v = 0; v < vg->nnodes; v++) {
+        const tw_visible_node *node = &vg->nodes[v];
+        if (!node->is_scope && strcmp(m->nodes[node->index].op, "conv2d") == 0) {
+            found = TRUE;
+            g_assert_cmpint(node->nparams, >=, 1);
+            g_assert_cmpstr(m->nodes[node->params[0]].op, ==, "variable");
+        }
+    }
+    g_assert_true(found);
+    g = layout_visible(m, vg);
+    assert_layout_sane(g);
+    tw_graph_layout_free(g);
+    tw_visible_graph_free(vg);
+
+    /* The view's own tracing gives the same graph. */
+    char *again = tw_graph_trace_model(model, &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(again, ==, json);
+    g_free(again);
+    g_free(expanded);
+    tw_graph_model_free(m);
+    free(json);
+    tw_function_free(f);
+    tw_tensor_unref(x);
+    tw_layer_unref(model);
+    g_free(path);
+}
+
+static void test_bad_input(void)
+{
+    GError *error = NULL;
+    g_assert_null(tw_graph_model_parse("{\"format\": \"other\"}", -1, &error));
+    g_assert_nonnull(strstr(error->message, "twb-graph"));
+    g_clear_error(&error);
+    g_assert_null(tw_graph_model_parse("{\"format\": \"twb-graph\", \"version\": 1, \"nodes\": [{\"id\": 0, \"op\": "
+                                       "\"add\", \"inputs\": [[3, 0]], \"outputs\": []}]}", -1, &error));
+    g_assert_nonnull(strstr(error->message, "node 0"));
+    g_clear_error(&error);
+    g_assert_null(tw_graph_model_parse("not json", -1, &error));
+    g_clear_error(&error);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/graph_layout/chain", test_chain_is_a_column);
+    g_test_add_func("/graph_layout/diamond", test_diamond_and_long_edge);
+    g_test_add_func("/graph_layout/cycle", test_cycle_is_broken);
+    g_test_add_func("/graph_layout/large", test_large_random_graph);
+    g_test_add_func("/graph_layout/traced_cnn", test_traced_cnn);
+    g_test_add_func("/graph_layout/bad_input", test_bad_input);
+    return g_test_run();
+}

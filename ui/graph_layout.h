@@ -1,0 +1,38 @@
+/* A layered (Sugiyama) layout of a directed graph: layers by longest path,
+ * dummy nodes along edges spanning layers, crossings reduced by barycenter
+ * sweeps, x positions without overlap (least squares towards the
+ * neighbours' barycenters), edges as polylines through their dummies, data
+ * flowing down. Pure C; deterministic. */
+#ifndef TW_UI_GRAPH_LAYOUT_H
+#define TW_UI_GRAPH_LAYOUT_H
+
+#include <stdbool.h>
+
+typedef struct {
+    double x, y, width, height; /* top-left corner and size */
+    int layer;
+} tw_layout_box;
+
+typedef struct {
+    int from, to;
+    int npoints;
+    double *points;             /* x0, y0, x1, y1, ...: from's bottom to to's top */
+    bool reversed;              /* drawn upwards: it closed a cycle */
+} tw_layout_edge;
+
+typedef struct {
+    int nnodes;
+    tw_layout_box *nodes;
+    int nedges;
+    tw_layout_edge *edges;
+    int nlayers;
+    double width, height;       /* the drawing's extent, margins included */
+} tw_graph_layout;
+
+/* Lay out nnodes boxes of the given sizes and nedges edges (from, to pairs;
+ * no self loops). Cycles are broken by reversing the edges that close them. */
+tw_graph_layout *tw_graph_layout_new(int nnodes, const double *widths, const double *heights, int nedges,
+                                     const int *edges);
+void tw_graph_layout_free(tw_graph_layout *layout);
+
+#endif

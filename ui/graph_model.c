@@ -1,0 +1,396 @@
+/* The graph view's model (see graph_model.h). */
+#include "graph_model.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+#define GRAPH_ERROR g_quark_from_static_string("tw-graph-model")
+
+static int forward(tw_tensor *const *inputs, int ninputs, tw_tensor **outputs, int max_outputs, void *model)
+{
+    (void)ninputs, (void)max_outputs;
+    outputs[0] = tw_model_call(model, inputs[0], false);
+    return outputs[0] ? 1 : -1;
+}
+
+char *tw_graph_trace_model(tw_model *model, GError **error)
+{
+    const tw_shape *shape = tw_model_input_shape(model);
+    if (!shape || shape->ndim < 1) {
+        g_set_error(error, GRAPH_ERROR, 1, "The model has no input shape: give its first layer one");
+        return NULL;
+    }
+    int64_t dims[TW_MAX_DIMS];
+    for (int d = 0; d < shape->ndim; d++) {
+        dims[d] = d == 0 ? 1 : shape->dims[d];
+        if (dims[d] < 1) {
+            g_set_error(error, GRAPH_ERROR, 1, "The model's input shape has an unknown size (axis %d)", d);
+            return NULL;
+        }
+    }
+    tw_error_clear();
+    char *json = NULL;
+    tw_function *f = NULL;
+    tw_tensor *x = NULL;
+    if (tw_model_build(model, NULL, 0) == 0 && (x = tw_zeros(TW_FLOAT32, shape->ndim, dims)) &&
+        (f = tw_function_new("forward", forward, model))) {
+        const tw_graph *graph = tw_function_get_graph(f, 1, &x);
+        json = graph ? tw_graph_json(graph) : NULL;
+    }
+    if (!json)
+        g_set_error(error, GRAPH_ERROR, 1, "The model cannot be traced: %s", tw_last_error());
+    tw_function_free(f);
+    tw_tensor_unref(x);
+    return json;
+}
+
+tw_op_kind tw_op_kind_of(const char *op)
+{
+    static const char *const linear[] = {"matmul", "conv2d", "conv2d_backprop_filter", "conv2d_backprop_input", NULL};
+    static const char *const reduction[] = {"sum", "mean", "max", "min", "prod", "argmax", "argmin", "max_pool2d",
+                                            "avg_pool2d", "softmax", "log_softmax", "softmax_cross_entropy",
+                                            "sparse_softmax_cross_entropy", "logsumexp", NULL};
+    static const char *const shape[] = {"reshape", "permute", "transpose", "broadcast_to", "concat", "strided_slice",
+                                        "slice", "gather", "pad", "tile", "copy", "cast", "squeeze", "expand_dims",
+                                        "one_hot", "stop_gradient", NULL};
+    static const char *const source[] = {"input", "constant", "variable", NULL};
+    const struct { const char *const *names; tw_op_kind kind; } table[] = {
+        {linear, TW_OP_KIND_LINEAR}, {reduction, TW_OP_KIND_REDUCTION},
+        {shape, TW_OP_KIND_SHAPE},   {source, TW_OP_KIND_SOURCE},
+    };
+    for (size_t t = 0; t < G_N_ELEMENTS(table); t++)
+        for (int i = 0; table[t].names[i]; i++)
+            if (strcmp(op, table[t].names[i]) == 0)
+                return table[t].kind;
+    return TW_OP_KIND_ELEMENTWISE;
+}
+
+const char *tw_graph_tensor_format(const tw_graph_tensor *t, char *buf, size_t size)
+{
+    size_t used = (size_t)g_snprintf(buf, size, "(");
+    for (int d = 0; d < t->ndim && used < size; d++)
+        used += (size_t)g_snprintf(buf + used, size - used, "%s%" G_GINT64_FORMAT, d ? ", " : "", t->shape[d]);
+    if (used < size)
+        g_snprintf(buf + used, size - used, t->ndim == 1 ? ",)" : ")");
+    return buf;
+}
+
+int64_t tw_graph_tensor_numel(const tw_graph_tensor *t)
+{
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++)
+        n *= t->shape[d];
+    return n;
+}
+
+/* The scope for path, made with its ancestors when new. */
+static int scope_for(tw_graph_model *m, GHashTable *index, const char *path)
+{
+    gpointer found;
+    if (g_hash_table_lookup_extended(index, path, NULL, &found))
+        return GPOINTER_TO_INT(found);
+    const char *slash = strrchr(path, '/');
+    char *parent_path = slash ? g_strndup(path, (gsize)(slash - path)) : g_strdup("");
+    int parent = scope_for(m, index, parent_path);
+    g_free(parent_path);
+    m->scopes = g_renew(tw_graph_scope, m->scopes, m->nscopes + 1);
+    tw_graph_scope *s = &m->scopes[m->nscopes];
+    s->path = g_strdup(path);
+    s->name = NULL; /* set once scopes[] stops moving */
+    s->parent = parent;
+    s->depth = m->scopes[parent].depth + 1;
+    s->nops = 0;
+    s->nchildren = 0;
+    m->scopes[parent].nchildren++;
+    g_hash_table_insert(index, s->path, GINT_TO_POINTER(m->nscopes));
+    return m->nscopes++;
+}
+
+static gboolean parse_tensor(JsonNode *node, tw_graph_tensor *t)
+{
+    if (!JSON_NODE_HOLDS_OBJECT(node))
+        return FALSE;
+    JsonObject *o = json_node_get_object(node);
+    JsonArray *shape = json_object_get_array_member(o, "shape");
+    if (!shape || json_array_get_length(shape) > TW_GRAPH_MAX_DIMS)
+        return FALSE;
+    g_strlcpy(t->dtype, json_object_get_string_member_with_default(o, "dtype", "?"), sizeof t->dtype);
+    t->ndim = (int)json_array_get_length(shape);
+    for (int d = 0; d < t->ndim; d++)
+        t->shape[d] = json_array_get_int_element(shape, (guint)d);
+    return TRUE;
+}
+
+static gboolean parse_node(tw_graph_model *m, int id, JsonObject *o, GHashTable *scopes, GError **error)
+{
+    tw_graph_node *n = &m->nodes[id];
+    JsonArray *inputs = json_object_get_array_member(o, "inputs");
+    JsonArray *outputs = json_object_get_array_member(o, "outputs");
+    if (!json_object_has_member(o, "op") || !inputs || !outputs) {
+        g_set_error(error, GRAPH_ERROR, 1, "graph JSON: node %d lacks op, inputs or outputs", id);
+        return FALSE;
+    }
+    n->op = g_strdup(json_object_get_string_member_with_default(o, "op", "?"));
+    n->name = g_strdup(json_object_get_string_member_with_default(o, "name", n->op));
+    n->scope = g_strdup(json_object_get_string_member_with_default(o, "scope", ""));
+    n->kind = tw_op_kind_of(n->op);
+    n->scope_index = scope_for(m, scopes, n->scope);
+    n->ninputs = (int)json_array_get_length(inputs);
+    n->input_node = g_new(int, n->ninputs);
+    n->input_output = g_new(int, n->ninputs);
+    for (int k = 0; k < n->ninputs; k++) {
+        JsonArray *pair = json_array_get_array_element(inputs, (guint)k);
+        int from = pair && json_array_get_length(pair) == 2 ? (int)json_array_get_int_element(pair, 0) : -1;
+        int out = from >= 0 ? (int)json_array_get_int_element(pair, 1) : -1;
+        if (from < 0 || from >= id || out < 0 || out >= m->nodes[from].noutputs) {
+            g_set_error(error, GRAPH_ERROR, 1, "graph JSON: node %d (%s): input %d is not an earlier node's output",
+                        id, n->name, k);
+            return FALSE;
+        }
+        n->input_node[k] = from;
+        n->input_output[k] = out;
+    }
+    n->noutputs = (int)json_array_get_length(outputs);
+    n->outputs = g_new0(tw_graph_tensor, n->noutputs);
+    for (int k = 0; k < n->noutputs; k++)
+        if (!parse_tensor(json_array_get_element(outputs, (guint)k), &n->outputs[k])) {
+            g_set_error(error, GRAPH_ERROR, 1, "graph JSON: node %d (%s): output %d has no shape", id, n->name, k);
+            return FALSE;
+        }
+    JsonNode *attrs = json_object_get_member(o, "attrs");
+    n->attrs = attrs ? json_to_string(attrs, FALSE) : g_strdup("{}");
+    return TRUE;
+}
+
+static void count_ops(tw_graph_model *m)
+{
+    for (int i = 0; i < m->nnodes; i++) {
+        if (m->nodes[i].kind == TW_OP_KIND_SOURCE)
+            continue; /* "7 ops": the work, not the weights */
+        for (int s = m->nodes[i].scope_index; s >= 0; s = m->scopes[s].parent)
+            m->scopes[s].nops++;
+    }
+}
+
+static tw_graph_model *parse_graph(JsonObject *root, GError **error)
+{
+    if (g_strcmp0(json_object_get_string_member_with_default(root, "format", ""), "twb-graph") != 0 ||
+        json_object_get_int_member_with_default(root, "version", 0) != 1) {
+        g_set_error(error, GRAPH_ERROR, 1, "graph JSON: not a twb-graph version 1 document");
+        return NULL;
+    }
+    JsonArray *nodes = json_object_get_array_member(root, "nodes");
+    if (!nodes) {
+        g_set_error(error, GRAPH_ERROR, 1, "graph JSON: no nodes array");
+        return NULL;
+    }
+    tw_graph_model *m = g_new0(tw_graph_model, 1);
+    m->function = g_strdup(json_object_get_string_member_with_default(root, "function", "function"));
+    m->nnodes = (int)json_array_get_length(nodes);
+    m->nodes = g_new0(tw_graph_node, m->nnodes);
+    GHashTable *scopes = g_hash_table_new(g_str_hash, g_str_equal);
+    m->scopes = g_new0(tw_graph_scope, 1);
+    m->scopes[0] = (tw_graph_scope){.path = g_strdup(""), .parent = -1};
+    m->scopes[0].name = m->scopes[0].path;
+    m->nscopes = 1;
+    g_hash_table_insert(scopes, m->scopes[0].path, GINT_TO_POINTER(0));
+    gboolean ok = TRUE;
+    for (int i = 0; ok && i < m->nnodes; i++) {
+        JsonNode *node = json_array_get_element(nodes, (guint)i);
+        ok = JSON_NODE_HOLDS_OBJECT(node) && parse_node(m, i, json_node_get_object(node), scopes, error);
+        if (!ok && error && !*error)
+            g_set_error(error, GRAPH_ERROR, 1, "graph JSON: node %d is not an object", i);
+    }
+    g_hash_table_unref(scopes);
+    if (!ok) {
+        tw_graph_model_free(m);
+        return NULL;
+    }
+    /* scopes[] was reallocated while growing: names point into paths. */
+    for (int s = 0; s < m->nscopes; s++) {
+        const char *slash = strrchr(m->scopes[s].path, '/');
+        m->scopes[s].name = slash ? slash + 1 : m->scopes[s].path;
+    }
+    count_ops(m);
+    return m;
+}
+
+tw_graph_model *tw_graph_model_parse(const char *json, gssize length, GError **error)
+{
+    JsonParser *parser = json_parser_new();
+    tw_graph_model *m = NULL;
+    if (json_parser_load_from_data(parser, json, length, error)) {
+        JsonNode *root = json_parser_get_root(parser);
+        if (root && JSON_NODE_HOLDS_OBJECT(root))
+            m = parse_graph(json_node_get_object(root), error);
+        else
+            g_set_error(error, GRAPH_ERROR, 1, "graph JSON: the document is not an object");
+    }
+    g_object_unref(parser);
+    return m;
+}
+
+void tw_graph_model_free(tw_graph_model *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->nnodes; i++) {
+        tw_graph_node *n = &m->nodes[i];
+        g_free(n->op), g_free(n->name), g_free(n->scope), g_free(n->attrs);
+        g_free(n->input_node), g_free(n->input_output), g_free(n->outputs);
+    }
+    for (int s = 0; s < m->nscopes; s++)
+        g_free(m->scopes[s].path);
+    g_free(m->nodes), g_free(m->scopes), g_free(m->function);
+    g_free(m);
+}
+
+int tw_graph_model_find_scope(const tw_graph_model *m, const char *path)
+{
+    for (int s = 0; s < m->nscopes; s++)
+        if (strcmp(m->scopes[s].path, path) == 0)
+            return s;
+    return -1;
+}
+
+void tw_graph_model_default_expansion(const tw_graph_model *m, bool *expanded)
+{
+    for (int s = 0; s < m->nscopes; s++) {
+        int p = m->scopes[s].parent;
+        /* Open: the root, and a lone child scope of an open scope that holds
+         * no ops of its own besides it (the model around its layers). */
+        bool lone = p >= 0 && expanded[p] && m->scopes[p].nchildren == 1 && m->scopes[s].nchildren > 0;
+        expanded[s] = p < 0 || lone; /* parents come before children in scopes[] */
+    }
+}
+
+/* The outermost collapsed scope around graph node i, or -1 when every scope
+ * around it is open. */
+static int collapsed_scope(const tw_graph_model *m, const bool *expanded, int i)
+{
+    int box = -1;
+    for (int s = m->nodes[i].scope_index; s > 0; s = m->scopes[s].parent)
+        if (expanded && !expanded[s])
+            box = s;
+    return box;
+}
+
+/* A source feeding one op alone: the op, else -1. */
+static int *lone_consumers(const tw_graph_model *m)
+{
+    int *consumer = g_new(int, m->nnodes);
+    for (int i = 0; i < m->nnodes; i++)
+        consumer[i] = -1;
+    for (int i = 0; i < m->nnodes; i++)
+        for (int k = 0; k < m->nodes[i].ninputs; k++) {
+            int from = m->nodes[i].input_node[k];
+            consumer[from] = consumer[from] == -1 || consumer[from] == i ? i : -2;
+        }
+    for (int i = 0; i < m->nnodes; i++) {
+        const char *op = m->nodes[i].op;
+        if (consumer[i] < 0 || (strcmp(op, "variable") != 0 && strcmp(op, "constant") != 0))
+            consumer[i] = -1;
+    }
+    return consumer;
+}
+
+static void add_edge(tw_visible_graph *g, GHashTable *edges, const tw_graph_model *m, int from, int to, int node,
+                     int output)
+{
+    gint64 key = (gint64)from << 32 | (guint32)to;
+    gpointer found;
+    if (g_hash_table_lookup_extended(edges, &key, NULL, &found)) {
+        tw_visible_edge *e = &g->edges[GPOINTER_TO_INT(found)];
+        if (e->node == node && e->output == output)
+            return; /* the same tensor read twice */
+        e->ntensors++;
+        if (tw_graph_tensor_numel(&m->nodes[node].outputs[output]) >
+            tw_graph_tensor_numel(&m->nodes[e->node].outputs[e->output]))
+            e->node = node, e->output = output;
+        return;
+    }
+    g->edges = g_renew(tw_visible_edge, g->edges, g->nedges + 1);
+    g->edges[g->nedges] = (tw_visible_edge){from, to, node, output, 1};
+    g_hash_table_insert(edges, g_memdup2(&key, sizeof key), GINT_TO_POINTER(g->nedges));
+    g->nedges++;
+}
+
+tw_visible_graph *tw_visible_graph_new(const tw_graph_model *m, const bool *expanded)
+{
+    tw_visible_graph *g = g_new0(tw_visible_graph, 1);
+    g->of_node = g_new(int, m->nnodes);
+    g->nodes = g_new0(tw_visible_node, MAX(m->nnodes, 1));
+    int *scope_box = g_new(int, m->nscopes);
+    for (int s = 0; s < m->nscopes; s++)
+        scope_box[s] = -1;
+    int *consumer = lone_consumers(m);
+    /* Boxes in the order of their first node, so the ids follow the data. */
+    for (int i = 0; i < m->nnodes; i++) {
+        int s = collapsed_scope(m, expanded, i);
+        if (s < 0 && consumer[i] >= 0) {
+            g->of_node[i] = -1; /* tucked: placed below */
+            continue;
+        }
+        if (s >= 0 && scope_box[s] >= 0) {
+            g->of_node[i] = scope_box[s];
+            continue;
+        }
+        tw_visible_node *v = &g->nodes[g->nnodes];
+        v->is_scope = s >= 0;
+        v->index = s >= 0 ? s : i;
+        v->kind = s >= 0 ? TW_OP_KIND_SCOPE : m->nodes[i].kind;
+        if (s >= 0)
+            scope_box[s] = g->nnodes;
+        g->of_node[i] = g->nnodes++;
+    }
+    /* A tucked source joins its op's parameters; inside a collapsed scope it
+     * is simply part of the box. */
+    for (int i = 0; i < m->nnodes; i++) {
+        if (g->of_node[i] >= 0 || consumer[i] < 0)
+            continue;
+        tw_visible_node *v = &g->nodes[g->of_node[consumer[i]]];
+        if (!v->is_scope) {
+            v->params = g_renew(int, v->params, v->nparams + 1);
+            v->params[v->nparams++] = i;
+        }
+    }
+    GHashTable *edges = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    for (int i = 0; i < m->nnodes; i++)
+        for (int k = 0; k < m->nodes[i].ninputs; k++) {
+            int from = g->of_node[m->nodes[i].input_node[k]];
+            if (from >= 0 && from != g->of_node[i])
+                add_edge(g, edges, m, from, g->of_node[i], m->nodes[i].input_node[k], m->nodes[i].input_output[k]);
+        }
+    g_hash_table_unref(edges);
+    g_free(consumer);
+    g_free(scope_box);
+    return g;
+}
+
+void tw_visible_graph_free(tw_visible_graph *g)
+{
+    if (!g)
+        return;
+    for (int v = 0; v < g->nnodes; v++)
+        g_free(g->nodes[v].params);
+    g_free(g->nodes), g_free(g->edges), g_free(g->of_node);
+    g_free(g);
+}
+
+char *tw_visible_node_title(const tw_graph_model *m, const tw_visible_node *v)
+{
+    if (v->is_scope)
+        return g_strdup(m->scopes[v->index].name);
+    const char *name = m->nodes[v->index].name;
+    const char *slash = strrchr(name, '/');
+    return g_strdup(slash ? slash + 1 : name);
+}
+
+char *tw_visible_node_detail(const tw_graph_model *m, const tw_visible_node *v)
+{
+    if (v->is_scope) {
+        int n = m->scopes[v->index].nops;
+        return g_strdup_printf("%d op%s", n, n == 1 ? "" : "s");
+    }
+    return g_strdup(m->nodes[v->index].op);
+}
