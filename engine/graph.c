@@ -66,6 +66,7 @@ void tw__graph_unref(tw_graph *g)
     free(g->input_nodes);
     free(g->outputs);
     free(g->output_slots);
+    tw__graph_fuse_clear(g);
     free(g);
 }
 
@@ -307,5 +308,7 @@ int tw__graph_finalize(tw_graph *g)
         g->output_slots[i] = slot_of(g, g->outputs[i]);
     if (rc == 0)
         rc = plan_releases(g);
+    if (rc == 0)
+        rc = tw__graph_fuse(g);
     return rc < 0 ? tw_error_set("function '%s': out of memory laying out its graph", g->function_name) : 0;
 }

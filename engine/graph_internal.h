@@ -36,7 +36,30 @@ typedef struct {
     int first_slot;
     int *release;
     int nrelease;
+    int fuse_group; /* set by tw__graph_fuse: its index in the graph's fused groups, -1 when none */
 } tw_gnode;
+
+/* One step of a fused group's program (graph_fuse.c): dst = op(a[, b]).
+ * Operands number the group's external values first, then its block
+ * buffers; dst -1 is the group's output. */
+typedef struct {
+    bool binary; /* op is a twk_binary_op, else a twk_unary_op */
+    int op;
+    int dst, a, b;
+    double p0, p1; /* the unary kernels' alpha or clip bounds */
+} tw_fstep;
+
+/* Elementwise nodes of one dtype and shape run as one pass over the
+ * elements, at the position of the last (root): the others' values never
+ * leave the group. */
+typedef struct {
+    int root, nmembers;
+    int *members; /* ascending, root last */
+    int nexternal;
+    int *external_slots;
+    int nsteps, nbuffers;
+    tw_fstep *steps;
+} tw_fgroup;
 
 /* The input signature a graph was traced for. */
 typedef struct {
@@ -67,6 +90,9 @@ struct tw_graph {
     /* Set by tw__graph_finalize. */
     int nslots;
     int *output_slots;
+    /* Set by tw__graph_fuse (from tw__graph_finalize). */
+    int nfused;
+    tw_fgroup *fused;
 };
 
 tw_graph *tw__graph_new(const char *function_name, int ninputs, tw_tensor *const *inputs);
@@ -89,10 +115,21 @@ int tw__graph_finalize(tw_graph *g);
 bool tw__graph_matches(const tw_graph *g, int ninputs, tw_tensor *const *inputs);
 
 /* The passes (graph_passes.c), each counting what it changed; they leave
- * the graph to be finalized. tw__graph_optimize runs both, then finalizes. */
+ * the graph to be finalized. tw__graph_optimize runs them in this order
+ * (folding, CSE, pruning), then finalizes. */
+int tw__graph_fold(tw_graph *g, int *folded);
 int tw__graph_cse(tw_graph *g, int *merged);
 int tw__graph_prune(tw_graph *g, int *removed);
 int tw__graph_optimize(tw_graph *g);
+
+/* Plan the fused groups of elementwise chains (graph_fuse.c); called by
+ * tw__graph_finalize. 0 or -1. */
+int tw__graph_fuse(tw_graph *g);
+void tw__graph_fuse_clear(tw_graph *g);
+/* Run one group, its output into its root's slot: 1 when done, 0 when an
+ * input does not suit it (a strided view: run its nodes one by one), -1 on
+ * error. */
+int tw__fgroup_run(const tw_graph *g, const tw_fgroup *grp, tw_tensor **slots);
 
 /* Run g: inputs must match its signature and be contiguous; outputs gets
  * g->noutputs new references (not handed to any scope). 0 or -1. */

@@ -1,5 +1,10 @@
-/* Graph passes, run on every traced graph (tw__graph_optimize):
+/* Graph passes, run on every traced graph (tw__graph_optimize), in this
+ * order:
  *
+ * - constant folding: an op node whose inputs are all constants (not
+ *   variables, not inputs) runs once, here, and becomes a constant node
+ *   holding its result under the same name and scope. Assignments are never
+ *   folded; every other op is deterministic (a trace refuses random draws).
  * - common-subexpression elimination: an op node with the same op, attrs,
  *   device and inputs as an earlier one reuses the earlier one's outputs;
  *   constants with equal dtype, shape and bytes are one constant. Stateful
@@ -10,11 +15,77 @@
  *   stateful node go; the function's input nodes always stay (they are its
  *   signature).
  *
- * Both keep the nodes' order; pruning renumbers them densely. */
+ * All keep the nodes' order; pruning renumbers them densely. Finalizing
+ * then plans the run, fusing elementwise chains into one pass each
+ * (graph_fuse.c): an execution plan, the nodes stay as traced. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph_internal.h"
+
+/* ---- constant folding ------------------------------------------------------------ */
+
+static bool foldable(const tw_graph *g, const tw_gnode *n)
+{
+    if (n->kind != TW_NODE_OP || (n->op->flags & TW_OP_STATEFUL) || n->noutputs != 1 || n->ninputs == 0 ||
+        (!n->op->view && !n->op->kernel[n->device.kind]))
+        return false;
+    for (int i = 0; i < n->ninputs; i++)
+        if (g->nodes[n->inputs[i].node].kind != TW_NODE_CONSTANT)
+            return false;
+    return true;
+}
+
+/* The node's value from its constant inputs, packed; NULL with an error. */
+static tw_tensor *evaluate(const tw_graph *g, const tw_gnode *n)
+{
+    tw_tensor *inputs[TW_MAX_INPUTS];
+    if (n->ninputs > TW_MAX_INPUTS) {
+        tw_error_set("%s: too many inputs to fold", n->name);
+        return NULL;
+    }
+    for (int i = 0; i < n->ninputs; i++)
+        inputs[i] = g->nodes[n->inputs[i].node].tensor;
+    tw_op_call call = {n->op, n->ninputs, inputs, &n->attrs, NULL};
+    const tw_desc *d = &n->outputs[0].desc;
+    tw_tensor *t;
+    if (n->op->view) {
+        tw_tensor *view = n->op->view(&call, d);
+        t = view ? tw__contiguous_raw(view) : NULL;
+        tw_tensor_unref(view);
+    } else {
+        t = tw__tensor_new(d->dtype, d->ndim, d->shape, n->device);
+        if (t && n->op->kernel[n->device.kind](&call, &t) < 0) {
+            tw_tensor_unref(t);
+            t = NULL;
+        }
+    }
+    if (t)
+        t->weak = n->outputs[0].weak;
+    return t;
+}
+
+int tw__graph_fold(tw_graph *g, int *folded)
+{
+    *folded = 0;
+    for (int n = 0; n < g->nnodes; n++) {
+        tw_gnode *node = &g->nodes[n];
+        if (!foldable(g, node))
+            continue;
+        tw_tensor *t = evaluate(g, node);
+        if (!t)
+            return -1;
+        free(node->inputs);
+        node->inputs = NULL;
+        node->ninputs = 0;
+        node->kind = TW_NODE_CONSTANT;
+        node->op = NULL;
+        node->attrs = tw__attrs_none();
+        node->tensor = t;
+        (*folded)++;
+    }
+    return 0;
+}
 
 /* ---- common subexpressions ---------------------------------------------------- */
 
@@ -197,8 +268,8 @@ int tw__graph_prune(tw_graph *g, int *removed)
 
 int tw__graph_optimize(tw_graph *g)
 {
-    int merged, removed;
-    if (tw__graph_cse(g, &merged) < 0 || tw__graph_prune(g, &removed) < 0)
+    int folded, merged, removed;
+    if (tw__graph_fold(g, &folded) < 0 || tw__graph_cse(g, &merged) < 0 || tw__graph_prune(g, &removed) < 0)
         return -1;
     return tw__graph_finalize(g);
 }

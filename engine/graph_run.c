@@ -4,7 +4,9 @@
  * outputs from the caching pools, computes, and releases each intermediate
  * after its last reader (the plan tw__graph_finalize made). When a gradient
  * tape is recording, each node is recorded on it exactly as dispatch would
- * record the eager op. */
+ * record the eager op. Otherwise each fused group of elementwise nodes
+ * (graph_fuse.c) runs as one pass at its root, and its members' releases
+ * follow. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +60,29 @@ static void release_all(const tw_graph *g, tw_tensor **slots)
     }
 }
 
+static void release(const tw_gnode *node, tw_tensor **slots)
+{
+    for (int r = 0; r < node->nrelease; r++) {
+        tw_tensor_unref(slots[node->release[r]]);
+        slots[node->release[r]] = NULL;
+    }
+}
+
+/* A group at its root: fused, or node by node when an input does not suit
+ * it. Members only read values made before the root, and were the last
+ * readers of what they release, so running them late changes nothing. */
+static int run_group(const tw_graph *g, const tw_fgroup *grp, tw_tensor **slots)
+{
+    int rc = tw__fgroup_run(g, grp, slots);
+    for (int i = 0; rc == 0 && i < grp->nmembers; i++)
+        rc = run_node(&g->nodes[grp->members[i]], slots, false);
+    if (rc < 0)
+        return -1;
+    for (int i = 0; i < grp->nmembers; i++)
+        release(&g->nodes[grp->members[i]], slots);
+    return 0;
+}
+
 static int run_nodes(const tw_graph *g, tw_tensor *const *inputs, tw_tensor **slots)
 {
     bool record = tw__recording();
@@ -71,12 +96,15 @@ static int run_nodes(const tw_graph *g, tw_tensor *const *inputs, tw_tensor **sl
         }
         if (node->kind != TW_NODE_OP)
             continue;
+        if (node->fuse_group >= 0 && !record) {
+            const tw_fgroup *grp = &g->fused[node->fuse_group];
+            if (grp->root == n && run_group(g, grp, slots) < 0)
+                return -1;
+            continue;
+        }
         if (run_node(node, slots, record) < 0)
             return -1;
-        for (int r = 0; r < node->nrelease; r++) {
-            tw_tensor_unref(slots[node->release[r]]);
-            slots[node->release[r]] = NULL;
-        }
+        release(node, slots);
     }
     return 0;
 }

@@ -315,12 +315,12 @@ static void test_variables_by_reference(void)
         } else if (kind == TW_NODE_CONSTANT) {
             constants++;
             char *attrs = tw_graph_node_attrs(g, i);
-            g_assert_true(!strcmp(attrs, "value=[10, 20, 30]") || !strcmp(attrs, "value=[0.25, 0.25, 0.25]"));
+            g_assert_cmpstr(attrs, ==, "value=[10.25, 20.25, 30.25]"); /* c + k, folded */
             g_free(attrs);
         }
     }
     g_assert_cmpint(variables, ==, 1);
-    g_assert_cmpint(constants, ==, 2);
+    g_assert_cmpint(constants, ==, 1);
     tw_function_free(f);
     tw_scope_end();
 }
@@ -871,6 +871,138 @@ static void test_cse_keeps_reads_apart(void)
     tw_scope_end();
 }
 
+/* ---- constant folding and fusion ---------------------------------------------------- */
+
+static int folds(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    tw_tensor *v = user_data;
+    out[0] = tw_mul(in[0], tw_add(tw_scalar(2), tw_scalar(3)));
+    out[1] = tw_mul(v, tw_scalar(2)); /* reads a variable: stays */
+    if (tw_assign_add(v, tw_sub(tw_scalar(1), tw_scalar(0.5))) < 0)
+        return -1;
+    return 2;
+}
+
+static void test_constant_folding(void)
+{
+    tw_scope_begin();
+    tw_tensor *v = tw_variable(vector(2, (const double[]){1, 2}), "v", true);
+    tw_tensor *x = vector(2, (const double[]){3, 4});
+    tw_function *f = tw_function_new("folds", folds, v);
+    tw_tensor *y[2];
+    g_assert_cmpint(tw_function_call(f, TW_TENSORS(x), y, 2), ==, 2);
+    char ops[512];
+    const tw_graph *g = tw_function_graph_at(f, 0);
+    g_assert_cmpstr(op_list(g, ops, sizeof ops), ==, "input constant constant mul variable mul constant assign_add");
+    g_assert_cmpfloat(value_at(y[0], 1), ==, 20);
+    g_assert_cmpfloat(value_at(y[1], 1), ==, 4);
+    g_assert_cmpfloat(value_at(v, 1), ==, 2.5);
+    g_assert_cmpint(tw_function_call(f, TW_TENSORS(x), y, 2), ==, 2);
+    g_assert_cmpfloat(value_at(y[1], 1), ==, 5);
+    g_assert_cmpfloat(value_at(v, 1), ==, 3);
+    tw_function_free(f);
+    tw_scope_end();
+}
+
+/* t is read twice inside the chain, u is an output too: u ends one group. */
+static int chain(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    tw_tensor *t = tw_add(tw_mul(in[0], in[1]), tw_scalar(0.5));
+    tw_tensor *u = tw_sub(tw_relu(t), tw_square(t));
+    tw_tensor *w = tw_div(tw_maximum(u, in[1]), tw_add_scalar(tw_abs(in[0]), 1));
+    out[0] = tw_clip(tw_mul(tw_tanh(w), tw_exp(tw_neg(tw_abs(u)))), -0.75, 0.75);
+    out[1] = u;
+    return 2;
+}
+
+static void check_fused(tw_dtype dtype, int64_t size)
+{
+    tw_scope_begin();
+    tw_tensor *in[2] = {tw_cast(gc_tensor(30, -2, 2, TW_SHAPE(size)), dtype),
+                        tw_cast(gc_tensor(31, -2, 2, TW_SHAPE(size)), dtype)};
+    tw_function *f = tw_function_new("chain", chain, NULL);
+    tw_tensor *eager[2], *traced[2];
+    g_assert_cmpint(chain(in, 2, eager, 2, NULL), ==, 2);
+    for (int call = 0; call < 2; call++) {
+        g_assert_cmpint(tw_function_call(f, 2, in, traced, 2), ==, 2);
+        assert_identical("fused chain", eager[0], traced[0]);
+        assert_identical("fused chain's shared value", eager[1], traced[1]);
+    }
+    const tw_graph *g = tw_function_graph_at(f, 0);
+    g_assert_cmpint(g->nfused, ==, 2);
+    int fused = 0;
+    for (int i = 0; i < g->nfused; i++)
+        fused += g->fused[i].nmembers;
+    g_assert_cmpint(fused, ==, 15); /* every op but the cast of 0.5 (folded) */
+    g_assert_cmpint(tw_graph_node_count(g), ==, 19); /* the graph keeps its nodes */
+    tw_function_free(f);
+    tw_scope_end();
+}
+
+static void test_fusion(void)
+{
+    check_fused(TW_FLOAT64, 7);
+    check_fused(TW_FLOAT64, 3000);   /* several blocks, a short last one */
+    check_fused(TW_FLOAT32, 1000);
+    check_fused(TW_FLOAT32, 100000); /* split over threads */
+}
+
+/* A strided input (the run contract is packed inputs; a view node's output
+ * can be strided) runs the group node by node. */
+static void test_fusion_strided_input(void)
+{
+    tw_scope_begin();
+    tw_tensor *a = tw_transpose(gc_tensor(32, -1, 1, TW_SHAPE(3, 4))), *b = gc_tensor(33, -1, 1, TW_SHAPE(4, 3));
+    tw_tensor *in[2] = {tw_contiguous(a), b}, *eager[2], *traced[2];
+    g_assert_cmpint(chain(in, 2, eager, 2, NULL), ==, 2);
+    tw_graph *g = tw__trace("chain", chain, NULL, 2, in, 2);
+    g_assert_nonnull(g);
+    tw_tensor *view_in[2] = {a, b};
+    g_assert_cmpint(tw__graph_run(g, view_in, traced), ==, 0);
+    assert_identical("fused chain on a view", eager[0], traced[0]);
+    tw_tensor_unref(traced[0]);
+    tw_tensor_unref(traced[1]);
+    tw__graph_unref(g);
+    tw_scope_end();
+}
+
+static tw_tensor *chain_loss(tw_tensor *x, tw_tensor *y)
+{
+    tw_tensor *out[2];
+    chain((tw_tensor *const[]){x, y}, 2, out, 2, NULL);
+    return tw_sum_all(tw_add(out[0], out[1]));
+}
+
+static int chain_loss_fn(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    out[0] = chain_loss(in[0], in[1]);
+    return 1;
+}
+
+/* Under a tape each node runs and is recorded: gradients as eager. */
+static void test_fusion_under_tape(void)
+{
+    tw_scope_begin();
+    tw_tensor *x = gc_tensor(34, -2, 2, TW_SHAPE(50)), *y = gc_tensor(35, -2, 2, TW_SHAPE(50));
+    tw_function *f = tw_function_new("chain_loss", chain_loss_fn, NULL);
+    g_assert_nonnull(tw_function_call1(f, TW_TENSORS(x, y))); /* traced, run fused */
+    g_assert_cmpint(tw_function_graph_at(f, 0)->nfused, >, 0);
+    tw_tensor *grads[2][2];
+    for (int traced = 0; traced < 2; traced++) {
+        tw_tape *tape = tw_tape_begin(false);
+        tw_tape_watch(tape, x);
+        tw_tape_watch(tape, y);
+        tw_tensor *loss = traced ? tw_function_call1(f, TW_TENSORS(x, y)) : chain_loss(x, y);
+        tw_tape_end(tape);
+        g_assert_cmpint(tw_tape_gradient(tape, loss, TW_TENSORS(x, y), grads[traced]), ==, 0);
+        tw_tape_free(tape);
+    }
+    assert_identical("gradient of x through a fused graph", grads[0][0], grads[1][0]);
+    assert_identical("gradient of y through a fused graph", grads[0][1], grads[1][1]);
+    tw_function_free(f);
+    tw_scope_end();
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -889,6 +1021,10 @@ int main(int argc, char **argv)
     g_test_add_func("/function/prune", test_prune);
     g_test_add_func("/function/cse", test_cse);
     g_test_add_func("/function/cse-keeps-reads-apart", test_cse_keeps_reads_apart);
+    g_test_add_func("/function/constant-folding", test_constant_folding);
+    g_test_add_func("/function/fusion", test_fusion);
+    g_test_add_func("/function/fusion-strided-input", test_fusion_strided_input);
+    g_test_add_func("/function/fusion-under-tape", test_fusion_under_tape);
     int rc = g_test_run();
     tw__pool_trim();
     return rc;

@@ -1,0 +1,419 @@
+/* Fused elementwise groups: an execution plan over a finalized graph (the
+ * nodes stay as traced, so inspection and JSON show the real ops).
+ *
+ * A group is a set of elementwise float32 or float64 unary and binary nodes
+ * on the CPU with one output dtype and shape, whose values are read only
+ * inside the group except the root's (the last node). Its other inputs, the
+ * externals, must have the output's element count (no broadcasting) or be
+ * single values. A run evaluates the group block by block: each step of its
+ * program is one loop over a block held in a stack buffer, so memory sees
+ * one read of each external and one write of the output, and no tensor is
+ * made for the values inside. The loops use the kernels' formulas in the
+ * kernels' precision, so the values are the same bit for bit; they are
+ * compiled for AVX2 too (never FMA, which would round differently) and the
+ * best the CPU runs is picked at load time. No group spans an assignment:
+ * every member reads what it would have read running in order. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu_kernels.h"
+#include "graph_internal.h"
+
+#define MAX_BUFFERS 12
+#define MAX_EXTERNAL 32
+#define BLOCK_BYTES 4096
+#define CHUNK 8192 /* elements a thread takes at a time, as the kernels split */
+
+/* ---- which ops ------------------------------------------------------------------ */
+
+static const struct {
+    const char *name;
+    bool binary;
+    int op;
+} ELEMENTWISE[] = {
+    {"add", true, TWK_ADD}, {"sub", true, TWK_SUB}, {"mul", true, TWK_MUL}, {"div", true, TWK_DIV},
+    {"pow", true, TWK_POW}, {"maximum", true, TWK_MAX}, {"minimum", true, TWK_MIN},
+    {"relu_grad", true, TWK_RELU_GRAD}, {"neg", false, TWK_NEG}, {"abs", false, TWK_ABS},
+    {"sign", false, TWK_SIGN}, {"exp", false, TWK_EXP}, {"log", false, TWK_LOG}, {"log1p", false, TWK_LOG1P},
+    {"expm1", false, TWK_EXPM1}, {"sqrt", false, TWK_SQRT}, {"rsqrt", false, TWK_RSQRT},
+    {"square", false, TWK_SQUARE}, {"sin", false, TWK_SIN}, {"cos", false, TWK_COS}, {"tanh", false, TWK_TANH},
+    {"erf", false, TWK_ERF}, {"sigmoid", false, TWK_SIGMOID}, {"relu", false, TWK_RELU},
+    {"leaky_relu", false, TWK_LEAKY_RELU}, {"elu", false, TWK_ELU}, {"gelu", false, TWK_GELU},
+    {"softplus", false, TWK_SOFTPLUS}, {"clip", false, TWK_CLIP},
+};
+
+/* The ELEMENTWISE entry of an eligible node, or -1. */
+static int elementwise_kind(const tw_gnode *n)
+{
+    if (n->kind != TW_NODE_OP || n->device.kind != TW_DEVICE_CPU || n->noutputs != 1 || n->op->view)
+        return -1;
+    tw_dtype dt = n->outputs[0].desc.dtype;
+    if (dt != TW_FLOAT32 && dt != TW_FLOAT64)
+        return -1;
+    for (size_t k = 0; k < sizeof ELEMENTWISE / sizeof *ELEMENTWISE; k++)
+        if (strcmp(n->op->name, ELEMENTWISE[k].name) == 0)
+            return n->ninputs == (ELEMENTWISE[k].binary ? 2 : 1) ? (int)k : -1;
+    return -1;
+}
+
+static bool same_desc(const tw_desc *a, const tw_desc *b)
+{
+    return a->dtype == b->dtype && a->ndim == b->ndim &&
+           memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim) == 0;
+}
+
+/* ---- planning ------------------------------------------------------------------- */
+
+typedef struct {
+    tw_graph *g;
+    int *kind;    /* ELEMENTWISE index or -1 */
+    int *readers; /* uses of each node's outputs, the graph's outputs counted */
+    int *epoch;   /* assignments before each node */
+    int *seen;    /* the root whose group last counted uses of the node */
+    int *inside;  /* uses by that group */
+    int *in;      /* the root whose group the node joined */
+    int *last;    /* the last step of the group that reads the node */
+    int *members; /* the group being grown, descending */
+} planner;
+
+static void clear_group(tw_fgroup *grp)
+{
+    free(grp->members);
+    free(grp->external_slots);
+    free(grp->steps);
+}
+
+void tw__graph_fuse_clear(tw_graph *g)
+{
+    for (int i = 0; i < g->nfused; i++)
+        clear_group(&g->fused[i]);
+    free(g->fused);
+    g->fused = NULL;
+    g->nfused = 0;
+}
+
+static void count_inputs(planner *p, int node, int root, int *lowest)
+{
+    const tw_gnode *n = &p->g->nodes[node];
+    for (int i = 0; i < n->ninputs; i++) {
+        int in = n->inputs[i].node;
+        if (p->seen[in] != root) {
+            p->seen[in] = root;
+            p->inside[in] = 0;
+        }
+        p->inside[in]++;
+        *lowest = in < *lowest ? in : *lowest;
+    }
+}
+
+/* Whether node c joins root's group: all its readers are in it already. */
+static bool joins(const planner *p, int c, int root)
+{
+    const tw_gnode *n = &p->g->nodes[c], *r = &p->g->nodes[root];
+    return p->seen[c] == root && p->inside[c] == p->readers[c] && p->kind[c] >= 0 && n->fuse_group < 0 &&
+           p->epoch[c] == p->epoch[root] && same_desc(&n->outputs[0].desc, &r->outputs[0].desc);
+}
+
+/* Grow root's group; members descending. Nodes are looked at in descending
+ * order, so each node's readers have all decided before it is. */
+static int grow(planner *p, int root)
+{
+    int n = 0, lowest = root;
+    p->members[n++] = root;
+    p->in[root] = root;
+    count_inputs(p, root, root, &lowest);
+    for (int c = root - 1; c >= lowest; c--)
+        if (joins(p, c, root)) {
+            p->members[n++] = c;
+            p->in[c] = root;
+            count_inputs(p, c, root, &lowest);
+        }
+    return n;
+}
+
+/* The operand number of input r of a member: a buffer, or an external
+ * (added on first use); -1 when the group needs too many. */
+static int operand(const planner *p, tw_fgroup *grp, const int *buffer, tw_gref r, int root)
+{
+    const tw_graph *g = p->g;
+    if (p->in[r.node] == root)
+        return MAX_EXTERNAL + buffer[r.node];
+    int slot = g->nodes[r.node].first_slot + r.output;
+    const tw_desc *d = &g->nodes[r.node].outputs[r.output].desc, *out = &g->nodes[root].outputs[0].desc;
+    int64_t numel = tw__numel(d->ndim, d->shape);
+    if (numel != 1 && numel != tw__numel(out->ndim, out->shape))
+        return -1; /* broadcast along some axis */
+    for (int k = 0; k < grp->nexternal; k++)
+        if (grp->external_slots[k] == slot)
+            return k;
+    if (grp->nexternal == MAX_EXTERNAL)
+        return -1;
+    grp->external_slots[grp->nexternal] = slot;
+    return grp->nexternal++;
+}
+
+/* Write the group's program; members ascending. 0, or -1 when it does not fit. */
+static int program(planner *p, tw_fgroup *grp, int *buffer)
+{
+    int root = grp->root;
+    for (int s = 0; s < grp->nmembers; s++) {
+        const tw_gnode *n = &p->g->nodes[grp->members[s]];
+        for (int i = 0; i < n->ninputs; i++)
+            p->last[n->inputs[i].node] = s;
+    }
+    unsigned busy = 0;
+    for (int s = 0; s < grp->nmembers; s++) {
+        int m = grp->members[s];
+        const tw_gnode *n = &p->g->nodes[m];
+        tw_fstep *step = &grp->steps[s];
+        step->binary = ELEMENTWISE[p->kind[m]].binary;
+        step->op = ELEMENTWISE[p->kind[m]].op;
+        step->p0 = n->attrs.f[0];
+        step->p1 = n->attrs.f[1];
+        step->a = operand(p, grp, buffer, n->inputs[0], root);
+        step->b = step->binary ? operand(p, grp, buffer, n->inputs[1], root) : step->a;
+        if (step->a < 0 || step->b < 0)
+            return -1;
+        step->dst = -1;
+        if (m != root) {
+            int free_buffer = __builtin_ctz(~busy | (1u << MAX_BUFFERS));
+            if (free_buffer == MAX_BUFFERS)
+                return -1;
+            busy |= 1u << free_buffer;
+            buffer[m] = step->dst = free_buffer;
+            grp->nbuffers = free_buffer + 1 > grp->nbuffers ? free_buffer + 1 : grp->nbuffers;
+        }
+        for (int i = 0; i < n->ninputs; i++) /* after taking dst: a step never writes what it reads */
+            if (p->in[n->inputs[i].node] == root && p->last[n->inputs[i].node] == s)
+                busy &= ~(1u << buffer[n->inputs[i].node]);
+    }
+    return 0;
+}
+
+/* Make root's group if it has two members or more and fits; 0 or -1 (out of memory). */
+static int plan_group(planner *p, int root, int *buffer)
+{
+    int n = grow(p, root);
+    if (n < 2)
+        return 0;
+    tw_fgroup grp = {.root = root, .nmembers = n, .nsteps = n};
+    grp.members = malloc(sizeof *grp.members * (size_t)n);
+    grp.external_slots = malloc(sizeof *grp.external_slots * MAX_EXTERNAL);
+    grp.steps = malloc(sizeof *grp.steps * (size_t)n);
+    if (!grp.members || !grp.external_slots || !grp.steps) {
+        clear_group(&grp);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        grp.members[i] = p->members[n - 1 - i];
+    if (program(p, &grp, buffer) < 0) {
+        for (int i = 0; i < n; i++)
+            p->in[grp.members[i]] = -1;
+        clear_group(&grp);
+        return 0;
+    }
+    tw_fgroup *groups = realloc(p->g->fused, sizeof *groups * (size_t)(p->g->nfused + 1));
+    if (!groups) {
+        clear_group(&grp);
+        return -1;
+    }
+    p->g->fused = groups;
+    for (int i = 0; i < n; i++)
+        p->g->nodes[grp.members[i]].fuse_group = p->g->nfused;
+    groups[p->g->nfused++] = grp;
+    return 0;
+}
+
+static void count_uses(planner *p)
+{
+    tw_graph *g = p->g;
+    for (int n = 0, assignments = 0; n < g->nnodes; n++) {
+        const tw_gnode *node = &g->nodes[n];
+        p->kind[n] = elementwise_kind(node);
+        p->epoch[n] = assignments;
+        assignments += node->kind == TW_NODE_OP && (node->op->flags & TW_OP_STATEFUL);
+        p->seen[n] = p->in[n] = -1;
+        for (int i = 0; i < node->ninputs; i++)
+            p->readers[node->inputs[i].node]++;
+        g->nodes[n].fuse_group = -1;
+    }
+    for (int i = 0; i < g->noutputs; i++)
+        p->readers[g->outputs[i].node]++;
+}
+
+int tw__graph_fuse(tw_graph *g)
+{
+    tw__graph_fuse_clear(g);
+    size_t n = (size_t)(g->nnodes ? g->nnodes : 1);
+    int *all = calloc(9 * n, sizeof *all);
+    if (!all)
+        return -1;
+    planner p = {g, all, all + n, all + 2 * n, all + 3 * n, all + 4 * n, all + 5 * n, all + 6 * n, all + 7 * n};
+    int *buffer = all + 8 * n;
+    count_uses(&p);
+    int rc = 0;
+    for (int root = g->nnodes - 1; root >= 0 && rc == 0; root--)
+        if (p.kind[root] >= 0 && g->nodes[root].fuse_group < 0)
+            rc = plan_group(&p, root, buffer);
+    free(all);
+    if (rc < 0)
+        tw__graph_fuse_clear(g);
+    return rc;
+}
+
+/* ---- running ---------------------------------------------------------------------- */
+
+#define CLONES __attribute__((target_clones("avx2", "default")))
+
+#define UNARY_LOOP(EXPR)                                                                                    \
+    for (int64_t i = 0; i < n; i++) {                                                                       \
+        T v = x[i];                                                                                         \
+        d[i] = (T)(EXPR);                                                                                   \
+    }                                                                                                       \
+    return;
+
+/* The kernels' formulas (kernels/cpu/unary.c, binary.c), for T and its libm suffix F. */
+#define UNARY_CASES(F)                                                                                      \
+    case TWK_NEG: UNARY_LOOP(-v)                                                                            \
+    case TWK_ABS: UNARY_LOOP(fabs##F(v))                                                                    \
+    case TWK_SIGN: UNARY_LOOP(v > 0 ? 1 : (v < 0 ? -1 : v))                                                 \
+    case TWK_EXP: UNARY_LOOP(exp##F(v))                                                                     \
+    case TWK_LOG: UNARY_LOOP(log##F(v))                                                                     \
+    case TWK_LOG1P: UNARY_LOOP(log1p##F(v))                                                                 \
+    case TWK_EXPM1: UNARY_LOOP(expm1##F(v))                                                                 \
+    case TWK_SQRT: UNARY_LOOP(sqrt##F(v))                                                                   \
+    case TWK_RSQRT: UNARY_LOOP(1 / sqrt##F(v))                                                              \
+    case TWK_SQUARE: UNARY_LOOP(v * v)                                                                      \
+    case TWK_SIN: UNARY_LOOP(sin##F(v))                                                                     \
+    case TWK_COS: UNARY_LOOP(cos##F(v))                                                                     \
+    case TWK_TANH: UNARY_LOOP(tanh##F(v))                                                                   \
+    case TWK_ERF: UNARY_LOOP(erf##F(v))                                                                     \
+    case TWK_SIGMOID: UNARY_LOOP(v >= 0 ? 1 / (1 + exp##F(-v)) : exp##F(v) / (1 + exp##F(v)))               \
+    case TWK_RELU: UNARY_LOOP(v < 0 ? 0 : v)                                                                \
+    case TWK_LEAKY_RELU: UNARY_LOOP(v < 0 ? (T)p0 * v : v)                                                  \
+    case TWK_ELU: UNARY_LOOP(v < 0 ? (T)p0 * expm1##F(v) : v)                                               \
+    case TWK_GELU: UNARY_LOOP((T)0.5 * v * (1 + erf##F(v * (T)M_SQRT1_2)))                                  \
+    case TWK_SOFTPLUS: UNARY_LOOP((v > 0 ? v : 0) + log1p##F(exp##F(-fabs##F(v))))                          \
+    case TWK_CLIP: UNARY_LOOP(v < (T)p0 ? (T)p0 : (v > (T)p1 ? (T)p1 : v))                                  \
+    default: return;
+
+/* A single value on one side is read once, as the kernels do. */
+#define BINARY_LOOP(EXPR)                                                                                   \
+    if (single_a) {                                                                                         \
+        T x = a[0];                                                                                         \
+        for (int64_t i = 0; i < n; i++) {                                                                   \
+            T y = b[i];                                                                                     \
+            d[i] = (T)(EXPR);                                                                               \
+        }                                                                                                   \
+    } else if (single_b) {                                                                                  \
+        T y = b[0];                                                                                         \
+        for (int64_t i = 0; i < n; i++) {                                                                   \
+            T x = a[i];                                                                                     \
+            d[i] = (T)(EXPR);                                                                               \
+        }                                                                                                   \
+    } else {                                                                                                \
+        for (int64_t i = 0; i < n; i++) {                                                                   \
+            T x = a[i], y = b[i];                                                                           \
+            d[i] = (T)(EXPR);                                                                               \
+        }                                                                                                   \
+    }                                                                                                       \
+    return;
+
+#define BINARY_CASES(F)                                                                                     \
+    case TWK_ADD: BINARY_LOOP(x + y)                                                                        \
+    case TWK_SUB: BINARY_LOOP(x - y)                                                                        \
+    case TWK_MUL: BINARY_LOOP(x * y)                                                                        \
+    case TWK_DIV: BINARY_LOOP(x / y)                                                                        \
+    case TWK_POW: BINARY_LOOP(pow##F(x, y))                                                                 \
+    case TWK_MAX: BINARY_LOOP((x > y || x != x) ? x : y)                                                    \
+    case TWK_MIN: BINARY_LOOP((x < y || x != x) ? x : y)                                                    \
+    case TWK_RELU_GRAD: BINARY_LOOP(x > 0 ? y : 0)                                                          \
+    default: return;
+
+#define T float
+CLONES static void unary_f32(int op, int64_t n, T *restrict d, const T *restrict x, double p0, double p1)
+{
+    switch (op) { UNARY_CASES(f) }
+}
+CLONES static void binary_f32(int op, int64_t n, T *restrict d, const T *a, bool single_a, const T *b, bool single_b)
+{
+    switch (op) { BINARY_CASES(f) }
+}
+#undef T
+#define T double
+CLONES static void unary_f64(int op, int64_t n, T *restrict d, const T *restrict x, double p0, double p1)
+{
+    switch (op) { UNARY_CASES() }
+}
+CLONES static void binary_f64(int op, int64_t n, T *restrict d, const T *a, bool single_a, const T *b, bool single_b)
+{
+    switch (op) { BINARY_CASES() }
+}
+#undef T
+
+typedef struct {
+    const tw_fgroup *grp;
+    const void *external[MAX_EXTERNAL];
+    bool single[MAX_EXTERNAL + MAX_BUFFERS];
+    void *out;
+} fused_run;
+
+/* Evaluate elements [start, start + count) block by block. */
+#define EVALUATE(NAME, T, UNARY, BINARY)                                                                    \
+    static void NAME(const fused_run *r, int64_t start, int64_t count)                                      \
+    {                                                                                                       \
+        enum { BLOCK = BLOCK_BYTES / sizeof(T) };                                                           \
+        T buffers[MAX_BUFFERS][BLOCK];                                                                      \
+        const tw_fgroup *grp = r->grp;                                                                      \
+        const T *src[MAX_EXTERNAL + MAX_BUFFERS];                                                           \
+        for (int j = 0; j < grp->nbuffers; j++)                                                             \
+            src[MAX_EXTERNAL + j] = buffers[j];                                                             \
+        for (int64_t i0 = start; i0 < start + count; i0 += BLOCK) {                                         \
+            int64_t n = start + count - i0 < BLOCK ? start + count - i0 : BLOCK;                            \
+            for (int k = 0; k < grp->nexternal; k++)                                                        \
+                src[k] = (const T *)r->external[k] + (r->single[k] ? 0 : i0);                               \
+            for (int s = 0; s < grp->nsteps; s++) {                                                         \
+                const tw_fstep *st = &grp->steps[s];                                                        \
+                T *d = st->dst < 0 ? (T *)r->out + i0 : buffers[st->dst];                                   \
+                if (st->binary)                                                                             \
+                    BINARY(st->op, n, d, src[st->a], r->single[st->a], src[st->b], r->single[st->b]);      \
+                else                                                                                        \
+                    UNARY(st->op, n, d, src[st->a], st->p0, st->p1);                                        \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+
+EVALUATE(evaluate_f32, float, unary_f32, binary_f32)
+EVALUATE(evaluate_f64, double, unary_f64, binary_f64)
+
+int tw__fgroup_run(const tw_graph *g, const tw_fgroup *grp, tw_tensor **slots)
+{
+    const tw_gnode *root = &g->nodes[grp->root];
+    const tw_desc *d = &root->outputs[0].desc;
+    int64_t numel = tw__numel(d->ndim, d->shape);
+    fused_run r = {.grp = grp};
+    for (int k = 0; k < grp->nexternal; k++) {
+        const tw_tensor *t = slots[grp->external_slots[k]];
+        if (t->numel != 1 && !tw_tensor_is_contiguous(t))
+            return 0;
+        r.external[k] = tw__data(t);
+        r.single[k] = t->numel == 1 && numel != 1;
+    }
+    tw_tensor *out = tw__tensor_new(d->dtype, d->ndim, d->shape, root->device);
+    if (!out)
+        return -1;
+    out->weak = root->outputs[0].weak;
+    r.out = tw__data(out);
+    void (*evaluate)(const fused_run *, int64_t, int64_t) = d->dtype == TW_FLOAT32 ? evaluate_f32 : evaluate_f64;
+    if (numel < TWK_PARALLEL_MIN) {
+        evaluate(&r, 0, numel);
+    } else {
+        int64_t nchunks = (numel + CHUNK - 1) / CHUNK;
+#pragma omp parallel for
+        for (int64_t c = 0; c < nchunks; c++)
+            evaluate(&r, c * CHUNK, numel - c * CHUNK < CHUNK ? numel - c * CHUNK : CHUNK);
+    }
+    slots[root->first_slot] = out;
+    return 1;
+}
