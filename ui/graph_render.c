@@ -1,0 +1,184 @@
+/* The graph renderer (see graph_render.h). */
+#include "graph_render.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "render_style.h"
+
+#define LABEL_CHAR_WIDTH 7.0     /* an estimate of the 12 px label font's mean advance */
+#define BOX_PADDING 14.0
+#define BOX_HEIGHT 40.0
+#define SCOPE_HEIGHT 46.0
+#define LABEL_MIN_SCALE 0.4 /* below it boxes are too small for text */
+
+static const tw_rgb accent = {0.85, 0.25, 0.15};
+
+void tw_graph_node_size(const tw_graph_model *m, const tw_visible_node *v, double *width, double *height)
+{
+    char *title = tw_visible_node_title(m, v), *detail = tw_visible_node_detail(m, v);
+    size_t chars = MAX(strlen(title), strlen(detail) + (v->nparams ? 4 : 0));
+    *width = MAX(64.0, LABEL_CHAR_WIDTH * (double)chars + 2 * BOX_PADDING);
+    *height = v->is_scope ? SCOPE_HEIGHT : BOX_HEIGHT;
+    g_free(title), g_free(detail);
+}
+
+tw_rgb tw_graph_kind_color(tw_op_kind kind, bool dark)
+{
+    static const tw_rgb light[] = {
+        [TW_OP_KIND_LINEAR] = {0.62, 0.77, 0.95},      [TW_OP_KIND_ELEMENTWISE] = {0.70, 0.88, 0.70},
+        [TW_OP_KIND_REDUCTION] = {0.98, 0.80, 0.56},   [TW_OP_KIND_SHAPE] = {0.82, 0.78, 0.92},
+        [TW_OP_KIND_SOURCE] = {0.97, 0.93, 0.62},      [TW_OP_KIND_SCOPE] = {0.86, 0.88, 0.91},
+    };
+    static const tw_rgb darker[] = {
+        [TW_OP_KIND_LINEAR] = {0.16, 0.32, 0.52},      [TW_OP_KIND_ELEMENTWISE] = {0.20, 0.40, 0.22},
+        [TW_OP_KIND_REDUCTION] = {0.52, 0.34, 0.12},   [TW_OP_KIND_SHAPE] = {0.34, 0.28, 0.48},
+        [TW_OP_KIND_SOURCE] = {0.46, 0.42, 0.14},      [TW_OP_KIND_SCOPE] = {0.26, 0.29, 0.33},
+    };
+    return dark ? darker[kind] : light[kind];
+}
+
+bool *tw_graph_dependencies(const tw_visible_graph *g, int selected)
+{
+    bool *marked = g_new0(bool, MAX(g->nnodes, 1));
+    if (selected < 0 || selected >= g->nnodes)
+        return marked;
+    marked[selected] = true;
+    /* Visible ids follow the data (a box takes its first node's place), so
+     * one pass from the selection back to the start finds its inputs. */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int e = g->nedges - 1; e >= 0; e--)
+            if (marked[g->edges[e].to] && !marked[g->edges[e].from])
+                marked[g->edges[e].from] = changed = true;
+    }
+    return marked;
+}
+
+int tw_graph_node_at(const tw_graph_layout *layout, double x, double y)
+{
+    for (int v = 0; v < layout->nnodes; v++) {
+        const tw_layout_box *b = &layout->nodes[v];
+        if (x >= b->x && x <= b->x + b->width && y >= b->y && y <= b->y + b->height)
+            return v;
+    }
+    return -1;
+}
+
+tw_graph_viewport tw_graph_viewport_fit(const tw_graph_layout *layout, int width, int height)
+{
+    double scale = MIN(1.0, MIN(width / MAX(layout->width, 1.0), height / MAX(layout->height, 1.0)));
+    return (tw_graph_viewport){scale, (layout->width - width / scale) / 2, (layout->height - height / scale) / 2};
+}
+
+typedef struct {
+    double left, top, right, bottom; /* the world rectangle in view */
+} world_rect;
+
+static bool reaches(const world_rect *r, double x0, double y0, double x1, double y1)
+{
+    return x1 >= r->left && x0 <= r->right && y1 >= r->top && y0 <= r->bottom;
+}
+
+static bool edge_visible(const tw_layout_edge *e, const world_rect *r)
+{
+    double x0 = G_MAXDOUBLE, y0 = G_MAXDOUBLE, x1 = -G_MAXDOUBLE, y1 = -G_MAXDOUBLE;
+    for (int p = 0; p < e->npoints; p++) {
+        x0 = MIN(x0, e->points[2 * p]), x1 = MAX(x1, e->points[2 * p]);
+        y0 = MIN(y0, e->points[2 * p + 1]), y1 = MAX(y1, e->points[2 * p + 1]);
+    }
+    return reaches(r, x0, y0, x1, y1);
+}
+
+static void draw_edge(cairo_t *cr, const tw_graph_scene *s, int e, PangoLayout *label, const tw_render_style *style)
+{
+    const tw_layout_edge *edge = &s->layout->edges[e];
+    const tw_visible_edge *ve = &s->graph->edges[e];
+    const tw_graph_tensor *t = &s->model->nodes[ve->node].outputs[ve->output];
+    bool lit = s->highlighted && s->highlighted[ve->from] && s->highlighted[ve->to];
+    double width = CLAMP(0.5 + log10(MAX((double)tw_graph_tensor_numel(t), 1.0)) / 1.5, 1.0, 5.0);
+    tw_render_set_color(cr, lit ? accent : style->muted, lit ? 1.0 : 0.8);
+    cairo_set_line_width(cr, width);
+    cairo_move_to(cr, edge->points[0], edge->points[1]);
+    for (int p = 1; p < edge->npoints; p++)
+        cairo_line_to(cr, edge->points[2 * p], edge->points[2 * p + 1]);
+    cairo_stroke(cr);
+    /* The arrow head at the reader's top. */
+    double x = edge->points[2 * edge->npoints - 2], y = edge->points[2 * edge->npoints - 1];
+    double dir = edge->reversed ? -1 : 1, head = 4 + width;
+    cairo_move_to(cr, x, y);
+    cairo_line_to(cr, x - head * 0.6, y - head * dir);
+    cairo_line_to(cr, x + head * 0.6, y - head * dir);
+    cairo_close_path(cr);
+    cairo_fill(cr);
+    if (label) {
+        char shape[96];
+        tw_graph_tensor_format(t, shape, sizeof shape);
+        tw_render_label(cr, label, shape, edge->points[0] + 6, edge->points[1] + 4, 0, 0, style->muted);
+    }
+}
+
+static void draw_node(cairo_t *cr, const tw_graph_scene *s, int v, PangoLayout *title, PangoLayout *detail, bool dark,
+                      const tw_render_style *style)
+{
+    const tw_layout_box *b = &s->layout->nodes[v];
+    const tw_visible_node *node = &s->graph->nodes[v];
+    double radius = node->is_scope ? 3 : 8;
+    cairo_new_sub_path(cr);
+    cairo_arc(cr, b->x + b->width - radius, b->y + radius, radius, -G_PI / 2, 0);
+    cairo_arc(cr, b->x + b->width - radius, b->y + b->height - radius, radius, 0, G_PI / 2);
+    cairo_arc(cr, b->x + radius, b->y + b->height - radius, radius, G_PI / 2, G_PI);
+    cairo_arc(cr, b->x + radius, b->y + radius, radius, G_PI, 3 * G_PI / 2);
+    cairo_close_path(cr);
+    tw_render_set_color(cr, tw_graph_kind_color(node->kind, dark), 1);
+    cairo_fill_preserve(cr);
+    bool selected = v == s->selected, lit = s->highlighted && s->highlighted[v];
+    tw_render_set_color(cr, selected || lit ? accent : style->axis, 1);
+    cairo_set_line_width(cr, selected ? 3 : lit ? 2 : node->is_scope ? 1.5 : 1);
+    cairo_stroke(cr);
+    if (!title)
+        return;
+    char *text = tw_visible_node_title(s->model, node), *more = tw_visible_node_detail(s->model, node);
+    if (node->nparams) {
+        char *with = g_strdup_printf("%s +%d", more, node->nparams); /* parameters tucked in */
+        g_free(more);
+        more = with;
+    }
+    double mid = b->x + b->width / 2, top = b->y + b->height / 2;
+    tw_render_label(cr, title, text, mid, top + 1, 0.5, 1, style->text);
+    tw_render_label(cr, detail, more, mid, top + 1, 0.5, 0, style->muted);
+    g_free(text), g_free(more);
+}
+
+int tw_graph_render(cairo_t *cr, const tw_graph_scene *s, const tw_graph_viewport *vp, int width, int height, bool dark)
+{
+    tw_render_style style = tw_render_style_get(dark);
+    tw_render_background(cr, width, height, &style);
+    world_rect r = {vp->origin_x, vp->origin_y, vp->origin_x + width / vp->scale, vp->origin_y + height / vp->scale};
+    bool labels = vp->scale >= LABEL_MIN_SCALE;
+    cairo_save(cr);
+    cairo_scale(cr, vp->scale, vp->scale);
+    cairo_translate(cr, -vp->origin_x, -vp->origin_y);
+    /* Label fonts in world units, made under the world transform. */
+    PangoLayout *title = labels ? tw_render_label_layout(cr, 12, true) : NULL;
+    PangoLayout *detail = labels ? tw_render_label_layout(cr, 11, false) : NULL;
+    PangoLayout *shape = labels ? tw_render_label_layout(cr, 10, false) : NULL;
+    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    int drawn = 0;
+    for (int e = 0; e < s->layout->nedges; e++)
+        if (edge_visible(&s->layout->edges[e], &r)) {
+            draw_edge(cr, s, e, shape, &style);
+            drawn++;
+        }
+    for (int v = 0; v < s->layout->nnodes; v++) {
+        const tw_layout_box *b = &s->layout->nodes[v];
+        if (reaches(&r, b->x, b->y, b->x + b->width, b->y + b->height)) {
+            draw_node(cr, s, v, title, detail, dark, &style);
+            drawn++;
+        }
+    }
+    cairo_restore(cr);
+    if (title)
+        g_object_unref(title), g_object_unref(detail), g_object_unref(shape);
+    return drawn;
+}

@@ -1,0 +1,48 @@
+/* The graph view's pure renderer: a laid-out visible graph (graph_model.h,
+ * graph_layout.h) drawn into any cairo_t through a viewport (zoom, pan).
+ * Boxes are coloured by op kind, edges are as wide as their tensors are
+ * large and carry their shapes; the selected node and the inputs it depends
+ * on are highlighted. Only what falls in the viewport is drawn, so a frame
+ * costs what is visible, not the graph's size. */
+#ifndef TW_UI_GRAPH_RENDER_H
+#define TW_UI_GRAPH_RENDER_H
+
+#include <cairo.h>
+#include <stdbool.h>
+
+#include "chart_render.h"
+#include "graph_layout.h"
+#include "graph_model.h"
+
+typedef struct {
+    const tw_graph_model *model;
+    const tw_visible_graph *graph;
+    const tw_graph_layout *layout; /* of graph's nodes and edges, in order */
+    int selected;                  /* a visible node, or -1 */
+    const bool *highlighted;       /* per visible node (the selection and its inputs), or NULL */
+} tw_graph_scene;
+
+/* Screen = (world - origin) * scale: origin is the world point at the
+ * drawing's top-left corner. */
+typedef struct {
+    double scale, origin_x, origin_y;
+} tw_graph_viewport;
+
+/* A box's size for its labels (an estimate any thread can make). */
+void tw_graph_node_size(const tw_graph_model *model, const tw_visible_node *node, double *width, double *height);
+/* The fill colour of a kind of box. */
+tw_rgb tw_graph_kind_color(tw_op_kind kind, bool dark);
+/* The selected node and every visible node it depends on (g_free it). */
+bool *tw_graph_dependencies(const tw_visible_graph *graph, int selected);
+/* The visible node at world point (x, y), or -1. */
+int tw_graph_node_at(const tw_graph_layout *layout, double x, double y);
+/* The viewport showing the whole layout centred in width x height (at most
+ * life size). */
+tw_graph_viewport tw_graph_viewport_fit(const tw_graph_layout *layout, int width, int height);
+
+/* Draw the scene; returns how many nodes and edges were drawn (those
+ * reaching into the viewport). */
+int tw_graph_render(cairo_t *cr, const tw_graph_scene *scene, const tw_graph_viewport *viewport, int width, int height,
+                    bool dark);
+
+#endif
