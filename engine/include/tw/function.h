@@ -143,6 +143,40 @@ char *tw_graph_json(const tw_graph *g);
 /* Every cached graph of f: {"function": name, "graphs": [...]}. */
 char *tw_function_graph_json(const tw_function *f);
 
+/* ---- graphs on their own (export and import) ---------------------------------
+ * A graph outlives its function when referenced, and a graph read back from
+ * its JSON (docs/graph_json.md) runs without the C code that traced it
+ * (TensorFlow's SavedModel: data/include/tw/graph_file.h keeps one in a
+ * file with its tensors). */
+const tw_graph *tw_graph_ref(const tw_graph *g);
+void tw_graph_unref(const tw_graph *g); /* NULL is accepted */
+
+/* The tensor of a constant or variable node, looked up by the node's name
+ * (tw_graph_node_name) when a graph is read back, or NULL when there is none
+ * (an error may be set to say why). The importer calls it inside a scope of
+ * its own and takes what it keeps: return a tensor made in the call (it
+ * belongs to that scope, as any op's result does) or one the caller keeps
+ * alive (borrowed, not a new reference). A variable node takes
+ * a variable tensor (tw_variable) by reference, so the graph reads and
+ * assigns it; any other tensor becomes a new variable with the node's
+ * variable name and trainable flag. */
+typedef tw_tensor *(*tw_graph_tensor_fn)(const char *node_name, tw_node_kind kind, void *user_data);
+
+/* A runnable graph from its JSON: ops by registry name, every node's inputs,
+ * attributes, dtypes and shapes checked (each op's shape inference must
+ * give what the JSON promises), constants and variables from lookup, which
+ * must match their nodes' dtype and shape. NULL with a message naming the
+ * node and what is wrong. The new graph has one reference. */
+tw_graph *tw_graph_from_json(const char *json, tw_graph_tensor_fn lookup, void *user_data);
+
+/* Run g on inputs of exactly its input signature (dtype and shape of each:
+ * a graph is traced for one shape). outputs receives the graph's
+ * tw_graph_noutputs() new references (max_outputs must have room), handed
+ * to the open scope like any op's result; returns their number, or -1 with
+ * a message saying which input differs from what the graph takes. On a
+ * recording tape, the run is recorded as a function call's is. */
+int tw_graph_run(const tw_graph *g, int ninputs, tw_tensor *const *inputs, tw_tensor **outputs, int max_outputs);
+
 #ifdef __cplusplus
 }
 #endif
