@@ -16,9 +16,11 @@
 #include "application.h"
 #include "data_inspect.h"
 #include "example_linear.h"
+#include "run_graph_cmd.h"
 #include "runs_cmd.h"
 #include "screenshot_cmd.h"
 #include "summary_cmd.h"
+#include "trace_cmd.h"
 #include "train_cmd.h"
 
 #ifndef TWB_VERSION
@@ -67,6 +69,12 @@ static void print_help(FILE *out)
           "                   (or the data when it has none)\n"
           "  predict MODEL.json --checkpoint FILE --data ... [--output FILE.npy]\n"
           "                   the model's outputs for the test set (or the data)\n"
+          "  trace MODEL.json [--checkpoint FILE] --batch N --output FILE.twbgraph\n"
+          "                   trace the model's forward pass for batches of N and\n"
+          "                   write it with its weights as one graph file\n"
+          "  run-graph FILE.twbgraph --input X.npy [--input ...] [--output Y.npy ...]\n"
+          "                   run a graph file on NPY inputs without the model file;\n"
+          "                   one NPY file per output, or print them\n"
           "  summary MODEL.json\n"
           "                   print a Keras Sequential model file's layers, output\n"
           "                   shapes and parameter counts, as Keras' model.summary()\n"
@@ -257,6 +265,10 @@ int main(int argc, char **argv)
         return twb_summary_command(argc - 2, argv + 2);
     if (strcmp(command, "runs") == 0)
         return twb_runs_command(argc - 2, argv + 2);
+    if (strcmp(command, "trace") == 0)
+        return twb_trace_command(argc - 2, argv + 2);
+    if (strcmp(command, "run-graph") == 0)
+        return twb_run_graph_command(argc - 2, argv + 2);
     if (command[0] == '-')
         return usage_error("unknown option '%s'", command);
     return usage_error("unknown command '%s'", command);

@@ -1,0 +1,160 @@
+/* twb trace and twb run-graph as a person uses them: a model file and its
+ * checkpoint traced into a graph file, run in another process on an NPY
+ * input, giving the model's own eager outputs; a wrong input shape or a
+ * missing file fails with exit status 1 and a message saying what the
+ * graph takes. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "tw/checkpoint.h"
+#include "tw/data.h"
+#include "tw/model_file.h"
+
+#include "scratch_tree.h"
+#include "twb_run.h"
+
+typedef struct {
+    char *dir, *model, *checkpoint, *graph, *x, *y;
+} fixture;
+
+static char *in_dir(const fixture *f, const char *name)
+{
+    return g_build_filename(f->dir, name, NULL);
+}
+
+static void setup(fixture *f, gconstpointer data)
+{
+    (void)data;
+    f->dir = g_dir_make_tmp("twb-graph-XXXXXX", NULL);
+    g_assert_nonnull(f->dir);
+    f->model = g_build_filename(g_getenv("G_TEST_SRCDIR"), "..", "examples", "models", "mlp_fashion_mnist.json", NULL);
+    f->checkpoint = in_dir(f, "mlp.safetensors");
+    f->graph = in_dir(f, "mlp.twbgraph");
+    f->x = in_dir(f, "x.npy");
+    f->y = in_dir(f, "y.npy");
+}
+
+static void teardown(fixture *f, gconstpointer data)
+{
+    (void)data;
+    scratch_remove_tree(f->dir);
+    g_free(f->dir);
+    g_free(f->model);
+    g_free(f->checkpoint);
+    g_free(f->graph);
+    g_free(f->x);
+    g_free(f->y);
+}
+
+static tw_tensor *uniform(uint64_t seed, int ndim, const int64_t *shape)
+{
+    tw_rng *rng = tw_rng_new(seed);
+    tw_tensor *t = tw_random_uniform(rng, TW_FLOAT32, ndim, shape, 0, 1);
+    tw_rng_free(rng);
+    return t;
+}
+
+/* The model with weights from seed 7, saved as a checkpoint; its eager
+ * outputs for x. */
+static tw_tensor *eager_outputs(const fixture *f, tw_tensor *x)
+{
+    tw_model *model = tw_model_load(f->model);
+    g_assert_nonnull(model);
+    g_assert_cmpint(tw_model_build(model, NULL, 7), ==, 0);
+    g_assert_cmpint(tw_checkpoint_save(f->checkpoint, model, NULL, NULL, NULL), ==, 0);
+    tw_tensor *y = tw_tensor_ref(tw_model_call(model, x, false));
+    g_assert_nonnull(y);
+    tw_layer_unref(model);
+    return y;
+}
+
+static void test_trace_and_run(fixture *f, gconstpointer data)
+{
+    (void)data;
+    tw_scope_begin();
+    tw_tensor *x = uniform(11, TW_SHAPE(4, 28, 28));
+    g_assert_cmpint(tw_npy_save(f->x, x), ==, 0);
+    tw_tensor *expected = eager_outputs(f, x);
+
+    twb_run run = run_twb("trace", f->model, "--checkpoint", f->checkpoint, "--batch", "4", "--output", f->graph, NULL);
+    g_test_message("%s%s", run.out, run.err);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(strstr(run.out, "traced 'mlp' for input float32 (4, 28, 28)"));
+    g_assert_nonnull(strstr(run.out, "output float32 (4, 10)"));
+    twb_run_clear(&run);
+
+    run = run_twb("run-graph", f->graph, "--input", f->x, "--output", f->y, NULL);
+    g_test_message("%s%s", run.out, run.err);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    twb_run_clear(&run);
+
+    tw_tensor *got = tw_npy_load(f->y);
+    g_assert_nonnull(got);
+    g_assert_cmpint(tw_tensor_ndim(got), ==, 2);
+    g_assert_cmpint(tw_tensor_dim(got, 0), ==, 4);
+    g_assert_cmpint(tw_tensor_dim(got, 1), ==, 10);
+    const float *a = tw_tensor_data(expected), *b = tw_tensor_data(got);
+    double worst = 0, largest = 0;
+    for (int i = 0; i < 40; i++) {
+        worst = fmax(worst, fabs((double)a[i] - b[i]));
+        largest = fmax(largest, fabs(a[i]));
+    }
+    g_test_message("largest |difference| from the eager model: %g (largest output %g)", worst, largest);
+    g_assert_cmpfloat(largest, >, 0.01); /* outputs that are not all zero */
+    g_assert_cmpfloat(worst, <=, 1e-6);
+    tw_tensor_unref(expected);
+    tw_scope_end();
+}
+
+static void test_bad_input(fixture *f, gconstpointer data)
+{
+    (void)data;
+    tw_scope_begin();
+    twb_run run = run_twb("trace", f->model, "--batch", "4", "--output", f->graph, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    twb_run_clear(&run);
+
+    g_assert_cmpint(tw_npy_save(f->x, uniform(11, TW_SHAPE(3, 28, 28))), ==, 0);
+    run = run_twb("run-graph", f->graph, "--input", f->x, "--output", f->y, NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "input 0 is float32 (3, 28, 28); the graph takes float32 (4, 28, 28)"));
+    g_assert_nonnull(strstr(run.err, "twb trace MODEL.json --batch 3"));
+    g_assert_false(g_file_test(f->y, G_FILE_TEST_EXISTS));
+    twb_run_clear(&run);
+
+    g_assert_cmpint(tw_npy_save(f->x, uniform(11, TW_SHAPE(4, 5))), ==, 0);
+    run = run_twb("run-graph", f->graph, "--input", f->x, NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "input 0 is float32 (4, 5); the graph takes float32 (4, 28, 28)"));
+    twb_run_clear(&run);
+
+    run = run_twb("run-graph", f->graph, NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "takes 1 input; give one --input NPY file per input"));
+    twb_run_clear(&run);
+
+    char *missing = in_dir(f, "missing.twbgraph");
+    run = run_twb("run-graph", missing, "--input", f->x, NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, missing));
+    twb_run_clear(&run);
+    g_free(missing);
+
+    run = run_twb("run-graph", "--inputs", f->x, NULL);
+    g_assert_cmpint(run.exit_status, ==, 2);
+    twb_run_clear(&run);
+    run = run_twb("trace", f->model, "--output", f->graph, NULL);
+    g_assert_cmpint(run.exit_status, ==, 2);
+    twb_run_clear(&run);
+    tw_scope_end();
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add("/cli/graph/trace_and_run", fixture, NULL, setup, test_trace_and_run, teardown);
+    g_test_add("/cli/graph/bad_input", fixture, NULL, setup, test_bad_input, teardown);
+    return g_test_run();
+}
