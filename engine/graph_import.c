@@ -3,7 +3,7 @@
  *
  * Nothing in the text is trusted. Every field is checked for its type and
  * range, every input must name an earlier node's output, and each op node
- * goes through the op's own shape inference on placeholder inputs (headers
+ * goes through the op's own shape inference on stand-in inputs (headers
  * with the promised dtypes and shapes, no data): the graph that runs is one
  * dispatch would have accepted op by op, and the shapes the JSON promises
  * must be the ones inference gives. Nodes are added with the tracer's own
@@ -25,9 +25,9 @@ typedef struct {
     void *user;
     const tw_json *nodes;
     tw_graph *g;
-    tw_tensor (*placeholders)[TW_MAX_OUTPUTS]; /* per node: its outputs' dtype and shape */
+    tw_tensor (*stand_ins)[TW_MAX_OUTPUTS]; /* per node: its outputs' dtype and shape */
     bool *listed;                              /* per node: named in "inputs" */
-    tw_storage nowhere;                        /* the placeholders' storage: a device, no data */
+    tw_storage nowhere;                        /* the stand-ins' storage: a device, no data */
 } importer;
 
 /* What one node's JSON says, checked for form. */
@@ -113,7 +113,7 @@ static bool read_desc(const tw_json *o, tw_desc *d, const char **why)
     return true;
 }
 
-static void set_placeholder(importer *im, tw_tensor *t, const tw_desc *d)
+static void set_stand_in(importer *im, tw_tensor *t, const tw_desc *d)
 {
     memset(t, 0, sizeof *t);
     atomic_init(&t->refcount, 1);
@@ -223,7 +223,7 @@ static int read_node(const importer *im, int id, node_text *t)
 static tw_tensor *value_of(importer *im, tw_gref r)
 {
     tw_tensor *held = im->g->nodes[r.node].tensor;
-    return held ? held : &im->placeholders[r.node][r.output];
+    return held ? held : &im->stand_ins[r.node][r.output];
 }
 
 /* Add the node under its own name (tw__graph_add rebuilds scope/base), and
@@ -245,7 +245,7 @@ static int add_node(importer *im, const node_text *t, tw_node_kind kind, const t
     if (strcmp(im->g->nodes[index].name, t->name) != 0)
         return node_error(im, t->id, "an earlier node has the same name");
     for (int k = 0; k < t->noutputs; k++)
-        set_placeholder(im, &im->placeholders[index][k], &t->outputs[k].desc);
+        set_stand_in(im, &im->stand_ins[index][k], &t->outputs[k].desc);
     return 0;
 }
 
@@ -402,7 +402,7 @@ static int import_node(importer *im, int id)
 
 /* ---- the whole graph ------------------------------------------------------------ */
 
-/* The function's inputs: input nodes, each listed once; their placeholders
+/* The function's inputs: input nodes, each listed once; their stand_ins
  * give the signature. */
 static int read_signature(importer *im, const tw_json *root, tw_tensor ***sig, int *ninputs)
 {
@@ -428,8 +428,8 @@ static int read_signature(importer *im, const tw_json *root, tw_tensor ***sig, i
         if (!outputs || outputs->count != 1 || !read_desc(&outputs->items[0], &d, &why))
             return node_error(im, (int)id, "%s", why);
         im->listed[id] = true;
-        set_placeholder(im, &im->placeholders[id][0], &d);
-        (*sig)[i] = &im->placeholders[id][0];
+        set_stand_in(im, &im->stand_ins[id][0], &d);
+        (*sig)[i] = &im->stand_ins[id][0];
     }
     return 0;
 }
@@ -514,13 +514,13 @@ tw_graph *tw_graph_from_json(const char *json, tw_graph_tensor_fn lookup, void *
     im.nowhere.device = TW_CPU;
     if (check_header(root) == 0) {
         size_t n = (size_t)(im.nodes->count ? im.nodes->count : 1);
-        im.placeholders = calloc(n, sizeof *im.placeholders);
+        im.stand_ins = calloc(n, sizeof *im.stand_ins);
         im.listed = calloc(n, sizeof *im.listed);
-        g = im.placeholders && im.listed ? import_graph(&im, root) : NULL;
-        if (!im.placeholders || !im.listed)
+        g = im.stand_ins && im.listed ? import_graph(&im, root) : NULL;
+        if (!im.stand_ins || !im.listed)
             tw_error_set("graph JSON: out of memory");
     }
-    free(im.placeholders);
+    free(im.stand_ins);
     free(im.listed);
     tw__json_free(root);
     return g;
