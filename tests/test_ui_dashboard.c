@@ -733,6 +733,24 @@ static void assert_frames(frame_stats stats)
     g_assert_cmpfloat(stats.longest_stall_cpu_ms, <=, MAX_FRAME_MS);
 }
 
+/* The median of three rounds' figures: a round holds a few frames that
+ * may share the cores with a busy neighbour (each figure's middle value). */
+#define ROUNDS 3
+
+static frame_stats median_stats(frame_stats *rounds)
+{
+    double own[ROUNDS], cpu[ROUNDS], stall[ROUNDS];
+    for (int i = 0; i < ROUNDS; i++) {
+        own[i] = rounds[i].median_own_ms;
+        cpu[i] = rounds[i].longest_cpu_ms;
+        stall[i] = rounds[i].longest_stall_cpu_ms;
+    }
+    qsort(own, ROUNDS, sizeof *own, (int (*)(const void *, const void *))compare_doubles);
+    qsort(cpu, ROUNDS, sizeof *cpu, (int (*)(const void *, const void *))compare_doubles);
+    qsort(stall, ROUNDS, sizeof *stall, (int (*)(const void *, const void *))compare_doubles);
+    return (frame_stats){own[ROUNDS / 2], cpu[ROUNDS / 2], stall[ROUNDS / 2]};
+}
+
 /* ---- measured: write to screen ----------------------------------------------------------------- */
 #define LIVE_VALUES 12
 #define LIVE_FIRST_STEP 1000
@@ -799,7 +817,9 @@ static gboolean all_seen(gpointer data)
     return ((live_test *)data)->n_seen == LIVE_VALUES;
 }
 
-static void test_live_latency(void)
+/* One round on a fresh dashboard: the frames while the values stream in,
+ * and each value's write-to-screen latency (the longest is returned). */
+static frame_stats live_round(double *longest_latency_ms)
 {
     fixture f;
     fixture_init(&f);
@@ -824,7 +844,7 @@ static void test_live_latency(void)
     wait_until(all_seen, &t, 20, "every value on screen");
     g_thread_join(writer);
     g_signal_handler_disconnect(m.clock, after);
-    assert_frames(meter_stop(&m, "live values"));
+    frame_stats frames = meter_stop(&m, "live values");
     g_object_unref(paintable);
 
     double longest = 0, sum = 0;
@@ -834,13 +854,29 @@ static void test_live_latency(void)
     }
     g_printerr("# write to screen: mean %.1f ms, longest %.1f ms over %d values\n", sum / LIVE_VALUES, longest,
                LIVE_VALUES);
-    g_assert_cmpfloat(longest, <, MAX_LATENCY_MS);
+    *longest_latency_ms = longest;
     /* The chart follows the new points: its x range reaches the last. */
     double x_lo, x_hi, y_lo, y_hi;
     tw_chart_view_get_range(tw_chart_card_chart(card), &x_lo, &x_hi, &y_lo, &y_hi);
     g_assert_cmpfloat(x_hi, >=, LIVE_FIRST_STEP + LIVE_VALUES - 1);
     tw_summary_writer_close(t.w, TW_RUN_FINISHED);
     fixture_close(&f);
+    return frames;
+}
+
+/* Three rounds, each on a fresh dashboard, and the bounds hold for the
+ * median round: a cost the dashboard pays shows in every round, while a
+ * shared CI machine's one-off stall (a 25 ms frame among 3 ms ones, seen
+ * once) shows in one. */
+static void test_live_latency(void)
+{
+    frame_stats frames[ROUNDS];
+    double latency[ROUNDS];
+    for (int i = 0; i < ROUNDS; i++)
+        frames[i] = live_round(&latency[i]);
+    assert_frames(median_stats(frames));
+    qsort(latency, ROUNDS, sizeof *latency, (int (*)(const void *, const void *))compare_doubles);
+    g_assert_cmpfloat(latency[ROUNDS / 2], <, MAX_LATENCY_MS);
 }
 
 /* ---- measured: 200 runs of 20 tags -------------------------------------------------------------- */
@@ -870,24 +906,6 @@ static gboolean all_runs_drawn(gpointer data)
     if (card)
         tw_chart_card_tag_ids(TW_CHART_CARD(card), &n);
     return n == MANY_RUNS;
-}
-
-/* The median of three rounds' figures: a round holds a few frames that
- * may share the cores with a busy neighbour (each figure's middle value). */
-#define ROUNDS 3
-
-static frame_stats median_stats(frame_stats *rounds)
-{
-    double own[ROUNDS], cpu[ROUNDS], stall[ROUNDS];
-    for (int i = 0; i < ROUNDS; i++) {
-        own[i] = rounds[i].median_own_ms;
-        cpu[i] = rounds[i].longest_cpu_ms;
-        stall[i] = rounds[i].longest_stall_cpu_ms;
-    }
-    qsort(own, ROUNDS, sizeof *own, (int (*)(const void *, const void *))compare_doubles);
-    qsort(cpu, ROUNDS, sizeof *cpu, (int (*)(const void *, const void *))compare_doubles);
-    qsort(stall, ROUNDS, sizeof *stall, (int (*)(const void *, const void *))compare_doubles);
-    return (frame_stats){own[ROUNDS / 2], cpu[ROUNDS / 2], stall[ROUNDS / 2]};
 }
 
 /* A fresh page on an empty file, then the 200 runs' file chosen: frames
