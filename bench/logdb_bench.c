@@ -15,6 +15,10 @@
  *                 (the whole range, then a random tenth of it, alternately)
  *   tail_query    ms to read the 100 points written after a reader's cursor
  *                 (the dashboard's poll), the writer flushing between reads
+ *   logging_overhead
+ *                 % longer a Fashion-MNIST MLP epoch takes when it logs 10
+ *                 scalars every step and a histogram every 100 steps (each
+ *                 repetition: one epoch with, one without, order alternating)
  *
  * Files go to --dir (default build/bench-data), on disk, not tmpfs. */
 #include <math.h>
@@ -25,6 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tw/data.h>
+#include <tw/layers.h>
+#include <tw/model.h>
 #include <tw/run_store.h>
 #include <tw/summary.h>
 
@@ -35,6 +42,8 @@
 #define TAIL_NEW_POINTS 100
 #define CALLS_PER_SAMPLE 1000
 #define SAMPLES_PER_REP 2001
+#define LOGGED_SCALARS 10
+#define HISTOGRAM_EVERY 100
 
 static double now(void)
 {
@@ -190,11 +199,112 @@ static double tail_query(query_state *s)
     return median(samples, 101);
 }
 
+/* ---- logging_overhead ------------------------------------------------------
+ * The MLP of twb-bench's mlp_epoch (784-256-128-10, Adam 0.001, batch 64, no
+ * shuffle) trained one epoch on Fashion-MNIST, plain and with a callback
+ * that logs as a training loop does: the loss, the accuracy and 8 more
+ * scalars every step, the first kernel's histogram (200,704 values) every
+ * 100 steps. */
+typedef struct {
+    tw_tensor *x, *y;
+    const char *dir;
+    tw_summary_writer *w; /* the logged epoch's */
+} overhead_state;
+
+static void load_fashion_mnist(overhead_state *s)
+{
+    tw_dataset *all = tw_dataset_scale(tw_dataset_batch(tw_dataset_fashion_mnist("train"), 60000, false), 0, 1 / 255.0);
+    tw_iterator *it = all ? tw_dataset_iter(all) : NULL;
+    tw_element batch;
+    if (!it || tw_iterator_next(it, &batch) <= 0)
+        die("Fashion-MNIST (apt-get install dataset-fashion-mnist)");
+    s->x = tw_tensor_ref(batch.t[0]);
+    s->y = tw_cast(batch.t[1], TW_INT64);
+    tw_element_clear(&batch);
+    tw_iterator_free(it);
+    tw_dataset_unref(all);
+}
+
+static tw_model *overhead_mlp(void)
+{
+    tw_model *m = tw_sequential_new("mlp");
+    tw_layer *layers[] = {tw_input_layer(&(tw_shape){3, {-1, 28, 28}}), tw_flatten_layer(), tw_dense(256, "relu"),
+                          tw_dense(128, "relu"), tw_dense(10, NULL)};
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
+        if (tw_model_add(m, layers[i]) < 0)
+            die("building the MLP");
+    tw_optimizer_config adam = tw_optimizer_defaults(TW_OPTIMIZER_ADAM);
+    tw_loss loss = tw_loss_default(TW_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY);
+    loss.from_logits = true;
+    if (tw_model_build(m, NULL, 1) < 0 ||
+        tw_model_compile(m, tw_optimizer_new(&adam), &loss, 1, (const char *const[]){"accuracy"}) < 0)
+        die("compiling the MLP");
+    return m;
+}
+
+static int log_step(tw_model *model, const tw_progress *progress, const tw_logs *logs, void *user_data)
+{
+    static const char *tags[LOGGED_SCALARS] = {"train/loss", "train/accuracy", "train/a", "train/b", "train/c",
+                                               "train/d",    "train/e",        "train/f", "train/g", "train/h"};
+    overhead_state *s = user_data;
+    double loss = tw_logs_get(logs, "loss");
+    tw_summary_scalar(s->w, tags[0], loss, progress->iterations);
+    tw_summary_scalar(s->w, tags[1], tw_logs_get(logs, "accuracy"), progress->iterations);
+    for (int t = 2; t < LOGGED_SCALARS; t++)
+        tw_summary_scalar(s->w, tags[t], loss * t, progress->iterations);
+    if (progress->iterations % HISTOGRAM_EVERY == 0)
+        tw_summary_histogram(s->w, "weights/dense/kernel", tw_model_trainable_variables(model).items[0],
+                             progress->iterations);
+    return 0;
+}
+
+/* Seconds for one epoch, logged into a fresh file when logged. */
+static double overhead_epoch(overhead_state *s, bool logged, int rep)
+{
+    tw_model *m = overhead_mlp();
+    tw_fit_options opt = tw_fit_options_default();
+    opt.batch_size = 64;
+    opt.shuffle = false;
+    char *path = NULL;
+    tw_callback logger = {.on_batch_end = log_step, .user_data = s};
+    if (logged) {
+        char name[64];
+        snprintf(name, sizeof name, "overhead-%d.db", rep);
+        path = fresh_file(s->dir, name);
+        if (!(s->w = tw_summary_writer_open(path, "mlp", NULL)))
+            die(path);
+        opt.ncallbacks = 1;
+        opt.callbacks = &logger;
+    }
+    double t0 = now();
+    tw_history *h = tw_model_fit(m, s->x, s->y, &opt);
+    double seconds = now() - t0;
+    if (!h)
+        die("tw_model_fit");
+    if (logged && tw_summary_writer_close(s->w, TW_RUN_FINISHED) < 0)
+        die(path);
+    tw_history_free(h);
+    tw_layer_unref(m);
+    free(path);
+    return seconds;
+}
+
+/* The logged epoch's time over the plain one's, less one, in percent. */
+static double logging_overhead(overhead_state *s, int rep)
+{
+    bool logged_first = rep % 2;
+    double first = overhead_epoch(s, logged_first, rep), second = overhead_epoch(s, !logged_first, rep);
+    double logged = logged_first ? first : second, plain = logged_first ? second : first;
+    fprintf(stderr, "twb-logdb-bench: logging_overhead: plain %.3f s, logged %.3f s\n", plain, logged);
+    return (logged / plain - 1) * 100;
+}
+
 /* ---- main ----------------------------------------------------------------- */
 static const struct {
     const char *name, *unit;
 } benchmarks[] = {
-    {"summary_call", "us/call"}, {"logdb_ingest", "rows/s"}, {"lod_query", "ms/query"}, {"tail_query", "ms/query"},
+    {"summary_call", "us/call"}, {"logdb_ingest", "rows/s"},   {"lod_query", "ms/query"},
+    {"tail_query", "ms/query"},  {"logging_overhead", "%"},
 };
 
 int main(int argc, char **argv)
@@ -218,12 +328,18 @@ int main(int argc, char **argv)
             unit = NULL;
     }
     if (!unit) {
-        fputs("usage: twb-logdb-bench summary_call|logdb_ingest|lod_query|tail_query [--reps N | --serve] "
+        fputs("usage: twb-logdb-bench summary_call|logdb_ingest|lod_query|tail_query|logging_overhead "
+              "[--reps N | --serve] "
               "[--dir DIR]\n",
               stderr);
         return 2;
     }
     query_state q = {.rng = 12345};
+    overhead_state o = {.dir = dir};
+    if (!strcmp(name, "logging_overhead")) {
+        load_fashion_mnist(&o);
+        overhead_epoch(&o, true, 0); /* warm up: the pools, the writer's first file */
+    }
     tw_summary_writer *calls = NULL;
     int64_t step = 0;
     if (!strcmp(name, "summary_call")) {
@@ -253,7 +369,8 @@ int main(int argc, char **argv)
         double value = !strcmp(name, "summary_call")   ? summary_call(calls, &step)
                        : !strcmp(name, "logdb_ingest") ? logdb_ingest(dir, rep)
                        : !strcmp(name, "lod_query")    ? lod_query(&q, rep)
-                                                       : tail_query(&q);
+                       : !strcmp(name, "tail_query")   ? tail_query(&q)
+                                                       : logging_overhead(&o, rep);
         printf("{\"value\": %.6g}\n", value);
         fflush(stdout);
     }
@@ -263,5 +380,7 @@ int main(int argc, char **argv)
         tw_summary_writer_close(q.writer, TW_RUN_FINISHED);
     tw_run_store_close(q.store);
     free(q.path);
+    tw_tensor_unref(o.x);
+    tw_tensor_unref(o.y);
     return 0;
 }
