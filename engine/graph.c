@@ -49,6 +49,11 @@ void tw__gnode_clear(tw_gnode *n)
     free(n->in_slots);
     free(n->release);
     tw_tensor_unref(n->tensor);
+    for (int s = 0; s < n->nsubs; s++) {
+        tw__graph_unref(n->subs[s].g);
+        free(n->subs[s].map);
+    }
+    free(n->subs);
 }
 
 void tw__graph_unref(tw_graph *g)
@@ -244,7 +249,7 @@ static int *last_uses(const tw_graph *g)
         return NULL;
     for (int n = 0; n < g->nnodes; n++)
         for (int k = 0; k < g->nodes[n].noutputs; k++)
-            last[g->nodes[n].first_slot + k] = g->nodes[n].kind == TW_NODE_OP ? n : -1;
+            last[g->nodes[n].first_slot + k] = tw__gnode_computes(&g->nodes[n]) ? n : -1;
     for (int n = 0; n < g->nnodes; n++)
         for (int i = 0; i < g->nodes[n].ninputs; i++) {
             int s = g->nodes[n].in_slots[i];

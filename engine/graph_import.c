@@ -382,6 +382,62 @@ static int add_op(importer *im, const node_text *t)
     return rc;
 }
 
+static tw_graph *import_root(const tw_json *root, tw_graph_tensor_fn lookup, void *user_data);
+
+/* One entry of "subgraphs": {"inputs_from": [...], "graph": {...}}. */
+static int read_subgraph(const importer *im, const node_text *t, const tw_json *entry, int k, tw_gsub *sub)
+{
+    const tw_json *from = array_member(entry, "inputs_from"), *graph = tw__json_get(entry, "graph");
+    if (!from || !graph || graph->kind != TW_JSON_OBJECT)
+        return node_error(im, t->id, "subgraphs[%d] needs \"inputs_from\" (an array) and \"graph\" (a graph)", k);
+    sub->g = import_root(graph, im->lookup, im->user);
+    if (!sub->g)
+        return node_error(im, t->id, "subgraphs[%d]: %s", k, tw_last_error());
+    if (from->count != sub->g->ninputs)
+        return node_error(im, t->id, "subgraphs[%d] takes %d inputs; \"inputs_from\" lists %d", k, sub->g->ninputs,
+                          from->count);
+    sub->map = malloc(sizeof *sub->map * (size_t)(from->count ? from->count : 1));
+    if (!sub->map)
+        return node_error(im, t->id, "out of memory");
+    for (int i = 0; i < from->count; i++) {
+        int64_t index;
+        if (!whole(&from->items[i], 0, t->ninputs - 1, &index))
+            return node_error(im, t->id, "subgraphs[%d].inputs_from[%d] is not one of the node's %d inputs", k, i,
+                              t->ninputs);
+        sub->map[i] = (int)index;
+    }
+    return 0;
+}
+
+/* A cond or while node: its sub-graphs read back whole, then checked
+ * against the node's inputs and outputs as a traced one is. */
+static int add_control(importer *im, const node_text *t, const tw_json *n, tw_node_kind kind)
+{
+    const tw_json *subs = array_member(n, "subgraphs");
+    if (!subs || subs->count != 2)
+        return node_error(im, t->id, "a '%s' node needs \"subgraphs\", an array of two", t->op);
+    tw_gsub *gs = calloc(2, sizeof *gs);
+    int rc = gs ? 0 : node_error(im, t->id, "out of memory");
+    for (int s = 0; s < 2 && rc == 0; s++)
+        rc = read_subgraph(im, t, &subs->items[s], s, &gs[s]);
+    tw_device device = t->ninputs ? value_of(im, t->inputs[0])->storage->device : im->nowhere.device;
+    if (rc == 0)
+        rc = add_node(im, t, kind, NULL, device, NULL);
+    if (rc == 0) {
+        tw_gnode *node = &im->g->nodes[im->g->nnodes - 1];
+        tw__gnode_set_subs(node, 2, gs);
+        gs = NULL;
+        if (tw__control_check(im->g, node) < 0)
+            rc = node_error(im, t->id, "%s", tw_last_error());
+    }
+    for (int s = 0; gs && s < 2; s++) {
+        tw__graph_unref(gs[s].g);
+        free(gs[s].map);
+    }
+    free(gs);
+    return rc;
+}
+
 static int import_node(importer *im, int id)
 {
     node_text t;
@@ -395,6 +451,8 @@ static int import_node(importer *im, int id)
         rc = !strcmp(t.op, "input")      ? add_input(im, &t)
              : !strcmp(t.op, "constant") ? add_constant(im, &t)
              : !strcmp(t.op, "variable") ? add_variable(im, &t, n)
+             : !strcmp(t.op, "cond")     ? add_control(im, &t, n, TW_NODE_COND)
+             : !strcmp(t.op, "while")    ? add_control(im, &t, n, TW_NODE_WHILE)
                                          : add_op(im, &t);
     free(t.inputs);
     return rc;
@@ -509,6 +567,14 @@ tw_graph *tw_graph_from_json(const char *json, tw_graph_tensor_fn lookup, void *
         tw_error_set("graph JSON: %s", why);
         return NULL;
     }
+    tw_graph *g = import_root(root, lookup, user_data);
+    tw__json_free(root);
+    return g;
+}
+
+/* A graph from its parsed JSON (the whole text's, or a sub-graph's). */
+static tw_graph *import_root(const tw_json *root, tw_graph_tensor_fn lookup, void *user_data)
+{
     tw_graph *g = NULL;
     importer im = {.lookup = lookup, .user = user_data, .nodes = array_member(root, "nodes")};
     im.nowhere.device = TW_CPU;
@@ -522,7 +588,6 @@ tw_graph *tw_graph_from_json(const char *json, tw_graph_tensor_fn lookup, void *
     }
     free(im.stand_ins);
     free(im.listed);
-    tw__json_free(root);
     return g;
 }
 

@@ -53,7 +53,12 @@ const char *tw_graph_node_op(const tw_graph *g, int node)
     static const char *const source[] = {[TW_NODE_INPUT] = "input", [TW_NODE_CONSTANT] = "constant",
                                          [TW_NODE_VARIABLE] = "variable"};
     const tw_gnode *n = node_at(g, node, "graph_node_op");
-    return !n ? NULL : n->kind == TW_NODE_OP ? n->op->name : source[n->kind];
+    static const char *const control[] = {[TW_NODE_COND] = "cond", [TW_NODE_WHILE] = "while"};
+    if (!n)
+        return NULL;
+    if (n->kind == TW_NODE_COND || n->kind == TW_NODE_WHILE)
+        return control[n->kind];
+    return n->kind == TW_NODE_OP ? n->op->name : source[n->kind];
 }
 
 const char *tw_graph_node_name(const tw_graph *g, int node)
@@ -222,7 +227,9 @@ char *tw_graph_node_attrs(const tw_graph *g, int node)
     }
     buf[0] = '\0';
     switch (n->kind) {
-    case TW_NODE_OP: op_attrs(&n->attrs, buf, size, &used); break;
+    case TW_NODE_OP:
+    case TW_NODE_COND:
+    case TW_NODE_WHILE: op_attrs(&n->attrs, buf, size, &used); break;
     case TW_NODE_CONSTANT: constant_value(n->tensor, buf, size, &used); break;
     case TW_NODE_VARIABLE:
         append(buf, size, &used, "trainable=%s", n->tensor->variable->trainable ? "true" : "false");
@@ -234,4 +241,22 @@ char *tw_graph_node_attrs(const tw_graph *g, int node)
         break;
     }
     return buf;
+}
+
+int tw_graph_node_nsubgraphs(const tw_graph *g, int node)
+{
+    const tw_gnode *n = node_at(g, node, "graph_node_nsubgraphs");
+    return n ? n->nsubs : -1;
+}
+
+const tw_graph *tw_graph_node_subgraph(const tw_graph *g, int node, int k, const int **inputs_from)
+{
+    const tw_gnode *n = node_at(g, node, "graph_node_subgraph");
+    if (n && (k < 0 || k >= n->nsubs)) {
+        tw_error_set("graph_node_subgraph: node %d has %d sub-graphs, not %d", node, n->nsubs, k + 1);
+        n = NULL;
+    }
+    if (inputs_from)
+        *inputs_from = n ? n->subs[k].map : NULL;
+    return n ? n->subs[k].g : NULL;
 }

@@ -20,6 +20,12 @@ typedef struct {
     bool weak;
 } tw_gout;
 
+/* A cond or while node's sub-graph: its input i is the node's input map[i]. */
+typedef struct {
+    tw_graph *g;
+    int *map;
+} tw_gsub;
+
 typedef struct {
     tw_node_kind kind;
     const tw_op_def *op; /* TW_NODE_OP */
@@ -30,6 +36,8 @@ typedef struct {
     tw_gout *outputs;
     char *name, *scope;
     tw_tensor *tensor; /* constants and variables: the graph's reference */
+    int nsubs;         /* cond: true, false; while: condition, body (graph_control.c) */
+    tw_gsub *subs;
     /* Set by tw__graph_finalize: where the inputs and outputs live while the
      * graph runs, and the values whose last use is this node. */
     int *in_slots;
@@ -60,6 +68,13 @@ typedef struct {
     int nsteps, nbuffers;
     tw_fstep *steps;
 } tw_fgroup;
+
+/* Whether a node computes its outputs when the graph runs (an op, cond or
+ * while), as opposed to a source node. */
+static inline bool tw__gnode_computes(const tw_gnode *n)
+{
+    return n->kind == TW_NODE_OP || n->kind == TW_NODE_COND || n->kind == TW_NODE_WHILE;
+}
 
 /* The input signature a graph was traced for. */
 typedef struct {
@@ -139,11 +154,52 @@ int tw__graph_run(tw_graph *g, tw_tensor *const *inputs, tw_tensor **outputs);
  * attributes and JSON; NaN and infinities come out as "nan", "inf". */
 void tw__format_number(double v, bool single, char out[static 32]);
 
+/* ---- control flow (graph_control.c) ------------------------------------------- */
+/* Run a cond or while node on its inputs; outs gets its noutputs new
+ * references. 0 or -1. */
+int tw__control_run(const tw_gnode *node, tw_tensor *const *ins, tw_tensor **outs);
+/* The node's sub-graphs are consistent with its inputs and outputs (what
+ * the importer checks); 0 or -1 with a message naming the node. */
+int tw__control_check(const tw_graph *g, const tw_gnode *node);
+/* Add n subs to a node (taken, on success and failure alike). */
+void tw__gnode_set_subs(tw_gnode *node, int n, tw_gsub *subs);
+/* Read one element's value as a truth value. */
+bool tw__truth(const tw_tensor *t);
+
 /* ---- the tracer (trace.c) ---------------------------------------------------- */
 typedef struct tw_tracer tw_tracer;
 /* Trace fn on inputs into a new graph; NULL with an error naming the
  * function and what could not be traced. */
 tw_graph *tw__trace(const char *function_name, tw_function_fn fn, void *user_data, int ninputs,
                     tw_tensor *const *inputs, int max_outputs);
+
+/* A function traced into a sub-graph of the current trace (cond branches,
+ * loop bodies). Its first nfresh inputs become the sub-graph's own inputs
+ * (fresh headers, as a function's); every other tensor it uses that it did
+ * not compute is a capture: a further sub-graph input, fed by the outer
+ * value captures[k] (whose tensor is captured_tensors[k], a reference). */
+typedef struct {
+    tw_graph *g; /* optimized and finalized */
+    int noutputs;
+    int ncaptures;
+    tw_gref *captures;
+    tw_tensor **captured_tensors;
+} tw_subtrace;
+int tw__trace_sub(tw_subtrace *st, const char *name, tw_function_fn fn, void *user_data, int nfresh, int ninputs,
+                  tw_tensor *const *inputs, int max_outputs);
+void tw__subtrace_clear(tw_subtrace *st);
+/* The current trace's value of t (capturing it when new); -1 when the trace
+ * cannot go on. */
+int tw__trace_ref(tw_tensor *t, const char *user, tw_gref *ref);
+/* Fail the current trace with this reason (the first one is kept). */
+void tw__trace_fail(const char *reason);
+/* Add a node without an op (cond, while) to the current trace, in its
+ * current name scope; its index or -1. */
+int tw__trace_add_node(tw_node_kind kind, const tw_attrs *attrs, tw_device device, int ninputs, const tw_gref *inputs,
+                       int noutputs, const tw_gout *outputs, const char *base_name);
+/* Register outs[k] (fresh headers) as output k of node in the current trace. */
+int tw__trace_node_outputs(int node, int n, tw_tensor *const *outs);
+/* The graph the current trace builds. */
+tw_graph *tw__trace_graph(void);
 
 #endif

@@ -111,6 +111,24 @@ static void put_constant(text *t, const tw_tensor *c)
     put(t, "]");
 }
 
+static void put_graph(text *t, const tw_graph *g);
+
+/* A cond's branches or a while's condition and body, each with where its
+ * inputs come from, nested whole. */
+static void put_subgraphs(text *t, const tw_gnode *n)
+{
+    put(t, ", \"subgraphs\": [");
+    for (int s = 0; s < n->nsubs; s++) {
+        put(t, "%s\n    {\"inputs_from\": [", s ? "," : "");
+        for (int i = 0; i < n->subs[s].g->ninputs; i++)
+            put(t, "%s%d", i ? ", " : "", n->subs[s].map[i]);
+        put(t, "], \"graph\": ");
+        put_graph(t, n->subs[s].g);
+        put(t, "}");
+    }
+    put(t, "]");
+}
+
 static void put_node(text *t, const tw_graph *g, int id)
 {
     const tw_gnode *n = &g->nodes[id];
@@ -137,6 +155,8 @@ static void put_node(text *t, const tw_graph *g, int id)
         put(t, ", \"trainable\": %s", n->tensor->variable->trainable ? "true" : "false");
     } else if (n->kind == TW_NODE_CONSTANT) {
         put_constant(t, n->tensor);
+    } else if (n->nsubs) {
+        put_subgraphs(t, n);
     }
     put(t, "}");
 }

@@ -46,12 +46,28 @@ static int run_node(const tw_gnode *node, tw_tensor **slots, bool record)
     return rc;
 }
 
+/* A cond or while node (graph_control.c): its sub-graphs run as graphs do,
+ * so a recording tape sees their nodes. */
+static int run_control(const tw_gnode *node, tw_tensor **slots)
+{
+    tw_tensor *stack_inputs[TW_MAX_INPUTS];
+    tw_tensor **inputs = node->ninputs <= TW_MAX_INPUTS ? stack_inputs : malloc(sizeof *inputs * (size_t)node->ninputs);
+    if (!inputs)
+        return tw_error_set("%s: out of memory running the graph", node->name);
+    for (int i = 0; i < node->ninputs; i++)
+        inputs[i] = slots[node->in_slots[i]];
+    int rc = tw__control_run(node, inputs, &slots[node->first_slot]);
+    if (inputs != stack_inputs)
+        free(inputs);
+    return rc;
+}
+
 /* Drop what the run still holds of the op nodes' outputs. */
 static void release_all(const tw_graph *g, tw_tensor **slots)
 {
     for (int n = 0; n < g->nnodes; n++) {
         const tw_gnode *node = &g->nodes[n];
-        if (node->kind != TW_NODE_OP)
+        if (!tw__gnode_computes(node))
             continue;
         for (int k = 0; k < node->noutputs; k++) {
             tw_tensor_unref(slots[node->first_slot + k]);
@@ -92,6 +108,12 @@ static int run_nodes(const tw_graph *g, tw_tensor *const *inputs, tw_tensor **sl
         const tw_gnode *node = &g->nodes[n];
         if (node->kind == TW_NODE_CONSTANT || node->kind == TW_NODE_VARIABLE) {
             slots[node->first_slot] = node->tensor; /* borrowed: the graph holds it */
+            continue;
+        }
+        if (node->kind == TW_NODE_COND || node->kind == TW_NODE_WHILE) {
+            if (run_control(node, slots) < 0)
+                return -1;
+            release(node, slots);
             continue;
         }
         if (node->kind != TW_NODE_OP)

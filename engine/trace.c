@@ -9,7 +9,12 @@
  * ("dynamic"): reading such a value in C would freeze what the C code did
  * with it, so that fails the trace, as do random draws feeding an op and
  * custom gradients. The first reason found is kept and reported when the
- * function returns. */
+ * function returns.
+ *
+ * A sub-trace (a cond branch, a loop body) has the outer trace as parent:
+ * a tensor it has not seen is looked up there (captured there when new) and
+ * becomes an input of the sub-graph, so sub-graphs hold no constants or
+ * variables of their own; a failure inside fails the outer trace too. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +32,8 @@ typedef struct {
 
 struct tw_tracer {
     tw_graph *g;
+    tw_tracer *parent; /* tracing a sub-graph (graph_control.c): the outer trace */
+    tw_subtrace *sub;  /* ...and where its captures go */
     tw_id_map ids;    /* tensor id -> index into values, plus one */
     tw_id_map random; /* ids of random draws -> the draw's name */
     traced_value *values;
@@ -112,6 +119,55 @@ static traced_value *capture(tw_tracer *tr, tw_tensor *t)
     return &tr->values[tr->nvalues - 1];
 }
 
+static traced_value *use(tw_tracer *tr, tw_tensor *t, const char *user);
+
+/* A new input of g, as the function's inputs are (the signature grows). */
+static int add_graph_input(tw_tracer *tr, const tw_tensor *x, const char *base)
+{
+    tw_graph *g = tr->g;
+    tw_sig *sig = realloc(g->signature, sizeof *sig * (size_t)(g->ninputs + 1));
+    if (sig)
+        g->signature = sig;
+    int *nodes = sig ? realloc(g->input_nodes, sizeof *nodes * (size_t)(g->ninputs + 1)) : NULL;
+    if (!nodes)
+        return -1;
+    g->input_nodes = nodes;
+    sig[g->ninputs] = (tw_sig){.dtype = x->dtype, .ndim = x->ndim, .weak = x->weak};
+    memcpy(sig[g->ninputs].shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+    tw_gout out = gout_of(x);
+    int node = tw__graph_add(g, TW_NODE_INPUT, NULL, NULL, x->storage->device, 0, NULL, 1, &out, "", base, NULL);
+    if (node >= 0)
+        g->input_nodes[g->ninputs++] = node;
+    return node;
+}
+
+/* In a sub-trace: t's value in the outer trace, fed in as a new input. */
+static traced_value *capture_outer(tw_tracer *tr, tw_tensor *t, const char *user)
+{
+    traced_value *outer = use(tr->parent, t, user);
+    if (!outer) {
+        fail(tr, "%s", tr->parent->reason);
+        return NULL;
+    }
+    traced_value o = *outer;
+    tw_subtrace *st = tr->sub;
+    tw_gref *caps = realloc(st->captures, sizeof *caps * (size_t)(st->ncaptures + 1));
+    if (caps)
+        st->captures = caps;
+    tw_tensor **held = caps ? realloc(st->captured_tensors, sizeof *held * (size_t)(st->ncaptures + 1)) : NULL;
+    if (!held)
+        return NULL;
+    st->captured_tensors = held;
+    char name[32];
+    snprintf(name, sizeof name, "capture_%d", st->ncaptures);
+    int node = add_graph_input(tr, t, name);
+    if (node < 0 || !add_value(tr, t, (tw_gref){node, 0}, o.dynamic))
+        return NULL;
+    st->captures[st->ncaptures] = o.ref;
+    st->captured_tensors[st->ncaptures++] = tw_tensor_ref(t);
+    return &tr->values[tr->nvalues - 1];
+}
+
 /* The value of a tensor an op (or the function's result) uses; NULL when
  * the trace cannot go on (the reason is set). */
 static traced_value *use(tw_tracer *tr, tw_tensor *t, const char *user)
@@ -130,8 +186,8 @@ static traced_value *use(tw_tracer *tr, tw_tensor *t, const char *user)
              (const char *)draw, user);
         return NULL;
     }
-    v = capture(tr, t);
-    if (!v)
+    v = tr->parent ? capture_outer(tr, t, user) : capture(tr, t);
+    if (!v && !tr->failed)
         fail(tr, "out of memory capturing a tensor used by %s (%s)", user, tw_last_error());
     return v;
 }
@@ -143,6 +199,12 @@ void tw__trace_op(const tw_op_call *call, tw_tensor *const *outs, int noutputs)
         return;
     if (call->ctx) {
         fail(tr, "op '%s' is a custom gradient (tw_custom_gradient), which cannot be traced yet", call->op->name);
+        return;
+    }
+    if (tr->parent && (call->op->flags & TW_OP_STATEFUL)) {
+        fail(tr, "op '%s' assigns a variable inside a cond branch or while_loop body, which cannot be traced yet "
+                 "(return the new value and assign it outside)",
+             call->op->name);
         return;
     }
     char user[96];
@@ -180,14 +242,17 @@ void tw__trace_read(const tw_tensor *t, const char *what)
     if (!t || tr->failed)
         return;
     if (t->variable) {
-        fail(tr, "%s reads variable '%s'; a graph cannot depend on values read in C (compute with ops instead)",
+        fail(tr, "%s reads variable '%s'; a graph cannot depend on values read in C (compute with ops instead, and "
+                 "tw_cond or tw_while_loop to branch on them)",
              what, t->variable->name);
         return;
     }
     traced_value *v = find(tr, t);
+    for (tw_tracer *outer = tr->parent; !v && outer; outer = outer->parent)
+        v = find(outer, t);
     if (v && v->dynamic)
         fail(tr, "%s reads a tensor computed from the inputs; a graph cannot depend on values read in C (compute "
-                 "with ops instead)",
+                 "with ops instead, and tw_cond or tw_while_loop to branch on them)",
              what);
 }
 
@@ -311,4 +376,125 @@ tw_graph *tw__trace(const char *function_name, tw_function_fn fn, void *user_dat
         return NULL;
     }
     return tr.g;
+}
+
+/* ---- sub-traces (graph_control.c) ------------------------------------------------ */
+
+void tw__subtrace_clear(tw_subtrace *st)
+{
+    tw__graph_unref(st->g);
+    for (int k = 0; k < st->ncaptures; k++)
+        tw_tensor_unref(st->captured_tensors[k]);
+    free(st->captures);
+    free(st->captured_tensors);
+    *st = (tw_subtrace){0};
+}
+
+/* fn's outputs as the sub-graph's; 0 or -1 (error set). */
+static int sub_outputs(tw_tracer *tr, const char *name, int n, tw_tensor **outs, int max_outputs, tw_gref *refs)
+{
+    if (n < 0)
+        return tw_error_set("%s: %s", name, tw_error_pending() ? tw_last_error() : "failed");
+    if (n > max_outputs)
+        return tw_error_set("%s returned %d outputs; at most %d fit", name, n, max_outputs);
+    for (int k = 0; k < n; k++) {
+        if (!outs[k])
+            return tw_error_set("%s: output %d is NULL: %s", name, k,
+                                tw_error_pending() ? tw_last_error() : "no error was set");
+        char user[64];
+        snprintf(user, sizeof user, "%s's output %d", name, k);
+        traced_value *v = use(tr, outs[k], user);
+        if (v)
+            refs[k] = v->ref;
+    }
+    return 0;
+}
+
+static int run_sub(tw_tracer *tr, const char *name, tw_function_fn fn, void *user_data, int ninputs,
+                   tw_tensor *const *args, int max_outputs)
+{
+    tw_tensor **outs = calloc((size_t)(max_outputs ? max_outputs : 1), sizeof *outs);
+    tw_gref *refs = calloc((size_t)(max_outputs ? max_outputs : 1), sizeof *refs);
+    int rc = outs && refs ? 0 : tw_error_set("%s: out of memory tracing", name), n = 0;
+    tw_tracer *parent = tw__tracer;
+    if (rc == 0) {
+        tw__tracer = tr;
+        tw_scope_begin();
+        n = fn(args, ninputs, outs, max_outputs, user_data);
+        rc = sub_outputs(tr, name, n, outs, max_outputs, refs);
+        tw__tracer = parent;
+        tw_scope_end();
+    }
+    if (rc == 0 && tr->failed)
+        rc = tw_error_set("%s: cannot trace: %s", name, tr->reason);
+    if (rc == 0)
+        rc = tw__graph_set_outputs(tr->g, n, refs) < 0 || tw__graph_optimize(tr->g) < 0 ? -1 : 0;
+    free(outs);
+    free(refs);
+    return rc < 0 ? -1 : n;
+}
+
+int tw__trace_sub(tw_subtrace *st, const char *name, tw_function_fn fn, void *user_data, int nfresh, int ninputs,
+                  tw_tensor *const *inputs, int max_outputs)
+{
+    tw_tracer *parent = tw__tracer;
+    *st = (tw_subtrace){0};
+    tw_tracer tr = {.parent = parent, .sub = st, .scope_base = strlen(tw_name_scope_current())};
+    tr.g = tw__graph_new(name, nfresh, inputs);
+    tw_tensor **fresh = tr.g ? trace_inputs(&tr, nfresh, inputs) : NULL;
+    tw_tensor **args = fresh ? calloc((size_t)(ninputs ? ninputs : 1), sizeof *args) : NULL;
+    int n = args ? 0 : tw_error_set("%s: out of memory tracing", name);
+    for (int i = 0; args && i < ninputs; i++)
+        args[i] = i < nfresh ? fresh[i] : inputs[i];
+    if (n == 0)
+        n = run_sub(&tr, name, fn, user_data, ninputs, args, max_outputs);
+    for (int i = 0; fresh && i < nfresh; i++)
+        tw_tensor_unref(fresh[i]);
+    free(fresh);
+    free(args);
+    free(tr.values);
+    tw_id_map_clear(&tr.ids);
+    tw_id_map_clear(&tr.random);
+    st->g = tr.g;
+    st->noutputs = n;
+    if (n < 0) {
+        fail(parent, "%s", tw_last_error()); /* the outer function may not look at what tw_cond returned */
+        tw__subtrace_clear(st);
+        return -1;
+    }
+    return n;
+}
+
+int tw__trace_ref(tw_tensor *t, const char *user, tw_gref *ref)
+{
+    traced_value *v = use(tw__tracer, t, user);
+    if (!v)
+        return tw_error_set("%s: cannot trace: %s", user, tw__tracer->reason);
+    *ref = v->ref;
+    return 0;
+}
+
+void tw__trace_fail(const char *reason)
+{
+    fail(tw__tracer, "%s", reason);
+}
+
+int tw__trace_add_node(tw_node_kind kind, const tw_attrs *attrs, tw_device device, int ninputs, const tw_gref *inputs,
+                       int noutputs, const tw_gout *outputs, const char *base_name)
+{
+    return tw__graph_add(tw__tracer->g, kind, NULL, attrs, device, ninputs, inputs, noutputs, outputs,
+                         scope_of(tw__tracer), base_name, NULL);
+}
+
+int tw__trace_node_outputs(int node, int n, tw_tensor *const *outs)
+{
+    for (int k = 0; k < n; k++)
+        if (!add_value(tw__tracer, outs[k], (tw_gref){node, k}, true))
+            return tw_error_set("out of memory tracing");
+    return 0;
+}
+
+tw_graph *tw__trace_graph(void)
+{
+    return tw__tracer->g;
 }

@@ -547,11 +547,13 @@ static void test_untraceable(void)
                    "not graph ops yet: draw outside the function and pass the values in as an input");
     expect_failure(reads_item, NULL, "reads_item",
                    "function 'reads_item': cannot trace: tw_tensor_item reads a tensor computed from the inputs; a "
-                   "graph cannot depend on values read in C (compute with ops instead)");
+                   "graph cannot depend on values read in C (compute with ops instead, and tw_cond or "
+                   "tw_while_loop to branch on them)");
     tw_tensor *v = tw_variable(tw_scalar_of(2, TW_FLOAT64), "gain", true);
     expect_failure(reads_variable, v, "reads_variable",
                    "function 'reads_variable': cannot trace: tw_tensor_item reads variable 'gain'; a graph cannot "
-                   "depend on values read in C (compute with ops instead)");
+                   "depend on values read in C (compute with ops instead, and tw_cond or tw_while_loop to "
+                   "branch on them)");
     expect_failure(custom, NULL, "custom",
                    "function 'custom': cannot trace: op 'custom' is a custom gradient (tw_custom_gradient), which "
                    "cannot be traced yet");
@@ -1003,6 +1005,274 @@ static void test_fusion_under_tape(void)
     tw_scope_end();
 }
 
+/* ---- control flow ------------------------------------------------------------------------ */
+
+static int branch_true(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    out[0] = tw_add(tw_mul(in[0], in[1]), in[0]);
+    out[1] = tw_sin(in[1]);
+    return 2;
+}
+
+static int branch_false(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    out[0] = tw_sub(in[1], tw_exp(in[0]));
+    out[1] = in[0]; /* an input as it is */
+    return 2;
+}
+
+/* sum(x) > 0 ? (x*y + x, sin y) : (y - exp x, x) */
+static int branchy(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    tw_tensor *pred = tw_greater(tw_sum_all(in[0]), tw_scalar(0));
+    return tw_cond(pred, branch_true, branch_false, NULL, 2, in, out, max);
+}
+
+static void test_cond_both_branches(void)
+{
+    tw_scope_begin();
+    tw_function *f = tw_function_new("branchy", branchy, NULL);
+    tw_tensor *y = gc_tensor(41, -1, 1, TW_SHAPE(3, 4));
+    tw_tensor *xs[2] = {gc_tensor(40, 0.1, 1, TW_SHAPE(3, 4)), tw_neg(gc_tensor(42, 0.1, 1, TW_SHAPE(3, 4)))};
+    const tw_graph *g = NULL;
+    for (int i = 0; i < 2; i++) {
+        tw_tensor *traced[2], *eager[2];
+        g_assert_cmpint(tw_function_call(f, TW_TENSORS(xs[i], y), traced, 2), ==, 2);
+        tw_tensor *args[2] = {xs[i], y};
+        (i == 0 ? branch_true : branch_false)(args, 2, eager, 2, NULL);
+        assert_identical("cond output 0", eager[0], traced[0]);
+        assert_identical("cond output 1", eager[1], traced[1]);
+        const tw_graph *now = tw_function_get_graph(f, TW_TENSORS(xs[i], y));
+        g_assert_true(i == 0 || now == g); /* the same graph took the other branch */
+        g = now;
+    }
+    g_assert_cmpint(tw_function_trace_count(f), ==, 1);
+    int cond = -1;
+    for (int id = 0; id < tw_graph_node_count(g); id++)
+        if (tw_graph_node_kind(g, id) == TW_NODE_COND)
+            cond = id;
+    g_assert_cmpint(cond, >=, 0);
+    g_assert_cmpstr(tw_graph_node_op(g, cond), ==, "cond");
+    g_assert_cmpint(tw_graph_node_nsubgraphs(g, cond), ==, 2);
+    const int *from = NULL;
+    const tw_graph *t = tw_graph_node_subgraph(g, cond, 0, &from);
+    g_assert_nonnull(t);
+    g_assert_cmpint(tw_graph_ninputs(t), ==, 2); /* x and y, captured */
+    g_assert_nonnull(from);
+    g_assert_null(tw_graph_node_subgraph(g, cond, 2, NULL));
+    tw_function_free(f);
+    tw_scope_end();
+}
+
+/* Newton's iterations for sqrt(a) from y = a, until |y^2 - a| <= 1e-12 everywhere; c counts them. */
+static int newton_going(tw_tensor *const *v, int n, tw_tensor **out, int max, void *user_data)
+{
+    tw_tensor *a = user_data ? (tw_tensor *)user_data : v[2];
+    out[0] = tw_greater(tw_max(tw_abs(tw_sub(tw_square(v[0]), a)), 0, NULL, false), tw_scalar(1e-12));
+    return 1;
+}
+
+static int newton_step(tw_tensor *const *v, int n, tw_tensor **out, int max, void *user_data)
+{
+    tw_tensor *a = user_data ? (tw_tensor *)user_data : v[2];
+    out[0] = tw_mul_scalar(tw_add(v[0], tw_div(a, v[0])), 0.5);
+    out[1] = tw_add_scalar(v[1], 1);
+    for (int k = 2; k < n; k++)
+        out[k] = v[k];
+    return n;
+}
+
+/* a captured by the loop (user_data NULL: a is the function's input, used
+ * inside the loop without being a loop variable). */
+static int newton_sqrt(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    tw_tensor *vars[2] = {in[0], tw_zeros(TW_FLOAT64, 0, NULL)};
+    return tw_while_loop(newton_going, newton_step, in[0], 2, vars, out, 100);
+}
+
+static void test_while_runtime_iterations(void)
+{
+    tw_scope_begin();
+    tw_function *f = tw_function_new("newton", newton_sqrt, NULL);
+    double counts[2];
+    for (int i = 0; i < 2; i++) {
+        tw_tensor *a = tw_mul_scalar(gc_tensor(43, 1, 2, TW_SHAPE(5)), i == 0 ? 1.0 : 1e6);
+        tw_tensor *traced[2], *eager[2];
+        g_assert_cmpint(tw_function_call(f, TW_TENSORS(a), traced, 2), ==, 2);
+        g_assert_cmpint(newton_sqrt(&a, 1, eager, 2, NULL), ==, 2);
+        assert_identical("while_loop's root", eager[0], traced[0]);
+        assert_identical("while_loop's count", eager[1], traced[1]);
+        g_assert_cmpfloat(fabs(value_at(traced[0], 3) - sqrt(value_at(a, 3))), <, 1e-9);
+        counts[i] = tw_tensor_item(traced[1]);
+    }
+    g_assert_cmpint(tw_function_trace_count(f), ==, 1);
+    g_assert_cmpfloat(counts[1], >, counts[0] + 3); /* the larger the numbers, the more iterations */
+    /* max_iterations stops it */
+    tw_tensor *vars[2] = {tw_add_scalar(tw_zeros(TW_FLOAT64, 0, NULL), 1e6), tw_zeros(TW_FLOAT64, 0, NULL)}, *out[2];
+    g_assert_cmpint(tw_while_loop(newton_going, newton_step, vars[0], 2, vars, out, 3), ==, 2);
+    g_assert_cmpfloat(tw_tensor_item(out[1]), ==, 3);
+    tw_function_free(f);
+    tw_scope_end();
+}
+
+static int grow_body(tw_tensor *const *v, int n, tw_tensor **out, int max, void *user_data)
+{
+    out[0] = tw_concat(TW_TENSORS(v[0], v[0]), 0);
+    return 1;
+}
+
+static int small_sum(tw_tensor *const *v, int n, tw_tensor **out, int max, void *user_data)
+{
+    out[0] = tw_less(tw_sum_all(v[0]), tw_scalar(100));
+    return 1;
+}
+
+static int growing(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    return tw_while_loop(small_sum, grow_body, NULL, 1, in, out, 0);
+}
+
+static void test_while_shape_change(void)
+{
+    tw_scope_begin();
+    tw_tensor *x = vector(2, (const double[]){1, 2}), *out[1];
+    g_assert_cmpint(tw_while_loop(small_sum, grow_body, NULL, 1, &x, out, 0), ==, -1);
+    g_assert_nonnull(strstr(tw_last_error(), "the body's output 0 is float64 (4,) but loop variable 0 is float64 (2,)"));
+    g_assert_nonnull(strstr(tw_last_error(), "keep their dtype and shape"));
+    tw_function *f = tw_function_new("growing", growing, NULL);
+    g_assert_null(tw_function_call1(f, TW_TENSORS(x)));
+    g_assert_nonnull(strstr(tw_last_error(), "function 'growing'"));
+    g_assert_nonnull(strstr(tw_last_error(), "the body's output 0 is float64 (4,) but loop variable 0 is float64 (2,)"));
+    g_assert_cmpint(tw_function_graph_count(f), ==, 0);
+    tw_function_free(f);
+    tw_scope_end();
+}
+
+/* cond then while: both kinds of node in one graph. */
+static int cond_then_loop(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    tw_tensor *branched[2];
+    if (branchy(in, 2, branched, 2, NULL) < 0)
+        return -1;
+    tw_tensor *a = tw_add_scalar(tw_square(branched[0]), 1);
+    tw_tensor *vars[2] = {a, tw_zeros(TW_FLOAT64, 0, NULL)};
+    if (tw_while_loop(newton_going, newton_step, a, 2, vars, out, 50) < 0)
+        return -1;
+    out[2] = branched[1];
+    return 3;
+}
+
+/* The original graph's tensors, by node name. */
+static tw_tensor *same_tensors(const char *name, tw_node_kind kind, void *user_data)
+{
+    const tw_graph *g = user_data;
+    for (int id = 0; id < tw_graph_node_count(g); id++)
+        if (strcmp(tw_graph_node_name(g, id), name) == 0)
+            return (tw_tensor *)tw_graph_node_tensor(g, id);
+    return NULL;
+}
+
+static void test_control_json_round_trip(void)
+{
+    tw_scope_begin();
+    tw_function *f = tw_function_new("cond_then_loop", cond_then_loop, NULL);
+    tw_tensor *y = gc_tensor(45, -1, 1, TW_SHAPE(3, 4));
+    tw_tensor *xs[2] = {gc_tensor(44, 0.1, 1, TW_SHAPE(3, 4)), tw_neg(gc_tensor(46, 0.1, 1, TW_SHAPE(3, 4)))};
+    const tw_graph *g = tw_function_get_graph(f, TW_TENSORS(xs[0], y));
+    g_assert_nonnull(g);
+    char *json = tw_graph_json(g);
+    g_assert_nonnull(strstr(json, "\"op\": \"cond\""));
+    g_assert_nonnull(strstr(json, "\"op\": \"while\""));
+    g_assert_nonnull(strstr(json, "\"subgraphs\": ["));
+    tw_graph *back = tw_graph_from_json(json, same_tensors, (void *)g);
+    if (!back)
+        g_error("graph read back: %s", tw_last_error());
+    char *again = tw_graph_json(back);
+    g_assert_cmpstr(json, ==, again); /* the sub-graphs came back whole */
+    for (int i = 0; i < 2; i++) {
+        tw_tensor *direct[3], *imported[3];
+        g_assert_cmpint(tw_function_call(f, TW_TENSORS(xs[i], y), direct, 3), ==, 3);
+        g_assert_cmpint(tw_graph_run(back, TW_TENSORS(xs[i], y), imported, 3), ==, 3);
+        for (int k = 0; k < 3; k++)
+            assert_identical("imported control flow", direct[k], imported[k]);
+    }
+    /* a sub-graph that does not fit its node is refused */
+    char *broken = g_strdup(json);
+    char *from = strstr(broken, "\"inputs_from\": [");
+    g_assert_nonnull(from);
+    from[strlen("\"inputs_from\": [")] = '9';
+    g_assert_null(tw_graph_from_json(broken, same_tensors, (void *)g));
+    g_assert_nonnull(strstr(tw_last_error(), "inputs_from"));
+    g_free(broken);
+    free(json);
+    free(again);
+    tw_graph_unref(back);
+    tw_function_free(f);
+    tw_scope_end();
+}
+
+/* d/dx sum(cond(...)[0]) and of the loop's root, traced under a tape and eagerly. */
+static int cond_loss(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    tw_tensor *b[2];
+    if (branchy(in, 2, b, 2, NULL) < 0)
+        return -1;
+    out[0] = tw_sum_all(tw_mul(b[0], b[1]));
+    return 1;
+}
+
+static int loop_loss(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    tw_tensor *r[2];
+    if (newton_sqrt(in, 1, r, 2, NULL) < 0)
+        return -1;
+    out[0] = tw_sum_all(r[0]);
+    return 1;
+}
+
+static tw_tensor *gradient_of(tw_function_fn fn, tw_function *f, int n, tw_tensor *const *in)
+{
+    tw_tape *tape = tw_tape_begin(false);
+    tw_tape_watch(tape, in[0]);
+    tw_tensor *loss = NULL;
+    if (f)
+        loss = tw_function_call1(f, n, in);
+    else
+        g_assert_cmpint(fn(in, n, &loss, 1, NULL), ==, 1);
+    tw_tape_end(tape);
+    tw_tensor *grad = NULL;
+    g_assert_cmpint(tw_tape_gradient(tape, loss, 1, in, &grad), ==, 0);
+    tw_tape_free(tape);
+    return grad;
+}
+
+static void test_control_gradients(void)
+{
+    tw_scope_begin();
+    tw_function *f = tw_function_new("cond_loss", cond_loss, NULL);
+    tw_tensor *y = gc_tensor(48, -1, 1, TW_SHAPE(3, 4));
+    tw_tensor *xs[2] = {gc_tensor(47, 0.1, 1, TW_SHAPE(3, 4)), tw_neg(gc_tensor(49, 0.1, 1, TW_SHAPE(3, 4)))};
+    for (int i = 0; i < 2; i++) {
+        tw_tensor *args[2] = {xs[i], y};
+        tw_tensor *eager = gradient_of(cond_loss, NULL, 2, args);
+        tw_tensor *traced = gradient_of(NULL, f, 2, args);
+        assert_identical("gradient through cond", eager, traced);
+    }
+    /* x*y + x and x: d/dx = (y + 1) sin y; y - exp x and x: d/dx = y - exp x - x exp x */
+    tw_tensor *args[2] = {xs[0], y};
+    tw_tensor *g0 = gradient_of(NULL, f, 2, args);
+    g_assert_cmpfloat(fabs(value_at(g0, 5) - (value_at(y, 5) + 1) * sin(value_at(y, 5))), <, 1e-12);
+    tw_function *h = tw_function_new("loop_loss", loop_loss, NULL);
+    tw_tensor *a = gc_tensor(50, 1, 4, TW_SHAPE(4));
+    tw_tensor *eager = gradient_of(loop_loss, NULL, 1, &a);
+    tw_tensor *traced = gradient_of(NULL, h, 1, &a);
+    assert_identical("gradient through while_loop", eager, traced);
+    g_assert_cmpfloat(fabs(value_at(traced, 2) - 0.5 / sqrt(value_at(a, 2))), <, 1e-6); /* d sqrt(a)/da */
+    tw_function_free(f);
+    tw_function_free(h);
+    tw_scope_end();
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1025,6 +1295,11 @@ int main(int argc, char **argv)
     g_test_add_func("/function/fusion", test_fusion);
     g_test_add_func("/function/fusion-strided-input", test_fusion_strided_input);
     g_test_add_func("/function/fusion-under-tape", test_fusion_under_tape);
+    g_test_add_func("/function/cond-both-branches", test_cond_both_branches);
+    g_test_add_func("/function/while-runtime-iterations", test_while_runtime_iterations);
+    g_test_add_func("/function/while-shape-change", test_while_shape_change);
+    g_test_add_func("/function/control-json-round-trip", test_control_json_round_trip);
+    g_test_add_func("/function/control-gradients", test_control_gradients);
     int rc = g_test_run();
     tw__pool_trim();
     return rc;

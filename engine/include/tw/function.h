@@ -92,6 +92,48 @@ const tw_graph *tw_function_get_graph(tw_function *f, int ninputs, tw_tensor *co
 int tw_function_graph_count(const tw_function *f);
 const tw_graph *tw_function_graph_at(const tw_function *f, int i);
 
+/* ---- control flow (tf.cond, tf.while_loop) ------------------------------------
+ * Branches on values computed in the graph. Eagerly these run the chosen
+ * branch, or the loop, as plain C calls. While tracing, each branch, the
+ * loop's condition and its body are traced into sub-graphs of their own and
+ * the graph gets one "cond" or "while" node, so the branch taken and the
+ * number of iterations follow the values at run time (where tw_tensor_item
+ * on a computed value cannot be traced). The functions are tw_function_fn:
+ * whatever tensors they use that they did not compute (the inputs, outer
+ * values, variables, constants) become inputs of their sub-graph, fed by
+ * the outer graph. Sub-graphs cannot assign variables (tw_assign inside a
+ * branch or body fails the trace: assign the result outside). Gradients: a
+ * tape recording a graph run sees the ops of the branch taken and of every
+ * iteration run, as it sees eager code, so tw_tape_gradient works through
+ * both.
+ *
+ *     static int halve(tw_tensor *const *v, int n, tw_tensor **out, int max, void *u)
+ *     { out[0] = tw_mul_scalar(v[0], 0.5); return 1; }
+ *     static int big(tw_tensor *const *v, int n, tw_tensor **out, int max, void *u)
+ *     { out[0] = tw_greater(tw_sum_all(tw_abs(v[0])), tw_scalar(1)); return 1; }
+ *     tw_tensor *y;
+ *     tw_while_loop(big, halve, NULL, 1, &x, &y, 100); // halve x until sum|x| <= 1
+ */
+
+/* Run true_fn when pred (one element, any dtype; nonzero is true) holds,
+ * else false_fn, on the inputs; outputs receives what the branch returns
+ * (at most max_outputs, as tw_function_fn writes them). Returns the number
+ * of outputs, or -1 (error set). Traced, both branches are traced and must
+ * return as many outputs with equal dtypes and shapes. */
+int tw_cond(tw_tensor *pred, tw_function_fn true_fn, tw_function_fn false_fn, void *user_data, int ninputs,
+            tw_tensor *const *inputs, tw_tensor **outputs, int max_outputs);
+
+/* while (cond_fn(vars) and fewer than max_iterations iterations ran)
+ *     vars = body_fn(vars)
+ * cond_fn returns one output of one element (nonzero: go on); body_fn
+ * returns nvars outputs, output k the new value of variable k with its
+ * dtype and shape (checked every iteration eagerly, once when traced: a
+ * loop variable whose shape changes is refused with a message naming it).
+ * max_iterations <= 0: no limit. outputs receives the nvars final values
+ * (new references handed to the open scope); returns nvars or -1. */
+int tw_while_loop(tw_function_fn cond_fn, tw_function_fn body_fn, void *user_data, int nvars,
+                  tw_tensor *const *loop_vars, tw_tensor **outputs, int64_t max_iterations);
+
 /* ---- name scopes -----------------------------------------------------------
  * A per-thread stack of names; nodes traced while names are pushed carry
  * the path ("sequential/dense_1"). tw_layer_call_ex pushes the layer's
@@ -105,13 +147,13 @@ const char *tw_name_scope_current(void);
  * Nodes are numbered in execution order, 0..count-1; every node's inputs
  * come from earlier nodes. Besides op nodes, a graph has source nodes: the
  * function's inputs, captured constants and captured variables. */
-typedef enum { TW_NODE_OP, TW_NODE_INPUT, TW_NODE_CONSTANT, TW_NODE_VARIABLE } tw_node_kind;
+typedef enum { TW_NODE_OP, TW_NODE_INPUT, TW_NODE_CONSTANT, TW_NODE_VARIABLE, TW_NODE_COND, TW_NODE_WHILE } tw_node_kind;
 
 const char *tw_graph_function_name(const tw_graph *g);
 int tw_graph_node_count(const tw_graph *g);
 tw_node_kind tw_graph_node_kind(const tw_graph *g, int node);
 /* The op's registry name ("matmul"); "input", "constant" or "variable" for
- * source nodes. */
+ * source nodes, "cond" or "while" for control flow. */
 const char *tw_graph_node_op(const tw_graph *g, int node);
 /* Unique within the graph: the scope path, then the op name or the
  * variable's name, "_1", "_2", ... added on repeats ("sequential/dense_1/matmul"). */
@@ -130,6 +172,14 @@ int tw_graph_node_output_shape(const tw_graph *g, int node, int k, const int64_t
 char *tw_graph_node_attrs(const tw_graph *g, int node);
 /* The captured tensor of a constant or variable node, else NULL. */
 const tw_tensor *tw_graph_node_tensor(const tw_graph *g, int node);
+
+/* The sub-graphs of a cond node (0: the true branch, 1: the false one) or a
+ * while node (0: the loop condition, 1: the body); 0 for other nodes. A
+ * sub-graph's input i receives the node's input (*inputs_from)[i] (may be
+ * NULL); a while loop's first nvars inputs are the loop variables, whose
+ * values the body's outputs replace after each iteration. */
+int tw_graph_node_nsubgraphs(const tw_graph *g, int node);
+const tw_graph *tw_graph_node_subgraph(const tw_graph *g, int node, int k, const int **inputs_from);
 
 /* The nodes of the function's inputs (kind TW_NODE_INPUT), in order. */
 int tw_graph_ninputs(const tw_graph *g);
