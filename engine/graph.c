@@ -72,6 +72,8 @@ void tw__graph_unref(tw_graph *g)
     free(g->outputs);
     free(g->output_slots);
     tw__graph_fuse_clear(g);
+    free(g->slot_offset);
+    tw__storage_unref(atomic_load(&g->arena));
     free(g);
 }
 
@@ -315,5 +317,7 @@ int tw__graph_finalize(tw_graph *g)
         rc = plan_releases(g);
     if (rc == 0)
         rc = tw__graph_fuse(g);
+    if (rc == 0)
+        rc = tw__graph_plan_memory(g);
     return rc < 0 ? tw_error_set("function '%s': out of memory laying out its graph", g->function_name) : 0;
 }

@@ -108,6 +108,12 @@ struct tw_graph {
     /* Set by tw__graph_fuse (from tw__graph_finalize). */
     int nfused;
     tw_fgroup *fused;
+    /* Set by tw__graph_plan_memory (graph_memory.c): each slot's byte
+     * offset in the arena, -1 when not planned; the arena's size, and the
+     * arena itself between runs. */
+    int64_t *slot_offset;
+    int64_t arena_bytes;
+    _Atomic(tw_storage *) arena;
 };
 
 tw_graph *tw__graph_new(const char *function_name, int ninputs, tw_tensor *const *inputs);
@@ -144,7 +150,19 @@ void tw__graph_fuse_clear(tw_graph *g);
 /* Run one group, its output into its root's slot: 1 when done, 0 when an
  * input does not suit it (a strided view: run its nodes one by one), -1 on
  * error. */
-int tw__fgroup_run(const tw_graph *g, const tw_fgroup *grp, tw_tensor **slots);
+int tw__fgroup_run(const tw_graph *g, const tw_fgroup *grp, tw_tensor **slots, tw_storage *arena);
+
+/* The memory plan (graph_memory.c); called by tw__graph_finalize. 0 or -1. */
+int tw__graph_plan_memory(tw_graph *g);
+/* The arena for one run (the graph's when free, else a new one; NULL when
+ * nothing is planned or memory ran out), and giving it back. */
+tw_storage *tw__graph_take_arena(tw_graph *g);
+void tw__graph_give_arena(tw_graph *g, tw_storage *arena);
+/* A new tensor for a node's output: in the arena where planned (arena not
+ * NULL), else its own buffer. */
+tw_tensor *tw__graph_value(const tw_graph *g, tw_storage *arena, int slot, const tw_desc *d, tw_device device);
+/* Buffers graph runs have allocated so far (arenas and unplanned values). */
+uint64_t tw__graph_buffers_made(void);
 
 /* Run g: inputs must match its signature and be contiguous; outputs gets
  * g->noutputs new references (not handed to any scope). 0 or -1. */

@@ -1,8 +1,10 @@
 /* Running a graph: each node's view function or kernel, called directly.
  * What dispatch does per op is settled at trace time (inputs checked,
  * devices matched, output shapes inferred), so a run only allocates the
- * outputs from the caching pools, computes, and releases each intermediate
- * after its last reader (the plan tw__graph_finalize made). When a gradient
+ * outputs, computes, and releases each intermediate after its last reader
+ * (the plan tw__graph_finalize made). Intermediates live in the graph's
+ * arena at the offsets of its memory plan (graph_memory.c), outputs in
+ * buffers of their own from the caching pools. When a gradient
  * tape is recording, each node is recorded on it exactly as dispatch would
  * record the eager op. Otherwise each fused group of elementwise nodes
  * (graph_fuse.c) runs as one pass at its root, and its members' releases
@@ -14,8 +16,17 @@
 
 #define STACK_SLOTS 256
 
-static int run_node(const tw_gnode *node, tw_tensor **slots, bool record)
+/* What one run carries from node to node. */
+typedef struct {
+    const tw_graph *g;
+    tw_tensor **slots;
+    tw_storage *arena; /* NULL: every value its own buffer */
+    bool record;
+} run_state;
+
+static int run_node(const run_state *r, const tw_gnode *node)
 {
+    tw_tensor **slots = r->slots;
     tw_tensor *stack_inputs[TW_MAX_INPUTS];
     tw_tensor **inputs = node->ninputs <= TW_MAX_INPUTS ? stack_inputs : malloc(sizeof *inputs * (size_t)node->ninputs);
     if (!inputs)
@@ -31,7 +42,7 @@ static int run_node(const tw_gnode *node, tw_tensor **slots, bool record)
     } else {
         for (int k = 0; k < node->noutputs && rc == 0; k++) {
             const tw_desc *d = &node->outputs[k].desc;
-            outs[k] = tw__tensor_new(d->dtype, d->ndim, d->shape, node->device);
+            outs[k] = tw__graph_value(r->g, r->arena, node->first_slot + k, d, node->device);
             rc = outs[k] ? 0 : -1;
         }
         if (rc == 0)
@@ -39,7 +50,7 @@ static int run_node(const tw_gnode *node, tw_tensor **slots, bool record)
     }
     for (int k = 0; rc == 0 && k < node->noutputs; k++)
         outs[k]->weak = node->outputs[k].weak;
-    if (rc == 0 && record && !(node->op->flags & TW_OP_NOT_DIFFERENTIABLE))
+    if (rc == 0 && r->record && !(node->op->flags & TW_OP_NOT_DIFFERENTIABLE))
         tw__record(&call, outs, node->noutputs);
     if (inputs != stack_inputs)
         free(inputs);
@@ -87,21 +98,23 @@ static void release(const tw_gnode *node, tw_tensor **slots)
 /* A group at its root: fused, or node by node when an input does not suit
  * it. Members only read values made before the root, and were the last
  * readers of what they release, so running them late changes nothing. */
-static int run_group(const tw_graph *g, const tw_fgroup *grp, tw_tensor **slots)
+static int run_group(const run_state *r, const tw_fgroup *grp)
 {
-    int rc = tw__fgroup_run(g, grp, slots);
+    const tw_graph *g = r->g;
+    int rc = tw__fgroup_run(g, grp, r->slots, r->arena);
     for (int i = 0; rc == 0 && i < grp->nmembers; i++)
-        rc = run_node(&g->nodes[grp->members[i]], slots, false);
+        rc = run_node(r, &g->nodes[grp->members[i]]);
     if (rc < 0)
         return -1;
     for (int i = 0; i < grp->nmembers; i++)
-        release(&g->nodes[grp->members[i]], slots);
+        release(&g->nodes[grp->members[i]], r->slots);
     return 0;
 }
 
-static int run_nodes(const tw_graph *g, tw_tensor *const *inputs, tw_tensor **slots)
+static int run_nodes(const run_state *r, tw_tensor *const *inputs)
 {
-    bool record = tw__recording();
+    const tw_graph *g = r->g;
+    tw_tensor **slots = r->slots;
     for (int i = 0; i < g->ninputs; i++)
         slots[g->nodes[g->input_nodes[i]].first_slot] = inputs[i];
     for (int n = 0; n < g->nnodes; n++) {
@@ -118,13 +131,13 @@ static int run_nodes(const tw_graph *g, tw_tensor *const *inputs, tw_tensor **sl
         }
         if (node->kind != TW_NODE_OP)
             continue;
-        if (node->fuse_group >= 0 && !record) {
+        if (node->fuse_group >= 0 && !r->record) {
             const tw_fgroup *grp = &g->fused[node->fuse_group];
-            if (grp->root == n && run_group(g, grp, slots) < 0)
+            if (grp->root == n && run_group(r, grp) < 0)
                 return -1;
             continue;
         }
-        if (run_node(node, slots, record) < 0)
+        if (run_node(r, node) < 0)
             return -1;
         release(node, slots);
     }
@@ -138,10 +151,13 @@ int tw__graph_run(tw_graph *g, tw_tensor *const *inputs, tw_tensor **outputs)
     if (!slots)
         return tw_error_set("function '%s': out of memory running its graph", g->function_name);
     memset(slots, 0, sizeof *slots * (size_t)g->nslots);
-    int rc = run_nodes(g, inputs, slots);
+    run_state r = {.g = g, .slots = slots, .record = tw__recording()};
+    r.arena = r.record ? NULL : tw__graph_take_arena(g); /* a tape keeps the values: no reuse then */
+    int rc = r.record || r.arena || g->arena_bytes == 0 ? run_nodes(&r, inputs) : -1;
     for (int i = 0; i < g->noutputs; i++)
         outputs[i] = rc == 0 ? tw_tensor_ref(slots[g->output_slots[i]]) : NULL;
     release_all(g, slots);
+    tw__graph_give_arena(g, r.arena);
     if (slots != stack_slots)
         free(slots);
     return rc;

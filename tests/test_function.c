@@ -1273,6 +1273,53 @@ static void test_control_gradients(void)
     tw_scope_end();
 }
 
+/* ---- the memory plan ---------------------------------------------------------------------- */
+
+/* Square matrices multiplied in a chain, a kept to the end with user_data: matmuls never fuse. */
+static int product_chain(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    tw_tensor *a = tw_matmul(in[0], in[0]), *b = tw_matmul(a, a), *c = tw_matmul(b, b);
+    out[0] = tw_matmul(c, c);
+    out[1] = user_data ? tw_add(tw_matmul(out[0], out[0]), a) : NULL;
+    return user_data ? 2 : 1;
+}
+
+static void test_memory_plan(void)
+{
+    tw_scope_begin();
+    tw_tensor *x = tw_cast(gc_tensor(60, -0.3, 0.3, TW_SHAPE(16, 16)), TW_FLOAT32); /* 1 KiB a value */
+    /* a lives over steps [a, b], b over [b, c], c over [c, out]: c takes a's bytes; the output is not planned */
+    tw_function *f = tw_function_new("chain", product_chain, NULL);
+    const tw_graph *g = tw_function_get_graph(f, TW_TENSORS(x));
+    g_assert_cmpint(g->arena_bytes, ==, 2 * 1024);
+    /* a kept for the last add: a, b, c at once at c's step; d (out[0] squared) reuses b's bytes;
+     * out[0] and the add are outputs */
+    tw_function *h = tw_function_new("chain_kept", product_chain, (void *)1);
+    g = tw_function_get_graph(h, TW_TENSORS(x));
+    g_assert_cmpint(g->arena_bytes, ==, 3 * 1024);
+    tw_tensor *eager[2], *out[2];
+    product_chain(&x, 1, eager, 2, (void *)1);
+    for (int i = 0; i < 3; i++) { /* warm up: the arena and the pools */
+        tw_scope_begin();
+        g_assert_cmpint(tw_function_call(h, TW_TENSORS(x), out, 2), ==, 2);
+        tw_scope_end();
+    }
+    uint64_t system = tw__system_allocations(), buffers = tw__graph_buffers_made();
+    for (int i = 0; i < 20; i++) {
+        tw_scope_begin();
+        g_assert_cmpint(tw_function_call(h, TW_TENSORS(x), out, 2), ==, 2);
+        tw_scope_end();
+    }
+    g_assert_cmpuint(tw__system_allocations(), ==, system);
+    g_assert_cmpuint(tw__graph_buffers_made() - buffers, ==, 20 * 2); /* the two outputs, nothing per node */
+    g_assert_cmpint(tw_function_call(h, TW_TENSORS(x), out, 2), ==, 2);
+    assert_identical("planned output 0", eager[0], out[0]);
+    assert_identical("planned output 1", eager[1], out[1]);
+    tw_function_free(f);
+    tw_function_free(h);
+    tw_scope_end();
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1300,6 +1347,7 @@ int main(int argc, char **argv)
     g_test_add_func("/function/while-shape-change", test_while_shape_change);
     g_test_add_func("/function/control-json-round-trip", test_control_json_round_trip);
     g_test_add_func("/function/control-gradients", test_control_gradients);
+    g_test_add_func("/function/memory-plan", test_memory_plan);
     int rc = g_test_run();
     tw__pool_trim();
     return rc;
