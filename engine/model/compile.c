@@ -16,6 +16,8 @@ static void clear_compiled(tw_model *model)
         tw_metric_free(st->metrics[i]);
     tw_metric_free(st->loss_mean);
     tw_rng_free(st->step_rng);
+    tw__traced_step_free(st->traced_step); /* it captured the optimizer and the loss */
+    st->traced_step = NULL;
     st->optimizer = NULL;
     st->loss_mean = NULL;
     st->step_rng = NULL;

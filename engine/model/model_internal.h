@@ -32,6 +32,7 @@ typedef struct {
     tw_var_list kept_vars, kept_grads;
     tw_var_list grads; /* a train step's gradient slots, reused */
     tw_metric *loss_mean; /* the running "loss" of fit's logs */
+    struct tw_traced_step *traced_step; /* fit's traced step (traced_step.c), made on first use */
 } tw_model_state;
 
 void tw__snake_case(const char *camel, char *out, size_t size);
@@ -40,5 +41,30 @@ void tw__snake_case(const char *camel, char *out, size_t size);
 int tw__model_check_compiled(const tw_model *model, const char *fn);
 /* The batch's loss and metric values, into the running metrics and logs. */
 void tw__model_collect_logs(tw_model *model, tw_logs *logs, const char *prefix);
+
+/* training.c: the parts of a train step the eager and the traced step
+ * share. A step's forward pass, loss (plus regularization losses) and the
+ * gradients of the trainable variables, under a tape of its own; grads are
+ * the model's reused slots. */
+typedef struct {
+    tw_tensor *pred, *loss;
+    tw_variables vars;
+    tw_tensor **grads;
+} tw_step_result;
+int tw__model_loss_and_gradients(tw_model *model, tw_tensor *x, tw_tensor *y, const tw_call_context *ctx,
+                                 tw_step_result *r);
+tw_tensor **tw__model_gradient_slots(tw_model_state *st, int n);
+void tw__model_update_metrics(tw_model *model, tw_tensor *y, tw_tensor *pred, double loss, int64_t n);
+void tw__model_keep_gradients(tw_model_state *st, tw_variables vars, tw_tensor *const *grads);
+/* "the loss is NaN ...": the message of a step whose loss is not finite. */
+int tw__model_nonfinite_loss(double value);
+int tw__model_ensure_built(tw_model *model, const tw_tensor *x, uint64_t seed);
+
+/* traced_step.c: one fit step as a traced function (keyed on the batch's
+ * signature). Returns 0 when the step ran, -1 on failure, and 1 when it
+ * cannot be traced and `required` is false (run it eagerly instead; the
+ * answer is remembered until the model's variables or compile change). */
+int tw__model_traced_train_step(tw_model *model, tw_tensor *x, tw_tensor *y, bool required);
+void tw__traced_step_free(struct tw_traced_step *ts);
 
 #endif

@@ -49,7 +49,7 @@ static tw_shape input_shape_of(const tw_tensor *x)
     return s;
 }
 
-static int ensure_built(tw_model *model, const tw_tensor *x, uint64_t seed)
+int tw__model_ensure_built(tw_model *model, const tw_tensor *x, uint64_t seed)
 {
     if (model->built)
         return 0;
@@ -57,7 +57,7 @@ static int ensure_built(tw_model *model, const tw_tensor *x, uint64_t seed)
     return tw_model_build(model, &in, seed);
 }
 
-static void update_metrics(tw_model *model, tw_tensor *y, tw_tensor *pred, double loss, int64_t n)
+void tw__model_update_metrics(tw_model *model, tw_tensor *y, tw_tensor *pred, double loss, int64_t n)
 {
     tw_model_state *st = model->state;
     tw_metric_update_value(st->loss_mean, loss, (double)n);
@@ -72,7 +72,7 @@ static void drop_kept_gradients(tw_model_state *st)
     st->kept_grads.n = st->kept_vars.n = 0;
 }
 
-static void keep_gradients(tw_model_state *st, tw_variables vars, tw_tensor *const *grads)
+void tw__model_keep_gradients(tw_model_state *st, tw_variables vars, tw_tensor *const *grads)
 {
     drop_kept_gradients(st);
     if (st->kept_vars.capacity < vars.n) {
@@ -87,8 +87,40 @@ static void keep_gradients(tw_model_state *st, tw_variables vars, tw_tensor *con
     st->kept_vars.n = st->kept_grads.n = vars.n;
 }
 
-/* One optimizer step on a batch; the running metrics take its values. */
-static int train_step(tw_model *model, tw_tensor *x, tw_tensor *y)
+tw_tensor **tw__model_gradient_slots(tw_model_state *st, int n)
+{
+    /* The gradient slots live with the model: no allocation per step. */
+    if (st->grads.capacity < n) {
+        st->grads.capacity = n;
+        st->grads.items = realloc(st->grads.items, sizeof *st->grads.items * n);
+    }
+    if (n)
+        memset(st->grads.items, 0, sizeof *st->grads.items * n);
+    return st->grads.items;
+}
+
+int tw__model_loss_and_gradients(tw_model *model, tw_tensor *x, tw_tensor *y, const tw_call_context *ctx,
+                                 tw_step_result *r)
+{
+    tw_model_state *st = model->state;
+    tw_tape *tape = tw_tape_begin(false);
+    r->pred = tw_layer_call_ex(model, x, ctx);
+    r->loss = tw_loss_compute(&st->loss, y, r->pred);
+    tw_tensor *total = r->loss && has_regularizers(model) ? tw_add(r->loss, tw_layer_regularization_loss(model))
+                                                          : r->loss;
+    tw_tape_end(tape);
+    int rc = -1;
+    if (total) {
+        r->vars = tw_model_trainable_variables(model);
+        r->grads = tw__model_gradient_slots(st, r->vars.n);
+        rc = tw_tape_gradient(tape, total, r->vars.n, r->vars.items, r->grads);
+    }
+    tw_tape_free(tape);
+    return rc;
+}
+
+/* One eager optimizer step on a batch; the running metrics take its values. */
+static int eager_train_step(tw_model *model, tw_tensor *x, tw_tensor *y)
 {
     tw_model_state *st = model->state;
     if (!st->step_rng)
@@ -97,37 +129,39 @@ static int train_step(tw_model *model, tw_tensor *x, tw_tensor *y)
     tw_call_context ctx = {.training = true, .rng = st->step_rng};
 
     tw_scope_begin();
-    tw_tape *tape = tw_tape_begin(false);
-    tw_tensor *pred = tw_layer_call_ex(model, x, &ctx);
-    tw_tensor *loss = tw_loss_compute(&st->loss, y, pred);
-    tw_tensor *total = loss && has_regularizers(model) ? tw_add(loss, tw_layer_regularization_loss(model)) : loss;
-    tw_tape_end(tape);
-    int rc = -1;
-    if (total) {
-        tw_variables vars = tw_model_trainable_variables(model);
-        /* The gradient slots live with the model: no allocation per step. */
-        if (st->grads.capacity < vars.n) {
-            st->grads.capacity = vars.n;
-            st->grads.items = realloc(st->grads.items, sizeof *st->grads.items * vars.n);
-        }
-        tw_tensor **grads = st->grads.items;
-        if (vars.n)
-            memset(grads, 0, sizeof *grads * vars.n);
-        rc = tw_tape_gradient(tape, total, vars.n, vars.items, grads);
-        double value = tw_tensor_item(loss);
-        if (!rc && !isfinite(value))
-            rc = tw_error_set("the loss is %s (look for NaN or huge values in the data, or lower the learning "
-                              "rate)", isnan(value) ? "NaN" : "infinite");
+    tw_step_result r = {0};
+    int rc = tw__model_loss_and_gradients(model, x, y, &ctx, &r);
+    if (!rc) {
+        double value = tw_tensor_item(r.loss);
+        if (!isfinite(value))
+            rc = tw__model_nonfinite_loss(value);
         if (!rc)
-            rc = tw_optimizer_apply_gradients(st->optimizer, vars.n, vars.items, grads);
+            rc = tw_optimizer_apply_gradients(st->optimizer, r.vars.n, r.vars.items, r.grads);
         if (!rc)
-            update_metrics(model, y, pred, value, tw_tensor_dim(x, 0));
+            tw__model_update_metrics(model, y, r.pred, value, tw_tensor_dim(x, 0));
         if (!rc && st->keep_gradients)
-            keep_gradients(st, vars, grads);
+            tw__model_keep_gradients(st, r.vars, r.grads);
     }
-    tw_tape_free(tape);
     tw_scope_end();
     return rc;
+}
+
+int tw__model_nonfinite_loss(double value)
+{
+    return tw_error_set("the loss is %s (look for NaN or huge values in the data, or lower the learning rate)",
+                        isnan(value) ? "NaN" : "infinite");
+}
+
+/* One step: traced unless the mode says eager or (auto) the step cannot
+ * be traced. */
+static int train_step(tw_model *model, tw_tensor *x, tw_tensor *y, tw_trace_mode mode)
+{
+    if (mode != TW_TRACE_OFF) {
+        int rc = tw__model_traced_train_step(model, x, y, mode == TW_TRACE_ON);
+        if (rc <= 0)
+            return rc;
+    }
+    return eager_train_step(model, x, y);
 }
 
 static int test_step(tw_model *model, tw_tensor *x, tw_tensor *y)
@@ -138,7 +172,7 @@ static int test_step(tw_model *model, tw_tensor *x, tw_tensor *y)
     tw_tensor *pred = tw_model_call(model, x, false);
     tw_tensor *loss = tw_loss_compute(&st->loss, y, pred);
     if (loss)
-        update_metrics(model, y, pred, tw_tensor_item(loss), tw_tensor_dim(x, 0));
+        tw__model_update_metrics(model, y, pred, tw_tensor_item(loss), tw_tensor_dim(x, 0));
     tw_tape_resume();
     tw_scope_end();
     return loss ? 0 : -1;
@@ -158,10 +192,10 @@ static int check_data(const char *fn, const tw_tensor *x, const tw_tensor *y)
 int tw_model_train_on_batch(tw_model *model, tw_tensor *x, tw_tensor *y, tw_logs *logs)
 {
     if (tw__model_check_compiled(model, "train_on_batch") || check_data("train_on_batch", x, y) ||
-        ensure_built(model, x, ((tw_model_state *)model->state)->seed))
+        tw__model_ensure_built(model, x, ((tw_model_state *)model->state)->seed))
         return -1;
     tw_model_reset_metrics(model);
-    if (train_step(model, x, y))
+    if (train_step(model, x, y, TW_TRACE_OFF))
         return -1;
     if (logs) {
         logs->n = 0;
@@ -173,7 +207,7 @@ int tw_model_train_on_batch(tw_model *model, tw_tensor *x, tw_tensor *y, tw_logs
 int tw_model_test_on_batch(tw_model *model, tw_tensor *x, tw_tensor *y, tw_logs *logs)
 {
     if (tw__model_check_compiled(model, "test_on_batch") || check_data("test_on_batch", x, y) ||
-        ensure_built(model, x, ((tw_model_state *)model->state)->seed))
+        tw__model_ensure_built(model, x, ((tw_model_state *)model->state)->seed))
         return -1;
     tw_model_reset_metrics(model);
     if (test_step(model, x, y))
@@ -214,7 +248,7 @@ int tw_model_evaluate(tw_model *model, tw_tensor *x, tw_tensor *y, int64_t batch
         return -1;
     if (batch_size <= 0)
         return tw_error_set("evaluate: batch size must be positive, got %lld", (long long)batch_size);
-    if (ensure_built(model, x, ((tw_model_state *)model->state)->seed) || run_batches(model, x, y, batch_size))
+    if (tw__model_ensure_built(model, x, ((tw_model_state *)model->state)->seed) || run_batches(model, x, y, batch_size))
         return -1;
     if (logs) {
         logs->n = 0;
@@ -230,7 +264,7 @@ tw_tensor *tw_model_predict(tw_model *model, tw_tensor *x, int64_t batch_size)
         return NULL;
     }
     int64_t n = tw_tensor_dim(x, 0), nbatches = (n + batch_size - 1) / batch_size;
-    if (ensure_built(model, x, ((tw_model_state *)model->state)->seed))
+    if (tw__model_ensure_built(model, x, ((tw_model_state *)model->state)->seed))
         return NULL;
     tw_scope_begin();
     tw_tape_pause();
@@ -309,7 +343,7 @@ static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
     for (p.step = first; p.step < p.steps && !run->stop && !rc; p.step++) {
         int64_t start = p.step * bs, end = start + bs < n ? start + bs : n;
         tw_scope_begin();
-        rc = train_step(run->model, rows(run->x, order, start, end), rows(run->y, order, start, end));
+        rc = train_step(run->model, rows(run->x, order, start, end), rows(run->y, order, start, end), opt->traced);
         tw_scope_end();
         if (rc) {
             tw_error_set("fit: epoch %d, step %lld: %s", epoch + 1, (long long)p.step + 1, tw_last_error());
@@ -426,7 +460,7 @@ tw_history *tw_model_fit(tw_model *model, tw_tensor *x, tw_tensor *y, const tw_f
     tw_scope_begin();
     int rc = split_validation(&run, x, y);
     if (!rc)
-        rc = ensure_built(model, run.x, opt->seed);
+        rc = tw__model_ensure_built(model, run.x, opt->seed);
     tw_model_state *st = model->state;
     st->keep_gradients = opt->expose_gradients;
     if (!rc) {

@@ -1,6 +1,8 @@
 /* apply_gradients: validate every pair first (so a bad call changes
  * nothing), clip, then run each variable's fused in-place update and bump
- * the storage versions so tapes that saw the old values refuse them. */
+ * the storage versions so tapes that saw the old values refuse them. While
+ * a function is traced the same update becomes graph ops instead
+ * (traced_update.c). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,36 +79,37 @@ static double global_scale(const tw_optimizer *opt, int n, tw_tensor *const *gra
 
 /* One variable. As Keras 2.11+ (_clip_gradients), one kind of clipping
  * applies: clipnorm, else global_clipnorm, else clipvalue. */
-static int update_variable(tw_optimizer *opt, tw_update u, tw_tensor *v, tw_tensor *gradient)
+int tw__optimizer_update_variable(const tw_optimizer_config *c, const tw_optimizer_algo *algo, int nslots,
+                                  tw_tensor *v, tw_tensor *gradient, tw_tensor *const *slots, double lr,
+                                  double scale, int64_t t)
 {
-    tw_slot_set *set = tw__optimizer_slot_set(opt, v);
-    tw_tensor *g = set ? tw__contiguous_raw(gradient) : NULL;
+    tw_tensor *g = tw__contiguous_raw(gradient);
     if (!g)
         return -1;
-    const tw_optimizer_config *c = &opt->config;
-    if (c->clipnorm > 0)
-        u.scale = norm_scale(sum_of_squares(g), c->clipnorm);
-    if (c->clipvalue > 0 && !(c->clipnorm > 0) && !(c->global_clipnorm > 0))
-        u.clip = c->clipvalue;
-    u.n = v->numel;
-    u.w = tw__data(v);
-    u.g = tw__data(g);
-    for (int k = 0; k < opt->nslots; k++)
-        u.slots[k] = tw__data(set->slots[k]);
-    opt->algo->update[v->dtype == TW_FLOAT64](&u);
+    tw_update u = {
+        .n = v->numel,
+        .w = tw__data(v),
+        .g = tw__data(g),
+        .lr = lr,
+        .keep = 1 - lr * c->weight_decay,
+        .scale = c->clipnorm > 0 ? norm_scale(sum_of_squares(g), c->clipnorm) : scale,
+        .clip = c->clipvalue > 0 && !(c->clipnorm > 0) && !(c->global_clipnorm > 0) ? c->clipvalue : INFINITY,
+        .t = t,
+        .config = c,
+    };
+    for (int k = 0; k < nslots; k++)
+        u.slots[k] = tw__data(slots[k]);
+    algo->update[v->dtype == TW_FLOAT64](&u);
     atomic_fetch_add(&v->storage->version, 1);
-    for (int k = 0; k < opt->nslots; k++)
-        atomic_fetch_add(&set->slots[k]->storage->version, 1);
+    for (int k = 0; k < nslots; k++)
+        atomic_fetch_add(&slots[k]->storage->version, 1);
     tw_tensor_unref(g);
     return 0;
 }
 
-int tw_optimizer_apply_gradients(tw_optimizer *opt, int n, tw_tensor *const *variables, tw_tensor *const *gradients)
+int tw__optimizer_check_call(const tw_optimizer *opt, int n, tw_tensor *const *variables,
+                             tw_tensor *const *gradients)
 {
-    if (!opt)
-        return tw_error_set("optimizer: apply_gradients on a NULL optimizer");
-    if (tw__tracer) /* its fused in-place update is not an op: a graph would skip it */
-        tw__trace_unsupported("tw_optimizer_apply_gradients (the optimizer's update is not a graph op yet)");
     if (n < 0 || (n > 0 && (!variables || !gradients)))
         return tw_error_set("%s: apply_gradients needs n >= 0 variables and gradients, got n = %d", opt->name, n);
     int given = 0;
@@ -115,23 +118,30 @@ int tw_optimizer_apply_gradients(tw_optimizer *opt, int n, tw_tensor *const *var
             return -1;
         given += gradients[i] != NULL;
     }
-    if (n > 0 && given == 0)
-        return no_gradients(opt, n, variables);
+    return n > 0 && given == 0 ? no_gradients(opt, n, variables) : 0;
+}
+
+int tw_optimizer_apply_gradients(tw_optimizer *opt, int n, tw_tensor *const *variables, tw_tensor *const *gradients)
+{
+    if (!opt)
+        return tw_error_set("optimizer: apply_gradients on a NULL optimizer");
+    if (tw__optimizer_check_call(opt, n, variables, gradients) < 0)
+        return -1;
+    if (tw__tracer)
+        return tw__optimizer_apply_traced(opt, n, variables, gradients);
     double scale = global_scale(opt, n, gradients);
     if (scale < 0)
         return -1;
     double lr = tw_optimizer_learning_rate(opt);
-    tw_update u = {
-        .lr = lr,
-        .keep = 1 - lr * opt->config.weight_decay,
-        .scale = scale,
-        .clip = INFINITY,
-        .t = opt->iterations + 1,
-        .config = &opt->config,
-    };
-    for (int i = 0; i < n; i++)
-        if (gradients[i] && update_variable(opt, u, variables[i], gradients[i]) < 0)
+    int64_t t = tw_optimizer_iterations(opt) + 1;
+    for (int i = 0; i < n; i++) {
+        if (!gradients[i])
+            continue;
+        tw_slot_set *set = tw__optimizer_slot_set(opt, variables[i]);
+        if (!set || tw__optimizer_update_variable(&opt->config, opt->algo, opt->nslots, variables[i], gradients[i],
+                                                  set->slots, lr, scale, t) < 0)
             return -1;
-    opt->iterations++;
+    }
+    tw_optimizer_set_iterations(opt, t);
     return 0;
 }

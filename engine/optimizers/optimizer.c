@@ -2,6 +2,7 @@
  * defaults, names, creation and the iteration counter. Slots live in
  * slots.c, apply_gradients in apply.c, the update rules one per file. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
 
@@ -120,6 +121,18 @@ static int check_config(const tw_optimizer_config *c)
     return 0;
 }
 
+/* The counter as a variable of its own, outside the caller's scope. */
+static tw_tensor *new_iterations(const char *optimizer_name)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s/iterations", optimizer_name);
+    tw_scope_begin();
+    tw_tensor *zero = tw_full(0, TW_INT64, 0, NULL);
+    tw_tensor *counter = zero ? tw_tensor_ref(tw_variable(zero, name, false)) : NULL;
+    tw_scope_end();
+    return counter;
+}
+
 tw_optimizer *tw_optimizer_new(const tw_optimizer_config *config)
 {
     if (!config) {
@@ -137,6 +150,10 @@ tw_optimizer *tw_optimizer_new(const tw_optimizer_config *config)
     opt->algo = algos[config->kind];
     opt->name = kind_names[config->kind];
     opt->nslots = opt->algo->slots(config, opt->slot_names, opt->slot_initial_values);
+    if (!(opt->iterations = new_iterations(opt->name))) {
+        free(opt);
+        return NULL;
+    }
     return opt;
 }
 
@@ -155,6 +172,7 @@ void tw_optimizer_free(tw_optimizer *opt)
     if (!opt)
         return;
     tw__optimizer_free_slots(opt);
+    tw_tensor_unref(opt->iterations);
     free(opt);
 }
 
@@ -163,18 +181,37 @@ const tw_optimizer_config *tw_optimizer_get_config(const tw_optimizer *opt)
     return opt ? &opt->config : NULL;
 }
 
+const tw_optimizer_algo *tw__optimizer_algo(tw_optimizer_kind kind)
+{
+    return kind >= 0 && kind < TW_OPTIMIZER_KIND_COUNT ? algos[kind] : NULL;
+}
+
+/* Read straight from storage (not tw_tensor_item): C code asks for the
+ * count between steps, also while a step is being traced. */
+int64_t tw__optimizer_iteration_value(const tw_tensor *iterations)
+{
+    return *(const int64_t *)tw__data(iterations);
+}
+
 int64_t tw_optimizer_iterations(const tw_optimizer *opt)
 {
-    return opt ? opt->iterations : 0;
+    return opt ? tw__optimizer_iteration_value(opt->iterations) : 0;
 }
 
 void tw_optimizer_set_iterations(tw_optimizer *opt, int64_t iterations)
 {
-    if (opt)
-        opt->iterations = iterations > 0 ? iterations : 0;
+    if (!opt)
+        return;
+    *(int64_t *)tw__data(opt->iterations) = iterations > 0 ? iterations : 0;
+    atomic_fetch_add(&opt->iterations->storage->version, 1);
+}
+
+tw_tensor *tw_optimizer_iterations_variable(tw_optimizer *opt)
+{
+    return opt ? opt->iterations : NULL;
 }
 
 double tw_optimizer_learning_rate(const tw_optimizer *opt)
 {
-    return opt ? tw_lr_schedule_at(&opt->config.learning_rate, opt->iterations) : NAN;
+    return opt ? tw_lr_schedule_at(&opt->config.learning_rate, tw_optimizer_iterations(opt)) : NAN;
 }

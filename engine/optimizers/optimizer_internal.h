@@ -74,7 +74,9 @@ struct tw_optimizer {
     int nslots;
     const char *slot_names[TW_OPT_MAX_SLOTS];
     double slot_initial_values[TW_OPT_MAX_SLOTS];
-    int64_t iterations;
+    /* Updates applied so far: an int64 scalar variable (not a C counter) so a
+     * traced update reads and increments it in the graph. */
+    tw_tensor *iterations;
     int nsets, sets_capacity;
     tw_slot_set *sets; /* in the order variables were first seen */
     tw_id_map index;   /* variable id -> set index + 1 */
@@ -86,5 +88,24 @@ tw_slot_set *tw__optimizer_slot_set(tw_optimizer *opt, tw_tensor *variable);
 /* Fail unless v is a float32/float64 variable. */
 int tw__optimizer_check_variable(const tw_optimizer *opt, const tw_tensor *v);
 void tw__optimizer_free_slots(tw_optimizer *opt);
+
+/* optimizer.c: the update rule of a kind. */
+const tw_optimizer_algo *tw__optimizer_algo(tw_optimizer_kind kind);
+int64_t tw__optimizer_iteration_value(const tw_tensor *iterations);
+
+/* apply.c: one variable's fused in-place update at update number t
+ * (1-based) with this step's learning rate and global clipping factor
+ * (1 when off); the eager path and the traced update op share it. */
+int tw__optimizer_update_variable(const tw_optimizer_config *config, const tw_optimizer_algo *algo, int nslots,
+                                  tw_tensor *v, tw_tensor *gradient, tw_tensor *const *slots, double lr,
+                                  double scale, int64_t t);
+/* Validation shared by both paths: every pair checked, some gradient given. */
+int tw__optimizer_check_call(const tw_optimizer *opt, int n, tw_tensor *const *variables,
+                             tw_tensor *const *gradients);
+
+/* traced_update.c: apply_gradients while a function is traced: the update
+ * becomes graph ops (one optimizer_update per variable, the counter's
+ * assign_add), so the graph applies it on every run. */
+int tw__optimizer_apply_traced(tw_optimizer *opt, int n, tw_tensor *const *variables, tw_tensor *const *gradients);
 
 #endif

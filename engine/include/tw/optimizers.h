@@ -8,6 +8,15 @@
  * m and v, momentum buffers) are created on the first update of a variable,
  * or ahead of time by tw_optimizer_build, and are exposed so checkpoints can
  * save and restore them. The iteration counter counts applied updates.
+ *
+ * Traced: apply_gradients inside a tw_function (tw/function.h) records the
+ * update as graph ops instead of running it: one "optimizer_update" node per
+ * variable (the same fused update the eager call runs, reading the
+ * iteration counter when the graph runs, so schedules, Adam's bias
+ * correction and clipping by norm follow the count), the global norm for
+ * global_clipnorm as ops, and an assign_add of the counter. Every kind,
+ * schedule and clipping mode traces; a traced step gives the eager step's
+ * results.
  */
 #ifndef TW_OPTIMIZERS_H
 #define TW_OPTIMIZERS_H
@@ -82,6 +91,9 @@ int tw_optimizer_build(tw_optimizer *opt, int n, tw_tensor *const *variables);
 
 int64_t tw_optimizer_iterations(const tw_optimizer *opt);
 void tw_optimizer_set_iterations(tw_optimizer *opt, int64_t iterations);
+/* The counter itself: an int64 scalar variable ("<kind>/iterations", not
+ * trainable), borrowed. A traced update increments it in the graph. */
+tw_tensor *tw_optimizer_iterations_variable(tw_optimizer *opt);
 /* The rate the next update will use. */
 double tw_optimizer_learning_rate(const tw_optimizer *opt);
 
