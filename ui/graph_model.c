@@ -6,6 +6,14 @@
 
 #define GRAPH_ERROR g_quark_from_static_string("tw-graph-model")
 
+/* The member when it is an array, else NULL (json-glib complains about a
+ * missing one). */
+static JsonArray *array_member(JsonObject *o, const char *name)
+{
+    JsonNode *node = json_object_get_member(o, name);
+    return node && JSON_NODE_HOLDS_ARRAY(node) ? json_node_get_array(node) : NULL;
+}
+
 static int forward(tw_tensor *const *inputs, int ninputs, tw_tensor **outputs, int max_outputs, void *model)
 {
     (void)ninputs, (void)max_outputs;
@@ -111,7 +119,7 @@ static gboolean parse_tensor(JsonNode *node, tw_graph_tensor *t)
     if (!JSON_NODE_HOLDS_OBJECT(node))
         return FALSE;
     JsonObject *o = json_node_get_object(node);
-    JsonArray *shape = json_object_get_array_member(o, "shape");
+    JsonArray *shape = array_member(o, "shape");
     if (!shape || json_array_get_length(shape) > TW_GRAPH_MAX_DIMS)
         return FALSE;
     g_strlcpy(t->dtype, json_object_get_string_member_with_default(o, "dtype", "?"), sizeof t->dtype);
@@ -124,8 +132,8 @@ static gboolean parse_tensor(JsonNode *node, tw_graph_tensor *t)
 static gboolean parse_node(tw_graph_model *m, int id, JsonObject *o, GHashTable *scopes, GError **error)
 {
     tw_graph_node *n = &m->nodes[id];
-    JsonArray *inputs = json_object_get_array_member(o, "inputs");
-    JsonArray *outputs = json_object_get_array_member(o, "outputs");
+    JsonArray *inputs = array_member(o, "inputs");
+    JsonArray *outputs = array_member(o, "outputs");
     if (!json_object_has_member(o, "op") || !inputs || !outputs) {
         g_set_error(error, GRAPH_ERROR, 1, "graph JSON: node %d lacks op, inputs or outputs", id);
         return FALSE;
@@ -139,7 +147,8 @@ static gboolean parse_node(tw_graph_model *m, int id, JsonObject *o, GHashTable 
     n->input_node = g_new(int, n->ninputs);
     n->input_output = g_new(int, n->ninputs);
     for (int k = 0; k < n->ninputs; k++) {
-        JsonArray *pair = json_array_get_array_element(inputs, (guint)k);
+        JsonNode *element = json_array_get_element(inputs, (guint)k);
+        JsonArray *pair = JSON_NODE_HOLDS_ARRAY(element) ? json_node_get_array(element) : NULL;
         int from = pair && json_array_get_length(pair) == 2 ? (int)json_array_get_int_element(pair, 0) : -1;
         int out = from >= 0 ? (int)json_array_get_int_element(pair, 1) : -1;
         if (from < 0 || from >= id || out < 0 || out >= m->nodes[from].noutputs) {
@@ -179,7 +188,7 @@ static tw_graph_model *parse_graph(JsonObject *root, GError **error)
         g_set_error(error, GRAPH_ERROR, 1, "graph JSON: not a twb-graph version 1 document");
         return NULL;
     }
-    JsonArray *nodes = json_object_get_array_member(root, "nodes");
+    JsonArray *nodes = array_member(root, "nodes");
     if (!nodes) {
         g_set_error(error, GRAPH_ERROR, 1, "graph JSON: no nodes array");
         return NULL;

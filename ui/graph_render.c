@@ -11,6 +11,8 @@
 #define BOX_HEIGHT 40.0
 #define SCOPE_HEIGHT 46.0
 #define LABEL_MIN_SCALE 0.4 /* below it boxes are too small for text */
+#define EXPANDER_ROOM 16.0  /* a scope box's "+" left of its labels */
+#define EXPANDER_RADIUS 6.0
 
 static const tw_rgb accent = {0.85, 0.25, 0.15};
 
@@ -18,7 +20,7 @@ void tw_graph_node_size(const tw_graph_model *m, const tw_visible_node *v, doubl
 {
     char *title = tw_visible_node_title(m, v), *detail = tw_visible_node_detail(m, v);
     size_t chars = MAX(strlen(title), strlen(detail) + (v->nparams ? 4 : 0));
-    *width = MAX(64.0, LABEL_CHAR_WIDTH * (double)chars + 2 * BOX_PADDING);
+    *width = MAX(64.0, LABEL_CHAR_WIDTH * (double)chars + 2 * BOX_PADDING) + (v->is_scope ? EXPANDER_ROOM : 0);
     *height = v->is_scope ? SCOPE_HEIGHT : BOX_HEIGHT;
     g_free(title), g_free(detail);
 }
@@ -118,6 +120,41 @@ static void draw_edge(cairo_t *cr, const tw_graph_scene *s, int e, PangoLayout *
     }
 }
 
+/* A circled "+" (opens a scope) or "-" (closes it). */
+static void draw_expander(cairo_t *cr, double x, double y, bool plus, const tw_render_style *style)
+{
+    tw_render_set_color(cr, style->text, 0.75);
+    cairo_set_line_width(cr, 1.2);
+    cairo_new_sub_path(cr);
+    cairo_arc(cr, x, y, EXPANDER_RADIUS, 0, 2 * G_PI);
+    cairo_move_to(cr, x - 3.5, y);
+    cairo_line_to(cr, x + 3.5, y);
+    if (plus) {
+        cairo_move_to(cr, x, y - 3.5);
+        cairo_line_to(cr, x, y + 3.5);
+    }
+    cairo_stroke(cr);
+}
+
+/* An open scope: a faint panel behind its nodes, its path's last part and
+ * a "-" that closes it along the top. */
+static void draw_frame(cairo_t *cr, const tw_graph_scene *s, const tw_graph_frame *f, PangoLayout *label,
+                       const tw_render_style *style)
+{
+    cairo_rectangle(cr, f->x, f->y, f->width, f->height);
+    tw_render_set_color(cr, style->text, 0.04);
+    cairo_fill_preserve(cr);
+    tw_render_set_color(cr, style->axis, 0.9);
+    cairo_set_line_width(cr, 1);
+    cairo_stroke(cr);
+    if (!label)
+        return;
+    double y = f->y + TW_GRAPH_FRAME_HEADER / 2;
+    draw_expander(cr, f->x + 4 + EXPANDER_RADIUS, y, false, style);
+    tw_render_label(cr, label, s->model->scopes[f->scope].name, f->x + 8 + 2 * EXPANDER_RADIUS, y, 0, 0.5,
+                    style->muted);
+}
+
 static void draw_node(cairo_t *cr, const tw_graph_scene *s, int v, PangoLayout *title, PangoLayout *detail, bool dark,
                       const tw_render_style *style)
 {
@@ -144,7 +181,9 @@ static void draw_node(cairo_t *cr, const tw_graph_scene *s, int v, PangoLayout *
         g_free(more);
         more = with;
     }
-    double mid = b->x + b->width / 2, top = b->y + b->height / 2;
+    double mid = b->x + b->width / 2 + (node->is_scope ? EXPANDER_ROOM / 2 : 0), top = b->y + b->height / 2;
+    if (node->is_scope)
+        draw_expander(cr, b->x + TW_GRAPH_EXPANDER_WIDTH / 2 + 2, top, true, style);
     tw_render_label(cr, title, text, mid, top + 1, 0.5, 1, style->text);
     tw_render_label(cr, detail, more, mid, top + 1, 0.5, 0, style->muted);
     g_free(text), g_free(more);
@@ -165,6 +204,11 @@ int tw_graph_render(cairo_t *cr, const tw_graph_scene *s, const tw_graph_viewpor
     PangoLayout *shape = labels ? tw_render_label_layout(cr, 10, false) : NULL;
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
     int drawn = 0;
+    for (int f = 0; f < s->nframes; f++) {
+        const tw_graph_frame *fr = &s->frames[f];
+        if (reaches(&r, fr->x, fr->y, fr->x + fr->width, fr->y + fr->height))
+            draw_frame(cr, s, fr, detail, &style);
+    }
     for (int e = 0; e < s->layout->nedges; e++)
         if (edge_visible(&s->layout->edges[e], &r)) {
             draw_edge(cr, s, e, shape, &style);

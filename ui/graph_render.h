@@ -14,12 +14,25 @@
 #include "graph_layout.h"
 #include "graph_model.h"
 
+/* An open scope's frame around its nodes (world units); its title and
+ * expander along the top. */
+typedef struct {
+    int scope;
+    double x, y, width, height;
+} tw_graph_frame;
+
+#define TW_GRAPH_FRAME_PAD 8.0      /* around the boxes inside */
+#define TW_GRAPH_FRAME_HEADER 18.0  /* above them: the title */
+#define TW_GRAPH_EXPANDER_WIDTH 24.0 /* a collapsed scope's box: its left part opens it */
+
 typedef struct {
     const tw_graph_model *model;
     const tw_visible_graph *graph;
     const tw_graph_layout *layout; /* of graph's nodes and edges, in order */
     int selected;                  /* a visible node, or -1 */
     const bool *highlighted;       /* per visible node (the selection and its inputs), or NULL */
+    int nframes;
+    const tw_graph_frame *frames;  /* drawn behind the boxes, in order; may be NULL */
 } tw_graph_scene;
 
 /* Screen = (world - origin) * scale: origin is the world point at the

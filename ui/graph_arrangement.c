@@ -1,0 +1,152 @@
+/* Graph arrangements (see graph_arrangement.h). */
+#include "graph_arrangement.h"
+
+#include <string.h>
+
+/* The model, freed with the last arrangement that shows it. */
+typedef struct {
+    tw_graph_model *model;
+} shared_model;
+
+typedef struct {
+    tw_graph_arrangement public;
+    shared_model *shared;
+} arrangement;
+
+static void shared_model_clear(gpointer data)
+{
+    tw_graph_model_free(((shared_model *)data)->model);
+}
+
+/* Each open scope's frame: around the boxes of the nodes inside it, with
+ * room above for its title. Parents come before children in scopes[]. */
+static void make_frames(tw_graph_arrangement *a)
+{
+    const tw_graph_model *m = a->model;
+    double *box = g_new(double, 4 * (size_t)m->nscopes); /* left, top, right, bottom */
+    for (int s = 0; s < m->nscopes; s++)
+        box[4 * s] = box[4 * s + 1] = G_MAXDOUBLE, box[4 * s + 2] = box[4 * s + 3] = -G_MAXDOUBLE;
+    for (int i = 0; i < m->nnodes; i++) {
+        int v = a->graph->of_node[i];
+        if (v < 0)
+            continue;
+        const tw_layout_box *b = &a->layout->nodes[v];
+        for (int s = m->nodes[i].scope_index; s > 0; s = m->scopes[s].parent) {
+            if (!a->expanded[s] || (a->graph->nodes[v].is_scope && a->graph->nodes[v].index == s))
+                continue;
+            box[4 * s] = MIN(box[4 * s], b->x), box[4 * s + 1] = MIN(box[4 * s + 1], b->y);
+            box[4 * s + 2] = MAX(box[4 * s + 2], b->x + b->width);
+            box[4 * s + 3] = MAX(box[4 * s + 3], b->y + b->height);
+        }
+    }
+    a->frames = g_new(tw_graph_frame, MAX(m->nscopes, 1));
+    /* Deeper frames first, so an outer one grows around the inner ones. */
+    for (int s = m->nscopes - 1; s > 0; s--) {
+        if (!a->expanded[s] || box[4 * s] > box[4 * s + 2])
+            continue;
+        double *b = &box[4 * s];
+        b[0] -= TW_GRAPH_FRAME_PAD, b[1] -= TW_GRAPH_FRAME_HEADER, b[2] += TW_GRAPH_FRAME_PAD,
+            b[3] += TW_GRAPH_FRAME_PAD;
+        double *p = &box[4 * m->scopes[s].parent];
+        p[0] = MIN(p[0], b[0]), p[1] = MIN(p[1], b[1]), p[2] = MAX(p[2], b[2]), p[3] = MAX(p[3], b[3]);
+    }
+    for (int s = 1; s < m->nscopes; s++)
+        if (a->expanded[s] && box[4 * s] <= box[4 * s + 2])
+            a->frames[a->nframes++] = (tw_graph_frame){s, box[4 * s], box[4 * s + 1], box[4 * s + 2] - box[4 * s],
+                                                       box[4 * s + 3] - box[4 * s + 1]};
+    g_free(box);
+}
+
+static tw_graph_arrangement *arrange(shared_model *shared, const bool *expanded)
+{
+    arrangement *self = g_atomic_rc_box_new0(arrangement);
+    self->shared = g_atomic_rc_box_acquire(shared);
+    tw_graph_arrangement *a = &self->public;
+    const tw_graph_model *m = a->model = shared->model;
+    a->expanded = g_new(bool, MAX(m->nscopes, 1));
+    if (expanded)
+        memcpy(a->expanded, expanded, sizeof(bool) * (size_t)m->nscopes);
+    else
+        tw_graph_model_default_expansion(m, a->expanded);
+    a->expanded[0] = true;
+    a->graph = tw_visible_graph_new(m, a->expanded);
+    int n = a->graph->nnodes;
+    double *widths = g_new(double, MAX(n, 1)), *heights = g_new(double, MAX(n, 1));
+    for (int v = 0; v < n; v++)
+        tw_graph_node_size(m, &a->graph->nodes[v], &widths[v], &heights[v]);
+    int *edges = g_new(int, 2 * (size_t)MAX(a->graph->nedges, 1));
+    for (int e = 0; e < a->graph->nedges; e++)
+        edges[2 * e] = a->graph->edges[e].from, edges[2 * e + 1] = a->graph->edges[e].to;
+    a->layout = tw_graph_layout_new(n, widths, heights, a->graph->nedges, edges);
+    g_free(widths), g_free(heights), g_free(edges);
+    make_frames(a);
+    return a;
+}
+
+tw_graph_arrangement *tw_graph_arrangement_new(tw_graph_model *model, const bool *expanded)
+{
+    shared_model *shared = g_atomic_rc_box_new(shared_model);
+    shared->model = model;
+    tw_graph_arrangement *a = arrange(shared, expanded);
+    g_atomic_rc_box_release_full(shared, shared_model_clear);
+    return a;
+}
+
+tw_graph_arrangement *tw_graph_arrangement_rearrange(const tw_graph_arrangement *from, const bool *expanded)
+{
+    return arrange(((const arrangement *)from)->shared, expanded);
+}
+
+tw_graph_arrangement *tw_graph_arrangement_ref(tw_graph_arrangement *a)
+{
+    return g_atomic_rc_box_acquire(a);
+}
+
+static void arrangement_clear(gpointer data)
+{
+    arrangement *self = data;
+    tw_graph_arrangement *a = &self->public;
+    g_free(a->expanded), g_free(a->frames);
+    tw_visible_graph_free(a->graph);
+    tw_graph_layout_free(a->layout);
+    g_atomic_rc_box_release_full(self->shared, shared_model_clear);
+}
+
+void tw_graph_arrangement_unref(tw_graph_arrangement *a)
+{
+    if (a)
+        g_atomic_rc_box_release_full(a, arrangement_clear);
+}
+
+int tw_graph_arrangement_visible_of(const tw_graph_arrangement *a, int node)
+{
+    if (node < 0 || node >= a->model->nnodes)
+        return -1;
+    int v = a->graph->of_node[node];
+    if (v >= 0)
+        return v;
+    /* Tucked into the op it feeds alone. */
+    for (int i = node + 1; i < a->model->nnodes; i++)
+        for (int k = 0; k < a->model->nodes[i].ninputs; k++)
+            if (a->model->nodes[i].input_node[k] == node)
+                return a->graph->of_node[i];
+    return -1;
+}
+
+int tw_graph_arrangement_expander_at(const tw_graph_arrangement *a, double x, double y)
+{
+    int v = tw_graph_node_at(a->layout, x, y);
+    if (v >= 0 && a->graph->nodes[v].is_scope)
+        return x <= a->layout->nodes[v].x + TW_GRAPH_EXPANDER_WIDTH ? a->graph->nodes[v].index : -1;
+    for (int f = a->nframes - 1; f >= 0; f--) { /* the innermost first */
+        const tw_graph_frame *fr = &a->frames[f];
+        if (x >= fr->x && x <= fr->x + fr->width && y >= fr->y && y <= fr->y + TW_GRAPH_FRAME_HEADER)
+            return fr->scope;
+    }
+    return -1;
+}
+
+tw_graph_scene tw_graph_arrangement_scene(const tw_graph_arrangement *a, int selected, const bool *highlighted)
+{
+    return (tw_graph_scene){a->model, a->graph, a->layout, selected, highlighted, a->nframes, a->frames};
+}

@@ -1,0 +1,129 @@
+/* The graph view's sources (see graph_source.h). */
+#include "graph_source.h"
+
+#include <string.h>
+
+#include <tw/error.h>
+#include <tw/model_file.h>
+#include <tw/run_store.h>
+
+#define SOURCE_ERROR g_quark_from_static_string("tw-graph-source")
+#define TRACE_PREFIX "The model cannot be traced: "
+
+static void stored_graph_clear(gpointer data)
+{
+    tw_stored_graph *g = data;
+    g_free(g->run), g_free(g->tag);
+}
+
+static void add_run_graphs(tw_run_store *store, const tw_run_info *run, GArray *out)
+{
+    tw_tag_info *tags = NULL;
+    int n = 0;
+    if (tw_run_store_list_tags(store, run->id, &tags, &n) != 0)
+        return;
+    for (int t = 0; t < n; t++)
+        if (tags[t].kind == TW_SERIES_GRAPH && tags[t].count > 0) {
+            tw_stored_graph g = {g_strdup(run->name), g_strdup(tags[t].name), tags[t].id};
+            g_array_append_val(out, g);
+        }
+    tw_tag_info_free(tags, n);
+}
+
+GArray *tw_stored_graphs_list(const char *logdb, GError **error)
+{
+    GArray *out = g_array_new(FALSE, TRUE, sizeof(tw_stored_graph));
+    g_array_set_clear_func(out, stored_graph_clear);
+    if (!logdb || !g_file_test(logdb, G_FILE_TEST_EXISTS))
+        return out;
+    tw_run_store *store = tw_run_store_open(logdb, TW_STORE_READ_ONLY);
+    tw_run_info *runs = NULL;
+    int n = 0;
+    if (!store || tw_run_store_list_runs(store, &runs, &n) != 0) {
+        g_set_error(error, SOURCE_ERROR, 1, "The run database %s cannot be read: %s", logdb, tw_last_error());
+        tw_run_store_close(store);
+        g_array_unref(out);
+        return NULL;
+    }
+    for (int r = 0; r < n; r++)
+        add_run_graphs(store, &runs[r], out);
+    tw_run_info_free(runs, n);
+    tw_run_store_close(store);
+    return out;
+}
+
+char *tw_stored_graph_label(const tw_stored_graph *g)
+{
+    return g_strdup_printf("%s · %s", g->run, g->tag);
+}
+
+tw_graph_arrangement *tw_graph_json_arrange(const char *json, GError **error)
+{
+    tw_graph_model *model = tw_graph_model_parse(json, -1, error);
+    return model ? tw_graph_arrangement_new(model, NULL) : NULL;
+}
+
+/* The series' last record's text, or NULL with the store's message. */
+static char *last_text(const char *logdb, int64_t tag_id)
+{
+    tw_run_store *store = tw_run_store_open(logdb, TW_STORE_READ_ONLY);
+    if (!store)
+        return NULL;
+    tw_series_cursor cursor = {0};
+    tw_text_record *records = NULL;
+    int n = 0;
+    char *text = NULL;
+    if (tw_run_store_read_texts(store, tag_id, &cursor, &records, &n) == 0) {
+        if (n > 0)
+            text = g_strdup(records[n - 1].text);
+        else
+            tw_error_set("the series holds no graph");
+        tw_text_record_free(records, n);
+    }
+    tw_run_store_close(store);
+    return text;
+}
+
+tw_graph_arrangement *tw_stored_graph_load(const char *logdb, const tw_stored_graph *g, GError **error)
+{
+    tw_error_clear();
+    char *json = last_text(logdb, g->tag_id);
+    if (!json) {
+        g_set_error(error, SOURCE_ERROR, 1, "The graph “%s” of run “%s” cannot be read from %s: %s", g->tag, g->run,
+                    logdb, tw_last_error());
+        return NULL;
+    }
+    GError *parse_error = NULL;
+    tw_graph_arrangement *a = tw_graph_json_arrange(json, &parse_error);
+    if (!a) {
+        g_set_error(error, SOURCE_ERROR, 1, "The graph “%s” of run “%s” is not a graph the view can read: %s", g->tag,
+                    g->run, parse_error->message);
+        g_error_free(parse_error);
+    }
+    g_free(json);
+    return a;
+}
+
+tw_graph_arrangement *tw_designer_graph_load(const char *keras_json, GError **error)
+{
+    tw_error_clear();
+    tw_model *model = tw_model_from_json(keras_json, strlen(keras_json), NULL);
+    if (!model) {
+        g_set_error(error, SOURCE_ERROR, 1, "The designer's model cannot be traced: %s", tw_last_error());
+        return NULL;
+    }
+    GError *trace_error = NULL;
+    char *json = tw_graph_trace_model(model, &trace_error);
+    tw_layer_unref(model);
+    if (!json) {
+        const char *message = trace_error->message;
+        if (g_str_has_prefix(message, TRACE_PREFIX))
+            message += strlen(TRACE_PREFIX);
+        g_set_error(error, SOURCE_ERROR, 1, "The designer's model cannot be traced: %s", message);
+        g_error_free(trace_error);
+        return NULL;
+    }
+    tw_graph_arrangement *a = tw_graph_json_arrange(json, error);
+    g_free(json);
+    return a;
+}
