@@ -15,10 +15,12 @@
 
 #include "application.h"
 #include "dashboard_view.h"
+#include "graph_view.h"
 
 /* A window that has drawn nothing by then will not. */
 #define FRAME_TIMEOUT_SECONDS 30
-/* The dashboard's first data: after that, the picture shows what is there. */
+/* The dashboard's first data, the graph view's first layout drawn: after
+ * that, the picture shows what is there. */
 #define DATA_TIMEOUT_SECONDS 10
 
 typedef struct {
@@ -36,7 +38,7 @@ typedef struct {
     int frames;
     gboolean refitted; /* fit_window ran */
     guint timeout;
-    GtkWidget *dashboard; /* while waiting for its first data */
+    GtkWidget *waiting_on; /* the dashboard or graph view, while waiting for it to be ready */
     gulong ready_handler;
     guint data_timeout;
     gboolean data_done; /* waited once: no more */
@@ -166,7 +168,7 @@ static void stop_painting(shot *s)
 static void stop_waiting_for_data(shot *s)
 {
     if (s->ready_handler)
-        g_signal_handler_disconnect(s->dashboard, s->ready_handler);
+        g_signal_handler_disconnect(s->waiting_on, s->ready_handler);
     s->ready_handler = 0;
     if (s->data_timeout)
         g_source_remove(s->data_timeout);
@@ -243,23 +245,23 @@ static gboolean fit_window(shot *s)
     return TRUE;
 }
 
-static GtkWidget *find_dashboard(GtkWidget *widget)
+static GtkWidget *find_type(GtkWidget *widget, GType type)
 {
-    if (TW_IS_DASHBOARD_VIEW(widget))
+    if (G_TYPE_CHECK_INSTANCE_TYPE(widget, type))
         return widget;
     for (GtkWidget *c = gtk_widget_get_first_child(widget); c; c = gtk_widget_get_next_sibling(c)) {
-        GtkWidget *found = find_dashboard(c);
+        GtkWidget *found = find_type(c, type);
         if (found)
             return found;
     }
     return NULL;
 }
 
-/* The dashboard has its data (or will not get it in time): two more frames. */
+/* The view is ready (or will not be in time): two more frames. */
 static void data_arrived(shot *s)
 {
     stop_waiting_for_data(s);
-    s->dashboard = NULL;
+    s->waiting_on = NULL;
     s->data_done = TRUE;
     s->frames = 0;
     gtk_widget_queue_draw(GTK_WIDGET(s->win));
@@ -273,23 +275,31 @@ static gboolean on_data_timeout(gpointer data)
     return G_SOURCE_REMOVE;
 }
 
-/* The Dashboard reads its file in a thread: wait for its first data. */
+/* The Dashboard reads its file in a thread, the Graph view traces and lays
+ * out its graph in one: wait for the view to be ready (its "ready"). */
 static gboolean waiting_for_data(shot *s)
 {
-    if (s->dashboard)
+    if (s->waiting_on)
         return TRUE;
-    if (s->data_done || g_strcmp0(tw_window_visible_view(s->win), "dashboard"))
+    const char *name = tw_window_visible_view(s->win);
+    GType type = !g_strcmp0(name, "dashboard") ? TW_TYPE_DASHBOARD_VIEW
+                 : !g_strcmp0(name, "graph")   ? TW_TYPE_GRAPH_VIEW
+                                               : G_TYPE_INVALID;
+    if (s->data_done || type == G_TYPE_INVALID)
         return FALSE;
-    GtkWidget *dashboard = find_dashboard(GTK_WIDGET(s->win));
-    if (!dashboard || tw_dashboard_view_ready(TW_DASHBOARD_VIEW(dashboard)))
+    GtkWidget *view = find_type(GTK_WIDGET(s->win), type);
+    gboolean ready = TRUE;
+    if (view)
+        g_object_get(view, "ready", &ready, NULL);
+    if (ready)
         return FALSE;
-    s->dashboard = dashboard;
-    s->ready_handler = g_signal_connect_swapped(dashboard, "notify::ready", G_CALLBACK(data_arrived), s);
+    s->waiting_on = view;
+    s->ready_handler = g_signal_connect_swapped(view, "notify::ready", G_CALLBACK(data_arrived), s);
     s->data_timeout = g_timeout_add_seconds(DATA_TIMEOUT_SECONDS, on_data_timeout, s);
     return TRUE;
 }
 
-/* After the first frame, one more (and the dashboard's first data); after
+/* After the first frame, one more (and the view being ready); after
  * that, the picture (saved outside the frame clock's paint, from an idle). */
 static void on_after_paint(GdkFrameClock *clock, shot *s)
 {

@@ -1,7 +1,7 @@
 /* The workbench window as a person meets it, under Xvfb (tests/meson.build
  * runs this suite through xvfb-run): three views and the switcher's action,
- * the Dashboard following the run database and what the Graph placeholder
- * says, Train following the model's validity with the reason as its
+ * the Dashboard following the run database and the Graph view being
+ * there, Train following the model's validity with the reason as its
  * tooltip, templates, opening and saving through the window's actions, the
  * question before unsaved changes are lost, layer actions with undo; and
  * `twb --screenshot` writing a PNG of the requested size for each view. */
@@ -15,7 +15,7 @@
 #include "banner.h"
 #include "dashboard_view.h"
 #include "designer_view.h"
-#include "placeholder_view.h"
+#include "graph_view.h"
 
 #define EXAMPLES "/../examples/models/"
 
@@ -108,13 +108,6 @@ static TwBanner *banner_of(TwWindow *win)
     return TW_BANNER(banner);
 }
 
-static TwPlaceholderView *placeholder(TwWindow *win, const char *view)
-{
-    GtkStack *stack = GTK_STACK(find_type(GTK_WIDGET(win), GTK_TYPE_STACK));
-    GtkWidget *child = gtk_stack_get_child_by_name(stack, view);
-    g_assert_true(TW_IS_PLACEHOLDER_VIEW(child));
-    return TW_PLACEHOLDER_VIEW(child);
-}
 
 static GtkWidget *train_button(TwWindow *win)
 {
@@ -208,11 +201,13 @@ static void test_placeholders(void)
     g_object_set(tw_window_train_panel(win), "logdb", "/srv/runs/other.db", NULL);
     g_assert_cmpstr(tw_dashboard_data_path(data), ==, "/srv/runs/other.db");
 
-    TwPlaceholderView *graph = placeholder(win, "graph");
-    g_assert_cmpstr(tw_placeholder_view_title(graph), ==, "Graph");
-    g_assert_true(g_str_has_prefix(tw_placeholder_view_body(graph), "The traced graph view arrives later"));
-    g_assert_nonnull(strstr(tw_placeholder_view_body(graph), "model will be shown here as a graph"));
-    g_assert_nonnull(strstr(tw_placeholder_view_hint(graph), "twb summary MODEL.json"));
+    /* The Graph page is the graph view, listing the same database's graphs. */
+    GtkWidget *graph = gtk_stack_get_child_by_name(stack, "graph");
+    g_assert_true(TW_IS_GRAPH_VIEW(graph));
+    g_assert_cmpuint(tw_graph_view_n_sources(TW_GRAPH_VIEW(graph)), >=, 1);
+    char *designer = tw_graph_view_source_label(TW_GRAPH_VIEW(graph), 0);
+    g_assert_cmpstr(designer, ==, "Designer model");
+    g_free(designer);
     close_window(win);
 }
 

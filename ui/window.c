@@ -7,8 +7,8 @@
 
 #include "banner.h"
 #include "dashboard_view.h"
+#include "graph_view.h"
 #include "designer_view.h"
-#include "placeholder_view.h"
 
 #define RESOURCE_PATH "/io/github/twb/Workbench"
 #define RECENT_MAX 8
@@ -548,12 +548,7 @@ static void tw_window_constructed(GObject *object)
     if (!win->doc)
         win->doc = tw_model_doc_new();
     build_designer_page(win);
-    tw_placeholder_view_set_body(TW_PLACEHOLDER_VIEW(win->graph_view),
-                                 "The traced graph view arrives later: the designer’s model will be shown here as a "
-                                 "graph of its operations.");
-    tw_placeholder_view_set_hint(TW_PLACEHOLDER_VIEW(win->graph_view),
-                                 "Until then, <tt>twb summary MODEL.json</tt> prints a model’s layers, output shapes "
-                                 "and parameter counts.");
+    tw_graph_view_set_doc(TW_GRAPH_VIEW(win->graph_view), win->doc);
     g_signal_connect_object(win->doc, "changed", G_CALLBACK(on_doc_changed), win, G_CONNECT_SWAPPED);
     g_signal_connect_object(win->doc, "notify::modified", G_CALLBACK(update_title), win, G_CONNECT_SWAPPED);
     g_signal_connect_object(win->doc, "notify::path", G_CALLBACK(update_title), win, G_CONNECT_SWAPPED);
@@ -627,8 +622,8 @@ static void tw_window_class_init(TwWindowClass *klass)
     g_object_class_install_properties(object_class, N_PROPS, props);
 
     g_type_ensure(TW_TYPE_BANNER);
-    g_type_ensure(TW_TYPE_PLACEHOLDER_VIEW);
     g_type_ensure(TW_TYPE_DASHBOARD_VIEW);
+    g_type_ensure(TW_TYPE_GRAPH_VIEW);
     gtk_widget_class_set_template_from_resource(widget_class, RESOURCE_PATH "/window.ui");
     gtk_widget_class_bind_template_child(widget_class, TwWindow, banner);
     gtk_widget_class_bind_template_child(widget_class, TwWindow, stack);
@@ -695,6 +690,7 @@ void tw_window_set_logdb(TwWindow *win, const char *path)
     g_free(win->logdb);
     win->logdb = g_strdup(path);
     tw_dashboard_view_set_logdb(TW_DASHBOARD_VIEW(win->dashboard_view), path);
+    tw_graph_view_set_logdb(TW_GRAPH_VIEW(win->graph_view), path);
     /* --logdb sets the panel's file too; the panel telling us is a no-op. */
     g_object_set(win->train_panel, "logdb", path, NULL);
 }

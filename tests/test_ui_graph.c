@@ -1,0 +1,708 @@
+/* The Graph page as a person meets it, under Xvfb (tests/meson.build): the
+ * designer's CNN traced into one box per layer, a layer opened to show its
+ * ops, the selected op's details, trace inputs, search by op and by name,
+ * PNG and SVG exports, the messages for a model that cannot be traced and
+ * for an empty one, graphs stored in a run database (a good one and a
+ * broken one); and, measured, a 5,000-node graph's layout time and the
+ * main loop's cost of panning and zooming it. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <glib/gstdio.h>
+#include <gtk/gtk.h>
+
+#include <tw/model_file.h>
+#include <tw/summary.h>
+
+#include "graph_inspector.h"
+#include "graph_source.h"
+#include "graph_view.h"
+
+#define MAX_LAYOUT_SECONDS 1.0
+#define MAX_FRAME_MS 16.0
+
+/* A model the engine refuses: a Conv2D after a Dense, with no Reshape. */
+static const char *invalid_model =
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"bad\", \"layers\": ["
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 28, 28, 1], \"name\": \"input\"}},"
+    "{\"class_name\": \"Flatten\", \"config\": {\"name\": \"flatten\"}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 4}},"
+    "{\"class_name\": \"Conv2D\", \"config\": {\"name\": \"conv\", \"filters\": 2, \"kernel_size\": [3, 3]}}]}}";
+
+static const char *cnn_layers[] = {"conv2d", "max_pooling2d", "conv2d_1", "max_pooling2d_1", "flatten", "dense",
+                                   "dense_1"};
+
+/* ---- the main loop ---------------------------------------------------------- */
+static gboolean timed_out(gpointer data)
+{
+    *(gboolean *)data = TRUE;
+    return G_SOURCE_REMOVE;
+}
+
+static void wait_until(gboolean (*cond)(gpointer), gpointer data, double seconds, const char *what)
+{
+    gboolean expired = FALSE;
+    guint timer = g_timeout_add((guint)(seconds * 1000), timed_out, &expired);
+    while (!cond(data) && !expired)
+        g_main_context_iteration(NULL, TRUE);
+    if (expired)
+        g_error("waited %.0f s for %s", seconds, what);
+    g_source_remove(timer);
+}
+
+static void spin(double seconds)
+{
+    gboolean expired = FALSE;
+    g_timeout_add((guint)(seconds * 1000), timed_out, &expired);
+    while (!expired)
+        g_main_context_iteration(NULL, TRUE);
+}
+
+static gboolean is_ready(gpointer view)
+{
+    return tw_graph_view_ready(view);
+}
+
+static void wait_ready(TwGraphView *view, const char *what)
+{
+    spin(0.02); /* a change's job begins on the main loop */
+    wait_until(is_ready, view, 60, what);
+}
+
+/* ---- fixture ------------------------------------------------------------------ */
+typedef struct {
+    GtkWidget *window;
+    TwGraphView *view;
+    TwModelDoc *doc;
+} fixture;
+
+static char *example_path(const char *name)
+{
+    return g_build_filename(g_getenv("G_TEST_SRCDIR"), "..", "examples", "models", name, NULL);
+}
+
+static void fixture_open(fixture *f, const char *model_file)
+{
+    f->doc = tw_model_doc_new();
+    if (model_file) {
+        char *path = example_path(model_file);
+        GError *error = NULL;
+        g_assert_true(tw_model_doc_load(f->doc, path, &error));
+        g_assert_no_error(error);
+        g_free(path);
+    }
+    f->window = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(f->window), 1280, 800);
+    f->view = TW_GRAPH_VIEW(tw_graph_view_new(f->doc));
+    gtk_window_set_child(GTK_WINDOW(f->window), GTK_WIDGET(f->view));
+    gtk_window_present(GTK_WINDOW(f->window));
+    wait_ready(f->view, "the first graph");
+}
+
+static void fixture_close(fixture *f)
+{
+    gtk_window_destroy(GTK_WINDOW(f->window));
+    g_object_unref(f->doc);
+    spin(0.05);
+}
+
+static const tw_graph_arrangement *arrangement(fixture *f)
+{
+    return tw_graph_canvas_arrangement(tw_graph_view_canvas(f->view));
+}
+
+/* The visible op box with this op (the first), or -1. */
+static int visible_op(const tw_graph_arrangement *a, const char *op)
+{
+    for (int v = 0; v < a->graph->nnodes; v++)
+        if (!a->graph->nodes[v].is_scope && !strcmp(a->model->nodes[a->graph->nodes[v].index].op, op))
+            return v;
+    return -1;
+}
+
+static void collect_text(GtkWidget *w, GString *out)
+{
+    if (GTK_IS_LABEL(w) && gtk_widget_get_mapped(w))
+        g_string_append_printf(out, "%s\n", gtk_label_get_text(GTK_LABEL(w)));
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+        collect_text(c, out);
+}
+
+static char *inspector_text(fixture *f)
+{
+    spin(0.05); /* mapped after the next layout */
+    GString *out = g_string_new(NULL);
+    collect_text(tw_graph_view_inspector(f->view), out);
+    return g_string_free(out, FALSE);
+}
+
+static GtkWidget *find_button(GtkWidget *root, const char *prefix)
+{
+    if (GTK_IS_BUTTON(root) && gtk_button_get_label(GTK_BUTTON(root)) &&
+        g_str_has_prefix(gtk_button_get_label(GTK_BUTTON(root)), prefix))
+        return root;
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = find_button(c, prefix);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+/* ---- the designer's CNN ---------------------------------------------------------- */
+static void test_cnn_boxes(void)
+{
+    fixture f;
+    fixture_open(&f, "cnn_fashion_mnist.json");
+    g_assert_null(tw_graph_view_message(f.view));
+    const tw_graph_arrangement *a = arrangement(&f);
+    g_assert_nonnull(a);
+    /* One closed box per layer, nothing else but the input. */
+    int boxes = 0;
+    for (int v = 0; v < a->graph->nnodes; v++) {
+        const tw_visible_node *n = &a->graph->nodes[v];
+        if (n->is_scope) {
+            boxes++;
+            gboolean layer = FALSE;
+            for (size_t l = 0; l < G_N_ELEMENTS(cnn_layers); l++)
+                layer |= !strcmp(a->model->scopes[n->index].name, cnn_layers[l]);
+            g_assert_true(layer);
+        } else {
+            g_assert_cmpstr(a->model->nodes[n->index].op, ==, "input");
+        }
+    }
+    g_assert_cmpint(boxes, ==, G_N_ELEMENTS(cnn_layers));
+
+    /* Opening conv2d shows its ops; its box is gone, a frame holds them. */
+    int conv = -1;
+    for (int s = 0; s < a->model->nscopes; s++)
+        if (!strcmp(a->model->scopes[s].name, "conv2d"))
+            conv = s;
+    g_assert_cmpint(conv, >, 0);
+    int frames = a->nframes; /* the model around its layers is open */
+    g_assert_false(a->expanded[conv]);
+    tw_graph_view_toggle_scope(f.view, conv);
+    wait_ready(f.view, "conv2d opened");
+    a = arrangement(&f);
+    g_assert_true(a->expanded[conv]);
+    g_assert_cmpint(a->nframes, ==, frames + 1);
+    g_assert_cmpint(a->frames[a->nframes - 1].scope, ==, conv);
+    int ops_inside = 0;
+    for (int v = 0; v < a->graph->nnodes; v++) {
+        const tw_visible_node *n = &a->graph->nodes[v];
+        g_assert_false(n->is_scope && n->index == conv);
+        if (!n->is_scope && a->model->nodes[n->index].scope_index == conv)
+            ops_inside++;
+    }
+    g_assert_cmpint(ops_inside, ==, a->model->scopes[conv].nops);
+    g_assert_cmpint(ops_inside, >=, 2); /* the convolution and its bias at least */
+    int conv_op = visible_op(a, "conv2d");
+    g_assert_cmpint(conv_op, >=, 0);
+
+    /* The op's details: op, scope, shapes in and out, its tucked kernel. */
+    TwGraphCanvas *canvas = tw_graph_view_canvas(f.view);
+    tw_graph_canvas_select(canvas, conv_op);
+    char *text = inspector_text(&f);
+    const tw_graph_node *node = &a->model->nodes[a->graph->nodes[conv_op].index];
+    g_assert_nonnull(strstr(text, "Op\nconv2d\n"));
+    g_assert_nonnull(strstr(text, node->scope));
+    g_assert_nonnull(strstr(text, "(1, 26, 26, 32) float32")); /* 28 - 3 + 1, 32 filters */
+    g_assert_nonnull(strstr(text, "(3, 3, 1, 32) float32"));   /* the kernel */
+    g_free(text);
+    GtkWidget *input = find_button(tw_graph_view_inspector(f.view), "0: (1, 28, 28, 1) float32");
+    g_assert_nonnull(input);
+
+    /* Trace inputs: the op and what it reads, here the input alone. */
+    GtkWidget *trace = find_button(tw_graph_view_inspector(f.view), "Trace inputs");
+    gtk_toggle_button_set_active(GTK_TOGGLE_BUTTON(trace), TRUE);
+    const bool *lit = tw_graph_canvas_highlighted(canvas);
+    g_assert_nonnull(lit);
+    for (int v = 0; v < a->graph->nnodes; v++) {
+        gboolean expected = v == conv_op || (!a->graph->nodes[v].is_scope &&
+                                             !strcmp(a->model->nodes[a->graph->nodes[v].index].op, "input"));
+        g_assert_cmpint(lit[v], ==, expected);
+    }
+    /* The last layer depends on every box. */
+    int last = a->graph->nnodes - 1;
+    tw_graph_canvas_select(canvas, last);
+    lit = tw_graph_canvas_highlighted(canvas);
+    for (int v = 0; v < a->graph->nnodes; v++)
+        g_assert_true(lit[v]);
+    gtk_toggle_button_set_active(GTK_TOGGLE_BUTTON(trace), FALSE);
+    g_assert_null(tw_graph_canvas_highlighted(canvas));
+
+    /* The input's button selects the node feeding it. */
+    tw_graph_canvas_select(canvas, conv_op);
+    input = find_button(tw_graph_view_inspector(f.view), "0: (1, 28, 28, 1) float32");
+    g_signal_emit_by_name(input, "clicked");
+    int selected = tw_graph_canvas_selected(canvas);
+    g_assert_cmpint(selected, >=, 0);
+    g_assert_cmpstr(a->model->nodes[a->graph->nodes[selected].index].op, ==, "input");
+
+    /* Closing it again. */
+    tw_graph_view_toggle_scope(f.view, conv);
+    wait_ready(f.view, "conv2d closed");
+    g_assert_cmpint(arrangement(&f)->nframes, ==, frames);
+    g_assert_cmpint(arrangement(&f)->graph->nnodes, ==, G_N_ELEMENTS(cnn_layers) + 1);
+    fixture_close(&f);
+}
+
+/* ---- search ---------------------------------------------------------------------- */
+static int count_matches(const tw_graph_model *m, const char *text)
+{
+    int n = 0;
+    for (int i = 0; i < m->nnodes; i++)
+        n += strstr(m->nodes[i].name, text) || strstr(m->nodes[i].op, text);
+    return n;
+}
+
+static const tw_graph_node *selected_node(fixture *f)
+{
+    const tw_graph_arrangement *a = arrangement(f);
+    int v = tw_graph_canvas_selected(tw_graph_view_canvas(f->view));
+    g_assert_cmpint(v, >=, 0);
+    g_assert_false(a->graph->nodes[v].is_scope);
+    return &a->model->nodes[a->graph->nodes[v].index];
+}
+
+static void test_search(void)
+{
+    fixture f;
+    fixture_open(&f, "cnn_fashion_mnist.json");
+    /* By op, in any case: max_pool2d lives in closed scopes, which open. */
+    int pools = count_matches(arrangement(&f)->model, "max_pool2d");
+    g_assert_cmpint(pools, ==, 2);
+    g_assert_cmpstr(tw_graph_view_find_next(f.view, "MAX_POOL2D"), ==, "1 of 2");
+    wait_ready(f.view, "the first match's scope opened");
+    g_assert_cmpstr(selected_node(&f)->op, ==, "max_pool2d");
+    char *first = g_strdup(selected_node(&f)->name);
+    g_assert_cmpstr(tw_graph_view_find_next(f.view, "MAX_POOL2D"), ==, "2 of 2");
+    wait_ready(f.view, "the second match's scope opened");
+    g_assert_cmpstr(selected_node(&f)->op, ==, "max_pool2d");
+    g_assert_cmpstr(selected_node(&f)->name, !=, first);
+    g_assert_cmpstr(tw_graph_view_find_next(f.view, "MAX_POOL2D"), ==, "1 of 2");
+    wait_ready(f.view, "back to the first");
+    g_assert_cmpstr(selected_node(&f)->name, ==, first);
+    g_free(first);
+
+    /* By name: dense_1's matmul. */
+    const tw_graph_model *m = arrangement(&f)->model;
+    int target = -1;
+    for (int i = 0; i < m->nnodes; i++)
+        if (!strcmp(m->nodes[i].op, "matmul") && strstr(m->nodes[i].name, "dense_1/"))
+            target = i;
+    g_assert_cmpint(target, >=, 0);
+    char *name = g_strdup(m->nodes[target].name);
+    char *expected = g_strdup_printf("1 of %d", count_matches(m, name));
+    g_assert_cmpstr(tw_graph_view_find_next(f.view, name), ==, expected);
+    wait_ready(f.view, "dense_1 opened");
+    g_assert_cmpstr(selected_node(&f)->name, ==, name);
+    g_free(name), g_free(expected);
+
+    g_assert_cmpstr(tw_graph_view_find_next(f.view, "no such node"), ==, "No match");
+    fixture_close(&f);
+}
+
+/* ---- exports ---------------------------------------------------------------------- */
+static guint32 be32(const guchar *p)
+{
+    return (guint32)p[0] << 24 | (guint32)p[1] << 16 | (guint32)p[2] << 8 | p[3];
+}
+
+static void test_export(void)
+{
+    fixture f;
+    fixture_open(&f, "cnn_fashion_mnist.json");
+    char *dir = g_dir_make_tmp("twb-graph-XXXXXX", NULL);
+    char *png = g_build_filename(dir, "graph.png", NULL), *svg = g_build_filename(dir, "graph.svg", NULL);
+    GError *error = NULL;
+    g_assert_true(tw_graph_view_export_png(f.view, png, &error));
+    g_assert_no_error(error);
+    g_assert_true(tw_graph_view_export_svg(f.view, svg, &error));
+    g_assert_no_error(error);
+
+    gchar *data;
+    gsize length;
+    g_assert_true(g_file_get_contents(png, &data, &length, NULL));
+    g_assert_cmpuint(length, >, 24);
+    g_assert_cmpmem(data, 8, "\x89PNG\r\n\x1a\n", 8);
+    g_assert_cmpmem(data + 12, 4, "IHDR", 4);
+    const tw_graph_layout *layout = arrangement(&f)->layout;
+    g_assert_cmpuint(be32((guchar *)data + 16), ==, (guint32)(layout->width + 0.5));
+    g_assert_cmpuint(be32((guchar *)data + 20), ==, (guint32)(layout->height + 0.5));
+    g_free(data);
+    g_assert_true(g_file_get_contents(svg, &data, &length, NULL));
+    g_assert_true(g_str_has_prefix(data, "<?xml"));
+    g_assert_nonnull(strstr(data, "<svg"));
+    g_assert_nonnull(strstr(data, "</svg>"));
+    g_free(data);
+
+    /* A folder that does not exist: the message names the file. */
+    char *missing = g_build_filename(dir, "no", "graph.png", NULL);
+    g_assert_false(tw_graph_view_export_png(f.view, missing, &error));
+    g_assert_nonnull(error);
+    g_assert_nonnull(strstr(error->message, missing));
+    g_clear_error(&error);
+    g_free(missing);
+
+    g_remove(png), g_remove(svg), g_rmdir(dir);
+    g_free(png), g_free(svg), g_free(dir);
+    fixture_close(&f);
+}
+
+/* ---- messages ----------------------------------------------------------------------- */
+static void test_messages(void)
+{
+    fixture f;
+    fixture_open(&f, NULL);
+    const char *message = tw_graph_view_message(f.view);
+    g_assert_nonnull(message);
+    g_assert_nonnull(strstr(message, "no layers yet"));
+    g_assert_null(arrangement(&f));
+
+    GError *error = NULL;
+    g_assert_true(tw_model_doc_load_json(f.doc, invalid_model, "bad.json", &error));
+    g_assert_no_error(error);
+    wait_ready(f.view, "the message after the edit");
+    spin(0.5); /* the debounce */
+    wait_ready(f.view, "the invalid model's message");
+    message = tw_graph_view_message(f.view);
+    g_assert_nonnull(message);
+    g_assert_true(g_str_has_prefix(message, "The designer's model cannot be traced: "));
+    g_assert_nonnull(strstr(message, "conv"));
+    g_assert_null(arrangement(&f));
+
+    /* A working model again: a graph, no message. */
+    char *path = example_path("mlp_fashion_mnist.json");
+    g_assert_true(tw_model_doc_load(f.doc, path, &error));
+    g_free(path);
+    spin(0.5);
+    wait_ready(f.view, "the MLP's graph");
+    g_assert_null(tw_graph_view_message(f.view));
+    g_assert_nonnull(arrangement(&f));
+    fixture_close(&f);
+}
+
+/* ---- the run database ------------------------------------------------------------------ */
+typedef struct {
+    TwGraphView *view;
+    guint n;
+} sources_wait;
+
+static gboolean has_sources(gpointer data)
+{
+    sources_wait *w = data;
+    return tw_graph_view_n_sources(w->view) == w->n;
+}
+
+static char *cnn_graph_json(void)
+{
+    char *path = example_path("cnn_fashion_mnist.json");
+    tw_model *model = tw_model_load(path);
+    g_assert_nonnull(model);
+    GError *error = NULL;
+    char *json = tw_graph_trace_model(model, &error);
+    g_assert_no_error(error);
+    tw_layer_unref(model);
+    g_free(path);
+    return json;
+}
+
+static void test_run_database(void)
+{
+    char *dir = g_dir_make_tmp("twb-graph-XXXXXX", NULL);
+    char *db = g_build_filename(dir, "runs.db", NULL);
+    tw_summary_writer *w = tw_summary_writer_open(db, "cnn-1", NULL);
+    g_assert_nonnull(w);
+    char *json = cnn_graph_json();
+    g_assert_cmpint(tw_summary_graph(w, "graph/train_step", json, 0), ==, 0);
+    g_assert_cmpint(tw_summary_graph(w, "graph/broken", "{\"format\": \"twb-graph\", \"version\": 1}", 0), ==, 0);
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+    g_free(json);
+
+    fixture f;
+    fixture_open(&f, NULL);
+    tw_graph_view_set_logdb(f.view, db);
+    sources_wait sw = {f.view, 3};
+    wait_until(has_sources, &sw, 30, "the stored graphs listed");
+    guint good = 0, broken = 0;
+    for (guint i = 1; i < 3; i++) {
+        char *label = tw_graph_view_source_label(f.view, i);
+        if (!strcmp(label, "cnn-1 · graph/train_step"))
+            good = i;
+        if (!strcmp(label, "cnn-1 · graph/broken"))
+            broken = i;
+        g_free(label);
+    }
+    g_assert_cmpuint(good, >, 0);
+    g_assert_cmpuint(broken, >, 0);
+
+    tw_graph_view_select_source(f.view, good);
+    wait_ready(f.view, "the stored graph");
+    g_assert_null(tw_graph_view_message(f.view));
+    const tw_graph_arrangement *a = arrangement(&f);
+    g_assert_nonnull(a);
+    g_assert_cmpint(a->graph->nnodes, ==, G_N_ELEMENTS(cnn_layers) + 1);
+
+    tw_graph_view_select_source(f.view, broken);
+    wait_ready(f.view, "the broken graph's message");
+    const char *message = tw_graph_view_message(f.view);
+    g_assert_nonnull(message);
+    g_assert_nonnull(strstr(message, "graph/broken"));
+    g_assert_nonnull(strstr(message, "cnn-1"));
+    g_assert_null(arrangement(&f));
+    fixture_close(&f);
+
+    char *wal = g_strconcat(db, "-wal", NULL), *shm = g_strconcat(db, "-shm", NULL);
+    g_remove(wal), g_remove(shm), g_remove(db), g_rmdir(dir);
+    g_free(wal), g_free(shm), g_free(db), g_free(dir);
+}
+
+/* ---- measured: a 5,000-node graph --------------------------------------------------------- */
+#define BIG_NODES 5000
+#define BIG_SCOPE 25 /* nodes per block scope */
+
+/* A chain of ops in 200 nested scopes (net/stage_k/block_j), each node
+ * reading the one before it and every fifth also the one seven back. */
+static char *big_graph_json(void)
+{
+    GString *s = g_string_new("{\"format\": \"twb-graph\", \"version\": 1, \"function\": \"big\", \"nodes\": [\n");
+    static const char *ops[] = {"add", "mul", "relu", "matmul", "reshape", "sum"};
+    for (int i = 0; i < BIG_NODES; i++) {
+        int block = i / BIG_SCOPE;
+        char scope[64];
+        g_snprintf(scope, sizeof scope, "net/stage_%d/block_%d", block / 10, block);
+        const char *op = i == 0 ? "input" : ops[i % G_N_ELEMENTS(ops)];
+        g_string_append_printf(s, "%s{\"id\": %d, \"op\": \"%s\", \"name\": \"%s/%s_%d\", \"scope\": \"%s\", "
+                               "\"inputs\": [", i ? ",\n" : "", i, op, scope, op, i, i ? scope : "");
+        if (i > 0)
+            g_string_append_printf(s, "[%d, 0]", i - 1);
+        if (i >= 7 && i % 5 == 0)
+            g_string_append_printf(s, ", [%d, 0]", i - 7);
+        g_string_append(s, "], \"outputs\": [{\"dtype\": \"float32\", \"shape\": [32, 64]}], \"attrs\": {}}");
+    }
+    g_string_append(s, "]}\n");
+    return g_string_free(s, FALSE);
+}
+
+typedef struct {
+    double wall, wait, cpu; /* ms */
+} clock_sample;
+
+typedef struct {
+    GdkFrameClock *clock;
+    clock_sample paint_start, last_wake;
+    gboolean painting, woken;
+    GArray *own_ms;
+    double longest_wall_ms, longest_cpu_ms, longest_stall_cpu_ms;
+    guint timer;
+    gulong before, after;
+} frame_meter;
+
+/* As test_ui_dashboard.c measures: each frame's CPU time on the main
+ * thread, its wall-clock time less the waits for a CPU, and the main
+ * loop's longest stretch of CPU between two turns of a 1 ms timer. */
+static clock_sample sample_now(void)
+{
+    clock_sample s = {.wall = g_get_monotonic_time() / 1000.0};
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    s.cpu = t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long run_ns = 0, wait_ns = 0;
+    if (f && fscanf(f, "%llu %llu", &run_ns, &wait_ns) == 2)
+        s.wait = wait_ns / 1e6;
+    if (f)
+        fclose(f);
+    return s;
+}
+
+static void on_before_paint(GdkFrameClock *clock, frame_meter *m)
+{
+    m->paint_start = sample_now();
+    m->painting = TRUE;
+}
+
+static void on_after_paint(GdkFrameClock *clock, frame_meter *m)
+{
+    if (!m->painting)
+        return;
+    clock_sample now = sample_now(), *start = &m->paint_start;
+    double own = (now.wall - start->wall) - (now.wait - start->wait);
+    g_array_append_val(m->own_ms, own);
+    m->longest_wall_ms = MAX(m->longest_wall_ms, now.wall - start->wall);
+    m->longest_cpu_ms = MAX(m->longest_cpu_ms, now.cpu - start->cpu);
+}
+
+static gboolean on_wake(gpointer data)
+{
+    frame_meter *m = data;
+    clock_sample now = sample_now();
+    if (m->woken)
+        m->longest_stall_cpu_ms = MAX(m->longest_stall_cpu_ms, now.cpu - m->last_wake.cpu);
+    m->last_wake = now;
+    m->woken = TRUE;
+    return G_SOURCE_CONTINUE;
+}
+
+static void meter_start(frame_meter *m, GtkWidget *window)
+{
+    memset(m, 0, sizeof *m);
+    m->own_ms = g_array_new(FALSE, FALSE, sizeof(double));
+    m->clock = gtk_widget_get_frame_clock(window);
+    m->before = g_signal_connect(m->clock, "before-paint", G_CALLBACK(on_before_paint), m);
+    m->after = g_signal_connect(m->clock, "after-paint", G_CALLBACK(on_after_paint), m);
+    m->timer = g_timeout_add_full(G_PRIORITY_HIGH, 1, on_wake, m, NULL);
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    double median_own_ms, longest_cpu_ms, longest_stall_cpu_ms;
+} frame_stats;
+
+static frame_stats meter_stop(frame_meter *m, const char *what)
+{
+    g_signal_handler_disconnect(m->clock, m->before);
+    g_signal_handler_disconnect(m->clock, m->after);
+    g_source_remove(m->timer);
+    guint n = m->own_ms->len;
+    g_assert_cmpuint(n, >, 0);
+    g_array_sort(m->own_ms, compare_doubles);
+    frame_stats stats = {g_array_index(m->own_ms, double, n / 2), m->longest_cpu_ms, m->longest_stall_cpu_ms};
+    g_printerr("# %s: %u frames, %.1f ms median (wall clock less the waits for a CPU), %.1f ms longest "
+               "(wall clock); CPU: %.1f ms the longest frame, %.1f ms the main loop's longest stretch\n",
+               what, n, stats.median_own_ms, m->longest_wall_ms, stats.longest_cpu_ms, stats.longest_stall_cpu_ms);
+    g_array_unref(m->own_ms);
+    return stats;
+}
+
+#define ROUNDS 3
+
+static frame_stats median_stats(frame_stats *rounds)
+{
+    double own[ROUNDS], cpu[ROUNDS], stall[ROUNDS];
+    for (int i = 0; i < ROUNDS; i++)
+        own[i] = rounds[i].median_own_ms, cpu[i] = rounds[i].longest_cpu_ms, stall[i] = rounds[i].longest_stall_cpu_ms;
+    qsort(own, ROUNDS, sizeof *own, compare_doubles);
+    qsort(cpu, ROUNDS, sizeof *cpu, compare_doubles);
+    qsort(stall, ROUNDS, sizeof *stall, compare_doubles);
+    return (frame_stats){own[ROUNDS / 2], cpu[ROUNDS / 2], stall[ROUNDS / 2]};
+}
+
+/* Each frame moves the view: a pan, or a zoom step in and out around a point. */
+typedef struct {
+    TwGraphCanvas *canvas;
+    gboolean zoom;
+    int frames;
+} mover;
+
+static gboolean move_each_frame(GtkWidget *widget, GdkFrameClock *clock, gpointer data)
+{
+    mover *mv = data;
+    mv->frames++;
+    if (mv->zoom)
+        tw_graph_canvas_zoom(mv->canvas, (mv->frames / 8) % 2 ? 1 / 1.15 : 1.15, 500, 300);
+    else
+        tw_graph_canvas_pan(mv->canvas, (mv->frames / 40) % 2 ? -23 : 23, -9);
+    return G_SOURCE_CONTINUE;
+}
+
+static frame_stats moving_round(GtkWidget *window, TwGraphCanvas *canvas, gboolean zoom, const char *what)
+{
+    mover mv = {canvas, zoom, 0};
+    frame_meter m;
+    meter_start(&m, window);
+    guint tick = gtk_widget_add_tick_callback(GTK_WIDGET(canvas), move_each_frame, &mv, NULL);
+    spin(1.5);
+    gtk_widget_remove_tick_callback(GTK_WIDGET(canvas), tick);
+    return meter_stop(&m, what);
+}
+
+static gboolean canvas_drawn(gpointer canvas)
+{
+    return tw_graph_canvas_drawn(canvas);
+}
+
+static void assert_frames(frame_stats stats)
+{
+    g_assert_cmpfloat(stats.median_own_ms, <=, MAX_FRAME_MS);
+    g_assert_cmpfloat(stats.longest_cpu_ms, <=, MAX_FRAME_MS);
+    g_assert_cmpfloat(stats.longest_stall_cpu_ms, <=, MAX_FRAME_MS);
+}
+
+static void test_big_graph(void)
+{
+    char *json = big_graph_json();
+    GError *error = NULL;
+    tw_graph_model *model = tw_graph_model_parse(json, -1, &error);
+    g_assert_no_error(error);
+    g_free(json);
+    g_assert_cmpint(model->nnodes, ==, BIG_NODES);
+    bool *expanded = g_new(bool, model->nscopes);
+    for (int s = 0; s < model->nscopes; s++)
+        expanded[s] = true;
+    gint64 start = g_get_monotonic_time();
+    tw_graph_arrangement *a = tw_graph_arrangement_new(model, expanded);
+    double seconds = (double)(g_get_monotonic_time() - start) / 1e6;
+    g_free(expanded);
+    g_printerr("# %d visible nodes, %d edges, %d open scopes: laid out in %.3f s\n", a->graph->nnodes,
+               a->graph->nedges, a->nframes, seconds);
+    g_assert_cmpint(a->graph->nnodes, ==, BIG_NODES);
+    g_assert_cmpint(a->nframes, >=, 200);
+    g_assert_cmpfloat(seconds, <=, MAX_LAYOUT_SECONDS);
+
+    GtkWidget *window = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(window), 1280, 800);
+    GtkWidget *widget = tw_graph_canvas_new();
+    TwGraphCanvas *canvas = TW_GRAPH_CANVAS(widget);
+    gtk_window_set_child(GTK_WINDOW(window), widget);
+    gtk_window_present(GTK_WINDOW(window));
+    tw_graph_canvas_set_arrangement(canvas, a);
+    spin(0.2);
+    frame_stats pans[ROUNDS], zooms[ROUNDS], fitted[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++) {
+        /* Life size, the middle of the graph: labels and all. */
+        tw_graph_canvas_set_viewport(canvas, (tw_graph_viewport){1.0, a->layout->width / 2 - 640,
+                                                                 a->layout->height / 2 - 400});
+        wait_until(canvas_drawn, canvas, 30, "the first image");
+        pans[r] = moving_round(window, canvas, FALSE, "panning at life size");
+        zooms[r] = moving_round(window, canvas, TRUE, "zooming at life size");
+        tw_graph_canvas_fit(canvas);
+        wait_until(canvas_drawn, canvas, 30, "the whole graph");
+        fitted[r] = moving_round(window, canvas, TRUE, "zooming the whole graph");
+    }
+    assert_frames(median_stats(pans));
+    assert_frames(median_stats(zooms));
+    assert_frames(median_stats(fitted));
+    gtk_window_destroy(GTK_WINDOW(window));
+    tw_graph_arrangement_unref(a);
+    spin(0.1);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_setenv("GTK_A11Y", "none", TRUE);
+    /* Frame times are the app's with GSK's Cairo renderer; Mesa's software
+     * GL under Xvfb takes 12-54 ms a frame by itself (test_ui_training.c). */
+    g_setenv("GSK_RENDERER", "cairo", FALSE);
+    if (!gtk_init_check()) {
+        g_test_message("no display: run under xvfb-run (meson test --suite gui does)");
+        return 77;
+    }
+    g_test_add_func("/ui/graph/cnn-boxes", test_cnn_boxes);
+    g_test_add_func("/ui/graph/search", test_search);
+    g_test_add_func("/ui/graph/export", test_export);
+    g_test_add_func("/ui/graph/messages", test_messages);
+    g_test_add_func("/ui/graph/run-database", test_run_database);
+    g_test_add_func("/ui/graph/big-graph", test_big_graph);
+    return g_test_run();
+}
