@@ -9,7 +9,10 @@
  * object for scripts. With --logdb the run goes into the run database: the
  * model, the settings, the batch logs and learning rate every --log-every
  * steps, weight and gradient histograms every --histogram-every steps, the
- * epoch logs and the test metrics. */
+ * epoch logs and the test metrics. --trace runs the training step traced
+ * (tw_fit_options.traced on: a model that cannot be traced, such as one
+ * with Dropout, fails with the tracer's message) and, with --logdb, stores
+ * the step's graph under "graph/train_step" for the graph view. */
 #include "train_cmd.h"
 
 #include <errno.h>
@@ -42,6 +45,7 @@ typedef struct {
     double learning_rate; /* NAN: the optimizer's default */
     double validation_split;
     bool resume, json;
+    bool trace; /* fit traced (on, not auto); with --logdb the step's graph is stored */
 } train_options;
 
 static volatile int stop_requested;
@@ -132,6 +136,8 @@ static int parse_args(train_options *o, int argc, char **argv)
             o->resume = true;
         else if (!strcmp(arg, "--json"))
             o->json = true;
+        else if (!strcmp(arg, "--trace"))
+            o->trace = true;
         else if (!strncmp(arg, "--", 2)) {
             const char *eq = strchr(arg, '=');
             char name[64];
@@ -167,6 +173,7 @@ typedef struct {
     tw_summary_writer *logdb; /* NULL without --logdb */
     tw_summary_logger *logger;
     tw_run_status status;
+    bool graph_stored; /* --trace --logdb: the step's graph went into the run */
 } train_run;
 
 /* The builder's object as text (g_free), the builder freed. */
@@ -205,10 +212,26 @@ static char *settings_json(const train_options *o)
     return builder_text(b);
 }
 
+/* --trace --logdb: the traced training step's graph, once, at step 0, for
+ * the window's graph view. After the first step, which traced it. */
+static int store_step_graph(train_run *run, tw_model *model)
+{
+    const tw_graph *g = tw_model_train_step_graph(model);
+    char *json = g ? tw_graph_json(g) : NULL;
+    int rc = json ? tw_summary_graph(run->logdb, "graph/train_step", json, 0)
+                  : tw_error_set("twb train --trace: no traced training step to store: %s",
+                                 g ? tw_last_error() : "the step ran eagerly");
+    free(json);
+    run->graph_stored = rc == 0;
+    return rc;
+}
+
 static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
 {
     train_run *run = user_data;
     twb_progress_batch(&run->progress, p, logs);
+    if (run->opt->trace && run->logdb && !run->graph_stored)
+        return store_step_graph(run, model) < 0 ? -1 : 0;
     return 0;
 }
 
@@ -361,6 +384,7 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
     fit.callbacks = callbacks;
     fit.ncallbacks = ncallbacks;
     fit.expose_gradients = run->logger && o->histogram_every > 0;
+    fit.traced = o->trace ? TW_TRACE_ON : TW_TRACE_AUTO;
     if (restore(run, model, x, &fit))
         return -1;
     tw_history *h = tw_model_fit(model, x, data->y, &fit);

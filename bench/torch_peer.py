@@ -439,6 +439,42 @@ def setup_cnn_epoch(args):
     return epoch_setup(args, cnn_model, (-1, 1, 28, 28), variants)
 
 
+# ---- traced_mlp_step: mlp_epoch's model, one training step at a time as
+# fit takes it (forward, loss, backward, Adam, the loss and the number right
+# read out), on STEP_BATCHES batches of 64 pattern() images with labels
+# row % 10; twb-bench times its traced and its eager step. The check is the
+# mean loss of the first STEP_BATCHES steps with Keras' Adam. --------------
+
+STEP_BATCHES = 20
+
+
+def setup_traced_mlp_step(args):
+    n = STEP_BATCHES * EPOCH_BATCH
+    x, y = pattern(1, (n, 28, 28)), torch.arange(n, dtype=torch.int64) % 10
+
+    def trial(variant):
+        model, opt = fresh_model(mlp_model, variant)
+        position = [0]
+
+        def run(iters):
+            for _ in range(iters):
+                a = position[0] % STEP_BATCHES * EPOCH_BATCH
+                train_step(model, opt, x[a:a + EPOCH_BATCH], y[a:a + EPOCH_BATCH])
+                position[0] += 1
+
+        return run
+
+    variants = {"adam loop": {"foreach": False, "channels_last": False},
+                "adam foreach": {"foreach": True, "channels_last": False}}
+    runs = {name: trial(v) for name, v in variants.items()}
+    best, trial_ms = fastest(runs, args.min_time, 1e3)
+    model, _ = fresh_model(mlp_model, variants[best])
+    opt = KerasAdam(model.parameters())
+    losses = [train_step(model, opt, x[a:a + EPOCH_BATCH], y[a:a + EPOCH_BATCH])[0]
+              for a in range(0, n, EPOCH_BATCH)]
+    return runs[best], [statistics.mean(losses)], {"variant": best, "trial_ms": trial_ms}
+
+
 CALIBRATED, FIXED, MEASURED = "calibrated", "fixed", "measured"
 
 
@@ -503,6 +539,7 @@ BENCHMARKS = {  # name: (setup, unit, scale, iterations per repetition)
     "mlp_epoch": (setup_mlp_epoch, "s/epoch", 1, MEASURED),
     "cnn_epoch": (setup_cnn_epoch, "s/epoch", 1, MEASURED),
     "traced_small": (setup_traced_small, "us/call", 1e6, CALIBRATED),
+    "traced_mlp_step": (setup_traced_mlp_step, "ms/step", 1e3, CALIBRATED),
 }
 
 

@@ -5,7 +5,7 @@
  *   twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]
  *
  * NAME is add16, tiny_step, matmul_1000, conv_step, dataset_epoch,
- * prefetch_wait, mlp_epoch, cnn_epoch or traced_small. The program sets the
+ * prefetch_wait, mlp_epoch, cnn_epoch, traced_small or traced_mlp_step. The program sets the
  * benchmark up, checks its results, warms up and picks how many iterations make one
  * repetition (at least --min-time seconds; matmul_1000 does --products
  * products; prefetch_wait, mlp_epoch and cnn_epoch one epoch),
@@ -18,7 +18,8 @@
  * bench/run can tell both did the same work. Then it times repetitions and
  * prints one line per repetition, {"value": TIME_PER_OP} (matmul_1000 adds
  * "sgemm": the same products through a bare cblas_sgemm loop, traced_small
- * "eager": the same function run eagerly; prefetch_wait prints percentages
+ * "eager": the same function run eagerly, traced_mlp_step "eager": the same
+ * training steps run eagerly; prefetch_wait prints percentages
  * instead of times, see prefetch_wait below; mlp_epoch and
  * cnn_epoch add samples_per_second, test_accuracy, peak_rss_mb, ...). It runs
  * --reps repetitions, or with --serve one per line "rep" read on stdin until
@@ -904,6 +905,85 @@ static void traced_small_teardown(void *p)
     free(s);
 }
 
+/* ---- traced_mlp_step: the mlp_epoch model's training step as fit runs it,
+ * traced (tw_fit_options.traced = ON) against eager (OFF). A repetition's
+ * unit is one fit of STEP_BATCHES batches of FIT_BATCH pattern() images
+ * (labels row % 10, no shuffle), so the time per step includes fit's own
+ * per-step work (the loss read, metrics, logs, callbacks) on both sides.
+ * Two models from the same initial weights train side by side; the check is
+ * the first fit's mean loss, which must agree between traced and eager.
+ * torch_peer.py: the same steps in eager PyTorch (torch.optim.Adam). ----- */
+
+enum { STEP_BATCHES = 20 };
+
+typedef struct {
+    fit_state data; /* make and x, y (no test split) */
+    tw_model *traced, *eager;
+} step_state;
+
+static double fit_steps(step_state *s, tw_model *m, tw_trace_mode mode)
+{
+    tw_fit_options opt = fit_options();
+    opt.traced = mode;
+    tw_history *h = tw_model_fit(m, s->data.x, s->data.y, &opt);
+    if (!h)
+        die_engine("tw_model_fit");
+    double loss = tw_logs_get(&h->epoch_logs[0], "loss");
+    tw_history_free(h);
+    return loss;
+}
+
+static void *traced_mlp_step_setup(setup_result *r)
+{
+    step_state *s = calloc(1, sizeof *s);
+    if (!s)
+        die("out of memory");
+    s->data.make = mlp_model;
+    int64_t n = STEP_BATCHES * FIT_BATCH;
+    s->data.x = pattern_tensor(1, TW_SHAPE(n, 28, 28));
+    int64_t *labels = malloc(sizeof *labels * (size_t)n);
+    if (!labels)
+        die("out of memory");
+    for (int64_t i = 0; i < n; i++)
+        labels[i] = i % 10;
+    s->data.y = tw_tensor_from_data(labels, TW_INT64, 1, (int64_t[]){n});
+    free(labels);
+    s->traced = fresh_model(&s->data);
+    s->eager = fresh_model(&s->data);
+    double traced = fit_steps(s, s->traced, TW_TRACE_ON), eager = fit_steps(s, s->eager, TW_TRACE_OFF);
+    if (!(fabs(traced - eager) <= 1e-5 * fabs(eager)))
+        die("traced_mlp_step: traced and eager fits differ (mean losses %.9g and %.9g)", traced, eager);
+    r->check[r->nchecks++] = eager;
+    const tw_graph *g = tw_model_train_step_graph(s->traced);
+    snprintf(r->info, sizeof r->info, "\"graph_nodes\": %d, \"steps_per_rep_unit\": %d", g ? tw_graph_node_count(g) : 0,
+             STEP_BATCHES);
+    return s;
+}
+
+static void traced_mlp_step_run(void *p, long iters)
+{
+    step_state *s = p;
+    for (long i = 0; i < iters; i++)
+        fit_steps(s, s->traced, TW_TRACE_ON);
+}
+
+static void traced_mlp_step_run_eager(void *p, long iters)
+{
+    step_state *s = p;
+    for (long i = 0; i < iters; i++)
+        fit_steps(s, s->eager, TW_TRACE_OFF);
+}
+
+static void traced_mlp_step_teardown(void *p)
+{
+    step_state *s = p;
+    tw_layer_unref(s->traced);
+    tw_layer_unref(s->eager);
+    tw_tensor_unref(s->data.x);
+    tw_tensor_unref(s->data.y);
+    free(s);
+}
+
 static const benchmark benchmarks[] = {
     {"add16", "ns/op", 1e9, false, add16_setup, add16_run, NULL, pair_teardown},
     {"tiny_step", "us/step", 1e6, false, tiny_step_setup, tiny_step_run, NULL, pair_teardown},
@@ -918,6 +998,8 @@ static const benchmark benchmarks[] = {
     {"cnn_epoch", "s/epoch", 1, true, cnn_epoch_setup, NULL, NULL, fit_teardown, fit_measure},
     {"traced_small", "us/call", 1e6, false, traced_small_setup, traced_small_run, traced_small_run_eager,
      traced_small_teardown, NULL, "eager"},
+    {"traced_mlp_step", "ms/step", 1e3 / STEP_BATCHES, false, traced_mlp_step_setup, traced_mlp_step_run,
+     traced_mlp_step_run_eager, traced_mlp_step_teardown, NULL, "eager"},
 };
 
 /* ---- timing ---------------------------------------------------------------- */
@@ -950,6 +1032,7 @@ static void usage(FILE *out)
 {
     fputs("usage: twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]\n"
           "NAME: add16 tiny_step matmul_1000 conv_step dataset_epoch prefetch_wait mlp_epoch cnn_epoch traced_small\n"
+          "      traced_mlp_step\n"
           "Prints a JSON header, then the time per operation of each repetition (see bench/README.md).\n",
           out);
 }

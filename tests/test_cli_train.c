@@ -276,6 +276,80 @@ static void test_logdb(fixture *f, gconstpointer data)
     g_free(db);
 }
 
+/* --trace --logdb: the traced training step's graph is in the run as the
+ * graph series graph/train_step at step 0, valid JSON holding the
+ * optimizer's update ops; a model with Dropout cannot be traced and --trace
+ * says which op its random draw feeds. */
+static const char *traceable_model =
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"spirals\", \"layers\": ["
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 16, \"activation\": \"relu\","
+    " \"batch_input_shape\": [null, 2]}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense_1\", \"units\": 2}}]}}";
+
+static char *logdb_text(const char *path, const char *sql, const char *arg)
+{
+    sqlite3 *db;
+    sqlite3_stmt *stmt;
+    g_assert_cmpint(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_prepare_v2(db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
+    sqlite3_bind_text(stmt, 1, arg, -1, SQLITE_STATIC);
+    g_assert_cmpint(sqlite3_step(stmt), ==, SQLITE_ROW);
+    char *text = g_strdup((const char *)sqlite3_column_text(stmt, 0));
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return text;
+}
+
+/* How many nodes of the graph JSON run `op`. */
+static int count_op_nodes(JsonObject *graph, const char *op)
+{
+    JsonArray *nodes = json_object_get_array_member(graph, "nodes");
+    int n = 0;
+    for (guint i = 0; nodes && i < json_array_get_length(nodes); i++) {
+        JsonObject *node = json_array_get_object_element(nodes, i);
+        n += json_object_has_member(node, "op") && strcmp(json_object_get_string_member(node, "op"), op) == 0;
+    }
+    return n;
+}
+
+static void test_trace_stores_step_graph(fixture *f, gconstpointer data)
+{
+    char *model = g_build_filename(f->dir, "traceable.json", NULL), *db = g_build_filename(f->dir, "runs.db", NULL);
+    g_assert_true(g_file_set_contents(model, traceable_model, -1, NULL));
+    twb_run run = run_twb("train", model, "--data", "spirals", "--epochs", "2", "--logdb", db, "--run", "traced",
+                          "--trace", NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    twb_run_clear(&run);
+    g_assert_cmpint(logdb_int(db, "SELECT count(*) FROM tags WHERE name = ?1 AND kind = 'graph'", "graph/train_step"),
+                    ==, 1);
+    g_assert_cmpint(logdb_int(db, "SELECT min(x.step) FROM texts x JOIN tags t ON t.id = x.tag_id WHERE t.name = ?1",
+                              "graph/train_step"),
+                    ==, 0);
+    char *json = logdb_text(db, "SELECT x.body FROM texts x JOIN tags t ON t.id = x.tag_id WHERE t.name = ?1",
+                            "graph/train_step");
+    JsonParser *parser = json_parser_new();
+    GError *error = NULL;
+    g_assert_true(json_parser_load_from_data(parser, json, -1, &error));
+    g_assert_no_error(error);
+    JsonObject *graph = json_node_get_object(json_parser_get_root(parser));
+    g_assert_cmpstr(json_object_get_string_member(graph, "function"), ==, "train_step");
+    g_assert_cmpint(count_op_nodes(graph, "optimizer_update"), ==, 4); /* two kernels, two biases */
+    g_assert_cmpint(count_op_nodes(graph, "assign_add"), ==, 1);      /* the iteration counter */
+    g_assert_cmpint(count_op_nodes(graph, "matmul"), >=, 2);
+    g_object_unref(parser);
+    g_free(json);
+
+    /* The fixture's model has Dropout. */
+    run = run_twb("train", f->model, "--data", "spirals", "--trace", NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "cannot run traced"));
+    g_assert_nonnull(strstr(run.err, "random draw"));
+    g_assert_nonnull(strstr(run.err, "feeds op '"));
+    twb_run_clear(&run);
+    g_free(model);
+    g_free(db);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -286,5 +360,6 @@ int main(int argc, char **argv)
     g_test_add("/cli-train/bad-input", fixture, NULL, setup, test_bad_input, teardown);
     g_test_add_func("/cli-train/fashion-mnist-mlp", test_fashion_mnist_mlp);
     g_test_add("/cli-train/logdb", fixture, NULL, setup, test_logdb, teardown);
+    g_test_add("/cli-train/trace-stores-step-graph", fixture, NULL, setup, test_trace_stores_step_graph, teardown);
     return g_test_run();
 }
