@@ -85,6 +85,7 @@ static void clear_group(tw_fgroup *grp)
     free(grp->members);
     free(grp->external_slots);
     free(grp->steps);
+    free(grp->release);
 }
 
 void tw__graph_fuse_clear(tw_graph *g)
@@ -194,6 +195,29 @@ static int program(planner *p, tw_fgroup *grp, int *buffer)
     return 0;
 }
 
+/* The members' releases of values made outside the group (the inner ones
+ * are never made when the group runs fused). 0 or -1. */
+static int plan_release(const tw_graph *g, tw_fgroup *grp)
+{
+    int n = 0;
+    for (int i = 0; i < grp->nmembers; i++)
+        n += g->nodes[grp->members[i]].nrelease;
+    grp->release = malloc(sizeof *grp->release * (size_t)(n ? n : 1));
+    if (!grp->release)
+        return -1;
+    for (int i = 0; i < grp->nmembers; i++) {
+        const tw_gnode *m = &g->nodes[grp->members[i]];
+        for (int r = 0; r < m->nrelease; r++) {
+            bool inner = false;
+            for (int j = 0; j < grp->nmembers && !inner; j++)
+                inner = g->nodes[grp->members[j]].first_slot == m->release[r];
+            if (!inner)
+                grp->release[grp->nrelease++] = m->release[r];
+        }
+    }
+    return 0;
+}
+
 /* Make root's group if it has two members or more and fits; 0 or -1 (out of memory). */
 static int plan_group(planner *p, int root, int *buffer)
 {
@@ -216,7 +240,8 @@ static int plan_group(planner *p, int root, int *buffer)
         clear_group(&grp);
         return 0;
     }
-    tw_fgroup *groups = realloc(p->g->fused, sizeof *groups * (size_t)(p->g->nfused + 1));
+    tw_fgroup *groups = plan_release(p->g, &grp) == 0 ? realloc(p->g->fused, sizeof *groups * (size_t)(p->g->nfused + 1))
+                                                    : NULL;
     if (!groups) {
         clear_group(&grp);
         return -1;

@@ -67,6 +67,8 @@ typedef struct {
     int *external_slots;
     int nsteps, nbuffers;
     tw_fstep *steps;
+    int nrelease;
+    int *release; /* the members' releases of values made outside the group: all a fused run has to drop */
 } tw_fgroup;
 
 /* Whether a node computes its outputs when the graph runs (an op, cond or

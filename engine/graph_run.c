@@ -102,6 +102,13 @@ static int run_group(const run_state *r, const tw_fgroup *grp)
 {
     const tw_graph *g = r->g;
     int rc = tw__fgroup_run(g, grp, r->slots, r->arena);
+    if (rc == 1) {
+        for (int i = 0; i < grp->nrelease; i++) {
+            tw_tensor_unref(r->slots[grp->release[i]]);
+            r->slots[grp->release[i]] = NULL;
+        }
+        return 0;
+    }
     for (int i = 0; rc == 0 && i < grp->nmembers; i++)
         rc = run_node(r, &g->nodes[grp->members[i]]);
     if (rc < 0)

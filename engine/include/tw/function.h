@@ -5,8 +5,10 @@
  * input signature (each input's dtype and shape) traces it: the function runs
  * once through the same dispatch the eager ops use, and every op it runs
  * becomes a node of a graph. Later calls with that signature run the graph:
- * each node's kernel directly, with no per-op checks, scopes or bookkeeping,
- * every intermediate released as soon as its last consumer has run. A new
+ * each node's kernel directly, with no per-op checks, scopes or bookkeeping;
+ * intermediates live in one arena the graph keeps, at offsets planned from
+ * their lifetimes (a slot reused once its last reader ran), and chains of
+ * elementwise ops run fused, one pass over the elements. A new
  * signature traces again; a function keeps the graphs of its last
  * TW_FUNCTION_MAX_GRAPHS signatures. Each new graph is optimized first:
  * repeated computations are merged and nodes nothing uses are dropped.
@@ -30,7 +32,9 @@
  *     tw_tensor_from_data inside it, or tensors it reaches through
  *     user_data) by value: a copy taken at trace time;
  *   - C-side logic (loops, shapes, branches on shapes) is unrolled into the
- *     graph: it runs once per trace, like Python code in tf.function.
+ *     graph: it runs once per trace, like Python code in tf.function;
+ *     branches and loops on computed values go through tw_cond and
+ *     tw_while_loop (below), which become graph nodes.
  *
  * What cannot be traced fails the call (returns -1) with a message naming
  * the function and the reason, and no graph is kept: a random draw
