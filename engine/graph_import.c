@@ -113,7 +113,7 @@ static bool read_desc(const tw_json *o, tw_desc *d, const char **why)
     return true;
 }
 
-static void set_stand_in(importer *im, tw_tensor *t, const tw_desc *d)
+static void set_stand_in(importer *im, tw_tensor *t, const tw_desc *d, bool weak)
 {
     memset(t, 0, sizeof *t);
     atomic_init(&t->refcount, 1);
@@ -123,6 +123,7 @@ static void set_stand_in(importer *im, tw_tensor *t, const tw_desc *d)
     tw__contiguous_strides(d->ndim, d->shape, t->strides);
     t->numel = tw__numel(d->ndim, d->shape);
     t->storage = &im->nowhere;
+    t->weak = weak;
 }
 
 /* ---- one node's fields ---------------------------------------------------- */
@@ -164,6 +165,10 @@ static int read_outputs(const importer *im, const tw_json *n, node_text *t)
         t->outputs[k] = (tw_gout){0};
         if (!read_desc(&outputs->items[k], &t->outputs[k].desc, &why))
             return node_error(im, t->id, "output %d: %s", k, why);
+        const tw_json *weak = tw__json_get(&outputs->items[k], "weak");
+        if (weak && (weak->kind != TW_JSON_BOOL || t->outputs[k].desc.ndim != 0))
+            return node_error(im, t->id, "output %d: \"weak\" marks a scalar (true or false)", k);
+        t->outputs[k].weak = weak && weak->boolean;
     }
     return 0;
 }
@@ -245,7 +250,7 @@ static int add_node(importer *im, const node_text *t, tw_node_kind kind, const t
     if (strcmp(im->g->nodes[index].name, t->name) != 0)
         return node_error(im, t->id, "an earlier node has the same name");
     for (int k = 0; k < t->noutputs; k++)
-        set_stand_in(im, &im->stand_ins[index][k], &t->outputs[k].desc);
+        set_stand_in(im, &im->stand_ins[index][k], &t->outputs[k].desc, t->outputs[k].weak);
     return 0;
 }
 
@@ -288,8 +293,10 @@ static int add_constant(importer *im, const node_text *t)
     tw_scope_begin();
     tw_tensor *x = find_tensor(im, t, TW_NODE_CONSTANT);
     tw_tensor *packed = x ? tw__tensor_new(x->dtype, x->ndim, x->shape, x->storage->device) : NULL;
-    if (packed)
+    if (packed) {
         tw__copy_into(packed, x);
+        packed->weak = t->outputs[0].weak;
+    }
     int rc = packed ? add_node(im, t, TW_NODE_CONSTANT, NULL, x->storage->device, packed) : -1;
     tw_tensor_unref(packed);
     tw_scope_end();
@@ -486,7 +493,7 @@ static int read_signature(importer *im, const tw_json *root, tw_tensor ***sig, i
         if (!outputs || outputs->count != 1 || !read_desc(&outputs->items[0], &d, &why))
             return node_error(im, (int)id, "%s", why);
         im->listed[id] = true;
-        set_stand_in(im, &im->stand_ins[id][0], &d);
+        set_stand_in(im, &im->stand_ins[id][0], &d, false);
         (*sig)[i] = &im->stand_ins[id][0];
     }
     return 0;

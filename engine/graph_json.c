@@ -73,12 +73,14 @@ static void put_number(text *t, double v, bool single)
         put(t, "%s", s);
 }
 
-static void put_desc(text *t, const tw_desc *d)
+/* A weak scalar (tw_scalar) is marked: it takes its partner's dtype in an
+ * op, so a reader must know the dtype written is only its default. */
+static void put_desc(text *t, const tw_desc *d, bool weak)
 {
     put(t, "{\"dtype\": \"%s\", \"shape\": [", tw_dtype_name(d->dtype));
     for (int i = 0; i < d->ndim; i++)
         put(t, "%s%lld", i ? ", " : "", (long long)d->shape[i]);
-    put(t, "]}");
+    put(t, "]%s}", weak ? ", \"weak\": true" : "");
 }
 
 static void put_attrs(text *t, const tw_gnode *n)
@@ -145,7 +147,7 @@ static void put_node(text *t, const tw_graph *g, int id)
     for (int k = 0; k < n->noutputs; k++) {
         if (k)
             put(t, ", ");
-        put_desc(t, &n->outputs[k].desc);
+        put_desc(t, &n->outputs[k].desc, n->outputs[k].weak);
     }
     put(t, "], ");
     put_attrs(t, n);
@@ -180,7 +182,7 @@ static void put_graph(text *t, const tw_graph *g)
         put(t, "%s{\"node\": %d, \"name\": ", first ? "" : ", ", id);
         put_string(t, n->tensor->variable->name);
         put(t, ", \"trainable\": %s, \"output\": ", n->tensor->variable->trainable ? "true" : "false");
-        put_desc(t, &n->outputs[0].desc);
+        put_desc(t, &n->outputs[0].desc, false);
         put(t, "}");
         first = false;
     }

@@ -1,7 +1,8 @@
 /* Traced training: every optimizer's update traced into a graph gives the
  * eager update's weights, slots and iteration count (float64, each kind,
  * schedules and clipping); fit traced and eager give the same history and
- * gradients; the last, smaller batch retraces once and later epochs reuse
+ * gradients; a step's graph read back from its JSON trains the same; the
+ * last, smaller batch retraces once and later epochs reuse
  * the graphs; a model with Dropout falls back to eager under auto and
  * fails under on naming the op the random draw feeds. */
 #include <math.h>
@@ -220,6 +221,46 @@ static void test_update_ops_in_graph(void)
     problem_free(&p);
 }
 
+/* The original graph's tensors (variables, slots, the counter), by node name. */
+static tw_tensor *same_tensors(const char *name, tw_node_kind kind, void *user_data)
+{
+    const tw_graph *g = user_data;
+    for (int id = 0; id < tw_graph_node_count(g); id++)
+        if (strcmp(tw_graph_node_name(g, id), name) == 0)
+            return (tw_tensor *)tw_graph_node_tensor(g, id);
+    return NULL;
+}
+
+/* A training step's graph written as JSON and read back (the optimizer's
+ * update op is in the registry) trains as the traced function does. */
+static void test_step_graph_read_back(void)
+{
+    tw_optimizer_config config = with(TW_OPTIMIZER_ADAM, 0.05);
+    problem direct = problem_new(&config), imported = problem_new(&config);
+    train(&direct, true);
+    tw_function *f = tw_function_new("least_squares_step", step, &imported);
+    const tw_graph *g = tw_function_get_graph(f, 2, (tw_tensor *const[]){imported.x, imported.y});
+    g_assert_nonnull(g);
+    char *json = tw_graph_json(g);
+    tw_graph *back = tw_graph_from_json(json, same_tensors, (void *)g);
+    if (!back)
+        g_error("step graph read back: %s", tw_last_error());
+    for (int s = 0; s < STEPS; s++) {
+        tw_scope_begin();
+        tw_tensor *loss = NULL;
+        g_assert_cmpint(tw_graph_run(back, 2, (tw_tensor *const[]){imported.x, imported.y}, &loss, 1), ==, 1);
+        tw_scope_end();
+    }
+    g_assert_cmpint(tw_optimizer_iterations(imported.opt), ==, STEPS);
+    assert_close(imported.w, direct.w, "w", "adam read back");
+    assert_close(imported.b, direct.b, "b", "adam read back");
+    tw_graph_unref(back);
+    free(json);
+    tw_function_free(f);
+    problem_free(&direct);
+    problem_free(&imported);
+}
+
 /* ---- fit ------------------------------------------------------------------------------ */
 
 static void blobs(int64_t n, uint64_t seed, tw_tensor **x, tw_tensor **y)
@@ -388,6 +429,7 @@ int main(int argc, char **argv)
     g_test_add_func("/traced-training/optimizers", test_optimizers);
     g_test_add_func("/traced-training/counter-set-between-calls", test_counter_set_between_calls);
     g_test_add_func("/traced-training/update-ops-in-graph", test_update_ops_in_graph);
+    g_test_add_func("/traced-training/step-graph-read-back", test_step_graph_read_back);
     g_test_add_func("/traced-training/fit-same-history", test_fit_same_history);
     g_test_add_func("/traced-training/retrace-on-last-batch", test_retrace_on_last_batch);
     g_test_add_func("/traced-training/dropout-falls-back", test_dropout_falls_back);
