@@ -180,6 +180,9 @@ void tw__tapes_unhide(tw_tapes_hidden hidden);
 struct tw_tracer;
 extern _Thread_local struct tw_tracer *tw__tracer __attribute__((tls_model("initial-exec")));
 void tw__trace_op(const tw_op_call *call, tw_tensor *const *outs, int noutputs);
+/* The scope of the traced node that computed t, or NULL (not tracing, or t
+ * was not computed in this trace). */
+const char *tw__trace_scope_of(const tw_tensor *t);
 void tw__trace_read(const tw_tensor *t, const char *what);
 void tw__trace_random(const tw_tensor *t, const char *what);
 /* Something that changes state outside dispatch: the trace fails. */

@@ -5,11 +5,13 @@
  * holding references to the call's inputs and outputs. gradient() walks that
  * list backwards, calling each op's backward rule; the rules dispatch engine
  * ops, so any tape still active records the backward pass too. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "id_map.h"
 #include "internal.h"
+#include "tw/function.h"
 
 #define MAX_ACTIVE_TAPES 64
 #define INLINE_INPUTS 4
@@ -328,6 +330,14 @@ static int run_rule(backward_pass *bp, const tape_node *node, tw_tensor *const *
     if (!node->op->backward)
         return tw_error_set("gradient: op '%s' has no gradient", node->op->name);
     tw_scope_begin();
+    /* Traced, a rule's ops go under "gradients/" and its op's scope, so the
+     * graph view shows the backward pass as one box with a part per layer. */
+    const char *forward_scope = tw__tracer ? tw__trace_scope_of(node->outputs[0]) : NULL;
+    char scope[512];
+    if (forward_scope) {
+        snprintf(scope, sizeof scope, "gradients%s%s", *forward_scope ? "/" : "", forward_scope);
+        tw_name_scope_push(scope);
+    }
     unsigned errors_before = tw__error_count();
     int rc = node->op->backward(&call, node->outputs, grad_outs, needs, grad_ins);
     if (rc == 0 && tw__error_count() != errors_before)
@@ -335,6 +345,8 @@ static int run_rule(backward_pass *bp, const tape_node *node, tw_tensor *const *
     for (int i = 0; i < node->ninputs && rc == 0; i++)
         if (needs[i] && grad_ins[i])
             rc = accumulate(bp, node, i, grad_ins[i]);
+    if (forward_scope)
+        tw_name_scope_pop();
     tw_scope_end();
     return rc;
 }

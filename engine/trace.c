@@ -89,6 +89,13 @@ static traced_value *find(const tw_tracer *tr, const tw_tensor *t)
     return &tr->values[(uintptr_t)index - 1];
 }
 
+const char *tw__trace_scope_of(const tw_tensor *t)
+{
+    const tw_tracer *tr = tw__tracer;
+    const traced_value *v = tr && t ? find(tr, t) : NULL;
+    return v ? tr->g->nodes[v->ref.node].scope : NULL;
+}
+
 static tw_gout gout_of(const tw_tensor *t)
 {
     tw_gout o = {.desc = {.dtype = t->dtype, .ndim = t->ndim}, .weak = t->weak};

@@ -114,9 +114,13 @@ static void draw_edge(cairo_t *cr, const tw_graph_scene *s, int e, PangoLayout *
     cairo_close_path(cr);
     cairo_fill(cr);
     if (label) {
+        /* Halfway down the first segment, on its outer side: edges leaving
+         * one box part there, so their labels do not sit on each other. */
         char shape[96];
         tw_graph_tensor_format(t, shape, sizeof shape);
-        tw_render_label(cr, label, shape, edge->points[0] + 6, edge->points[1] + 4, 0, 0, style->muted);
+        double mx = (edge->points[0] + edge->points[2]) / 2, my = (edge->points[1] + edge->points[3]) / 2;
+        bool leftwards = edge->points[2] < edge->points[0] - 1;
+        tw_render_label(cr, label, shape, mx + (leftwards ? -5 : 5), my, leftwards ? 1 : 0, 0.5, style->muted);
     }
 }
 

@@ -105,9 +105,11 @@ int tw__model_loss_and_gradients(tw_model *model, tw_tensor *x, tw_tensor *y, co
     tw_model_state *st = model->state;
     tw_tape *tape = tw_tape_begin(false);
     r->pred = tw_layer_call_ex(model, x, ctx);
+    tw_name_scope_push("loss"); /* a traced step's loss nodes group as one box */
     r->loss = tw_loss_compute(&st->loss, y, r->pred);
     tw_tensor *total = r->loss && has_regularizers(model) ? tw_add(r->loss, tw_layer_regularization_loss(model))
                                                           : r->loss;
+    tw_name_scope_pop();
     tw_tape_end(tape);
     int rc = -1;
     if (total) {

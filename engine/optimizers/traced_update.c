@@ -183,6 +183,7 @@ int tw__optimizer_apply_traced(tw_optimizer *opt, int n, tw_tensor *const *varia
     if (build_slots(opt, n, variables, gradients) < 0)
         return -1;
     tw_scope_begin();
+    tw_name_scope_push(tw_optimizer_kind_name(opt->config.kind)); /* the update is one box in the graph view */
     double numbers[H_COUNT];
     config_numbers(&opt->config, numbers);
     tw_tensor *config = tw_tensor_from_data(numbers, TW_FLOAT64, 1, (int64_t[]){H_COUNT});
@@ -204,6 +205,7 @@ int tw__optimizer_apply_traced(tw_optimizer *opt, int n, tw_tensor *const *varia
     }
     if (rc == 0)
         rc = tw_assign_add(opt->iterations, tw_scalar(1));
+    tw_name_scope_pop();
     tw_scope_end();
     return rc;
 }
