@@ -292,7 +292,12 @@ int tw__graph_fuse(tw_graph *g)
 
 /* ---- running ---------------------------------------------------------------------- */
 
-#define CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+/* The evaluators are compiled once per ISA; the step loops are inlined into
+ * each, so a step is a switch, not a call through the clones' resolver. No
+ * FMA contraction: values stay bit-identical to the kernels'. */
+#define NO_CONTRACT optimize("fp-contract=off")
+#define CLONES __attribute__((target_clones("avx512f", "avx2", "default"), NO_CONTRACT))
+#define STEP static inline __attribute__((always_inline, NO_CONTRACT))
 
 #define UNARY_LOOP(EXPR)                                                                                    \
     for (int64_t i = 0; i < n; i++) {                                                                       \
@@ -360,21 +365,21 @@ int tw__graph_fuse(tw_graph *g)
     default: return;
 
 #define T float
-CLONES static void unary_f32(int op, int64_t n, T *restrict d, const T *restrict x, double p0, double p1)
+STEP void unary_f32(int op, int64_t n, T *restrict d, const T *restrict x, double p0, double p1)
 {
     switch (op) { UNARY_CASES(f) }
 }
-CLONES static void binary_f32(int op, int64_t n, T *restrict d, const T *a, bool single_a, const T *b, bool single_b)
+STEP void binary_f32(int op, int64_t n, T *restrict d, const T *a, bool single_a, const T *b, bool single_b)
 {
     switch (op) { BINARY_CASES(f) }
 }
 #undef T
 #define T double
-CLONES static void unary_f64(int op, int64_t n, T *restrict d, const T *restrict x, double p0, double p1)
+STEP void unary_f64(int op, int64_t n, T *restrict d, const T *restrict x, double p0, double p1)
 {
     switch (op) { UNARY_CASES() }
 }
-CLONES static void binary_f64(int op, int64_t n, T *restrict d, const T *a, bool single_a, const T *b, bool single_b)
+STEP void binary_f64(int op, int64_t n, T *restrict d, const T *a, bool single_a, const T *b, bool single_b)
 {
     switch (op) { BINARY_CASES() }
 }
@@ -389,7 +394,7 @@ typedef struct {
 
 /* Evaluate elements [start, start + count) block by block. */
 #define EVALUATE(NAME, T, UNARY, BINARY)                                                                    \
-    static void NAME(const fused_run *r, int64_t start, int64_t count)                                      \
+    CLONES static void NAME(const fused_run *r, int64_t start, int64_t count)                               \
     {                                                                                                       \
         enum { BLOCK = BLOCK_BYTES / sizeof(T) };                                                           \
         T buffers[MAX_BUFFERS][BLOCK + SKEW];                                                               \
