@@ -12,7 +12,9 @@
  * epoch logs and the test metrics. --trace runs the training step traced
  * (tw_fit_options.traced on: a model that cannot be traced, such as one
  * with Dropout, fails with the tracer's message) and, with --logdb, stores
- * the step's graph under "graph/train_step" for the graph view. */
+ * the step's graph under "graph/train_step" for the graph view and its
+ * per-node time profile over the next PROFILE_STEPS steps under
+ * "profile/train_step" (text), which the graph view pairs with the graph. */
 #include "train_cmd.h"
 
 #include <errno.h>
@@ -34,6 +36,8 @@
 #include "train_progress.h"
 
 #define CHECKPOINT_NAME "checkpoint.safetensors"
+/* --trace --logdb: steps whose node times make the stored profile. */
+#define PROFILE_STEPS 50
 
 typedef struct {
     const char *command;
@@ -174,6 +178,8 @@ typedef struct {
     tw_summary_logger *logger;
     tw_run_status status;
     bool graph_stored; /* --trace --logdb: the step's graph went into the run */
+    const tw_graph *profiled; /* a reference while its steps are being profiled */
+    int profiled_steps;
 } train_run;
 
 /* The builder's object as text (g_free), the builder freed. */
@@ -223,6 +229,23 @@ static int store_step_graph(train_run *run, tw_model *model)
                                  g ? tw_last_error() : "the step ran eagerly");
     free(json);
     run->graph_stored = rc == 0;
+    if (rc == 0 && tw_graph_profile_start(g) == 0) /* profiling is a bonus: the run goes on without it */
+        run->profiled = tw_graph_ref(g);
+    return rc;
+}
+
+/* Profiling off, and the profile into the run when a step was timed. */
+static int store_step_profile(train_run *run)
+{
+    const tw_graph *g = run->profiled;
+    tw_graph_profile_stop(g);
+    char *json = tw_graph_profile_json(g);
+    int rc = json ? 0 : -1;
+    if (json && run->profiled_steps > 0)
+        rc = tw_summary_text(run->logdb, "profile/train_step", json, 0);
+    free(json);
+    tw_graph_unref(g);
+    run->profiled = NULL;
     return rc;
 }
 
@@ -232,7 +255,16 @@ static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *lo
     twb_progress_batch(&run->progress, p, logs);
     if (run->opt->trace && run->logdb && !run->graph_stored)
         return store_step_graph(run, model) < 0 ? -1 : 0;
+    if (run->profiled && ++run->profiled_steps == PROFILE_STEPS)
+        return store_step_profile(run) < 0 ? -1 : 0;
     return 0;
+}
+
+/* A fit shorter than the profile's steps stores what it has. */
+static int on_train_end(tw_model *model, const tw_logs *logs, void *user_data)
+{
+    train_run *run = user_data;
+    return run->profiled && store_step_profile(run) < 0 ? -1 : 0;
 }
 
 static int on_epoch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
@@ -375,7 +407,8 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
     fit.seed = o->data.seed;
     fit.validation_split = o->validation_split;
     fit.stop_flag = &stop_requested;
-    tw_callback callbacks[3] = {{.on_batch_end = on_batch_end, .on_epoch_end = on_epoch_end, .user_data = run}};
+    tw_callback callbacks[3] = {
+        {.on_batch_end = on_batch_end, .on_epoch_end = on_epoch_end, .on_train_end = on_train_end, .user_data = run}};
     int ncallbacks = 1;
     if (run->checkpoint)
         callbacks[ncallbacks++] = tw_model_checkpoint_callback(run->checkpoint);
@@ -439,6 +472,10 @@ static int train(train_options *o, tw_model *model, twb_data *data)
         signal(SIGINT, on_sigint);
         rc = fit_and_report(&run, model, data, x, test_x);
         signal(SIGINT, SIG_DFL);
+    }
+    if (run.profiled) { /* fit failed before its end */
+        tw_graph_profile_stop(run.profiled);
+        tw_graph_unref(run.profiled);
     }
     if (run.logdb)
         close_logdb(&run, rc);

@@ -74,6 +74,7 @@ void tw__graph_unref(tw_graph *g)
     tw__graph_fuse_clear(g);
     free(g->slot_offset);
     tw__storage_unref(atomic_load(&g->arena));
+    tw__graph_profile_free(g);
     free(g);
 }
 

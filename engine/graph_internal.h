@@ -86,6 +86,14 @@ typedef struct {
     int64_t shape[TW_MAX_DIMS];
 } tw_sig;
 
+/* What profiling a graph gathered (graph_profile.c): runs counted, and
+ * each node's summed wall time in nanoseconds (nnodes entries; source
+ * nodes stay 0). */
+typedef struct {
+    int64_t runs;
+    double *node_ns;
+} tw_gprofile;
+
 /* A name in use, and the suffix to try next when it comes again. */
 typedef struct {
     char *name;
@@ -116,6 +124,10 @@ struct tw_graph {
     int64_t *slot_offset;
     int64_t arena_bytes;
     _Atomic(tw_storage *) arena;
+    /* Per-node times (graph_profile.c): a run times its nodes only while
+     * profiling is on; profile stays after a stop, for the JSON. */
+    atomic_bool profiling;
+    tw_gprofile *profile;
 };
 
 tw_graph *tw__graph_new(const char *function_name, int ninputs, tw_tensor *const *inputs);
@@ -169,6 +181,9 @@ uint64_t tw__graph_buffers_made(void);
 /* Run g: inputs must match its signature and be contiguous; outputs gets
  * g->noutputs new references (not handed to any scope). 0 or -1. */
 int tw__graph_run(tw_graph *g, tw_tensor *const *inputs, tw_tensor **outputs);
+
+/* Free g's profile (graph_profile.c); called when g goes. */
+void tw__graph_profile_free(tw_graph *g);
 
 /* The shortest text that reads back as v (as a float when single), for
  * attributes and JSON; NaN and infinities come out as "nan", "inf". */

@@ -8,9 +8,12 @@
  * tape is recording, each node is recorded on it exactly as dispatch would
  * record the eager op. Otherwise each fused group of elementwise nodes
  * (graph_fuse.c) runs as one pass at its root, and its members' releases
- * follow. */
+ * follow. While the graph is profiled (graph_profile.c), each node's wall
+ * time is added to the profile; a fused group's time is split evenly among
+ * its members. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "graph_internal.h"
 
@@ -61,7 +64,7 @@ static int run_node(const run_state *r, const tw_gnode *node)
  * so a recording tape sees their nodes. */
 static int run_control(const tw_gnode *node, tw_tensor **slots)
 {
-    tw_tensor *stack_inputs[TW_MAX_INPUTS];
+    tw_tensor *stack_inputs[TW_MAX_INPUTS] = {0}; /* zeroed only to quiet gcc's maybe-uninitialized */
     tw_tensor **inputs = node->ninputs <= TW_MAX_INPUTS ? stack_inputs : malloc(sizeof *inputs * (size_t)node->ninputs);
     if (!inputs)
         return tw_error_set("%s: out of memory running the graph", node->name);
@@ -118,7 +121,28 @@ static int run_group(const run_state *r, const tw_fgroup *grp)
     return 0;
 }
 
-static int run_nodes(const run_state *r, tw_tensor *const *inputs)
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A node's time, or a fused group's split evenly among its members. */
+static void add_time(double *node_ns, int node, const tw_fgroup *grp, int64_t ns)
+{
+    if (!grp) {
+        node_ns[node] += (double)ns;
+        return;
+    }
+    for (int i = 0; i < grp->nmembers; i++)
+        node_ns[grp->members[i]] += (double)ns / grp->nmembers;
+}
+
+/* Inlined twice, with node_ns a profile's times and with NULL, so a run
+ * that is not profiled has no timing branch per node. */
+static inline __attribute__((always_inline)) int run_nodes(const run_state *r, tw_tensor *const *inputs,
+                                                           double *node_ns)
 {
     const tw_graph *g = r->g;
     tw_tensor **slots = r->slots;
@@ -130,23 +154,19 @@ static int run_nodes(const run_state *r, tw_tensor *const *inputs)
             slots[node->first_slot] = node->tensor; /* borrowed: the graph holds it */
             continue;
         }
-        if (node->kind == TW_NODE_COND || node->kind == TW_NODE_WHILE) {
-            if (run_control(node, slots) < 0)
-                return -1;
-            release(node, slots);
+        if (!tw__gnode_computes(node))
             continue;
-        }
-        if (node->kind != TW_NODE_OP)
-            continue;
-        if (node->fuse_group >= 0 && !r->record) {
-            const tw_fgroup *grp = &g->fused[node->fuse_group];
-            if (grp->root == n && run_group(r, grp) < 0)
-                return -1;
-            continue;
-        }
-        if (run_node(r, node) < 0)
+        const tw_fgroup *grp = node->fuse_group >= 0 && !r->record ? &g->fused[node->fuse_group] : NULL;
+        if (grp && grp->root != n)
+            continue; /* runs with its group, at the root */
+        int64_t start = node_ns ? now_ns() : 0;
+        int rc = node->kind != TW_NODE_OP ? run_control(node, slots) : grp ? run_group(r, grp) : run_node(r, node);
+        if (rc < 0)
             return -1;
-        release(node, slots);
+        if (node_ns)
+            add_time(node_ns, n, grp, now_ns() - start);
+        if (!grp)
+            release(node, slots);
     }
     return 0;
 }
@@ -160,7 +180,15 @@ int tw__graph_run(tw_graph *g, tw_tensor *const *inputs, tw_tensor **outputs)
     memset(slots, 0, sizeof *slots * (size_t)g->nslots);
     run_state r = {.g = g, .slots = slots, .record = tw__recording()};
     r.arena = r.record ? NULL : tw__graph_take_arena(g); /* a tape keeps the values: no reuse then */
-    int rc = r.record || r.arena || g->arena_bytes == 0 ? run_nodes(&r, inputs) : -1;
+    int rc = -1;
+    if (r.record || r.arena || g->arena_bytes == 0) {
+        if (atomic_load_explicit(&g->profiling, memory_order_relaxed)) {
+            rc = run_nodes(&r, inputs, g->profile->node_ns);
+            g->profile->runs += rc == 0;
+        } else {
+            rc = run_nodes(&r, inputs, NULL);
+        }
+    }
     for (int i = 0; i < g->noutputs; i++)
         outputs[i] = rc == 0 ? tw_tensor_ref(slots[g->output_slots[i]]) : NULL;
     release_all(g, slots);

@@ -278,8 +278,9 @@ static void test_logdb(fixture *f, gconstpointer data)
 
 /* --trace --logdb: the traced training step's graph is in the run as the
  * graph series graph/train_step at step 0, valid JSON holding the
- * optimizer's update ops; a model with Dropout cannot be traced and --trace
- * says which op its random draw feeds. */
+ * optimizer's update ops, and its per-node time profile as the text series
+ * profile/train_step, naming only nodes of that graph; a model with Dropout
+ * cannot be traced and --trace says which op its random draw feeds. */
 static const char *traceable_model =
     "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"spirals\", \"layers\": ["
     "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 16, \"activation\": \"relu\","
@@ -312,6 +313,46 @@ static int count_op_nodes(JsonObject *graph, const char *op)
     return n;
 }
 
+/* Whether the graph JSON has a node named name. */
+static bool has_node_named(JsonObject *graph, const char *name)
+{
+    JsonArray *nodes = json_object_get_array_member(graph, "nodes");
+    for (guint i = 0; nodes && i < json_array_get_length(nodes); i++)
+        if (strcmp(json_object_get_string_member(json_array_get_object_element(nodes, i), "name"), name) == 0)
+            return true;
+    return false;
+}
+
+/* The stored profile: its format, 1 to 50 runs, and node names the graph has, each timed. */
+static void assert_step_profile(const char *db, JsonObject *graph)
+{
+    g_assert_cmpint(logdb_int(db, "SELECT count(*) FROM tags WHERE name = ?1 AND kind = 'text'", "profile/train_step"),
+                    ==, 1);
+    char *json = logdb_text(db, "SELECT x.body FROM texts x JOIN tags t ON t.id = x.tag_id WHERE t.name = ?1",
+                            "profile/train_step");
+    JsonParser *parser = json_parser_new();
+    GError *error = NULL;
+    g_assert_true(json_parser_load_from_data(parser, json, -1, &error));
+    g_assert_no_error(error);
+    JsonObject *profile = json_node_get_object(json_parser_get_root(parser));
+    g_assert_cmpstr(json_object_get_string_member(profile, "format"), ==, "twb-graph-profile");
+    g_assert_cmpstr(json_object_get_string_member(profile, "function"), ==, "train_step");
+    gint64 runs = json_object_get_int_member(profile, "runs");
+    g_assert_cmpint(runs, >=, 1);
+    g_assert_cmpint(runs, <=, 50);
+    JsonArray *nodes = json_object_get_array_member(profile, "nodes");
+    g_assert_cmpint(json_array_get_length(nodes), >, 0);
+    for (guint i = 0; i < json_array_get_length(nodes); i++) {
+        JsonObject *node = json_array_get_object_element(nodes, i);
+        const char *name = json_object_get_string_member(node, "name");
+        if (!has_node_named(graph, name))
+            g_error("profile/train_step names node '%s', which graph/train_step does not have", name);
+        g_assert_cmpfloat(json_object_get_double_member(node, "total_us"), >, 0);
+    }
+    g_object_unref(parser);
+    g_free(json);
+}
+
 static void test_trace_stores_step_graph(fixture *f, gconstpointer data)
 {
     char *model = g_build_filename(f->dir, "traceable.json", NULL), *db = g_build_filename(f->dir, "runs.db", NULL);
@@ -336,6 +377,7 @@ static void test_trace_stores_step_graph(fixture *f, gconstpointer data)
     g_assert_cmpint(count_op_nodes(graph, "optimizer_update"), ==, 4); /* two kernels, two biases */
     g_assert_cmpint(count_op_nodes(graph, "assign_add"), ==, 1);      /* the iteration counter */
     g_assert_cmpint(count_op_nodes(graph, "matmul"), >=, 2);
+    assert_step_profile(db, graph);
     g_object_unref(parser);
     g_free(json);
 

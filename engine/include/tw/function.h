@@ -231,6 +231,28 @@ tw_graph *tw_graph_from_json(const char *json, tw_graph_tensor_fn lookup, void *
  * recording tape, the run is recorded as a function call's is. */
 int tw_graph_run(const tw_graph *g, int ninputs, tw_tensor *const *inputs, tw_tensor **outputs, int max_outputs);
 
+/* ---- profiles ------------------------------------------------------------------
+ * Per-node wall time of a graph's runs, for finding where a traced step
+ * spends its time (the graph view colours nodes by it). Between start and
+ * stop, every run of g (tw_graph_run, tw_function_call running g, fit's
+ * traced step) counts one run and adds each op node's time, measured with
+ * CLOCK_MONOTONIC around its kernel; a fused group of elementwise nodes
+ * runs as one pass, so its time is split evenly among its members. A cond
+ * or while node's time includes its sub-graphs (whose nodes are not
+ * profiled separately). Off, a run pays one predictable branch.
+ * Thread-safety: profile a graph from one thread at a time (start, the
+ * runs, stop and the JSON on one thread, or ordered by the caller). */
+
+/* Turn timing on for g, counts reset to zero; 0 or -1 (out of memory). */
+int tw_graph_profile_start(const tw_graph *g);
+/* Turn it off; what was gathered stays for tw_graph_profile_json. */
+void tw_graph_profile_stop(const tw_graph *g);
+/* The profile as JSON (docs/graph_json.md, "Profiles"): the run count and,
+ * for each op node in order, its name (tw_graph_node_name), op, total and
+ * mean time in microseconds. All zero when g was never profiled. malloc'd;
+ * NULL on failure. */
+char *tw_graph_profile_json(const tw_graph *g);
+
 #ifdef __cplusplus
 }
 #endif
