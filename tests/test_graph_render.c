@@ -1,5 +1,6 @@
 /* The graph view's renderer (ui/graph_render.c) drawn into image surfaces:
  * no display. Boxes are where the layout put them in their kind's colour,
+ * or, with a profile (ui/graph_profile.c), in their time's heat colour;
  * the selection's inputs are marked, and only what the viewport shows is
  * drawn (the time for a 5,000-node graph's frame is printed). */
 #include <cairo.h>
@@ -7,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "graph_profile.h"
 #include "graph_render.h"
 
 /* input -> matmul (reads a variable: tucked) -> relu -> sum */
@@ -29,11 +31,16 @@ typedef struct {
     tw_graph_layout *layout;
 } fixture;
 
-static void fixture_make(fixture *f, const char *json, const bool *expanded)
+/* The graph, with the profile's times when profile is not NULL. */
+static void fixture_make_profiled(fixture *f, const char *json, const char *profile, const bool *expanded)
 {
     GError *error = NULL;
     f->model = tw_graph_model_parse(json, -1, &error);
     g_assert_no_error(error);
+    if (profile) {
+        g_assert_true(tw_graph_profile_apply(f->model, profile, &error));
+        g_assert_no_error(error);
+    }
     f->graph = tw_visible_graph_new(f->model, expanded);
     int n = f->graph->nnodes;
     double *w = g_new(double, MAX(n, 1)), *h = g_new(double, MAX(n, 1));
@@ -44,6 +51,11 @@ static void fixture_make(fixture *f, const char *json, const bool *expanded)
         edges[2 * e] = f->graph->edges[e].from, edges[2 * e + 1] = f->graph->edges[e].to;
     f->layout = tw_graph_layout_new(n, w, h, f->graph->nedges, edges);
     g_free(w), g_free(h), g_free(edges);
+}
+
+static void fixture_make(fixture *f, const char *json, const bool *expanded)
+{
+    fixture_make_profiled(f, json, NULL, expanded);
 }
 
 static void fixture_free(fixture *f)
@@ -160,10 +172,111 @@ static void test_culling(void)
     g_free(json);
 }
 
+/* chain_json's ops measured: matmul the slowest by far; the input has no
+ * entry (not measured); an entry for a node the graph lacks is skipped. */
+static const char chain_profile[] =
+    "{\"format\": \"twb-graph-profile\", \"version\": 1, \"function\": \"f\", \"runs\": 10, \"nodes\": ["
+    "{\"name\": \"m/dense/matmul\", \"op\": \"matmul\", \"total_us\": 4000, \"mean_us\": 400},"
+    "{\"name\": \"m/dense/relu\", \"op\": \"relu\", \"total_us\": 20, \"mean_us\": 2},"
+    "{\"name\": \"m/sum\", \"op\": \"sum\", \"total_us\": 180, \"mean_us\": 18},"
+    "{\"name\": \"elsewhere\", \"op\": \"add\", \"total_us\": 1, \"mean_us\": 0.1}]}";
+
+static tw_rgb box_pixel(cairo_surface_t *surface, const tw_layout_box *b)
+{
+    return pixel(surface, (int)b->x + 20 + 5, (int)(b->y + b->height / 2) + 20); /* left of the labels */
+}
+
+static double color_distance(tw_rgb a, tw_rgb b)
+{
+    return fabs(a.r - b.r) + fabs(a.g - b.g) + fabs(a.b - b.b);
+}
+
+static void test_time_colours(void)
+{
+    fixture f;
+    fixture_make_profiled(&f, chain_json, chain_profile, NULL);
+    g_assert_cmpint(f.graph->nnodes, ==, 4); /* input, matmul (+kernel), relu, sum */
+    g_assert_cmpfloat(f.model->step_us, ==, 420);
+    g_assert_cmpint(f.model->profile_runs, ==, 10);
+    int width = (int)f.layout->width + 40, height = (int)f.layout->height + 40;
+    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
+    cairo_t *cr = cairo_create(surface);
+    tw_graph_scene scene = {f.model, f.graph, f.layout, -1, NULL};
+    scene.color_by = TW_GRAPH_COLOR_TIME;
+    tw_graph_viewport vp = {1, -20, -20};
+    tw_graph_render(cr, &scene, &vp, width, height, false);
+    const tw_layout_box *input = &f.layout->nodes[0], *matmul = &f.layout->nodes[1], *relu = &f.layout->nodes[2];
+    /* The slowest box in the hottest colour, the fastest in the coolest,
+     * the one in between on the log scale between them; the unmeasured
+     * input grey. */
+    tw_rgb hot = tw_graph_heat_color(1), cool = tw_graph_heat_color(0);
+    g_assert_cmpfloat(color_distance(hot, cool), >, 0.5);
+    assert_color(box_pixel(surface, matmul), hot);
+    assert_color(box_pixel(surface, relu), cool);
+    assert_color(box_pixel(surface, &f.layout->nodes[3]), tw_graph_heat_color(log(9) / log(200)));
+    assert_color(box_pixel(surface, input), tw_graph_untimed_color(false));
+    for (int v = 0; v < f.graph->nnodes; v++)
+        if (v != 1)
+            g_assert_cmpfloat(color_distance(box_pixel(surface, &f.layout->nodes[v]), hot), >, 0.2);
+
+    /* The same scene by op kind: the profile changes nothing there. */
+    scene.color_by = TW_GRAPH_COLOR_KIND;
+    tw_graph_render(cr, &scene, &vp, width, height, false);
+    assert_color(box_pixel(surface, matmul), tw_graph_kind_color(TW_OP_KIND_LINEAR, false));
+    cairo_destroy(cr);
+    cairo_surface_destroy(surface);
+
+    /* A closed scope's time is the sum of its nodes'. */
+    bool expanded[8] = {false};
+    int dense = tw_graph_model_find_scope(f.model, "m/dense");
+    g_assert_cmpint(dense, >, 0);
+    tw_visible_graph *closed = tw_visible_graph_new(f.model, expanded);
+    int box = closed->of_node[2];
+    g_assert_true(closed->nodes[box].is_scope);
+    double min_us, max_us;
+    g_assert_true(tw_graph_time_range(f.model, closed, &min_us, &max_us));
+    g_assert_cmpfloat(max_us, ==, 420); /* the root scope "m" closed: every op */
+    tw_visible_graph_free(closed);
+    expanded[0] = expanded[tw_graph_model_find_scope(f.model, "m")] = true;
+    closed = tw_visible_graph_new(f.model, expanded);
+    g_assert_cmpfloat(tw_graph_visible_us(f.model, &closed->nodes[closed->of_node[2]]), ==, 402);
+    g_assert_cmpfloat(tw_graph_visible_us(f.model, &closed->nodes[closed->of_node[4]]), ==, 18);
+    g_assert_cmpfloat(tw_graph_visible_us(f.model, &closed->nodes[closed->of_node[0]]), ==, -1);
+    tw_visible_graph_free(closed);
+    fixture_free(&f);
+}
+
+static void test_profile_errors(void)
+{
+    static const char *const bad[] = {
+        "not json",
+        "{\"format\": \"twb-graph\", \"version\": 1, \"nodes\": []}",
+        "{\"format\": \"twb-graph-profile\", \"version\": 1}",
+        "{\"format\": \"twb-graph-profile\", \"version\": 1, \"nodes\": [{\"name\": \"m/sum\"}]}",
+        "{\"format\": \"twb-graph-profile\", \"version\": 1, \"nodes\": [{\"name\": \"x\", \"mean_us\": 1}]}",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        GError *error = NULL;
+        tw_graph_model *m = tw_graph_model_parse(chain_json, -1, &error);
+        g_assert_no_error(error);
+        g_assert_false(tw_graph_profile_apply(m, bad[i], &error));
+        g_assert_nonnull(error);
+        g_assert_null(m->node_us);
+        g_error_free(error);
+        tw_graph_model_free(m);
+    }
+    char text[32];
+    g_assert_cmpstr(tw_graph_format_us(12.34, text, sizeof text), ==, "12.3 µs");
+    g_assert_cmpstr(tw_graph_format_us(1204, text, sizeof text), ==, "1.20 ms");
+    g_assert_cmpstr(tw_graph_format_us(2.5e6, text, sizeof text), ==, "2.50 s");
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/graph_render/boxes", test_boxes_where_laid_out);
     g_test_add_func("/graph_render/culling", test_culling);
+    g_test_add_func("/graph_render/time-colours", test_time_colours);
+    g_test_add_func("/graph_render/profile-errors", test_profile_errors);
     return g_test_run();
 }

@@ -3,7 +3,8 @@
  * ops, the selected op's details, trace inputs, search by op and by name,
  * PNG and SVG exports, the messages for a model that cannot be traced and
  * for an empty one, graphs stored in a run database (a good one and a
- * broken one); and, measured, a 5,000-node graph's layout time and the
+ * broken one), a stored graph's profile colouring the boxes by time (and
+ * one without, and a broken one); and, measured, a 5,000-node graph's layout time and the
  * main loop's cost of panning and zooming it. */
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <tw/summary.h>
 
 #include "graph_inspector.h"
+#include "graph_profile.h"
 #include "graph_source.h"
 #include "graph_view.h"
 
@@ -461,6 +463,165 @@ static void test_run_database(void)
     g_free(wal), g_free(shm), g_free(db), g_free(dir);
 }
 
+/* ---- a stored graph's profile ------------------------------------------------------------ */
+#define SLOW_US 1000.0
+#define FAST_US 5.0
+
+/* A profile of graph_json's ops, each FAST_US but the node named slow. */
+static char *profile_json(const char *graph_json, const char *slow)
+{
+    GError *error = NULL;
+    tw_graph_model *m = tw_graph_model_parse(graph_json, -1, &error);
+    g_assert_no_error(error);
+    GString *s = g_string_new("{\"format\": \"twb-graph-profile\", \"version\": 1, \"function\": \"forward\","
+                              " \"runs\": 20, \"nodes\": [");
+    gboolean first = TRUE;
+    for (int i = 0; i < m->nnodes; i++) {
+        if (m->nodes[i].kind == TW_OP_KIND_SOURCE)
+            continue;
+        double us = !strcmp(m->nodes[i].name, slow) ? SLOW_US : FAST_US;
+        g_string_append_printf(s, "%s{\"name\": \"%s\", \"op\": \"%s\", \"total_us\": %g, \"mean_us\": %g}",
+                               first ? "" : ", ", m->nodes[i].name, m->nodes[i].op, us * 20, us);
+        first = FALSE;
+    }
+    g_string_append(s, "]}");
+    tw_graph_model_free(m);
+    return g_string_free(s, FALSE);
+}
+
+/* The first node with this op (its name into *name), or -1. */
+static int first_op(const char *graph_json, const char *op, char **name)
+{
+    tw_graph_model *m = tw_graph_model_parse(graph_json, -1, NULL);
+    int found = -1;
+    for (int i = 0; i < m->nnodes && found < 0; i++)
+        if (!strcmp(m->nodes[i].op, op))
+            found = i, *name = g_strdup(m->nodes[i].name);
+    tw_graph_model_free(m);
+    return found;
+}
+
+static guint source_index(fixture *f, const char *label)
+{
+    for (guint i = 1; i < tw_graph_view_n_sources(f->view); i++) {
+        char *l = tw_graph_view_source_label(f->view, i);
+        gboolean same = !strcmp(l, label);
+        g_free(l);
+        if (same)
+            return i;
+    }
+    g_error("no source %s", label);
+}
+
+static gboolean color_shown(fixture *f)
+{
+    return gtk_widget_is_visible(tw_graph_view_color_control(f->view));
+}
+
+static tw_rgb png_pixel(const char *path, double x, double y)
+{
+    cairo_surface_t *png = cairo_image_surface_create_from_png(path);
+    g_assert_cmpint(cairo_surface_status(png), ==, CAIRO_STATUS_SUCCESS);
+    cairo_surface_flush(png);
+    const guint32 *row = (const guint32 *)(cairo_image_surface_get_data(png) +
+                                           (int)y * cairo_image_surface_get_stride(png));
+    guint32 p = row[(int)x];
+    cairo_surface_destroy(png);
+    return (tw_rgb){((p >> 16) & 255) / 255.0, ((p >> 8) & 255) / 255.0, (p & 255) / 255.0};
+}
+
+static double color_distance(tw_rgb a, tw_rgb b)
+{
+    return fabs(a.r - b.r) + fabs(a.g - b.g) + fabs(a.b - b.b);
+}
+
+static void test_profile(void)
+{
+    char *dir = g_dir_make_tmp("twb-graph-XXXXXX", NULL);
+    char *db = g_build_filename(dir, "runs.db", NULL), *png = g_build_filename(dir, "heat.png", NULL);
+    char *json = cnn_graph_json(), *slow = NULL;
+    int slow_node = first_op(json, "matmul", &slow);
+    g_assert_cmpint(slow_node, >, 0);
+    char *profile = profile_json(json, slow);
+    tw_summary_writer *w = tw_summary_writer_open(db, "cnn-2", NULL);
+    g_assert_nonnull(w);
+    g_assert_cmpint(tw_summary_graph(w, "graph/train_step", json, 0), ==, 0);
+    g_assert_cmpint(tw_summary_text(w, "profile/train_step", profile, 0), ==, 0);
+    g_assert_cmpint(tw_summary_graph(w, "graph/plain", json, 0), ==, 0);
+    g_assert_cmpint(tw_summary_graph(w, "graph/bad", json, 0), ==, 0);
+    g_assert_cmpint(tw_summary_text(w, "profile/bad", "{\"format\": \"twb-graph-profile\", \"nodes\": 3}", 0), ==, 0);
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+
+    fixture f;
+    fixture_open(&f, NULL);
+    g_assert_false(color_shown(&f)); /* the designer's model has no profile */
+    tw_graph_view_set_logdb(f.view, db);
+    sources_wait sw = {f.view, 4};
+    wait_until(has_sources, &sw, 30, "the stored graphs listed");
+
+    /* With a profile: the Colour control; by time the slow op is hottest. */
+    tw_graph_view_select_source(f.view, source_index(&f, "cnn-2 · graph/train_step"));
+    wait_ready(f.view, "the profiled graph");
+    g_assert_true(color_shown(&f));
+    g_assert_cmpstr(tw_graph_view_note(f.view), ==, "");
+    const tw_graph_arrangement *a = arrangement(&f);
+    g_assert_nonnull(a->model->node_us);
+    g_assert_cmpfloat(a->model->node_us[slow_node], ==, SLOW_US);
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(tw_graph_view_color_control(f.view)), TW_GRAPH_COLOR_TIME);
+    g_assert_cmpint(tw_graph_canvas_color_mode(tw_graph_view_canvas(f.view)), ==, TW_GRAPH_COLOR_TIME);
+    tw_graph_view_select_node(f.view, slow_node); /* opens its layer */
+    wait_ready(f.view, "the slow op's layer opened");
+    a = arrangement(&f);
+    int v = a->graph->of_node[slow_node];
+    g_assert_cmpint(v, >=, 0);
+    g_assert_false(a->graph->nodes[v].is_scope);
+    GError *error = NULL;
+    g_assert_true(tw_graph_view_export_png(f.view, png, &error));
+    g_assert_no_error(error);
+    const tw_layout_box *b = &a->layout->nodes[v];
+    tw_rgb hot = tw_graph_heat_color(1);
+    g_assert_cmpfloat(color_distance(png_pixel(png, b->x + 5, b->y + b->height / 2), hot), <, 0.03);
+    for (int o = 0; o < a->graph->nnodes; o++) {
+        const tw_layout_box *ob = &a->layout->nodes[o];
+        if (o != v)
+            g_assert_cmpfloat(color_distance(png_pixel(png, ob->x + 5, ob->y + ob->height / 2), hot), >, 0.2);
+    }
+    char *text = inspector_text(&f);
+    char *expected = g_strdup_printf("1.00 ms per run (%.1f%% of the step)", 100 * SLOW_US / a->model->step_us);
+    g_assert_nonnull(strstr(text, expected));
+    g_free(expected), g_free(text);
+    GString *page = g_string_new(NULL);
+    collect_text(GTK_WIDGET(f.view), page);
+    g_assert_nonnull(strstr(page->str, "1.00 ms\n")); /* the legend's hot end */
+    g_string_free(page, TRUE);
+
+    /* Without a profile: no Colour control, boxes by kind. */
+    tw_graph_view_select_source(f.view, source_index(&f, "cnn-2 · graph/plain"));
+    wait_ready(f.view, "the graph without a profile");
+    g_assert_nonnull(arrangement(&f));
+    g_assert_false(color_shown(&f));
+    g_assert_cmpint(tw_graph_canvas_color_mode(tw_graph_view_canvas(f.view)), ==, TW_GRAPH_COLOR_KIND);
+
+    /* A broken profile: the graph all the same, and why there are no times. */
+    tw_graph_view_select_source(f.view, source_index(&f, "cnn-2 · graph/bad"));
+    wait_ready(f.view, "the graph with a broken profile");
+    g_assert_null(tw_graph_view_message(f.view));
+    g_assert_nonnull(arrangement(&f));
+    g_assert_false(color_shown(&f));
+    const char *note = tw_graph_view_note(f.view);
+    g_assert_nonnull(strstr(note, "profile/bad"));
+    g_assert_nonnull(strstr(note, "cnn-2"));
+    text = inspector_text(&f);
+    g_assert_nonnull(strstr(text, "profile/bad"));
+    g_free(text);
+    fixture_close(&f);
+
+    char *wal = g_strconcat(db, "-wal", NULL), *shm = g_strconcat(db, "-shm", NULL);
+    g_remove(wal), g_remove(shm), g_remove(db), g_remove(png), g_rmdir(dir);
+    g_free(wal), g_free(shm), g_free(db), g_free(png), g_free(dir);
+    g_free(json), g_free(slow), g_free(profile);
+}
+
 /* ---- measured: a 5,000-node graph --------------------------------------------------------- */
 #define BIG_NODES 5000
 #define BIG_SCOPE 25 /* nodes per block scope */
@@ -703,6 +864,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/graph/export", test_export);
     g_test_add_func("/ui/graph/messages", test_messages);
     g_test_add_func("/ui/graph/run-database", test_run_database);
+    g_test_add_func("/ui/graph/profile", test_profile);
     g_test_add_func("/ui/graph/big-graph", test_big_graph);
     return g_test_run();
 }

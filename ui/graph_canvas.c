@@ -29,6 +29,7 @@ struct _TwGraphCanvas {
     tw_graph_arrangement *arrangement;
     int selected;
     bool *highlighted;
+    tw_graph_color_mode color_by;
     tw_graph_viewport viewport;
     gboolean auto_fit;
     guint generation; /* counts changes of what is drawn, the viewport aside */
@@ -81,6 +82,7 @@ typedef struct {
     tw_graph_arrangement *arrangement;
     int selected;
     bool *highlighted;
+    tw_graph_color_mode color_by;
     double ms;
 } render_job;
 
@@ -91,6 +93,7 @@ static render_job *render_job_new(TwGraphCanvas *c, int width, int height, int s
                                .generation = c->generation, .viewport = c->viewport};
     job->arrangement = tw_graph_arrangement_ref(c->arrangement);
     job->selected = c->selected;
+    job->color_by = c->color_by;
     if (c->highlighted)
         job->highlighted = g_memdup2(c->highlighted, sizeof(bool) * (size_t)MAX(c->arrangement->graph->nnodes, 1));
     return job;
@@ -113,6 +116,7 @@ static void render_job_run(render_job *job)
     cairo_surface_set_device_scale(im->surface, im->scale, im->scale);
     cairo_t *cr = cairo_create(im->surface);
     tw_graph_scene scene = tw_graph_arrangement_scene(job->arrangement, job->selected, job->highlighted);
+    scene.color_by = job->color_by;
     tw_graph_render(cr, &scene, &im->viewport, im->width, im->height, im->dark);
     cairo_destroy(cr);
     job->ms = (double)(g_get_monotonic_time() - start) / 1000.0;
@@ -443,6 +447,19 @@ void tw_graph_canvas_set_highlighted(TwGraphCanvas *c, bool *highlighted)
     g_free(c->highlighted);
     c->highlighted = highlighted;
     changed(c);
+}
+
+void tw_graph_canvas_set_color_mode(TwGraphCanvas *c, tw_graph_color_mode mode)
+{
+    if (c->color_by == mode)
+        return;
+    c->color_by = mode;
+    changed(c);
+}
+
+tw_graph_color_mode tw_graph_canvas_color_mode(TwGraphCanvas *c)
+{
+    return c->color_by;
 }
 
 const bool *tw_graph_canvas_highlighted(TwGraphCanvas *c)

@@ -34,6 +34,10 @@ int tw_graph_canvas_selected(TwGraphCanvas *canvas);
 /* Per visible node, taken (g_free'd by the canvas), or NULL for none. */
 void tw_graph_canvas_set_highlighted(TwGraphCanvas *canvas, bool *highlighted);
 const bool *tw_graph_canvas_highlighted(TwGraphCanvas *canvas);
+/* What the boxes' colours say (graph_render.h); TIME draws kinds for a
+ * graph without a profile. */
+void tw_graph_canvas_set_color_mode(TwGraphCanvas *canvas, tw_graph_color_mode mode);
+tw_graph_color_mode tw_graph_canvas_color_mode(TwGraphCanvas *canvas);
 
 tw_graph_viewport tw_graph_canvas_viewport(TwGraphCanvas *canvas);
 void tw_graph_canvas_set_viewport(TwGraphCanvas *canvas, tw_graph_viewport viewport);

@@ -1,6 +1,8 @@
 /* TwGraphInspector (see graph_inspector.h). */
 #include "graph_inspector.h"
 
+#include "graph_profile.h"
+
 struct _TwGraphInspector {
     GtkWidget parent_instance;
     GtkWidget *scroller, *content, *trace;
@@ -64,11 +66,32 @@ static void add_inputs(TwGraphInspector *self, const tw_graph_model *m, const tw
     }
 }
 
+/* The box's measured time when the graph has a profile. */
+static void add_time(TwGraphInspector *self, const tw_graph_model *m, const tw_visible_node *v)
+{
+    if (!m->node_us)
+        return;
+    double us = tw_graph_visible_us(m, v);
+    if (us < 0) {
+        add_field(self, "Time", "not measured (no work of its own in the profile)");
+        return;
+    }
+    char time[32], *text;
+    tw_graph_format_us(us, time, sizeof time);
+    if (m->step_us > 0)
+        text = g_strdup_printf("%s per run (%.1f%% of the step)", time, 100 * us / m->step_us);
+    else
+        text = g_strdup_printf("%s per run", time);
+    add_field(self, "Time", text);
+    g_free(text);
+}
+
 static void show_node(TwGraphInspector *self, const tw_graph_model *m, const tw_visible_node *v)
 {
     const tw_graph_node *n = &m->nodes[v->index];
     add_label(self, n->name, "graph-inspector-title");
     add_field(self, "Op", n->op);
+    add_time(self, m, v);
     add_field(self, "Scope", n->scope[0] ? n->scope : "(top level)");
     add_field(self, "Attributes", n->attrs);
     add_inputs(self, m, n);
@@ -96,6 +119,7 @@ static void show_scope(TwGraphInspector *self, const tw_graph_model *m, const tw
     char *ops = g_strdup_printf("%d op%s, %d nested scope%s", s->nops, s->nops == 1 ? "" : "s", s->nchildren,
                                 s->nchildren == 1 ? "" : "s");
     add_field(self, "Scope", ops);
+    add_time(self, m, v);
     add_label(self, "Double-click the box, or click its ⊕, to open it.", "dim-label");
     g_free(ops);
 }
@@ -107,6 +131,8 @@ void tw_graph_inspector_show(TwGraphInspector *self, const tw_graph_arrangement 
         gtk_box_remove(GTK_BOX(self->content), child);
     gboolean selected = a && visible >= 0 && visible < a->graph->nnodes;
     gtk_widget_set_sensitive(self->trace, selected);
+    if (a && a->model->profile_error)
+        add_label(self, a->model->profile_error, "graph-inspector-warning");
     if (!selected) {
         add_label(self, "Click a box to see its op, attributes, and its inputs' and outputs' shapes.", "dim-label");
         return;

@@ -251,6 +251,7 @@ void tw_graph_model_free(tw_graph_model *m)
     for (int s = 0; s < m->nscopes; s++)
         g_free(m->scopes[s].path);
     g_free(m->nodes), g_free(m->scopes), g_free(m->function);
+    g_free(m->node_us), g_free(m->scope_us), g_free(m->profile_error);
     g_free(m);
 }
 

@@ -58,6 +58,13 @@ typedef struct {
     tw_graph_node *nodes;
     int nscopes;
     tw_graph_scope *scopes;
+    /* The measured times when the run stored a profile (graph_profile.h),
+     * NULL otherwise: per node the mean µs per run (-1: not measured), per
+     * scope the sum of its nodes'; step_us is the sum over every node. */
+    double *node_us, *scope_us;
+    double step_us;
+    int profile_runs;
+    char *profile_error;    /* why a stored profile could not be read, or NULL */
 } tw_graph_model;
 
 /* Trace the model's forward pass (inference) for a batch of one zero input

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "graph_profile.h"
 #include "render_style.h"
 
 #define LABEL_CHAR_WIDTH 7.0     /* an estimate of the 12 px label font's mean advance */
@@ -13,13 +14,17 @@
 #define LABEL_MIN_SCALE 0.4 /* below it boxes are too small for text */
 #define EXPANDER_ROOM 16.0  /* a scope box's "+" left of its labels */
 #define EXPANDER_RADIUS 6.0
+#define TIME_CHARS 11       /* " · 123.4 µs" after the detail when there are times */
+#define HEAT_FLOOR_US 1e-3  /* log scale: a time of 0 sits with this one */
 
 static const tw_rgb accent = {0.85, 0.25, 0.15};
+static const tw_rgb heat_accent = {0.10, 0.45, 0.95}; /* red would vanish on the hot boxes */
 
 void tw_graph_node_size(const tw_graph_model *m, const tw_visible_node *v, double *width, double *height)
 {
     char *title = tw_visible_node_title(m, v), *detail = tw_visible_node_detail(m, v);
-    size_t chars = MAX(strlen(title), strlen(detail) + (v->nparams ? 4 : 0));
+    size_t more = (v->nparams ? 4 : 0) + (m->node_us ? TIME_CHARS : 0);
+    size_t chars = MAX(strlen(title), strlen(detail) + more);
     *width = MAX(64.0, LABEL_CHAR_WIDTH * (double)chars + 2 * BOX_PADDING) + (v->is_scope ? EXPANDER_ROOM : 0);
     *height = v->is_scope ? SCOPE_HEIGHT : BOX_HEIGHT;
     g_free(title), g_free(detail);
@@ -38,6 +43,25 @@ tw_rgb tw_graph_kind_color(tw_op_kind kind, bool dark)
         [TW_OP_KIND_SOURCE] = {0.46, 0.42, 0.14},      [TW_OP_KIND_SCOPE] = {0.26, 0.29, 0.33},
     };
     return dark ? darker[kind] : light[kind];
+}
+
+tw_rgb tw_graph_heat_color(double t)
+{
+    static const tw_rgb stops[] = {{1.00, 0.96, 0.72}, {0.99, 0.62, 0.24}, {0.62, 0.05, 0.08}};
+    t = CLAMP(t, 0.0, 1.0) * 2;
+    int i = MIN((int)t, 1);
+    return tw_rgb_mix(stops[i], stops[i + 1], t - i);
+}
+
+double tw_graph_heat_position(double us, double min_us, double max_us)
+{
+    double lo = log(MAX(min_us, HEAT_FLOOR_US)), hi = log(MAX(max_us, HEAT_FLOOR_US));
+    return hi > lo ? (log(MAX(us, HEAT_FLOOR_US)) - lo) / (hi - lo) : 1.0;
+}
+
+tw_rgb tw_graph_untimed_color(bool dark)
+{
+    return dark ? (tw_rgb){0.36, 0.37, 0.39} : (tw_rgb){0.84, 0.84, 0.85};
 }
 
 bool *tw_graph_dependencies(const tw_visible_graph *g, int selected)
@@ -92,14 +116,29 @@ static bool edge_visible(const tw_layout_edge *e, const world_rect *r)
     return reaches(r, x0, y0, x1, y1);
 }
 
-static void draw_edge(cairo_t *cr, const tw_graph_scene *s, int e, PangoLayout *label, const tw_render_style *style)
+/* The time colouring of a frame: the range of the graph's box times. */
+typedef struct {
+    bool on;
+    double min_us, max_us;
+} heat_range;
+
+static heat_range scene_heat(const tw_graph_scene *s)
+{
+    heat_range h = {false, 0, 0};
+    h.on = s->color_by == TW_GRAPH_COLOR_TIME && s->model->node_us &&
+           tw_graph_time_range(s->model, s->graph, &h.min_us, &h.max_us);
+    return h;
+}
+
+static void draw_edge(cairo_t *cr, const tw_graph_scene *s, int e, PangoLayout *label, const heat_range *heat,
+                      const tw_render_style *style)
 {
     const tw_layout_edge *edge = &s->layout->edges[e];
     const tw_visible_edge *ve = &s->graph->edges[e];
     const tw_graph_tensor *t = &s->model->nodes[ve->node].outputs[ve->output];
     bool lit = s->highlighted && s->highlighted[ve->from] && s->highlighted[ve->to];
     double width = CLAMP(0.5 + log10(MAX((double)tw_graph_tensor_numel(t), 1.0)) / 1.5, 1.0, 5.0);
-    tw_render_set_color(cr, lit ? accent : style->muted, lit ? 1.0 : 0.8);
+    tw_render_set_color(cr, lit ? (heat->on ? heat_accent : accent) : style->muted, lit ? 1.0 : 0.8);
     cairo_set_line_width(cr, width);
     cairo_move_to(cr, edge->points[0], edge->points[1]);
     for (int p = 1; p < edge->npoints; p++)
@@ -125,9 +164,9 @@ static void draw_edge(cairo_t *cr, const tw_graph_scene *s, int e, PangoLayout *
 }
 
 /* A circled "+" (opens a scope) or "-" (closes it). */
-static void draw_expander(cairo_t *cr, double x, double y, bool plus, const tw_render_style *style)
+static void draw_expander(cairo_t *cr, double x, double y, bool plus, tw_rgb ink)
 {
-    tw_render_set_color(cr, style->text, 0.75);
+    tw_render_set_color(cr, ink, 0.75);
     cairo_set_line_width(cr, 1.2);
     cairo_new_sub_path(cr);
     cairo_arc(cr, x, y, EXPANDER_RADIUS, 0, 2 * G_PI);
@@ -154,13 +193,43 @@ static void draw_frame(cairo_t *cr, const tw_graph_scene *s, const tw_graph_fram
     if (!label)
         return;
     double y = f->y + TW_GRAPH_FRAME_HEADER / 2;
-    draw_expander(cr, f->x + 4 + EXPANDER_RADIUS, y, false, style);
+    draw_expander(cr, f->x + 4 + EXPANDER_RADIUS, y, false, style->text);
     tw_render_label(cr, label, s->model->scopes[f->scope].name, f->x + 8 + 2 * EXPANDER_RADIUS, y, 0, 0.5,
                     style->muted);
 }
 
-static void draw_node(cairo_t *cr, const tw_graph_scene *s, int v, PangoLayout *title, PangoLayout *detail, bool dark,
-                      const tw_render_style *style)
+static tw_rgb box_color(const tw_graph_scene *s, const tw_visible_node *node, const heat_range *heat, bool dark)
+{
+    if (!heat->on)
+        return tw_graph_kind_color(node->kind, dark);
+    double us = tw_graph_visible_us(s->model, node);
+    return us < 0 ? tw_graph_untimed_color(dark)
+                  : tw_graph_heat_color(tw_graph_heat_position(us, heat->min_us, heat->max_us));
+}
+
+/* The detail line: the op or the scope's size, the parameters tucked in,
+ * and in time colouring the time when there is one (boxes are sized for it
+ * in either colouring, so switching keeps the layout). */
+static char *detail_text(const tw_graph_scene *s, const tw_visible_node *node, const heat_range *heat)
+{
+    char *more = tw_visible_node_detail(s->model, node);
+    if (node->nparams) {
+        char *with = g_strdup_printf("%s +%d", more, node->nparams); /* parameters tucked in */
+        g_free(more);
+        more = with;
+    }
+    double us = heat->on ? tw_graph_visible_us(s->model, node) : -1;
+    if (us >= 0) {
+        char time[32];
+        char *with = g_strdup_printf("%s · %s", more, tw_graph_format_us(us, time, sizeof time));
+        g_free(more);
+        more = with;
+    }
+    return more;
+}
+
+static void draw_node(cairo_t *cr, const tw_graph_scene *s, int v, PangoLayout *title, PangoLayout *detail,
+                      const heat_range *heat, bool dark, const tw_render_style *style)
 {
     const tw_layout_box *b = &s->layout->nodes[v];
     const tw_visible_node *node = &s->graph->nodes[v];
@@ -171,25 +240,26 @@ static void draw_node(cairo_t *cr, const tw_graph_scene *s, int v, PangoLayout *
     cairo_arc(cr, b->x + radius, b->y + b->height - radius, radius, G_PI / 2, G_PI);
     cairo_arc(cr, b->x + radius, b->y + radius, radius, G_PI, 3 * G_PI / 2);
     cairo_close_path(cr);
-    tw_render_set_color(cr, tw_graph_kind_color(node->kind, dark), 1);
+    tw_rgb fill = box_color(s, node, heat, dark);
+    tw_render_set_color(cr, fill, 1);
     cairo_fill_preserve(cr);
     bool selected = v == s->selected, lit = s->highlighted && s->highlighted[v];
-    tw_render_set_color(cr, selected || lit ? accent : style->axis, 1);
+    tw_render_set_color(cr, selected || lit ? (heat->on ? heat_accent : accent) : style->axis, 1);
     cairo_set_line_width(cr, selected ? 3 : lit ? 2 : node->is_scope ? 1.5 : 1);
     cairo_stroke(cr);
     if (!title)
         return;
-    char *text = tw_visible_node_title(s->model, node), *more = tw_visible_node_detail(s->model, node);
-    if (node->nparams) {
-        char *with = g_strdup_printf("%s +%d", more, node->nparams); /* parameters tucked in */
-        g_free(more);
-        more = with;
-    }
+    char *text = tw_visible_node_title(s->model, node), *more = detail_text(s, node, heat);
+    /* Heat fills are the same in either style: text in black or white,
+     * whichever stands out, the detail too (grey is lost on orange). */
+    bool light_text = heat->on && 0.299 * fill.r + 0.587 * fill.g + 0.114 * fill.b < 0.55;
+    tw_rgb ink = !heat->on ? style->text : light_text ? (tw_rgb){1, 1, 1} : (tw_rgb){0.1, 0.1, 0.1};
+    tw_rgb muted = heat->on ? ink : style->muted;
     double mid = b->x + b->width / 2 + (node->is_scope ? EXPANDER_ROOM / 2 : 0), top = b->y + b->height / 2;
     if (node->is_scope)
-        draw_expander(cr, b->x + TW_GRAPH_EXPANDER_WIDTH / 2 + 2, top, true, style);
-    tw_render_label(cr, title, text, mid, top + 1, 0.5, 1, style->text);
-    tw_render_label(cr, detail, more, mid, top + 1, 0.5, 0, style->muted);
+        draw_expander(cr, b->x + TW_GRAPH_EXPANDER_WIDTH / 2 + 2, top, true, ink);
+    tw_render_label(cr, title, text, mid, top + 1, 0.5, 1, ink);
+    tw_render_label(cr, detail, more, mid, top + 1, 0.5, 0, muted);
     g_free(text), g_free(more);
 }
 
@@ -208,6 +278,7 @@ int tw_graph_render(cairo_t *cr, const tw_graph_scene *s, const tw_graph_viewpor
     PangoLayout *shape = labels ? tw_render_label_layout(cr, 10, false) : NULL;
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
     int drawn = 0;
+    heat_range heat = scene_heat(s);
     for (int f = 0; f < s->nframes; f++) {
         const tw_graph_frame *fr = &s->frames[f];
         if (reaches(&r, fr->x, fr->y, fr->x + fr->width, fr->y + fr->height))
@@ -215,13 +286,13 @@ int tw_graph_render(cairo_t *cr, const tw_graph_scene *s, const tw_graph_viewpor
     }
     for (int e = 0; e < s->layout->nedges; e++)
         if (edge_visible(&s->layout->edges[e], &r)) {
-            draw_edge(cr, s, e, shape, &style);
+            draw_edge(cr, s, e, shape, &heat, &style);
             drawn++;
         }
     for (int v = 0; v < s->layout->nnodes; v++) {
         const tw_layout_box *b = &s->layout->nodes[v];
         if (reaches(&r, b->x, b->y, b->x + b->width, b->y + b->height)) {
-            draw_node(cr, s, v, title, detail, dark, &style);
+            draw_node(cr, s, v, title, detail, &heat, dark, &style);
             drawn++;
         }
     }

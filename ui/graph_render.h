@@ -1,6 +1,7 @@
 /* The graph view's pure renderer: a laid-out visible graph (graph_model.h,
  * graph_layout.h) drawn into any cairo_t through a viewport (zoom, pan).
- * Boxes are coloured by op kind, edges are as wide as their tensors are
+ * Boxes are coloured by op kind, or, when the graph has a profile
+ * (graph_profile.h), by measured time on a heat scale; edges are as wide as their tensors are
  * large and carry their shapes; the selected node and the inputs it depends
  * on are highlighted. Only what falls in the viewport is drawn, so a frame
  * costs what is visible, not the graph's size. */
@@ -25,6 +26,10 @@ typedef struct {
 #define TW_GRAPH_FRAME_HEADER 18.0  /* above them: the title */
 #define TW_GRAPH_EXPANDER_WIDTH 24.0 /* a collapsed scope's box: its left part opens it */
 
+/* What a box's colour says: its op's kind, or its measured time (the
+ * model's profile; boxes without a time are grey). */
+typedef enum { TW_GRAPH_COLOR_KIND, TW_GRAPH_COLOR_TIME } tw_graph_color_mode;
+
 typedef struct {
     const tw_graph_model *model;
     const tw_visible_graph *graph;
@@ -33,6 +38,7 @@ typedef struct {
     const bool *highlighted;       /* per visible node (the selection and its inputs), or NULL */
     int nframes;
     const tw_graph_frame *frames;  /* drawn behind the boxes, in order; may be NULL */
+    tw_graph_color_mode color_by;  /* TIME without a profile in the model draws kinds */
 } tw_graph_scene;
 
 /* Screen = (world - origin) * scale: origin is the world point at the
@@ -45,6 +51,12 @@ typedef struct {
 void tw_graph_node_size(const tw_graph_model *model, const tw_visible_node *node, double *width, double *height);
 /* The fill colour of a kind of box. */
 tw_rgb tw_graph_kind_color(tw_op_kind kind, bool dark);
+/* The heat scale at t in [0, 1]: light yellow, orange, dark red. */
+tw_rgb tw_graph_heat_color(double t);
+/* Where us falls on the heat scale between min_us and max_us, by log. */
+double tw_graph_heat_position(double us, double min_us, double max_us);
+/* A box without a measured time. */
+tw_rgb tw_graph_untimed_color(bool dark);
 /* The selected node and every visible node it depends on (g_free it). */
 bool *tw_graph_dependencies(const tw_visible_graph *graph, int selected);
 /* The visible node at world point (x, y), or -1. */

@@ -7,8 +7,12 @@
 #include <tw/model_file.h>
 #include <tw/run_store.h>
 
+#include "graph_profile.h"
+
 #define SOURCE_ERROR g_quark_from_static_string("tw-graph-source")
 #define TRACE_PREFIX "The model cannot be traced: "
+#define GRAPH_TAG_PREFIX "graph/"
+#define PROFILE_TAG_PREFIX "profile/"
 
 static void stored_graph_clear(gpointer data)
 {
@@ -24,7 +28,7 @@ static void add_run_graphs(tw_run_store *store, const tw_run_info *run, GArray *
         return;
     for (int t = 0; t < n; t++)
         if (tags[t].kind == TW_SERIES_GRAPH && tags[t].count > 0) {
-            tw_stored_graph g = {g_strdup(run->name), g_strdup(tags[t].name), tags[t].id};
+            tw_stored_graph g = {g_strdup(run->name), g_strdup(tags[t].name), run->id, tags[t].id};
             g_array_append_val(out, g);
         }
     tw_tag_info_free(tags, n);
@@ -64,11 +68,8 @@ tw_graph_arrangement *tw_graph_json_arrange(const char *json, GError **error)
 }
 
 /* The series' last record's text, or NULL with the store's message. */
-static char *last_text(const char *logdb, int64_t tag_id)
+static char *last_text(tw_run_store *store, int64_t tag_id)
 {
-    tw_run_store *store = tw_run_store_open(logdb, TW_STORE_READ_ONLY);
-    if (!store)
-        return NULL;
     tw_series_cursor cursor = {0};
     tw_text_record *records = NULL;
     int n = 0;
@@ -77,31 +78,56 @@ static char *last_text(const char *logdb, int64_t tag_id)
         if (n > 0)
             text = g_strdup(records[n - 1].text);
         else
-            tw_error_set("the series holds no graph");
+            tw_error_set("the series holds no record");
         tw_text_record_free(records, n);
     }
-    tw_run_store_close(store);
     return text;
+}
+
+/* The profile stored beside graph g, read into model: none is fine; one
+ * that cannot be read is said in model->profile_error. */
+static void add_profile(tw_run_store *store, const tw_stored_graph *g, tw_graph_model *model)
+{
+    if (!g_str_has_prefix(g->tag, GRAPH_TAG_PREFIX))
+        return;
+    char *tag = g_strconcat(PROFILE_TAG_PREFIX, g->tag + strlen(GRAPH_TAG_PREFIX), NULL);
+    int64_t tag_id = tw_run_store_find_tag(store, g->run_id, tag);
+    char *json = tag_id >= 0 ? last_text(store, tag_id) : NULL;
+    GError *error = NULL;
+    if (tag_id >= 0 && !json)
+        model->profile_error = g_strdup_printf("The profile “%s” of run “%s” cannot be read: %s", tag, g->run,
+                                               tw_last_error());
+    else if (json && !tw_graph_profile_apply(model, json, &error))
+        model->profile_error = g_strdup_printf("The profile “%s” of run “%s” cannot be read: %s", tag, g->run,
+                                               error->message);
+    g_clear_error(&error);
+    g_free(json), g_free(tag);
 }
 
 tw_graph_arrangement *tw_stored_graph_load(const char *logdb, const tw_stored_graph *g, GError **error)
 {
     tw_error_clear();
-    char *json = last_text(logdb, g->tag_id);
+    tw_run_store *store = tw_run_store_open(logdb, TW_STORE_READ_ONLY);
+    char *json = store ? last_text(store, g->tag_id) : NULL;
     if (!json) {
         g_set_error(error, SOURCE_ERROR, 1, "The graph “%s” of run “%s” cannot be read from %s: %s", g->tag, g->run,
                     logdb, tw_last_error());
+        tw_run_store_close(store);
         return NULL;
     }
     GError *parse_error = NULL;
-    tw_graph_arrangement *a = tw_graph_json_arrange(json, &parse_error);
-    if (!a) {
+    tw_graph_model *model = tw_graph_model_parse(json, -1, &parse_error);
+    g_free(json);
+    if (!model) {
         g_set_error(error, SOURCE_ERROR, 1, "The graph “%s” of run “%s” is not a graph the view can read: %s", g->tag,
                     g->run, parse_error->message);
         g_error_free(parse_error);
+        tw_run_store_close(store);
+        return NULL;
     }
-    g_free(json);
-    return a;
+    add_profile(store, g, model);
+    tw_run_store_close(store);
+    return tw_graph_arrangement_new(model, NULL);
 }
 
 tw_graph_arrangement *tw_designer_graph_load(const char *keras_json, GError **error)

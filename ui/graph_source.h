@@ -15,7 +15,7 @@ G_BEGIN_DECLS
 
 typedef struct {
     char *run, *tag;
-    int64_t tag_id;
+    int64_t run_id, tag_id;
 } tw_stored_graph;
 
 /* Every graph series in the run database at logdb, by run then tag; an
@@ -26,7 +26,10 @@ GArray *tw_stored_graphs_list(const char *logdb, GError **error);
 char *tw_stored_graph_label(const tw_stored_graph *g);
 
 /* The last graph stored in the series, arranged; NULL with *error naming
- * the run and tag when it cannot be read or parsed. */
+ * the run and tag when it cannot be read or parsed. A graph "graph/X" comes
+ * with the run's profile "profile/X" when there is one (graph_profile.h);
+ * one that cannot be read leaves the graph without times and its model's
+ * profile_error naming the run and tag. */
 tw_graph_arrangement *tw_stored_graph_load(const char *logdb, const tw_stored_graph *g, GError **error);
 /* The Keras model's traced forward pass, arranged; NULL with *error
  * ("The designer's model cannot be traced: ...") when it cannot be. */

@@ -15,6 +15,7 @@
 #include <tw/layers.h>
 
 #include "graph_inspector.h"
+#include "graph_profile.h"
 #include "graph_source.h"
 
 #define GRAPH_CSS "/io/github/twb/Workbench/graph.css"
@@ -22,10 +23,13 @@
 #define ZOOM_STEP 1.25
 #define INSPECTOR_WIDTH 320
 #define EXPORT_MAX_SIDE 16000 /* pixels: a larger PNG is drawn smaller */
+#define HEAT_STRIP_WIDTH 160
+#define UNTIMED_SWATCH -1 /* draw_swatch's data for "not measured" */
 
 struct _TwGraphView {
     GtkWidget parent_instance;
     GtkWidget *box, *sources, *search, *search_status, *note, *stack, *message, *canvas_widget, *inspector;
+    GtkWidget *color_box, *color, *legends, *heat_strip, *heat_min, *heat_max;
     TwGraphCanvas *canvas;
     GtkStringList *source_labels;
     gboolean updating_sources;
@@ -78,12 +82,39 @@ static void set_ready(TwGraphView *view, gboolean ready)
 
 /* ---- what the page shows ----------------------------------------------------------- */
 
+/* The Colour control is there only for a graph with a profile; the canvas
+ * and the legend follow its choice. */
+static void apply_color(TwGraphView *view)
+{
+    const tw_graph_arrangement *a = tw_graph_canvas_arrangement(view->canvas);
+    double min_us = 0, max_us = 0;
+    gboolean timed = a && a->model->node_us && tw_graph_time_range(a->model, a->graph, &min_us, &max_us);
+    gtk_widget_set_visible(view->color_box, timed);
+    gboolean heat = timed && gtk_drop_down_get_selected(GTK_DROP_DOWN(view->color)) == TW_GRAPH_COLOR_TIME;
+    tw_graph_canvas_set_color_mode(view->canvas, heat ? TW_GRAPH_COLOR_TIME : TW_GRAPH_COLOR_KIND);
+    gtk_stack_set_visible_child_name(GTK_STACK(view->legends), heat ? "time" : "kind");
+    if (!heat)
+        return;
+    char text[32];
+    gtk_label_set_text(GTK_LABEL(view->heat_min), tw_graph_format_us(min_us, text, sizeof text));
+    gtk_label_set_text(GTK_LABEL(view->heat_max), tw_graph_format_us(max_us, text, sizeof text));
+}
+
+/* The message line: why the shown graph's profile could not be read. */
+static void set_note(TwGraphView *view, const char *text)
+{
+    gtk_label_set_text(GTK_LABEL(view->note), text ? text : "");
+    gtk_widget_set_tooltip_text(view->note, text);
+}
+
 static void show_message(TwGraphView *view, const char *text)
 {
     view->busy = FALSE;
     gtk_label_set_text(GTK_LABEL(view->message), text);
     gtk_stack_set_visible_child_name(GTK_STACK(view->stack), "message");
     tw_graph_canvas_set_arrangement(view->canvas, NULL);
+    apply_color(view);
+    set_note(view, NULL);
     set_ready(view, TRUE);
 }
 
@@ -137,8 +168,10 @@ static void show_arrangement(TwGraphView *view, tw_graph_arrangement *a, gboolea
     view->busy = FALSE;
     tw_graph_canvas_set_arrangement(view->canvas, a);
     gtk_stack_set_visible_child_name(GTK_STACK(view->stack), "graph");
+    apply_color(view);
     double x, y;
     if (fresh) {
+        set_note(view, a->model->profile_error);
         tw_graph_canvas_fit(view->canvas);
     } else if (view->anchor_scope >= 0 && scope_point(a, view->anchor_scope, &x, &y)) {
         tw_graph_viewport vp = tw_graph_canvas_viewport(view->canvas);
@@ -249,13 +282,14 @@ static void load_stored(TwGraphView *view, const tw_stored_graph *g)
     load_job *j = g_new0(load_job, 1);
     j->job = begin_job(view, "Reading the graph…");
     j->logdb = g_strdup(view->logdb);
-    j->stored = (tw_stored_graph){g_strdup(g->run), g_strdup(g->tag), g->tag_id};
+    j->stored = (tw_stored_graph){g_strdup(g->run), g_strdup(g->tag), g->run_id, g->tag_id};
     run_job(view, j);
 }
 
 static void load_source(TwGraphView *view)
 {
     tw_graph_canvas_set_arrangement(view->canvas, NULL);
+    apply_color(view);
     if (view->source == 0 || !view->stored || view->source > view->stored->len)
         load_designer(view);
     else
@@ -346,6 +380,11 @@ static void on_source_selected(GtkDropDown *drop_down, GParamSpec *pspec, TwGrap
         return;
     view->source = selected;
     load_source(view);
+}
+
+static void on_color_selected(GtkDropDown *drop_down, GParamSpec *pspec, TwGraphView *view)
+{
+    apply_color(view);
 }
 
 static void zoom_by(TwGraphView *view, double factor)
@@ -441,6 +480,14 @@ static GtkWidget *build_toolbar(TwGraphView *view)
     view->sources = gtk_drop_down_new(G_LIST_MODEL(view->source_labels), NULL);
     g_signal_connect(view->sources, "notify::selected", G_CALLBACK(on_source_selected), view);
     gtk_box_append(GTK_BOX(bar), view->sources);
+    view->color_box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    gtk_box_append(GTK_BOX(view->color_box), gtk_label_new("Colour"));
+    view->color = gtk_drop_down_new_from_strings((const char *const[]){"Op kind", "Time", NULL});
+    gtk_widget_set_tooltip_text(view->color, "Colour the boxes by their op's kind, or by the time the run measured");
+    g_signal_connect(view->color, "notify::selected", G_CALLBACK(on_color_selected), view);
+    gtk_box_append(GTK_BOX(view->color_box), view->color);
+    gtk_widget_set_visible(view->color_box, FALSE); /* shown for a graph with a profile */
+    gtk_box_append(GTK_BOX(bar), view->color_box);
     view->search = gtk_search_entry_new();
     g_object_set(view->search, "placeholder-text", "Find a node by name or op", NULL);
     gtk_widget_set_tooltip_text(view->search, "Enter goes to the next match");
@@ -474,7 +521,8 @@ static void draw_swatch(GtkDrawingArea *area, cairo_t *cr, int width, int height
     gtk_style_context_get_color(gtk_widget_get_style_context(GTK_WIDGET(area)), &fg);
     G_GNUC_END_IGNORE_DEPRECATIONS
     gboolean dark = 0.299 * fg.red + 0.587 * fg.green + 0.114 * fg.blue > 0.5;
-    tw_rgb c = tw_graph_kind_color(GPOINTER_TO_INT(kind), dark);
+    int k = GPOINTER_TO_INT(kind);
+    tw_rgb c = k == UNTIMED_SWATCH ? tw_graph_untimed_color(dark) : tw_graph_kind_color(k, dark);
     cairo_rectangle(cr, 0.5, 0.5, width - 1, height - 1);
     cairo_set_source_rgb(cr, c.r, c.g, c.b);
     cairo_fill_preserve(cr);
@@ -483,7 +531,50 @@ static void draw_swatch(GtkDrawingArea *area, cairo_t *cr, int width, int height
     cairo_stroke(cr);
 }
 
-static GtkWidget *build_legend(void)
+static GtkWidget *swatch_new(int kind)
+{
+    GtkWidget *swatch = gtk_drawing_area_new();
+    gtk_drawing_area_set_content_width(GTK_DRAWING_AREA(swatch), 12);
+    gtk_drawing_area_set_content_height(GTK_DRAWING_AREA(swatch), 12);
+    gtk_widget_set_valign(swatch, GTK_ALIGN_CENTER);
+    gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(swatch), draw_swatch, GINT_TO_POINTER(kind), NULL);
+    return swatch;
+}
+
+/* The heat scale from the fastest box's time (left) to the slowest's. */
+static void draw_heat_strip(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+    for (int x = 0; x < width; x++) {
+        tw_rgb c = tw_graph_heat_color(width > 1 ? x / (double)(width - 1) : 1);
+        cairo_set_source_rgb(cr, c.r, c.g, c.b);
+        cairo_rectangle(cr, x, 0, 1, height);
+        cairo_fill(cr);
+    }
+}
+
+static GtkWidget *build_heat_legend(TwGraphView *view)
+{
+    GtkWidget *legend = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    gtk_box_append(GTK_BOX(legend), gtk_label_new("Time per run (log scale):"));
+    view->heat_min = gtk_label_new("");
+    gtk_box_append(GTK_BOX(legend), view->heat_min);
+    view->heat_strip = gtk_drawing_area_new();
+    gtk_drawing_area_set_content_width(GTK_DRAWING_AREA(view->heat_strip), HEAT_STRIP_WIDTH);
+    gtk_drawing_area_set_content_height(GTK_DRAWING_AREA(view->heat_strip), 12);
+    gtk_widget_set_valign(view->heat_strip, GTK_ALIGN_CENTER);
+    gtk_widget_add_css_class(view->heat_strip, "graph-heat-scale");
+    gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(view->heat_strip), draw_heat_strip, NULL, NULL);
+    gtk_box_append(GTK_BOX(legend), view->heat_strip);
+    view->heat_max = gtk_label_new("");
+    gtk_box_append(GTK_BOX(legend), view->heat_max);
+    GtkWidget *untimed = swatch_new(UNTIMED_SWATCH);
+    gtk_widget_set_margin_start(untimed, 12);
+    gtk_box_append(GTK_BOX(legend), untimed);
+    gtk_box_append(GTK_BOX(legend), gtk_label_new("not measured"));
+    return legend;
+}
+
+static GtkWidget *build_kind_legend(void)
 {
     static const struct { tw_op_kind kind; const char *label; } items[] = {
         {TW_OP_KIND_LINEAR, "matmul, conv"}, {TW_OP_KIND_ELEMENTWISE, "elementwise"},
@@ -491,17 +582,22 @@ static GtkWidget *build_legend(void)
         {TW_OP_KIND_SOURCE, "input, variable, constant"}, {TW_OP_KIND_SCOPE, "closed scope (layer)"},
     };
     GtkWidget *legend = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 10);
-    gtk_widget_add_css_class(legend, "graph-legend");
     for (size_t i = 0; i < G_N_ELEMENTS(items); i++) {
-        GtkWidget *swatch = gtk_drawing_area_new();
-        gtk_drawing_area_set_content_width(GTK_DRAWING_AREA(swatch), 12);
-        gtk_drawing_area_set_content_height(GTK_DRAWING_AREA(swatch), 12);
-        gtk_widget_set_valign(swatch, GTK_ALIGN_CENTER);
-        gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(swatch), draw_swatch, GINT_TO_POINTER(items[i].kind), NULL);
-        gtk_box_append(GTK_BOX(legend), swatch);
+        gtk_box_append(GTK_BOX(legend), swatch_new(items[i].kind));
         gtk_box_append(GTK_BOX(legend), gtk_label_new(items[i].label));
     }
     return legend;
+}
+
+/* The op kinds' colours, or the heat scale when colouring by time. */
+static GtkWidget *build_legends(TwGraphView *view)
+{
+    view->legends = gtk_stack_new();
+    gtk_widget_add_css_class(view->legends, "graph-legend");
+    gtk_stack_add_named(GTK_STACK(view->legends), build_kind_legend(), "kind");
+    gtk_stack_add_named(GTK_STACK(view->legends), build_heat_legend(view), "time");
+    gtk_stack_set_visible_child_name(GTK_STACK(view->legends), "kind");
+    return view->legends;
 }
 
 /* ---- selection, scopes, search ------------------------------------------------------------ */
@@ -639,6 +735,7 @@ static gboolean export_graph(TwGraphView *view, const char *path, gboolean svg, 
     cairo_t *cr = cairo_create(surface);
     tw_graph_scene scene = tw_graph_arrangement_scene(a, tw_graph_canvas_selected(view->canvas),
                                                       tw_graph_canvas_highlighted(view->canvas));
+    scene.color_by = tw_graph_canvas_color_mode(view->canvas);
     tw_graph_viewport vp = {scale, 0, 0};
     tw_graph_render(cr, &scene, &vp, width, height, false);
     cairo_destroy(cr);
@@ -772,7 +869,7 @@ static GtkWidget *build_graph_page(TwGraphView *view)
     /* The legend below the drawing, not over it: it would hide the last boxes. */
     GtkWidget *drawing = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
     gtk_box_append(GTK_BOX(drawing), view->canvas_widget);
-    gtk_box_append(GTK_BOX(drawing), build_legend());
+    gtk_box_append(GTK_BOX(drawing), build_legends(view));
     view->inspector = tw_graph_inspector_new();
     gtk_widget_set_size_request(view->inspector, INSPECTOR_WIDTH, -1);
     g_signal_connect(view->inspector, "notify::trace-inputs", G_CALLBACK(on_trace_inputs), view);
@@ -851,4 +948,14 @@ TwGraphCanvas *tw_graph_view_canvas(TwGraphView *view)
 GtkWidget *tw_graph_view_inspector(TwGraphView *view)
 {
     return view->inspector;
+}
+
+GtkWidget *tw_graph_view_color_control(TwGraphView *view)
+{
+    return view->color;
+}
+
+const char *tw_graph_view_note(TwGraphView *view)
+{
+    return gtk_label_get_text(GTK_LABEL(view->note));
 }

@@ -1,7 +1,8 @@
 /* TwGraphView: the window's Graph page. A toolbar (the source: the
- * designer's model or a graph stored in the run database; search by name
- * or op; zoom, fit; export PNG and SVG), the graph (graph_canvas.h) with a
- * legend of the op kinds' colours, and the selected box's details
+ * designer's model or a graph stored in the run database; for a stored
+ * graph with a profile, Colour by op kind or by measured time; search by
+ * name or op; zoom, fit; export PNG and SVG), the graph (graph_canvas.h)
+ * with a legend of the op kinds' colours or the heat scale of the times, and the selected box's details
  * (graph_inspector.h). Tracing, parsing, layout and reading the run
  * database happen in worker threads; only their results reach the main
  * loop. When a graph cannot be shown, the page says why in plain words. */
@@ -36,6 +37,12 @@ gboolean tw_graph_view_ready(TwGraphView *view);
 const char *tw_graph_view_message(TwGraphView *view);
 TwGraphCanvas *tw_graph_view_canvas(TwGraphView *view);
 GtkWidget *tw_graph_view_inspector(TwGraphView *view);
+/* The Colour drop-down (0: op kind, 1: time; tw_graph_color_mode); its
+ * row is visible only while the graph shown has a profile. */
+GtkWidget *tw_graph_view_color_control(TwGraphView *view);
+/* The toolbar's message line (why the graph's profile cannot be read, or
+ * where an export went); "" when it says nothing. */
+const char *tw_graph_view_note(TwGraphView *view);
 
 /* Open or close a scope (laid out again in a thread, the view kept centred
  * on it). */
