@@ -112,7 +112,9 @@ static void render_job_run(render_job *job)
 {
     gint64 start = g_get_monotonic_time();
     graph_image *im = &job->image;
-    im->surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, im->width * im->scale, im->height * im->scale);
+    /* Opaque (the renderer fills the background): each frame's copy of it
+     * is then a plain copy, no blending. */
+    im->surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, im->width * im->scale, im->height * im->scale);
     cairo_surface_set_device_scale(im->surface, im->scale, im->scale);
     cairo_t *cr = cairo_create(im->surface);
     tw_graph_scene scene = tw_graph_arrangement_scene(job->arrangement, job->selected, job->highlighted);
@@ -244,6 +246,7 @@ static void tw_graph_canvas_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
         cairo_set_source_surface(cr, im->surface, 0, 0);
         /* Scaled only until the new image lands: the cheapest filter. */
         cairo_pattern_set_filter(cairo_get_source(cr), zoom == 1 ? CAIRO_FILTER_NEAREST : CAIRO_FILTER_FAST);
+        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE);
         cairo_paint(cr);
         cairo_destroy(cr);
     } else {
