@@ -24,6 +24,7 @@
 #include "chart_hover.h"
 #include "render_style.h"
 #include "series_view.h"
+#include "widget_image.h"
 
 #define HEADROOM 0.05         /* of the span, right of the last point while following */
 #define LONE_SPAN 2           /* steps or seconds: the least x range that follows the data */
@@ -412,19 +413,6 @@ static void image_clear(chart_image *im)
     g_clear_pointer(&im->surface, cairo_surface_destroy);
 }
 
-/* The texture holds a reference to the surface whose pixels it shows. */
-static GdkTexture *texture_of(cairo_surface_t *surface)
-{
-    cairo_surface_flush(surface);
-    int width = cairo_image_surface_get_width(surface), height = cairo_image_surface_get_height(surface);
-    int stride = cairo_image_surface_get_stride(surface);
-    GBytes *bytes = g_bytes_new_with_free_func(cairo_image_surface_get_data(surface), (gsize)stride * (gsize)height,
-                                               (GDestroyNotify)cairo_surface_destroy, cairo_surface_reference(surface));
-    GdkTexture *texture = gdk_memory_texture_new(width, height, GDK_MEMORY_DEFAULT, bytes, (gsize)stride);
-    g_bytes_unref(bytes);
-    return texture;
-}
-
 static void take_image(TwChartView *view, render_job *job)
 {
     view->render_ms = job->ms;
@@ -525,13 +513,6 @@ static gboolean image_moved(TwChartView *view, double *x0, double *y0, double *s
     return isfinite(*x0) && isfinite(*y0) && isfinite(*sx) && isfinite(*sy) && *sx > 0 && *sy > 0;
 }
 
-static gboolean cairo_rendered(GtkWidget *widget)
-{
-    GtkNative *native = gtk_widget_get_native(widget);
-    GskRenderer *renderer = native ? gtk_native_get_renderer(native) : NULL;
-    return renderer && GSK_IS_CAIRO_RENDERER(renderer);
-}
-
 /* The image with Cairo; moved, the plot alone over the background (the
  * axes and labels as they were until the new image lands). */
 static void paint_image(TwChartView *view, cairo_t *cr)
@@ -569,7 +550,7 @@ static void append_texture(TwChartView *view, GtkSnapshot *snapshot)
 {
     chart_image *im = &view->image;
     if (!im->texture)
-        im->texture = texture_of(im->surface);
+        im->texture = tw_texture_of_surface(im->surface);
     graphene_rect_t whole = GRAPHENE_RECT_INIT(0, 0, im->width, im->height);
     gtk_snapshot_append_texture(snapshot, im->texture, &whole);
     double x0, y0, sx, sy;
@@ -637,12 +618,12 @@ static void tw_chart_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
     gboolean overlays = view->drag == DRAG_ZOOM || hover_inside(view);
     if (!view->image.surface) /* the first image is being drawn */
         append_background(snapshot, is_dark(widget), &bounds);
-    else if (!cairo_rendered(widget))
+    else if (!tw_widget_cairo_rendered(widget))
         append_texture(view, snapshot);
-    if (!overlays && (!view->image.surface || !cairo_rendered(widget)))
+    if (!overlays && (!view->image.surface || !tw_widget_cairo_rendered(widget)))
         return;
     cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &bounds);
-    if (view->image.surface && cairo_rendered(widget))
+    if (view->image.surface && tw_widget_cairo_rendered(widget))
         paint_image(view, cr);
     draw_drag_rectangle(view, cr);
     draw_hover(view, cr, width, height);

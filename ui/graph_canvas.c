@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "render_style.h"
+#include "widget_image.h"
 
 #define ZOOM_STEP 1.2     /* per scroll notch and key press */
 #define MIN_SCALE 0.01
@@ -112,9 +113,9 @@ static void render_job_run(render_job *job)
 {
     gint64 start = g_get_monotonic_time();
     graph_image *im = &job->image;
-    /* Opaque (the renderer fills the background): each frame's copy of it
-     * is then a plain copy, no blending. */
-    im->surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, im->width * im->scale, im->height * im->scale);
+    /* ARGB32, as the GL path's texture (GDK_MEMORY_DEFAULT) reads it; opaque
+     * all the same, since the renderer fills the background. */
+    im->surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, im->width * im->scale, im->height * im->scale);
     cairo_surface_set_device_scale(im->surface, im->scale, im->scale);
     cairo_t *cr = cairo_create(im->surface);
     tw_graph_scene scene = tw_graph_arrangement_scene(job->arrangement, job->selected, job->highlighted);
@@ -189,25 +190,6 @@ static void update_image(TwGraphCanvas *c, int width, int height, int scale, gbo
     g_object_unref(task);
 }
 
-static GdkTexture *texture_of(cairo_surface_t *surface)
-{
-    cairo_surface_flush(surface);
-    int width = cairo_image_surface_get_width(surface), height = cairo_image_surface_get_height(surface);
-    int stride = cairo_image_surface_get_stride(surface);
-    GBytes *bytes = g_bytes_new_with_free_func(cairo_image_surface_get_data(surface), (gsize)stride * (gsize)height,
-                                               (GDestroyNotify)cairo_surface_destroy, cairo_surface_reference(surface));
-    GdkTexture *texture = gdk_memory_texture_new(width, height, GDK_MEMORY_DEFAULT, bytes, (gsize)stride);
-    g_bytes_unref(bytes);
-    return texture;
-}
-
-static gboolean cairo_rendered(GtkWidget *widget)
-{
-    GtkNative *native = gtk_widget_get_native(widget);
-    GskRenderer *renderer = native ? gtk_native_get_renderer(native) : NULL;
-    return renderer && GSK_IS_CAIRO_RENDERER(renderer);
-}
-
 static gboolean emit_drawn(gpointer data)
 {
     TwGraphCanvas *c = data;
@@ -241,17 +223,17 @@ static void tw_graph_canvas_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
     gtk_snapshot_save(snapshot);
     gtk_snapshot_translate(snapshot, &GRAPHENE_POINT_INIT(dx, dy));
     gtk_snapshot_scale(snapshot, zoom, zoom);
-    if (cairo_rendered(widget)) {
+    if (tw_widget_cairo_rendered(widget)) {
         cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &whole);
         cairo_set_source_surface(cr, im->surface, 0, 0);
         /* Scaled only until the new image lands: the cheapest filter. */
         cairo_pattern_set_filter(cairo_get_source(cr), zoom == 1 ? CAIRO_FILTER_NEAREST : CAIRO_FILTER_FAST);
-        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE);
+        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE); /* opaque: a copy, no blending */
         cairo_paint(cr);
         cairo_destroy(cr);
     } else {
         if (!im->texture)
-            im->texture = texture_of(im->surface);
+            im->texture = tw_texture_of_surface(im->surface);
         gtk_snapshot_append_texture(snapshot, im->texture, &whole);
     }
     gtk_snapshot_restore(snapshot);
