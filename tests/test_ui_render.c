@@ -244,6 +244,97 @@ static void test_time_ticks(void)
     g_assert_cmpint(t.n, >=, 2);
 }
 
+/* An epoch chart with one point at step 1687: the view the chart gives a
+ * lone point (a step either side, 5% room on the right) has whole-step
+ * ticks, the point on one of them when there is room for three. */
+static void test_one_point_epoch_ticks(void)
+{
+    tw_chart c = {.x_axis = TW_X_STEP, .y_axis = TW_Y_LINEAR, .x_lo = 1686, .x_hi = 1688.1, .y_lo = 0.4,
+                  .y_hi = 0.6, .hover_x = NAN};
+    for (int width = 200; width <= 1600; width += 200) {
+        tw_ticks x, y;
+        tw_chart_ticks(&c, tw_chart_plot_area(width, 300), &x, &y);
+        g_assert_cmpint(x.n, >=, 2);
+        bool has_point = false;
+        for (int i = 0; i < x.n; i++) {
+            g_assert_cmpfloat(x.values[i], ==, round(x.values[i]));
+            g_assert_null(strchr(x.labels[i], '.'));
+            has_point |= x.values[i] == 1687;
+        }
+        g_assert_true(has_point || x.n < 3);
+    }
+    tw_ticks t;
+    tw_ticks_integer(1686, 1688.1, 5, &t);
+    assert_labels(&t, (const char *const[]){"1686", "1687", "1688"}, 3);
+    tw_ticks_integer(7, 7, 5, &t); /* an empty range: whole steps around it */
+    assert_labels(&t, (const char *const[]){"6", "7", "8"}, 3);
+    tw_ticks_integer(0, 2000, 4, &t); /* wide ranges as on any linear axis */
+    assert_labels(&t, (const char *const[]){"0", "500", "1k", "1.5k", "2k"}, 5);
+}
+
+/* The wall-clock axis shows the time of day; a date only at a midnight of
+ * a range that spans days, or when its ticks are days apart. */
+static void test_wall_clock_axis(void)
+{
+    g_assert_cmpstr(tw_chart_x_unit(TW_X_WALL_TIME), ==, "local time");
+    g_assert_cmpstr(tw_chart_x_unit(TW_X_STEP), ==, "step");
+    g_assert_cmpstr(tw_chart_x_unit(TW_X_RELATIVE_TIME), ==, "time");
+    /* A 40 s training run at 1.7e9 (2023-11-14 22:13:20 UTC). */
+    tw_chart c = {.x_axis = TW_X_WALL_TIME, .y_axis = TW_Y_LINEAR, .x_lo = 1.7e9, .x_hi = 1.7e9 + 40, .y_lo = 0,
+                  .y_hi = 1, .hover_x = NAN};
+    tw_ticks x, y;
+    tw_chart_ticks(&c, tw_chart_plot_area(640, 300), &x, &y);
+    g_assert_cmpint(x.n, >=, 3);
+    for (int i = 0; i < x.n; i++)
+        g_assert_true(g_regex_match_simple("^22:1[34]:[0-5][0-9]$", x.labels[i], 0, 0));
+    /* A lone point: two seconds around it. */
+    tw_ticks_time(1.7e9 - 1, 1.7e9 + 1.1, 5, true, &x);
+    g_assert_cmpint(x.n, >=, 2);
+    for (int i = 0; i < x.n; i++)
+        g_assert_true(g_regex_match_simple("^22:13:(19|20|21)(\\.[05])?$", x.labels[i], 0, 0));
+    /* 20:00 to 04:00: times, and the date at midnight. */
+    double evening = 1.7e9 - 8000; /* 20:00 UTC */
+    tw_ticks_time(evening, evening + 8 * 3600, 4, true, &x);
+    assert_labels(&x, (const char *const[]){"20:00", "22:00", "Nov 15", "02:00", "04:00"}, 5);
+    /* Weeks: dates. */
+    tw_ticks_time(1.7e9, 1.7e9 + 21 * 86400, 4, true, &x);
+    for (int i = 0; i < x.n; i++)
+        g_assert_true(g_regex_match_simple("^Nov [0-9]{2}$|^Dec [0-9]{2}$", x.labels[i], 0, 0));
+}
+
+/* The card lays its export buttons over the chart's top right corner: with
+ * header_reserve set, neither "log scale" nor a long title is drawn there. */
+static void test_header_clear_of_buttons(void)
+{
+    const int width = 600, height = 300, reserve = 140;
+    tw_lod_column columns[10];
+    for (int i = 0; i < 10; i++)
+        columns[i] = (tw_lod_column){.count = 1, .first = {i, 0, 1 + i}, .last = {i, 0, 1 + i}, .min = 1 + i,
+                                     .max = 1 + i};
+    tw_chart_series s = {.color = tw_run_color(0), .ncolumns = 10, .columns = columns};
+    const char *titles[] = {"loss", "a/very/long/tag/name/that/would/run/under/the/export/buttons/of/the/card"};
+    for (int t = 0; t < 2; t++) {
+        tw_chart c = {.x_axis = TW_X_STEP, .y_axis = TW_Y_LOG, .x_lo = 0, .x_hi = 9, .y_lo = 0.5, .y_hi = 20,
+                      .nseries = 1, .series = &s, .title = titles[t], .hover_x = NAN, .header_reserve = reserve};
+        cairo_t *cr;
+        cairo_surface_t *surface = surface_new(width, height, &cr);
+        tw_chart_render(cr, width, height, &c);
+        tw_rect plot = tw_chart_plot_area(width, height);
+        for (int y = 0; y < (int)plot.y - 1; y++)
+            for (int x = width - reserve; x < width; x++)
+                assert_background(surface, x, y, false);
+        /* The caption is there, left of the reserve: some ink in the header
+         * between the title's end and the reserve. */
+        int ink = 0;
+        for (int y = 0; y < (int)plot.y - 1; y++)
+            for (int x = width - reserve - 70; x < width - reserve; x++)
+                ink += pixel_at(surface, x, y).r < 0.8;
+        g_assert_cmpint(ink, >, 0);
+        cairo_destroy(cr);
+        cairo_surface_destroy(surface);
+    }
+}
+
 /* ---- mapping and ranges -------------------------------------------------------- */
 static void test_mapping(void)
 {
@@ -714,6 +805,42 @@ static void test_distribution_bands(void)
     free_histograms(h, 10);
 }
 
+/* The offset histogram's step axis, right of the plot: its unit ("step")
+ * and its tick labels each stand apart. Rows with ink in that column come
+ * in groups no taller than a line of text (two labels on each other make
+ * a taller one) with at least five blank rows between them: "step" under
+ * the plot shared rows with the last step's label, their glyphs three
+ * rows apart in this font and touching in others. */
+static void test_histogram_labels_apart(void)
+{
+    tw_histogram *h = drifting_histograms(21, 64); /* steps 0 to 2000: the last one has a tick */
+    for (int height = 200; height <= 500; height += 60) {
+        const int width = 480;
+        cairo_t *cr;
+        cairo_surface_t *surface = surface_new(width, height, &cr);
+        tw_histogram_chart hc = {.mode = TW_HISTOGRAM_OFFSET, .n = 21, .histograms = h, .color = tw_run_color(2),
+                                 .title = "w"};
+        tw_histogram_render(cr, width, height, &hc);
+        int run = 0, tallest = 0, blank = -1, narrowest = height;
+        for (int y = 0; y < height; y++) {
+            bool ink = false;
+            for (int x = width - 56; x < width && !ink; x++)
+                ink = pixel_at(surface, x, y).r < 0.97;
+            if (ink && blank >= 0 && run == 0)
+                narrowest = MIN(narrowest, blank);
+            blank = ink ? 0 : blank >= 0 ? blank + 1 : -1;
+            run = ink ? run + 1 : 0;
+            tallest = MAX(tallest, run);
+        }
+        g_assert_cmpint(tallest, >, 5);
+        g_assert_cmpint(tallest, <=, 16);
+        g_assert_cmpint(narrowest, >=, 5);
+        cairo_destroy(cr);
+        cairo_surface_destroy(surface);
+    }
+    free_histograms(h, 21);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -723,6 +850,9 @@ int main(int argc, char **argv)
     g_test_add_func("/render/ticks/linear", test_linear_ticks);
     g_test_add_func("/render/ticks/log", test_log_ticks);
     g_test_add_func("/render/ticks/time", test_time_ticks);
+    g_test_add_func("/render/ticks/one-point-epoch", test_one_point_epoch_ticks);
+    g_test_add_func("/render/ticks/wall-clock", test_wall_clock_axis);
+    g_test_add_func("/render/header-clear-of-buttons", test_header_clear_of_buttons);
     g_test_add_func("/render/mapping", test_mapping);
     g_test_add_func("/render/auto-y-range", test_auto_y_range);
     g_test_add_func("/render/sparse-points", test_sparse_points);
@@ -734,6 +864,7 @@ int main(int argc, char **argv)
     g_test_add_func("/render/rebin", test_rebin);
     g_test_add_func("/render/styles", test_styles);
     g_test_add_func("/render/histogram-modes", test_histogram_modes);
+    g_test_add_func("/render/histogram-labels-apart", test_histogram_labels_apart);
     g_test_add_func("/render/distribution-bands", test_distribution_bands);
     return g_test_run();
 }

@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "chart_paths.h"
 #include "chart_render.h"
@@ -225,11 +224,11 @@ static tw_chart drawable_view(const tw_chart *chart)
     return v;
 }
 
-static void compute_ticks(const tw_chart *c, tw_rect plot, tw_ticks *xt, tw_ticks *yt)
+void tw_chart_ticks(const tw_chart *c, tw_rect plot, tw_ticks *xt, tw_ticks *yt)
 {
     int x_target = (int)(plot.width / 90) + 1, y_target = (int)(plot.height / 45) + 1;
     if (c->x_axis == TW_X_STEP)
-        tw_ticks_linear(c->x_lo, c->x_hi, x_target, xt);
+        tw_ticks_integer(c->x_lo, c->x_hi, x_target, xt);
     else
         tw_ticks_time(c->x_lo, c->x_hi, x_target, c->x_axis == TW_X_WALL_TIME, xt);
     if (c->y_axis == TW_Y_LOG)
@@ -238,20 +237,9 @@ static void compute_ticks(const tw_chart *c, tw_rect plot, tw_ticks *xt, tw_tick
         tw_ticks_linear(c->y_lo, c->y_hi, y_target, yt);
 }
 
-/* The x axis's unit, shown at its right end: the step, or the day the
- * wall-clock view starts on. */
-static void x_unit(const tw_chart *c, char *buf, size_t size)
+const char *tw_chart_x_unit(tw_x_axis axis)
 {
-    if (c->x_axis == TW_X_WALL_TIME) {
-        time_t t = (time_t)floor(c->x_lo);
-        struct tm tm;
-        if (fabs(c->x_lo) < 1e15 && localtime_r(&t, &tm))
-            strftime(buf, size, "%Y-%m-%d", &tm);
-        else
-            strncpy(buf, "wall time", size);
-    } else {
-        strncpy(buf, c->x_axis == TW_X_STEP ? "step" : "time", size);
-    }
+    return axis == TW_X_STEP ? "step" : axis == TW_X_WALL_TIME ? "local time" : "time";
 }
 
 /* Grid, axes and tick labels; the x axis's unit at its right end. */
@@ -259,7 +247,7 @@ static void draw_axes(cairo_t *cr, PangoLayout *layout, const tw_chart *c, tw_re
                       const tw_render_style *style)
 {
     tw_ticks xt, yt;
-    compute_ticks(c, plot, &xt, &yt);
+    tw_chart_ticks(c, plot, &xt, &yt);
     double xs[TW_MAX_TICKS], ys[TW_MAX_TICKS];
     for (int i = 0; i < xt.n; i++)
         xs[i] = tw_chart_x_to_px(c, plot, xt.values[i]);
@@ -267,24 +255,29 @@ static void draw_axes(cairo_t *cr, PangoLayout *layout, const tw_chart *c, tw_re
         ys[i] = tw_chart_y_to_px(c, plot, yt.values[i]);
     tw_render_grid(cr, plot, xs, xt.n, ys, yt.n, style);
 
-    char unit[32];
+    const char *unit = tw_chart_x_unit(c->x_axis);
     double uw, uh, y = plot.y + plot.height + 5, right = plot.x + plot.width;
-    x_unit(c, unit, sizeof unit);
     tw_render_label_size(layout, unit, &uw, &uh);
     tw_render_label(cr, layout, unit, right, y, 1, 0, style->muted);
     tw_render_x_tick_labels(cr, layout, &xt, xs, y, plot.x - MARGIN_LEFT / 2.0, right - uw - 8, style);
     tw_render_y_tick_labels(cr, layout, &yt, ys, plot.x - 6, 1, plot.y, plot.y + plot.height, style);
 }
 
+/* The title at the left, ellipsized; "log scale" at the right, left of
+ * the controls laid over the header's right end (header_reserve). */
 static void draw_header(cairo_t *cr, PangoLayout *layout, const tw_chart *c, int width, tw_rect plot,
                         const tw_render_style *style)
 {
+    double right = fmin(plot.x + plot.width, width - fmax(c->header_reserve, 0));
     double marker_width = 0, h;
     if (c->y_axis == TW_Y_LOG) {
         tw_render_label_size(layout, "log scale", &marker_width, &h);
-        tw_render_label(cr, layout, "log scale", plot.x + plot.width, 8, 1, 0, style->muted);
+        if (right - marker_width > plot.x)
+            tw_render_label(cr, layout, "log scale", right, 8, 1, 0, style->muted);
+        else
+            marker_width = 0; /* no room beside the controls */
     }
-    tw_render_title(cr, c->title, 10, width - 20 - marker_width - (marker_width > 0 ? 12 : 0), style);
+    tw_render_title(cr, c->title, 10, right - 10 - marker_width - (marker_width > 0 ? 12 : 0), style);
 }
 
 /* A bar extreme's pixel row: infinities and values a log axis cannot show

@@ -47,6 +47,9 @@ typedef struct {
  * for log axes ("1e-3", "0.01"), and time units for time axes ("30s",
  * "2m", "1h30m"; wall time as "14:05"). */
 void tw_ticks_linear(double lo, double hi, int target, tw_ticks *out);
+/* An integer axis (steps): tw_ticks_linear with whole steps only, so a view
+ * of two steps gets "1686", "1687", "1688" and never "1687.5". */
+void tw_ticks_integer(double lo, double hi, int target, tw_ticks *out);
 void tw_ticks_log(double lo, double hi, int target, tw_ticks *out);
 void tw_ticks_time(double lo, double hi, int target, bool wall_clock, tw_ticks *out);
 
@@ -75,6 +78,7 @@ typedef struct {
     const char *title;       /* the tag */
     bool dark;               /* dark style */
     double hover_x;          /* NAN for none: draws the vertical guide */
+    double header_reserve;   /* pixels at the header's right left clear for controls laid over the chart */
 } tw_chart;
 
 /* Plot area inside a width x height chart (margins for ticks and title). */
@@ -82,6 +86,13 @@ typedef struct {
     double x, y, width, height;
 } tw_rect;
 tw_rect tw_chart_plot_area(int width, int height);
+
+/* The ticks drawn on the axes: whole steps on the step axis, the time of
+ * day on the wall-clock axis. */
+void tw_chart_ticks(const tw_chart *chart, tw_rect plot, tw_ticks *x, tw_ticks *y);
+/* The x axis's unit, shown at its right end: "step", "time" (since the
+ * run's start), "local time" (of day). */
+const char *tw_chart_x_unit(tw_x_axis axis);
 
 /* Data <-> pixel mapping for the chart's current view. */
 double tw_chart_x_to_px(const tw_chart *chart, tw_rect plot, double x);

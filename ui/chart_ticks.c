@@ -1,5 +1,6 @@
-/* Axis ticks (chart_render.h): 1/2/5 steps on linear axes, decades on log
- * axes, clock units on time axes, with compact labels. Linear tick values
+/* Axis ticks (chart_render.h): 1/2/5 steps on linear axes (whole ones on
+ * an integer axis), decades on log axes, clock units on time axes, with
+ * compact labels. Linear tick values
  * are whole multiples of the step computed as i * m / 10^k (not i * 0.1),
  * so the tick at 0.3 is the double nearest 0.3; labels show the step's
  * decimals and no more. */
@@ -99,7 +100,8 @@ static void format_number(char *buf, size_t size, double v, double resolution, i
     snprintf(buf, size, "%s%s", m, units[u].suffix);
 }
 
-void tw_ticks_linear(double lo, double hi, int target, tw_ticks *out)
+/* 1/2/5 ticks no closer than min_step (0: any). */
+static void ticks_linear(double lo, double hi, int target, double min_step, tw_ticks *out)
 {
     out->n = 0;
     if (!isfinite(lo) || !isfinite(hi))
@@ -109,12 +111,12 @@ void tw_ticks_linear(double lo, double hi, int target, tw_ticks *out)
         lo = hi, hi = t;
     }
     if (hi == lo) {
-        double pad = lo == 0 ? 1 : fabs(lo) * 0.1;
+        double pad = lo == 0 || min_step > 0 ? fmax(1, min_step) : fabs(lo) * 0.1;
         lo -= pad, hi += pad;
     }
     if (!isfinite(hi - lo)) /* wider than the doubles reach */
         return;
-    nice_step step = nice_step_up((hi - lo) / clamp_target(target));
+    nice_step step = nice_step_up(fmax((hi - lo) / clamp_target(target), min_step));
     double size = nice_value(step, 1);
     double i0 = ceil(lo / size - 1e-9), i1 = floor(hi / size + 1e-9);
     for (double i = i0; i <= i1 && out->n < TW_MAX_TICKS; i++)
@@ -123,6 +125,16 @@ void tw_ticks_linear(double lo, double hi, int target, tw_ticks *out)
     int scientific = largest < 1e-3 || largest >= 1e15;
     for (int k = 0; k < out->n; k++)
         format_number(out->labels[k], sizeof out->labels[k], out->values[k], size, scientific);
+}
+
+void tw_ticks_linear(double lo, double hi, int target, tw_ticks *out)
+{
+    ticks_linear(lo, hi, target, 0, out);
+}
+
+void tw_ticks_integer(double lo, double hi, int target, tw_ticks *out)
+{
+    ticks_linear(lo, hi, target, 1, out);
 }
 
 static void add_log_tick(tw_ticks *out, double v, double lo, double hi)
@@ -201,7 +213,10 @@ static void format_duration(char *buf, size_t size, double v, double step)
     }
 }
 
-static void format_clock(char *buf, size_t size, double t, double step)
+/* The local time of day of t ("14:05", "14:05:30", "14:05:30.5" as the step
+ * needs); a date ("Nov 26") when the ticks are days apart, or at a
+ * midnight when the range spans days. */
+static void format_clock(char *buf, size_t size, double t, double step, bool spans_days)
 {
     time_t seconds = (time_t)floor(t);
     struct tm tm;
@@ -209,7 +224,12 @@ static void format_clock(char *buf, size_t size, double t, double step)
         snprintf(buf, size, "%.0f", t);
         return;
     }
-    strftime(buf, size, step >= 86400 ? "%b %d" : step >= 60 ? "%H:%M" : "%H:%M:%S", &tm);
+    bool midnight = tm.tm_hour == 0 && tm.tm_min == 0 && tm.tm_sec == 0 && t == floor(t);
+    if (step >= 86400 || (spans_days && midnight)) {
+        strftime(buf, size, "%b %d", &tm);
+        return;
+    }
+    strftime(buf, size, step >= 60 ? "%H:%M" : "%H:%M:%S", &tm);
     if (step < 1) {
         char fraction[24];
         int d = decimals_for(step);
@@ -217,6 +237,16 @@ static void format_clock(char *buf, size_t size, double t, double step)
         size_t n = strlen(buf);
         snprintf(buf + n, size - n, "%s", fraction + 1); /* ".5" */
     }
+}
+
+/* Whether lo and hi fall on different local days. */
+static bool spans_days(double lo, double hi)
+{
+    time_t a = (time_t)floor(lo), b = (time_t)floor(hi);
+    struct tm ta, tb;
+    if (!(fabs(lo) < 1e15 && fabs(hi) < 1e15) || !localtime_r(&a, &ta) || !localtime_r(&b, &tb))
+        return true;
+    return ta.tm_year != tb.tm_year || ta.tm_yday != tb.tm_yday;
 }
 
 void tw_ticks_time(double lo, double hi, int target, bool wall_clock, tw_ticks *out)
@@ -252,12 +282,13 @@ void tw_ticks_time(double lo, double hi, int target, bool wall_clock, tw_ticks *
         if (fabs(lo) < 1e15 && localtime_r(&t, &tm))
             offset = (double)tm.tm_gmtoff;
     }
+    bool days = wall_clock && spans_days(lo, hi);
     double i0 = ceil((lo + offset) / step - 1e-9), i1 = floor((hi + offset) / step + 1e-9);
     for (double i = i0; i <= i1 && out->n < TW_MAX_TICKS; i++) {
         double v = i * step - offset;
         out->values[out->n] = v;
         if (wall_clock)
-            format_clock(out->labels[out->n], sizeof out->labels[out->n], v, step);
+            format_clock(out->labels[out->n], sizeof out->labels[out->n], v, step, days);
         else
             format_duration(out->labels[out->n], sizeof out->labels[out->n], v, step);
         out->n++;

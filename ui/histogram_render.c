@@ -189,15 +189,17 @@ static void render_offset(cairo_t *cr, PangoLayout *layout, int width, int heigh
     double scale = largest > 0 ? ridge / largest : 0;
 
     tw_ticks st;
-    tw_ticks_linear(steps.lo, steps.hi, (int)((plot.height - ridge) / 40) + 2, &st);
+    tw_ticks_integer(steps.lo, steps.hi, (int)((plot.height - ridge) / 40) + 2, &st);
     double ys[TW_MAX_TICKS];
     for (int i = 0; i < st.n; i++)
         ys[i] = one_step ? plot.y + plot.height : map(steps, st.values[i], plot.y + ridge, plot.y + plot.height);
     value_axis(cr, layout, plot, values, NULL, 0, style);
     tw_render_y_tick_labels(cr, layout, &st, ys, plot.x + plot.width + 6, 0, plot.y, plot.y + plot.height, style);
-    double uw, uh;
-    tw_render_label_size(layout, "step", &uw, &uh);
-    tw_render_label(cr, layout, "step", plot.x + plot.width + 6, plot.y + plot.height + 5, 0, 0, style->muted);
+    /* The unit heads its column, above the first (oldest) step's label:
+     * below the plot it would sit on the last step's label and on the
+     * value axis's labels. */
+    double top_tick = one_step ? plot.y + plot.height : plot.y + ridge;
+    tw_render_label(cr, layout, "step", plot.x + plot.width + 6, top_tick - 10, 0, 1, style->muted);
 
     cairo_set_line_width(cr, 1);
     for (int k = 0; k < chart->n; k++) {
@@ -332,7 +334,7 @@ void tw_distribution_render(cairo_t *cr, int width, int height, const tw_histogr
     }
 
     tw_ticks xt, yt;
-    tw_ticks_linear(step_axis.lo, step_axis.hi, (int)(plot.width / 90) + 1, &xt);
+    tw_ticks_integer(step_axis.lo, step_axis.hi, (int)(plot.width / 90) + 1, &xt);
     tw_ticks_linear(values.lo, values.hi, (int)(plot.height / 45) + 1, &yt);
     double gx[TW_MAX_TICKS], gy[TW_MAX_TICKS];
     for (int i = 0; i < xt.n; i++)
