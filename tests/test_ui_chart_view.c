@@ -221,11 +221,11 @@ static void drag(fixture *f, guint button, double x, double y, double dx, double
     g_signal_emit_by_name(gesture, "drag-end", dx, dy);
 }
 
+/* Ctrl+wheel: an emitted "scroll" carries no modifiers, so the zoom it
+ * does is called directly (test_wheel_scrolls_page emits the plain wheel). */
 static void scroll(fixture *f, double dy)
 {
-    gboolean handled = FALSE;
-    g_signal_emit_by_name(controller(f, GTK_TYPE_EVENT_CONTROLLER_SCROLL, 0), "scroll", 0.0, dy, &handled);
-    g_assert_true(handled);
+    tw_chart_view_zoom(TW_CHART_VIEW(f->chart), dy);
 }
 
 static void double_click(fixture *f, double x, double y)
@@ -385,7 +385,7 @@ static void test_pan_and_scroll(void)
     g_assert_cmpfloat(fabs(moved.x_hi - (r.x_hi - shift)), <, 1e-6);
     wait_view(&f);
 
-    /* Scrolling up zooms in around the pointer: step 400 stays under it. */
+    /* Ctrl+wheel up zooms in around the pointer: step 400 stays under it. */
     double x = px_of(&f, 400);
     hover(&f, x, p.y + 50);
     scroll(&f, -1);
@@ -396,6 +396,30 @@ static void test_pan_and_scroll(void)
     scroll(&f, 1);
     range back = get_range(&f);
     g_assert_cmpfloat(fabs((back.x_hi - back.x_lo) - (moved.x_hi - moved.x_lo)), <, 1e-6);
+    close_chart(&f);
+}
+
+/* The wheel alone over a chart scrolls the page: the chart leaves the
+ * event unhandled (so it goes on to the scrolled window) and its range as
+ * it was. */
+static void test_wheel_scrolls_page(void)
+{
+    fixture f = {0};
+    open_chart(&f, small_db);
+    set_series(&f);
+    wait_view(&f);
+    range r = get_range(&f);
+    tw_rect p = plot(&f);
+    hover(&f, p.x + 100, p.y + 50);
+    for (int dy = -1; dy <= 1; dy += 2) {
+        gboolean handled = TRUE;
+        g_signal_emit_by_name(controller(&f, GTK_TYPE_EVENT_CONTROLLER_SCROLL, 0), "scroll", 0.0, (double)dy,
+                              &handled);
+        g_assert_false(handled);
+        range after = get_range(&f);
+        g_assert_cmpfloat(after.x_lo, ==, r.x_lo);
+        g_assert_cmpfloat(after.x_hi, ==, r.x_hi);
+    }
     close_chart(&f);
 }
 
@@ -1005,6 +1029,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/chart_view/hover", test_hover);
     g_test_add_func("/ui/chart_view/drag-zoom-and-reset", test_drag_zoom_and_reset);
     g_test_add_func("/ui/chart_view/pan-and-scroll", test_pan_and_scroll);
+    g_test_add_func("/ui/chart_view/wheel-scrolls-page", test_wheel_scrolls_page);
     g_test_add_func("/ui/chart_view/exports", test_exports);
     g_test_add_func("/ui/chart_view/gl-texture", test_gl_texture);
     g_test_add_func("/ui/chart_view/ten-million", test_ten_million);

@@ -16,6 +16,8 @@
 #define NCOLS 5     /* run, smoothed, value, step, time */
 
 static const char *const headers[NCOLS] = {"Run", "Smoothed", "Value", "Step", "Time"};
+/* The box's last line: how to zoom, since the wheel alone scrolls the page. */
+const char tw_chart_hover_hint[] = "Ctrl+wheel or drag: zoom · Shift+drag: pan · double-click: reset";
 
 static double chart_x(const tw_chart *chart, const tw_chart_series *s, const tw_scalar_point *p)
 {
@@ -175,8 +177,8 @@ void tw_chart_hover_draw(cairo_t *cr, int width, int height, const tw_chart *cha
     double text_width, row_height;
     tw_render_label_size(layout, headers[0], &text_width, &row_height);
     row_height += 3;
-    int fit = MAX(1, (int)((height - 2 * PAD) / row_height) - 1);
-    int listed = n <= fit ? n : fit - 1, lines = 1 + listed + (listed < n);
+    int fit = MAX(1, (int)((height - 2 * PAD) / row_height) - 2); /* less the header and the hint */
+    int listed = n <= fit ? n : fit - 1, lines = 2 + listed + (listed < n);
     draw_marks(cr, tw_chart_plot_area(width, height), chart, px, rows, listed, &style);
     if (n == 0) {
         g_object_unref(layout);
@@ -190,6 +192,9 @@ void tw_chart_hover_draw(cairo_t *cr, int width, int height, const tw_chart *cha
     double box_w = 2 * PAD + GAP * (NCOLS - 1), box_h = 2 * PAD + row_height * lines;
     for (int c = 0; c < NCOLS; c++)
         box_w += widths[c];
+    double hint_w, hint_h;
+    tw_render_label_size(layout, tw_chart_hover_hint, &hint_w, &hint_h);
+    box_w = MAX(box_w, hint_w + 2 * PAD);
     /* Right of the pointer, or left of it when that runs out of room. */
     double x = px + OFFSET + box_w <= width ? px + OFFSET : MAX(0, px - OFFSET - box_w);
     double y = CLAMP(py - box_h / 2, 0, MAX(0, height - box_h));
@@ -221,6 +226,7 @@ void tw_chart_hover_draw(cairo_t *cr, int width, int height, const tw_chart *cha
     if (listed < n)
         tw_render_label(cr, layout, more, x + PAD + SWATCH + 6, y + PAD + (listed + 1) * row_height, 0, 0,
                         style.muted);
+    tw_render_label(cr, layout, tw_chart_hover_hint, x + PAD, y + PAD + (lines - 1) * row_height, 0, 0, style.muted);
     g_object_unref(layout);
     cairo_restore(cr);
 }

@@ -25,6 +25,9 @@ int tw_chart_hover_rows(const tw_chart *chart, tw_rect plot, double px, double p
  * tab-separated (g_free). */
 char *tw_chart_hover_text(const tw_chart *chart, const tw_hover_row *rows, int n);
 
+/* The box's last line, saying how to zoom, pan and reset. */
+extern const char tw_chart_hover_hint[];
+
 /* The hover layer over a chart drawn with hover_x NaN (so the chart itself
  * can be drawn once and kept while the pointer moves): the vertical guide
  * at px, and for the rows that fit in the box beside the pointer (inside

@@ -90,6 +90,7 @@ struct _TwChartView {
     tw_x_axis x_axis;
     tw_y_axis y_axis;
     gboolean ignore_outliers;
+    int header_reserve; /* tw_chart.header_reserve: the card's buttons */
 
     int allocated_width;
     gboolean auto_x, auto_y;
@@ -149,7 +150,8 @@ static double x_offset(TwChartView *view, const series_slot *s)
 static tw_chart bare_chart(TwChartView *view)
 {
     return (tw_chart){.x_axis = view->x_axis, .y_axis = view->y_axis, .x_lo = view->x_lo, .x_hi = view->x_hi,
-                      .y_lo = view->y_lo, .y_hi = view->y_hi, .hover_x = NAN};
+                      .y_lo = view->y_lo, .y_hi = view->y_hi, .hover_x = NAN,
+                      .header_reserve = view->header_reserve};
 }
 
 /* ---- asking for data ------------------------------------------------------------- */
@@ -659,6 +661,14 @@ static void set_view(TwChartView *view, double x_lo, double x_hi, double y_lo, d
     changed(view);
 }
 
+void tw_chart_view_set_header_reserve(TwChartView *view, int pixels)
+{
+    if (view->header_reserve == pixels)
+        return;
+    view->header_reserve = pixels;
+    changed(view);
+}
+
 void tw_chart_view_reset_zoom(TwChartView *view)
 {
     view->auto_x = TRUE;
@@ -778,15 +788,11 @@ static void on_drag_end(GtkGestureDrag *gesture, double dx, double dy, gpointer 
     gtk_widget_queue_draw(GTK_WIDGET(view));
 }
 
-/* Zooms x around the pointer (y too when the user set it). */
-static gboolean on_scroll(GtkEventControllerScroll *scroll, double dx, double dy, gpointer user_data)
+void tw_chart_view_zoom(TwChartView *view, double notches)
 {
-    TwChartView *view = user_data;
-    if (dy == 0)
-        return FALSE;
     tw_rect plot = plot_area(view);
     tw_chart chart = bare_chart(view);
-    double factor = pow(ZOOM_STEP, dy);
+    double factor = pow(ZOOM_STEP, notches);
     double px = view->hovering ? view->hover_px : plot.x + plot.width / 2;
     double py = view->hovering ? view->hover_py : plot.y + plot.height / 2;
     double cx = tw_chart_px_to_x(&chart, plot, px), cy = tw_chart_px_to_y(&chart, plot, py);
@@ -799,6 +805,16 @@ static gboolean on_scroll(GtkEventControllerScroll *scroll, double dx, double dy
         y_hi = cy * pow(view->y_hi / cy, factor);
     }
     set_view(view, cx - (cx - view->x_lo) * factor, cx + (view->x_hi - cx) * factor, y_lo, y_hi);
+}
+
+/* The wheel scrolls the page (unhandled, the event goes on to the
+ * scrolled window); Ctrl+wheel zooms. */
+static gboolean on_scroll(GtkEventControllerScroll *scroll, double dx, double dy, gpointer user_data)
+{
+    GdkModifierType state = gtk_event_controller_get_current_event_state(GTK_EVENT_CONTROLLER(scroll));
+    if (dy == 0 || !(state & GDK_CONTROL_MASK))
+        return FALSE;
+    tw_chart_view_zoom(user_data, dy);
     return TRUE;
 }
 
@@ -1026,6 +1042,7 @@ static void draw_chart(TwChartView *view, cairo_surface_t *surface, int width, i
 {
     tw_chart_series *series = g_newa(tw_chart_series, MAX(view->nseries, 1));
     tw_chart chart = build_chart(view, series);
+    chart.header_reserve = 0; /* no buttons over an export */
     cairo_t *cr = cairo_create(surface);
     tw_chart_render(cr, width, height, &chart);
     cairo_destroy(cr);

@@ -7,7 +7,8 @@
  * - hover: a tooltip listing, per run, the nearest point's value, smoothed
  *   value, step and time, sorted by nearness, and a vertical guide line;
  * - zoom by dragging a rectangle, pan by dragging with Shift or the middle
- *   button, scroll to zoom around the pointer, double-click to reset;
+ *   button, Ctrl+wheel to zoom around the pointer (the wheel alone scrolls
+ *   the page), double-click to reset;
  * - on every view change it asks TwDashboardData for a reduction to its
  *   width in pixels, so a zoom reveals raw points and a pan never rereads
  *   the series; new points extend the chart without resetting the zoom;
@@ -32,6 +33,13 @@ void tw_chart_view_set_series(TwChartView *view, int n, const gint64 *tag_ids, c
 void tw_chart_view_set_smoothing(TwChartView *view, double weight);
 void tw_chart_view_set_axes(TwChartView *view, tw_x_axis x, tw_y_axis y, gboolean ignore_outliers);
 void tw_chart_view_reset_zoom(TwChartView *view);
+/* What Ctrl+wheel does: zooms x around the pointer (the plot's middle when
+ * the pointer is elsewhere), y too when the user set it; notches < 0 zoom
+ * in, each by 1.2. */
+void tw_chart_view_zoom(TwChartView *view, double notches);
+/* Pixels at the header's right that controls laid over the chart cover:
+ * the title and "log scale" stay left of them. */
+void tw_chart_view_set_header_reserve(TwChartView *view, int pixels);
 /* The visible range: x in the x axis's units (steps, seconds since the
  * run's start, seconds since the epoch), y in values. */
 void tw_chart_view_get_range(TwChartView *view, double *x_lo, double *x_hi, double *y_lo, double *y_hi);
