@@ -1,5 +1,6 @@
 /* TwChartCard (chart_card.h): the chart, which draws the tag as its title,
- * with the export buttons over its top right corner. Each export asks for
+ * with the export buttons over its top right corner, and under it a mark
+ * for each series that cannot be read (a damaged chunk), saying why. Each export asks for
  * a file with GtkFileChooserNative, suggesting the tag as the name
  * ("train_loss.png"), and says in the window's banner what was written or
  * why not. */
@@ -25,7 +26,9 @@ static const ExportKind export_kinds[] = {
 
 struct _TwChartCard {
     GtkWidget parent_instance;
-    GtkWidget *box, *chart;
+    GtkWidget *box, *chart, *buttons, *damage;
+    TwDashboardData *data;
+    gulong series_handler;
     char *tag;
     GArray *tag_ids, *colors;
     GPtrArray *labels;
@@ -112,15 +115,54 @@ static GtkWidget *export_buttons(TwChartCard *card)
     return box;
 }
 
+/* The mark: the messages of the series that cannot be read, or hidden. */
+static void update_damage(TwChartCard *card)
+{
+    GString *text = g_string_new(NULL);
+    for (guint i = 0; i < card->tag_ids->len; i++) {
+        const char *why = tw_dashboard_data_series_error(card->data, g_array_index(card->tag_ids, gint64, i));
+        if (why)
+            g_string_append_printf(text, "%s⚠ %s", text->len ? "\n" : "", why);
+    }
+    gtk_label_set_text(GTK_LABEL(card->damage), text->str);
+    gtk_widget_set_tooltip_text(card->damage, text->len ? text->str : NULL);
+    gtk_widget_set_visible(card->damage, text->len > 0);
+    g_string_free(text, TRUE);
+}
+
+static void on_series_changed(TwDashboardData *data, gint64 tag_id, TwChartCard *card)
+{
+    for (guint i = 0; i < card->tag_ids->len; i++)
+        if (g_array_index(card->tag_ids, gint64, i) == tag_id) {
+            update_damage(card);
+            return;
+        }
+}
+
 /* ---- chart_card.h ------------------------------------------------------------------ */
 GtkWidget *tw_chart_card_new(TwDashboardData *data, const char *tag)
 {
     TwChartCard *card = g_object_new(TW_TYPE_CHART_CARD, NULL);
     card->tag = g_strdup(tag);
+    card->data = g_object_ref(data);
+    card->series_handler = g_signal_connect(data, "series-changed", G_CALLBACK(on_series_changed), card);
     card->chart = tw_chart_view_new(data, tag);
-    card->box = gtk_overlay_new();
-    gtk_overlay_set_child(GTK_OVERLAY(card->box), card->chart);
-    gtk_overlay_add_overlay(GTK_OVERLAY(card->box), export_buttons(card));
+    gtk_widget_set_vexpand(card->chart, TRUE);
+    GtkWidget *overlay = gtk_overlay_new();
+    gtk_overlay_set_child(GTK_OVERLAY(overlay), card->chart);
+    card->buttons = export_buttons(card);
+    gtk_overlay_add_overlay(GTK_OVERLAY(overlay), card->buttons);
+    card->damage = gtk_label_new(NULL);
+    gtk_widget_add_css_class(card->damage, "series-damage");
+    gtk_label_set_xalign(GTK_LABEL(card->damage), 0);
+    gtk_label_set_wrap(GTK_LABEL(card->damage), TRUE);
+    gtk_label_set_wrap_mode(GTK_LABEL(card->damage), PANGO_WRAP_WORD_CHAR);
+    gtk_label_set_lines(GTK_LABEL(card->damage), 3);
+    gtk_label_set_ellipsize(GTK_LABEL(card->damage), PANGO_ELLIPSIZE_END);
+    gtk_widget_set_visible(card->damage, FALSE);
+    card->box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+    gtk_box_append(GTK_BOX(card->box), overlay);
+    gtk_box_append(GTK_BOX(card->box), card->damage);
     gtk_widget_set_parent(card->box, GTK_WIDGET(card));
     return GTK_WIDGET(card);
 }
@@ -129,6 +171,12 @@ TwChartView *tw_chart_card_chart(TwChartCard *card)
 {
     g_return_val_if_fail(TW_IS_CHART_CARD(card), NULL);
     return TW_CHART_VIEW(card->chart);
+}
+
+const char *tw_chart_card_damage(TwChartCard *card)
+{
+    g_return_val_if_fail(TW_IS_CHART_CARD(card), NULL);
+    return gtk_widget_get_visible(card->damage) ? gtk_label_get_text(GTK_LABEL(card->damage)) : NULL;
 }
 
 const char *tw_chart_card_tag(TwChartCard *card)
@@ -167,6 +215,7 @@ void tw_chart_card_set_series(TwChartCard *card, int n, const gint64 *tag_ids, c
     for (int i = 0; i < n; i++)
         g_ptr_array_add(card->labels, g_strdup(labels[i]));
     tw_chart_view_set_series(TW_CHART_VIEW(card->chart), n, tag_ids, colors, labels, time_origins);
+    update_damage(card);
 }
 
 const gint64 *tw_chart_card_tag_ids(TwChartCard *card, int *n)
@@ -183,6 +232,10 @@ static void tw_chart_card_dispose(GObject *object)
     if (card->chooser)
         gtk_native_dialog_destroy(card->chooser);
     g_clear_object(&card->chooser);
+    if (card->data) {
+        g_clear_signal_handler(&card->series_handler, card->data);
+        g_clear_object(&card->data);
+    }
     g_clear_pointer(&card->box, gtk_widget_unparent);
     G_OBJECT_CLASS(tw_chart_card_parent_class)->dispose(object);
 }
@@ -207,9 +260,14 @@ static void tw_chart_card_measure(GtkWidget *widget, GtkOrientation orientation,
     *nat = *min;
 }
 
+/* The chart's header keeps its text left of the export buttons. */
 static void tw_chart_card_size_allocate(GtkWidget *widget, int width, int height, int baseline)
 {
-    gtk_widget_allocate(TW_CHART_CARD(widget)->box, width, height, baseline, NULL);
+    TwChartCard *card = TW_CHART_CARD(widget);
+    int buttons = 0;
+    gtk_widget_measure(card->buttons, GTK_ORIENTATION_HORIZONTAL, -1, NULL, &buttons, NULL, NULL);
+    tw_chart_view_set_header_reserve(TW_CHART_VIEW(card->chart), buttons + 6);
+    gtk_widget_allocate(card->box, width, height, baseline, NULL);
 }
 
 static void tw_chart_card_class_init(TwChartCardClass *klass)

@@ -1,7 +1,9 @@
 /* TwChartCard: a scalar tag's card on the Dashboard — the TwChartView
  * (which draws the tag as its title) with PNG / SVG / CSV export buttons
  * over its top right corner (a GtkFileChooserNative each time; what was
- * saved, or why not, goes to the window's banner). */
+ * saved, or why not, goes to the window's banner), and under the chart a
+ * mark for each of its series that cannot be read (a damaged chunk), with
+ * the message naming the database, run, tag and chunk. */
 #ifndef TW_UI_CHART_CARD_H
 #define TW_UI_CHART_CARD_H
 
@@ -21,6 +23,8 @@ const char *tw_chart_card_tag(TwChartCard *card);
  * (so an unrelated update leaves the chart's requests alone). */
 void tw_chart_card_set_series(TwChartCard *card, int n, const gint64 *tag_ids, const tw_rgb *colors,
                               const char *const *labels, const double *time_origins);
+/* The mark's text (a line per series that cannot be read), or NULL. */
+const char *tw_chart_card_damage(TwChartCard *card);
 /* The tag ids last set. */
 const gint64 *tw_chart_card_tag_ids(TwChartCard *card, int *n);
 

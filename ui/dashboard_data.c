@@ -64,6 +64,7 @@ typedef struct {
     char *error;
     GHashTable *views;      /* tag id -> TwSeriesView */
     GHashTable *histograms; /* tag id -> histogram_list */
+    GHashTable *series_errors; /* tag id -> why it cannot be read, "" when it can again */
 } batch;
 
 /* What the main loop asked for since the thread last looked. */
@@ -84,6 +85,7 @@ struct _TwDashboardData {
     tag_table *tags;
     char *error;
     GHashTable *views, *histograms;
+    GHashTable *series_errors; /* tag id -> message */
     GHashTable *watchers; /* tag id -> how many asked to watch it */
     /* Shared with the thread, under lock. */
     GMutex lock;
@@ -152,6 +154,7 @@ static batch *batch_new(void)
     batch *b = g_new0(batch, 1);
     b->views = id_table((GDestroyNotify)tw_series_view_unref);
     b->histograms = id_table((GDestroyNotify)histogram_list_free);
+    b->series_errors = id_table(g_free);
     return b;
 }
 
@@ -162,13 +165,14 @@ static void batch_free(batch *b)
     g_free(b->error);
     g_hash_table_unref(b->views);
     g_hash_table_unref(b->histograms);
+    g_hash_table_unref(b->series_errors);
     g_free(b);
 }
 
 static gboolean batch_empty(const batch *b)
 {
     return !b->reset && !b->has_runs && !b->tags && !b->has_error && !g_hash_table_size(b->views) &&
-           !g_hash_table_size(b->histograms);
+           !g_hash_table_size(b->histograms) && !g_hash_table_size(b->series_errors);
 }
 
 static void move_entries(GHashTable *into, GHashTable *from)
@@ -189,6 +193,7 @@ static void batch_merge(batch *into, batch *from)
         into->reset = TRUE;
         g_hash_table_remove_all(into->views);
         g_hash_table_remove_all(into->histograms);
+        g_hash_table_remove_all(into->series_errors);
     }
     if (from->has_runs) {
         tw_run_info_free(into->runs, into->n_runs);
@@ -207,6 +212,7 @@ static void batch_merge(batch *into, batch *from)
     }
     move_entries(into->views, from->views);
     move_entries(into->histograms, from->histograms);
+    move_entries(into->series_errors, from->series_errors);
     batch_free(from);
 }
 
@@ -274,6 +280,7 @@ typedef struct {
     TwSeriesView view;
     int histogram_max;       /* -1: no histograms asked for */
     gint64 histogram_count;  /* records when last read */
+    char *error;             /* why the last read failed (a damaged chunk), or NULL */
 } series_state;
 
 /* A run's tags as last listed. */
@@ -312,6 +319,7 @@ static void run_tags_free(run_tags *t)
 static void series_state_free(series_state *s)
 {
     tw_series_view_clear(&s->view);
+    g_free(s->error);
     g_free(s);
 }
 
@@ -338,6 +346,54 @@ static void set_error(reader *r, batch *b, const char *message)
     g_free(b->error);
     b->has_error = TRUE;
     b->error = g_strdup(message);
+}
+
+/* The run and tag a tag id belongs to, as last listed; NULL when unknown. */
+static void find_tag(reader *r, gint64 tag_id, const char **run, const char **tag)
+{
+    *run = *tag = NULL;
+    for (int i = 0; i < r->n_runs && !*tag; i++) {
+        run_tags *t = g_hash_table_lookup(r->run_tags, &r->runs[i].id);
+        for (int k = 0; t && k < t->n && !*tag; k++)
+            if (t->tags[k].id == tag_id)
+                *run = r->runs[i].name, *tag = t->tags[k].name;
+    }
+}
+
+/* A series could not be read (a damaged chunk): it is marked with a message
+ * naming the file, the run and the tag before the store's own (which names
+ * the chunk), and the rest of the dashboard reads on. The store's message
+ * may begin with the path or "run database": the path is said once. */
+static void series_failed(reader *r, series_state *s, batch *b, const char *message)
+{
+    const char *rest = message && *message ? message : "unknown error";
+    size_t n = strlen(r->path);
+    if (!strncmp(rest, r->path, n) && !strncmp(rest + n, ": ", 2))
+        rest += n + 2;
+    else if (g_str_has_prefix(rest, "run database: "))
+        rest += strlen("run database: ");
+    const char *run, *tag;
+    find_tag(r, s->tag_id, &run, &tag);
+    char *text = run ? g_strdup_printf("%s: run “%s”, tag “%s”: %s", r->path, run, tag, rest)
+                     : g_strdup_printf("%s: tag %" G_GINT64_FORMAT ": %s", r->path, s->tag_id, rest);
+    if (!g_strcmp0(text, s->error)) { /* said already */
+        g_free(text);
+        return;
+    }
+    g_free(s->error);
+    s->error = text;
+    g_hash_table_replace(b->series_errors, key_new(s->tag_id), g_strdup(text));
+}
+
+/* A series read again in full (a view's columns, all its histograms): its
+ * mark goes. Reading its extent or its tail does not clear it, since those
+ * do not decode the chunks before. */
+static void series_read(series_state *s, batch *b)
+{
+    if (!s->error)
+        return;
+    g_clear_pointer(&s->error, g_free);
+    g_hash_table_replace(b->series_errors, key_new(s->tag_id), g_strdup(""));
 }
 
 /* Forget the file: everything read from it goes, the main loop too. */
@@ -610,10 +666,12 @@ static void answer_views(reader *r, GHashTable *views, batch **b)
         series_state *s = series_get(r, *(gint64 *)key);
         const view_request *q = value;
         tw_error_clear();
-        if (read_exact(r, s, q->axis, q))
-            set_error(r, *b, tw_last_error());
-        else
+        if (read_exact(r, s, q->axis, q)) {
+            series_failed(r, s, *b, tw_last_error());
+        } else {
+            series_read(s, *b);
             post_view(*b, s);
+        }
         if (g_get_monotonic_time() - posted > STREAM_INTERVAL) {
             post(r->data, *b);
             *b = batch_new();
@@ -638,7 +696,7 @@ static void apply_watches(reader *r, GHashTable *watches, batch *b)
             continue;
         tw_error_clear();
         if (read_exact(r, s, s->view.axis, NULL))
-            set_error(r, b, tw_last_error());
+            series_failed(r, s, b, tw_last_error());
         else
             post_view(b, s);
     }
@@ -662,7 +720,7 @@ static void tail_series(reader *r, batch *b)
             tw_scalar_point *points;
             tw_error_clear();
             if (tw_run_store_read_scalars(r->store, s->tag_id, &s->cursor, TAIL_BATCH, &points, &n)) {
-                set_error(r, b, tw_last_error());
+                series_failed(r, s, b, tw_last_error());
                 break;
             }
             tw_series_view_append(&s->view, points, n);
@@ -682,10 +740,11 @@ static void read_histograms(reader *r, series_state *s, batch *b)
     tw_error_clear();
     if (tw_run_store_read_histograms(r->store, s->tag_id, INT64_MIN, INT64_MAX, s->histogram_max,
                                      &list->histograms, &list->n)) {
-        set_error(r, b, tw_last_error());
+        series_failed(r, s, b, tw_last_error());
         g_free(list);
         return;
     }
+    series_read(s, b);
     gint64 *count = g_hash_table_lookup(r->tag_counts, &s->tag_id);
     s->histogram_count = count ? *count : -1;
     g_hash_table_replace(b->histograms, key_new(s->tag_id), list);
@@ -901,6 +960,7 @@ static void apply(TwDashboardData *data, batch *b)
     if (b->reset) {
         g_hash_table_remove_all(data->views);
         g_hash_table_remove_all(data->histograms);
+        g_hash_table_remove_all(data->series_errors);
     }
     if (b->has_runs) {
         tw_run_info_free(data->runs, data->n_runs);
@@ -927,6 +987,16 @@ static void apply(TwDashboardData *data, batch *b)
             g_hash_table_iter_steal(&iter);
             g_array_append_val(changed, *(gint64 *)key);
             g_hash_table_replace(targets[k], key, value);
+        }
+    }
+    g_hash_table_iter_init(&iter, b->series_errors);
+    while (g_hash_table_iter_next(&iter, &key, &value)) {
+        g_array_append_val(changed, *(gint64 *)key);
+        if (*(const char *)value) {
+            g_hash_table_iter_steal(&iter);
+            g_hash_table_replace(data->series_errors, key, value);
+        } else {
+            g_hash_table_remove(data->series_errors, key);
         }
     }
     g_object_ref(data); /* a handler may drop the last other reference */
@@ -980,6 +1050,7 @@ static void tw_dashboard_data_finalize(GObject *object)
     g_free(data->error);
     g_hash_table_unref(data->views);
     g_hash_table_unref(data->histograms);
+    g_hash_table_unref(data->series_errors);
     g_hash_table_unref(data->watchers);
     requests_clear(&data->asked);
     g_mutex_clear(&data->lock);
@@ -1008,6 +1079,7 @@ static void tw_dashboard_data_init(TwDashboardData *data)
     data->tags->names = g_new0(char *, 1);
     data->views = id_table((GDestroyNotify)tw_series_view_unref);
     data->histograms = id_table((GDestroyNotify)histogram_list_free);
+    data->series_errors = id_table(g_free);
     data->watchers = id_table(NULL);
     g_mutex_init(&data->lock);
     data->reader_context = g_main_context_new();
@@ -1064,6 +1136,11 @@ void tw_dashboard_data_set_path(TwDashboardData *data, const char *path)
 const char *tw_dashboard_data_error(TwDashboardData *data)
 {
     return data->error;
+}
+
+const char *tw_dashboard_data_series_error(TwDashboardData *data, gint64 tag_id)
+{
+    return g_hash_table_lookup(data->series_errors, &tag_id);
 }
 
 int tw_dashboard_data_n_runs(TwDashboardData *data)

@@ -286,16 +286,18 @@ static void chart_ready_each(const char *key, GtkWidget *card, gpointer data)
     ReadyCheck *check = data;
     int n = 0;
     const gint64 *ids = tw_chart_card_tag_ids(TW_CHART_CARD(card), &n);
-    for (int i = 0; i < n && check->ready; i++)
-        check->ready = tw_dashboard_data_series_view(check->data, ids[i]) != NULL;
+    for (int i = 0; i < n && check->ready; i++) /* read, or marked as unreadable */
+        check->ready = tw_dashboard_data_series_view(check->data, ids[i]) ||
+                       tw_dashboard_data_series_error(check->data, ids[i]);
 }
 
 static void histogram_ready_each(const char *key, GtkWidget *view, gpointer data)
 {
     ReadyCheck *check = data;
     int n = 0;
+    gint64 id = tw_histogram_view_tag_id(TW_HISTOGRAM_VIEW(view));
     check->ready = check->ready &&
-                   tw_dashboard_data_histograms(check->data, tw_histogram_view_tag_id(TW_HISTOGRAM_VIEW(view)), &n);
+                   (tw_dashboard_data_histograms(check->data, id, &n) || tw_dashboard_data_series_error(check->data, id));
 }
 
 static gboolean compute_ready(TwDashboardView *self)
