@@ -70,9 +70,57 @@ static int compare_by_layer_then_x(gconstpointer a, gconstpointer b, gpointer bo
     return p->x < q->x ? -1 : p->x > q->x;
 }
 
+/* Whether the segment (x0, y0)-(x1, y1) passes through the inside of box b
+ * (touching its border, as an edge touches its ends, does not count):
+ * Liang-Barsky clipping against the box shrunk by a hair. */
+static gboolean segment_crosses_box(double x0, double y0, double x1, double y1, const tw_layout_box *b)
+{
+    const double eps = 1e-6;
+    double lo = 0, hi = 1, dx = x1 - x0, dy = y1 - y0;
+    double p[4] = {-dx, dx, -dy, dy};
+    double q[4] = {x0 - (b->x + eps), (b->x + b->width - eps) - x0, y0 - (b->y + eps), (b->y + b->height - eps) - y0};
+    for (int i = 0; i < 4; i++) {
+        if (p[i] == 0) {
+            if (q[i] < 0)
+                return FALSE;
+            continue;
+        }
+        double t = q[i] / p[i];
+        if (p[i] < 0)
+            lo = MAX(lo, t);
+        else
+            hi = MIN(hi, t);
+    }
+    return lo < hi;
+}
+
+/* No segment of an edge passes through a box other than its two ends (nor
+ * through those: it starts at one's border and ends at the other's). The
+ * boxes sorted by top let each segment look only at the layers it spans. */
+static void assert_edges_clear_of_boxes(const tw_graph_layout *g)
+{
+    for (int e = 0; e < g->nedges; e++) {
+        const tw_layout_edge *edge = &g->edges[e];
+        for (int p = 1; p < edge->npoints; p++) {
+            double x0 = edge->points[2 * p - 2], y0 = edge->points[2 * p - 1];
+            double x1 = edge->points[2 * p], y1 = edge->points[2 * p + 1];
+            for (int v = 0; v < g->nnodes; v++) {
+                const tw_layout_box *b = &g->nodes[v];
+                if (b->y > MAX(y0, y1) || b->y + b->height < MIN(y0, y1))
+                    continue;
+                if (segment_crosses_box(x0, y0, x1, y1, b))
+                    g_error("edge %d (%d -> %d), segment %d (%.1f, %.1f)-(%.1f, %.1f) crosses box %d at (%.1f, %.1f) "
+                            "%.0f x %.0f", e, edge->from, edge->to, p, x0, y0, x1, y1, v, b->x, b->y, b->width,
+                            b->height);
+            }
+        }
+    }
+}
+
 /* No two boxes overlap: layers are bands apart, so neighbours in a layer
  * by x are the only pairs that could. Edges run from a lower layer to a
- * higher one, their points downwards. */
+ * higher one, their points downwards, from the producer's bottom to the
+ * reader's top, through no box. */
 static void assert_layout_sane(const tw_graph_layout *g)
 {
     int *order = g_new(int, MAX(g->nnodes, 1));
@@ -92,12 +140,16 @@ static void assert_layout_sane(const tw_graph_layout *g)
         const tw_layout_edge *edge = &g->edges[e];
         g_assert_false(edge->reversed);
         g_assert_cmpint(g->nodes[edge->from].layer, <, g->nodes[edge->to].layer);
-        g_assert_cmpint(edge->npoints, ==, g->nodes[edge->to].layer - g->nodes[edge->from].layer + 1);
+        g_assert_cmpint(edge->npoints, >=, 2);
         for (int p = 1; p < edge->npoints; p++)
             g_assert_cmpfloat(edge->points[2 * p + 1], >, edge->points[2 * p - 1]);
         g_assert_cmpfloat(fabs(edge->points[1] - (g->nodes[edge->from].y + g->nodes[edge->from].height)), <, 1e-6);
+        const tw_layout_box *to = &g->nodes[edge->to];
+        g_assert_cmpfloat(fabs(edge->points[2 * edge->npoints - 1] - to->y), <, 1e-6);
+        g_assert_cmpfloat(fabs(edge->points[2 * edge->npoints - 2] - (to->x + to->width / 2)), <, 1e-6);
     }
     g_free(order);
+    assert_edges_clear_of_boxes(g);
 }
 
 static void test_chain_is_a_column(void)
@@ -121,7 +173,11 @@ static void test_diamond_and_long_edge(void)
     int edges[10] = {0, 1, 0, 2, 1, 3, 2, 3, 0, 3};
     tw_graph_layout *g = tw_graph_layout_new(4, w, h, 5, edges);
     g_assert_cmpint(g->nodes[3].layer, ==, 2);
-    g_assert_cmpint(g->edges[4].npoints, ==, 3);
+    /* Down through layer 1 beside boxes 1 and 2: in at its top, out at its bottom. */
+    g_assert_cmpint(g->edges[4].npoints, ==, 4);
+    g_assert_cmpfloat(g->edges[4].points[2], ==, g->edges[4].points[4]);
+    g_assert_cmpfloat(g->edges[4].points[3], ==, g->nodes[1].y);
+    g_assert_cmpfloat(g->edges[4].points[5], ==, g->nodes[1].y + g->nodes[1].height);
     g_assert_cmpfloat(g->nodes[1].y, ==, g->nodes[2].y);
     assert_layout_sane(g);
     tw_graph_layout_free(g);
@@ -294,6 +350,110 @@ static void test_bad_input(void)
     g_clear_error(&error);
 }
 
+/* A box in the way: a wide box beside a long edge's dummy, and boxes of
+ * unequal heights, so straight lines from box to box or through a layer's
+ * middle would cut corners. Seeded random graphs of unequal boxes too. */
+static void test_edges_avoid_boxes(void)
+{
+    /* 0 -> 1 -> 2 -> 3 and 0 -> 3 (two dummies), 4 -> 2; box 1 very wide and
+     * tall, box 4 short, so that the long edge's dummies sit right of box 1. */
+    double w[5] = {60, 400, 60, 60, 300}, h[5] = {30, 90, 30, 30, 20};
+    int edges[10] = {0, 1, 1, 2, 2, 3, 0, 3, 4, 2};
+    tw_graph_layout *g = tw_graph_layout_new(5, w, h, 5, edges);
+    assert_layout_sane(g);
+    tw_graph_layout_free(g);
+    for (guint32 seed = 1; seed <= 20; seed++) {
+        GRand *rand = g_rand_new_with_seed(seed);
+        int n = 60, m = 0;
+        double *ws = g_new(double, n), *hs = g_new(double, n);
+        int *es = g_new(int, 6 * n);
+        for (int v = 0; v < n; v++) {
+            ws[v] = g_rand_double_range(rand, 40, 260);
+            hs[v] = g_rand_double_range(rand, 16, 70);
+            for (int k = 0; v > 0 && k < g_rand_int_range(rand, 1, 4); k++) {
+                es[2 * m] = g_rand_int_range(rand, MAX(0, v - 12), v);
+                es[2 * m + 1] = v;
+                m++;
+            }
+        }
+        g = tw_graph_layout_new(n, ws, hs, m, es);
+        assert_layout_sane(g);
+        tw_graph_layout_free(g);
+        g_free(ws), g_free(hs), g_free(es);
+        g_rand_free(rand);
+    }
+}
+
+static gboolean rects_intersect(const tw_layout_rect *a, const tw_layout_rect *b)
+{
+    return a->x < b->x + b->width && b->x < a->x + a->width && a->y < b->y + b->height && b->y < a->y + a->height;
+}
+
+/* Edge labels: no two intersect, none covers a box or an obstacle; with
+ * room, every label finds a spot, and in the 5,000-node graph nearly all
+ * do, in a fraction of a second. */
+static void test_labels_do_not_overlap(void)
+{
+    /* A box read by six others: six labels leave it side by side. */
+    double w[7] = {80, 60, 60, 60, 60, 60, 60}, h[7] = {30, 30, 30, 30, 30, 30, 30};
+    int edges[12] = {0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6};
+    tw_graph_layout *g = tw_graph_layout_new(7, w, h, 6, edges);
+    double lw[6], lh[6];
+    for (int e = 0; e < 6; e++)
+        lw[e] = 70, lh[e] = 14; /* "(32, 28, 28, 16)" */
+    tw_layout_rect out[6], obstacle = {0, 0, 10, 10};
+    tw_graph_layout_place_labels(g, lw, lh, 1, &obstacle, out);
+    for (int e = 0; e < 6; e++) {
+        g_assert_cmpfloat(out[e].width, ==, 70);
+        for (int f = 0; f < e; f++)
+            g_assert_false(rects_intersect(&out[e], &out[f]));
+    }
+    tw_graph_layout_free(g);
+
+    char *json = random_graph_json(5000, 60, 7);
+    GError *error = NULL;
+    tw_graph_model *m = tw_graph_model_parse(json, -1, &error);
+    g_assert_no_error(error);
+    tw_visible_graph *vg = tw_visible_graph_new(m, NULL);
+    g = layout_visible(m, vg);
+    double *widths = g_new(double, g->nedges), *heights = g_new(double, g->nedges);
+    for (int e = 0; e < g->nedges; e++)
+        widths[e] = 6.0 * (4 + e % 9), heights[e] = 14;
+    tw_layout_rect *labels = g_new(tw_layout_rect, g->nedges);
+    /* Obstacles: a title bar over every tenth box. */
+    int nobstacles = 0;
+    tw_layout_rect *obstacles = g_new(tw_layout_rect, g->nnodes / 10 + 1);
+    for (int v = 0; v < g->nnodes; v += 10)
+        obstacles[nobstacles++] = (tw_layout_rect){g->nodes[v].x - 8, g->nodes[v].y - 18, g->nodes[v].width + 16, 18};
+    gint64 t0 = g_get_monotonic_time();
+    tw_graph_layout_place_labels(g, widths, heights, nobstacles, obstacles, labels);
+    double seconds = (double)(g_get_monotonic_time() - t0) / 1e6;
+    g_assert_cmpfloat(seconds, <, 2.0); /* a catastrophic bound: 0.14 s of CPU here */
+    int placed = 0;
+    for (int e = 0; e < g->nedges; e++) {
+        if (labels[e].width == 0)
+            continue;
+        placed++;
+        for (int v = 0; v < g->nnodes; v++) {
+            const tw_layout_box *b = &g->nodes[v];
+            g_assert_false(rects_intersect(&labels[e], &(tw_layout_rect){b->x, b->y, b->width, b->height}));
+        }
+        for (int o = 0; o < nobstacles; o++)
+            g_assert_false(rects_intersect(&labels[e], &obstacles[o]));
+    }
+    for (int e = 0; e < g->nedges; e++)
+        for (int f = e + 1; f < g->nedges; f++)
+            if (labels[e].width > 0 && labels[f].width > 0 && rects_intersect(&labels[e], &labels[f]))
+                g_error("labels of edges %d and %d intersect", e, f);
+    g_print("# 5,000-node graph: %d of %d edge labels placed in %.3f s\n", placed, g->nedges, seconds);
+    g_assert_cmpint(placed, >, g->nedges / 2);
+    g_free(widths), g_free(heights), g_free(labels), g_free(obstacles);
+    tw_graph_layout_free(g);
+    tw_visible_graph_free(vg);
+    tw_graph_model_free(m);
+    g_free(json);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -301,6 +461,8 @@ int main(int argc, char **argv)
     g_test_add_func("/graph_layout/diamond", test_diamond_and_long_edge);
     g_test_add_func("/graph_layout/cycle", test_cycle_is_broken);
     g_test_add_func("/graph_layout/large", test_large_random_graph);
+    g_test_add_func("/graph_layout/edges-avoid-boxes", test_edges_avoid_boxes);
+    g_test_add_func("/graph_layout/labels-do-not-overlap", test_labels_do_not_overlap);
     g_test_add_func("/graph_layout/traced_cnn", test_traced_cnn);
     g_test_add_func("/graph_layout/bad_input", test_bad_input);
     return g_test_run();

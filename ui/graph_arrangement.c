@@ -80,6 +80,7 @@ static tw_graph_arrangement *arrange(shared_model *shared, const bool *expanded)
     a->layout = tw_graph_layout_new(n, widths, heights, a->graph->nedges, edges);
     g_free(widths), g_free(heights), g_free(edges);
     make_frames(a);
+    a->labels = tw_graph_place_edge_labels(m, a->graph, a->layout, a->nframes, a->frames);
     return a;
 }
 
@@ -106,7 +107,7 @@ static void arrangement_clear(gpointer data)
 {
     arrangement *self = data;
     tw_graph_arrangement *a = &self->public;
-    g_free(a->expanded), g_free(a->frames);
+    g_free(a->expanded), g_free(a->frames), g_free(a->labels);
     tw_visible_graph_free(a->graph);
     tw_graph_layout_free(a->layout);
     g_atomic_rc_box_release_full(self->shared, shared_model_clear);
@@ -148,5 +149,7 @@ int tw_graph_arrangement_expander_at(const tw_graph_arrangement *a, double x, do
 
 tw_graph_scene tw_graph_arrangement_scene(const tw_graph_arrangement *a, int selected, const bool *highlighted)
 {
-    return (tw_graph_scene){a->model, a->graph, a->layout, selected, highlighted, a->nframes, a->frames};
+    return (tw_graph_scene){.model = a->model, .graph = a->graph, .layout = a->layout, .selected = selected,
+                            .highlighted = highlighted, .nframes = a->nframes, .frames = a->frames,
+                            .labels = a->labels};
 }

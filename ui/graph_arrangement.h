@@ -19,6 +19,7 @@ typedef struct {
     tw_graph_layout *layout;
     int nframes;
     tw_graph_frame *frames; /* open scopes other than the root, outer ones first */
+    tw_layout_rect *labels; /* per edge: where its shape goes (tw_graph_place_edge_labels) */
 } tw_graph_arrangement;
 
 /* Arrange model (taken) with the scopes in expanded[] open (NULL: the

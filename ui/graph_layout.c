@@ -4,6 +4,7 @@
 #include "graph_layout.h"
 
 #include <glib.h>
+#include <math.h>
 #include <stdlib.h>
 
 #define MARGIN 24.0
@@ -249,8 +250,13 @@ static void place_nodes(const extended *x, int nlayers, const int *start, const 
     g_free(target), g_free(offset), g_free(block_sum), g_free(block_count);
 }
 
-/* Each edge from its top node's bottom centre through its dummies to its
- * bottom node's top centre; a reversed one is then turned round. */
+/* Each edge from its top node's bottom centre down to the bottom of its
+ * layer's band, across the gap to the next layer's band, straight down
+ * through each layer it crosses at its dummy's x, and into its bottom
+ * node's top centre; a reversed one is then turned round. Slanted parts
+ * lie only in the gaps between bands, where there are no boxes, and
+ * vertical ones at an x no other box in the band covers (a dummy keeps
+ * NODE_GAP from the boxes beside it), so no edge passes through a box. */
 static void route_edges(tw_graph_layout *g, const extended *x, const int *edges, const bool *reversed,
                         const double *center, const double *layer_y, const double *layer_height)
 {
@@ -259,14 +265,34 @@ static void route_edges(tw_graph_layout *g, const extended *x, const int *edges,
         int c0 = x->chain_start[e], c1 = x->chain_start[e + 1];
         edge->from = edges[2 * e], edge->to = edges[2 * e + 1];
         edge->reversed = reversed[e];
-        edge->npoints = c1 - c0;
-        edge->points = g_new(double, 2 * edge->npoints);
+        double *p = edge->points = g_new(double, 2 * (2 * (c1 - c0) + 2));
+        int n = 0;
+#define ADD(px, py) (p[2 * n] = (px), p[2 * n + 1] = (py), n++)
         for (int c = c0; c < c1; c++) {
-            int v = x->chain[c], l = x->layer[v], p = reversed[e] ? c1 - 1 - c : c - c0;
-            double mid = layer_y[l] + layer_height[l] / 2;
-            edge->points[2 * p] = center[v];
-            edge->points[2 * p + 1] = c == c0 ? mid + x->height[v] / 2 : c == c1 - 1 ? mid - x->height[v] / 2 : mid;
+            int v = x->chain[c], l = x->layer[v];
+            double band_top = layer_y[l], band_bottom = layer_y[l] + layer_height[l];
+            double mid = band_top + layer_height[l] / 2, h = x->height[v];
+            if (c == c0) {
+                ADD(center[v], mid + h / 2);
+                if (mid + h / 2 < band_bottom)
+                    ADD(center[v], band_bottom);
+            } else if (c == c1 - 1) {
+                if (mid - h / 2 > band_top)
+                    ADD(center[v], band_top);
+                ADD(center[v], mid - h / 2);
+            } else {
+                ADD(center[v], band_top);
+                ADD(center[v], band_bottom);
+            }
         }
+#undef ADD
+        edge->npoints = n;
+        for (int i = 0; reversed[e] && i < n / 2; i++)
+            for (int k = 0; k < 2; k++) {
+                double t = p[2 * i + k];
+                p[2 * i + k] = p[2 * (n - 1 - i) + k];
+                p[2 * (n - 1 - i) + k] = t;
+            }
     }
 }
 
@@ -334,4 +360,185 @@ void tw_graph_layout_free(tw_graph_layout *g)
         g_free(g->edges[e].points);
     g_free(g->nodes), g_free(g->edges);
     g_free(g);
+}
+
+/* ---- edge labels ---------------------------------------------------------------- */
+
+#define LABEL_CELL 128.0   /* the grid that finds what a spot might overlap */
+#define LABEL_OFFSET 5.0   /* from the edge to its label */
+#define LABEL_SEGMENTS 4   /* segments tried, from the producer's end */
+
+/* Rectangles, and edge segments by their bounding rectangles, in a uniform
+ * grid of cells over the layout: each is listed in every cell it touches
+ * (cells at the border also take what lies beyond), so a query looks at
+ * the few near it, whatever the graph's size. */
+typedef struct {
+    tw_layout_rect r;
+    int owner; /* the edge a segment belongs to; -1 for a box, label or obstacle */
+} grid_item;
+
+typedef struct {
+    int cols, rows;
+    GArray **cells; /* cols x rows of grid_item (NULL: empty), copies kept together for the scans */
+} rect_grid;
+
+static rect_grid grid_new(const tw_graph_layout *layout)
+{
+    rect_grid g = {MAX(1, (int)ceil(layout->width / LABEL_CELL)), MAX(1, (int)ceil(layout->height / LABEL_CELL))};
+    g.cells = g_new0(GArray *, (size_t)g.cols * (size_t)g.rows);
+    return g;
+}
+
+static void grid_free(rect_grid *g)
+{
+    for (size_t i = 0; i < (size_t)g->cols * (size_t)g->rows; i++)
+        if (g->cells[i])
+            g_array_unref(g->cells[i]);
+    g_free(g->cells);
+}
+
+static int cell_of(double v, int n)
+{
+    double c = floor(v / LABEL_CELL);
+    return c < 0 ? 0 : c >= n ? n - 1 : (int)c;
+}
+
+static void cell_range(const rect_grid *g, const tw_layout_rect *r, int *x0, int *y0, int *x1, int *y1)
+{
+    *x0 = cell_of(r->x, g->cols), *x1 = cell_of(r->x + r->width, g->cols);
+    *y0 = cell_of(r->y, g->rows), *y1 = cell_of(r->y + r->height, g->rows);
+}
+
+/* stored (a rectangle, or a segment as in grid_hits) listed in the cells
+ * that bounds touches. */
+static void grid_insert(rect_grid *g, const tw_layout_rect *stored, int owner, const tw_layout_rect *bounds)
+{
+    grid_item item = {*stored, owner};
+    int x0, y0, x1, y1;
+    cell_range(g, bounds, &x0, &y0, &x1, &y1);
+    for (int cy = y0; cy <= y1; cy++)
+        for (int cx = x0; cx <= x1; cx++) {
+            GArray **list = &g->cells[(size_t)cy * g->cols + cx];
+            if (!*list)
+                *list = g_array_new(FALSE, FALSE, sizeof(grid_item));
+            g_array_append_val(*list, item);
+        }
+}
+
+static void grid_add(rect_grid *g, const tw_layout_rect *r)
+{
+    grid_insert(g, r, -1, r);
+}
+
+static bool rects_overlap(const tw_layout_rect *a, const tw_layout_rect *b)
+{
+    return a->x < b->x + b->width && b->x < a->x + a->width && a->y < b->y + b->height && b->y < a->y + a->height;
+}
+
+/* Whether the segment from (x0, y0) to (x1, y1) passes through r
+ * (Liang-Barsky clipping). */
+static bool segment_hits(double x0, double y0, double x1, double y1, const tw_layout_rect *r)
+{
+    double lo = 0, hi = 1, p[4] = {x0 - x1, x1 - x0, y0 - y1, y1 - y0};
+    double q[4] = {x0 - r->x, r->x + r->width - x0, y0 - r->y, r->y + r->height - y0};
+    for (int i = 0; i < 4; i++) {
+        if (p[i] == 0) {
+            if (q[i] < 0)
+                return false;
+            continue;
+        }
+        double t = q[i] / p[i];
+        if (p[i] < 0)
+            lo = MAX(lo, t);
+        else
+            hi = MIN(hi, t);
+    }
+    return lo <= hi;
+}
+
+/* Whether r overlaps a rectangle in the grid, or (with segments) crosses
+ * a segment of an edge other than `own`. A segment from (x, y) to
+ * (x + width, y + height) is stored as that rectangle (width may be
+ * negative) with its edge as owner. */
+static bool grid_hits(const rect_grid *g, const tw_layout_rect *r, bool segments, int own)
+{
+    int x0, y0, x1, y1;
+    cell_range(g, r, &x0, &y0, &x1, &y1);
+    for (int cy = y0; cy <= y1; cy++)
+        for (int cx = x0; cx <= x1; cx++) {
+            const GArray *list = g->cells[(size_t)cy * g->cols + cx];
+            for (guint i = 0; list && i < list->len; i++) {
+                const grid_item *it = &g_array_index(list, grid_item, i);
+                const tw_layout_rect *o = &it->r;
+                if (it->owner < 0 ? rects_overlap(r, o)
+                                  : segments && it->owner != own &&
+                                        segment_hits(o->x, o->y, o->x + o->width, o->y + o->height, r))
+                    return true;
+            }
+        }
+    return false;
+}
+
+static void grid_add_segments(rect_grid *g, const tw_layout_edge *e, int edge)
+{
+    for (int p = 1; p < e->npoints; p++) {
+        double ax = e->points[2 * p - 2], ay = e->points[2 * p - 1], bx = e->points[2 * p], by = e->points[2 * p + 1];
+        tw_layout_rect segment = {ax, ay, bx - ax, by - ay};
+        tw_layout_rect bounds = {MIN(ax, bx), MIN(ay, by), fabs(bx - ax), fabs(by - ay)};
+        grid_insert(g, &segment, edge, &bounds);
+    }
+}
+
+/* A spot at fraction t along segment s of the edge (its points run from
+ * the producer), its label left (side -1) or right (1) of the edge,
+ * centred on it vertically. */
+static tw_layout_rect label_spot(const tw_layout_edge *e, int s, double t, int side, double w, double h)
+{
+    int a = s, b = s + 1;
+    double x = e->points[2 * a] + t * (e->points[2 * b] - e->points[2 * a]);
+    double y = e->points[2 * a + 1] + t * (e->points[2 * b + 1] - e->points[2 * a + 1]);
+    return (tw_layout_rect){side > 0 ? x + LABEL_OFFSET : x - LABEL_OFFSET - w, y - h / 2, w, h};
+}
+
+void tw_graph_layout_place_labels(const tw_graph_layout *layout, const double *widths, const double *heights,
+                                  int nobstacles, const tw_layout_rect *obstacles, tw_layout_rect *out)
+{
+    rect_grid taken = grid_new(layout);
+    for (int v = 0; v < layout->nnodes; v++) {
+        const tw_layout_box *b = &layout->nodes[v];
+        grid_add(&taken, &(tw_layout_rect){b->x, b->y, b->width, b->height});
+    }
+    for (int i = 0; i < nobstacles; i++)
+        grid_add(&taken, &obstacles[i]);
+    for (int e = 0; e < layout->nedges; e++)
+        grid_add_segments(&taken, &layout->edges[e], e);
+    static const double fractions[] = {0.5, 0.3, 0.7, 0.15, 0.85};
+    for (int e = 0; e < layout->nedges; e++) {
+        const tw_layout_edge *edge = &layout->edges[e];
+        out[e] = (tw_layout_rect){0, 0, 0, 0};
+        if (!(widths[e] > 0 && heights[e] > 0) || edge->npoints < 2)
+            continue;
+        int nsegments = MIN(edge->npoints - 1, LABEL_SEGMENTS);
+        bool found = false;
+        /* Clear of other edges' lines if there is such a spot, else only
+         * of boxes, labels and obstacles. */
+        for (int pass = 0; pass < 2 && !found; pass++)
+            for (int s = 0; s < nsegments && !found; s++) {
+                /* First on the side the edge leaves towards, so labels of
+                 * edges fanning out of one box part like the edges do. */
+                tw_layout_rect start = label_spot(edge, s, 0, 1, 0, 0), end = label_spot(edge, s, 1, 1, 0, 0);
+                int preferred = end.x < start.x - 1 ? -1 : 1;
+                for (size_t f = 0; f < G_N_ELEMENTS(fractions) && !found; f++)
+                    for (int k = 0; k < 2 && !found; k++) {
+                        tw_layout_rect r =
+                            label_spot(edge, s, fractions[f], k ? -preferred : preferred, widths[e], heights[e]);
+                        if (!grid_hits(&taken, &r, pass == 0, e)) {
+                            out[e] = r;
+                            grid_add(&taken, &r);
+                            found = true;
+                        }
+                    }
+            }
+    }
+    grid_free(&taken);
 }

@@ -1,8 +1,9 @@
 /* A layered (Sugiyama) layout of a directed graph: layers by longest path,
  * dummy nodes along edges spanning layers, crossings reduced by barycenter
  * sweeps, x positions without overlap (least squares towards the
- * neighbours' barycenters), edges as polylines through their dummies, data
- * flowing down. Pure C; deterministic. */
+ * neighbours' barycenters), edges as polylines through their dummies that
+ * pass through no box, data flowing down; and spots for edge labels that
+ * overlap nothing. Pure C; deterministic. */
 #ifndef TW_UI_GRAPH_LAYOUT_H
 #define TW_UI_GRAPH_LAYOUT_H
 
@@ -29,10 +30,25 @@ typedef struct {
     double width, height;       /* the drawing's extent, margins included */
 } tw_graph_layout;
 
+typedef struct {
+    double x, y, width, height;
+} tw_layout_rect;
+
 /* Lay out nnodes boxes of the given sizes and nedges edges (from, to pairs;
  * no self loops). Cycles are broken by reversing the edges that close them. */
 tw_graph_layout *tw_graph_layout_new(int nnodes, const double *widths, const double *heights, int nedges,
                                      const int *edges);
 void tw_graph_layout_free(tw_graph_layout *layout);
+
+/* A spot for each edge's label (widths[e] x heights[e]; 0 for none) beside
+ * the edge near its producer — halfway along its first segment, else
+ * further along it or its next ones, on either side — that overlaps no
+ * box, no other label and none of the obstacles (say, frames' title bars),
+ * and if there is such a spot, no other edge's line either.
+ * out[e] is the label's rectangle, of width 0 where no spot was free (the
+ * label is left out rather than drawn over something). Near-linear: a
+ * grid finds what a spot might overlap. */
+void tw_graph_layout_place_labels(const tw_graph_layout *layout, const double *widths, const double *heights,
+                                  int nobstacles, const tw_layout_rect *obstacles, tw_layout_rect *out);
 
 #endif

@@ -16,6 +16,8 @@
 #define EXPANDER_RADIUS 6.0
 #define TIME_CHARS 11       /* " · 123.4 µs" after the detail when there are times */
 #define HEAT_FLOOR_US 1e-3  /* log scale: a time of 0 sits with this one */
+#define SHAPE_SIZE 10.0     /* the edge labels' font */
+#define SHAPE_PAD 2.0       /* around an edge label's text: hinting at other zooms may widen it a little */
 
 static const tw_rgb accent = {0.85, 0.25, 0.15};
 static const tw_rgb heat_accent = {0.10, 0.45, 0.95}; /* red would vanish on the hot boxes */
@@ -28,6 +30,33 @@ void tw_graph_node_size(const tw_graph_model *m, const tw_visible_node *v, doubl
     *width = MAX(64.0, LABEL_CHAR_WIDTH * (double)chars + 2 * BOX_PADDING) + (v->is_scope ? EXPANDER_ROOM : 0);
     *height = v->is_scope ? SCOPE_HEIGHT : BOX_HEIGHT;
     g_free(title), g_free(detail);
+}
+
+tw_layout_rect *tw_graph_place_edge_labels(const tw_graph_model *m, const tw_visible_graph *g,
+                                           const tw_graph_layout *layout, int nframes, const tw_graph_frame *frames)
+{
+    /* Measured with the font the renderer draws them in (Pango's font map
+     * is per thread). */
+    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
+    cairo_t *cr = cairo_create(surface);
+    PangoLayout *font = tw_render_label_layout(cr, SHAPE_SIZE, false);
+    double *widths = g_new(double, MAX(g->nedges, 1)), *heights = g_new(double, MAX(g->nedges, 1));
+    for (int e = 0; e < g->nedges; e++) {
+        char shape[96];
+        tw_graph_tensor_format(&m->nodes[g->edges[e].node].outputs[g->edges[e].output], shape, sizeof shape);
+        tw_render_label_size(font, shape, &widths[e], &heights[e]);
+        widths[e] += 2 * SHAPE_PAD, heights[e] += SHAPE_PAD;
+    }
+    g_object_unref(font);
+    cairo_destroy(cr);
+    cairo_surface_destroy(surface);
+    tw_layout_rect *titles = g_new(tw_layout_rect, MAX(nframes, 1));
+    for (int f = 0; f < nframes; f++)
+        titles[f] = (tw_layout_rect){frames[f].x, frames[f].y, frames[f].width, TW_GRAPH_FRAME_HEADER};
+    tw_layout_rect *out = g_new(tw_layout_rect, MAX(g->nedges, 1));
+    tw_graph_layout_place_labels(layout, widths, heights, nframes, titles, out);
+    g_free(widths), g_free(heights), g_free(titles);
+    return out;
 }
 
 tw_rgb tw_graph_kind_color(tw_op_kind kind, bool dark)
@@ -152,14 +181,12 @@ static void draw_edge(cairo_t *cr, const tw_graph_scene *s, int e, PangoLayout *
     cairo_line_to(cr, x + head * 0.6, y - head * dir);
     cairo_close_path(cr);
     cairo_fill(cr);
-    if (label) {
-        /* Halfway down the first segment, on its outer side: edges leaving
-         * one box part there, so their labels do not sit on each other. */
+    const tw_layout_rect *spot = s->labels ? &s->labels[e] : NULL;
+    if (label && spot && spot->width > 0) {
         char shape[96];
         tw_graph_tensor_format(t, shape, sizeof shape);
-        double mx = (edge->points[0] + edge->points[2]) / 2, my = (edge->points[1] + edge->points[3]) / 2;
-        bool leftwards = edge->points[2] < edge->points[0] - 1;
-        tw_render_label(cr, label, shape, mx + (leftwards ? -5 : 5), my, leftwards ? 1 : 0, 0.5, style->muted);
+        tw_render_label(cr, label, shape, spot->x + spot->width / 2, spot->y + spot->height / 2, 0.5, 0.5,
+                        style->muted);
     }
 }
 
@@ -275,7 +302,7 @@ int tw_graph_render(cairo_t *cr, const tw_graph_scene *s, const tw_graph_viewpor
     /* Label fonts in world units, made under the world transform. */
     PangoLayout *title = labels ? tw_render_label_layout(cr, 12, true) : NULL;
     PangoLayout *detail = labels ? tw_render_label_layout(cr, 11, false) : NULL;
-    PangoLayout *shape = labels ? tw_render_label_layout(cr, 10, false) : NULL;
+    PangoLayout *shape = labels ? tw_render_label_layout(cr, SHAPE_SIZE, false) : NULL;
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
     int drawn = 0;
     heat_range heat = scene_heat(s);

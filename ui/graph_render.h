@@ -2,7 +2,7 @@
  * graph_layout.h) drawn into any cairo_t through a viewport (zoom, pan).
  * Boxes are coloured by op kind, or, when the graph has a profile
  * (graph_profile.h), by measured time on a heat scale; edges are as wide as their tensors are
- * large and carry their shapes; the selected node and the inputs it depends
+ * large and carry their shapes where there is room for them; the selected node and the inputs it depends
  * on are highlighted. Only what falls in the viewport is drawn, so a frame
  * costs what is visible, not the graph's size. */
 #ifndef TW_UI_GRAPH_RENDER_H
@@ -39,6 +39,7 @@ typedef struct {
     int nframes;
     const tw_graph_frame *frames;  /* drawn behind the boxes, in order; may be NULL */
     tw_graph_color_mode color_by;  /* TIME without a profile in the model draws kinds */
+    const tw_layout_rect *labels;  /* per edge, where its shape goes (width 0: left out); NULL: no shapes */
 } tw_graph_scene;
 
 /* Screen = (world - origin) * scale: origin is the world point at the
@@ -49,6 +50,12 @@ typedef struct {
 
 /* A box's size for its labels (an estimate any thread can make). */
 void tw_graph_node_size(const tw_graph_model *model, const tw_visible_node *node, double *width, double *height);
+/* Where each edge's shape label goes (g_free): beside the edge near its
+ * producer, clear of every box, of the other labels and of the frames'
+ * title bars (tw_graph_layout_place_labels), sized for the renderer's
+ * label font; width 0 where there was no room. Any thread. */
+tw_layout_rect *tw_graph_place_edge_labels(const tw_graph_model *model, const tw_visible_graph *graph,
+                                           const tw_graph_layout *layout, int nframes, const tw_graph_frame *frames);
 /* The fill colour of a kind of box. */
 tw_rgb tw_graph_kind_color(tw_op_kind kind, bool dark);
 /* The heat scale at t in [0, 1]: light yellow, orange, dark red. */
