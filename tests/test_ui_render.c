@@ -841,6 +841,38 @@ static void test_histogram_labels_apart(void)
     free_histograms(h, 21);
 }
 
+/* A histogram tag that cannot be read shows its message, in red, in
+ * every mode, instead of its ridges or bands. */
+static void test_histogram_damage(void)
+{
+    tw_histogram *h = drifting_histograms(5, 16);
+    const tw_rgb red = {0.75, 0.11, 0.16};
+    for (int mode = 0; mode < 3; mode++) {
+        const int width = 480, height = 300;
+        cairo_t *cr;
+        cairo_surface_t *surface = surface_new(width, height, &cr);
+        tw_histogram_chart hc = {.mode = mode == 1 ? TW_HISTOGRAM_OVERLAY : TW_HISTOGRAM_OFFSET, .n = 5,
+                                 .histograms = h, .color = tw_run_color(2), .title = "w",
+                                 .damage = "runs.db: run “a”, tag “w”: histogram 3: 5 bytes of buckets"};
+        if (mode == 2)
+            tw_distribution_render(cr, width, height, &hc);
+        else
+            tw_histogram_render(cr, width, height, &hc);
+        int reds = 0, run_colour = 0;
+        for (int y = 40; y < height - 30; y++)
+            for (int x = 0; x < width; x++) {
+                pixel p = pixel_at(surface, x, y);
+                reds += tint(p, light_bg, red) > 0.5;
+                run_colour += tint(p, light_bg, tw_run_color(2)) > 0.5;
+            }
+        g_assert_cmpint(reds, >, 50);
+        g_assert_cmpint(run_colour, ==, 0);
+        cairo_destroy(cr);
+        cairo_surface_destroy(surface);
+    }
+    free_histograms(h, 5);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -865,6 +897,7 @@ int main(int argc, char **argv)
     g_test_add_func("/render/styles", test_styles);
     g_test_add_func("/render/histogram-modes", test_histogram_modes);
     g_test_add_func("/render/histogram-labels-apart", test_histogram_labels_apart);
+    g_test_add_func("/render/histogram-damage", test_histogram_damage);
     g_test_add_func("/render/distribution-bands", test_distribution_bands);
     return g_test_run();
 }

@@ -260,14 +260,30 @@ static void render_empty(cairo_t *cr, int width, int height, const tw_histogram_
     tw_render_note(cr, width, height, "No histograms", style);
 }
 
+/* A tag that cannot be read: its message, wrapped, in red, where the
+ * histograms would be. */
+static void render_damage(cairo_t *cr, int width, int height, const tw_histogram_chart *chart,
+                          const tw_render_style *style)
+{
+    tw_render_title(cr, chart->title, 10, width - 20, style);
+    PangoLayout *layout = tw_render_label_layout(cr, LABEL_SIZE, false);
+    pango_layout_set_width(layout, (int)(MAX(width - 40, 20) * PANGO_SCALE));
+    pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR);
+    pango_layout_set_alignment(layout, PANGO_ALIGN_CENTER);
+    char *text = g_strdup_printf("⚠ %s", chart->damage);
+    tw_render_label(cr, layout, text, 20, height / 2.0, 0, 0.5, (tw_rgb){0.75, 0.11, 0.16});
+    g_free(text);
+    g_object_unref(layout);
+}
+
 void tw_histogram_render(cairo_t *cr, int width, int height, const tw_histogram_chart *chart)
 {
     tw_render_style style = tw_render_style_get(chart->dark);
     cairo_save(cr);
     tw_render_background(cr, width, height, &style);
     range values, steps;
-    if (!extents(chart, &values, &steps)) {
-        render_empty(cr, width, height, chart, &style);
+    if (chart->damage || !extents(chart, &values, &steps)) {
+        (chart->damage ? render_damage : render_empty)(cr, width, height, chart, &style);
         cairo_restore(cr);
         return;
     }
@@ -306,8 +322,8 @@ void tw_distribution_render(cairo_t *cr, int width, int height, const tw_histogr
     cairo_save(cr);
     tw_render_background(cr, width, height, &style);
     range values, steps;
-    if (!extents(chart, &values, &steps)) {
-        render_empty(cr, width, height, chart, &style);
+    if (chart->damage || !extents(chart, &values, &steps)) {
+        (chart->damage ? render_damage : render_empty)(cr, width, height, chart, &style);
         cairo_restore(cr);
         return;
     }

@@ -34,6 +34,7 @@ typedef struct {
     tw_rgb color;
     const char *title;
     bool dark;
+    const char *damage; /* why the tag cannot be read (a damaged record), drawn instead; NULL */
 } tw_histogram_chart;
 
 /* Offset: one ridge per step, later steps in front and lower, a step axis

@@ -64,6 +64,7 @@ static void tw_histogram_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
         .color = view->color,
         .title = view->title,
         .dark = is_dark(widget),
+        .damage = tw_dashboard_data_series_error(view->data, view->tag_id),
     };
     cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &GRAPHENE_RECT_INIT(0, 0, width, height));
     if (view->mode == TW_HISTOGRAM_VIEW_DISTRIBUTION)
