@@ -17,7 +17,7 @@
 
 static const char *const headers[NCOLS] = {"Run", "Smoothed", "Value", "Step", "Time"};
 /* The box's last line: how to zoom, since the wheel alone scrolls the page. */
-const char tw_chart_hover_hint[] = "Ctrl+wheel or drag: zoom · Shift+drag: pan · double-click: reset";
+static const char hint[] = "Ctrl+wheel or drag: zoom · Shift+drag: pan · double-click: reset";
 
 static double chart_x(const tw_chart *chart, const tw_chart_series *s, const tw_scalar_point *p)
 {
@@ -193,7 +193,7 @@ void tw_chart_hover_draw(cairo_t *cr, int width, int height, const tw_chart *cha
     for (int c = 0; c < NCOLS; c++)
         box_w += widths[c];
     double hint_w, hint_h;
-    tw_render_label_size(layout, tw_chart_hover_hint, &hint_w, &hint_h);
+    tw_render_label_size(layout, hint, &hint_w, &hint_h);
     box_w = MAX(box_w, hint_w + 2 * PAD);
     /* Right of the pointer, or left of it when that runs out of room. */
     double x = px + OFFSET + box_w <= width ? px + OFFSET : MAX(0, px - OFFSET - box_w);
@@ -226,7 +226,7 @@ void tw_chart_hover_draw(cairo_t *cr, int width, int height, const tw_chart *cha
     if (listed < n)
         tw_render_label(cr, layout, more, x + PAD + SWATCH + 6, y + PAD + (listed + 1) * row_height, 0, 0,
                         style.muted);
-    tw_render_label(cr, layout, tw_chart_hover_hint, x + PAD, y + PAD + (lines - 1) * row_height, 0, 0, style.muted);
+    tw_render_label(cr, layout, hint, x + PAD, y + PAD + (lines - 1) * row_height, 0, 0, style.muted);
     g_object_unref(layout);
     cairo_restore(cr);
 }

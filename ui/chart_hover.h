@@ -25,14 +25,11 @@ int tw_chart_hover_rows(const tw_chart *chart, tw_rect plot, double px, double p
  * tab-separated (g_free). */
 char *tw_chart_hover_text(const tw_chart *chart, const tw_hover_row *rows, int n);
 
-/* The box's last line, saying how to zoom, pan and reset. */
-extern const char tw_chart_hover_hint[];
-
 /* The hover layer over a chart drawn with hover_x NaN (so the chart itself
  * can be drawn once and kept while the pointer moves): the vertical guide
  * at px, and for the rows that fit in the box beside the pointer (inside
  * the width x height chart) a dot on the row's point as tw_chart_render
- * draws them. */
+ * draws them; the box's last line says how to zoom, pan and reset. */
 void tw_chart_hover_draw(cairo_t *cr, int width, int height, const tw_chart *chart, double px, double py,
                          const tw_hover_row *rows, int n);
 
