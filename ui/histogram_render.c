@@ -271,7 +271,8 @@ static void render_damage(cairo_t *cr, int width, int height, const tw_histogram
     pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR);
     pango_layout_set_alignment(layout, PANGO_ALIGN_CENTER);
     char *text = g_strdup_printf("⚠ %s", chart->damage);
-    tw_render_label(cr, layout, text, 20, height / 2.0, 0, 0.5, (tw_rgb){0.75, 0.11, 0.16});
+    tw_rgb red = chart->dark ? (tw_rgb){1.0, 0.48, 0.45} : (tw_rgb){0.75, 0.11, 0.16};
+    tw_render_label(cr, layout, text, 20, height / 2.0, 0, 0.5, red);
     g_free(text);
     g_object_unref(layout);
 }
