@@ -17,9 +17,11 @@
 #include <time.h>
 
 #include <glib/gstdio.h>
+#include <sqlite3.h>
 
 #include <tw/summary.h>
 
+#include "chart_card.h"
 #include "chart_view.h"
 
 #define WIDTH 800
@@ -421,6 +423,63 @@ static void test_wheel_scrolls_page(void)
         g_assert_cmpfloat(after.x_hi, ==, r.x_hi);
     }
     close_chart(&f);
+}
+
+static gboolean card_marked(gpointer card)
+{
+    return tw_chart_card_damage(card) != NULL;
+}
+
+/* A chart card whose run "b" has a damaged chunk: a mark under the chart
+ * names the file, the run, the tag and the chunk, and run "a" still gets
+ * its view. */
+static void test_card_marks_damage(void)
+{
+    char *path = scratch_file("damaged.db");
+    write_small(path);
+    sqlite3 *db;
+    g_assert_cmpint(sqlite3_open(path, &db), ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_exec(db, "UPDATE scalar_chunks SET points = x'0102030405' WHERE id = (SELECT c.id FROM "
+                                     "scalar_chunks c JOIN tags t ON c.tag_id = t.id JOIN runs r ON t.run_id = r.id "
+                                     "WHERE r.name = 'b' ORDER BY c.id LIMIT 1)", NULL, NULL, NULL),
+                     ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_changes(db), ==, 1);
+    sqlite3_close(db);
+
+    TwDashboardData *data = tw_dashboard_data_new(path);
+    wait_until(has_tags, data, 10, "the tags");
+    g_assert_cmpint(tw_dashboard_data_n_runs(data), ==, 2);
+    gint64 ids[2];
+    tw_rgb colors[2];
+    const char *labels[2];
+    double origins[2];
+    for (int r = 0; r < 2; r++) {
+        ids[r] = tw_dashboard_data_tag_id(data, 0, r);
+        colors[r] = tw_run_color(r);
+        labels[r] = tw_dashboard_data_run(data, r)->name;
+        origins[r] = tw_dashboard_data_run(data, r)->start_time;
+    }
+    GtkWidget *window = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(window), WIDTH, HEIGHT);
+    GtkWidget *card = tw_chart_card_new(data, "train/loss");
+    gtk_window_set_child(GTK_WINDOW(window), card);
+    gtk_window_present(GTK_WINDOW(window));
+    tw_chart_card_set_series(TW_CHART_CARD(card), 2, ids, colors, labels, origins);
+    wait_until(card_marked, card, 10, "the card's mark");
+    const char *mark = tw_chart_card_damage(TW_CHART_CARD(card));
+    g_test_message("%s", mark);
+    g_assert_nonnull(strstr(mark, path));
+    g_assert_nonnull(strstr(mark, "run “b”, tag “train/loss”: scalar chunk"));
+    g_assert_null(strstr(mark, "run “a”"));
+    int a = !strcmp(labels[0], "a") ? 0 : 1;
+    const TwSeriesView *v = tw_dashboard_data_series_view(data, ids[a]);
+    g_assert_nonnull(v);
+    g_assert_cmpint(v->count, ==, SMALL);
+    gtk_window_destroy(GTK_WINDOW(window));
+    drain();
+    g_object_unref(data);
+    g_remove(path);
+    g_free(path);
 }
 
 /* ---- exports ------------------------------------------------------------------------------ */
@@ -1030,6 +1089,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/chart_view/drag-zoom-and-reset", test_drag_zoom_and_reset);
     g_test_add_func("/ui/chart_view/pan-and-scroll", test_pan_and_scroll);
     g_test_add_func("/ui/chart_view/wheel-scrolls-page", test_wheel_scrolls_page);
+    g_test_add_func("/ui/chart_view/card-marks-damage", test_card_marks_damage);
     g_test_add_func("/ui/chart_view/exports", test_exports);
     g_test_add_func("/ui/chart_view/gl-texture", test_gl_texture);
     g_test_add_func("/ui/chart_view/ten-million", test_ten_million);
