@@ -718,19 +718,35 @@ static void test_memory(fixture *f, gconstpointer unused)
     g_object_unref(data);
 }
 
-/* Overwrites the second chunk of run/tag with 5 bytes, as a damaged disk
- * or a foreign writer might. */
-static void damage_chunk(const char *path, const char *run, const char *tag)
+/* Sets the points of the second chunk of run/tag: 5 bytes, as a damaged
+ * disk or a foreign writer might leave them, or (blob not NULL) the bytes
+ * given. Returns the bytes it had. */
+static GBytes *set_chunk(const char *path, const char *run, const char *tag, GBytes *blob)
 {
     sqlite3 *db;
     g_assert_cmpint(sqlite3_open(path, &db), ==, SQLITE_OK);
-    char *sql = sqlite3_mprintf("UPDATE scalar_chunks SET points = x'0102030405' WHERE id = (SELECT c.id FROM "
-                                "scalar_chunks c JOIN tags t ON c.tag_id = t.id JOIN runs r ON t.run_id = r.id "
-                                "WHERE r.name = %Q AND t.name = %Q ORDER BY c.id LIMIT 1 OFFSET 1)", run, tag);
-    g_assert_cmpint(sqlite3_exec(db, sql, NULL, NULL, NULL), ==, SQLITE_OK);
-    g_assert_cmpint(sqlite3_changes(db), ==, 1);
+    char *id = sqlite3_mprintf("(SELECT c.id FROM scalar_chunks c JOIN tags t ON c.tag_id = t.id JOIN runs r ON "
+                               "t.run_id = r.id WHERE r.name = %Q AND t.name = %Q ORDER BY c.id LIMIT 1 OFFSET 1)",
+                               run, tag);
+    char *sql = sqlite3_mprintf("SELECT points FROM scalar_chunks WHERE id = %s", id);
+    sqlite3_stmt *stmt;
+    g_assert_cmpint(sqlite3_prepare_v2(db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_step(stmt), ==, SQLITE_ROW);
+    GBytes *old = g_bytes_new(sqlite3_column_blob(stmt, 0), (gsize)sqlite3_column_bytes(stmt, 0));
+    sqlite3_finalize(stmt);
     sqlite3_free(sql);
+    sql = sqlite3_mprintf("UPDATE scalar_chunks SET points = ?1 WHERE id = %s", id);
+    g_assert_cmpint(sqlite3_prepare_v2(db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
+    gsize size = 5;
+    const void *bytes = blob ? g_bytes_get_data(blob, &size) : "\1\2\3\4\5";
+    sqlite3_bind_blob(stmt, 1, bytes, (int)size, SQLITE_TRANSIENT);
+    g_assert_cmpint(sqlite3_step(stmt), ==, SQLITE_DONE);
+    g_assert_cmpint(sqlite3_changes(db), ==, 1);
+    sqlite3_finalize(stmt);
+    sqlite3_free(sql);
+    sqlite3_free(id);
     sqlite3_close(db);
+    return old;
 }
 
 typedef struct {
@@ -745,9 +761,17 @@ static gboolean damage_seen(gpointer user_data)
            tw_dashboard_data_series_error(q->data, q->bad);
 }
 
+static gboolean damage_gone(gpointer user_data)
+{
+    damage_query *q = user_data;
+    const TwSeriesView *v = tw_dashboard_data_series_view(q->data, q->bad);
+    return !tw_dashboard_data_series_error(q->data, q->bad) && v && v->ncolumns == 100 && column_total(v) == 2000;
+}
+
 /* One damaged chunk: every other series reads on and the file has no
  * error; the damaged series alone is marked, its message naming the
- * database, the run, the tag and the chunk. */
+ * database, the run, the tag and the chunk. Repaired, it reads again and
+ * the mark goes. */
 static void test_damaged_chunk(fixture *f, gconstpointer unused)
 {
     write_run(f->path, "good", "train/loss", 2000);
@@ -755,7 +779,7 @@ static void test_damaged_chunk(fixture *f, gconstpointer unused)
     write_points(w, "train/loss", 0, 2000);
     write_points(w, "train/accuracy", 0, 2000);
     g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
-    damage_chunk(f->path, "broken", "train/loss");
+    GBytes *good_bytes = set_chunk(f->path, "broken", "train/loss", NULL);
 
     TwDashboardData *data = tw_dashboard_data_new(f->path);
     damage_query q = {data, wait_tag(data, "good", "train/loss"), wait_tag(data, "broken", "train/accuracy"),
@@ -781,6 +805,10 @@ static void test_damaged_chunk(fixture *f, gconstpointer unused)
     g_assert_nonnull(strstr(why, "run “broken”"));
     g_assert_nonnull(strstr(why, "tag “train/loss”"));
     g_assert_true(g_regex_match_simple("scalar chunk [0-9]+: 5 bytes", why, 0, 0));
+
+    g_bytes_unref(set_chunk(f->path, "broken", "train/loss", good_bytes));
+    wait_until(damage_gone, &q, 10, "the repaired series read again");
+    g_bytes_unref(good_bytes);
     g_object_unref(data);
 }
 

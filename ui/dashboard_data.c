@@ -27,7 +27,7 @@
 
 #define POLL_INTERVAL (50 * G_TIME_SPAN_MILLISECOND)
 #define WRITE_DELAY (3 * G_TIME_SPAN_MILLISECOND) /* after a write, the poll waits for the rest of the commit */
-#define RETRY_INTERVAL G_TIME_SPAN_SECOND  /* reopening a file that failed */
+#define RETRY_INTERVAL G_TIME_SPAN_SECOND  /* reopening a file, or reading a view, that failed */
 #define TAIL_BATCH 65536                   /* points read per call while tailing */
 #define TAIL_BUDGET (25 * G_TIME_SPAN_MILLISECOND) /* a poll's reading, the rest next poll */
 #define MAX_COLUMNS 16384
@@ -281,6 +281,9 @@ typedef struct {
     int histogram_max;       /* -1: no histograms asked for */
     gint64 histogram_count;  /* records when last read */
     char *error;             /* why the last read failed (a damaged chunk), or NULL */
+    gboolean retrying;       /* the view that failed is asked again every RETRY_INTERVAL */
+    view_request failed;
+    gint64 retry_at;
 } series_state;
 
 /* A run's tags as last listed. */
@@ -656,6 +659,23 @@ static void post(TwDashboardData *data, batch *b);
 
 /* Many requests at once (a dashboard of 200 runs opening) are answered in
  * parts: what is ready goes to the main loop every STREAM_INTERVAL. */
+/* A view read in full, or marked and asked again later (the file may be
+ * repaired, or the failure was passing). */
+static void answer_view(reader *r, series_state *s, const view_request *q, batch *b)
+{
+    tw_error_clear();
+    if (read_exact(r, s, q->axis, q)) {
+        series_failed(r, s, b, tw_last_error());
+        s->retrying = TRUE;
+        s->failed = *q;
+        s->retry_at = g_get_monotonic_time() + RETRY_INTERVAL;
+    } else {
+        s->retrying = FALSE;
+        series_read(s, b);
+        post_view(b, s);
+    }
+}
+
 static void answer_views(reader *r, GHashTable *views, batch **b)
 {
     gint64 posted = g_get_monotonic_time();
@@ -663,19 +683,27 @@ static void answer_views(reader *r, GHashTable *views, batch **b)
     gpointer key, value;
     g_hash_table_iter_init(&iter, views);
     while (r->store && g_hash_table_iter_next(&iter, &key, &value)) {
-        series_state *s = series_get(r, *(gint64 *)key);
-        const view_request *q = value;
-        tw_error_clear();
-        if (read_exact(r, s, q->axis, q)) {
-            series_failed(r, s, *b, tw_last_error());
-        } else {
-            series_read(s, *b);
-            post_view(*b, s);
-        }
+        answer_view(r, series_get(r, *(gint64 *)key), value, *b);
         if (g_get_monotonic_time() - posted > STREAM_INTERVAL) {
             post(r->data, *b);
             *b = batch_new();
             posted = g_get_monotonic_time();
+        }
+    }
+}
+
+/* The views that failed, asked again once their time has come. */
+static void retry_views(reader *r, batch *b)
+{
+    gint64 now = g_get_monotonic_time();
+    GHashTableIter iter;
+    gpointer value;
+    g_hash_table_iter_init(&iter, r->series);
+    while (r->store && g_hash_table_iter_next(&iter, NULL, &value)) {
+        series_state *s = value;
+        if (s->retrying && now >= s->retry_at) {
+            view_request q = s->failed;
+            answer_view(r, s, &q, b);
         }
     }
 }
@@ -943,6 +971,7 @@ static gpointer reader_main(gpointer user_data)
         if (poll) {
             tail_series(r, b);
             refresh_histograms(r, b);
+            retry_views(r, b);
         }
         requests_clear(&asked);
         post(r->data, b);

@@ -37,8 +37,10 @@ void tw_dashboard_data_set_path(TwDashboardData *data, const char *path);
 const char *tw_dashboard_data_error(TwDashboardData *data);
 /* Why a series cannot be read, or NULL: a damaged chunk marks its series
  * alone ("runs.db: run “a”, tag “loss”: scalar chunk 3: …", naming the
- * file, run, tag and chunk) and every other series reads on. A change
- * comes with "series-changed" for the tag. */
+ * file, run, tag and chunk) and every other series reads on. The failed
+ * view is asked again every second: the mark goes once it reads (a
+ * repaired file, a passing failure). A change comes with "series-changed"
+ * for the tag. */
 const char *tw_dashboard_data_series_error(TwDashboardData *data, gint64 tag_id);
 
 /* Snapshots on the main loop (borrowed; valid until the next "*-changed"). */
