@@ -1,9 +1,9 @@
 /* TwChartCard (chart_card.h): the chart, which draws the tag as its title,
  * with the export buttons over its top right corner, and under it a mark
- * for each series that cannot be read (a damaged chunk), saying why. Each export asks for
- * a file with GtkFileChooserNative, suggesting the tag as the name
- * ("train_loss.png"), and says in the window's banner what was written or
- * why not. */
+ * for each series that cannot be read (a damaged chunk), saying why. Each
+ * export asks for a file with GtkFileChooserNative, suggesting the tag as
+ * the name ("train_loss.png"), and says in the window's banner what was
+ * written or why not. */
 #include "chart_card.h"
 
 #include <string.h>
