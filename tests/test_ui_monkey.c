@@ -1,0 +1,580 @@
+/* The monkey test: a seeded driver performs random user actions on the real
+ * window and the process must survive them all — no crash, no failed
+ * assertion, no GTK critical or warning (g_test_init makes both fatal).
+ *
+ * Two kinds of action are mixed:
+ * - real input from the X server (xdotool: clicks, drags between two points,
+ *   key presses such as Tab, Return, Delete, Ctrl+Z, Alt+Up), landing
+ *   wherever the pointer or the focus happens to be, as a person's would;
+ * - the widgets' own paths where synthesizing the input would be slow or
+ *   depend on layout: what a palette drop does at a random gap, a card
+ *   dragged to another gap, a field focused then given valid or invalid
+ *   text (committed with Enter, by leaving, or left pending while the next
+ *   action rebuilds the editor), a drop-down or switch changed, a reset,
+ *   the window's actions (undo, redo, delete, duplicate, templates, views),
+ *   model files opened (the examples, the Keras corpus, broken files),
+ *   training started, paused, resumed and stopped on a small dataset, and
+ *   the window resized between 800x600 and 1600x1000.
+ * Dialogs that an action opens are answered at random (a file chooser is
+ * cancelled, a save question cancelled or discarded). A window closed by an
+ * action is replaced by a new one.
+ *
+ * TWB_MONKEY_SEED picks the seed (printed, so a failure can be replayed)
+ * and TWB_MONKEY_ACTIONS the number of actions: make test runs a short
+ * fixed-seed round; the 10,000-action rounds run under ASan by hand:
+ *   TWB_MONKEY_ACTIONS=10000 xvfb-run -a -s "-screen 0 1920x1200x24" \
+ *     build-asan/tests/test_ui_monkey
+ * Runs under Xvfb (tests/meson.build). */
+#include <gtk/gtk.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gdk/x11/gdkx.h>
+#include <glib/gstdio.h>
+
+#include "application.h"
+#include "designer_view.h"
+#include "layer_palette.h"
+#include "layer_stack.h"
+#include "property_editor.h"
+#include "train_panel.h"
+
+static TwApplication *app;
+static GRand *rng;
+static char *scratch;   /* HOME-like folder of the test's own */
+static char *logdb;     /* the training panel's run database */
+static GPtrArray *model_files;
+
+/* ---- main loop ----------------------------------------------------------- */
+static void drain(void)
+{
+    while (g_main_context_iteration(NULL, FALSE))
+        ;
+}
+
+static gboolean set_flag(gpointer data)
+{
+    *(gboolean *)data = TRUE;
+    return G_SOURCE_REMOVE;
+}
+
+/* Runs the main loop for ms milliseconds (input from the X server and the
+ * worker's reports arrive meanwhile). */
+static void spin(guint ms)
+{
+    gboolean done = FALSE;
+    g_timeout_add(ms, set_flag, &done);
+    while (!done)
+        g_main_context_iteration(NULL, TRUE);
+}
+
+/* ---- widgets ------------------------------------------------------------- */
+static void collect(GtkWidget *root, GType type, GPtrArray *out)
+{
+    if (!gtk_widget_get_mapped(root))
+        return;
+    if (G_TYPE_CHECK_INSTANCE_TYPE(root, type))
+        g_ptr_array_add(out, root);
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c))
+        collect(c, type, out);
+}
+
+/* A random mapped widget of the type under root, or NULL. */
+static GtkWidget *pick_widget(GtkWidget *root, GType type)
+{
+    GPtrArray *all = g_ptr_array_new();
+    collect(root, type, all);
+    GtkWidget *w = all->len ? all->pdata[g_rand_int_range(rng, 0, all->len)] : NULL;
+    g_ptr_array_free(all, TRUE);
+    return w;
+}
+
+static GtkWidget *find_named(GtkWidget *root, const char *name)
+{
+    if (!g_strcmp0(gtk_widget_get_name(root), name))
+        return root;
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = find_named(c, name);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+static TwDesignerView *designer_of(TwWindow *win)
+{
+    GPtrArray *all = g_ptr_array_new();
+    collect(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW, all);
+    TwDesignerView *view = all->len ? all->pdata[0] : NULL;
+    g_ptr_array_free(all, TRUE);
+    return view;
+}
+
+/* ---- dialogs --------------------------------------------------------------- */
+/* Answers every window besides the main one: file choosers and other dialogs
+ * are cancelled; a question about unsaved changes is cancelled or its
+ * changes discarded. */
+static void answer_dialogs(TwWindow *win)
+{
+    for (int round = 0; round < 4; round++) {
+        GListModel *toplevels = gtk_window_get_toplevels();
+        GtkWidget *other = NULL;
+        for (guint i = 0; i < g_list_model_get_n_items(toplevels) && !other; i++) {
+            GtkWidget *w = g_list_model_get_item(toplevels, i);
+            g_object_unref(w);
+            if (w != GTK_WIDGET(win) && gtk_widget_get_visible(w) && GTK_IS_WINDOW(w))
+                other = w;
+        }
+        if (!other)
+            return;
+        G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+        if (GTK_IS_MESSAGE_DIALOG(other))
+            gtk_dialog_response(GTK_DIALOG(other), g_rand_boolean(rng) ? GTK_RESPONSE_CANCEL : 1 /* Discard */);
+        else if (GTK_IS_DIALOG(other))
+            gtk_dialog_response(GTK_DIALOG(other), GTK_RESPONSE_CANCEL);
+        else
+            gtk_window_close(GTK_WINDOW(other));
+        G_GNUC_END_IGNORE_DEPRECATIONS
+        drain();
+    }
+}
+
+/* ---- real input (xdotool) ------------------------------------------------ */
+static void xdotool(TwWindow *win, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void xdotool(TwWindow *win, const char *fmt, ...)
+{
+    GdkSurface *surface = gtk_native_get_surface(GTK_NATIVE(win));
+    if (!surface || !GDK_IS_X11_SURFACE(surface))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    char *args = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    char *command = g_strdup_printf("xdotool windowfocus --sync %lu %s", (unsigned long)gdk_x11_surface_get_xid(surface),
+                                    args);
+    GError *error = NULL;
+    int status = 0;
+    if (!g_spawn_command_line_sync(command, NULL, NULL, &status, &error))
+        g_error("%s: %s", command, error->message);
+    g_free(command);
+    g_free(args);
+    spin(15); /* the events reach the window */
+}
+
+static void random_point(TwWindow *win, int *x, int *y)
+{
+    *x = g_rand_int_range(rng, 0, MAX(1, gtk_widget_get_width(GTK_WIDGET(win))));
+    *y = g_rand_int_range(rng, 0, MAX(1, gtk_widget_get_height(GTK_WIDGET(win))));
+}
+
+static void x_click(TwWindow *win)
+{
+    GdkSurface *surface = gtk_native_get_surface(GTK_NATIVE(win));
+    int x, y;
+    random_point(win, &x, &y);
+    xdotool(win, "mousemove --window %lu %d %d click %d", (unsigned long)gdk_x11_surface_get_xid(surface), x, y,
+            g_rand_int_range(rng, 0, 8) == 0 ? 3 : 1);
+}
+
+static void x_double_click(TwWindow *win)
+{
+    GdkSurface *surface = gtk_native_get_surface(GTK_NATIVE(win));
+    int x, y;
+    random_point(win, &x, &y);
+    xdotool(win, "mousemove --window %lu %d %d click --repeat 2 --delay 40 1",
+            (unsigned long)gdk_x11_surface_get_xid(surface), x, y);
+}
+
+/* Press at one point, move in steps, release at another: a drag. */
+static void x_drag(TwWindow *win)
+{
+    GdkSurface *surface = gtk_native_get_surface(GTK_NATIVE(win));
+    unsigned long xid = gdk_x11_surface_get_xid(surface);
+    int x0, y0, x1, y1;
+    random_point(win, &x0, &y0);
+    random_point(win, &x1, &y1);
+    xdotool(win,
+            "mousemove --window %lu %d %d mousedown 1 mousemove --window %lu %d %d "
+            "mousemove --window %lu %d %d mousemove --window %lu %d %d mouseup 1",
+            xid, x0, y0, xid, x0 + 8, y0 + 8, xid, (x0 + x1) / 2, (y0 + y1) / 2, xid, x1, y1);
+}
+
+static void x_key(TwWindow *win)
+{
+    static const char *keys[] = {
+        "Tab", "shift+Tab", "Return", "Escape", "Delete", "BackSpace", "Up", "Down", "Left", "Right",
+        "space", "ctrl+z", "ctrl+shift+z", "ctrl+y", "alt+Up", "alt+Down", "ctrl+Return", "ctrl+a",
+        "ctrl+c", "ctrl+v", "ctrl+d", "Home", "End", "Page_Down", "a", "3", "minus", "period", "comma",
+        "ctrl+plus", "ctrl+minus", "ctrl+0", "F10",
+    };
+    xdotool(win, "key --delay 5 %s", keys[g_rand_int_range(rng, 0, G_N_ELEMENTS(keys))]);
+}
+
+static void x_type(TwWindow *win)
+{
+    static const char *texts[] = {"12", "relu", "-3", "1e9", "abc", "(28, 28, 1)", "0"};
+    xdotool(win, "type --delay 5 '%s'", texts[g_rand_int_range(rng, 0, G_N_ELEMENTS(texts))]);
+}
+
+/* ---- the widgets' own paths ---------------------------------------------- */
+static const char *random_class(TwDesignerView *view)
+{
+    static char *classes[64];
+    static int n;
+    if (!n) {
+        TwLayerPalette *palette = TW_LAYER_PALETTE(tw_designer_view_palette(view));
+        tw_layer_palette_set_search(palette, "");
+        char **all = tw_layer_palette_visible_classes(palette);
+        for (int i = 0; all[i] && n < (int)G_N_ELEMENTS(classes); i++)
+            classes[n++] = g_strdup(all[i]);
+        g_strfreev(all);
+        g_assert_cmpint(n, >, 0);
+    }
+    return classes[g_rand_int_range(rng, 0, n)];
+}
+
+static int n_layers(TwWindow *win)
+{
+    return tw_model_doc_n_layers(tw_window_doc(win));
+}
+
+static void palette_activate(TwWindow *win, TwDesignerView *view)
+{
+    TwLayerPalette *palette = TW_LAYER_PALETTE(tw_designer_view_palette(view));
+    static const char *searches[] = {"", "", "", "conv", "dense", "pool", "zzz"};
+    tw_layer_palette_set_search(palette, searches[g_rand_int_range(rng, 0, G_N_ELEMENTS(searches))]);
+    tw_layer_palette_activate(palette, random_class(view));
+    tw_layer_palette_set_search(palette, "");
+    (void)win;
+}
+
+static void drop_class(TwWindow *win, TwDesignerView *view)
+{
+    TwLayerStack *stack = TW_LAYER_STACK(tw_designer_view_stack(view));
+    tw_layer_stack_drop_class(stack, random_class(view), g_rand_int_range(rng, 0, n_layers(win) + 1));
+}
+
+static void drop_layer(TwWindow *win, TwDesignerView *view)
+{
+    int n = n_layers(win);
+    if (!n)
+        return;
+    TwLayerStack *stack = TW_LAYER_STACK(tw_designer_view_stack(view));
+    tw_layer_stack_drop_layer(stack, g_rand_int_range(rng, 0, n), g_rand_int_range(rng, 0, n + 1));
+}
+
+static void select_layer(TwWindow *win, TwDesignerView *view)
+{
+    tw_designer_view_select(view, g_rand_int_range(rng, -1, n_layers(win)));
+}
+
+static const char *random_text(void)
+{
+    static const char *texts[] = {
+        "1", "3", "64", "0", "-1", "2.5", "1e9", "1e400", "nan", "", "abc", "relu", "same", "(28, 28, 1)",
+        "28, 28", "(3,)", "[null, 4]", "none", "true", "18446744073709551616", "dense_1", "a b/c",
+        "\xc3\xa9\xe2\x9c\x93", "((((1))))",
+    };
+    return texts[g_rand_int_range(rng, 0, G_N_ELEMENTS(texts))];
+}
+
+/* Focus a field of the property editor, type into it, then commit with
+ * Enter, by moving the focus away, or not at all (the next action finds the
+ * field focused with pending text). */
+static void edit_field(TwWindow *win, TwDesignerView *view)
+{
+    GtkWidget *editor = tw_designer_view_property_editor(view);
+    int kind = g_rand_int_range(rng, 0, 4);
+    if (kind == 0) {
+        GtkWidget *w = pick_widget(editor, GTK_TYPE_DROP_DOWN);
+        if (w) {
+            guint n = g_list_model_get_n_items(gtk_drop_down_get_model(GTK_DROP_DOWN(w)));
+            if (n)
+                gtk_drop_down_set_selected(GTK_DROP_DOWN(w), g_rand_int_range(rng, 0, n));
+        }
+        return;
+    }
+    if (kind == 1) {
+        GtkWidget *w = pick_widget(editor, GTK_TYPE_SWITCH);
+        if (w)
+            gtk_switch_set_active(GTK_SWITCH(w), !gtk_switch_get_active(GTK_SWITCH(w)));
+        return;
+    }
+    GtkWidget *w = pick_widget(editor, GTK_TYPE_EDITABLE);
+    if (!w || !gtk_widget_get_sensitive(w))
+        return;
+    gtk_widget_grab_focus(w);
+    drain();
+    if (!gtk_widget_in_destruction(w) && gtk_widget_get_mapped(w)) {
+        gtk_editable_set_text(GTK_EDITABLE(w), random_text());
+        drain();
+    }
+    switch (g_rand_int_range(rng, 0, 3)) {
+    case 0: /* Enter, as a person presses it in the focused field */
+        xdotool(win, "key Return");
+        break;
+    case 1: /* leave the field */
+        gtk_widget_grab_focus(tw_designer_view_stack(view));
+        break;
+    default: /* leave the text pending */
+        break;
+    }
+}
+
+static void reset_field(TwDesignerView *view)
+{
+    static const char *keys[] = {"units", "activation", "filters", "kernel_size", "strides", "padding", "rate",
+                                 "use_bias", "pool_size", "momentum", "epsilon", "name"};
+    tw_property_editor_reset(TW_PROPERTY_EDITOR(tw_designer_view_property_editor(view)),
+                             keys[g_rand_int_range(rng, 0, G_N_ELEMENTS(keys))]);
+}
+
+static void window_action(TwWindow *win)
+{
+    static const char *actions[] = {"undo", "undo", "redo", "delete-layer", "duplicate-layer"};
+    const char *name = actions[g_rand_int_range(rng, 0, G_N_ELEMENTS(actions))];
+    if (g_action_group_get_action_enabled(G_ACTION_GROUP(win), name))
+        g_action_group_activate_action(G_ACTION_GROUP(win), name, NULL);
+}
+
+static void show_view(TwWindow *win)
+{
+    static const char *views[] = {"designer", "designer", "dashboard", "graph"};
+    g_action_group_activate_action(G_ACTION_GROUP(win), "show-view",
+                                   g_variant_new_string(views[g_rand_int_range(rng, 0, G_N_ELEMENTS(views))]));
+}
+
+static void open_something(TwWindow *win)
+{
+    if (g_rand_boolean(rng)) {
+        static const char *templates[] = {"linear_regression", "mlp_fashion_mnist", "cnn_fashion_mnist"};
+        g_action_group_activate_action(G_ACTION_GROUP(win), "template",
+                                       g_variant_new_string(templates[g_rand_int_range(rng, 0, 3)]));
+    } else {
+        tw_window_open_file(win, model_files->pdata[g_rand_int_range(rng, 0, model_files->len)]);
+    }
+}
+
+static void resize(TwWindow *win)
+{
+    GdkSurface *surface = gtk_native_get_surface(GTK_NATIVE(win));
+    xdotool(win, "windowsize %lu %d %d", (unsigned long)gdk_x11_surface_get_xid(surface),
+            g_rand_int_range(rng, 800, 1601), g_rand_int_range(rng, 600, 1001));
+}
+
+/* Train on the spirals for a few epochs (the model may not fit them: then
+ * Train is off or the worker reports why), or press Pause, Resume or Stop. */
+static void training(TwWindow *win)
+{
+    TwTrainPanel *panel = tw_window_train_panel(win);
+    static const char *buttons[] = {"train", "train", "pause", "resume", "stop"};
+    const char *name = buttons[g_rand_int_range(rng, 0, G_N_ELEMENTS(buttons))];
+    if (!strcmp(name, "train")) {
+        GtkWidget *dataset = find_named(GTK_WIDGET(panel), "dataset");
+        if (GTK_IS_DROP_DOWN(dataset)) {
+            /* Any listed dataset after the first, Fashion-MNIST, whose
+             * epochs take seconds (a random click may still choose it). */
+            guint n = g_list_model_get_n_items(gtk_drop_down_get_model(GTK_DROP_DOWN(dataset)));
+            if (n > 1)
+                gtk_drop_down_set_selected(GTK_DROP_DOWN(dataset), g_rand_int_range(rng, 1, n));
+        }
+        GtkWidget *epochs = find_named(GTK_WIDGET(panel), "epochs");
+        if (GTK_IS_SPIN_BUTTON(epochs))
+            gtk_spin_button_set_value(GTK_SPIN_BUTTON(epochs), g_rand_int_range(rng, 1, 3));
+    }
+    GtkWidget *button = find_named(GTK_WIDGET(panel), name);
+    if (GTK_IS_BUTTON(button) && gtk_widget_is_sensitive(button) && gtk_widget_get_mapped(button))
+        g_signal_emit_by_name(button, "clicked");
+}
+
+/* Clicks a random visible button of the window as GTK's own click would. */
+static void click_button(TwWindow *win)
+{
+    GtkWidget *button = pick_widget(GTK_WIDGET(win), GTK_TYPE_BUTTON);
+    if (button && gtk_widget_is_sensitive(button))
+        g_signal_emit_by_name(button, "clicked");
+}
+
+/* ---- the run ----------------------------------------------------------------- */
+static TwWindow *new_window(void)
+{
+    TwWindow *win = tw_application_new_window(app, NULL);
+    g_object_add_weak_pointer(G_OBJECT(win), (gpointer *)&win);
+    g_object_set(tw_window_train_panel(win), "logdb", logdb, NULL);
+    gtk_window_present(GTK_WINDOW(win));
+    gint64 end = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+    while (win && !gtk_widget_get_mapped(GTK_WIDGET(win)) && g_get_monotonic_time() < end)
+        g_main_context_iteration(NULL, TRUE);
+    g_assert_nonnull(win);
+    g_object_remove_weak_pointer(G_OBJECT(win), (gpointer *)&win);
+    return win;
+}
+
+static gboolean is_running(TwWindow *win)
+{
+    gboolean running = FALSE;
+    g_object_get(tw_window_train_panel(win), "running", &running, NULL);
+    return running;
+}
+
+/* Stops a running training and waits for the worker to end. */
+static void stop_training(TwWindow *win)
+{
+    GtkWidget *stop = find_named(GTK_WIDGET(tw_window_train_panel(win)), "stop");
+    if (is_running(win) && GTK_IS_BUTTON(stop) && gtk_widget_is_sensitive(stop))
+        g_signal_emit_by_name(stop, "clicked");
+    gint64 end = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+    while (is_running(win) && g_get_monotonic_time() < end)
+        spin(20);
+    g_assert_false(is_running(win));
+}
+
+static void test_monkey(void)
+{
+    const char *seed_env = g_getenv("TWB_MONKEY_SEED");
+    const char *count_env = g_getenv("TWB_MONKEY_ACTIONS");
+    guint32 seed = seed_env ? (guint32)g_ascii_strtoull(seed_env, NULL, 10) : 20261125u;
+    long actions = count_env ? atol(count_env) : 400;
+    g_test_message("monkey: seed %u, %ld actions (TWB_MONKEY_SEED, TWB_MONKEY_ACTIONS)", seed, actions);
+    rng = g_rand_new_with_seed(seed);
+
+    TwWindow *win = new_window();
+    g_object_add_weak_pointer(G_OBJECT(win), (gpointer *)&win);
+    long counts[16] = {0};
+    for (long i = 0; i < actions; i++) {
+        if (!win) { /* an action closed it */
+            win = new_window();
+            g_object_add_weak_pointer(G_OBJECT(win), (gpointer *)&win);
+        }
+        TwDesignerView *view = designer_of(win);
+        int action = g_rand_int_range(rng, 0, 16);
+        if (!view && action >= 4 && action <= 10)
+            action = 13; /* the designer is not shown: show a view instead */
+        counts[action]++;
+        switch (action) {
+        case 0: x_click(win); break;
+        case 1: x_drag(win); break;
+        case 2: x_key(win); break;
+        case 3: g_rand_boolean(rng) ? x_double_click(win) : x_type(win); break;
+        case 4: palette_activate(win, view); break;
+        case 5: drop_class(win, view); break;
+        case 6: drop_layer(win, view); break;
+        case 7: select_layer(win, view); break;
+        case 8:
+        case 9: edit_field(win, view); break;
+        case 10: reset_field(view); break;
+        case 11: window_action(win); break;
+        case 12: open_something(win); break;
+        case 13: show_view(win); break;
+        case 14: g_rand_int_range(rng, 0, 4) ? training(win) : resize(win); break;
+        default: click_button(win); break;
+        }
+        drain();
+        if (win)
+            answer_dialogs(win);
+        if (i % 500 == 499)
+            g_test_message("monkey: %ld actions done", i + 1);
+    }
+    if (win) {
+        stop_training(win);
+        g_object_remove_weak_pointer(G_OBJECT(win), (gpointer *)&win);
+        TwModelDoc *doc = tw_window_doc(win);
+        g_assert_nonnull(doc);
+        gtk_window_destroy(GTK_WINDOW(win));
+        drain();
+    }
+    g_test_message("monkey: clicks %ld, drags %ld, keys %ld, typing %ld, palette %ld, drops %ld, moves %ld, "
+                   "selections %ld, field edits %ld, resets %ld, window actions %ld, opens %ld, views %ld, "
+                   "training/resize %ld, buttons %ld",
+                   counts[0], counts[1], counts[2], counts[3], counts[4], counts[5], counts[6], counts[7],
+                   counts[8] + counts[9], counts[10], counts[11], counts[12], counts[13], counts[14], counts[15]);
+    g_rand_free(rng);
+}
+
+/* ---- set-up ------------------------------------------------------------------ */
+static void add_models(const char *dir)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name(d)))
+        if (g_str_has_suffix(name, ".json") || g_str_has_suffix(name, ".keras") || g_str_has_suffix(name, ".h5"))
+            g_ptr_array_add(model_files, g_build_filename(dir, name, NULL));
+    if (d)
+        g_dir_close(d);
+}
+
+static void write_file(const char *name, const char *contents, gssize length)
+{
+    char *path = g_build_filename(scratch, name, NULL);
+    g_assert_true(g_file_set_contents(path, contents, length, NULL));
+    g_ptr_array_add(model_files, path);
+}
+
+static void remove_tree(const char *path)
+{
+    GDir *dir = g_dir_open(path, 0, NULL);
+    const char *name;
+    while (dir && (name = g_dir_read_name(dir))) {
+        char *child = g_build_filename(path, name, NULL);
+        if (g_file_test(child, G_FILE_TEST_IS_DIR) && !g_file_test(child, G_FILE_TEST_IS_SYMLINK))
+            remove_tree(child);
+        else
+            g_remove(child);
+        g_free(child);
+    }
+    if (dir)
+        g_dir_close(dir);
+    g_rmdir(path);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    scratch = g_dir_make_tmp("twb-monkey-XXXXXX", NULL);
+    g_assert_nonnull(scratch);
+    /* Recent files, settings and runs go to the test's own folder. */
+    g_setenv("XDG_DATA_HOME", scratch, TRUE);
+    g_setenv("XDG_CONFIG_HOME", scratch, TRUE);
+    g_setenv("XDG_CACHE_HOME", scratch, TRUE);
+    g_setenv("GTK_A11Y", "none", TRUE);
+    /* File choosers save their state through GSettings; no dconf under Xvfb. */
+    g_setenv("GSETTINGS_BACKEND", "memory", TRUE);
+    logdb = g_build_filename(scratch, "runs.db", NULL);
+
+    model_files = g_ptr_array_new_with_free_func(g_free);
+    const char *srcdir = g_getenv("G_TEST_SRCDIR");
+    char *examples = g_build_filename(srcdir ? srcdir : ".", "..", "examples", "models", NULL);
+    add_models(examples);
+    g_free(examples);
+    char *corpus = g_build_filename(srcdir ? srcdir : ".", "..", "..", "shared", "corpus", NULL);
+    char *keras = g_build_filename(corpus, "keras", NULL);
+    char *functional = g_build_filename(corpus, "keras-functional", NULL);
+    if (!g_file_test(keras, G_FILE_TEST_IS_DIR))
+        g_test_message("the Keras corpus (../shared/corpus) is not there: the monkey opens only the examples");
+    add_models(keras);
+    add_models(functional);
+    g_free(keras);
+    g_free(functional);
+    g_free(corpus);
+    write_file("empty.json", "", 0);
+    write_file("truncated.json", "{\"class_name\": \"Sequential\", \"config\": {\"layers\": [", -1);
+    write_file("binary.json", "\x89PNG\r\n\x1a\n\0\0\0", 12);
+    write_file("deep.json", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", -1);
+    char *missing = g_build_filename(scratch, "missing.json", NULL);
+    g_ptr_array_add(model_files, missing);
+
+    if (!tw_application_can_open_windows())
+        g_error("no display: run under xvfb-run (meson test --suite gui does)");
+    g_set_application_name("Tensor Workbench");
+    app = tw_application_new(G_APPLICATION_NON_UNIQUE);
+    g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
+
+    g_test_add_func("/ui/monkey/random-actions", test_monkey);
+    int status = g_test_run();
+    g_object_unref(app);
+    g_ptr_array_free(model_files, TRUE);
+    remove_tree(scratch);
+    g_free(scratch);
+    g_free(logdb);
+    return status;
+}
