@@ -48,13 +48,14 @@ static void on_selected(TwLayerStack *stack, GParamSpec *pspec, TwDesignerView *
     tw_property_editor_set_index(TW_PROPERTY_EDITOR(self->editor), tw_layer_stack_get_selected(stack));
 }
 
-static GtkWidget *paned(GtkWidget *start, GtkWidget *end, gboolean resize_start, gboolean resize_end)
+/* Both sides take a share of a change of the window's width, so that in a
+ * narrow window (800 pixels) every pane keeps some room; each scrolls or
+ * ellipsizes what does not fit, and every pane can be dragged. */
+static GtkWidget *paned(GtkWidget *start, GtkWidget *end)
 {
     GtkWidget *p = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL);
     gtk_paned_set_start_child(GTK_PANED(p), start);
     gtk_paned_set_end_child(GTK_PANED(p), end);
-    gtk_paned_set_resize_start_child(GTK_PANED(p), resize_start);
-    gtk_paned_set_resize_end_child(GTK_PANED(p), resize_end);
     gtk_paned_set_shrink_start_child(GTK_PANED(p), FALSE);
     gtk_paned_set_shrink_end_child(GTK_PANED(p), FALSE);
     return p;
@@ -67,15 +68,10 @@ static void tw_designer_view_constructed(GObject *object)
     self->palette = tw_layer_palette_new();
     self->stack = tw_layer_stack_new(self->doc);
     self->editor = tw_property_editor_new(self->doc);
-    /* Sensible widths in a 1280-pixel window that also holds the training
-     * panel; the stack takes what is left and every pane can be dragged. */
-    gtk_widget_set_size_request(self->palette, 220, -1);
-    gtk_widget_set_size_request(self->stack, 300, -1);
-    gtk_widget_set_size_request(self->editor, 280, -1);
     g_signal_connect(self->palette, "layer-activated", G_CALLBACK(on_layer_activated), self);
     g_signal_connect(self->stack, "notify::selected", G_CALLBACK(on_selected), self);
-    GtkWidget *inner = paned(self->stack, self->editor, TRUE, FALSE);
-    GtkWidget *outer = paned(self->palette, inner, FALSE, TRUE);
+    GtkWidget *inner = paned(self->stack, self->editor);
+    GtkWidget *outer = paned(self->palette, inner);
     gtk_widget_set_parent(outer, GTK_WIDGET(self));
     if (tw_model_doc_n_layers(self->doc))
         tw_designer_view_select(self, 0);
