@@ -48,17 +48,42 @@ static void on_selected(TwLayerStack *stack, GParamSpec *pspec, TwDesignerView *
     tw_property_editor_set_index(TW_PROPERTY_EDITOR(self->editor), tw_layer_stack_get_selected(stack));
 }
 
-/* Both sides take a share of a change of the window's width, so that in a
- * narrow window (800 pixels) every pane keeps some room; each scrolls or
- * ellipsizes what does not fit, and every pane can be dragged. */
-static GtkWidget *paned(GtkWidget *start, GtkWidget *end)
+/* The stack takes what the palette and the editor leave; in a narrow
+ * window (800 pixels) every pane gives way down to its least width,
+ * scrolling or ellipsizing what does not fit, and every pane can be
+ * dragged. */
+static GtkWidget *paned(GtkWidget *start, GtkWidget *end, gboolean resize_start, gboolean resize_end)
 {
     GtkWidget *p = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL);
     gtk_paned_set_start_child(GTK_PANED(p), start);
     gtk_paned_set_end_child(GTK_PANED(p), end);
+    gtk_paned_set_resize_start_child(GTK_PANED(p), resize_start);
+    gtk_paned_set_resize_end_child(GTK_PANED(p), resize_end);
     gtk_paned_set_shrink_start_child(GTK_PANED(p), FALSE);
     gtk_paned_set_shrink_end_child(GTK_PANED(p), FALSE);
     return p;
+}
+
+typedef struct {
+    gboolean end;       /* the width is the end child's */
+    int width, at_least; /* set once the paned is at least that wide */
+} InitialWidth;
+
+static void on_paned_allocated(GtkPaned *paned, GParamSpec *pspec, InitialWidth *want)
+{
+    int width = gtk_widget_get_width(GTK_WIDGET(paned));
+    if (width < want->at_least)
+        return;
+    g_signal_handlers_disconnect_by_func(paned, on_paned_allocated, want);
+    gtk_paned_set_position(paned, want->end ? width - want->width : want->width);
+}
+
+void tw_designer_paned_initial_width(GtkPaned *paned, gboolean end, int width, int at_least)
+{
+    InitialWidth *want = g_new(InitialWidth, 1);
+    *want = (InitialWidth){end, width, at_least};
+    g_signal_connect_data(paned, "notify::max-position", G_CALLBACK(on_paned_allocated), want,
+                          (GClosureNotify)(void (*)(void))g_free, 0);
 }
 
 static void tw_designer_view_constructed(GObject *object)
@@ -70,8 +95,11 @@ static void tw_designer_view_constructed(GObject *object)
     self->editor = tw_property_editor_new(self->doc);
     g_signal_connect(self->palette, "layer-activated", G_CALLBACK(on_layer_activated), self);
     g_signal_connect(self->stack, "notify::selected", G_CALLBACK(on_selected), self);
-    GtkWidget *inner = paned(self->stack, self->editor);
-    GtkWidget *outer = paned(self->palette, inner);
+    GtkWidget *inner = paned(self->stack, self->editor, TRUE, FALSE);
+    GtkWidget *outer = paned(self->palette, inner, FALSE, TRUE);
+    /* Their widths in a 1280-pixel window that also holds the training panel. */
+    tw_designer_paned_initial_width(GTK_PANED(outer), FALSE, 220, 660);
+    tw_designer_paned_initial_width(GTK_PANED(inner), TRUE, 280, 560);
     gtk_widget_set_parent(outer, GTK_WIDGET(self));
     if (tw_model_doc_n_layers(self->doc))
         tw_designer_view_select(self, 0);
