@@ -14,6 +14,7 @@
 struct _TwApplication {
     GtkApplication parent_instance;
     GSettings *interface_settings; /* the desktop's colour scheme, when it has one */
+    char *logdb; /* --logdb of the command line being handled, as an absolute path */
 };
 
 G_DEFINE_FINAL_TYPE(TwApplication, tw_application, GTK_TYPE_APPLICATION)
@@ -115,11 +116,46 @@ static void tw_application_startup(GApplication *app)
     set_accels(GTK_APPLICATION(app));
 }
 
+/* ---- --logdb FILE ------------------------------------------------------------------ */
+/* Read where twb was started (a relative path names a file there), then
+ * carried to the running instance in the platform data of the activation
+ * or open, which may be another process. */
+static int tw_application_handle_local_options(GApplication *app, GVariantDict *options)
+{
+    TwApplication *self = TW_APPLICATION(app);
+    const char *logdb = NULL;
+    if (g_variant_dict_lookup(options, "logdb", "^&ay", &logdb) && logdb[0]) {
+        g_free(self->logdb);
+        self->logdb = g_canonicalize_filename(logdb, NULL);
+    }
+    return -1; /* go on: activate or open */
+}
+
+static void tw_application_add_platform_data(GApplication *app, GVariantBuilder *builder)
+{
+    G_APPLICATION_CLASS(tw_application_parent_class)->add_platform_data(app, builder);
+    TwApplication *self = TW_APPLICATION(app);
+    if (self->logdb)
+        g_variant_builder_add(builder, "{sv}", "twb-logdb", g_variant_new_bytestring(self->logdb));
+}
+
+static void tw_application_before_emit(GApplication *app, GVariant *platform_data)
+{
+    G_APPLICATION_CLASS(tw_application_parent_class)->before_emit(app, platform_data);
+    TwApplication *self = TW_APPLICATION(app);
+    const char *logdb = NULL;
+    g_free(self->logdb);
+    self->logdb = g_variant_lookup(platform_data, "twb-logdb", "^&ay", &logdb) ? g_strdup(logdb) : NULL;
+}
+
 static void tw_application_activate(GApplication *app)
 {
+    TwApplication *self = TW_APPLICATION(app);
     GtkWindow *window = gtk_application_get_active_window(GTK_APPLICATION(app));
     if (!window)
-        window = GTK_WINDOW(tw_application_new_window(TW_APPLICATION(app), NULL));
+        window = GTK_WINDOW(tw_application_new_window(self, NULL));
+    else if (self->logdb) /* `twb --logdb FILE` while a window is open: that window reads FILE */
+        tw_window_set_logdb(TW_WINDOW(window), self->logdb);
     gtk_window_present(window);
 }
 
@@ -146,16 +182,28 @@ static void tw_application_dispose(GObject *object)
     G_OBJECT_CLASS(tw_application_parent_class)->dispose(object);
 }
 
+static void tw_application_finalize(GObject *object)
+{
+    g_free(TW_APPLICATION(object)->logdb);
+    G_OBJECT_CLASS(tw_application_parent_class)->finalize(object);
+}
+
 static void tw_application_class_init(TwApplicationClass *klass)
 {
     G_OBJECT_CLASS(klass)->dispose = tw_application_dispose;
+    G_OBJECT_CLASS(klass)->finalize = tw_application_finalize;
     G_APPLICATION_CLASS(klass)->startup = tw_application_startup;
     G_APPLICATION_CLASS(klass)->activate = tw_application_activate;
     G_APPLICATION_CLASS(klass)->open = tw_application_open;
+    G_APPLICATION_CLASS(klass)->handle_local_options = tw_application_handle_local_options;
+    G_APPLICATION_CLASS(klass)->add_platform_data = tw_application_add_platform_data;
+    G_APPLICATION_CLASS(klass)->before_emit = tw_application_before_emit;
 }
 
 static void tw_application_init(TwApplication *self)
 {
+    g_application_add_main_option(G_APPLICATION(self), "logdb", 0, G_OPTION_FLAG_NONE, G_OPTION_ARG_FILENAME,
+                                  "The run database for the Dashboard and the training panel", "FILE");
 }
 
 TwApplication *tw_application_new(GApplicationFlags flags)
@@ -171,6 +219,8 @@ TwWindow *tw_application_new_window(TwApplication *app, const char *path)
     TwWindow *win = tw_window_new(GTK_APPLICATION(app), doc);
     g_object_unref(doc);
     tw_train_controller_attach(win);
+    if (app->logdb)
+        tw_window_set_logdb(win, app->logdb);
     if (path)
         tw_window_open_file(win, path);
     return win;

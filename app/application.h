@@ -2,7 +2,10 @@
  * It loads the styles, follows the desktop's light or dark preference,
  * sets the accelerators and the app.* actions (about, quit), and opens one
  * window per model: `twb` opens an empty model, `twb a.json b.json` one
- * window for each file (into the running instance when there is one). */
+ * window for each file (into the running instance when there is one).
+ * `--logdb FILE` gives those windows that run database for their
+ * Dashboard, Graph view and training panel (the active window too, when
+ * twb is already running and opens no file). */
 #ifndef TW_APP_APPLICATION_H
 #define TW_APP_APPLICATION_H
 
@@ -22,13 +25,14 @@ G_DECLARE_FINAL_TYPE(TwApplication, tw_application, TW, APPLICATION, GtkApplicat
 TwApplication *tw_application_new(GApplicationFlags flags);
 /* A window with a new model, loaded from path when it is not NULL (a
  * file that does not load leaves the model empty and says why in the
- * window's banner). Not yet shown. */
+ * window's banner), on the --logdb being handled if there is one. Not yet
+ * shown. */
 TwWindow *tw_application_new_window(TwApplication *app, const char *path);
 
 /* Whether windows can open here; otherwise prints why (no display) on
  * stderr. Calls gtk_init. */
 gboolean tw_application_can_open_windows(void);
-/* `twb` and `twb MODEL.json...`: runs the application; the exit status. */
+/* `twb [--logdb FILE] [MODEL.json...]`: runs the application; the exit status. */
 int tw_application_main(int argc, char **argv);
 
 G_END_DECLS

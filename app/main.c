@@ -32,11 +32,12 @@ enum { EXIT_USAGE = 2 };
 static void print_help(FILE *out)
 {
     fputs("Usage: twb [COMMAND [OPTIONS]]\n"
-          "       twb [MODEL.json...]\n"
+          "       twb [--logdb FILE] [MODEL.json...]\n"
           "\n"
           "Tensor Workbench: design, train and inspect deep-learning models.\n"
           "Without a command, or with model files, twb opens the workbench window\n"
-          "(one per file; it needs a display).\n"
+          "(one per file; it needs a display); --logdb FILE gives it that run\n"
+          "database for its Dashboard and training panel.\n"
           "\n"
           "Commands:\n"
           "  example linear-regression [--steps N]\n"
@@ -237,19 +238,46 @@ static int command_data(int argc, char **argv)
     return 0;
 }
 
-/* `twb a.json b.json`: files to open in the window. */
-static bool only_model_files(int argc, char **argv)
+/* `twb [--logdb FILE] [a.json b.json]`: the window's command line, which
+ * the application reads again (app/application.c). 0 when argv is one;
+ * EXIT_USAGE after saying what is wrong with its --logdb; -1 when argv is
+ * something else (a command). */
+static int check_window_arguments(int argc, char **argv)
+{
+    bool logdb = false;
+    for (int i = 0; i < argc; i++) {
+        const char *value;
+        if (!strcmp(argv[i], "--logdb"))
+            value = i + 1 < argc ? argv[++i] : "";
+        else if (!strncmp(argv[i], "--logdb=", 8))
+            value = argv[i] + 8;
+        else if (argv[i][0] == '-' || !g_str_has_suffix(argv[i], ".json"))
+            return -1;
+        else
+            continue;
+        if (!value[0])
+            return usage_error("option '--logdb' needs a run database file");
+        if (logdb)
+            return usage_error("option '--logdb' given twice");
+        logdb = true;
+    }
+    return 0;
+}
+
+/* --screenshot anywhere among the options (`twb --logdb F --screenshot s.png`). */
+static bool is_screenshot(int argc, char **argv)
 {
     for (int i = 0; i < argc; i++)
-        if (argv[i][0] == '-' || !g_str_has_suffix(argv[i], ".json"))
-            return false;
-    return true;
+        if (!strcmp(argv[i], "--screenshot") || !strncmp(argv[i], "--screenshot=", 13))
+            return true;
+    return false;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || only_model_files(argc - 1, argv + 1))
-        return tw_application_main(argc, argv);
+    int window = check_window_arguments(argc - 1, argv + 1);
+    if (window >= 0)
+        return window ? window : tw_application_main(argc, argv);
 
     const char *command = argv[1];
     if (strcmp(command, "-h") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "help") == 0) {
@@ -258,7 +286,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(command, "-V") == 0 || strcmp(command, "--version") == 0)
         return print_version();
-    if (strcmp(command, "--screenshot") == 0 || strncmp(command, "--screenshot=", 13) == 0)
+    if (command[0] == '-' && is_screenshot(argc - 1, argv + 1))
         return twb_screenshot_command(argc - 1, argv + 1);
     if (strcmp(command, "example") == 0)
         return command_example(argc - 2, argv + 2);

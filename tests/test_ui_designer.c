@@ -14,6 +14,7 @@
 #include "layer_palette.h"
 #include "layer_stack.h"
 #include "property_editor.h"
+#include "ui_keys.h"
 
 typedef struct {
     TwModelDoc *doc;
@@ -437,6 +438,105 @@ static void test_input_shape_field(Fixture *f, gconstpointer data)
     assert_param(f, 1, "rate", "0.25");
 }
 
+/* A rebuild (the shown layer's class changed under a focused field) drops
+ * the old fields; the dropped entry, which GTK keeps as the window's focus
+ * until its next frame, then got Enter or lost the focus and committed
+ * through its freed field: a crash (SIGSEGV in commit_if_changed). */
+static void test_field_after_rebuild(Fixture *f, gconstpointer data)
+{
+    tw_designer_view_select(f->view, 0);
+    GtkWidget *name = g_object_ref(tw_property_editor_field(f->editor, "name"));
+    GtkWidget *shape = g_object_ref(tw_property_editor_field(f->editor, "input_shape"));
+    g_assert_true(gtk_widget_grab_focus(name));
+    drain();
+    g_assert_true(tw_layer_stack_drop_class(f->stack, "Dense", 0)); /* what a drop from the palette does */
+    drain();
+    g_assert_true(tw_property_editor_field(f->editor, "name") != name);
+    char *before = tw_model_doc_to_json(f->doc);
+    gtk_editable_set_text(GTK_EDITABLE(name), "renamed");
+    g_signal_emit_by_name(name, "activate");
+    type_into(shape, "3,3");
+    g_assert_true(gtk_widget_grab_focus(tw_property_editor_field(f->editor, "units")));
+    drain();
+    char *after = tw_model_doc_to_json(f->doc); /* the dropped fields changed nothing */
+    g_assert_cmpstr(after, ==, before);
+    g_free(after);
+    g_free(before);
+    g_object_unref(shape);
+    g_object_unref(name);
+}
+
+/* Text typed and not yet committed is committed before another edit
+ * (here a drop above the layer), as a step of its own; it was lost. */
+static void test_typed_text_kept(Fixture *f, gconstpointer data)
+{
+    add(f, "Dense");
+    GtkWidget *name = tw_property_editor_field(f->editor, "name");
+    g_assert_true(gtk_widget_grab_focus(name));
+    gtk_editable_set_text(GTK_EDITABLE(name), "hidden");
+    g_assert_true(tw_property_editor_editing(f->editor));
+    g_assert_true(tw_layer_stack_drop_class(f->stack, "Dropout", 1));
+    g_assert_cmpstr(card(f, 1, "class"), ==, "Dropout");
+    g_assert_cmpstr(card(f, 2, "name"), ==, "hidden");
+    g_assert_false(tw_property_editor_editing(f->editor));
+    g_assert_true(tw_model_doc_undo(f->doc));
+    g_assert_cmpstr(card(f, 1, "name"), ==, "hidden");
+    g_assert_true(tw_model_doc_undo(f->doc));
+    g_assert_cmpstr(card(f, 1, "name"), ==, "dense");
+}
+
+/* A card moved by dragging takes the keyboard focus from the field that had
+ * it (it landed in the name field, where Ctrl+Z undid the field's text). */
+static void test_move_takes_focus(Fixture *f, gconstpointer data)
+{
+    add(f, "Dense");
+    add(f, "Dropout");
+    GtkWidget *name = tw_property_editor_field(f->editor, "name");
+    g_assert_true(gtk_widget_grab_focus(name));
+    g_assert_true(tw_layer_stack_drop_layer(f->stack, 2, 1));
+    drain();
+    GtkWidget *focus = gtk_root_get_focus(GTK_ROOT(f->window));
+    g_assert_nonnull(focus);
+    g_assert_true(gtk_widget_is_ancestor(focus, GTK_WIDGET(f->stack)));
+    g_assert_cmpint(tw_layer_stack_get_selected(f->stack), ==, 1);
+    g_assert_cmpstr(card(f, 1, "class"), ==, "Dropout");
+}
+
+static GtkWidget *palette_row(GtkWidget *widget, const char *class_name)
+{
+    const tw_layer_class *klass = g_object_get_data(G_OBJECT(widget), "layer-class");
+    if (GTK_IS_LIST_BOX_ROW(widget) && klass && !strcmp(klass->name, class_name))
+        return widget;
+    for (GtkWidget *c = gtk_widget_get_first_child(widget); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *row = palette_row(c, class_name);
+        if (row)
+            return row;
+    }
+    return NULL;
+}
+
+static gboolean has_three_layers(gpointer data)
+{
+    return tw_model_doc_n_layers(data) == 3;
+}
+
+/* Enter on the focused palette row adds that row's class; it went to the
+ * search entry (the list's key capture) and added the first match,
+ * InputLayer. */
+static void test_palette_enter(Fixture *f, gconstpointer data)
+{
+    tw_layer_palette_activate(f->palette, "Flatten"); /* a selected row, not the focused one */
+    g_assert_true(gtk_widget_grab_focus(palette_row(GTK_WIDGET(f->palette), "Dense")));
+    if (!ui_keys_send(f->window, "Return", has_three_layers, f->doc)) {
+        g_test_skip("no xdotool or no X11 display to press keys with");
+        return;
+    }
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, 3);
+    g_assert_cmpstr(card(f, 2, "class"), ==, "Dense");
+    GtkWidget *focus = gtk_root_get_focus(GTK_ROOT(f->window));
+    g_assert_true(focus == palette_row(GTK_WIDGET(f->palette), "Dense")); /* ready for the next one */
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -456,5 +556,9 @@ int main(int argc, char **argv)
     ADD("editor/fields_typed", test_fields_typed);
     ADD("editor/fields_edit", test_fields_edit);
     ADD("editor/input_shape", test_input_shape_field);
+    ADD("editor/field_after_rebuild", test_field_after_rebuild);
+    ADD("editor/typed_text_kept", test_typed_text_kept);
+    ADD("stack/move_takes_focus", test_move_takes_focus);
+    ADD("palette/enter", test_palette_enter);
     return g_test_run();
 }

@@ -559,6 +559,47 @@ static void test_template(void)
     g_object_unref(doc);
 }
 
+/* "changing" comes before every edit, undo and load touches the model, and
+ * an edit made in its handler (the property editor committing typed text)
+ * is a step of its own before the edit that caused it. */
+typedef struct {
+    int changing, layers_seen;
+    gboolean rename;
+} changing_log;
+
+static void on_changing(TwModelDoc *doc, changing_log *log)
+{
+    log->changing++;
+    log->layers_seen = tw_model_doc_n_layers(doc);
+    if (log->rename) {
+        log->rename = FALSE;
+        GError *error = NULL;
+        must(tw_model_doc_rename_layer(doc, 0, "first", &error), error);
+    }
+}
+
+static void test_changing_signal(void)
+{
+    TwModelDoc *doc = tw_model_doc_new();
+    changing_log log = {0};
+    g_signal_connect(doc, "changing", G_CALLBACK(on_changing), &log);
+    insert(doc, 1, "Flatten");
+    g_assert_cmpint(log.changing, ==, 1);
+    g_assert_cmpint(log.layers_seen, ==, 1); /* before the insert */
+    log.rename = TRUE;
+    insert(doc, 2, "Dense");
+    g_assert_cmpint(log.changing, ==, 3); /* the insert's, then the rename's */
+    g_assert_cmpstr(tw_layer_name(tw_model_doc_layer(doc, 0)), ==, "first");
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, 3);
+    g_assert_true(tw_model_doc_undo(doc));
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, 2);
+    g_assert_cmpstr(tw_layer_name(tw_model_doc_layer(doc, 0)), ==, "first");
+    g_assert_true(tw_model_doc_undo(doc));
+    g_assert_cmpstr(tw_layer_name(tw_model_doc_layer(doc, 0)), !=, "first");
+    g_assert_cmpint(log.changing, ==, 5);
+    g_object_unref(doc);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -578,5 +619,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/model_doc/model_input_shape", test_model_input_shape_moves_to_first_layer);
     g_test_add_func("/ui/model_doc/corpus", test_corpus);
     g_test_add_func("/ui/model_doc/template", test_template);
+    g_test_add_func("/ui/model_doc/changing_signal", test_changing_signal);
     return g_test_run();
 }

@@ -16,6 +16,9 @@
 #include "dashboard_view.h"
 #include "designer_view.h"
 #include "graph_view.h"
+#include "layer_stack.h"
+#include "property_editor.h"
+#include "ui_keys.h"
 
 #define EXAMPLES "/../examples/models/"
 
@@ -182,8 +185,8 @@ static void test_placeholders(void)
     TwWindow *win = open_window();
     /* The Dashboard reads the run database the training panel writes to. */
     GtkStack *stack = GTK_STACK(find_type(GTK_WIDGET(win), GTK_TYPE_STACK));
-    GtkWidget *page = gtk_stack_get_child_by_name(stack, "dashboard");
-    g_assert_true(TW_IS_DASHBOARD_VIEW(page));
+    GtkWidget *page = find_type(gtk_stack_get_child_by_name(stack, "dashboard"), TW_TYPE_DASHBOARD_VIEW);
+    g_assert_nonnull(page); /* in a scroller for narrow windows */
     TwDashboardData *data = tw_dashboard_view_data(TW_DASHBOARD_VIEW(page));
     char *panel_logdb = NULL;
     g_object_get(tw_window_train_panel(win), "logdb", &panel_logdb, NULL);
@@ -516,6 +519,217 @@ static void test_layer_actions(void)
     close_window(win);
 }
 
+
+/* ---- Ctrl+Z and Ctrl+Shift+Z ------------------------------------------------------ */
+typedef struct {
+    TwModelDoc *doc;
+    int layers;
+    GtkWidget *entry;
+    const char *text;
+} key_wait;
+
+static gboolean layers_are(gpointer data)
+{
+    key_wait *w = data;
+    return tw_model_doc_n_layers(w->doc) == w->layers;
+}
+
+static gboolean text_is(gpointer data)
+{
+    key_wait *w = data;
+    return !g_strcmp0(gtk_editable_get_text(GTK_EDITABLE(w->entry)), w->text);
+}
+
+static gboolean text_is_not(gpointer data)
+{
+    return !text_is(data);
+}
+
+/* Ctrl+Z in a focused field that holds nothing typed undoes the model's
+ * last edit (the field's own history took it and changed its text); with
+ * text typed in it, it undoes the typing. Undo and Redo are in the menu
+ * with their keys. */
+static void test_undo_keys(void)
+{
+    TwWindow *win = open_window();
+    TwModelDoc *doc = tw_window_doc(win);
+    TwDesignerView *designer = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW));
+    TwPropertyEditor *editor = TW_PROPERTY_EDITOR(tw_designer_view_property_editor(designer));
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    int n = tw_model_doc_n_layers(doc);
+    tw_designer_view_select(designer, 1);
+    activate(win, "duplicate-layer", NULL);
+    GtkWidget *name = tw_property_editor_field(editor, "name");
+    g_assert_true(gtk_widget_grab_focus(name));
+    char *shown = g_strdup(gtk_editable_get_text(GTK_EDITABLE(name)));
+    key_wait w = {doc, n, name, NULL};
+    if (!ui_keys_send(GTK_WIDGET(win), "ctrl+z", layers_are, &w)) {
+        g_test_skip("no xdotool or no X11 display to press keys with");
+        g_free(shown);
+        gtk_window_destroy(GTK_WINDOW(win));
+        return;
+    }
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, n);
+    w.layers = n + 1;
+    ui_keys_send(GTK_WIDGET(win), "ctrl+shift+z", layers_are, &w);
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, n + 1);
+
+    /* Typing in the field: Ctrl+Z takes the typing back, the model stays. */
+    name = tw_property_editor_field(editor, "name");
+    g_assert_true(gtk_widget_grab_focus(name));
+    g_free(shown);
+    shown = g_strdup(gtk_editable_get_text(GTK_EDITABLE(name)));
+    w.entry = name;
+    w.text = "typed";
+    ui_keys_send(GTK_WIDGET(win), "t y p e d", text_is, &w);
+    g_assert_cmpstr(gtk_editable_get_text(GTK_EDITABLE(name)), ==, "typed");
+    g_assert_true(tw_property_editor_editing(editor));
+    ui_keys_send(GTK_WIDGET(win), "ctrl+z", text_is_not, &w); /* GtkText's own steps: "typed", then the selection */
+    g_assert_cmpstr(gtk_editable_get_text(GTK_EDITABLE(name)), !=, "typed");
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, n + 1);
+    g_assert_cmpstr(tw_layer_name(tw_model_doc_layer(doc, 2)), ==, shown);
+    g_free(shown);
+
+    /* The menu's Undo and Redo, with their keys shown. */
+    GtkWidget *menu_button = find_type(gtk_window_get_titlebar(GTK_WINDOW(win)), GTK_TYPE_MENU_BUTTON);
+    GMenuModel *menu = gtk_menu_button_get_menu_model(GTK_MENU_BUTTON(menu_button));
+    GMenuModel *section = g_menu_model_get_item_link(menu, 0, G_MENU_LINK_SECTION);
+    const char *expected[][2] = {{"win.undo", "<Control>z"}, {"win.redo", "<Control><Shift>z"}};
+    for (int i = 0; i < 2; i++) {
+        char *action = NULL, *accel = NULL;
+        g_assert_true(g_menu_model_get_item_attribute(section, i, "action", "s", &action));
+        g_assert_true(g_menu_model_get_item_attribute(section, i, "accel", "s", &accel));
+        g_assert_cmpstr(action, ==, expected[i][0]);
+        g_assert_cmpstr(accel, ==, expected[i][1]);
+        g_free(action);
+        g_free(accel);
+    }
+    g_object_unref(section);
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    GtkWidget *question = find_question();
+    g_assert_nonnull(question);
+    gtk_dialog_response(GTK_DIALOG(question), 1);
+    drain();
+    close_window(win);
+}
+
+/* ---- twb --logdb FILE ------------------------------------------------------------- */
+typedef struct {
+    const char *logdb;
+    gboolean checked;
+} logdb_check;
+
+static gboolean check_logdb_window(gpointer data)
+{
+    GtkApplication *other = data;
+    logdb_check *check = g_object_get_data(G_OBJECT(other), "check");
+    GtkWindow *win = gtk_application_get_active_window(other);
+    TwDashboardView *dashboard = TW_DASHBOARD_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DASHBOARD_VIEW));
+    g_assert_cmpstr(tw_dashboard_data_path(tw_dashboard_view_data(dashboard)), ==, check->logdb);
+    char *panel_logdb = NULL;
+    g_object_get(tw_window_train_panel(TW_WINDOW(win)), "logdb", &panel_logdb, NULL);
+    g_assert_cmpstr(panel_logdb, ==, check->logdb);
+    g_free(panel_logdb);
+    check->checked = TRUE;
+    gtk_window_destroy(win);
+    return G_SOURCE_REMOVE;
+}
+
+static void on_window_added(GtkApplication *other, GtkWindow *win)
+{
+    g_idle_add(check_logdb_window, other);
+}
+
+/* `twb --logdb FILE` opens the window on that database (it was refused as
+ * an unknown option unless --screenshot was given). */
+static void test_logdb_option(void)
+{
+    char *dir = scratch_dir();
+    char *logdb = g_build_filename(dir, "runs.db", NULL);
+    TwApplication *other = tw_application_new(G_APPLICATION_NON_UNIQUE);
+    logdb_check check = {logdb, FALSE};
+    g_object_set_data(G_OBJECT(other), "check", &check);
+    g_signal_connect(other, "window-added", G_CALLBACK(on_window_added), NULL);
+    char *argv[] = {"twb", "--logdb", logdb, NULL};
+    g_assert_cmpint(g_application_run(G_APPLICATION(other), 3, argv), ==, 0);
+    g_assert_true(check.checked);
+    g_object_unref(other);
+
+    /* twb itself hands --logdb to the window: without a display it says so. */
+    char **env = g_environ_unsetenv(g_environ_unsetenv(g_get_environ(), "DISPLAY"), "WAYLAND_DISPLAY");
+    struct {
+        const char *args[6];
+        int status;
+        const char *message;
+    } cases[] = {
+        {{"--logdb", logdb, NULL}, 1, "cannot open the workbench window: no display"},
+        {{"--logdb=runs.db", "m.json", NULL}, 1, "no display"},
+        {{"--logdb", NULL}, 2, "option '--logdb' needs a run database file"},
+        {{"--logdb", "a.db", "--logdb", "b.db", NULL}, 2, "option '--logdb' given twice"},
+        {{"--logdb", "a.db", "--frobnicate", NULL}, 2, "unknown option '--logdb'"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        GPtrArray *args = g_ptr_array_new();
+        g_ptr_array_add(args, (char *)g_getenv("TWB"));
+        for (int k = 0; cases[i].args[k]; k++)
+            g_ptr_array_add(args, (char *)cases[i].args[k]);
+        g_ptr_array_add(args, NULL);
+        char *err = NULL;
+        int wait_status = 0;
+        GError *error = NULL;
+        g_spawn_sync(NULL, (char **)args->pdata, env, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err,
+                     &wait_status, &error);
+        g_assert_no_error(error);
+        int status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
+        if (status != cases[i].status || !strstr(err, cases[i].message))
+            g_error("case %zu: exit %d, stderr '%s'; expected exit %d and '%s'", i, status, err, cases[i].status,
+                    cases[i].message);
+        g_free(err);
+        g_ptr_array_free(args, TRUE);
+    }
+    g_strfreev(env);
+    g_free(logdb);
+    g_rmdir(dir);
+    g_free(dir);
+}
+/* ---- small screens ------------------------------------------------------------------ */
+static void minimum(GtkWidget *widget, GtkOrientation orientation, int for_size, int *min)
+{
+    gtk_widget_measure(widget, orientation, for_size, min, NULL, NULL, NULL);
+}
+
+/* The window fits an 800x600 screen: the header bar and every view ask
+ * for no more than that (panels scroll or give way). */
+static void test_fits_800x600(void)
+{
+    TwWindow *win = open_window();
+    activate(win, "template", g_variant_new_string("cnn_fashion_mnist"));
+    GtkWidget *titlebar = gtk_window_get_titlebar(GTK_WINDOW(win));
+    GtkWidget *content = gtk_window_get_child(GTK_WINDOW(win));
+    GtkStack *stack = GTK_STACK(find_type(GTK_WIDGET(win), GTK_TYPE_STACK));
+    const char *views[] = {"designer", "dashboard", "graph"};
+    int widest = 0, tallest = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(views); i++) {
+        tw_window_show_view(win, views[i]);
+        drain();
+        int bar_w, bar_h, content_w, content_h, page_w, page_h;
+        GtkWidget *page = gtk_stack_get_child_by_name(stack, views[i]);
+        minimum(titlebar, GTK_ORIENTATION_HORIZONTAL, -1, &bar_w);
+        minimum(titlebar, GTK_ORIENTATION_VERTICAL, 800, &bar_h);
+        minimum(content, GTK_ORIENTATION_HORIZONTAL, -1, &content_w);
+        minimum(content, GTK_ORIENTATION_VERTICAL, 800, &content_h);
+        minimum(page, GTK_ORIENTATION_HORIZONTAL, -1, &page_w);
+        minimum(page, GTK_ORIENTATION_VERTICAL, 800, &page_h);
+        g_test_message("%s: header bar %dx%d, content %dx%d, page %dx%d", views[i], bar_w, bar_h, content_w,
+                       content_h, page_w, page_h);
+        widest = MAX(widest, MAX(bar_w, content_w));
+        tallest = MAX(tallest, bar_h + content_h);
+    }
+    g_assert_cmpint(widest, <=, 800);
+    g_assert_cmpint(tallest, <=, 600);
+    close_window(win);
+}
+
 /* ---- twb --screenshot ------------------------------------------------------------- */
 typedef struct {
     int status;
@@ -683,6 +897,9 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/window/banner", test_banner);
     g_test_add_func("/ui/window/close_asks_when_modified", test_close_asks_when_modified);
     g_test_add_func("/ui/window/layer_actions", test_layer_actions);
+    g_test_add_func("/ui/window/fits_800x600", test_fits_800x600);
+    g_test_add_func("/ui/window/undo_keys", test_undo_keys);
+    g_test_add_func("/ui/window/logdb_option", test_logdb_option);
     g_test_add_func("/ui/window/screenshot", test_screenshot);
     g_test_add_func("/ui/window/screenshot_errors", test_screenshot_errors);
     int status = g_test_run();

@@ -48,6 +48,10 @@ static void on_selected(TwLayerStack *stack, GParamSpec *pspec, TwDesignerView *
     tw_property_editor_set_index(TW_PROPERTY_EDITOR(self->editor), tw_layer_stack_get_selected(stack));
 }
 
+/* The stack takes what the palette and the editor leave; in a narrow
+ * window (800 pixels) every pane gives way down to its least width,
+ * scrolling or ellipsizing what does not fit, and every pane can be
+ * dragged. */
 static GtkWidget *paned(GtkWidget *start, GtkWidget *end, gboolean resize_start, gboolean resize_end)
 {
     GtkWidget *p = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL);
@@ -60,6 +64,28 @@ static GtkWidget *paned(GtkWidget *start, GtkWidget *end, gboolean resize_start,
     return p;
 }
 
+typedef struct {
+    gboolean end;       /* the width is the end child's */
+    int width, at_least; /* set once the paned is at least that wide */
+} InitialWidth;
+
+static void on_paned_allocated(GtkPaned *paned, GParamSpec *pspec, InitialWidth *want)
+{
+    int width = gtk_widget_get_width(GTK_WIDGET(paned));
+    if (width < want->at_least)
+        return;
+    g_signal_handlers_disconnect_by_func(paned, on_paned_allocated, want);
+    gtk_paned_set_position(paned, want->end ? width - want->width : want->width);
+}
+
+void tw_designer_paned_initial_width(GtkPaned *paned, gboolean end, int width, int at_least)
+{
+    InitialWidth *want = g_new(InitialWidth, 1);
+    *want = (InitialWidth){end, width, at_least};
+    g_signal_connect_data(paned, "notify::max-position", G_CALLBACK(on_paned_allocated), want,
+                          (GClosureNotify)(void (*)(void))g_free, 0);
+}
+
 static void tw_designer_view_constructed(GObject *object)
 {
     TwDesignerView *self = TW_DESIGNER_VIEW(object);
@@ -67,15 +93,13 @@ static void tw_designer_view_constructed(GObject *object)
     self->palette = tw_layer_palette_new();
     self->stack = tw_layer_stack_new(self->doc);
     self->editor = tw_property_editor_new(self->doc);
-    /* Sensible widths in a 1280-pixel window that also holds the training
-     * panel; the stack takes what is left and every pane can be dragged. */
-    gtk_widget_set_size_request(self->palette, 220, -1);
-    gtk_widget_set_size_request(self->stack, 300, -1);
-    gtk_widget_set_size_request(self->editor, 280, -1);
     g_signal_connect(self->palette, "layer-activated", G_CALLBACK(on_layer_activated), self);
     g_signal_connect(self->stack, "notify::selected", G_CALLBACK(on_selected), self);
     GtkWidget *inner = paned(self->stack, self->editor, TRUE, FALSE);
     GtkWidget *outer = paned(self->palette, inner, FALSE, TRUE);
+    /* Their widths in a 1280-pixel window that also holds the training panel. */
+    tw_designer_paned_initial_width(GTK_PANED(outer), FALSE, 220, 660);
+    tw_designer_paned_initial_width(GTK_PANED(inner), TRUE, 280, 560);
     gtk_widget_set_parent(outer, GTK_WIDGET(self));
     if (tw_model_doc_n_layers(self->doc))
         tw_designer_view_select(self, 0);

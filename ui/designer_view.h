@@ -25,6 +25,14 @@ GtkWidget *tw_designer_view_palette(TwDesignerView *view);
 GtkWidget *tw_designer_view_stack(TwDesignerView *view);
 GtkWidget *tw_designer_view_property_editor(TwDesignerView *view);
 
+/* GtkPaned places its divider by the children's natural widths when first
+ * allocated and then keeps a child that does not resize at that width; a
+ * child's least width here is far below the width it should have in a
+ * normal window (so that an 800-pixel window works). This gives the start
+ * (or end) child that width once, when the paned is first allocated at
+ * least at_least pixels wide. */
+void tw_designer_paned_initial_width(GtkPaned *paned, gboolean end, int width, int at_least);
+
 G_END_DECLS
 
 #endif

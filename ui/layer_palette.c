@@ -152,6 +152,34 @@ static void on_row_activated(GtkListBox *list, GtkListBoxRow *row, TwLayerPalett
     g_signal_emit(self, signals[LAYER_ACTIVATED], 0, row_class(row)->name);
 }
 
+/* Enter or Space on a row adds the row that has the keyboard focus.
+ * GtkListBox's own binding activates its cursor row, which focus moves do
+ * not always carry along (Tab into the list, then the arrows): Enter added
+ * the selected InputLayer instead. */
+static gboolean on_activate_key(GtkWidget *list, GVariant *args, gpointer data)
+{
+    TwLayerPalette *self = data;
+    GtkWidget *row = gtk_widget_get_focus_child(self->list);
+    if (!GTK_IS_LIST_BOX_ROW(row))
+        return FALSE;
+    gtk_list_box_select_row(GTK_LIST_BOX(self->list), GTK_LIST_BOX_ROW(row));
+    g_signal_emit(self, signals[LAYER_ACTIVATED], 0, row_class(GTK_LIST_BOX_ROW(row))->name);
+    return TRUE;
+}
+
+/* Ahead of the list box's bindings (the capture phase). */
+static void add_activate_keys(TwLayerPalette *self)
+{
+    static const guint keys[] = {GDK_KEY_Return, GDK_KEY_KP_Enter, GDK_KEY_ISO_Enter, GDK_KEY_space, GDK_KEY_KP_Space};
+    GtkEventController *controller = gtk_shortcut_controller_new();
+    gtk_event_controller_set_propagation_phase(controller, GTK_PHASE_CAPTURE);
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+        gtk_shortcut_controller_add_shortcut(GTK_SHORTCUT_CONTROLLER(controller),
+                                             gtk_shortcut_new(gtk_keyval_trigger_new(keys[i], 0),
+                                                              gtk_callback_action_new(on_activate_key, self, NULL)));
+    gtk_widget_add_controller(self->list, controller);
+}
+
 /* Enter in the search entry adds the first match. */
 static void on_search_activate(GtkSearchEntry *entry, TwLayerPalette *self)
 {
@@ -210,6 +238,7 @@ static void tw_layer_palette_init(TwLayerPalette *self)
     gtk_widget_add_css_class(none, "dim-label");
     gtk_list_box_set_placeholder(GTK_LIST_BOX(self->list), none);
     g_signal_connect(self->list, "row-activated", G_CALLBACK(on_row_activated), self);
+    add_activate_keys(self);
     fill(self);
 
     GtkWidget *scroller = gtk_scrolled_window_new();

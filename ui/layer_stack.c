@@ -89,6 +89,15 @@ int tw_layer_stack_get_selected(TwLayerStack *stack)
     return stack->selected;
 }
 
+/* The keyboard to the selected card (or the list when there is none), so
+ * that after a drop or a move the keys (Delete, Alt+Up, Ctrl+Z) act on the
+ * stack and the model, not on a field of the property editor. */
+static void focus_selected(TwLayerStack *self)
+{
+    Card *card = card_at(self, self->selected);
+    gtk_widget_grab_focus(card ? card->row : self->list);
+}
+
 /* ---- edits ---------------------------------------------------------------- */
 /* Edits from the stack's own controls; a refusal goes to the log, since
  * the controls only offer what the doc accepts. */
@@ -119,6 +128,7 @@ gboolean tw_layer_stack_drop_layer(TwLayerStack *stack, int from, int position)
         return FALSE;
     }
     tw_layer_stack_select(stack, to);
+    focus_selected(stack);
     return TRUE;
 }
 
@@ -150,10 +160,12 @@ static void move_by(TwLayerStack *self, int index, int delta)
     if (to < 0 || to >= (int)self->cards->len)
         return;
     GError *error = NULL;
-    if (!tw_model_doc_move(self->doc, index, to, &error))
+    if (!tw_model_doc_move(self->doc, index, to, &error)) {
         report(error);
-    else
-        tw_layer_stack_select(self, to);
+        return;
+    }
+    tw_layer_stack_select(self, to);
+    focus_selected(self);
 }
 
 static void action_move_up(GtkWidget *widget, const char *name, GVariant *param)
@@ -273,12 +285,27 @@ static void on_drop_leave(GtkDropTarget *target, TwLayerStack *self)
 static gboolean on_drop(GtkDropTarget *target, const GValue *value, double x, double y, TwLayerStack *self)
 {
     int position = drop_position(self, y);
+    gboolean dropped = FALSE;
     clear_drop_mark(self);
     if (G_VALUE_HOLDS_INT(value))
-        return tw_layer_stack_drop_layer(self, g_value_get_int(value), position);
-    if (G_VALUE_HOLDS_STRING(value) && g_value_get_string(value))
-        return tw_layer_stack_drop_class(self, g_value_get_string(value), position);
-    return FALSE;
+        dropped = tw_layer_stack_drop_layer(self, g_value_get_int(value), position);
+    else if (G_VALUE_HOLDS_STRING(value) && g_value_get_string(value))
+        dropped = tw_layer_stack_drop_class(self, g_value_get_string(value), position);
+    if (dropped && G_VALUE_HOLDS_STRING(value))
+        focus_selected(self); /* drop_layer does it for a moved card */
+    return dropped;
+}
+
+/* A click below the cards takes the focus too (out of a text field), as a
+ * click on a card does. */
+static void on_background_pressed(GtkGestureClick *gesture, int n_press, double x, double y, TwLayerStack *self)
+{
+    GtkWidget *scroller = gtk_event_controller_get_widget(GTK_EVENT_CONTROLLER(gesture));
+    double lx, ly;
+    if (gtk_widget_translate_coordinates(scroller, self->list, x, y, &lx, &ly) &&
+        gtk_list_box_get_row_at_y(GTK_LIST_BOX(self->list), (int)ly))
+        return; /* on a card: the list box handles it */
+    focus_selected(self);
 }
 
 /* ---- cards ---------------------------------------------------------------- */
@@ -334,12 +361,17 @@ static Card *card_new(TwLayerStack *self)
     c->name = label("layer-name", 0);
     gtk_label_set_ellipsize(GTK_LABEL(c->name), PANGO_ELLIPSIZE_END);
     gtk_widget_set_hexpand(c->name, TRUE);
+    /* In a narrow stack (an 800-pixel window) these texts end in "…" and
+     * the buttons stay; widening the pane shows them whole. */
     c->klass = label("dim-label", 1);
+    gtk_label_set_ellipsize(GTK_LABEL(c->klass), PANGO_ELLIPSIZE_END);
     c->duplicate = card_button("edit-copy-symbolic", "Duplicate", "stack.duplicate");
     c->remove = card_button("user-trash-symbolic", "Delete", "stack.delete");
     c->shape = label("layer-shape", 0);
+    gtk_label_set_ellipsize(GTK_LABEL(c->shape), PANGO_ELLIPSIZE_END);
     gtk_widget_set_hexpand(c->shape, TRUE);
     c->params = label("layer-params", 1);
+    gtk_label_set_ellipsize(GTK_LABEL(c->params), PANGO_ELLIPSIZE_END);
     c->tag = label("layer-tag", 1);
     c->message = label("layer-message", 0);
     gtk_label_set_wrap(GTK_LABEL(c->message), TRUE);
@@ -599,6 +631,9 @@ static void tw_layer_stack_init(TwLayerStack *self)
     gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroller), self->list);
     gtk_widget_set_vexpand(scroller, TRUE);
     gtk_widget_set_parent(scroller, widget);
+    GtkGesture *background = gtk_gesture_click_new();
+    g_signal_connect(background, "pressed", G_CALLBACK(on_background_pressed), self);
+    gtk_widget_add_controller(scroller, GTK_EVENT_CONTROLLER(background));
 
     self->model_error = label("model-error", 0);
     gtk_label_set_wrap(GTK_LABEL(self->model_error), TRUE);

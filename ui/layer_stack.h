@@ -26,7 +26,9 @@ void tw_layer_stack_select(TwLayerStack *stack, int index);
 
 /* What a drop does: a palette class name inserted at position (0..n), or
  * the layer at from moved to position (the gap between cards it was
- * dropped on, 0..n). The new or moved layer becomes the selection. */
+ * dropped on, 0..n). The new or moved layer becomes the selection; a moved
+ * one (and a layer dropped with the mouse) takes the keyboard focus too,
+ * out of any text field. Clicking the stack's empty space takes it too. */
 gboolean tw_layer_stack_drop_class(TwLayerStack *stack, const char *class_name, int position);
 gboolean tw_layer_stack_drop_layer(TwLayerStack *stack, int from, int position);
 

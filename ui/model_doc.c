@@ -36,7 +36,7 @@ struct _TwModelDoc {
 enum { PROP_0, PROP_PATH, PROP_MODIFIED, PROP_CAN_UNDO, PROP_CAN_REDO, N_PROPS };
 static GParamSpec *props[N_PROPS];
 
-enum { CHANGED, N_SIGNALS };
+enum { CHANGED, CHANGING, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 G_DEFINE_FINAL_TYPE(TwModelDoc, tw_model_doc, G_TYPE_OBJECT)
@@ -145,6 +145,13 @@ static void revert(TwModelDoc *doc)
     doc->model = model;
 }
 
+/* Before an edit, undo, redo or load reads or touches doc->model: a
+ * pending edit elsewhere is made first (model_doc.h, "changing"). */
+static void begin_edit(TwModelDoc *doc)
+{
+    g_signal_emit(doc, signals[CHANGING], 0);
+}
+
 /* After an edit of doc->model: one undo step, unless nothing changed. */
 static gboolean commit(TwModelDoc *doc, GError **error)
 {
@@ -227,6 +234,8 @@ static void tw_model_doc_class_init(TwModelDocClass *klass)
     g_object_class_install_properties(object_class, N_PROPS, props);
     signals[CHANGED] = g_signal_new("changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                     G_TYPE_NONE, 0);
+    signals[CHANGING] = g_signal_new("changing", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                     G_TYPE_NONE, 0);
 }
 
 static void tw_model_doc_init(TwModelDoc *doc)
@@ -293,12 +302,14 @@ static gboolean replace_model(TwModelDoc *doc, tw_model *loaded, const char *pat
 gboolean tw_model_doc_load(TwModelDoc *doc, const char *path, GError **error)
 {
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc) && path, FALSE);
+    begin_edit(doc);
     return replace_model(doc, tw_model_load(path), path, error);
 }
 
 gboolean tw_model_doc_load_json(TwModelDoc *doc, const char *json, const char *source_name, GError **error)
 {
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc) && json, FALSE);
+    begin_edit(doc);
     return replace_model(doc, parse_json(json, source_name), NULL, error);
 }
 
@@ -388,6 +399,7 @@ static gboolean finish_structural(TwModelDoc *doc, int rc, const tw_shape *had, 
 gboolean tw_model_doc_insert(TwModelDoc *doc, int index, const char *class_name, GError **error)
 {
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc) && class_name, FALSE);
+    begin_edit(doc);
     if (!check_index(doc, index, tw_model_doc_n_layers(doc) + 1, error))
         return FALSE;
     tw_layer *layer = tw_layer_new(class_name, NULL);
@@ -400,6 +412,7 @@ gboolean tw_model_doc_insert(TwModelDoc *doc, int index, const char *class_name,
 gboolean tw_model_doc_remove(TwModelDoc *doc, int index, GError **error)
 {
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc), FALSE);
+    begin_edit(doc);
     if (!check_index(doc, index, tw_model_doc_n_layers(doc), error))
         return FALSE;
     tw_shape had = input_shape_now(doc);
@@ -409,6 +422,7 @@ gboolean tw_model_doc_remove(TwModelDoc *doc, int index, GError **error)
 gboolean tw_model_doc_move(TwModelDoc *doc, int from, int to, GError **error)
 {
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc), FALSE);
+    begin_edit(doc);
     int n = tw_model_doc_n_layers(doc);
     if (!check_index(doc, from, n, error) || !check_index(doc, to, n, error))
         return FALSE;
@@ -427,6 +441,7 @@ gboolean tw_model_doc_move(TwModelDoc *doc, int from, int to, GError **error)
 gboolean tw_model_doc_duplicate(TwModelDoc *doc, int index, GError **error)
 {
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc), FALSE);
+    begin_edit(doc);
     if (!check_index(doc, index, tw_model_doc_n_layers(doc), error))
         return FALSE;
     tw_layer *copy = tw_layer_clone(tw_model_layer_at(doc->model, index), NULL);
@@ -440,6 +455,7 @@ gboolean tw_model_doc_duplicate(TwModelDoc *doc, int index, GError **error)
 gboolean tw_model_doc_set_param(TwModelDoc *doc, int index, const char *key, const char *text, GError **error)
 {
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc) && key && text, FALSE);
+    begin_edit(doc);
     if (!check_index(doc, index, tw_model_doc_n_layers(doc), error))
         return FALSE;
     if (tw_layer_set(tw_model_layer_at(doc->model, index), key, text))
@@ -450,6 +466,7 @@ gboolean tw_model_doc_set_param(TwModelDoc *doc, int index, const char *key, con
 gboolean tw_model_doc_rename_layer(TwModelDoc *doc, int index, const char *name, GError **error)
 {
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc) && name, FALSE);
+    begin_edit(doc);
     int n = tw_model_doc_n_layers(doc);
     if (!check_index(doc, index, n, error))
         return FALSE;
@@ -506,6 +523,7 @@ static gboolean parse_input_shape(const char *text, tw_shape *shape, GError **er
 gboolean tw_model_doc_set_input_shape(TwModelDoc *doc, int index, const char *text, GError **error)
 {
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc) && text, FALSE);
+    begin_edit(doc);
     tw_shape shape;
     if (!check_index(doc, index, tw_model_doc_n_layers(doc), error) || !parse_input_shape(text, &shape, error))
         return FALSE;
@@ -548,12 +566,14 @@ static gboolean travel(TwModelDoc *doc, GPtrArray *from, GPtrArray *to, gboolean
 gboolean tw_model_doc_undo(TwModelDoc *doc)
 {
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc), FALSE);
+    begin_edit(doc);
     return travel(doc, doc->undo, doc->redo, TRUE);
 }
 
 gboolean tw_model_doc_redo(TwModelDoc *doc)
 {
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc), FALSE);
+    begin_edit(doc);
     return travel(doc, doc->redo, doc->undo, FALSE);
 }
 

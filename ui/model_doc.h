@@ -8,7 +8,10 @@
  *
  * Added to the contract: read-only properties "path", "modified",
  * "can-undo" and "can-redo", notified when they may have changed (a save
- * changes "modified" without a "changed" signal).
+ * changes "modified" without a "changed" signal); and "changing", emitted
+ * before every edit, undo, redo or load touches the model, so that a
+ * widget holding an edit not yet made (text typed in a field) can make it
+ * first, as an edit of its own.
  */
 #ifndef TW_UI_MODEL_DOC_H
 #define TW_UI_MODEL_DOC_H

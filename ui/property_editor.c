@@ -1,6 +1,13 @@
 /* TwPropertyEditor (property_editor.h). The fields are built when the
  * shown layer's class (or whether it takes an input shape) changes; on
- * every other change of the doc only their values are written again. */
+ * every other change of the doc only their values are written again.
+ *
+ * A rebuild drops the old fields' widgets, but GTK may still hold one (the
+ * window keeps its focus widget until its next frame) and send it signals
+ * afterwards. So each Field belongs to its widget (freed with it), a
+ * rebuild detaches it (editor = NULL), and every handler of a detached
+ * field does nothing. Text typed but not yet committed is committed before
+ * any other edit of the doc ("changing"), so a rebuild never loses it. */
 #include "property_editor.h"
 
 #include <math.h>
@@ -10,7 +17,7 @@
 typedef enum { FIELD_NAME, FIELD_INPUT_SHAPE, FIELD_PARAM } FieldKind;
 
 typedef struct {
-    TwPropertyEditor *editor;
+    TwPropertyEditor *editor; /* NULL once a rebuild detached the field */
     FieldKind kind;
     const tw_param_def *def; /* FIELD_PARAM */
     const char *key;         /* def->key, "name" or "input_shape" */
@@ -26,13 +33,14 @@ typedef struct {
 struct _TwPropertyEditor {
     GtkWidget parent_instance;
     TwModelDoc *doc;
-    gulong changed_id;
+    gulong changed_id, changing_id;
     int index;
     const tw_layer_class *shown_class; /* what the fields were built for */
     gboolean shown_input_shape;
     GtkWidget *content;
-    GPtrArray *fields;  /* of Field */
-    gboolean updating;  /* writing values into fields: no commits */
+    GPtrArray *fields;   /* of Field, each owned by its widget */
+    gboolean updating;   /* writing values into fields: no commits */
+    gboolean committing; /* sending a field's value to the doc */
 };
 
 enum { PROP_0, PROP_DOC, N_PROPS };
@@ -45,6 +53,13 @@ static void field_free(gpointer data)
     Field *f = data;
     g_free(f->default_text);
     g_free(f);
+}
+
+/* The field's editor, or NULL when a rebuild detached the field or the
+ * editor is writing values into the fields. */
+static TwPropertyEditor *live_editor(Field *f)
+{
+    return f->editor && !f->editor->updating ? f->editor : NULL;
 }
 
 static tw_layer *shown_layer(TwPropertyEditor *self)
@@ -207,42 +222,86 @@ static gboolean apply(Field *f, const char *text, GError **error)
 }
 
 /* Send text to the doc; a refusal leaves the old value in the field and
- * the engine's message under it. */
+ * the engine's message under it. The doc's "changed" may rebuild the
+ * editor meanwhile: the widget is held so that f stays readable, and a
+ * detached f is left alone. */
 static void commit_text(Field *f, const char *text)
 {
-    TwPropertyEditor *self = f->editor;
-    GError *error = NULL;
-    if (self->updating || !shown_layer(self))
+    TwPropertyEditor *self = live_editor(f);
+    if (!self || self->committing || !shown_layer(self))
         return;
+    GError *error = NULL;
+    GtkWidget *widget = g_object_ref(f->widget);
+    self->committing = TRUE;
     gboolean ok = apply(f, text, &error);
-    show_message(f, ok ? NULL : error->message);
+    self->committing = FALSE;
+    if (f->editor) {
+        show_message(f, ok ? NULL : error->message);
+        if (!ok)
+            load_values(self);
+    }
     g_clear_error(&error);
-    if (!ok)
-        load_values(self);
+    g_object_unref(widget);
 }
 
 static void commit(Field *f)
 {
-    if (f->editor->updating)
+    if (!live_editor(f))
         return;
     char *text = field_text(f);
     commit_text(f, text);
     g_free(text);
 }
 
-/* An entry commits on Enter and when the focus leaves it, if it changed. */
-static void commit_if_changed(Field *f)
+/* Whether a spin button shows text typed and not yet taken as its value. */
+static gboolean spin_typed(GtkWidget *spin)
 {
-    tw_layer *layer = shown_layer(f->editor);
-    if (!layer || f->editor->updating)
-        return;
+    const char *text = gtk_editable_get_text(GTK_EDITABLE(spin));
+    char *end;
+    double typed = g_ascii_strtod(text, &end), value = gtk_spin_button_get_value(GTK_SPIN_BUTTON(spin));
+    /* The shown text rounds floats to 6 digits (on_float_output). */
+    return end == text || *end || fabs(typed - value) > 1e-6 * MAX(1.0, fabs(value));
+}
+
+/* Whether a field holds text typed and not yet committed: an entry's text
+ * that differs from the layer's value, a spin button's text that is not
+ * its value. */
+static gboolean field_changed(Field *f)
+{
+    tw_layer *layer = live_editor(f) ? shown_layer(f->editor) : NULL;
+    if (!layer)
+        return FALSE;
+    for (int i = 0; i < f->nspins; i++)
+        if (spin_typed(f->spins[i]))
+            return TRUE;
+    if (GTK_IS_SPIN_BUTTON(f->widget))
+        return spin_typed(f->widget);
+    if (!GTK_IS_ENTRY(f->widget))
+        return FALSE;
     char *now = current_text(f, layer), *shown = f->kind == FIELD_PARAM ? entry_text(now) : g_strdup(now);
     char *text = field_text(f);
-    if (strcmp(text, shown))
-        commit_text(f, text);
+    gboolean changed = strcmp(text, shown) != 0;
     g_free(text);
     g_free(shown);
     g_free(now);
+    return changed;
+}
+
+/* An entry commits on Enter and when the focus leaves it, if it changed;
+ * so does typed text in a spin button, which GTK takes on focus-out. */
+static void commit_if_changed(Field *f)
+{
+    if (!field_changed(f))
+        return;
+    if (!f->nspins && !GTK_IS_SPIN_BUTTON(f->widget)) {
+        commit(f);
+        return;
+    }
+    /* A spin button takes its text as its value, and commits on value-changed. */
+    for (int i = 0; i < f->nspins; i++)
+        gtk_spin_button_update(GTK_SPIN_BUTTON(f->spins[i]));
+    if (!f->nspins)
+        gtk_spin_button_update(GTK_SPIN_BUTTON(f->widget));
 }
 
 static void on_reset(GtkButton *button, Field *f)
@@ -417,6 +476,7 @@ static void add_field(TwPropertyEditor *self, Field *f, const char *title, const
         gtk_box_append(GTK_BOX(box), f->default_note);
     gtk_box_append(GTK_BOX(box), f->message);
     gtk_box_append(GTK_BOX(self->content), box);
+    g_object_set_data_full(G_OBJECT(f->widget), "tw-field", f, field_free);
     g_ptr_array_add(self->fields, f);
 }
 
@@ -453,20 +513,66 @@ static gboolean takes_input_shape(TwPropertyEditor *self, const tw_layer *layer)
     return self->index == 0 || !strcmp(tw_layer_class_of(layer)->name, "InputLayer");
 }
 
-static void clear_fields(TwPropertyEditor *self)
+/* The field holding the window's focus, or NULL. */
+static Field *focused_field(TwPropertyEditor *self)
 {
-    GtkWidget *child;
+    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
+    GtkWidget *focus = root ? gtk_root_get_focus(root) : NULL;
+    for (guint i = 0; focus && i < self->fields->len; i++) {
+        Field *f = self->fields->pdata[i];
+        if (focus == f->widget || gtk_widget_is_ancestor(focus, f->widget))
+            return f;
+    }
+    return NULL;
+}
+
+/* Detach the fields and drop their widgets. A focused field gives the
+ * focus up first, at once: GTK would otherwise keep it on the dropped
+ * widget until the next frame and then move it to the first new field.
+ * Returns the key of the field that had the focus (or NULL). */
+static const char *clear_fields(TwPropertyEditor *self)
+{
+    Field *focused = focused_field(self);
+    const char *focused_key = focused ? focused->key : NULL;
     self->updating = TRUE; /* focus leaving a dying entry commits nothing */
+    if (focused)
+        gtk_root_set_focus(gtk_widget_get_root(GTK_WIDGET(self)), NULL);
+    for (guint i = 0; i < self->fields->len; i++)
+        ((Field *)self->fields->pdata[i])->editor = NULL;
+    g_ptr_array_set_size(self->fields, 0);
+    GtkWidget *child;
     while ((child = gtk_widget_get_first_child(self->content)))
         gtk_box_remove(GTK_BOX(self->content), child);
     self->updating = FALSE;
-    g_ptr_array_set_size(self->fields, 0);
+    return focused_key;
 }
+
+static Field *find_field(TwPropertyEditor *editor, const char *key);
+
+/* A rebuild while the user is in a field (an undo changing the layer's
+ * class) keeps the keyboard in the same field of the new layer when it has
+ * one. */
+static void refocus(TwPropertyEditor *self, const char *key)
+{
+    Field *f = key ? find_field(self, key) : NULL;
+    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
+    if (f && root && !gtk_root_get_focus(root))
+        gtk_widget_grab_focus(f->nspins ? f->spins[0] : f->widget);
+}
+
+static void build_fields(TwPropertyEditor *self);
 
 static void rebuild(TwPropertyEditor *self)
 {
+    /* A static string: "name", "input_shape" or a parameter definition's key. */
+    const char *focused_key = clear_fields(self);
+    build_fields(self);
+    refocus(self, focused_key);
+}
+
+static void build_fields(TwPropertyEditor *self)
+{
     tw_layer *layer = shown_layer(self);
-    clear_fields(self);
     self->shown_class = layer ? tw_layer_class_of(layer) : NULL;
     self->shown_input_shape = layer && takes_input_shape(self, layer);
     if (!layer) {
@@ -507,17 +613,14 @@ static void on_doc_changed(TwPropertyEditor *self)
         load_values(self);
 }
 
-/* Typing in an entry and then choosing another layer keeps what was typed
- * (when the selection changes before the focus leaves the entry). */
+/* Typing in an entry and then choosing another layer, or editing the
+ * model elsewhere, keeps what was typed: it is committed first (when the
+ * selection or the model changes before the focus leaves the entry). */
 static void flush_focused_entry(TwPropertyEditor *self)
 {
-    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
-    GtkWidget *focus = root ? gtk_root_get_focus(root) : NULL;
-    for (guint i = 0; focus && i < self->fields->len; i++) {
-        Field *f = self->fields->pdata[i];
-        if (GTK_IS_ENTRY(f->widget) && gtk_widget_is_ancestor(focus, f->widget))
-            commit_if_changed(f);
-    }
+    Field *f = self->committing ? NULL : focused_field(self);
+    if (f)
+        commit_if_changed(f);
 }
 
 void tw_property_editor_set_index(TwPropertyEditor *editor, int index)
@@ -532,6 +635,12 @@ void tw_property_editor_set_index(TwPropertyEditor *editor, int index)
 int tw_property_editor_get_index(TwPropertyEditor *editor)
 {
     return editor->index;
+}
+
+gboolean tw_property_editor_editing(TwPropertyEditor *editor)
+{
+    Field *f = focused_field(editor);
+    return f && field_changed(f);
 }
 
 static Field *find_field(TwPropertyEditor *editor, const char *key)
@@ -587,20 +696,25 @@ static void tw_property_editor_constructed(GObject *object)
     TwPropertyEditor *self = TW_PROPERTY_EDITOR(object);
     G_OBJECT_CLASS(tw_property_editor_parent_class)->constructed(object);
     self->changed_id = g_signal_connect_swapped(self->doc, "changed", G_CALLBACK(on_doc_changed), self);
+    self->changing_id = g_signal_connect_swapped(self->doc, "changing", G_CALLBACK(flush_focused_entry), self);
     rebuild(self);
 }
 
 static void tw_property_editor_dispose(GObject *object)
 {
     TwPropertyEditor *self = TW_PROPERTY_EDITOR(object);
-    if (self->doc)
+    if (self->doc) {
         g_clear_signal_handler(&self->changed_id, self->doc);
+        g_clear_signal_handler(&self->changing_id, self->doc);
+    }
     self->updating = TRUE;
+    for (guint i = 0; self->fields && i < self->fields->len; i++)
+        ((Field *)self->fields->pdata[i])->editor = NULL;
+    if (self->fields)
+        g_ptr_array_set_size(self->fields, 0);
     GtkWidget *child;
     while ((child = gtk_widget_get_first_child(GTK_WIDGET(object))))
         gtk_widget_unparent(child);
-    if (self->fields)
-        g_ptr_array_set_size(self->fields, 0);
     g_clear_object(&self->doc);
     G_OBJECT_CLASS(tw_property_editor_parent_class)->dispose(object);
 }
@@ -630,11 +744,15 @@ static void tw_property_editor_class_init(TwPropertyEditorClass *klass)
 static void tw_property_editor_init(TwPropertyEditor *self)
 {
     self->index = -1;
-    self->fields = g_ptr_array_new_with_free_func(field_free);
+    self->fields = g_ptr_array_new();
     self->content = gtk_box_new(GTK_ORIENTATION_VERTICAL, 10);
     gtk_widget_add_css_class(self->content, "property-editor");
     GtkWidget *scroller = gtk_scrolled_window_new();
     gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+    /* Asks for 280 pixels (its share of a 1280-pixel window) and makes do
+     * with fewer (the designer's panes give way in a narrow window). */
+    gtk_scrolled_window_set_propagate_natural_width(GTK_SCROLLED_WINDOW(scroller), TRUE);
+    gtk_scrolled_window_set_max_content_width(GTK_SCROLLED_WINDOW(scroller), 280);
     gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroller), self->content);
     gtk_widget_set_parent(scroller, GTK_WIDGET(self));
 }

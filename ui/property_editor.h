@@ -5,7 +5,8 @@
  * element — with Keras' default beside each and a reset button where the
  * value differs. Edits go through the TwModelDoc; a value the engine
  * refuses shows its message under the field, and the layer keeps its old
- * value. */
+ * value. Text typed and not yet committed is committed before any other
+ * edit of the doc (its "changing" signal), so nothing typed is lost. */
 #ifndef TW_UI_PROPERTY_EDITOR_H
 #define TW_UI_PROPERTY_EDITOR_H
 
@@ -29,6 +30,9 @@ int tw_property_editor_get_index(TwPropertyEditor *editor);
 GtkWidget *tw_property_editor_field(TwPropertyEditor *editor, const char *key);
 /* The message shown under that field, or NULL. */
 const char *tw_property_editor_message(TwPropertyEditor *editor, const char *key);
+/* Whether the focus is in a field holding text typed and not yet committed
+ * (Ctrl+Z then undoes the typing, not the model's last edit). */
+gboolean tw_property_editor_editing(TwPropertyEditor *editor);
 /* What the field's reset button does (FALSE when the value is the default). */
 gboolean tw_property_editor_reset(TwPropertyEditor *editor, const char *key);
 

@@ -9,9 +9,12 @@
 #include "dashboard_view.h"
 #include "graph_view.h"
 #include "designer_view.h"
+#include "property_editor.h"
 
 #define RESOURCE_PATH "/io/github/twb/Workbench"
 #define RECENT_MAX 8
+/* The training panel's share of a 1280-pixel window; in a narrower one it
+ * gives way and scrolls. */
 #define TRAIN_PANEL_WIDTH 320
 
 /* What to do once unsaved changes are saved or discarded. */
@@ -34,6 +37,7 @@ struct _TwWindow {
     GtkNativeDialog *chooser;  /* the open or save dialog while it is up */
     Pending after_save;        /* what Save in the unsaved-changes question continues with */
     gboolean closing_confirmed;
+    char *focus_text;          /* the focused text field's text when it got the focus */
 };
 
 enum { PROP_0, PROP_DOC, N_PROPS };
@@ -322,16 +326,53 @@ static void confirm_discard(TwWindow *win, const char *doing, TwContinuation nex
     g_free(name);
 }
 
-/* ---- actions ---------------------------------------------------------------------- */
+/* ---- undo and redo ---------------------------------------------------------------- */
+/* The focused text (the GtkText of an entry or spin button) while it holds
+ * text typed and not yet committed, or NULL. A property editor's field
+ * knows what is committed (the layer's value); any other field counts as
+ * edited once its text differs from what it held when it got the focus. */
+static GtkWidget *text_being_edited(TwWindow *win)
+{
+    GtkWidget *focus = gtk_root_get_focus(GTK_ROOT(win));
+    if (!GTK_IS_TEXT(focus))
+        return NULL;
+    GtkWidget *editor = gtk_widget_get_ancestor(focus, TW_TYPE_PROPERTY_EDITOR);
+    if (editor)
+        return tw_property_editor_editing(TW_PROPERTY_EDITOR(editor)) ? focus : NULL;
+    return g_strcmp0(gtk_editable_get_text(GTK_EDITABLE(focus)), win->focus_text) ? focus : NULL;
+}
+
+static void on_focus_changed(GObject *object, GParamSpec *pspec, gpointer data)
+{
+    TwWindow *win = TW_WINDOW(object);
+    GtkWidget *focus = gtk_root_get_focus(GTK_ROOT(win));
+    g_free(win->focus_text);
+    win->focus_text = GTK_IS_TEXT(focus) ? g_strdup(gtk_editable_get_text(GTK_EDITABLE(focus))) : NULL;
+}
+
+/* Ctrl+Z and Ctrl+Shift+Z (and the menu) act on the model, unless a text
+ * field is being edited: then on its typing. */
 static void on_undo(GSimpleAction *action, GVariant *parameter, gpointer data)
 {
-    tw_model_doc_undo(TW_WINDOW(data)->doc);
+    TwWindow *win = data;
+    GtkWidget *text = text_being_edited(win);
+    if (text)
+        gtk_widget_activate_action(text, "text.undo", NULL);
+    else
+        tw_model_doc_undo(win->doc);
 }
 
 static void on_redo(GSimpleAction *action, GVariant *parameter, gpointer data)
 {
-    tw_model_doc_redo(TW_WINDOW(data)->doc);
+    TwWindow *win = data;
+    GtkWidget *text = text_being_edited(win);
+    if (text)
+        gtk_widget_activate_action(text, "text.redo", NULL);
+    else
+        tw_model_doc_redo(win->doc);
 }
+
+/* ---- actions ---------------------------------------------------------------------- */
 
 static void report_edit_error(TwWindow *win, const char *what, GError *error)
 {
@@ -445,26 +486,38 @@ static const GActionEntry window_actions[] = {
     {"show-view", on_show_view, "s", NULL, NULL, {0}},
 };
 
-/* Keys that text fields also use (Delete, Ctrl+Z, ...) are the window's
- * only when the focused widget leaves them unused: a shortcut controller on
- * the window in the bubble phase, after the focused entry had its turn.
- * (Application accelerators run in the capture phase, before the entry.) */
-static void add_local_shortcuts(TwWindow *win)
+static void add_shortcuts(TwWindow *win, GtkPropagationPhase phase, const char *const (*shortcuts)[2], size_t n)
 {
-    static const char *const shortcuts[][2] = {
-        {"<Control>z", "win.undo"},
-        {"<Control><Shift>z", "win.redo"},
-        {"Delete", "win.delete-layer"},
-        {"KP_Delete", "win.delete-layer"},
-        {"<Control>d", "win.duplicate-layer"},
-    };
     GtkEventController *controller = gtk_shortcut_controller_new();
-    gtk_event_controller_set_propagation_phase(controller, GTK_PHASE_BUBBLE);
-    for (size_t i = 0; i < G_N_ELEMENTS(shortcuts); i++)
+    gtk_event_controller_set_propagation_phase(controller, phase);
+    for (size_t i = 0; i < n; i++)
         gtk_shortcut_controller_add_shortcut(GTK_SHORTCUT_CONTROLLER(controller),
                                              gtk_shortcut_new(gtk_shortcut_trigger_parse_string(shortcuts[i][0]),
                                                               gtk_named_action_new(shortcuts[i][1])));
     gtk_widget_add_controller(GTK_WIDGET(win), controller);
+}
+
+/* Keys that text fields also use. Delete and Ctrl+D are the window's only
+ * when the focused widget leaves them unused: the bubble phase, after the
+ * focused entry had its turn. Undo and redo come first (the capture phase):
+ * a text field keeps its own undo history, which would take Ctrl+Z even
+ * when nothing was typed; on_undo hands the key to it while it is being
+ * edited. (Application accelerators also run in the capture phase; these
+ * are not ones, so that the menu shows them without taking Delete from the
+ * entries: see the "accel" attributes in window.ui.) */
+static void add_local_shortcuts(TwWindow *win)
+{
+    static const char *const history[][2] = {
+        {"<Control>z", "win.undo"},
+        {"<Control><Shift>z", "win.redo"},
+    };
+    static const char *const layers[][2] = {
+        {"Delete", "win.delete-layer"},
+        {"KP_Delete", "win.delete-layer"},
+        {"<Control>d", "win.duplicate-layer"},
+    };
+    add_shortcuts(win, GTK_PHASE_CAPTURE, history, G_N_ELEMENTS(history));
+    add_shortcuts(win, GTK_PHASE_BUBBLE, layers, G_N_ELEMENTS(layers));
 }
 
 /* ---- recent files ------------------------------------------------------------------ */
@@ -533,9 +586,15 @@ static void build_designer_page(TwWindow *win)
 {
     win->designer = tw_designer_view_new(win->doc);
     win->train_panel = tw_train_panel_new(win->doc);
-    gtk_widget_set_size_request(win->train_panel, TRAIN_PANEL_WIDTH, -1);
+    GtkWidget *scroller = gtk_scrolled_window_new();
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroller), GTK_POLICY_AUTOMATIC, GTK_POLICY_NEVER);
+    gtk_scrolled_window_set_propagate_natural_width(GTK_SCROLLED_WINDOW(scroller), TRUE);
+    gtk_scrolled_window_set_min_content_width(GTK_SCROLLED_WINDOW(scroller), TRAIN_PANEL_WIDTH / 2);
+    gtk_scrolled_window_set_max_content_width(GTK_SCROLLED_WINDOW(scroller), TRAIN_PANEL_WIDTH);
+    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroller), win->train_panel);
     gtk_paned_set_start_child(GTK_PANED(win->designer_paned), win->designer);
-    gtk_paned_set_end_child(GTK_PANED(win->designer_paned), win->train_panel);
+    gtk_paned_set_end_child(GTK_PANED(win->designer_paned), scroller);
+    tw_designer_paned_initial_width(GTK_PANED(win->designer_paned), TRUE, TRAIN_PANEL_WIDTH, 3 * TRAIN_PANEL_WIDTH);
     g_signal_connect_object(win->train_panel, "notify::logdb", G_CALLBACK(on_panel_logdb), win, 0);
     g_signal_connect_object(win->train_panel, "notify::running", G_CALLBACK(update_actions), win, G_CONNECT_SWAPPED);
     on_panel_logdb(G_OBJECT(win->train_panel), NULL, win);
@@ -604,6 +663,7 @@ static void tw_window_dispose(GObject *object)
 static void tw_window_finalize(GObject *object)
 {
     g_free(TW_WINDOW(object)->logdb);
+    g_free(TW_WINDOW(object)->focus_text);
     G_OBJECT_CLASS(tw_window_parent_class)->finalize(object);
 }
 
@@ -640,6 +700,7 @@ static void tw_window_init(TwWindow *win)
     gtk_widget_init_template(GTK_WIDGET(win));
     g_action_map_add_action_entries(G_ACTION_MAP(win), window_actions, G_N_ELEMENTS(window_actions), win);
     add_local_shortcuts(win);
+    g_signal_connect(win, "notify::focus-widget", G_CALLBACK(on_focus_changed), NULL);
     win->recent = gtk_recent_manager_get_default();
     g_signal_connect_swapped(win->recent, "changed", G_CALLBACK(update_recent_menu), win);
     update_recent_menu(win);
