@@ -70,7 +70,7 @@ static char *check_data(const TwTrainSettings *s, tw_model *model, gpointer data
         break;
     }
     char *name = g_path_get_basename(s->dataset);
-    char *text = g_strdup_printf("Loading %s to check it against the model…", name);
+    char *text = g_strdup_printf("Loading the data (%s) to check it against the model…", name);
     g_free(name);
     return text;
 }

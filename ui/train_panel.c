@@ -515,12 +515,21 @@ static void choose_file(TwTrainPanel *self, const char *title, GtkFileChooserAct
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(dialog), TRUE);
     if (filter)
         gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(dialog), filter);
-    if (current) {
+    if (current && action == GTK_FILE_CHOOSER_ACTION_SAVE) {
+        /* A new file beside the current one, under a name not taken there. */
+        char *dir = g_path_get_dirname(current), *taken = g_build_filename(dir, "runs.db", NULL);
+        GFile *folder = g_file_new_for_path(dir);
+        if (g_file_test(dir, G_FILE_TEST_IS_DIR))
+            gtk_file_chooser_set_current_folder(GTK_FILE_CHOOSER(dialog), folder, NULL);
+        gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(dialog),
+                                          g_file_test(taken, G_FILE_TEST_EXISTS) ? "new-runs.db" : "runs.db");
+        g_object_unref(folder);
+        g_free(taken);
+        g_free(dir);
+    } else if (current) {
         GFile *file = g_file_new_for_path(current);
         gtk_file_chooser_set_file(GTK_FILE_CHOOSER(dialog), file, NULL);
         g_object_unref(file);
-    } else if (action == GTK_FILE_CHOOSER_ACTION_SAVE) {
-        gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(dialog), "runs.db");
     }
     GWeakRef *ref = g_new(GWeakRef, 1);
     g_weak_ref_init(ref, self);
@@ -735,7 +744,8 @@ static void on_open_logdb(TwTrainPanel *self)
 
 static void on_new_logdb(TwTrainPanel *self)
 {
-    choose_file(self, "New run database", GTK_FILE_CHOOSER_ACTION_SAVE, logdb_filter(), NULL, new_logdb_chosen);
+    choose_file(self, "New run database", GTK_FILE_CHOOSER_ACTION_SAVE, logdb_filter(), self->logdb,
+                new_logdb_chosen);
 }
 
 static void on_dataset_selected(TwTrainPanel *self)
@@ -822,7 +832,11 @@ static void build_form(TwTrainPanel *self)
     gtk_editable_set_width_chars(GTK_EDITABLE(self->run_name), 8);
     gtk_editable_set_width_chars(GTK_EDITABLE(self->learning_rate), 8);
     gtk_editable_set_width_chars(GTK_EDITABLE(self->label_column), 8);
-    GtkWidget *logdb = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    /* The file's name above its two buttons: beside them, a narrow panel
+     * would leave it a few letters. */
+    GtkWidget *logdb = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
+    GtkWidget *logdb_buttons = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    gtk_box_set_homogeneous(GTK_BOX(logdb_buttons), TRUE);
     self->logdb_name = gtk_label_new(NULL);
     gtk_label_set_xalign(GTK_LABEL(self->logdb_name), 0);
     gtk_label_set_ellipsize(GTK_LABEL(self->logdb_name), PANGO_ELLIPSIZE_MIDDLE);
@@ -834,9 +848,10 @@ static void build_form(TwTrainPanel *self)
     self->logdb_new = gtk_button_new_with_mnemonic("_New…");
     gtk_widget_set_name(self->logdb_new, "logdb-new");
     gtk_widget_set_tooltip_text(self->logdb_new, "Create a new run database");
+    gtk_box_append(GTK_BOX(logdb_buttons), self->logdb_open);
+    gtk_box_append(GTK_BOX(logdb_buttons), self->logdb_new);
     gtk_box_append(GTK_BOX(logdb), self->logdb_name);
-    gtk_box_append(GTK_BOX(logdb), self->logdb_open);
-    gtk_box_append(GTK_BOX(logdb), self->logdb_new);
+    gtk_box_append(GTK_BOX(logdb), logdb_buttons);
 
     int row = 0;
     add_row(self, row++, "Data", self->dataset, "dataset", "The examples to train on");
