@@ -5,19 +5,99 @@
 
 #include <string.h>
 
+#include "train_data_cache.h"
 #include "train_worker.h"
 
 typedef struct {
     TwWindow *window; /* not a reference: the controller lives as long as the window */
-    TwTrainPanel *panel;
+    TwTrainPanel *panel;   /* a weak pointer: the window's, gone before the controller */
     TwTrainWorker *worker; /* NULL when no run is going */
     char *logdb;           /* the running run's database */
+    gboolean logs_lost_shown;
+    twb_data_cache *data;
+    guint load_source; /* an idle that loads the panel's data choice */
 } controller;
+
+/* ---- the data, checked against the model before Train is offered ----------- */
+static twb_data_spec spec_of(const TwTrainSettings *s)
+{
+    return (twb_data_spec){.data = s->dataset, .labels = s->labels, .label_column = s->label_column,
+                           .seed = s->seed};
+}
+
+/* Loading starts from an idle, for the choice the panel shows then: a
+ * window opened and set to another data set at once loads only that one. */
+static gboolean load_chosen_data(gpointer data)
+{
+    controller *c = data;
+    c->load_source = 0;
+    if (!c->panel || !c->data)
+        return G_SOURCE_REMOVE;
+    const TwTrainSettings *s = tw_train_panel_settings(c->panel);
+    if (s->dataset) {
+        twb_data_spec spec = spec_of(s);
+        twb_data_cache_load(c->data, &spec);
+    }
+    return G_SOURCE_REMOVE;
+}
+
+static void on_data_loaded(gpointer data)
+{
+    controller *c = data;
+    if (c->panel)
+        tw_train_panel_recheck(c->panel);
+}
+
+/* The panel's data check (TwTrainDataCheck). */
+static char *check_data(const TwTrainSettings *s, tw_model *model, gpointer data)
+{
+    controller *c = data;
+    if (!c->data) /* the window is going */
+        return NULL;
+    twb_data_spec spec = spec_of(s);
+    const twb_data *loaded;
+    const char *error;
+    switch (twb_data_cache_lookup(c->data, &spec, &loaded, &error)) {
+    case TWB_DATA_READY:
+        return twb_data_check(model, loaded) ? g_strdup(tw_last_error()) : NULL;
+    case TWB_DATA_FAILED:
+        return g_strdup(error);
+    case TWB_DATA_ABSENT:
+        if (!c->load_source)
+            c->load_source = g_idle_add(load_chosen_data, c);
+        break;
+    case TWB_DATA_LOADING:
+        break;
+    }
+    char *name = g_path_get_basename(s->dataset);
+    char *text = g_strdup_printf("Loading the data (%s) to check it against the model…", name);
+    g_free(name);
+    return text;
+}
+
+/* ---- the worker's reports --------------------------------------------------- */
+/* Once per run, as soon as the run database starts losing logs: training goes on. */
+static void show_logs_lost(controller *c, const TwTrainProgress *p)
+{
+    if (p->logs_lost_from_step < 0 || c->logs_lost_shown)
+        return;
+    c->logs_lost_shown = TRUE;
+    /* The writer's message starts with the file, which the banner names already. */
+    const char *reason = p->logs_lost_reason ? p->logs_lost_reason : "";
+    if (g_str_has_prefix(reason, c->logdb) && g_str_has_prefix(reason + strlen(c->logdb), ": "))
+        reason += strlen(c->logdb) + 2;
+    char *text = g_strdup_printf("The run database %s lost this run's logs from step %lld on (%s). Training goes on; "
+                                 "the checkpoints are written beside it as before.",
+                                 c->logdb, (long long)p->logs_lost_from_step, reason);
+    tw_window_show_banner(c->window, text, TRUE);
+    g_free(text);
+}
 
 static void on_progress(const TwTrainProgress *progress, gpointer data)
 {
     controller *c = data;
     tw_train_panel_update(c->panel, progress);
+    show_logs_lost(c, progress);
 }
 
 static void on_problem(const char *message, gpointer data)
@@ -54,6 +134,7 @@ static void on_done(const TwTrainResult *result, gpointer data)
     } else {
         if (result->last.steps > 0)
             tw_train_panel_update(c->panel, &result->last);
+        show_logs_lost(c, &result->last);
         char *checkpoint = checkpoint_line(result->checkpoint_path, c->logdb);
         summary = g_strdup_printf("%s%s%s", result->end == TW_TRAIN_FINISHED ? "Finished: " : "Stopped ",
                                   result->message, checkpoint);
@@ -72,7 +153,11 @@ static void on_train_requested(TwTrainPanel *panel, const TwTrainSettings *setti
     TwTrainWorkerCallbacks callbacks = {.progress = on_progress, .problem = on_problem, .done = on_done,
                                         .user_data = c};
     GError *error = NULL;
-    c->worker = tw_train_worker_start(tw_window_doc(c->window), settings, &callbacks, &error);
+    twb_data_spec spec = spec_of(settings);
+    const twb_data *loaded = NULL;
+    if (c->data)
+        twb_data_cache_lookup(c->data, &spec, &loaded, NULL);
+    c->worker = tw_train_worker_start(tw_window_doc(c->window), settings, loaded, &callbacks, &error);
     if (!c->worker) {
         tw_window_show_banner(c->window, error->message, TRUE);
         g_error_free(error);
@@ -80,6 +165,7 @@ static void on_train_requested(TwTrainPanel *panel, const TwTrainSettings *setti
     }
     g_free(c->logdb);
     c->logdb = g_strdup(settings->logdb);
+    c->logs_lost_shown = FALSE;
     tw_window_set_logdb(c->window, settings->logdb);
     tw_train_panel_started(panel);
 }
@@ -114,12 +200,18 @@ static void on_window_destroy(GtkWidget *window, gpointer data)
 {
     controller *c = data;
     g_clear_pointer(&c->worker, tw_train_worker_free);
+    g_clear_handle_id(&c->load_source, g_source_remove);
+    g_clear_pointer(&c->data, twb_data_cache_free); /* loads still going are dropped */
 }
 
 static void controller_free(gpointer data)
 {
     controller *c = data;
     tw_train_worker_free(c->worker);
+    g_clear_handle_id(&c->load_source, g_source_remove);
+    twb_data_cache_free(c->data);
+    if (c->panel)
+        g_object_remove_weak_pointer(G_OBJECT(c->panel), (gpointer *)&c->panel);
     g_free(c->logdb);
     g_free(c);
 }
@@ -129,10 +221,14 @@ void tw_train_controller_attach(TwWindow *win)
     controller *c = g_new0(controller, 1);
     c->window = win;
     c->panel = tw_window_train_panel(win);
+    g_object_add_weak_pointer(G_OBJECT(c->panel), (gpointer *)&c->panel);
+    c->data = twb_data_cache_new(on_data_loaded, c);
     g_object_set_data_full(G_OBJECT(win), "tw-train-controller", c, controller_free);
     g_signal_connect(c->panel, "train-requested", G_CALLBACK(on_train_requested), c);
     g_signal_connect(c->panel, "pause-requested", G_CALLBACK(on_pause_requested), c);
     g_signal_connect(c->panel, "resume-requested", G_CALLBACK(on_resume_requested), c);
     g_signal_connect(c->panel, "stop-requested", G_CALLBACK(on_stop_requested), c);
     g_signal_connect(win, "destroy", G_CALLBACK(on_window_destroy), c);
+    tw_train_panel_set_data_check(c->panel, check_data, c);
+    tw_train_panel_recheck(c->panel);
 }

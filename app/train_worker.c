@@ -42,7 +42,9 @@ struct TwTrainWorker {
     tw_model_checkpoint *checkpoint;
     tw_summary_writer *writer; /* the run in the run database */
     tw_summary_logger *logger;
-    gboolean writer_problem_shown;
+    twb_data data;            /* loaded before the start, or by the thread */
+    char *logs_lost_reason;   /* the writer's message once it lost logs */
+    int64_t logs_lost_from_step;
     TwTrainProgress last;
     gint64 last_report_us;
     double epoch_began, paused_seconds; /* for samples per second without the pauses */
@@ -66,6 +68,8 @@ static void worker_clear(gpointer data)
     tw_layer_unref(w->model);
     g_free(w->checkpoint_path);
     tw_model_checkpoint_free(w->checkpoint);
+    twb_data_clear(&w->data);
+    g_free(w->logs_lost_reason);
     g_mutex_clear(&w->lock);
     g_cond_clear(&w->resumed);
 }
@@ -189,7 +193,21 @@ static TwTrainProgress progress_of(TwTrainWorker *w, const tw_progress *p, const
         .samples_per_second = rate,
         .eta_seconds = rate > 0 ? (double)(steps_left * batch) / rate : NAN,
         .loss = tw_logs_get(logs, "loss"), .accuracy = tw_logs_get(logs, "accuracy"),
+        .logs_lost_from_step = w->logs_lost_from_step, .logs_lost_reason = w->logs_lost_reason,
     };
+}
+
+/* TRUE the first time the writer says it lost logs. The message is set
+ * before the step, so both are read once the step is. */
+static gboolean logs_newly_lost(TwTrainWorker *w)
+{
+    int64_t lost = tw_summary_writer_lost_from_step(w->writer);
+    if (lost < 0 || w->logs_lost_from_step >= 0)
+        return FALSE;
+    const char *why = tw_summary_writer_error(w->writer);
+    w->logs_lost_reason = g_strdup(why ? why : "the run database cannot be written");
+    w->logs_lost_from_step = lost;
+    return TRUE;
 }
 
 /* Paused after a step: the panel shows exactly that step while it waits. */
@@ -212,14 +230,9 @@ static void wait_while_paused(TwTrainWorker *w)
 static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
 {
     TwTrainWorker *w = user_data;
+    gboolean lost = logs_newly_lost(w); /* the writer goes on dropping what it cannot write */
     TwTrainProgress tp = progress_of(w, p, logs);
-    report_progress(w, &tp, p->step + 1 == p->steps);
-    /* The writer goes on dropping what it cannot write: say so once. */
-    const char *lost = tw_summary_writer_error(w->writer);
-    if (lost && !w->writer_problem_shown) {
-        w->writer_problem_shown = TRUE;
-        report_problem(w, lost);
-    }
+    report_progress(w, &tp, lost || p->step + 1 == p->steps);
     wait_while_paused(w);
     return 0;
 }
@@ -325,16 +338,20 @@ static void log_final_metrics(TwTrainWorker *w, const tw_history *h)
     g_object_unref(b);
 }
 
-/* Close the run with how it ended; a writer that failed is reported once. */
+/* Close the run with how it ended; a writer that failed is reported once
+ * (lost logs were reported as they happened). */
 static void close_run(TwTrainWorker *w, TwTrainEnd end)
 {
     static const tw_run_status status[] = {
         [TW_TRAIN_FINISHED] = TW_RUN_FINISHED, [TW_TRAIN_STOPPED] = TW_RUN_STOPPED, [TW_TRAIN_FAILED] = TW_RUN_FAILED};
+    logs_newly_lost(w); /* the last steps' logs are in the done report's progress */
+    w->last.logs_lost_from_step = w->logs_lost_from_step;
+    w->last.logs_lost_reason = w->logs_lost_reason;
     char *lost = g_strdup(tw_summary_writer_error(w->writer));
     int rc = tw_summary_writer_close(w->writer, status[end]);
     w->writer = NULL;
     g_clear_pointer(&w->logger, tw_summary_logger_free);
-    if (rc && !w->writer_problem_shown)
+    if (rc && w->logs_lost_from_step < 0)
         report_problem(w, lost ? lost : tw_last_error());
     g_free(lost);
 }
@@ -428,28 +445,27 @@ static void train(TwTrainWorker *w, report *r)
     const TwTrainSettings *s = w->settings;
     twb_data_spec spec = {.data = s->dataset, .labels = s->labels, .label_column = s->label_column,
                           .seed = s->seed};
-    twb_data data = {0};
-    if (twb_data_load(&spec, &data)) {
+    if (!w->data.x && twb_data_load(&spec, &w->data)) {
         fail(r);
         return;
     }
-    tw_tensor *x = twb_fit_input(w->model, data.x);
-    if (compile_model(w->model, s, data.y)) {
-        fail_naming_data(r, &data, x);
+    const twb_data *data = &w->data;
+    tw_tensor *x = twb_fit_input(w->model, data->x);
+    if (compile_model(w->model, s, data->y)) {
+        fail_naming_data(r, data, x);
     } else if (open_checkpoint(w) || open_run(w)) {
         fail(r);
     } else if (g_atomic_int_get(&w->stop)) {
         r->end = TW_TRAIN_STOPPED;
         r->message = g_strdup("before the first step");
     } else {
-        fit(w, x, data.y, r);
+        fit(w, x, data->y, r);
         if (r->end == TW_TRAIN_FAILED && !w->last.steps)
-            fail_naming_data(r, &data, x);
+            fail_naming_data(r, data, x);
     }
     if (w->writer)
         close_run(w, r->end);
     tw_tensor_unref(x);
-    twb_data_clear(&data);
 }
 
 /* This thread's priority only (Linux's nice is per thread). */
@@ -490,7 +506,7 @@ char *tw_train_checkpoint_path(const char *logdb, const char *run_name)
     return path;
 }
 
-TwTrainWorker *tw_train_worker_start(TwModelDoc *doc, const TwTrainSettings *settings,
+TwTrainWorker *tw_train_worker_start(TwModelDoc *doc, const TwTrainSettings *settings, const twb_data *data,
                                      const TwTrainWorkerCallbacks *callbacks, GError **error)
 {
     tw_model *model = tw_model_doc_copy_model(doc, error);
@@ -502,6 +518,10 @@ TwTrainWorker *tw_train_worker_start(TwModelDoc *doc, const TwTrainSettings *set
     w->settings = tw_train_settings_copy(settings);
     w->model = model;
     w->checkpoint_path = tw_train_checkpoint_path(settings->logdb, settings->run_name);
+    w->logs_lost_from_step = -1;
+    w->last.logs_lost_from_step = -1;
+    if (data)
+        twb_data_copy(data, &w->data);
     g_mutex_init(&w->lock);
     g_cond_init(&w->resumed);
     w->thread = g_thread_new("twb-train", worker_main, worker_ref(w));

@@ -4,11 +4,11 @@
  * as `twb train` does (app/train_data.c), writes the run into the run
  * database and checkpoints next to it, and reports back on the main context
  * it was started from: progress at most 20 times a second (the latest state
- * only), problems that do not stop training (the run database failing), and
- * the end. It never touches a widget; the controller (train_controller.c)
+ * only; at once when the run database starts losing logs), problems that do
+ * not stop training (a checkpoint or the run's end not written), and the end. It never touches a widget; the controller (train_controller.c)
  * turns its reports into what the window shows.
  *
- *     w = tw_train_worker_start(doc, settings, &callbacks, &error);
+ *     w = tw_train_worker_start(doc, settings, data, &callbacks, &error);
  *     tw_train_worker_set_paused(w, TRUE);   // waits after the current step
  *     tw_train_worker_stop(w);               // stops after the current step, checkpoints
  *     ... callbacks.done ...
@@ -19,6 +19,7 @@
 
 #include <glib.h>
 
+#include "train_data.h"
 #include "train_panel.h"
 
 G_BEGIN_DECLS
@@ -42,8 +43,8 @@ typedef struct {
  * tw_train_worker_free. */
 typedef struct {
     void (*progress)(const TwTrainProgress *progress, gpointer user_data);
-    /* Something went wrong that does not end training (the run database
-     * cannot be written: logs are lost, the weights are still trained). */
+    /* Something went wrong that does not end training (a checkpoint or the
+     * run's end could not be written). Lost logs come in the progress. */
     void (*problem)(const char *message, gpointer user_data);
     void (*done)(const TwTrainResult *result, gpointer user_data);
     gpointer user_data;
@@ -52,8 +53,10 @@ typedef struct {
 typedef struct TwTrainWorker TwTrainWorker;
 
 /* Copies the doc's model and starts the thread; NULL with an error when the
- * model cannot be copied (everything else is reported through done). */
-TwTrainWorker *tw_train_worker_start(TwModelDoc *doc, const TwTrainSettings *settings,
+ * model cannot be copied (everything else is reported through done). data:
+ * the settings' data, already loaded (the worker shares its tensors), or
+ * NULL for the worker to load it. */
+TwTrainWorker *tw_train_worker_start(TwModelDoc *doc, const TwTrainSettings *settings, const twb_data *data,
                                      const TwTrainWorkerCallbacks *callbacks, GError **error);
 /* Paused, the worker waits after the step it is in until resumed or stopped. */
 void tw_train_worker_set_paused(TwTrainWorker *worker, gboolean paused);

@@ -4,8 +4,11 @@
  * window's banner; and the main loop keeps running while the small CNN
  * trains. Runs under Xvfb (tests/meson.build). */
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <glib/gstdio.h>
 
@@ -14,7 +17,10 @@
 #include <tw/checkpoint.h>
 #include <tw/run_store.h>
 
+#include "banner.h"
 #include "train_controller.h"
+#include "train_data.h"
+#include "train_data_cache.h"
 #include "train_worker.h"
 #include "window.h"
 
@@ -81,6 +87,26 @@ static gboolean window_shows(GtkWidget *root, const char *needle1, const char *n
         if (window_shows(c, needle1, needle2))
             return TRUE;
     return FALSE;
+}
+
+static GtkWidget *find_banner(GtkWidget *root)
+{
+    if (TW_IS_BANNER(root))
+        return root;
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = find_banner(c);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+/* The window's banner message, or NULL while it is hidden. */
+static const char *banner_text(TwWindow *window)
+{
+    GtkWidget *banner = find_banner(GTK_WIDGET(window));
+    g_assert_nonnull(banner);
+    return tw_banner_message(TW_BANNER(banner));
 }
 
 static const char *status_text(fixture *f)
@@ -223,9 +249,25 @@ static void set_text(fixture *f, const char *name, const char *text)
     gtk_editable_set_text(GTK_EDITABLE(panel_widget(f, name)), text);
 }
 
+static void load_model(fixture *f, const char *json)
+{
+    GError *error = NULL;
+    g_assert_true(tw_model_doc_load_json(tw_window_doc(f->window), json, "test.json", &error));
+    g_assert_no_error(error);
+}
+
+static gboolean train_ready(fixture *f)
+{
+    return gtk_widget_is_sensitive(panel_widget(f, "train"));
+}
+
+/* As a person would, Train is clicked once it turns on: the data is
+ * checked against the model after it loads, off the main loop. */
 static void click(fixture *f, const char *name)
 {
     GtkWidget *button = panel_widget(f, name);
+    if (!strcmp(name, "train") && !train_ready(f))
+        wait_for(f, train_ready, 120, "Train to turn on");
     g_assert_true(gtk_widget_is_sensitive(button));
     g_assert_true(gtk_widget_get_visible(button));
     g_signal_emit_by_name(button, "clicked");
@@ -317,7 +359,8 @@ static void test_invalid_model_disables_train(void)
     fixture_open(&f, spirals_model, NULL);
     TwModelDoc *doc = tw_window_doc(f.window);
     GtkWidget *train = panel_widget(&f, "train");
-    g_assert_true(gtk_widget_get_sensitive(train));
+    choose(&f, "dataset", DATA_SPIRALS);
+    wait_for(&f, train_ready, 60, "Train to turn on for the spirals");
     GError *error = NULL;
     g_assert_true(tw_model_doc_insert(doc, 1, "Conv2D", &error));
     g_assert_no_error(error);
@@ -453,27 +496,396 @@ static void test_bad_data_file(void)
     wait_for(&f, banner_names_bad_file, 30, "a banner naming the file");
     wait_for(&f, ended, 30, "the panel to be ready again");
     g_assert_true(g_str_has_prefix(status_text(&f), "Failed"));
+    /* Failed before its first step: no "Not started" beside it. */
+    g_assert_cmpstr(progress_text(&f), ==, "");
+    /* Another model opened: nothing of the last model's run stays. */
+    load_model(&f, spirals_model);
+    g_assert_cmpstr(status_text(&f), ==, "");
+    g_assert_cmpstr(progress_text(&f), ==, "Not started");
     g_free(images);
     g_free(labels);
     fixture_close(&f);
 }
 
-static gboolean banner_names_data(fixture *f)
+/* The header bar's Train: the button whose action is win.train. */
+static GtkWidget *header_train(fixture *f)
 {
-    return window_shows(GTK_WIDGET(f->window), "Training failed", "the data: linear (1000 examples), shape (1000,)");
+    GPtrArray *todo = g_ptr_array_new();
+    GtkWidget *button = NULL;
+    g_ptr_array_add(todo, gtk_window_get_titlebar(GTK_WINDOW(f->window)));
+    while (todo->len && !button) {
+        GtkWidget *w = g_ptr_array_steal_index(todo, todo->len - 1);
+        if (GTK_IS_BUTTON(w) && !g_strcmp0(gtk_actionable_get_action_name(GTK_ACTIONABLE(w)), "win.train"))
+            button = w;
+        for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+            g_ptr_array_add(todo, c);
+    }
+    g_ptr_array_free(todo, TRUE);
+    g_assert_nonnull(button);
+    return button;
 }
 
-/* Two inputs per example for the spirals model, one in the linear set: the
- * banner has the engine's message and what the data is. */
+static gboolean data_checked(fixture *f)
+{
+    const char *why = tw_train_panel_cannot_train(f->panel);
+    return !why || !g_str_has_prefix(why, "Loading ");
+}
+
+/* Train stays off once the data is checked, both Train buttons saying why
+ * (each needle in both tooltips), and asking to train does nothing. */
+static void assert_cannot_train(fixture *f, const char *needle1, const char *needle2)
+{
+    wait_for(f, data_checked, 120, "the data to be checked");
+    GtkWidget *panel_train = panel_widget(f, "train"), *header = header_train(f);
+    const char *why = tw_train_panel_cannot_train(f->panel);
+    g_test_message("cannot train: %s", why);
+    g_assert_nonnull(why);
+    g_assert_false(gtk_widget_get_sensitive(panel_train));
+    g_assert_false(gtk_widget_get_sensitive(header));
+    g_assert_cmpstr(gtk_widget_get_tooltip_text(panel_train), ==, why);
+    g_assert_cmpstr(gtk_widget_get_tooltip_text(header), ==, why);
+    g_assert_nonnull(strstr(why, needle1));
+    g_assert_true(!needle2 || strstr(why, needle2));
+    g_assert_false(tw_train_panel_request_train(f->panel));
+}
+
+/* Two inputs per example for the spirals model, one in the linear set:
+ * Train is off before any run, saying what the model takes and what the
+ * data has. */
 static void test_data_does_not_fit_model(void)
 {
     fixture f;
     fixture_open(&f, spirals_model, NULL);
     choose(&f, "dataset", DATA_LINEAR);
+    assert_cannot_train(&f, "takes inputs of shape (None, 2)", "linear (1000 examples) has examples of shape ()");
+    choose(&f, "dataset", DATA_SPIRALS);
+    wait_for(&f, train_ready, 60, "Train to turn on for the spirals");
+    g_assert_cmpstr(gtk_widget_get_tooltip_text(header_train(&f)), ==, "Train the model (Ctrl+Return)");
+    g_assert_true(gtk_widget_get_sensitive(header_train(&f)));
+    fixture_close(&f);
+}
+
+/* Models that cannot train on the chosen data, each with its reason. */
+static void test_model_checked_against_data(void)
+{
+    fixture f;
+    fixture_open(&f, spirals_model, NULL);
+    choose(&f, "dataset", DATA_SPIRALS);
+    /* Only an InputLayer. */
+    load_model(&f, "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"bare\", \"layers\": ["
+                   "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2]}}]}}");
+    assert_cannot_train(&f, "model 'bare' has no weights to train", NULL);
+    /* Three output units for the two spirals. */
+    load_model(&f, "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"three\", \"layers\": ["
+                   "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2]}},"
+                   "{\"class_name\": \"Dense\", \"config\": {\"units\": 3, \"activation\": \"softmax\"}}]}}");
+    assert_cannot_train(&f, "model 'three' has 3 output units", "has 2 classes");
+    /* A regression output of two values for the linear set's one target. */
+    choose(&f, "dataset", DATA_LINEAR);
+    load_model(&f, "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"wide\", \"layers\": ["
+                   "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 1]}},"
+                   "{\"class_name\": \"Dense\", \"config\": {\"units\": 2}}]}}");
+    assert_cannot_train(&f, "model 'wide' outputs shape (None, 2)", "mean squared error");
+    /* The linear-regression template on Fashion-MNIST. */
+    if (g_file_test("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", G_FILE_TEST_EXISTS)) {
+        GError *error = NULL;
+        g_assert_true(tw_model_doc_load(tw_window_doc(f.window), LINEAR_MODEL, &error));
+        g_assert_no_error(error);
+        choose(&f, "dataset", DATA_FASHION_MNIST);
+        assert_cannot_train(&f, "takes inputs of shape (None, 1)", "Fashion-MNIST");
+        /* Loaded once: choosing it again answers at once. */
+        choose(&f, "dataset", DATA_LINEAR);
+        wait_for(&f, train_ready, 60, "Train for the linear set");
+        choose(&f, "dataset", DATA_FASHION_MNIST);
+        g_assert_false(g_str_has_prefix(tw_train_panel_cannot_train(f.panel), "Loading "));
+    }
+    fixture_close(&f);
+}
+
+/* The cache loads a data choice once, off the main loop, and hands the
+ * same tensors to every asker. */
+static gboolean cache_loaded;
+
+static void on_cache_loaded(gpointer data)
+{
+    cache_loaded = TRUE;
+}
+
+static void test_data_loaded_once(void)
+{
+    twb_data_cache *cache = twb_data_cache_new(on_cache_loaded, NULL);
+    twb_data_spec spec = {.data = "spirals", .seed = 3};
+    const twb_data *data = NULL, *again = NULL;
+    g_assert_cmpint(twb_data_cache_lookup(cache, &spec, &data, NULL), ==, TWB_DATA_ABSENT);
+    cache_loaded = FALSE;
+    twb_data_cache_load(cache, &spec);
+    twb_data_cache_load(cache, &spec); /* already loading: nothing more */
+    g_assert_cmpint(twb_data_cache_lookup(cache, &spec, &data, NULL), ==, TWB_DATA_LOADING);
+    while (!cache_loaded)
+        g_main_context_iteration(NULL, TRUE);
+    g_assert_cmpint(twb_data_cache_lookup(cache, &spec, &data, NULL), ==, TWB_DATA_READY);
+    g_assert_cmpint(data->classes, ==, 2);
+    cache_loaded = FALSE;
+    twb_data_cache_load(cache, &spec);
+    g_assert_cmpint(twb_data_cache_lookup(cache, &spec, &again, NULL), ==, TWB_DATA_READY);
+    g_assert_true(again == data && again->x == data->x);
+    spec.seed = 4; /* another seed is other data */
+    g_assert_cmpint(twb_data_cache_lookup(cache, &spec, NULL, NULL), ==, TWB_DATA_ABSENT);
+    spec.data = "/nonexistent/file.csv";
+    const char *error = NULL;
+    twb_data_cache_load(cache, &spec);
+    while (!cache_loaded)
+        g_main_context_iteration(NULL, TRUE);
+    g_assert_cmpint(twb_data_cache_lookup(cache, &spec, NULL, &error), ==, TWB_DATA_FAILED);
+    g_assert_nonnull(strstr(error, "/nonexistent/file.csv"));
+    twb_data_cache_free(cache);
+}
+
+/* A typed input shape whose size overflows 64 bits: (None, 3, 6148914691236517206)
+ * is 2^64 + 2 values, which wrapped round to the spirals' 2 per example. */
+static void test_input_shape_overflow(void)
+{
+    TwModelDoc *doc = tw_model_doc_new();
+    GError *error = NULL;
+    g_assert_true(tw_model_doc_load_json(doc,
+                                         "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"huge\", "
+                                         "\"layers\": [{\"class_name\": \"InputLayer\", \"config\": "
+                                         "{\"batch_input_shape\": [null, 3, 6148914691236517206]}}]}}",
+                                         "huge.json", &error));
+    g_assert_no_error(error);
+    twb_data_spec spec = {.data = "spirals"};
+    twb_data data;
+    g_assert_cmpint(twb_data_load(&spec, &data), ==, 0);
+    tw_model *model = tw_model_doc_model(doc);
+    tw_tensor *x = twb_fit_input(model, data.x);
+    g_assert_true(x == data.x); /* not reshaped to a shape that does not exist */
+    tw_tensor_unref(x);
+    g_assert_cmpint(twb_data_check(model, &data), ==, -1);
+    g_test_message("%s", tw_last_error());
+    g_assert_nonnull(strstr(tw_last_error(), "holds more values per example than fit in 64 bits"));
+    twb_data_clear(&data);
+    g_object_unref(doc);
+}
+
+static gboolean shows_eta(fixture *f)
+{
+    return strstr(progress_text(f), "ETA") != NULL;
+}
+
+/* The ETA only while the run goes: not paused, not after Stop or the end. */
+static void test_eta_only_while_running(void)
+{
+    fixture f;
+    fixture_open(&f, spirals_model, NULL);
+    start_long_run(&f, "eta");
+    g_assert_true(shows_eta(&f));
+    click(&f, "pause");
+    spin_main_loop(0.3);
+    g_assert_false(shows_eta(&f));
+    g_assert_true(g_str_has_prefix(progress_text(&f), "Epoch "));
+    click(&f, "resume");
+    wait_for(&f, shows_eta, 30, "the ETA again");
+    click(&f, "stop");
+    wait_for(&f, stopped, 30, "the run to stop");
+    g_assert_false(shows_eta(&f));
+    g_assert_true(g_str_has_prefix(progress_text(&f), "Epoch "));
+
+    set_number(&f, "epochs", 1);
+    set_text(&f, "run-name", "eta-finished");
     click(&f, "train");
-    wait_for(&f, banner_names_data, 30, "a banner naming the data");
-    wait_for(&f, ended, 30, "the panel to be ready again");
-    g_assert_true(window_shows(GTK_WIDGET(f.window), "Training failed", "(None, 2)"));
+    wait_for(&f, finished, 120, "the one-epoch run to finish");
+    g_assert_false(shows_eta(&f));
+    fixture_close(&f);
+}
+
+/* ---- the run database: Open…, New…, remembered, lost logs ------------------- */
+/* The file chooser the panel opened (GTK's own dialog: no portal under Xvfb). */
+static GtkFileChooser *open_chooser(void)
+{
+    GtkFileChooser *found = NULL;
+    GListModel *toplevels = gtk_window_get_toplevels();
+    for (guint i = 0; i < g_list_model_get_n_items(toplevels) && !found; i++) {
+        GtkWindow *w = g_list_model_get_item(toplevels, i);
+        if (GTK_IS_FILE_CHOOSER_DIALOG(w) && gtk_widget_get_visible(GTK_WIDGET(w)))
+            found = GTK_FILE_CHOOSER(w);
+        g_object_unref(w);
+    }
+    return found;
+}
+
+static gboolean chooser_up(fixture *f)
+{
+    return open_chooser() != NULL;
+}
+
+static gboolean chooser_gone(fixture *f)
+{
+    return open_chooser() == NULL;
+}
+
+/* Click the button, answer its dialog with the file, and let the panel act. */
+static GtkFileChooserAction choose_logdb(fixture *f, const char *button, const char *path)
+{
+    click(f, button);
+    wait_for(f, chooser_up, 10, "the file chooser");
+    GtkFileChooser *chooser = open_chooser();
+    GtkFileChooserAction action = gtk_file_chooser_get_action(chooser);
+    GFile *file = g_file_new_for_path(path), *dir = g_file_get_parent(file);
+    char *name = g_path_get_basename(path);
+    /* The chooser reads the folder before it takes the file: ask again
+     * until it has. */
+    gint64 end = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+    for (;;) {
+        g_assert_true(gtk_file_chooser_set_current_folder(chooser, dir, NULL));
+        spin_main_loop(0.2);
+        if (action == GTK_FILE_CHOOSER_ACTION_SAVE)
+            gtk_file_chooser_set_current_name(chooser, name);
+        else
+            g_assert_true(gtk_file_chooser_set_file(chooser, file, NULL));
+        spin_main_loop(0.2);
+        GFile *chosen = gtk_file_chooser_get_file(chooser);
+        gboolean taken = chosen && g_file_equal(chosen, file);
+        g_clear_object(&chosen);
+        if (taken)
+            break;
+        if (g_get_monotonic_time() > end)
+            g_error("the chooser (action %d) did not take %s", action, path);
+    }
+    g_free(name);
+    g_object_unref(dir);
+    g_object_unref(file);
+    /* In Save mode the dialog checks the name (asynchronously) before it answers. */
+    gtk_dialog_response(GTK_DIALOG(chooser), GTK_RESPONSE_ACCEPT);
+    wait_for(f, chooser_gone, 10, "the chooser to answer");
+    spin_main_loop(0.1);
+    return action;
+}
+
+/* GTK's file chooser asks for SVG icons, which this machine's image
+ * loaders may not read: a warning about the icon, not about the panel. */
+static gboolean fatal_unless_icon(const char *domain, GLogLevelFlags level, const char *message, gpointer data)
+{
+    return !(g_strcmp0(domain, "Gtk") == 0 && g_str_has_prefix(message, "Failed to load icon"));
+}
+
+static char *panel_logdb(TwTrainPanel *panel)
+{
+    char *logdb = NULL;
+    g_object_get(panel, "logdb", &logdb, NULL);
+    return logdb;
+}
+
+/* Open… takes an existing run database (and refuses a file that is not
+ * one), New… creates one; the choice is there at the next start, and an
+ * explicit --logdb (tw_window_set_logdb) wins over it without replacing it. */
+static void test_logdb_open_new_remembered(void)
+{
+    fixture f;
+    fixture_open(&f, spirals_model, NULL);
+    g_test_log_set_fatal_handler(fatal_unless_icon, NULL);
+    char *existing = g_build_filename(f.dir, "existing.db", NULL);
+    tw_run_store *store = tw_run_store_open(existing, 0);
+    g_assert_nonnull(store);
+    tw_run_store_close(store);
+
+    g_assert_cmpint(choose_logdb(&f, "logdb-open", existing), ==, GTK_FILE_CHOOSER_ACTION_OPEN);
+    char *logdb = panel_logdb(f.panel);
+    g_assert_cmpstr(logdb, ==, existing);
+    g_free(logdb);
+
+    char *not_db = g_build_filename(f.dir, "notes.db", NULL);
+    g_assert_true(g_file_set_contents(not_db, "these are notes, not a database, long enough to be read as one", -1,
+                                      NULL));
+    choose_logdb(&f, "logdb-open", not_db);
+    logdb = panel_logdb(f.panel);
+    g_assert_cmpstr(logdb, ==, existing); /* unchanged */
+    g_free(logdb);
+    g_assert_true(window_shows(GTK_WIDGET(f.window), "Could not open the run database", "notes.db: not a run database"));
+
+    char *created = g_build_filename(f.dir, "new-runs.db", NULL);
+    g_assert_cmpint(choose_logdb(&f, "logdb-new", created), ==, GTK_FILE_CHOOSER_ACTION_SAVE);
+    g_assert_true(g_file_test(created, G_FILE_TEST_IS_REGULAR));
+    logdb = panel_logdb(f.panel);
+    g_assert_cmpstr(logdb, ==, created);
+    g_free(logdb);
+    g_assert_cmpstr(gtk_label_get_text(GTK_LABEL(panel_widget(&f, "logdb-name"))), ==, "new-runs.db");
+
+    /* The next start: a new window has it. */
+    TwModelDoc *doc = tw_model_doc_new();
+    TwWindow *second = tw_window_new(app, doc);
+    g_object_unref(doc);
+    logdb = panel_logdb(tw_window_train_panel(second));
+    g_assert_cmpstr(logdb, ==, created);
+    g_free(logdb);
+    /* --logdb wins for that window and is not remembered. */
+    tw_window_set_logdb(second, existing);
+    logdb = panel_logdb(tw_window_train_panel(second));
+    g_assert_cmpstr(logdb, ==, existing);
+    g_free(logdb);
+    gtk_window_destroy(GTK_WINDOW(second));
+    doc = tw_model_doc_new();
+    TwWindow *third = tw_window_new(app, doc);
+    g_object_unref(doc);
+    logdb = panel_logdb(tw_window_train_panel(third));
+    g_assert_cmpstr(logdb, ==, created);
+    g_free(logdb);
+    gtk_window_destroy(GTK_WINDOW(third));
+
+    g_free(created);
+    g_free(not_db);
+    g_free(existing);
+    fixture_close(&f);
+    g_test_log_set_fatal_handler(NULL, NULL);
+}
+
+/* "The run database /tmp/.../runs.db lost this run's logs from step 1230 on (...)" */
+static gboolean banner_says_logs_lost(fixture *f)
+{
+    const char *text = banner_text(f->window);
+    char *names = g_strdup_printf("The run database %s lost this run's logs from step ", f->logdb);
+    gboolean says = text && g_str_has_prefix(text, names);
+    g_free(names);
+    return says;
+}
+
+static off_t size_of(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) ? 0 : st.st_size;
+}
+
+/* A full disk, as test_data_summary makes one: a file size limit makes the
+ * run database's writes fail (EFBIG where a disk gives ENOSPC). The banner
+ * names the database and the step at once; training goes on. */
+static void test_logs_lost_banner(void)
+{
+    fixture f;
+    fixture_open(&f, spirals_model, NULL);
+    start_long_run(&f, "full-disk");
+    char *wal = g_strconcat(f.logdb, "-wal", NULL);
+    struct rlimit saved, small;
+    g_assert_cmpint(getrlimit(RLIMIT_FSIZE, &saved), ==, 0);
+    small = saved;
+    small.rlim_cur = (rlim_t)MAX(size_of(f.logdb), size_of(wal)) + 4096;
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &small), ==, 0);
+    wait_for(&f, banner_says_logs_lost, 60, "a banner about the lost logs");
+    g_test_message("%s", banner_text(f.window));
+    g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &saved), ==, 0);
+    signal(SIGXFSZ, old_handler);
+    g_assert_nonnull(strstr(status_text(&f), "Logs lost from step"));
+
+    char *at_banner = g_strdup(progress_text(&f));
+    gint64 end = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+    while (!strcmp(progress_text(&f), at_banner) && g_get_monotonic_time() < end)
+        spin_main_loop(0.05);
+    g_assert_cmpstr(progress_text(&f), !=, at_banner); /* still training */
+    g_assert_true(gtk_widget_get_sensitive(panel_widget(&f, "stop")));
+    g_free(at_banner);
+    click(&f, "stop");
+    wait_for(&f, stopped, 30, "the run to stop");
+    g_assert_true(banner_says_logs_lost(&f));
+    g_free(wal);
     fixture_close(&f);
 }
 
@@ -595,6 +1007,15 @@ static void test_main_loop_while_cnn_trains(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    /* Folders of the test's own for the remembered run database and the
+     * trash (G_TEST_OPTION_ISOLATE_DIRS would hide GTK's GSettings schemas,
+     * which the file chooser needs). */
+    char *home = g_dir_make_tmp("twb-ui-training-home-XXXXXX", NULL);
+    g_assert_nonnull(home);
+    char *config = g_build_filename(home, "config", NULL), *data = g_build_filename(home, "data", NULL);
+    g_setenv("XDG_CONFIG_HOME", config, TRUE);
+    g_setenv("XDG_DATA_HOME", data, TRUE);
+    g_setenv("GSETTINGS_BACKEND", "memory", TRUE); /* the file chooser's own settings: no dconf under Xvfb */
     g_setenv("GTK_A11Y", "none", TRUE); /* no accessibility bus under Xvfb */
     /* Under Xvfb GTK's GL renderer runs on Mesa's software rasterizer, whose
      * frames alone take 12-54 ms with nothing training (measured); Cairo
@@ -621,8 +1042,18 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/training/bad-data-file", test_bad_data_file);
     g_test_add_func("/ui/training/data-does-not-fit-model", test_data_does_not_fit_model);
     g_test_add_func("/ui/training/nan-loss", test_nan_loss);
+    g_test_add_func("/ui/training/model-checked-against-data", test_model_checked_against_data);
+    g_test_add_func("/ui/training/data-loaded-once", test_data_loaded_once);
+    g_test_add_func("/ui/training/input-shape-overflow", test_input_shape_overflow);
+    g_test_add_func("/ui/training/eta-only-while-running", test_eta_only_while_running);
+    g_test_add_func("/ui/training/logdb-open-new-remembered", test_logdb_open_new_remembered);
+    g_test_add_func("/ui/training/logs-lost-banner", test_logs_lost_banner);
     g_test_add_func("/ui/training/main-loop-while-cnn-trains", test_main_loop_while_cnn_trains);
     int rc = g_test_run();
     g_object_unref(app);
+    remove_tree(home);
+    g_free(config);
+    g_free(data);
+    g_free(home);
     return rc;
 }

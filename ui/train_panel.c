@@ -5,13 +5,25 @@
  * tests drive the panel through the same widgets a person uses. */
 #include "train_panel.h"
 
+#include <errno.h>
 #include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
+#include <tw/error.h>
 #include <tw/optimizers.h>
 #include <tw/run_store.h>
+
+#include "window.h"
+
+/* Where the chosen run database is remembered (g_get_user_config_dir()/twb/). */
+#define SETTINGS_FILE "settings.ini"
+#define SETTINGS_GROUP "training"
+#define SETTINGS_LOGDB "run-database"
+#define RUNNING_REASON "Training is running; stop it in the training panel"
 
 /* The dataset choices; the last one is a file. */
 static const struct {
@@ -45,11 +57,17 @@ struct _TwTrainPanel {
     char *running_name;
     guint pulse_source;
     gboolean has_progress; /* the run has reported a step */
+    TwTrainProgress last;  /* the last step reported */
+    TwTrainDataCheck check;
+    gpointer check_data;
+    char *data_problem; /* the check's last answer */
+    char *cannot_train; /* what "cannot-train" last said */
 
     GtkWidget *root, *form;
     GtkWidget *dataset, *data_file_button, *labels_row, *labels_button, *label_column_row, *label_column;
     GtkWidget *file_rows[3]; /* labels of the rows shown only for a file */
-    GtkWidget *validation_split, *optimizer, *learning_rate, *batch_size, *epochs, *seed, *run_name, *logdb_button;
+    GtkWidget *validation_split, *optimizer, *learning_rate, *batch_size, *epochs, *seed, *run_name;
+    GtkWidget *logdb_name, *logdb_open, *logdb_new;
     GtkWidget *train, *pause, *resume, *stop;
     GtkWidget *progress, *progress_text, *metrics, *status;
 };
@@ -59,7 +77,7 @@ G_DEFINE_FINAL_TYPE(TwTrainPanel, tw_train_panel, GTK_TYPE_WIDGET)
 enum { SIGNAL_TRAIN, SIGNAL_PAUSE, SIGNAL_RESUME, SIGNAL_STOP, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-enum { PROP_0, PROP_LOGDB, PROP_RUNNING, N_PROPS };
+enum { PROP_0, PROP_LOGDB, PROP_RUNNING, PROP_CANNOT_TRAIN, N_PROPS };
 static GParamSpec *props[N_PROPS];
 
 /* ---- settings ------------------------------------------------------------- */
@@ -134,9 +152,8 @@ static char *automatic_run_name(TwTrainPanel *self)
     return self->auto_count > 1 ? g_strdup_printf("%s-%d", base, self->auto_count) : g_strdup(base);
 }
 
-static void read_settings(TwTrainPanel *self)
+static void fill_settings(TwTrainPanel *self, TwTrainSettings *s)
 {
-    TwTrainSettings *s = &self->settings;
     settings_clear(s);
     guint d = gtk_drop_down_get_selected(GTK_DROP_DOWN(self->dataset));
     gboolean file = d == FILE_DATASET;
@@ -155,6 +172,11 @@ static void read_settings(TwTrainPanel *self)
     s->logdb = g_strdup(self->logdb);
 }
 
+static void read_settings(TwTrainPanel *self)
+{
+    fill_settings(self, &self->settings);
+}
+
 const TwTrainSettings *tw_train_panel_settings(TwTrainPanel *self)
 {
     g_return_val_if_fail(TW_IS_TRAIN_PANEL(self), NULL);
@@ -163,13 +185,26 @@ const TwTrainSettings *tw_train_panel_settings(TwTrainPanel *self)
 }
 
 /* ---- sensitivity ---------------------------------------------------------- */
+/* The application's answer for the model and the data chosen now. */
+static const char *check_data(TwTrainPanel *self)
+{
+    g_clear_pointer(&self->data_problem, g_free);
+    if (!self->check)
+        return NULL;
+    TwTrainSettings s = {0};
+    fill_settings(self, &s);
+    self->data_problem = self->check(&s, tw_model_doc_model(self->doc), self->check_data);
+    settings_clear(&s);
+    return self->data_problem;
+}
+
 /* Why Train cannot start now, or NULL. */
 static const char *cannot_train(TwTrainPanel *self)
 {
     if (!self->doc)
         return "No model";
     if (self->state != STATE_IDLE)
-        return "A training run is going";
+        return RUNNING_REASON;
     const char *error = tw_model_doc_error(self->doc);
     if (error)
         return error;
@@ -177,7 +212,7 @@ static const char *cannot_train(TwTrainPanel *self)
         return "Choose a data file";
     if (isnan(typed_learning_rate(self)))
         return "The learning rate must be a positive number";
-    return NULL;
+    return check_data(self);
 }
 
 static void update_sensitivity(TwTrainPanel *self)
@@ -185,6 +220,11 @@ static void update_sensitivity(TwTrainPanel *self)
     const char *why = cannot_train(self);
     gtk_widget_set_sensitive(self->train, why == NULL);
     gtk_widget_set_tooltip_text(self->train, why ? why : "Train the model (Ctrl+Return)");
+    if (g_strcmp0(why, self->cannot_train)) {
+        g_free(self->cannot_train);
+        self->cannot_train = g_strdup(why);
+        g_object_notify_by_pspec(G_OBJECT(self), props[PROP_CANNOT_TRAIN]);
+    }
     gtk_widget_set_sensitive(self->form, self->state == STATE_IDLE);
     gtk_widget_set_visible(self->pause, self->state != STATE_PAUSED);
     gtk_widget_set_visible(self->resume, self->state == STATE_PAUSED);
@@ -194,6 +234,25 @@ static void update_sensitivity(TwTrainPanel *self)
         gtk_widget_add_css_class(self->learning_rate, "error");
     else
         gtk_widget_remove_css_class(self->learning_rate, "error");
+}
+
+const char *tw_train_panel_cannot_train(TwTrainPanel *self)
+{
+    g_return_val_if_fail(TW_IS_TRAIN_PANEL(self), NULL);
+    return self->cannot_train;
+}
+
+void tw_train_panel_set_data_check(TwTrainPanel *self, TwTrainDataCheck check, gpointer user_data)
+{
+    g_return_if_fail(TW_IS_TRAIN_PANEL(self));
+    self->check = check;
+    self->check_data = user_data;
+}
+
+void tw_train_panel_recheck(TwTrainPanel *self)
+{
+    g_return_if_fail(TW_IS_TRAIN_PANEL(self));
+    update_sensitivity(self);
 }
 
 static void on_doc_changed(TwTrainPanel *self)
@@ -292,6 +351,59 @@ static gboolean pulse(gpointer data)
     return G_SOURCE_CONTINUE;
 }
 
+/* "Epoch 2/5 · step 412/938 · 8,900 samples/s · ETA 0:41": the ETA only
+ * while the run is going, not paused or ended. */
+static void show_progress(TwTrainPanel *self)
+{
+    const TwTrainProgress *p = &self->last;
+    double total = (double)p->epochs * (double)p->steps;
+    double done = (double)p->epoch * (double)p->steps + (double)(p->step + 1);
+    gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress), total > 0 ? CLAMP(done / total, 0, 1) : 0);
+    char *rate = group_thousands(p->samples_per_second);
+    GString *text = g_string_new(NULL);
+    g_string_printf(text, "Epoch %d/%d · step %lld/%lld · %s samples/s", p->epoch + 1, p->epochs,
+                    (long long)p->step + 1, (long long)p->steps, rate);
+    if (self->state == STATE_RUNNING) {
+        char *eta = isnan(p->eta_seconds) ? g_strdup("–") : format_duration(p->eta_seconds);
+        g_string_append_printf(text, " · ETA %s", eta);
+        g_free(eta);
+    }
+    set_progress_text(self, text->str);
+    g_string_free(text, TRUE);
+    g_free(rate);
+}
+
+/* "Training cnn-1", "Paused cnn-1", with the step the run database lost
+ * logs from when it did. */
+static void show_run_status(TwTrainPanel *self)
+{
+    GString *status = g_string_new(self->state == STATE_PAUSED ? "Paused " : "Training ");
+    g_string_append(status, self->running_name ? self->running_name : "");
+    if (self->has_progress && self->last.logs_lost_from_step >= 0)
+        g_string_append_printf(status, "\nLogs lost from step %lld on (see the message above)",
+                               (long long)self->last.logs_lost_from_step);
+    show_text(self->status, status->str);
+    g_string_free(status, TRUE);
+}
+
+/* Nothing of a run: a new model was opened. */
+static void show_no_run(TwTrainPanel *self)
+{
+    self->has_progress = FALSE;
+    gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress), 0);
+    set_progress_text(self, "Not started");
+    gtk_inscription_set_text(GTK_INSCRIPTION(self->metrics), NULL);
+    show_text(self->status, "");
+}
+
+/* Opening another model (a load clears the undo history; Save As keeps
+ * it) clears what the panel says about the last model's run. */
+static void on_doc_path(TwTrainPanel *self)
+{
+    if (self->state == STATE_IDLE && !tw_model_doc_can_undo(self->doc) && !tw_model_doc_can_redo(self->doc))
+        show_no_run(self);
+}
+
 void tw_train_panel_started(TwTrainPanel *self)
 {
     g_return_if_fail(TW_IS_TRAIN_PANEL(self));
@@ -303,9 +415,7 @@ void tw_train_panel_started(TwTrainPanel *self)
     set_progress_text(self, "Loading the data…");
     self->has_progress = FALSE;
     gtk_inscription_set_text(GTK_INSCRIPTION(self->metrics), NULL);
-    char *status = g_strdup_printf("Training %s", self->running_name ? self->running_name : "");
-    show_text(self->status, status);
-    g_free(status);
+    show_run_status(self);
     stop_pulse(self);
     self->pulse_source = g_timeout_add(100, pulse, self);
     update_sensitivity(self);
@@ -326,19 +436,14 @@ void tw_train_panel_update(TwTrainPanel *self, const TwTrainProgress *p)
 {
     g_return_if_fail(TW_IS_TRAIN_PANEL(self));
     stop_pulse(self);
-    double total = (double)p->epochs * (double)p->steps;
-    double done = (double)p->epoch * (double)p->steps + (double)(p->step + 1);
-    gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress), total > 0 ? CLAMP(done / total, 0, 1) : 0);
-    char *rate = group_thousands(p->samples_per_second);
-    char *eta = isnan(p->eta_seconds) ? g_strdup("–") : format_duration(p->eta_seconds);
-    char *text = g_strdup_printf("Epoch %d/%d · step %lld/%lld · %s samples/s · ETA %s", p->epoch + 1, p->epochs,
-                                 (long long)p->step + 1, (long long)p->steps, rate, eta);
-    set_progress_text(self, text);
+    gboolean newly_lost = p->logs_lost_from_step >= 0 && (!self->has_progress || self->last.logs_lost_from_step < 0);
+    self->last = *p;
+    self->last.logs_lost_reason = NULL; /* borrowed for the call only */
     self->has_progress = TRUE;
-    g_free(rate);
-    g_free(eta);
-    g_free(text);
+    show_progress(self);
     show_metrics(self, p);
+    if (newly_lost && self->state != STATE_IDLE)
+        show_run_status(self);
 }
 
 void tw_train_panel_paused(TwTrainPanel *self, gboolean paused)
@@ -347,9 +452,9 @@ void tw_train_panel_paused(TwTrainPanel *self, gboolean paused)
     if (self->state == STATE_IDLE)
         return;
     self->state = paused ? STATE_PAUSED : STATE_RUNNING;
-    char *status = g_strdup_printf("%s %s", paused ? "Paused" : "Training", self->running_name ? self->running_name : "");
-    show_text(self->status, status);
-    g_free(status);
+    show_run_status(self);
+    if (self->has_progress)
+        show_progress(self);
     update_sensitivity(self);
 }
 
@@ -357,17 +462,29 @@ void tw_train_panel_finished(TwTrainPanel *self, const char *summary)
 {
     g_return_if_fail(TW_IS_TRAIN_PANEL(self));
     stop_pulse(self);
-    if (!self->has_progress) {
-        gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress), 0);
-        set_progress_text(self, "Not started");
-    }
     self->state = STATE_IDLE;
+    if (self->has_progress) {
+        show_progress(self);
+    } else { /* the status says how it ended: "Not started" would contradict a failure */
+        gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress), 0);
+        set_progress_text(self, "");
+    }
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_RUNNING]);
     show_text(self->status, summary ? summary : "Finished");
     update_sensitivity(self);
 }
 
 /* ---- file choosers ---------------------------------------------------------- */
+/* A message in the window's banner. */
+static void tell(TwTrainPanel *self, const char *message)
+{
+    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
+    if (root && TW_IS_WINDOW(root))
+        tw_window_show_banner(TW_WINDOW(root), message, TRUE);
+    else
+        g_warning("%s", message);
+}
+
 typedef void (*file_chosen)(TwTrainPanel *self, GFile *file);
 
 static void weak_ref_free(gpointer ref)
@@ -394,11 +511,22 @@ static void choose_file(TwTrainPanel *self, const char *title, GtkFileChooserAct
     GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
     GtkFileChooserNative *dialog = gtk_file_chooser_native_new(
         title, GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL, action,
-        action == GTK_FILE_CHOOSER_ACTION_SAVE ? "_Use" : "_Open", "_Cancel");
+        action == GTK_FILE_CHOOSER_ACTION_SAVE ? "_Create" : "_Open", "_Cancel");
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(dialog), TRUE);
     if (filter)
         gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(dialog), filter);
-    if (current) {
+    if (current && action == GTK_FILE_CHOOSER_ACTION_SAVE) {
+        /* A new file beside the current one, under a name not taken there. */
+        char *dir = g_path_get_dirname(current), *taken = g_build_filename(dir, "runs.db", NULL);
+        GFile *folder = g_file_new_for_path(dir);
+        if (g_file_test(dir, G_FILE_TEST_IS_DIR))
+            gtk_file_chooser_set_current_folder(GTK_FILE_CHOOSER(dialog), folder, NULL);
+        gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(dialog),
+                                          g_file_test(taken, G_FILE_TEST_EXISTS) ? "new-runs.db" : "runs.db");
+        g_object_unref(folder);
+        g_free(taken);
+        g_free(dir);
+    } else if (current) {
         GFile *file = g_file_new_for_path(current);
         gtk_file_chooser_set_file(GTK_FILE_CHOOSER(dialog), file, NULL);
         g_object_unref(file);
@@ -476,29 +604,148 @@ static void on_choose_labels_file(TwTrainPanel *self)
                 self->labels_file, labels_file_chosen);
 }
 
+/* ---- the run database ------------------------------------------------------- */
 static void set_logdb(TwTrainPanel *self, const char *path)
 {
     if (!path || !g_strcmp0(path, self->logdb))
         return;
     g_free(self->logdb);
     self->logdb = g_strdup(path);
-    show_file(self->logdb_button, self->logdb, "Choose…");
+    char *name = g_path_get_basename(path);
+    gtk_label_set_text(GTK_LABEL(self->logdb_name), name);
+    gtk_widget_set_tooltip_text(self->logdb_name, path);
+    g_free(name);
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_LOGDB]);
 }
 
-static void logdb_chosen(TwTrainPanel *self, GFile *file)
+static char *settings_path(void)
 {
-    char *path = file ? g_file_get_path(file) : NULL;
-    set_logdb(self, path);
+    return g_build_filename(g_get_user_config_dir(), "twb", SETTINGS_FILE, NULL);
+}
+
+/* The run database chosen with Open… or New… before, or NULL. */
+static char *remembered_logdb(void)
+{
+    char *path = settings_path();
+    GKeyFile *keys = g_key_file_new();
+    char *logdb = g_key_file_load_from_file(keys, path, G_KEY_FILE_NONE, NULL)
+                      ? g_key_file_get_string(keys, SETTINGS_GROUP, SETTINGS_LOGDB, NULL)
+                      : NULL;
+    g_key_file_free(keys);
+    g_free(path);
+    if (logdb && !g_path_is_absolute(logdb))
+        g_clear_pointer(&logdb, g_free);
+    return logdb;
+}
+
+/* Keeps the file's other keys; g_key_file_save_to_file writes a new file and
+ * renames it over the old one, so a crash leaves one or the other. */
+static void remember_logdb(TwTrainPanel *self, const char *logdb)
+{
+    char *path = settings_path(), *dir = g_path_get_dirname(path);
+    GKeyFile *keys = g_key_file_new();
+    GError *error = NULL;
+    g_key_file_load_from_file(keys, path, G_KEY_FILE_KEEP_COMMENTS, NULL);
+    g_key_file_set_string(keys, SETTINGS_GROUP, SETTINGS_LOGDB, logdb);
+    if (g_mkdir_with_parents(dir, 0700))
+        g_set_error(&error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot create %s: %s", dir,
+                    g_strerror(errno));
+    else
+        g_key_file_save_to_file(keys, path, &error);
+    if (error) {
+        char *text = g_strdup_printf("The run database will not be remembered for the next start: %s",
+                                     error->message);
+        tell(self, text);
+        g_free(text);
+        g_error_free(error);
+    }
+    g_key_file_free(keys);
+    g_free(dir);
     g_free(path);
 }
 
-static void on_choose_logdb(TwTrainPanel *self)
+/* Open…: an existing file, which must be a run database. */
+static void existing_logdb_chosen(TwTrainPanel *self, GFile *file)
+{
+    char *path = file ? g_file_get_path(file) : NULL;
+    if (!path)
+        return;
+    tw_run_store *store = tw_run_store_open(path, TW_STORE_READ_ONLY);
+    if (!store) {
+        char *text = g_strdup_printf("Could not open the run database: %s", tw_last_error()); /* names the file */
+        tell(self, text);
+        g_free(text);
+    } else {
+        tw_run_store_close(store);
+        set_logdb(self, path);
+        remember_logdb(self, path);
+    }
+    g_free(path);
+}
+
+/* Move path and SQLite's files beside it to the trash; FALSE with a message. */
+static gboolean trash_database(const char *path, GError **error)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < G_N_ELEMENTS(suffixes); i++) {
+        char *name = g_strconcat(path, suffixes[i], NULL);
+        GFile *file = g_file_new_for_path(name);
+        gboolean ok = !g_file_test(name, G_FILE_TEST_EXISTS) || g_file_trash(file, NULL, error);
+        g_object_unref(file);
+        g_free(name);
+        if (!ok)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* New…: a database created now, so a folder that cannot take it says so at
+ * once. A file of that name, which the dialog asked about replacing, goes
+ * to the trash first (its runs can be restored from there). */
+static void new_logdb_chosen(TwTrainPanel *self, GFile *file)
+{
+    char *path = file ? g_file_get_path(file) : NULL;
+    if (!path)
+        return;
+    GError *error = NULL;
+    char *text = NULL;
+    if (!trash_database(path, &error)) {
+        text = g_strdup_printf("Could not replace %s: %s", path, error->message);
+        g_error_free(error);
+    } else {
+        tw_run_store *store = tw_run_store_open(path, 0);
+        if (!store)
+            text = g_strdup_printf("Could not create the run database: %s", tw_last_error());
+        tw_run_store_close(store);
+    }
+    if (text) {
+        tell(self, text);
+        g_free(text);
+    } else {
+        set_logdb(self, path);
+        remember_logdb(self, path);
+    }
+    g_free(path);
+}
+
+static GtkFileFilter *logdb_filter(void)
 {
     GtkFileFilter *filter = gtk_file_filter_new();
     gtk_file_filter_set_name(filter, "Run databases");
     gtk_file_filter_add_pattern(filter, "*.db");
-    choose_file(self, "Run database", GTK_FILE_CHOOSER_ACTION_SAVE, filter, self->logdb, logdb_chosen);
+    return filter;
+}
+
+static void on_open_logdb(TwTrainPanel *self)
+{
+    choose_file(self, "Open a run database", GTK_FILE_CHOOSER_ACTION_OPEN, logdb_filter(), self->logdb,
+                existing_logdb_chosen);
+}
+
+static void on_new_logdb(TwTrainPanel *self)
+{
+    choose_file(self, "New run database", GTK_FILE_CHOOSER_ACTION_SAVE, logdb_filter(), self->logdb,
+                new_logdb_chosen);
 }
 
 static void on_dataset_selected(TwTrainPanel *self)
@@ -585,7 +832,26 @@ static void build_form(TwTrainPanel *self)
     gtk_editable_set_width_chars(GTK_EDITABLE(self->run_name), 8);
     gtk_editable_set_width_chars(GTK_EDITABLE(self->learning_rate), 8);
     gtk_editable_set_width_chars(GTK_EDITABLE(self->label_column), 8);
-    self->logdb_button = gtk_button_new_with_label("Choose…");
+    /* The file's name above its two buttons: beside them, a narrow panel
+     * would leave it a few letters. */
+    GtkWidget *logdb = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
+    GtkWidget *logdb_buttons = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    gtk_box_set_homogeneous(GTK_BOX(logdb_buttons), TRUE);
+    self->logdb_name = gtk_label_new(NULL);
+    gtk_label_set_xalign(GTK_LABEL(self->logdb_name), 0);
+    gtk_label_set_ellipsize(GTK_LABEL(self->logdb_name), PANGO_ELLIPSIZE_MIDDLE);
+    gtk_widget_set_hexpand(self->logdb_name, TRUE);
+    gtk_widget_set_name(self->logdb_name, "logdb-name");
+    self->logdb_open = gtk_button_new_with_mnemonic("_Open…");
+    gtk_widget_set_name(self->logdb_open, "logdb-open");
+    gtk_widget_set_tooltip_text(self->logdb_open, "Use an existing run database");
+    self->logdb_new = gtk_button_new_with_mnemonic("_New…");
+    gtk_widget_set_name(self->logdb_new, "logdb-new");
+    gtk_widget_set_tooltip_text(self->logdb_new, "Create a new run database");
+    gtk_box_append(GTK_BOX(logdb_buttons), self->logdb_open);
+    gtk_box_append(GTK_BOX(logdb_buttons), self->logdb_new);
+    gtk_box_append(GTK_BOX(logdb), self->logdb_name);
+    gtk_box_append(GTK_BOX(logdb), logdb_buttons);
 
     int row = 0;
     add_row(self, row++, "Data", self->dataset, "dataset", "The examples to train on");
@@ -603,14 +869,18 @@ static void build_form(TwTrainPanel *self)
     add_row(self, row++, "Epochs", self->epochs, "epochs", NULL);
     add_row(self, row++, "Seed", self->seed, "seed", "Weight initialisation, shuffling and dropout");
     add_row(self, row++, "Run name", self->run_name, "run-name", "The run's name in the run database");
-    add_row(self, row++, "Run database", self->logdb_button, "logdb", NULL);
+    add_row(self, row++, "Run database", logdb, "logdb", NULL);
 
     g_signal_connect_swapped(self->dataset, "notify::selected", G_CALLBACK(on_dataset_selected), self);
     g_signal_connect_swapped(self->optimizer, "notify::selected", G_CALLBACK(on_optimizer_selected), self);
     g_signal_connect_swapped(self->learning_rate, "changed", G_CALLBACK(update_sensitivity), self);
+    /* The data check: the label column and the synthetic sets' seed choose the data too. */
+    g_signal_connect_swapped(self->label_column, "changed", G_CALLBACK(update_sensitivity), self);
+    g_signal_connect_swapped(self->seed, "value-changed", G_CALLBACK(update_sensitivity), self);
     g_signal_connect_swapped(self->data_file_button, "clicked", G_CALLBACK(on_choose_data_file), self);
     g_signal_connect_swapped(self->labels_button, "clicked", G_CALLBACK(on_choose_labels_file), self);
-    g_signal_connect_swapped(self->logdb_button, "clicked", G_CALLBACK(on_choose_logdb), self);
+    g_signal_connect_swapped(self->logdb_open, "clicked", G_CALLBACK(on_open_logdb), self);
+    g_signal_connect_swapped(self->logdb_new, "clicked", G_CALLBACK(on_new_logdb), self);
 }
 
 static GtkWidget *button(const char *icon, const char *label, const char *name, const char *style)
@@ -724,8 +994,15 @@ static void tw_train_panel_init(TwTrainPanel *self)
     update_file_rows(self);
 }
 
+/* The one chosen before, else $XDG_DATA_HOME/twb/runs.db. */
 static void default_logdb(TwTrainPanel *self)
 {
+    char *remembered = remembered_logdb();
+    if (remembered) {
+        set_logdb(self, remembered);
+        g_free(remembered);
+        return;
+    }
     char *path = tw_run_store_default_path();
     set_logdb(self, path);
     free(path);
@@ -737,6 +1014,7 @@ GtkWidget *tw_train_panel_new(TwModelDoc *doc)
     TwTrainPanel *self = g_object_new(TW_TYPE_TRAIN_PANEL, NULL);
     self->doc = g_object_ref(doc);
     g_signal_connect_object(doc, "changed", G_CALLBACK(on_doc_changed), self, G_CONNECT_SWAPPED);
+    g_signal_connect_object(doc, "notify::path", G_CALLBACK(on_doc_path), self, G_CONNECT_SWAPPED);
     if (!self->logdb)
         default_logdb(self);
     on_doc_changed(self);
@@ -750,6 +1028,8 @@ static void tw_train_panel_get_property(GObject *object, guint id, GValue *value
         g_value_set_string(value, self->logdb);
     else if (id == PROP_RUNNING)
         g_value_set_boolean(value, self->state != STATE_IDLE);
+    else if (id == PROP_CANNOT_TRAIN)
+        g_value_set_string(value, self->cannot_train);
     else
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
 }
@@ -781,6 +1061,8 @@ static void tw_train_panel_finalize(GObject *object)
     g_free(self->logdb);
     g_free(self->auto_base);
     g_free(self->running_name);
+    g_free(self->data_problem);
+    g_free(self->cannot_train);
     G_OBJECT_CLASS(tw_train_panel_parent_class)->finalize(object);
 }
 
@@ -800,6 +1082,9 @@ static void tw_train_panel_class_init(TwTrainPanelClass *klass)
     /* Whether a run is going (from tw_train_panel_started to _finished). */
     props[PROP_RUNNING] = g_param_spec_boolean("running", NULL, NULL, FALSE,
                                                G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+    /* Why Train is off (NULL: it is on): the panel's Train and the window's follow it. */
+    props[PROP_CANNOT_TRAIN] = g_param_spec_string("cannot-train", NULL, NULL, NULL,
+                                                   G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
     g_object_class_install_properties(object_class, N_PROPS, props);
 
     signals[SIGNAL_TRAIN] = g_signal_new("train-requested", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,

@@ -10,9 +10,16 @@
  * Added to the contract (compatible): the string property "logdb", the run
  * database file (readable, writable, notifies), so the window can follow
  * the panel's choice and --logdb can set it; the boolean property "running"
- * (read-only, notifies) for the window's own Train. Its inputs carry widget names
+ * (read-only, notifies); the string property "cannot-train" (read-only,
+ * notifies): why Train is off, NULL when it is on, the one answer for the
+ * panel's Train and the window's. Its inputs carry widget names
  * ("dataset", "epochs", "learning-rate", "train", "status", ...) that tests
- * use to drive it as a person would. */
+ * use to drive it as a person would.
+ *
+ * The run database is chosen with Open… (an existing one) or New… (a file
+ * to create); the choice is remembered for the next start in
+ * g_get_user_config_dir()/twb/settings.ini. Setting "logdb" (--logdb) uses
+ * a file for this window without remembering it. */
 #ifndef TW_UI_TRAIN_PANEL_H
 #define TW_UI_TRAIN_PANEL_H
 
@@ -46,6 +53,10 @@ typedef struct {
     double samples_per_second;
     double eta_seconds;
     double loss, accuracy;    /* NAN when not known */
+    /* -1, or the first step whose logs the run database could not take
+     * (full disk, read-only file): training goes on without them. */
+    int64_t logs_lost_from_step;
+    const char *logs_lost_reason; /* the writer's message then (borrowed, for the callback's time) */
 } TwTrainProgress;
 
 #define TW_TYPE_TRAIN_PANEL (tw_train_panel_get_type())
@@ -53,8 +64,20 @@ G_DECLARE_FINAL_TYPE(TwTrainPanel, tw_train_panel, TW, TRAIN_PANEL, GtkWidget)
 
 /* Signals: "train-requested" (const TwTrainSettings *), "pause-requested",
  * "resume-requested", "stop-requested". Train is insensitive while the doc
- * is invalid, with the doc's error as its tooltip. */
+ * is invalid, the model has nothing to train, or the data check says no,
+ * with the reason as its tooltip. */
 GtkWidget *tw_train_panel_new(TwModelDoc *doc);
+
+/* The application's check of the model against the data the settings
+ * name: why they cannot train together, or NULL (a g_free'd string; also
+ * "still loading"). The panel asks whenever the model or the data choice
+ * changes; tw_train_panel_recheck when the answer may have changed (the
+ * data finished loading). NULL check: none. */
+typedef char *(*TwTrainDataCheck)(const TwTrainSettings *settings, tw_model *model, gpointer user_data);
+void tw_train_panel_set_data_check(TwTrainPanel *panel, TwTrainDataCheck check, gpointer user_data);
+void tw_train_panel_recheck(TwTrainPanel *panel);
+/* Why Train is off now, or NULL: the "cannot-train" property. */
+const char *tw_train_panel_cannot_train(TwTrainPanel *panel);
 const TwTrainSettings *tw_train_panel_settings(TwTrainPanel *panel);
 /* Ask to train (what Ctrl+Return does): emits "train-requested" if the
  * model is valid and nothing is running; FALSE otherwise. */
@@ -63,7 +86,8 @@ gboolean tw_train_panel_request_train(TwTrainPanel *panel);
 void tw_train_panel_started(TwTrainPanel *panel);
 void tw_train_panel_update(TwTrainPanel *panel, const TwTrainProgress *progress);
 void tw_train_panel_paused(TwTrainPanel *panel, gboolean paused);
-/* message NULL on success; else shown by the window's banner, not here. */
+/* The run ended; summary is the status line ("Finished: ...", "Failed ...";
+ * a failure's message is shown by the window's banner, not here). */
 void tw_train_panel_finished(TwTrainPanel *panel, const char *summary);
 
 G_END_DECLS

@@ -94,14 +94,11 @@ static void update_actions(TwWindow *win)
     gboolean has_layers = tw_model_doc_n_layers(win->doc) > 0;
     set_enabled(win, "delete-layer", has_layers);
     set_enabled(win, "duplicate-layer", has_layers);
-    const char *error = tw_model_doc_error(win->doc);
-    gboolean running = FALSE;
-    if (win->train_panel)
-        g_object_get(win->train_panel, "running", &running, NULL);
-    set_enabled(win, "train", error == NULL && !running);
-    gtk_widget_set_tooltip_text(win->train_button, error     ? error
-                                                   : running ? "Training is running; stop it in the training panel"
-                                                             : "Train the model (Ctrl+Return)");
+    /* The panel says why Train is off: the model, a run going, the data. */
+    const char *why = win->train_panel ? tw_train_panel_cannot_train(TW_TRAIN_PANEL(win->train_panel))
+                                       : tw_model_doc_error(win->doc);
+    set_enabled(win, "train", why == NULL);
+    gtk_widget_set_tooltip_text(win->train_button, why ? why : "Train the model (Ctrl+Return)");
 }
 
 static void on_doc_changed(TwWindow *win)
@@ -596,7 +593,8 @@ static void build_designer_page(TwWindow *win)
     gtk_paned_set_end_child(GTK_PANED(win->designer_paned), scroller);
     tw_designer_paned_initial_width(GTK_PANED(win->designer_paned), TRUE, TRAIN_PANEL_WIDTH, 3 * TRAIN_PANEL_WIDTH);
     g_signal_connect_object(win->train_panel, "notify::logdb", G_CALLBACK(on_panel_logdb), win, 0);
-    g_signal_connect_object(win->train_panel, "notify::running", G_CALLBACK(update_actions), win, G_CONNECT_SWAPPED);
+    g_signal_connect_object(win->train_panel, "notify::cannot-train", G_CALLBACK(update_actions), win,
+                            G_CONNECT_SWAPPED);
     on_panel_logdb(G_OBJECT(win->train_panel), NULL, win);
 }
 
