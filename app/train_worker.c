@@ -331,7 +331,8 @@ static void close_run(TwTrainWorker *w, TwTrainEnd end)
     static const tw_run_status status[] = {
         [TW_TRAIN_FINISHED] = TW_RUN_FINISHED, [TW_TRAIN_STOPPED] = TW_RUN_STOPPED, [TW_TRAIN_FAILED] = TW_RUN_FAILED};
     char *lost = g_strdup(tw_summary_writer_error(w->writer));
-    int rc = tw_summary_writer_close(w->writer, status[end]);
+    int rc = tw_summary_writer_close_with_reason(w->writer, status[end],
+                                                 end == TW_TRAIN_FAILED ? tw_last_error() : NULL);
     w->writer = NULL;
     g_clear_pointer(&w->logger, tw_summary_logger_free);
     if (rc && !w->writer_problem_shown)
