@@ -191,7 +191,8 @@ typedef struct {
     tw_summary_writer *logdb; /* NULL without --logdb */
     tw_summary_logger *logger;
     bool logdb_warned;        /* its failure was reported (once) */
-    int checkpoint_failures;  /* failed saves reported so far */
+    int checkpoint_failures;  /* failed saves seen so far */
+    char *checkpoint_warned;  /* the last failure's message warned about */
     tw_run_status status;
     bool graph_stored; /* --trace --logdb: the step's graph went into the run */
     const tw_graph *profiled; /* a reference while its steps are being profiled */
@@ -286,13 +287,18 @@ static void warn_logdb(train_run *run)
 }
 
 /* A checkpoint that could not be saved (a full disk): the previous one
- * stays, training goes on. */
+ * stays, training goes on. Once per message, not at every epoch. */
 static void warn_checkpoint(train_run *run)
 {
     if (!run->checkpoint || tw_model_checkpoint_failures(run->checkpoint) == run->checkpoint_failures)
         return;
     run->checkpoint_failures = tw_model_checkpoint_failures(run->checkpoint);
-    warn(run, tw_model_checkpoint_error(run->checkpoint));
+    const char *error = tw_model_checkpoint_error(run->checkpoint);
+    if (!g_strcmp0(error, run->checkpoint_warned))
+        return;
+    g_free(run->checkpoint_warned);
+    run->checkpoint_warned = g_strdup(error);
+    warn(run, error);
 }
 
 static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
@@ -596,6 +602,7 @@ static int train(train_options *o, tw_model *model, twb_data *data)
     if (run.logdb)
         close_logdb(&run, rc);
     tw_model_checkpoint_free(run.checkpoint);
+    g_free(run.checkpoint_warned);
     tw_tensor_unref(x);
     tw_tensor_unref(test_x);
     return rc;

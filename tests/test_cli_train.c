@@ -701,8 +701,8 @@ static const char *wide_model =
     " \"batch_input_shape\": [null, 2]}},"
     "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense_1\", \"units\": 2}}]}}";
 
-/* A checkpoint that does not fit: the previous one stays as it was, each
- * failed save warns, training goes on to its end. */
+/* A checkpoint that does not fit: the previous one stays as it was, the
+ * failure warns (once for the same message), training goes on to its end. */
 static void test_full_disk_checkpoint(fixture *f, gconstpointer data)
 {
     char *model = g_build_filename(f->dir, "wide.json", NULL), *dir = g_build_filename(f->dir, "ck", NULL);
@@ -723,7 +723,7 @@ static void test_full_disk_checkpoint(fixture *f, gconstpointer data)
     char *message = g_strdup_printf("twb train: warning: %s: cannot save the safetensors file: writing failed: File "
                                     "too large (any previous file is unchanged); training goes on\n",
                                     ckpt);
-    g_assert_cmpint(count_substrings(run.err, message), ==, 2);
+    g_assert_cmpint(count_substrings(run.err, message), ==, 1);
     g_assert_nonnull(strstr(run.out, "\"epochs\": 2"));
     twb_run_clear(&run);
     g_free(message);
