@@ -147,6 +147,10 @@ static int check_unwritable(tw_summary_writer *w, const tw_summary_run_options *
     /* A new file in a folder we cannot write to: as a read-only file. */
     char *folder = g_path_get_dirname(w->path);
     bool cannot_create = !g_file_test(w->path, G_FILE_TEST_EXISTS) && g_file_test(folder, G_FILE_TEST_IS_DIR);
+    if (cannot_create && access(folder, W_OK) != 0) {
+        g_free(why);
+        why = g_strdup_printf("%s: cannot create the file in folder '%s': %s", w->path, folder, g_strerror(errno));
+    }
     g_free(folder);
     sqlite3 *db = cannot_create ? NULL : tw__store_connect(w->path, true);
     bool running = false;
