@@ -294,6 +294,8 @@ static void print_run(tw_run_store *store, const tw_run_info *run)
     format_duration(run_duration(run), duration);
     printf("run:      %s\n", run->name);
     printf("status:   %s\n", tw_run_status_name(run->status));
+    if (run->failure_reason)
+        printf("reason:   %s\n", run->failure_reason);
     printf("started:  %s\n", started);
     if (!isnan(run->end_time))
         printf("ended:    %s\n", ended);

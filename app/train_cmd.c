@@ -5,8 +5,13 @@
  * The headless counterpart of the window's Train button: load a Keras model
  * file, load the data whole, compile with the chosen optimizer and Keras'
  * usual loss for the labels, fit with a progress bar, checkpoint every epoch
- * and on Ctrl+C, evaluate on the test set, and optionally end with one JSON
- * object for scripts. With --logdb the run goes into the run database: the
+ * and on Ctrl+C, SIGTERM or SIGHUP, evaluate on the test set, and optionally
+ * end with one JSON object for scripts. A checkpoint or a run database that
+ * cannot be written (full disk, read-only) is a warning, given at once, and
+ * training goes on; a failed run's reason goes into the run database.
+ * --resume refuses a checkpoint position this data cannot have and warns
+ * when the data, batch size, seed or learning rate differ from the
+ * checkpoint's. With --logdb the run goes into the run database: the
  * model, the settings, the batch logs and learning rate every --log-every
  * steps, weight and gradient histograms every --histogram-every steps, the
  * epoch logs and the test metrics. --trace runs the training step traced
@@ -52,13 +57,22 @@ typedef struct {
     bool trace; /* fit traced (on, not auto); with --logdb the step's graph is stored */
 } train_options;
 
-static volatile int stop_requested;
+static volatile sig_atomic_t stop_requested;
 
-static void on_sigint(int sig)
+/* Ctrl+C, kill (SIGTERM) and a closed terminal (SIGHUP) all stop training
+ * the same way: checkpoint, run "stopped". */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void on_stop_signal(int sig)
 {
-    (void)sig;
     stop_requested = 1;
-    signal(SIGINT, SIG_DFL); /* a second Ctrl+C ends the process at once */
+    signal(sig, SIG_DFL); /* a second one ends the process at once */
+}
+
+static void catch_stop_signals(bool on)
+{
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        signal(stop_signals[i], on ? on_stop_signal : SIG_DFL);
 }
 
 /* ---- command line --------------------------------------------------------- */
@@ -176,6 +190,9 @@ typedef struct {
     char checkpoint_path[4096];
     tw_summary_writer *logdb; /* NULL without --logdb */
     tw_summary_logger *logger;
+    bool logdb_warned;        /* its failure was reported (once) */
+    int checkpoint_failures;  /* failed saves seen so far */
+    char *checkpoint_warned;  /* the last failure's message warned about */
     tw_run_status status;
     bool graph_stored; /* --trace --logdb: the step's graph went into the run */
     const tw_graph *profiled; /* a reference while its steps are being profiled */
@@ -249,10 +266,46 @@ static int store_step_profile(train_run *run)
     return rc;
 }
 
+/* A warning between progress lines: a terminal's bar ends its line first. */
+static void warn(train_run *run, const char *message)
+{
+    if (run->progress.tty)
+        fputc('\n', run->progress.out);
+    fflush(run->progress.out);
+    fprintf(stderr, "twb train: warning: %s; training goes on\n", message);
+}
+
+/* The run database's failure (full disk, read-only file), the moment the
+ * writer meets it, once: training goes on without logs. */
+static void warn_logdb(train_run *run)
+{
+    const char *error = tw_summary_writer_error(run->logdb);
+    if (!error || run->logdb_warned)
+        return;
+    warn(run, error);
+    run->logdb_warned = true;
+}
+
+/* A checkpoint that could not be saved (a full disk): the previous one
+ * stays, training goes on. Once per message, not at every epoch. */
+static void warn_checkpoint(train_run *run)
+{
+    if (!run->checkpoint || tw_model_checkpoint_failures(run->checkpoint) == run->checkpoint_failures)
+        return;
+    run->checkpoint_failures = tw_model_checkpoint_failures(run->checkpoint);
+    const char *error = tw_model_checkpoint_error(run->checkpoint);
+    if (!g_strcmp0(error, run->checkpoint_warned))
+        return;
+    g_free(run->checkpoint_warned);
+    run->checkpoint_warned = g_strdup(error);
+    warn(run, error);
+}
+
 static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
 {
     train_run *run = user_data;
     twb_progress_batch(&run->progress, p, logs);
+    warn_logdb(run);
     if (run->opt->trace && run->logdb && !run->graph_stored)
         return store_step_graph(run, model) < 0 ? -1 : 0;
     if (run->profiled && ++run->profiled_steps == PROFILE_STEPS)
@@ -271,6 +324,8 @@ static int on_epoch_end(tw_model *model, const tw_progress *p, const tw_logs *lo
 {
     train_run *run = user_data;
     twb_progress_epoch(&run->progress, p, logs);
+    warn_checkpoint(run);
+    warn_logdb(run);
     return 0;
 }
 
@@ -299,6 +354,8 @@ static int open_logdb(train_run *run, tw_model *model)
     run->logdb = tw_summary_writer_open(o->logdb, name, &options);
     if (run->logdb)
         run->logger = tw_summary_logger_new(run->logdb, o->log_every, o->histogram_every);
+    if (run->logdb)
+        warn_logdb(run); /* a read-only file: known now */
     free(model_json);
     g_free(settings);
     g_free(name);
@@ -321,12 +378,16 @@ static void log_test_metrics(train_run *run, const tw_logs *test)
     g_free(metrics);
 }
 
-/* The run's end. Lost logs are a warning: training's result stands. */
+/* The run's end, with why it failed. Lost logs are a warning (once):
+ * training's result stands. */
 static void close_logdb(train_run *run, int rc)
 {
     char *error = rc ? g_strdup(tw_last_error()) : NULL;
-    if (tw_summary_writer_close(run->logdb, rc ? TW_RUN_FAILED : run->status))
+    char *reported = run->logdb_warned ? g_strdup(tw_summary_writer_error(run->logdb)) : NULL;
+    if (tw_summary_writer_close_with_reason(run->logdb, rc ? TW_RUN_FAILED : run->status, error) &&
+        g_strcmp0(reported, tw_last_error()))
         fprintf(stderr, "twb train: warning: %s\n", tw_last_error());
+    g_free(reported);
     tw_summary_logger_free(run->logger);
     if (error)
         tw_error_set("%s", error);
@@ -359,6 +420,59 @@ static int compile_model(tw_model *model, const train_options *o, tw_tensor *y)
     return tw_model_compile(model, opt, &loss, classify ? 1 : 0, metrics);
 }
 
+/* x's shape with any batch size: what the model is built for. */
+static tw_shape batch_shape_of(const tw_tensor *x)
+{
+    tw_shape in = {.ndim = tw_tensor_ndim(x)};
+    memcpy(in.dims, tw_tensor_shape(x), sizeof(int64_t) * (size_t)in.ndim);
+    in.dims[0] = -1;
+    return in;
+}
+
+/* The checkpoint's settings (settings_json) against this training's: a
+ * resumed run repeats the uninterrupted one only with the same data, batch
+ * size, seed and learning rate. Warns, naming what differs. */
+static void compare_settings(const char *path, const train_options *o)
+{
+    char *config = tw_checkpoint_read_metadata(path, "training_config");
+    JsonParser *parser = json_parser_new();
+    JsonNode *root = config && json_parser_load_from_data(parser, config, -1, NULL) ? json_parser_get_root(parser)
+                                                                                     : NULL;
+    JsonObject *top = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
+    JsonNode *node = top ? json_object_get_member(top, "settings") : NULL;
+    JsonObject *was = node && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+    GString *diff = g_string_new(NULL);
+    if (was) {
+        const char *data = json_object_get_string_member_with_default(was, "data", NULL);
+        if (data && strcmp(data, o->data.data))
+            g_string_append_printf(diff, ", data %s (was %s)", o->data.data, data);
+        gint64 batch = json_object_get_int_member_with_default(was, "batch_size", o->batch_size);
+        if (batch != o->batch_size)
+            g_string_append_printf(diff, ", batch size %lld (was %lld)", (long long)o->batch_size, (long long)batch);
+        gint64 seed = json_object_get_int_member_with_default(was, "seed", (gint64)o->data.seed);
+        if (seed != (gint64)o->data.seed)
+            g_string_append_printf(diff, ", seed %llu (was %lld)", (unsigned long long)o->data.seed, (long long)seed);
+        JsonNode *rate = json_object_get_member(was, "learning_rate");
+        double old_rate = rate && JSON_NODE_HOLDS_VALUE(rate) ? json_node_get_double(rate) : NAN;
+        if (rate && !(isnan(old_rate) && isnan(o->learning_rate)) && old_rate != o->learning_rate) {
+            char now_text[32] = "the optimizer's default", was_text[32] = "the optimizer's default";
+            if (!isnan(o->learning_rate))
+                g_snprintf(now_text, sizeof now_text, "%g", o->learning_rate);
+            if (!isnan(old_rate))
+                g_snprintf(was_text, sizeof was_text, "%g", old_rate);
+            g_string_append_printf(diff, ", learning rate %s (was %s)", now_text, was_text);
+        }
+    }
+    if (diff->len)
+        fprintf(stderr,
+                "twb train: warning: %s was saved with other training settings: %s; the resumed run will not "
+                "repeat the uninterrupted one\n",
+                path, diff->str + 2);
+    g_string_free(diff, TRUE);
+    g_object_unref(parser);
+    free(config);
+}
+
 static int restore(train_run *run, tw_model *model, tw_tensor *x, tw_fit_options *fit)
 {
     if (!run->opt->resume)
@@ -368,13 +482,19 @@ static int restore(train_run *run, tw_model *model, tw_tensor *x, tw_fit_options
         return 0;
     }
     /* Optimizer slots are restored into the built model's variables. */
-    tw_shape in = {.ndim = tw_tensor_ndim(x)};
-    memcpy(in.dims, tw_tensor_shape(x), sizeof(int64_t) * in.ndim);
-    in.dims[0] = -1;
+    tw_shape in = batch_shape_of(x);
     if ((!tw_layer_built(model) && tw_model_build(model, &in, fit->seed)) ||
         tw_checkpoint_restore(run->checkpoint_path, model, tw_model_optimizer(model)) ||
         tw_checkpoint_resume_position(run->checkpoint_path, &fit->initial_epoch, &fit->initial_step))
         return -1;
+    /* A position past the data's batches cannot be one this data gave. */
+    int64_t examples = tw_tensor_dim(x, 0), steps = examples / fit->batch_size + (examples % fit->batch_size != 0);
+    if (fit->initial_step >= steps)
+        return tw_error_set("%s: the training config says step %lld, past the %lld steps of an epoch of this data "
+                            "(%lld examples, batch size %lld)",
+                            run->checkpoint_path, (long long)fit->initial_step, (long long)steps,
+                            (long long)examples, (long long)fit->batch_size);
+    compare_settings(run->checkpoint_path, run->opt);
     if (fit->initial_epoch > fit->epochs)
         fit->initial_epoch = fit->epochs;
     fprintf(stderr, "twb train: resuming from %s at epoch %d, step %lld\n", run->checkpoint_path,
@@ -407,11 +527,13 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
     fit.seed = o->data.seed;
     fit.validation_split = o->validation_split;
     fit.stop_flag = &stop_requested;
-    tw_callback callbacks[3] = {
-        {.on_batch_end = on_batch_end, .on_epoch_end = on_epoch_end, .on_train_end = on_train_end, .user_data = run}};
-    int ncallbacks = 1;
+    /* The checkpoint first: the epoch's line then says whether it failed. */
+    tw_callback callbacks[3];
+    int ncallbacks = 0;
     if (run->checkpoint)
         callbacks[ncallbacks++] = tw_model_checkpoint_callback(run->checkpoint);
+    callbacks[ncallbacks++] = (tw_callback){
+        .on_batch_end = on_batch_end, .on_epoch_end = on_epoch_end, .on_train_end = on_train_end, .user_data = run};
     if (run->logger)
         callbacks[ncallbacks++] = tw_summary_logger_callback(run->logger);
     fit.callbacks = callbacks;
@@ -469,9 +591,9 @@ static int train(train_options *o, tw_model *model, twb_data *data)
     if (!rc && o->logdb)
         rc = open_logdb(&run, model);
     if (!rc) {
-        signal(SIGINT, on_sigint);
+        catch_stop_signals(true);
         rc = fit_and_report(&run, model, data, x, test_x);
-        signal(SIGINT, SIG_DFL);
+        catch_stop_signals(false);
     }
     if (run.profiled) { /* fit failed before its end */
         tw_graph_profile_stop(run.profiled);
@@ -480,6 +602,7 @@ static int train(train_options *o, tw_model *model, twb_data *data)
     if (run.logdb)
         close_logdb(&run, rc);
     tw_model_checkpoint_free(run.checkpoint);
+    g_free(run.checkpoint_warned);
     tw_tensor_unref(x);
     tw_tensor_unref(test_x);
     return rc;
@@ -493,9 +616,12 @@ static int evaluate_or_predict(train_options *o, tw_model *model, twb_data *data
     bool test = data->test_x != NULL;
     tw_tensor *x = twb_fit_input(model, test ? data->test_x : data->x);
     tw_tensor *y = test ? data->test_y : data->y;
-    int rc = tw_checkpoint_restore(o->checkpoint, model, NULL);
-    if (!rc && !tw_layer_built(model))
-        rc = tw_model_build(model, NULL, 0);
+    /* Built first (from the data's shape), so the restore checks every
+     * weight against the model and its messages name the checkpoint. */
+    tw_shape in = batch_shape_of(x);
+    int rc = tw_layer_built(model) ? 0 : tw_model_build(model, &in, 0);
+    if (!rc)
+        rc = tw_checkpoint_restore(o->checkpoint, model, NULL);
     if (!strcmp(o->command, "evaluate")) {
         tw_logs logs = {0};
         if (!rc)

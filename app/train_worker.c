@@ -348,7 +348,8 @@ static void close_run(TwTrainWorker *w, TwTrainEnd end)
     w->last.logs_lost_from_step = w->logs_lost_from_step;
     w->last.logs_lost_reason = w->logs_lost_reason;
     char *lost = g_strdup(tw_summary_writer_error(w->writer));
-    int rc = tw_summary_writer_close(w->writer, status[end]);
+    int rc = tw_summary_writer_close_with_reason(w->writer, status[end],
+                                                 end == TW_TRAIN_FAILED ? tw_last_error() : NULL);
     w->writer = NULL;
     g_clear_pointer(&w->logger, tw_summary_logger_free);
     if (rc && w->logs_lost_from_step < 0)

@@ -1,10 +1,22 @@
 /* Atomic file replacement: temporary file, fsync, rename, fsync of the
- * directory (without the last step a crash can lose the rename). */
+ * directory (without the last step a crash can lose the rename).
+ *
+ * Stale temporary files: a writer killed mid-write leaves its
+ * "<path>.tmp-XXXXXX" behind, as big as what it had written. A writer holds
+ * an exclusive flock on its temporary file from before its first byte until
+ * after the rename, so a temporary file of the same target that is not
+ * empty and can be locked has no live writer: the next writer of that
+ * target removes it. (An empty one may be a writer's between its mkstemp
+ * and its flock: removed only once it is a minute old.) */
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
@@ -21,6 +33,48 @@ static int fail(tw_atomic_file *f, const char *step, int err)
                      step, g_strerror(err));
     tw__atomic_abort(f);
     return -1;
+}
+
+#define EMPTY_STALE_SECONDS 60
+
+/* Whether name is "<base>.tmp-" and six more characters (mkstemp's). */
+static bool is_temporary_of(const char *name, const char *base)
+{
+    size_t n = strlen(base);
+    return strncmp(name, base, n) == 0 && strncmp(name + n, ".tmp-", 5) == 0 && strlen(name + n + 5) == 6;
+}
+
+static void remove_if_stale(const char *file)
+{
+    int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+        (st.st_size > 0 || time(NULL) - st.st_mtime > EMPTY_STALE_SECONDS))
+        g_unlink(file);
+    close(fd);
+}
+
+/* The temporary files of path's earlier writers that died. */
+static void remove_stale(const char *path, const char *mine)
+{
+    char *dir = g_path_get_dirname(path), *base = g_path_get_basename(path);
+    GDir *d = g_dir_open(dir, 0, NULL);
+    for (const char *name; d && (name = g_dir_read_name(d));) {
+        if (!is_temporary_of(name, base))
+            continue;
+        char *file = g_build_filename(dir, name, NULL);
+        char *mine_base = g_path_get_basename(mine);
+        if (strcmp(name, mine_base) != 0)
+            remove_if_stale(file);
+        g_free(mine_base);
+        g_free(file);
+    }
+    if (d)
+        g_dir_close(d);
+    g_free(dir);
+    g_free(base);
 }
 
 int tw__atomic_open(tw_atomic_file *f, const char *path, const char *what)
@@ -44,6 +98,9 @@ int tw__atomic_open(tw_atomic_file *f, const char *path, const char *what)
         f->path = NULL;
         return -1;
     }
+    /* Ours until the rename (see the top); others' stale files go. */
+    flock(f->fd, LOCK_EX);
+    remove_stale(path, f->tmp_path);
     return 0;
 }
 
@@ -79,14 +136,18 @@ int tw__atomic_commit(tw_atomic_file *f)
 {
     if (fsync(f->fd))
         return fail(f, "flushing to disk", errno);
-    int fd = f->fd;
-    f->fd = -1;
-    if (close(fd))
-        return fail(f, "closing", errno);
+    /* Renamed while still open and locked (see the top), then closed. */
     if (rename(f->tmp_path, f->path))
         return fail(f, "renaming the temporary file over it", errno);
     g_free(f->tmp_path);
     f->tmp_path = NULL;
+    int fd = f->fd;
+    f->fd = -1;
+    if (close(fd)) {
+        tw_error_set("%s: the %s was written but closing it failed: %s", f->path, f->what, g_strerror(errno));
+        tw__atomic_abort(f);
+        return -1;
+    }
     int err = sync_directory(f->path);
     if (err) {
         tw_error_set("%s: the %s was written but its directory could not be flushed to disk: %s", f->path, f->what,

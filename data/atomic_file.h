@@ -16,8 +16,9 @@ typedef struct {
     const char *what; /* "checkpoint", for messages */
 } tw_atomic_file;
 
-/* Create the temporary file. -1 with a message when the directory is
- * missing or not writable. */
+/* Create the temporary file (and remove the stale ones of earlier writers
+ * of path that died, see atomic_file.c). -1 with a message when the
+ * directory is missing or not writable. */
 int tw__atomic_open(tw_atomic_file *f, const char *path, const char *what);
 /* Append bytes; on failure the file is abandoned (as tw__atomic_abort). */
 int tw__atomic_write(tw_atomic_file *f, const void *data, size_t size);

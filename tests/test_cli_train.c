@@ -8,6 +8,8 @@
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -111,11 +113,30 @@ static void test_resume_matches(fixture *f, gconstpointer data)
 }
 
 /* Ctrl+C stops after the current step and saves a checkpoint. */
+static int64_t logdb_int(const char *path, const char *sql, const char *arg);
+
+/* Entries of dir whose name starts with prefix. */
+static int count_files_named(const char *dir, const char *prefix)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    g_assert_nonnull(d);
+    int n = 0;
+    for (const char *name; (name = g_dir_read_name(d));)
+        n += g_str_has_prefix(name, prefix);
+    g_dir_close(d);
+    return n;
+}
+
+/* Ctrl+C, kill and a closed terminal (SIGINT, SIGTERM, SIGHUP: data) all
+ * stop training the same way: a checkpoint, the run "stopped", and its end
+ * at its last row. */
 static void test_interrupt_saves_checkpoint(fixture *f, gconstpointer data)
 {
+    int sig = GPOINTER_TO_INT(data);
     char *dir = g_build_filename(f->dir, "ck", NULL), *ckpt = g_build_filename(dir, "checkpoint.safetensors", NULL);
+    char *db = g_build_filename(f->dir, "runs.db", NULL);
     const char *argv[] = {g_getenv("TWB"), "train", f->model, "--data", "spirals", "--epochs", "100000",
-                          "--checkpoint-dir", dir, NULL};
+                          "--checkpoint-dir", dir, "--logdb", db, "--run", "stopped", NULL};
     GPid pid;
     int err_fd;
     GError *error = NULL;
@@ -127,7 +148,7 @@ static void test_interrupt_saves_checkpoint(fixture *f, gconstpointer data)
     for (int i = 0; i < 600 && !g_file_test(ckpt, G_FILE_TEST_EXISTS); i++)
         g_usleep(50000);
     g_assert_true(g_file_test(ckpt, G_FILE_TEST_EXISTS));
-    kill(pid, SIGINT);
+    kill(pid, sig);
     int status;
     g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
     g_assert_true(WIFEXITED(status));
@@ -139,6 +160,9 @@ static void test_interrupt_saves_checkpoint(fixture *f, gconstpointer data)
     g_assert_nonnull(strstr(err, "checkpoint saved"));
     close(err_fd);
     g_spawn_close_pid(pid);
+    g_assert_cmpint(logdb_int(db, "SELECT count(*) FROM runs WHERE name = ?1 AND status = 'stopped'", "stopped"), ==,
+                    1);
+    g_free(db);
     g_free(ckpt);
     g_free(dir);
 }
@@ -392,16 +416,372 @@ static void test_trace_stores_step_graph(fixture *f, gconstpointer data)
     g_free(db);
 }
 
+
+/* ---- hardening (issue 12) --------------------------------------------------- */
+
+/* How spawn_twb's child runs: as nobody (root writes through any mode
+ * bits) and under a file size limit (writes past it fail as on a full
+ * disk: EFBIG where a disk gives ENOSPC). */
+typedef struct {
+    bool as_nobody;
+    rlim_t file_size_limit; /* 0: none */
+} child_limits;
+
+static void child_setup(gpointer data)
+{
+    const child_limits *l = data;
+    if (l->file_size_limit) {
+        struct rlimit r = {l->file_size_limit, l->file_size_limit};
+        signal(SIGXFSZ, SIG_IGN); /* the write fails instead; inherited across exec */
+        setrlimit(RLIMIT_FSIZE, &r);
+    }
+    if (l->as_nobody && geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+        _exit(99);
+}
+
+static twb_run spawn_twb(const child_limits *limits, const char *const *args)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (char *)g_getenv("TWB"));
+    for (int i = 0; args[i]; i++)
+        g_ptr_array_add(argv, (char *)args[i]);
+    g_ptr_array_add(argv, NULL);
+    twb_run run = {0};
+    int status = 0;
+    GError *error = NULL;
+    g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, child_setup, (gpointer)limits,
+                               &run.out, &run.err, &status, &error));
+    g_assert_no_error(error);
+    run.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    g_ptr_array_free(argv, TRUE);
+    return run;
+}
+
+static int count_substrings(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+        n++;
+    return n;
+}
+
+/* Six trainings started at once on a file none of them has created yet:
+ * each waits for the others' locks (busy timeout before the first query),
+ * none fails with "database is locked", all six runs are in the file. */
+static void test_concurrent_new_logdb(fixture *f, gconstpointer data)
+{
+    char *db = g_build_filename(f->dir, "new.db", NULL);
+    enum { N = 6 };
+    GPid pids[N];
+    int errs[N];
+    char *names[N];
+    for (int i = 0; i < N; i++) {
+        names[i] = g_strdup_printf("run-%d", i);
+        const char *argv[] = {g_getenv("TWB"), "train", f->model, "--data", "spirals", "--epochs", "1",
+                              "--logdb", db, "--run", names[i], NULL};
+        GError *error = NULL;
+        g_assert_true(g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+                                               G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
+                                               &pids[i], NULL, NULL, &errs[i], &error));
+        g_assert_no_error(error);
+    }
+    for (int i = 0; i < N; i++) {
+        char err[8192] = {0};
+        ssize_t n = 0, got;
+        while ((got = read(errs[i], err + n, sizeof err - 1 - (size_t)n)) > 0)
+            n += got;
+        int status;
+        g_assert_cmpint(waitpid(pids[i], &status, 0), ==, pids[i]);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || strstr(err, "warning"))
+            g_error("run %d: exit %d: %s", i, WIFEXITED(status) ? WEXITSTATUS(status) : -1, err);
+        close(errs[i]);
+        g_spawn_close_pid(pids[i]);
+        g_free(names[i]);
+    }
+    g_assert_cmpint(logdb_int(db, "SELECT count(*) FROM runs WHERE status = ?1", "finished"), ==, N);
+    g_free(db);
+}
+
+/* A run database in a folder nobody may write to: `twb runs` reads it
+ * (no -shm or -wal beside it), and training goes on without logs after one
+ * warning naming the file, for the file there and for a new one. */
+static void test_read_only_logdb(fixture *f, gconstpointer data)
+{
+    char *dir = g_build_filename(f->dir, "ro", NULL), *db = g_build_filename(dir, "runs.db", NULL);
+    char *fresh = g_build_filename(dir, "new.db", NULL);
+    g_assert_cmpint(g_mkdir(dir, 0755), ==, 0);
+    twb_run run = run_twb("train", f->model, "--data", "spirals", "--logdb", db, "--run", "first", NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    twb_run_clear(&run);
+    g_assert_cmpint(g_chmod(f->dir, 0755), ==, 0);
+    g_assert_cmpint(g_chmod(db, 0444), ==, 0);
+    g_assert_cmpint(g_chmod(dir, 0555), ==, 0);
+    child_limits nobody = {.as_nobody = true};
+
+    const char *list[] = {"runs", "list", "--logdb", db, NULL};
+    run = spawn_twb(&nobody, list);
+    g_assert_cmpstr(run.err, ==, "");
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(strstr(run.out, "first"));
+    twb_run_clear(&run);
+    const char *show[] = {"runs", "show", "first", "--logdb", db, NULL};
+    run = spawn_twb(&nobody, show);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(strstr(run.out, "status:   finished"));
+    g_assert_nonnull(strstr(run.out, "train/loss"));
+    twb_run_clear(&run);
+    const char *export[] = {"runs", "export", "first", "--tag", "train/loss", "--format", "csv", "--logdb", db, NULL};
+    run = spawn_twb(&nobody, export);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_true(g_str_has_prefix(run.out, "wall_time,step,value\n"));
+    twb_run_clear(&run);
+
+    const char *const files[] = {db, fresh};
+    for (int i = 0; i < 2; i++) {
+        const char *train[] = {"train", f->model, "--data", "spirals", "--logdb", files[i], "--run", "second", NULL};
+        run = spawn_twb(&nobody, train);
+        g_test_message("%s", run.err);
+        g_assert_cmpint(run.exit_status, ==, 0);
+        g_assert_cmpint(count_substrings(run.err, "warning"), ==, 1);
+        g_assert_nonnull(strstr(run.err, files[i]));
+        g_assert_nonnull(strstr(run.err, "the logs of run 'second' are not written; training goes on"));
+        g_assert_nonnull(strstr(run.out, "training: loss"));
+        twb_run_clear(&run);
+    }
+    g_assert_cmpint(count_files_named(dir, "runs.db"), ==, 1); /* no side files, no new file */
+    g_assert_cmpint(g_chmod(dir, 0755), ==, 0);
+    g_free(fresh);
+    g_free(db);
+    g_free(dir);
+}
+
+static const char *linear_model =
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"lin\", \"layers\": ["
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"d0\", \"units\": 16, \"activation\": \"relu\","
+    " \"batch_input_shape\": [null, 1]}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"d1\", \"units\": 1}}]}}";
+
+/* Adam, RMSprop and Adagrad at a huge learning rate: their loss grows
+ * without overflowing, and the fit stops as SGD's does on its NaN, naming
+ * the epoch and step; the run is "failed" with that reason, which `twb
+ * runs show` prints. */
+static void test_divergence_fails(fixture *f, gconstpointer data)
+{
+    char *model = g_build_filename(f->dir, "linear.json", NULL), *db = g_build_filename(f->dir, "runs.db", NULL);
+    g_assert_true(g_file_set_contents(model, linear_model, -1, NULL));
+    const char *optimizers[] = {"adam", "rmsprop", "adagrad", "sgd"};
+    for (size_t i = 0; i < G_N_ELEMENTS(optimizers); i++) {
+        twb_run run = run_twb("train", model, "--data", "linear", "--epochs", "3", "--optimizer", optimizers[i],
+                              "--learning-rate", "1000", "--logdb", db, "--run", optimizers[i], NULL);
+        g_test_message("%s: %s", optimizers[i], run.err);
+        g_assert_cmpint(run.exit_status, ==, 1);
+        g_assert_nonnull(strstr(run.err, "twb train: fit: epoch 1, step "));
+        g_assert_true(strstr(run.err, ": the loss diverged: ") || strstr(run.err, ": the loss is "));
+        twb_run_clear(&run);
+        g_assert_cmpint(logdb_int(db,
+                                  "SELECT count(*) FROM runs WHERE name = ?1 AND status = 'failed' AND "
+                                  "failure_reason LIKE 'fit: epoch 1, step %: the loss %'",
+                                  optimizers[i]),
+                        ==, 1);
+    }
+    twb_run run = run_twb("runs", "show", "adam", "--logdb", db, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(strstr(run.out, "status:   failed\nreason:   fit: epoch 1, step "));
+    twb_run_clear(&run);
+    g_free(model);
+    g_free(db);
+}
+
+/* The checkpoint's training_config with its step replaced (the header
+ * grows: padded again to a multiple of 8, the data offsets stay). */
+static void set_checkpoint_step(const char *path, const char *step)
+{
+    gchar *bytes;
+    gsize size;
+    g_assert_true(g_file_get_contents(path, &bytes, &size, NULL));
+    guint64 n = GUINT64_FROM_LE(*(guint64 *)bytes);
+    char *header = g_strndup(bytes + 8, (gsize)n);
+    g_strchomp(header);
+    char *want = g_strdup_printf("\\\"step\\\": %s,", step);
+    char **parts = g_strsplit(header, "\\\"step\\\": 0,", 2);
+    g_assert_nonnull(parts[1]);
+    GString *h = g_string_new(parts[0]);
+    g_string_append(h, want);
+    g_string_append(h, parts[1]);
+    while (h->len % 8)
+        g_string_append_c(h, ' ');
+    guint64 len = GUINT64_TO_LE((guint64)h->len);
+    GByteArray *out = g_byte_array_new();
+    g_byte_array_append(out, (const guint8 *)&len, 8);
+    g_byte_array_append(out, (const guint8 *)h->str, (guint)h->len);
+    g_byte_array_append(out, (const guint8 *)bytes + 8 + n, (guint)(size - 8 - n));
+    g_assert_true(g_file_set_contents(path, (const char *)out->data, out->len, NULL));
+    g_byte_array_unref(out);
+    g_string_free(h, TRUE);
+    g_strfreev(parts);
+    g_free(want);
+    g_free(header);
+    g_free(bytes);
+}
+
+/* A resume position no training of this data can have (a step of
+ * INT64_MAX overflowed) is refused naming the checkpoint; resuming with
+ * other settings than the checkpoint's warns, naming each. */
+static void test_resume_checks(fixture *f, gconstpointer data)
+{
+    char *dir = g_build_filename(f->dir, "ck", NULL), *ckpt = g_build_filename(dir, "checkpoint.safetensors", NULL);
+    twb_run run = run_twb("train", f->model, "--data", "spirals", "--epochs", "1", "--seed", "5", "--checkpoint-dir",
+                          dir, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    twb_run_clear(&run);
+
+    run = run_twb("train", f->model, "--data", "spirals", "--epochs", "2", "--seed", "6", "--batch-size", "16",
+                  "--learning-rate", "0.01", "--checkpoint-dir", dir, "--resume", NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    char *message = g_strdup_printf("twb train: warning: %s was saved with other training settings: batch size 16 "
+                                    "(was 32), seed 6 (was 5), learning rate 0.01 (was the optimizer's default); "
+                                    "the resumed run will not repeat the uninterrupted one\n",
+                                    ckpt);
+    g_assert_nonnull(strstr(run.err, message));
+    g_free(message);
+    twb_run_clear(&run);
+
+    set_checkpoint_step(ckpt, "9223372036854775807");
+    run = run_twb("train", f->model, "--data", "spirals", "--epochs", "3", "--checkpoint-dir", dir, "--resume", NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    message = g_strdup_printf("twb train: %s: the training config says step 9223372036854775807, past the 63 steps "
+                              "of an epoch of this data (2000 examples, batch size 32)\n",
+                              ckpt);
+    g_assert_cmpstr(run.err, ==, message);
+    g_free(message);
+    twb_run_clear(&run);
+    g_free(ckpt);
+    g_free(dir);
+}
+
+/* A full disk (a file size limit here) in the middle of a run: the warning
+ * comes at once, before the last epoch, and the run records from which
+ * step its logs are lost and ends "finished". */
+static void test_full_disk_logdb(fixture *f, gconstpointer data)
+{
+    char *db = g_build_filename(f->dir, "runs.db", NULL);
+    twb_run run = run_twb("train", f->model, "--data", "spirals", "--logdb", db, "--run", "first", NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    twb_run_clear(&run);
+    struct stat st;
+    g_assert_cmpint(g_stat(db, &st), ==, 0);
+    child_limits full = {.file_size_limit = (rlim_t)st.st_size + 256 * 1024};
+    const char *train[] = {"train", f->model, "--data", "spirals", "--epochs", "20", "--logdb", db, "--run", "full",
+                           "--log-every", "1", "--histogram-every", "1", "--json", NULL};
+    run = spawn_twb(&full, train);
+    g_test_message("%s", run.err);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_cmpint(count_substrings(run.err, "warning"), ==, 1);
+    const char *warning = strstr(run.err, "twb train: warning: ");
+    g_assert_nonnull(warning);
+    g_assert_true(g_str_has_prefix(warning + strlen("twb train: warning: "), db));
+    g_assert_nonnull(strstr(warning, ": cannot write to it: "));
+    g_assert_nonnull(strstr(warning, "; the logs of run 'full' from step "));
+    g_assert_nonnull(strstr(warning, " on are lost; training goes on\n"));
+    const char *last_epoch = strstr(run.err, "epoch 20/20");
+    g_assert_nonnull(last_epoch);
+    g_assert_true(warning < last_epoch);
+    twb_run_clear(&run);
+    g_assert_cmpint(logdb_int(db,
+                              "SELECT count(*) FROM runs WHERE name = ?1 AND status = 'finished' AND "
+                              "logs_lost_from_step > 0 AND logs_lost_reason LIKE '%cannot write to it%'",
+                              "full"),
+                    ==, 1);
+    g_free(db);
+}
+
+static const char *wide_model =
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"wide\", \"layers\": ["
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 512, \"activation\": \"relu\","
+    " \"batch_input_shape\": [null, 2]}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense_1\", \"units\": 2}}]}}";
+
+/* A checkpoint that does not fit: the previous one stays as it was, the
+ * failure warns (once for the same message), training goes on to its end. */
+static void test_full_disk_checkpoint(fixture *f, gconstpointer data)
+{
+    char *model = g_build_filename(f->dir, "wide.json", NULL), *dir = g_build_filename(f->dir, "ck", NULL);
+    char *ckpt = g_build_filename(dir, "checkpoint.safetensors", NULL);
+    g_assert_true(g_file_set_contents(model, wide_model, -1, NULL));
+    twb_run run = run_twb("train", model, "--data", "spirals", "--checkpoint-dir", dir, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    twb_run_clear(&run);
+    gchar *before, *after;
+    gsize before_size, after_size;
+    g_assert_true(g_file_get_contents(ckpt, &before, &before_size, NULL));
+    child_limits full = {.file_size_limit = before_size / 2};
+    const char *train[] = {"train", model, "--data", "spirals", "--epochs", "2", "--checkpoint-dir", dir, "--json",
+                           NULL};
+    run = spawn_twb(&full, train);
+    g_test_message("%s", run.err);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    char *message = g_strdup_printf("twb train: warning: %s: cannot save the safetensors file: writing failed: File "
+                                    "too large (any previous file is unchanged); training goes on\n",
+                                    ckpt);
+    g_assert_cmpint(count_substrings(run.err, message), ==, 1);
+    g_assert_nonnull(strstr(run.out, "\"epochs\": 2"));
+    twb_run_clear(&run);
+    g_free(message);
+    g_assert_true(g_file_get_contents(ckpt, &after, &after_size, NULL));
+    g_assert_cmpmem(before, before_size, after, after_size);
+    g_assert_cmpint(count_files_named(dir, "checkpoint.safetensors"), ==, 1); /* no temporary file left */
+    g_free(before);
+    g_free(after);
+    g_free(ckpt);
+    g_free(dir);
+    g_free(model);
+}
+
+/* Evaluating with a checkpoint of another model names the checkpoint. */
+static void test_checkpoint_mismatch_named(fixture *f, gconstpointer data)
+{
+    char *dir = g_build_filename(f->dir, "ck", NULL), *ckpt = g_build_filename(dir, "checkpoint.safetensors", NULL);
+    char *model = g_build_filename(f->dir, "wide.json", NULL);
+    g_assert_true(g_file_set_contents(model, wide_model, -1, NULL));
+    twb_run run = run_twb("train", f->model, "--data", "spirals", "--checkpoint-dir", dir, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    twb_run_clear(&run);
+    run = run_twb("evaluate", model, "--checkpoint", ckpt, "--data", "spirals", NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    char *message = g_strdup_printf("twb evaluate: %s: 'dense/kernel' has shape (2, 32) in the checkpoint but (2, 512) in "
+                                    "the model\n",
+                                    ckpt);
+    g_assert_cmpstr(run.err, ==, message);
+    g_free(message);
+    twb_run_clear(&run);
+    g_free(model);
+    g_free(ckpt);
+    g_free(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add("/cli-train/json-result", fixture, NULL, setup, test_json_result, teardown);
     g_test_add("/cli-train/resume-matches", fixture, NULL, setup, test_resume_matches, teardown);
-    g_test_add("/cli-train/interrupt-saves-checkpoint", fixture, NULL, setup, test_interrupt_saves_checkpoint,
+    g_test_add("/cli-train/sigterm-saves-checkpoint", fixture, GINT_TO_POINTER(SIGTERM), setup,
+               test_interrupt_saves_checkpoint, teardown);
+    g_test_add("/cli-train/sighup-saves-checkpoint", fixture, GINT_TO_POINTER(SIGHUP), setup,
+               test_interrupt_saves_checkpoint, teardown);
+    g_test_add("/cli-train/interrupt-saves-checkpoint", fixture, GINT_TO_POINTER(SIGINT), setup,
+               test_interrupt_saves_checkpoint,
                teardown);
     g_test_add("/cli-train/bad-input", fixture, NULL, setup, test_bad_input, teardown);
     g_test_add_func("/cli-train/fashion-mnist-mlp", test_fashion_mnist_mlp);
     g_test_add("/cli-train/logdb", fixture, NULL, setup, test_logdb, teardown);
     g_test_add("/cli-train/trace-stores-step-graph", fixture, NULL, setup, test_trace_stores_step_graph, teardown);
+    g_test_add("/cli-train/concurrent-new-logdb", fixture, NULL, setup, test_concurrent_new_logdb, teardown);
+    g_test_add("/cli-train/read-only-logdb", fixture, NULL, setup, test_read_only_logdb, teardown);
+    g_test_add("/cli-train/divergence-fails", fixture, NULL, setup, test_divergence_fails, teardown);
+    g_test_add("/cli-train/resume-checks", fixture, NULL, setup, test_resume_checks, teardown);
+    g_test_add("/cli-train/full-disk-logdb", fixture, NULL, setup, test_full_disk_logdb, teardown);
+    g_test_add("/cli-train/full-disk-checkpoint", fixture, NULL, setup, test_full_disk_checkpoint, teardown);
+    g_test_add("/cli-train/checkpoint-mismatch-named", fixture, NULL, setup, test_checkpoint_mismatch_named,
+               teardown);
     return g_test_run();
 }

@@ -11,7 +11,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1012,6 +1016,89 @@ static void test_model_checkpoint_callback(void)
     scratch_remove(dir);
 }
 
+
+/* A writer killed mid-write leaves "<path>.tmp-XXXXXX" behind: the next
+ * save of that path removes it. A live writer's (it holds its flock), an
+ * empty one just created (a writer between mkstemp and flock) and another
+ * target's stay. */
+static void test_stale_temporary_files(void)
+{
+    char *dir = scratch_dir();
+    char *path = g_build_filename(dir, "ckpt.safetensors", NULL);
+    char *dead = g_strconcat(path, ".tmp-AbC123", NULL), *live = g_strconcat(path, ".tmp-LiVe99", NULL);
+    char *fresh = g_strconcat(path, ".tmp-EmPty0", NULL);
+    char *other = g_build_filename(dir, "other.safetensors.tmp-XyZ789", NULL);
+    char junk[4096];
+    memset(junk, 7, sizeof junk);
+    g_assert_true(g_file_set_contents(dead, junk, sizeof junk, NULL));
+    g_assert_true(g_file_set_contents(live, junk, sizeof junk, NULL));
+    g_assert_true(g_file_set_contents(fresh, "", 0, NULL));
+    g_assert_true(g_file_set_contents(other, junk, sizeof junk, NULL));
+    int ready[2];
+    g_assert_cmpint(pipe(ready), ==, 0);
+    fflush(NULL);
+    pid_t child = fork();
+    g_assert_cmpint(child, >=, 0);
+    if (child == 0) { /* a writer still writing: holds the lock */
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with a failed test */
+        int fd = open(live, O_RDWR);
+        if (fd < 0 || flock(fd, LOCK_EX) != 0 || write(ready[1], "x", 1) != 1)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    char byte;
+    g_assert_cmpint(read(ready[0], &byte, 1), ==, 1);
+
+    GBytes *saved = small_valid_file(path);
+    g_assert_false(g_file_test(dead, G_FILE_TEST_EXISTS));
+    g_assert_true(g_file_test(live, G_FILE_TEST_EXISTS));
+    g_assert_true(g_file_test(fresh, G_FILE_TEST_EXISTS));
+    g_assert_true(g_file_test(other, G_FILE_TEST_EXISTS));
+
+    /* Killed: its file is stale now. */
+    g_assert_cmpint(kill(child, SIGKILL), ==, 0);
+    g_assert_cmpint(waitpid(child, NULL, 0), ==, child);
+    g_bytes_unref(small_valid_file(path));
+    g_assert_false(g_file_test(live, G_FILE_TEST_EXISTS));
+    g_assert_true(g_file_test(other, G_FILE_TEST_EXISTS));
+    close(ready[0]);
+    close(ready[1]);
+    g_bytes_unref(saved);
+    g_free(dead);
+    g_free(live);
+    g_free(fresh);
+    g_free(other);
+    g_free(path);
+    scratch_remove(dir);
+}
+
+/* A resume position that is no position (an epoch past int, a negative
+ * step) is refused, naming the checkpoint. */
+static void test_resume_position_refused(void)
+{
+    char *dir = scratch_dir();
+    char *path = g_build_filename(dir, "ckpt.safetensors", NULL);
+    tw_model *m = small_model(4, 1);
+    tw_scope_begin();
+    tw_shape in = {.ndim = 2, .dims = {-1, 4}};
+    g_assert_cmpint(tw_model_build(m, &in, 1), ==, 0);
+    g_assert_cmpint(tw_checkpoint_save(path, m, NULL, NULL, "{\"epoch\": 9999999999, \"step\": 0}"), ==, 0);
+    int epoch = -1;
+    int64_t step = -1;
+    g_assert_cmpint(tw_checkpoint_resume_position(path, &epoch, &step), ==, -1);
+    char *message = g_strdup_printf("%s: the training config says epoch 9999999999, step 0: not a position to resume at",
+                                    path);
+    g_assert_cmpstr(tw_last_error(), ==, message);
+    g_free(message);
+    g_assert_cmpint(epoch, ==, 0);
+    g_assert_cmpint(step, ==, 0);
+    tw_scope_end();
+    tw_layer_unref(m);
+    g_free(path);
+    scratch_remove(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1029,5 +1116,7 @@ int main(int argc, char **argv)
     g_test_add_func("/data/checkpoint/optimizer-round-trip", test_optimizer_round_trip);
     g_test_add_func("/data/checkpoint/restore-mismatches", test_restore_mismatches);
     g_test_add_func("/data/checkpoint/model-checkpoint-callback", test_model_checkpoint_callback);
+    g_test_add_func("/data/safetensors/stale-temporary-files", test_stale_temporary_files);
+    g_test_add_func("/data/checkpoint/resume-position-refused", test_resume_position_refused);
     return g_test_run();
 }

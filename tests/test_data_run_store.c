@@ -302,7 +302,7 @@ static void test_empty_file(fixture *f, gconstpointer data)
     assert_open_fails(f->path, TW_STORE_READ_ONLY, message);
     g_free(message);
     tw_run_store *store = open_store(f->path, 0);
-    g_assert_cmpint(query_int(store->db, "PRAGMA user_version", 0), ==, 1);
+    g_assert_cmpint(query_int(store->db, "PRAGMA user_version", 0), ==, TW_SCHEMA_VERSION);
     tw_run_store_close(store);
 
     /* So does an SQLite file without tables. */
@@ -335,7 +335,7 @@ static void test_newer_file(fixture *f, gconstpointer data)
     exec(db, "PRAGMA user_version = 3");
     sqlite3_close(db);
     GBytes *before = file_bytes(f->path);
-    char *message = g_strdup_printf("%s: written by a newer Tensor Workbench (schema 3; this one reads up to 1)",
+    char *message = g_strdup_printf("%s: written by a newer Tensor Workbench (schema 3; this one reads up to 2)",
                                     f->path);
     assert_open_fails(f->path, 0, message);
     assert_open_fails(f->path, TW_STORE_READ_ONLY, message);
@@ -423,10 +423,10 @@ static int add_color_column(sqlite3 *db, const char *path)
 static int failing_step(sqlite3 *db, const char *path)
 {
     tw__store_exec(db, path, "CREATE TABLE half_done (a)");
-    return tw_error_set("%s: the step to schema 3 failed", path);
+    return tw_error_set("%s: the step to schema 4 failed", path);
 }
 
-/* A version-2 step on top of the real schema: runs once, in a transaction;
+/* A version-3 step on top of the real schema: runs once, in a transaction;
  * a failing step leaves the file at its version with nothing of it. */
 static void test_migrations(fixture *f, gconstpointer data)
 {
@@ -435,24 +435,24 @@ static void test_migrations(fixture *f, gconstpointer data)
     tw_run_store_close(store);
 
     sqlite3 *db = raw_open(f->path);
-    const tw_migration steps[] = {NULL, add_color_column, failing_step};
-    g_assert_cmpint(tw__store_migrate(db, f->path, steps, 2), ==, 0);
-    g_assert_cmpint(query_int(db, "PRAGMA user_version", 0), ==, 2);
+    const tw_migration steps[] = {NULL, NULL, add_color_column, failing_step};
+    g_assert_cmpint(tw__store_migrate(db, f->path, steps, 3), ==, 0);
+    g_assert_cmpint(query_int(db, "PRAGMA user_version", 0), ==, 3);
     g_assert_cmpint(query_int(db, "SELECT count(*) FROM runs WHERE name = 'kept' AND color = 'blue'", 0), ==, 1);
-    g_assert_cmpint(tw__store_migrate(db, f->path, steps, 2), ==, 0); /* nothing to do */
+    g_assert_cmpint(tw__store_migrate(db, f->path, steps, 3), ==, 0); /* nothing to do */
 
-    g_assert_cmpint(tw__store_migrate(db, f->path, steps, 3), ==, -1);
-    char *message = g_strdup_printf("%s: the step to schema 3 failed", f->path);
+    g_assert_cmpint(tw__store_migrate(db, f->path, steps, 4), ==, -1);
+    char *message = g_strdup_printf("%s: the step to schema 4 failed", f->path);
     g_assert_cmpstr(tw_last_error(), ==, message);
     g_free(message);
-    g_assert_cmpint(query_int(db, "PRAGMA user_version", 0), ==, 2);
+    g_assert_cmpint(query_int(db, "PRAGMA user_version", 0), ==, 3);
     g_assert_cmpint(query_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'half_done'", 0), ==, 0);
     g_assert_cmpint(sqlite3_get_autocommit(db), ==, 1);
 
     /* A file newer than the steps known. */
-    const tw_migration one_step[] = {NULL};
-    g_assert_cmpint(tw__store_migrate(db, f->path, one_step, 1), ==, -1);
-    message = g_strdup_printf("%s: written by a newer Tensor Workbench (schema 2; this one reads up to 1)", f->path);
+    const tw_migration two_steps[] = {NULL, NULL};
+    g_assert_cmpint(tw__store_migrate(db, f->path, two_steps, 2), ==, -1);
+    message = g_strdup_printf("%s: written by a newer Tensor Workbench (schema 3; this one reads up to 2)", f->path);
     g_assert_cmpstr(tw_last_error(), ==, message);
     g_free(message);
     sqlite3_close(db);
@@ -563,6 +563,89 @@ static void test_interrupted(fixture *f, gconstpointer data)
     store = open_store(f->path, 0);
     g_assert_cmpstr(run_status(store->db, "alive", status), ==, "interrupted+end");
     g_assert_cmpstr(run_status(store->db, "mine", status), ==, "running");
+    tw_run_store_close(store);
+}
+
+
+/* An interrupted run ends at its last row (a histogram here, after its
+ * scalars), not when the file is next opened; one without rows at its
+ * start. Read-only and for writing alike. */
+static void test_interrupted_ends_at_last_row(fixture *f, gconstpointer data)
+{
+    tw_run_store *store = open_store(f->path, 0);
+    sqlite3 *db = store->db;
+    int64_t run = add_run(db, "dead", "running", 1000, tw__store_host(), INT32_MAX, 5);
+    add_run(db, "empty", "running", 2000, tw__store_host(), INT32_MAX, 5);
+    series_writer *w = series_writer_new(db, add_tag(db, run, "train/loss", "scalar"));
+    for (int i = 0; i < 700; i++)
+        series_add(w, (tw_scalar_point){i, 1000.0 + i / 100.0, 1.0});
+    series_flush(w);
+    g_free(w);
+    double buckets[2] = {1, 1};
+    tw_histogram h = {5, 1012.5, 2, -1, 1, 0, 2, 2, buckets};
+    add_histogram(db, add_tag(db, run, "weights/w", "histogram"), &h);
+    tw_run_store_close(store);
+
+    for (int pass = 0; pass < 2; pass++) {
+        store = open_store(f->path, pass == 0 ? TW_STORE_READ_ONLY : 0);
+        tw_run_info info;
+        g_assert_cmpint(tw_run_store_get_run(store, "dead", &info), ==, 0);
+        g_assert_cmpint(info.status, ==, TW_RUN_INTERRUPTED);
+        g_assert_cmpfloat(info.end_time, ==, 1012.5);
+        tw_run_info_clear(&info);
+        g_assert_cmpint(tw_run_store_get_run(store, "empty", &info), ==, 0);
+        g_assert_cmpfloat(info.end_time, ==, 2000);
+        tw_run_info_clear(&info);
+        tw_run_store_close(store);
+    }
+}
+
+/* A damaged chunk's message names the file it is in. */
+static void test_damaged_chunk_names_file(fixture *f, gconstpointer data)
+{
+    tw_run_store *store = open_store(f->path, 0);
+    int64_t tag = add_tag(store->db, add_finished_run(store->db, "r", 1), "x", "scalar");
+    series_writer *w = series_writer_new(store->db, tag);
+    series_add(w, (tw_scalar_point){1, 1.0, 1.0});
+    series_flush(w);
+    g_free(w);
+    exec(store->db, "UPDATE scalar_chunks SET points = x'0102'");
+    tw_series_cursor cursor = {0};
+    tw_scalar_point *points = NULL;
+    int64_t n = 0;
+    g_assert_cmpint(tw_run_store_read_scalars(store, tag, &cursor, 0, &points, &n), ==, -1);
+    char *message = g_strdup_printf("%s: scalar chunk 1: 2 bytes is not 1 to 512 points of 24 bytes", f->path);
+    g_assert_cmpstr(tw_last_error(), ==, message);
+    g_free(message);
+    tw_run_store_close(store);
+}
+
+/* A schema-1 file (before failure_reason) reads as it is, read-only, and
+ * is migrated when opened for writing. */
+static void test_schema_1_file(fixture *f, gconstpointer data)
+{
+    tw_run_store *store = open_store(f->path, 0);
+    add_finished_run(store->db, "old", 1);
+    exec(store->db, "ALTER TABLE runs DROP COLUMN failure_reason; PRAGMA user_version = 1");
+    tw_run_store_close(store);
+
+    store = open_store(f->path, TW_STORE_READ_ONLY);
+    tw_run_info *runs = NULL;
+    int n = 0;
+    g_assert_cmpint(tw_run_store_list_runs(store, &runs, &n), ==, 0);
+    g_assert_cmpint(n, ==, 1);
+    g_assert_cmpstr(runs[0].name, ==, "old");
+    g_assert_null(runs[0].failure_reason);
+    tw_run_info_free(runs, n);
+    tw_run_store_close(store);
+
+    store = open_store(f->path, 0);
+    g_assert_cmpint(query_int(store->db, "PRAGMA user_version", 0), ==, 2);
+    exec(store->db, "UPDATE runs SET status = 'failed', failure_reason = 'the loss is NaN'");
+    tw_run_info run;
+    g_assert_cmpint(tw_run_store_get_run(store, "old", &run), ==, 0);
+    g_assert_cmpstr(run.failure_reason, ==, "the loss is NaN");
+    tw_run_info_clear(&run);
     tw_run_store_close(store);
 }
 
@@ -940,16 +1023,16 @@ static void test_chunk_blob(void)
     const guint8 minus_five[8] = {0xfb, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
     g_assert_cmpmem(blob, 8, minus_five, 8);
     tw_chunk back;
-    g_assert_cmpint(tw__chunk_unpack(blob, size, 7, &back), ==, 0);
+    g_assert_cmpint(tw__chunk_unpack("runs.db", blob, size, 7, &back), ==, 0);
     g_assert_cmpint(back.n, ==, 3);
     g_assert_cmpint(back.steps[2], ==, INT64_MAX);
     g_assert_cmpfloat(back.wall_times[1], ==, 2);
     g_assert_true(isnan(back.values[1]));
-    g_assert_cmpint(tw__chunk_unpack(blob, size - 1, 7, &back), ==, -1);
-    g_assert_cmpstr(tw_last_error(), ==, "run database: scalar chunk 7: 71 bytes is not 1 to 512 points of 24 bytes");
-    g_assert_cmpint(tw__chunk_unpack(blob, 0, 7, &back), ==, -1);
-    g_assert_cmpint(tw__chunk_unpack(NULL, 24, 7, &back), ==, -1);
-    g_assert_cmpint(tw__chunk_unpack(blob, 24 * 513, 7, &back), ==, -1);
+    g_assert_cmpint(tw__chunk_unpack("runs.db", blob, size - 1, 7, &back), ==, -1);
+    g_assert_cmpstr(tw_last_error(), ==, "runs.db: scalar chunk 7: 71 bytes is not 1 to 512 points of 24 bytes");
+    g_assert_cmpint(tw__chunk_unpack("runs.db", blob, 0, 7, &back), ==, -1);
+    g_assert_cmpint(tw__chunk_unpack("runs.db", NULL, 24, 7, &back), ==, -1);
+    g_assert_cmpint(tw__chunk_unpack("runs.db", blob, 24 * 513, 7, &back), ==, -1);
     free(blob);
 
     tw_chunk_summary s;
@@ -1315,6 +1398,9 @@ int main(int argc, char **argv)
     ADD("migrations", test_migrations);
     g_test_add_func("/data/run_store/process-start-time", test_process_start_time);
     ADD("interrupted", test_interrupted);
+    ADD("interrupted-ends-at-last-row", test_interrupted_ends_at_last_row);
+    ADD("damaged-chunk-names-file", test_damaged_chunk_names_file);
+    ADD("schema-1-file", test_schema_1_file);
     ADD("runs", test_runs);
     ADD("tags", test_tags);
     ADD("read-scalars", test_read_scalars);

@@ -812,6 +812,14 @@ static void test_fault_full_disk(void)
     g_assert_cmpint(lost, >=, 1000);
     g_assert_cmpint(lost, <, 200000);
     g_assert_cmpint(tw_summary_scalar(w, "x", 0, step), ==, 0); /* calls go on */
+    /* The run says so at once, while the writer is still open: the small
+     * write of the mark fits where the failed transaction's did. */
+    tw_run_store *live = open_reader(s.db);
+    tw_run_info during = get_run(live, "full");
+    g_assert_cmpint(during.logs_lost_from_step, ==, lost);
+    g_assert_cmpint(during.status, ==, TW_RUN_RUNNING);
+    tw_run_info_clear(&during);
+    tw_run_store_close(live);
     g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, -1);
     g_assert_nonnull(strstr(tw_last_error(), s.db));
 
@@ -1051,6 +1059,74 @@ static void test_two_processes_and_reader(void)
     scratch_free(&s);
 }
 
+
+/* Closing with a reason stores it in the run (failure_reason); a plain
+ * close stores none. */
+static void test_close_with_reason(void)
+{
+    scratch s = scratch_new();
+    tw_summary_writer *w = tw_summary_writer_open(s.db, "failed", NULL);
+    g_assert_cmpint(tw_summary_writer_close_with_reason(w, TW_RUN_FAILED, "fit: epoch 2, step 7: the loss is NaN"), ==,
+                    0);
+    w = tw_summary_writer_open(s.db, "fine", NULL);
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+    tw_run_store *store = open_reader(s.db);
+    tw_run_info run = get_run(store, "failed");
+    g_assert_cmpint(run.status, ==, TW_RUN_FAILED);
+    g_assert_cmpstr(run.failure_reason, ==, "fit: epoch 2, step 7: the loss is NaN");
+    tw_run_info_clear(&run);
+    run = get_run(store, "fine");
+    g_assert_null(run.failure_reason);
+    tw_run_info_clear(&run);
+    tw_run_store_close(store);
+    scratch_free(&s);
+}
+
+/* Writers opening and closing one after another (each close checkpoints
+ * the log into the file under an exclusive lock) while a reader opens the
+ * file and lists its runs again and again: the reader waits for the lock,
+ * never fails with "database is locked". */
+static void test_readers_wait_for_writers(void)
+{
+    scratch s = scratch_new();
+    tw_summary_writer_close(tw_summary_writer_open(s.db, "setup", NULL), TW_RUN_FINISHED);
+    fflush(NULL);
+    pid_t pid = fork();
+    g_assert_cmpint(pid, >=, 0);
+    if (pid == 0) {
+        for (int i = 0; i < 60; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "w-%d", i);
+            tw_summary_writer *w = tw_summary_writer_open(s.db, name, NULL);
+            if (!w)
+                _exit(1);
+            for (int step = 0; step < 2000; step++)
+                tw_summary_scalar(w, "x", step, step);
+            if (tw_summary_writer_close(w, TW_RUN_FINISHED))
+                _exit(2);
+        }
+        _exit(0);
+    }
+    int failures = 0, opens = 0, status = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        tw_run_store *store = tw_run_store_open(s.db, TW_STORE_READ_ONLY);
+        tw_run_info *runs = NULL;
+        int n = 0;
+        if (!store || tw_run_store_list_runs(store, &runs, &n)) {
+            if (failures++ == 0)
+                g_test_message("%s", tw_last_error());
+        }
+        tw_run_info_free(runs, n);
+        tw_run_store_close(store);
+        opens++;
+    }
+    g_test_message("%d reader opens, %d failed", opens, failures);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+    g_assert_cmpint(failures, ==, 0);
+    scratch_free(&s);
+}
+
 int main(int argc, char **argv)
 {
     /* Before GLib reads it: the default file goes to a scratch folder. */
@@ -1072,6 +1148,8 @@ int main(int argc, char **argv)
     g_test_add_func("/data/summary/visible-without-flush", test_visible_without_flush);
     g_test_add_func("/data/summary/several-writers", test_several_writers);
     g_test_add_func("/data/summary/logger-on-fit", test_logger_on_fit);
+    g_test_add_func("/data/summary/close-with-reason", test_close_with_reason);
+    g_test_add_func("/data/summary/readers-wait-for-writers", test_readers_wait_for_writers);
     g_test_add_func("/data/summary/fault-read-only", test_fault_read_only);
     g_test_add_func("/data/summary/fault-full-disk", test_fault_full_disk);
     g_test_add_func("/data/summary/fault-locked", test_fault_locked);

@@ -234,6 +234,37 @@ static void test_nan_loss_is_reported(void)
     tw_tensor_unref(y);
 }
 
+
+/* Adam, RMSprop and Adagrad at a huge learning rate: each step moves a
+ * weight by about the rate, so the loss grows without ever overflowing; the
+ * fit stops all the same, naming the epoch and step. */
+static void test_divergence_is_reported(void)
+{
+    const char *optimizers[] = {"adam", "rmsprop", "adagrad"};
+    for (size_t i = 0; i < G_N_ELEMENTS(optimizers); i++) {
+        tw_scope_begin();
+        tw_rng *rng = tw_rng_new(4);
+        tw_tensor *x = tw_random_normal(rng, TW_FLOAT32, TW_SHAPE(256, 1), 0, 1);
+        tw_tensor *y = tw_mul_scalar(x, 3);
+        tw_model *m = tw_sequential_new("regression");
+        tw_model_add(m, tw_input_layer(&(tw_shape){2, {-1, 1}}));
+        tw_model_add(m, tw_dense(16, "relu"));
+        tw_model_add(m, tw_dense(1, NULL));
+        tw_loss loss = tw_loss_default(TW_LOSS_MEAN_SQUARED_ERROR);
+        g_assert_cmpint(tw_model_compile(m, tw_optimizer_new_named(optimizers[i], 1000), &loss, 0, NULL), ==, 0);
+        tw_fit_options opt = tw_fit_options_default();
+        opt.epochs = 5;
+        g_assert_null(tw_model_fit(m, x, y, &opt));
+        g_test_message("%s: %s", optimizers[i], tw_last_error());
+        g_assert_true(g_str_has_prefix(tw_last_error(), "fit: epoch 1, step "));
+        g_assert_nonnull(strstr(tw_last_error(), ": the loss diverged: "));
+        g_assert_nonnull(strstr(tw_last_error(), "lower the learning rate"));
+        tw_layer_unref(m);
+        tw_rng_free(rng);
+        tw_scope_end();
+    }
+}
+
 /* The seeds' custom loop, as short as theirs. */
 static void test_custom_loop(void)
 {
@@ -398,6 +429,7 @@ int main(int argc, char **argv)
     g_test_add_func("/training/steady-state-allocates-no-buffers", test_steady_state_allocates_no_buffers);
     g_test_add_func("/training/early-stopping", test_early_stopping);
     g_test_add_func("/training/nan-loss", test_nan_loss_is_reported);
+    g_test_add_func("/training/divergence", test_divergence_is_reported);
     g_test_add_func("/training/custom-loop", test_custom_loop);
     g_test_add_func("/training/trunk-and-heads", test_trunk_and_heads);
     g_test_add_func("/training/usage-errors", test_usage_errors);

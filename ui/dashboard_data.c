@@ -242,6 +242,7 @@ static tw_run_info run_info_copy(const tw_run_info *run)
     copy.metrics_json = g_strdup(run->metrics_json);
     copy.notes = g_strdup(run->notes);
     copy.logs_lost_reason = g_strdup(run->logs_lost_reason);
+    copy.failure_reason = g_strdup(run->failure_reason);
     return copy;
 }
 
@@ -265,7 +266,8 @@ static gboolean run_equal(const tw_run_info *a, const tw_run_info *b)
            a->logs_lost_from_step == b->logs_lost_from_step && !g_strcmp0(a->name, b->name) &&
            !g_strcmp0(a->host, b->host) && !g_strcmp0(a->model_json, b->model_json) &&
            !g_strcmp0(a->hparams_json, b->hparams_json) && !g_strcmp0(a->metrics_json, b->metrics_json) &&
-           !g_strcmp0(a->notes, b->notes) && !g_strcmp0(a->logs_lost_reason, b->logs_lost_reason);
+           !g_strcmp0(a->notes, b->notes) && !g_strcmp0(a->logs_lost_reason, b->logs_lost_reason) &&
+           !g_strcmp0(a->failure_reason, b->failure_reason);
 }
 
 /* ---- the reader thread's state ------------------------------------------------ */

@@ -18,6 +18,7 @@ struct _TwRunItem {
     GObject parent_instance;
     gint64 id;
     char *name, *status, *duration, *host;
+    char *failure_reason; /* NULL unless the run failed and said why */
     gint64 pid;
     tw_run_status state;
     double start_time, end_time;
@@ -63,6 +64,7 @@ static void tw_run_item_finalize(GObject *object)
     g_free(item->status);
     g_free(item->duration);
     g_free(item->host);
+    g_free(item->failure_reason);
     G_OBJECT_CLASS(tw_run_item_parent_class)->finalize(object);
 }
 
@@ -120,8 +122,10 @@ static char *run_tooltip(const TwRunItem *item)
 {
     GDateTime *start = g_date_time_new_from_unix_local((gint64)item->start_time);
     char *when = start ? g_date_time_format(start, "%Y-%m-%d %H:%M:%S") : g_strdup("?");
-    char *text = g_strdup_printf("%s\nStarted %s on %s (process %" G_GINT64_FORMAT ")", item->name, when,
-                                 item->host ? item->host : "?", item->pid);
+    char *text = g_strdup_printf("%s\nStarted %s on %s (process %" G_GINT64_FORMAT ")%s%s", item->name, when,
+                                 item->host ? item->host : "?", item->pid,
+                                 item->failure_reason ? "\nFailed: " : "",
+                                 item->failure_reason ? item->failure_reason : "");
     g_free(when);
     if (start)
         g_date_time_unref(start);
@@ -138,6 +142,10 @@ static void item_update(TwRunItem *item, const tw_run_info *run)
     if (g_strcmp0(item->host, run->host)) {
         g_free(item->host);
         item->host = g_strdup(run->host);
+    }
+    if (g_strcmp0(item->failure_reason, run->failure_reason)) {
+        g_free(item->failure_reason);
+        item->failure_reason = g_strdup(run->failure_reason);
     }
     set_string(item, &item->name, g_strdup(run->name), ITEM_PROP_NAME);
     set_string(item, &item->status, g_strdup(tw_run_status_name(run->status)), ITEM_PROP_STATUS);

@@ -1,5 +1,6 @@
 /* Keras' ModelCheckpoint as a fit callback, and reading back where a
  * checkpoint says training should resume. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,8 @@ struct tw_model_checkpoint {
     char *path, *monitor, *model_json, *settings_json;
     bool maximize;
     double best;
-    int saves;
+    int saves, failures;
+    char *error; /* the last failed save's message */
 };
 
 tw_model_checkpoint *tw_model_checkpoint_new(const char *path, const char *monitor, const char *model_json,
@@ -42,6 +44,11 @@ int tw_model_checkpoint_save_now(tw_model_checkpoint *mc, tw_model *model, int e
     int rc = tw_checkpoint_save(mc->path, model, tw_model_optimizer(model), mc->model_json, config);
     g_free(config);
     mc->saves += rc == 0;
+    if (rc) {
+        mc->failures++;
+        g_free(mc->error);
+        mc->error = g_strdup(tw_last_error());
+    }
     return rc;
 }
 
@@ -56,7 +63,10 @@ static int on_epoch_end(tw_model *model, const tw_progress *p, const tw_logs *lo
             return 0;
         mc->best = v;
     }
-    return tw_model_checkpoint_save_now(mc, model, p->epoch + 1, 0);
+    /* A save that fails (a full disk) left the previous checkpoint as it
+     * was; training goes on and the caller reports mc->error. */
+    tw_model_checkpoint_save_now(mc, model, p->epoch + 1, 0);
+    return 0;
 }
 
 tw_callback tw_model_checkpoint_callback(tw_model_checkpoint *mc)
@@ -69,6 +79,16 @@ int tw_model_checkpoint_saves(const tw_model_checkpoint *mc)
     return mc->saves;
 }
 
+int tw_model_checkpoint_failures(const tw_model_checkpoint *mc)
+{
+    return mc->failures;
+}
+
+const char *tw_model_checkpoint_error(const tw_model_checkpoint *mc)
+{
+    return mc->error;
+}
+
 void tw_model_checkpoint_free(tw_model_checkpoint *mc)
 {
     if (!mc)
@@ -77,6 +97,7 @@ void tw_model_checkpoint_free(tw_model_checkpoint *mc)
     g_free(mc->monitor);
     g_free(mc->model_json);
     g_free(mc->settings_json);
+    g_free(mc->error);
     g_free(mc);
 }
 
@@ -89,13 +110,20 @@ int tw_checkpoint_resume_position(const char *path, int *epoch, int64_t *step)
         return -1;
     JsonParser *parser = json_parser_new();
     int rc = 0;
+    gint64 e = 0;
     if (json_parser_load_from_data(parser, config, -1, NULL) && JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
         JsonObject *o = json_node_get_object(json_parser_get_root(parser));
-        *epoch = (int)json_object_get_int_member_with_default(o, "epoch", 0);
+        e = json_object_get_int_member_with_default(o, "epoch", 0);
         *step = json_object_get_int_member_with_default(o, "step", 0);
     }
-    if (*epoch < 0 || *step < 0)
-        rc = tw_error_set("%s: the training config says epoch %d, step %lld", path, *epoch, (long long)*step);
+    /* The caller checks the step against its data's batches. */
+    if (e < 0 || e > INT_MAX || *step < 0) {
+        rc = tw_error_set("%s: the training config says epoch %lld, step %lld: not a position to resume at", path,
+                          (long long)e, (long long)*step);
+        e = 0;
+        *step = 0;
+    }
+    *epoch = (int)e;
     g_object_unref(parser);
     free(config);
     return rc;

@@ -87,10 +87,10 @@ void *tw__chunk_pack(const tw_chunk *c, int *size)
     return blob;
 }
 
-int tw__chunk_unpack(const void *blob, int size, int64_t chunk_id, tw_chunk *c)
+int tw__chunk_unpack(const char *path, const void *blob, int size, int64_t chunk_id, tw_chunk *c)
 {
     if (!blob || size <= 0 || size % POINT_BYTES != 0 || size / POINT_BYTES > TW_CHUNK_POINTS)
-        return tw_error_set("run database: scalar chunk %lld: %d bytes is not 1 to %d points of %d bytes",
+        return tw_error_set("%s: scalar chunk %lld: %d bytes is not 1 to %d points of %d bytes", path,
                             (long long)chunk_id, size, TW_CHUNK_POINTS, POINT_BYTES);
     const uint8_t *in = blob;
     int n = size / POINT_BYTES;

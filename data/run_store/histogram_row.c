@@ -31,14 +31,14 @@ int tw__histogram_bind(sqlite3_stmt *stmt, int first, const tw_histogram *h)
     return 0;
 }
 
-int tw__histogram_read(sqlite3_stmt *stmt, int first, int64_t id, tw_histogram *h)
+int tw__histogram_read(const char *path, sqlite3_stmt *stmt, int first, int64_t id, tw_histogram *h)
 {
     int i = first;
     int nbuckets = sqlite3_column_int(stmt, i + 7);
     const uint8_t *blob = sqlite3_column_blob(stmt, i + 8);
     int size = sqlite3_column_bytes(stmt, i + 8);
     if (nbuckets < 0 || size != (int64_t)nbuckets * 8 || (nbuckets > 0 && !blob))
-        return tw_error_set("run database: histogram %lld: %d bytes of buckets for %d buckets", (long long)id, size,
+        return tw_error_set("%s: histogram %lld: %d bytes of buckets for %d buckets", path, (long long)id, size,
                             nbuckets);
     *h = (tw_histogram){
         .step = sqlite3_column_int64(stmt, i),

@@ -4,6 +4,7 @@
  * (pids are reused), means the writer died without closing the run. Runs
  * of other hosts cannot be judged and stay as they are. */
 #include <glib.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +45,24 @@ bool tw__writer_dead(const char *host, int64_t pid, int64_t process_start_time)
     return now < 0 || now != process_start_time;
 }
 
+double tw__run_last_row_time(sqlite3 *db, int64_t run_id)
+{
+    static const char sql[] =
+        "SELECT max(t) FROM ("
+        "  SELECT start_time AS t FROM runs WHERE id = ?1"
+        "  UNION ALL SELECT max(c.last_wall_time) FROM scalar_chunks c JOIN tags g ON g.id = c.tag_id "
+        "    WHERE g.run_id = ?1"
+        "  UNION ALL SELECT max(h.wall_time) FROM histograms h JOIN tags g ON g.id = h.tag_id WHERE g.run_id = ?1"
+        "  UNION ALL SELECT max(x.wall_time) FROM texts x JOIN tags g ON g.id = x.tag_id WHERE g.run_id = ?1)";
+    sqlite3_stmt *stmt = NULL;
+    double t = NAN;
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) == SQLITE_OK && sqlite3_bind_int64(stmt, 1, run_id) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL)
+        t = sqlite3_column_double(stmt, 0);
+    sqlite3_finalize(stmt);
+    return t;
+}
+
 /* The ids of this host's running runs whose writer is dead. */
 static int find_dead(sqlite3 *db, const char *path, GArray *ids)
 {
@@ -78,8 +97,10 @@ int tw__store_mark_interrupted(sqlite3 *db, const char *path)
                                     "WHERE id = ?1 AND status = 'running'",
                                     -1, &mark, NULL);
         for (guint i = 0; rc == SQLITE_OK && i < ids->len; i++) {
-            sqlite3_bind_int64(mark, 1, g_array_index(ids, int64_t, i));
-            sqlite3_bind_double(mark, 2, g_get_real_time() / 1e6);
+            int64_t id = g_array_index(ids, int64_t, i);
+            double end = tw__run_last_row_time(db, id);
+            sqlite3_bind_int64(mark, 1, id);
+            sqlite3_bind_double(mark, 2, isnan(end) ? g_get_real_time() / 1e6 : end);
             rc = sqlite3_step(mark) == SQLITE_DONE ? sqlite3_reset(mark) : sqlite3_errcode(db);
         }
         sqlite3_finalize(mark);

@@ -182,7 +182,7 @@ static int add_decoded(reduction *r, tw_run_store *store, sqlite3_stmt *points, 
     int rc = sqlite3_bind_int64(points, 1, id);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(points);
-    int status = rc == SQLITE_ROW ? tw__chunk_unpack(sqlite3_column_blob(points, 0), sqlite3_column_bytes(points, 0),
+    int status = rc == SQLITE_ROW ? tw__chunk_unpack(store->path, sqlite3_column_blob(points, 0), sqlite3_column_bytes(points, 0),
                                                      id, chunk)
                                   : tw__store_sqlite_error(store->db, store->path, "cannot read a chunk");
     sqlite3_reset(points);

@@ -140,7 +140,7 @@ int tw_run_store_read_scalars(tw_run_store *store, int64_t tag_id, tw_series_cur
     while (status == 0 && (max == 0 || *n < max) && rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(stmt, 0);
         rc = SQLITE_OK;
-        status = tw__chunk_unpack(sqlite3_column_blob(stmt, 1), sqlite3_column_bytes(stmt, 1), id, chunk);
+        status = tw__chunk_unpack(store->path, sqlite3_column_blob(stmt, 1), sqlite3_column_bytes(stmt, 1), id, chunk);
         if (status)
             break;
         int start = id == at.chunk ? (int)MIN(at.index, chunk->n) : 0;
@@ -225,7 +225,7 @@ int tw_run_store_read_scalar_range(tw_run_store *store, int64_t tag_id, tw_axis 
     int status = 0;
     while (status == 0 && (max == 0 || *n < max) && rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         rc = SQLITE_OK;
-        status = tw__chunk_unpack(sqlite3_column_blob(stmt, 1), sqlite3_column_bytes(stmt, 1),
+        status = tw__chunk_unpack(store->path, sqlite3_column_blob(stmt, 1), sqlite3_column_bytes(stmt, 1),
                                   sqlite3_column_int64(stmt, 0), chunk);
         if (status == 0)
             status = append_range(chunk, axis, lo, hi, max, points, n, &capacity);
@@ -284,7 +284,7 @@ static int read_histogram(tw_run_store *store, sqlite3_stmt *row, int64_t id, tw
     int rc = sqlite3_bind_int64(row, 1, id);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(row);
-    int status = rc == SQLITE_ROW ? tw__histogram_read(row, 0, id, h)
+    int status = rc == SQLITE_ROW ? tw__histogram_read(store->path, row, 0, id, h)
                                   : tw__store_sqlite_error(store->db, store->path, "cannot read a histogram");
     sqlite3_reset(row);
     return status;

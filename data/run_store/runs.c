@@ -64,12 +64,14 @@ tw_run_store *tw_run_store_open(const char *path, unsigned flags)
         }
     }
     sqlite3 *db = tw__store_connect(file, read_only);
-    if (!db) {
+    int version = db ? tw__store_schema_version(db, file) : -1;
+    if (version < 0) {
+        sqlite3_close(db);
         g_free(file);
         return NULL;
     }
     tw_run_store *store = g_new(tw_run_store, 1);
-    *store = (tw_run_store){db, file, read_only};
+    *store = (tw_run_store){db, file, read_only, version};
     return store;
 }
 
@@ -91,7 +93,15 @@ const char *tw_run_store_path(const tw_run_store *store)
 
 #define RUN_COLUMNS                                                                                                  \
     "id, name, status, start_time, end_time, host, pid, process_start_time, model_json, hparams_json, "              \
-    "metrics_json, notes, logs_lost_from_step, logs_lost_reason"
+    "metrics_json, notes, logs_lost_from_step, logs_lost_reason, "
+
+/* "SELECT <the run columns> FROM runs <rest>" (g_free): a schema-1 file,
+ * read as it is, has no failure_reason. */
+static char *select_runs(const tw_run_store *store, const char *rest)
+{
+    return g_strconcat("SELECT " RUN_COLUMNS, store->version >= 2 ? "failure_reason" : "NULL", " FROM runs ", rest,
+                       NULL);
+}
 
 static char *column_text(sqlite3_stmt *stmt, int i)
 {
@@ -118,13 +128,14 @@ static void read_run(const tw_run_store *store, sqlite3_stmt *stmt, tw_run_info 
         .notes = column_text(stmt, 11),
         .logs_lost_from_step = sqlite3_column_type(stmt, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(stmt, 12),
         .logs_lost_reason = column_text(stmt, 13),
+        .failure_reason = column_text(stmt, 14),
     };
     if (!run->notes)
         run->notes = g_strdup("");
     if (store->read_only && run->status == TW_RUN_RUNNING &&
         tw__writer_dead(run->host, run->pid, sqlite3_column_int64(stmt, 7))) {
         run->status = TW_RUN_INTERRUPTED;
-        run->end_time = g_get_real_time() / 1e6;
+        run->end_time = tw__run_last_row_time(store->db, run->id);
     }
 }
 
@@ -137,6 +148,7 @@ void tw_run_info_clear(tw_run_info *run)
     g_free(run->metrics_json);
     g_free(run->notes);
     g_free(run->logs_lost_reason);
+    g_free(run->failure_reason);
     *run = (tw_run_info){0};
 }
 
@@ -152,8 +164,9 @@ int tw_run_store_list_runs(tw_run_store *store, tw_run_info **runs, int *n)
     *runs = NULL;
     *n = 0;
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(store->db, "SELECT " RUN_COLUMNS " FROM runs ORDER BY start_time, id", -1, &stmt,
-                                NULL);
+    char *sql = select_runs(store, "ORDER BY start_time, id");
+    int rc = sqlite3_prepare_v2(store->db, sql, -1, &stmt, NULL);
+    g_free(sql);
     GArray *list = g_array_new(FALSE, FALSE, sizeof(tw_run_info));
     while (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         tw_run_info run;
@@ -177,7 +190,9 @@ int tw_run_store_get_run(tw_run_store *store, const char *name, tw_run_info *run
 {
     *run = (tw_run_info){0};
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(store->db, "SELECT " RUN_COLUMNS " FROM runs WHERE name = ?1", -1, &stmt, NULL);
+    char *sql = select_runs(store, "WHERE name = ?1");
+    int rc = sqlite3_prepare_v2(store->db, sql, -1, &stmt, NULL);
+    g_free(sql);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
     if (rc == SQLITE_OK)

@@ -92,8 +92,15 @@ static int create_v1(sqlite3 *db, const char *path)
     return status;
 }
 
-/* steps[v] takes schema v to v + 1: version 2 is one more function here. */
-static const tw_migration schema_steps[TW_SCHEMA_VERSION] = {create_v1};
+/* ---- version 2: why a run failed ------------------------------------------- */
+
+static int migrate_v2(sqlite3 *db, const char *path)
+{
+    return tw__store_exec(db, path, "ALTER TABLE runs ADD COLUMN failure_reason TEXT");
+}
+
+/* steps[v] takes schema v to v + 1. */
+static const tw_migration schema_steps[TW_SCHEMA_VERSION] = {create_v1, migrate_v2};
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -129,6 +136,12 @@ static int query_int(sqlite3 *db, const char *path, const char *sql, int64_t *va
     return rc == SQLITE_ROW ? 0 : -1;
 }
 
+int tw__store_schema_version(sqlite3 *db, const char *path)
+{
+    int64_t version = -1;
+    return query_int(db, path, "PRAGMA user_version", &version) ? -1 : (int)version;
+}
+
 static int set_user_version(sqlite3 *db, const char *path, int version)
 {
     char *sql = g_strdup_printf("PRAGMA user_version = %d", version);
@@ -149,10 +162,8 @@ static int check_version(const char *path, int64_t version, int latest, bool rea
         return tw_error_set("%s: unknown run database schema %lld", path, (long long)version);
     if (read_only && version == 0)
         return tw_error_set("%s: an empty file, not a run database yet", path);
-    if (read_only && version < latest)
-        return tw_error_set("%s: schema %lld is older than this Tensor Workbench's %d: open the file for writing "
-                            "once to upgrade it",
-                            path, (long long)version, latest);
+    /* A read-only open reads an older file as it is (the columns it lacks
+     * read as NULL): it may be in a folder nobody can write to. */
     return 0;
 }
 
@@ -192,7 +203,6 @@ static int inspect(sqlite3 *db, const char *path, bool read_only)
 
 static int configure(sqlite3 *db, const char *path, bool read_only)
 {
-    sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
     if (tw__store_exec(db, path, "PRAGMA foreign_keys = ON"))
         return -1;
     if (read_only)
@@ -211,14 +221,46 @@ static int configure(sqlite3 *db, const char *path, bool read_only)
     return ok ? 0 : -1;
 }
 
-static sqlite3 *open_file(const char *path, int flags)
+/* The busy timeout comes before the first query: a file another process
+ * is creating, migrating or checkpointing is locked for a moment, and
+ * without it that query fails at once with "database is locked". Readers
+ * and writers alike wait. */
+static sqlite3 *open_file(const char *path, const char *name, int flags)
 {
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(name, &db, flags, NULL) != SQLITE_OK) {
         tw_error_set("%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
         return NULL;
     }
+    sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
+    return db;
+}
+
+/* Whether a read-only connection cannot read the file as it is: a file in
+ * write-ahead-log mode needs its -shm beside it, which a folder (or mount)
+ * we cannot write to does not let SQLite create. */
+static bool needs_immutable(sqlite3 *db)
+{
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(stmt);
+    sqlite3_finalize(stmt);
+    rc &= 0xff;
+    return rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN;
+}
+
+/* The file opened as immutable: no locks, no side files. Only when the
+ * -shm could neither be opened nor created, so no writer can be using it
+ * (a writer always has the -shm). */
+static sqlite3 *open_immutable(const char *path)
+{
+    char *escaped = g_uri_escape_string(path, "/", TRUE);
+    char *uri = g_strconcat("file:", escaped, "?immutable=1", NULL);
+    sqlite3 *db = open_file(path, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
+    g_free(uri);
+    g_free(escaped);
     return db;
 }
 
@@ -226,7 +268,11 @@ static sqlite3 *open_file(const char *path, int flags)
  * when reading, or NULL when it is refused (untouched). */
 static sqlite3 *open_checked(const char *path, bool read_only)
 {
-    sqlite3 *db = open_file(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+    sqlite3 *db = open_file(path, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+    if (db && needs_immutable(db)) {
+        sqlite3_close(db);
+        db = open_immutable(path);
+    }
     if (db && (inspect(db, path, read_only) || (read_only && configure(db, path, true)))) {
         sqlite3_close(db);
         return NULL;
@@ -236,7 +282,7 @@ static sqlite3 *open_checked(const char *path, bool read_only)
 
 static sqlite3 *open_for_writing(const char *path)
 {
-    sqlite3 *db = open_file(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+    sqlite3 *db = open_file(path, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
     if (!db)
         return NULL;
     if (sqlite3_db_readonly(db, "main") == 1)

@@ -47,7 +47,7 @@
 
 #include "tw/run_store.h"
 
-#define TW_SCHEMA_VERSION 1
+#define TW_SCHEMA_VERSION 2
 /* PRAGMA application_id: "TWB1", so `file` and we can tell our files. */
 #define TW_APPLICATION_ID 0x54574231
 #define TW_CHUNK_POINTS 512
@@ -86,9 +86,10 @@ bool tw__chunk_accepts(const tw_chunk *c, int64_t step, double wall_time);
 #define TW_CHUNK_NCOLUMNS 13
 int tw__chunk_bind(sqlite3_stmt *stmt, int first, const tw_chunk *c);
 /* Pack into one blob (malloc'd, *size bytes) and back; unpack checks the
- * size against n and fails (-1, message naming the chunk) on a bad blob. */
+ * size against n and fails (-1, message naming the file at path and the
+ * chunk) on a bad blob. */
 void *tw__chunk_pack(const tw_chunk *c, int *size);
-int tw__chunk_unpack(const void *blob, int size, int64_t chunk_id, tw_chunk *c);
+int tw__chunk_unpack(const char *path, const void *blob, int size, int64_t chunk_id, tw_chunk *c);
 
 /* Histogram rows: the columns in tw__histogram_bind's order (9 parameters
  * from `first` on, NaN as NULL) and reading them back from a statement
@@ -97,7 +98,7 @@ int tw__chunk_unpack(const void *blob, int size, int64_t chunk_id, tw_chunk *c);
 #define TW_HISTOGRAM_COLUMNS "step, wall_time, count, min_value, max_value, sum, sum_squares, nbuckets, buckets"
 #define TW_HISTOGRAM_NCOLUMNS 9
 int tw__histogram_bind(sqlite3_stmt *stmt, int first, const tw_histogram *h);
-int tw__histogram_read(sqlite3_stmt *stmt, int first, int64_t id, tw_histogram *h);
+int tw__histogram_read(const char *path, sqlite3_stmt *stmt, int first, int64_t id, tw_histogram *h);
 
 /* Open the file (creating and migrating it unless read-only), in WAL mode
  * with a busy timeout, refusing newer or foreign files. On success the
@@ -113,12 +114,22 @@ sqlite3 *tw__store_connect(const char *path, bool read_only);
 typedef int (*tw_migration)(sqlite3 *db, const char *path);
 int tw__store_migrate(sqlite3 *db, const char *path, const tw_migration *steps, int latest);
 
+/* The file's schema version (PRAGMA user_version): a read-only store
+ * reads older files as they are. -1 with a message on error. */
+int tw__store_schema_version(sqlite3 *db, const char *path);
+
 /* A store handle (tw/run_store.h). */
 struct tw_run_store {
     sqlite3 *db;
     char *path;
     bool read_only;
+    int version; /* the file's schema */
 };
+
+/* When a run last wrote: the wall time of its newest row (scalar chunk,
+ * histogram, text), or its start time when it has none; NaN on error. An
+ * interrupted run ends there, not when the file is next opened. */
+double tw__run_last_row_time(sqlite3 *db, int64_t run_id);
 
 /* Mark as interrupted every running run of this host whose process is gone
  * (its pid no longer runs, or runs with another start time). */

@@ -39,6 +39,7 @@ struct tw_summary_writer {
     sqlite3 *db;     /* the thread's from open on; NULL when the file cannot be written */
     pthread_t thread;
     tw_run_status close_status;
+    char *close_reason; /* why the run failed, or NULL */
     _Atomic int busy_limit_ms;
     /* Failure, set once by the thread (or by open) and read by anyone. */
     _Atomic(char *) error;

@@ -59,7 +59,7 @@ static const char *const statement_sql[NSTATEMENTS] = {
     /* A resumed run keeps the step of an earlier loss. */
     [SET_LOST] = "UPDATE runs SET logs_lost_from_step = ?2, logs_lost_reason = ?3 "
                  "WHERE id = ?1 AND logs_lost_from_step IS NULL",
-    [FINISH] = "UPDATE runs SET status = ?2, end_time = ?3 WHERE id = ?1",
+    [FINISH] = "UPDATE runs SET status = ?2, end_time = ?3, failure_reason = ?4 WHERE id = ?1",
 };
 
 typedef struct {
@@ -220,7 +220,7 @@ static int reopen_last_chunk(writer_thread *t, tag_state *s)
     int rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(q, 0);
-        if (tw__chunk_unpack(sqlite3_column_blob(q, 1), sqlite3_column_bytes(q, 1), id, s->chunk) == 0 &&
+        if (tw__chunk_unpack(t->w->path, sqlite3_column_blob(q, 1), sqlite3_column_bytes(q, 1), id, s->chunk) == 0 &&
             s->chunk->n < TW_CHUNK_POINTS)
             s->chunk_id = id;
         else
@@ -391,6 +391,7 @@ static void finish_run(writer_thread *t)
     sqlite3_bind_int64(s, 1, t->w->run_id);
     sqlite3_bind_text(s, 2, tw_run_status_name(t->w->close_status), -1, SQLITE_STATIC);
     sqlite3_bind_double(s, 3, wall_clock());
+    sqlite3_bind_text(s, 4, t->w->close_reason, -1, SQLITE_STATIC);
     char why[512], *message;
     if (run_alone(t, s, atomic_load(&t->w->busy_limit_ms), why, sizeof why) == 0)
         return;

@@ -144,12 +144,20 @@ static int create_run(tw_summary_writer *w, const tw_summary_run_options *o)
 static int check_unwritable(tw_summary_writer *w, const tw_summary_run_options *o)
 {
     char *why = g_strdup(tw_last_error());
-    sqlite3 *db = tw__store_connect(w->path, true);
+    /* A new file in a folder we cannot write to: as a read-only file. */
+    char *folder = g_path_get_dirname(w->path);
+    bool cannot_create = !g_file_test(w->path, G_FILE_TEST_EXISTS) && g_file_test(folder, G_FILE_TEST_IS_DIR);
+    if (cannot_create && access(folder, W_OK) != 0) {
+        g_free(why);
+        why = g_strdup_printf("%s: cannot create the file in folder '%s': %s", w->path, folder, g_strerror(errno));
+    }
+    g_free(folder);
+    sqlite3 *db = cannot_create ? NULL : tw__store_connect(w->path, true);
     bool running = false;
-    int exists = db ? find_run(db, w->run_name, &(int64_t){0}, &running) : -1;
+    int exists = db ? find_run(db, w->run_name, &(int64_t){0}, &running) : cannot_create ? 0 : -1;
     sqlite3_close(db);
     int rc = 0;
-    if (!db || exists < 0)
+    if (exists < 0)
         rc = tw_error_set("%s", why);
     else if (refuse(w, o, exists, running))
         rc = -1;
@@ -175,6 +183,7 @@ static char *writer_path(const char *db_path)
 
 static void writer_free(tw_summary_writer *w)
 {
+    g_free(w->close_reason);
     sqlite3_close(w->db);
     tw__queue_destroy(&w->queue);
     g_free(w->path);
@@ -296,9 +305,15 @@ int tw_summary_flush(tw_summary_writer *w)
 
 int tw_summary_writer_close(tw_summary_writer *w, tw_run_status status)
 {
+    return tw_summary_writer_close_with_reason(w, status, NULL);
+}
+
+int tw_summary_writer_close_with_reason(tw_summary_writer *w, tw_run_status status, const char *reason)
+{
     if (!w)
         return 0;
     w->close_status = status;
+    w->close_reason = reason && *reason ? g_strdup(reason) : NULL;
     tw__queue_flush(&w->queue, true);
     pthread_join(w->thread, NULL);
     const char *error = atomic_load(&w->error);

@@ -292,8 +292,31 @@ typedef struct {
     tw_tensor *x, *y, *val_x, *val_y;
     tw_history *history;
     bool stop;
-    int64_t samples; /* trained on, over the fit */
+    int64_t samples;   /* trained on, over the fit */
+    double first_loss; /* the fit's first step's; NaN before it */
 } fit_run;
+
+/* Divergence that stays finite: Adam, RMSprop and Adagrad move each weight
+ * by at most about the learning rate per step, so at a huge rate the loss
+ * grows without ever overflowing (1e19 after a few epochs) where SGD's
+ * turns infinite. A running loss a million times the first step's (and
+ * over 1000) is no training any more: the fit stops as on a NaN. */
+#define DIVERGED_FACTOR 1e6
+#define DIVERGED_FLOOR 1e3
+
+static int check_divergence(fit_run *run, const tw_logs *logs)
+{
+    double loss = tw_logs_get(logs, "loss");
+    if (isnan(run->first_loss)) {
+        run->first_loss = loss;
+        return 0;
+    }
+    if (!(loss > DIVERGED_FLOOR && loss > DIVERGED_FACTOR * run->first_loss))
+        return 0;
+    return tw_error_set("the loss diverged: %.4g, over a million times the first step's %.4g (lower the learning "
+                        "rate)",
+                        loss, run->first_loss);
+}
 
 static int call_batch_callbacks(fit_run *run, const tw_progress *p, const tw_logs *logs)
 {
@@ -363,6 +386,11 @@ static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
         p.samples_per_second = p.elapsed > 0 ? (double)seen / p.elapsed : 0;
         logs->n = 0;
         tw__model_collect_logs(run->model, logs, "");
+        if (check_divergence(run, logs)) {
+            tw_error_set("fit: epoch %d, step %lld: %s", epoch + 1, (long long)p.step + 1, tw_last_error());
+            rc = -1;
+            break;
+        }
         rc = call_batch_callbacks(run, &p, logs);
         if (opt->stop_flag && *opt->stop_flag)
             run->stop = true;
@@ -456,7 +484,7 @@ tw_history *tw_model_fit(tw_model *model, tw_tensor *x, tw_tensor *y, const tw_f
 {
     tw_fit_options defaults = tw_fit_options_default();
     const tw_fit_options *opt = options ? options : &defaults;
-    fit_run run = {.model = model, .opt = opt};
+    fit_run run = {.model = model, .opt = opt, .first_loss = NAN};
     if (tw__model_check_compiled(model, "fit") || check_data("fit", x, y) || check_fit_options(opt))
         return NULL;
     tw_scope_begin();

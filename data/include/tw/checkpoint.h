@@ -94,14 +94,20 @@ char *tw_checkpoint_read_metadata(const char *path, const char *key);
  * caller's JSON object (optimizer, batch size, seed, ...; may be NULL);
  * model_json (may be NULL) goes in as is.
  * tw_model_checkpoint_save_now saves mid-epoch (Ctrl+C, the UI's Stop)
- * with the step to resume at. */
+ * with the step to resume at.
+ * A save at an epoch's end that fails (a full disk, say) does not stop the
+ * fit: the previous checkpoint stays as it was (saving is atomic), and
+ * tw_model_checkpoint_failures / _error tell the caller, who warns. */
 typedef struct tw_model_checkpoint tw_model_checkpoint;
 tw_model_checkpoint *tw_model_checkpoint_new(const char *path, const char *monitor, const char *model_json,
                                              const char *settings_json);
 tw_callback tw_model_checkpoint_callback(tw_model_checkpoint *mc);
 int tw_model_checkpoint_save_now(tw_model_checkpoint *mc, tw_model *model, int epoch, int64_t step);
-/* Times saved so far. */
+/* Times saved so far; saves that failed, and the last failure's message
+ * (NULL when none failed). */
 int tw_model_checkpoint_saves(const tw_model_checkpoint *mc);
+int tw_model_checkpoint_failures(const tw_model_checkpoint *mc);
+const char *tw_model_checkpoint_error(const tw_model_checkpoint *mc);
 void tw_model_checkpoint_free(tw_model_checkpoint *mc);
 /* Where a checkpoint says a resumed fit starts (0, 0 when it does not say). */
 int tw_checkpoint_resume_position(const char *path, int *epoch, int64_t *step);

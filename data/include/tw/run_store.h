@@ -14,7 +14,10 @@
  * PRAGMA user_version; older files are migrated when opened for writing,
  * newer ones are refused, and a file that is not a run database is refused
  * without being touched. Opening a file marks the runs whose writer process
- * has died (same host, process gone) as interrupted.
+ * has died (same host, process gone) as interrupted, ending at their last
+ * row. A file that cannot be written (a read-only folder or mount) is
+ * still read, read-only, without the side files write-ahead logging
+ * would add beside it.
  *
  * A store handle belongs to one thread at a time. Errors follow tw/error.h:
  * NULL or -1 and a message naming the file.
@@ -66,6 +69,7 @@ typedef struct {
     char *notes;        /* never NULL */
     int64_t logs_lost_from_step; /* -1 unless the writer lost logs (full disk, ...) from that step on */
     char *logs_lost_reason;      /* NULL unless it did */
+    char *failure_reason;        /* NULL unless the run failed and its writer said why (a NaN loss, ...) */
 } tw_run_info;
 
 /* Runs by start time, oldest first. */

@@ -15,10 +15,11 @@
  * process or several, on one file or several.
  *
  * When the file cannot be written (read-only, disk full, locked for too
- * long) the writer keeps the first message (tw_summary_writer_error), drops
- * what it cannot write, records in the run, when it still can, the step
- * from which logs were lost, and never makes the calls fail: training goes
- * on. Calls return -1 only for bad arguments (a NULL tag, a tag already used
+ * long) the writer keeps the first message (tw_summary_writer_error) and
+ * the first step lost (tw_summary_writer_lost_from_step), both set the
+ * moment a write fails, drops what it cannot write, records the step in
+ * the run at once when the file still takes that one small write (else at
+ * close), and never makes the calls fail: training goes on. Calls return -1 only for bad arguments (a NULL tag, a tag already used
  * with another kind of series).
  */
 #ifndef TW_SUMMARY_H
@@ -77,6 +78,9 @@ int tw_summary_flush(tw_summary_writer *w);
  * with the writer's error as the thread's message, when logs were lost;
  * the writer is freed either way. */
 int tw_summary_writer_close(tw_summary_writer *w, tw_run_status status);
+/* The same, storing why the run ended (its failure_reason, shown by `twb
+ * runs show` and the run list's tooltip); reason NULL or "" stores none. */
+int tw_summary_writer_close_with_reason(tw_summary_writer *w, tw_run_status status, const char *reason);
 
 /* NULL while all is well; else the first failure's message. */
 const char *tw_summary_writer_error(const tw_summary_writer *w);
