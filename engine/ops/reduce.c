@@ -136,7 +136,7 @@ static int extreme_backward(const tw_op_call *call, tw_tensor *const *outs, tw_t
         return reduce_run(KOP, call, outs);                                                            \
     }                                                                                                  \
     const tw_op_def tw_op_##NAME = {                                                                   \
-        .name = #NAME, .noutputs = 1, .infer = reduce_infer,                                           \
+        .name = #NAME, .noutputs = 1, .ninputs = 1, .infer = reduce_infer,                             \
         .kernel = {[TW_DEVICE_CPU] = NAME##_kernel}, .backward = BACKWARD,                             \
     };                                                                                                 \
     tw_tensor *tw_##NAME(tw_tensor *x, int naxes, const int *axes, bool keepdims)                      \
@@ -183,7 +183,10 @@ tw_tensor *tw_mean_all(tw_tensor *x)
 static int arg_infer(const tw_op_call *call, tw_desc *out)
 {
     tw_tensor *x = call->inputs[0];
-    int axis = (int)call->attrs->i[0];
+    int64_t axis = call->attrs->i[0]; /* normalised by the wrapper; a graph file's is checked here */
+    if (axis < 0 || axis >= x->ndim)
+        return tw_error_set("%s: axis %lld is out of range for a tensor of rank %d", call->op->name,
+                            (long long)axis, x->ndim);
     if (x->shape[axis] == 0)
         return tw__shape_error(call->op->name, "cannot take an index over an empty axis of shape", x);
     out->dtype = TW_INT64;
@@ -209,7 +212,7 @@ static int arg_run(twk_reduce_op kop, const tw_op_call *call, tw_tensor *const *
         return arg_run(KOP, call, outs);                                                               \
     }                                                                                                  \
     const tw_op_def tw_op_##NAME = {                                                                   \
-        .name = #NAME, .noutputs = 1, .flags = TW_OP_NOT_DIFFERENTIABLE, .infer = arg_infer,           \
+        .name = #NAME, .noutputs = 1, .ninputs = 1, .flags = TW_OP_NOT_DIFFERENTIABLE, .infer = arg_infer, \
         .kernel = {[TW_DEVICE_CPU] = NAME##_kernel},                                                   \
     };                                                                                                 \
     tw_tensor *tw_##NAME(tw_tensor *x, int axis)                                                       \
