@@ -104,7 +104,7 @@ static int custom_backward(const tw_op_call *call, tw_tensor *const *outs, tw_te
 
 const tw_op_def tw_op_custom = {
     .name = "custom",
-    .noutputs = 1,
+    .noutputs = 1, .ninputs = TW_OP_VARIADIC,
     .infer = custom_infer,
     .view = custom_view,
     .backward = custom_backward,

@@ -27,12 +27,19 @@ static void release_all(tw_tensor **outs, int n)
     }
 }
 
+int tw__check_arity(const tw_op_def *op, int ninputs)
+{
+    if (op->ninputs == TW_OP_VARIADIC || ninputs == op->ninputs)
+        return 0;
+    return tw_error_set("%s: takes %d input%s, got %d", op->name, op->ninputs, op->ninputs == 1 ? "" : "s", ninputs);
+}
+
 int tw_dispatch(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, const tw_attrs *attrs, void *ctx,
                 tw_tensor **outs)
 {
     for (int k = 0; k < op->noutputs; k++)
         outs[k] = NULL;
-    if (tw__check_inputs(op->name, ninputs, inputs) < 0)
+    if (tw__check_arity(op, ninputs) < 0 || tw__check_inputs(op->name, ninputs, inputs) < 0)
         return -1;
     tw_device device;
     if (check_devices(op, ninputs, inputs, &device) < 0)
@@ -42,6 +49,9 @@ int tw_dispatch(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, cons
     tw_desc descs[TW_MAX_OUTPUTS];
     if (op->infer(&call, descs) < 0)
         return -1;
+    for (int k = 0; k < op->noutputs; k++)
+        if (tw__check_shape(op->name, descs[k].ndim, descs[k].shape) < 0)
+            return -1;
     if (op->view) {
         outs[0] = op->view(&call, &descs[0]);
         if (!outs[0])

@@ -365,8 +365,14 @@ static int add_op(importer *im, const node_text *t)
     /* View ops whose attributes are the output shape read ni of them as dimensions. */
     if ((!strcmp(op->name, "reshape") || !strcmp(op->name, "broadcast_to")) && t->attrs.ni > TW_MAX_DIMS)
         return node_error(im, t->id, "'%s' to more than %d dimensions", op->name, TW_MAX_DIMS);
-    if (t->ninputs < 1)
-        return node_error(im, t->id, "an op node needs inputs");
+    bool variadic = op->ninputs == TW_OP_VARIADIC;
+    if (variadic ? t->ninputs < 1 : t->ninputs != op->ninputs) {
+        char count[16] = "one or more";
+        if (!variadic)
+            snprintf(count, sizeof count, "%d", op->ninputs);
+        return node_error(im, t->id, "'%s' takes %s input%s; the node lists %d", op->name, count,
+                          op->ninputs == 1 ? "" : "s", t->ninputs);
+    }
     tw_tensor *stack[TW_MAX_INPUTS];
     tw_tensor **ins = t->ninputs <= TW_MAX_INPUTS ? stack : malloc(sizeof *ins * (size_t)t->ninputs);
     if (!ins)
@@ -421,6 +427,13 @@ static int read_subgraph(const importer *im, const node_text *t, const tw_json *
 static int add_control(importer *im, const node_text *t, const tw_json *n, tw_node_kind kind)
 {
     const tw_json *subs = array_member(n, "subgraphs");
+    /* A traced loop may be unbounded (tw_while_loop with max_iterations 0);
+     * one read from a file must not hang the program that runs it. */
+    if (kind == TW_NODE_WHILE && t->attrs.ni >= 1 && t->attrs.i[0] <= 0)
+        return node_error(im, t->id,
+                          "a while node read from a file needs max_iterations of at least 1 (attrs.ints[0] is "
+                          "%lld): an unbounded loop could run forever",
+                          (long long)t->attrs.i[0]);
     if (!subs || subs->count != 2)
         return node_error(im, t->id, "a '%s' node needs \"subgraphs\", an array of two", t->op);
     tw_gsub *gs = calloc(2, sizeof *gs);

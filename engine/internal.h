@@ -48,7 +48,11 @@ tw_tensor *tw__tensor_new(tw_dtype dtype, int ndim, const int64_t *shape, tw_dev
 /* A new tensor header over existing storage (a view); owned by the caller. */
 tw_tensor *tw__tensor_view(tw_tensor *base, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset);
 void tw__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
+/* The element count; the shape must have passed tw__check_shape. */
 int64_t tw__numel(int ndim, const int64_t *shape);
+/* 0, or -1 with "OP: shape (...) has more than INT64_MAX elements" (or "OP:
+ * negative dimension in shape (...)"): every shape a tensor takes passes it. */
+int tw__check_shape(const char *op, int ndim, const int64_t *shape);
 /* Raw data pointer of element 0 (storage data + offset). */
 static inline void *tw__data(const tw_tensor *t)
 {
@@ -119,9 +123,16 @@ enum {
     TW_OP_STATEFUL = 1 << 1,
 };
 
+/* tw_op_def.ninputs of an op whose infer checks the count itself. */
+#define TW_OP_VARIADIC (-1)
+
 struct tw_op_def {
     const char *name;
     int noutputs;
+    /* Inputs it takes (its infer and kernel read exactly these), or
+     * TW_OP_VARIADIC. Dispatch and the graph reader check it
+     * (tw__check_arity) before infer runs. */
+    int ninputs;
     unsigned flags;
     /* Validate inputs and attrs; describe each output. On bad input set the
      * error (naming the op and the shapes) and return -1. */
@@ -149,6 +160,8 @@ struct tw_op_def {
  * outs receives op->noutputs tensors. Returns 0 or -1 (error set). */
 int tw_dispatch(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, const tw_attrs *attrs, void *ctx,
                 tw_tensor **outs);
+/* -1 with "OP: takes N inputs, got M" unless ninputs fits op->ninputs. */
+int tw__check_arity(const tw_op_def *op, int ninputs);
 /* Single-output convenience; NULL on failure. */
 tw_tensor *tw_dispatch1(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, const tw_attrs *attrs);
 

@@ -16,6 +16,20 @@ int64_t tw__numel(int ndim, const int64_t *shape)
     return n;
 }
 
+int tw__check_shape(const char *op, int ndim, const int64_t *shape)
+{
+    char buf[160];
+    int64_t n = 1; /* zeros count as ones: contiguous strides multiply the other sizes all the same */
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 0)
+            return tw_error_set("%s: negative dimension in shape %s", op, tw_shape_str(ndim, shape, buf, sizeof buf));
+        if (__builtin_mul_overflow(n, shape[d] ? shape[d] : 1, &n))
+            return tw_error_set("%s: shape %s has more than INT64_MAX elements", op,
+                                tw_shape_str(ndim, shape, buf, sizeof buf));
+    }
+    return 0;
+}
+
 void tw__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
 {
     int64_t s = 1;
@@ -52,17 +66,18 @@ tw_tensor *tw__tensor_new(tw_dtype dtype, int ndim, const int64_t *shape, tw_dev
         tw_error_set("tensor: rank %d is outside 0..%d", ndim, TW_MAX_DIMS);
         return NULL;
     }
-    for (int d = 0; d < ndim; d++) {
-        if (shape[d] < 0) {
-            char buf[160];
-            tw_error_set("tensor: negative dimension in shape %s", tw_shape_str(ndim, shape, buf, sizeof buf));
-            return NULL;
-        }
+    if (tw__check_shape("tensor", ndim, shape) < 0)
+        return NULL;
+    size_t bytes;
+    if (__builtin_mul_overflow((size_t)tw__numel(ndim, shape), tw_dtype_size(dtype), &bytes)) {
+        char buf[160];
+        tw_error_set("tensor: shape %s of %s needs more bytes than memory can address",
+                     tw_shape_str(ndim, shape, buf, sizeof buf), tw_dtype_name(dtype));
+        return NULL;
     }
     tw_tensor *t = header_new(dtype, ndim, shape);
     if (!t)
         return NULL;
-    size_t bytes = (size_t)t->numel * tw_dtype_size(dtype);
     t->storage = tw__storage_new(bytes ? bytes : 1, device);
     if (!t->storage) {
         tw__header_free(t);

@@ -110,7 +110,7 @@ static int assign_sub_kernel(const tw_op_call *call, tw_tensor *const *outs) { r
 
 #define ASSIGN_OP(NAME)                                                                                   \
     const tw_op_def tw_op_##NAME = {                                                                     \
-        .name = #NAME, .noutputs = 0, .flags = TW_OP_NOT_DIFFERENTIABLE | TW_OP_STATEFUL,                \
+        .name = #NAME, .noutputs = 0, .ninputs = 2, .flags = TW_OP_NOT_DIFFERENTIABLE | TW_OP_STATEFUL,  \
         .infer = assign_infer, .kernel = {[TW_DEVICE_CPU] = NAME##_kernel},                             \
     };                                                                                                   \
     int tw_##NAME(tw_tensor *v, tw_tensor *value)                                                        \

@@ -10,6 +10,8 @@
 
 #include "tw/checkpoint.h"
 #include "tw/data.h"
+#include "tw/function.h"
+#include "tw/graph_file.h"
 #include "tw/model_file.h"
 
 #include "scratch_tree.h"
@@ -151,10 +153,71 @@ static void test_bad_input(fixture *f, gconstpointer data)
     tw_scope_end();
 }
 
+/* ---- graph files that must be refused, not crash or hang --------------------- */
+
+static void write_graph_file(const char *path, const char *json)
+{
+    const char *keys[] = {"format", "version", "graph"}, *values[] = {TW_GRAPH_FILE_FORMAT, "1", json};
+    g_assert_cmpint(tw_safetensors_write(path, 0, NULL, NULL, 3, keys, values), ==, 0);
+}
+
+/* Stops at once for a start of zeros (so tracing it ends), never for a
+ * positive one. */
+static int positive(tw_tensor *const *v, int n, tw_tensor **out, int max, void *user_data)
+{
+    out[0] = tw_greater(tw_sum_all(v[0]), tw_scalar(0));
+    return 1;
+}
+
+static int increment(tw_tensor *const *v, int n, tw_tensor **out, int max, void *user_data)
+{
+    out[0] = tw_add_scalar(v[0], 1);
+    return 1;
+}
+
+static int forever(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    return tw_while_loop(positive, increment, NULL, 1, in, out, 0);
+}
+
+/* An add with one input segfaulted run-graph; a loop with no bound and a
+ * condition that always holds never stopped. Both exit 1 naming the node. */
+static void test_refused_graphs(fixture *f, gconstpointer data)
+{
+    (void)data;
+    tw_scope_begin();
+    g_assert_cmpint(tw_npy_save(f->x, uniform(11, TW_SHAPE(2, 3))), ==, 0);
+    write_graph_file(f->graph,
+                     "{\"format\": \"twb-graph\", \"version\": 1, \"function\": \"f\", \"inputs\": [0], "
+                     "\"outputs\": [[1, 0]], \"variables\": [], \"nodes\": [{\"id\": 0, \"op\": \"input\", "
+                     "\"name\": \"x\", \"scope\": \"\", \"inputs\": [], \"outputs\": [{\"dtype\": \"float32\", "
+                     "\"shape\": [2, 3]}], \"attrs\": {\"ints\": [], \"floats\": []}}, {\"id\": 1, \"op\": \"add\", "
+                     "\"name\": \"sum\", \"scope\": \"\", \"inputs\": [[0, 0]], \"outputs\": [{\"dtype\": "
+                     "\"float32\", \"shape\": [2, 3]}], \"attrs\": {\"ints\": [], \"floats\": []}}]}");
+    twb_run run = run_twb("run-graph", f->graph, "--input", f->x, NULL);
+    g_test_message("%s%s", run.out, run.err);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "graph JSON: node 1 'sum': 'add' takes 2 inputs; the node lists 1"));
+    twb_run_clear(&run);
+
+    tw_function *fn = tw_function_new("forever", forever, NULL);
+    tw_tensor *x = tw_zeros(TW_FLOAT32, TW_SHAPE(2, 3));
+    g_assert_cmpint(tw_graph_save(f->graph, tw_function_get_graph(fn, TW_TENSORS(x))), ==, 0);
+    tw_function_free(fn);
+    run = run_twb("run-graph", f->graph, "--input", f->x, NULL);
+    g_test_message("%s%s", run.out, run.err);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "a while node read from a file needs max_iterations of at least 1 "
+                                     "(attrs.ints[0] is 0): an unbounded loop could run forever"));
+    twb_run_clear(&run);
+    tw_scope_end();
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add("/cli/graph/trace_and_run", fixture, NULL, setup, test_trace_and_run, teardown);
     g_test_add("/cli/graph/bad_input", fixture, NULL, setup, test_bad_input, teardown);
+    g_test_add("/cli/graph/refused_graphs", fixture, NULL, setup, test_refused_graphs, teardown);
     return g_test_run();
 }

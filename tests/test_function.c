@@ -1211,6 +1211,158 @@ static void test_control_json_round_trip(void)
     tw_scope_end();
 }
 
+/* A deep MLP's traced training step: thousands of nodes whose values live
+ * until the backward pass reads them. Planning its memory took minutes (a
+ * cubic first fit over all values); now it is near-linear. Catastrophic
+ * bound only: seconds for a whole epoch of a 2,000-layer model. */
+static void test_memory_plan_deep_model(void)
+{
+    tw_scope_begin();
+    tw_model *model = tw_sequential_new("deep");
+    for (int i = 0; i < 2000; i++) {
+        tw_layer *d = tw_layer_new("Dense", NULL);
+        g_assert_cmpint(tw_layer_set(d, "units", "2"), ==, 0);
+        g_assert_cmpint(tw_layer_set(d, "activation", i < 1999 ? "relu" : "linear"), ==, 0);
+        g_assert_cmpint(tw_model_add(model, d), ==, 0);
+    }
+    g_assert_cmpint(tw_model_build(model, &(tw_shape){2, {-1, 2}}, 3), ==, 0);
+    tw_loss loss = tw_loss_default(TW_LOSS_MEAN_SQUARED_ERROR);
+    g_assert_cmpint(tw_model_compile(model, tw_optimizer_new_named("sgd", 0.01), &loss, 0, NULL), ==, 0);
+    tw_tensor *x = gc_tensor(70, -1, 1, TW_SHAPE(64, 2)), *y = gc_tensor(71, -1, 1, TW_SHAPE(64, 2));
+    tw_fit_options options = tw_fit_options_default();
+    options.batch_size = 32;
+    options.traced = TW_TRACE_ON;
+    GTimer *timer = g_timer_new();
+    tw_history *history = tw_model_fit(model, tw_cast(x, TW_FLOAT32), tw_cast(y, TW_FLOAT32), &options);
+    double seconds = g_timer_elapsed(timer, NULL);
+    if (!history)
+        g_error("fit: %s", tw_last_error());
+    const tw_graph *g = tw_model_train_step_graph(model);
+    g_assert_nonnull(g);
+    g_test_message("2,000 layers: %d nodes, arena %lld bytes, one epoch in %.2f s", g->nnodes,
+                   (long long)g->arena_bytes, seconds);
+    g_assert_cmpint(g->nnodes, >, 10000);
+    g_assert_cmpfloat(seconds, <, 30);
+    tw_history_free(history);
+    g_timer_destroy(timer);
+    tw_layer_unref(model);
+    tw_scope_end();
+}
+
+/* ---- graphs read from files: every op, any number of inputs ------------------ */
+
+/* input float32 (2, 3), then one node of op with ninputs inputs (all the
+ * input) and the op's outputs promised as float32 (2, 3), attrs as given. */
+static char *one_op_graph(const tw_op_def *op, int ninputs, const char *ints)
+{
+    GString *j = g_string_new("{\"format\": \"twb-graph\", \"version\": 1, \"function\": \"f\", \"inputs\": [0], "
+                              "\"outputs\": [[0, 0]], \"variables\": [], \"nodes\": [{\"id\": 0, \"op\": \"input\", "
+                              "\"name\": \"x\", \"scope\": \"\", \"inputs\": [], \"outputs\": [{\"dtype\": "
+                              "\"float32\", \"shape\": [2, 3]}], \"attrs\": {\"ints\": [], \"floats\": []}}, ");
+    g_string_append_printf(j, "{\"id\": 1, \"op\": \"%s\", \"name\": \"n\", \"scope\": \"\", \"inputs\": [", op->name);
+    for (int i = 0; i < ninputs; i++)
+        g_string_append(j, i ? ", [0, 0]" : "[0, 0]");
+    g_string_append(j, "], \"outputs\": [");
+    for (int k = 0; k < op->noutputs; k++)
+        g_string_append(j, k ? ", {\"dtype\": \"float32\", \"shape\": [2, 3]}" : "{\"dtype\": \"float32\", \"shape\": [2, 3]}");
+    g_string_append_printf(j, "], \"attrs\": {\"ints\": [%s], \"floats\": [0.5]}}]}", ints);
+    return g_string_free(j, FALSE);
+}
+
+/* An op node with fewer (or more) inputs than its op takes is refused
+ * naming the node and the op (an add with one input crashed twb
+ * run-graph); with the right count and odd attributes, reading and running
+ * fail with a message or work, never crash (run under ASan). */
+static void test_import_every_op_arity(void)
+{
+    static const char *const attrs[] = {"", "0", "-1", "1, 1, 1, 1, 1, 1, 1, 1, 1, 1", "9223372036854775807, 2, 3"};
+    int checked = 0;
+    for (const tw_op_def *const *op = tw_op_registry(); *op; op++) {
+        if ((*op)->ctx_ref)
+            continue; /* custom gradients cannot be read from a file */
+        for (int n = 0; n <= 4; n++) {
+            bool fits = (*op)->ninputs == TW_OP_VARIADIC ? n >= 1 : n == (*op)->ninputs;
+            for (size_t a = 0; a < (fits ? G_N_ELEMENTS(attrs) : 1); a++) {
+                char *json = one_op_graph(*op, n, attrs[a]);
+                tw_graph *g = tw_graph_from_json(json, NULL, NULL);
+                if (!fits) {
+                    char want[200];
+                    if ((*op)->ninputs == TW_OP_VARIADIC)
+                        snprintf(want, sizeof want, "graph JSON: node 1 'n': '%s' takes one or more inputs; the node lists %d",
+                                 (*op)->name, n);
+                    else
+                        snprintf(want, sizeof want, "graph JSON: node 1 'n': '%s' takes %d input%s; the node lists %d",
+                                 (*op)->name, (*op)->ninputs, (*op)->ninputs == 1 ? "" : "s", n);
+                    g_assert_null(g);
+                    g_assert_cmpstr(tw_last_error(), ==, want);
+                    checked++;
+                } else if (g) {
+                    tw_scope_begin();
+                    tw_tensor *x = tw_ones(TW_FLOAT32, TW_SHAPE(2, 3)), *y = NULL;
+                    tw_graph_run(g, 1, &x, &y, 1);
+                    tw_scope_end();
+                    tw_graph_unref(g);
+                }
+                g_free(json);
+            }
+        }
+    }
+    g_assert_cmpint(checked, >, 100);
+}
+
+/* A while node read from a file with max_iterations 0 (no limit) could run
+ * forever: it is refused; one with a bound reads back and stops there. */
+/* Stops at once for a start of zeros (so tracing it ends), never for a
+ * positive one. */
+static int positive(tw_tensor *const *v, int n, tw_tensor **out, int max, void *user_data)
+{
+    out[0] = tw_greater(tw_sum_all(v[0]), tw_scalar(0));
+    return 1;
+}
+
+static int increment(tw_tensor *const *v, int n, tw_tensor **out, int max, void *user_data)
+{
+    out[0] = tw_add_scalar(v[0], 1);
+    return 1;
+}
+
+static int forever(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
+{
+    return tw_while_loop(positive, increment, NULL, 1, in, out, *(int64_t *)user_data);
+}
+
+static void test_while_unbounded_import(void)
+{
+    tw_scope_begin();
+    int64_t limit = 0;
+    tw_function *f = tw_function_new("forever", forever, &limit);
+    tw_tensor *x = tw_zeros(TW_FLOAT64, TW_SHAPE(2));
+    const tw_graph *g = tw_function_get_graph(f, TW_TENSORS(x));
+    g_assert_nonnull(g);
+    char *json = tw_graph_json(g);
+    g_assert_null(tw_graph_from_json(json, same_tensors, (void *)g));
+    g_assert_nonnull(strstr(tw_last_error(), "graph JSON: node "));
+    g_assert_nonnull(strstr(tw_last_error(), "a while node read from a file needs max_iterations of at least 1 "
+                                             "(attrs.ints[0] is 0): an unbounded loop could run forever"));
+    free(json);
+    tw_function_free(f);
+    /* bounded: read back and run, stopping at the bound */
+    limit = 5;
+    f = tw_function_new("five", forever, &limit);
+    g = tw_function_get_graph(f, TW_TENSORS(x));
+    json = tw_graph_json(g);
+    tw_graph *back = tw_graph_from_json(json, same_tensors, (void *)g);
+    if (!back)
+        g_error("bounded loop read back: %s", tw_last_error());
+    tw_tensor *y = NULL;
+    g_assert_cmpint(tw_graph_run(back, TW_TENSORS(tw_ones(TW_FLOAT64, TW_SHAPE(2))), &y, 1), ==, 1);
+    g_assert_cmpfloat(value_at(y, 1), ==, 6);
+    tw_graph_unref(back);
+    free(json);
+    tw_function_free(f);
+    tw_scope_end();
+}
+
 /* d/dx sum(cond(...)[0]) and of the loop's root, traced under a tape and eagerly. */
 static int cond_loss(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user_data)
 {
@@ -1348,6 +1500,9 @@ int main(int argc, char **argv)
     g_test_add_func("/function/control-json-round-trip", test_control_json_round_trip);
     g_test_add_func("/function/control-gradients", test_control_gradients);
     g_test_add_func("/function/memory-plan", test_memory_plan);
+    g_test_add_func("/function/memory-plan-deep-model", test_memory_plan_deep_model);
+    g_test_add_func("/function/import-every-op-arity", test_import_every_op_arity);
+    g_test_add_func("/function/while-unbounded-import", test_while_unbounded_import);
     int rc = g_test_run();
     tw__pool_trim();
     return rc;

@@ -296,6 +296,37 @@ static void test_reduce_prod_zeros(void)
     tw_scope_end();
 }
 
+/* Groups with two and three zeros: the second derivative of prod(0, 0, c)
+ * by x0 and x1 is c, not 0 (the gradient's own gradient must see the other
+ * zero). Rows hold 2, 3 and 1 zeros; columns 0 to 2. */
+static void test_reduce_prod_zeros_second_order(void)
+{
+    tw_scope_begin();
+    tw_tensor *x = F64(TW_SHAPE(3, 4), 0, 1.5, 0, -2, 0, 0, 0, 0.5, 1.25, 0, -0.75, 2);
+    reduce_case rows = {tw_prod, 1, {1}, false}, cols = {tw_prod, 1, {0}, true}, all = {tw_prod, 0, {0}, false};
+    gc_check("prod with zeros, rows", apply_reduce, 1, &x, &rows);
+    gc_check_second("prod with two and three zeros, rows", apply_reduce, 1, &x, &rows);
+    gc_check_second("prod with zeros, columns", apply_reduce, 1, &x, &cols);
+    gc_check_second("prod with zeros, all", apply_reduce, 1, &x, &all);
+    /* by hand: d/dx1 (d/dx0 prod(x0, x1, 3)) at (0, 0) is 3 */
+    tw_tensor *v = F64(TW_SHAPE(3), 0, 0, 3);
+    tw_tape *outer = tw_tape_begin(false), *inner = tw_tape_begin(false);
+    tw_tape_watch(outer, v);
+    tw_tape_watch(inner, v);
+    tw_tensor *y = tw_prod(v, 0, NULL, false), *g = NULL, *h = NULL;
+    tw_tape_end(inner);
+    g_assert_cmpint(tw_tape_gradient(inner, y, 1, &v, &g), ==, 0);
+    tw_tensor *g0 = tw_sum_all(tw_slice(g, 0, 0, 1, 1));
+    tw_tape_end(outer);
+    g_assert_cmpint(tw_tape_gradient(outer, g0, 1, &v, &h), ==, 0);
+    tw_tape_free(inner);
+    tw_tape_free(outer);
+    g_assert_cmpfloat(tw_tensor_get(h, (int64_t[]){0}), ==, 0);
+    g_assert_cmpfloat(tw_tensor_get(h, (int64_t[]){1}), ==, 3);
+    g_assert_cmpfloat(tw_tensor_get(h, (int64_t[]){2}), ==, 0);
+    tw_scope_end();
+}
+
 /* Where the gradient jumps, the engine follows TensorFlow's conventions. */
 static tw_tensor *gradient_of(tw_tensor *(*f)(tw_tensor *), tw_tensor *x)
 {
@@ -710,6 +741,7 @@ int main(int argc, char **argv)
     g_test_add_func("/gradients/reduce/max-min", test_reduce_max_min);
     g_test_add_func("/gradients/reduce/prod", test_reduce_prod);
     g_test_add_func("/gradients/reduce/prod-zeros", test_reduce_prod_zeros);
+    g_test_add_func("/gradients/reduce/prod-zeros-second-order", test_reduce_prod_zeros_second_order);
     g_test_add_func("/gradients/reduce/variance-logsumexp", test_reduce_variance_logsumexp);
     g_test_add_func("/gradients/kink-conventions", test_kink_conventions);
     g_test_add_func("/gradients/reduce/misc", test_reduce_misc);

@@ -804,6 +804,41 @@ static void test_registered(void)
     }
 }
 
+/* Sequential inside Sequential, 40 deep: inferring, counting and building
+ * it asked every level's children twice (2^40 calls; depth 26 took 5 s).
+ * Catastrophic bound only: the whole of it well under 2 s. */
+static void test_deep_nesting(void)
+{
+    GTimer *timer = g_timer_new();
+    tw_layer *inner = LAYER("Dense", "dense", {"units", "3"});
+    for (int depth = 0; depth < 40; depth++) {
+        tw_model *outer = tw_sequential_new(NULL);
+        g_assert_cmpint(tw_model_add(outer, inner), ==, 0);
+        inner = outer;
+    }
+    tw_shape in = {2, {-1, 5}}, out;
+    int64_t trainable = 0, frozen = 0;
+    g_assert_cmpint(tw_layer_infer(inner, &in, &out, &trainable, &frozen), ==, 0);
+    g_assert_cmpint(out.ndim, ==, 2);
+    g_assert_cmpint(out.dims[1], ==, 3);
+    g_assert_cmpint(trainable, ==, 5 * 3 + 3);
+    g_assert_cmpint(frozen, ==, 0);
+    g_assert_cmpint(tw_model_build(inner, &in, 1), ==, 0);
+    int64_t total;
+    g_assert_cmpint(tw_model_count_params(inner, &total, &trainable, &frozen), ==, 0);
+    g_assert_cmpint(total, ==, 5 * 3 + 3);
+    tw_scope_begin();
+    tw_tensor *y = tw_model_call(inner, tw_ones(TW_FLOAT32, TW_SHAPE(4, 5)), false);
+    g_assert_nonnull(y);
+    g_assert_cmpint(tw_tensor_dim(y, 1), ==, 3);
+    tw_scope_end();
+    double seconds = g_timer_elapsed(timer, NULL);
+    g_test_message("40 nested models: %.3f s", seconds);
+    g_assert_cmpfloat(seconds, <, 2);
+    g_timer_destroy(timer);
+    tw_layer_unref(inner);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -827,6 +862,7 @@ int main(int argc, char **argv)
     g_test_add_func("/layers/restore", test_restore);
     g_test_add_func("/layers/constructors", test_constructors);
     g_test_add_func("/layers/registered", test_registered);
+    g_test_add_func("/layers/deep-nesting", test_deep_nesting);
     int rc = g_test_run();
     tw__pool_trim();
     return rc;

@@ -715,6 +715,31 @@ static void test_variance_logsumexp(void)
     tw_scope_end();
 }
 
+/* An empty group's logsumexp is log(0) = -inf, as in TensorFlow and PyTorch
+ * (it failed naming max); a kept empty axis gives an empty result. */
+static void test_logsumexp_empty(void)
+{
+    tw_scope_begin();
+    tw_tensor *e = tw_zeros(TW_FLOAT32, TW_SHAPE(3, 0));
+    tw_tensor *rows = tw_logsumexp(e, TW_AXES(1), false);
+    check_shape(rows, TW_SHAPE(3));
+    check_dtype(rows, TW_FLOAT32);
+    check_values(rows, 0, -INFINITY, -INFINITY, -INFINITY);
+    check_shape(tw_logsumexp(e, TW_AXES(-1), true), TW_SHAPE(3, 1));
+    check_values(tw_logsumexp(e, 0, NULL, false), 0, -INFINITY);
+    check_shape(tw_logsumexp(e, TW_AXES(0), false), TW_SHAPE(0));
+    /* the gradient of an empty group is empty */
+    tw_tensor *x = tw_zeros(TW_FLOAT64, TW_SHAPE(2, 0)), *g = NULL;
+    tw_tape *tape = tw_tape_begin(false);
+    tw_tape_watch(tape, x);
+    tw_tensor *y = tw_sum_all(tw_logsumexp(x, TW_AXES(1), false));
+    tw_tape_end(tape);
+    g_assert_cmpint(tw_tape_gradient(tape, y, 1, &x, &g), ==, 0);
+    tw_tape_free(tape);
+    check_shape(g, TW_SHAPE(2, 0));
+    tw_scope_end();
+}
+
 /* ---- matmul ------------------------------------------------------------------------------ */
 
 /* c against a loop over op(a) op(b), leading axes broadcast. */
@@ -1341,6 +1366,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ops/reduce/paths", test_reduce_paths);
     g_test_add_func("/ops/reduce/argmax-argmin", test_argmax_argmin);
     g_test_add_func("/ops/reduce/variance-logsumexp", test_variance_logsumexp);
+    g_test_add_func("/ops/reduce/logsumexp-empty", test_logsumexp_empty);
     g_test_add_func("/ops/matmul/2d", test_matmul_2d);
     g_test_add_func("/ops/matmul/batched", test_matmul_batched);
     g_test_add_func("/ops/matmul/strided-operands", test_matmul_strided_operands);

@@ -43,6 +43,38 @@ static void test_creation(void)
     tw_scope_end();
 }
 
+/* Sizes whose product passes INT64_MAX (signed overflow, undefined) are
+ * refused naming the op, wherever a shape is made: creation, reshape,
+ * broadcast_to, concat. */
+static void expect_too_large(const tw_tensor *t, const char *message)
+{
+    g_assert_null(t);
+    g_assert_cmpstr(tw_last_error(), ==, message);
+}
+
+static void test_shape_overflow(void)
+{
+    tw_scope_begin();
+    const int64_t big = (int64_t)1 << 32;
+    expect_too_large(tw_zeros(TW_FLOAT32, TW_SHAPE(big, big)),
+                     "tensor: shape (4294967296, 4294967296) has more than INT64_MAX elements");
+    expect_too_large(tw_tensor_empty(TW_UINT8, TW_SHAPE(0, big, big)),
+                     "tensor: shape (0, 4294967296, 4294967296) has more than INT64_MAX elements");
+    expect_too_large(tw_tensor_empty(TW_FLOAT64, TW_SHAPE((int64_t)1 << 62)),
+                     "tensor: shape (4611686018427387904,) of float64 needs more bytes than memory can address");
+    tw_tensor *one = tw_ones(TW_FLOAT32, TW_SHAPE(1));
+    expect_too_large(tw_broadcast_to(one, TW_SHAPE(big, big)),
+                     "broadcast_to: shape (4294967296, 4294967296) has more than INT64_MAX elements");
+    expect_too_large(tw_reshape(tw_zeros(TW_FLOAT32, TW_SHAPE(0)), TW_SHAPE(big, big, -1)),
+                     "reshape: shape (4294967296, 4294967296, -1) has more than INT64_MAX elements");
+    expect_too_large(tw_reshape(tw_zeros(TW_FLOAT32, TW_SHAPE(0)), TW_SHAPE(0, big, big)),
+                     "reshape: shape (0, 4294967296, 4294967296) has more than INT64_MAX elements");
+    tw_tensor *wide = tw_broadcast_to(one, TW_SHAPE((int64_t)1 << 62));
+    g_assert_nonnull(wide); /* a view: no memory behind its 2^62 elements */
+    expect_too_large(tw_concat(TW_TENSORS(wide, wide), 0), "concat: the sizes along axis 0 add up past INT64_MAX");
+    tw_scope_end();
+}
+
 static void test_views_alias(void)
 {
     tw_scope_begin();
@@ -150,6 +182,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/tensor/creation", test_creation);
+    g_test_add_func("/tensor/shape-overflow", test_shape_overflow);
     g_test_add_func("/tensor/views-alias", test_views_alias);
     g_test_add_func("/tensor/copy-to-and-cast", test_copy_to_and_cast);
     g_test_add_func("/tensor/devices", test_devices);

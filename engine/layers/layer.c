@@ -254,15 +254,32 @@ tw_dtype tw_layer_dtype(const tw_layer *layer)
     return layer->dtype;
 }
 
+/* A container's output is its children's in order, and its parameters are
+ * theirs: one walk gives both (asking its class's infer too would infer
+ * every child twice per level, exponential in the nesting depth). */
+static int infer_children(const tw_layer *layer, const tw_shape *input, tw_shape *out, int64_t *t, int64_t *nt)
+{
+    *out = *input;
+    for (int i = 0; i < layer->nchildren; i++) {
+        int64_t ct = 0, cnt = 0;
+        if (tw_layer_infer(layer->children[i], out, out, &ct, &cnt))
+            return -1;
+        *t += layer->trainable ? ct : 0;
+        *nt += cnt + (layer->trainable ? 0 : ct);
+    }
+    return 0;
+}
+
 int tw_layer_infer(const tw_layer *layer, const tw_shape *input, tw_shape *output, int64_t *trainable_params,
                    int64_t *non_trainable_params)
 {
     tw_weight_spec specs[TW_MAX_LAYER_WEIGHTS];
     int n = 0;
     tw_shape out;
-    if (layer->klass->infer(layer, input, &out, specs, &n))
-        return -1;
     int64_t t = 0, nt = 0;
+    if (layer->nchildren ? infer_children(layer, input, &out, &t, &nt)
+                         : layer->klass->infer(layer, input, &out, specs, &n))
+        return -1;
     for (int i = 0; i < n; i++) {
         int64_t count = tw_shape_numel(&specs[i].shape);
         char buf[96];
@@ -273,17 +290,6 @@ int tw_layer_infer(const tw_layer *layer, const tw_shape *input, tw_shape *outpu
             t += count;
         else
             nt += count;
-    }
-    /* Containers count their children (their infer reports no weights of their own). */
-    if (layer->nchildren) {
-        tw_shape shape = *input;
-        for (int i = 0; i < layer->nchildren; i++) {
-            int64_t ct = 0, cnt = 0;
-            if (tw_layer_infer(layer->children[i], &shape, &shape, &ct, &cnt))
-                return -1;
-            t += layer->trainable ? ct : 0;
-            nt += cnt + (layer->trainable ? 0 : ct);
-        }
     }
     if (output)
         *output = out;

@@ -6,18 +6,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "id_map.h"
 #include "model_internal.h"
 
+/* The children in order, walked once by tw_layer_infer (a Sequential holds
+ * no weights of its own). */
 static int sequential_infer(const tw_layer *self, const tw_shape *input, tw_shape *output, tw_weight_spec *weights,
                             int *nweights)
 {
-    tw_shape shape = *input;
-    for (int i = 0; i < self->nchildren; i++)
-        if (tw_layer_infer(self->children[i], &shape, &shape, NULL, NULL))
-            return -1;
-    *output = shape;
+    (void)weights;
     *nweights = 0;
-    return 0;
+    if (!self->nchildren) {
+        *output = *input;
+        return 0;
+    }
+    return tw_layer_infer(self, input, output, NULL, NULL);
 }
 
 static int sequential_build_children(tw_layer *self, const tw_shape *input, tw_rng *rng)
@@ -263,11 +266,13 @@ tw_tensor *tw_model_call(tw_model *model, tw_tensor *x, bool training)
 }
 
 /* ---- variables ------------------------------------------------------------ */
-static void list_push(tw_var_list *list, tw_tensor *t)
+/* seen: the ids listed so far, so a layer used twice contributes once and a
+ * deep model's list takes linear time. */
+static void list_push(tw_var_list *list, tw_id_map *seen, tw_tensor *t)
 {
-    for (int i = 0; i < list->n; i++)
-        if (list->items[i] == t)
-            return; /* a layer used twice contributes once */
+    if (tw_id_map_get(seen, t->id, NULL))
+        return;
+    tw_id_map_put(seen, t->id, NULL);
     if (list->n == list->capacity) {
         list->capacity = list->capacity ? 2 * list->capacity : 16;
         list->items = realloc(list->items, sizeof *list->items * list->capacity);
@@ -275,13 +280,20 @@ static void list_push(tw_var_list *list, tw_tensor *t)
     list->items[list->n++] = t;
 }
 
-static void gather(const tw_layer *layer, tw_var_list *list, bool trainable_only)
+static void gather_into(const tw_layer *layer, tw_var_list *list, tw_id_map *seen, bool trainable_only)
 {
     for (int i = 0; i < layer->nweights; i++)
         if (!trainable_only || tw_variable_trainable(layer->weights[i]))
-            list_push(list, layer->weights[i]);
+            list_push(list, seen, layer->weights[i]);
     for (int i = 0; i < layer->nchildren; i++)
-        gather(layer->children[i], list, trainable_only);
+        gather_into(layer->children[i], list, seen, trainable_only);
+}
+
+static void gather(const tw_layer *layer, tw_var_list *list, bool trainable_only)
+{
+    tw_id_map seen = {0};
+    gather_into(layer, list, &seen, trainable_only);
+    tw_id_map_clear(&seen);
 }
 
 tw_variables tw_model_trainable_variables(tw_model *model)

@@ -182,7 +182,7 @@ static int relu_grad_backward(const tw_op_call *call, tw_tensor *const *outs, tw
         return run_binary(KOP, call, outs);                                                          \
     }                                                                                                \
     const tw_op_def tw_op_##NAME = {                                                                 \
-        .name = #NAME, .noutputs = 1, .flags = FLAGS, .infer = INFER,                                \
+        .name = #NAME, .noutputs = 1, .ninputs = 2, .flags = FLAGS, .infer = INFER,                  \
         .kernel = {[TW_DEVICE_CPU] = NAME##_kernel}, .backward = BACKWARD,                           \
     };                                                                                               \
     tw_tensor *tw_##NAME(tw_tensor *a, tw_tensor *b)                                                 \
@@ -280,7 +280,7 @@ static int where_backward(const tw_op_call *call, tw_tensor *const *outs, tw_ten
 }
 
 const tw_op_def tw_op_where = {
-    .name = "where", .noutputs = 1, .infer = where_infer,
+    .name = "where", .noutputs = 1, .ninputs = 3, .infer = where_infer,
     .kernel = {[TW_DEVICE_CPU] = where_kernel}, .backward = where_backward,
 };
 

@@ -47,11 +47,17 @@ tw_tensor *tw_logsumexp(tw_tensor *x, int naxes, const int *axes, bool keepdims)
         tw_error_set("logsumexp: needs a float tensor, got %s", tw_dtype_name(x->dtype));
         return NULL;
     }
+    bool empty = x->numel == 0 && naxes == 0; /* an empty group: log(0) = -inf, as TensorFlow and PyTorch give */
+    for (int k = 0; k < naxes; k++)
+        empty |= x->shape[axes[k] < 0 ? axes[k] + x->ndim : axes[k]] == 0;
     tw_scope_begin();
-    /* Subtract the (constant) max for stability; rows of -inf keep it 0. */
-    tw_tensor *m = tw_stop_gradient(tw_max(x, naxes, axes, true));
-    tw_tensor *finite = tw_less(tw_abs(m), tw_scalar(INFINITY));
-    tw_tensor *shift = tw_where(finite, m, tw_scalar(0));
+    /* Subtract the (constant) max for stability; rows of -inf keep it 0.
+     * An empty group has no max: nothing to subtract. */
+    tw_tensor *shift = tw_scalar(0);
+    if (!empty) {
+        tw_tensor *m = tw_stop_gradient(tw_max(x, naxes, axes, true));
+        shift = tw_where(tw_less(tw_abs(m), tw_scalar(INFINITY)), m, shift);
+    }
     tw_tensor *r = tw_add(tw_log(tw_sum(tw_exp(tw_sub(x, shift)), naxes, axes, true)), shift);
     if (!keepdims && r)
         r = drop_reduced_axes(r, x, naxes, axes);

@@ -56,7 +56,8 @@ static int concat_infer(const tw_op_call *call, tw_desc *out)
     memcpy(out->shape, first->shape, sizeof(int64_t) * (size_t)first->ndim);
     int64_t total = 0;
     for (int i = 0; i < call->ninputs; i++)
-        total += IN(i)->shape[axis];
+        if (__builtin_add_overflow(total, IN(i)->shape[axis], &total))
+            return tw_error_set("concat: the sizes along axis %lld add up past INT64_MAX", (long long)axis);
     out->shape[axis] = total;
     return 0;
 }
@@ -96,7 +97,7 @@ static int concat_backward(const tw_op_call *call, tw_tensor *const *outs, tw_te
 }
 
 const tw_op_def tw_op_concat = {
-    .name = "concat", .noutputs = 1, .infer = concat_infer,
+    .name = "concat", .noutputs = 1, .ninputs = TW_OP_VARIADIC, .infer = concat_infer,
     .kernel = {[TW_DEVICE_CPU] = concat_kernel}, .backward = concat_backward,
 };
 

@@ -234,7 +234,7 @@ static int conv2d_backward(const tw_op_call *call, tw_tensor *const *outs, tw_te
 }
 
 const tw_op_def tw_op_conv2d = {
-    .name = "conv2d", .noutputs = 1, .infer = conv2d_infer,
+    .name = "conv2d", .noutputs = 1, .ninputs = 2, .infer = conv2d_infer,
     .kernel = {[TW_DEVICE_CPU] = conv2d_kernel}, .backward = conv2d_backward,
 };
 
@@ -276,7 +276,7 @@ static int backprop_input_backward(const tw_op_call *call, tw_tensor *const *out
 }
 
 const tw_op_def tw_op_conv2d_backprop_input = {
-    .name = "conv2d_backprop_input", .noutputs = 1, .infer = backprop_input_infer,
+    .name = "conv2d_backprop_input", .noutputs = 1, .ninputs = 2, .infer = backprop_input_infer,
     .kernel = {[TW_DEVICE_CPU] = backprop_input_kernel}, .backward = backprop_input_backward,
 };
 
@@ -318,7 +318,7 @@ static int backprop_filter_backward(const tw_op_call *call, tw_tensor *const *ou
 }
 
 const tw_op_def tw_op_conv2d_backprop_filter = {
-    .name = "conv2d_backprop_filter", .noutputs = 1, .infer = backprop_filter_infer,
+    .name = "conv2d_backprop_filter", .noutputs = 1, .ninputs = 2, .infer = backprop_filter_infer,
     .kernel = {[TW_DEVICE_CPU] = backprop_filter_kernel}, .backward = backprop_filter_backward,
 };
 

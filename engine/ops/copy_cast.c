@@ -31,7 +31,7 @@ static int copy_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tens
 }
 
 const tw_op_def tw_op_copy = {
-    .name = "copy", .noutputs = 1, .infer = copy_infer,
+    .name = "copy", .noutputs = 1, .ninputs = 1, .infer = copy_infer,
     .kernel = {[TW_DEVICE_CPU] = copy_kernel}, .backward = copy_backward,
 };
 
@@ -83,7 +83,7 @@ static int cast_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tens
 }
 
 const tw_op_def tw_op_cast = {
-    .name = "cast", .noutputs = 1, .infer = cast_infer,
+    .name = "cast", .noutputs = 1, .ninputs = 1, .infer = cast_infer,
     .kernel = {[TW_DEVICE_CPU] = cast_kernel}, .backward = cast_backward,
 };
 

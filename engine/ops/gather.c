@@ -108,7 +108,7 @@ static int gather_backward(const tw_op_call *call, tw_tensor *const *outs, tw_te
 }
 
 const tw_op_def tw_op_gather = {
-    .name = "gather", .noutputs = 1, .infer = gather_infer,
+    .name = "gather", .noutputs = 1, .ninputs = 2, .infer = gather_infer,
     .kernel = {[TW_DEVICE_CPU] = gather_kernel}, .backward = gather_backward,
 };
 
@@ -195,7 +195,7 @@ static int scatter_add_backward(const tw_op_call *call, tw_tensor *const *outs, 
 }
 
 const tw_op_def tw_op_scatter_add = {
-    .name = "scatter_add", .noutputs = 1, .infer = scatter_add_infer,
+    .name = "scatter_add", .noutputs = 1, .ninputs = 2, .infer = scatter_add_infer,
     .kernel = {[TW_DEVICE_CPU] = scatter_add_kernel}, .backward = scatter_add_backward,
 };
 

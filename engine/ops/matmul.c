@@ -129,7 +129,7 @@ static int matmul_backward(const tw_op_call *call, tw_tensor *const *outs, tw_te
 }
 
 const tw_op_def tw_op_matmul = {
-    .name = "matmul", .noutputs = 1, .infer = matmul_infer,
+    .name = "matmul", .noutputs = 1, .ninputs = 2, .infer = matmul_infer,
     .kernel = {[TW_DEVICE_CPU] = matmul_kernel}, .backward = matmul_backward,
 };
 

@@ -84,7 +84,7 @@ static int pad_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tenso
 }
 
 const tw_op_def tw_op_pad = {
-    .name = "pad", .noutputs = 1, .infer = pad_infer,
+    .name = "pad", .noutputs = 1, .ninputs = 1, .infer = pad_infer,
     .kernel = {[TW_DEVICE_CPU] = pad_kernel}, .backward = pad_backward,
 };
 
@@ -209,7 +209,7 @@ static int tile_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tens
 }
 
 const tw_op_def tw_op_tile = {
-    .name = "tile", .noutputs = 1, .infer = tile_infer,
+    .name = "tile", .noutputs = 1, .ninputs = 1, .infer = tile_infer,
     .kernel = {[TW_DEVICE_CPU] = tile_kernel}, .backward = tile_backward,
 };
 
@@ -263,7 +263,7 @@ static int one_hot_kernel(const tw_op_call *call, tw_tensor *const *outs)
 }
 
 const tw_op_def tw_op_one_hot = {
-    .name = "one_hot", .noutputs = 1, .flags = TW_OP_NOT_DIFFERENTIABLE, .infer = one_hot_infer,
+    .name = "one_hot", .noutputs = 1, .ninputs = 1, .flags = TW_OP_NOT_DIFFERENTIABLE, .infer = one_hot_infer,
     .kernel = {[TW_DEVICE_CPU] = one_hot_kernel},
 };
 

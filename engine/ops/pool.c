@@ -171,7 +171,7 @@ static int max_pool_backward(const tw_op_call *call, tw_tensor *const *outs, tw_
 }
 
 const tw_op_def tw_op_max_pool2d = {
-    .name = "max_pool2d", .noutputs = 1, .infer = max_pool_infer,
+    .name = "max_pool2d", .noutputs = 1, .ninputs = 1, .infer = max_pool_infer,
     .kernel = {[TW_DEVICE_CPU] = max_pool_kernel}, .backward = max_pool_backward,
 };
 
@@ -227,7 +227,7 @@ static int max_grad_backward(const tw_op_call *call, tw_tensor *const *outs, tw_
 }
 
 const tw_op_def tw_op_max_pool2d_grad = {
-    .name = "max_pool2d_grad", .noutputs = 1, .infer = max_grad_infer,
+    .name = "max_pool2d_grad", .noutputs = 1, .ninputs = 3, .infer = max_grad_infer,
     .kernel = {[TW_DEVICE_CPU] = max_grad_kernel}, .backward = max_grad_backward,
 };
 
@@ -270,7 +270,7 @@ static int max_grad_grad_backward(const tw_op_call *call, tw_tensor *const *outs
 }
 
 const tw_op_def tw_op_max_pool2d_grad_grad = {
-    .name = "max_pool2d_grad_grad", .noutputs = 1, .infer = max_grad_grad_infer,
+    .name = "max_pool2d_grad_grad", .noutputs = 1, .ninputs = 3, .infer = max_grad_grad_infer,
     .kernel = {[TW_DEVICE_CPU] = max_grad_grad_kernel}, .backward = max_grad_grad_backward,
 };
 
@@ -314,7 +314,7 @@ static int avg_pool_backward(const tw_op_call *call, tw_tensor *const *outs, tw_
 }
 
 const tw_op_def tw_op_avg_pool2d = {
-    .name = "avg_pool2d", .noutputs = 1, .infer = avg_pool_infer,
+    .name = "avg_pool2d", .noutputs = 1, .ninputs = 1, .infer = avg_pool_infer,
     .kernel = {[TW_DEVICE_CPU] = avg_pool_kernel}, .backward = avg_pool_backward,
 };
 
@@ -365,7 +365,7 @@ static int avg_grad_backward(const tw_op_call *call, tw_tensor *const *outs, tw_
 }
 
 const tw_op_def tw_op_avg_pool2d_grad = {
-    .name = "avg_pool2d_grad", .noutputs = 1, .infer = avg_grad_infer,
+    .name = "avg_pool2d_grad", .noutputs = 1, .ninputs = 1, .infer = avg_grad_infer,
     .kernel = {[TW_DEVICE_CPU] = avg_grad_kernel}, .backward = avg_grad_backward,
 };
 

@@ -84,32 +84,61 @@ static int sum_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tenso
     return 0;
 }
 
-/* d prod / d x_i is the product of the other elements: y / x_i where x_i is
- * not zero; where it is, the product of the nonzero elements when x_i is the
- * group's only zero, else 0. Divisions only ever see nonzero values, so no
- * NaN reaches the result or a higher-order gradient. */
+/* y with every row shifted by k places along axis 1, towards the end
+ * (forward) or the start, the places left open holding 1. */
+static tw_tensor *shifted(tw_tensor *y, int64_t k, bool forward)
+{
+    if (!y)
+        return NULL;
+    int64_t n = y->shape[1];
+    int64_t pads[4] = {0, 0, forward ? k : 0, forward ? 0 : k};
+    return tw_pad(tw_slice(y, 1, forward ? 0 : k, forward ? n - k : n, 1), pads, 1);
+}
+
+/* For each element of each row of m (rows, n), the product of the elements
+ * before it (forward) or after it: log-step scans of multiplications. */
+static tw_tensor *exclusive_products(tw_tensor *m, bool forward)
+{
+    int64_t n = m->shape[1];
+    tw_tensor *y = shifted(m, 1, forward);
+    for (int64_t k = 1; k < n && y; k *= 2)
+        y = tw_mul(y, shifted(y, k, forward));
+    return y;
+}
+
+/* d prod / d x_i is the product of the other elements of x_i's group. It is
+ * computed as the products before and after x_i within the group, multiplied:
+ * a polynomial in x with no division and no test for zero, so its own
+ * derivatives (every order) are right however many zeros a group holds.
+ * The groups become rows: kept axes first, reduced axes last. */
+static tw_tensor *others_product(tw_tensor *x, const tw_attrs *a)
+{
+    if (x->numel == 0)
+        return tw_zeros(x->dtype, x->ndim, x->shape);
+    int perm[TW_MAX_DIMS], back[TW_MAX_DIMS], np = 0;
+    int64_t rows = 1, permuted[TW_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++)
+        if (!a->i[1 + d]) {
+            rows *= x->shape[d];
+            perm[np++] = d;
+        }
+    for (int d = 0; d < x->ndim; d++)
+        if (a->i[1 + d])
+            perm[np++] = d;
+    for (int d = 0; d < x->ndim; d++) {
+        back[perm[d]] = d;
+        permuted[d] = x->shape[perm[d]];
+    }
+    tw_tensor *m = tw_reshape(tw_permute(x, x->ndim, perm), 2, (int64_t[]){rows, x->numel / rows});
+    tw_tensor *others = tw_mul(exclusive_products(m, true), exclusive_products(m, false));
+    return tw_permute(tw_reshape(others, x->ndim, permuted), x->ndim, back);
+}
+
 static int prod_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
                          tw_tensor **gin)
 {
     tw_tensor *x = call->inputs[0];
-    const tw_attrs *a = call->attrs;
-    int axes[TW_MAX_DIMS], naxes = 0;
-    for (int d = 0; d < x->ndim; d++)
-        if (a->i[1 + d])
-            axes[naxes++] = d;
-    tw_tensor *is_zero = tw_equal(x, tw_scalar(0));
-    tw_tensor *nonzero = tw_where(is_zero, tw_scalar(1), x);
-    tw_tensor *others = tw_div(expand_back(outs[0], x, a), nonzero);
-    if (naxes > 0) {
-        tw_tensor *zeros = tw_sum(tw_cast(is_zero, x->dtype), naxes, axes, true);
-        tw_tensor *lone_zero = tw_equal(tw_broadcast_to(zeros, x->ndim, x->shape), tw_scalar(1));
-        tw_tensor *prod_nonzero = tw_broadcast_to(tw_prod(nonzero, naxes, axes, true), x->ndim, x->shape);
-        tw_tensor *at_zero = tw_where(lone_zero, prod_nonzero, tw_scalar(0));
-        others = tw_where(is_zero, at_zero, others);
-    } else {
-        others = tw_where(is_zero, tw_scalar(1), others); /* a 0-d input: d x / d x */
-    }
-    gin[0] = tw_mul(expand_back(g[0], x, a), others);
+    gin[0] = tw_mul(expand_back(g[0], x, call->attrs), others_product(x, call->attrs));
     return 0;
 }
 
@@ -136,7 +165,7 @@ static int extreme_backward(const tw_op_call *call, tw_tensor *const *outs, tw_t
         return reduce_run(KOP, call, outs);                                                            \
     }                                                                                                  \
     const tw_op_def tw_op_##NAME = {                                                                   \
-        .name = #NAME, .noutputs = 1, .infer = reduce_infer,                                           \
+        .name = #NAME, .noutputs = 1, .ninputs = 1, .infer = reduce_infer,                             \
         .kernel = {[TW_DEVICE_CPU] = NAME##_kernel}, .backward = BACKWARD,                             \
     };                                                                                                 \
     tw_tensor *tw_##NAME(tw_tensor *x, int naxes, const int *axes, bool keepdims)                      \
@@ -183,7 +212,10 @@ tw_tensor *tw_mean_all(tw_tensor *x)
 static int arg_infer(const tw_op_call *call, tw_desc *out)
 {
     tw_tensor *x = call->inputs[0];
-    int axis = (int)call->attrs->i[0];
+    int64_t axis = call->attrs->i[0]; /* normalised by the wrapper; a graph file's is checked here */
+    if (axis < 0 || axis >= x->ndim)
+        return tw_error_set("%s: axis %lld is out of range for a tensor of rank %d", call->op->name,
+                            (long long)axis, x->ndim);
     if (x->shape[axis] == 0)
         return tw__shape_error(call->op->name, "cannot take an index over an empty axis of shape", x);
     out->dtype = TW_INT64;
@@ -209,7 +241,7 @@ static int arg_run(twk_reduce_op kop, const tw_op_call *call, tw_tensor *const *
         return arg_run(KOP, call, outs);                                                               \
     }                                                                                                  \
     const tw_op_def tw_op_##NAME = {                                                                   \
-        .name = #NAME, .noutputs = 1, .flags = TW_OP_NOT_DIFFERENTIABLE, .infer = arg_infer,           \
+        .name = #NAME, .noutputs = 1, .ninputs = 1, .flags = TW_OP_NOT_DIFFERENTIABLE, .infer = arg_infer, \
         .kernel = {[TW_DEVICE_CPU] = NAME##_kernel},                                                   \
     };                                                                                                 \
     tw_tensor *tw_##NAME(tw_tensor *x, int axis)                                                       \

@@ -142,7 +142,7 @@ static int dense_backward(const tw_op_call *call, tw_tensor *const *outs, tw_ten
 }
 
 const tw_op_def tw_op_softmax_cross_entropy = {
-    .name = "softmax_cross_entropy", .noutputs = 1, .infer = dense_infer,
+    .name = "softmax_cross_entropy", .noutputs = 1, .ninputs = 2, .infer = dense_infer,
     .kernel = {[TW_DEVICE_CPU] = dense_kernel}, .backward = dense_backward,
 };
 
@@ -210,7 +210,7 @@ static int sparse_backward(const tw_op_call *call, tw_tensor *const *outs, tw_te
 }
 
 const tw_op_def tw_op_sparse_softmax_cross_entropy = {
-    .name = "sparse_softmax_cross_entropy", .noutputs = 1, .infer = sparse_infer,
+    .name = "sparse_softmax_cross_entropy", .noutputs = 1, .ninputs = 2, .infer = sparse_infer,
     .kernel = {[TW_DEVICE_CPU] = sparse_kernel}, .backward = sparse_backward,
 };
 

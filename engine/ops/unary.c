@@ -87,7 +87,7 @@ RULE(clip, tw_where(tw_logical_and(tw_greater_equal(X, tw_scalar(call->attrs->f[
         return run_unary(KOP, call, outs);                                                                  \
     }                                                                                                       \
     const tw_op_def tw_op_##NAME = {                                                                        \
-        .name = #NAME, .noutputs = 1, .flags = FLAGS, .infer = NAME##_infer,                                \
+        .name = #NAME, .noutputs = 1, .ninputs = 1, .flags = FLAGS, .infer = NAME##_infer,                  \
         .kernel = {[TW_DEVICE_CPU] = NAME##_kernel}, .backward = BACKWARD,                                  \
     };
 

@@ -17,6 +17,8 @@ static int reshape_infer(const tw_op_call *call, tw_desc *out)
 {
     tw_tensor *x = call->inputs[0];
     desc_from(out, x->dtype, call->attrs->ni, call->attrs->i);
+    if (tw__check_shape("reshape", out->ndim, out->shape) < 0)
+        return -1;
     if (tw__numel(out->ndim, out->shape) != x->numel) {
         char a[160], b[160];
         return tw_error_set("reshape: cannot reshape %s (%lld elements) to %s", tw_shape_str(x->ndim, x->shape, a, sizeof a),
@@ -80,7 +82,7 @@ static int reshape_backward(const tw_op_call *call, tw_tensor *const *outs, tw_t
 }
 
 const tw_op_def tw_op_reshape = {
-    .name = "reshape", .noutputs = 1, .infer = reshape_infer, .view = reshape_view, .backward = reshape_backward,
+    .name = "reshape", .noutputs = 1, .ninputs = 1, .infer = reshape_infer, .view = reshape_view, .backward = reshape_backward,
 };
 
 tw_tensor *tw_reshape(tw_tensor *t, int ndim, const int64_t *shape)
@@ -102,8 +104,11 @@ tw_tensor *tw_reshape(tw_tensor *t, int ndim, const int64_t *shape)
             char buf[160];
             tw_error_set("reshape: bad target shape %s (only one -1 allowed)", tw_shape_str(ndim, shape, buf, sizeof buf));
             return NULL;
-        } else
-            known *= shape[d];
+        } else if (__builtin_mul_overflow(known, shape[d], &known)) {
+            char buf[160];
+            tw_error_set("reshape: shape %s has more than INT64_MAX elements", tw_shape_str(ndim, shape, buf, sizeof buf));
+            return NULL;
+        }
     }
     if (infer_at >= 0)
         a.i[infer_at] = known ? t->numel / known : 0;
@@ -189,7 +194,7 @@ static int permute_backward(const tw_op_call *call, tw_tensor *const *outs, tw_t
 }
 
 const tw_op_def tw_op_permute = {
-    .name = "permute", .noutputs = 1, .infer = permute_infer, .view = permute_view, .backward = permute_backward,
+    .name = "permute", .noutputs = 1, .ninputs = 1, .infer = permute_infer, .view = permute_view, .backward = permute_backward,
 };
 
 tw_tensor *tw_permute(tw_tensor *t, int ndim, const int *perm)
@@ -248,7 +253,7 @@ static int slice_backward(const tw_op_call *call, tw_tensor *const *outs, tw_ten
 }
 
 const tw_op_def tw_op_strided_slice = {
-    .name = "strided_slice", .noutputs = 1, .infer = slice_infer, .view = slice_view, .backward = slice_backward,
+    .name = "strided_slice", .noutputs = 1, .ninputs = 1, .infer = slice_infer, .view = slice_view, .backward = slice_backward,
 };
 
 /* The gradient of a slice: zeros with the incoming gradient in the sliced
@@ -286,7 +291,7 @@ static int slice_grad_backward(const tw_op_call *call, tw_tensor *const *outs, t
 }
 
 const tw_op_def tw_op_strided_slice_grad = {
-    .name = "strided_slice_grad", .noutputs = 1, .infer = slice_grad_infer,
+    .name = "strided_slice_grad", .noutputs = 1, .ninputs = 1, .infer = slice_grad_infer,
     .kernel = {[TW_DEVICE_CPU] = slice_grad_kernel}, .backward = slice_grad_backward,
 };
 
@@ -381,7 +386,7 @@ static int broadcast_backward(const tw_op_call *call, tw_tensor *const *outs, tw
 }
 
 const tw_op_def tw_op_broadcast_to = {
-    .name = "broadcast_to", .noutputs = 1, .infer = broadcast_infer, .view = broadcast_view,
+    .name = "broadcast_to", .noutputs = 1, .ninputs = 1, .infer = broadcast_infer, .view = broadcast_view,
     .backward = broadcast_backward,
 };
 
@@ -412,7 +417,7 @@ static tw_tensor *identity_view(const tw_op_call *call, const tw_desc *out)
 }
 
 const tw_op_def tw_op_stop_gradient = {
-    .name = "stop_gradient", .noutputs = 1, .flags = TW_OP_NOT_DIFFERENTIABLE, .infer = identity_infer,
+    .name = "stop_gradient", .noutputs = 1, .ninputs = 1, .flags = TW_OP_NOT_DIFFERENTIABLE, .infer = identity_infer,
     .view = identity_view,
 };
 

@@ -132,7 +132,7 @@ static int update_kernel(const tw_op_call *call, tw_tensor *const *outs)
 
 const tw_op_def tw_op_optimizer_update = {
     .name = "optimizer_update",
-    .noutputs = 0,
+    .noutputs = 0, .ninputs = TW_OP_VARIADIC,
     .flags = TW_OP_NOT_DIFFERENTIABLE | TW_OP_STATEFUL,
     .infer = update_infer,
     .kernel = {[TW_DEVICE_CPU] = update_kernel},

@@ -133,7 +133,9 @@ int tw_cond(tw_tensor *pred, tw_function_fn true_fn, tw_function_fn false_fn, vo
  * returns nvars outputs, output k the new value of variable k with its
  * dtype and shape (checked every iteration eagerly, once when traced: a
  * loop variable whose shape changes is refused with a message naming it).
- * max_iterations <= 0: no limit. outputs receives the nvars final values
+ * max_iterations <= 0: no limit (a traced graph holding such a loop can be
+ * saved, but tw_graph_from_json refuses it: a file must not hang the reader's
+ * program). outputs receives the nvars final values
  * (new references handed to the open scope); returns nvars or -1. */
 int tw_while_loop(tw_function_fn cond_fn, tw_function_fn body_fn, void *user_data, int nvars,
                   tw_tensor *const *loop_vars, tw_tensor **outputs, int64_t max_iterations);
