@@ -90,6 +90,8 @@ RULE(floor, tw_zeros_like(X))
 RULE(ceil, tw_zeros_like(X))
 RULE(round, tw_zeros_like(X))
 RULE(log_sigmoid, tw_mul(G, tw_sigmoid(tw_neg(X))))
+/* d/dx x / (1 + |x|) = 1 / (1 + |x|)^2 */
+RULE(softsign, tw_div(G, tw_square(tw_add_scalar(tw_abs(X), 1))))
 RULE(relu6, tw_where(tw_logical_and(positive(X), tw_less(X, tw_scalar(6))), G, tw_scalar(0)))
 /* x relu6(x + 3) / 6: 0 below -3, (2x + 3) / 6 up to 3, 1 above */
 RULE(hard_swish, tw_where(tw_less(X, tw_scalar(-3)), tw_scalar(0),

@@ -68,6 +68,7 @@
     X(sigmoid, FLOAT, 0, v >= 0 ? 1 / (1 + TWK_F(exp)(-v)) : TWK_F(exp)(v) / (1 + TWK_F(exp)(v)), )           \
     /* log(sigmoid(v)) = -softplus(-v), without overflow either side. */                                      \
     X(log_sigmoid, FLOAT, 0, (v < 0 ? v : 0) - TWK_F(log1p)(TWK_F(exp)(-TWK_F(fabs)(v))), )                   \
+    X(softsign, FLOAT, 0, v / (1 + TWK_F(fabs)(v)), )                                                          \
     X(relu, NUMBER, 0, v < 0 ? 0 : v, v < 0 ? 0 : v)                                                           \
     X(relu6, NUMBER, 0, v < 0 ? 0 : (v > 6 ? 6 : v), v < 0 ? 0 : (v > 6 ? 6 : v))                             \
     /* v * relu6(v + 3) / 6, as Keras' and PyTorch's hard_swish. */                                           \
