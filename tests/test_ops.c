@@ -479,6 +479,7 @@ static void test_unary_more(void)
     check_values(tw_round(I32(TW_SHAPE(2), -3, 4)), 0, -3, 4);
     check_values(tw_log_sigmoid(F64(TW_SHAPE(4), 0, 1, -100, 100)), tol, -0.6931471805599453, -0.31326168751822286,
                  -100, -3.720075976020836e-44);
+    check_values(tw_softsign(F64(TW_SHAPE(3), 0, 1, -3)), tol, 0, 0.5, -0.75);
     check_values(tw_relu6(F64(TW_SHAPE(4), -1, 3, 6, 9)), 0, 0, 3, 6, 6);
     check_values(tw_relu6(I32(TW_SHAPE(4), -1, 3, 6, 9)), 0, 0, 3, 6, 6);
     check_values(tw_hard_swish(F64(TW_SHAPE(5), -4, -1, 0, 1, 4)), tol, 0, -0.3333333333333333, 0, 0.6666666666666666,
