@@ -310,28 +310,26 @@ int tw__graph_fuse(tw_graph *g)
 #define FLOAT_RESULT_COMPARE(...)
 #define FLOAT_RESULT_LOGICAL(...)
 
+/* A unary and a binary step function for the dtype TWK_T stands for. */
+#define STEP_FUNCTIONS(UNARY, BINARY)                                                                       \
+    STEP void UNARY(int op, int64_t n, TWK_T *restrict d, const TWK_T *restrict x, double p0, double p1)    \
+    {                                                                                                       \
+        switch (op) { TWK_UNARY_OPS(UNARY_CASE) default: return; }                                          \
+    }                                                                                                       \
+    STEP void BINARY(int op, int64_t n, TWK_T *restrict d, const TWK_T *a, bool single_a, const TWK_T *b,   \
+                     bool single_b)                                                                         \
+    {                                                                                                       \
+        switch (op) { TWK_BINARY_OPS(BINARY_CASE) default: return; }                                        \
+    }
+
 #define TWK_T float
 #define TWK__SFX _f32
-STEP void unary_f32(int op, int64_t n, TWK_T *restrict d, const TWK_T *restrict x, double p0, double p1)
-{
-    switch (op) { TWK_UNARY_OPS(UNARY_CASE) default: return; }
-}
-STEP void binary_f32(int op, int64_t n, TWK_T *restrict d, const TWK_T *a, bool single_a, const TWK_T *b, bool single_b)
-{
-    switch (op) { TWK_BINARY_OPS(BINARY_CASE) default: return; }
-}
+STEP_FUNCTIONS(unary_f32, binary_f32)
 #undef TWK_T
 #undef TWK__SFX
 #define TWK_T double
 #define TWK__SFX _f64
-STEP void unary_f64(int op, int64_t n, TWK_T *restrict d, const TWK_T *restrict x, double p0, double p1)
-{
-    switch (op) { TWK_UNARY_OPS(UNARY_CASE) default: return; }
-}
-STEP void binary_f64(int op, int64_t n, TWK_T *restrict d, const TWK_T *a, bool single_a, const TWK_T *b, bool single_b)
-{
-    switch (op) { TWK_BINARY_OPS(BINARY_CASE) default: return; }
-}
+STEP_FUNCTIONS(unary_f64, binary_f64)
 #undef TWK_T
 #undef TWK__SFX
 

@@ -26,44 +26,12 @@
         switch (op) { TWK_UNARY_OPS(CASE) default: return; }                                                 \
     }
 
-#define TWK_T float
-#define TWK__SFX _f32
-ROW_FUNCTION(row_f32, FLOAT_CASE)
-#undef TWK_T
-#undef TWK__SFX
-#define TWK_T double
-#define TWK__SFX _f64
-ROW_FUNCTION(row_f64, FLOAT_CASE)
-#undef TWK_T
-#undef TWK__SFX
-#define TWK_T int32_t
-#define TWK__SFX _i32
-ROW_FUNCTION(row_i32, INT_CASE)
-#undef TWK_T
-#undef TWK__SFX
-#define TWK_T int64_t
-#define TWK__SFX _i64
-ROW_FUNCTION(row_i64, INT_CASE)
-#undef TWK_T
-#undef TWK__SFX
-#define TWK_T uint8_t
-#define TWK__SFX _u8
-ROW_FUNCTION(row_u8, INT_CASE)
-#undef TWK_T
-#undef TWK__SFX
+#include "rows_per_dtype.h"
 
 static void unary_row(twk_unary_op op, twk_dtype dtype, int64_t n, void *out, int64_t so, const void *x, int64_t sx,
                       double p0, double p1)
 {
-    switch (dtype) {
-    case TWK_FLOAT32: row_f32(op, n, out, so, x, sx, p0, p1); return;
-    case TWK_FLOAT64: row_f64(op, n, out, so, x, sx, p0, p1); return;
-    case TWK_INT32: row_i32(op, n, out, so, x, sx, p0, p1); return;
-    case TWK_INT64: row_i64(op, n, out, so, x, sx, p0, p1); return;
-    case TWK_UINT8:
-    case TWK_BOOL: row_u8(op, n, out, so, x, sx, p0, p1); return;
-    default: return;
-    }
+    ROW_DISPATCH(dtype, op, n, out, so, x, sx, p0, p1)
 }
 
 void twk_unary(twk_unary_op op, twk_dtype dtype, int ndim, const int64_t *shape, void *out,
