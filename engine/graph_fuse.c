@@ -8,8 +8,9 @@
  * single values. A run evaluates the group block by block: each step of its
  * program is one loop over a block held in a stack buffer, so memory sees
  * one read of each external and one write of the output, and no tensor is
- * made for the values inside. The loops use the kernels' formulas in the
- * kernels' precision, so the values are the same bit for bit; they are
+ * made for the values inside. The loops call the kernels' formulas
+ * (kernels/include/elementwise.h) in the kernels' precision, so the values are the
+ * same bit for bit; they are
  * compiled for AVX-512 and AVX2 too (never contracted to FMA, which would
  * round differently) and the best the CPU runs is picked at load time.
  * Blocks of 2 KiB keep a step's operands in L1 with the buffers a few
@@ -30,34 +31,14 @@
 
 /* ---- which ops ------------------------------------------------------------------ */
 
-static const struct {
-    const char *name;
-    bool binary;
-    int op;
-} ELEMENTWISE[] = {
-    {"add", true, TWK_ADD}, {"sub", true, TWK_SUB}, {"mul", true, TWK_MUL}, {"div", true, TWK_DIV},
-    {"pow", true, TWK_POW}, {"maximum", true, TWK_MAX}, {"minimum", true, TWK_MIN},
-    {"relu_grad", true, TWK_RELU_GRAD}, {"neg", false, TWK_NEG}, {"abs", false, TWK_ABS},
-    {"sign", false, TWK_SIGN}, {"exp", false, TWK_EXP}, {"log", false, TWK_LOG}, {"log1p", false, TWK_LOG1P},
-    {"expm1", false, TWK_EXPM1}, {"sqrt", false, TWK_SQRT}, {"rsqrt", false, TWK_RSQRT},
-    {"square", false, TWK_SQUARE}, {"sin", false, TWK_SIN}, {"cos", false, TWK_COS}, {"tanh", false, TWK_TANH},
-    {"erf", false, TWK_ERF}, {"sigmoid", false, TWK_SIGMOID}, {"relu", false, TWK_RELU},
-    {"leaky_relu", false, TWK_LEAKY_RELU}, {"elu", false, TWK_ELU}, {"gelu", false, TWK_GELU},
-    {"softplus", false, TWK_SOFTPLUS}, {"clip", false, TWK_CLIP},
-};
-
-/* The ELEMENTWISE entry of an eligible node, or -1. */
-static int elementwise_kind(const tw_gnode *n)
+/* Whether a node can join a group: an elementwise op (kernels/include/elementwise.h)
+ * with a float result. */
+static bool fusable(const tw_gnode *n)
 {
-    if (n->kind != TW_NODE_OP || n->device.kind != TW_DEVICE_CPU || n->noutputs != 1 || n->op->view)
-        return -1;
+    if (n->kind != TW_NODE_OP || n->device.kind != TW_DEVICE_CPU || n->noutputs != 1 || !n->op->elementwise)
+        return false;
     tw_dtype dt = n->outputs[0].desc.dtype;
-    if (dt != TW_FLOAT32 && dt != TW_FLOAT64)
-        return -1;
-    for (size_t k = 0; k < sizeof ELEMENTWISE / sizeof *ELEMENTWISE; k++)
-        if (strcmp(n->op->name, ELEMENTWISE[k].name) == 0)
-            return n->ninputs == (ELEMENTWISE[k].binary ? 2 : 1) ? (int)k : -1;
-    return -1;
+    return (dt == TW_FLOAT32 || dt == TW_FLOAT64) && n->ninputs == n->op->elementwise;
 }
 
 static bool same_desc(const tw_desc *a, const tw_desc *b)
@@ -70,7 +51,7 @@ static bool same_desc(const tw_desc *a, const tw_desc *b)
 
 typedef struct {
     tw_graph *g;
-    int *kind;    /* ELEMENTWISE index or -1 */
+    int *fusable; /* 1 for a node that can join a group */
     int *readers; /* uses of each node's outputs, the graph's outputs counted */
     int *epoch;   /* assignments before each node */
     int *seen;    /* the root whose group last counted uses of the node */
@@ -115,7 +96,7 @@ static void count_inputs(planner *p, int node, int root, int *lowest)
 static bool joins(const planner *p, int c, int root)
 {
     const tw_gnode *n = &p->g->nodes[c], *r = &p->g->nodes[root];
-    return p->seen[c] == root && p->inside[c] == p->readers[c] && p->kind[c] >= 0 && n->fuse_group < 0 &&
+    return p->seen[c] == root && p->inside[c] == p->readers[c] && p->fusable[c] && n->fuse_group < 0 &&
            p->epoch[c] == p->epoch[root] && same_desc(&n->outputs[0].desc, &r->outputs[0].desc);
 }
 
@@ -171,8 +152,8 @@ static int program(planner *p, tw_fgroup *grp, int *buffer)
         int m = grp->members[s];
         const tw_gnode *n = &p->g->nodes[m];
         tw_fstep *step = &grp->steps[s];
-        step->binary = ELEMENTWISE[p->kind[m]].binary;
-        step->op = ELEMENTWISE[p->kind[m]].op;
+        step->binary = n->op->elementwise == 2;
+        step->op = n->op->elementwise_op;
         step->p0 = n->attrs.f[0];
         step->p1 = n->attrs.f[1];
         step->a = operand(p, grp, buffer, n->inputs[0], root);
@@ -258,7 +239,7 @@ static void count_uses(planner *p)
     tw_graph *g = p->g;
     for (int n = 0, assignments = 0; n < g->nnodes; n++) {
         const tw_gnode *node = &g->nodes[n];
-        p->kind[n] = elementwise_kind(node);
+        p->fusable[n] = fusable(node);
         p->epoch[n] = assignments;
         assignments += node->kind == TW_NODE_OP && (node->op->flags & TW_OP_STATEFUL);
         p->seen[n] = p->in[n] = -1;
@@ -282,7 +263,7 @@ int tw__graph_fuse(tw_graph *g)
     count_uses(&p);
     int rc = 0;
     for (int root = g->nnodes - 1; root >= 0 && rc == 0; root--)
-        if (p.kind[root] >= 0 && g->nodes[root].fuse_group < 0)
+        if (p.fusable[root] && g->nodes[root].fuse_group < 0)
             rc = plan_group(&p, root, buffer);
     free(all);
     if (rc < 0)
@@ -299,91 +280,58 @@ int tw__graph_fuse(tw_graph *g)
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default"), NO_CONTRACT))
 #define STEP static inline __attribute__((always_inline, NO_CONTRACT))
 
-#define UNARY_LOOP(EXPR)                                                                                    \
-    for (int64_t i = 0; i < n; i++) {                                                                       \
-        T v = x[i];                                                                                         \
-        d[i] = (T)(EXPR);                                                                                   \
-    }                                                                                                       \
+#define UNARY_LOOP(FN)                                                                                      \
+    for (int64_t i = 0; i < n; i++)                                                                         \
+        d[i] = FN(x[i], p0, p1);                                                                            \
     return;
-
-/* The kernels' formulas (kernels/cpu/unary.c, binary.c), for T and its libm suffix F. */
-#define UNARY_CASES(F)                                                                                      \
-    case TWK_NEG: UNARY_LOOP(-v)                                                                            \
-    case TWK_ABS: UNARY_LOOP(fabs##F(v))                                                                    \
-    case TWK_SIGN: UNARY_LOOP(v > 0 ? 1 : (v < 0 ? -1 : v))                                                 \
-    case TWK_EXP: UNARY_LOOP(exp##F(v))                                                                     \
-    case TWK_LOG: UNARY_LOOP(log##F(v))                                                                     \
-    case TWK_LOG1P: UNARY_LOOP(log1p##F(v))                                                                 \
-    case TWK_EXPM1: UNARY_LOOP(expm1##F(v))                                                                 \
-    case TWK_SQRT: UNARY_LOOP(sqrt##F(v))                                                                   \
-    case TWK_RSQRT: UNARY_LOOP(1 / sqrt##F(v))                                                              \
-    case TWK_SQUARE: UNARY_LOOP(v * v)                                                                      \
-    case TWK_SIN: UNARY_LOOP(sin##F(v))                                                                     \
-    case TWK_COS: UNARY_LOOP(cos##F(v))                                                                     \
-    case TWK_TANH: UNARY_LOOP(tanh##F(v))                                                                   \
-    case TWK_ERF: UNARY_LOOP(erf##F(v))                                                                     \
-    case TWK_SIGMOID: UNARY_LOOP(v >= 0 ? 1 / (1 + exp##F(-v)) : exp##F(v) / (1 + exp##F(v)))               \
-    case TWK_RELU: UNARY_LOOP(v < 0 ? 0 : v)                                                                \
-    case TWK_LEAKY_RELU: UNARY_LOOP(v < 0 ? (T)p0 * v : v)                                                  \
-    case TWK_ELU: UNARY_LOOP(v < 0 ? (T)p0 * expm1##F(v) : v)                                               \
-    case TWK_GELU: UNARY_LOOP((T)0.5 * v * (1 + erf##F(v * (T)M_SQRT1_2)))                                  \
-    case TWK_SOFTPLUS: UNARY_LOOP((v > 0 ? v : 0) + log1p##F(exp##F(-fabs##F(v))))                          \
-    case TWK_CLIP: UNARY_LOOP(v < (T)p0 ? (T)p0 : (v > (T)p1 ? (T)p1 : v))                                  \
-    default: return;
 
 /* A single value on one side is read once, as the kernels do. */
-#define BINARY_LOOP(EXPR)                                                                                   \
+#define BINARY_LOOP(FN)                                                                                     \
     if (single_a) {                                                                                         \
-        T x = a[0];                                                                                         \
-        for (int64_t i = 0; i < n; i++) {                                                                   \
-            T y = b[i];                                                                                     \
-            d[i] = (T)(EXPR);                                                                               \
-        }                                                                                                   \
+        TWK_T x = a[0];                                                                                     \
+        for (int64_t i = 0; i < n; i++)                                                                     \
+            d[i] = FN(x, b[i]);                                                                             \
     } else if (single_b) {                                                                                  \
-        T y = b[0];                                                                                         \
-        for (int64_t i = 0; i < n; i++) {                                                                   \
-            T x = a[i];                                                                                     \
-            d[i] = (T)(EXPR);                                                                               \
-        }                                                                                                   \
+        TWK_T y = b[0];                                                                                     \
+        for (int64_t i = 0; i < n; i++)                                                                     \
+            d[i] = FN(a[i], y);                                                                             \
     } else {                                                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                                   \
-            T x = a[i], y = b[i];                                                                           \
-            d[i] = (T)(EXPR);                                                                               \
-        }                                                                                                   \
+        for (int64_t i = 0; i < n; i++)                                                                     \
+            d[i] = FN(a[i], b[i]);                                                                          \
     }                                                                                                       \
     return;
 
-#define BINARY_CASES(F)                                                                                     \
-    case TWK_ADD: BINARY_LOOP(x + y)                                                                        \
-    case TWK_SUB: BINARY_LOOP(x - y)                                                                        \
-    case TWK_MUL: BINARY_LOOP(x * y)                                                                        \
-    case TWK_DIV: BINARY_LOOP(x / y)                                                                        \
-    case TWK_POW: BINARY_LOOP(pow##F(x, y))                                                                 \
-    case TWK_MAX: BINARY_LOOP((x > y || x != x) ? x : y)                                                    \
-    case TWK_MIN: BINARY_LOOP((x < y || x != x) ? x : y)                                                    \
-    case TWK_RELU_GRAD: BINARY_LOOP(x > 0 ? y : 0)                                                          \
-    default: return;
+/* The kernels' own formulas (kernels/include/elementwise.h), so fused values are
+ * theirs bit for bit: every float-valued row. */
+#define UNARY_CASE(name, takes, nattrs, f, i) TWK__FLOAT_##takes(case TWK_UNARY_##name: UNARY_LOOP(TWK_FN_NAME(name)))
+#define BINARY_CASE(name, takes, f, i) FLOAT_RESULT_##takes(case TWK_BINARY_##name: BINARY_LOOP(TWK_FN_NAME(name)))
+#define FLOAT_RESULT_ARITH(...) __VA_ARGS__
+#define FLOAT_RESULT_FLOAT(...) __VA_ARGS__
+#define FLOAT_RESULT_COMPARE(...)
+#define FLOAT_RESULT_LOGICAL(...)
 
-#define T float
-STEP void unary_f32(int op, int64_t n, T *restrict d, const T *restrict x, double p0, double p1)
-{
-    switch (op) { UNARY_CASES(f) }
-}
-STEP void binary_f32(int op, int64_t n, T *restrict d, const T *a, bool single_a, const T *b, bool single_b)
-{
-    switch (op) { BINARY_CASES(f) }
-}
-#undef T
-#define T double
-STEP void unary_f64(int op, int64_t n, T *restrict d, const T *restrict x, double p0, double p1)
-{
-    switch (op) { UNARY_CASES() }
-}
-STEP void binary_f64(int op, int64_t n, T *restrict d, const T *a, bool single_a, const T *b, bool single_b)
-{
-    switch (op) { BINARY_CASES() }
-}
-#undef T
+/* A unary and a binary step function for the dtype TWK_T stands for. */
+#define STEP_FUNCTIONS(UNARY, BINARY)                                                                       \
+    STEP void UNARY(int op, int64_t n, TWK_T *restrict d, const TWK_T *restrict x, double p0, double p1)    \
+    {                                                                                                       \
+        switch (op) { TWK_UNARY_OPS(UNARY_CASE) default: return; }                                          \
+    }                                                                                                       \
+    STEP void BINARY(int op, int64_t n, TWK_T *restrict d, const TWK_T *a, bool single_a, const TWK_T *b,   \
+                     bool single_b)                                                                         \
+    {                                                                                                       \
+        switch (op) { TWK_BINARY_OPS(BINARY_CASE) default: return; }                                        \
+    }
+
+#define TWK_T float
+#define TWK__SFX _f32
+STEP_FUNCTIONS(unary_f32, binary_f32)
+#undef TWK_T
+#undef TWK__SFX
+#define TWK_T double
+#define TWK__SFX _f64
+STEP_FUNCTIONS(unary_f64, binary_f64)
+#undef TWK_T
+#undef TWK__SFX
 
 typedef struct {
     const tw_fgroup *grp;

@@ -7,6 +7,15 @@
 #include <stdatomic.h>
 
 #include "tw/engine.h"
+#include "twk_dtype.h"
+
+/* Kernels take the engine's dtypes as their own (kernels/twk_dtype.h). */
+#define TW__SAME_NUMBER(a, b) ((int)(a) == (int)(b))
+_Static_assert(TW__SAME_NUMBER(TWK_FLOAT32, TW_FLOAT32) && TW__SAME_NUMBER(TWK_FLOAT64, TW_FLOAT64) &&
+                   TW__SAME_NUMBER(TWK_INT32, TW_INT32) && TW__SAME_NUMBER(TWK_INT64, TW_INT64) &&
+                   TW__SAME_NUMBER(TWK_UINT8, TW_UINT8) && TW__SAME_NUMBER(TWK_BOOL, TW_BOOL) &&
+                   TW__SAME_NUMBER(TWK_DTYPE_COUNT, TW_DTYPE_COUNT) && TWK_MAX_DIMS == TW_MAX_DIMS,
+               "kernels/twk_dtype.h numbers dtypes as tw/tensor.h");
 
 /* Per-thread state read on every op (tape stack, scopes). The initial-exec
  * model makes each access a plain load instead of a __tls_get_addr call;
@@ -71,8 +80,6 @@ tw_tensor *tw__header_alloc(void);
 void tw__header_free(tw_tensor *t);
 /* Tensor buffers taken from the system so far (not from the caches). */
 uint64_t tw__system_allocations(void);
-/* relu's gradient as one fused op: g where x > 0, else 0 (ops/binary.c). */
-tw_tensor *tw_relu_grad(tw_tensor *x, tw_tensor *g);
 /* Release pooled memory that is not in use (tests call it before leak checks). */
 void tw__pool_trim(void);
 
@@ -134,6 +141,10 @@ struct tw_op_def {
      * (tw__check_arity) before infer runs. */
     int ninputs;
     unsigned flags;
+    /* An elementwise op of kernels/include/elementwise.h: its number of inputs (1 or
+     * 2) and its twk_unary_op or twk_binary_op; 0 for every other op. The
+     * graph fuser runs such ops in one pass over the elements. */
+    int elementwise, elementwise_op;
     /* Validate inputs and attrs; describe each output. On bad input set the
      * error (naming the op and the shapes) and return -1. */
     int (*infer)(const tw_op_call *call, tw_desc *outs);

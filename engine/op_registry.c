@@ -1,15 +1,13 @@
-/* Every primitive op, by name: graphs (a later issue) and tests look ops up
- * here. Add one extern and one entry per op_def. */
+/* Every primitive op, by name: graphs and tests look ops up here. The
+ * elementwise ops come from their table (kernels/include/elementwise.h); add one
+ * name to OPS for any other op_def. */
 #include <string.h>
 
+#include "elementwise.h"
 #include "internal.h"
 
 #define OPS(X)                                                                                          \
-    X(add) X(sub) X(mul) X(div) X(pow) X(maximum) X(minimum) X(relu_grad)                                           \
-    X(equal) X(not_equal) X(less) X(less_equal) X(greater) X(greater_equal) X(logical_and) X(logical_or) \
     X(where)                                                                                            \
-    X(neg) X(abs) X(sign) X(exp) X(log) X(log1p) X(expm1) X(sqrt) X(rsqrt) X(square) X(sin) X(cos)      \
-    X(tanh) X(erf) X(sigmoid) X(relu) X(leaky_relu) X(elu) X(gelu) X(softplus) X(clip) X(logical_not)  \
     X(sum) X(prod) X(max) X(min) X(argmax) X(argmin)                                                    \
     X(matmul)                                                                                           \
     X(reshape) X(permute) X(strided_slice) X(strided_slice_grad) X(broadcast_to) X(stop_gradient)      \
@@ -20,11 +18,13 @@
     X(max_pool2d_grad_grad) X(avg_pool2d) X(avg_pool2d_grad)                                            \
     X(custom) X(assign) X(assign_add) X(assign_sub) X(optimizer_update)
 
-#define DECLARE(name) extern const tw_op_def tw_op_##name;
+#define DECLARE(name, ...) extern const tw_op_def tw_op_##name;
+TWK_UNARY_OPS(DECLARE)
+TWK_BINARY_OPS(DECLARE)
 OPS(DECLARE)
 
-#define ENTRY(name) &tw_op_##name,
-static const tw_op_def *const registry[] = {OPS(ENTRY) NULL};
+#define ENTRY(name, ...) &tw_op_##name,
+static const tw_op_def *const registry[] = {TWK_BINARY_OPS(ENTRY) TWK_UNARY_OPS(ENTRY) OPS(ENTRY) NULL};
 
 const tw_op_def *const *tw_op_registry(void)
 {

@@ -97,7 +97,7 @@ static int update(const tw_op_call *call, int kind)
     if (kind == 0)
         twk_copy(tw_dtype_size(v->dtype), v->ndim, v->shape, tw__data(v), v->strides, tw__data(value), strides);
     else
-        twk_binary(kind > 0 ? TWK_ADD : TWK_SUB, v->dtype, v->ndim, v->shape, tw__data(v), v->strides, tw__data(v),
+        twk_binary(kind > 0 ? TWK_BINARY_add : TWK_BINARY_sub, v->dtype, v->ndim, v->shape, tw__data(v), v->strides, tw__data(v),
                    v->strides, tw__data(value), strides);
     atomic_fetch_add(&v->storage->version, 1);
     tw_tensor_unref(converted);

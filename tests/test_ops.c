@@ -185,17 +185,23 @@ static void test_arith_int(void)
         tw_dtype dt = k ? TW_INT64 : TW_INT32;
         tw_tensor *a = tw_cast(I32(TW_SHAPE(6), 7, -7, 7, -7, 5, 0), dt);
         tw_tensor *b = tw_cast(I32(TW_SHAPE(6), 2, 2, -2, -2, 0, 3), dt);
-        tw_tensor *q = tw_div(a, b);
+        /* an integer zero divisor is an error, never a made-up value */
+        check_failed(tw_div(a, b), "div: integer division by zero");
+        check_failed(tw_floormod(a, b), "floormod: integer division by zero");
+        /* floor division and the remainder with the divisor's sign (Python's // and %) */
+        tw_tensor *d = tw_cast(I32(TW_SHAPE(6), 2, 2, -2, -2, -1, 3), dt);
+        tw_tensor *q = tw_div(a, d);
         check_dtype(q, dt);
-        /* floor division; x / 0 gives 0 */
-        check_values(q, 0, 3, -4, -4, 3, 0, 0);
+        check_values(q, 0, 3, -4, -4, 3, -5, 0);
+        check_values(tw_floormod(a, d), 0, 1, 1, -1, -1, 0, 0);
+        check_values(tw_mod(a, d), 0, 1, 1, -1, -1, 0, 0);
         check_values(tw_add(a, b), 0, 9, -5, 5, -9, 5, 3);
         check_values(tw_sub(a, b), 0, 5, -9, 9, -5, 5, -3);
         check_values(tw_mul(a, b), 0, 14, -14, -14, 14, 0, 0);
         check_values(tw_maximum(a, b), 0, 7, 2, 7, -2, 5, 3);
         check_values(tw_minimum(a, b), 0, 2, -7, -2, -7, 0, 0);
         check_values(tw_div_scalar(a, 2), 0, 3, -4, 3, -4, 2, 0);
-        check_values(tw_div_scalar(a, 0), 0, 0, 0, 0, 0, 0, 0);
+        check_failed(tw_div_scalar(a, 0), "div: integer division by zero");
         check_dtype(tw_add_scalar(a, 2), dt);
         check_values(tw_add_scalar(a, 2), 0, 9, -5, 9, -5, 7, 2);
         /* pow is float-only */
@@ -211,7 +217,11 @@ static void test_arith_int(void)
     tw_tensor *v = U8(TW_SHAPE(3), 100, 2, 0);
     check_dtype(tw_add(u, v), TW_UINT8);
     check_values(tw_add(u, v), 0, 44, 9, 5);
-    check_values(tw_div(u, v), 0, 2, 3, 0);
+    check_failed(tw_div(u, v), "div: integer division by zero");
+    check_values(tw_div(u, U8(TW_SHAPE(3), 100, 2, 3)), 0, 2, 3, 1);
+    /* the smallest integer over -1 wraps, as other integer overflow does, instead of trapping */
+    check_values(tw_div(I32(TW_SHAPE(1), INT32_MIN), I32(TW_SHAPE(1), -1)), 0, INT32_MIN);
+    check_values(tw_floormod(I32(TW_SHAPE(1), INT32_MIN), I32(TW_SHAPE(1), -1)), 0, 0);
     /* bool arithmetic is refused */
     tw_tensor *p = BOOL(TW_SHAPE(2), 1, 0);
     check_failed(tw_add(p, p), "add", "bool");
@@ -450,6 +460,36 @@ static void test_unary_float64(void)
     check_values(tw_swish(F64(TW_SHAPE(3), 1, -1, 0)), tol, 0.7310585786300049, -0.2689414213699951, 0);
     check_values(tw_clip(F64(TW_SHAPE(3), -2, 0.5, 3), -1, 1), 0, -1, 0.5, 1);
     check_values(tw_stop_gradient(F64(TW_SHAPE(2), 3, 4)), 0, 3, 4);
+    tw_scope_end();
+}
+
+/* The ops TensorFlow and PyTorch users expect beside the basic ones (values from Python's math). */
+static void test_unary_more(void)
+{
+    tw_scope_begin();
+    const double tol = 1e-13;
+    check_values(tw_tan(F64(TW_SHAPE(3), 0, 1, -0.5)), tol, 0, 1.5574077246549023, -0.5463024898437905);
+    check_values(tw_atan(F64(TW_SHAPE(3), 0, 1, -20)), tol, 0, 0.7853981633974483, -1.5208379310729538);
+    tw_tensor *x = F64(TW_SHAPE(8), -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.7, -2.2);
+    check_values(tw_floor(x), 0, -3, -2, -1, 0, 1, 2, 2, -3);
+    check_values(tw_ceil(x), 0, -2, -1, -0, 1, 2, 3, 3, -2);
+    /* halves to the even neighbour, as tf.round and torch.round */
+    check_values(tw_round(x), 0, -2, -2, -0, 0, 2, 2, 3, -2);
+    check_values(tw_round(tw_cast(x, TW_FLOAT32)), 0, -2, -2, -0, 0, 2, 2, 3, -2);
+    check_values(tw_round(I32(TW_SHAPE(2), -3, 4)), 0, -3, 4);
+    check_values(tw_log_sigmoid(F64(TW_SHAPE(4), 0, 1, -100, 100)), tol, -0.6931471805599453, -0.31326168751822286,
+                 -100, -3.720075976020836e-44);
+    check_values(tw_softsign(F64(TW_SHAPE(3), 0, 1, -3)), tol, 0, 0.5, -0.75);
+    check_values(tw_relu6(F64(TW_SHAPE(4), -1, 3, 6, 9)), 0, 0, 3, 6, 6);
+    check_values(tw_relu6(I32(TW_SHAPE(4), -1, 3, 6, 9)), 0, 0, 3, 6, 6);
+    check_values(tw_hard_swish(F64(TW_SHAPE(5), -4, -1, 0, 1, 4)), tol, 0, -0.3333333333333333, 0, 0.6666666666666666,
+                 4);
+    check_values(tw_mish(F64(TW_SHAPE(4), -2, 0, 1, 20)), tol, -0.2525014826957089, 0, 0.8650983882673103, 20);
+    /* floats: x - floor(x / y) * y, the divisor's sign */
+    check_values(tw_floormod(F64(TW_SHAPE(3), -7.5, 7.5, 7.5), F64(TW_SHAPE(3), 2, -2, 2)), tol, 0.5, -0.5, 1.5);
+    g_assert_true(isnan(at(tw_floormod(F64(TW_SHAPE(1), 1), F64(TW_SHAPE(1), 0)), 0)));
+    /* NaN goes through */
+    g_assert_true(isnan(at(tw_relu6(F64(TW_SHAPE(1), NAN)), 0)));
     tw_scope_end();
 }
 
@@ -1362,6 +1402,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ops/unary/float64", test_unary_float64);
     g_test_add_func("/ops/unary/float32", test_unary_float32);
     g_test_add_func("/ops/unary/int", test_unary_int);
+    g_test_add_func("/ops/unary/more", test_unary_more);
     g_test_add_func("/ops/reduce/all-axis-sets", test_reduce_all_axis_sets);
     g_test_add_func("/ops/reduce/paths", test_reduce_paths);
     g_test_add_func("/ops/reduce/argmax-argmin", test_argmax_argmin);

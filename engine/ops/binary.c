@@ -1,5 +1,6 @@
-/* Elementwise binary ops with NumPy broadcasting: arithmetic, comparisons,
- * logical ops and where. */
+/* Elementwise binary ops with NumPy broadcasting: arithmetic, comparisons
+ * and logical ops (their gradient rules here, the op definitions and public
+ * functions made from the table in kernels/include/elementwise.h), and where. */
 #include <math.h>
 #include <string.h>
 
@@ -82,9 +83,23 @@ static int infer_logical(const tw_op_call *call, tw_desc *out)
     return infer_broadcast(call, out, TW_BOOL);
 }
 
+/* Integer div and floormod refuse a zero divisor: C would trap or, as the
+ * kernels do, give a made-up 0. */
+static int check_divisor(twk_binary_op kop, const tw_op_call *call)
+{
+    tw_tensor *b = call->inputs[1];
+    if ((kop != TWK_BINARY_div && kop != TWK_BINARY_floormod) || tw_dtype_is_float(b->dtype))
+        return 0;
+    if (twk_any_zero(b->dtype, b->ndim, b->shape, b->strides, tw__data(b)))
+        return tw_error_set("%s: integer division by zero", call->op->name);
+    return 0;
+}
+
 static int run_binary(twk_binary_op kop, const tw_op_call *call, tw_tensor *const *outs)
 {
     tw_tensor *out = outs[0], *a = call->inputs[0], *b = call->inputs[1];
+    if (check_divisor(kop, call) < 0)
+        return -1;
     int64_t sa[TW_MAX_DIMS], sb[TW_MAX_DIMS];
     tw__broadcast_strides(a, out->ndim, out->shape, sa);
     tw__broadcast_strides(b, out->ndim, out->shape, sb);
@@ -126,6 +141,15 @@ static int div_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tenso
     tw_tensor *ga = tw_div(g[0], IN(1));
     if (needs[0]) gin[0] = UNBROADCAST(ga, 0);
     if (needs[1]) gin[1] = UNBROADCAST(tw_neg(tw_mul(ga, tw_div(IN(0), IN(1)))), 1);
+    return 0;
+}
+
+/* floormod(a, b) = a - floor(a / b) b: slope 1 in a, -floor(a / b) in b. */
+static int floormod_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                             tw_tensor **gin)
+{
+    if (needs[0]) gin[0] = UNBROADCAST(g[0], 0);
+    if (needs[1]) gin[1] = UNBROADCAST(tw_neg(tw_mul(g[0], tw_floor(tw_div(IN(0), IN(1))))), 1);
     return 0;
 }
 
@@ -175,15 +199,38 @@ static int relu_grad_backward(const tw_op_call *call, tw_tensor *const *outs, tw
     return 0;
 }
 
-/* ---- op definitions and public functions -------------------------------- */
-#define BINARY_OP(NAME, KOP, INFER, BACKWARD, FLAGS)                                                 \
+/* ---- op definitions and public functions, one per row of kernels/include/elementwise.h ---- */
+#define INFER_ARITH infer_arith
+#define INFER_FLOAT infer_float_arith
+#define INFER_COMPARE infer_compare
+#define INFER_LOGICAL infer_logical
+/* Comparisons and logical ops have no gradient. */
+#define BACKWARD_ARITH(name) name##_backward
+#define BACKWARD_FLOAT(name) name##_backward
+#define BACKWARD_COMPARE(name) NULL
+#define BACKWARD_LOGICAL(name) NULL
+#define FLAGS_ARITH 0
+#define FLAGS_FLOAT 0
+#define FLAGS_COMPARE TW_OP_NOT_DIFFERENTIABLE
+#define FLAGS_LOGICAL TW_OP_NOT_DIFFERENTIABLE
+
+/* Two weak scalars give a weak scalar, so C-number arithmetic stays flexible. */
+static tw_tensor *weak_result(tw_tensor *r, const tw_tensor *a, const tw_tensor *b)
+{
+    if (r && a->weak && b->weak && r->ndim == 0 && tw_dtype_is_float(r->dtype))
+        r->weak = true;
+    return r;
+}
+
+#define BINARY_OP(NAME, TAKES, f, i)                                                                 \
     static int NAME##_kernel(const tw_op_call *call, tw_tensor *const *outs)                         \
     {                                                                                                \
-        return run_binary(KOP, call, outs);                                                          \
+        return run_binary(TWK_BINARY_##NAME, call, outs);                                            \
     }                                                                                                \
     const tw_op_def tw_op_##NAME = {                                                                 \
-        .name = #NAME, .noutputs = 1, .ninputs = 2, .flags = FLAGS, .infer = INFER,                  \
-        .kernel = {[TW_DEVICE_CPU] = NAME##_kernel}, .backward = BACKWARD,                           \
+        .name = #NAME, .noutputs = 1, .ninputs = 2, .flags = FLAGS_##TAKES, .elementwise = 2,        \
+        .elementwise_op = TWK_BINARY_##NAME, .infer = INFER_##TAKES,                                 \
+        .kernel = {[TW_DEVICE_CPU] = NAME##_kernel}, .backward = BACKWARD_##TAKES(NAME),             \
     };                                                                                               \
     tw_tensor *tw_##NAME(tw_tensor *a, tw_tensor *b)                                                 \
     {                                                                                                \
@@ -198,30 +245,7 @@ static int relu_grad_backward(const tw_op_call *call, tw_tensor *const *outs, tw
         return tw__scope_return(r);                                                                  \
     }
 
-/* Two weak scalars give a weak scalar, so C-number arithmetic stays flexible. */
-static tw_tensor *weak_result(tw_tensor *r, const tw_tensor *a, const tw_tensor *b)
-{
-    if (r && a->weak && b->weak && r->ndim == 0 && tw_dtype_is_float(r->dtype))
-        r->weak = true;
-    return r;
-}
-
-BINARY_OP(add, TWK_ADD, infer_arith, add_backward, 0)
-BINARY_OP(sub, TWK_SUB, infer_arith, sub_backward, 0)
-BINARY_OP(mul, TWK_MUL, infer_arith, mul_backward, 0)
-BINARY_OP(div, TWK_DIV, infer_arith, div_backward, 0)
-BINARY_OP(pow, TWK_POW, infer_float_arith, pow_backward, 0)
-BINARY_OP(maximum, TWK_MAX, infer_arith, maximum_backward, 0)
-BINARY_OP(minimum, TWK_MIN, infer_arith, minimum_backward, 0)
-BINARY_OP(relu_grad, TWK_RELU_GRAD, infer_arith, relu_grad_backward, 0)
-BINARY_OP(equal, TWK_EQ, infer_compare, NULL, TW_OP_NOT_DIFFERENTIABLE)
-BINARY_OP(not_equal, TWK_NE, infer_compare, NULL, TW_OP_NOT_DIFFERENTIABLE)
-BINARY_OP(less, TWK_LT, infer_compare, NULL, TW_OP_NOT_DIFFERENTIABLE)
-BINARY_OP(less_equal, TWK_LE, infer_compare, NULL, TW_OP_NOT_DIFFERENTIABLE)
-BINARY_OP(greater, TWK_GT, infer_compare, NULL, TW_OP_NOT_DIFFERENTIABLE)
-BINARY_OP(greater_equal, TWK_GE, infer_compare, NULL, TW_OP_NOT_DIFFERENTIABLE)
-BINARY_OP(logical_and, TWK_AND, infer_logical, NULL, TW_OP_NOT_DIFFERENTIABLE)
-BINARY_OP(logical_or, TWK_OR, infer_logical, NULL, TW_OP_NOT_DIFFERENTIABLE)
+TWK_BINARY_OPS(BINARY_OP)
 
 /* ---- with a C number ------------------------------------------------------ */
 static tw_tensor *with_scalar(const char *name, tw_tensor *(*op)(tw_tensor *, tw_tensor *), tw_tensor *a, double s,

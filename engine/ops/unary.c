@@ -1,5 +1,6 @@
-/* Elementwise unary ops: math functions and activations. Each backward rule
- * is written with engine ops (so second derivatives work). */
+/* Elementwise unary ops: their gradient rules, written with engine ops (so
+ * second derivatives work), and their op definitions and public functions,
+ * made from the table in kernels/include/elementwise.h. */
 #include <math.h>
 
 #include "cpu/cpu_kernels.h"
@@ -51,6 +52,12 @@ static int run_unary(twk_unary_op kop, const tw_op_call *call, tw_tensor *const 
 
 static tw_tensor *positive(tw_tensor *x) { return tw_greater(x, tw_scalar(0)); }
 
+static tw_tensor *mish_derivative(tw_tensor *x)
+{
+    tw_tensor *t = tw_tanh(tw_softplus(x));
+    return tw_add(t, tw_mul(tw_mul(x, tw_sigmoid(x)), tw_rsub_scalar(1, tw_square(t))));
+}
+
 RULE(neg, tw_neg(G))
 RULE(abs, tw_mul(G, tw_sign(X)))
 RULE(sign, tw_zeros_like(X))
@@ -77,67 +84,71 @@ RULE(clip, tw_where(tw_logical_and(tw_greater_equal(X, tw_scalar(call->attrs->f[
                                    tw_less_equal(X, tw_scalar(call->attrs->f[1]))),
                     G, tw_scalar(0)))
 
-#define UNARY_OP(NAME, KOP, KIND, BACKWARD, FLAGS)                                                          \
+RULE(tan, tw_mul(G, tw_add_scalar(tw_square(Y), 1)))
+RULE(atan, tw_div(G, tw_add_scalar(tw_square(X), 1)))
+RULE(floor, tw_zeros_like(X))
+RULE(ceil, tw_zeros_like(X))
+RULE(round, tw_zeros_like(X))
+RULE(log_sigmoid, tw_mul(G, tw_sigmoid(tw_neg(X))))
+/* d/dx x / (1 + |x|) = 1 / (1 + |x|)^2 */
+RULE(softsign, tw_div(G, tw_square(tw_add_scalar(tw_abs(X), 1))))
+RULE(relu6, tw_where(tw_logical_and(positive(X), tw_less(X, tw_scalar(6))), G, tw_scalar(0)))
+/* x relu6(x + 3) / 6: 0 below -3, (2x + 3) / 6 up to 3, 1 above */
+RULE(hard_swish, tw_where(tw_less(X, tw_scalar(-3)), tw_scalar(0),
+                          tw_where(tw_greater(X, tw_scalar(3)), G, tw_mul(G, tw_mul_scalar(tw_add_scalar(tw_mul_scalar(X, 2), 3), 1.0 / 6)))))
+/* d/dx x tanh(sp(x)) = tanh(sp(x)) + x sigmoid(x) (1 - tanh(sp(x))^2) */
+RULE(mish, tw_mul(G, mish_derivative(X)))
+
+/* ---- op definitions, one per row of kernels/include/elementwise.h -------------------- */
+#define KIND_NUMBER ANY_NUMBER
+#define KIND_FLOAT FLOAT_ONLY
+#define KIND_BOOL BOOL_ONLY
+/* Bool ops (logical_not) have no gradient. */
+#define BACKWARD_NUMBER(name) name##_backward
+#define BACKWARD_FLOAT(name) name##_backward
+#define BACKWARD_BOOL(name) NULL
+#define FLAGS_NUMBER 0
+#define FLAGS_FLOAT 0
+#define FLAGS_BOOL TW_OP_NOT_DIFFERENTIABLE
+/* Ops without attributes get their public function here; the others below. */
+#define PUBLIC_0(name)                                                                                      \
+    tw_tensor *tw_##name(tw_tensor *x)                                                                      \
+    {                                                                                                       \
+        return tw_dispatch1(&tw_op_##name, 1, &x, NULL);                                                    \
+    }
+#define PUBLIC_1(name)
+#define PUBLIC_2(name)
+
+#define UNARY_OP(NAME, TAKES, NATTRS, f, i)                                                                 \
     static int NAME##_infer(const tw_op_call *call, tw_desc *out)                                           \
     {                                                                                                       \
-        return check_kind(call, KIND) < 0 ? -1 : same_as_input(call, out);                                  \
+        return check_kind(call, KIND_##TAKES) < 0 ? -1 : same_as_input(call, out);                          \
     }                                                                                                       \
     static int NAME##_kernel(const tw_op_call *call, tw_tensor *const *outs)                                \
     {                                                                                                       \
-        return run_unary(KOP, call, outs);                                                                  \
+        return run_unary(TWK_UNARY_##NAME, call, outs);                                                     \
     }                                                                                                       \
     const tw_op_def tw_op_##NAME = {                                                                        \
-        .name = #NAME, .noutputs = 1, .ninputs = 1, .flags = FLAGS, .infer = NAME##_infer,                  \
-        .kernel = {[TW_DEVICE_CPU] = NAME##_kernel}, .backward = BACKWARD,                                  \
-    };
+        .name = #NAME, .noutputs = 1, .ninputs = 1, .flags = FLAGS_##TAKES, .elementwise = 1,               \
+        .elementwise_op = TWK_UNARY_##NAME, .infer = NAME##_infer,                                          \
+        .kernel = {[TW_DEVICE_CPU] = NAME##_kernel}, .backward = BACKWARD_##TAKES(NAME),                    \
+    };                                                                                                      \
+    PUBLIC_##NATTRS(NAME)
 
-#define PLAIN(NAME, KOP, KIND)                                                                              \
-    UNARY_OP(NAME, KOP, KIND, NAME##_backward, 0)                                                          \
-    tw_tensor *tw_##NAME(tw_tensor *x)                                                                      \
-    {                                                                                                       \
-        return tw_dispatch1(&tw_op_##NAME, 1, &x, NULL);                                                    \
-    }
+TWK_UNARY_OPS(UNARY_OP)
 
-PLAIN(neg, TWK_NEG, ANY_NUMBER)
-PLAIN(abs, TWK_ABS, ANY_NUMBER)
-PLAIN(sign, TWK_SIGN, ANY_NUMBER)
-PLAIN(exp, TWK_EXP, FLOAT_ONLY)
-PLAIN(log, TWK_LOG, FLOAT_ONLY)
-PLAIN(log1p, TWK_LOG1P, FLOAT_ONLY)
-PLAIN(expm1, TWK_EXPM1, FLOAT_ONLY)
-PLAIN(sqrt, TWK_SQRT, FLOAT_ONLY)
-PLAIN(rsqrt, TWK_RSQRT, FLOAT_ONLY)
-PLAIN(square, TWK_SQUARE, ANY_NUMBER)
-PLAIN(sin, TWK_SIN, FLOAT_ONLY)
-PLAIN(cos, TWK_COS, FLOAT_ONLY)
-PLAIN(tanh, TWK_TANH, FLOAT_ONLY)
-PLAIN(erf, TWK_ERF, FLOAT_ONLY)
-PLAIN(sigmoid, TWK_SIGMOID, FLOAT_ONLY)
-PLAIN(relu, TWK_RELU, ANY_NUMBER)
-PLAIN(gelu, TWK_GELU, FLOAT_ONLY)
-PLAIN(softplus, TWK_SOFTPLUS, FLOAT_ONLY)
-
-UNARY_OP(logical_not, TWK_NOT, BOOL_ONLY, NULL, TW_OP_NOT_DIFFERENTIABLE)
-tw_tensor *tw_logical_not(tw_tensor *x)
-{
-    return tw_dispatch1(&tw_op_logical_not, 1, &x, NULL);
-}
-
-UNARY_OP(leaky_relu, TWK_LEAKY_RELU, FLOAT_ONLY, leaky_relu_backward, 0)
 tw_tensor *tw_leaky_relu(tw_tensor *x, double alpha)
 {
     tw_attrs a = {.f = {alpha}, .nf = 1};
     return tw_dispatch1(&tw_op_leaky_relu, 1, &x, &a);
 }
 
-UNARY_OP(elu, TWK_ELU, FLOAT_ONLY, elu_backward, 0)
 tw_tensor *tw_elu(tw_tensor *x, double alpha)
 {
     tw_attrs a = {.f = {alpha}, .nf = 1};
     return tw_dispatch1(&tw_op_elu, 1, &x, &a);
 }
 
-UNARY_OP(clip, TWK_CLIP, ANY_NUMBER, clip_backward, 0)
 tw_tensor *tw_clip(tw_tensor *x, double min_value, double max_value)
 {
     if (min_value > max_value) {

@@ -102,11 +102,11 @@ const char *twk_blas_info(void)
     return twk_blas_init(NULL) == 0 ? blas.info : blas.error;
 }
 
-void twk_gemm(tw_dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
+void twk_gemm(twk_dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
               int64_t lda, const void *b, int64_t ldb, float beta, void *c, int64_t ldc)
 {
     int ta = trans_a ? TRANS : NO_TRANS, tb = trans_b ? TRANS : NO_TRANS;
-    if (dtype == TW_FLOAT32)
+    if (dtype == TWK_FLOAT32)
         blas.sgemm(ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
     else
         blas.dgemm(ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);

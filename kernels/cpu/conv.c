@@ -86,12 +86,12 @@ static bool direct_input_grad_ok(const twk_conv2d_shape *s)
            s->pad_left <= (s->k_w - 1) * s->dilation_w;
 }
 
-static bool use_direct(tw_dtype dtype, const twk_conv2d_shape *s, twk_conv_pass pass)
+static bool use_direct(twk_dtype dtype, const twk_conv2d_shape *s, twk_conv_pass pass)
 {
-    return dtype == TW_FLOAT32 && direct_enabled();
+    return dtype == TWK_FLOAT32 && direct_enabled();
 }
 
-static bool use_winograd(tw_dtype dtype, const twk_conv2d_shape *s, twk_conv_pass pass)
+static bool use_winograd(twk_dtype dtype, const twk_conv2d_shape *s, twk_conv_pass pass)
 {
     if (!use_direct(dtype, s, pass) || !winograd_enabled())
         return false;
@@ -111,7 +111,7 @@ static char *aligned(void *workspace)
 
 /* ---- entry points ---------------------------------------------------------- */
 
-size_t twk_conv2d_workspace(tw_dtype dtype, const twk_conv2d_shape *s, twk_conv_pass pass)
+size_t twk_conv2d_workspace(twk_dtype dtype, const twk_conv2d_shape *s, twk_conv_pass pass)
 {
     if (use_winograd(dtype, s, pass)) {
         twk_conv2d_shape t = input_grad_shape(s);
@@ -133,7 +133,7 @@ size_t twk_conv2d_workspace(tw_dtype dtype, const twk_conv2d_shape *s, twk_conv_
     return 0;
 }
 
-void twk_conv2d_forward(tw_dtype dtype, const twk_conv2d_shape *s, const void *input, const void *filter,
+void twk_conv2d_forward(twk_dtype dtype, const twk_conv2d_shape *s, const void *input, const void *filter,
                         void *output, void *workspace)
 {
     if (!use_direct(dtype, s, TWK_CONV_FORWARD)) {
@@ -148,7 +148,7 @@ void twk_conv2d_forward(tw_dtype dtype, const twk_conv2d_shape *s, const void *i
         twk_conv_direct_forward(s, filter, false, input, output, aligned(workspace));
 }
 
-void twk_conv2d_backprop_input(tw_dtype dtype, const twk_conv2d_shape *s, const void *filter,
+void twk_conv2d_backprop_input(twk_dtype dtype, const twk_conv2d_shape *s, const void *filter,
                                const void *grad_output, void *grad_input, void *workspace)
 {
     if (!use_direct(dtype, s, TWK_CONV_BACKPROP_INPUT)) {
@@ -168,7 +168,7 @@ void twk_conv2d_backprop_input(tw_dtype dtype, const twk_conv2d_shape *s, const 
         twk_conv_direct_forward(&t, filter, true, grad_output, grad_input, aligned(workspace));
 }
 
-void twk_conv2d_backprop_filter(tw_dtype dtype, const twk_conv2d_shape *s, const void *input,
+void twk_conv2d_backprop_filter(twk_dtype dtype, const twk_conv2d_shape *s, const void *input,
                                 const void *grad_output, void *grad_filter, void *workspace)
 {
     if (!use_direct(dtype, s, TWK_CONV_BACKPROP_FILTER)) {

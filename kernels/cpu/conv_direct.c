@@ -395,7 +395,7 @@ static int64_t transposed_bytes(const twk_conv2d_shape *s)
 
 size_t twk_conv_direct_input_grad_cols_workspace(const twk_conv2d_shape *s)
 {
-    return (size_t)(transposed_bytes(s) + align64((int64_t)twk_conv_gemm_workspace(TW_FLOAT32, s)));
+    return (size_t)(transposed_bytes(s) + align64((int64_t)twk_conv_gemm_workspace(TWK_FLOAT32, s)));
 }
 
 void twk_conv_direct_input_grad_cols(const twk_conv2d_shape *s, const float *f, const float *dy, float *dx,

@@ -34,11 +34,11 @@ int64_t twk_conv_chunk_rows(const twk_conv2d_shape *s, size_t itemsize)
     return imax(1, imin(c, rows));
 }
 
-size_t twk_conv_gemm_workspace(tw_dtype dtype, const twk_conv2d_shape *s)
+size_t twk_conv_gemm_workspace(twk_dtype dtype, const twk_conv2d_shape *s)
 {
     if (plain_1x1(s) || out_pixels(s) == 0 || k_size(s) == 0)
         return 0;
-    size_t es = tw_dtype_size(dtype);
+    size_t es = twk_dtype_size(dtype);
     return (size_t)(twk_conv_chunk_rows(s, es) * s->out_w * k_size(s)) * es;
 }
 
@@ -117,10 +117,10 @@ static void im2col(size_t es, const twk_conv2d_shape *s, const char *x, int64_t 
 DEFINE_COL2IM(float, f32)
 DEFINE_COL2IM(double, f64)
 
-void twk_conv_gemm_forward(tw_dtype dtype, const twk_conv2d_shape *s, const char *x, const void *f, char *y,
+void twk_conv_gemm_forward(twk_dtype dtype, const twk_conv2d_shape *s, const char *x, const void *f, char *y,
                            char *ws)
 {
-    size_t es = tw_dtype_size(dtype);
+    size_t es = twk_dtype_size(dtype);
     int64_t K = k_size(s), M = out_pixels(s), O = s->out_c;
     if (M == 0 || O == 0)
         return;
@@ -141,10 +141,10 @@ void twk_conv_gemm_forward(tw_dtype dtype, const twk_conv2d_shape *s, const char
     }
 }
 
-void twk_conv_gemm_backprop_input(tw_dtype dtype, const twk_conv2d_shape *s, const void *f, const char *dy,
+void twk_conv_gemm_backprop_input(twk_dtype dtype, const twk_conv2d_shape *s, const void *f, const char *dy,
                                   char *dx, char *ws)
 {
-    size_t es = tw_dtype_size(dtype);
+    size_t es = twk_dtype_size(dtype);
     int64_t K = k_size(s), M = out_pixels(s), O = s->out_c;
     int64_t nx = s->batch * s->in_h * s->in_w * s->in_c;
     if (nx == 0)
@@ -163,17 +163,17 @@ void twk_conv_gemm_backprop_input(tw_dtype dtype, const twk_conv2d_shape *s, con
         int64_t r1 = imin(rows, r0 + step);
         twk_gemm(dtype, false, true, (r1 - r0) * s->out_w, K, O, dy + r0 * s->out_w * O * (int64_t)es, O, f, O, 0.0f,
                  ws, K);
-        if (dtype == TW_FLOAT32)
+        if (dtype == TWK_FLOAT32)
             twk_conv_col2im_f32(s, (const float *)ws, r0, r1, (float *)dx);
         else
             twk_conv_col2im_f64(s, (const double *)ws, r0, r1, (double *)dx);
     }
 }
 
-void twk_conv_gemm_backprop_filter(tw_dtype dtype, const twk_conv2d_shape *s, const char *x, const char *dy,
+void twk_conv_gemm_backprop_filter(twk_dtype dtype, const twk_conv2d_shape *s, const char *x, const char *dy,
                                    char *df, char *ws)
 {
-    size_t es = tw_dtype_size(dtype);
+    size_t es = twk_dtype_size(dtype);
     int64_t K = k_size(s), M = out_pixels(s), O = s->out_c;
     if (K == 0 || O == 0)
         return;

@@ -107,12 +107,12 @@ extern void (*const twk_conv_tap_table[TAP_TILE_MAX + 1][5])(const tap_args *);
 extern void (*const twk_conv_bwf_table[TILE_ROWS + 1][5])(const bwf_args *);
 
 /* ---- im2col + gemm, any float dtype (conv_gemm.c) ------------------------- */
-size_t twk_conv_gemm_workspace(tw_dtype dtype, const twk_conv2d_shape *s);
-void twk_conv_gemm_forward(tw_dtype dtype, const twk_conv2d_shape *s, const char *x, const void *f, char *y,
+size_t twk_conv_gemm_workspace(twk_dtype dtype, const twk_conv2d_shape *s);
+void twk_conv_gemm_forward(twk_dtype dtype, const twk_conv2d_shape *s, const char *x, const void *f, char *y,
                            char *ws);
-void twk_conv_gemm_backprop_input(tw_dtype dtype, const twk_conv2d_shape *s, const void *f, const char *dy,
+void twk_conv_gemm_backprop_input(twk_dtype dtype, const twk_conv2d_shape *s, const void *f, const char *dy,
                                   char *dx, char *ws);
-void twk_conv_gemm_backprop_filter(tw_dtype dtype, const twk_conv2d_shape *s, const char *x, const char *dy,
+void twk_conv_gemm_backprop_filter(twk_dtype dtype, const twk_conv2d_shape *s, const char *x, const char *dy,
                                    char *df, char *ws);
 /* Output rows (n, oh) per im2col chunk. */
 int64_t twk_conv_chunk_rows(const twk_conv2d_shape *s, size_t itemsize);

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tw/tensor.h" /* tw_dtype */
+#include "../twk_dtype.h"
 
 typedef struct {
     int64_t batch, in_h, in_w, in_c;  /* input (batch, in_h, in_w, in_c) */
@@ -38,15 +38,15 @@ typedef enum { TWK_CONV_FORWARD, TWK_CONV_BACKPROP_INPUT, TWK_CONV_BACKPROP_FILT
 
 /* Bytes of workspace one pass needs (0 possible). Call on the thread that
  * then runs the pass (the size depends on its OpenMP thread count). */
-size_t twk_conv2d_workspace(tw_dtype dtype, const twk_conv2d_shape *s, twk_conv_pass pass);
+size_t twk_conv2d_workspace(twk_dtype dtype, const twk_conv2d_shape *s, twk_conv_pass pass);
 /* output = conv(input, filter) */
-void twk_conv2d_forward(tw_dtype dtype, const twk_conv2d_shape *s, const void *input, const void *filter,
+void twk_conv2d_forward(twk_dtype dtype, const twk_conv2d_shape *s, const void *input, const void *filter,
                         void *output, void *workspace);
 /* grad_input = d<conv(input, filter), grad_output>/d input */
-void twk_conv2d_backprop_input(tw_dtype dtype, const twk_conv2d_shape *s, const void *filter,
+void twk_conv2d_backprop_input(twk_dtype dtype, const twk_conv2d_shape *s, const void *filter,
                                const void *grad_output, void *grad_input, void *workspace);
 /* grad_filter = d<conv(input, filter), grad_output>/d filter */
-void twk_conv2d_backprop_filter(tw_dtype dtype, const twk_conv2d_shape *s, const void *input,
+void twk_conv2d_backprop_filter(twk_dtype dtype, const twk_conv2d_shape *s, const void *input,
                                 const void *grad_output, void *grad_filter, void *workspace);
 
 /* Whether the direct (AVX-512) float32 path may be used: true by default
@@ -70,16 +70,16 @@ typedef struct {
     int64_t pad_top, pad_left;
 } twk_pool2d_shape;
 
-void twk_max_pool2d(tw_dtype dtype, const twk_pool2d_shape *s, const void *input, void *output);
+void twk_max_pool2d(twk_dtype dtype, const twk_pool2d_shape *s, const void *input, void *output);
 /* grad_input[argmax of each window] += grad_output (the first maximum in
  * row-major window order takes it all, as TensorFlow's CPU kernel). */
-void twk_max_pool2d_grad(tw_dtype dtype, const twk_pool2d_shape *s, const void *input, const void *grad_output,
+void twk_max_pool2d_grad(twk_dtype dtype, const twk_pool2d_shape *s, const void *input, const void *grad_output,
                          void *grad_input);
 /* out[window] = grad_grad_input[argmax of the window]: the gradient of
  * max_pool2d_grad with respect to its grad_output. */
-void twk_max_pool2d_grad_grad(tw_dtype dtype, const twk_pool2d_shape *s, const void *input,
+void twk_max_pool2d_grad_grad(twk_dtype dtype, const twk_pool2d_shape *s, const void *input,
                               const void *grad_grad_input, void *output);
-void twk_avg_pool2d(tw_dtype dtype, const twk_pool2d_shape *s, const void *input, void *output);
-void twk_avg_pool2d_grad(tw_dtype dtype, const twk_pool2d_shape *s, const void *grad_output, void *grad_input);
+void twk_avg_pool2d(twk_dtype dtype, const twk_pool2d_shape *s, const void *input, void *output);
+void twk_avg_pool2d_grad(twk_dtype dtype, const twk_pool2d_shape *s, const void *grad_output, void *grad_input);
 
 #endif

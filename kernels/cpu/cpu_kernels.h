@@ -8,7 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tw/tensor.h" /* tw_dtype */
+#include "../include/elementwise.h"
+#include "../twk_dtype.h"
 
 /* Below this many elements loops stay on one thread: forking costs more. */
 #define TWK_PARALLEL_MIN 32768
@@ -18,35 +19,25 @@
  * (at least 1); shape and strides are rewritten in place. */
 int twk_coalesce(int ndim, int64_t *shape, int nops, int64_t **strides);
 
-typedef enum {
-    TWK_ADD, TWK_SUB, TWK_MUL, TWK_DIV, TWK_POW, TWK_MAX, TWK_MIN,
-    TWK_RELU_GRAD, /* a > 0 ? b : 0, relu's backward in one pass */
-    TWK_EQ, TWK_NE, TWK_LT, TWK_LE, TWK_GT, TWK_GE, TWK_AND, TWK_OR,
-    TWK_BINARY_COUNT
-} twk_binary_op;
-
-/* out = a op b elementwise, in_dtype for a and b (out is bool for
- * comparisons and logical ops, else in_dtype). Integer division floors and
- * gives 0 when dividing by 0. */
-void twk_binary(twk_binary_op op, tw_dtype in_dtype, int ndim, const int64_t *shape, void *out,
+/* out = a op b elementwise (kernels/include/elementwise.h), in_dtype for a and b
+ * (out is bool for comparisons and logical ops, else in_dtype). Integer
+ * division floors and gives 0 when dividing by 0 (the engine refuses it). */
+void twk_binary(twk_binary_op op, twk_dtype in_dtype, int ndim, const int64_t *shape, void *out,
                 const int64_t *out_strides, const void *a, const int64_t *a_strides, const void *b,
                 const int64_t *b_strides);
 
+/* Whether the integer tensor x (any strides) holds a 0. */
+bool twk_any_zero(twk_dtype dtype, int ndim, const int64_t *shape, const int64_t *strides, const void *x);
+
 /* out = cond ? a : b; cond is bool. */
-void twk_where(tw_dtype dtype, int ndim, const int64_t *shape, void *out, const int64_t *out_strides,
+void twk_where(twk_dtype dtype, int ndim, const int64_t *shape, void *out, const int64_t *out_strides,
                const void *cond, const int64_t *cond_strides, const void *a, const int64_t *a_strides,
                const void *b, const int64_t *b_strides);
 
-typedef enum {
-    TWK_NEG, TWK_ABS, TWK_SIGN, TWK_EXP, TWK_LOG, TWK_LOG1P, TWK_EXPM1, TWK_SQRT, TWK_RSQRT,
-    TWK_SQUARE, TWK_SIN, TWK_COS, TWK_TANH, TWK_ERF, TWK_SIGMOID, TWK_RELU, TWK_LEAKY_RELU,
-    TWK_ELU, TWK_GELU, TWK_SOFTPLUS, TWK_CLIP, TWK_NOT,
-    TWK_UNARY_COUNT
-} twk_unary_op;
-
-/* out = f(x); p0/p1 are alpha or the clip bounds. Float-only ops must get a
- * float dtype (the engine checks). */
-void twk_unary(twk_unary_op op, tw_dtype dtype, int ndim, const int64_t *shape, void *out,
+/* out = f(x) (kernels/include/elementwise.h); p0/p1 are the op's attributes
+ * (alpha, the clip bounds). Float-only ops must get a float dtype (the engine
+ * checks). */
+void twk_unary(twk_unary_op op, twk_dtype dtype, int ndim, const int64_t *shape, void *out,
                const int64_t *out_strides, const void *x, const int64_t *x_strides, double p0, double p1);
 
 typedef enum { TWK_SUM, TWK_PROD, TWK_RMAX, TWK_RMIN, TWK_ARGMAX, TWK_ARGMIN } twk_reduce_op;
@@ -54,20 +45,20 @@ typedef enum { TWK_SUM, TWK_PROD, TWK_RMAX, TWK_RMIN, TWK_ARGMAX, TWK_ARGMIN } t
 /* Reduce x (ndim, shape, strides) over the axes with reduce[axis] true, into
  * contiguous out laid out as the kept axes in order. Sums of floats
  * accumulate in double. Arg reductions take exactly one axis and write int64. */
-void twk_reduce(twk_reduce_op op, tw_dtype dtype, int ndim, const int64_t *shape, const int64_t *strides,
+void twk_reduce(twk_reduce_op op, twk_dtype dtype, int ndim, const int64_t *shape, const int64_t *strides,
                 const void *x, const bool *reduce, void *out);
 
 /* Strided copy between same-dtype buffers of one shape. */
 void twk_copy(size_t itemsize, int ndim, const int64_t *shape, void *dst, const int64_t *dst_strides,
               const void *src, const int64_t *src_strides);
 /* Strided conversion between dtypes (bool: nonzero -> 1). */
-void twk_cast(tw_dtype dst_dtype, tw_dtype src_dtype, int ndim, const int64_t *shape, void *dst,
+void twk_cast(twk_dtype dst_dtype, twk_dtype src_dtype, int ndim, const int64_t *shape, void *dst,
               const int64_t *dst_strides, const void *src, const int64_t *src_strides);
 /* Fill n contiguous elements with value. */
-void twk_fill(tw_dtype dtype, int64_t n, void *dst, double value);
+void twk_fill(twk_dtype dtype, int64_t n, void *dst, double value);
 /* Read/write one element as double. */
-double twk_load(tw_dtype dtype, const void *p);
-void twk_store(tw_dtype dtype, void *p, double v);
+double twk_load(twk_dtype dtype, const void *p);
+void twk_store(twk_dtype dtype, void *p, double v);
 
 /* ---- BLAS (OpenBLAS opened at run time, see blas.c) ---------------------- */
 /* Load OpenBLAS once (thread-safe); 0 on success, else -1 and *message. */
@@ -75,7 +66,7 @@ int twk_blas_init(const char **message);
 const char *twk_blas_info(void);
 /* C[m,n] = A[m,k] * B[k,n] (row-major) with leading dimensions, optional
  * transposes (A given as [k,m] when trans_a), accumulate when beta = 1. */
-void twk_gemm(tw_dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
+void twk_gemm(twk_dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
               int64_t lda, const void *b, int64_t ldb, float beta, void *c, int64_t ldc);
 
 /* An N-d walk over up to 4 operands of one shape, coalesced, as rows of
@@ -83,8 +74,8 @@ void twk_gemm(tw_dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, 
  * is operand k's strides after coalescing. */
 typedef struct {
     int ndim;
-    int64_t shape[TW_MAX_DIMS + 1];
-    int64_t strides[4][TW_MAX_DIMS + 1];
+    int64_t shape[TWK_MAX_DIMS + 1];
+    int64_t strides[4][TWK_MAX_DIMS + 1];
     int64_t inner, rows;
 } twk_plan;
 

@@ -5,9 +5,9 @@
 
 #include "gather_kernels.h"
 
-int64_t twk_index_check(tw_dtype index_dtype, int64_t n, const void *indices, int64_t limit)
+int64_t twk_index_check(twk_dtype index_dtype, int64_t n, const void *indices, int64_t limit)
 {
-    if (index_dtype == TW_INT32) {
+    if (index_dtype == TWK_INT32) {
         const int32_t *ix = indices;
         for (int64_t i = 0; i < n; i++)
             if (ix[i] < 0 || ix[i] >= limit)
@@ -22,7 +22,7 @@ int64_t twk_index_check(tw_dtype index_dtype, int64_t n, const void *indices, in
 }
 
 void twk_gather(size_t itemsize, int64_t outer, int64_t axis_size, int64_t inner, const void *params,
-                tw_dtype index_dtype, int64_t nindices, const void *indices, void *out)
+                twk_dtype index_dtype, int64_t nindices, const void *indices, void *out)
 {
     int64_t rows = outer * nindices;
     size_t row_bytes = (size_t)inner * itemsize;
@@ -43,7 +43,7 @@ void twk_gather(size_t itemsize, int64_t outer, int64_t axis_size, int64_t inner
 
 #define SCATTER_ROWS(T, ADD)                                                                                   \
     static void scatter_##T(int64_t o, int64_t c0, int64_t c1, int64_t axis_size, int64_t inner, const T *src, \
-                            tw_dtype index_dtype, int64_t nindices, const void *indices, T *out)               \
+                            twk_dtype index_dtype, int64_t nindices, const void *indices, T *out)               \
     {                                                                                                          \
         for (int64_t j = 0; j < nindices; j++) {                                                               \
             int64_t idx = twk_index_at(index_dtype, indices, j);                                               \
@@ -63,7 +63,7 @@ SCATTER_ROWS(int64_t, d[c] = (int64_t)((uint64_t)d[c] + (uint64_t)s[c]))
 SCATTER_ROWS(uint8_t, d[c] = (uint8_t)(d[c] + s[c]))
 
 static void scatter_bool(int64_t o, int64_t c0, int64_t c1, int64_t axis_size, int64_t inner, const uint8_t *src,
-                         tw_dtype index_dtype, int64_t nindices, const void *indices, uint8_t *out)
+                         twk_dtype index_dtype, int64_t nindices, const void *indices, uint8_t *out)
 {
     for (int64_t j = 0; j < nindices; j++) {
         int64_t idx = twk_index_at(index_dtype, indices, j);
@@ -76,13 +76,13 @@ static void scatter_bool(int64_t o, int64_t c0, int64_t c1, int64_t axis_size, i
     }
 }
 
-void twk_scatter_add(tw_dtype dtype, int64_t outer, int64_t axis_size, int64_t inner, const void *src,
-                     tw_dtype index_dtype, int64_t nindices, const void *indices, void *out)
+void twk_scatter_add(twk_dtype dtype, int64_t outer, int64_t axis_size, int64_t inner, const void *src,
+                     twk_dtype index_dtype, int64_t nindices, const void *indices, void *out)
 {
     int64_t total = outer * axis_size * inner;
     if (total == 0)
         return;
-    memset(out, 0, (size_t)total * tw_dtype_size(dtype));
+    memset(out, 0, (size_t)total * twk_dtype_size(dtype));
     if (nindices == 0 || inner == 0)
         return;
     int64_t nblocks = (inner + SCATTER_BLOCK - 1) / SCATTER_BLOCK;
@@ -92,21 +92,21 @@ void twk_scatter_add(tw_dtype dtype, int64_t outer, int64_t axis_size, int64_t i
         int64_t o = t / nblocks, b = t % nblocks;
         int64_t c0 = b * SCATTER_BLOCK, c1 = c0 + SCATTER_BLOCK < inner ? c0 + SCATTER_BLOCK : inner;
         switch (dtype) {
-        case TW_FLOAT32: scatter_float(o, c0, c1, axis_size, inner, src, index_dtype, nindices, indices, out); break;
-        case TW_FLOAT64: scatter_double(o, c0, c1, axis_size, inner, src, index_dtype, nindices, indices, out); break;
-        case TW_INT32: scatter_int32_t(o, c0, c1, axis_size, inner, src, index_dtype, nindices, indices, out); break;
-        case TW_INT64: scatter_int64_t(o, c0, c1, axis_size, inner, src, index_dtype, nindices, indices, out); break;
-        case TW_UINT8: scatter_uint8_t(o, c0, c1, axis_size, inner, src, index_dtype, nindices, indices, out); break;
-        case TW_BOOL: scatter_bool(o, c0, c1, axis_size, inner, src, index_dtype, nindices, indices, out); break;
+        case TWK_FLOAT32: scatter_float(o, c0, c1, axis_size, inner, src, index_dtype, nindices, indices, out); break;
+        case TWK_FLOAT64: scatter_double(o, c0, c1, axis_size, inner, src, index_dtype, nindices, indices, out); break;
+        case TWK_INT32: scatter_int32_t(o, c0, c1, axis_size, inner, src, index_dtype, nindices, indices, out); break;
+        case TWK_INT64: scatter_int64_t(o, c0, c1, axis_size, inner, src, index_dtype, nindices, indices, out); break;
+        case TWK_UINT8: scatter_uint8_t(o, c0, c1, axis_size, inner, src, index_dtype, nindices, indices, out); break;
+        case TWK_BOOL: scatter_bool(o, c0, c1, axis_size, inner, src, index_dtype, nindices, indices, out); break;
         default: break;
         }
     }
 }
 
-void twk_one_hot(tw_dtype dtype, tw_dtype index_dtype, int64_t n, const void *indices, int64_t depth, void *out)
+void twk_one_hot(twk_dtype dtype, twk_dtype index_dtype, int64_t n, const void *indices, int64_t depth, void *out)
 {
     twk_fill(dtype, n * depth, out, 0.0);
-    size_t itemsize = tw_dtype_size(dtype);
+    size_t itemsize = twk_dtype_size(dtype);
     for (int64_t i = 0; i < n; i++) {
         int64_t idx = twk_index_at(index_dtype, indices, i);
         if (idx >= 0 && idx < depth)
@@ -121,7 +121,7 @@ void twk_tile(size_t itemsize, int ndim, const int64_t *shape, const void *x, co
         memcpy(out, x, itemsize);
         return;
     }
-    int64_t oshape[TW_MAX_DIMS], rows = 1;
+    int64_t oshape[TWK_MAX_DIMS], rows = 1;
     for (int d = 0; d < ndim; d++) {
         oshape[d] = shape[d] * multiples[d];
         if (d < ndim - 1)

@@ -201,43 +201,43 @@ static inline void window(const twk_pool2d_shape *s, int64_t oh, int64_t ow, int
 DEFINE_POOL(float, int32_t, f32)
 DEFINE_POOL(double, int64_t, f64)
 
-void twk_max_pool2d(tw_dtype dtype, const twk_pool2d_shape *s, const void *input, void *output)
+void twk_max_pool2d(twk_dtype dtype, const twk_pool2d_shape *s, const void *input, void *output)
 {
-    if (dtype == TW_FLOAT32)
+    if (dtype == TWK_FLOAT32)
         pool_f32(s, input, output, false);
     else
         pool_f64(s, input, output, false);
 }
 
-void twk_max_pool2d_grad(tw_dtype dtype, const twk_pool2d_shape *s, const void *input, const void *grad_output,
+void twk_max_pool2d_grad(twk_dtype dtype, const twk_pool2d_shape *s, const void *input, const void *grad_output,
                          void *grad_input)
 {
-    if (dtype == TW_FLOAT32)
+    if (dtype == TWK_FLOAT32)
         max_pool_grad_f32(s, input, grad_output, grad_input);
     else
         max_pool_grad_f64(s, input, grad_output, grad_input);
 }
 
-void twk_max_pool2d_grad_grad(tw_dtype dtype, const twk_pool2d_shape *s, const void *input,
+void twk_max_pool2d_grad_grad(twk_dtype dtype, const twk_pool2d_shape *s, const void *input,
                               const void *grad_grad_input, void *output)
 {
-    if (dtype == TW_FLOAT32)
+    if (dtype == TWK_FLOAT32)
         max_pool_grad_grad_f32(s, input, grad_grad_input, output);
     else
         max_pool_grad_grad_f64(s, input, grad_grad_input, output);
 }
 
-void twk_avg_pool2d(tw_dtype dtype, const twk_pool2d_shape *s, const void *input, void *output)
+void twk_avg_pool2d(twk_dtype dtype, const twk_pool2d_shape *s, const void *input, void *output)
 {
-    if (dtype == TW_FLOAT32)
+    if (dtype == TWK_FLOAT32)
         pool_f32(s, input, output, true);
     else
         pool_f64(s, input, output, true);
 }
 
-void twk_avg_pool2d_grad(tw_dtype dtype, const twk_pool2d_shape *s, const void *grad_output, void *grad_input)
+void twk_avg_pool2d_grad(twk_dtype dtype, const twk_pool2d_shape *s, const void *grad_output, void *grad_input)
 {
-    if (dtype == TW_FLOAT32)
+    if (dtype == TWK_FLOAT32)
         avg_pool_grad_f32(s, grad_output, grad_input);
     else
         avg_pool_grad_f64(s, grad_output, grad_input);

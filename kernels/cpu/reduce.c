@@ -11,8 +11,8 @@
 
 typedef struct {
     int nkeep, nred;
-    int64_t keep_shape[TW_MAX_DIMS + 1], keep_strides[TW_MAX_DIMS + 1];
-    int64_t red_shape[TW_MAX_DIMS + 1], red_strides[TW_MAX_DIMS + 1];
+    int64_t keep_shape[TWK_MAX_DIMS + 1], keep_strides[TWK_MAX_DIMS + 1];
+    int64_t red_shape[TWK_MAX_DIMS + 1], red_strides[TWK_MAX_DIMS + 1];
     int64_t nout, nreduce;
 } reduce_plan;
 
@@ -202,7 +202,7 @@ REDUCERS(uint8_t, int64_t)
 SUM_ROWS(float)
 SUM_ROWS(double)
 
-void twk_reduce(twk_reduce_op op, tw_dtype dtype, int ndim, const int64_t *shape, const int64_t *strides,
+void twk_reduce(twk_reduce_op op, twk_dtype dtype, int ndim, const int64_t *shape, const int64_t *strides,
                 const void *x, const bool *reduce, void *out)
 {
     reduce_plan p;
@@ -213,29 +213,29 @@ void twk_reduce(twk_reduce_op op, tw_dtype dtype, int ndim, const int64_t *shape
                      p.red_strides[0] >= p.keep_shape[0] && p.nreduce > 1 && p.nout >= 16;
     bool dense_all = op == TWK_SUM && p.nout == 1 && p.nred == 1 && p.red_strides[0] == 1 &&
                      p.nreduce >= 4 * TWK_PARALLEL_MIN;
-    if (dense_all && dtype == TW_FLOAT32) {
+    if (dense_all && dtype == TWK_FLOAT32) {
         *(float *)out = (float)sum_dense_parallel_float(x, p.nreduce);
         return;
     }
-    if (dense_all && dtype == TW_FLOAT64) {
+    if (dense_all && dtype == TWK_FLOAT64) {
         *(double *)out = sum_dense_parallel_double(x, p.nreduce);
         return;
     }
-    if (rows_path && dtype == TW_FLOAT32) {
+    if (rows_path && dtype == TWK_FLOAT32) {
         sum_rows_float(x, p.nreduce, p.red_strides[0], p.nout, out);
         return;
     }
-    if (rows_path && dtype == TW_FLOAT64) {
+    if (rows_path && dtype == TWK_FLOAT64) {
         sum_rows_double(x, p.nreduce, p.red_strides[0], p.nout, out);
         return;
     }
     switch (dtype) {
-    case TW_FLOAT32: reduce_all_float(op, x, &p, out); break;
-    case TW_FLOAT64: reduce_all_double(op, x, &p, out); break;
-    case TW_INT32: reduce_all_int32_t(op, x, &p, out); break;
-    case TW_INT64: reduce_all_int64_t(op, x, &p, out); break;
-    case TW_UINT8:
-    case TW_BOOL: reduce_all_uint8_t(op, x, &p, out); break;
+    case TWK_FLOAT32: reduce_all_float(op, x, &p, out); break;
+    case TWK_FLOAT64: reduce_all_double(op, x, &p, out); break;
+    case TWK_INT32: reduce_all_int32_t(op, x, &p, out); break;
+    case TWK_INT64: reduce_all_int64_t(op, x, &p, out); break;
+    case TWK_UINT8:
+    case TWK_BOOL: reduce_all_uint8_t(op, x, &p, out); break;
     default: break;
     }
 }

@@ -5,20 +5,46 @@
 #ifndef TW_OPS_H
 #define TW_OPS_H
 
+#include "elementwise.h"
 #include "tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ---- elementwise, binary ------------------------------------------------ */
-tw_tensor *tw_add(tw_tensor *a, tw_tensor *b);
-tw_tensor *tw_sub(tw_tensor *a, tw_tensor *b);
-tw_tensor *tw_mul(tw_tensor *a, tw_tensor *b);
-tw_tensor *tw_div(tw_tensor *a, tw_tensor *b);
-tw_tensor *tw_pow(tw_tensor *a, tw_tensor *b);
-tw_tensor *tw_maximum(tw_tensor *a, tw_tensor *b);
-tw_tensor *tw_minimum(tw_tensor *a, tw_tensor *b);
+/* ---- elementwise --------------------------------------------------------
+ * One public function per op of the table in elementwise.h (installed next
+ * to this header; kernels/include/elementwise.h in the source tree), which
+ * also holds each op's formula and the dtypes it takes: binary ops are
+ * tw_NAME(a, b) (comparisons give bool tensors; logical ops take them),
+ * unary ops without attributes tw_NAME(x) (round rounds halves to even, as
+ * TensorFlow and PyTorch; gelu is the exact erf form, Keras' default).
+ *
+ * Integer tw_div floors, as Python's // and TensorFlow's floordiv (C and
+ * TensorFlow's truncatediv round toward zero: -7 / 2 is -4 here, -3 there);
+ * tw_floormod is the matching remainder, with the divisor's sign (Python's
+ * %, TensorFlow's floormod): a == div(a, b) * b + floormod(a, b). For
+ * floats tw_div is true division and tw_floormod a - floor(a / b) * b. An
+ * integer zero divisor is an error ("div: integer division by zero"). For
+ * a true division of integers cast them to a float dtype first. */
+#define TW__DECLARE_BINARY(name, ...) tw_tensor *tw_##name(tw_tensor *a, tw_tensor *b);
+#define TW__DECLARE_UNARY(name, takes, nattrs, ...) TW__DECLARE_UNARY_##nattrs(name)
+#define TW__DECLARE_UNARY_0(name) tw_tensor *tw_##name(tw_tensor *x);
+#define TW__DECLARE_UNARY_1(name)
+#define TW__DECLARE_UNARY_2(name)
+TWK_BINARY_OPS(TW__DECLARE_BINARY)
+TWK_UNARY_OPS(TW__DECLARE_UNARY)
+/* TensorFlow's other name for floormod. */
+static inline tw_tensor *tw_mod(tw_tensor *a, tw_tensor *b)
+{
+    return tw_floormod(a, b);
+}
+/* The unary ops with attributes. */
+tw_tensor *tw_leaky_relu(tw_tensor *x, double alpha); /* Keras default alpha 0.3, TF's 0.2 */
+tw_tensor *tw_elu(tw_tensor *x, double alpha);        /* alpha 1.0 usually */
+tw_tensor *tw_clip(tw_tensor *x, double min_value, double max_value);
+tw_tensor *tw_swish(tw_tensor *x); /* x * sigmoid(x), a composite */
+
 /* With a C number on the right (or left for rsub/rdiv: s - a, s / a). */
 tw_tensor *tw_add_scalar(tw_tensor *a, double s);
 tw_tensor *tw_sub_scalar(tw_tensor *a, double s);
@@ -28,43 +54,9 @@ tw_tensor *tw_pow_scalar(tw_tensor *a, double s);
 tw_tensor *tw_rsub_scalar(double s, tw_tensor *a);
 tw_tensor *tw_rdiv_scalar(double s, tw_tensor *a);
 
-/* Comparisons return bool tensors. */
-tw_tensor *tw_equal(tw_tensor *a, tw_tensor *b);
-tw_tensor *tw_not_equal(tw_tensor *a, tw_tensor *b);
-tw_tensor *tw_less(tw_tensor *a, tw_tensor *b);
-tw_tensor *tw_less_equal(tw_tensor *a, tw_tensor *b);
-tw_tensor *tw_greater(tw_tensor *a, tw_tensor *b);
-tw_tensor *tw_greater_equal(tw_tensor *a, tw_tensor *b);
-tw_tensor *tw_logical_and(tw_tensor *a, tw_tensor *b);
-tw_tensor *tw_logical_or(tw_tensor *a, tw_tensor *b);
-tw_tensor *tw_logical_not(tw_tensor *a);
-
 /* cond ? a : b, all three broadcast; cond is bool. */
 tw_tensor *tw_where(tw_tensor *cond, tw_tensor *a, tw_tensor *b);
 
-/* ---- elementwise, unary ------------------------------------------------- */
-tw_tensor *tw_neg(tw_tensor *x);
-tw_tensor *tw_abs(tw_tensor *x);
-tw_tensor *tw_sign(tw_tensor *x);
-tw_tensor *tw_exp(tw_tensor *x);
-tw_tensor *tw_log(tw_tensor *x);
-tw_tensor *tw_log1p(tw_tensor *x);
-tw_tensor *tw_expm1(tw_tensor *x);
-tw_tensor *tw_sqrt(tw_tensor *x);
-tw_tensor *tw_rsqrt(tw_tensor *x);
-tw_tensor *tw_square(tw_tensor *x);
-tw_tensor *tw_sin(tw_tensor *x);
-tw_tensor *tw_cos(tw_tensor *x);
-tw_tensor *tw_tanh(tw_tensor *x);
-tw_tensor *tw_erf(tw_tensor *x);
-tw_tensor *tw_sigmoid(tw_tensor *x);
-tw_tensor *tw_relu(tw_tensor *x);
-tw_tensor *tw_leaky_relu(tw_tensor *x, double alpha); /* Keras default alpha 0.3, TF's 0.2 */
-tw_tensor *tw_elu(tw_tensor *x, double alpha);        /* alpha 1.0 usually */
-tw_tensor *tw_gelu(tw_tensor *x);                     /* exact (erf) form, Keras' default */
-tw_tensor *tw_softplus(tw_tensor *x);
-tw_tensor *tw_swish(tw_tensor *x);
-tw_tensor *tw_clip(tw_tensor *x, double min_value, double max_value);
 /* The value with no gradient flowing back through it. */
 tw_tensor *tw_stop_gradient(tw_tensor *x);
 
