@@ -22,7 +22,6 @@
  * from the environment when libgomp loads, too early for the engine to
  * choose; with no second thread there is no barrier to spin at.
  * TW_ADAPTIVE_THREADS=0 turns this off. */
-#define _GNU_SOURCE
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>
@@ -47,13 +46,19 @@ static struct {
     int ncpus;
 } machine = {.once = PTHREAD_ONCE_INIT};
 
+/* The most team threads whose CPU clocks are read. */
+#define MAX_TEAM 256
+
 /* Per thread: the count asked for (tw_set_num_threads, omp_set_num_threads
- * or OMP_NUM_THREADS), the count this file last set (0: none), and the last
- * sample of the load. */
+ * or OMP_NUM_THREADS), the count this file last set (0: none), the last
+ * sample of the load, and the CPU clocks of the team its parallel regions
+ * run on (nclocks 0: to be read again). */
 static _Thread_local struct {
     int cap, applied, available;
     long long next_check_ns, measured_ns; /* measured_ns 0: no sample yet */
     double busy_s, team_s;                /* the cores' busy time, the team's CPU time */
+    int nclocks;
+    clockid_t clocks[MAX_TEAM];
 } me;
 
 static long long clock_ns(clockid_t id)
@@ -100,14 +105,41 @@ static double busy_seconds(void)
     return any ? (double)busy / (double)sysconf(_SC_CLK_TCK) : -1;
 }
 
-/* CPU seconds of the calling thread and the OpenMP threads its parallel
- * regions of up to n threads run on: libgomp gives a thread's regions the
- * same pool threads in the same order, so a region of n asks each of them. */
-static double team_seconds(int n)
+/* The CPU clocks of the calling thread and the OpenMP threads its parallel
+ * regions of n threads run on: libgomp gives a thread's regions the same
+ * pool threads in the same order, so one region of n asks each of them.
+ * Reading the clocks later wakes no thread (waking them every sample made
+ * an idle pool thread spin after each, about a fifth of a core). */
+static void read_team_clocks(int n)
+{
+    clockid_t *clocks = me.clocks; /* me is per thread: the team writes through this */
+    if (n > MAX_TEAM)
+        n = MAX_TEAM;
+    int got = 1;
+    if (n <= 1) {
+        pthread_getcpuclockid(pthread_self(), &clocks[0]);
+    } else {
+#pragma omp parallel num_threads(n)
+        {
+            pthread_getcpuclockid(pthread_self(), &clocks[omp_get_thread_num()]);
+#pragma omp single
+            got = omp_get_num_threads();
+        }
+    }
+    me.nclocks = got;
+    me.measured_ns = 0; /* another set of threads: measure afresh */
+}
+
+/* CPU seconds of the team's threads, or -1 when one of them is gone. */
+static double team_seconds(void)
 {
     double sum = 0;
-#pragma omp parallel num_threads(n) reduction(+ : sum)
-    sum += (double)clock_ns(CLOCK_THREAD_CPUTIME_ID) * 1e-9;
+    for (int i = 0; i < me.nclocks; i++) {
+        struct timespec ts;
+        if (clock_gettime(me.clocks[i], &ts) != 0)
+            return -1;
+        sum += (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    }
     return sum;
 }
 
@@ -117,8 +149,10 @@ static double team_seconds(int n)
  * does not switch the count at every sample. */
 static void sample(long long now)
 {
-    double busy = busy_seconds(), team = team_seconds(me.cap);
-    if (busy < 0)
+    double busy = busy_seconds(), team = team_seconds();
+    if (team < 0)
+        me.nclocks = 0; /* read the clocks again at the next check */
+    if (busy < 0 || team < 0)
         return;
     if (me.measured_ns) {
         double wall = (double)(now - me.measured_ns) * 1e-9;
@@ -145,14 +179,18 @@ void tw__threads_adapt(void)
         return;
     int current = omp_get_max_threads();
     if (!me.applied || current != me.applied) {
-        me.cap = current; /* set by someone else since: the new cap, a new team */
+        me.cap = current; /* set by someone else since: the new cap */
         me.available = machine.ncpus;
-        me.measured_ns = 0;
+        me.nclocks = 0;
     }
+    if (!me.nclocks)
+        read_team_clocks(current);
     sample(now);
     int want = me.cap < me.available ? me.cap : me.available;
-    if (want != current)
+    if (want != current) {
         omp_set_num_threads(want);
+        me.nclocks = 0; /* another team from the next check on */
+    }
     me.applied = want;
 }
 

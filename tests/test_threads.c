@@ -2,7 +2,6 @@
  * kept busy by another process, the ops a thread runs leave it alone (the
  * thread's OpenMP count drops below the cores while tw_num_threads keeps
  * the cap asked for), and a cap set by the user is never exceeded. */
-#define _GNU_SOURCE
 #include <omp.h>
 #include <sched.h>
 #include <signal.h>
