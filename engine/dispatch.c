@@ -41,6 +41,7 @@ int tw_dispatch(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, cons
         outs[k] = NULL;
     if (tw__check_arity(op, ninputs) < 0 || tw__check_inputs(op->name, ninputs, inputs) < 0)
         return -1;
+    tw__threads_adapt();
     tw_device device;
     if (check_devices(op, ninputs, inputs, &device) < 0)
         return -1;

@@ -178,6 +178,7 @@ int tw__graph_run(tw_graph *g, tw_tensor *const *inputs, tw_tensor **outputs)
     if (!slots)
         return tw_error_set("function '%s': out of memory running its graph", g->function_name);
     memset(slots, 0, sizeof *slots * (size_t)g->nslots);
+    tw__threads_adapt();
     run_state r = {.g = g, .slots = slots, .record = tw__recording()};
     r.arena = r.record ? NULL : tw__graph_take_arena(g); /* a tape keeps the values: no reuse then */
     int rc = -1;

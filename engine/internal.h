@@ -82,6 +82,9 @@ void tw__header_free(tw_tensor *t);
 uint64_t tw__system_allocations(void);
 /* Release pooled memory that is not in use (tests call it before leak checks). */
 void tw__pool_trim(void);
+/* Fit the calling thread's OpenMP thread count to the cores other processes
+ * leave free (threads.c); cheap, called by dispatch and graph runs. */
+void tw__threads_adapt(void);
 
 /* One Philox4x32-10 block (random.c); exposed for its known-answer test. */
 void tw__philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);

@@ -19,16 +19,14 @@
 #include <tw/model_file.h>
 #include <tw/summary.h>
 
+#include "frame_meter.h"
 #include "graph_inspector.h"
 #include "graph_profile.h"
 #include "graph_source.h"
 #include "graph_view.h"
 
 #define MAX_LAYOUT_SECONDS 1.0
-#define MAX_FRAME_MS 16.0
-/* The canvas's own part of a frame (TimedBox): well inside a frame, with
- * room for a CI machine twice as slow as ours. */
-#define MAX_CANVAS_MS 10.0
+#define MAX_FRAME_CPU_MS 100.0
 
 /* A model the engine refuses: a Conv2D after a Dense, with no Reshape. */
 static const char *invalid_model =
@@ -653,20 +651,6 @@ static char *big_graph_json(void)
     return g_string_free(s, FALSE);
 }
 
-typedef struct {
-    double wall, wait, cpu; /* ms */
-} clock_sample;
-
-typedef struct {
-    GdkFrameClock *clock;
-    clock_sample paint_start, last_wake;
-    gboolean painting, woken;
-    GArray *own_ms;
-    double longest_wall_ms, longest_cpu_ms, longest_stall_cpu_ms;
-    guint timer;
-    gulong before, after;
-} frame_meter;
-
 /* The canvas's own part of a frame: its snapshot (in GTK 4.8 a Cairo node
  * is drawn when it is appended, so this holds moving or scaling the kept
  * image into the frame), timed by the box around it. The rest of a frame
@@ -683,18 +667,11 @@ G_DEFINE_TYPE(TimedBox, timed_box, GTK_TYPE_BOX)
 
 static double canvas_frame_ms, longest_canvas_ms;
 
-static double thread_cpu_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
 static void timed_box_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
 {
-    double began = thread_cpu_ms();
+    double began = frame_meter_thread_cpu_ms();
     GTK_WIDGET_CLASS(timed_box_parent_class)->snapshot(widget, snapshot);
-    canvas_frame_ms += thread_cpu_ms() - began;
+    canvas_frame_ms += frame_meter_thread_cpu_ms() - began;
 }
 
 static void timed_box_class_init(TimedBoxClass *klass)
@@ -706,111 +683,10 @@ static void timed_box_init(TimedBox *box)
 {
 }
 
-/* As test_ui_dashboard.c measures: each frame's CPU time on the main
- * thread, its wall-clock time less the waits for a CPU, and the main
- * loop's longest stretch of CPU between two turns of a 1 ms timer. */
-static clock_sample sample_now(void)
+static void on_canvas_painted(GdkFrameClock *clock, gpointer data)
 {
-    clock_sample s = {.wall = g_get_monotonic_time() / 1000.0};
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    s.cpu = t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-    FILE *f = fopen("/proc/thread-self/schedstat", "r");
-    unsigned long long run_ns = 0, wait_ns = 0;
-    if (f && fscanf(f, "%llu %llu", &run_ns, &wait_ns) == 2)
-        s.wait = wait_ns / 1e6;
-    if (f)
-        fclose(f);
-    return s;
-}
-
-static void on_before_paint(GdkFrameClock *clock, frame_meter *m)
-{
-    m->paint_start = sample_now();
-    m->painting = TRUE;
-}
-
-static void on_after_paint(GdkFrameClock *clock, frame_meter *m)
-{
-    if (!m->painting)
-        return;
-    clock_sample now = sample_now(), *start = &m->paint_start;
-    double own = (now.wall - start->wall) - (now.wait - start->wait);
-    g_array_append_val(m->own_ms, own);
-    m->longest_wall_ms = MAX(m->longest_wall_ms, now.wall - start->wall);
-    m->longest_cpu_ms = MAX(m->longest_cpu_ms, now.cpu - start->cpu);
     longest_canvas_ms = MAX(longest_canvas_ms, canvas_frame_ms);
     canvas_frame_ms = 0;
-}
-
-static gboolean on_wake(gpointer data)
-{
-    frame_meter *m = data;
-    clock_sample now = sample_now();
-    if (m->woken)
-        m->longest_stall_cpu_ms = MAX(m->longest_stall_cpu_ms, now.cpu - m->last_wake.cpu);
-    m->last_wake = now;
-    m->woken = TRUE;
-    return G_SOURCE_CONTINUE;
-}
-
-static void meter_start(frame_meter *m, GtkWidget *window)
-{
-    memset(m, 0, sizeof *m);
-    m->own_ms = g_array_new(FALSE, FALSE, sizeof(double));
-    m->clock = gtk_widget_get_frame_clock(window);
-    m->before = g_signal_connect(m->clock, "before-paint", G_CALLBACK(on_before_paint), m);
-    m->after = g_signal_connect(m->clock, "after-paint", G_CALLBACK(on_after_paint), m);
-    m->timer = g_timeout_add_full(G_PRIORITY_HIGH, 1, on_wake, m, NULL);
-    canvas_frame_ms = longest_canvas_ms = 0;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-typedef struct {
-    double median_own_ms, longest_cpu_ms, longest_stall_cpu_ms, longest_canvas_ms;
-} frame_stats;
-
-static frame_stats meter_stop(frame_meter *m, const char *what)
-{
-    g_signal_handler_disconnect(m->clock, m->before);
-    g_signal_handler_disconnect(m->clock, m->after);
-    g_source_remove(m->timer);
-    guint n = m->own_ms->len;
-    g_assert_cmpuint(n, >, 0);
-    g_array_sort(m->own_ms, compare_doubles);
-    frame_stats stats = {g_array_index(m->own_ms, double, n / 2), m->longest_cpu_ms, m->longest_stall_cpu_ms,
-                         longest_canvas_ms};
-    g_printerr("# %s: %u frames, %.1f ms median (wall clock less the waits for a CPU), %.1f ms longest "
-               "(wall clock); CPU: %.1f ms the canvas's longest part, %.1f ms the longest frame, %.1f ms the main "
-               "loop's longest stretch\n",
-               what, n, stats.median_own_ms, m->longest_wall_ms, stats.longest_canvas_ms, stats.longest_cpu_ms,
-               stats.longest_stall_cpu_ms);
-    g_array_unref(m->own_ms);
-    return stats;
-}
-
-#define ROUNDS 3
-
-static double median_of(frame_stats *rounds, size_t field)
-{
-    double v[ROUNDS];
-    for (int i = 0; i < ROUNDS; i++)
-        v[i] = *(const double *)((const char *)&rounds[i] + field);
-    qsort(v, ROUNDS, sizeof *v, compare_doubles);
-    return v[ROUNDS / 2];
-}
-
-static frame_stats median_stats(frame_stats *rounds)
-{
-    return (frame_stats){median_of(rounds, offsetof(frame_stats, median_own_ms)),
-                         median_of(rounds, offsetof(frame_stats, longest_cpu_ms)),
-                         median_of(rounds, offsetof(frame_stats, longest_stall_cpu_ms)),
-                         median_of(rounds, offsetof(frame_stats, longest_canvas_ms))};
 }
 
 /* Each frame moves the view: a pan, or a zoom step in and out around a point. */
@@ -831,15 +707,26 @@ static gboolean move_each_frame(GtkWidget *widget, GdkFrameClock *clock, gpointe
     return G_SOURCE_CONTINUE;
 }
 
-static frame_stats moving_round(GtkWidget *window, TwGraphCanvas *canvas, gboolean zoom, const char *what)
+/* A round's frames (tests/frame_meter.c) and the canvas's longest part of one. */
+typedef struct {
+    frame_stats frames;
+    double longest_canvas_ms;
+} moving_stats;
+
+static moving_stats moving_round(GtkWidget *window, TwGraphCanvas *canvas, gboolean zoom, const char *what)
 {
     mover mv = {canvas, zoom, 0};
-    frame_meter m;
-    meter_start(&m, window);
+    canvas_frame_ms = longest_canvas_ms = 0;
+    GdkFrameClock *clock = gtk_widget_get_frame_clock(window);
+    gulong painted = g_signal_connect(clock, "after-paint", G_CALLBACK(on_canvas_painted), NULL);
+    frame_meter *m = frame_meter_start(window, what);
     guint tick = gtk_widget_add_tick_callback(GTK_WIDGET(canvas), move_each_frame, &mv, NULL);
     spin(1.5);
     gtk_widget_remove_tick_callback(GTK_WIDGET(canvas), tick);
-    return meter_stop(&m, what);
+    moving_stats s = {frame_meter_stop(m), longest_canvas_ms};
+    g_signal_handler_disconnect(clock, painted);
+    g_printerr("# %s: the canvas's longest part of a frame %.1f ms CPU\n", what, s.longest_canvas_ms);
+    return s;
 }
 
 static gboolean canvas_drawn(gpointer canvas)
@@ -847,13 +734,28 @@ static gboolean canvas_drawn(gpointer canvas)
     return tw_graph_canvas_drawn(canvas);
 }
 
-/* The canvas's part of every frame, and the median whole frame, within a
- * frame's 16 ms; the whole frame's longest is printed, not bounded: it is
- * mostly GTK's copy of the window under Xvfb (see TimedBox). */
-static void assert_frames(frame_stats stats)
+/* Catastrophic bounds in the median of ROUNDS rounds: no frame, no part of
+ * one the canvas drew and no stretch of the main loop takes
+ * MAX_FRAME_CPU_MS of the main thread's CPU time. The 16 ms frame target is
+ * bench/run ui_frames' (panning at life size is its graph scenario). */
+#define ROUNDS 3
+
+static void assert_frames(const moving_stats *rounds)
 {
-    g_assert_cmpfloat(stats.median_own_ms, <=, MAX_FRAME_MS);
-    g_assert_cmpfloat(stats.longest_canvas_ms, <=, MAX_CANVAS_MS);
+    frame_stats f[ROUNDS];
+    double canvas[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++) {
+        f[r] = rounds[r].frames;
+        canvas[r] = rounds[r].longest_canvas_ms;
+    }
+    frame_stats median = frame_stats_median(f, ROUNDS);
+    g_assert_cmpint(median.frames, >, 0);
+    g_assert_cmpfloat(median.longest_cpu_ms, <=, MAX_FRAME_CPU_MS);
+    g_assert_cmpfloat(median.longest_stall_cpu_ms, <=, MAX_FRAME_CPU_MS);
+    int under = 0; /* rounds within the bound: the median round is */
+    for (int r = 0; r < ROUNDS; r++)
+        under += canvas[r] <= MAX_FRAME_CPU_MS;
+    g_assert_cmpint(under, >, ROUNDS / 2);
 }
 
 static void test_big_graph(void)
@@ -887,21 +789,21 @@ static void test_big_graph(void)
     gtk_window_present(GTK_WINDOW(window));
     tw_graph_canvas_set_arrangement(canvas, a);
     spin(0.2);
-    frame_stats pans[ROUNDS], zooms[ROUNDS], fitted[ROUNDS];
+    moving_stats pans[ROUNDS], zooms[ROUNDS], fitted[ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
         /* Life size, the middle of the graph: labels and all. */
         tw_graph_canvas_set_viewport(canvas, (tw_graph_viewport){1.0, a->layout->width / 2 - 640,
                                                                  a->layout->height / 2 - 400});
         wait_until(canvas_drawn, canvas, 30, "the first image");
-        pans[r] = moving_round(window, canvas, FALSE, "panning at life size");
-        zooms[r] = moving_round(window, canvas, TRUE, "zooming at life size");
+        pans[r] = moving_round(window, canvas, FALSE, "5,000-node graph panning at life size");
+        zooms[r] = moving_round(window, canvas, TRUE, "5,000-node graph zooming at life size");
         tw_graph_canvas_fit(canvas);
         wait_until(canvas_drawn, canvas, 30, "the whole graph");
-        fitted[r] = moving_round(window, canvas, TRUE, "zooming the whole graph");
+        fitted[r] = moving_round(window, canvas, TRUE, "5,000-node graph zooming the whole graph");
     }
-    assert_frames(median_stats(pans));
-    assert_frames(median_stats(zooms));
-    assert_frames(median_stats(fitted));
+    assert_frames(pans);
+    assert_frames(zooms);
+    assert_frames(fitted);
     gtk_window_destroy(GTK_WINDOW(window));
     tw_graph_arrangement_unref(a);
     spin(0.1);

@@ -1,0 +1,106 @@
+/* The engine's threads on a busy machine (engine/threads.c): with a core
+ * kept busy by another process, the ops a thread runs leave it alone (the
+ * thread's OpenMP count drops below the cores while tw_num_threads keeps
+ * the cap asked for), and a cap set by the user is never exceeded. */
+#include <omp.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include <tw/engine.h>
+#include <tw/ops.h>
+
+/* Long enough for two of threads.c's samples of the load (200 ms apart)
+ * on a loaded machine; a catastrophic bound, not a timing. */
+#define ADAPT_SECONDS 10.0
+
+/* A few ops, as a training loop runs them. */
+static void run_ops(void)
+{
+    tw_scope_begin();
+    tw_tensor *x = tw_ones(TW_FLOAT32, 1, (int64_t[]){64});
+    g_assert_nonnull(tw_add(x, x));
+    tw_scope_end();
+}
+
+/* A child process spinning on the last core this process may run on. */
+static pid_t busy_core(void)
+{
+    cpu_set_t cpus;
+    g_assert_cmpint(sched_getaffinity(0, sizeof cpus, &cpus), ==, 0);
+    int last = -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &cpus))
+            last = c;
+    pid_t pid = fork();
+    g_assert_cmpint(pid, >=, 0);
+    if (pid == 0) {
+        CPU_ZERO(&cpus);
+        CPU_SET(last, &cpus);
+        sched_setaffinity(0, sizeof cpus, &cpus);
+        for (volatile unsigned long i = 0;; i++)
+            ;
+    }
+    return pid;
+}
+
+static void test_busy_core_left_alone(void)
+{
+    int ncpus = omp_get_num_procs();
+    if (ncpus < 2) {
+        g_test_skip("one core: nothing to leave to another process");
+        return;
+    }
+    tw_set_num_threads(0);
+    g_assert_cmpint(tw_num_threads(), ==, ncpus);
+    pid_t child = busy_core();
+    gint64 until = g_get_monotonic_time() + (gint64)(ADAPT_SECONDS * 1e6);
+    while (omp_get_max_threads() >= ncpus && g_get_monotonic_time() < until) {
+        run_ops();
+        g_usleep(5000);
+    }
+    int threads = omp_get_max_threads();
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    g_test_message("%d cores, one busy: the ops ran on %d threads", ncpus, threads);
+    g_assert_cmpint(threads, <=, ncpus - 1);
+    g_assert_cmpint(threads, >=, 1);
+    g_assert_cmpint(tw_num_threads(), ==, ncpus); /* the cap asked for */
+}
+
+/* A count the user set, through the engine or OpenMP, is a cap the load
+ * only lowers. */
+static void test_cap_kept(void)
+{
+    int saved = omp_get_max_threads();
+    tw_set_num_threads(1);
+    gint64 until = g_get_monotonic_time() + 500000;
+    while (g_get_monotonic_time() < until) {
+        run_ops();
+        g_usleep(5000);
+    }
+    g_assert_cmpint(omp_get_max_threads(), ==, 1);
+    g_assert_cmpint(tw_num_threads(), ==, 1);
+
+    tw_set_num_threads(0);
+    omp_set_num_threads(1);
+    until = g_get_monotonic_time() + 500000;
+    while (g_get_monotonic_time() < until) {
+        run_ops();
+        g_usleep(5000);
+    }
+    g_assert_cmpint(omp_get_max_threads(), ==, 1);
+    g_assert_cmpint(tw_num_threads(), ==, 1);
+    tw_set_num_threads(saved);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/threads/busy-core-left-alone", test_busy_core_left_alone);
+    g_test_add_func("/threads/cap-kept", test_cap_kept);
+    return g_test_run();
+}
