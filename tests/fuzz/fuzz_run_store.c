@@ -72,16 +72,34 @@ static void read_series(tw_run_store *store, const tw_tag_info *tag)
     }
 }
 
+/* SQLite opens a database by a path it can resolve (not /proc/self/fd/N),
+ * so the bytes go to one file per process, in /dev/shm when there is one,
+ * rewritten for each input. Its name, or NULL. */
+static char *path;
+
+static void remove_input_file(void)
+{
+    remove(path);
+}
+
+static const char *input_file(const uint8_t *data, size_t size)
+{
+    if (!path) {
+        const char *dir = g_file_test("/dev/shm", G_FILE_TEST_IS_DIR) ? "/dev/shm" : g_get_tmp_dir();
+        path = g_strdup_printf("%s/twb-fuzz-run-store-%d.db", dir, (int)getpid());
+        atexit(remove_input_file);
+    }
+    return g_file_set_contents(path, (const char *)data, (gssize)size, NULL) ? path : NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char path[64];
-    int fd = fuzz_as_file(data, size, path, sizeof path);
-    if (fd < 0)
+    const char *path = input_file(data, size);
+    if (!path)
         return 0;
     tw_run_store *store = tw_run_store_open(path, TW_STORE_READ_ONLY);
     if (!store) {
         check_failure(path);
-        close(fd);
         return 0;
     }
     tw_run_info *runs = NULL;
@@ -111,6 +129,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_failure(path);
     }
     tw_run_store_close(store);
-    close(fd);
     return 0;
 }
