@@ -17,6 +17,7 @@
 #include <json-glib/json-glib.h>
 
 #include <tw/engine.h>
+#include <tw/json_depth.h>
 #include <tw/run_store.h>
 
 #define EXPORT_BATCH 65536
@@ -220,6 +221,8 @@ static int command_list(const runs_args *a)
 /* "Sequential 'mlp', 3 layers" from a Keras model file's JSON. */
 static char *describe_model(const char *json)
 {
+    if (tw_json_check_depth(json, -1, "the run's model JSON"))
+        return g_strdup_printf("not read: %s", tw_last_error());
     JsonParser *parser = json_parser_new();
     char *text = NULL;
     if (json_parser_load_from_data(parser, json, -1, NULL) && JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {

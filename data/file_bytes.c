@@ -51,13 +51,14 @@ typedef struct {
     tw_expected_size_fn expected; /* may be NULL */
     size_t declared;              /* RAW: the exact size the archive declares */
     size_t hint;                  /* the likely size plus one, or 0 */
+    size_t max;                   /* GZIP: the most the caller takes */
 } inflate_job;
 
 static uint8_t *inflate_all(const inflate_job *job, size_t *out_size)
 {
     *out_size = 0;
     bool raw = job->format == G_ZLIB_COMPRESSOR_FORMAT_RAW;
-    size_t limit = raw ? job->declared : SIZE_MAX; /* the most the data may hold */
+    size_t limit = raw ? job->declared : job->max; /* the most the data may hold */
     bool from_header = false;                      /* whether limit is the format header's */
     bool header_known = job->expected == NULL, stop = false;
     /* Until the header has told the size, a small buffer: the header is
@@ -130,6 +131,10 @@ static uint8_t *inflate_all(const inflate_job *job, size_t *out_size)
                 tw_error_set("%s: the decompressed data runs past the %zu bytes its header declares (stopped at "
                              "compressed byte offset %zu)",
                              job->name, limit, job->base + in_pos);
+            else if (!raw)
+                tw_error_set("%s: the decompressed data runs past %zu bytes, the most this kind of file may hold "
+                             "(stopped at compressed byte offset %zu)",
+                             job->name, limit, job->base + in_pos);
             else
                 tw_error_set("%s: the member inflates past the %zu bytes the archive's directory declares (stopped "
                              "at byte offset %zu)",
@@ -158,8 +163,8 @@ fail:
     return NULL;
 }
 
-uint8_t *tw__gunzip(const uint8_t *in, size_t in_size, const char *name, tw_expected_size_fn expected,
-                    size_t *out_size)
+static uint8_t *gunzip_at_most(const uint8_t *in, size_t in_size, const char *name, tw_expected_size_fn expected,
+                               size_t max, size_t *out_size)
 {
     /* The likely size: the last member's ISIZE field (the size modulo 2^32),
      * believed only as far as deflate could expand the input. One
@@ -171,8 +176,14 @@ uint8_t *tw__gunzip(const uint8_t *in, size_t in_size, const char *name, tw_expe
         if (isize > 0 && isize <= plausible_output(in_size))
             hint = isize + 1;
     }
-    inflate_job job = {in, in_size, 0, name, G_ZLIB_COMPRESSOR_FORMAT_GZIP, expected, SIZE_MAX, hint};
+    inflate_job job = {in, in_size, 0, name, G_ZLIB_COMPRESSOR_FORMAT_GZIP, expected, SIZE_MAX, hint, max};
     return inflate_all(&job, out_size);
+}
+
+uint8_t *tw__gunzip(const uint8_t *in, size_t in_size, const char *name, tw_expected_size_fn expected,
+                    size_t *out_size)
+{
+    return gunzip_at_most(in, in_size, name, expected, SIZE_MAX, out_size);
 }
 
 /* ---- zip archives ------------------------------------------------------------ */
@@ -388,7 +399,7 @@ uint8_t *tw__zip_member(const uint8_t *zip, size_t size, const char *name, const
         size_t declared = (size_t)e->size;
         size_t hint = declared < plausible_output((size_t)e->compressed + 1) ? declared + 1 : 0;
         inflate_job job = {zip + data, (size_t)e->compressed, (size_t)data, label, G_ZLIB_COMPRESSOR_FORMAT_RAW,
-                           expected, declared, hint};
+                           expected, declared, hint, SIZE_MAX};
         out = inflate_all(&job, &n);
         if (!out)
             goto done;
@@ -427,25 +438,37 @@ done:
 
 /* ---- files ---------------------------------------------------------------------- */
 
-/* The raw bytes of a file (regular or not). */
-static uint8_t *read_all(const char *path, size_t *size)
+/* The raw bytes of a regular file of at most max bytes. Anything else is
+ * refused before it is opened: reading /dev/zero or a pipe would never end,
+ * and opening a FIFO with no writer would wait forever. */
+static uint8_t *read_all(const char *path, size_t max, size_t *size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        tw_error_set("%s: cannot open: %s", path, g_strerror(errno));
+        return NULL;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        tw_error_set("%s: is a directory, not a file", path);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        tw_error_set("%s: is not a regular file (a device, pipe or socket); only files can be read", path);
+        return NULL;
+    }
+    if ((uint64_t)st.st_size > max) {
+        tw_error_set("%s: the file is %lld bytes, more than the %zu bytes this kind of file may hold", path,
+                     (long long)st.st_size, max);
+        return NULL;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         tw_error_set("%s: cannot open: %s", path, g_strerror(errno));
         return NULL;
     }
-    struct stat st;
-    size_t cap = 64 * 1024;
-    if (fstat(fd, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            tw_error_set("%s: is a directory, not a file", path);
-            close(fd);
-            return NULL;
-        }
-        if (S_ISREG(st.st_mode) && st.st_size >= 0 && (uint64_t)st.st_size < SIZE_MAX - 1)
-            cap = (size_t)st.st_size + 1; /* +1: EOF shows without growing */
-    }
+    /* +1: the end shows without growing; a file that grows while it is read
+     * is read up to max. */
+    size_t cap = (size_t)st.st_size + 1;
     uint8_t *buf = malloc(cap);
     if (!buf) {
         tw_error_set("%s: out of memory for %zu bytes", path, cap);
@@ -455,10 +478,15 @@ static uint8_t *read_all(const char *path, size_t *size)
     size_t len = 0;
     for (;;) {
         if (len == cap) {
-            size_t want = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
+            size_t want = cap > max / 2 ? max + 1 : cap * 2;
             uint8_t *bigger = want > cap ? realloc(buf, want) : NULL;
             if (!bigger) {
-                tw_error_set("%s: out of memory reading past byte offset %zu", path, len);
+                if (want > cap)
+                    tw_error_set("%s: out of memory reading past byte offset %zu", path, len);
+                else
+                    tw_error_set("%s: the file grew past %zu bytes, the most this kind of file may hold, while it "
+                                 "was read",
+                                 path, max);
                 goto fail;
             }
             buf = bigger;
@@ -485,7 +513,16 @@ fail:
     return NULL;
 }
 
-uint8_t *tw__file_bytes(const char *path, tw_expected_size_fn expected, size_t *size)
+/* The most a file read whole may hold: the machine's memory. */
+static size_t memory_size(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0 || (unsigned long)pages > SIZE_MAX / (unsigned long)page)
+        return SIZE_MAX - 1;
+    return (size_t)pages * (size_t)page;
+}
+
+uint8_t *tw__file_bytes_at_most(const char *path, tw_expected_size_fn expected, size_t max, size_t *size)
 {
     *size = 0;
     if (!path) {
@@ -493,12 +530,17 @@ uint8_t *tw__file_bytes(const char *path, tw_expected_size_fn expected, size_t *
         return NULL;
     }
     size_t raw_size;
-    uint8_t *raw = read_all(path, &raw_size);
+    uint8_t *raw = read_all(path, max, &raw_size);
     if (!raw || !tw__is_gzip(raw, raw_size)) {
         *size = raw ? raw_size : 0;
         return raw;
     }
-    uint8_t *out = tw__gunzip(raw, raw_size, path, expected, size);
+    uint8_t *out = gunzip_at_most(raw, raw_size, path, expected, max, size);
     free(raw);
     return out;
+}
+
+uint8_t *tw__file_bytes(const char *path, tw_expected_size_fn expected, size_t *size)
+{
+    return tw__file_bytes_at_most(path, expected, memory_size(), size);
 }

@@ -41,7 +41,10 @@ uint8_t *tw__zip_member(const uint8_t *zip, size_t size, const char *name, const
 
 /* The whole file at path, gunzipped when it is gzip data. Returns a malloc'd
  * buffer (free(); never NULL on success, even for an empty file) and its
- * size, or NULL with an error naming the path. */
+ * size, or NULL with an error naming the path. Only regular files are read
+ * (not devices, pipes or sockets), of at most the machine's memory, or max
+ * bytes (before and after gunzipping) for tw__file_bytes_at_most. */
 uint8_t *tw__file_bytes(const char *path, tw_expected_size_fn expected, size_t *size);
+uint8_t *tw__file_bytes_at_most(const char *path, tw_expected_size_fn expected, size_t max, size_t *size);
 
 #endif

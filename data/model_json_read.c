@@ -2,7 +2,9 @@
  * tw_layer_set's text form, so a value a layer refuses is reported exactly
  * as the designer and the command line report it, with its place in the
  * file in front ("layers[3].config.units: ..."). */
+#include <errno.h>
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,12 +12,8 @@
 
 #include "file_bytes.h"
 #include "tw/error.h"
+#include "tw/json_depth.h"
 #include "tw/model_file.h"
-
-/* json-glib's parser recurses once per nesting level and has no limit of
- * its own, so a file of a million '[' would overflow the stack. Real model
- * files nest about ten levels. */
-#define MAX_NESTING 128
 
 __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 {
@@ -78,9 +76,15 @@ static char *scalar_text(JsonNode *node)
     GType type = json_node_get_value_type(node);
     if (type == G_TYPE_INT64)
         return g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(node));
-    if (type == G_TYPE_DOUBLE) {
-        char buf[G_ASCII_DTOSTR_BUF_SIZE];
-        return g_strdup(g_ascii_formatd(buf, sizeof buf, "%.17g", json_node_get_double(node)));
+    if (type == G_TYPE_DOUBLE) { /* the shortest text that reads back as the same double: 0.1, not 0.10000000000000001 */
+        double v = json_node_get_double(node);
+        char buf[G_ASCII_DTOSTR_BUF_SIZE], format[8];
+        for (int digits = 1; digits <= 17; digits++) {
+            snprintf(format, sizeof format, "%%.%dg", digits);
+            if (g_ascii_strtod(g_ascii_formatd(buf, sizeof buf, format, v), NULL) == v)
+                break;
+        }
+        return g_strdup(buf);
     }
     if (type == G_TYPE_BOOLEAN)
         return g_strdup(json_node_get_boolean(node) ? "true" : "false");
@@ -195,15 +199,29 @@ static char *value_text(const tw_param_def *def, JsonNode *node, const char *pat
 
 /* ---- layers ----------------------------------------------------------------- */
 
-/* tw_layer_set's "units: expected ..." with the path instead of the key. */
-static int set_param(tw_layer *layer, const char *key, const char *text, const char *path)
+/* tw_layer_set's "units: expected ..." with the path instead of the key.
+ * The layer's message ends "got VALUE" with the text it was given in
+ * quotes; a JSON number, boolean or null is shown as the file writes it
+ * ("got true", not "got \"true\""). */
+static int set_param(tw_layer *layer, const tw_param_def *def, JsonNode *node, const char *text, const char *path)
 {
-    if (!tw_layer_set(layer, key, text))
+    if (!tw_layer_set(layer, def->key, text))
         return 0;
     char *message = g_strdup(tw_last_error());
-    size_t len = strlen(key);
-    bool keyed = !strncmp(message, key, len) && !strncmp(message + len, ": ", 2);
-    fail("%s: %s", path, keyed ? message + len + 2 : message);
+    size_t len = strlen(def->key);
+    bool keyed = !strncmp(message, def->key, len) && !strncmp(message + len, ": ", 2);
+    char *reason = keyed ? message + len + 2 : message;
+    char *got = g_strrstr(reason, "got ");
+    bool scalar = def->type == TW_PARAM_INT || def->type == TW_PARAM_FLOAT || def->type == TW_PARAM_BOOL ||
+                  def->type == TW_PARAM_CHOICE;
+    bool unquoted = JSON_NODE_HOLDS_NULL(node) ||
+                    (JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) != G_TYPE_STRING);
+    if (got && scalar && unquoted) {
+        got[strlen("got ")] = '\0';
+        fail("%s: %s%s", path, reason, JSON_NODE_HOLDS_NULL(node) ? "null" : text);
+    } else {
+        fail("%s: %s", path, reason);
+    }
     g_free(message);
     return -1;
 }
@@ -250,7 +268,7 @@ static int read_config_member(tw_layer *layer, const char *key, JsonNode *node, 
     const tw_param_def *def = tw_layer_class_param(tw_layer_class_of(layer), key);
     if (def) {
         char *text = value_text(def, node, path);
-        int rc = text ? set_param(layer, key, text, path) : -1;
+        int rc = text ? set_param(layer, def, node, text, path) : -1;
         g_free(text);
         return rc;
     }
@@ -400,47 +418,96 @@ static tw_model *read_sequential(JsonNode *config, const char *path)
 
 /* ---- the document --------------------------------------------------------- */
 
-/* The deepest nesting of arrays and objects, stopping early past the limit;
- * *line and *column locate where the limit was passed. */
-static bool nesting_ok(const char *json, size_t length, int *line, int *column)
+/* "3:14" for a byte offset of the text. */
+static void line_column(const char *json, size_t offset, int *line, int *column)
 {
-    int depth = 0;
-    bool in_string = false;
     *line = 1;
-    *column = 0;
-    for (size_t i = 0; i < length; i++) {
-        char c = json[i];
+    *column = 1;
+    for (size_t i = 0; i < offset; i++) {
         (*column)++;
-        if (c == '\n') {
+        if (json[i] == '\n') {
             (*line)++;
-            *column = 0;
-        } else if (in_string) {
-            if (c == '\\')
-                i++, (*column)++;
-            else if (c == '"')
-                in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > MAX_NESTING)
-                return false;
-        } else if (c == ']' || c == '}') {
-            depth--;
+            *column = 1;
         }
     }
-    return true;
+}
+
+/* Whether s[0..n) is a number as JSON writes them: -?(0|[1-9][0-9]*), then
+ * an optional fraction and exponent. */
+static bool json_number(const char *s, size_t n)
+{
+    size_t i = s[0] == '-';
+    if (i < n && s[i] == '0')
+        i++;
+    else if (i < n && s[i] >= '1' && s[i] <= '9')
+        i += strspn(s + i, "0123456789");
+    else
+        return false;
+    if (i < n && s[i] == '.') {
+        size_t digits = strspn(s + i + 1, "0123456789");
+        if (!digits)
+            return false;
+        i += 1 + digits;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i += 1 + (i + 1 < n && (s[i + 1] == '+' || s[i + 1] == '-'));
+        size_t digits = strspn(s + i, "0123456789");
+        if (!digits)
+            return false;
+        i += digits;
+    }
+    return i == n;
+}
+
+/* json-glib reads more than JSON (0x10 as 16, 0777 as octal 511) and reads
+ * 18446744073709551616 as -1 and 1e400 as inf, silently; a model file's
+ * values must mean what they say. Over text that json-glib has parsed:
+ * the offset and length of the first number that is not written as JSON
+ * writes numbers, or that does not fit (a whole number in 64 bits, any
+ * other in a finite double), with why in *problem; or -1. */
+static ptrdiff_t bad_number(const char *json, size_t length, size_t *number_length, const char **problem)
+{
+    for (size_t i = 0; i < length; i++) {
+        char c = json[i];
+        if (c == '"' || c == '\'') { /* past the string (single-quoted ones have no escapes) */
+            for (i++; i < length && json[i] != c; i++)
+                if (c == '"' && json[i] == '\\')
+                    i++;
+        } else if (c == '/' && i + 1 < length && json[i + 1] == '*') {
+            for (i += 2; i + 1 < length && !(json[i] == '*' && json[i + 1] == '/'); i++)
+                ;
+            i++;
+        } else if (c == '-' || c == '.' || g_ascii_isdigit(c)) {
+            size_t n = 1;
+            while (i + n < length && (g_ascii_isalnum(json[i + n]) || strchr("+-.", json[i + n])))
+                n++;
+            char *literal = g_strndup(json + i, n);
+            bool whole = strcspn(literal, ".eE") == n;
+            errno = 0;
+            if (!json_number(literal, n))
+                *problem = "is not a number as JSON writes them (such as 12, -0.5 or 1e-3)";
+            else if (whole ? (g_ascii_strtoll(literal, NULL, 10), errno == ERANGE) : isinf(g_ascii_strtod(literal, NULL)))
+                *problem = whole ? "does not fit in 64 bits" : "is too large for a double";
+            else
+                *problem = NULL;
+            g_free(literal);
+            if (*problem) {
+                *number_length = n;
+                return (ptrdiff_t)i;
+            }
+            i += n - 1;
+        }
+    }
+    return -1;
 }
 
 /* Messages about the text as a whole: "model.json:3:14: ..." */
 static JsonParser *parse(const char *json, size_t length, const char *source)
 {
+    if (tw_json_check_depth(json, (ptrdiff_t)length, source ? source : "model JSON"))
+        return NULL;
     const char *colon = source ? ":" : "";
     source = source ? source : "";
-    int line, column;
-    if (!nesting_ok(json, length, &line, &column)) {
-        fail("%s%s%d:%d: arrays and objects nest deeper than %d levels", source, colon, line, column, MAX_NESTING);
-        return NULL;
-    }
     JsonParser *parser = json_parser_new_immutable();
     GError *error = NULL;
     if (!json_parser_load_from_data(parser, json, (gssize)length, &error)) {
@@ -455,6 +522,16 @@ static JsonParser *parse(const char *json, size_t length, const char *source)
     }
     if (!json_parser_get_root(parser)) {
         fail("%s%sthe text is empty; expected a Keras model's JSON", source, source[0] ? ": " : "");
+        g_object_unref(parser);
+        return NULL;
+    }
+    size_t number_length;
+    const char *problem;
+    ptrdiff_t number = bad_number(json, length, &number_length, &problem);
+    if (number >= 0) {
+        int line, column;
+        line_column(json, (size_t)number, &line, &column);
+        fail("%s%s%d:%d: %.*s %s", source, colon, line, column, (int)number_length, json + number, problem);
         g_object_unref(parser);
         return NULL;
     }
@@ -501,10 +578,14 @@ tw_model *tw_model_from_json(const char *json, size_t length, const char *source
     return model;
 }
 
+/* Far more than any model file holds (a Dense layer's JSON is about 600
+ * bytes), and little enough for json-glib's tree of it to fit in memory. */
+#define MODEL_FILE_MAX ((size_t)64 << 20)
+
 tw_model *tw_model_load(const char *path)
 {
     size_t size;
-    uint8_t *bytes = tw__file_bytes(path, NULL, &size);
+    uint8_t *bytes = tw__file_bytes_at_most(path, NULL, MODEL_FILE_MAX, &size);
     if (!bytes)
         return NULL;
     tw_model *model = tw_model_from_json((const char *)bytes, size, path);

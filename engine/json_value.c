@@ -1,5 +1,7 @@
 /* The engine's JSON reader (json_value.h): recursive descent over the whole
- * text, nesting limited so a hostile file cannot exhaust the stack. Strings
+ * text. Its recursion is as deep as the text's nesting, which
+ * tw_json_too_deep (tw/json_depth.h) checks before parsing starts, so a
+ * hostile file cannot exhaust the stack. Strings
  * keep \uXXXX escapes as UTF-8 (surrogate pairs joined). */
 #include <errno.h>
 #include <stdarg.h>
@@ -8,8 +10,7 @@
 #include <string.h>
 
 #include "json_value.h"
-
-#define MAX_DEPTH 64
+#include "tw/json_depth.h"
 
 typedef struct {
     const char *text, *p;
@@ -40,7 +41,7 @@ static void skip_space(parser *ps)
         ps->p++;
 }
 
-static bool value(parser *ps, tw_json *v, int depth);
+static bool value(parser *ps, tw_json *v);
 
 /* Free what v holds (not v itself). */
 static void clear(tw_json *v)
@@ -204,7 +205,7 @@ static bool append(parser *ps, tw_json *v, const tw_json *item, char *key)
 }
 
 /* An array or an object, after its opening bracket. */
-static bool container(parser *ps, tw_json *v, int depth)
+static bool container(parser *ps, tw_json *v)
 {
     bool object = v->kind == TW_JSON_OBJECT;
     char close = object ? '}' : ']';
@@ -227,7 +228,7 @@ static bool container(parser *ps, tw_json *v, int depth)
             }
         }
         tw_json item = {0};
-        if (!value(ps, &item, depth + 1) || !append(ps, v, &item, key)) {
+        if (!value(ps, &item) || !append(ps, v, &item, key)) {
             free(key);
             clear(&item);
             return false;
@@ -243,16 +244,14 @@ static bool container(parser *ps, tw_json *v, int depth)
     }
 }
 
-static bool value(parser *ps, tw_json *v, int depth)
+static bool value(parser *ps, tw_json *v)
 {
-    if (depth > MAX_DEPTH)
-        return fail(ps, "nested deeper than %d levels", MAX_DEPTH);
     skip_space(ps);
     switch (*ps->p) {
     case '{':
     case '[':
         v->kind = *ps->p++ == '{' ? TW_JSON_OBJECT : TW_JSON_ARRAY;
-        return container(ps, v, depth);
+        return container(ps, v);
     case '"':
         v->kind = TW_JSON_STRING;
         return string(ps, &v->string);
@@ -273,12 +272,17 @@ static bool value(parser *ps, tw_json *v, int depth)
 tw_json *tw__json_parse(const char *text, char *error, size_t error_size)
 {
     parser ps = {text, text, error, error_size, false};
+    ptrdiff_t too_deep = tw_json_too_deep(text, -1);
+    if (too_deep >= 0) {
+        snprintf(error, error_size, "byte %td: nested deeper than %d levels", too_deep, TW_JSON_MAX_DEPTH);
+        return NULL;
+    }
     tw_json *v = calloc(1, sizeof *v);
     if (!v) {
         snprintf(error, error_size, "out of memory");
         return NULL;
     }
-    if (value(&ps, v, 0)) {
+    if (value(&ps, v)) {
         skip_space(&ps);
         if (*ps.p != '\0')
             fail(&ps, "unexpected text after the JSON value");

@@ -7,9 +7,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "twb_run.h"
+#include "tw/checkpoint.h"
+#include "tw/summary.h"
 
 static void test_version(void)
 {
@@ -632,6 +635,124 @@ static void test_summary_usage(void)
     twb_run_clear(&run);
 }
 
+/* A device or a FIFO given as the model: refused at once, not read until
+ * memory runs out (/dev/zero) or waited on forever (a FIFO nobody writes). */
+static void test_model_not_a_file(void)
+{
+    twb_run run = run_twb("summary", "/dev/zero", NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_cmpstr(run.err, ==,
+                    "twb: summary: /dev/zero: is not a regular file (a device, pipe or socket); only files can be "
+                    "read\n");
+    twb_run_clear(&run);
+    scratch s = scratch_new();
+    char *fifo = g_build_filename(s.dir, "model.json", NULL);
+    g_assert_cmpint(mkfifo(fifo, 0600), ==, 0);
+    run = run_twb("summary", fifo, NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    char *expected = g_strdup_printf(
+        "twb: summary: %s: is not a regular file (a device, pipe or socket); only files can be read\n", fifo);
+    g_assert_cmpstr(run.err, ==, expected);
+    g_free(expected);
+    twb_run_clear(&run);
+    g_remove(fifo);
+    g_free(fifo);
+    scratch_free(&s);
+}
+
+/* A run whose stored model JSON is nested deeper than json-glib's parser
+ * can follow: `runs show` says so instead of overflowing the stack. */
+static void test_runs_show_deep_model(void)
+{
+    scratch s = scratch_new();
+    char *db = g_build_filename(s.dir, "runs.db", NULL);
+    char *deep = g_strnfill(200000, '[');
+    tw_summary_run_options options = {.model_json = deep};
+    tw_summary_writer *w = tw_summary_writer_open(db, "deep", &options);
+    g_assert_nonnull(w);
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+    twb_run run = run_twb("runs", "show", "deep", "--logdb", db, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(
+        strstr(run.out, "model:    not read: the run's model JSON: JSON nested deeper than 512 levels (at byte 512)\n"));
+    twb_run_clear(&run);
+    g_free(deep);
+    g_remove(db);
+    char *side = g_strconcat(db, "-wal", NULL);
+    g_remove(side);
+    g_free(side);
+    side = g_strconcat(db, "-shm", NULL);
+    g_remove(side);
+    g_free(side);
+    g_free(db);
+    scratch_free(&s);
+}
+
+/* A checkpoint whose training config is nested deeper than json-glib's
+ * parser can follow: --resume names the checkpoint instead of crashing. */
+static void test_resume_deep_training_config(void)
+{
+    scratch s = scratch_new();
+    const char *json = "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"m\", \"layers\": ["
+                       "{\"class_name\": \"Dense\", \"config\": {\"units\": 4, \"activation\": \"relu\", "
+                       "\"batch_input_shape\": [null, 2]}}, {\"class_name\": \"Dense\", \"config\": {\"units\": 2}}]}}";
+    const char *model = scratch_file(&s, "m.json", json, strlen(json));
+    char *dir = g_build_filename(s.dir, "ck", NULL), *ckpt = g_build_filename(dir, "checkpoint.safetensors", NULL);
+    twb_run run = run_twb("train", model, "--data", "spirals", "--epochs", "1", "--checkpoint-dir", dir, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    twb_run_clear(&run);
+
+    /* The same checkpoint with its training config replaced. */
+    tw_scope_begin();
+    tw_safetensors *st = tw_safetensors_open(ckpt);
+    g_assert_nonnull(st);
+    int n = tw_safetensors_count(st);
+    const char **names = g_new(const char *, n);
+    tw_tensor **tensors = g_new(tw_tensor *, n);
+    for (int i = 0; i < n; i++) {
+        names[i] = tw_safetensors_name(st, i);
+        tensors[i] = tw_safetensors_get(st, names[i]);
+        g_assert_nonnull(tensors[i]);
+    }
+    char *deep = g_strnfill(200000, '[');
+    const char *keys[] = {"format", "version", "model_json", "training_config"};
+    const char *values[] = {tw_safetensors_metadata(st, "format"), tw_safetensors_metadata(st, "version"),
+                            tw_safetensors_metadata(st, "model_json"), deep};
+    char *copy = g_strconcat(ckpt, ".new", NULL);
+    g_assert_cmpint(tw_safetensors_write(copy, n, names, tensors, 4, keys, values), ==, 0);
+    tw_safetensors_close(st);
+    g_assert_cmpint(g_rename(copy, ckpt), ==, 0);
+    tw_scope_end();
+
+    run = run_twb("train", model, "--data", "spirals", "--epochs", "2", "--checkpoint-dir", dir, "--resume", NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    char *expected = g_strdup_printf("%s: the training config: JSON nested deeper than 512 levels (at byte 512)", ckpt);
+    g_assert_nonnull(strstr(run.err, expected));
+    g_free(expected);
+    twb_run_clear(&run);
+    g_free(deep), g_free(copy), g_free(names), g_free(tensors);
+    g_remove(ckpt);
+    g_rmdir(dir);
+    g_free(ckpt), g_free(dir);
+    scratch_free(&s);
+}
+
+/* A model file nested deeper than a recursive JSON parser's stack allows. */
+static void test_model_nested_too_deep(void)
+{
+    scratch s = scratch_new();
+    char *deep = g_strnfill(200000, '[');
+    const char *path = scratch_file(&s, "deep.json", deep, strlen(deep));
+    twb_run run = run_twb("summary", path, NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    char *expected = g_strdup_printf("twb: summary: %s: JSON nested deeper than 512 levels (at byte 512)\n", path);
+    g_assert_cmpstr(run.err, ==, expected);
+    g_free(expected);
+    twb_run_clear(&run);
+    g_free(deep);
+    scratch_free(&s);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -652,5 +773,9 @@ int main(int argc, char **argv)
     g_test_add_func("/cli/summary/corpus", test_summary_corpus);
     g_test_add_func("/cli/summary/written-file", test_summary_written_file);
     g_test_add_func("/cli/summary/usage", test_summary_usage);
+    g_test_add_func("/cli/model-not-a-file", test_model_not_a_file);
+    g_test_add_func("/cli/model-nested-too-deep", test_model_nested_too_deep);
+    g_test_add_func("/cli/runs-show-deep-model", test_runs_show_deep_model);
+    g_test_add_func("/cli/resume-deep-training-config", test_resume_deep_training_config);
     return g_test_run();
 }

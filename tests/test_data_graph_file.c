@@ -179,6 +179,16 @@ static void test_broken_files(void)
                                          (tw_tensor *[]){d.w, d.w}, 3, keys, values),
                     ==, 0);
     assert_load_fails(broken, "'dense/bias': the graph needs float32 (3,) but the tensor given for it is float32 (4, 3)");
+
+    /* JSON nested too deep for a recursive reader: the file and the limit. */
+    char *deep = g_strnfill(100000, '[');
+    const char *deep_values[] = {TW_GRAPH_FILE_FORMAT, "1", deep};
+    g_assert_cmpint(tw_safetensors_write(broken, 0, NULL, NULL, 3, keys, deep_values), ==, 0);
+    g_assert_null(tw_graph_load(broken));
+    char *expected = g_strdup_printf("%s: graph JSON: byte 512: nested deeper than 512 levels", broken);
+    g_assert_cmpstr(tw_last_error(), ==, expected);
+    g_free(expected);
+    g_free(deep);
     free(json);
     g_free(bytes);
     g_free(broken);

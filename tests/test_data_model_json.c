@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tw/engine.h"
 #include "tw/model_file.h"
@@ -468,7 +470,7 @@ static void test_messages(void)
                  "layers[0].config.batch_input_shape[1]: expected a size or null, got a number");
     assert_fails(MODEL("{\"class_name\": \"Sequential\", \"config\": {\"name\": \"n\", \"layers\": ["
                        DENSE("x", 2, ", \"use_bias\": 3") "]}}"),
-                 "layers[0].config.layers[0].config.use_bias: expected true or false, got \"3\"");
+                 "layers[0].config.layers[0].config.use_bias: expected true or false, got 3");
     assert_fails("{\"class_name\": \"Sequential\", \"config\": {\"name\": \"m\"}}", "config: missing \"layers\"");
     assert_fails("{\"class_name\": \"Sequential\"}", "missing \"config\"");
     assert_fails("{\"class_name\": \"Functional\", \"config\": {}}",
@@ -480,17 +482,72 @@ static void test_messages(void)
     assert_fails("", "the text is empty; expected a Keras model's JSON");
 }
 
-/* Nesting too deep for json-glib's recursive parser is refused up front. */
+/* Values are reported as the file writes them: json-glib reads 2^64 as -1
+ * and 1e400 as inf, and a boolean is not a string. */
+static void test_values_as_written(void)
+{
+    assert_fails(MODEL("{\"class_name\": \"Dense\", \"config\": {\"units\": 18446744073709551616}}"),
+                 "1:109: 18446744073709551616 does not fit in 64 bits");
+    assert_fails(MODEL("{\"class_name\": \"Dense\", \"config\": {\"units\": -9223372036854775809}}"),
+                 "1:109: -9223372036854775809 does not fit in 64 bits");
+    assert_fails(MODEL("{\"class_name\": \"Dropout\", \"config\": {\"rate\": 1e400}}"),
+                 "1:110: 1e400 is too large for a double");
+    assert_fails(MODEL("{\"class_name\": \"Dense\", \"config\": {\"units\": 0x10}}"),
+                 "1:109: 0x10 is not a number as JSON writes them (such as 12, -0.5 or 1e-3)");
+    assert_fails(MODEL("{\"class_name\": \"Dense\", \"config\": {\"units\": 0777}}"),
+                 "1:109: 0777 is not a number as JSON writes them (such as 12, -0.5 or 1e-3)");
+    assert_fails(MODEL("{\"class_name\": \"Dense\", \"config\": {\"units\": true}}"),
+                 "layers[0].config.units: expected a positive integer, got true");
+    assert_fails(MODEL("{\"class_name\": \"Dense\", \"config\": {\"units\": null}}"),
+                 "layers[0].config.units: a value is required here, got null");
+    assert_fails(MODEL("{\"class_name\": \"Dense\", \"config\": {\"units\": 2.5}}"),
+                 "layers[0].config.units: expected a positive integer, got 2.5");
+    assert_fails(MODEL("{\"class_name\": \"Dropout\", \"config\": {\"rate\": 1.1}}"),
+                 "layers[0].config.rate: expected a number from 0 to 1, got 1.1");
+    assert_fails(MODEL("{\"class_name\": \"Dense\", \"config\": {\"activation\": false}}"),
+                 "layers[0].config.activation: expected one of linear, relu, sigmoid, tanh, softmax, gelu, "
+                 "leaky_relu, elu, selu, swish, silu, softplus, hard_sigmoid, exponential; got false");
+    /* Strings keep their quotes; numbers inside strings are text. */
+    assert_fails(MODEL("{\"class_name\": \"Dense\", \"config\": {\"name\": \"0x10\", \"units\": \"true\"}}"),
+                 "layers[0].config.units: expected a positive integer, got \"true\"");
+    /* The largest whole numbers and small doubles still read. */
+    tw_model *model = must_load_json(MODEL("{\"class_name\": \"Dense\", \"config\": {\"units\": 3, "
+                                           "\"kernel_regularizer\": {\"class_name\": \"L2\", \"config\": {\"l2\": 1e-300}}, "
+                                           "\"seed\": 9223372036854775807, \"x\": -9223372036854775808}}"));
+    tw_layer_unref(model);
+}
+
+/* Nesting too deep for json-glib's recursive parser is refused up front,
+ * also behind the quotes and comments json-glib reads beyond JSON. */
 static void test_deep_nesting(void)
 {
+    const char *heads[] = {"", "['\"', ", "[/* \" */ ", "[\"\\\"\", "};
     size_t depth = 100000;
-    char *json = g_malloc(2 * depth);
-    memset(json, '[', depth);
-    memset(json + depth, ']', depth);
-    tw_model *model = tw_model_from_json(json, 2 * depth, "deep.json");
-    g_assert_null(model);
-    g_assert_cmpstr(tw_last_error(), ==, "deep.json:1:129: arrays and objects nest deeper than 128 levels");
-    g_free(json);
+    for (size_t h = 0; h < G_N_ELEMENTS(heads); h++) {
+        size_t head = strlen(heads[h]);
+        char *json = g_malloc(head + 2 * depth);
+        memcpy(json, heads[h], head);
+        memset(json + head, '[', depth);
+        memset(json + head + depth, ']', depth);
+        tw_model *model = tw_model_from_json(json, head + 2 * depth, "deep.json");
+        g_assert_null(model);
+        char *expected = g_strdup_printf("deep.json: JSON nested deeper than 512 levels (at byte %zu)",
+                                         head ? head + 511 : 512);
+        g_assert_cmpstr(tw_last_error(), ==, expected);
+        g_free(expected);
+        g_free(json);
+    }
+    /* A model nested 100 deep (about 300 levels) reads. */
+    GString *json = g_string_new(NULL);
+    for (int i = 0; i < 100; i++)
+        g_string_append(json, "{\"class_name\": \"Sequential\", \"config\": {\"layers\": [");
+    g_string_append(json, "{\"class_name\": \"Dense\", \"config\": {\"units\": 2}}");
+    for (int i = 0; i < 100; i++)
+        g_string_append(json, "]}}");
+    tw_model *model = tw_model_from_json(json->str, json->len, "nested.json");
+    g_assert_nonnull(model);
+    tw_layer_unref(model);
+    g_string_free(json, TRUE);
 }
 
 static void test_file_messages(void)
@@ -515,6 +572,30 @@ static void test_file_messages(void)
     g_remove(path);
     g_assert_null(tw_model_load(path));
     g_assert_true(g_str_has_prefix(tw_last_error(), path));
+
+    /* Devices and pipes are refused before they are read (/dev/zero never
+     * ends; opening a FIFO with no writer would wait forever). */
+    g_assert_null(tw_model_load("/dev/zero"));
+    g_assert_cmpstr(tw_last_error(), ==,
+                    "/dev/zero: is not a regular file (a device, pipe or socket); only files can be read");
+    g_assert_cmpint(mkfifo(path, 0600), ==, 0);
+    g_assert_null(tw_model_load(path));
+    expected = g_strdup_printf("%s: is not a regular file (a device, pipe or socket); only files can be read", path);
+    g_assert_cmpstr(tw_last_error(), ==, expected);
+    g_free(expected);
+    g_remove(path);
+    /* A file larger than any model file (sparse: no disk used). */
+    FILE *big = fopen(path, "w");
+    g_assert_nonnull(big);
+    g_assert_cmpint(ftruncate(fileno(big), (off_t)65 << 20), ==, 0);
+    fclose(big);
+    g_assert_null(tw_model_load(path));
+    expected = g_strdup_printf("%s: the file is 68157440 bytes, more than the 67108864 bytes this kind of file may "
+                               "hold",
+                               path);
+    g_assert_cmpstr(tw_last_error(), ==, expected);
+    g_free(expected);
+    g_remove(path);
     g_free(path);
     remove_dir(dir);
 }
@@ -729,6 +810,7 @@ int main(int argc, char **argv)
     g_test_add_func("/model_json/regularizers", test_regularizers);
     g_test_add_func("/model_json/stale-input-shape", test_stale_input_shape_ignored);
     g_test_add_func("/model_json/messages", test_messages);
+    g_test_add_func("/model_json/values-as-written", test_values_as_written);
     g_test_add_func("/model_json/deep-nesting", test_deep_nesting);
     g_test_add_func("/model_json/file-messages", test_file_messages);
     g_test_add_func("/model_json/round-trip", test_round_trip);

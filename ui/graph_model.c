@@ -2,6 +2,7 @@
 #include "graph_model.h"
 
 #include <json-glib/json-glib.h>
+#include <tw/json_depth.h>
 #include <string.h>
 
 #define GRAPH_ERROR g_quark_from_static_string("tw-graph-model")
@@ -226,6 +227,10 @@ static tw_graph_model *parse_graph(JsonObject *root, GError **error)
 
 tw_graph_model *tw_graph_model_parse(const char *json, gssize length, GError **error)
 {
+    if (tw_json_check_depth(json, length, "graph JSON")) {
+        g_set_error(error, GRAPH_ERROR, 1, "%s", tw_last_error());
+        return NULL;
+    }
     JsonParser *parser = json_parser_new();
     tw_graph_model *m = NULL;
     if (json_parser_load_from_data(parser, json, length, error)) {

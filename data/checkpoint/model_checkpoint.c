@@ -10,6 +10,7 @@
 #include <json-glib/json-glib.h>
 
 #include "tw/checkpoint.h"
+#include "tw/json_depth.h"
 
 struct tw_model_checkpoint {
     char *path, *monitor, *model_json, *settings_json;
@@ -108,8 +109,14 @@ int tw_checkpoint_resume_position(const char *path, int *epoch, int64_t *step)
     char *config = tw_checkpoint_read_metadata(path, "training_config");
     if (!config)
         return -1;
+    char *name = g_strdup_printf("%s: the training config", path);
+    int rc = tw_json_check_depth(config, -1, name);
+    g_free(name);
+    if (rc) {
+        free(config);
+        return rc;
+    }
     JsonParser *parser = json_parser_new();
-    int rc = 0;
     gint64 e = 0;
     if (json_parser_load_from_data(parser, config, -1, NULL) && JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
         JsonObject *o = json_node_get_object(json_parser_get_root(parser));

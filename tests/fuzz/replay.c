@@ -19,12 +19,17 @@ int tw_fuzz_npy(const uint8_t *data, size_t size);
 int tw_fuzz_csv(const uint8_t *data, size_t size);
 int tw_fuzz_safetensors(const uint8_t *data, size_t size);
 int tw_fuzz_model_json(const uint8_t *data, size_t size);
+int tw_fuzz_graph_json(const uint8_t *data, size_t size);
+int tw_fuzz_graph_file(const uint8_t *data, size_t size);
+int tw_fuzz_run_store(const uint8_t *data, size_t size);
 
 static const struct {
     const char *name;
     int (*run)(const uint8_t *data, size_t size);
 } targets[] = {{"idx", tw_fuzz_idx}, {"npy", tw_fuzz_npy}, {"csv", tw_fuzz_csv},
-               {"safetensors", tw_fuzz_safetensors}, {"model_json", tw_fuzz_model_json}};
+               {"safetensors", tw_fuzz_safetensors}, {"model_json", tw_fuzz_model_json},
+               {"graph_json", tw_fuzz_graph_json}, {"graph_file", tw_fuzz_graph_file},
+               {"run_store", tw_fuzz_run_store}};
 
 static int compare_names(const void *a, const void *b)
 {
@@ -109,7 +114,8 @@ int main(int argc, char **argv)
     }
     int target = argc >= 3 ? find_target(argv[1]) : -1;
     if (target < 0) {
-        fprintf(stderr, "usage: fuzz_replay CORPUS_DIR | fuzz_replay idx|npy|csv|safetensors|model_json PATH...\n");
+        fprintf(stderr, "usage: fuzz_replay CORPUS_DIR | fuzz_replay "
+                        "idx|npy|csv|safetensors|model_json|graph_json|graph_file|run_store PATH...\n");
         return 2;
     }
     for (int i = 2; i < argc; i++) {
