@@ -549,9 +549,10 @@ static const char *clear_fields(TwPropertyEditor *self)
 
 static Field *find_field(TwPropertyEditor *editor, const char *key);
 
-/* A rebuild while the user is in a field (an undo changing the layer's
- * class) keeps the keyboard in the same field of the new layer when it has
- * one. */
+/* A rebuild by an edit while the user is in a field (an undo changing the
+ * layer's class) keeps the keyboard in the same field of the new layer
+ * when it has one. Not one for another selection: whatever chose the layer
+ * (a click or drop on the stack) has the focus then. */
 static void refocus(TwPropertyEditor *self, const char *key)
 {
     Field *f = key ? find_field(self, key) : NULL;
@@ -562,12 +563,13 @@ static void refocus(TwPropertyEditor *self, const char *key)
 
 static void build_fields(TwPropertyEditor *self);
 
-static void rebuild(TwPropertyEditor *self)
+static void rebuild(TwPropertyEditor *self, gboolean keep_focus)
 {
     /* A static string: "name", "input_shape" or a parameter definition's key. */
     const char *focused_key = clear_fields(self);
     build_fields(self);
-    refocus(self, focused_key);
+    if (keep_focus)
+        refocus(self, focused_key);
 }
 
 static void build_fields(TwPropertyEditor *self)
@@ -608,7 +610,7 @@ static void on_doc_changed(TwPropertyEditor *self)
     tw_layer *layer = shown_layer(self);
     if (!layer || tw_layer_class_of(layer) != self->shown_class ||
         takes_input_shape(self, layer) != self->shown_input_shape)
-        rebuild(self);
+        rebuild(self, TRUE);
     else
         load_values(self);
 }
@@ -629,7 +631,7 @@ void tw_property_editor_set_index(TwPropertyEditor *editor, int index)
         return;
     flush_focused_entry(editor);
     editor->index = index >= 0 && index < tw_model_doc_n_layers(editor->doc) ? index : -1;
-    rebuild(editor);
+    rebuild(editor, FALSE);
 }
 
 int tw_property_editor_get_index(TwPropertyEditor *editor)
@@ -697,7 +699,7 @@ static void tw_property_editor_constructed(GObject *object)
     G_OBJECT_CLASS(tw_property_editor_parent_class)->constructed(object);
     self->changed_id = g_signal_connect_swapped(self->doc, "changed", G_CALLBACK(on_doc_changed), self);
     self->changing_id = g_signal_connect_swapped(self->doc, "changing", G_CALLBACK(flush_focused_entry), self);
-    rebuild(self);
+    rebuild(self, FALSE);
 }
 
 static void tw_property_editor_dispose(GObject *object)
