@@ -810,7 +810,8 @@ static void test_logdb_open_new_remembered(void)
     logdb = panel_logdb(f.panel);
     g_assert_cmpstr(logdb, ==, existing); /* unchanged */
     g_free(logdb);
-    g_assert_true(window_shows(GTK_WIDGET(f.window), "Could not open the run database", "notes.db: not a run database"));
+    g_assert_true(
+        window_shows(GTK_WIDGET(f.window), "Could not open the run database", "notes.db: not a run database"));
 
     char *created = g_build_filename(f.dir, "new-runs.db", NULL);
     g_assert_cmpint(choose_logdb(&f, "logdb-new", created), ==, GTK_FILE_CHOOSER_ACTION_SAVE);
