@@ -5,8 +5,9 @@
  * database and checkpoints next to it, and reports back on the main context
  * it was started from: progress at most 20 times a second (the latest state
  * only; at once when the run database starts losing logs), problems that do
- * not stop training (a checkpoint or the run's end not written), and the end. It never touches a widget; the controller (train_controller.c)
- * turns its reports into what the window shows.
+ * not stop training (a checkpoint or the run's end not written), and the
+ * end. It never touches a widget; the controller (train_controller.c) turns
+ * its reports into what the window shows.
  *
  *     w = tw_train_worker_start(doc, settings, data, &callbacks, &error);
  *     tw_train_worker_set_paused(w, TRUE);   // waits after the current step

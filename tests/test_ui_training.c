@@ -16,6 +16,7 @@
 
 #include <tw/checkpoint.h>
 #include <tw/run_store.h>
+#include <tw/summary.h>
 
 #include "banner.h"
 #include "frame_meter.h"
@@ -718,8 +719,17 @@ static gboolean chooser_up(fixture *f)
     return open_chooser() != NULL;
 }
 
+/* The chooser gone; GTK's "… already exists. Do you want to replace it?"
+ * answered Replace on the way. */
 static gboolean chooser_gone(fixture *f)
 {
+    GListModel *toplevels = gtk_window_get_toplevels();
+    for (guint i = 0; i < g_list_model_get_n_items(toplevels); i++) {
+        GtkWindow *w = g_list_model_get_item(toplevels, i);
+        if (GTK_IS_MESSAGE_DIALOG(w) && gtk_widget_get_visible(GTK_WIDGET(w)))
+            gtk_dialog_response(GTK_DIALOG(w), GTK_RESPONSE_ACCEPT);
+        g_object_unref(w);
+    }
     return open_chooser() == NULL;
 }
 
@@ -800,7 +810,8 @@ static void test_logdb_open_new_remembered(void)
     logdb = panel_logdb(f.panel);
     g_assert_cmpstr(logdb, ==, existing); /* unchanged */
     g_free(logdb);
-    g_assert_true(window_shows(GTK_WIDGET(f.window), "Could not open the run database", "notes.db: not a run database"));
+    g_assert_true(
+        window_shows(GTK_WIDGET(f.window), "Could not open the run database", "notes.db: not a run database"));
 
     char *created = g_build_filename(f.dir, "new-runs.db", NULL);
     g_assert_cmpint(choose_logdb(&f, "logdb-new", created), ==, GTK_FILE_CHOOSER_ACTION_SAVE);
@@ -809,6 +820,25 @@ static void test_logdb_open_new_remembered(void)
     g_assert_cmpstr(logdb, ==, created);
     g_free(logdb);
     g_assert_cmpstr(gtk_label_get_text(GTK_LABEL(panel_widget(&f, "logdb-name"))), ==, "new-runs.db");
+
+    /* New… over an existing database, Replace confirmed: the old one goes to
+     * the trash, a new empty one takes its place. */
+    tw_summary_writer *w = tw_summary_writer_open(existing, "old-run", NULL);
+    g_assert_nonnull(w);
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+    choose_logdb(&f, "logdb-new", existing);
+    logdb = panel_logdb(f.panel);
+    g_assert_cmpstr(logdb, ==, existing);
+    g_free(logdb);
+    char *trashed = g_build_filename(g_get_user_data_dir(), "Trash", "files", "existing.db", NULL);
+    g_assert_true(g_file_test(trashed, G_FILE_TEST_IS_REGULAR));
+    g_free(trashed);
+    store = tw_run_store_open(existing, TW_STORE_READ_ONLY);
+    g_assert_nonnull(store);
+    tw_run_info run;
+    g_assert_cmpint(tw_run_store_get_run(store, "old-run", &run), !=, 0);
+    tw_run_store_close(store);
+    choose_logdb(&f, "logdb-new", created); /* as before, for what follows */
 
     /* The next start: a new window has it. */
     TwModelDoc *doc = tw_model_doc_new();
