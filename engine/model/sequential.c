@@ -115,21 +115,55 @@ static bool name_taken(const tw_layer *model, const char *name, const tw_layer *
     return false;
 }
 
-static void give_unique_name(tw_layer *model, tw_layer *layer)
+/* 0 when name is base, k when it is base_k (k >= 1, no leading zero), else -1. */
+static long suffix_of(const char *name, const char *base)
+{
+    size_t n = strlen(base);
+    if (strncmp(name, base, n) != 0)
+        return -1;
+    if (!name[n])
+        return 0;
+    if (name[n] != '_' || name[n + 1] < '1' || name[n + 1] > '9')
+        return -1;
+    char *end;
+    long k = strtol(name + n + 1, &end, 10);
+    return *end ? -1 : k;
+}
+
+/* Keras' naming: the layer's own name when free, else the first free of
+ * base, base_1, base_2, ... One pass over the children marks which of the
+ * first nchildren + 1 candidates are taken (one of them is free), so adding
+ * n layers costs O(n^2) string tests, not O(n^3). -1 when out of memory. */
+static int give_unique_name(tw_layer *model, tw_layer *layer)
 {
     char base[64], name[80];
     if (layer->name[0] && !name_taken(model, layer->name, layer))
-        return;
+        return 0;
     if (layer->name[0])
         snprintf(base, sizeof base, "%s", layer->name);
     else if (!strcmp(layer->klass->name, "InputLayer"))
         snprintf(base, sizeof base, "input");
     else
         tw__snake_case(layer->klass->name, base, sizeof base);
-    snprintf(name, sizeof name, "%s", base);
-    for (int k = 1; name_taken(model, name, layer); k++)
+    int candidates = model->nchildren + 1;
+    bool *taken = calloc((size_t)candidates, sizeof *taken);
+    if (!taken)
+        return tw_error_set("model '%s': out of memory naming a layer", model->name);
+    for (int i = 0; i < model->nchildren; i++) {
+        long k = model->children[i] == layer ? -1 : suffix_of(model->children[i]->name, base);
+        if (k >= 0 && k < candidates)
+            taken[k] = true;
+    }
+    int k = 0;
+    while (taken[k])
+        k++;
+    free(taken);
+    if (k == 0)
+        snprintf(name, sizeof name, "%s", base);
+    else
         snprintf(name, sizeof name, "%s_%d", base, k);
     snprintf(layer->name, sizeof layer->name, "%.63s", name);
+    return 0;
 }
 
 static bool contains(const tw_layer *outer, const tw_layer *inner)
@@ -159,7 +193,10 @@ int tw_model_insert(tw_model *model, int index, tw_layer *layer)
         tw_layer_unref(layer);
         return rc;
     }
-    give_unique_name(model, layer);
+    if (give_unique_name(model, layer) < 0) {
+        tw_layer_unref(layer);
+        return -1;
+    }
     return tw__layer_insert_child(model, index, layer);
 }
 
