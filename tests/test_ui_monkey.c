@@ -197,6 +197,11 @@ static void x_drag(TwWindow *win)
             "mousemove --window %lu %d %d mousedown 1 mousemove --window %lu %d %d "
             "mousemove --window %lu %d %d mousemove --window %lu %d %d mouseup 1",
             xid, x0, y0, xid, x0 + 8, y0 + 8, xid, (x0 + x1) / 2, (y0 + y1) / 2, xid, x1, y1);
+    /* A drag on the header bar moves the window, and without a window
+     * manager nothing keeps it on the screen; GTK 4.8 then fails an
+     * assertion (gdk_monitor_get_geometry) when a popover opens outside
+     * every monitor. Put it back, as a window manager would have kept it. */
+    xdotool(win, "windowmove %lu 0 0", xid);
 }
 
 static void x_key(TwWindow *win)
