@@ -73,23 +73,27 @@ static void read_series(tw_run_store *store, const tw_tag_info *tag)
 }
 
 /* SQLite opens a database by a path it can resolve (not /proc/self/fd/N),
- * so the bytes go to one file per process, in /dev/shm when there is one,
- * rewritten for each input. Its name, or NULL. */
-static char *path;
-
-static void remove_input_file(void)
-{
-    remove(path);
-}
-
+ * so the bytes go to a file of this process, in /dev/shm when there is
+ * one, removed after each input with the -wal and -shm files SQLite may
+ * add (libFuzzer ends its processes without running atexit handlers). */
 static const char *input_file(const uint8_t *data, size_t size)
 {
+    static char *path;
     if (!path) {
         const char *dir = g_file_test("/dev/shm", G_FILE_TEST_IS_DIR) ? "/dev/shm" : g_get_tmp_dir();
         path = g_strdup_printf("%s/twb-fuzz-run-store-%d.db", dir, (int)getpid());
-        atexit(remove_input_file);
     }
     return g_file_set_contents(path, (const char *)data, (gssize)size, NULL) ? path : NULL;
+}
+
+static void remove_input_file(const char *path)
+{
+    const char *suffixes[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < G_N_ELEMENTS(suffixes); i++) {
+        char *name = g_strconcat(path, suffixes[i], NULL);
+        remove(name);
+        g_free(name);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -100,6 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tw_run_store *store = tw_run_store_open(path, TW_STORE_READ_ONLY);
     if (!store) {
         check_failure(path);
+        remove_input_file(path);
         return 0;
     }
     tw_run_info *runs = NULL;
@@ -129,5 +134,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_failure(path);
     }
     tw_run_store_close(store);
+    remove_input_file(path);
     return 0;
 }
