@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "renderer_choice.h"
 #include "train_controller.h"
 
 #ifndef TWB_VERSION
@@ -109,6 +110,7 @@ static void set_accels(GtkApplication *app)
 static void tw_application_startup(GApplication *app)
 {
     G_APPLICATION_CLASS(tw_application_parent_class)->startup(app);
+    twb_choose_renderer();
     load_css();
     follow_color_scheme(TW_APPLICATION(app));
     gtk_window_set_default_icon_name(TW_APPLICATION_ID);
