@@ -212,7 +212,8 @@ static int reduce(reduction *r, tw_run_store *store, int64_t tag_id)
         rc = sqlite3_bind_int64(range, 1, tag_id) | sqlite3_bind_double(range, 2, r->lo) |
              sqlite3_bind_double(range, 3, r->hi);
     tw_chunk *chunk = g_new(tw_chunk, 1);
-    int status = rc == SQLITE_OK ? tw__store_exec(store->db, store->path, "BEGIN") : -1;
+    int status = rc == SQLITE_OK ? tw__store_exec(store->db, store->path, "BEGIN")
+                                 : tw__store_sqlite_error(store->db, store->path, "cannot read the series");
     bool began = status == 0;
     while (status == 0 && (rc = sqlite3_step(range)) == SQLITE_ROW)
         if (add_summary(r, range))

@@ -12,6 +12,13 @@
 /* ---- tags ----------------------------------------------------------------- */
 
 /* Points or records of one tag, and their step range. */
+/* A damaged file may hold NULL where the writer always writes text. */
+static char *column_text_or_empty(sqlite3_stmt *stmt, int i)
+{
+    const unsigned char *text = sqlite3_column_text(stmt, i);
+    return g_strdup(text ? (const char *)text : "");
+}
+
 static int tag_stats(tw_run_store *store, tw_tag_info *tag)
 {
     static const char *const sql[] = {
@@ -60,7 +67,7 @@ int tw_run_store_list_tags(tw_run_store *store, int64_t run_id, tw_tag_info **ta
         int kind = tw__series_kind_parse((const char *)sqlite3_column_text(stmt, 2));
         tw_tag_info tag = {.id = sqlite3_column_int64(stmt, 0),
                            .run_id = run_id,
-                           .name = g_strdup((const char *)sqlite3_column_text(stmt, 1)),
+                           .name = column_text_or_empty(stmt, 1),
                            .kind = kind < 0 ? TW_SERIES_TEXT : (tw_series_kind)kind};
         g_array_append_val(list, tag);
         status = tag_stats(store, &g_array_index(list, tw_tag_info, list->len - 1));
@@ -370,7 +377,7 @@ int tw_run_store_read_texts(tw_run_store *store, int64_t tag_id, tw_series_curso
     int64_t last = cursor->chunk;
     while (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         tw_text_record record = {sqlite3_column_int64(stmt, 1), tw__column_real(stmt, 2),
-                                 g_strdup((const char *)sqlite3_column_text(stmt, 3))};
+                                 column_text_or_empty(stmt, 3)};
         g_array_append_val(list, record);
         last = sqlite3_column_int64(stmt, 0);
         rc = SQLITE_OK;

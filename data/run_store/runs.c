@@ -130,8 +130,13 @@ static void read_run(const tw_run_store *store, sqlite3_stmt *stmt, tw_run_info 
         .logs_lost_reason = column_text(stmt, 13),
         .failure_reason = column_text(stmt, 14),
     };
+    /* A damaged file may hold NULLs where the writer always writes text. */
     if (!run->notes)
         run->notes = g_strdup("");
+    if (!run->name)
+        run->name = g_strdup("");
+    if (!run->host)
+        run->host = g_strdup("");
     if (store->read_only && run->status == TW_RUN_RUNNING &&
         tw__writer_dead(run->host, run->pid, sqlite3_column_int64(stmt, 7))) {
         run->status = TW_RUN_INTERRUPTED;
