@@ -497,22 +497,35 @@ static void test_monkey(void)
 }
 
 /* ---- set-up ------------------------------------------------------------------ */
-static void add_models(const char *dir)
-{
-    GDir *d = g_dir_open(dir, 0, NULL);
-    const char *name;
-    while (d && (name = g_dir_read_name(d)))
-        if (g_str_has_suffix(name, ".json") || g_str_has_suffix(name, ".keras") || g_str_has_suffix(name, ".h5"))
-            g_ptr_array_add(model_files, g_build_filename(dir, name, NULL));
-    if (d)
-        g_dir_close(d);
-}
 
 static void write_file(const char *name, const char *contents, gssize length)
 {
     char *path = g_build_filename(scratch, name, NULL);
     g_assert_true(g_file_set_contents(path, contents, length, NULL));
     g_ptr_array_add(model_files, path);
+}
+
+/* The monkey opens copies in its own folder: a Save it clicks writes there,
+ * never over the examples or the shared corpus. */
+static void add_models(const char *dir, const char *prefix)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name(d))) {
+        if (!g_str_has_suffix(name, ".json") && !g_str_has_suffix(name, ".keras") && !g_str_has_suffix(name, ".h5"))
+            continue;
+        char *from = g_build_filename(dir, name, NULL);
+        char *contents = NULL;
+        gsize length = 0;
+        g_assert_true(g_file_get_contents(from, &contents, &length, NULL));
+        char *copy = g_strconcat(prefix, "-", name, NULL);
+        write_file(copy, contents, (gssize)length);
+        g_free(copy);
+        g_free(contents);
+        g_free(from);
+    }
+    if (d)
+        g_dir_close(d);
 }
 
 static void remove_tree(const char *path)
@@ -549,15 +562,15 @@ int main(int argc, char **argv)
     model_files = g_ptr_array_new_with_free_func(g_free);
     const char *srcdir = g_getenv("G_TEST_SRCDIR");
     char *examples = g_build_filename(srcdir ? srcdir : ".", "..", "examples", "models", NULL);
-    add_models(examples);
+    add_models(examples, "example");
     g_free(examples);
     char *corpus = g_build_filename(srcdir ? srcdir : ".", "..", "..", "shared", "corpus", NULL);
     char *keras = g_build_filename(corpus, "keras", NULL);
     char *functional = g_build_filename(corpus, "keras-functional", NULL);
     if (!g_file_test(keras, G_FILE_TEST_IS_DIR))
         g_test_message("the Keras corpus (../shared/corpus) is not there: the monkey opens only the examples");
-    add_models(keras);
-    add_models(functional);
+    add_models(keras, "keras");
+    add_models(functional, "functional");
     g_free(keras);
     g_free(functional);
     g_free(corpus);
