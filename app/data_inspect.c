@@ -537,6 +537,9 @@ static int detect_format(const char *path, file_format *format, bool *gzip)
     size_t n = 0;
     if (g_file_test(path, G_FILE_TEST_IS_DIR))
         return tw_error_set("%s: is a directory, not a data file", path);
+    /* Reading a FIFO would wait forever, /dev/zero until memory runs out. */
+    if (g_file_test(path, G_FILE_TEST_EXISTS) && !g_file_test(path, G_FILE_TEST_IS_REGULAR))
+        return tw_error_set("%s: is not a regular file (a device, pipe or socket); only files can be read", path);
     if (read_head(path, false, head, sizeof head, &n) < 0)
         return -1;
     *gzip = false;

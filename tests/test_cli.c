@@ -655,7 +655,19 @@ static void test_model_not_a_file(void)
     g_assert_cmpstr(run.err, ==, expected);
     g_free(expected);
     twb_run_clear(&run);
-    g_remove(fifo);
+    /* The same FIFO as a CSV to inspect and as a graph file to run. */
+    char *csv = g_build_filename(s.dir, "data.csv", NULL);
+    g_assert_cmpint(rename(fifo, csv), ==, 0);
+    run = run_twb("data", "inspect", csv, NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "is not a regular file"));
+    twb_run_clear(&run);
+    run = run_twb("run-graph", csv, "--input", csv, NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "is not a regular file"));
+    twb_run_clear(&run);
+    g_remove(csv);
+    g_free(csv);
     g_free(fifo);
     scratch_free(&s);
 }

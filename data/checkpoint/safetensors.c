@@ -161,7 +161,9 @@ tw_safetensors *tw_safetensors_open(const char *path)
     }
     tw_safetensors *st = g_new0(tw_safetensors, 1);
     st->path = g_strdup(path);
-    st->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer before the
+     * regular-file check below refuses it (no effect on regular files). */
+    st->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat info;
     if (st->fd < 0 || fstat(st->fd, &info)) {
         tw_error_set("%s: cannot open: %s", path, g_strerror(errno));
@@ -169,7 +171,7 @@ tw_safetensors *tw_safetensors_open(const char *path)
         return NULL;
     }
     if (!S_ISREG(info.st_mode)) {
-        tw_error_set("%s: not a regular file", path);
+        tw_error_set("%s: is not a regular file (a device, pipe or socket); only files can be read", path);
         tw_safetensors_close(st);
         return NULL;
     }
