@@ -44,6 +44,7 @@ static GRand *rng;
 static char *scratch;   /* HOME-like folder of the test's own */
 static char *logdb;     /* the training panel's run database */
 static GPtrArray *model_files;
+static int unexpected_warnings; /* counted by count_warnings() */
 
 /* ---- main loop ----------------------------------------------------------- */
 static void drain(void)
@@ -218,7 +219,7 @@ static void x_key(TwWindow *win)
 static void x_type(TwWindow *win)
 {
     static const char *texts[] = {"12", "relu", "-3", "1e9", "abc", "(28, 28, 1)", "0"};
-    xdotool(win, "type --delay 5 '%s'", texts[g_rand_int_range(rng, 0, G_N_ELEMENTS(texts))]);
+    xdotool(win, "type --delay 5 -- '%s'", texts[g_rand_int_range(rng, 0, G_N_ELEMENTS(texts))]);
 }
 
 /* ---- the widgets' own paths ---------------------------------------------- */
@@ -494,6 +495,7 @@ static void test_monkey(void)
                    counts[0], counts[1], counts[2], counts[3], counts[4], counts[5], counts[6], counts[7],
                    counts[8] + counts[9], counts[10], counts[11], counts[12], counts[13], counts[14], counts[15]);
     g_rand_free(rng);
+    g_assert_cmpint(unexpected_warnings, ==, 0);
 }
 
 /* ---- set-up ------------------------------------------------------------------ */
@@ -545,9 +547,35 @@ static void remove_tree(const char *path)
     g_rmdir(path);
 }
 
+/* Criticals stay fatal (g_test_init). Warnings are counted and fail the
+ * test at its end, all but one: GTK 4.8 warns "Broken accounting of active
+ * state" when a press and its release reach a widget unbalanced (the release
+ * lands after a popover grabbed the pointer), an internal state GTK recovers
+ * from and the application cannot influence. */
+
+static GLogWriterOutput count_warnings(GLogLevelFlags level, const GLogField *fields, gsize n, gpointer data)
+{
+    (void)data;
+    if (level & G_LOG_LEVEL_WARNING) {
+        const char *domain = NULL, *message = NULL;
+        for (gsize i = 0; i < n; i++) {
+            if (!strcmp(fields[i].key, "GLIB_DOMAIN"))
+                domain = fields[i].value;
+            else if (!strcmp(fields[i].key, "MESSAGE"))
+                message = fields[i].value;
+        }
+        if (!g_strcmp0(domain, "Gtk") && message && strstr(message, "Broken accounting of active state"))
+            return G_LOG_WRITER_HANDLED;
+        unexpected_warnings++;
+    }
+    return g_log_writer_default(level, fields, n, NULL);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+    g_log_set_writer_func(count_warnings, NULL, NULL);
     scratch = g_dir_make_tmp("twb-monkey-XXXXXX", NULL);
     g_assert_nonnull(scratch);
     /* Recent files, settings and runs go to the test's own folder. */
