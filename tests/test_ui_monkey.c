@@ -37,6 +37,7 @@
 #include "layer_palette.h"
 #include "layer_stack.h"
 #include "property_editor.h"
+#include "scratch_tree.h"
 #include "train_panel.h"
 
 static TwApplication *app;
@@ -530,23 +531,6 @@ static void add_models(const char *dir, const char *prefix)
         g_dir_close(d);
 }
 
-static void remove_tree(const char *path)
-{
-    GDir *dir = g_dir_open(path, 0, NULL);
-    const char *name;
-    while (dir && (name = g_dir_read_name(dir))) {
-        char *child = g_build_filename(path, name, NULL);
-        if (g_file_test(child, G_FILE_TEST_IS_DIR) && !g_file_test(child, G_FILE_TEST_IS_SYMLINK))
-            remove_tree(child);
-        else
-            g_remove(child);
-        g_free(child);
-    }
-    if (dir)
-        g_dir_close(dir);
-    g_rmdir(path);
-}
-
 /* Criticals stay fatal (g_test_init). Warnings are counted and fail the
  * test at its end, all but one: GTK 4.8 warns "Broken accounting of active
  * state" when a press and its release reach a widget unbalanced (the release
@@ -619,7 +603,7 @@ int main(int argc, char **argv)
     int status = g_test_run();
     g_object_unref(app);
     g_ptr_array_free(model_files, TRUE);
-    remove_tree(scratch);
+    scratch_remove_tree(scratch);
     g_free(scratch);
     g_free(logdb);
     return status;
