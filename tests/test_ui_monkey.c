@@ -20,7 +20,8 @@
  * action is replaced by a new one.
  *
  * TWB_MONKEY_SEED picks the seed (printed, so a failure can be replayed)
- * and TWB_MONKEY_ACTIONS the number of actions: make test runs a short
+ * and TWB_MONKEY_ACTIONS the number of actions (TWB_MONKEY_TRACE=1 also
+ * prints each button clicked, with its widget path): make test runs a short
  * fixed-seed round; the 10,000-action rounds run under ASan by hand:
  *   TWB_MONKEY_ACTIONS=10000 xvfb-run -a -s "-screen 0 1920x1200x24" \
  *     build-asan/tests/test_ui_monkey
@@ -398,8 +399,17 @@ static void training(TwWindow *win)
 static void click_button(TwWindow *win)
 {
     GtkWidget *button = pick_widget(GTK_WIDGET(win), GTK_TYPE_BUTTON);
-    if (button && gtk_widget_is_sensitive(button))
+    if (button && gtk_widget_is_sensitive(button)) {
+        if (g_getenv("TWB_MONKEY_TRACE")) {
+            GString *path = g_string_new(NULL);
+            for (GtkWidget *w = button; w; w = gtk_widget_get_parent(w))
+                g_string_append_printf(path, "%s%s", path->len ? " < " : "", G_OBJECT_TYPE_NAME(w));
+            g_test_message("monkey: click %s '%s'", path->str,
+                           gtk_button_get_label(GTK_BUTTON(button)) ? gtk_button_get_label(GTK_BUTTON(button)) : "");
+            g_string_free(path, TRUE);
+        }
         g_signal_emit_by_name(button, "clicked");
+    }
 }
 
 /* ---- the run ----------------------------------------------------------------- */

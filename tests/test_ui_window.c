@@ -480,6 +480,29 @@ static void test_close_asks_when_modified(void)
     g_object_unref(win);
 }
 
+/* Discard in the question before closing closes the window inside the
+ * dialog's response: the dialog, alive until that emission ends, must not
+ * keep the freed window as its transient parent (a GObject warning, then a
+ * critical, when GTK unset it on finalizing the dialog). */
+static void test_close_discard_frees_window(void)
+{
+    TwWindow *win = open_window();
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    GError *error = NULL;
+    g_assert_true(tw_model_doc_remove(tw_window_doc(win), 1, &error));
+    g_assert_no_error(error);
+    drain();
+    g_object_add_weak_pointer(G_OBJECT(win), (gpointer *)&win);
+    gtk_window_close(GTK_WINDOW(win));
+    drain();
+    GtkWidget *question = find_question();
+    g_assert_nonnull(question);
+    gtk_dialog_response(GTK_DIALOG(question), 1 /* Discard Changes */);
+    drain();
+    g_assert_null(win);
+    g_assert_null(find_question());
+}
+
 /* ---- layer actions ---------------------------------------------------------------- */
 static void test_layer_actions(void)
 {
@@ -908,6 +931,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/window/open_errors", test_open_errors);
     g_test_add_func("/ui/window/banner", test_banner);
     g_test_add_func("/ui/window/close_asks_when_modified", test_close_asks_when_modified);
+    g_test_add_func("/ui/window/close_discard_frees_window", test_close_discard_frees_window);
     g_test_add_func("/ui/window/layer_actions", test_layer_actions);
     g_test_add_func("/ui/window/fits_800x600", test_fits_800x600);
     g_test_add_func("/ui/window/undo_keys", test_undo_keys);

@@ -281,6 +281,10 @@ static void on_question_response(GtkDialog *dialog, int response, gpointer data)
 {
     TwWindow *win = data;
     Pending *pending = g_object_steal_data(G_OBJECT(dialog), "tw-pending");
+    /* The answer may close the window (Discard before closing), and the
+     * dialog outlives it until this emission ends: GTK 4.8 would then unset
+     * the transient parent of a destroyed dialog on the freed window. */
+    gtk_window_set_transient_for(GTK_WINDOW(dialog), NULL);
     gtk_window_destroy(GTK_WINDOW(dialog));
     if (response == RESPONSE_DISCARD) {
         pending_run(win, pending);
