@@ -65,23 +65,26 @@ static GtkWidget *paned(GtkWidget *start, GtkWidget *end, gboolean resize_start,
 }
 
 typedef struct {
-    gboolean end;       /* the width is the end child's */
-    int width, at_least; /* set once the paned is at least that wide */
+    gboolean end;   /* the width is the end child's */
+    int width, full; /* the child's width when the paned is full wide */
 } InitialWidth;
 
 static void on_paned_allocated(GtkPaned *paned, GParamSpec *pspec, InitialWidth *want)
 {
     int width = gtk_widget_get_width(GTK_WIDGET(paned));
-    if (width < want->at_least)
+    if (width <= want->width) /* not yet sized (the least width comes first) */
         return;
     g_signal_handlers_disconnect_by_func(paned, on_paned_allocated, want);
-    gtk_paned_set_position(paned, want->end ? width - want->width : want->width);
+    /* In a narrower window every side pane gives up its share, so that the
+     * middle (the layer stack) keeps room for its cards' names and shapes. */
+    int child = width >= want->full ? want->width : (int)((gint64)want->width * width / want->full);
+    gtk_paned_set_position(paned, want->end ? width - child : child);
 }
 
-void tw_designer_paned_initial_width(GtkPaned *paned, gboolean end, int width, int at_least)
+void tw_designer_paned_initial_width(GtkPaned *paned, gboolean end, int width, int full)
 {
     InitialWidth *want = g_new(InitialWidth, 1);
-    *want = (InitialWidth){end, width, at_least};
+    *want = (InitialWidth){end, width, full};
     g_signal_connect_data(paned, "notify::max-position", G_CALLBACK(on_paned_allocated), want,
                           (GClosureNotify)(void (*)(void))g_free, 0);
 }
@@ -98,8 +101,8 @@ static void tw_designer_view_constructed(GObject *object)
     GtkWidget *inner = paned(self->stack, self->editor, TRUE, FALSE);
     GtkWidget *outer = paned(self->palette, inner, FALSE, TRUE);
     /* Their widths in a 1280-pixel window that also holds the training panel. */
-    tw_designer_paned_initial_width(GTK_PANED(outer), FALSE, 220, 660);
-    tw_designer_paned_initial_width(GTK_PANED(inner), TRUE, 280, 560);
+    tw_designer_paned_initial_width(GTK_PANED(outer), FALSE, 220, 940);
+    tw_designer_paned_initial_width(GTK_PANED(inner), TRUE, 280, 880);
     gtk_widget_set_parent(outer, GTK_WIDGET(self));
     if (tw_model_doc_n_layers(self->doc))
         tw_designer_view_select(self, 0);

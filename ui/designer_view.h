@@ -29,9 +29,10 @@ GtkWidget *tw_designer_view_property_editor(TwDesignerView *view);
  * allocated and then keeps a child that does not resize at that width; a
  * child's least width here is far below the width it should have in a
  * normal window (so that an 800-pixel window works). This gives the start
- * (or end) child that width once, when the paned is first allocated at
- * least at_least pixels wide. */
-void tw_designer_paned_initial_width(GtkPaned *paned, gboolean end, int width, int at_least);
+ * (or end) child `width` pixels once, when the paned is first allocated:
+ * all of it when the paned is `full` pixels wide (its width in a 1280-pixel
+ * window), a proportional share when it is narrower. */
+void tw_designer_paned_initial_width(GtkPaned *paned, gboolean end, int width, int full);
 
 G_END_DECLS
 

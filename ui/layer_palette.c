@@ -54,9 +54,13 @@ static GtkWidget *make_row(const tw_layer_class *klass)
     GtkWidget *name = gtk_label_new(klass->name);
     GtkWidget *summary = gtk_label_new(klass->summary ? klass->summary : "");
     gtk_label_set_xalign(GTK_LABEL(name), 0);
+    /* Long class names (GlobalAveragePooling2D) would set the palette's
+     * least width; in a narrow window they give way, as the summary does. */
+    gtk_label_set_ellipsize(GTK_LABEL(name), PANGO_ELLIPSIZE_END);
     gtk_widget_add_css_class(name, "layer-class-name");
     gtk_label_set_xalign(GTK_LABEL(summary), 0);
     gtk_label_set_wrap(GTK_LABEL(summary), TRUE);
+    gtk_label_set_wrap_mode(GTK_LABEL(summary), PANGO_WRAP_WORD_CHAR);
     gtk_label_set_max_width_chars(GTK_LABEL(summary), 30);
     gtk_widget_add_css_class(summary, "dim-label");
     gtk_widget_add_css_class(summary, "caption");

@@ -595,7 +595,7 @@ static void build_designer_page(TwWindow *win)
     gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroller), win->train_panel);
     gtk_paned_set_start_child(GTK_PANED(win->designer_paned), win->designer);
     gtk_paned_set_end_child(GTK_PANED(win->designer_paned), scroller);
-    tw_designer_paned_initial_width(GTK_PANED(win->designer_paned), TRUE, TRAIN_PANEL_WIDTH, 2 * TRAIN_PANEL_WIDTH);
+    tw_designer_paned_initial_width(GTK_PANED(win->designer_paned), TRUE, TRAIN_PANEL_WIDTH, 900);
     g_signal_connect_object(win->train_panel, "notify::logdb", G_CALLBACK(on_panel_logdb), win, 0);
     g_signal_connect_object(win->train_panel, "notify::cannot-train", G_CALLBACK(update_actions), win,
                             G_CONNECT_SWAPPED);
