@@ -59,6 +59,8 @@ typedef struct {
     int *in;      /* the root whose group the node joined */
     int *last;    /* the last step of the group that reads the node */
     int *members; /* the group being grown, descending */
+    int *heap;    /* the group's candidates: inputs of its members, a max-heap */
+    int nheap;
 } planner;
 
 static void clear_group(tw_fgroup *grp)
@@ -78,7 +80,31 @@ void tw__graph_fuse_clear(tw_graph *g)
     g->nfused = 0;
 }
 
-static void count_inputs(planner *p, int node, int root, int *lowest)
+static void heap_push(planner *p, int node)
+{
+    int i = p->nheap++;
+    for (; i > 0 && p->heap[(i - 1) / 2] < node; i = (i - 1) / 2)
+        p->heap[i] = p->heap[(i - 1) / 2];
+    p->heap[i] = node;
+}
+
+static int heap_pop(planner *p)
+{
+    int top = p->heap[0], last = p->heap[--p->nheap], i = 0;
+    for (int child; (child = 2 * i + 1) < p->nheap; i = child) {
+        if (child + 1 < p->nheap && p->heap[child + 1] > p->heap[child])
+            child++;
+        if (p->heap[child] <= last)
+            break;
+        p->heap[i] = p->heap[child];
+    }
+    p->heap[i] = last;
+    return top;
+}
+
+/* Counts the uses of node's inputs by root's group; an input seen for the
+ * first time becomes a candidate. */
+static void count_inputs(planner *p, int node, int root)
 {
     const tw_gnode *n = &p->g->nodes[node];
     for (int i = 0; i < n->ninputs; i++) {
@@ -86,9 +112,9 @@ static void count_inputs(planner *p, int node, int root, int *lowest)
         if (p->seen[in] != root) {
             p->seen[in] = root;
             p->inside[in] = 0;
+            heap_push(p, in);
         }
         p->inside[in]++;
-        *lowest = in < *lowest ? in : *lowest;
     }
 }
 
@@ -100,20 +126,26 @@ static bool joins(const planner *p, int c, int root)
            p->epoch[c] == p->epoch[root] && same_desc(&n->outputs[0].desc, &r->outputs[0].desc);
 }
 
-/* Grow root's group; members descending. Nodes are looked at in descending
- * order, so each node's readers have all decided before it is. */
+/* Grow root's group; members descending. Candidates are decided in
+ * descending order (inputs come before their readers), so each node's
+ * readers have all decided before it is; only the members' inputs are
+ * looked at, so a group reading an early node (a captured weight) costs
+ * its own size, not the distance back to that node. */
 static int grow(planner *p, int root)
 {
-    int n = 0, lowest = root;
+    int n = 0;
     p->members[n++] = root;
     p->in[root] = root;
-    count_inputs(p, root, root, &lowest);
-    for (int c = root - 1; c >= lowest; c--)
+    p->nheap = 0;
+    count_inputs(p, root, root);
+    while (p->nheap) {
+        int c = heap_pop(p);
         if (joins(p, c, root)) {
             p->members[n++] = c;
             p->in[c] = root;
-            count_inputs(p, c, root, &lowest);
+            count_inputs(p, c, root);
         }
+    }
     return n;
 }
 
@@ -255,11 +287,12 @@ int tw__graph_fuse(tw_graph *g)
 {
     tw__graph_fuse_clear(g);
     size_t n = (size_t)(g->nnodes ? g->nnodes : 1);
-    int *all = calloc(9 * n, sizeof *all);
+    int *all = calloc(10 * n, sizeof *all);
     if (!all)
         return -1;
-    planner p = {g, all, all + n, all + 2 * n, all + 3 * n, all + 4 * n, all + 5 * n, all + 6 * n, all + 7 * n};
-    int *buffer = all + 8 * n;
+    planner p = {g,         all + n,     all + 2 * n, all + 3 * n, all + 4 * n,
+                 all + 5 * n, all + 6 * n, all + 7 * n, all + 8 * n, all + 9 * n};
+    int *buffer = all;
     count_uses(&p);
     int rc = 0;
     for (int root = g->nnodes - 1; root >= 0 && rc == 0; root--)
