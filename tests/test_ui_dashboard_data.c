@@ -234,6 +234,50 @@ static void test_file_appears(fixture *f, gconstpointer unused)
     g_object_unref(data);
 }
 
+/* ---- another file --------------------------------------------------------------- */
+
+static void runs_all_from_b(TwDashboardData *data, gpointer seen)
+{
+    for (int i = 0; i < tw_dashboard_data_n_runs(data); i++)
+        g_assert_true(g_str_has_prefix(tw_dashboard_data_run(data, i)->name, "b-"));
+    (*(int *)seen)++;
+}
+
+static gboolean has_five_runs(gpointer data)
+{
+    return tw_dashboard_data_n_runs(data) == 5;
+}
+
+/* What the reader read from the file before the switch and the main loop
+ * had not taken yet must not show as the new file's runs (a dashboard
+ * opening another file showed the old runs, or none, as the new ones and
+ * counted itself ready). */
+static void test_switch_file(fixture *f, gconstpointer unused)
+{
+    char *other = g_build_filename(f->dir, "other.db", NULL);
+    for (int i = 0; i < 5; i++) {
+        char name[16];
+        g_snprintf(name, sizeof name, "b-%d", i);
+        write_run(other, name, "loss", 3);
+    }
+    write_run(f->path, "a-0", "loss", 3);
+    TwDashboardData *data = tw_dashboard_data_new(f->path);
+    wait_until(has_runs, data, 10, "the first file's run");
+
+    /* A new run in the first file: the reader reads it and hands it over,
+     * but the main loop does not run until after the switch. */
+    write_run(f->path, "a-1", "loss", 3);
+    g_usleep(500 * 1000);
+    int seen = 0;
+    g_signal_connect(data, "runs-changed", G_CALLBACK(runs_all_from_b), &seen);
+    tw_dashboard_data_set_path(data, other);
+    wait_until(has_five_runs, data, 10, "the other file's five runs");
+    g_assert_cmpint(seen, >=, 1);
+    g_object_unref(data);
+    g_remove(other);
+    g_free(other);
+}
+
 static gboolean has_error(gpointer data)
 {
     return tw_dashboard_data_error(data) != NULL;
@@ -825,6 +869,7 @@ int main(int argc, char **argv)
 #define ADD(name, fn) g_test_add("/ui/dashboard_data/" name, fixture, NULL, setup, fn, teardown)
     ADD("file-appears", test_file_appears);
     ADD("not-a-database", test_not_a_database);
+    ADD("switch-file", test_switch_file);
     ADD("other-process", test_other_process);
     ADD("live", test_live);
     ADD("latency", test_latency);

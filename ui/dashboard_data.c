@@ -55,6 +55,7 @@ typedef struct {
 
 /* What one pass found, for the main loop. */
 typedef struct {
+    char *path;     /* the file it was read from */
     gboolean reset; /* another file: every view and histogram before is gone */
     gboolean has_runs;
     tw_run_info *runs;
@@ -163,6 +164,7 @@ static void batch_free(batch *b)
     tw_run_info_free(b->runs, b->n_runs);
     tag_table_free(b->tags);
     g_free(b->error);
+    g_free(b->path);
     g_hash_table_unref(b->views);
     g_hash_table_unref(b->histograms);
     g_hash_table_unref(b->series_errors);
@@ -657,7 +659,7 @@ static void post_view(batch *b, const series_state *s)
     g_hash_table_replace(b->views, key_new(s->tag_id), tw_series_view_copy(&s->view));
 }
 
-static void post(TwDashboardData *data, batch *b);
+static void post(TwDashboardData *data, const char *path, batch *b);
 
 /* Many requests at once (a dashboard of 200 runs opening) are answered in
  * parts: what is ready goes to the main loop every STREAM_INTERVAL. */
@@ -687,7 +689,7 @@ static void answer_views(reader *r, GHashTable *views, batch **b)
     while (r->store && g_hash_table_iter_next(&iter, &key, &value)) {
         answer_view(r, series_get(r, *(gint64 *)key), value, *b);
         if (g_get_monotonic_time() - posted > STREAM_INTERVAL) {
-            post(r->data, *b);
+            post(r->data, r->path, *b);
             *b = batch_new();
             posted = g_get_monotonic_time();
         }
@@ -811,14 +813,19 @@ static void refresh_histograms(reader *r, batch *b)
 static gboolean deliver(gpointer user_data);
 
 /* Hands the batch to the main loop, merged into one still waiting there. */
-static void post(TwDashboardData *data, batch *b)
+static void post(TwDashboardData *data, const char *path, batch *b)
 {
     if (batch_empty(b)) {
         batch_free(b);
         return;
     }
+    b->path = g_strdup(path);
     g_mutex_lock(&data->lock);
-    if (data->pending) {
+    if (data->pending && g_strcmp0(data->pending->path, b->path)) {
+        /* What was read from the file before this one is not delivered. */
+        batch_free(data->pending);
+        data->pending = b;
+    } else if (data->pending) {
         batch_merge(data->pending, b);
     } else {
         data->pending = b;
@@ -976,7 +983,7 @@ static gpointer reader_main(gpointer user_data)
             retry_views(r, b);
         }
         requests_clear(&asked);
-        post(r->data, b);
+        post(r->data, r->path, b);
     }
     g_main_context_pop_thread_default(r->data->reader_context);
     reader_free(r);
@@ -988,6 +995,10 @@ static gpointer reader_main(gpointer user_data)
 /* The batch becomes the snapshot; then the signals, the state complete. */
 static void apply(TwDashboardData *data, batch *b)
 {
+    /* Read from a file the main loop has since left (its runs would show
+     * as the new file's until the new answers came). */
+    if (g_strcmp0(b->path, data->path))
+        return;
     if (b->reset) {
         g_hash_table_remove_all(data->views);
         g_hash_table_remove_all(data->histograms);
