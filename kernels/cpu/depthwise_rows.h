@@ -1,0 +1,120 @@
+/* The depthwise convolution's three passes over a range of rows, read by
+ * depthwise.c once per dtype and instruction set: the includer defines T
+ * (float or double), ISA (a target attribute, or nothing) and NAME(pass),
+ * the function name for each pass. Channels are the inner loops; a block of
+ * CBLOCK outputs collects every tap before it is stored, and with
+ * multiplier 1 and a full block its trip count is fixed, which is what
+ * lets the compiler keep it in vector registers. */
+
+/* Output rows q in [r0, r1), q = n * out_h + oh. */
+static ISA void NAME(fwd)(const twk_depthwise_shape *s, const T *x, const T *f, T *y, int64_t r0, int64_t r1)
+{
+    const int64_t C = s->channels, M = s->multiplier, CM = C * M;
+    for (int64_t q = r0; q < r1; q++) {
+        int64_t n = q / s->out_h, ih0 = q % s->out_h * s->stride_h - s->pad_top;
+        for (int64_t ow = 0; ow < s->out_w; ow++) {
+            int64_t iw0 = ow * s->stride_w - s->pad_left;
+            T *yo = y + (q * s->out_w + ow) * CM;
+            for (int64_t b0 = 0; b0 < CM; b0 += CBLOCK) {
+                int64_t bl = CM - b0 < CBLOCK ? CM - b0 : CBLOCK;
+                T acc[CBLOCK] = {0};
+                for (int64_t kh = 0; kh < s->k_h; kh++) {
+                    int64_t ih = ih0 + kh * s->dilation_h;
+                    if (ih < 0 || ih >= s->in_h)
+                        continue;
+                    for (int64_t kw = 0; kw < s->k_w; kw++) {
+                        int64_t iw = iw0 + kw * s->dilation_w;
+                        if (iw < 0 || iw >= s->in_w)
+                            continue;
+                        const T *restrict xp = x + ((n * s->in_h + ih) * s->in_w + iw) * C;
+                        const T *restrict fp = f + (kh * s->k_w + kw) * CM + b0;
+                        if (M == 1 && bl == CBLOCK)
+                            for (int64_t c = 0; c < CBLOCK; c++)
+                                acc[c] += xp[b0 + c] * fp[c];
+                        else if (M == 1)
+                            for (int64_t c = 0; c < bl; c++)
+                                acc[c] += xp[b0 + c] * fp[c];
+                        else
+                            for (int64_t c = 0; c < bl; c++)
+                                acc[c] += xp[(b0 + c) / M] * fp[c];
+                    }
+                }
+                memcpy(yo + b0, acc, (size_t)bl * sizeof(T));
+            }
+        }
+    }
+}
+
+/* Input rows r in [r0, r1), r = n * in_h + ih: each input pixel gathers the
+ * output pixels whose windows hold it, so rows never share an element. */
+static ISA void NAME(bwi)(const twk_depthwise_shape *s, const T *f, const T *g, T *dx, int64_t r0, int64_t r1)
+{
+    const int64_t C = s->channels, M = s->multiplier, CM = C * M;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t n = r / s->in_h, ih = r % s->in_h;
+        for (int64_t iw = 0; iw < s->in_w; iw++) {
+            T *dxo = dx + (r * s->in_w + iw) * C;
+            for (int64_t c0 = 0; c0 < C; c0 += CBLOCK) {
+                int64_t cl = C - c0 < CBLOCK ? C - c0 : CBLOCK;
+                T acc[CBLOCK] = {0};
+                for (int64_t kh = 0; kh < s->k_h; kh++) {
+                    int64_t th = ih + s->pad_top - kh * s->dilation_h;
+                    if (th < 0 || th % s->stride_h || th / s->stride_h >= s->out_h)
+                        continue;
+                    int64_t oh = th / s->stride_h;
+                    for (int64_t kw = 0; kw < s->k_w; kw++) {
+                        int64_t tw = iw + s->pad_left - kw * s->dilation_w;
+                        if (tw < 0 || tw % s->stride_w || tw / s->stride_w >= s->out_w)
+                            continue;
+                        int64_t ow = tw / s->stride_w;
+                        const T *restrict gp = g + ((n * s->out_h + oh) * s->out_w + ow) * CM + c0 * M;
+                        const T *restrict fp = f + (kh * s->k_w + kw) * CM + c0 * M;
+                        if (M == 1 && cl == CBLOCK)
+                            for (int64_t c = 0; c < CBLOCK; c++)
+                                acc[c] += gp[c] * fp[c];
+                        else if (M == 1)
+                            for (int64_t c = 0; c < cl; c++)
+                                acc[c] += gp[c] * fp[c];
+                        else
+                            for (int64_t c = 0; c < cl; c++)
+                                for (int64_t m = 0; m < M; m++)
+                                    acc[c] += gp[c * M + m] * fp[c * M + m];
+                    }
+                }
+                memcpy(dxo + c0, acc, (size_t)cl * sizeof(T));
+            }
+        }
+    }
+}
+
+/* part (k_h * k_w * C * M, zeroed by the caller) += the filter gradient
+ * over output rows q in [r0, r1). */
+static ISA void NAME(bwf)(const twk_depthwise_shape *s, const T *x, const T *g, T *part, int64_t r0, int64_t r1)
+{
+    const int64_t C = s->channels, M = s->multiplier, CM = C * M;
+    for (int64_t q = r0; q < r1; q++) {
+        int64_t n = q / s->out_h, ih0 = q % s->out_h * s->stride_h - s->pad_top;
+        for (int64_t kh = 0; kh < s->k_h; kh++) {
+            int64_t ih = ih0 + kh * s->dilation_h;
+            if (ih < 0 || ih >= s->in_h)
+                continue;
+            for (int64_t ow = 0; ow < s->out_w; ow++) {
+                int64_t iw0 = ow * s->stride_w - s->pad_left;
+                const T *restrict gp = g + (q * s->out_w + ow) * CM;
+                for (int64_t kw = 0; kw < s->k_w; kw++) {
+                    int64_t iw = iw0 + kw * s->dilation_w;
+                    if (iw < 0 || iw >= s->in_w)
+                        continue;
+                    const T *restrict xp = x + ((n * s->in_h + ih) * s->in_w + iw) * C;
+                    T *restrict pp = part + (kh * s->k_w + kw) * CM;
+                    if (M == 1)
+                        for (int64_t c = 0; c < C; c++)
+                            pp[c] += xp[c] * gp[c];
+                    else
+                        for (int64_t oc = 0; oc < CM; oc++)
+                            pp[oc] += xp[oc / M] * gp[oc];
+                }
+            }
+        }
+    }
+}
