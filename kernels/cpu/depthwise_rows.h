@@ -88,7 +88,8 @@ static ISA void NAME(bwi)(const twk_depthwise_shape *s, const T *f, const T *g, 
 }
 
 /* part (k_h * k_w * C * M, zeroed by the caller) += the filter gradient
- * over output rows q in [r0, r1). */
+ * over output rows q in [r0, r1). For each tap and block of channels the
+ * block's sums stay in registers along the row of output pixels. */
 static ISA void NAME(bwf)(const twk_depthwise_shape *s, const T *x, const T *g, T *part, int64_t r0, int64_t r1)
 {
     const int64_t C = s->channels, M = s->multiplier, CM = C * M;
@@ -98,21 +99,33 @@ static ISA void NAME(bwf)(const twk_depthwise_shape *s, const T *x, const T *g, 
             int64_t ih = ih0 + kh * s->dilation_h;
             if (ih < 0 || ih >= s->in_h)
                 continue;
-            for (int64_t ow = 0; ow < s->out_w; ow++) {
-                int64_t iw0 = ow * s->stride_w - s->pad_left;
-                const T *restrict gp = g + (q * s->out_w + ow) * CM;
-                for (int64_t kw = 0; kw < s->k_w; kw++) {
-                    int64_t iw = iw0 + kw * s->dilation_w;
-                    if (iw < 0 || iw >= s->in_w)
-                        continue;
-                    const T *restrict xp = x + ((n * s->in_h + ih) * s->in_w + iw) * C;
-                    T *restrict pp = part + (kh * s->k_w + kw) * CM;
-                    if (M == 1)
-                        for (int64_t c = 0; c < C; c++)
-                            pp[c] += xp[c] * gp[c];
-                    else
-                        for (int64_t oc = 0; oc < CM; oc++)
-                            pp[oc] += xp[oc / M] * gp[oc];
+            const T *xrow = x + (n * s->in_h + ih) * s->in_w * C;
+            for (int64_t kw = 0; kw < s->k_w; kw++) {
+                /* The output pixels whose tap kw falls inside the row:
+                 * 0 <= ow * stride - pad_left + kw * dilation < in_w. */
+                int64_t shift = kw * s->dilation_w - s->pad_left, last = s->in_w - 1 - shift;
+                int64_t ow0 = shift >= 0 ? 0 : (-shift + s->stride_w - 1) / s->stride_w;
+                int64_t ow1 = last < 0 ? 0 : last / s->stride_w + 1;
+                ow1 = ow1 < s->out_w ? ow1 : s->out_w;
+                T *pp = part + (kh * s->k_w + kw) * CM;
+                for (int64_t b0 = 0; b0 < CM; b0 += CBLOCK) {
+                    int64_t bl = CM - b0 < CBLOCK ? CM - b0 : CBLOCK;
+                    T acc[CBLOCK] = {0};
+                    for (int64_t ow = ow0; ow < ow1; ow++) {
+                        const T *restrict xp = xrow + (ow * s->stride_w + shift) * C;
+                        const T *restrict gp = g + (q * s->out_w + ow) * CM + b0;
+                        if (M == 1 && bl == CBLOCK)
+                            for (int64_t c = 0; c < CBLOCK; c++)
+                                acc[c] += xp[b0 + c] * gp[c];
+                        else if (M == 1)
+                            for (int64_t c = 0; c < bl; c++)
+                                acc[c] += xp[b0 + c] * gp[c];
+                        else
+                            for (int64_t c = 0; c < bl; c++)
+                                acc[c] += xp[(b0 + c) / M] * gp[c];
+                    }
+                    for (int64_t c = 0; c < bl; c++)
+                        pp[b0 + c] += acc[c];
                 }
             }
         }
