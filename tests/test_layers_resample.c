@@ -478,6 +478,14 @@ static void test_classes(void)
     assert_default("Resizing", "interpolation", "bilinear");
     assert_default("Resizing", "crop_to_aspect_ratio", "false");
 
+    /* Keras' nested tuples in the text form read as the flat list. */
+    tw_layer *pad = layer_with("ZeroPadding2D", "pad", "padding", "((0, 1), (2, 3))", NULL);
+    char *text = tw_layer_get_text(pad, "padding");
+    g_assert_cmpstr(text, ==, "0,1,2,3");
+    free(text);
+    assert_infer(pad, SHAPE(NONE, 4, 4, 1), "(None, 5, 9, 1)", 0);
+    tw_layer_unref(pad);
+
     /* Weights under Keras' names and shapes, in Keras' order. */
     tw_layer *sep = layer_with("SeparableConv2D", "sep", "filters", "4", "depth_multiplier", "2", NULL);
     tw_scope_begin();

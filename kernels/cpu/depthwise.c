@@ -5,6 +5,7 @@
  * one element); the filter gradient sums per-thread partial filters. */
 #include <omp.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "cpu_kernels.h"
@@ -16,37 +17,49 @@
 
 #define T float
 #define ISA __attribute__((target("avx512f,avx512vl,fma")))
-#define NAME(pass) CAT(pass, f32_avx512)
+#define VBYTES 64
+#define NAME(x) CAT(x, f32_avx512)
 #include "depthwise_rows.h"
 #undef ISA
+#undef VBYTES
 #undef NAME
 #define ISA __attribute__((target("avx2,fma")))
-#define NAME(pass) CAT(pass, f32_avx2)
+#define VBYTES 32
+#define NAME(x) CAT(x, f32_avx2)
 #include "depthwise_rows.h"
 #undef ISA
+#undef VBYTES
 #undef NAME
 #define ISA
-#define NAME(pass) CAT(pass, f32_base)
+#define VBYTES 16
+#define NAME(x) CAT(x, f32_base)
 #include "depthwise_rows.h"
 #undef ISA
+#undef VBYTES
 #undef NAME
 #undef T
 
 #define T double
 #define ISA __attribute__((target("avx512f,avx512vl,fma")))
-#define NAME(pass) CAT(pass, f64_avx512)
+#define VBYTES 64
+#define NAME(x) CAT(x, f64_avx512)
 #include "depthwise_rows.h"
 #undef ISA
+#undef VBYTES
 #undef NAME
 #define ISA __attribute__((target("avx2,fma")))
-#define NAME(pass) CAT(pass, f64_avx2)
+#define VBYTES 32
+#define NAME(x) CAT(x, f64_avx2)
 #include "depthwise_rows.h"
 #undef ISA
+#undef VBYTES
 #undef NAME
 #define ISA
-#define NAME(pass) CAT(pass, f64_base)
+#define VBYTES 16
+#define NAME(x) CAT(x, f64_base)
 #include "depthwise_rows.h"
 #undef ISA
+#undef VBYTES
 #undef NAME
 #undef T
 

@@ -1,10 +1,21 @@
 /* The depthwise convolution's three passes over a range of rows, read by
  * depthwise.c once per dtype and instruction set: the includer defines T
- * (float or double), ISA (a target attribute, or nothing) and NAME(pass),
- * the function name for each pass. Channels are the inner loops; a block of
- * CBLOCK outputs collects every tap before it is stored, and with
- * multiplier 1 and a full block its trip count is fixed, which is what
- * lets the compiler keep it in vector registers. */
+ * (float or double), ISA (a target attribute, or nothing), VBYTES (its
+ * vector width in bytes) and NAME(x), a name for this copy's functions and
+ * types. Channels are the inner loops;
+ * a block of CBLOCK outputs collects every tap before it is stored. The
+ * common case, multiplier 1 and a full block, runs on GCC vectors of the
+ * ISA's width held in local variables, which the compiler keeps in
+ * registers across the taps (the general loop keeps its sums in memory). */
+
+typedef T NAME(vec) __attribute__((vector_size(VBYTES)));
+typedef T NAME(uvec) __attribute__((vector_size(VBYTES), aligned(sizeof(T)), may_alias)); /* unaligned */
+#define NV ((int)(CBLOCK * sizeof(T) / VBYTES)) /* vectors per block */
+
+/* acc[v] += a[v] * b[v] over a block. */
+#define BLOCK_FMA(acc, a, b)                                                                                    \
+    for (int v = 0; v < NV; v++)                                                                                \
+        acc[v] += ((const NAME(uvec) *)(a))[v] * ((const NAME(uvec) *)(b))[v]
 
 /* Output rows q in [r0, r1), q = n * out_h + oh. */
 static ISA void NAME(fwd)(const twk_depthwise_shape *s, const T *x, const T *f, T *y, int64_t r0, int64_t r1)
@@ -17,6 +28,8 @@ static ISA void NAME(fwd)(const twk_depthwise_shape *s, const T *x, const T *f, 
             T *yo = y + (q * s->out_w + ow) * CM;
             for (int64_t b0 = 0; b0 < CM; b0 += CBLOCK) {
                 int64_t bl = CM - b0 < CBLOCK ? CM - b0 : CBLOCK;
+                bool fast = M == 1 && bl == CBLOCK;
+                NAME(vec) vacc[NV] = {0};
                 T acc[CBLOCK] = {0};
                 for (int64_t kh = 0; kh < s->k_h; kh++) {
                     int64_t ih = ih0 + kh * s->dilation_h;
@@ -28,9 +41,8 @@ static ISA void NAME(fwd)(const twk_depthwise_shape *s, const T *x, const T *f, 
                             continue;
                         const T *restrict xp = x + ((n * s->in_h + ih) * s->in_w + iw) * C;
                         const T *restrict fp = f + (kh * s->k_w + kw) * CM + b0;
-                        if (M == 1 && bl == CBLOCK)
-                            for (int64_t c = 0; c < CBLOCK; c++)
-                                acc[c] += xp[b0 + c] * fp[c];
+                        if (fast)
+                            BLOCK_FMA(vacc, xp + b0, fp);
                         else if (M == 1)
                             for (int64_t c = 0; c < bl; c++)
                                 acc[c] += xp[b0 + c] * fp[c];
@@ -39,7 +51,11 @@ static ISA void NAME(fwd)(const twk_depthwise_shape *s, const T *x, const T *f, 
                                 acc[c] += xp[(b0 + c) / M] * fp[c];
                     }
                 }
-                memcpy(yo + b0, acc, (size_t)bl * sizeof(T));
+                if (fast)
+                    for (int v = 0; v < NV; v++)
+                        ((NAME(uvec) *)(yo + b0))[v] = vacc[v];
+                else
+                    memcpy(yo + b0, acc, (size_t)bl * sizeof(T));
             }
         }
     }
@@ -56,6 +72,8 @@ static ISA void NAME(bwi)(const twk_depthwise_shape *s, const T *f, const T *g, 
             T *dxo = dx + (r * s->in_w + iw) * C;
             for (int64_t c0 = 0; c0 < C; c0 += CBLOCK) {
                 int64_t cl = C - c0 < CBLOCK ? C - c0 : CBLOCK;
+                bool fast = M == 1 && cl == CBLOCK;
+                NAME(vec) vacc[NV] = {0};
                 T acc[CBLOCK] = {0};
                 for (int64_t kh = 0; kh < s->k_h; kh++) {
                     int64_t th = ih + s->pad_top - kh * s->dilation_h;
@@ -69,9 +87,8 @@ static ISA void NAME(bwi)(const twk_depthwise_shape *s, const T *f, const T *g, 
                         int64_t ow = tw / s->stride_w;
                         const T *restrict gp = g + ((n * s->out_h + oh) * s->out_w + ow) * CM + c0 * M;
                         const T *restrict fp = f + (kh * s->k_w + kw) * CM + c0 * M;
-                        if (M == 1 && cl == CBLOCK)
-                            for (int64_t c = 0; c < CBLOCK; c++)
-                                acc[c] += gp[c] * fp[c];
+                        if (fast)
+                            BLOCK_FMA(vacc, gp, fp);
                         else if (M == 1)
                             for (int64_t c = 0; c < cl; c++)
                                 acc[c] += gp[c] * fp[c];
@@ -81,7 +98,11 @@ static ISA void NAME(bwi)(const twk_depthwise_shape *s, const T *f, const T *g, 
                                     acc[c] += gp[c * M + m] * fp[c * M + m];
                     }
                 }
-                memcpy(dxo + c0, acc, (size_t)cl * sizeof(T));
+                if (fast)
+                    for (int v = 0; v < NV; v++)
+                        ((NAME(uvec) *)(dxo + c0))[v] = vacc[v];
+                else
+                    memcpy(dxo + c0, acc, (size_t)cl * sizeof(T));
             }
         }
     }
@@ -89,7 +110,7 @@ static ISA void NAME(bwi)(const twk_depthwise_shape *s, const T *f, const T *g, 
 
 /* part (k_h * k_w * C * M, zeroed by the caller) += the filter gradient
  * over output rows q in [r0, r1). For each tap and block of channels the
- * block's sums stay in registers along the row of output pixels. */
+ * block's sums run along the row of output pixels, stored once. */
 static ISA void NAME(bwf)(const twk_depthwise_shape *s, const T *x, const T *g, T *part, int64_t r0, int64_t r1)
 {
     const int64_t C = s->channels, M = s->multiplier, CM = C * M;
@@ -110,13 +131,14 @@ static ISA void NAME(bwf)(const twk_depthwise_shape *s, const T *x, const T *g, 
                 T *pp = part + (kh * s->k_w + kw) * CM;
                 for (int64_t b0 = 0; b0 < CM; b0 += CBLOCK) {
                     int64_t bl = CM - b0 < CBLOCK ? CM - b0 : CBLOCK;
+                    bool fast = M == 1 && bl == CBLOCK;
+                    NAME(vec) vacc[NV] = {0};
                     T acc[CBLOCK] = {0};
                     for (int64_t ow = ow0; ow < ow1; ow++) {
                         const T *restrict xp = xrow + (ow * s->stride_w + shift) * C;
                         const T *restrict gp = g + (q * s->out_w + ow) * CM + b0;
-                        if (M == 1 && bl == CBLOCK)
-                            for (int64_t c = 0; c < CBLOCK; c++)
-                                acc[c] += xp[b0 + c] * gp[c];
+                        if (fast)
+                            BLOCK_FMA(vacc, xp + b0, gp);
                         else if (M == 1)
                             for (int64_t c = 0; c < bl; c++)
                                 acc[c] += xp[b0 + c] * gp[c];
@@ -124,10 +146,17 @@ static ISA void NAME(bwf)(const twk_depthwise_shape *s, const T *x, const T *g, 
                             for (int64_t c = 0; c < bl; c++)
                                 acc[c] += xp[(b0 + c) / M] * gp[c];
                     }
-                    for (int64_t c = 0; c < bl; c++)
-                        pp[b0 + c] += acc[c];
+                    if (fast)
+                        for (int v = 0; v < NV; v++)
+                            ((NAME(uvec) *)(pp + b0))[v] += vacc[v];
+                    else
+                        for (int64_t c = 0; c < bl; c++)
+                            pp[b0 + c] += acc[c];
                 }
             }
         }
     }
 }
+
+#undef NV
+#undef BLOCK_FMA
