@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/depthwise_kernels.h"
 #include "gradcheck.h"
 #include "tw/layers.h"
 #include "tw/model.h"
@@ -565,9 +566,9 @@ static void test_gradients(void)
     tw_scope_end();
 }
 
-/* The float32 kernels (vectorized for the CPU at hand) against float64 on
- * shapes with a full block of 64 channels and a tail, for all three passes
- * of the depthwise convolution. */
+/* The float32 kernels of every instruction set the CPU has against float64
+ * on shapes with a full block of 64 channels and a tail, for all three
+ * passes of the depthwise convolution. */
 static void depthwise_with_grads(tw_tensor *x, tw_tensor *w, const tw_conv2d_params *p, tw_tensor *out[3])
 {
     tw_tape *tape = tw_tape_begin(false);
@@ -592,21 +593,30 @@ static void test_depthwise_float32(void)
         {{1, 6, 8, 70}, {3, 2, 70, 1}, {.dilation_h = 2, .dilation_w = 3, .padding = TW_PADDING_VALID}},
         {{2, 5, 6, 24}, {3, 3, 24, 3}, {.stride_w = 2, .padding = TW_PADDING_SAME}},
     };
-    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-        tw_scope_begin();
-        tw_tensor *x = gc_tensor(40 + (unsigned)i, -1, 1, 4, cases[i].x);
-        tw_tensor *w = gc_tensor(50 + (unsigned)i, -0.5, 0.5, 4, cases[i].w);
-        tw_tensor *want[3], *got[3];
-        depthwise_with_grads(x, w, &cases[i].p, want);
-        depthwise_with_grads(tw_cast(x, TW_FLOAT32), tw_cast(w, TW_FLOAT32), &cases[i].p, got);
-        static const char *const part[] = {"forward", "input gradient", "filter gradient"};
-        for (int k = 0; k < 3; k++) {
-            char what[96];
-            snprintf(what, sizeof what, "depthwise case %zu %s float32", i, part[k]);
-            tw_tensor *c = tw_contiguous(want[k]);
-            assert_values(what, got[k], tw_tensor_ndim(c), tw_tensor_shape(c), tw_tensor_data(c), 1e-4);
+    for (int isa = 0; isa < TWK_DEPTHWISE_ISA_COUNT; isa++) {
+        if (!twk_depthwise_isa_available(isa)) {
+            g_test_message("%s: this CPU lacks it, not run", twk_depthwise_isa_names[isa]);
+            continue;
         }
-        tw_scope_end();
+        twk_depthwise_isa was = twk_depthwise_set_isa(isa);
+        for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+            tw_scope_begin();
+            tw_tensor *x = gc_tensor(40 + (unsigned)i, -1, 1, 4, cases[i].x);
+            tw_tensor *w = gc_tensor(50 + (unsigned)i, -0.5, 0.5, 4, cases[i].w);
+            tw_tensor *want[3], *got[3];
+            depthwise_with_grads(x, w, &cases[i].p, want);
+            depthwise_with_grads(tw_cast(x, TW_FLOAT32), tw_cast(w, TW_FLOAT32), &cases[i].p, got);
+            static const char *const part[] = {"forward", "input gradient", "filter gradient"};
+            for (int k = 0; k < 3; k++) {
+                char what[128];
+                snprintf(what, sizeof what, "depthwise %s case %zu %s float32", twk_depthwise_isa_names[isa], i,
+                         part[k]);
+                tw_tensor *c = tw_contiguous(want[k]);
+                assert_values(what, got[k], tw_tensor_ndim(c), tw_tensor_shape(c), tw_tensor_data(c), 1e-4);
+            }
+            tw_scope_end();
+        }
+        twk_depthwise_set_isa(was);
     }
 }
 

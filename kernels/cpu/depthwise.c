@@ -71,23 +71,47 @@ typedef struct {
 } passes;
 
 #define PASSES(sfx) {(rows_fn)fwd_##sfx, (rows_fn)bwi_##sfx, (rows_fn)bwf_##sfx}
-static const passes table[2][3] = {
+static const passes table[2][TWK_DEPTHWISE_ISA_COUNT] = {
     {PASSES(f32_avx512), PASSES(f32_avx2), PASSES(f32_base)},
     {PASSES(f64_avx512), PASSES(f64_avx2), PASSES(f64_base)},
 };
 
+const char *const twk_depthwise_isa_names[TWK_DEPTHWISE_ISA_COUNT] = {"AVX-512", "AVX2+FMA", "baseline"};
+
+bool twk_depthwise_isa_available(twk_depthwise_isa isa)
+{
+    __builtin_cpu_init();
+    switch (isa) {
+    case TWK_DEPTHWISE_AVX512: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+    case TWK_DEPTHWISE_AVX2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    default: return true;
+    }
+}
+
+static atomic_int chosen = -1; /* every thread computes the same value */
+
+static twk_depthwise_isa current_isa(void)
+{
+    int isa = atomic_load_explicit(&chosen, memory_order_relaxed);
+    if (isa < 0) {
+        for (isa = 0; !twk_depthwise_isa_available((twk_depthwise_isa)isa); isa++)
+            ;
+        atomic_store_explicit(&chosen, isa, memory_order_relaxed);
+    }
+    return (twk_depthwise_isa)isa;
+}
+
+twk_depthwise_isa twk_depthwise_set_isa(twk_depthwise_isa isa)
+{
+    twk_depthwise_isa was = current_isa();
+    if (twk_depthwise_isa_available(isa))
+        atomic_store_explicit(&chosen, (int)isa, memory_order_relaxed);
+    return was;
+}
+
 static const passes *pick(twk_dtype dtype)
 {
-    static atomic_int known = -1; /* every thread computes the same value */
-    int isa = atomic_load_explicit(&known, memory_order_relaxed);
-    if (isa < 0) {
-        __builtin_cpu_init();
-        isa = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") ? 0
-              : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")        ? 1
-                                                                                        : 2;
-        atomic_store_explicit(&known, isa, memory_order_relaxed);
-    }
-    return &table[dtype == TWK_FLOAT64][isa];
+    return &table[dtype == TWK_FLOAT64][current_isa()];
 }
 
 /* fn over rows [0, rows), split evenly over the threads when the work is

@@ -12,6 +12,7 @@
 #ifndef TWK_DEPTHWISE_KERNELS_H
 #define TWK_DEPTHWISE_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,5 +39,13 @@ size_t twk_depthwise_filter_workspace(twk_dtype dtype, const twk_depthwise_shape
 /* grad_filter = d<depthwise_conv(input, filter), grad_output>/d filter */
 void twk_depthwise_backprop_filter(twk_dtype dtype, const twk_depthwise_shape *s, const void *input,
                                    const void *grad_output, void *grad_filter, void *workspace);
+
+/* The instruction sets the passes are compiled for. The widest the CPU has
+ * is used unless a test picks another to check it against the rest. */
+typedef enum { TWK_DEPTHWISE_AVX512, TWK_DEPTHWISE_AVX2, TWK_DEPTHWISE_BASELINE, TWK_DEPTHWISE_ISA_COUNT } twk_depthwise_isa;
+extern const char *const twk_depthwise_isa_names[TWK_DEPTHWISE_ISA_COUNT];
+bool twk_depthwise_isa_available(twk_depthwise_isa isa);
+/* Use isa from now on (it must be available); returns the one used before. */
+twk_depthwise_isa twk_depthwise_set_isa(twk_depthwise_isa isa);
 
 #endif
