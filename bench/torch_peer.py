@@ -175,6 +175,37 @@ def setup_conv_step(args):
     return variants[best], [sum_squares(y), sum_squares(gx), sum_squares(gw)], {"variant": best, "trial_ms": trial}
 
 
+def setup_depthwise_conv(args):
+    # conv_step's work for a depthwise convolution: twb's NHWC input and
+    # (kh, kw, in, 1) filter as PyTorch's NCHW and (in, 1, kh, kw), groups = in.
+    x_nhwc, w_hwcm = pattern(1, (16, 56, 56, 144)), pattern(2, (3, 3, 144, 1))
+    gy_nhwc = pattern(3, (16, 56, 56, 144))
+
+    def tensors(layout):
+        fmt = torch.channels_last if layout == "channels_last" else torch.contiguous_format
+        x = x_nhwc.permute(0, 3, 1, 2).contiguous(memory_format=fmt).requires_grad_()
+        w = w_hwcm.permute(2, 3, 0, 1).contiguous(memory_format=fmt).requires_grad_()
+        gy = gy_nhwc.permute(0, 3, 1, 2).contiguous(memory_format=fmt)
+        return x, w, gy
+
+    def runner(layout):
+        x, w, gy = tensors(layout)
+
+        def run(n):
+            for _ in range(n):
+                y = F.conv2d(x, w, padding=1, groups=144)
+                gx, gw = torch.autograd.grad(y, (x, w), gy)
+
+        return run
+
+    variants = {layout: runner(layout) for layout in ("channels_last", "nchw")}
+    best, trial = fastest(variants, args.min_time, 1e3)
+    x, w, gy = tensors(best)
+    y = F.conv2d(x, w, padding=1, groups=144)
+    gx, gw = torch.autograd.grad(y, (x, w), gy)
+    return variants[best], [sum_squares(y), sum_squares(gx), sum_squares(gw)], {"variant": best, "trial_ms": trial}
+
+
 def fashion_mnist(split="train"):
     """Fashion-MNIST's images (N, 28, 28) and labels (N,) of a split ("train":
     60,000, "t10k": the 10,000 test images), uint8, read once with gzip +
@@ -534,6 +565,7 @@ BENCHMARKS = {  # name: (setup, unit, scale, iterations per repetition)
     "tiny_step": (setup_tiny_step, "us/step", 1e6, CALIBRATED),
     "matmul_1000": (setup_matmul_1000, "ms/product", 1e3, FIXED),
     "conv_step": (setup_conv_step, "ms/step", 1e3, CALIBRATED),
+    "depthwise_conv": (setup_depthwise_conv, "ms/step", 1e3, CALIBRATED),
     "dataset_epoch": (setup_dataset_epoch, "ms/epoch", 1e3, CALIBRATED),
     # Set up returns measure(): one repetition, (seconds, further fields).
     "mlp_epoch": (setup_mlp_epoch, "s/epoch", 1, MEASURED),

@@ -5,7 +5,7 @@
  *   twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]
  *
  * NAME is add16, tiny_step, matmul_1000, conv_step, dataset_epoch,
- * prefetch_wait, mlp_epoch, cnn_epoch, traced_small or traced_mlp_step. The program sets the
+ * prefetch_wait, mlp_epoch, cnn_epoch, traced_small, traced_mlp_step or depthwise_conv. The program sets the
  * benchmark up, checks its results, warms up and picks how many iterations make one
  * repetition (at least --min-time seconds; matmul_1000 does --products
  * products; prefetch_wait, mlp_epoch and cnn_epoch one epoch),
@@ -308,6 +308,7 @@ static void matmul_teardown(void *p)
 typedef struct {
     tw_tensor *x, *w, *gy;
     tw_conv2d_params params;
+    tw_tensor *(*op)(tw_tensor *, tw_tensor *, const tw_conv2d_params *); /* tw_conv2d or tw_depthwise_conv2d */
 } conv_state;
 
 static void conv_step_once(conv_state *s, setup_result *r)
@@ -316,10 +317,10 @@ static void conv_step_once(conv_state *s, setup_result *r)
     tw_tape *tape = tw_tape_begin(false);
     if (!tape || tw_tape_watch(tape, s->x) < 0 || tw_tape_watch(tape, s->w) < 0)
         die_engine("tw_tape_begin/watch");
-    tw_tensor *y = tw_conv2d(s->x, s->w, &s->params);
+    tw_tensor *y = s->op(s->x, s->w, &s->params);
     tw_tape_end(tape);
     if (!y)
-        die_engine("tw_conv2d");
+        die_engine("convolution");
     tw_tensor *grads[2] = {NULL, NULL};
     if (tw_tape_gradient_ex(tape, y, s->gy, 2, (tw_tensor *const[]){s->x, s->w}, grads) < 0 || !grads[0] ||
         !grads[1])
@@ -342,6 +343,23 @@ static void *conv_setup(setup_result *r)
     s->w = pattern_tensor(2, TW_SHAPE(3, 3, 32, 64));   /* HWIO */
     s->gy = pattern_tensor(3, TW_SHAPE(64, 28, 28, 64));
     s->params = (tw_conv2d_params){.stride_h = 1, .stride_w = 1, .padding = TW_PADDING_SAME};
+    s->op = tw_conv2d;
+    conv_step_once(s, r);
+    return s;
+}
+
+/* depthwise_conv: conv_step's work for tw_depthwise_conv2d on a MobileNetV2
+ * block's shapes (56x56, 144 channels, 3x3, SAME). */
+static void *depthwise_setup(setup_result *r)
+{
+    conv_state *s = calloc(1, sizeof *s);
+    if (!s)
+        die("out of memory");
+    s->x = pattern_tensor(1, TW_SHAPE(16, 56, 56, 144)); /* NHWC */
+    s->w = pattern_tensor(2, TW_SHAPE(3, 3, 144, 1));    /* (kh, kw, in, multiplier) */
+    s->gy = pattern_tensor(3, TW_SHAPE(16, 56, 56, 144));
+    s->params = (tw_conv2d_params){.stride_h = 1, .stride_w = 1, .padding = TW_PADDING_SAME};
+    s->op = tw_depthwise_conv2d;
     conv_step_once(s, r);
     return s;
 }
@@ -990,6 +1008,7 @@ static const benchmark benchmarks[] = {
     {"matmul_1000", "ms/product", 1e3, true, matmul_setup, matmul_run, matmul_run_reference, matmul_teardown, NULL,
      "sgemm"},
     {"conv_step", "ms/step", 1e3, false, conv_setup, conv_step_run, NULL, conv_teardown},
+    {"depthwise_conv", "ms/step", 1e3, false, depthwise_setup, conv_step_run, NULL, conv_teardown},
     {"dataset_epoch", "ms/epoch", 1e3, false, dataset_epoch_setup, dataset_epoch_run, NULL, dataset_teardown},
     {"prefetch_wait", "% of loop time waiting on data", 1, true, prefetch_setup, prefetch_run, NULL,
      prefetch_teardown, prefetch_measure},
@@ -1032,7 +1051,7 @@ static void usage(FILE *out)
 {
     fputs("usage: twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]\n"
           "NAME: add16 tiny_step matmul_1000 conv_step dataset_epoch prefetch_wait mlp_epoch cnn_epoch traced_small\n"
-          "      traced_mlp_step\n"
+          "      traced_mlp_step depthwise_conv\n"
           "Prints a JSON header, then the time per operation of each repetition (see bench/README.md).\n",
           out);
 }

@@ -351,6 +351,13 @@ static tw_tensor *case_conv(tw_tensor *const *in, void *d)
     tw_conv2d_params p = {.stride_h = 1, .stride_w = 2, .padding = TW_PADDING_SAME};
     return tw_conv2d(in[0], in[1], &p);
 }
+static tw_tensor *case_depthwise(tw_tensor *const *in, void *d)
+{
+    tw_conv2d_params p = {.stride_h = 2, .stride_w = 1, .padding = TW_PADDING_SAME};
+    return tw_depthwise_conv2d(in[0], in[1], &p);
+}
+static tw_tensor *case_resize_bilinear(tw_tensor *const *in, void *d) { return tw_resize(in[0], 5, 3, TW_RESIZE_BILINEAR); }
+static tw_tensor *case_resize_nearest(tw_tensor *const *in, void *d) { return tw_resize(in[0], 2, 7, TW_RESIZE_NEAREST); }
 static tw_tensor *case_max_pool(tw_tensor *const *in, void *d)
 {
     tw_pool2d_params p = {.pool_h = 2, .pool_w = 2, .stride_h = 1, .stride_w = 1};
@@ -392,6 +399,10 @@ static const other_case other_cases[] = {
     {"sparse_softmax_cross_entropy", case_sparse_ce, 1, {{2, {2, 3}}}, -2, 2, true},
     {"conv2d conv2d_backprop_input conv2d_backprop_filter", case_conv, 2, {{4, {1, 3, 4, 2}}, {4, {2, 2, 2, 3}}},
      -1, 1, true},
+    {"depthwise_conv2d depthwise_conv2d_backprop_input depthwise_conv2d_backprop_filter", case_depthwise, 2,
+     {{4, {1, 4, 5, 2}}, {4, {3, 2, 2, 2}}}, -1, 1, true},
+    {"resize resize_grad", case_resize_bilinear, 1, {{4, {1, 3, 4, 2}}}, -2, 2, true},
+    {"resize resize_grad (nearest)", case_resize_nearest, 1, {{4, {2, 3, 4, 1}}}, -2, 2, true},
     {"max_pool2d max_pool2d_grad max_pool2d_grad_grad", case_max_pool, 1, {{4, {1, 3, 3, 2}}}, -2, 2, true},
     {"avg_pool2d avg_pool2d_grad", case_avg_pool, 1, {{4, {1, 3, 3, 2}}}, -2, 2, true},
 };

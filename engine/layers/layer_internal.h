@@ -61,6 +61,8 @@ static inline const char *tw__param_choice(const tw_layer *l, int i) { return l-
     X(Rescaling) X(Flatten) X(Reshape) X(Dropout) X(Activation) X(ReLU) X(LeakyReLU) X(ELU) X(Softmax) \
     X(Embedding) X(BatchNormalization) \
     X(Conv2D) X(Conv1D) X(MaxPooling2D) X(AveragePooling2D) X(MaxPooling1D) X(AveragePooling1D) \
+    X(Conv2DTranspose) X(Conv1DTranspose) X(DepthwiseConv2D) X(SeparableConv2D) X(SeparableConv1D) \
+    X(UpSampling2D) X(UpSampling1D) X(ZeroPadding2D) X(ZeroPadding1D) X(Cropping2D) X(Cropping1D) X(Resizing) \
     X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(GlobalAveragePooling1D) X(GlobalMaxPooling1D)
 
 #endif

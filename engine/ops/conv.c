@@ -332,3 +332,16 @@ tw_tensor *tw_conv2d(tw_tensor *input, tw_tensor *filter, const tw_conv2d_params
                   .ni = A_SHAPE};
     return tw_dispatch1(&tw_op_conv2d, 2, (tw_tensor *const[]){input, filter}, &a);
 }
+
+/* The transposed convolution is this file's input-gradient op run forwards
+ * on the input, with the filter as Keras stores it. */
+tw_tensor *tw_conv2d_transpose(tw_tensor *input, tw_tensor *filter, int64_t out_h, int64_t out_w,
+                               const tw_conv2d_params *params)
+{
+    tw_conv2d_params p = params ? *params : (tw_conv2d_params){0};
+    int64_t shape[4] = {input && input->ndim == 4 ? input->shape[0] : 0, out_h, out_w,
+                        filter && filter->ndim == 4 ? filter->shape[2] : 0};
+    tw_attrs conv = {.i = {p.stride_h ? p.stride_h : 1, p.stride_w ? p.stride_w : 1, p.dilation_h ? p.dilation_h : 1,
+                           p.dilation_w ? p.dilation_w : 1, (int64_t)p.padding}};
+    return backprop_input_with(&conv, filter, input, shape);
+}

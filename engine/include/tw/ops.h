@@ -126,6 +126,24 @@ typedef struct {
 tw_tensor *tw_max_pool2d(tw_tensor *input, const tw_pool2d_params *params);
 tw_tensor *tw_avg_pool2d(tw_tensor *input, const tw_pool2d_params *params);
 
+/* Transposed convolution (Keras' Conv2DTranspose, tf.nn.conv2d_transpose):
+ * the input gradient of tw_conv2d run forwards. input (batch, h, w, in);
+ * filter (kernel_h, kernel_w, out_channels, in) as Keras stores it; output
+ * (batch, out_h, out_w, out_channels), where conv2d with params maps an
+ * out_h x out_w image back to h x w (else an error names the shapes). */
+tw_tensor *tw_conv2d_transpose(tw_tensor *input, tw_tensor *filter, int64_t out_h, int64_t out_w,
+                               const tw_conv2d_params *params);
+/* Depthwise convolution (tf.nn.depthwise_conv2d): input NHWC; filter
+ * (kernel_h, kernel_w, in_channels, multiplier); output channel
+ * c * multiplier + m is input channel c convolved with filter[..., c, m]. */
+tw_tensor *tw_depthwise_conv2d(tw_tensor *input, tw_tensor *filter, const tw_conv2d_params *params);
+
+/* Resize images (batch, height, width, channels) to (batch, height', width',
+ * channels) as TensorFlow 2's tf.image.resize without antialiasing:
+ * half-pixel centres, align_corners false. */
+typedef enum { TW_RESIZE_BILINEAR, TW_RESIZE_NEAREST } tw_resize_method;
+tw_tensor *tw_resize(tw_tensor *images, int64_t height, int64_t width, tw_resize_method method);
+
 typedef struct tw_rng tw_rng;
 /* Inverted dropout: zero each element with probability rate, scale the rest
  * by 1 / (1 - rate). Draws from rng, so a seed makes it reproducible. */
