@@ -503,6 +503,25 @@ static void test_close_discard_frees_window(void)
     g_assert_null(find_question());
 }
 
+/* Closing the window with text typed and not committed in a field: the
+ * field commits it on losing the focus, which must happen while the
+ * window's widgets are whole (the doc's "changed" reached the disposed
+ * Train button: a critical, found by the monkey). */
+static void test_close_with_pending_text(void)
+{
+    TwWindow *win = open_window();
+    TwDesignerView *designer = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW));
+    TwPropertyEditor *editor = TW_PROPERTY_EDITOR(tw_designer_view_property_editor(designer));
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    tw_designer_view_select(designer, 1);
+    drain();
+    GtkWidget *name = tw_property_editor_field(editor, "name");
+    g_assert_true(gtk_widget_grab_focus(name));
+    gtk_editable_set_text(GTK_EDITABLE(name), "pending_name");
+    g_assert_true(tw_property_editor_editing(editor));
+    close_window(win);
+}
+
 /* ---- layer actions ---------------------------------------------------------------- */
 static void test_layer_actions(void)
 {
@@ -932,6 +951,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/window/banner", test_banner);
     g_test_add_func("/ui/window/close_asks_when_modified", test_close_asks_when_modified);
     g_test_add_func("/ui/window/close_discard_frees_window", test_close_discard_frees_window);
+    g_test_add_func("/ui/window/close_with_pending_text", test_close_with_pending_text);
     g_test_add_func("/ui/window/layer_actions", test_layer_actions);
     g_test_add_func("/ui/window/fits_800x600", test_fits_800x600);
     g_test_add_func("/ui/window/undo_keys", test_undo_keys);

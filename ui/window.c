@@ -650,6 +650,13 @@ static void tw_window_get_property(GObject *object, guint id, GValue *value, GPa
 static void tw_window_dispose(GObject *object)
 {
     TwWindow *win = TW_WINDOW(object);
+    /* A field's pending text is committed when it loses the focus: let that
+     * happen now, while every widget is whole, rather than while the
+     * template's children are being disposed (the doc's "changed" then
+     * reached half-disposed widgets); after it, the doc is not listened to. */
+    gtk_window_set_focus(GTK_WINDOW(win), NULL);
+    if (win->doc)
+        g_signal_handlers_disconnect_by_data(win->doc, win);
     if (win->chooser)
         gtk_native_dialog_destroy(win->chooser);
     g_clear_object(&win->chooser);
