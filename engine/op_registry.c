@@ -16,6 +16,7 @@
     X(softmax_cross_entropy) X(sparse_softmax_cross_entropy)                                            \
     X(conv2d) X(conv2d_backprop_input) X(conv2d_backprop_filter) X(max_pool2d) X(max_pool2d_grad)      \
     X(max_pool2d_grad_grad) X(avg_pool2d) X(avg_pool2d_grad)                                            \
+    X(image_transform) X(image_transform_adjoint)                                                       \
     X(custom) X(assign) X(assign_add) X(assign_sub) X(optimizer_update)
 
 #define DECLARE(name, ...) extern const tw_op_def tw_op_##name;
