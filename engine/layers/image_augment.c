@@ -39,9 +39,16 @@ int tw__image_augment_infer(const tw_layer *self, const tw_shape *input, tw_shap
     return tw__same_shape_infer(self, input, output, w, nw);
 }
 
+tw_tensor *tw__uniform(tw_rng *rng, tw_dtype dtype, int ndim, const int64_t *shape, double low, double high)
+{
+    if (low == high) /* a range of one value (factor "0.25,0.25"): tw_random_uniform wants low < high */
+        return tw_full(low, dtype, ndim, shape);
+    return tw_random_uniform(rng, dtype, ndim, shape, low, high);
+}
+
 int tw__draw_uniform(tw_rng *rng, int64_t n, double low, double high, double *out)
 {
-    tw_tensor *u = tw_random_uniform(rng, TW_FLOAT64, 1, &n, low, high);
+    tw_tensor *u = tw__uniform(rng, TW_FLOAT64, 1, &n, low, high);
     if (!u)
         return -1;
     memcpy(out, tw_tensor_data(u), sizeof(double) * (size_t)n);

@@ -21,6 +21,9 @@ int tw__factor_range(const tw_param_value *v, const char *key, double min, doubl
 int tw__image_augment_infer(const tw_layer *self, const tw_shape *input, tw_shape *output, tw_weight_spec *w,
                             int *nw);
 
+/* tw_random_uniform that also takes low == high (every value low). */
+tw_tensor *tw__uniform(tw_rng *rng, tw_dtype dtype, int ndim, const int64_t *shape, double low, double high);
+
 /* n uniform draws in [low, high) from rng, in out (doubles). 0 or -1. */
 int tw__draw_uniform(tw_rng *rng, int64_t n, double low, double high, double *out);
 

@@ -24,21 +24,15 @@ static const tw_param_def params[] = {
 
 #define EPSILON 1e-7 /* Keras' backend.epsilon() */
 
-static int normalization_configure(tw_layer *self)
-{
-    bool has_mean = !tw_layer_param(self, MEAN)->is_null, has_variance = !tw_layer_param(self, VARIANCE)->is_null;
-    if (has_mean != has_variance)
-        return tw_error_set("%s: mean and variance must be given together or both left none",
-                            has_mean ? "variance" : "mean");
-    return 0;
-}
-
 /* The kept axes, the weights' shape and the shape mean and variance
  * broadcast in. */
 static int kept_axes(const tw_layer *self, const tw_shape *input, tw_shape *weight_shape, tw_shape *broadcast)
 {
     char buf[96];
     bool keep[TW_MAX_DIMS] = {0};
+    /* checked here, not on each change: a file sets mean before variance */
+    if (tw_layer_param(self, MEAN)->is_null != tw_layer_param(self, VARIANCE)->is_null)
+        return TW_LAYER_ERROR(self, "mean and variance must be given together or both left none");
     const tw_param_value *axis = tw_layer_param(self, AXIS);
     if (!axis->is_null && tw__layer_axes(self, axis, input, false, keep))
         return -1;
@@ -112,7 +106,6 @@ const tw_layer_class tw_layer_class_Normalization = {
     .summary = "Standardise features with a fixed mean and variance",
     .params = params,
     .nparams = sizeof params / sizeof params[0],
-    .configure = normalization_configure,
     .infer = normalization_infer,
     .call = normalization_call,
 };

@@ -53,8 +53,8 @@ static tw_tensor *contrast_call(tw_layer *self, tw_tensor *x, const tw_call_cont
     contrast_state *st = self->state;
     const tw_param_value *range = tw_layer_param(self, VALUE_RANGE);
     int64_t shape[4] = {tw_tensor_dim(x, 0), 1, 1, 1};
-    tw_tensor *factor = tw_random_uniform(tw__layer_rng(self, ctx, &st->rng), tw_tensor_dtype(x), 4, shape,
-                                          1 - st->lower, 1 + st->upper);
+    tw_tensor *factor = tw__uniform(tw__layer_rng(self, ctx, &st->rng), tw_tensor_dtype(x), 4, shape, 1 - st->lower,
+                                    1 + st->upper);
     tw_tensor *mean = tw_mean(x, 2, (const int[]){1, 2}, true);
     tw_tensor *y = tw_add(tw_mul(tw_sub(x, mean), factor), mean);
     return tw_clip(y, range->floats[0], range->floats[1]);
