@@ -114,6 +114,10 @@ static void put_param(GString *out, const tw_param_def *def, const tw_param_valu
         g_string_append_c(out, ']');
         break;
     case TW_PARAM_FLOATS:
+        if (v->n == 1) { /* Keras reads a one-number factor as a number, not as [lower] */
+            put_float(out, v->floats[0]);
+            break;
+        }
         g_string_append_c(out, '[');
         for (int i = 0; i < v->n; i++) {
             g_string_append(out, i ? ", " : "");

@@ -59,7 +59,7 @@ static tw_tensor *center_crop_call(tw_layer *self, tw_tensor *x, const tw_call_c
 
 const tw_layer_class tw_layer_class_CenterCrop = {
     .name = "CenterCrop",
-    .group = "Preprocessing",
+    .group = "Core",
     .summary = "Cut the central window out of each image",
     .params = params,
     .nparams = sizeof params / sizeof params[0],

@@ -102,7 +102,7 @@ static tw_tensor *normalization_call(tw_layer *self, tw_tensor *x, const tw_call
 
 const tw_layer_class tw_layer_class_Normalization = {
     .name = "Normalization",
-    .group = "Preprocessing",
+    .group = "Core",
     .summary = "Standardise features with a fixed mean and variance",
     .params = params,
     .nparams = sizeof params / sizeof params[0],

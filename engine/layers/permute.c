@@ -61,7 +61,7 @@ static tw_tensor *permute_call(tw_layer *self, tw_tensor *x, const tw_call_conte
 
 const tw_layer_class tw_layer_class_Permute = {
     .name = "Permute",
-    .group = "Reshaping",
+    .group = "Core",
     .summary = "Reorder the axes of each example",
     .params = params,
     .nparams = sizeof params / sizeof params[0],

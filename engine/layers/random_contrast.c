@@ -68,7 +68,7 @@ static void contrast_finalize(tw_layer *self)
 
 const tw_layer_class tw_layer_class_RandomContrast = {
     .name = "RandomContrast",
-    .group = "Preprocessing",
+    .group = "Regularization",
     .summary = "Change image contrast at random while training",
     .params = params,
     .nparams = sizeof params / sizeof params[0],

@@ -53,7 +53,7 @@ static void random_flip_finalize(tw_layer *self)
 
 const tw_layer_class tw_layer_class_RandomFlip = {
     .name = "RandomFlip",
-    .group = "Preprocessing",
+    .group = "Regularization",
     .summary = "Flip images at random while training",
     .params = params,
     .nparams = sizeof params / sizeof params[0],

@@ -78,7 +78,7 @@ static void rotation_finalize(tw_layer *self)
 
 const tw_layer_class tw_layer_class_RandomRotation = {
     .name = "RandomRotation",
-    .group = "Preprocessing",
+    .group = "Regularization",
     .summary = "Rotate images by a random angle while training",
     .params = params,
     .nparams = sizeof params / sizeof params[0],

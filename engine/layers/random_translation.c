@@ -84,7 +84,7 @@ static void translation_finalize(tw_layer *self)
 
 const tw_layer_class tw_layer_class_RandomTranslation = {
     .name = "RandomTranslation",
-    .group = "Preprocessing",
+    .group = "Regularization",
     .summary = "Shift images at random while training",
     .params = params,
     .nparams = sizeof params / sizeof params[0],

@@ -87,7 +87,7 @@ static void zoom_finalize(tw_layer *self)
 
 const tw_layer_class tw_layer_class_RandomZoom = {
     .name = "RandomZoom",
-    .group = "Preprocessing",
+    .group = "Regularization",
     .summary = "Zoom images in or out at random while training",
     .params = params,
     .nparams = sizeof params / sizeof params[0],

@@ -34,7 +34,7 @@ static tw_tensor *repeat_call(tw_layer *self, tw_tensor *x, const tw_call_contex
 
 const tw_layer_class tw_layer_class_RepeatVector = {
     .name = "RepeatVector",
-    .group = "Reshaping",
+    .group = "Core",
     .summary = "Repeat each example's vector n times into a sequence",
     .params = params,
     .nparams = sizeof params / sizeof params[0],
