@@ -564,6 +564,24 @@ static void test_normalization(void)
     tw_scope_end();
 }
 
+/* Rescaling with a scale per channel, as Keras 3's EfficientNet writes it. */
+static void test_rescaling_per_channel(void)
+{
+    tw_scope_begin();
+    tw_layer *r = LAYER("Rescaling", "r", {"scale", "[2.0, 0.5, -1]"}, {"offset", "1"});
+    check_infer(r, (tw_shape){4, {-1, 2, 2, 3}}, (tw_shape){4, {-1, 2, 2, 3}}, 0, 0);
+    CHECK("per channel", tw_layer_call(r, MAKE(TW_FLOAT32, TW_SHAPE(2, 3), 1, 2, 3, 4, 6, 8), false), TW_SHAPE(2, 3),
+          0, 3, 2, -2, 9, 4, -7);
+    check_infer_error(r, (tw_shape){2, {-1, 4}},
+                      "Rescaling 'r': scale has 3 values; input (None, 4) needs 1 or 4 (its last axis)");
+    tw_layer *r64 = LAYER("Rescaling", "r64", {"scale", "0.5,2"}, {"offset", "[1, -1]"});
+    tw_layer_set_dtype(r64, TW_FLOAT64);
+    gc_check("rescaling per channel", call_training, 1, (tw_tensor *[]){gc_tensor(3, -1, 1, TW_SHAPE(3, 2))}, r64);
+    tw_layer_unref(r);
+    tw_layer_unref(r64);
+    tw_scope_end();
+}
+
 static void test_center_crop(void)
 {
     tw_scope_begin();
@@ -821,6 +839,7 @@ int main(int argc, char **argv)
     g_test_add_func("/layers/spatial-dropout", test_spatial_dropout);
     g_test_add_func("/layers/activity-regularization", test_activity_regularization);
     g_test_add_func("/layers/normalization", test_normalization);
+    g_test_add_func("/layers/rescaling-per-channel", test_rescaling_per_channel);
     g_test_add_func("/layers/center-crop", test_center_crop);
     g_test_add_func("/layers/image-transform", test_image_transform);
     g_test_add_func("/layers/random-flip", test_random_flip);
