@@ -290,7 +290,10 @@ int tw__param_check(const tw_param_def *def, const tw_param_value *value, char *
         return 0;
     case TW_PARAM_FLOATS:
         if (value->n < 1 || !value->floats || (def->length && value->n != def->length)) {
-            snprintf(err, errsize, "expected %s numbers, got %d", def->length == 2 ? "2" : "1 or more", value->n);
+            if (def->length)
+                snprintf(err, errsize, "expected %d numbers, got %d", def->length, value->n);
+            else
+                snprintf(err, errsize, "expected 1 or more numbers, got %d", value->n);
             return -1;
         }
         for (int i = 0; i < value->n; i++)
