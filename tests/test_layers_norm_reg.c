@@ -656,7 +656,7 @@ static void test_image_transform(void)
     CHECK("bigger output", tw_image_transform(row, id, 1, 6, TW_IMAGE_BILINEAR, TW_FILL_WRAP, 0), TW_SHAPE(1, 1, 6, 1),
           1e-12, 1, 2, 3, 4, 1, 2);
 
-    g_assert_null(tw_image_transform(row, MAKE(TW_FLOAT64, TW_SHAPE(2, 8), 0), 1, 4, TW_IMAGE_BILINEAR, TW_FILL_WRAP, 0));
+    g_assert_null(tw_image_transform(row, tw_zeros(TW_FLOAT64, TW_SHAPE(2, 8)), 1, 4, TW_IMAGE_BILINEAR, TW_FILL_WRAP, 0));
     check_error("image_transform: transforms must have shape (1, 8) for images (1, 1, 4, 1), got (2, 8)");
     g_assert_null(tw_image_transform(tw_zeros(TW_FLOAT64, TW_SHAPE(1, 4, 1)), shift, 1, 4, TW_IMAGE_BILINEAR,
                                      TW_FILL_WRAP, 0));
