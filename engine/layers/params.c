@@ -337,8 +337,6 @@ char *tw__param_format(const tw_param_def *def, const tw_param_value *value)
     char buf[256];
     if (value->is_null)
         return strdup("none");
-    if (def->type == TW_PARAM_FLOATS)
-        return format_floats(value);
     switch (def->type) {
     case TW_PARAM_INT:
         snprintf(buf, sizeof buf, "%lld", (long long)value->number);
@@ -368,8 +366,8 @@ char *tw__param_format(const tw_param_def *def, const tw_param_value *value)
         uselocale(previous);
         break;
     }
-    case TW_PARAM_FLOATS: /* format_floats above */
-        break;
+    case TW_PARAM_FLOATS:
+        return format_floats(value);
     }
     return strdup(buf);
 }
