@@ -113,6 +113,18 @@ static void put_param(GString *out, const tw_param_def *def, const tw_param_valu
             g_string_append_printf(out, "%s%lld", i ? ", " : "", (long long)v->ints[i]);
         g_string_append_c(out, ']');
         break;
+    case TW_PARAM_FLOATS:
+        if (v->n == 1) { /* Keras reads a one-number factor as a number, not as [lower] */
+            put_float(out, v->floats[0]);
+            break;
+        }
+        g_string_append_c(out, '[');
+        for (int i = 0; i < v->n; i++) {
+            g_string_append(out, i ? ", " : "");
+            put_float(out, v->floats[i]);
+        }
+        g_string_append_c(out, ']');
+        break;
     case TW_PARAM_REGULARIZER:
         g_string_append(out, "{\"class_name\": \"L1L2\", \"config\": {\"l1\": ");
         put_float(out, v->number);

@@ -18,6 +18,7 @@
     X(max_pool2d_grad_grad) X(avg_pool2d) X(avg_pool2d_grad)                                            \
     X(depthwise_conv2d) X(depthwise_conv2d_backprop_input) X(depthwise_conv2d_backprop_filter)          \
     X(resize) X(resize_grad)                                                                            \
+    X(image_transform) X(image_transform_adjoint)                                                       \
     X(custom) X(assign) X(assign_add) X(assign_sub) X(optimizer_update)
 
 #define DECLARE(name, ...) extern const tw_op_def tw_op_##name;

@@ -369,6 +369,17 @@ static tw_tensor *case_avg_pool(tw_tensor *const *in, void *d)
     return tw_avg_pool2d(in[0], &p);
 }
 
+/* A rotation by 0.3 rad about the centre of a 3x4 image and a projective
+ * map (t6, t7 non-zero): bilinear, reflect; linear in the images. */
+static tw_tensor *case_image_transform(tw_tensor *const *in, void *d)
+{
+    double c = cos(0.3), s = sin(0.3);
+    const double t[16] = {c, -s, (3 - (c * 3 - s * 2)) / 2, s, c, (2 - (s * 3 + c * 2)) / 2, 0, 0,
+                          0.9, 0.1, 0.3, -0.05, 1.1, -0.2, 0.02, -0.03};
+    tw_tensor *tr = tw_cast(tw_tensor_from_data(t, TW_FLOAT64, TW_SHAPE(2, 8)), tw_tensor_dtype(in[0]));
+    return tw_image_transform(in[0], tr, 3, 5, TW_IMAGE_BILINEAR, TW_FILL_REFLECT, 0);
+}
+
 typedef struct {
     const char *ops; /* what the case covers: its op, and the ops its second derivative runs */
     gc_fn fn;
@@ -405,6 +416,7 @@ static const other_case other_cases[] = {
     {"resize resize_grad (nearest)", case_resize_nearest, 1, {{4, {2, 3, 4, 1}}}, -2, 2, true},
     {"max_pool2d max_pool2d_grad max_pool2d_grad_grad", case_max_pool, 1, {{4, {1, 3, 3, 2}}}, -2, 2, true},
     {"avg_pool2d avg_pool2d_grad", case_avg_pool, 1, {{4, {1, 3, 3, 2}}}, -2, 2, true},
+    {"image_transform image_transform_adjoint", case_image_transform, 1, {{4, {2, 3, 4, 2}}}, -2, 2, true},
 };
 
 static void test_other_ops(void)

@@ -407,6 +407,8 @@ static GtkWidget *make_param_widget(Field *f)
         return make_entry(f, def->nullable ? "None" : "e.g. 3,3");
     case TW_PARAM_REGULARIZER:
         return make_entry(f, "None (e.g. l2=0.01)");
+    case TW_PARAM_FLOATS:
+        return make_entry(f, def->nullable ? "None (e.g. 0.5,0.25)" : "e.g. 0.5,0.25");
     }
     return make_entry(f, "");
 }

@@ -5,7 +5,7 @@
  * its name, so its masks are still reproducible from run to run. */
 #include <stdio.h>
 
-#include "layer_internal.h"
+#include "layer_common.h"
 
 enum { RATE, NOISE_SHAPE, SEED };
 
@@ -36,28 +36,13 @@ static int dropout_infer(const tw_layer *self, const tw_shape *input, tw_shape *
     return 0;
 }
 
-/* FNV-1a of the name: the same layer name gives the same masks. */
-static uint64_t name_seed(const char *name)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (; *name; name++)
-        h = (h ^ (unsigned char)*name) * 1099511628211ull;
-    return h;
-}
-
 static tw_tensor *dropout_call(tw_layer *self, tw_tensor *x, const tw_call_context *ctx)
 {
     double rate = tw__param_float(self, RATE);
     if (!ctx->training || rate == 0)
         return tw_activation_apply("linear", x);
     dropout_state *st = self->state;
-    tw_rng *rng = ctx->rng;
-    if (!rng) {
-        if (!st->rng)
-            st->rng = tw_rng_new(name_seed(self->name));
-        rng = st->rng;
-    }
-    tw_tensor *y = tw_dropout(x, rate, rng);
+    tw_tensor *y = tw_dropout(x, rate, tw__layer_rng(self, ctx, &st->rng));
     if (!y) { /* name the layer: "Dropout 'dropout': dropout: dtype int32 is not a float type" */
         char why[512];
         snprintf(why, sizeof why, "%s", tw_last_error());

@@ -96,6 +96,8 @@ void tw_layer_unref(tw_layer *layer)
         tw_tensor_unref(layer->weights[i]);
     free_pending(layer);
     free(layer->children);
+    for (int i = 0; i < layer->klass->nparams; i++)
+        tw__param_value_clear(&layer->values[i]);
     free(layer->values);
     free(layer->state);
     free(layer);
@@ -125,7 +127,13 @@ tw_layer *tw_layer_clone(const tw_layer *layer, const char *name)
     tw_layer *copy = tw_layer_new(layer->klass->name, name);
     if (!copy)
         return NULL;
-    memcpy(copy->values, layer->values, sizeof *layer->values * layer->klass->nparams);
+    for (int i = 0; i < layer->klass->nparams; i++) {
+        tw__param_value_clear(&copy->values[i]);
+        if (tw__param_value_copy(&copy->values[i], &layer->values[i])) {
+            tw_layer_unref(copy);
+            return NULL;
+        }
+    }
     copy->batch_input_shape = layer->batch_input_shape;
     copy->trainable = layer->trainable;
     copy->dtype = layer->dtype;
@@ -154,19 +162,23 @@ const tw_param_def *tw_layer_class_param(const tw_layer_class *klass, const char
     return NULL;
 }
 
-/* Replace one value, re-run configure, and roll back if the layer refuses. */
+/* Replace one value with a copy of it, re-run configure, and roll back if
+ * the layer refuses. */
 static int store_value(tw_layer *layer, int index, const tw_param_value *value)
 {
     if (layer->built)
         return tw_error_set("%s '%s': cannot change %s after the layer is built", layer->klass->name, layer->name,
                             layer->klass->params[index].key);
     tw_param_value old = layer->values[index];
-    layer->values[index] = *value;
+    if (tw__param_value_copy(&layer->values[index], value))
+        return -1;
     if (configure(layer)) {
+        tw__param_value_clear(&layer->values[index]);
         layer->values[index] = old;
         configure(layer);
         return -1;
     }
+    tw__param_value_clear(&old);
     return 0;
 }
 
@@ -179,7 +191,9 @@ int tw_layer_set(tw_layer *layer, const char *key, const char *text)
     char err[512];
     if (tw__param_parse(&layer->klass->params[i], text ? text : "", &value, err, sizeof err))
         return tw_error_set("%s: %s", key, err);
-    return store_value(layer, i, &value);
+    int rc = store_value(layer, i, &value);
+    tw__param_value_clear(&value);
+    return rc;
 }
 
 int tw_layer_set_value(tw_layer *layer, const char *key, const tw_param_value *value)

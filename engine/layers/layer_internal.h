@@ -40,6 +40,9 @@ struct tw_layer {
 int tw__param_parse(const tw_param_def *def, const char *text, tw_param_value *out, char *err, size_t errsize);
 int tw__param_check(const tw_param_def *def, const tw_param_value *value, char *err, size_t errsize);
 char *tw__param_format(const tw_param_def *def, const tw_param_value *value);
+/* A FLOATS value owns its list: copy it deeply, free it with clear. */
+int tw__param_value_copy(tw_param_value *dst, const tw_param_value *src);
+void tw__param_value_clear(tw_param_value *value);
 
 /* Children management for container layers (sequential.c uses it). */
 int tw__layer_insert_child(tw_layer *parent, int index, tw_layer *child);
@@ -60,6 +63,8 @@ static inline const char *tw__param_choice(const tw_layer *l, int i) { return l-
     X(SimpleRNN) X(LSTM) X(GRU) \
     X(Rescaling) X(Flatten) X(Reshape) X(Dropout) X(Activation) X(ReLU) X(LeakyReLU) X(ELU) X(Softmax) \
     X(Embedding) X(BatchNormalization) \
+    X(LayerNormalization) X(GroupNormalization) X(UnitNormalization) X(GaussianNoise) X(GaussianDropout) X(AlphaDropout) X(SpatialDropout1D) X(SpatialDropout2D) X(ActivityRegularization) X(Permute) X(RepeatVector) X(PReLU) X(ThresholdedReLU) \
+    X(Normalization) X(CenterCrop) X(RandomFlip) X(RandomRotation) X(RandomZoom) X(RandomTranslation) X(RandomContrast) \
     X(Conv2D) X(Conv1D) X(MaxPooling2D) X(AveragePooling2D) X(MaxPooling1D) X(AveragePooling1D) \
     X(Conv2DTranspose) X(Conv1DTranspose) X(DepthwiseConv2D) X(SeparableConv2D) X(SeparableConv1D) \
     X(UpSampling2D) X(UpSampling1D) X(ZeroPadding2D) X(ZeroPadding1D) X(Cropping2D) X(Cropping1D) X(Resizing) \

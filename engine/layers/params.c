@@ -112,6 +112,44 @@ bad:
     return -1;
 }
 
+/* "0.485,0.456,0.406", "[-0.06, 0.06]" or one number: the list is malloc'd
+ * into out->floats. */
+static int parse_floats(const tw_param_def *def, const char *text, tw_param_value *out, char *err, size_t errsize)
+{
+    size_t cap = strlen(text) / 2 + 1; /* each number and its separator take two characters at least */
+    out->floats = malloc(sizeof(double) * cap);
+    if (!out->floats) {
+        snprintf(err, errsize, "out of memory reading %zu numbers", cap);
+        return -1;
+    }
+    int n = 0;
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ' || *p == '(' || *p == '[' || *p == ',' || *p == ')' || *p == ']')
+            p++;
+        if (!*p)
+            break;
+        char *end;
+        errno = 0;
+        double v = strtod_l(p, &end, c_locale());
+        if (end == p || errno == ERANGE || (size_t)n == cap)
+            goto bad;
+        out->floats[n++] = v;
+        p = end;
+    }
+    out->n = n;
+    if (n == 0 || (def->length && n != def->length))
+        goto bad;
+    return tw__param_check(def, out, err, errsize);
+bad:
+    if (def->length)
+        snprintf(err, errsize, "expected %d numbers such as \"%s\", got \"%s\"", def->length,
+                 def->default_value[0] ? def->default_value : "0.5", text);
+    else
+        snprintf(err, errsize, "expected a number or a list of numbers such as \"0.5,0.25\", got \"%s\"", text);
+    return -1;
+}
+
 static int parse_choice(const tw_param_def *def, const char *text, tw_param_value *out, char *err, size_t errsize)
 {
     for (int i = 0; def->choices[i]; i++)
@@ -192,8 +230,33 @@ int tw__param_parse(const tw_param_def *def, const char *text, tw_param_value *o
         return tw__param_check(def, out, err, errsize);
     case TW_PARAM_REGULARIZER:
         return parse_regularizer(text, out, err, errsize);
+    case TW_PARAM_FLOATS:
+        if (parse_floats(def, text, out, err, errsize)) {
+            tw__param_value_clear(out);
+            return -1;
+        }
+        return 0;
     }
     return -1;
+}
+
+void tw__param_value_clear(tw_param_value *value)
+{
+    free(value->floats);
+    value->floats = NULL;
+}
+
+int tw__param_value_copy(tw_param_value *dst, const tw_param_value *src)
+{
+    *dst = *src;
+    dst->floats = NULL;
+    if (!src->floats)
+        return 0;
+    dst->floats = malloc(sizeof(double) * (src->n ? src->n : 1));
+    if (!dst->floats)
+        return tw_error_set("out of memory copying %d numbers", src->n);
+    memcpy(dst->floats, src->floats, sizeof(double) * src->n);
+    return 0;
 }
 
 int tw__param_check(const tw_param_def *def, const tw_param_value *value, char *err, size_t errsize)
@@ -225,6 +288,18 @@ int tw__param_check(const tw_param_def *def, const tw_param_value *value, char *
             if (check_number(def, (double)value->ints[i], true, err, errsize))
                 return -1;
         return 0;
+    case TW_PARAM_FLOATS:
+        if (value->n < 1 || !value->floats || (def->length && value->n != def->length)) {
+            if (def->length)
+                snprintf(err, errsize, "expected %d numbers, got %d", def->length, value->n);
+            else
+                snprintf(err, errsize, "expected 1 or more numbers, got %d", value->n);
+            return -1;
+        }
+        for (int i = 0; i < value->n; i++)
+            if (check_number(def, value->floats[i], false, err, errsize))
+                return -1;
+        return 0;
     case TW_PARAM_REGULARIZER:
         if (!(value->number >= 0 && value->number2 >= 0 && isfinite(value->number) && isfinite(value->number2))) {
             snprintf(err, errsize, "expected non-negative l1 and l2 penalties, got l1=%g, l2=%g", value->number,
@@ -234,6 +309,27 @@ int tw__param_check(const tw_param_def *def, const tw_param_value *value, char *
         return 0;
     }
     return -1;
+}
+
+/* "0.485,0.456,0.406": as long as the list needs. */
+static char *format_floats(const tw_param_value *value)
+{
+    size_t size = (size_t)value->n * 26 + 1, len = 0;
+    char *out = malloc(size);
+    if (!out)
+        return NULL;
+    out[0] = '\0';
+    locale_t previous = uselocale(c_locale());
+    for (int i = 0; i < value->n; i++) {
+        /* the shortest of 15 or 17 digits that reads back the same: 0.06, not 0.059999999999999998 */
+        char num[32];
+        snprintf(num, sizeof num, "%.15g", value->floats[i]);
+        if (strtod_l(num, NULL, c_locale()) != value->floats[i])
+            snprintf(num, sizeof num, "%.17g", value->floats[i]);
+        len += (size_t)snprintf(out + len, size - len, "%s%s", i ? "," : "", num);
+    }
+    uselocale(previous);
+    return out;
 }
 
 char *tw__param_format(const tw_param_def *def, const tw_param_value *value)
@@ -270,6 +366,8 @@ char *tw__param_format(const tw_param_def *def, const tw_param_value *value)
         uselocale(previous);
         break;
     }
+    case TW_PARAM_FLOATS:
+        return format_floats(value);
     }
     return strdup(buf);
 }

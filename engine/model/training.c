@@ -104,11 +104,17 @@ int tw__model_loss_and_gradients(tw_model *model, tw_tensor *x, tw_tensor *y, co
 {
     tw_model_state *st = model->state;
     tw_tape *tape = tw_tape_begin(false);
-    r->pred = tw_layer_call_ex(model, x, ctx);
+    tw_tensor *activity = NULL; /* what ActivityRegularization layers add */
+    tw_call_context step_ctx = *ctx;
+    step_ctx.activity_loss = &activity;
+    r->pred = tw_layer_call_ex(model, x, &step_ctx);
     tw_name_scope_push("loss"); /* a traced step's loss nodes group as one box */
     r->loss = tw_loss_compute(&st->loss, y, r->pred);
     tw_tensor *total = r->loss && has_regularizers(model) ? tw_add(r->loss, tw_layer_regularization_loss(model))
                                                           : r->loss;
+    if (total && activity)
+        total = tw_add(total, tw_cast(activity, tw_tensor_dtype(total)));
+    tw_tensor_unref(activity);
     tw_name_scope_pop();
     tw_tape_end(tape);
     int rc = -1;

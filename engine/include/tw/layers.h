@@ -47,14 +47,15 @@ typedef enum {
     TW_PARAM_CHOICE,      /* one of a fixed list of words (activation, padding) */
     TW_PARAM_INTS,        /* a tuple of integers (kernel_size, target_shape) */
     TW_PARAM_REGULARIZER, /* L1/L2 weight penalty, Keras' L1L2; None by default */
+    TW_PARAM_FLOATS,      /* a list of numbers of any length (Normalization's mean, a factor range) */
 } tw_param_type;
 
 typedef struct {
     const char *key;            /* Keras' config key: "units" */
     tw_param_type type;
     const char *default_value;  /* text form, as tw_layer_set takes it; "" for None */
-    double min, max;            /* INT, FLOAT and each INTS element, inclusive */
-    int length;                 /* INTS: the tuple length, 0 for any length */
+    double min, max;            /* INT, FLOAT and each INTS or FLOATS element, inclusive */
+    int length;                 /* INTS, FLOATS: the tuple length, 0 for any length */
     const char *const *choices; /* CHOICE: NULL-terminated */
     bool nullable;              /* accepts None ("" or "none") */
     const char *help;           /* one line for tooltips and `twb layers` */
@@ -64,8 +65,11 @@ typedef struct {
     bool is_null;
     double number;      /* INT, FLOAT, BOOL (0 or 1); REGULARIZER: l1 */
     double number2;     /* REGULARIZER: l2 */
-    int n;              /* INTS: count */
+    int n;              /* INTS, FLOATS: count */
     int64_t ints[TW_MAX_DIMS];
+    /* FLOATS: n numbers, owned by whoever holds the value (a layer keeps its
+     * own copy; tw_layer_set_value copies the caller's). */
+    double *floats;
     const char *choice; /* CHOICE: one of def->choices (static storage) */
 } tw_param_value;
 
@@ -91,6 +95,10 @@ typedef struct {
 typedef struct {
     bool training;
     tw_rng *rng; /* what random layers (Dropout) draw from; may be NULL in inference */
+    /* Where layers add their activity penalties (ActivityRegularization): a
+     * 0-d tensor the caller owns (one reference; NULL until a layer adds
+     * one) and releases after use. NULL: penalties are not collected. */
+    tw_tensor **activity_loss;
 } tw_call_context;
 
 typedef struct tw_layer_class {

@@ -156,6 +156,19 @@ tw_tensor *tw_clip_by_norm(tw_tensor *t, double clip_norm);
  * tensors, *global_norm (may be NULL) the norm before clipping. */
 int tw_clip_by_global_norm(int n, tw_tensor *const *tensors, double clip_norm, tw_tensor **outs, tw_tensor **global_norm);
 
+/* Projective transform of NHWC images (TensorFlow's ImageProjectiveTransformV3,
+ * under Keras' RandomRotation, RandomZoom and RandomTranslation): output pixel
+ * (x, y) of image n samples the input at ((t0 x + t1 y + t2) / k,
+ * (t3 x + t4 y + t5) / k), k = t6 x + t7 y + 1, with t = transforms[n], a
+ * (batch, 8) tensor of the images' float dtype. fill_mode says what points
+ * outside read: reflect (d c b a | a b c d | d c b a), wrap, constant
+ * (fill_value) or nearest (the edge). Differentiable in the images (the
+ * adjoint sampling), not in the transforms. */
+typedef enum { TW_IMAGE_NEAREST, TW_IMAGE_BILINEAR } tw_image_interpolation;
+typedef enum { TW_FILL_REFLECT, TW_FILL_WRAP, TW_FILL_CONSTANT, TW_FILL_NEAREST } tw_fill_mode;
+tw_tensor *tw_image_transform(tw_tensor *images, tw_tensor *transforms, int64_t out_h, int64_t out_w,
+                              tw_image_interpolation interpolation, tw_fill_mode fill_mode, double fill_value);
+
 #ifdef __cplusplus
 }
 #endif
