@@ -304,6 +304,52 @@ static int read_name(tw_layer *layer, JsonObject *config, const char *path)
 }
 
 static tw_model *read_sequential(JsonNode *config, const char *path);
+static tw_layer *read_layer(JsonNode *node, bool first, const char *path);
+
+/* ---- wrappers: a layer's config holding another layer's -------------------- */
+
+/* config.<key> read as a layer of its own and handed to put (which takes
+ * it); absent or null is refused when required, else skipped. */
+static int read_inner(tw_layer *wrapper, JsonObject *config, const char *key, bool required, const char *config_path,
+                      int (*put)(tw_layer *wrapper, tw_layer *inner))
+{
+    JsonNode *node = json_object_get_member(config, key);
+    if (!node || JSON_NODE_HOLDS_NULL(node)) {
+        if (!required)
+            return 0;
+        return fail("%s: missing \"%s\": a %s holds the layer it wraps, {\"class_name\": ..., \"config\": ...}",
+                    config_path, key, tw_layer_class_of(wrapper)->name);
+    }
+    char *path = g_strdup_printf("%s.%s", config_path, key);
+    tw_layer *inner = read_layer(node, false, path);
+    int rc = inner ? put(wrapper, inner) : -1;
+    if (rc && inner)
+        fail("%s: %s", path, tw_last_error());
+    g_free(path);
+    return rc;
+}
+
+/* Bidirectional and TimeDistributed: config.layer, and Bidirectional's
+ * config.backward_layer when the file gives one (Keras 3 always does). */
+static int read_wrapped(tw_layer *wrapper, JsonObject *config, const char *config_path)
+{
+    if (!tw_layer_class_of(wrapper)->infer_wrapped)
+        return 0;
+    if (read_inner(wrapper, config, "layer", true, config_path, tw_layer_wrap))
+        return -1;
+    if (strcmp(tw_layer_class_of(wrapper)->name, "Bidirectional"))
+        return 0;
+    return read_inner(wrapper, config, "backward_layer", false, config_path, tw_bidirectional_set_backward);
+}
+
+/* Keras before 2.1.3 had no reset_after and computed GRU the way
+ * reset_after=false does; every later Keras writes the key. */
+static int read_legacy_defaults(tw_layer *layer, JsonObject *config)
+{
+    if (!strcmp(tw_layer_class_of(layer)->name, "GRU") && !json_object_has_member(config, "reset_after"))
+        return tw_layer_set(layer, "reset_after", "false");
+    return 0;
+}
 
 /* path: the layer's ("layers[3]"); config_path: its config's. */
 static tw_layer *read_plain_layer(const char *class_name, JsonObject *config, bool first, const char *path,
@@ -322,6 +368,10 @@ static tw_layer *read_plain_layer(const char *class_name, JsonObject *config, bo
         g_free(member_path);
     }
     g_list_free(members);
+    if (!rc)
+        rc = read_legacy_defaults(layer, config);
+    if (!rc)
+        rc = read_wrapped(layer, config, config_path);
     if (!rc)
         rc = read_trainable(layer, config, config_path);
     if (rc) {

@@ -61,6 +61,7 @@ static inline const char *tw__param_choice(const tw_layer *l, int i) { return l-
     X(Rescaling) X(Flatten) X(Reshape) X(Dropout) X(Activation) X(ReLU) X(LeakyReLU) X(ELU) X(Softmax) \
     X(Embedding) X(BatchNormalization) \
     X(Conv2D) X(Conv1D) X(MaxPooling2D) X(AveragePooling2D) X(MaxPooling1D) X(AveragePooling1D) \
-    X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(GlobalAveragePooling1D) X(GlobalMaxPooling1D)
+    X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(GlobalAveragePooling1D) X(GlobalMaxPooling1D) \
+    X(Bidirectional) X(TimeDistributed)
 
 #endif
