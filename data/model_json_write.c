@@ -138,6 +138,7 @@ static void put_shape(GString *out, const tw_shape *shape)
 
 static void put_model_config(GString *out, const tw_model *model);
 static void put_wrapped(GString *out, const tw_layer *wrapper);
+static void put_lookup(GString *out, const tw_layer *layer);
 
 /* {"class_name": "Dense", "config": {"name": ..., "trainable": ...,
  * "dtype": ..., "batch_input_shape": ..., parameters...}}, under the
@@ -172,6 +173,7 @@ static void put_layer_as(GString *out, const tw_layer *layer, bool first, const 
         put_param(out, &klass->params[i], tw_layer_param(layer, i));
     }
     put_wrapped(out, layer);
+    put_lookup(out, layer);
     g_string_append(out, "}}");
 }
 
@@ -277,4 +279,37 @@ int tw_model_save(const tw_model *model, const char *path)
         rc = tw__atomic_commit(&file);
     free(json);
     return rc;
+}
+
+/* ---- lookup layers: tokens kept inline in the config ----------------------- */
+
+/* IntegerLookup's tokens are numbers (canonical text), StringLookup's strings. */
+static void put_token(GString *out, const char *token, bool integer)
+{
+    if (!token)
+        g_string_append(out, "null");
+    else if (integer)
+        g_string_append(out, token);
+    else
+        put_string(out, token);
+}
+
+/* ", \"mask_token\": ..., \"oov_token\": ..., \"vocabulary\": [...]" for StringLookup
+ * and IntegerLookup. */
+static void put_lookup(GString *out, const tw_layer *layer)
+{
+    int n = tw_lookup_vocabulary_size(layer);
+    if (n < 0)
+        return;
+    bool integer = !strcmp(tw_layer_class_of(layer)->name, "IntegerLookup");
+    g_string_append(out, ", \"mask_token\": ");
+    put_token(out, tw_lookup_special_token(layer, "mask_token"), integer);
+    g_string_append(out, ", \"oov_token\": ");
+    put_token(out, tw_lookup_special_token(layer, "oov_token"), integer);
+    g_string_append(out, ", \"vocabulary\": [");
+    for (int i = 0; i < n; i++) {
+        g_string_append(out, i ? ", " : "");
+        put_token(out, tw_lookup_token(layer, i), integer);
+    }
+    g_string_append_c(out, ']');
 }

@@ -62,6 +62,6 @@ static inline const char *tw__param_choice(const tw_layer *l, int i) { return l-
     X(Embedding) X(BatchNormalization) \
     X(Conv2D) X(Conv1D) X(MaxPooling2D) X(AveragePooling2D) X(MaxPooling1D) X(AveragePooling1D) \
     X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(GlobalAveragePooling1D) X(GlobalMaxPooling1D) \
-    X(Bidirectional) X(TimeDistributed)
+    X(Bidirectional) X(TimeDistributed) X(StringLookup) X(IntegerLookup)
 
 #endif

@@ -227,12 +227,20 @@ tw_layer *tw_layer_inner(const tw_layer *wrapper, int index);
 
 /* ---- lookup layers (StringLookup, IntegerLookup) --------------------------- */
 /* The vocabulary Keras keeps inline in the config, as text: tokens for
- * StringLookup, decimal integers ("42") for IntegerLookup. Replaces the
- * previous one; refused for other layers, for repeated tokens, for the mask
- * or OOV token among them, and once the layer is built. */
+ * StringLookup, decimal integers ("42") for IntegerLookup. Index 0 is the
+ * mask token's when there is one, then come num_oov_indices OOV indices,
+ * then the vocabulary in order. Replaces the previous one; refused for other
+ * layers, for repeated tokens, for the mask or OOV token among them (except
+ * leading the list, as Keras' get_vocabulary gives them: they are dropped),
+ * and once the layer is built. The engine has no string tensors: a
+ * StringLookup opens, infers and counts (no parameters), and refuses to run. */
 int tw_lookup_set_vocabulary(tw_layer *layer, int n, const char *const *tokens);
 int tw_lookup_vocabulary_size(const tw_layer *layer); /* -1 for other layers */
 const char *tw_lookup_token(const tw_layer *layer, int index); /* NULL out of range */
+/* "mask_token" (None by default) and "oov_token" ("[UNK]", IntegerLookup's
+ * -1) as text; NULL is None. */
+int tw_lookup_set_special_token(tw_layer *layer, const char *key, const char *token);
+const char *tw_lookup_special_token(const tw_layer *layer, const char *key);
 
 /* ---- weights by path (checkpoints) ---------------------------------------- */
 /* Calls fn for every weight, depth first, with its path: "dense_1/kernel",
