@@ -21,12 +21,13 @@ static const tw_param_def params[] = {
      .help = "How the forward and backward outputs combine: concat, sum, mul or ave"},
 };
 
+/* Keras' usual Bidirectional(LSTM(...)) until tw_layer_wrap replaces it. */
 static int bidirectional_configure(tw_layer *self)
 {
     if (tw_layer_param(self, MERGE_MODE)->is_null)
         return TW_LAYER_ERROR(self, "merge_mode None returns the forward and backward outputs as two tensors, and "
                                     "layers with several outputs are not supported yet; use concat, sum, mul or ave");
-    return 0;
+    return wrapper_default_layer(self, "LSTM");
 }
 
 static bool flag(const tw_layer *layer, const char *key)
@@ -123,7 +124,7 @@ static int merge_shapes(const tw_layer *self, const tw_shape *f, const tw_shape 
 static int bidirectional_infer_wrapped(const tw_layer *self, const tw_shape *input, tw_shape *output,
                                        int64_t *trainable, int64_t *non_trainable)
 {
-    if (wrapper_check_filled(self) || check_pair(self, self->children[0], self->children[1]))
+    if (check_pair(self, self->children[0], self->children[1]))
         return -1;
     tw_shape f, b;
     int64_t ft, fnt, bt, bnt;

@@ -129,8 +129,16 @@ tw_layer *tw_layer_clone(const tw_layer *layer, const char *name)
     copy->batch_input_shape = layer->batch_input_shape;
     copy->trainable = layer->trainable;
     copy->dtype = layer->dtype;
-    for (int i = 0; i < layer->nchildren; i++)
-        tw__layer_insert_child(copy, i, tw_layer_clone(layer->children[i], layer->children[i]->name));
+    /* A new wrapper holds a default layer: the clones replace it. */
+    for (int i = 0; i < layer->nchildren; i++) {
+        tw_layer *child = tw_layer_clone(layer->children[i], layer->children[i]->name);
+        if (i < copy->nchildren && child) {
+            tw_layer_unref(copy->children[i]);
+            copy->children[i] = child;
+        } else {
+            tw__layer_insert_child(copy, i, child);
+        }
+    }
     if ((layer->klass->clone_extra && layer->klass->clone_extra(copy, layer)) || configure(copy)) {
         tw_layer_unref(copy);
         return NULL;

@@ -16,12 +16,16 @@ int tw__time_distributed_wrap(tw_layer *self, tw_layer *layer)
     return 0;
 }
 
+/* A Dense layer until tw_layer_wrap replaces it. */
+static int td_configure(tw_layer *self)
+{
+    return wrapper_default_layer(self, "Dense");
+}
+
 static int td_infer_wrapped(const tw_layer *self, const tw_shape *input, tw_shape *output, int64_t *trainable,
                             int64_t *non_trainable)
 {
     char buf[96];
-    if (wrapper_check_filled(self))
-        return -1;
     if (input->ndim < 3)
         return TW_LAYER_ERROR(self, "expected input (batch, timesteps, ...) of rank 3 or more, got %s",
                               tw_shape_format(input, buf, sizeof buf));
@@ -85,6 +89,7 @@ const tw_layer_class tw_layer_class_TimeDistributed = {
     .name = "TimeDistributed",
     .group = "Recurrent",
     .summary = "Applies one layer to every timestep of a sequence, with one set of weights",
+    .configure = td_configure,
     .infer = td_infer,
     .call = td_call,
     .build_children = td_build_children,

@@ -14,7 +14,7 @@ int wrapper_check_wrap(const tw_layer *wrapper, const tw_layer *layer)
     if (!wrapper->klass->infer_wrapped)
         return TW_LAYER_ERROR(wrapper, "does not wrap layers (Bidirectional and TimeDistributed do)");
     if (!layer)
-        return TW_LAYER_ERROR(wrapper, "the layer to wrap is NULL");
+        return TW_LAYER_ERROR(wrapper, "the layer to wrap is NULL: %s", tw_last_error());
     if (wrapper->built)
         return TW_LAYER_ERROR(wrapper, "cannot change the layer inside after it is built");
     return 0;
@@ -38,11 +38,9 @@ int wrapper_adopt(const tw_layer *wrapper, tw_layer *layer, const char *prefix)
     return wrapper->trainable ? 0 : tw_layer_set_trainable(layer, false);
 }
 
-int wrapper_check_filled(const tw_layer *wrapper)
+int wrapper_default_layer(tw_layer *wrapper, const char *class_name)
 {
-    if (wrapper->nchildren)
-        return 0;
-    return TW_LAYER_ERROR(wrapper, "has no layer inside; wrap one first (in Keras' JSON, its config's \"layer\")");
+    return wrapper->nchildren ? 0 : tw_layer_wrap(wrapper, tw_layer_new(class_name, NULL));
 }
 
 int tw_layer_wrap(tw_layer *wrapper, tw_layer *layer)

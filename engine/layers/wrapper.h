@@ -19,8 +19,10 @@ int wrapper_adopt(const tw_layer *wrapper, tw_layer *layer, const char *prefix);
  * there or appending it at the end. */
 void wrapper_set_child(tw_layer *wrapper, int index, tw_layer *layer);
 
-/* "Bidirectional 'bidirectional': has no layer inside" when it has none. */
-int wrapper_check_filled(const tw_layer *wrapper);
+/* A new wrapper's configure wraps a layer of class_name at its defaults,
+ * so every wrapper holds a layer (the palette's entries work as they come);
+ * tw_layer_wrap replaces it. No-op once the wrapper holds one. */
+int wrapper_default_layer(tw_layer *wrapper, const char *class_name);
 
 /* The class-specific halves of tw_layer_wrap (bidirectional.c,
  * time_distributed.c); they take the reference to layer. */
