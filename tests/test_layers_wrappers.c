@@ -442,7 +442,10 @@ static void test_errors(void)
     g_assert_cmpint(tw_layer_wrap(bidi, layer_with("Dense", NULL, NULL)), ==, -1);
     assert_error("Bidirectional 'b': its wrapped layer is a Dense; Bidirectional wraps a recurrent layer");
     g_assert_cmpint(tw_layer_wrap(bidi, tw_layer_new("Dence", NULL)), ==, -1);
-    assert_error("the layer to wrap is NULL: unknown layer class \"Dence\"");
+    assert_error("unknown layer class \"Dence\"");
+    tw_error_clear();
+    g_assert_cmpint(tw_layer_wrap(bidi, NULL), ==, -1);
+    assert_error("Bidirectional 'b': the layer to wrap is NULL");
     tw_layer *dense = tw_layer_new("Dense", "d");
     g_assert_cmpint(tw_layer_wrap(dense, layer_with("LSTM", NULL, NULL)), ==, -1);
     assert_error("Dense 'd': does not wrap layers");
@@ -611,6 +614,32 @@ static void test_json_keras3_form(void)
     g_assert_null(strstr(json, "backward_layer")); /* the derived copy */
     g_assert_nonnull(strstr(json, "\"layer\": {\"class_name\": \"LSTM\", \"config\": {\"name\": \"lstm\""));
     free(json);
+    assert_fixpoint(model);
+    tw_layer_unref(model);
+}
+
+/* A model inside a wrapper: TimeDistributed(Sequential(Dense, Dense)). */
+static void test_json_nested_model(void)
+{
+    tw_model *model = must_read(SEQ(
+        INPUT("[null, 7, 3]") ", {\"class_name\": \"TimeDistributed\", \"config\": {\"name\": \"per_step\", "
+        "\"layer\": " SEQ("{\"class_name\": \"Dense\", \"config\": {\"name\": \"a\", \"units\": 4}}, "
+                          "{\"class_name\": \"Dense\", \"config\": {\"name\": \"b\", \"units\": 2}}") "}}"));
+    tw_layer_info info[2];
+    g_assert_cmpint(tw_model_infer(model, tw_model_input_shape(model), info), ==, 2);
+    char *shape = format_shape(&info[1].output);
+    g_assert_cmpstr(shape, ==, "(None, 7, 2)");
+    g_free(shape);
+    g_assert_cmpint(info[1].trainable_params, ==, 3 * 4 + 4 + 4 * 2 + 2);
+    g_assert_cmpint(tw_model_build(model, NULL, 1), ==, 0);
+    char *paths = weight_paths(model);
+    g_assert_cmpstr(paths, ==, "per_step/s/a/kernel per_step/s/a/bias per_step/s/b/kernel per_step/s/b/bias");
+    g_free(paths);
+    tw_scope_begin();
+    tw_tensor *y = tw_model_call(model, tw_ones(TW_FLOAT32, TW_SHAPE(2, 7, 3)), false);
+    g_assert_nonnull(y);
+    g_assert_cmpint(tw_tensor_dim(y, 2), ==, 2);
+    tw_scope_end();
     assert_fixpoint(model);
     tw_layer_unref(model);
 }
@@ -916,6 +945,7 @@ int main(int argc, char **argv)
     g_test_add_func("/wrappers/gradients", test_gradients);
     g_test_add_func("/wrappers/json-round-trip", test_json_round_trip);
     g_test_add_func("/wrappers/json-keras3-form", test_json_keras3_form);
+    g_test_add_func("/wrappers/json-nested-model", test_json_nested_model);
     g_test_add_func("/wrappers/json-refused", test_json_refused);
     g_test_add_func("/wrappers/json-keras20-keys", test_json_keras20_keys);
     g_test_add_func("/wrappers/corpus-04", test_corpus_04);

@@ -13,8 +13,8 @@ int wrapper_check_wrap(const tw_layer *wrapper, const tw_layer *layer)
         return tw_error_set("layer wrap: the wrapper is NULL");
     if (!wrapper->klass->infer_wrapped)
         return TW_LAYER_ERROR(wrapper, "does not wrap layers (Bidirectional and TimeDistributed do)");
-    if (!layer)
-        return TW_LAYER_ERROR(wrapper, "the layer to wrap is NULL: %s", tw_last_error());
+    if (!layer) /* keep the message of what made the NULL */
+        return tw_error_pending() ? -1 : TW_LAYER_ERROR(wrapper, "the layer to wrap is NULL");
     if (wrapper->built)
         return TW_LAYER_ERROR(wrapper, "cannot change the layer inside after it is built");
     return 0;

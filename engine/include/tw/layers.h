@@ -208,18 +208,23 @@ tw_tensor *tw_layer_regularization_loss(const tw_layer *layer);
 /* ---- wrappers (Bidirectional, TimeDistributed) ----------------------------- */
 /* A wrapper holds the layer it wraps as a layer inside it, like a model's
  * layers: its weights are the inner layer's ("bidirectional/forward_lstm/
- * kernel"), and clones, freezing, dtypes and checkpoints reach them.
+ * kernel"), and clones, freezing, dtypes and checkpoints reach them. A new
+ * wrapper holds a layer at its defaults (Bidirectional an LSTM,
+ * TimeDistributed a Dense) until one is wrapped.
+ *
+ *     tw_layer *bi = tw_layer_new("Bidirectional", NULL);
+ *     tw_layer_wrap(bi, tw_layer_new("GRU", NULL));   // forward_gru, backward_gru
  *
  * tw_layer_wrap puts `layer` inside `wrapper`, taking the reference, before
  * the wrapper is built. Bidirectional takes a recurrent layer: its forward
  * layer is `layer` renamed "forward_<name>", its backward layer a copy named
  * "backward_<name>" reading the sequence the other way (Keras' default).
- * An unnamed layer is named after its class first ("lstm"). */
+ * An unnamed layer is named after its class first ("gru"). */
 int tw_layer_wrap(tw_layer *wrapper, tw_layer *layer);
 /* Bidirectional's backward_layer: replaces the copy with a layer of its own
  * config (taking the reference), named "backward_<name>". Keras' rules hold:
- * the same class, return_sequences and output size as the forward layer, the
- * other go_backwards. */
+ * the same return_sequences as the forward layer and the other
+ * go_backwards; merge modes other than concat need outputs of one size. */
 int tw_bidirectional_set_backward(tw_layer *bidirectional, tw_layer *backward);
 /* The layers inside a wrapper: 0 is the wrapped layer (Bidirectional's
  * forward one), 1 Bidirectional's backward one; NULL past them (borrowed). */
