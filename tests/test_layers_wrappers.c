@@ -618,6 +618,21 @@ static void test_json_keras3_form(void)
     tw_layer_unref(model);
 }
 
+/* What the designer's palette inserts, new wrappers with their default
+ * layers, writes and reads back unchanged. */
+static void test_json_default_layers(void)
+{
+    tw_model *model = tw_sequential_new("palette");
+    tw_model_add(model, tw_layer_new("Bidirectional", NULL));
+    tw_model_add(model, tw_layer_new("TimeDistributed", NULL));
+    assert_fixpoint(model);
+    char *json = tw_model_to_json(model);
+    g_assert_nonnull(strstr(json, "\"layer\": {\"class_name\": \"LSTM\", \"config\": {\"name\": \"lstm\""));
+    g_assert_nonnull(strstr(json, "\"layer\": {\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\""));
+    free(json);
+    tw_layer_unref(model);
+}
+
 /* A model inside a wrapper: TimeDistributed(Sequential(Dense, Dense)). */
 static void test_json_nested_model(void)
 {
@@ -945,6 +960,7 @@ int main(int argc, char **argv)
     g_test_add_func("/wrappers/gradients", test_gradients);
     g_test_add_func("/wrappers/json-round-trip", test_json_round_trip);
     g_test_add_func("/wrappers/json-keras3-form", test_json_keras3_form);
+    g_test_add_func("/wrappers/json-default-layers", test_json_default_layers);
     g_test_add_func("/wrappers/json-nested-model", test_json_nested_model);
     g_test_add_func("/wrappers/json-refused", test_json_refused);
     g_test_add_func("/wrappers/json-keras20-keys", test_json_keras20_keys);
