@@ -626,9 +626,11 @@ static double traced_fit_loss(const char *class_name, bool sequences, tw_trace_m
     g_assert_cmpint(tw_model_build(model, NULL, 5), ==, 0);
     tw_loss loss = tw_loss_default(TW_LOSS_MEAN_SQUARED_ERROR);
     g_assert_cmpint(tw_model_compile(model, tw_optimizer_new_named("adam", 0.01), &loss, 0, NULL), ==, 0);
-    tw_tensor *x = tw_cast(gc_tensor(3, -1, 1, TW_SHAPE(16, 5, 2)), TW_FLOAT32);
-    tw_tensor *y = sequences ? tw_cast(gc_tensor(4, -1, 1, TW_SHAPE(16, 5, 1)), TW_FLOAT32)
-                             : tw_cast(gc_tensor(4, -1, 1, TW_SHAPE(16, 1)), TW_FLOAT32);
+    tw_scope_begin();
+    tw_tensor *x = tw_tensor_ref(tw_cast(gc_tensor(3, -1, 1, TW_SHAPE(16, 5, 2)), TW_FLOAT32));
+    tw_tensor *y = tw_tensor_ref(sequences ? tw_cast(gc_tensor(4, -1, 1, TW_SHAPE(16, 5, 1)), TW_FLOAT32)
+                                           : tw_cast(gc_tensor(4, -1, 1, TW_SHAPE(16, 1)), TW_FLOAT32));
+    tw_scope_end();
     tw_fit_options options = tw_fit_options_default();
     options.epochs = 3;
     options.batch_size = 4;
