@@ -146,6 +146,19 @@ static void test_string_lookup(void)
     g_assert_cmpint(tw_lookup_set_vocabulary(layer, 2, (const char *const[]){"a", "a"}), ==, -1);
     assert_error("vocabulary[1] repeats \"a\"");
     g_assert_cmpint(tw_lookup_vocabulary_size(layer), ==, 3);
+    /* Real vocabularies run to hundreds of thousands of words: checking
+     * them for repeats must not take pairs (that would be 10^10 compares). */
+    enum { BIG = 200000 };
+    char **words = g_new0(char *, BIG + 1);
+    for (int i = 0; i < BIG; i++)
+        words[i] = g_strdup_printf("w%d", (i * 7919) % BIG);
+    g_assert_cmpint(tw_lookup_set_vocabulary(layer, BIG, (const char *const *)words), ==, 0);
+    g_assert_cmpint(tw_lookup_vocabulary_size(layer), ==, BIG);
+    g_free(words[BIG - 1]);
+    words[BIG - 1] = g_strdup("w5");
+    g_assert_cmpint(tw_lookup_set_vocabulary(layer, BIG, (const char *const *)words), ==, -1);
+    assert_error("vocabulary[199999] repeats \"w5\"");
+    g_strfreev(words);
     tw_shape in = SHAPE(NONE), out;
     int64_t t = -1, nt = -1;
     g_assert_cmpint(tw_layer_infer(layer, &in, &out, &t, &nt), ==, 0);

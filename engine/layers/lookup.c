@@ -81,10 +81,18 @@ void lookup_finalize(tw_layer *self)
     free(st->oov_token);
 }
 
+static int by_text(const void *a, const void *b, void *tokens)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    int c = strcmp(((char **)tokens)[x], ((char **)tokens)[y]);
+    return c ? c : (x > y) - (x < y); /* a repeat sorts after the first */
+}
+
 static int by_value(const void *a, const void *b, void *values)
 {
-    int64_t x = ((const int64_t *)values)[*(const int *)a], y = ((const int64_t *)values)[*(const int *)b];
-    return (x > y) - (x < y);
+    int i = *(const int *)a, j = *(const int *)b;
+    int64_t x = ((const int64_t *)values)[i], y = ((const int64_t *)values)[j];
+    return x != y ? (x > y) - (x < y) : (i > j) - (i < j); /* a repeat sorts after the first */
 }
 
 static bool parse_int64(const char *text, int64_t *out)
@@ -155,10 +163,14 @@ int tw_lookup_set_vocabulary(tw_layer *layer, int n, const char *const *tokens)
                 rc = TW_LAYER_ERROR(layer, "vocabulary[%d] repeats %lld", skip + fresh.order[i],
                                     (long long)fresh.values[fresh.order[i]]);
     }
-    for (int i = 0; !rc && !st->integer && i < fresh.n; i++)
-        for (int j = 0; j < i && !rc; j++)
-            if (!strcmp(fresh.tokens[i], fresh.tokens[j]))
-                rc = TW_LAYER_ERROR(layer, "vocabulary[%d] repeats \"%s\"", skip + i, fresh.tokens[i]);
+    if (!rc && !st->integer) { /* sorted, so a vocabulary of 10^6 words is checked at once */
+        qsort_r(fresh.order, fresh.n, sizeof *fresh.order, by_text, fresh.tokens);
+        for (int i = 1; i < fresh.n && !rc; i++) {
+            int a = fresh.order[i - 1], b = fresh.order[i];
+            if (!strcmp(fresh.tokens[a], fresh.tokens[b]))
+                rc = TW_LAYER_ERROR(layer, "vocabulary[%d] repeats \"%s\"", skip + b, fresh.tokens[b]);
+        }
+    }
     lookup_state old = *st;
     if (!rc) {
         st->n = fresh.n;
