@@ -132,7 +132,11 @@ tw_layer *tw_layer_clone(const tw_layer *layer, const char *name)
     /* A new wrapper holds a default layer: the clones replace it. */
     for (int i = 0; i < layer->nchildren; i++) {
         tw_layer *child = tw_layer_clone(layer->children[i], layer->children[i]->name);
-        if (i < copy->nchildren && child) {
+        if (!child) {
+            tw_layer_unref(copy);
+            return NULL;
+        }
+        if (i < copy->nchildren) {
             tw_layer_unref(copy->children[i]);
             copy->children[i] = child;
         } else {
