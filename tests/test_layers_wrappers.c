@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "gradcheck.h"
+#include "tw/checkpoint.h"
 #include "tw/losses.h"
 #include "tw/optimizers.h"
 #include "tw/layers.h"
@@ -709,6 +712,48 @@ static void test_json_keras20_keys(void)
     tw_layer_unref(model);
 }
 
+/* A checkpoint of a model with both wrappers restores into the model read
+ * back from its JSON, before its build (deferred) and after: same outputs. */
+static void test_checkpoint(void)
+{
+    char *dir = g_dir_make_tmp("twb-wrappers-XXXXXX", NULL), *path = g_build_filename(dir, "ckpt.safetensors", NULL);
+    tw_model *model = tw_sequential_new("m");
+    tw_layer *bidi = wrapped("Bidirectional", layer_with("LSTM", NULL, "units", "3", "return_sequences", "true", NULL));
+    tw_layer_set_input_shape(bidi, &SHAPE(NONE, 4, 2));
+    tw_model_add(model, bidi);
+    tw_model_add(model, wrapped("TimeDistributed", layer_with("Dense", NULL, "units", "2", NULL)));
+    g_assert_cmpint(tw_model_build(model, NULL, 11), ==, 0);
+    char *json = tw_model_to_json(model);
+    if (tw_checkpoint_save(path, model, NULL, json, NULL))
+        g_error("save: %s", tw_last_error());
+    tw_scope_begin();
+    tw_tensor *x = gc_tensor(5, -1, 1, TW_SHAPE(2, 4, 2));
+    x = tw_cast(x, TW_FLOAT32);
+    tw_tensor *want = tw_model_call(model, x, false);
+    for (int deferred = 1; deferred >= 0; deferred--) {
+        tw_model *back = must_read(json);
+        if (!deferred)
+            g_assert_cmpint(tw_model_build(back, NULL, 99), ==, 0);
+        if (tw_checkpoint_restore(path, back, NULL))
+            g_error("restore: %s", tw_last_error());
+        if (deferred) {
+            g_assert_cmpint(tw_layer_pending_restores(back), ==, 8);
+            g_assert_cmpint(tw_model_build(back, NULL, 99), ==, 0);
+        }
+        g_assert_cmpint(tw_layer_pending_restores(back), ==, 0);
+        tw_tensor *got = tw_model_call(back, x, false);
+        g_assert_cmpfloat(tw_tensor_item(tw_sum_all(tw_abs(tw_sub(got, want)))), ==, 0);
+        tw_layer_unref(back);
+    }
+    tw_scope_end();
+    free(json);
+    tw_layer_unref(model);
+    g_remove(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+}
+
 /* ---- the corpus ------------------------------------------------------------------- */
 
 static char *corpus_path(const char *name)
@@ -963,6 +1008,7 @@ int main(int argc, char **argv)
     g_test_add_func("/wrappers/json-default-layers", test_json_default_layers);
     g_test_add_func("/wrappers/json-nested-model", test_json_nested_model);
     g_test_add_func("/wrappers/json-refused", test_json_refused);
+    g_test_add_func("/wrappers/checkpoint", test_checkpoint);
     g_test_add_func("/wrappers/json-keras20-keys", test_json_keras20_keys);
     g_test_add_func("/wrappers/corpus-04", test_corpus_04);
     g_test_add_func("/wrappers/corpus-05", test_corpus_05);
