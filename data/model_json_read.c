@@ -304,6 +304,120 @@ static int read_name(tw_layer *layer, JsonObject *config, const char *path)
 }
 
 static tw_model *read_sequential(JsonNode *config, const char *path);
+static tw_layer *read_layer(JsonNode *node, bool first, const char *path);
+
+/* ---- wrappers: a layer's config holding another layer's -------------------- */
+
+/* config.<key> read as a layer of its own and handed to put (which takes
+ * it); absent or null is refused when required, else skipped. */
+static int read_inner(tw_layer *wrapper, JsonObject *config, const char *key, bool required, const char *config_path,
+                      int (*put)(tw_layer *wrapper, tw_layer *inner))
+{
+    JsonNode *node = json_object_get_member(config, key);
+    if (!node || JSON_NODE_HOLDS_NULL(node)) {
+        if (!required)
+            return 0;
+        return fail("%s: missing \"%s\": a %s holds the layer it wraps, {\"class_name\": ..., \"config\": ...}",
+                    config_path, key, tw_layer_class_of(wrapper)->name);
+    }
+    char *path = g_strdup_printf("%s.%s", config_path, key);
+    tw_layer *inner = read_layer(node, false, path);
+    int rc = inner ? put(wrapper, inner) : -1;
+    if (rc && inner)
+        fail("%s: %s", path, tw_last_error());
+    g_free(path);
+    return rc;
+}
+
+/* Bidirectional and TimeDistributed: config.layer, and Bidirectional's
+ * config.backward_layer when the file gives one (Keras 3 always does). */
+static int read_wrapped(tw_layer *wrapper, JsonObject *config, const char *config_path)
+{
+    if (!tw_layer_class_of(wrapper)->infer_wrapped)
+        return 0;
+    if (read_inner(wrapper, config, "layer", true, config_path, tw_layer_wrap))
+        return -1;
+    if (strcmp(tw_layer_class_of(wrapper)->name, "Bidirectional"))
+        return 0;
+    return read_inner(wrapper, config, "backward_layer", false, config_path, tw_bidirectional_set_backward);
+}
+
+/* ---- lookup layers: tokens kept inline in the config ----------------------- */
+
+/* A token as text into *out: a string, or a whole number (IntegerLookup's);
+ * null leaves *out NULL. */
+static int token_text(JsonNode *node, const char *path, char **out)
+{
+    *out = NULL;
+    if (JSON_NODE_HOLDS_NULL(node))
+        return 0;
+    GType type = JSON_NODE_HOLDS_VALUE(node) ? json_node_get_value_type(node) : G_TYPE_NONE;
+    if (type == G_TYPE_STRING)
+        *out = g_strdup(json_node_get_string(node));
+    else if (type == G_TYPE_INT64)
+        *out = g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(node));
+    else
+        return fail("%s: expected a token (a string or a whole number), got %s", path, describe(node));
+    return 0;
+}
+
+static int read_special_token(tw_layer *layer, JsonObject *config, const char *key, const char *config_path)
+{
+    JsonNode *node = json_object_get_member(config, key);
+    if (!node)
+        return 0;
+    char *path = g_strdup_printf("%s.%s", config_path, key), *token;
+    int rc = token_text(node, path, &token);
+    if (!rc && tw_lookup_set_special_token(layer, key, token))
+        rc = fail("%s: %s", path, tw_last_error());
+    g_free(token);
+    g_free(path);
+    return rc;
+}
+
+/* StringLookup and IntegerLookup: mask_token, oov_token and the vocabulary
+ * as a list. A null vocabulary is a layer still to adapt (Keras 3 keeps an
+ * adapted one beside the config, not in it). */
+static int read_lookup(tw_layer *layer, JsonObject *config, const char *config_path)
+{
+    if (tw_lookup_vocabulary_size(layer) < 0)
+        return 0;
+    if (read_special_token(layer, config, "mask_token", config_path) ||
+        read_special_token(layer, config, "oov_token", config_path))
+        return -1;
+    JsonNode *node = json_object_get_member(config, "vocabulary");
+    if (!node || JSON_NODE_HOLDS_NULL(node))
+        return 0;
+    if (JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == G_TYPE_STRING)
+        return fail("%s.vocabulary: a vocabulary file (\"%s\") is not supported; expected the tokens inline as a list",
+                    config_path, json_node_get_string(node));
+    if (!JSON_NODE_HOLDS_ARRAY(node))
+        return fail("%s.vocabulary: expected a list of tokens, got %s", config_path, describe(node));
+    JsonArray *array = json_node_get_array(node);
+    guint n = json_array_get_length(array);
+    char **tokens = g_new0(char *, n + 1);
+    int rc = 0;
+    for (guint i = 0; i < n && !rc; i++) {
+        char *path = g_strdup_printf("%s.vocabulary[%u]", config_path, i);
+        rc = token_text(json_array_get_element(array, i), path, &tokens[i]);
+        if (!rc && !tokens[i])
+            rc = fail("%s: expected a token, got null", path);
+        g_free(path);
+    }
+    if (!rc && tw_lookup_set_vocabulary(layer, (int)n, (const char *const *)tokens))
+        rc = fail("%s.vocabulary: %s", config_path, tw_last_error());
+    g_strfreev(tokens);
+    return rc;
+}
+
+/* Keras before 2.1.3 had no reset_after and computed GRU the way
+ * reset_after=false does; every later Keras writes the key. */
+static int read_legacy_defaults(tw_layer *layer, JsonObject *config)
+{
+    if (!strcmp(tw_layer_class_of(layer)->name, "GRU") && !json_object_has_member(config, "reset_after"))
+        return tw_layer_set(layer, "reset_after", "false");
+    return 0;
+}
 
 /* path: the layer's ("layers[3]"); config_path: its config's. */
 static tw_layer *read_plain_layer(const char *class_name, JsonObject *config, bool first, const char *path,
@@ -322,6 +436,12 @@ static tw_layer *read_plain_layer(const char *class_name, JsonObject *config, bo
         g_free(member_path);
     }
     g_list_free(members);
+    if (!rc)
+        rc = read_legacy_defaults(layer, config);
+    if (!rc)
+        rc = read_wrapped(layer, config, config_path);
+    if (!rc)
+        rc = read_lookup(layer, config, config_path);
     if (!rc)
         rc = read_trainable(layer, config, config_path);
     if (rc) {

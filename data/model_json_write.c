@@ -149,10 +149,13 @@ static void put_shape(GString *out, const tw_shape *shape)
 }
 
 static void put_model_config(GString *out, const tw_model *model);
+static void put_wrapped(GString *out, const tw_layer *wrapper);
+static void put_lookup(GString *out, const tw_layer *layer);
 
 /* {"class_name": "Dense", "config": {"name": ..., "trainable": ...,
- * "dtype": ..., "batch_input_shape": ..., parameters...}} */
-static void put_layer(GString *out, const tw_layer *layer, bool first)
+ * "dtype": ..., "batch_input_shape": ..., parameters...}}, under the
+ * layer's own name or, when name is not NULL, that one. */
+static void put_layer_as(GString *out, const tw_layer *layer, bool first, const char *name)
 {
     const tw_layer_class *klass = tw_layer_class_of(layer);
     g_string_append(out, "{\"class_name\": ");
@@ -164,7 +167,7 @@ static void put_layer(GString *out, const tw_layer *layer, bool first)
         return;
     }
     g_string_append(out, "{\"name\": ");
-    put_string(out, tw_layer_name(layer));
+    put_string(out, name ? name : tw_layer_name(layer));
     /* Keras' InputLayer refuses "trainable", and declares its own dtype. */
     bool input = !strcmp(klass->name, "InputLayer");
     if (!input)
@@ -181,7 +184,60 @@ static void put_layer(GString *out, const tw_layer *layer, bool first)
         put_key(out, klass->params[i].key);
         put_param(out, &klass->params[i], tw_layer_param(layer, i));
     }
+    put_wrapped(out, layer);
+    put_lookup(out, layer);
     g_string_append(out, "}}");
+}
+
+static void put_layer(GString *out, const tw_layer *layer, bool first)
+{
+    put_layer_as(out, layer, first, NULL);
+}
+
+/* ---- wrappers: a layer's config holding another layer's -------------------- */
+
+/* name less prefix, as Keras 2 writes the layer it wrapped. */
+static const char *unprefixed(const tw_layer *layer, const char *prefix)
+{
+    const char *name = tw_layer_name(layer);
+    return g_str_has_prefix(name, prefix) ? name + strlen(prefix) : name;
+}
+
+/* Whether Bidirectional's backward layer is the one Keras derives from the
+ * forward layer (its config with go_backwards flipped): then, as Keras 2,
+ * no backward_layer is written. */
+static bool backward_is_derived(const tw_layer *forward, const tw_layer *backward)
+{
+    const tw_layer_class *klass = tw_layer_class_of(forward);
+    if (klass != tw_layer_class_of(backward) || tw_layer_trainable(forward) != tw_layer_trainable(backward) ||
+        strcmp(unprefixed(forward, "forward_"), unprefixed(backward, "backward_")))
+        return false;
+    bool same = true;
+    for (int i = 0; i < klass->nparams && same; i++) {
+        if (!strcmp(klass->params[i].key, "go_backwards"))
+            continue;
+        char *a = tw_layer_get_text(forward, klass->params[i].key), *b = tw_layer_get_text(backward, klass->params[i].key);
+        same = !strcmp(a, b);
+        free(a);
+        free(b);
+    }
+    return same;
+}
+
+/* ", \"layer\": {...}" for Bidirectional and TimeDistributed, and Bidirectional's
+ * ", \"backward_layer\": {...}" when it has one of its own. A wrapper with no
+ * layer inside writes none (the reader refuses it, naming the place). */
+static void put_wrapped(GString *out, const tw_layer *wrapper)
+{
+    const tw_layer *layer = tw_layer_inner(wrapper, 0), *backward = tw_layer_inner(wrapper, 1);
+    if (!layer)
+        return;
+    g_string_append(out, ", \"layer\": ");
+    put_layer_as(out, layer, false, backward ? unprefixed(layer, "forward_") : NULL);
+    if (backward && !backward_is_derived(layer, backward)) {
+        g_string_append(out, ", \"backward_layer\": ");
+        put_layer_as(out, backward, false, unprefixed(backward, "backward_"));
+    }
 }
 
 /* {"name": ..., "layers": [...]}, with "trainable": false for a frozen
@@ -235,4 +291,37 @@ int tw_model_save(const tw_model *model, const char *path)
         rc = tw__atomic_commit(&file);
     free(json);
     return rc;
+}
+
+/* ---- lookup layers: tokens kept inline in the config ----------------------- */
+
+/* IntegerLookup's tokens are numbers (canonical text), StringLookup's strings. */
+static void put_token(GString *out, const char *token, bool integer)
+{
+    if (!token)
+        g_string_append(out, "null");
+    else if (integer)
+        g_string_append(out, token);
+    else
+        put_string(out, token);
+}
+
+/* ", \"mask_token\": ..., \"oov_token\": ..., \"vocabulary\": [...]" for StringLookup
+ * and IntegerLookup. */
+static void put_lookup(GString *out, const tw_layer *layer)
+{
+    int n = tw_lookup_vocabulary_size(layer);
+    if (n < 0)
+        return;
+    bool integer = !strcmp(tw_layer_class_of(layer)->name, "IntegerLookup");
+    g_string_append(out, ", \"mask_token\": ");
+    put_token(out, tw_lookup_special_token(layer, "mask_token"), integer);
+    g_string_append(out, ", \"oov_token\": ");
+    put_token(out, tw_lookup_special_token(layer, "oov_token"), integer);
+    g_string_append(out, ", \"vocabulary\": [");
+    for (int i = 0; i < n; i++) {
+        g_string_append(out, i ? ", " : "");
+        put_token(out, tw_lookup_token(layer, i), integer);
+    }
+    g_string_append_c(out, ']');
 }

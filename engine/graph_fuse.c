@@ -61,6 +61,7 @@ typedef struct {
     int *members; /* the group being grown, descending */
     int *heap;    /* the group's candidates: inputs of its members, a max-heap */
     int nheap;
+    int *releaser; /* per slot: the node whose run releases the value, -1 for none */
 } planner;
 
 static void clear_group(tw_fgroup *grp)
@@ -118,12 +119,29 @@ static void count_inputs(planner *p, int node, int root)
     }
 }
 
+/* Whether every value c reads is still there when root's group runs. A
+ * member runs late, at the root, so a value whose last reader by order is
+ * a node between c and the root, outside this group and outside any group
+ * run after it, is released before then (traced LSTM and GRU training
+ * steps read a freed slot that way). */
+static bool inputs_live(const planner *p, int c, int root)
+{
+    const tw_gnode *n = &p->g->nodes[c];
+    for (int i = 0; i < n->ninputs; i++) {
+        int by = p->releaser[n->in_slots[i]];
+        if (by > c && by < root && p->in[by] < root)
+            return false;
+    }
+    return true;
+}
+
 /* Whether node c joins root's group: all its readers are in it already. */
 static bool joins(const planner *p, int c, int root)
 {
     const tw_gnode *n = &p->g->nodes[c], *r = &p->g->nodes[root];
     return p->seen[c] == root && p->inside[c] == p->readers[c] && p->fusable[c] && n->fuse_group < 0 &&
-           p->epoch[c] == p->epoch[root] && same_desc(&n->outputs[0].desc, &r->outputs[0].desc);
+           p->epoch[c] == p->epoch[root] && same_desc(&n->outputs[0].desc, &r->outputs[0].desc) &&
+           inputs_live(p, c, root);
 }
 
 /* Grow root's group; members descending. Candidates are decided in
@@ -281,6 +299,11 @@ static void count_uses(planner *p)
     }
     for (int i = 0; i < g->noutputs; i++)
         p->readers[g->outputs[i].node]++;
+    for (int s = 0; s < g->nslots; s++)
+        p->releaser[s] = -1;
+    for (int n = 0; n < g->nnodes; n++)
+        for (int r = 0; r < g->nodes[n].nrelease; r++)
+            p->releaser[g->nodes[n].release[r]] = n;
 }
 
 int tw__graph_fuse(tw_graph *g)
@@ -293,11 +316,17 @@ int tw__graph_fuse(tw_graph *g)
     planner p = {g,         all + n,     all + 2 * n, all + 3 * n, all + 4 * n,
                  all + 5 * n, all + 6 * n, all + 7 * n, all + 8 * n, all + 9 * n};
     int *buffer = all;
+    p.releaser = malloc(sizeof *p.releaser * (size_t)(g->nslots ? g->nslots : 1));
+    if (!p.releaser) {
+        free(all);
+        return -1;
+    }
     count_uses(&p);
     int rc = 0;
     for (int root = g->nnodes - 1; root >= 0 && rc == 0; root--)
         if (p.fusable[root] && g->nodes[root].fuse_group < 0)
             rc = plan_group(&p, root, buffer);
+    free(p.releaser);
     free(all);
     if (rc < 0)
         tw__graph_fuse_clear(g);

@@ -3,7 +3,8 @@
  * loops, Keras' weight shapes and parameter counts, return_sequences and
  * go_backwards, LSTM's unit_forget_bias, dropout masks drawn once per
  * sequence, the messages of inputs and configs that cannot work, a stack of
- * recurrent layers in a Sequential model, and gradients of the input and
+ * recurrent layers in a Sequential model, fit's traced step against the
+ * eager one, and gradients of the input and
  * every weight against finite differences through three timesteps. */
 #include <glib.h>
 #include <math.h>
@@ -12,7 +13,9 @@
 
 #include "gradcheck.h"
 #include "tw/layers.h"
+#include "tw/losses.h"
 #include "tw/model.h"
+#include "tw/optimizers.h"
 
 #define NONE (-1)
 #define SHAPE(...) ((tw_shape){(int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), {__VA_ARGS__}})
@@ -609,6 +612,51 @@ static void test_in_sequential(void)
     tw_scope_end();
 }
 
+/* fit's traced step (forward, backward and update as one fused graph)
+ * gives the eager step's losses for each recurrent layer, returning the
+ * last step or every step (traced LSTM and GRU steps once read a value the
+ * graph had already released). */
+static double traced_fit_loss(const char *class_name, bool sequences, tw_trace_mode mode)
+{
+    tw_model *model = tw_sequential_new("m");
+    tw_layer *rnn = layer_with(class_name, "units", "4", "return_sequences", sequences ? "true" : "false", NULL);
+    tw_layer_set_input_shape(rnn, &SHAPE(NONE, 5, 2));
+    tw_model_add(model, rnn);
+    tw_model_add(model, layer_with("Dense", "units", "1", NULL));
+    g_assert_cmpint(tw_model_build(model, NULL, 5), ==, 0);
+    tw_loss loss = tw_loss_default(TW_LOSS_MEAN_SQUARED_ERROR);
+    g_assert_cmpint(tw_model_compile(model, tw_optimizer_new_named("adam", 0.01), &loss, 0, NULL), ==, 0);
+    tw_scope_begin();
+    tw_tensor *x = tw_tensor_ref(tw_cast(gc_tensor(3, -1, 1, TW_SHAPE(16, 5, 2)), TW_FLOAT32));
+    tw_tensor *y = tw_tensor_ref(sequences ? tw_cast(gc_tensor(4, -1, 1, TW_SHAPE(16, 5, 1)), TW_FLOAT32)
+                                           : tw_cast(gc_tensor(4, -1, 1, TW_SHAPE(16, 1)), TW_FLOAT32));
+    tw_scope_end();
+    tw_fit_options options = tw_fit_options_default();
+    options.epochs = 3;
+    options.batch_size = 4;
+    options.traced = mode;
+    tw_history *history = tw_model_fit(model, x, y, &options);
+    if (!history)
+        g_error("%s fit: %s", class_name, tw_last_error());
+    double last = tw_logs_get(&history->epoch_logs[2], "loss");
+    tw_history_free(history);
+    tw_layer_unref(model);
+    tw_tensor_unref(x);
+    tw_tensor_unref(y);
+    return last;
+}
+
+static void test_traced_fit(void)
+{
+    const char *classes[] = {"SimpleRNN", "LSTM", "GRU"};
+    for (int c = 0; c < 3; c++)
+        for (int sequences = 0; sequences < 2; sequences++) {
+            double eager = traced_fit_loss(classes[c], sequences, TW_TRACE_OFF);
+            double traced = traced_fit_loss(classes[c], sequences, TW_TRACE_ON);
+            g_assert_cmpfloat(fabs(traced - eager), <=, 1e-5 * eager);
+        }
+}
+
 /* ---- gradients ---------------------------------------------------------------------- */
 
 static tw_tensor *layer_fn(tw_tensor *const *inputs, void *layer)
@@ -666,6 +714,7 @@ int main(int argc, char **argv)
     g_test_add_func("/recurrent/errors", test_errors);
     g_test_add_func("/recurrent/regularizers", test_regularizers);
     g_test_add_func("/recurrent/in-sequential", test_in_sequential);
+    g_test_add_func("/recurrent/traced-fit", test_traced_fit);
     g_test_add_func("/recurrent/gradients", test_gradients);
     return g_test_run();
 }

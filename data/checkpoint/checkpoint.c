@@ -220,6 +220,11 @@ static int check_paths(const char *path, tw_model *model, const char *name)
             if (strlen(child) == (size_t)(slash - rest) && !strncmp(child, rest, (size_t)(slash - rest)))
                 next = tw_model_layer_at(at, i);
         }
+        for (int i = 0; tw_layer_inner(at, i) && !next; i++) { /* a wrapper's layers (Bidirectional's two) */
+            const char *child = tw_layer_name(tw_layer_inner(at, i));
+            if (strlen(child) == (size_t)(slash - rest) && !strncmp(child, rest, (size_t)(slash - rest)))
+                next = tw_layer_inner(at, i);
+        }
         if (!next)
             return tw_error_set("%s: the checkpoint has weight '%s', but model '%s' has no layer \"%.*s\" in '%s'",
                                 path, name, tw_layer_name(model), (int)(slash - rest), rest, tw_layer_name(at));

@@ -137,9 +137,21 @@ tw_layer *tw_layer_clone(const tw_layer *layer, const char *name)
     copy->batch_input_shape = layer->batch_input_shape;
     copy->trainable = layer->trainable;
     copy->dtype = layer->dtype;
-    for (int i = 0; i < layer->nchildren; i++)
-        tw__layer_insert_child(copy, i, tw_layer_clone(layer->children[i], layer->children[i]->name));
-    if (configure(copy)) {
+    /* A new wrapper holds a default layer: the clones replace it. */
+    for (int i = 0; i < layer->nchildren; i++) {
+        tw_layer *child = tw_layer_clone(layer->children[i], layer->children[i]->name);
+        if (!child) {
+            tw_layer_unref(copy);
+            return NULL;
+        }
+        if (i < copy->nchildren) {
+            tw_layer_unref(copy->children[i]);
+            copy->children[i] = child;
+        } else {
+            tw__layer_insert_child(copy, i, child);
+        }
+    }
+    if ((layer->klass->clone_extra && layer->klass->clone_extra(copy, layer)) || configure(copy)) {
         tw_layer_unref(copy);
         return NULL;
     }
@@ -291,8 +303,10 @@ int tw_layer_infer(const tw_layer *layer, const tw_shape *input, tw_shape *outpu
     int n = 0;
     tw_shape out;
     int64_t t = 0, nt = 0;
-    if (layer->nchildren ? infer_children(layer, input, &out, &t, &nt)
-                         : layer->klass->infer(layer, input, &out, specs, &n))
+    int rc = layer->klass->infer_wrapped ? layer->klass->infer_wrapped(layer, input, &out, &t, &nt)
+             : layer->nchildren           ? infer_children(layer, input, &out, &t, &nt)
+                                          : layer->klass->infer(layer, input, &out, specs, &n);
+    if (rc)
         return -1;
     for (int i = 0; i < n; i++) {
         int64_t count = tw_shape_numel(&specs[i].shape);

@@ -68,6 +68,7 @@ static inline const char *tw__param_choice(const tw_layer *l, int i) { return l-
     X(Conv2D) X(Conv1D) X(MaxPooling2D) X(AveragePooling2D) X(MaxPooling1D) X(AveragePooling1D) \
     X(Conv2DTranspose) X(Conv1DTranspose) X(DepthwiseConv2D) X(SeparableConv2D) X(SeparableConv1D) \
     X(UpSampling2D) X(UpSampling1D) X(ZeroPadding2D) X(ZeroPadding1D) X(Cropping2D) X(Cropping1D) X(Resizing) \
-    X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(GlobalAveragePooling1D) X(GlobalMaxPooling1D)
+    X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(GlobalAveragePooling1D) X(GlobalMaxPooling1D) \
+    X(Bidirectional) X(TimeDistributed) X(StringLookup) X(IntegerLookup)
 
 #endif

@@ -35,9 +35,10 @@
 #define RNN_PARAM_RECURRENT_DROPOUT                                                                               \
     {"recurrent_dropout", TW_PARAM_FLOAT, "0", 0, 1,                                                            \
      .help = "Fraction of the state dropped before the recurrent kernel in training (one mask per sequence)"}
-/* Keras' LSTM and GRU save their cell implementation (1 or 2); both compute the same. */
+/* Keras' LSTM and GRU save their cell implementation (1 or 2; Keras 2.0
+ * also had 0, its CPU layout); all compute the same. */
 #define RNN_PARAM_IMPLEMENTATION                                                                                  \
-    {"implementation", TW_PARAM_INT, "2", 1, 2, .help = "Keras' kernel layout choice; no effect here"}
+    {"implementation", TW_PARAM_INT, "2", 0, 2, .help = "Keras' kernel layout choice; no effect here"}
 #define RNN_PARAM_RETURN_SEQUENCES                                                                                \
     {"return_sequences", TW_PARAM_BOOL, "false",                                                                \
      .help = "Output every step (batch, timesteps, units) instead of the last (batch, units)"}

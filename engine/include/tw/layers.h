@@ -128,6 +128,15 @@ typedef struct tw_layer_class {
     /* Adjusts weight `index` right after its initializer ran, before a
      * restored value replaces it (LSTM's unit_forget_bias). Optional. */
     int (*init_weight)(tw_layer *self, int index);
+    /* Wrappers (Bidirectional, TimeDistributed), whose layers inside do not
+     * run one after another: the output shape and the parameter counts, the
+     * inner layers' included, in one walk. Optional: without it a layer's
+     * children are inferred in order, as a Sequential's are. */
+    int (*infer_wrapped)(const tw_layer *self, const tw_shape *input, tw_shape *output, int64_t *trainable,
+                         int64_t *non_trainable);
+    /* Copies what a layer holds besides its parameters (a lookup layer's
+     * vocabulary) into a clone. Optional. */
+    int (*clone_extra)(tw_layer *copy, const tw_layer *layer);
 } tw_layer_class;
 
 /* Built-in classes are registered from the start; programs may add theirs. */
@@ -203,6 +212,48 @@ int tw_layer_set_trainable(tw_layer *layer, bool trainable);
 /* The sum of this layer's L1/L2 weight penalties (a 0-d tensor; 0 when it
  * has none), recorded on active tapes. */
 tw_tensor *tw_layer_regularization_loss(const tw_layer *layer);
+
+/* ---- wrappers (Bidirectional, TimeDistributed) ----------------------------- */
+/* A wrapper holds the layer it wraps as a layer inside it, like a model's
+ * layers: its weights are the inner layer's ("bidirectional/forward_lstm/
+ * kernel"), and clones, freezing, dtypes and checkpoints reach them. A new
+ * wrapper holds a layer at its defaults (Bidirectional an LSTM,
+ * TimeDistributed a Dense) until one is wrapped.
+ *
+ *     tw_layer *bi = tw_layer_new("Bidirectional", NULL);
+ *     tw_layer_wrap(bi, tw_layer_new("GRU", NULL));   // forward_gru, backward_gru
+ *
+ * tw_layer_wrap puts `layer` inside `wrapper`, taking the reference, before
+ * the wrapper is built. Bidirectional takes a recurrent layer: its forward
+ * layer is `layer` renamed "forward_<name>", its backward layer a copy named
+ * "backward_<name>" reading the sequence the other way (Keras' default).
+ * An unnamed layer is named after its class first ("gru"). */
+int tw_layer_wrap(tw_layer *wrapper, tw_layer *layer);
+/* Bidirectional's backward_layer: replaces the copy with a layer of its own
+ * config (taking the reference), named "backward_<name>". Keras' rules hold:
+ * the same return_sequences as the forward layer and the other
+ * go_backwards; merge modes other than concat need outputs of one size. */
+int tw_bidirectional_set_backward(tw_layer *bidirectional, tw_layer *backward);
+/* The layers inside a wrapper: 0 is the wrapped layer (Bidirectional's
+ * forward one), 1 Bidirectional's backward one; NULL past them (borrowed). */
+tw_layer *tw_layer_inner(const tw_layer *wrapper, int index);
+
+/* ---- lookup layers (StringLookup, IntegerLookup) --------------------------- */
+/* The vocabulary Keras keeps inline in the config, as text: tokens for
+ * StringLookup, decimal integers ("42") for IntegerLookup. Index 0 is the
+ * mask token's when there is one, then come num_oov_indices OOV indices,
+ * then the vocabulary in order. Replaces the previous one; refused for other
+ * layers, for repeated tokens, for the mask or OOV token among them (except
+ * leading the list, as Keras' get_vocabulary gives them: they are dropped),
+ * and once the layer is built. The engine has no string tensors: a
+ * StringLookup opens, infers and counts (no parameters), and refuses to run. */
+int tw_lookup_set_vocabulary(tw_layer *layer, int n, const char *const *tokens);
+int tw_lookup_vocabulary_size(const tw_layer *layer); /* -1 for other layers */
+const char *tw_lookup_token(const tw_layer *layer, int index); /* NULL out of range */
+/* "mask_token" (None by default) and "oov_token" ("[UNK]", IntegerLookup's
+ * -1) as text; NULL is None. */
+int tw_lookup_set_special_token(tw_layer *layer, const char *key, const char *token);
+const char *tw_lookup_special_token(const tw_layer *layer, const char *key);
 
 /* ---- weights by path (checkpoints) ---------------------------------------- */
 /* Calls fn for every weight, depth first, with its path: "dense_1/kernel",
