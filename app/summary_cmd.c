@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include <tw/engine.h>
-#include <tw/model_file.h>
+#include <tw/keras_file.h>
 
 #include "summary_cmd.h"
 
@@ -36,7 +36,7 @@ int twb_summary_command(int argc, char **argv)
     if (argc > 1)
         return usage("one model file at a time; unexpected '%s'", argv[1]);
 
-    tw_model *model = tw_model_load(argv[0]);
+    tw_model *model = tw_model_open(argv[0]);
     if (!model) {
         fprintf(stderr, "twb: summary: %s\n", tw_last_error());
         return 1;

@@ -14,7 +14,7 @@
 #include <tw/checkpoint.h>
 #include <tw/engine.h>
 #include <tw/graph_file.h>
-#include <tw/model_file.h>
+#include <tw/keras_file.h>
 
 #include "trace_cmd.h"
 
@@ -127,7 +127,7 @@ int twb_trace_command(int argc, char **argv)
     int rc = parse_args(&o, argc, argv);
     if (rc)
         return rc;
-    tw_model *model = tw_model_load(o.model_path);
+    tw_model *model = tw_model_open(o.model_path);
     tw_shape input;
     rc = model && prepare(model, &o, &input) == 0 ? trace_and_save(model, &o, &input) : -1;
     if (rc)
