@@ -172,7 +172,7 @@ static int apply_image(tw_model *model, const uint8_t *bytes, size_t size, const
     hid_t file = tw__h5_open_image(bytes, size, name);
     if (file < 0)
         return -1;
-    int rc = build_for_weights(model, name) || apply_h5_weights(model, file, size, name);
+    int rc = build_for_weights(model, name) || apply_h5_weights(model, file, size, name) ? -1 : 0;
     close_file(file);
     return rc;
 }
