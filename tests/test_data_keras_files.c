@@ -15,6 +15,7 @@
 
 #include "hdf5_file.h"
 #include "scratch_tree.h"
+#include "twb_run.h"
 #include "tw/engine.h"
 #include "tw/keras_file.h"
 #include "tw/model_file.h"
@@ -504,6 +505,85 @@ static void test_bad_files(void)
     g_free(dir);
 }
 
+/* ---- the command line ----------------------------------------------------- */
+
+static twb_run twb_ok(const char *const *args)
+{
+    twb_run r = run_twb_argv(args);
+    if (r.exit_status != 0)
+        g_error("twb %s %s: exit %d: %s", args[0], args[1], r.exit_status, r.err);
+    return r;
+}
+
+/* twb convert between every format, and summary, evaluate and trace on
+ * .keras and .h5 files as on JSON. */
+static void test_cli(void)
+{
+    if (!g_getenv("TWB")) {
+        g_test_skip("TWB names no twb executable");
+        return;
+    }
+    char *dir = scratch_dir();
+    char *json = example_path("linear_regression.json");
+    char *keras = g_build_filename(dir, "lr.keras", NULL), *h5 = g_build_filename(dir, "lr.h5", NULL);
+    char *st = g_build_filename(dir, "lr.safetensors", NULL), *back = g_build_filename(dir, "back.json", NULL);
+    char *graph = g_build_filename(dir, "lr.twbgraph", NULL);
+    twb_run r = twb_ok((const char *[]){"convert", json, keras, NULL});
+    g_assert_nonnull(strstr(r.out, "Keras 3 .keras, 2 parameters (freshly initialised: the input has no weights)"));
+    twb_run_clear(&r);
+    const char *chain[][2] = {{keras, h5}, {h5, st}, {st, back}};
+    for (int i = 0; i < 3; i++) {
+        r = twb_ok((const char *[]){"convert", chain[i][0], chain[i][1], NULL});
+        twb_run_clear(&r);
+    }
+    /* The JSON that went around equals the JSON we write from the example. */
+    tw_model *model = tw_model_open(json);
+    char *expected = tw_model_to_json(model);
+    size_t length;
+    char *text = tw_model_file_config(back, &length);
+    g_assert_cmpstr(g_strstrip(text), ==, expected);
+    free(text);
+    free(expected);
+    tw_layer_unref(model);
+
+    twb_run a = twb_ok((const char *[]){"summary", json, NULL});
+    const char *files[] = {keras, h5};
+    for (int i = 0; i < 2; i++) {
+        r = twb_ok((const char *[]){"summary", files[i], NULL});
+        g_assert_cmpstr(r.out, ==, a.out);
+        twb_run_clear(&r);
+    }
+    twb_run_clear(&a);
+    /* The same weights (the checkpoint holds the .h5's) evaluate the same. */
+    a = twb_ok((const char *[]){"evaluate", keras, "--checkpoint", st, "--data", "linear", NULL});
+    r = twb_ok((const char *[]){"evaluate", h5, "--checkpoint", st, "--data", "linear", NULL});
+    g_assert_cmpstr(r.out, ==, a.out);
+    twb_run_clear(&r);
+    twb_run_clear(&a);
+    r = twb_ok((const char *[]){"trace", h5, "--batch", "4", "--output", graph, NULL});
+    twb_run_clear(&r);
+
+    /* Bad input: a file that is not a model, an unknown extension. */
+    g_assert_true(g_file_set_contents(keras, "PK\x03\x04 not really", -1, NULL));
+    r = run_twb_argv((const char *[]){"convert", keras, back, NULL});
+    g_assert_cmpint(r.exit_status, ==, 1);
+    g_assert_nonnull(strstr(r.err, keras));
+    twb_run_clear(&r);
+    r = run_twb_argv((const char *[]){"convert", json, "model.onnx", NULL});
+    g_assert_cmpint(r.exit_status, ==, 2);
+    g_assert_nonnull(strstr(r.err, "model.onnx: name the format by the extension"));
+    twb_run_clear(&r);
+
+    g_free(graph);
+    g_free(back);
+    g_free(st);
+    g_free(h5);
+    g_free(keras);
+    g_free(json);
+    scratch_remove_tree(dir);
+    g_free(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -540,5 +620,6 @@ int main(int argc, char **argv)
     g_test_add_func("/keras_files/weights_only", test_weights_only);
     g_test_add_func("/keras_files/mismatch", test_mismatch);
     g_test_add_func("/keras_files/bad_files", test_bad_files);
+    g_test_add_func("/keras_files/cli", test_cli);
     return g_test_run();
 }
