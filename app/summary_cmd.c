@@ -25,8 +25,9 @@ __attribute__((format(printf, 1, 2))) static int usage(const char *fmt, ...)
 int twb_summary_command(int argc, char **argv)
 {
     if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
-        puts("Usage: twb summary MODEL.json\n"
-             "Print a Keras Sequential model file's layers, output shapes and parameter counts.");
+        puts("Usage: twb summary MODEL\n"
+             "Print a Keras model file's layers, output shapes and parameter counts; MODEL is Keras JSON,\n"
+             "a Keras 3 .keras archive or a Keras 2 .h5 file.");
         return 0;
     }
     if (argc == 0)

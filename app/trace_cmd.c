@@ -120,7 +120,8 @@ int twb_trace_command(int argc, char **argv)
     if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
         puts("Usage: twb trace MODEL.json [--checkpoint FILE] --batch N --output FILE.twbgraph\n"
              "Trace a model's forward pass for batches of N and write it with its weights as a graph file\n"
-             "that 'twb run-graph' runs without the model file.");
+             "that 'twb run-graph' runs without the model file. MODEL may also be a .keras or .h5 file, whose\n"
+             "weights are used unless --checkpoint names others.");
         return 0;
     }
     trace_options o = {0};
