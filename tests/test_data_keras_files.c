@@ -22,10 +22,12 @@
 
 #define PYTHON "/usr/bin/python3"
 
-/* Dumps every dataset of an .h5 file (or a .keras archive's weights) as
+/* dump: every dataset of an .h5 file (or a .keras archive's weights) as
  * "name<TAB>dtype<TAB>shape<TAB>sha256 of the little-endian bytes", in
- * HDF5's name order; or copies a full model file's model_weights/ to a
- * new file's root (what Keras' save_weights writes). Exit 3: no h5py. */
+ * HDF5's name order; make: a .keras and a .h5 file in Keras' layouts,
+ * written by h5py and zipfile; otherwise: a full model file's
+ * model_weights/ copied to a new file's root (what Keras' save_weights
+ * writes). Exit 3: no h5py. */
 static const char h5py_script[] =
     "import sys, io, zipfile, hashlib\n"
     "try:\n"
@@ -44,6 +46,41 @@ static const char h5py_script[] =
     "            a = a.astype(a.dtype.newbyteorder('<'))\n"
     "            print(name, a.dtype.name, ','.join(map(str, a.shape)), hashlib.sha256(a.tobytes()).hexdigest(), sep='\\t')\n"
     "    f.visititems(visit)\n"
+    "elif sys.argv[1] == 'make':\n"
+    "    # Keras' own layouts of a Sequential LSTM, BatchNormalization, Dense,\n"
+    "    # weight number i (in Keras' order) holding arange(size) * 0.01 + i.\n"
+    "    config = open(sys.argv[2]).read()\n"
+    "    shapes = [('lstm', ['kernel', 'recurrent_kernel', 'bias'], [(3, 16), (4, 16), (16,)]),\n"
+    "              ('batch_normalization', ['gamma', 'beta', 'moving_mean', 'moving_variance'], [(4,)] * 4),\n"
+    "              ('dense', ['kernel', 'bias'], [(4, 2), (2,)])]\n"
+    "    value = lambda i, s: np.arange(int(np.prod(s)), dtype=np.float32).reshape(s) * 0.01 + i\n"
+    "    w = io.BytesIO()\n"
+    "    with h5py.File(w, 'w') as f:\n"
+    "        f.create_group('vars')\n"
+    "        i = 0\n"
+    "        for layer, names, ss in shapes:\n"
+    "            f.create_group('layers/' + layer + '/vars')\n"
+    "            group = 'layers/lstm/cell/vars' if layer == 'lstm' else 'layers/' + layer + '/vars'\n"
+    "            for k, s in enumerate(ss):\n"
+    "                f.create_dataset(group + '/' + str(k), data=value(i, s)); i += 1\n"
+    "    with zipfile.ZipFile(sys.argv[3] + '.keras', 'w') as z:\n"
+    "        z.writestr('metadata.json', '{\"keras_version\": \"3.0.0\"}')\n"
+    "        z.writestr('config.json', config)\n"
+    "        z.writestr('model.weights.h5', w.getvalue())\n"
+    "    with h5py.File(sys.argv[3] + '.h5', 'w') as f:\n"
+    "        f.attrs['model_config'] = config\n"
+    "        f.attrs['keras_version'] = '2.15.0'\n"
+    "        f.attrs['backend'] = 'tensorflow'\n"
+    "        g = f.create_group('model_weights')\n"
+    "        g.attrs['layer_names'] = np.array([l.encode() for l, _, _ in shapes])\n"
+    "        i = 0\n"
+    "        for layer, names, ss in shapes:\n"
+    "            cell = layer + '/lstm_cell/' if layer == 'lstm' else layer + '/'\n"
+    "            lg = g.create_group(layer)\n"
+    "            wn = [cell + n + ':0' for n in names]\n"
+    "            lg.attrs['weight_names'] = np.array([n.encode() for n in wn])\n"
+    "            for n, s in zip(wn, ss):\n"
+    "                lg.create_dataset(n, data=value(i, s)); i += 1\n"
     "else:\n"
     "    src = h5py.File(sys.argv[2], 'r')['model_weights']\n"
     "    dst = h5py.File(sys.argv[3], 'w')\n"
@@ -370,6 +407,63 @@ static void test_weights_only(void)
     g_free(dir);
 }
 
+/* Files in Keras' layouts written by h5py (not by us) open with every
+ * weight where Keras puts it: Keras 3's per-object paths with the LSTM's
+ * cell, Keras 2's positional groups with TF's variable names. */
+static const char lstm_bn_dense[] =
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"s\", \"layers\": ["
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 5, 3], \"name\": \"x\"}},"
+    "{\"class_name\": \"LSTM\", \"config\": {\"name\": \"lstm\", \"units\": 4}},"
+    "{\"class_name\": \"BatchNormalization\", \"config\": {\"name\": \"batch_normalization\"}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 2}}]}}";
+
+typedef struct {
+    int index;
+} expect_ctx;
+
+/* Weight number i holds arange(n) * 0.01 + i (float32, as NumPy computes it). */
+static int check_weight(const char *path, tw_tensor *weight, bool trainable, void *data)
+{
+    (void)trainable;
+    expect_ctx *c = data;
+    int64_t n = tw_tensor_numel(weight);
+    float *v = g_new(float, n);
+    g_assert_cmpint(tw_tensor_copy_to(weight, v, sizeof(float) * (size_t)n), ==, 0);
+    for (int64_t j = 0; j < n; j++) {
+        float expected = (float)j * 0.01f + (float)c->index;
+        if (v[j] != expected)
+            g_error("%s[%lld] = %g, expected %g (weight %d)", path, (long long)j, v[j], expected, c->index);
+    }
+    g_free(v);
+    c->index++;
+    return 0;
+}
+
+static void test_keras_written(void)
+{
+    char *dir = scratch_dir();
+    char *config = g_build_filename(dir, "config.json", NULL), *base = g_build_filename(dir, "made", NULL);
+    g_assert_true(g_file_set_contents(config, lstm_bn_dense, -1, NULL));
+    char *done = run_h5py("make", config, base);
+    for (int f = 0; done && f < 2; f++) {
+        char *path = g_strconcat(base, f ? ".h5" : ".keras", NULL);
+        tw_model *model = tw_model_open(path);
+        if (!model)
+            g_error("%s", tw_last_error());
+        g_assert_true(tw_model_open_had_weights());
+        expect_ctx c = {0};
+        g_assert_cmpint(tw_layer_foreach_weight(model, check_weight, &c), ==, 0);
+        g_assert_cmpint(c.index, ==, 9);
+        tw_layer_unref(model);
+        g_free(path);
+    }
+    g_free(done);
+    g_free(base);
+    g_free(config);
+    scratch_remove_tree(dir);
+    g_free(dir);
+}
+
 /* ---- mismatches and bad files ---------------------------------------------- */
 
 static const char *dense_json(int units)
@@ -618,6 +712,7 @@ int main(int argc, char **argv)
     g_ptr_array_unref(jsons);
     g_free(dir);
     g_test_add_func("/keras_files/weights_only", test_weights_only);
+    g_test_add_func("/keras_files/keras_written", test_keras_written);
     g_test_add_func("/keras_files/mismatch", test_mismatch);
     g_test_add_func("/keras_files/bad_files", test_bad_files);
     g_test_add_func("/keras_files/cli", test_cli);
