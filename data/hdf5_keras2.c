@@ -120,9 +120,10 @@ int tw__keras2_apply_weights(tw_model *model, hid_t group, size_t cap, const cha
             char *path = g_strdup_printf("%s/%s", file[i].layer, file[i].weights[k]);
             tw_tensor *value = tw__h5_read_tensor(group, path, cap, name);
             tw_keras_weight *w = &g_array_index(l->weights, tw_keras_weight, k);
-            if (!value || tw__keras_check(w, value, name))
+            if (!value || tw__keras_check(w, value, name)) {
+                tw_tensor_unref(value);
                 rc = -1;
-            else {
+            } else {
                 g_ptr_array_add(values, value);
                 g_ptr_array_add(targets, w);
             }
