@@ -2,9 +2,11 @@
  * model.weights.h5 inside a .keras archive are): open an image, read string
  * attributes and datasets as tensors, create an image and write them.
  * HDF5 prints no error stacks (H5Eset_auto off); its innermost message is
- * put into ours, after the name of the file. libhdf5 is not thread-safe as
- * Debian builds it, so every function here holds one lock while it calls
- * the library: take tw__h5_lock() around a sequence of calls. Not installed. */
+ * put into ours, after the name of the file. Every function here holds one
+ * lock while it calls the library (take tw__h5_lock() around a sequence of
+ * calls): Debian's libhdf5 is thread-safe, but one built without
+ * --enable-threadsafe is not, and the automatic error printing is
+ * switched off per thread, on every entry. Not installed. */
 #ifndef TW_HDF5_FILE_H
 #define TW_HDF5_FILE_H
 
