@@ -7,6 +7,7 @@
 #include <string.h>
 #include <zip.h>
 
+#include "file_bytes.h"
 #include "keras_archive.h"
 #include "tw/error.h"
 
@@ -42,6 +43,10 @@ uint8_t *tw__keras_member(const uint8_t *zip, size_t size, const char *name, con
     } else if (!(st.valid & ZIP_STAT_SIZE) || st.size > cap) {
         tw_error_set("%s: %s declares %llu bytes, more than the %zu read from a .keras member", name, member,
                      (unsigned long long)st.size, cap);
+    } else if (!(st.valid & ZIP_STAT_COMP_SIZE) || st.size > st.comp_size * TW_DEFLATE_MAX_RATIO + 64) {
+        /* Checked before anything is allocated for it. */
+        tw_error_set("%s: %s declares %llu bytes, more than its %llu compressed bytes can hold", name, member,
+                     (unsigned long long)st.size, (unsigned long long)st.comp_size);
     } else if (!(zf = zip_fopen(za, member, 0))) {
         tw_error_set("%s: cannot read %s (%s)", name, member, zip_strerror(za));
     } else {

@@ -33,9 +33,9 @@ bool tw_model_open_had_weights(void)
 
 size_t tw__h5_dataset_cap(size_t file_size)
 {
-    /* Deflate expands at most 1032:1; plus room for small files' fill values. */
+    /* What deflate could expand the file to, plus room for small files' fill values. */
     size_t cap = (size_t)1 << 20;
-    return file_size > (SIZE_MAX - cap) / 1032 ? SIZE_MAX : file_size * 1032 + cap;
+    return file_size > (SIZE_MAX - cap) / TW_DEFLATE_MAX_RATIO ? SIZE_MAX : file_size * TW_DEFLATE_MAX_RATIO + cap;
 }
 
 static size_t memory_cap(void)
