@@ -69,11 +69,10 @@ static void image_name(char *buf, size_t size)
 
 hid_t tw__h5_open_image(const uint8_t *bytes, size_t size, const char *name)
 {
-    long long looping = tw__h5_is_hdf5(bytes, size) ? tw__h5_looping_global_heap(bytes, size) : -1;
-    if (looping >= 0) {
-        tw_error_set("%s: a damaged HDF5 global heap at byte %lld (an empty free-space entry libhdf5 would read "
-                     "forever)",
-                     name, looping);
+    const char *why = NULL;
+    long long damaged = tw__h5_is_hdf5(bytes, size) ? tw__h5_damaged_global_heap(bytes, size, &why) : -1;
+    if (damaged >= 0) {
+        tw_error_set("%s: a damaged HDF5 global heap at byte %lld (%s)", name, damaged, why);
         return H5I_INVALID_HID;
     }
     tw__h5_lock();

@@ -20,9 +20,10 @@
 #define TW_H5_SIGNATURE "\x89HDF\r\n\x1a\n"
 int tw__h5_is_hdf5(const uint8_t *bytes, size_t size);
 
-/* The offset of a global heap collection libhdf5 1.10 would decode
- * forever (hdf5_heap_check.c), or -1; tw__h5_open_image refuses such files. */
-long long tw__h5_looping_global_heap(const uint8_t *bytes, size_t size);
+/* The offset of a global heap collection libhdf5 1.10 would loop on or
+ * overrun (hdf5_heap_check.c), with why, or -1; tw__h5_open_image refuses
+ * such files. */
+long long tw__h5_damaged_global_heap(const uint8_t *bytes, size_t size, const char **why);
 
 /* The one lock around libhdf5 (recursive). */
 void tw__h5_lock(void);

@@ -3,10 +3,13 @@
  * libhdf5 1.10 loops forever reading a global heap collection ("GCOL",
  * where variable-length strings such as model_config live) in which an
  * object of index 0 (free space) has size 0: its decoder never advances
- * (H5HG__cache_heap_deserialize; h5py hangs on such a file too). This
- * walks every collection as that decoder does. The bytes "GCOL" inside
- * raw data are taken for a collection too, and refused only when what
- * follows them reads as that stalling entry. */
+ * (H5HG__cache_heap_deserialize; h5py hangs on such a file too); and an
+ * object whose size runs past its collection is later copied whole
+ * (H5HG_read: a segmentation fault). In a sound file the entries tile
+ * their collection exactly. This walks every collection as the decoder
+ * does. The bytes "GCOL" inside raw data are taken for a collection too,
+ * so a weight whose values contain them could be refused: at worst a
+ * false refusal, never a pass for a damaged heap. */
 #include <string.h>
 
 #include "hdf5_file.h"
@@ -21,7 +24,7 @@ static uint64_t read_le(const uint8_t *p, int n)
 
 #define H5_ALIGN8(x) (((x) + 7) / 8 * 8)
 
-long long tw__h5_looping_global_heap(const uint8_t *bytes, size_t size)
+long long tw__h5_damaged_global_heap(const uint8_t *bytes, size_t size, const char **why)
 {
     /* The size of lengths, from the superblock (versions 0-1: byte 14; 2-3: byte 10). */
     int version = size > 8 ? bytes[8] : -1;
@@ -42,10 +45,14 @@ long long tw__h5_looping_global_heap(const uint8_t *bytes, size_t size)
             unsigned index = (unsigned)read_le(bytes + p, 2);
             uint64_t length = read_le(bytes + p + 8, lengths);
             uint64_t need = index > 0 ? object + H5_ALIGN8(length) : length;
-            if (need == 0)
+            if (need == 0) {
+                *why = "an empty free-space entry libhdf5 would read forever";
                 return (long long)offset;
-            if (need > end - p)
-                break;
+            }
+            if (need > end - p) {
+                *why = "an entry larger than its collection, which libhdf5 would copy past its end";
+                return (long long)offset;
+            }
             p += need;
         }
     }
