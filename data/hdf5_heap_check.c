@@ -7,9 +7,8 @@
  * object whose size runs past its collection is later copied whole
  * (H5HG_read: a segmentation fault). In a sound file the entries tile
  * their collection exactly. This walks every collection as the decoder
- * does. The bytes "GCOL" inside raw data are taken for a collection too,
- * so a weight whose values contain them could be refused: at worst a
- * false refusal, never a pass for a damaged heap. */
+ * does, finding collections by their eight header bytes (a weight's
+ * values would have to spell them too to be taken for one). */
 #include <string.h>
 
 #include "hdf5_file.h"
@@ -37,6 +36,11 @@ long long tw__h5_damaged_global_heap(const uint8_t *bytes, size_t size, const ch
         size_t offset = (size_t)(g - bytes);
         if (offset + header > size)
             break;
+        /* Version 1 and three reserved zero bytes: libhdf5 rejects any
+         * other version itself, and eight fixed bytes keep float data that
+         * happens to spell "GCOL" from being taken for a collection. */
+        if (memcmp(g + 4, "\1\0\0\0", 4))
+            continue;
         uint64_t collection = read_le(g + 8, lengths);
         uint64_t end = collection < size - offset ? offset + collection : size;
         /* A tail too short for an object header is free space of its own

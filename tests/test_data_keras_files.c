@@ -502,6 +502,32 @@ static void test_mismatch(void)
     g_free(dir);
 }
 
+/* Weights whose bytes spell "GCOL" (a global heap's signature) are data,
+ * not a heap to check. */
+static void test_gcol_in_weights(void)
+{
+    char *dir = scratch_dir();
+    char *path = g_build_filename(dir, "gcol.h5", NULL);
+    tw_model *model = tw_model_from_json(dense_json(2), strlen(dense_json(2)), NULL);
+    g_assert_cmpint(tw_model_build(model, NULL, 0), ==, 0);
+    float *kernel = tw_tensor_data(tw_layer_weight(tw_model_layer_at(model, 1), 0));
+    for (int i = 0; i < 32; i++)
+        memcpy(&kernel[i], "GCOL", 4);
+    g_assert_cmpint(tw_model_write(model, path, TW_MODEL_FORMAT_AUTO), ==, 0);
+    tw_model *back = tw_model_open(path);
+    if (!back)
+        g_error("%s", tw_last_error());
+    char *a = model_weights(model), *b = model_weights(back);
+    g_assert_cmpstr(a, ==, b);
+    g_free(a);
+    g_free(b);
+    tw_layer_unref(back);
+    tw_layer_unref(model);
+    g_free(path);
+    scratch_remove_tree(dir);
+    g_free(dir);
+}
+
 static uint8_t *file_bytes(const char *path, size_t *size)
 {
     char *bytes;
@@ -715,6 +741,7 @@ int main(int argc, char **argv)
     g_test_add_func("/keras_files/keras_written", test_keras_written);
     g_test_add_func("/keras_files/mismatch", test_mismatch);
     g_test_add_func("/keras_files/bad_files", test_bad_files);
+    g_test_add_func("/keras_files/gcol_in_weights", test_gcol_in_weights);
     g_test_add_func("/keras_files/cli", test_cli);
     return g_test_run();
 }
