@@ -12,7 +12,8 @@
 
 SHELL := /bin/bash
 
-PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libopenblas0-openmp libglib2.0-dev libjson-glib-dev libsqlite3-dev libgtk-4-dev librsvg2-common xvfb xauth xdotool valgrind python3 dataset-fashion-mnist
+PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libopenblas0-openmp libglib2.0-dev libjson-glib-dev libsqlite3-dev libgtk-4-dev librsvg2-common xvfb xauth xdotool valgrind python3 dataset-fashion-mnist \
+	libhdf5-dev libzip-dev python3-h5py
 BENCH_PACKAGES := python3-torch
 
 BUILD := build
@@ -83,7 +84,7 @@ bench: bench-deps build
 # into tests/fuzz/corpus/<target>/ as crash-*, where the fuzz_replay test
 # keeps running it: fix the parser and commit the file.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := idx npy csv safetensors model_json graph_json graph_file run_store
+FUZZ_TARGETS := idx npy csv safetensors model_json graph_json graph_file run_store keras_archive keras_h5
 FUZZ_PACKAGES := clang libclang-rt-14-dev libomp-14-dev
 BUILD_FUZZ := build-fuzz
 

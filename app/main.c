@@ -14,6 +14,7 @@
 #include <tw/engine.h>
 
 #include "application.h"
+#include "convert_cmd.h"
 #include "data_inspect.h"
 #include "example_linear.h"
 #include "run_graph_cmd.h"
@@ -85,6 +86,11 @@ static void print_help(FILE *out)
           "  summary MODEL.json\n"
           "                   print a Keras Sequential model file's layers, output\n"
           "                   shapes and parameter counts, as Keras' model.summary()\n"
+          "  convert IN OUT [--weights FILE]\n"
+          "                   convert a model file between Keras JSON, .keras, .h5 and\n"
+          "                   .safetensors (by OUT's extension), weights included;\n"
+          "                   summary, train, evaluate, predict and trace read all of\n"
+          "                   .json, .keras and .h5 models too\n"
           "  runs list|show RUN|delete RUN|rename OLD NEW|notes RUN TEXT [--logdb FILE]\n"
           "                   the run database's runs (default file:\n"
           "                   $XDG_DATA_HOME/twb/runs.db)\n"
@@ -297,6 +303,8 @@ int main(int argc, char **argv)
         return twb_train_command(command, argc - 2, argv + 2);
     if (strcmp(command, "summary") == 0)
         return twb_summary_command(argc - 2, argv + 2);
+    if (strcmp(command, "convert") == 0)
+        return twb_convert_command(argc - 2, argv + 2);
     if (strcmp(command, "runs") == 0)
         return twb_runs_command(argc - 2, argv + 2);
     if (strcmp(command, "trace") == 0)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include <tw/engine.h>
-#include <tw/model_file.h>
+#include <tw/keras_file.h>
 
 #include "summary_cmd.h"
 
@@ -25,8 +25,9 @@ __attribute__((format(printf, 1, 2))) static int usage(const char *fmt, ...)
 int twb_summary_command(int argc, char **argv)
 {
     if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
-        puts("Usage: twb summary MODEL.json\n"
-             "Print a Keras Sequential model file's layers, output shapes and parameter counts.");
+        puts("Usage: twb summary MODEL\n"
+             "Print a Keras model file's layers, output shapes and parameter counts; MODEL is Keras JSON,\n"
+             "a Keras 3 .keras archive or a Keras 2 .h5 file.");
         return 0;
     }
     if (argc == 0)
@@ -36,7 +37,7 @@ int twb_summary_command(int argc, char **argv)
     if (argc > 1)
         return usage("one model file at a time; unexpected '%s'", argv[1]);
 
-    tw_model *model = tw_model_load(argv[0]);
+    tw_model *model = tw_model_open(argv[0]);
     if (!model) {
         fprintf(stderr, "twb: summary: %s\n", tw_last_error());
         return 1;

@@ -14,7 +14,7 @@
 #include <tw/checkpoint.h>
 #include <tw/engine.h>
 #include <tw/graph_file.h>
-#include <tw/model_file.h>
+#include <tw/keras_file.h>
 
 #include "trace_cmd.h"
 
@@ -120,14 +120,15 @@ int twb_trace_command(int argc, char **argv)
     if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
         puts("Usage: twb trace MODEL.json [--checkpoint FILE] --batch N --output FILE.twbgraph\n"
              "Trace a model's forward pass for batches of N and write it with its weights as a graph file\n"
-             "that 'twb run-graph' runs without the model file.");
+             "that 'twb run-graph' runs without the model file. MODEL may also be a .keras or .h5 file, whose\n"
+             "weights are used unless --checkpoint names others.");
         return 0;
     }
     trace_options o = {0};
     int rc = parse_args(&o, argc, argv);
     if (rc)
         return rc;
-    tw_model *model = tw_model_load(o.model_path);
+    tw_model *model = tw_model_open(o.model_path);
     tw_shape input;
     rc = model && prepare(model, &o, &input) == 0 ? trace_and_save(model, &o, &input) : -1;
     if (rc)

@@ -34,6 +34,7 @@
 
 #include <tw/checkpoint.h>
 #include <tw/data.h>
+#include <tw/keras_file.h>
 #include <tw/model_file.h>
 #include <tw/summary.h>
 
@@ -653,7 +654,7 @@ int twb_train_command(const char *command, int argc, char **argv)
     int rc = parse_args(&o, argc, argv);
     if (rc)
         return rc;
-    tw_model *model = tw_model_load(o.model_path);
+    tw_model *model = tw_model_open(o.model_path);
     twb_data data = {0};
     if (!model || twb_data_load(&o.data, &data)) {
         fprintf(stderr, "twb %s: %s\n", command, tw_last_error());

@@ -14,8 +14,7 @@
 
 /* One convert call never hands zlib more than this (its counters are 32-bit). */
 #define CHUNK_MAX ((size_t)1 << 30)
-/* Deflate cannot expand data by more than about 1032:1. */
-#define DEFLATE_MAX_RATIO 1032
+#define DEFLATE_MAX_RATIO TW_DEFLATE_MAX_RATIO
 /* The buffer before a header has told the size. */
 #define FIRST_BUFFER (64 * 1024)
 

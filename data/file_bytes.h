@@ -15,6 +15,9 @@
  * stops there and the parser reports the problem), else the total in bytes.
  * Decompression stops with an error as soon as the data runs past that
  * total, so a small .gz that declares gigabytes never allocates them. */
+/* The most deflate expands data: about 1032:1 (a run of one byte). */
+#define TW_DEFLATE_MAX_RATIO 1032
+
 #define TW_SIZE_MORE ((size_t)0)
 #define TW_SIZE_INVALID SIZE_MAX
 typedef size_t (*tw_expected_size_fn)(const uint8_t *head, size_t size);
