@@ -29,6 +29,10 @@ struct tw_layer {
 
     bool built;
     tw_shape input_shape, output_shape;
+    /* Layers of several inputs or outputs (infer_n): every shape of the
+     * build, inputs then outputs (malloc'd; NULL for one of each). */
+    int ninputs, noutputs;
+    tw_shape *io_shapes;
     int nweights;
     tw_weight_spec specs[TW_MAX_LAYER_WEIGHTS];
     tw_tensor *weights[TW_MAX_LAYER_WEIGHTS];
@@ -43,6 +47,13 @@ char *tw__param_format(const tw_param_def *def, const tw_param_value *value);
 
 /* Children management for container layers (sequential.c uses it). */
 int tw__layer_insert_child(tw_layer *parent, int index, tw_layer *child);
+
+/* A layer of a class that need not be registered (Functional). */
+tw_layer *tw__layer_new_of(const tw_layer_class *klass, const char *name);
+
+/* The class's own infer or infer_n for the inputs (no children walked). */
+int tw__layer_class_infer(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs,
+                          int *noutputs, tw_weight_spec *weights, int *nweights);
 
 /* Shorthands for class implementations. */
 static inline int64_t tw__param_int(const tw_layer *l, int i) { return (int64_t)l->values[i].number; }
@@ -61,6 +72,7 @@ static inline const char *tw__param_choice(const tw_layer *l, int i) { return l-
     X(Rescaling) X(Flatten) X(Reshape) X(Dropout) X(Activation) X(ReLU) X(LeakyReLU) X(ELU) X(Softmax) \
     X(Embedding) X(BatchNormalization) \
     X(Conv2D) X(Conv1D) X(MaxPooling2D) X(AveragePooling2D) X(MaxPooling1D) X(AveragePooling1D) \
-    X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(GlobalAveragePooling1D) X(GlobalMaxPooling1D)
+    X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(GlobalAveragePooling1D) X(GlobalMaxPooling1D) \
+    X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate) X(Dot)
 
 #endif
