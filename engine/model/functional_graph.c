@@ -21,15 +21,27 @@ static __thread struct {
     int nnames;
 } graph;
 
-void tw_nodes_clear(void)
+int64_t tw_nodes_mark(void)
 {
-    for (int64_t i = 0; i < graph.n; i++) {
+    return graph.n;
+}
+
+void tw_nodes_release(int64_t mark)
+{
+    for (int64_t i = mark < 0 ? 0 : mark; i < graph.n; i++) {
         tw_symbolic_call *c = graph.calls[i];
         tw_layer_unref(c->layer);
         free(c->inputs);
         free(c->outputs);
         free(c);
     }
+    if (mark >= 0 && mark < graph.n)
+        graph.n = mark;
+}
+
+void tw_nodes_clear(void)
+{
+    tw_nodes_release(0);
     free(graph.calls);
     free(graph.names);
     memset(&graph, 0, sizeof graph);
@@ -141,8 +153,21 @@ tw_node *tw_input(const char *name, int ndim, const int64_t *dims)
         tw_layer_unref(layer);
         return NULL;
     }
+    return tw_input_from_layer(layer);
+}
+
+tw_node *tw_input_from_layer(tw_layer *layer)
+{
+    if (!layer)
+        return NULL;
+    const tw_shape *shape = tw_layer_input_shape(layer);
+    if (strcmp(layer->klass->name, "InputLayer") || !shape) {
+        TW_LAYER_ERROR(layer, "%s", shape ? "is not an InputLayer" : "has no input shape (batch_input_shape)");
+        tw_layer_unref(layer);
+        return NULL;
+    }
     auto_name(layer);
-    return &record(layer, 0, NULL, &shape, 1)->outputs[0];
+    return &record(layer, 0, NULL, shape, 1)->outputs[0];
 }
 
 int tw_apply_multi(tw_layer *layer, int ninputs, tw_node *const *inputs, tw_node **outputs)

@@ -46,6 +46,9 @@ typedef struct tw_node tw_node; /* one output of one layer call */
  * tw_input("image", TW_SHAPE(28, 28, 1)); -1 is an unknown size. name NULL
  * names it "input_layer", "input_layer_1", ... as Keras 3 does. */
 tw_node *tw_input(const char *name, int ndim, const int64_t *dims);
+/* The input an InputLayer made elsewhere declares (a model file's), with
+ * its batch_input_shape; takes over the reference. */
+tw_node *tw_input_from_layer(tw_layer *input_layer);
 /* The layer called on one input, several, or giving several outputs. They
  * take over the reference to layer (even on failure). */
 tw_node *tw_apply(tw_layer *layer, tw_node *x);
@@ -57,6 +60,11 @@ const tw_shape *tw_node_shape(const tw_node *node); /* (None, ...) */
 tw_layer *tw_node_layer(const tw_node *node);      /* borrowed */
 /* Forget the thread's symbolic graph; nodes made so far become invalid. */
 void tw_nodes_clear(void);
+/* The graph's size now, and forgetting only the calls made after such a
+ * mark (a model file's reader works inside whatever graph the program is
+ * building). */
+int64_t tw_nodes_mark(void);
+void tw_nodes_release(int64_t mark);
 
 /* The model from the graph between inputs and outputs. Every output must
  * be computed from the inputs alone, and every input must be used; layer
