@@ -261,6 +261,29 @@ static int first_node_index(const tw_layer *layer, bool keras2)
     return keras2 && tw_layer_is_model(layer) && tw_model_input_shape(layer) ? 1 : 0;
 }
 
+/* A Lambda whose output_shape is itself Python code (output_shape_type
+ * "lambda") declares no shape: the layer, with the other keys, without it. */
+static JsonNode *without_code_shape(JsonObject *layer)
+{
+    JsonNode *config = json_object_get_member(layer, "config");
+    JsonObject *c = config && JSON_NODE_HOLDS_OBJECT(config) ? json_node_get_object(config) : NULL;
+    const char *type = c ? string_of(json_object_get_member(c, "output_shape_type")) : NULL;
+    if (!type || strcmp(type, "lambda"))
+        return NULL;
+    JsonObject *copy = json_object_new();
+    GList *members = json_object_get_members(c);
+    for (GList *m = members; m; m = m->next)
+        if (strcmp(m->data, "output_shape"))
+            json_object_set_member(copy, m->data, json_node_copy(json_object_get_member(c, m->data)));
+    g_list_free(members);
+    JsonObject *outer = json_object_new();
+    json_object_set_string_member(outer, "class_name", "Lambda");
+    json_object_set_object_member(outer, "config", copy);
+    JsonNode *node = json_node_new(JSON_NODE_OBJECT);
+    json_node_take_object(node, outer);
+    return node;
+}
+
 static int read_entries(graph *g, JsonArray *layers, const char *prefix)
 {
     g->n = (int)json_array_get_length(layers);
@@ -279,7 +302,10 @@ static int read_entries(graph *g, JsonArray *layers, const char *prefix)
         JsonObject *obj = JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
         const char *class_name = obj ? string_of(json_object_get_member(obj, "class_name")) : NULL;
         bool input = class_name && !strcmp(class_name, "InputLayer");
-        e->layer = tw__json_read_layer(node, input, at);
+        JsonNode *lambda = class_name && !strcmp(class_name, "Lambda") ? without_code_shape(obj) : NULL;
+        e->layer = tw__json_read_layer(lambda ? lambda : node, input, at);
+        if (lambda)
+            json_node_unref(lambda);
         if (!e->layer) {
             g_free(at);
             return -1;

@@ -2,7 +2,10 @@
  * every layer, see tw_layer_set_input_shape) and dtype; passes x through. */
 #include "layer_internal.h"
 
-static const char *const dtypes[] = {"float32", "float64", "int32", "int64", NULL};
+/* "string": Keras models of text take it (StringLookup follows); the engine
+ * has no string tensors, so such a model opens and summarizes but cannot be
+ * fed yet. */
+static const char *const dtypes[] = {"float32", "float64", "int32", "int64", "string", NULL};
 
 static const tw_param_def params[] = {
     {"dtype", TW_PARAM_CHOICE, "float32", .choices = dtypes, .help = "The type of the input values"},

@@ -73,6 +73,7 @@ static inline const char *tw__param_choice(const tw_layer *l, int i) { return l-
     X(Embedding) X(BatchNormalization) \
     X(Conv2D) X(Conv1D) X(MaxPooling2D) X(AveragePooling2D) X(MaxPooling1D) X(AveragePooling1D) \
     X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(GlobalAveragePooling1D) X(GlobalMaxPooling1D) \
-    X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate) X(Dot)
+    X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate) X(Dot) \
+    X(Lambda) X(TFOpLambda)
 
 #endif
