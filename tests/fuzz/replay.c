@@ -22,6 +22,7 @@ int tw_fuzz_model_json(const uint8_t *data, size_t size);
 int tw_fuzz_graph_json(const uint8_t *data, size_t size);
 int tw_fuzz_graph_file(const uint8_t *data, size_t size);
 int tw_fuzz_run_store(const uint8_t *data, size_t size);
+int tw_fuzz_keras_functional(const uint8_t *data, size_t size);
 
 static const struct {
     const char *name;
@@ -29,7 +30,8 @@ static const struct {
 } targets[] = {{"idx", tw_fuzz_idx}, {"npy", tw_fuzz_npy}, {"csv", tw_fuzz_csv},
                {"safetensors", tw_fuzz_safetensors}, {"model_json", tw_fuzz_model_json},
                {"graph_json", tw_fuzz_graph_json}, {"graph_file", tw_fuzz_graph_file},
-               {"run_store", tw_fuzz_run_store}};
+               {"run_store", tw_fuzz_run_store},
+               {"keras_functional", tw_fuzz_keras_functional}};
 
 static int compare_names(const void *a, const void *b)
 {
