@@ -501,7 +501,11 @@ static void put_keras_tensor(GString *out, const tw_model *model, const tw_keras
     tw_functional_call_outputs(model, h->layer, h->node_index, shapes);
     g_string_append(out, "{\"class_name\": \"__keras_tensor__\", \"config\": {\"shape\": ");
     tw__json_put_shape(out, &shapes[h->tensor_index]);
-    g_string_append(out, ", \"dtype\": \"float32\", \"keras_history\": ");
+    /* An input's dtype is its InputLayer's; layers compute in float32. */
+    const tw_layer *from = tw_model_layer_at(model, h->layer);
+    char *dtype = strcmp(tw_layer_class_of(from)->name, "InputLayer") ? NULL : tw_layer_get_text(from, "dtype");
+    g_string_append_printf(out, ", \"dtype\": \"%s\", \"keras_history\": ", dtype ? dtype : "float32");
+    free(dtype);
     put_history(out, model, h, TW_KERAS_JSON_3);
     g_string_append(out, "}}");
 }

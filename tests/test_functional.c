@@ -306,6 +306,9 @@ static void test_functional_errors(void)
     g_assert_cmpstr(tw_last_error(), ==,
                     "model insert: model 'ok' is Functional; its layers come from its graph (tw_functional_new)");
     tw_nodes_clear();
+    /* Built for a shape it does not declare. */
+    g_assert_cmpint(tw_model_build(ok, &(tw_shape){2, {-1, 9}}, 1), ==, -1);
+    g_assert_cmpstr(tw_last_error(), ==, "model 'ok': input 0 ('input_layer') expects (None, 8), got (None, 9)");
     /* A nested model whose input does not match. */
     tw_node *big = tw_input("big", TW_SHAPE(9));
     g_assert_null(tw_apply(ok, big));

@@ -198,7 +198,7 @@ const tw_layer_class tw__functional_class = {
     .count_params = functional_count_params,
 };
 
-int tw__functional_build(tw_layer *model, uint64_t seed)
+int tw__functional_build(tw_layer *model, const tw_shape *input, uint64_t seed)
 {
     tw_functional_state *st = state_of(model);
     st->model.seed = seed;
@@ -207,6 +207,8 @@ int tw__functional_build(tw_layer *model, uint64_t seed)
     tw_shape in[TW_MAX_LAYER_IO];
     for (int i = 0; i < st->ninputs; i++)
         in[i] = *tw__functional_input_shape(model, i);
+    if (input)
+        in[0] = *input; /* checked against the declared one by infer_n */
     return tw_layer_build_n(model, in, st->ninputs, st->model.rng);
 }
 

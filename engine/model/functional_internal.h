@@ -47,7 +47,8 @@ typedef struct {
 extern const tw_layer_class tw__functional_class;
 
 /* functional.c */
-int tw__functional_build(tw_layer *model, uint64_t seed);
+/* Builds from the declared inputs; input (or NULL) replaces the first. */
+int tw__functional_build(tw_layer *model, const tw_shape *input, uint64_t seed);
 const tw_shape *tw__functional_input_shape(const tw_layer *model, int index);
 int tw__functional_layer_info(const tw_layer *model, tw_layer_info *info);
 

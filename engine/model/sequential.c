@@ -302,7 +302,7 @@ int tw_model_build(tw_model *model, const tw_shape *input, uint64_t seed)
 {
     tw_shape in;
     if (tw_layer_is_functional(model))
-        return tw__functional_build(model, seed);
+        return tw__functional_build(model, input, seed);
     if (check_model(model, "model build") || resolve_input(model, input, &in))
         return -1;
     tw_model_state *st = model->state;
