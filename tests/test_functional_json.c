@@ -236,6 +236,24 @@ static void test_double_encoded_and_lambda(void)
                    "declares none, and it comes from Python code that cannot run here");
 }
 
+/* A Sequential model holding a Functional one, both forms. */
+static void test_sequential_holding_functional(void)
+{
+    const char *json = "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"seq\", \"layers\": ["
+                       "{\"class_name\": \"Functional\", \"config\": " MODEL_INNER "}, "
+                       "{\"class_name\": \"Dense\", \"config\": {\"name\": \"head\", \"units\": 1}}]}}";
+    tw_model *m = tw_model_from_json(json, strlen(json), "seq.json");
+    if (!m)
+        g_error("%s", tw_last_error());
+    g_assert_true(tw_layer_is_functional(tw_model_layer_at(m, 0)));
+    int64_t total;
+    g_assert_cmpint(tw_model_count_params(m, &total, NULL, NULL), ==, 0);
+    g_assert_cmpint(total, ==, 10 + 3);
+    check_round_trip(m, TW_KERAS_JSON_2, "seq.json");
+    check_round_trip(m, TW_KERAS_JSON_3, "seq.json");
+    tw_layer_unref(m);
+}
+
 /* A Functional model's weights through a checkpoint, nested names and all. */
 static void test_checkpoint(void)
 {
@@ -278,6 +296,7 @@ int main(int argc, char **argv)
     g_test_add_func("/functional-json/corpus", test_corpus);
     g_test_add_func("/functional-json/bad-files", test_bad_files);
     g_test_add_func("/functional-json/double-encoded-and-lambda", test_double_encoded_and_lambda);
+    g_test_add_func("/functional-json/sequential-holding-functional", test_sequential_holding_functional);
     g_test_add_func("/functional-json/checkpoint", test_checkpoint);
     return g_test_run();
 }
