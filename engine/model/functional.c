@@ -334,8 +334,8 @@ static int *table_slot(layer_table *t, const tw_layer *key, bool *found)
     return &t->values[i];
 }
 
-static int fill_model(tw_layer *model, const call_set *set, int ninputs, tw_node *const *inputs, int noutputs,
-                      tw_node *const *outputs)
+static void fill_model(tw_layer *model, const call_set *set, int ninputs, tw_node *const *inputs, int noutputs,
+                       tw_node *const *outputs)
 {
     tw_functional_state *st = state_of(model);
     size_t size = 16;
@@ -355,8 +355,8 @@ static int fill_model(tw_layer *model, const call_set *set, int ninputs, tw_node
     /* A call's value index: its outputs' first, found through its seq. */
     int *first_value_of = malloc(sizeof(int) * (size_t)set->n);
     int *ncalls_of = calloc((size_t)set->n, sizeof(int)); /* per child */
-    int rc = 0, nvalues = 0, ninput_values = 0;
-    for (int i = 0; i < set->n && !rc; i++) {
+    int nvalues = 0, ninput_values = 0;
+    for (int i = 0; i < set->n; i++) {
         tw_symbolic_call *sc = set->calls[i];
         tw_fn_call *c = &st->calls[i];
         bool found;
@@ -412,7 +412,6 @@ static int fill_model(tw_layer *model, const call_set *set, int ninputs, tw_node
     free(ncalls_of);
     free(table.keys);
     free(table.values);
-    return rc;
 }
 
 /* Keras refuses two layers of one name in a model: weights are found by
@@ -462,13 +461,17 @@ tw_layer *tw_functional_new(const char *name, int ninputs, tw_node *const *input
         return NULL;
     }
     tw_layer *model = tw__layer_new_of(&tw__functional_class, NULL);
-    if (tw_layer_set_name(model, name) || fill_model(model, &set, ninputs, inputs, noutputs, outputs) ||
-        check_names(model)) {
+    if (tw_layer_set_name(model, name)) {
         free(set.calls);
         tw_layer_unref(model);
         return NULL;
     }
+    fill_model(model, &set, ninputs, inputs, noutputs, outputs);
     free(set.calls);
+    if (check_names(model)) {
+        tw_layer_unref(model);
+        return NULL;
+    }
     return model;
 }
 

@@ -74,7 +74,7 @@ static void auto_name(tw_layer *layer)
 
 /* The weights of a call must be those of the layer's earlier calls (or of
  * its build): a shared Dense called on 16 features after 32 cannot be. */
-static int check_shared(tw_layer *layer, const tw_shape *inputs, int n, const tw_weight_spec *specs, int nspecs)
+static int check_shared(tw_layer *layer, const tw_shape *inputs, const tw_weight_spec *specs, int nspecs)
 {
     const tw_weight_spec *had = NULL;
     int nhad = 0;
@@ -112,7 +112,6 @@ static int check_shared(tw_layer *layer, const tw_shape *inputs, int n, const tw
     if (nspecs != nhad)
         return TW_LAYER_ERROR(layer, "is shared, and input %s needs %d weights where it has %d",
                               tw_shape_format(&inputs[0], in, sizeof in), nspecs, nhad);
-    (void)n;
     return 0;
 }
 
@@ -195,7 +194,7 @@ int tw_apply_multi(tw_layer *layer, int ninputs, tw_node *const *inputs, tw_node
     int nspecs = 0;
     if (tw_layer_infer_n(layer, in, ninputs, out, &nout, NULL, NULL) ||
         (!layer->nchildren && (tw__layer_class_infer(layer, in, ninputs, out, &nout, specs, &nspecs) ||
-                               check_shared(layer, in, ninputs, specs, nspecs)))) {
+                               check_shared(layer, in, specs, nspecs)))) {
         tw_layer_unref(layer);
         return -1;
     }
