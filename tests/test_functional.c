@@ -354,6 +354,19 @@ static void test_nested_models(void)
      * leave the frozen block out. */
     g_assert_cmpint(tw_model_variables(seq).n, ==, 6);
     g_assert_cmpint(tw_model_trainable_variables(seq).n, ==, 4);
+    /* A copy: the same graph and counts over new, unbuilt layers. */
+    tw_model *copy = tw_layer_clone(m, "copy");
+    g_assert_nonnull(copy);
+    g_assert_true(tw_layer_is_functional(copy));
+    g_assert_cmpstr(tw_layer_name(copy), ==, "copy");
+    g_assert_cmpint(tw_model_nlayers(copy), ==, tw_model_nlayers(m));
+    int64_t ct, cf;
+    g_assert_cmpint(tw_model_count_params(copy, &total, &ct, &cf), ==, 0);
+    g_assert_cmpint(total, ==, 71);
+    g_assert_cmpint(cf, ==, 30);
+    g_assert_false(tw_layer_built(copy));
+    g_assert_true(tw_model_layer_at(copy, 1) != tw_model_layer_at(m, 1));
+    tw_layer_unref(copy);
     tw_layer_unref(seq);
     tw_layer_unref(m);
 }

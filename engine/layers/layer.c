@@ -126,6 +126,8 @@ int tw_layer_set_name(tw_layer *layer, const char *name)
 
 tw_layer *tw_layer_clone(const tw_layer *layer, const char *name)
 {
+    if (layer->klass->clone)
+        return layer->klass->clone(layer, name);
     tw_layer *copy = tw_layer_new(layer->klass->name, name);
     if (!copy)
         return NULL;

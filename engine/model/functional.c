@@ -186,6 +186,8 @@ static void functional_finalize(tw_layer *self)
     free(st->layer_first);
 }
 
+static tw_layer *functional_clone(const tw_layer *self, const char *name);
+
 const tw_layer_class tw__functional_class = {
     .name = "Functional",
     .group = "Core",
@@ -196,6 +198,7 @@ const tw_layer_class tw__functional_class = {
     .infer_n = functional_infer_n,
     .call_n = functional_call_n,
     .count_params = functional_count_params,
+    .clone = functional_clone,
 };
 
 int tw__functional_build(tw_layer *model, const tw_shape *input, uint64_t seed)
@@ -552,4 +555,51 @@ int tw_functional_call_outputs(const tw_layer *model, int layer, int node_index,
         return -1;
     memcpy(outputs, state_of(model)->shapes + c->first_value, sizeof *outputs * (size_t)c->noutputs);
     return c->noutputs;
+}
+
+/* ---- copies ------------------------------------------------------------------ */
+
+/* The same graph over copies of the layers (config, no weights): each call
+ * made again on the thread's symbolic graph, then taken off it. */
+static tw_layer *functional_clone(const tw_layer *self, const char *name)
+{
+    const tw_functional_state *st = state_of(self);
+    int64_t mark = tw_nodes_mark();
+    tw_layer **copies = calloc((size_t)self->nchildren, sizeof *copies);
+    tw_node **values = calloc((size_t)st->nvalues, sizeof *values);
+    int rc = 0;
+    for (int i = 0; i < self->nchildren && !rc; i++)
+        if (!(copies[i] = tw_layer_clone(self->children[i], self->children[i]->name)))
+            rc = -1;
+    for (int i = 0; i < st->ncalls && !rc; i++) {
+        const tw_fn_call *c = &st->calls[i];
+        tw_layer *layer = tw_layer_ref(copies[c->layer]);
+        if (!c->ninputs) {
+            rc = (values[c->first_value] = tw_input_from_layer(layer)) ? 0 : -1;
+            continue;
+        }
+        tw_node *in[TW_MAX_LAYER_IO];
+        for (int k = 0; k < c->ninputs; k++)
+            in[k] = values[st->input_values[c->first_input + k]];
+        rc = tw_apply_multi(layer, c->ninputs, in, values + c->first_value) == c->noutputs ? 0 : -1;
+    }
+    tw_layer *copy = NULL;
+    if (!rc) {
+        tw_node *inputs[TW_MAX_LAYER_IO], *outputs[TW_MAX_LAYER_IO];
+        for (int i = 0; i < st->ninputs; i++)
+            inputs[i] = values[st->calls[st->inputs[i]].first_value];
+        for (int i = 0; i < st->noutputs; i++)
+            outputs[i] = values[st->outputs[i]];
+        copy = tw_functional_new(name ? name : self->name, st->ninputs, inputs, st->noutputs, outputs);
+    }
+    if (copy) {
+        copy->trainable = self->trainable;
+        copy->dtype = self->dtype;
+    }
+    for (int i = 0; i < self->nchildren; i++)
+        tw_layer_unref(copies[i]);
+    free(copies);
+    free(values);
+    tw_nodes_release(mark);
+    return copy;
 }

@@ -137,6 +137,9 @@ typedef struct tw_layer_class {
      * (Functional models): the parameters of the layers inside, each
      * counted once. Their infer_n then gives only the shapes. Optional. */
     int (*count_params)(const tw_layer *self, int64_t *trainable, int64_t *non_trainable);
+    /* Containers whose structure is not in their config (Functional)
+     * copy themselves for tw_layer_clone. Optional. */
+    tw_layer *(*clone)(const tw_layer *self, const char *name);
 } tw_layer_class;
 
 /* Built-in classes are registered from the start; programs may add theirs. */
