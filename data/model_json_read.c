@@ -554,7 +554,7 @@ static tw_model *read_document(JsonNode *root)
     }
     const char *class_name = string_member(obj, "class_name");
     if (!class_name) {
-        fail("class_name: missing or not a string; expected \"Sequential\"");
+        fail("class_name: missing or not a string; expected \"Sequential\" or \"Functional\"");
         return NULL;
     }
     bool functional = !strcmp(class_name, "Functional") || !strcmp(class_name, "Model");
