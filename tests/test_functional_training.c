@@ -88,6 +88,15 @@ static void test_compile_semantics(void)
     g_assert_cmpint(tw_tensor_dim(out[1], 1), ==, 1);
     g_assert_null(tw_model_predict(m, x1, 10));
     tw_scope_end();
+    /* Validation data of several tensors: val_ logs per output. */
+    tw_fit_options opt = tw_fit_options_default();
+    opt.validation_inputs = (tw_tensor *[]){x1, x2};
+    opt.validation_targets = (tw_tensor *[]){y1, y2};
+    tw_history *h = tw_model_fit_n(m, 2, (tw_tensor *[]){x1, x2}, 2, (tw_tensor *[]){y1, y2}, &opt);
+    g_assert_nonnull(h);
+    g_assert_false(isnan(tw_logs_get(&h->epoch_logs[0], "val_loss")));
+    g_assert_false(isnan(tw_logs_get(&h->epoch_logs[0], "val_label_accuracy")));
+    tw_history_free(h);
     /* Counts that do not fit are refused. */
     g_assert_cmpint(tw_model_evaluate_n(m, 1, &x1, 2, (tw_tensor *[]){y1, y2}, 8, NULL), ==, -1);
     g_assert_cmpstr(tw_last_error(), ==, "evaluate: model 'heads' takes 2 inputs and 2 targets, got 1 and 2");
