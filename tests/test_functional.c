@@ -371,6 +371,66 @@ static void test_nested_models(void)
     tw_layer_unref(m);
 }
 
+/* A layer of two outputs, registered as a program would: the features
+ * split in halves (the shape of what RNNs' return_state will give). */
+static int halves_infer_n(const tw_layer *self, const tw_shape *in, int n, tw_shape *out, int *nout,
+                          tw_weight_spec *w, int *nw)
+{
+    (void)self;
+    (void)n;
+    (void)w;
+    *nw = 0;
+    *nout = 2;
+    out[0] = out[1] = in[0];
+    out[0].dims[in[0].ndim - 1] = out[1].dims[in[0].ndim - 1] = in[0].dims[in[0].ndim - 1] / 2;
+    return 0;
+}
+
+static int halves_call_n(tw_layer *self, tw_tensor *const *in, int n, tw_tensor **out, const tw_call_context *ctx)
+{
+    (void)self;
+    (void)n;
+    (void)ctx;
+    return tw_split(in[0], 2, -1, out) ? -1 : 2;
+}
+
+static const tw_layer_class halves_class = {
+    .name = "Halves", .group = "Core", .summary = "test", .infer_n = halves_infer_n, .call_n = halves_call_n};
+
+static void test_several_outputs(void)
+{
+    g_assert_cmpint(tw_layer_class_register(&halves_class), ==, 0);
+    tw_node *in = tw_input("in", TW_SHAPE(4));
+    tw_node *parts[TW_MAX_LAYER_IO];
+    g_assert_cmpint(tw_apply_multi(tw_layer_new("Halves", "halves"), 1, &in, parts), ==, 2);
+    g_assert_cmpint(tw_node_shape(parts[1])->dims[1], ==, 2);
+    tw_node *diff = tw_apply_n(tw_layer_new("Subtract", "diff"), 2, (tw_node *[]){parts[1], parts[0]});
+    tw_model *m = tw_functional_new("m", 1, &in, 2, (tw_node *[]){diff, parts[1]});
+    tw_nodes_clear();
+    g_assert_nonnull(m);
+    tw_keras_history h;
+    g_assert_cmpint(tw_functional_output(m, 1, &h), ==, 0);
+    g_assert_cmpint(h.layer, ==, 1);
+    g_assert_cmpint(h.tensor_index, ==, 1);
+    tw_keras_history from[TW_MAX_LAYER_IO];
+    g_assert_cmpint(tw_functional_call_inputs(m, 2, 0, from), ==, 2);
+    g_assert_cmpint(from[0].tensor_index, ==, 1);
+    g_assert_cmpint(from[1].tensor_index, ==, 0);
+    char *text = tw_model_summary(m, 0);
+    g_assert_nonnull(strstr(text, "halves (Halves)                 [(None, 2), (None, 2)] 0         in[0][0]\n"));
+    g_assert_nonnull(strstr(text, "diff (Subtract)                 (None, 2)            0           halves[0][1]\n"
+                                  "                                                                 halves[0][0]\n"));
+    free(text);
+    tw_scope_begin();
+    tw_tensor *x = values(TW_SHAPE(1, 4), (double[]){1, 2, 3, 5});
+    tw_tensor *out[TW_MAX_LAYER_IO];
+    g_assert_cmpint(tw_model_call_n(m, 1, &x, out, false), ==, 2);
+    assert_values(out[0], (double[]){2, 3}, 2);
+    assert_values(out[1], (double[]){3, 5}, 2);
+    tw_scope_end();
+    tw_layer_unref(m);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -381,5 +441,6 @@ int main(int argc, char **argv)
     g_test_add_func("/functional/graph", test_functional_graph);
     g_test_add_func("/functional/errors", test_functional_errors);
     g_test_add_func("/functional/nested", test_nested_models);
+    g_test_add_func("/functional/several-outputs", test_several_outputs);
     return g_test_run();
 }
