@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gradcheck.h"
+#include "halves_layer.h"
 #include "tw/model.h"
 
 static tw_tensor *values(int ndim, const int64_t *shape, const double *v)
@@ -371,35 +372,9 @@ static void test_nested_models(void)
     tw_layer_unref(m);
 }
 
-/* A layer of two outputs, registered as a program would: the features
- * split in halves (the shape of what RNNs' return_state will give). */
-static int halves_infer_n(const tw_layer *self, const tw_shape *in, int n, tw_shape *out, int *nout,
-                          tw_weight_spec *w, int *nw)
-{
-    (void)self;
-    (void)n;
-    (void)w;
-    *nw = 0;
-    *nout = 2;
-    out[0] = out[1] = in[0];
-    out[0].dims[in[0].ndim - 1] = out[1].dims[in[0].ndim - 1] = in[0].dims[in[0].ndim - 1] / 2;
-    return 0;
-}
-
-static int halves_call_n(tw_layer *self, tw_tensor *const *in, int n, tw_tensor **out, const tw_call_context *ctx)
-{
-    (void)self;
-    (void)n;
-    (void)ctx;
-    return tw_split(in[0], 2, -1, out) ? -1 : 2;
-}
-
-static const tw_layer_class halves_class = {
-    .name = "Halves", .group = "Core", .summary = "test", .infer_n = halves_infer_n, .call_n = halves_call_n};
-
 static void test_several_outputs(void)
 {
-    g_assert_cmpint(tw_layer_class_register(&halves_class), ==, 0);
+    g_assert_cmpint(tw_layer_class_register(&halves_layer_class), ==, 0);
     tw_node *in = tw_input("in", TW_SHAPE(4));
     tw_node *parts[TW_MAX_LAYER_IO];
     g_assert_cmpint(tw_apply_multi(tw_layer_new("Halves", "halves"), 1, &in, parts), ==, 2);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "halves_layer.h"
 #include "tw/checkpoint.h"
 #include "tw/model_file.h"
 
@@ -254,6 +255,34 @@ static void test_sequential_holding_functional(void)
     tw_layer_unref(m);
 }
 
+/* A layer of two outputs: tensor indices written and read in both forms. */
+static void test_several_outputs(void)
+{
+    g_assert_cmpint(tw_layer_class_register(&halves_layer_class), ==, 0);
+    tw_node *in = tw_input("in", TW_SHAPE(4));
+    tw_node *parts[TW_MAX_LAYER_IO];
+    g_assert_cmpint(tw_apply_multi(tw_layer_new("Halves", "halves"), 1, &in, parts), ==, 2);
+    tw_node *sum = tw_apply_n(tw_layer_new("Add", "sum"), 2, (tw_node *[]){parts[1], parts[0]});
+    tw_model *m = tw_functional_new("m", 1, &in, 2, (tw_node *[]){sum, parts[1]});
+    tw_nodes_clear();
+    char *k2 = tw_model_to_json(m), *k3 = tw_model_to_json_format(m, TW_KERAS_JSON_3);
+    g_assert_nonnull(strstr(k2, "\"inbound_nodes\": [[[\"halves\", 0, 1, {}], [\"halves\", 0, 0, {}]]]"));
+    g_assert_nonnull(strstr(k2, "\"output_layers\": [[\"sum\", 0, 0], [\"halves\", 0, 1]]"));
+    g_assert_nonnull(strstr(k3, "\"keras_history\": [\"halves\", 0, 1]"));
+    check_round_trip(m, TW_KERAS_JSON_2, "halves.json");
+    check_round_trip(m, TW_KERAS_JSON_3, "halves.json");
+    /* A tensor index the call does not have. */
+    char *bad = g_strdup(k2);
+    char *at = strstr(bad, "[\"halves\", 0, 1, {}]");
+    at[strlen("[\"halves\", 0, ")] = '2';
+    assert_refused(bad, "model.json: layers[2] 'sum'.inbound_nodes[0][0]: layer 'halves' node 0 has 2 outputs; "
+                        "tensor 2 does not exist");
+    g_free(bad);
+    free(k2);
+    free(k3);
+    tw_layer_unref(m);
+}
+
 /* A Functional model's weights through a checkpoint, nested names and all. */
 static void test_checkpoint(void)
 {
@@ -297,6 +326,7 @@ int main(int argc, char **argv)
     g_test_add_func("/functional-json/bad-files", test_bad_files);
     g_test_add_func("/functional-json/double-encoded-and-lambda", test_double_encoded_and_lambda);
     g_test_add_func("/functional-json/sequential-holding-functional", test_sequential_holding_functional);
+    g_test_add_func("/functional-json/several-outputs", test_several_outputs);
     g_test_add_func("/functional-json/checkpoint", test_checkpoint);
     return g_test_run();
 }
