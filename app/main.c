@@ -20,6 +20,7 @@
 #include "run_graph_cmd.h"
 #include "runs_cmd.h"
 #include "screenshot_cmd.h"
+#include "save_cmd.h"
 #include "summary_cmd.h"
 #include "trace_cmd.h"
 #include "train_cmd.h"
@@ -84,13 +85,16 @@ static void print_help(FILE *out)
           "                   run a graph file on NPY inputs without the model file;\n"
           "                   one NPY file per output, or print them\n"
           "  summary MODEL.json\n"
-          "                   print a Keras Sequential model file's layers, output\n"
-          "                   shapes and parameter counts, as Keras' model.summary()\n"
+          "                   print a Keras model file's layers, output shapes and\n"
+          "                   parameter counts, as Keras' model.summary()\n"
           "  convert IN OUT [--weights FILE]\n"
           "                   convert a model file between Keras JSON, .keras, .h5 and\n"
           "                   .safetensors (by OUT's extension), weights included;\n"
           "                   summary, train, evaluate, predict and trace read all of\n"
           "                   .json, .keras and .h5 models too\n"
+          "  save IN.json OUT.json [--format keras2|keras3]\n"
+          "                   write a model file again in Keras 2's JSON form or\n"
+          "                   Keras 3's (Functional models' graphs)\n"
           "  runs list|show RUN|delete RUN|rename OLD NEW|notes RUN TEXT [--logdb FILE]\n"
           "                   the run database's runs (default file:\n"
           "                   $XDG_DATA_HOME/twb/runs.db)\n"
@@ -305,6 +309,8 @@ int main(int argc, char **argv)
         return twb_summary_command(argc - 2, argv + 2);
     if (strcmp(command, "convert") == 0)
         return twb_convert_command(argc - 2, argv + 2);
+    if (strcmp(command, "save") == 0)
+        return twb_save_command(argc - 2, argv + 2);
     if (strcmp(command, "runs") == 0)
         return twb_runs_command(argc - 2, argv + 2);
     if (strcmp(command, "trace") == 0)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "file_bytes.h"
+#include "model_json_internal.h"
 #include "tw/error.h"
 #include "tw/json_depth.h"
 #include "tw/model_file.h"
@@ -474,6 +475,8 @@ static tw_layer *read_layer(JsonNode *node, bool first, const char *path)
     tw_layer *layer = NULL;
     if (!strcmp(class_name, "Sequential"))
         layer = read_sequential(config, config_path);
+    else if (!strcmp(class_name, "Functional") || !strcmp(class_name, "Model"))
+        layer = tw__json_read_functional(config, config_path);
     else if (!JSON_NODE_HOLDS_OBJECT(config))
         fail("%s: expected an object, got %s", config_path, describe(config));
     else
@@ -658,8 +661,12 @@ static JsonParser *parse(const char *json, size_t length, const char *source)
     return parser;
 }
 
+static tw_model *read_encoded(const char *inner);
+
 static tw_model *read_document(JsonNode *root)
 {
+    if (JSON_NODE_HOLDS_VALUE(root) && json_node_get_value_type(root) == G_TYPE_STRING)
+        return read_encoded(json_node_get_string(root));
     JsonObject *obj = object_or_null(root);
     if (!obj) {
         fail("expected a Keras model {\"class_name\": \"Sequential\", \"config\": ...}, got %s", describe(root));
@@ -667,11 +674,12 @@ static tw_model *read_document(JsonNode *root)
     }
     const char *class_name = string_member(obj, "class_name");
     if (!class_name) {
-        fail("class_name: missing or not a string; expected \"Sequential\"");
+        fail("class_name: missing or not a string; expected \"Sequential\" or \"Functional\"");
         return NULL;
     }
-    if (strcmp(class_name, "Sequential")) {
-        fail("class_name: only Sequential models can be read, got \"%s\"", class_name);
+    bool functional = !strcmp(class_name, "Functional") || !strcmp(class_name, "Model");
+    if (strcmp(class_name, "Sequential") && !functional) {
+        fail("class_name: only Sequential and Functional models can be read, got \"%s\"", class_name);
         return NULL;
     }
     JsonNode *config = json_object_get_member(obj, "config");
@@ -679,7 +687,35 @@ static tw_model *read_document(JsonNode *root)
         fail("missing \"config\"");
         return NULL;
     }
-    return read_sequential(config, "config");
+    return functional ? tw__json_read_functional(config, "config") : read_sequential(config, "config");
+}
+
+/* A file holding the model JSON as one JSON string, what
+ * json.dump(model.to_json(), f) writes: the string is the document. Its
+ * messages name places in the decoded text. */
+static tw_model *read_encoded(const char *inner)
+{
+    JsonParser *parser = parse(inner, strlen(inner), "the JSON string's text");
+    if (!parser)
+        return NULL;
+    JsonNode *root = json_parser_get_root(parser);
+    tw_model *model = NULL;
+    if (JSON_NODE_HOLDS_VALUE(root) && json_node_get_value_type(root) == G_TYPE_STRING)
+        fail("the JSON string holds another JSON string; expected a Keras model's JSON in it");
+    else
+        model = read_document(root);
+    g_object_unref(parser);
+    return model;
+}
+
+tw_layer *tw__json_read_layer(JsonNode *node, bool first, const char *path)
+{
+    return read_layer(node, first, path);
+}
+
+const char *tw__json_describe(JsonNode *node)
+{
+    return describe(node);
 }
 
 tw_model *tw_model_from_json(const char *json, size_t length, const char *source_name)

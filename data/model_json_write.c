@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "atomic_file.h"
+#include "model_json_internal.h"
 #include "tw/error.h"
 #include "tw/model_file.h"
 
@@ -148,21 +149,22 @@ static void put_shape(GString *out, const tw_shape *shape)
     g_string_append_c(out, ']');
 }
 
-static void put_model_config(GString *out, const tw_model *model);
-static void put_wrapped(GString *out, const tw_layer *wrapper);
+static void put_model_config(GString *out, const tw_model *model, tw_keras_json_format format);
+static void put_wrapped(GString *out, const tw_layer *wrapper, tw_keras_json_format format);
 static void put_lookup(GString *out, const tw_layer *layer);
 
 /* {"class_name": "Dense", "config": {"name": ..., "trainable": ...,
  * "dtype": ..., "batch_input_shape": ..., parameters...}}, under the
  * layer's own name or, when name is not NULL, that one. */
-static void put_layer_as(GString *out, const tw_layer *layer, bool first, const char *name)
+static void put_layer_as(GString *out, const tw_layer *layer, bool first, const char *name,
+                         tw_keras_json_format format)
 {
     const tw_layer_class *klass = tw_layer_class_of(layer);
     g_string_append(out, "{\"class_name\": ");
     put_string(out, klass->name);
     g_string_append(out, ", \"config\": ");
     if (tw_layer_is_model(layer)) {
-        put_model_config(out, layer);
+        put_model_config(out, layer, format);
         g_string_append_c(out, '}');
         return;
     }
@@ -184,14 +186,14 @@ static void put_layer_as(GString *out, const tw_layer *layer, bool first, const 
         put_key(out, klass->params[i].key);
         put_param(out, &klass->params[i], tw_layer_param(layer, i));
     }
-    put_wrapped(out, layer);
+    put_wrapped(out, layer, format);
     put_lookup(out, layer);
     g_string_append(out, "}}");
 }
 
-static void put_layer(GString *out, const tw_layer *layer, bool first)
+static void put_layer(GString *out, const tw_layer *layer, bool first, tw_keras_json_format format)
 {
-    put_layer_as(out, layer, first, NULL);
+    put_layer_as(out, layer, first, NULL, format);
 }
 
 /* ---- wrappers: a layer's config holding another layer's -------------------- */
@@ -227,24 +229,28 @@ static bool backward_is_derived(const tw_layer *forward, const tw_layer *backwar
 /* ", \"layer\": {...}" for Bidirectional and TimeDistributed, and Bidirectional's
  * ", \"backward_layer\": {...}" when it has one of its own. A wrapper with no
  * layer inside writes none (the reader refuses it, naming the place). */
-static void put_wrapped(GString *out, const tw_layer *wrapper)
+static void put_wrapped(GString *out, const tw_layer *wrapper, tw_keras_json_format format)
 {
     const tw_layer *layer = tw_layer_inner(wrapper, 0), *backward = tw_layer_inner(wrapper, 1);
     if (!layer)
         return;
     g_string_append(out, ", \"layer\": ");
-    put_layer_as(out, layer, false, backward ? unprefixed(layer, "forward_") : NULL);
+    put_layer_as(out, layer, false, backward ? unprefixed(layer, "forward_") : NULL, format);
     if (backward && !backward_is_derived(layer, backward)) {
         g_string_append(out, ", \"backward_layer\": ");
-        put_layer_as(out, backward, false, unprefixed(backward, "backward_"));
+        put_layer_as(out, backward, false, unprefixed(backward, "backward_"), format);
     }
 }
 
 /* {"name": ..., "layers": [...]}, with "trainable": false for a frozen
  * model (Keras 3 writes it; Keras 2 ignores it) and the input shape given
  * to the model itself as Keras' "build_input_shape". */
-static void put_model_config(GString *out, const tw_model *model)
+static void put_model_config(GString *out, const tw_model *model, tw_keras_json_format format)
 {
+    if (tw_layer_is_functional(model)) {
+        tw__json_put_functional_config(out, model, format);
+        return;
+    }
     g_string_append(out, "{\"name\": ");
     put_string(out, tw_layer_name(model));
     if (!tw_layer_trainable(model))
@@ -256,31 +262,60 @@ static void put_model_config(GString *out, const tw_model *model)
     g_string_append(out, ", \"layers\": [");
     for (int i = 0; i < tw_model_nlayers(model); i++) {
         g_string_append(out, i ? ", " : "");
-        put_layer(out, tw_model_layer_at(model, i), i == 0);
+        put_layer(out, tw_model_layer_at(model, i), i == 0, format);
     }
     g_string_append(out, "]}");
 }
 
-char *tw_model_to_json(const tw_model *model)
+void tw__json_put_string(GString *out, const char *s)
+{
+    put_string(out, s);
+}
+
+void tw__json_put_shape(GString *out, const tw_shape *shape)
+{
+    put_shape(out, shape);
+}
+
+void tw__json_put_layer(GString *out, const tw_layer *layer, tw_keras_json_format format)
+{
+    put_layer(out, layer, false, format);
+}
+
+char *tw_model_to_json_format(const tw_model *model, tw_keras_json_format format)
 {
     if (!tw_layer_is_model(model)) {
-        tw_error_set("model to_json: %s", model ? "the layer is not a Sequential model" : "model is NULL");
+        tw_error_set("model to_json: %s", model ? "the layer is not a model" : "model is NULL");
         return NULL;
     }
-    GString *out = g_string_new("{\"class_name\": \"Sequential\", \"config\": ");
-    put_model_config(out, model);
-    g_string_append(out, ", \"keras_version\": \"" KERAS_VERSION "\", \"backend\": \"tensorflow\"}");
+    GString *out = g_string_new(NULL);
+    bool functional = tw_layer_is_functional(model);
+    if (functional && format == TW_KERAS_JSON_3)
+        g_string_append(out, "{\"module\": \"keras.src.models.functional\", \"class_name\": \"Functional\", "
+                             "\"config\": ");
+    else
+        g_string_append_printf(out, "{\"class_name\": \"%s\", \"config\": ", functional ? "Functional" : "Sequential");
+    put_model_config(out, model, format);
+    if (functional && format == TW_KERAS_JSON_3)
+        g_string_append(out, ", \"registered_name\": \"Functional\", \"build_config\": {\"input_shape\": null}}");
+    else
+        g_string_append(out, ", \"keras_version\": \"" KERAS_VERSION "\", \"backend\": \"tensorflow\"}");
     /* malloc'd, as the header promises, not g_malloc'd. */
     char *json = strdup(out->str);
     g_string_free(out, TRUE);
     return json;
 }
 
-int tw_model_save(const tw_model *model, const char *path)
+char *tw_model_to_json(const tw_model *model)
+{
+    return tw_model_to_json_format(model, TW_KERAS_JSON_2);
+}
+
+int tw_model_save_format(const tw_model *model, const char *path, tw_keras_json_format format)
 {
     if (!path)
         return tw_error_set("model save: the path is NULL");
-    char *json = tw_model_to_json(model);
+    char *json = tw_model_to_json_format(model, format);
     if (!json)
         return -1;
     tw_atomic_file file;
@@ -291,6 +326,11 @@ int tw_model_save(const tw_model *model, const char *path)
         rc = tw__atomic_commit(&file);
     free(json);
     return rc;
+}
+
+int tw_model_save(const tw_model *model, const char *path)
+{
+    return tw_model_save_format(model, path, TW_KERAS_JSON_2);
 }
 
 /* ---- lookup layers: tokens kept inline in the config ----------------------- */

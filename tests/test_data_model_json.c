@@ -473,8 +473,9 @@ static void test_messages(void)
                  "layers[0].config.layers[0].config.use_bias: expected true or false, got 3");
     assert_fails("{\"class_name\": \"Sequential\", \"config\": {\"name\": \"m\"}}", "config: missing \"layers\"");
     assert_fails("{\"class_name\": \"Sequential\"}", "missing \"config\"");
-    assert_fails("{\"class_name\": \"Functional\", \"config\": {}}",
-                 "class_name: only Sequential models can be read, got \"Functional\"");
+    assert_fails("{\"class_name\": \"Functional\", \"config\": {}}", "config: missing \"layers\"");
+    assert_fails("{\"class_name\": \"MyModel\", \"config\": {}}",
+                 "class_name: only Sequential and Functional models can be read, got \"MyModel\"");
     assert_fails("[1, 2]", "expected a Keras model {\"class_name\": \"Sequential\", \"config\": ...}, got an array");
     assert_fails("not json", "1:3: Parse error: unexpected identifier `not', expected value");
     assert_fails("{\"class_name\": \"Sequential\",\n \"config\": {\"layers\": [",
@@ -720,7 +721,7 @@ static void test_json_types(void)
     g_assert_null(tw_model_to_json(NULL));
     tw_layer *plain = dense("2", "linear");
     g_assert_null(tw_model_to_json(plain));
-    g_assert_cmpstr(tw_last_error(), ==, "model to_json: the layer is not a Sequential model");
+    g_assert_cmpstr(tw_last_error(), ==, "model to_json: the layer is not a model");
     tw_layer_unref(plain);
 }
 

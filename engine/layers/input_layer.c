@@ -2,8 +2,9 @@
  * every layer, see tw_layer_set_input_shape) and dtype; passes x through. */
 #include "layer_internal.h"
 
-/* "string": declared by models that start with a StringLookup; no tensor
- * has it (see string_lookup.c). */
+/* "string": Keras models of text take it (StringLookup follows); the engine
+ * has no string tensors, so such a model opens and summarizes but cannot be
+ * fed yet. */
 static const char *const dtypes[] = {"float32", "float64", "int32", "int64", "string", NULL};
 
 static const tw_param_def params[] = {

@@ -40,8 +40,11 @@ static int configure(tw_layer *layer)
 tw_layer *tw_layer_new(const char *class_name, const char *name)
 {
     const tw_layer_class *klass = tw_layer_class_find(class_name);
-    if (!klass)
-        return NULL;
+    return klass ? tw__layer_new_of(klass, name) : NULL;
+}
+
+tw_layer *tw__layer_new_of(const tw_layer_class *klass, const char *name)
+{
     tw_layer *layer = calloc(1, sizeof *layer);
     layer->klass = klass;
     layer->refcount = 1;
@@ -98,6 +101,7 @@ void tw_layer_unref(tw_layer *layer)
     free(layer->children);
     for (int i = 0; i < layer->klass->nparams; i++)
         tw__param_value_clear(&layer->values[i]);
+    free(layer->io_shapes);
     free(layer->values);
     free(layer->state);
     free(layer);
@@ -124,6 +128,8 @@ int tw_layer_set_name(tw_layer *layer, const char *name)
 
 tw_layer *tw_layer_clone(const tw_layer *layer, const char *name)
 {
+    if (layer->klass->clone)
+        return layer->klass->clone(layer, name);
     tw_layer *copy = tw_layer_new(layer->klass->name, name);
     if (!copy)
         return NULL;
@@ -296,16 +302,40 @@ static int infer_children(const tw_layer *layer, const tw_shape *input, tw_shape
     return 0;
 }
 
-int tw_layer_infer(const tw_layer *layer, const tw_shape *input, tw_shape *output, int64_t *trainable_params,
-                   int64_t *non_trainable_params)
+int tw__layer_class_infer(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs,
+                          int *noutputs, tw_weight_spec *weights, int *nweights)
+{
+    *nweights = 0;
+    if (ninputs == 1 && layer->klass->infer) {
+        *noutputs = 1;
+        return layer->klass->infer(layer, inputs, outputs, weights, nweights);
+    }
+    if (layer->klass->infer_n)
+        return layer->klass->infer_n(layer, inputs, ninputs, outputs, noutputs, weights, nweights);
+    return TW_LAYER_ERROR(layer, "takes one input, got %d", ninputs);
+}
+
+int tw_layer_infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
+                     int64_t *trainable_params, int64_t *non_trainable_params)
 {
     tw_weight_spec specs[TW_MAX_LAYER_WEIGHTS];
-    int n = 0;
-    tw_shape out;
+    int n = 0, nout = 1;
+    tw_shape out[TW_MAX_LAYER_IO];
     int64_t t = 0, nt = 0;
-    int rc = layer->klass->infer_wrapped ? layer->klass->infer_wrapped(layer, input, &out, &t, &nt)
-             : layer->nchildren           ? infer_children(layer, input, &out, &t, &nt)
-                                          : layer->klass->infer(layer, input, &out, specs, &n);
+    if (ninputs < 1 || ninputs > TW_MAX_LAYER_IO)
+        return TW_LAYER_ERROR(layer, "takes 1 to %d inputs, got %d", TW_MAX_LAYER_IO, ninputs);
+    int rc;
+    if (layer->klass->count_params)
+        rc = tw__layer_class_infer(layer, inputs, ninputs, out, &nout, specs, &n) ||
+             layer->klass->count_params(layer, &t, &nt);
+    else if ((layer->klass->infer_wrapped || layer->nchildren) && ninputs != 1)
+        rc = TW_LAYER_ERROR(layer, "takes one input, got %d", ninputs);
+    else if (layer->klass->infer_wrapped)
+        rc = layer->klass->infer_wrapped(layer, inputs, out, &t, &nt);
+    else if (layer->nchildren)
+        rc = infer_children(layer, inputs, out, &t, &nt);
+    else
+        rc = tw__layer_class_infer(layer, inputs, ninputs, out, &nout, specs, &n);
     if (rc)
         return -1;
     for (int i = 0; i < n; i++) {
@@ -319,12 +349,28 @@ int tw_layer_infer(const tw_layer *layer, const tw_shape *input, tw_shape *outpu
         else
             nt += count;
     }
-    if (output)
-        *output = out;
+    if (outputs)
+        memcpy(outputs, out, sizeof *out * nout);
+    if (noutputs)
+        *noutputs = nout;
     if (trainable_params)
         *trainable_params = t;
     if (non_trainable_params)
         *non_trainable_params = nt;
+    return 0;
+}
+
+int tw_layer_infer(const tw_layer *layer, const tw_shape *input, tw_shape *output, int64_t *trainable_params,
+                   int64_t *non_trainable_params)
+{
+    tw_shape out[TW_MAX_LAYER_IO];
+    int nout;
+    if (tw_layer_infer_n(layer, input, 1, out, &nout, trainable_params, non_trainable_params))
+        return -1;
+    if (nout != 1)
+        return TW_LAYER_ERROR(layer, "gives %d outputs where one is expected", nout);
+    if (output)
+        *output = out[0];
     return 0;
 }
 
@@ -398,26 +444,60 @@ static int create_weights(tw_layer *layer, tw_rng *rng)
     return rc;
 }
 
-int tw_layer_build(tw_layer *layer, const tw_shape *input, tw_rng *rng)
+/* Whether inputs are the shapes the layer was built for, batch aside. */
+static bool built_for(const tw_layer *layer, const tw_shape *inputs, int ninputs)
 {
-    char a[96], b[96];
-    if (layer->built) {
-        if (same_shape_ignoring_batch(&layer->input_shape, input))
-            return 0;
-        return TW_LAYER_ERROR(layer, "was built for input %s and cannot take %s",
-                              tw_shape_format(&layer->input_shape, a, sizeof a), tw_shape_format(input, b, sizeof b));
+    if (ninputs != layer->ninputs)
+        return false;
+    for (int i = 0; i < ninputs; i++)
+        if (!same_shape_ignoring_batch(i ? &layer->io_shapes[i] : &layer->input_shape, &inputs[i]))
+            return false;
+    return true;
+}
+
+static const char *shapes_format(const tw_shape *shapes, int n, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && len + 2 < size; i++) {
+        char one[96];
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? " and " : "",
+                                tw_shape_format(&shapes[i], one, sizeof one));
     }
-    tw_shape out;
-    int n = 0;
-    if (layer->klass->infer(layer, input, &out, layer->specs, &n))
+    return buf;
+}
+
+int tw_layer_build_n(tw_layer *layer, const tw_shape *inputs, int ninputs, tw_rng *rng)
+{
+    char a[256], b[256];
+    if (layer->built) {
+        if (built_for(layer, inputs, ninputs))
+            return 0;
+        const tw_shape *had = layer->io_shapes ? layer->io_shapes : &layer->input_shape;
+        return TW_LAYER_ERROR(layer, "was built for input %s and cannot take %s",
+                              shapes_format(had, layer->ninputs, a, sizeof a),
+                              shapes_format(inputs, ninputs, b, sizeof b));
+    }
+    tw_shape out[TW_MAX_LAYER_IO];
+    int n = 0, nout = 1;
+    if (ninputs < 1 || ninputs > TW_MAX_LAYER_IO)
+        return TW_LAYER_ERROR(layer, "takes 1 to %d inputs, got %d", TW_MAX_LAYER_IO, ninputs);
+    if (tw__layer_class_infer(layer, inputs, ninputs, out, &nout, layer->specs, &n))
         return -1;
     layer->nweights = n;
     if (create_weights(layer, rng))
         goto fail;
-    if (layer->klass->build_children && layer->klass->build_children(layer, input, rng))
+    if (layer->klass->build_children && layer->klass->build_children(layer, inputs, rng))
         goto fail;
-    layer->input_shape = *input;
-    layer->output_shape = out;
+    layer->input_shape = inputs[0];
+    layer->output_shape = out[0];
+    layer->ninputs = ninputs;
+    layer->noutputs = nout;
+    if (ninputs > 1 || nout > 1) {
+        layer->io_shapes = malloc(sizeof *layer->io_shapes * (size_t)(ninputs + nout));
+        memcpy(layer->io_shapes, inputs, sizeof *inputs * ninputs);
+        memcpy(layer->io_shapes + ninputs, out, sizeof *out * nout);
+    }
     layer->built = true;
     return 0;
 fail:
@@ -427,6 +507,11 @@ fail:
     }
     layer->nweights = 0;
     return -1;
+}
+
+int tw_layer_build(tw_layer *layer, const tw_shape *input, tw_rng *rng)
+{
+    return tw_layer_build_n(layer, input, 1, rng);
 }
 
 bool tw_layer_built(const tw_layer *layer)
@@ -448,23 +533,38 @@ static tw_shape shape_of(const tw_tensor *x)
     return s;
 }
 
+/* Builds the layer on its first call, from the inputs' shapes. */
+static int build_on_call(tw_layer *layer, tw_tensor *const *inputs, int ninputs, const tw_call_context *ctx)
+{
+    if (layer->built)
+        return 0;
+    /* Building inside a traced call: the initialisers' draws are not
+     * part of the computation, the variables they fill are. */
+    struct tw_tracer *tracer = tw__trace_suspend();
+    tw_shape in[TW_MAX_LAYER_IO];
+    for (int i = 0; i < ninputs; i++)
+        in[i] = shape_of(inputs[i]);
+    tw_rng *rng = ctx->rng ? ctx->rng : tw_rng_new(0);
+    int rc = tw_layer_build_n(layer, in, ninputs, rng);
+    if (!ctx->rng)
+        tw_rng_free(rng);
+    tw__trace_resume(tracer);
+    return rc;
+}
+
 tw_tensor *tw_layer_call_ex(tw_layer *layer, tw_tensor *x, const tw_call_context *ctx)
 {
     if (!x)
         return NULL;
-    if (!layer->built) {
-        /* Building inside a traced call: the initialisers' draws are not
-         * part of the computation, the variables they fill are. */
-        struct tw_tracer *tracer = tw__trace_suspend();
-        tw_shape in = shape_of(x);
-        tw_rng *rng = ctx->rng ? ctx->rng : tw_rng_new(0);
-        int rc = tw_layer_build(layer, &in, rng);
-        if (!ctx->rng)
-            tw_rng_free(rng);
-        tw__trace_resume(tracer);
-        if (rc)
-            return NULL;
+    if (!layer->klass->call) {
+        tw_tensor *out[TW_MAX_LAYER_IO];
+        int n = tw_layer_call_n(layer, &x, 1, out, ctx);
+        if (n > 1)
+            TW_LAYER_ERROR(layer, "gives %d outputs where one is expected", n);
+        return n == 1 ? out[0] : NULL;
     }
+    if (build_on_call(layer, &x, 1, ctx))
+        return NULL;
     /* Like a composite op: the intermediates die with this scope. Traced
      * nodes carry the layer's name as their scope. */
     tw_scope_begin();
@@ -472,6 +572,34 @@ tw_tensor *tw_layer_call_ex(tw_layer *layer, tw_tensor *x, const tw_call_context
     tw_tensor *y = layer->klass->call(layer, x, ctx);
     tw_name_scope_pop();
     return tw__scope_return(y);
+}
+
+int tw_layer_call_n(tw_layer *layer, tw_tensor *const *inputs, int ninputs, tw_tensor **outputs,
+                    const tw_call_context *ctx)
+{
+    if (ninputs < 1 || ninputs > TW_MAX_LAYER_IO)
+        return TW_LAYER_ERROR(layer, "takes 1 to %d inputs, got %d", TW_MAX_LAYER_IO, ninputs);
+    for (int i = 0; i < ninputs; i++)
+        if (!inputs[i])
+            return -1; /* an earlier op failed: keep its message */
+    if (ninputs == 1 && layer->klass->call) {
+        outputs[0] = tw_layer_call_ex(layer, inputs[0], ctx);
+        return outputs[0] ? 1 : -1;
+    }
+    if (!layer->klass->call_n)
+        return TW_LAYER_ERROR(layer, "takes one input, got %d", ninputs);
+    if (build_on_call(layer, inputs, ninputs, ctx))
+        return -1;
+    tw_scope_begin();
+    tw_name_scope_push(layer->name);
+    int n = layer->klass->call_n(layer, inputs, ninputs, outputs, ctx);
+    tw_name_scope_pop();
+    for (int i = 0; i < n; i++)
+        tw_tensor_ref(outputs[i]);
+    tw_scope_end();
+    for (int i = 0; i < n; i++)
+        tw__track(outputs[i]);
+    return n;
 }
 
 tw_tensor *tw_layer_call(tw_layer *layer, tw_tensor *x, bool training)

@@ -29,6 +29,10 @@ struct tw_layer {
 
     bool built;
     tw_shape input_shape, output_shape;
+    /* Layers of several inputs or outputs (infer_n): every shape of the
+     * build, inputs then outputs (malloc'd; NULL for one of each). */
+    int ninputs, noutputs;
+    tw_shape *io_shapes;
     int nweights;
     tw_weight_spec specs[TW_MAX_LAYER_WEIGHTS];
     tw_tensor *weights[TW_MAX_LAYER_WEIGHTS];
@@ -46,6 +50,13 @@ void tw__param_value_clear(tw_param_value *value);
 
 /* Children management for container layers (sequential.c uses it). */
 int tw__layer_insert_child(tw_layer *parent, int index, tw_layer *child);
+
+/* A layer of a class that need not be registered (Functional). */
+tw_layer *tw__layer_new_of(const tw_layer_class *klass, const char *name);
+
+/* The class's own infer or infer_n for the inputs (no children walked). */
+int tw__layer_class_infer(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs,
+                          int *noutputs, tw_weight_spec *weights, int *nweights);
 
 /* Shorthands for class implementations. */
 static inline int64_t tw__param_int(const tw_layer *l, int i) { return (int64_t)l->values[i].number; }
@@ -69,6 +80,8 @@ static inline const char *tw__param_choice(const tw_layer *l, int i) { return l-
     X(Conv2DTranspose) X(Conv1DTranspose) X(DepthwiseConv2D) X(SeparableConv2D) X(SeparableConv1D) \
     X(UpSampling2D) X(UpSampling1D) X(ZeroPadding2D) X(ZeroPadding1D) X(Cropping2D) X(Cropping1D) X(Resizing) \
     X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(GlobalAveragePooling1D) X(GlobalMaxPooling1D) \
-    X(Bidirectional) X(TimeDistributed) X(StringLookup) X(IntegerLookup)
+    X(Bidirectional) X(TimeDistributed) X(StringLookup) X(IntegerLookup) \
+    X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate) X(Dot) \
+    X(Lambda) X(TFOpLambda)
 
 #endif

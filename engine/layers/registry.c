@@ -26,8 +26,8 @@ static void register_builtins(void)
 int tw_layer_class_register(const tw_layer_class *klass)
 {
     pthread_once(&once, register_builtins);
-    if (!klass || !klass->name || !klass->infer || !klass->call)
-        return tw_error_set("layer class: a class needs a name, infer and call");
+    if (!klass || !klass->name || !(klass->infer || klass->infer_n) || !(klass->call || klass->call_n))
+        return tw_error_set("layer class: a class needs a name, infer (or infer_n) and call (or call_n)");
     pthread_mutex_lock(&lock);
     int rc = 0;
     for (int i = 0; i < nclasses; i++)

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "functional_internal.h"
 #include "id_map.h"
-#include "model_internal.h"
 
 /* The children in order, walked once by tw_layer_infer (a Sequential holds
  * no weights of its own). */
@@ -74,7 +74,7 @@ const tw_layer_class tw_layer_class_Sequential = {
 
 bool tw_layer_is_model(const tw_layer *layer)
 {
-    return layer && layer->klass == &tw_layer_class_Sequential;
+    return layer && (layer->klass == &tw_layer_class_Sequential || tw_layer_is_functional(layer));
 }
 
 static int check_model(const tw_layer *model, const char *fn)
@@ -82,7 +82,19 @@ static int check_model(const tw_layer *model, const char *fn)
     if (!model)
         return tw_error_set("%s: model is NULL", fn);
     if (!tw_layer_is_model(model))
-        return tw_error_set("%s: '%s' is a %s layer, not a Sequential model", fn, model->name, model->klass->name);
+        return tw_error_set("%s: '%s' is a %s layer, not a model", fn, model->name, model->klass->name);
+    return 0;
+}
+
+/* Adding and removing layers is for Sequential models; a Functional
+ * model's layers come from its graph. */
+static int check_sequential(const tw_layer *model, const char *fn)
+{
+    if (check_model(model, fn))
+        return -1;
+    if (tw_layer_is_functional(model))
+        return tw_error_set("%s: model '%s' is Functional; its layers come from its graph (tw_functional_new)", fn,
+                            model->name);
     return 0;
 }
 
@@ -178,7 +190,7 @@ static bool contains(const tw_layer *outer, const tw_layer *inner)
 
 int tw_model_insert(tw_model *model, int index, tw_layer *layer)
 {
-    if (check_model(model, "model insert") || !layer) {
+    if (check_sequential(model, "model insert") || !layer) {
         tw_layer_unref(layer);
         return -1;
     }
@@ -207,7 +219,7 @@ int tw_model_add(tw_model *model, tw_layer *layer)
 
 int tw_model_remove(tw_model *model, int index)
 {
-    if (check_model(model, "model remove"))
+    if (check_sequential(model, "model remove"))
         return -1;
     if (index < 0 || index >= model->nchildren)
         return tw_error_set("model '%s': index %d is out of range for %d layers", model->name, index,
@@ -244,6 +256,8 @@ tw_layer *tw_model_find_layer(const tw_model *model, const char *name)
 
 const tw_shape *tw_model_input_shape(const tw_model *model)
 {
+    if (tw_layer_is_functional(model))
+        return tw__functional_input_shape(model, 0);
     if (model->batch_input_shape.ndim)
         return &model->batch_input_shape;
     if (!model->nchildren)
@@ -258,6 +272,8 @@ int tw_model_infer(const tw_model *model, const tw_shape *input, tw_layer_info *
 {
     if (check_model(model, "model infer"))
         return -1;
+    if (tw_layer_is_functional(model))
+        return tw__functional_layer_info(model, info);
     tw_shape shape = *input;
     for (int i = 0; i < model->nchildren; i++) {
         memset(&info[i], 0, sizeof info[i]);
@@ -285,6 +301,8 @@ static int resolve_input(const tw_model *model, const tw_shape *input, tw_shape 
 int tw_model_build(tw_model *model, const tw_shape *input, uint64_t seed)
 {
     tw_shape in;
+    if (tw_layer_is_functional(model))
+        return tw__functional_build(model, input, seed);
     if (check_model(model, "model build") || resolve_input(model, input, &in))
         return -1;
     tw_model_state *st = model->state;
@@ -359,12 +377,17 @@ int tw_model_count_params(const tw_model *model, int64_t *total, int64_t *traina
     int64_t t = 0, nt = 0;
     if (check_model(model, "count_params"))
         return -1;
-    if (model->built)
-        in = model->input_shape;
-    else if (resolve_input(model, NULL, &in))
-        return -1;
-    if (tw_layer_infer(model, &in, NULL, &t, &nt))
-        return -1;
+    if (tw_layer_is_functional(model)) {
+        if (model->klass->count_params(model, &t, &nt))
+            return -1;
+    } else {
+        if (model->built)
+            in = model->input_shape;
+        else if (resolve_input(model, NULL, &in))
+            return -1;
+        if (tw_layer_infer(model, &in, NULL, &t, &nt))
+            return -1;
+    }
     if (total)
         *total = t + nt;
     if (trainable)
@@ -372,4 +395,26 @@ int tw_model_count_params(const tw_model *model, int64_t *total, int64_t *traina
     if (non_trainable)
         *non_trainable = nt;
     return 0;
+}
+
+int tw_model_ninputs(const tw_model *model)
+{
+    if (check_model(model, "model"))
+        return -1;
+    return tw_layer_is_functional(model) ? tw_functional_ninputs(model) : 1;
+}
+
+int tw_model_noutputs(const tw_model *model)
+{
+    if (check_model(model, "model"))
+        return -1;
+    return tw_layer_is_functional(model) ? tw_functional_noutputs(model) : 1;
+}
+
+int tw_model_call_n(tw_model *model, int ninputs, tw_tensor *const *inputs, tw_tensor **outputs, bool training)
+{
+    if (check_model(model, "model call"))
+        return -1;
+    tw_call_context ctx = {.training = training, .rng = NULL};
+    return tw__model_forward(model, inputs, ninputs, outputs, &ctx);
 }

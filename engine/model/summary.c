@@ -1,4 +1,4 @@
-/* Keras' model.summary() table for Sequential models:
+/* Keras' model.summary() table. Sequential models:
  *
  *     Model: "sequential"
  *     _________________________________________________________________
@@ -10,13 +10,19 @@
  *
  * Columns sit at 45% and 85% of the line, as Keras places them; a field
  * longer than its column pushes the next one right instead of being cut.
- * InputLayer rows are left out, as Keras leaves them out. */
+ * InputLayer rows are left out, as Keras leaves them out.
+ *
+ * Functional models get Keras 2's four columns (Layer (type), Output
+ * Shape, Param #, Connected to) at 33%, 55% and 67% of 98 characters,
+ * every layer once with its calls' inputs as "layer[node][tensor]", one
+ * per line; an InputLayer's shape is printed as the list Keras prints,
+ * and a layer called on several shapes shows "multiple". */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
+#include "functional_internal.h"
 
 typedef struct {
     char *buf;
@@ -63,20 +69,117 @@ static const char *with_commas(int64_t v, char *buf, size_t size)
     return buf;
 }
 
-static void row(text *t, const int *stops, const char *const *fields)
+/* nfields fields, each from its stop (the first at 0). */
+static void row_n(text *t, const int *stops, const char *const *fields, int nfields)
 {
     int col = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < nfields; i++) {
         int len = (int)strlen(fields[i]);
         put(t, "%s", fields[i]);
         col += len;
-        int target = i < 2 ? stops[i] : col;
-        if (col >= target && i < 2)
+        bool last = i == nfields - 1;
+        int target = last ? col : stops[i];
+        if (col >= target && !last)
             target = col + 1;
         for (; col < target; col++)
             put(t, " ");
     }
+    /* No trailing blanks: a row ends with its last field. */
+    while (t->len && t->buf[t->len - 1] == ' ')
+        t->len--;
+    t->buf[t->len] = '\0';
     put(t, "\n");
+}
+
+static void row(text *t, const int *stops, const char *const *fields)
+{
+    row_n(t, stops, fields, 3);
+}
+
+static void totals(text *t, int64_t trainable, int64_t non_trainable, int line_length)
+{
+    char a[32], b[32], c[32];
+    put(t, "Total params: %s\nTrainable params: %s\nNon-trainable params: %s\n",
+        with_commas(trainable + non_trainable, a, sizeof a), with_commas(trainable, b, sizeof b),
+        with_commas(non_trainable, c, sizeof c));
+    rule(t, '_', line_length);
+}
+
+/* The Output Shape column of layer i of a Functional model. */
+static void functional_shape(const tw_layer *model, int i, char *buf, size_t size)
+{
+    tw_shape first[TW_MAX_LAYER_IO], other[TW_MAX_LAYER_IO];
+    int n = tw_functional_call_outputs(model, i, 0, first);
+    for (int k = 1; k < tw_functional_layer_ncalls(model, i); k++) {
+        int m = tw_functional_call_outputs(model, i, k, other);
+        bool same = m == n;
+        for (int j = 0; same && j < n; j++)
+            same = first[j].ndim == other[j].ndim &&
+                   !memcmp(first[j].dims + 1, other[j].dims + 1, sizeof(int64_t) * (size_t)(first[j].ndim - 1));
+        if (!same) {
+            snprintf(buf, size, "multiple");
+            return;
+        }
+    }
+    bool list = n > 1 || !strcmp(model->children[i]->klass->name, "InputLayer");
+    size_t len = (size_t)snprintf(buf, size, "%s", list ? "[" : "");
+    for (int j = 0; j < n && len < size; j++) {
+        char one[128];
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", j ? ", " : "", tw_shape_format(&first[j], one, sizeof one));
+    }
+    if (list && len < size)
+        snprintf(buf + len, size - len, "]");
+}
+
+static char *functional_summary(const tw_model *model, int line_length)
+{
+    int n = model->nchildren;
+    tw_layer_info *info = calloc(n ? n : 1, sizeof *info);
+    int64_t trainable = 0, non_trainable = 0;
+    if (tw_model_infer(model, NULL, info) != n || model->klass->count_params(model, &trainable, &non_trainable)) {
+        for (int i = 0; i < n; i++)
+            if (info[i].error[0])
+                tw_error_set("%s", info[i].error);
+        free(info);
+        return NULL;
+    }
+    if (line_length <= 0)
+        line_length = 98;
+    int stops[3] = {line_length * 33 / 100, line_length * 55 / 100, line_length * 67 / 100};
+    text t = {malloc(4096), 0, 4096};
+    put(&t, "Model: \"%s\"\n", model->name);
+    rule(&t, '_', line_length);
+    row_n(&t, stops, (const char *const[]){"Layer (type)", "Output Shape", "Param #", "Connected to"}, 4);
+    rule(&t, '=', line_length);
+    for (int i = 0; i < n; i++) {
+        const tw_layer *l = model->children[i];
+        if (i)
+            rule(&t, '_', line_length);
+        char name[160], shape[256], params[32], from[160];
+        snprintf(name, sizeof name, "%s (%s)", l->name, l->klass->name);
+        functional_shape(model, i, shape, sizeof shape);
+        with_commas(info[i].trainable_params + info[i].non_trainable_params, params, sizeof params);
+        bool first = true;
+        for (int k = 0; k < tw_functional_layer_ncalls(model, i); k++) {
+            tw_keras_history in[TW_MAX_LAYER_IO];
+            int m = tw_functional_call_inputs(model, i, k, in);
+            for (int j = 0; j < m; j++) {
+                snprintf(from, sizeof from, "%s[%d][%d]", model->children[in[j].layer]->name, in[j].node_index,
+                         in[j].tensor_index);
+                if (first)
+                    row_n(&t, stops, (const char *const[]){name, shape, params, from}, 4);
+                else
+                    row_n(&t, stops, (const char *const[]){"", "", "", from}, 4);
+                first = false;
+            }
+        }
+        if (first)
+            row_n(&t, stops, (const char *const[]){name, shape, params, ""}, 4);
+    }
+    rule(&t, '=', line_length);
+    totals(&t, trainable, non_trainable, line_length);
+    free(info);
+    return t.buf;
 }
 
 char *tw_model_summary(const tw_model *model, int line_length)
@@ -85,6 +188,8 @@ char *tw_model_summary(const tw_model *model, int line_length)
         tw_error_set("summary: '%s' is not a model", model ? tw_layer_name(model) : "NULL");
         return NULL;
     }
+    if (tw_layer_is_functional(model))
+        return functional_summary(model, line_length);
     const tw_shape *in = model->built ? &model->input_shape : tw_model_input_shape(model);
     if (!in) {
         tw_error_set("summary: model '%s' has no input shape; give the first layer one or add an InputLayer",
@@ -126,11 +231,7 @@ char *tw_model_summary(const tw_model *model, int line_length)
         row(&t, stops, (const char *const[]){name, shape, params});
     }
     rule(&t, '=', line_length);
-    char a[32], b[32], c[32];
-    put(&t, "Total params: %s\nTrainable params: %s\nNon-trainable params: %s\n",
-        with_commas(trainable + non_trainable, a, sizeof a), with_commas(trainable, b, sizeof b),
-        with_commas(non_trainable, c, sizeof c));
-    rule(&t, '_', line_length);
+    totals(&t, trainable, non_trainable, line_length);
     free(info);
     return t.buf;
 }

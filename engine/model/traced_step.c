@@ -16,7 +16,12 @@
 
 #include "model_internal.h"
 
-#define STEP_OUTPUTS 2 /* the loss and the predictions, then the gradients */
+/* The graph's outputs: the loss, then with several outputs each one's
+ * loss, then the predictions, then the gradients when kept. */
+static int step_outputs(const tw_model_state *st)
+{
+    return 1 + (st->noutputs > 1 ? st->noutputs : 0) + st->noutputs;
+}
 
 typedef struct tw_traced_step {
     tw_model *model; /* borrowed: the step lives in its state */
@@ -30,6 +35,17 @@ typedef struct tw_traced_step {
     const tw_graph *last;  /* the graph the last traced step ran */
 } tw_traced_step;
 
+/* The batch a trace's inputs hold: the model's inputs, then its targets. */
+static void batch_of(const tw_model *model, tw_tensor *const *inputs, tw_batch *b)
+{
+    b->nx = tw_model_ninputs(model);
+    b->ny = tw_model_noutputs(model);
+    for (int i = 0; i < b->nx; i++)
+        b->x[i] = inputs[i];
+    for (int i = 0; i < b->ny; i++)
+        b->y[i] = inputs[b->nx + i];
+}
+
 static int step_fn(tw_tensor *const *inputs, int ninputs, tw_tensor **outputs, int max_outputs, void *user_data)
 {
     (void)ninputs;
@@ -38,12 +54,17 @@ static int step_fn(tw_tensor *const *inputs, int ninputs, tw_tensor **outputs, i
     tw_model_state *st = ts->model->state;
     tw_call_context ctx = {.training = true, .rng = st->step_rng};
     tw_step_result r = {0};
-    if (tw__model_loss_and_gradients(ts->model, inputs[0], inputs[1], &ctx, &r) < 0 ||
+    tw_batch b;
+    batch_of(ts->model, inputs, &b);
+    if (tw__model_loss_and_gradients(ts->model, &b, &ctx, &r) < 0 ||
         tw_optimizer_apply_gradients(st->optimizer, r.vars.n, r.vars.items, r.grads) < 0)
         return -1;
-    outputs[0] = r.loss;
-    outputs[1] = r.pred;
-    int n = STEP_OUTPUTS;
+    int n = 0;
+    outputs[n++] = r.loss;
+    for (int i = 0; st->noutputs > 1 && i < st->noutputs; i++)
+        outputs[n++] = r.out_losses[i];
+    for (int i = 0; i < st->noutputs; i++)
+        outputs[n++] = r.preds[i];
     for (int i = 0; st->keep_gradients && i < r.vars.n; i++) {
         ts->has_gradient[i] = r.grads[i] != NULL;
         if (r.grads[i])
@@ -107,24 +128,25 @@ static tw_traced_step *step_of(tw_model *model)
 }
 
 /* After the graph ran: the loss read, the metrics and the kept gradients. */
-static int finish_step(tw_traced_step *ts, tw_tensor *y, tw_tensor *const *outs, int64_t batch)
+static int finish_step(tw_traced_step *ts, const tw_batch *b, tw_tensor *const *outs)
 {
     tw_model_state *st = ts->model->state;
     double value = tw_tensor_item(outs[0]);
     if (!isfinite(value))
         return tw__model_nonfinite_loss(value);
-    tw__model_update_metrics(ts->model, y, outs[1], value, batch);
+    int several = st->noutputs > 1 ? st->noutputs : 0;
+    tw__model_update_metrics(ts->model, b, outs + 1 + several, value, outs + 1, tw_tensor_dim(b->x[0], 0));
     if (!st->keep_gradients)
         return 0;
     tw_variables vars = tw_model_trainable_variables(ts->model);
     tw_tensor **grads = tw__model_gradient_slots(st, vars.n);
-    for (int i = 0, k = STEP_OUTPUTS; i < vars.n; i++)
+    for (int i = 0, k = step_outputs(st); i < vars.n; i++)
         grads[i] = ts->has_gradient[i] ? outs[k++] : NULL;
     tw__model_keep_gradients(st, vars, grads);
     return 0;
 }
 
-int tw__model_traced_train_step(tw_model *model, tw_tensor *x, tw_tensor *y, bool required)
+int tw__model_traced_train_step(tw_model *model, const tw_batch *b, bool required)
 {
     tw_model_state *st = model->state;
     tw_traced_step *ts = step_of(model);
@@ -135,10 +157,13 @@ int tw__model_traced_train_step(tw_model *model, tw_tensor *x, tw_tensor *y, boo
     if (!st->step_rng)
         st->step_rng = tw_rng_new(0);
     tw_function *f = ts->functions[st->keep_gradients];
-    tw_tensor *inputs[2] = {x, y};
+    tw_tensor *inputs[2 * TW_MAX_MODEL_IO];
+    int ninputs = b->nx + b->ny;
+    memcpy(inputs, b->x, sizeof(tw_tensor *) * (size_t)b->nx);
+    memcpy(inputs + b->nx, b->y, sizeof(tw_tensor *) * (size_t)b->ny);
     /* Traced (without running) first, so a step that cannot be traced is
      * told apart from one whose graph failed while changing the weights. */
-    const tw_graph *g = tw_function_get_graph(f, 2, inputs);
+    const tw_graph *g = tw_function_get_graph(f, ninputs, inputs);
     if (!g) {
         if (required)
             return tw_error_set("the training step cannot run traced (traced = on): %s", tw_last_error());
@@ -147,13 +172,13 @@ int tw__model_traced_train_step(tw_model *model, tw_tensor *x, tw_tensor *y, boo
         return 1;
     }
     ts->last = g;
-    int max = STEP_OUTPUTS + (st->keep_gradients ? ts->nvars : 0);
+    int max = step_outputs(st) + (st->keep_gradients ? ts->nvars : 0);
     tw_tensor *stack_outs[16], **outs = max <= 16 ? stack_outs : calloc((size_t)max, sizeof *outs);
     if (!outs)
         return tw_error_set("fit: out of memory running the traced training step");
     tw_scope_begin();
-    int n = tw_function_call(f, 2, inputs, outs, max);
-    int rc = n < 0 ? -1 : finish_step(ts, y, outs, tw_tensor_dim(x, 0));
+    int n = tw_function_call(f, ninputs, inputs, outs, max);
+    int rc = n < 0 ? -1 : finish_step(ts, b, outs);
     tw_scope_end();
     if (outs != stack_outs)
         free(outs);

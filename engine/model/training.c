@@ -49,20 +49,33 @@ static tw_shape input_shape_of(const tw_tensor *x)
     return s;
 }
 
-int tw__model_ensure_built(tw_model *model, const tw_tensor *x, uint64_t seed)
+int tw__model_ensure_built(tw_model *model, const tw_batch *b, uint64_t seed)
 {
     if (model->built)
         return 0;
-    tw_shape in = input_shape_of(x);
+    if (tw_layer_is_functional(model))
+        return tw_model_build(model, NULL, seed);
+    tw_shape in = input_shape_of(b->x[0]);
     return tw_model_build(model, &in, seed);
 }
 
-void tw__model_update_metrics(tw_model *model, tw_tensor *y, tw_tensor *pred, double loss, int64_t n)
+int tw__model_forward(tw_model *model, tw_tensor *const *x, int nx, tw_tensor **preds, const tw_call_context *ctx)
+{
+    if (tw_layer_is_functional(model))
+        return tw_layer_call_n(model, x, nx, preds, ctx);
+    preds[0] = tw_layer_call_ex(model, x[0], ctx);
+    return preds[0] ? 1 : -1;
+}
+
+void tw__model_update_metrics(tw_model *model, const tw_batch *b, tw_tensor *const *preds, double loss,
+                              tw_tensor *const *out_losses, int64_t n)
 {
     tw_model_state *st = model->state;
     tw_metric_update_value(st->loss_mean, loss, (double)n);
+    for (int i = 0; st->noutputs > 1 && i < st->noutputs; i++)
+        tw_metric_update_value(st->output_loss_means[i], tw_tensor_item(out_losses[i]), (double)n);
     for (int i = 0; i < st->nmetrics; i++)
-        tw_metric_update_state(st->metrics[i], y, pred);
+        tw_metric_update_state(st->metrics[i], b->y[st->metric_output[i]], preds[st->metric_output[i]]);
 }
 
 static void drop_kept_gradients(tw_model_state *st)
@@ -99,17 +112,32 @@ tw_tensor **tw__model_gradient_slots(tw_model_state *st, int n)
     return st->grads.items;
 }
 
-int tw__model_loss_and_gradients(tw_model *model, tw_tensor *x, tw_tensor *y, const tw_call_context *ctx,
-                                 tw_step_result *r)
+/* The weighted sum of the outputs' losses; each output's own into out_losses. */
+static tw_tensor *compiled_loss(tw_model_state *st, const tw_batch *b, tw_tensor *const *preds, tw_tensor **out_losses)
+{
+    if (st->noutputs == 1)
+        return out_losses[0] = tw_loss_compute(&st->losses[0], b->y[0], preds[0]);
+    tw_tensor *total = NULL;
+    for (int i = 0; i < st->noutputs; i++) {
+        out_losses[i] = tw_loss_compute(&st->losses[i], b->y[i], preds[i]);
+        if (!out_losses[i])
+            return NULL;
+        tw_tensor *term = st->loss_weights[i] == 1 ? out_losses[i] : tw_mul_scalar(out_losses[i], st->loss_weights[i]);
+        total = total ? tw_add(total, term) : term;
+    }
+    return total;
+}
+
+int tw__model_loss_and_gradients(tw_model *model, const tw_batch *b, const tw_call_context *ctx, tw_step_result *r)
 {
     tw_model_state *st = model->state;
     tw_tape *tape = tw_tape_begin(false);
     tw_tensor *activity = NULL; /* what ActivityRegularization layers add */
     tw_call_context step_ctx = *ctx;
     step_ctx.activity_loss = &activity;
-    r->pred = tw_layer_call_ex(model, x, &step_ctx);
+    r->npreds = tw__model_forward(model, b->x, b->nx, r->preds, &step_ctx);
     tw_name_scope_push("loss"); /* a traced step's loss nodes group as one box */
-    r->loss = tw_loss_compute(&st->loss, y, r->pred);
+    r->loss = r->npreds == st->noutputs ? compiled_loss(st, b, r->preds, r->out_losses) : NULL;
     tw_tensor *total = r->loss && has_regularizers(model) ? tw_add(r->loss, tw_layer_regularization_loss(model))
                                                           : r->loss;
     if (total && activity)
@@ -128,7 +156,7 @@ int tw__model_loss_and_gradients(tw_model *model, tw_tensor *x, tw_tensor *y, co
 }
 
 /* One eager optimizer step on a batch; the running metrics take its values. */
-static int eager_train_step(tw_model *model, tw_tensor *x, tw_tensor *y)
+static int eager_train_step(tw_model *model, const tw_batch *b)
 {
     tw_model_state *st = model->state;
     if (!st->step_rng)
@@ -138,7 +166,7 @@ static int eager_train_step(tw_model *model, tw_tensor *x, tw_tensor *y)
 
     tw_scope_begin();
     tw_step_result r = {0};
-    int rc = tw__model_loss_and_gradients(model, x, y, &ctx, &r);
+    int rc = tw__model_loss_and_gradients(model, b, &ctx, &r);
     if (!rc) {
         double value = tw_tensor_item(r.loss);
         if (!isfinite(value))
@@ -146,7 +174,7 @@ static int eager_train_step(tw_model *model, tw_tensor *x, tw_tensor *y)
         if (!rc)
             rc = tw_optimizer_apply_gradients(st->optimizer, r.vars.n, r.vars.items, r.grads);
         if (!rc)
-            tw__model_update_metrics(model, y, r.pred, value, tw_tensor_dim(x, 0));
+            tw__model_update_metrics(model, b, r.preds, value, r.out_losses, tw_tensor_dim(b->x[0], 0));
         if (!rc && st->keep_gradients)
             tw__model_keep_gradients(st, r.vars, r.grads);
     }
@@ -162,48 +190,94 @@ int tw__model_nonfinite_loss(double value)
 
 /* One step: traced unless the mode says eager or (auto) the step cannot
  * be traced. */
-static int train_step(tw_model *model, tw_tensor *x, tw_tensor *y, tw_trace_mode mode)
+static int train_step(tw_model *model, const tw_batch *b, tw_trace_mode mode)
 {
     if (mode != TW_TRACE_OFF) {
-        int rc = tw__model_traced_train_step(model, x, y, mode == TW_TRACE_ON);
+        int rc = tw__model_traced_train_step(model, b, mode == TW_TRACE_ON);
         if (rc <= 0)
             return rc;
     }
-    return eager_train_step(model, x, y);
+    return eager_train_step(model, b);
 }
 
-static int test_step(tw_model *model, tw_tensor *x, tw_tensor *y)
+static int test_step(tw_model *model, const tw_batch *b)
 {
     tw_model_state *st = model->state;
     tw_scope_begin();
     tw_tape_pause();
-    tw_tensor *pred = tw_model_call(model, x, false);
-    tw_tensor *loss = tw_loss_compute(&st->loss, y, pred);
+    tw_tensor *preds[TW_MAX_LAYER_IO], *out_losses[TW_MAX_MODEL_OUTPUTS];
+    tw_call_context ctx = {.training = false};
+    int n = tw__model_forward(model, b->x, b->nx, preds, &ctx);
+    tw_tensor *loss = n == st->noutputs ? compiled_loss(st, b, preds, out_losses) : NULL;
     if (loss)
-        tw__model_update_metrics(model, y, pred, tw_tensor_item(loss), tw_tensor_dim(x, 0));
+        tw__model_update_metrics(model, b, preds, tw_tensor_item(loss), out_losses, tw_tensor_dim(b->x[0], 0));
     tw_tape_resume();
     tw_scope_end();
     return loss ? 0 : -1;
 }
 
-static int check_data(const char *fn, const tw_tensor *x, const tw_tensor *y)
+/* x and y as a batch: the model's counts of each, one number of examples. */
+static int make_batch(const char *fn, const tw_model *model, int nx, tw_tensor *const *x, int ny,
+                      tw_tensor *const *y, tw_batch *b)
 {
-    if (!x || !y)
-        return tw_error_set("%s: x and y are required", fn);
-    if (tw_tensor_ndim(x) < 1 || tw_tensor_ndim(y) < 1 || tw_tensor_dim(x, 0) != tw_tensor_dim(y, 0))
-        return tw_error_set("%s: x has %lld examples but y has %lld", fn,
-                            tw_tensor_ndim(x) ? (long long)tw_tensor_dim(x, 0) : 0LL,
-                            tw_tensor_ndim(y) ? (long long)tw_tensor_dim(y, 0) : 0LL);
+    int want_x = tw_model_ninputs(model), want_y = tw_model_noutputs(model);
+    if (nx != want_x || (y && ny != want_y))
+        return tw_error_set("%s: model '%s' takes %d input%s and %d target%s, got %d and %d", fn, model->name,
+                            want_x, want_x == 1 ? "" : "s", want_y, want_y == 1 ? "" : "s", nx, y ? ny : 0);
+    b->nx = nx;
+    b->ny = y ? ny : 0;
+    for (int i = 0; i < nx; i++)
+        b->x[i] = x[i];
+    for (int i = 0; i < b->ny; i++)
+        b->y[i] = y[i];
+    for (int i = 0; i < nx + b->ny; i++) {
+        tw_tensor *t = i < nx ? x[i] : y[i - nx];
+        if (!t)
+            return tw_error_set("%s: x and y are required", fn);
+        if (tw_tensor_ndim(t) < 1 || tw_tensor_dim(t, 0) != tw_tensor_dim(x[0], 0)) {
+            if (nx == 1 && b->ny == 1)
+                return tw_error_set("%s: x has %lld examples but y has %lld", fn,
+                                    tw_tensor_ndim(x[0]) ? (long long)tw_tensor_dim(x[0], 0) : 0LL,
+                                    tw_tensor_ndim(t) ? (long long)tw_tensor_dim(t, 0) : 0LL);
+            return tw_error_set("%s: x[0] has %lld examples but %s[%d] has %lld", fn,
+                                tw_tensor_ndim(x[0]) ? (long long)tw_tensor_dim(x[0], 0) : 0LL, i < nx ? "x" : "y",
+                                i < nx ? i : i - nx, tw_tensor_ndim(t) ? (long long)tw_tensor_dim(t, 0) : 0LL);
+        }
+    }
+    return 0;
+}
+
+int tw_model_train_on_batch_n(tw_model *model, int nx, tw_tensor *const *x, int ny, tw_tensor *const *y,
+                              tw_logs *logs)
+{
+    tw_batch b;
+    if (tw__model_check_compiled(model, "train_on_batch") || make_batch("train_on_batch", model, nx, x, ny, y, &b) ||
+        tw__model_ensure_built(model, &b, ((tw_model_state *)model->state)->seed))
+        return -1;
+    tw_model_reset_metrics(model);
+    if (train_step(model, &b, TW_TRACE_OFF))
+        return -1;
+    if (logs) {
+        logs->n = 0;
+        tw__model_collect_logs(model, logs, "");
+    }
     return 0;
 }
 
 int tw_model_train_on_batch(tw_model *model, tw_tensor *x, tw_tensor *y, tw_logs *logs)
 {
-    if (tw__model_check_compiled(model, "train_on_batch") || check_data("train_on_batch", x, y) ||
-        tw__model_ensure_built(model, x, ((tw_model_state *)model->state)->seed))
+    return tw_model_train_on_batch_n(model, 1, &x, 1, &y, logs);
+}
+
+int tw_model_test_on_batch_n(tw_model *model, int nx, tw_tensor *const *x, int ny, tw_tensor *const *y,
+                             tw_logs *logs)
+{
+    tw_batch b;
+    if (tw__model_check_compiled(model, "test_on_batch") || make_batch("test_on_batch", model, nx, x, ny, y, &b) ||
+        tw__model_ensure_built(model, &b, ((tw_model_state *)model->state)->seed))
         return -1;
     tw_model_reset_metrics(model);
-    if (train_step(model, x, y, TW_TRACE_OFF))
+    if (test_step(model, &b))
         return -1;
     if (logs) {
         logs->n = 0;
@@ -214,17 +288,7 @@ int tw_model_train_on_batch(tw_model *model, tw_tensor *x, tw_tensor *y, tw_logs
 
 int tw_model_test_on_batch(tw_model *model, tw_tensor *x, tw_tensor *y, tw_logs *logs)
 {
-    if (tw__model_check_compiled(model, "test_on_batch") || check_data("test_on_batch", x, y) ||
-        tw__model_ensure_built(model, x, ((tw_model_state *)model->state)->seed))
-        return -1;
-    tw_model_reset_metrics(model);
-    if (test_step(model, x, y))
-        return -1;
-    if (logs) {
-        logs->n = 0;
-        tw__model_collect_logs(model, logs, "");
-    }
-    return 0;
+    return tw_model_test_on_batch_n(model, 1, &x, 1, &y, logs);
 }
 
 /* Rows [start, end) of t, in `order` when shuffling (a gather) or as a view. */
@@ -235,14 +299,27 @@ static tw_tensor *rows(tw_tensor *t, tw_tensor *order, int64_t start, int64_t en
     return tw_gather(t, tw_slice(order, 0, start, end, 1), 0);
 }
 
-static int run_batches(tw_model *model, tw_tensor *x, tw_tensor *y, int64_t batch_size)
+/* Rows [start, end) of every tensor of a batch. */
+static void batch_rows(const tw_batch *all, tw_tensor *order, int64_t start, int64_t end, tw_batch *b)
 {
-    int64_t n = tw_tensor_dim(x, 0);
+    b->nx = all->nx;
+    b->ny = all->ny;
+    for (int i = 0; i < all->nx; i++)
+        b->x[i] = rows(all->x[i], order, start, end);
+    for (int i = 0; i < all->ny; i++)
+        b->y[i] = rows(all->y[i], order, start, end);
+}
+
+static int run_batches(tw_model *model, const tw_batch *data, int64_t batch_size)
+{
+    int64_t n = tw_tensor_dim(data->x[0], 0);
     tw_model_reset_metrics(model);
     for (int64_t start = 0; start < n; start += batch_size) {
         int64_t end = start + batch_size < n ? start + batch_size : n;
         tw_scope_begin();
-        int rc = test_step(model, rows(x, NULL, start, end), rows(y, NULL, start, end));
+        tw_batch b;
+        batch_rows(data, NULL, start, end, &b);
+        int rc = test_step(model, &b);
         tw_scope_end();
         if (rc)
             return -1;
@@ -250,13 +327,15 @@ static int run_batches(tw_model *model, tw_tensor *x, tw_tensor *y, int64_t batc
     return 0;
 }
 
-int tw_model_evaluate(tw_model *model, tw_tensor *x, tw_tensor *y, int64_t batch_size, tw_logs *logs)
+int tw_model_evaluate_n(tw_model *model, int nx, tw_tensor *const *x, int ny, tw_tensor *const *y,
+                        int64_t batch_size, tw_logs *logs)
 {
-    if (tw__model_check_compiled(model, "evaluate") || check_data("evaluate", x, y))
+    tw_batch b;
+    if (tw__model_check_compiled(model, "evaluate") || make_batch("evaluate", model, nx, x, ny, y, &b))
         return -1;
     if (batch_size <= 0)
         return tw_error_set("evaluate: batch size must be positive, got %lld", (long long)batch_size);
-    if (tw__model_ensure_built(model, x, ((tw_model_state *)model->state)->seed) || run_batches(model, x, y, batch_size))
+    if (tw__model_ensure_built(model, &b, ((tw_model_state *)model->state)->seed) || run_batches(model, &b, batch_size))
         return -1;
     if (logs) {
         logs->n = 0;
@@ -265,37 +344,70 @@ int tw_model_evaluate(tw_model *model, tw_tensor *x, tw_tensor *y, int64_t batch
     return 0;
 }
 
-tw_tensor *tw_model_predict(tw_model *model, tw_tensor *x, int64_t batch_size)
+int tw_model_evaluate(tw_model *model, tw_tensor *x, tw_tensor *y, int64_t batch_size, tw_logs *logs)
 {
-    if (!tw_layer_is_model(model) || !x || tw_tensor_ndim(x) < 1 || batch_size <= 0) {
-        tw_error_set("predict: needs a model, an input with a batch axis and a positive batch size");
-        return NULL;
-    }
-    int64_t n = tw_tensor_dim(x, 0), nbatches = (n + batch_size - 1) / batch_size;
-    if (tw__model_ensure_built(model, x, ((tw_model_state *)model->state)->seed))
-        return NULL;
+    return tw_model_evaluate_n(model, 1, &x, 1, &y, batch_size, logs);
+}
+
+int tw_model_predict_n(tw_model *model, int nx, tw_tensor *const *x, int64_t batch_size, tw_tensor **outputs)
+{
+    tw_batch b;
+    if (!tw_layer_is_model(model) || nx < 1 || !x || !x[0] || tw_tensor_ndim(x[0]) < 1 || batch_size <= 0)
+        return tw_error_set("predict: needs a model, an input with a batch axis and a positive batch size");
+    if (make_batch("predict", model, nx, x, 0, NULL, &b))
+        return -1;
+    int64_t n = tw_tensor_dim(x[0], 0), nbatches = (n + batch_size - 1) / batch_size;
+    if (tw__model_ensure_built(model, &b, ((tw_model_state *)model->state)->seed))
+        return -1;
+    int nout = tw_model_noutputs(model);
     tw_scope_begin();
     tw_tape_pause();
-    tw_tensor **outs = calloc(nbatches ? nbatches : 1, sizeof *outs);
-    tw_tensor *result = NULL;
-    int64_t b = 0;
-    for (; b < nbatches; b++) {
-        int64_t start = b * batch_size, end = start + batch_size < n ? start + batch_size : n;
-        if (!(outs[b] = tw_model_call(model, tw_slice(x, 0, start, end, 1), false)))
+    /* outs[k * nbatches + batch]: output k of each batch, concatenated after. */
+    tw_tensor **outs = calloc((size_t)(nbatches ? nbatches : 1) * (size_t)nout, sizeof *outs);
+    tw_call_context ctx = {.training = false};
+    int64_t i = 0;
+    for (; i < nbatches; i++) {
+        int64_t start = i * batch_size, end = start + batch_size < n ? start + batch_size : n;
+        tw_batch part;
+        tw_tensor *preds[TW_MAX_LAYER_IO];
+        batch_rows(&b, NULL, start, end, &part);
+        if (tw__model_forward(model, part.x, part.nx, preds, &ctx) != nout)
             break;
+        for (int k = 0; k < nout; k++)
+            outs[k * nbatches + i] = preds[k];
     }
-    if (b == nbatches)
-        result = nbatches == 1 ? outs[0] : tw_concat((int)nbatches, outs, 0);
+    int rc = i == nbatches ? nout : -1;
+    for (int k = 0; rc > 0 && k < nout; k++) {
+        tw_tensor **of = outs + k * nbatches;
+        outputs[k] = tw_tensor_ref(nbatches == 1 ? of[0] : tw_concat((int)nbatches, of, 0));
+        if (!outputs[k])
+            rc = -1;
+    }
     free(outs);
     tw_tape_resume();
-    return tw__scope_return(result);
+    tw_scope_end();
+    for (int k = 0; rc > 0 && k < nout; k++)
+        tw__track(outputs[k]);
+    return rc;
+}
+
+tw_tensor *tw_model_predict(tw_model *model, tw_tensor *x, int64_t batch_size)
+{
+    tw_tensor *outs[TW_MAX_LAYER_IO];
+    int n = tw_model_predict_n(model, 1, &x, batch_size, outs);
+    if (n > 1) {
+        tw_error_set("predict: model '%s' has %d outputs; use tw_model_predict_n", model->name, n);
+        return NULL;
+    }
+    return n == 1 ? outs[0] : NULL;
 }
 
 /* ---- fit ------------------------------------------------------------------ */
 typedef struct {
     tw_model *model;
     const tw_fit_options *opt;
-    tw_tensor *x, *y, *val_x, *val_y;
+    tw_batch train, val;
+    bool has_val;
     tw_history *history;
     bool stop;
     int64_t samples;   /* trained on, over the fit */
@@ -363,7 +475,7 @@ static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
 {
     const tw_fit_options *opt = run->opt;
     tw_model_state *st = run->model->state;
-    int64_t n = tw_tensor_dim(run->x, 0), bs = opt->batch_size;
+    int64_t n = tw_tensor_dim(run->train.x[0], 0), bs = opt->batch_size;
     tw_progress p = {.epoch = epoch, .epochs = opt->epochs, .steps = (n + bs - 1) / bs};
     double t0 = now();
     int64_t seen = 0, first = epoch == opt->initial_epoch ? opt->initial_step : 0;
@@ -374,7 +486,9 @@ static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
     for (p.step = first; p.step < p.steps && !run->stop && !rc; p.step++) {
         int64_t start = p.step * bs, end = start + bs < n ? start + bs : n;
         tw_scope_begin();
-        rc = train_step(run->model, rows(run->x, order, start, end), rows(run->y, order, start, end), opt->traced);
+        tw_batch b;
+        batch_rows(&run->train, order, start, end, &b);
+        rc = train_step(run->model, &b, opt->traced);
         tw_scope_end();
         if (rc) {
             tw_error_set("fit: epoch %d, step %lld: %s", epoch + 1, (long long)p.step + 1, tw_last_error());
@@ -408,8 +522,8 @@ static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
      * epoch-end callbacks (a checkpoint there would claim the epoch done). */
     if (p.step < p.steps)
         return 1;
-    if (run->val_x) {
-        if (run_batches(run->model, run->val_x, run->val_y, bs))
+    if (run->has_val) {
+        if (run_batches(run->model, &run->val, bs))
             return -1;
         tw__model_collect_logs(run->model, logs, "val_");
     }
@@ -422,31 +536,30 @@ tw_fit_options tw_fit_options_default(void)
     return (tw_fit_options){.epochs = 1, .batch_size = 32, .shuffle = true};
 }
 
-static int split_validation(fit_run *run, tw_tensor *x, tw_tensor *y)
+static int split_validation(fit_run *run, const tw_batch *all)
 {
     const tw_fit_options *opt = run->opt;
-    run->x = x;
-    run->y = y;
-    if (opt->validation_x || opt->validation_y) {
-        if (check_data("fit: validation data", opt->validation_x, opt->validation_y))
-            return -1;
-        run->val_x = opt->validation_x;
-        run->val_y = opt->validation_y;
-        return 0;
+    run->train = *all;
+    if (opt->validation_x || opt->validation_y || opt->validation_inputs || opt->validation_targets) {
+        run->has_val = true;
+        if (opt->validation_inputs || opt->validation_targets)
+            return make_batch("fit: validation data", run->model, all->nx, opt->validation_inputs, all->ny,
+                              opt->validation_targets, &run->val);
+        return make_batch("fit: validation data", run->model, 1, &opt->validation_x, 1, &opt->validation_y,
+                          &run->val);
     }
     if (opt->validation_split <= 0)
         return 0;
     if (opt->validation_split >= 1)
         return tw_error_set("fit: validation_split must be in [0, 1), got %g", opt->validation_split);
     /* Keras keeps the last fraction, before any shuffling. */
-    int64_t n = tw_tensor_dim(x, 0), split_at = (int64_t)((double)n * (1 - opt->validation_split));
+    int64_t n = tw_tensor_dim(all->x[0], 0), split_at = (int64_t)((double)n * (1 - opt->validation_split));
     if (split_at < 1 || split_at >= n)
         return tw_error_set("fit: validation_split %g leaves no %s data out of %lld examples",
                             opt->validation_split, split_at < 1 ? "training" : "validation", (long long)n);
-    run->x = tw_slice(x, 0, 0, split_at, 1);
-    run->y = tw_slice(y, 0, 0, split_at, 1);
-    run->val_x = tw_slice(x, 0, split_at, n, 1);
-    run->val_y = tw_slice(y, 0, split_at, n, 1);
+    batch_rows(all, NULL, 0, split_at, &run->train);
+    batch_rows(all, NULL, split_at, n, &run->val);
+    run->has_val = true;
     return 0;
 }
 
@@ -486,17 +599,20 @@ static int fit_epochs(fit_run *run)
     return 0;
 }
 
-tw_history *tw_model_fit(tw_model *model, tw_tensor *x, tw_tensor *y, const tw_fit_options *options)
+tw_history *tw_model_fit_n(tw_model *model, int nx, tw_tensor *const *x, int ny, tw_tensor *const *y,
+                           const tw_fit_options *options)
 {
     tw_fit_options defaults = tw_fit_options_default();
     const tw_fit_options *opt = options ? options : &defaults;
     fit_run run = {.model = model, .opt = opt, .first_loss = NAN};
-    if (tw__model_check_compiled(model, "fit") || check_data("fit", x, y) || check_fit_options(opt))
+    tw_batch all;
+    if (tw__model_check_compiled(model, "fit") || make_batch("fit", model, nx, x, ny, y, &all) ||
+        check_fit_options(opt))
         return NULL;
     tw_scope_begin();
-    int rc = split_validation(&run, x, y);
+    int rc = split_validation(&run, &all);
     if (!rc)
-        rc = tw__model_ensure_built(model, run.x, opt->seed);
+        rc = tw__model_ensure_built(model, &run.train, opt->seed);
     tw_model_state *st = model->state;
     st->keep_gradients = opt->expose_gradients;
     if (!rc) {
@@ -513,6 +629,11 @@ tw_history *tw_model_fit(tw_model *model, tw_tensor *x, tw_tensor *y, const tw_f
         return NULL;
     }
     return run.history;
+}
+
+tw_history *tw_model_fit(tw_model *model, tw_tensor *x, tw_tensor *y, const tw_fit_options *options)
+{
+    return tw_model_fit_n(model, 1, &x, 1, &y, options);
 }
 
 void tw_history_free(tw_history *history)

@@ -24,6 +24,7 @@ int tw_fuzz_graph_file(const uint8_t *data, size_t size);
 int tw_fuzz_run_store(const uint8_t *data, size_t size);
 int tw_fuzz_keras_archive(const uint8_t *data, size_t size);
 int tw_fuzz_keras_h5(const uint8_t *data, size_t size);
+int tw_fuzz_keras_functional(const uint8_t *data, size_t size);
 
 static const struct {
     const char *name;
@@ -32,7 +33,8 @@ static const struct {
                {"safetensors", tw_fuzz_safetensors}, {"model_json", tw_fuzz_model_json},
                {"graph_json", tw_fuzz_graph_json}, {"graph_file", tw_fuzz_graph_file},
                {"run_store", tw_fuzz_run_store},
-               {"keras_archive", tw_fuzz_keras_archive}, {"keras_h5", tw_fuzz_keras_h5}};
+               {"keras_archive", tw_fuzz_keras_archive}, {"keras_h5", tw_fuzz_keras_h5},
+               {"keras_functional", tw_fuzz_keras_functional}};
 
 static int compare_names(const void *a, const void *b)
 {

@@ -82,6 +82,9 @@ extern const char *const tw_initializer_names[];
 typedef struct tw_layer tw_layer;
 
 #define TW_MAX_LAYER_WEIGHTS 8
+/* The most inputs and outputs one layer call takes and gives (merge layers,
+ * attention's query/value/key, a recurrent layer's states). */
+#define TW_MAX_LAYER_IO 64
 
 /* One weight a layer creates when built. */
 typedef struct {
@@ -137,6 +140,23 @@ typedef struct tw_layer_class {
     /* Copies what a layer holds besides its parameters (a lookup layer's
      * vocabulary) into a clone. Optional. */
     int (*clone_extra)(tw_layer *copy, const tw_layer *layer);
+    /* Layers of several inputs or outputs (Add, Concatenate, Dot; later
+     * MultiHeadAttention's query/value/key and recurrent layers' states)
+     * set these instead of infer and call; a class may set both pairs, and
+     * then infer/call serve the one-input case. infer_n fills outputs and
+     * *noutputs (at most TW_MAX_LAYER_IO) and the weights as infer does;
+     * call_n fills outputs and returns how many, or -1. Both optional. */
+    int (*infer_n)(const tw_layer *self, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
+                   tw_weight_spec *weights, int *nweights);
+    int (*call_n)(tw_layer *self, tw_tensor *const *inputs, int ninputs, tw_tensor **outputs,
+                  const tw_call_context *ctx);
+    /* Containers whose children's shapes are fixed when they are made
+     * (Functional models): the parameters of the layers inside, each
+     * counted once. Their infer_n then gives only the shapes. Optional. */
+    int (*count_params)(const tw_layer *self, int64_t *trainable, int64_t *non_trainable);
+    /* Containers whose structure is not in their config (Functional)
+     * copy themselves for tw_layer_clone. Optional. */
+    tw_layer *(*clone)(const tw_layer *self, const char *name);
 } tw_layer_class;
 
 /* Built-in classes are registered from the start; programs may add theirs. */
@@ -187,10 +207,17 @@ tw_dtype tw_layer_dtype(const tw_layer *layer);
 int tw_layer_infer(const tw_layer *layer, const tw_shape *input, tw_shape *output, int64_t *trainable_params,
                    int64_t *non_trainable_params);
 
+/* The same for a layer of several inputs and outputs (any layer: a
+ * one-input class takes ninputs 1). outputs has room for TW_MAX_LAYER_IO;
+ * *noutputs gets the count. */
+int tw_layer_infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
+                     int64_t *trainable_params, int64_t *non_trainable_params);
+
 /* Create the weights for an input shape (initialised from rng), then apply
  * weights waiting from a deferred restore. Building twice with the same
  * shape is a no-op; with another shape, an error. */
 int tw_layer_build(tw_layer *layer, const tw_shape *input, tw_rng *rng);
+int tw_layer_build_n(tw_layer *layer, const tw_shape *inputs, int ninputs, tw_rng *rng);
 bool tw_layer_built(const tw_layer *layer);
 const tw_shape *tw_layer_output_shape(const tw_layer *layer); /* NULL before build */
 
@@ -198,6 +225,11 @@ const tw_shape *tw_layer_output_shape(const tw_layer *layer); /* NULL before bui
  * or a fixed seed when that is NULL). */
 tw_tensor *tw_layer_call_ex(tw_layer *layer, tw_tensor *x, const tw_call_context *ctx);
 tw_tensor *tw_layer_call(tw_layer *layer, tw_tensor *x, bool training);
+/* Several inputs and outputs: fills outputs (room for TW_MAX_LAYER_IO) and
+ * returns their count, or -1. The outputs belong to the open scope as any
+ * op's do. */
+int tw_layer_call_n(tw_layer *layer, tw_tensor *const *inputs, int ninputs, tw_tensor **outputs,
+                    const tw_call_context *ctx);
 
 /* Weights in creation order (borrowed references; variables). */
 int tw_layer_nweights(const tw_layer *layer);

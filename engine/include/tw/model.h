@@ -27,6 +27,7 @@
 #define TW_MODEL_H
 
 #include "function.h"
+#include "functional.h"
 #include "layers.h"
 #include "losses.h"
 #include "metrics.h"
@@ -67,6 +68,13 @@ int tw_model_infer(const tw_model *model, const tw_shape *input, tw_layer_info *
 int tw_model_build(tw_model *model, const tw_shape *input, uint64_t seed);
 tw_tensor *tw_model_call(tw_model *model, tw_tensor *x, bool training);
 
+/* Models of several inputs and outputs (Functional, tw/functional.h); a
+ * Sequential model has one of each. tw_model_call_n fills outputs (room
+ * for tw_model_noutputs) and returns their count, or -1. */
+int tw_model_ninputs(const tw_model *model);
+int tw_model_noutputs(const tw_model *model);
+int tw_model_call_n(tw_model *model, int ninputs, tw_tensor *const *inputs, tw_tensor **outputs, bool training);
+
 /* Trainable weights of every layer inside, recursively, without
  * duplicates (a layer used twice contributes once); frozen layers' weights
  * are left out. Borrowed; valid until the model or a layer in it changes. */
@@ -85,6 +93,21 @@ char *tw_model_summary(const tw_model *model, int line_length);
 /* The model takes over the optimizer. Metric names as tw_metric_new. */
 int tw_model_compile(tw_model *model, tw_optimizer *optimizer, const tw_loss *loss, int nmetrics,
                      const char *const *metric_names);
+/* compile for models of several outputs, with Keras' semantics: one loss
+ * for every output or one per output (in the model's output order); the
+ * total is their sum weighted by loss_weights (NULL: 1 each) plus the
+ * regularization losses; metrics apply to every output. Logs name them as
+ * Keras does: "loss" (the total), and with several outputs
+ * "<output layer>_loss" and "<output layer>_<metric>". */
+#define TW_MAX_MODEL_OUTPUTS 8
+typedef struct {
+    int nlosses;                 /* 1, or the model's output count */
+    const tw_loss *losses;
+    const double *loss_weights;  /* the model's output count, or NULL */
+    int nmetrics;
+    const char *const *metrics;  /* names as tw_metric_new, "accuracy" resolved per output's loss */
+} tw_compile_options;
+int tw_model_compile_n(tw_model *model, tw_optimizer *optimizer, const tw_compile_options *options);
 tw_optimizer *tw_model_optimizer(const tw_model *model);
 const tw_loss *tw_model_loss(const tw_model *model);
 
@@ -155,6 +178,10 @@ typedef struct {
     volatile int *stop_flag;    /* set from another thread (Ctrl+C, the UI's Stop): stop after this step */
     bool expose_gradients;      /* keep each step's gradients for on_batch_end (gradient histograms) */
     tw_trace_mode traced;       /* default TW_TRACE_AUTO */
+    /* Validation data of a model of several inputs or outputs (the
+     * model's counts of each; instead of validation_x and validation_y). */
+    tw_tensor *const *validation_inputs;
+    tw_tensor *const *validation_targets;
 } tw_fit_options;
 tw_fit_options tw_fit_options_default(void);
 
@@ -176,6 +203,18 @@ tw_history *tw_model_fit(tw_model *model, tw_tensor *x, tw_tensor *y, const tw_f
 /* Loss and compiled metrics over the data, into logs. */
 int tw_model_evaluate(tw_model *model, tw_tensor *x, tw_tensor *y, int64_t batch_size, tw_logs *logs);
 tw_tensor *tw_model_predict(tw_model *model, tw_tensor *x, int64_t batch_size);
+/* The same for several inputs (x: tw_model_ninputs tensors) and outputs
+ * (y: tw_model_noutputs tensors), every one with the same number of
+ * examples. predict_n fills outputs and returns their count, or -1. */
+tw_history *tw_model_fit_n(tw_model *model, int nx, tw_tensor *const *x, int ny, tw_tensor *const *y,
+                           const tw_fit_options *options);
+int tw_model_evaluate_n(tw_model *model, int nx, tw_tensor *const *x, int ny, tw_tensor *const *y,
+                        int64_t batch_size, tw_logs *logs);
+int tw_model_predict_n(tw_model *model, int nx, tw_tensor *const *x, int64_t batch_size, tw_tensor **outputs);
+int tw_model_train_on_batch_n(tw_model *model, int nx, tw_tensor *const *x, int ny, tw_tensor *const *y,
+                              tw_logs *logs);
+int tw_model_test_on_batch_n(tw_model *model, int nx, tw_tensor *const *x, int ny, tw_tensor *const *y,
+                             tw_logs *logs);
 /* One step on one batch; logs hold the batch's loss and metrics. */
 int tw_model_train_on_batch(tw_model *model, tw_tensor *x, tw_tensor *y, tw_logs *logs);
 int tw_model_test_on_batch(tw_model *model, tw_tensor *x, tw_tensor *y, tw_logs *logs);

@@ -1,0 +1,332 @@
+/* Functional models in Keras JSON: the shared corpus of real files
+ * (../shared/corpus/keras-functional: Keras' own counts in expected.tsv),
+ * read -> write -> read in Keras 2's and Keras 3's forms, double-encoded
+ * files, bad files refused with their place and shapes, Lambda layers
+ * that open but cannot run, and checkpoints of a Functional model. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "halves_layer.h"
+#include "tw/checkpoint.h"
+#include "tw/model_file.h"
+
+static char *corpus_dir(void)
+{
+    return g_test_build_filename(G_TEST_DIST, "..", "..", "shared", "corpus", "keras-functional", NULL);
+}
+
+/* Write, read, write again: the same text; the model read has the counts. */
+static void check_round_trip(tw_model *model, tw_keras_json_format format, const char *file)
+{
+    int64_t total, trainable, frozen, t2, tr2, f2;
+    g_assert_cmpint(tw_model_count_params(model, &total, &trainable, &frozen), ==, 0);
+    char *first = tw_model_to_json_format(model, format);
+    g_assert_nonnull(first);
+    tw_model *again = tw_model_from_json(first, strlen(first), file);
+    if (!again)
+        g_error("%s, written in form %d, does not read back: %s", file, format + 2, tw_last_error());
+    char *second = tw_model_to_json_format(again, format);
+    g_assert_cmpstr(first, ==, second);
+    g_assert_cmpint(tw_model_count_params(again, &t2, &tr2, &f2), ==, 0);
+    g_assert_cmpint(t2, ==, total);
+    g_assert_cmpint(tr2, ==, trainable);
+    g_assert_cmpint(f2, ==, frozen);
+    free(first);
+    free(second);
+    tw_layer_unref(again);
+}
+
+/* Every file of the corpus: Keras' counts, or a clear "unknown layer
+ * class" for the classes not registered yet, named in the report. */
+static void test_corpus(void)
+{
+    char *dir = corpus_dir();
+    char *tsv = g_build_filename(dir, "expected.tsv", NULL);
+    char *text = NULL;
+    if (!g_file_get_contents(tsv, &text, NULL, NULL)) {
+        g_test_skip("the shared corpus (keras-functional) is not here");
+        g_free(tsv);
+        g_free(dir);
+        return;
+    }
+    char **lines = g_strsplit(text, "\n", -1);
+    int files = 0, opened = 0;
+    GString *missing = g_string_new(NULL);
+    for (int i = 1; lines[i]; i++) {
+        char **f = g_strsplit(lines[i], "\t", -1);
+        if (g_strv_length(f) < 4) {
+            g_strfreev(f);
+            continue;
+        }
+        files++;
+        char *path = g_build_filename(dir, f[0], NULL);
+        tw_model *m = tw_model_load(path);
+        if (!m) {
+            const char *err = tw_last_error();
+            const char *unknown = strstr(err, "unknown layer class \"");
+            if (!unknown)
+                g_error("%s: refused for another reason than a missing layer class: %s", f[0], err);
+            g_string_append_printf(missing, "\n  %s: %s", f[0], unknown);
+        } else {
+            int64_t total, trainable, frozen;
+            g_assert_cmpint(tw_model_count_params(m, &total, &trainable, &frozen), ==, 0);
+            if (total != g_ascii_strtoll(f[1], NULL, 10) || trainable != g_ascii_strtoll(f[2], NULL, 10) ||
+                frozen != g_ascii_strtoll(f[3], NULL, 10))
+                g_error("%s: %lld total, %lld trainable, %lld non-trainable; Keras printed %s, %s, %s", f[0],
+                        (long long)total, (long long)trainable, (long long)frozen, f[1], f[2], f[3]);
+            char *summary = tw_model_summary(m, 0);
+            g_assert_nonnull(summary);
+            free(summary);
+            check_round_trip(m, TW_KERAS_JSON_2, f[0]);
+            check_round_trip(m, TW_KERAS_JSON_3, f[0]);
+            opened++;
+            tw_layer_unref(m);
+        }
+        g_free(path);
+        g_strfreev(f);
+    }
+    g_test_message("keras-functional: %d of %d files open with Keras' counts%s", opened, files,
+                   missing->len ? "; the others need layer classes not registered yet:" : "");
+    if (missing->len)
+        g_test_message("%s", missing->str + 1);
+    g_assert_cmpint(files, ==, 13);
+    g_string_free(missing, TRUE);
+    g_strfreev(lines);
+    g_free(text);
+    g_free(tsv);
+    g_free(dir);
+}
+
+/* ---- small files ---------------------------------------------------------------- */
+
+#define INPUT(name, dims) \
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": " dims ", \"name\": \"" name "\"}, " \
+    "\"name\": \"" name "\", \"inbound_nodes\": []}"
+#define DENSE(name, units, from) \
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"" name "\", \"units\": " units "}, \"name\": \"" name \
+    "\", \"inbound_nodes\": [[[\"" from "\", 0, 0, {}]]]}"
+#define MODEL(layers, ins, outs) \
+    "{\"class_name\": \"Functional\", \"config\": {\"name\": \"m\", \"layers\": [" layers "], \"input_layers\": " ins \
+    ", \"output_layers\": " outs "}}"
+
+#define MODEL_INNER \
+    "{\"name\": \"inner\", \"layers\": [" INPUT("i", "[null, 4]") ", " DENSE("d", "2", "i") \
+    "], \"input_layers\": [[\"i\", 0, 0]], \"output_layers\": [[\"d\", 0, 0]]}"
+
+static void assert_refused(const char *json, const char *message)
+{
+    tw_model *m = tw_model_from_json(json, strlen(json), "model.json");
+    if (m)
+        g_error("read, though it should not be: %s", json);
+    g_assert_cmpstr(tw_last_error(), ==, message);
+}
+
+static void test_bad_files(void)
+{
+    /* Add of (None, 32) and (None, 16), at the second input. */
+    assert_refused(MODEL(INPUT("in", "[null, 8]") ", " DENSE("a", "32", "in") ", " DENSE("b", "16", "in")
+                         ", {\"class_name\": \"Add\", \"config\": {\"name\": \"add_1\"}, \"name\": \"add_1\", "
+                         "\"inbound_nodes\": [[[\"a\", 0, 0, {}], [\"b\", 0, 0, {}]]]}",
+                         "[[\"in\", 0, 0]]", "[[\"add_1\", 0, 0]]"),
+                   "model.json: layers[3] 'add_1'.inbound_nodes[0][1]: Add 'add_1': inputs (None, 32) and (None, 16) "
+                   "cannot be added");
+    /* A layer that does not exist, a node that does not exist. */
+    assert_refused(MODEL(INPUT("in", "[null, 8]") ", " DENSE("a", "4", "nowhere"), "[[\"in\", 0, 0]]",
+                         "[[\"a\", 0, 0]]"),
+                   "model.json: layers[1] 'a'.inbound_nodes[0][0]: no layer named 'nowhere' in the model");
+    assert_refused(MODEL(INPUT("in", "[null, 8]") ", "
+                         "{\"class_name\": \"Dense\", \"config\": {\"name\": \"a\", \"units\": 4}, \"name\": \"a\", "
+                         "\"inbound_nodes\": [[[\"in\", 2, 0, {}]]]}",
+                         "[[\"in\", 0, 0]]", "[[\"a\", 0, 0]]"),
+                   "model.json: layers[1] 'a'.inbound_nodes[0][0]: layer 'in' has no node 2 (it is called 1 time)");
+    /* A cycle: a feeds b, b feeds a. */
+    assert_refused(MODEL(INPUT("in", "[null, 4]") ", " DENSE("a", "4", "b") ", " DENSE("b", "4", "a"),
+                         "[[\"in\", 0, 0]]", "[[\"b\", 0, 0]]"),
+                   "model.json: layers[1] 'a'.inbound_nodes[0]: waits on a call that waits on it: the inbound_nodes "
+                   "form a cycle");
+    /* An input that no output uses. */
+    assert_refused(MODEL(INPUT("in", "[null, 4]") ", " INPUT("lost", "[null, 2]") ", " DENSE("a", "4", "in"),
+                         "[[\"in\", 0, 0], [\"lost\", 0, 0]]", "[[\"a\", 0, 0]]"),
+                   "model.json: config: model 'm': input 'lost' is not connected to any output");
+    /* A shared Dense called on 4 features, then 2. */
+    assert_refused(MODEL(INPUT("x", "[null, 4]") ", " INPUT("y", "[null, 2]") ", "
+                         "{\"class_name\": \"Dense\", \"config\": {\"name\": \"shared\", \"units\": 3}, \"name\": "
+                         "\"shared\", \"inbound_nodes\": [[[\"x\", 0, 0, {}]], [[\"y\", 0, 0, {}]]]}",
+                         "[[\"x\", 0, 0], [\"y\", 0, 0]]", "[[\"shared\", 0, 0], [\"shared\", 1, 0]]"),
+                   "model.json: layers[2] 'shared'.inbound_nodes[1]: Dense 'shared': is shared, and input (None, 2) "
+                   "needs its weight kernel to be (2, 3), but it is (4, 3)");
+    /* A nested model whose input does not match. */
+    assert_refused(MODEL(INPUT("x", "[null, 5]") ", "
+                         "{\"class_name\": \"Functional\", \"config\": " MODEL_INNER ", \"name\": \"inner\", "
+                         "\"inbound_nodes\": [[[\"x\", 0, 0, {}]]]}",
+                         "[[\"x\", 0, 0]]", "[[\"inner\", 1, 0]]"),
+                   "model.json: layers[1] 'inner'.inbound_nodes[0]: model 'inner': input 0 ('i') expects (None, 4), "
+                   "got (None, 5)");
+    /* Keras 3 form: a keras_history to a missing layer, with its place. */
+    assert_refused(MODEL(INPUT("in", "[null, 8]") ", "
+                         "{\"class_name\": \"Dense\", \"config\": {\"name\": \"a\", \"units\": 4}, \"name\": \"a\", "
+                         "\"inbound_nodes\": [{\"args\": [{\"class_name\": \"__keras_tensor__\", \"config\": "
+                         "{\"keras_history\": [\"gone\", 0, 0]}}], \"kwargs\": {}}]}",
+                         "[\"in\", 0, 0]", "[\"a\", 0, 0]"),
+                   "model.json: layers[1] 'a'.inbound_nodes[0].args[0].config.keras_history: no layer named 'gone' "
+                   "in the model");
+}
+
+/* A two-input model with a shared layer, a nested Sequential and a
+ * Lambda of declared shape, as json.dump(model.to_json()) writes it: one
+ * JSON string. It opens, counts and summarizes; running it names the
+ * Lambda. */
+static void test_double_encoded_and_lambda(void)
+{
+    const char *inner =
+        MODEL(INPUT("a", "[null, 4]") ", " INPUT("b", "[null, 4]") ", "
+              "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"tower\", \"layers\": ["
+              "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 4], \"name\": \"t_in\"}}, "
+              "{\"class_name\": \"Dense\", \"config\": {\"name\": \"t_dense\", \"units\": 3}}]}, "
+              "\"name\": \"tower\", \"inbound_nodes\": [[[\"a\", 0, 0, {}]], [[\"b\", 0, 0, {}]]]}, "
+              "{\"class_name\": \"Concatenate\", \"config\": {\"name\": \"cat\", \"axis\": -1}, \"name\": \"cat\", "
+              "\"inbound_nodes\": [[[\"tower\", 1, 0, {}], [\"tower\", 2, 0, {}]]]}, "
+              "{\"class_name\": \"Lambda\", \"config\": {\"name\": \"distance\", \"function\": [\"4wEAAA==\", null, null], "
+              "\"function_type\": \"lambda\", \"output_shape\": [1], \"output_shape_type\": \"raw\"}, "
+              "\"name\": \"distance\", \"inbound_nodes\": [[[\"cat\", 0, 0, {}]]]}",
+              "[[\"a\", 0, 0], [\"b\", 0, 0]]", "[[\"distance\", 0, 0]]");
+    /* The JSON string of that text. */
+    GString *outer = g_string_new("\"");
+    for (const char *c = inner; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            g_string_append_c(outer, '\\');
+        g_string_append_c(outer, *c);
+    }
+    g_string_append_c(outer, '"');
+    tw_model *m = tw_model_from_json(outer->str, outer->len, "encoded.json");
+    if (!m)
+        g_error("%s", tw_last_error());
+    int64_t total;
+    g_assert_cmpint(tw_model_count_params(m, &total, NULL, NULL), ==, 0);
+    g_assert_cmpint(total, ==, 15); /* the shared tower once */
+    char *summary = tw_model_summary(m, 0);
+    g_assert_nonnull(strstr(summary, "distance (Lambda)               (None, 1)            0           cat[0][0]"));
+    g_assert_nonnull(strstr(summary, "tower (Sequential)              (None, 3)            15          a[0][0]\n"
+                                     "                                                                 b[0][0]"));
+    free(summary);
+    check_round_trip(m, TW_KERAS_JSON_2, "encoded.json");
+    check_round_trip(m, TW_KERAS_JSON_3, "encoded.json");
+    /* Keras 2 numbers the nested Sequential's calls from 1. */
+    char *json = tw_model_to_json(m);
+    g_assert_nonnull(strstr(json, "[[\"tower\", 1, 0, {}], [\"tower\", 2, 0, {}]]"));
+    free(json);
+    tw_scope_begin();
+    tw_tensor *x = tw_zeros(TW_FLOAT32, TW_SHAPE(2, 4));
+    tw_tensor *out[TW_MAX_LAYER_IO];
+    g_assert_cmpint(tw_model_predict_n(m, 2, (tw_tensor *[]){x, x}, 2, out), ==, -1);
+    g_assert_cmpstr(tw_last_error(), ==,
+                    "Lambda 'distance': runs Python code saved in the Keras file (a lambda), which cannot run here; "
+                    "the model can be summarized but not run or trained");
+    tw_scope_end();
+    tw_layer_unref(m);
+    g_string_free(outer, TRUE);
+    /* A Lambda whose output shape is Python too: refused, saying why. */
+    assert_refused(MODEL(INPUT("in", "[null, 4]") ", "
+                         "{\"class_name\": \"Lambda\", \"config\": {\"name\": \"f\", \"function\": \"x\", "
+                         "\"output_shape\": [\"4wEA\", null, null], \"output_shape_type\": \"lambda\"}, \"name\": \"f\", "
+                         "\"inbound_nodes\": [[[\"in\", 0, 0, {}]]]}",
+                         "[[\"in\", 0, 0]]", "[[\"f\", 0, 0]]"),
+                   "model.json: layers[1] 'f'.inbound_nodes[0]: Lambda 'f': its output shape is unknown: the file "
+                   "declares none, and it comes from Python code that cannot run here");
+}
+
+/* A Sequential model holding a Functional one, both forms. */
+static void test_sequential_holding_functional(void)
+{
+    const char *json = "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"seq\", \"layers\": ["
+                       "{\"class_name\": \"Functional\", \"config\": " MODEL_INNER "}, "
+                       "{\"class_name\": \"Dense\", \"config\": {\"name\": \"head\", \"units\": 1}}]}}";
+    tw_model *m = tw_model_from_json(json, strlen(json), "seq.json");
+    if (!m)
+        g_error("%s", tw_last_error());
+    g_assert_true(tw_layer_is_functional(tw_model_layer_at(m, 0)));
+    int64_t total;
+    g_assert_cmpint(tw_model_count_params(m, &total, NULL, NULL), ==, 0);
+    g_assert_cmpint(total, ==, 10 + 3);
+    check_round_trip(m, TW_KERAS_JSON_2, "seq.json");
+    check_round_trip(m, TW_KERAS_JSON_3, "seq.json");
+    tw_layer_unref(m);
+}
+
+/* A layer of two outputs: tensor indices written and read in both forms. */
+static void test_several_outputs(void)
+{
+    g_assert_cmpint(tw_layer_class_register(&halves_layer_class), ==, 0);
+    tw_node *in = tw_input("in", TW_SHAPE(4));
+    tw_node *parts[TW_MAX_LAYER_IO];
+    g_assert_cmpint(tw_apply_multi(tw_layer_new("Halves", "halves"), 1, &in, parts), ==, 2);
+    tw_node *sum = tw_apply_n(tw_layer_new("Add", "sum"), 2, (tw_node *[]){parts[1], parts[0]});
+    tw_model *m = tw_functional_new("m", 1, &in, 2, (tw_node *[]){sum, parts[1]});
+    tw_nodes_clear();
+    char *k2 = tw_model_to_json(m), *k3 = tw_model_to_json_format(m, TW_KERAS_JSON_3);
+    g_assert_nonnull(strstr(k2, "\"inbound_nodes\": [[[\"halves\", 0, 1, {}], [\"halves\", 0, 0, {}]]]"));
+    g_assert_nonnull(strstr(k2, "\"output_layers\": [[\"sum\", 0, 0], [\"halves\", 0, 1]]"));
+    g_assert_nonnull(strstr(k3, "\"keras_history\": [\"halves\", 0, 1]"));
+    check_round_trip(m, TW_KERAS_JSON_2, "halves.json");
+    check_round_trip(m, TW_KERAS_JSON_3, "halves.json");
+    /* A tensor index the call does not have. */
+    char *bad = g_strdup(k2);
+    char *at = strstr(bad, "[\"halves\", 0, 1, {}]");
+    at[strlen("[\"halves\", 0, ")] = '2';
+    assert_refused(bad, "model.json: layers[2] 'sum'.inbound_nodes[0][0]: layer 'halves' node 0 has 2 outputs; "
+                        "tensor 2 does not exist");
+    g_free(bad);
+    free(k2);
+    free(k3);
+    tw_layer_unref(m);
+}
+
+/* A Functional model's weights through a checkpoint, nested names and all. */
+static void test_checkpoint(void)
+{
+    tw_node *a = tw_input("a", TW_SHAPE(3));
+    tw_node *h = tw_apply(tw_dense(4, "relu"), a);
+    tw_model *inner = tw_functional_new("inner", 1, &a, 1, &h);
+    tw_node *x = tw_input("x", TW_SHAPE(3));
+    tw_node *y = tw_apply(tw_dense(2, NULL), tw_apply(inner, x));
+    tw_model *m = tw_functional_new("outer", 1, &x, 1, &y);
+    tw_nodes_clear();
+    g_assert_cmpint(tw_model_build(m, NULL, 1), ==, 0);
+    char *dir = g_dir_make_tmp("twb-functional-XXXXXX", NULL);
+    char *path = g_build_filename(dir, "ckpt.safetensors", NULL);
+    char *json = tw_model_to_json(m);
+    g_assert_cmpint(tw_checkpoint_save(path, m, NULL, json, NULL), ==, 0);
+    tw_model *copy = tw_model_from_json(json, strlen(json), "outer.json");
+    g_assert_nonnull(copy);
+    g_assert_cmpint(tw_checkpoint_restore(path, copy, NULL), ==, 0);
+    g_assert_cmpint(tw_model_build(copy, NULL, 99), ==, 0);
+    g_assert_cmpint(tw_layer_pending_restores(copy), ==, 0);
+    tw_scope_begin();
+    tw_rng *rng = tw_rng_new(4);
+    tw_tensor *in = tw_random_normal(rng, TW_FLOAT32, TW_SHAPE(5, 3), 0, 1);
+    tw_rng_free(rng);
+    tw_tensor *d = tw_sub(tw_model_call(m, in, false), tw_model_call(copy, in, false));
+    g_assert_cmpfloat(tw_tensor_item(tw_max(tw_abs(d), 0, NULL, false)), ==, 0);
+    tw_scope_end();
+    g_unlink(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+    free(json);
+    tw_layer_unref(copy);
+    tw_layer_unref(m);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/functional-json/corpus", test_corpus);
+    g_test_add_func("/functional-json/bad-files", test_bad_files);
+    g_test_add_func("/functional-json/double-encoded-and-lambda", test_double_encoded_and_lambda);
+    g_test_add_func("/functional-json/sequential-holding-functional", test_sequential_holding_functional);
+    g_test_add_func("/functional-json/several-outputs", test_several_outputs);
+    g_test_add_func("/functional-json/checkpoint", test_checkpoint);
+    return g_test_run();
+}
