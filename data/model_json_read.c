@@ -93,19 +93,37 @@ static char *scalar_text(JsonNode *node)
 }
 
 /* [3, 3] -> "3,3". */
-static char *array_text(JsonArray *array, const char *path)
+/* Numbers, or pairs of numbers as Keras writes paddings and croppings
+ * ([[top, bottom], [left, right]]: read as four in order). */
+static bool append_numbers(GString *text, JsonArray *array, const char *path, bool pairs)
 {
-    GString *text = g_string_new(NULL);
     for (guint i = 0; i < json_array_get_length(array); i++) {
         JsonNode *element = json_array_get_element(array, i);
+        if (pairs && JSON_NODE_HOLDS_ARRAY(element)) {
+            char *inner = g_strdup_printf("%s[%u]", path, i);
+            bool ok = append_numbers(text, json_node_get_array(element), inner, false);
+            g_free(inner);
+            if (!ok)
+                return false;
+            continue;
+        }
         if (!JSON_NODE_HOLDS_VALUE(element) && !JSON_NODE_HOLDS_NULL(element)) {
             fail("%s[%u]: expected a number, got %s", path, i, describe(element));
-            g_string_free(text, TRUE);
-            return NULL;
+            return false;
         }
         char *item = scalar_text(element);
-        g_string_append_printf(text, "%s%s", i ? "," : "", item);
+        g_string_append_printf(text, "%s%s", text->len ? "," : "", item);
         g_free(item);
+    }
+    return true;
+}
+
+static char *array_text(const tw_param_def *def, JsonArray *array, const char *path)
+{
+    GString *text = g_string_new(NULL);
+    if (!append_numbers(text, array, path, def && def->pairs)) {
+        g_string_free(text, TRUE);
+        return NULL;
     }
     return g_string_free(text, FALSE);
 }
@@ -192,7 +210,7 @@ static char *object_text(const tw_param_def *def, JsonObject *obj, const char *p
 static char *value_text(const tw_param_def *def, JsonNode *node, const char *path)
 {
     if (JSON_NODE_HOLDS_ARRAY(node))
-        return array_text(json_node_get_array(node), path);
+        return array_text(def, json_node_get_array(node), path);
     if (JSON_NODE_HOLDS_OBJECT(node))
         return object_text(def, json_node_get_object(node), path);
     return scalar_text(node);

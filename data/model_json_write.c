@@ -108,12 +108,16 @@ static void put_param(GString *out, const tw_param_def *def, const tw_param_valu
         else
             put_string(out, v->choice);
         break;
-    case TW_PARAM_INTS:
+    case TW_PARAM_INTS: {
+        /* ((top, bottom), (left, right)): Keras reads four flat numbers as an error */
+        bool nested = def->pairs && v->n == 2 * def->pairs;
         g_string_append_c(out, '[');
         for (int i = 0; i < v->n; i++)
-            g_string_append_printf(out, "%s%lld", i ? ", " : "", (long long)v->ints[i]);
+            g_string_append_printf(out, "%s%s%lld%s", i ? ", " : "", nested && i % 2 == 0 ? "[" : "",
+                                   (long long)v->ints[i], nested && i % 2 ? "]" : "");
         g_string_append_c(out, ']');
         break;
+    }
     case TW_PARAM_FLOATS:
         if (v->n == 1) { /* Keras reads a one-number factor as a number, not as [lower] */
             put_float(out, v->floats[0]);

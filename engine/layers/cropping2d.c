@@ -6,7 +6,7 @@
 enum { CROPPING, DATA_FORMAT };
 
 static const tw_param_def params[] = {
-    [CROPPING] = {"cropping", TW_PARAM_INTS, "0,0,0,0", 0, 1e9,
+    [CROPPING] = {"cropping", TW_PARAM_INTS, "0,0,0,0", 0, 1e9, .pairs = 2,
                   .help = "Amounts to cut: "
                            "one for every side; (height, width), each at both ends; or (top, bottom, left, right)"},
     [DATA_FORMAT] = {"data_format", TW_PARAM_CHOICE, "channels_last", .choices = tw__data_formats,

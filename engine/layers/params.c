@@ -90,6 +90,12 @@ static int parse_ints(const tw_param_def *def, const char *text, tw_param_value 
         char *end;
         errno = 0;
         long long v = strtoll(p, &end, 10);
+        /* None in a tuple whose values may be -1 (Dropout's noise_shape:
+         * "the input's size there") is -1. */
+        if (end == p && def->min <= -1 && !strncasecmp(p, "none", 4) && n < TW_MAX_DIMS) {
+            v = -1;
+            end = (char *)p + 4;
+        }
         if (end == p || errno || n == TW_MAX_DIMS)
             goto bad;
         out->ints[n++] = v;

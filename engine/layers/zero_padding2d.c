@@ -6,7 +6,7 @@
 enum { PADDING, DATA_FORMAT };
 
 static const tw_param_def params[] = {
-    [PADDING] = {"padding", TW_PARAM_INTS, "1,1", 0, 1e9,
+    [PADDING] = {"padding", TW_PARAM_INTS, "1,1", 0, 1e9, .pairs = 2,
                  .help = "Zeros to add: "
                           "one amount for every side; (height, width), each at both ends; or (top, bottom, left, right)"},
     [DATA_FORMAT] = {"data_format", TW_PARAM_CHOICE, "channels_last", .choices = tw__data_formats,

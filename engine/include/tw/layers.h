@@ -59,6 +59,8 @@ typedef struct {
     const char *const *choices; /* CHOICE: NULL-terminated */
     bool nullable;              /* accepts None ("" or "none") */
     const char *help;           /* one line for tooltips and `twb layers` */
+    int pairs;                  /* INTS: a tuple of this many (start, end) pairs is written
+                                   nested, as Keras writes ((top, bottom), (left, right)) */
 } tw_param_def;
 
 typedef struct {
