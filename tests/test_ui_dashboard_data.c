@@ -238,6 +238,7 @@ static void test_file_appears(fixture *f, gconstpointer unused)
 
 static void runs_all_from_b(TwDashboardData *data, gpointer seen)
 {
+    g_assert_cmpint(tw_dashboard_data_n_runs(data), ==, 5);
     for (int i = 0; i < tw_dashboard_data_n_runs(data); i++)
         g_assert_true(g_str_has_prefix(tw_dashboard_data_run(data, i)->name, "b-"));
     (*(int *)seen)++;
@@ -249,9 +250,10 @@ static gboolean has_five_runs(gpointer data)
 }
 
 /* What the reader read from the file before the switch and the main loop
- * had not taken yet must not show as the new file's runs (a dashboard
- * opening another file showed the old runs, or none, as the new ones and
- * counted itself ready). */
+ * had not taken yet must not show as the new file's runs, and the first
+ * answer about the new file carries its runs: a dashboard opening another
+ * file showed the old runs, or none, as the new ones and counted itself
+ * ready (test_ui_dashboard failed so under a parallel build). */
 static void test_switch_file(fixture *f, gconstpointer unused)
 {
     char *other = g_build_filename(f->dir, "other.db", NULL);
@@ -271,6 +273,7 @@ static void test_switch_file(fixture *f, gconstpointer unused)
     int seen = 0;
     g_signal_connect(data, "runs-changed", G_CALLBACK(runs_all_from_b), &seen);
     tw_dashboard_data_set_path(data, other);
+    g_usleep(300 * 1000); /* the reader's first answer about the file waits for the main loop */
     wait_until(has_five_runs, data, 10, "the other file's five runs");
     g_assert_cmpint(seen, >=, 1);
     g_object_unref(data);

@@ -968,8 +968,13 @@ static gpointer reader_main(gpointer user_data)
     requests asked;
     while (wait_for_work(r, &poll, &asked)) {
         batch *b = batch_new();
-        if (asked.path)
+        /* Another file is read at once: the first answer about it carries
+         * its runs (or why it cannot be read), never an empty list the
+         * dashboard would take for the file's. */
+        if (asked.path) {
             switch_file(r, g_steal_pointer(&asked.path), b);
+            poll = TRUE;
+        }
         if (poll) {
             r->next_poll = g_get_monotonic_time() + POLL_INTERVAL;
             poll_file(r, b);
