@@ -946,6 +946,11 @@ static gboolean all_caught_up(gpointer data)
     return TRUE;
 }
 
+static void count_paint(gpointer counter)
+{
+    (*(int *)counter)++;
+}
+
 /* Sixteen charts of one run being written, points every 20 ms: every
  * chart follows, and neither a frame nor the charts' part of one reaches
  * the catastrophic bound (the charts that do not fit in a frame's drawing
@@ -988,13 +993,21 @@ static void test_live_dashboard(void)
     GdkFrameClock *clock = gtk_widget_get_frame_clock(f.window);
     frame_meter *m = frame_meter_start(f.window, "16 charts of a live run");
     g_signal_connect(clock, "after-paint", G_CALLBACK(on_grid_painted), grid);
+    int painted = 0;
+    g_signal_connect_swapped(clock, "after-paint", G_CALLBACK(count_paint), &painted);
     GThread *thread = g_thread_new("live writer", write_live, &lw);
-    gboolean late = FALSE;
+    /* Two seconds of frames, longer on a busy machine until there are 20
+     * to measure (at most 20 s: under 1 frame a second is a failure). */
+    gboolean late = FALSE, too_late = FALSE;
     g_timeout_add(2000, expired, &late);
-    while (!late) {
+    guint limit = g_timeout_add(20000, expired, &too_late);
+    while (!(late && painted > 20) && !too_late) {
         gtk_widget_queue_draw(f.window); /* a frame every turn, as the pointer would */
         g_main_context_iteration(NULL, TRUE);
     }
+    if (!too_late)
+        g_source_remove(limit);
+    g_signal_handlers_disconnect_by_func(clock, count_paint, &painted);
     g_atomic_int_set(&lw.stop, 1);
     g_thread_join(thread);
     frame_stats frames = frame_meter_stop(m);
