@@ -13,6 +13,7 @@
 SHELL := /bin/bash
 
 PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libopenblas0-openmp libglib2.0-dev libjson-glib-dev libsqlite3-dev libgtk-4-dev librsvg2-common xvfb xauth xdotool valgrind python3 dataset-fashion-mnist
+PACKAGES += libprotobuf-c-dev protobuf-c-compiler
 BENCH_PACKAGES := python3-torch
 
 BUILD := build

@@ -16,6 +16,7 @@
 #include "application.h"
 #include "data_inspect.h"
 #include "example_linear.h"
+#include "import_tb_cmd.h"
 #include "run_graph_cmd.h"
 #include "runs_cmd.h"
 #include "screenshot_cmd.h"
@@ -90,6 +91,9 @@ static void print_help(FILE *out)
           "                   $XDG_DATA_HOME/twb/runs.db)\n"
           "  runs export RUN --tag TAG --format csv|json [--logdb FILE]\n"
           "                   a scalar series as TensorBoard's CSV or JSON download\n"
+          "  import-tensorboard DIR [--logdb FILE]\n"
+          "                   copy a TensorBoard log directory's runs (event files)\n"
+          "                   into the run database\n"
           "  help             show this help\n"
           "\n"
           "Options:\n"
@@ -301,6 +305,8 @@ int main(int argc, char **argv)
         return twb_runs_command(argc - 2, argv + 2);
     if (strcmp(command, "trace") == 0)
         return twb_trace_command(argc - 2, argv + 2);
+    if (strcmp(command, "import-tensorboard") == 0)
+        return twb_import_tb_command(argc - 2, argv + 2);
     if (strcmp(command, "run-graph") == 0)
         return twb_run_graph_command(argc - 2, argv + 2);
     if (command[0] == '-')

@@ -1,0 +1,269 @@
+/* Importing a TensorBoard log directory into the run database: each run
+ * through its own summary writer (so the rows, chunks and transactions are
+ * the run store's own), with the events' steps and wall times. Files are
+ * streamed record by record; the writer's queue bounds what waits in
+ * memory. How each kind is stored: docs/tensorboard.md. */
+#include <glib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run_store/summary_internal.h"
+#include "tw/tfevents.h"
+
+typedef struct {
+    const char *db_path, *run;
+    tw_summary_writer *w;
+    tw_tb_import_stats *stats;
+    tw_tb_warn_fn warn;
+    void *user_data;
+    double last_wall, first_wall; /* first_wall NaN until an event has one */
+    char *model_json, *hparams_json;
+    GHashTable *refused_tags; /* tags already warned about */
+} run_import;
+
+static void warn(run_import *ri, const char *message)
+{
+    ri->stats->warnings++;
+    if (ri->warn)
+        ri->warn(ri->user_data, message);
+}
+
+static void warn_cb(void *user_data, const char *message)
+{
+    warn(user_data, message);
+}
+
+/* A kind the store refused for a tag (first used with another kind): said
+ * once per tag. */
+static void refused(run_import *ri, const tw_tb_item *it)
+{
+    if (g_hash_table_contains(ri->refused_tags, it->tag))
+        return;
+    g_hash_table_add(ri->refused_tags, g_strdup(it->tag));
+    char *message = g_strdup_printf("run '%s': %s; those values are left out", ri->run, tw_last_error());
+    warn(ri, message);
+    g_free(message);
+}
+
+/* Bucket edges into the store's TW_HISTOGRAM_BUCKETS equal-width buckets
+ * over [min, max]: each bucket's count spread over the ones it overlaps in
+ * proportion (a zero-width bucket's count goes where its edge falls); a
+ * bucket with an infinite edge counts in the first or last bucket, as the
+ * summary writer counts infinities. */
+static void rebin(const tw_tb_histogram *h, tw_histogram_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    s->sum = h->sum;
+    s->sum_squares = h->sum_squares;
+    double total = 0, lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < h->nbuckets; i++) {
+        total += h->count[i];
+        double edges[2] = {h->left[i], h->right[i]};
+        for (int e = 0; e < 2; e++)
+            if (isfinite(edges[e])) {
+                lo = fmin(lo, edges[e]);
+                hi = fmax(hi, edges[e]);
+            }
+    }
+    s->count = (int64_t)llround(total);
+    if (s->count == 0 || lo > hi) {
+        s->min = s->max = NAN;
+        return;
+    }
+    s->min = h->nbuckets && h->left[0] < lo ? h->left[0] : lo;
+    s->max = h->nbuckets && h->right[h->nbuckets - 1] > hi ? h->right[h->nbuckets - 1] : hi;
+    double width = (hi - lo) / TW_HISTOGRAM_BUCKETS;
+    for (int i = 0; i < h->nbuckets; i++) {
+        double l = h->left[i], r = h->right[i], c = h->count[i];
+        if (!(c > 0))
+            continue;
+        if (l == -INFINITY || r == -INFINITY || isnan(l) || isnan(r)) {
+            s->buckets[0] += c;
+            continue;
+        }
+        if (l == INFINITY || r == INFINITY) {
+            s->buckets[TW_HISTOGRAM_BUCKETS - 1] += c;
+            continue;
+        }
+        int a = width > 0 ? (int)fmin(fmax((l - lo) / width, 0), TW_HISTOGRAM_BUCKETS - 1) : 0;
+        int b = width > 0 ? (int)fmin(fmax((r - lo) / width, 0), TW_HISTOGRAM_BUCKETS - 1) : 0;
+        if (r <= l || a == b) {
+            s->buckets[a] += c;
+            continue;
+        }
+        for (int k = a; k <= b; k++) {
+            double from = fmax(l, lo + k * width), to = fmin(r, k == TW_HISTOGRAM_BUCKETS - 1 ? hi : lo + (k + 1) * width);
+            if (to > from)
+                s->buckets[k] += c * (to - from) / (r - l);
+        }
+    }
+}
+
+static void add_text(run_import *ri, const tw_tb_item *it, const char *tag, double wall)
+{
+    char *text = g_utf8_make_valid(it->text, (gssize)it->text_len);
+    char *copy = strdup(text); /* the queue frees payloads with free() */
+    g_free(text);
+    if (copy && tw__queue_push(&ri->w->queue, TW_RECORD_TEXT, tag, it->step, wall, copy))
+        refused(ri, it);
+    else
+        ri->stats->texts++;
+}
+
+static void on_item(void *user_data, const tw_tb_item *it)
+{
+    run_import *ri = user_data;
+    /* An event without a wall time takes the one before it, so the
+     * store's wall-time axis never goes back for it. */
+    double wall = isnan(it->wall_time) ? ri->last_wall : it->wall_time;
+    ri->last_wall = wall;
+    if (isnan(ri->first_wall) && !isnan(it->wall_time))
+        ri->first_wall = it->wall_time;
+    switch (it->kind) {
+    case TW_TB_SCALAR:
+        if (tw__queue_scalar(&ri->w->queue, it->tag, it->value, it->step, wall))
+            refused(ri, it);
+        else
+            ri->stats->scalars++;
+        break;
+    case TW_TB_HISTOGRAM: {
+        tw_histogram_stats *s = malloc(sizeof *s);
+        if (!s)
+            break;
+        rebin(&it->histogram, s);
+        if (tw__queue_push(&ri->w->queue, TW_RECORD_HISTOGRAM, it->tag, it->step, wall, s))
+            refused(ri, it);
+        else
+            ri->stats->histograms++;
+        break;
+    }
+    case TW_TB_TEXT: add_text(ri, it, it->tag, wall); break;
+    case TW_TB_HPARAMS_START:
+        g_free(ri->hparams_json);
+        ri->hparams_json = g_strdup(it->text);
+        ri->stats->hparams++;
+        break;
+    case TW_TB_HPARAMS_EXPERIMENT:
+    case TW_TB_HPARAMS_END:
+        add_text(ri, it, it->tag, wall);
+        ri->stats->hparams++;
+        break;
+    case TW_TB_KERAS_MODEL:
+        g_free(ri->model_json);
+        ri->model_json = g_utf8_make_valid(it->text, (gssize)it->text_len);
+        break;
+    case TW_TB_IMAGE: ri->stats->images++; break;
+    case TW_TB_GRAPH_DEF:
+    case TW_TB_META_GRAPH_DEF: ri->stats->graphs++; break;
+    case TW_TB_OTHER: ri->stats->other++; break;
+    case TW_TB_FILE_VERSION:
+    case TW_TB_SESSION_LOG: break;
+    }
+}
+
+static int import_file(run_import *ri, const char *path)
+{
+    tw_tfrecord_reader *r = tw_tfrecord_open(path, warn_cb, ri);
+    if (!r) {
+        warn(ri, tw_last_error());
+        return 0;
+    }
+    tw_tb_decoder *d = tw_tb_decoder_new(path, warn_cb, ri);
+    const uint8_t *data;
+    size_t n;
+    uint64_t offset;
+    tw_tfrecord_status s;
+    while ((s = tw_tfrecord_next(r, &data, &n, &offset)) != TW_TFRECORD_END && s != TW_TFRECORD_ERROR) {
+        if (s == TW_TFRECORD_AGAIN) {
+            tw_tfrecord_report_cut(r); /* imported once: nothing more will come */
+            continue;
+        }
+        ri->stats->records++;
+        tw_tb_decode_event(d, data, n, offset, on_item, ri);
+    }
+    if (s == TW_TFRECORD_ERROR)
+        warn(ri, tw_last_error());
+    tw_tb_decoder_free(d);
+    tw_tfrecord_close(r);
+    ri->stats->files++;
+    return 0;
+}
+
+/* The run's times are its events' (the writer stamped the import's), and
+ * the Keras callback's model config becomes the run's model. */
+static int finish_run(run_import *ri, int64_t run_id)
+{
+    sqlite3 *db = tw__store_connect(ri->db_path, false);
+    if (!db)
+        return -1;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db,
+                                "UPDATE runs SET start_time = coalesce(?2, start_time), end_time = coalesce(?3, "
+                                "end_time), model_json = coalesce(?4, model_json) WHERE id = ?1",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, run_id);
+        if (!isnan(ri->first_wall)) {
+            sqlite3_bind_double(st, 2, ri->first_wall);
+            sqlite3_bind_double(st, 3, ri->last_wall);
+        }
+        sqlite3_bind_text(st, 4, ri->model_json, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    int result = rc == SQLITE_DONE ? 0 : tw__store_sqlite_error(db, ri->db_path, "cannot set the imported run's times");
+    sqlite3_close(db);
+    return result;
+}
+
+/* 1: the run was refused (its name is taken), warned about; -1: the
+ * database failed. */
+static int import_run(const char *logdir, const char *run, run_import *ri)
+{
+    ri->run = run;
+    ri->w = tw_summary_writer_open(ri->db_path, run, NULL);
+    if (!ri->w) {
+        if (!strstr(tw_last_error(), "already in the file"))
+            return -1;
+        warn(ri, tw_last_error());
+        ri->stats->refused_runs++;
+        return 1;
+    }
+    ri->stats->runs++;
+    char *dir = g_build_filename(logdir, run, NULL);
+    char **files = tw_tb_run_files(dir);
+    for (int i = 0; files && files[i]; i++)
+        import_file(ri, files[i]);
+    g_strfreev(files);
+    g_free(dir);
+    if (ri->hparams_json)
+        tw_summary_hparams(ri->w, ri->hparams_json, NULL);
+    int64_t run_id = tw_summary_writer_run_id(ri->w);
+    if (tw_summary_writer_close(ri->w, TW_RUN_FINISHED))
+        return -1;
+    return finish_run(ri, run_id);
+}
+
+int tw_tb_import(const char *logdir, const char *db_path, tw_tb_warn_fn warn_fn, void *user_data,
+                 tw_tb_import_stats *stats)
+{
+    memset(stats, 0, sizeof *stats);
+    char **runs = tw_tb_list_runs(logdir);
+    if (!runs)
+        return -1;
+    char *path = db_path ? g_strdup(db_path) : tw_run_store_default_path();
+    int rc = 0;
+    for (int i = 0; runs[i] && rc >= 0; i++) {
+        run_import ri = {.db_path = path, .stats = stats, .warn = warn_fn, .user_data = user_data,
+                         .last_wall = 0, .first_wall = NAN,
+                         .refused_tags = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
+        rc = import_run(logdir, runs[i], &ri);
+        g_hash_table_destroy(ri.refused_tags);
+        g_free(ri.model_json);
+        g_free(ri.hparams_json);
+    }
+    g_strfreev(runs);
+    g_free(path);
+    return rc < 0 ? -1 : 0;
+}

@@ -1,0 +1,55 @@
+/* Insides of the TensorBoard event reader (data/tfevents/), shared by the
+ * decoder, the protobuf checks and the importer. Not installed. */
+#ifndef TW_TFEVENTS_INTERNAL_H
+#define TW_TFEVENTS_INTERNAL_H
+
+#include <protobuf-c/protobuf-c.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tw/tfevents.h"
+
+/* TensorFlow's DataType numbers (tensorflow/core/framework/types.proto)
+ * for the dtypes event files carry. */
+enum {
+    TW_TB_DT_FLOAT = 1,
+    TW_TB_DT_DOUBLE = 2,
+    TW_TB_DT_INT32 = 3,
+    TW_TB_DT_STRING = 7,
+    TW_TB_DT_INT64 = 9,
+    TW_TB_DT_HALF = 19,
+};
+
+/* Nesting past this is refused before protobuf-c (which recurses without a
+ * limit) sees the bytes: Google's own parsers stop at 100 too. */
+#define TW_PB_MAX_DEPTH 100
+
+/* Walk a message's wire format against its descriptor without building it:
+ * every key, varint and length in bounds, each known field with a wire
+ * type its type allows, no deeper than max_depth. 0, or -1 with why (e.g.
+ * "field 2 (step) of tensorflow.Event: wire type 2 (length-delimited)
+ * where int64 takes a varint"). Unknown fields are skipped, as protobuf-c
+ * keeps them. */
+int tw__pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t n, int max_depth, char *why,
+                 size_t size);
+
+/* A bump allocator for protobuf-c: a record's messages are freed at once by
+ * resetting it, so decoding costs no malloc once it has grown. */
+typedef struct tw_pb_arena_block tw_pb_arena_block;
+typedef struct {
+    ProtobufCAllocator allocator; /* hand &arena->allocator to protobuf-c */
+    tw_pb_arena_block *blocks;
+} tw_pb_arena;
+
+void tw__pb_arena_init(tw_pb_arena *a);
+void tw__pb_arena_reset(tw_pb_arena *a); /* keeps the largest block */
+void tw__pb_arena_free(tw_pb_arena *a);
+
+/* The hparams plugin's data (hparams_json.c). content: a serialized
+ * HParamsPluginData. Its JSON (g_free) and, in *kind,
+ * TW_TB_HPARAMS_EXPERIMENT, _START or _END; NULL with why when the bytes
+ * are not such a message (nesting is checked first). */
+char *tw__tb_hparams_json(const uint8_t *content, size_t n, ProtobufCAllocator *allocator, tw_tb_kind *kind,
+                          char *why, size_t size);
+
+#endif
