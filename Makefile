@@ -85,6 +85,7 @@ bench: bench-deps build
 # keeps running it: fix the parser and commit the file.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := idx npy csv safetensors model_json graph_json graph_file run_store
+FUZZ_TARGETS += tfrecord tb_event
 FUZZ_PACKAGES := clang libclang-rt-14-dev libomp-14-dev
 BUILD_FUZZ := build-fuzz
 

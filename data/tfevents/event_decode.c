@@ -85,8 +85,8 @@ static const char *text_copy(tw_tb_decoder *d, const uint8_t *data, size_t n, si
 
 static double *hist_room(tw_tb_decoder *d, size_t k)
 {
-    if (3 * k > d->hist_cap) {
-        d->hist_cap = 3 * k;
+    if (3 * k > d->hist_cap || !d->hist) {
+        d->hist_cap = MAX(3 * k, 3); /* never NULL: an empty histogram's arrays still point somewhere */
         d->hist = g_renew(double, d->hist, d->hist_cap);
     }
     return d->hist;

@@ -124,5 +124,7 @@ static int check(const ProtobufCMessageDescriptor *d, cursor c, int depth, int m
 int tw__pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t n, int max_depth, char *why,
                  size_t size)
 {
+    if (n == 0)
+        return 0; /* data may be NULL then (an empty bytes field) */
     return check(d, (cursor){data, data + n}, 0, max_depth, why, size);
 }

@@ -22,6 +22,8 @@ int tw_fuzz_model_json(const uint8_t *data, size_t size);
 int tw_fuzz_graph_json(const uint8_t *data, size_t size);
 int tw_fuzz_graph_file(const uint8_t *data, size_t size);
 int tw_fuzz_run_store(const uint8_t *data, size_t size);
+int tw_fuzz_tfrecord(const uint8_t *data, size_t size);
+int tw_fuzz_tb_event(const uint8_t *data, size_t size);
 
 static const struct {
     const char *name;
@@ -29,7 +31,8 @@ static const struct {
 } targets[] = {{"idx", tw_fuzz_idx}, {"npy", tw_fuzz_npy}, {"csv", tw_fuzz_csv},
                {"safetensors", tw_fuzz_safetensors}, {"model_json", tw_fuzz_model_json},
                {"graph_json", tw_fuzz_graph_json}, {"graph_file", tw_fuzz_graph_file},
-               {"run_store", tw_fuzz_run_store}};
+               {"run_store", tw_fuzz_run_store},
+               {"tfrecord", tw_fuzz_tfrecord}, {"tb_event", tw_fuzz_tb_event}};
 
 static int compare_names(const void *a, const void *b)
 {
@@ -115,7 +118,7 @@ int main(int argc, char **argv)
     int target = argc >= 3 ? find_target(argv[1]) : -1;
     if (target < 0) {
         fprintf(stderr, "usage: fuzz_replay CORPUS_DIR | fuzz_replay "
-                        "idx|npy|csv|safetensors|model_json|graph_json|graph_file|run_store PATH...\n");
+                        "idx|npy|csv|safetensors|model_json|graph_json|graph_file|run_store|tfrecord|tb_event PATH...\n");
         return 2;
     }
     for (int i = 2; i < argc; i++) {
