@@ -36,6 +36,16 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* CPU seconds of the whole process (every thread): on a shared machine the
+ * rate per CPU second says what the code costs, the wall-clock rate what
+ * this run got. */
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static double peak_rss_mb(void)
 {
     struct rusage u;
@@ -155,6 +165,7 @@ int main(int argc, char **argv)
            now() - t0);
 
     t0 = now();
+    double c0 = cpu_seconds();
     tw_tfrecord_reader *r = tw_tfrecord_open(file, print_warning, NULL);
     tw_tb_decoder *d = tw_tb_decoder_new(file, print_warning, NULL);
     int64_t decoded = 0;
@@ -165,19 +176,24 @@ int main(int argc, char **argv)
         tw_tb_decode_event(d, data, n, offset, count_item, &decoded);
     tw_tb_decoder_free(d);
     tw_tfrecord_close(r);
-    double dt = now() - t0;
-    printf("decode: %lld scalar events in %.2f s: %.0f events/s (peak RSS %.0f MB)\n", (long long)decoded, dt,
-           (double)decoded / dt, peak_rss_mb());
+    double dt = now() - t0, dc = cpu_seconds() - c0;
+    printf("decode: %lld scalar events in %.2f s: %.0f events/s; %.2f CPU s: %.0f events per CPU second (peak RSS "
+           "%.0f MB)\n",
+           (long long)decoded, dt, (double)decoded / dt, dc, (double)decoded / dc, peak_rss_mb());
 
     t0 = now();
+    c0 = cpu_seconds();
     tw_tb_import_stats stats;
     if (tw_tb_import(logdir, db, print_warning, NULL, &stats)) {
         fprintf(stderr, "import: %s\n", tw_last_error());
         return 1;
     }
     dt = now() - t0;
-    printf("import: %lld scalar events in %.2f s: %.0f events/s into %s (peak RSS %.0f MB)\n",
-           (long long)stats.scalars, dt, (double)stats.scalars / dt, db, peak_rss_mb());
+    dc = cpu_seconds() - c0;
+    printf("import: %lld scalar events in %.2f s: %.0f events/s; %.2f CPU s (both threads): %.0f events per CPU "
+           "second; into %s (peak RSS %.0f MB)\n",
+           (long long)stats.scalars, dt, (double)stats.scalars / dt, dc, (double)stats.scalars / dc, db,
+           peak_rss_mb());
     if (!keep) {
         g_unlink(file);
         g_rmdir(run);

@@ -9,18 +9,9 @@
 #include <string.h>
 
 #include "run_store/summary_internal.h"
-#include "tw/tfevents.h"
+#include "tfevents_internal.h"
 
-typedef struct {
-    const char *db_path, *run;
-    tw_summary_writer *w;
-    tw_tb_import_stats *stats;
-    tw_tb_warn_fn warn;
-    void *user_data;
-    double last_wall, first_wall; /* first_wall NaN until an event has one */
-    char *model_json, *hparams_json;
-    GHashTable *refused_tags; /* tags already warned about */
-} run_import;
+typedef tw_tb_sink run_import;
 
 static void warn(run_import *ri, const char *message)
 {
@@ -29,10 +20,11 @@ static void warn(run_import *ri, const char *message)
         ri->warn(ri->user_data, message);
 }
 
-static void warn_cb(void *user_data, const char *message)
+void tw__tb_sink_warn(void *sink, const char *message)
 {
-    warn(user_data, message);
+    warn(sink, message);
 }
+#define warn_cb tw__tb_sink_warn
 
 /* A kind the store refused for a tag (first used with another kind): said
  * once per tag. */
@@ -111,15 +103,17 @@ static void add_text(run_import *ri, const tw_tb_item *it, const char *tag, doub
         ri->stats->texts++;
 }
 
-static void on_item(void *user_data, const tw_tb_item *it)
+void tw__tb_sink_item(void *user_data, const tw_tb_item *it)
 {
     run_import *ri = user_data;
     /* An event without a wall time takes the one before it, so the
      * store's wall-time axis never goes back for it. */
     double wall = isnan(it->wall_time) ? ri->last_wall : it->wall_time;
     ri->last_wall = wall;
-    if (isnan(ri->first_wall) && !isnan(it->wall_time))
+    if (isnan(ri->first_wall) && !isnan(it->wall_time)) {
         ri->first_wall = it->wall_time;
+        ri->row_dirty = true;
+    }
     switch (it->kind) {
     case TW_TB_SCALAR:
         if (tw__queue_scalar(&ri->w->queue, it->tag, it->value, it->step, wall))
@@ -152,6 +146,7 @@ static void on_item(void *user_data, const tw_tb_item *it)
     case TW_TB_KERAS_MODEL:
         g_free(ri->model_json);
         ri->model_json = g_utf8_make_valid(it->text, (gssize)it->text_len);
+        ri->row_dirty = true;
         break;
     case TW_TB_IMAGE: ri->stats->images++; break;
     case TW_TB_GRAPH_DEF:
@@ -180,7 +175,7 @@ static int import_file(run_import *ri, const char *path)
             continue;
         }
         ri->stats->records++;
-        tw_tb_decode_event(d, data, n, offset, on_item, ri);
+        tw_tb_decode_event(d, data, n, offset, tw__tb_sink_item, ri);
     }
     if (s == TW_TFRECORD_ERROR)
         warn(ri, tw_last_error());
@@ -192,8 +187,9 @@ static int import_file(run_import *ri, const char *path)
 
 /* The run's times are its events' (the writer stamped the import's), and
  * the Keras callback's model config becomes the run's model. */
-static int finish_run(run_import *ri, int64_t run_id)
+static int set_run_row(run_import *ri, int64_t run_id, bool closing)
 {
+    ri->row_dirty = false;
     sqlite3 *db = tw__store_connect(ri->db_path, false);
     if (!db)
         return -1;
@@ -204,10 +200,10 @@ static int finish_run(run_import *ri, int64_t run_id)
                                 -1, &st, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, run_id);
-        if (!isnan(ri->first_wall)) {
+        if (!isnan(ri->first_wall))
             sqlite3_bind_double(st, 2, ri->first_wall);
+        if (!isnan(ri->first_wall) && closing)
             sqlite3_bind_double(st, 3, ri->last_wall);
-        }
         sqlite3_bind_text(st, 4, ri->model_json, -1, SQLITE_STATIC);
         rc = sqlite3_step(st);
     }
@@ -217,32 +213,64 @@ static int finish_run(run_import *ri, int64_t run_id)
     return result;
 }
 
-/* 1: the run was refused (its name is taken), warned about; -1: the
- * database failed. */
-static int import_run(const char *logdir, const char *run, run_import *ri)
+int tw__tb_sink_open(run_import *ri, const char *db_path, const char *run, tw_tb_import_stats *stats,
+                     tw_tb_warn_fn warn_fn, void *user_data)
 {
-    ri->run = run;
-    ri->w = tw_summary_writer_open(ri->db_path, run, NULL);
+    *ri = (run_import){.db_path = db_path, .run = run, .stats = stats, .warn = warn_fn, .user_data = user_data,
+                       .last_wall = 0, .first_wall = NAN,
+                       .refused_tags = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
+    ri->w = tw_summary_writer_open(db_path, run, NULL);
     if (!ri->w) {
+        g_hash_table_destroy(ri->refused_tags);
         if (!strstr(tw_last_error(), "already in the file"))
             return -1;
         warn(ri, tw_last_error());
-        ri->stats->refused_runs++;
+        stats->refused_runs++;
         return 1;
     }
-    ri->stats->runs++;
-    char *dir = g_build_filename(logdir, run, NULL);
-    char **files = tw_tb_run_files(dir);
-    for (int i = 0; files && files[i]; i++)
-        import_file(ri, files[i]);
-    g_strfreev(files);
-    g_free(dir);
+    stats->runs++;
+    return 0;
+}
+
+int tw__tb_sink_sync(run_import *ri)
+{
+    if (ri->hparams_json) {
+        tw_summary_hparams(ri->w, ri->hparams_json, NULL);
+        g_clear_pointer(&ri->hparams_json, g_free);
+    }
+    return ri->row_dirty ? set_run_row(ri, tw_summary_writer_run_id(ri->w), false) : 0;
+}
+
+int tw__tb_sink_close(run_import *ri, tw_run_status status)
+{
     if (ri->hparams_json)
         tw_summary_hparams(ri->w, ri->hparams_json, NULL);
     int64_t run_id = tw_summary_writer_run_id(ri->w);
-    if (tw_summary_writer_close(ri->w, TW_RUN_FINISHED))
-        return -1;
-    return finish_run(ri, run_id);
+    int rc = tw_summary_writer_close(ri->w, status);
+    if (!rc)
+        rc = set_run_row(ri, run_id, true);
+    g_hash_table_destroy(ri->refused_tags);
+    g_free(ri->model_json);
+    g_free(ri->hparams_json);
+    return rc;
+}
+
+/* 1: the run was refused (its name is taken), warned about; -1: the
+ * database failed. */
+static int import_run(const char *logdir, const char *run, const char *db_path, tw_tb_warn_fn warn_fn,
+                      void *user_data, tw_tb_import_stats *stats)
+{
+    run_import ri;
+    int rc = tw__tb_sink_open(&ri, db_path, run, stats, warn_fn, user_data);
+    if (rc)
+        return rc;
+    char *dir = g_build_filename(logdir, run, NULL);
+    char **files = tw_tb_run_files(dir);
+    for (int i = 0; files && files[i]; i++)
+        import_file(&ri, files[i]);
+    g_strfreev(files);
+    g_free(dir);
+    return tw__tb_sink_close(&ri, TW_RUN_FINISHED);
 }
 
 int tw_tb_import(const char *logdir, const char *db_path, tw_tb_warn_fn warn_fn, void *user_data,
@@ -254,15 +282,8 @@ int tw_tb_import(const char *logdir, const char *db_path, tw_tb_warn_fn warn_fn,
         return -1;
     char *path = db_path ? g_strdup(db_path) : tw_run_store_default_path();
     int rc = 0;
-    for (int i = 0; runs[i] && rc >= 0; i++) {
-        run_import ri = {.db_path = path, .stats = stats, .warn = warn_fn, .user_data = user_data,
-                         .last_wall = 0, .first_wall = NAN,
-                         .refused_tags = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
-        rc = import_run(logdir, runs[i], &ri);
-        g_hash_table_destroy(ri.refused_tags);
-        g_free(ri.model_json);
-        g_free(ri.hparams_json);
-    }
+    for (int i = 0; runs[i] && rc >= 0; i++)
+        rc = import_run(logdir, runs[i], path, warn_fn, user_data, stats);
     g_strfreev(runs);
     g_free(path);
     return rc < 0 ? -1 : 0;

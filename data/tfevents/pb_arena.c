@@ -13,7 +13,7 @@ struct tw_pb_arena_block {
     max_align_t data[]; /* size bytes */
 };
 
-#define MIN_BLOCK ((size_t)64 << 10)
+#define MIN_BLOCK ((size_t)4 << 10)
 
 static void *arena_alloc(void *user, size_t n)
 {

@@ -1,8 +1,10 @@
 /* TFRecord framing: a uint64 length, the masked CRC-32C of those 8 bytes,
  * the data, the masked CRC-32C of the data, all little-endian.
  *
- * The file is read through one buffer (1 MiB, grown to the largest record),
- * so a gigabyte log costs a megabyte. A record whose data checksum fails is
+ * The file is read through one buffer (64 KiB, doubled while reads fill it
+ * up to 1 MiB, grown to the largest record), so a gigabyte log costs a
+ * megabyte; it is freed whenever every byte read is used, so the many
+ * files a live log directory follows cost nothing while they are idle. A record whose data checksum fails is
  * skipped by its (checksummed) length. A header whose checksum fails, or
  * whose length is beyond TW_TFRECORD_MAX_LENGTH, cannot be trusted to say
  * where the next record starts: the reader then scans forward byte by byte
@@ -23,7 +25,8 @@
 #include "tw/engine.h"
 #include "tw/tfevents.h"
 
-#define BUFFER_SIZE ((size_t)1 << 20)
+#define BUFFER_MIN ((size_t)64 << 10)
+#define BUFFER_MAX ((size_t)1 << 20)
 #define HEADER 12 /* length + its CRC */
 #define FOOTER 4  /* the data's CRC */
 
@@ -33,7 +36,8 @@ struct tw_tfrecord_reader {
     tw_tb_warn_fn warn;
     void *user_data;
     uint8_t *buf;
-    size_t cap, pos, end; /* buf[pos, end) are the file's bytes from offset on */
+    size_t cap, pos, end; /* buf[pos, end) are the file's bytes from offset on; buf NULL when cap is 0 */
+    size_t grow;          /* the capacity the next allocation takes */
     uint64_t offset;
     bool skipping;        /* scanning for a valid header after a damaged one */
     bool skip_quietly;    /* the scan started at a cut already reported */
@@ -88,8 +92,7 @@ tw_tfrecord_reader *tw_tfrecord_open(const char *path, tw_tb_warn_fn warn_fn, vo
     r->path = g_strdup(path);
     r->warn = warn_fn;
     r->user_data = user_data;
-    r->cap = BUFFER_SIZE;
-    r->buf = g_malloc(r->cap);
+    r->grow = BUFFER_MIN;
     return r;
 }
 
@@ -124,8 +127,8 @@ static ssize_t fill(tw_tfrecord_reader *r, size_t need)
         r->end -= r->pos;
         r->pos = 0;
     }
-    if (r->cap < need) {
-        r->cap = need;
+    if (r->cap < need || r->cap < r->grow) {
+        r->cap = MAX(need, r->grow);
         r->buf = g_realloc(r->buf, r->cap);
     }
     while (r->end - r->pos < need) {
@@ -140,6 +143,8 @@ static ssize_t fill(tw_tfrecord_reader *r, size_t need)
         if (got == 0)
             break;
         r->end += (size_t)got;
+        if (r->end == r->cap && r->grow < BUFFER_MAX)
+            r->grow *= 2; /* a big file: take more at a time from the next fill on */
     }
     return (ssize_t)(r->end - r->pos);
 }
@@ -201,7 +206,26 @@ static tw_tfrecord_status scan(tw_tfrecord_reader *r)
     }
 }
 
+/* Nothing read is left unused: give the buffer back. */
+static void release(tw_tfrecord_reader *r)
+{
+    if (r->pos == r->end) {
+        g_clear_pointer(&r->buf, g_free);
+        r->cap = r->pos = r->end = 0;
+    }
+}
+
+static tw_tfrecord_status next(tw_tfrecord_reader *r, const uint8_t **data, size_t *n, uint64_t *offset);
+
 tw_tfrecord_status tw_tfrecord_next(tw_tfrecord_reader *r, const uint8_t **data, size_t *n, uint64_t *offset)
+{
+    tw_tfrecord_status s = next(r, data, n, offset);
+    if (s == TW_TFRECORD_END || s == TW_TFRECORD_AGAIN)
+        release(r);
+    return s;
+}
+
+static tw_tfrecord_status next(tw_tfrecord_reader *r, const uint8_t **data, size_t *n, uint64_t *offset)
 {
     for (;;) {
         if (r->skipping) {

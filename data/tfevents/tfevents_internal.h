@@ -3,10 +3,12 @@
 #ifndef TW_TFEVENTS_INTERNAL_H
 #define TW_TFEVENTS_INTERNAL_H
 
+#include <glib.h>
 #include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tw/run_store.h"
 #include "tw/tfevents.h"
 
 /* TensorFlow's DataType numbers (tensorflow/core/framework/types.proto)
@@ -51,5 +53,35 @@ void tw__pb_arena_free(tw_pb_arena *a);
  * are not such a message (nesting is checked first). */
 char *tw__tb_hparams_json(const uint8_t *content, size_t n, ProtobufCAllocator *allocator, tw_tb_kind *kind,
                           char *why, size_t size);
+
+/* One run being written into the run database (import.c): its summary
+ * writer, and what goes into the run's row rather than its series. The
+ * importer and the live follower (follow.c) feed it the same way. */
+typedef struct tw_summary_writer tw_summary_writer;
+typedef struct {
+    const char *db_path, *run;
+    tw_summary_writer *w;
+    tw_tb_import_stats *stats;
+    tw_tb_warn_fn warn;
+    void *user_data;
+    double last_wall, first_wall; /* first_wall NaN until an event has one */
+    char *model_json;   /* the run's model (the Keras callback's config) */
+    char *hparams_json; /* not yet handed to the writer */
+    bool row_dirty;     /* the run's row lacks the start time or model */
+    GHashTable *refused_tags;        /* tags already warned about */
+} tw_tb_sink;
+
+/* 0; 1 when the run's name is taken (warned, counted in refused_runs); -1
+ * with a message when the database cannot be written. */
+int tw__tb_sink_open(tw_tb_sink *s, const char *db_path, const char *run, tw_tb_import_stats *stats,
+                     tw_tb_warn_fn warn, void *user_data);
+/* A tw_tb_item_fn and a tw_tb_warn_fn taking the sink. */
+void tw__tb_sink_item(void *sink, const tw_tb_item *item);
+void tw__tb_sink_warn(void *sink, const char *message);
+/* Bring the run's row up to date (hyperparameters, start time, model)
+ * while the run stays open. */
+int tw__tb_sink_sync(tw_tb_sink *s);
+/* Close the writer with that status; the row gets the events' times. */
+int tw__tb_sink_close(tw_tb_sink *s, tw_run_status status);
 
 #endif
