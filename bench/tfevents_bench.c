@@ -10,6 +10,10 @@
  *   import  scalar events per second through tw_tb_import into a run
  *           database on disk (every point stored), and the process's peak
  *           resident memory, which must not grow with the file
+ *   follow  ms from appending one event to a followed file (tw_tb_follow)
+ *           until a reader of the database sees it, median and worst of 50;
+ *           the dashboard's reader is woken by the commit and draws in the
+ *           next frame
  *
  *   twb-tfevents-bench [--size-mb N] [--dir DIR] [--keep]
  *
@@ -25,6 +29,7 @@
 #include <time.h>
 
 #include <tw/engine.h>
+#include <tw/run_store.h>
 #include <tw/tfevents.h>
 
 #define TAGS 10
@@ -136,6 +141,92 @@ static void print_warning(void *user_data, const char *message)
     fprintf(stderr, "warning: %s\n", message);
 }
 
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define FOLLOW_EVENTS 50
+
+/* Append events one at a time to a followed file; time each until the
+ * database shows it. */
+static void follow_latency(const char *dir)
+{
+    char *logdir = g_build_filename(dir, "tfevents-follow", NULL), *run = g_build_filename(logdir, "live", NULL);
+    char *file = g_build_filename(run, "events.out.tfevents.1700000000.follow", NULL);
+    char *db = g_build_filename(dir, "tfevents-follow.db", NULL);
+    g_mkdir_with_parents(run, 0755);
+    g_unlink(db);
+    GByteArray *rec = g_byte_array_new(), *ev = g_byte_array_new();
+    scalar_record(rec, ev, "loss", 0, 1.7e9, 1.0f);
+    FILE *out = fopen(file, "wb");
+    fwrite(rec->data, 1, rec->len, out);
+    fflush(out);
+    tw_tb_follower *f = tw_tb_follow(logdir, db, print_warning, NULL);
+    tw_run_store *store = NULL;
+    int64_t tag = -1;
+    while (tag < 0) { /* the run and its tag, once the follower made them */
+        g_usleep(1000);
+        if (!store && g_file_test(db, G_FILE_TEST_EXISTS))
+            store = tw_run_store_open(db, TW_STORE_READ_ONLY);
+        tw_run_info info;
+        if (store && tw_run_store_get_run(store, "live", &info) == 0) {
+            tag = tw_run_store_find_tag(store, info.id, "loss");
+            tw_run_info_clear(&info);
+        }
+        tw_error_clear();
+    }
+    tw_series_cursor cursor = {0};
+    tw_scalar_point *points;
+    int64_t n = 0, seen = 0;
+    while (seen < 1) {
+        tw_run_store_read_scalars(store, tag, &cursor, 0, &points, &n);
+        seen += n;
+        g_free(points);
+    }
+    double latency[FOLLOW_EVENTS];
+    for (int i = 0; i < FOLLOW_EVENTS; i++) {
+        g_usleep(20000); /* a training step's pace: the writer's thread is idle between events */
+        g_byte_array_set_size(rec, 0);
+        scalar_record(rec, ev, "loss", i + 1, 1.7e9 + i + 1, (float)i);
+        double t0 = now();
+        fwrite(rec->data, 1, rec->len, out);
+        fflush(out);
+        for (n = 0; n == 0;) {
+            tw_run_store_read_scalars(store, tag, &cursor, 0, &points, &n);
+            g_free(points);
+            if (n == 0)
+                g_usleep(200);
+        }
+        latency[i] = (now() - t0) * 1e3;
+    }
+    fclose(out);
+    tw_run_store_close(store);
+    tw_tb_follower_stop(f);
+    qsort(latency, FOLLOW_EVENTS, sizeof *latency, compare_doubles);
+    printf("follow: append to visible in the database: median %.1f ms, worst %.1f ms of %d events\n",
+           latency[FOLLOW_EVENTS / 2], latency[FOLLOW_EVENTS - 1], FOLLOW_EVENTS);
+    g_unlink(file);
+    g_rmdir(run);
+    g_rmdir(logdir);
+    for (const char *suffix = ""; suffix; suffix = *suffix ? NULL : "-wal") {
+        char *p = g_strconcat(db, suffix, NULL);
+        g_unlink(p);
+        g_free(p);
+    }
+    char *shm = g_strconcat(db, "-shm", NULL);
+    g_unlink(shm);
+    g_free(shm);
+    g_byte_array_unref(rec);
+    g_byte_array_unref(ev);
+    g_free(logdir);
+    g_free(run);
+    g_free(file);
+    g_free(db);
+}
+
+
 int main(int argc, char **argv)
 {
     int64_t size_mb = 256;
@@ -194,6 +285,7 @@ int main(int argc, char **argv)
            "second; into %s (peak RSS %.0f MB)\n",
            (long long)stats.scalars, dt, (double)stats.scalars / dt, dc, (double)stats.scalars / dc, db,
            peak_rss_mb());
+    follow_latency(dir);
     if (!keep) {
         g_unlink(file);
         g_rmdir(run);

@@ -1126,6 +1126,115 @@ static void test_import(void)
     g_free(dir);
 }
 
+/* ---- following a live directory ---------------------------------------------- */
+static void append(const char *path, GByteArray *bytes, size_t from, size_t to)
+{
+    FILE *out = fopen(path, "ab");
+    g_assert_nonnull(out);
+    g_assert_cmpuint(fwrite(bytes->data + from, 1, to - from, out), ==, to - from);
+    fclose(out);
+}
+
+/* How many points the tag has in the database (0 while the run or tag is
+ * not there yet). */
+static int64_t points_in(const char *db, const char *run, const char *tag_name)
+{
+    if (!g_file_test(db, G_FILE_TEST_EXISTS))
+        return 0;
+    tw_run_store *store = tw_run_store_open(db, TW_STORE_READ_ONLY);
+    if (!store) {
+        tw_error_clear();
+        return 0;
+    }
+    tw_run_info info;
+    int64_t n = 0;
+    if (tw_run_store_get_run(store, run, &info) == 0) {
+        int64_t tag = tw_run_store_find_tag(store, info.id, tag_name);
+        tw_series_cursor cursor = {0};
+        tw_scalar_point *points = NULL;
+        if (tag >= 0 && tw_run_store_read_scalars(store, tag, &cursor, 0, &points, &n))
+            n = 0;
+        g_free(points);
+        tw_run_info_clear(&info);
+    }
+    tw_error_clear();
+    tw_run_store_close(store);
+    return n;
+}
+
+/* Wait (a catastrophic bound, not a timing) until the tag has n points. */
+static void wait_for_points(const char *db, const char *run, const char *tag, int64_t n)
+{
+    gint64 deadline = g_get_monotonic_time() + 20 * G_TIME_SPAN_SECOND;
+    while (points_in(db, run, tag) != n) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_usleep(2000);
+    }
+}
+
+static void test_follow(void)
+{
+    char *dir = scratch_dir();
+    char *logdir = g_build_filename(dir, "logs", NULL), *run_a = g_build_filename(logdir, "a", NULL);
+    char *db = g_build_filename(dir, "live.db", NULL);
+    g_assert_cmpint(g_mkdir_with_parents(run_a, 0700), ==, 0);
+    char *file_a = g_build_filename(run_a, "events.out.tfevents.1.host", NULL);
+    GByteArray *f = g_byte_array_new();
+    for (int i = 0; i < 10; i++)
+        frame(f, scalar_event(100.0 + i, i, "loss", (float)i));
+    size_t first_part = f->len;
+    append(file_a, f, 0, first_part);
+
+    reading warnings;
+    reading_init(&warnings);
+    tw_tb_follower *follower = tw_tb_follow(logdir, db, on_warning, &warnings);
+    g_assert_nonnull(follower);
+    wait_for_points(db, "a", "loss", 10);
+
+    /* A writer appends a record in two pieces: the torn half is waited
+     * for (no warning), the whole record then read. */
+    frame(f, scalar_event(110.0, 10, "loss", 10.0f));
+    size_t middle = first_part + 9;
+    append(file_a, f, first_part, middle);
+    g_usleep(20000);
+    g_assert_cmpint(points_in(db, "a", "loss"), ==, 10);
+    append(file_a, f, middle, f->len);
+    wait_for_points(db, "a", "loss", 11);
+
+    /* A run folder created after the follower started appears. */
+    char *run_b = g_build_filename(logdir, "b", "train", NULL);
+    g_assert_cmpint(g_mkdir_with_parents(run_b, 0700), ==, 0);
+    char *file_b = g_build_filename(run_b, "events.out.tfevents.2.host", NULL);
+    GByteArray *g = g_byte_array_new();
+    frame(g, scalar_event(200.0, 1, "acc", 0.5f));
+    append(file_b, g, 0, g->len);
+    wait_for_points(db, "b/train", "acc", 1);
+
+    tw_tb_follower_stop(follower);
+    print_warnings(&warnings);
+    g_assert_cmpuint(warnings.warnings->len, ==, 0);
+    tw_run_store *store = tw_run_store_open(db, TW_STORE_READ_ONLY);
+    tw_run_info info;
+    g_assert_cmpint(tw_run_store_get_run(store, "a", &info), ==, 0);
+    g_assert_cmpint(info.status, ==, TW_RUN_FINISHED);
+    g_assert_cmpfloat(info.start_time, ==, 100.0);
+    g_assert_cmpfloat(info.end_time, ==, 110.0);
+    tw_run_info_clear(&info);
+    tw_run_store_close(store);
+
+    reading_clear(&warnings);
+    g_byte_array_unref(f);
+    g_byte_array_unref(g);
+    g_free(file_a);
+    g_free(file_b);
+    g_free(run_a);
+    g_free(run_b);
+    g_free(logdir);
+    g_free(db);
+    scratch_remove_tree(dir);
+    g_free(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1141,5 +1250,6 @@ int main(int argc, char **argv)
     g_test_add_func("/tfevents/hparams_and_events", test_hparams_and_events);
     g_test_add_func("/tfevents/bad_messages", test_bad_messages);
     g_test_add_func("/tfevents/import", test_import);
+    g_test_add_func("/tfevents/follow", test_follow);
     return g_test_run();
 }

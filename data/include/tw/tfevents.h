@@ -160,6 +160,19 @@ typedef struct {
 int tw_tb_import(const char *logdir, const char *db_path, tw_tb_warn_fn warn, void *user_data,
                  tw_tb_import_stats *stats);
 
+/* ---- following a log directory live --------------------------------------- */
+/* A thread that imports every run of logdir into the run database at
+ * db_path (runs whose names are already there are refused, as by
+ * tw_tb_import), then follows it: what writers append to event files, new
+ * event files and new run folders go into the database as they appear
+ * (inotify), each run through its own summary writer, its status
+ * "running" until the follower stops. warn is called on the follower's
+ * thread. NULL with a message when logdir cannot be read or watched. */
+typedef struct tw_tb_follower tw_tb_follower;
+tw_tb_follower *tw_tb_follow(const char *logdir, const char *db_path, tw_tb_warn_fn warn, void *user_data);
+/* Stop the thread and close the runs (finished). NULL is accepted. */
+void tw_tb_follower_stop(tw_tb_follower *f);
+
 #ifdef __cplusplus
 }
 #endif
