@@ -33,12 +33,13 @@ enum { EXIT_USAGE = 2 };
 static void print_help(FILE *out)
 {
     fputs("Usage: twb [COMMAND [OPTIONS]]\n"
-          "       twb [--logdb FILE] [MODEL.json...]\n"
+          "       twb [--logdb FILE] [--logdir DIR] [MODEL.json...]\n"
           "\n"
           "Tensor Workbench: design, train and inspect deep-learning models.\n"
           "Without a command, or with model files, twb opens the workbench window\n"
           "(one per file; it needs a display); --logdb FILE gives it that run\n"
-          "database for its Dashboard and training panel.\n"
+          "database for its Dashboard and training panel; --logdir DIR shows a\n"
+          "TensorBoard log directory's runs in the Dashboard, following them live.\n"
           "\n"
           "Commands:\n"
           "  example linear-regression [--steps N]\n"
@@ -249,9 +250,18 @@ static int command_data(int argc, char **argv)
  * something else (a command). */
 static int check_window_arguments(int argc, char **argv)
 {
-    bool logdb = false;
+    bool logdb = false, logdir = false;
     for (int i = 0; i < argc; i++) {
         const char *value;
+        if (!strcmp(argv[i], "--logdir") || !strncmp(argv[i], "--logdir=", 9)) {
+            value = argv[i][8] == '=' ? argv[i] + 9 : i + 1 < argc ? argv[++i] : "";
+            if (!value[0])
+                return usage_error("option '--logdir' needs a TensorBoard log directory");
+            if (logdir)
+                return usage_error("option '--logdir' given twice");
+            logdir = true;
+            continue;
+        }
         if (!strcmp(argv[i], "--logdb"))
             value = i + 1 < argc ? argv[++i] : "";
         else if (!strncmp(argv[i], "--logdb=", 8))

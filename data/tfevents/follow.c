@@ -24,6 +24,9 @@
 
 /* A folder this deep under the log directory is not watched. */
 #define MAX_DEPTH 64
+/* While nothing is written, the runs' statuses are brought up to date this
+ * often (a run whose events stopped turns finished). */
+#define SYNC_MS 10000
 
 typedef struct {
     tw_tfrecord_reader *reader;
@@ -113,6 +116,7 @@ static void add_file(tw_tb_follower *f, const char *run_name, const char *name)
         }
         run->refused = rc != 0;
         run->open = rc == 0;
+        run->sink.live = true;
         if (!run->open)
             return;
     }
@@ -202,6 +206,16 @@ static void on_event(tw_tb_follower *f, const struct inotify_event *e)
     }
 }
 
+static void sync_runs(tw_tb_follower *f)
+{
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, f->runs);
+    while (g_hash_table_iter_next(&it, NULL, &value))
+        if (((followed_run *)value)->open)
+            tw__tb_sink_sync(&((followed_run *)value)->sink);
+}
+
 static gpointer follow_main(gpointer data)
 {
     tw_tb_follower *f = data;
@@ -209,10 +223,13 @@ static gpointer follow_main(gpointer data)
     char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
     while (!f->failed) {
         struct pollfd fds[2] = {{.fd = f->inotify_fd, .events = POLLIN}, {.fd = f->stop_fd, .events = POLLIN}};
-        if (poll(fds, 2, -1) < 0 && errno != EINTR)
+        int ready = poll(fds, 2, SYNC_MS);
+        if (ready < 0 && errno != EINTR)
             break;
         if (fds[1].revents)
             break;
+        if (ready == 0)
+            sync_runs(f); /* quiet runs turn from running to finished */
         if (!(fds[0].revents & POLLIN))
             continue;
         ssize_t got = read(f->inotify_fd, buf, sizeof buf);

@@ -185,26 +185,46 @@ static int import_file(run_import *ri, const char *path)
     return 0;
 }
 
+/* A followed run whose newest event is older than this shows as finished
+ * (at its last event) until new events come: an old log directory is not
+ * a set of runs going on for years. */
+#define LIVE_SECONDS 120.0
+
+static bool looks_live(const run_import *ri)
+{
+    return (double)g_get_real_time() / 1e6 - ri->last_wall < LIVE_SECONDS;
+}
+
 /* The run's times are its events' (the writer stamped the import's), and
- * the Keras callback's model config becomes the run's model. */
+ * the Keras callback's model config becomes the run's model. A followed
+ * run (live) is running while its events are recent, else finished at its
+ * last event. */
 static int set_run_row(run_import *ri, int64_t run_id, bool closing)
 {
     ri->row_dirty = false;
+    bool running = ri->live && !closing && looks_live(ri);
+    ri->shown_running = running;
+    ri->shown_end = ri->last_wall;
     sqlite3 *db = tw__store_connect(ri->db_path, false);
     if (!db)
         return -1;
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db,
-                                "UPDATE runs SET start_time = coalesce(?2, start_time), end_time = coalesce(?3, "
-                                "end_time), model_json = coalesce(?4, model_json) WHERE id = ?1",
+                                "UPDATE runs SET start_time = coalesce(?2, start_time), model_json = coalesce(?4, "
+                                "model_json), end_time = CASE WHEN ?5 THEN NULL ELSE coalesce(?3, end_time) END, "
+                                "status = coalesce(?6, status) WHERE id = ?1",
                                 -1, &st, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, run_id);
         if (!isnan(ri->first_wall))
             sqlite3_bind_double(st, 2, ri->first_wall);
-        if (!isnan(ri->first_wall) && closing)
+        if (!isnan(ri->first_wall) && (closing || (ri->live && !running)))
             sqlite3_bind_double(st, 3, ri->last_wall);
         sqlite3_bind_text(st, 4, ri->model_json, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 5, running);
+        if (ri->live && !closing)
+            sqlite3_bind_text(st, 6, tw_run_status_name(running ? TW_RUN_RUNNING : TW_RUN_FINISHED), -1,
+                              SQLITE_STATIC);
         rc = sqlite3_step(st);
     }
     sqlite3_finalize(st);
@@ -238,7 +258,9 @@ int tw__tb_sink_sync(run_import *ri)
         tw_summary_hparams(ri->w, ri->hparams_json, NULL);
         g_clear_pointer(&ri->hparams_json, g_free);
     }
-    return ri->row_dirty ? set_run_row(ri, tw_summary_writer_run_id(ri->w), false) : 0;
+    bool moved = ri->live && !isnan(ri->first_wall) &&
+                 (looks_live(ri) != ri->shown_running || (!ri->shown_running && ri->last_wall != ri->shown_end));
+    return ri->row_dirty || moved ? set_run_row(ri, tw_summary_writer_run_id(ri->w), false) : 0;
 }
 
 int tw__tb_sink_close(run_import *ri, tw_run_status status)

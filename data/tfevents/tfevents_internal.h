@@ -68,6 +68,9 @@ typedef struct {
     char *model_json;   /* the run's model (the Keras callback's config) */
     char *hparams_json; /* not yet handed to the writer */
     bool row_dirty;     /* the run's row lacks the start time or model */
+    bool live;          /* followed: its status follows its events (import.c) */
+    bool shown_running; /* what the row says now */
+    double shown_end;
     GHashTable *refused_tags;        /* tags already warned about */
 } tw_tb_sink;
 
@@ -78,8 +81,8 @@ int tw__tb_sink_open(tw_tb_sink *s, const char *db_path, const char *run, tw_tb_
 /* A tw_tb_item_fn and a tw_tb_warn_fn taking the sink. */
 void tw__tb_sink_item(void *sink, const tw_tb_item *item);
 void tw__tb_sink_warn(void *sink, const char *message);
-/* Bring the run's row up to date (hyperparameters, start time, model)
- * while the run stays open. */
+/* Bring the run's row up to date (hyperparameters, start time, model and,
+ * for a live run, its status) while the run stays open. */
 int tw__tb_sink_sync(tw_tb_sink *s);
 /* Close the writer with that status; the row gets the events' times. */
 int tw__tb_sink_close(tw_tb_sink *s, tw_run_status status);
