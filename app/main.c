@@ -33,7 +33,8 @@ enum { EXIT_USAGE = 2 };
 static void print_help(FILE *out)
 {
     fputs("Usage: twb [COMMAND [OPTIONS]]\n"
-          "       twb [--logdb FILE] [--logdir DIR] [MODEL.json...]\n"
+          "       twb [--logdb FILE] [MODEL.json...]\n"
+          "       twb --logdir DIR\n"
           "\n"
           "Tensor Workbench: design, train and inspect deep-learning models.\n"
           "Without a command, or with model files, twb opens the workbench window\n"
