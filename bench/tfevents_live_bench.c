@@ -195,7 +195,7 @@ int main(int argc, char **argv)
     g_spawn_close_pid(pid);
     g_rand_free(rand);
     qsort(latency, EVENTS, sizeof *latency, compare_doubles);
-    printf("live: appended by another process to on the Dashboard's main loop: median %.1f ms, worst %.1f ms of %d "
+    printf("live: from another process's append to the Dashboard's main loop: median %.1f ms, worst %.1f ms of %d "
            "events\n",
            latency[EVENTS / 2], latency[EVENTS - 1], EVENTS);
     g_object_unref(p.data);
