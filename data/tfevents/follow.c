@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "tfevents_internal.h"
 #include "tw/engine.h"
 
@@ -49,6 +51,7 @@ struct tw_tb_follower {
     int inotify_fd, stop_fd;
     GHashTable *watches; /* watch descriptor -> run name (the folder's path relative to logdir, "." at the top) */
     GHashTable *runs;    /* run name -> followed_run */
+    sqlite3 *db;         /* tw__tb_open_database's connection */
     bool failed;         /* the database cannot be written: stop */
 };
 
@@ -107,7 +110,7 @@ static void add_file(tw_tb_follower *f, const char *run_name, const char *name)
     if (run->refused || g_hash_table_contains(run->files, name))
         return;
     if (!run->open) {
-        int rc = tw__tb_sink_open(&run->sink, f->db_path, run->name, &f->stats, f->warn, f->user_data);
+        int rc = tw__tb_sink_open(&run->sink, f->db, f->db_path, run->name, &f->stats, f->warn, f->user_data);
         if (rc < 0) {
             char *message = g_strdup_printf("%s; following stopped", tw_last_error());
             warn(f, message);
@@ -129,12 +132,13 @@ static void add_file(tw_tb_follower *f, const char *run_name, const char *name)
         g_free(path);
         return;
     }
+    tw_tfrecord_close_when_idle(ff->reader);
     ff->decoder = tw_tb_decoder_new(path, tw__tb_sink_warn, &run->sink);
     g_hash_table_insert(run->files, g_strdup(name), ff);
     f->stats.files++;
     g_free(path);
     read_file(f, run, ff);
-    tw__tb_sink_sync(&run->sink);
+    tw__tb_sink_settle(&run->sink);
 }
 
 static int compare(const void *a, const void *b)
@@ -200,7 +204,7 @@ static void on_event(tw_tb_follower *f, const struct inotify_event *e)
     followed_file *ff = run ? g_hash_table_lookup(run->files, e->name) : NULL;
     if (ff) {
         read_file(f, run, ff);
-        tw__tb_sink_sync(&run->sink);
+        tw__tb_sink_settle(&run->sink);
     } else {
         add_file(f, relative, e->name);
     }
@@ -213,12 +217,17 @@ static void sync_runs(tw_tb_follower *f)
     g_hash_table_iter_init(&it, f->runs);
     while (g_hash_table_iter_next(&it, NULL, &value))
         if (((followed_run *)value)->open)
-            tw__tb_sink_sync(&((followed_run *)value)->sink);
+            tw__tb_sink_settle(&((followed_run *)value)->sink);
 }
 
 static gpointer follow_main(gpointer data)
 {
     tw_tb_follower *f = data;
+    f->db = tw__tb_open_database(f->db_path);
+    if (!f->db) {
+        warn(f, tw_last_error());
+        return NULL;
+    }
     add_folder(f, ".", 0);
     char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
     while (!f->failed) {
@@ -289,6 +298,7 @@ void tw_tb_follower_stop(tw_tb_follower *f)
     }
     g_hash_table_destroy(f->runs);
     g_hash_table_destroy(f->watches);
+    sqlite3_close(f->db);
     close(f->inotify_fd);
     close(f->stop_fd);
     g_free(f->logdir);

@@ -13,6 +13,8 @@
 
 typedef tw_tb_sink run_import;
 
+static bool resume(run_import *ri);
+
 static void warn(run_import *ri, const char *message)
 {
     ri->stats->warnings++;
@@ -106,6 +108,8 @@ static void add_text(run_import *ri, const tw_tb_item *it, const char *tag, doub
 void tw__tb_sink_item(void *user_data, const tw_tb_item *it)
 {
     run_import *ri = user_data;
+    if (!resume(ri))
+        return;
     /* An event without a wall time takes the one before it, so the
      * store's wall-time axis never goes back for it. */
     double wall = isnan(it->wall_time) ? ri->last_wall : it->wall_time;
@@ -205,9 +209,7 @@ static int set_run_row(run_import *ri, int64_t run_id, bool closing)
     bool running = ri->live && !closing && looks_live(ri);
     ri->shown_running = running;
     ri->shown_end = ri->last_wall;
-    sqlite3 *db = tw__store_connect(ri->db_path, false);
-    if (!db)
-        return -1;
+    sqlite3 *db = ri->db;
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db,
                                 "UPDATE runs SET start_time = coalesce(?2, start_time), model_json = coalesce(?4, "
@@ -228,15 +230,21 @@ static int set_run_row(run_import *ri, int64_t run_id, bool closing)
         rc = sqlite3_step(st);
     }
     sqlite3_finalize(st);
-    int result = rc == SQLITE_DONE ? 0 : tw__store_sqlite_error(db, ri->db_path, "cannot set the imported run's times");
-    sqlite3_close(db);
-    return result;
+    return rc == SQLITE_DONE ? 0 : tw__store_sqlite_error(db, ri->db_path, "cannot set the imported run's times");
 }
 
-int tw__tb_sink_open(run_import *ri, const char *db_path, const char *run, tw_tb_import_stats *stats,
+sqlite3 *tw__tb_open_database(const char *path)
+{
+    char *folder = g_path_get_dirname(path);
+    g_mkdir_with_parents(folder, 0700); /* the default file's folder; a failure is the connection's to report */
+    g_free(folder);
+    return tw__store_connect(path, false);
+}
+
+int tw__tb_sink_open(run_import *ri, sqlite3 *db, const char *db_path, const char *run, tw_tb_import_stats *stats,
                      tw_tb_warn_fn warn_fn, void *user_data)
 {
-    *ri = (run_import){.db_path = db_path, .run = run, .stats = stats, .warn = warn_fn, .user_data = user_data,
+    *ri = (run_import){.db = db, .db_path = db_path, .run = run, .stats = stats, .warn = warn_fn, .user_data = user_data,
                        .last_wall = 0, .first_wall = NAN,
                        .refused_tags = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
     ri->w = tw_summary_writer_open(db_path, run, NULL);
@@ -248,29 +256,67 @@ int tw__tb_sink_open(run_import *ri, const char *db_path, const char *run, tw_tb
         stats->refused_runs++;
         return 1;
     }
+    ri->run_id = tw_summary_writer_run_id(ri->w);
     stats->runs++;
     return 0;
 }
 
 int tw__tb_sink_sync(run_import *ri)
 {
+    if (ri->hparams_json && ri->w) {
+        tw_summary_hparams(ri->w, ri->hparams_json, NULL);
+        g_clear_pointer(&ri->hparams_json, g_free);
+    }
+    bool moved = ri->live && ri->w && !isnan(ri->first_wall) &&
+                 (looks_live(ri) != ri->shown_running || (!ri->shown_running && ri->last_wall != ri->shown_end));
+    return ri->row_dirty || moved ? set_run_row(ri, ri->run_id, !ri->w) : 0;
+}
+
+/* Close the writer, leaving the run finished at its last event. */
+static int end_writer(run_import *ri, tw_run_status status)
+{
+    if (!ri->w)
+        return 0;
     if (ri->hparams_json) {
         tw_summary_hparams(ri->w, ri->hparams_json, NULL);
         g_clear_pointer(&ri->hparams_json, g_free);
     }
-    bool moved = ri->live && !isnan(ri->first_wall) &&
-                 (looks_live(ri) != ri->shown_running || (!ri->shown_running && ri->last_wall != ri->shown_end));
-    return ri->row_dirty || moved ? set_run_row(ri, tw_summary_writer_run_id(ri->w), false) : 0;
+    int rc = tw_summary_writer_close(ri->w, status);
+    ri->w = NULL;
+    return rc ? rc : set_run_row(ri, ri->run_id, true);
+}
+
+int tw__tb_sink_suspend(run_import *ri)
+{
+    return end_writer(ri, TW_RUN_FINISHED);
+}
+
+int tw__tb_sink_settle(run_import *ri)
+{
+    int rc = tw__tb_sink_sync(ri);
+    return rc || !ri->w || looks_live(ri) ? rc : end_writer(ri, TW_RUN_FINISHED);
+}
+
+/* A suspended run's writer opened again, appending, for new items. */
+static bool resume(run_import *ri)
+{
+    if (ri->w)
+        return true;
+    if (ri->failed)
+        return false;
+    ri->w = tw_summary_writer_open(ri->db_path, ri->run, &(tw_summary_run_options){.append = true});
+    if (!ri->w) {
+        char *message = g_strdup_printf("%s; run '%s' is no longer followed", tw_last_error(), ri->run);
+        warn(ri, message);
+        g_free(message);
+        ri->failed = true;
+    }
+    return ri->w != NULL;
 }
 
 int tw__tb_sink_close(run_import *ri, tw_run_status status)
 {
-    if (ri->hparams_json)
-        tw_summary_hparams(ri->w, ri->hparams_json, NULL);
-    int64_t run_id = tw_summary_writer_run_id(ri->w);
-    int rc = tw_summary_writer_close(ri->w, status);
-    if (!rc)
-        rc = set_run_row(ri, run_id, true);
+    int rc = end_writer(ri, status);
     g_hash_table_destroy(ri->refused_tags);
     g_free(ri->model_json);
     g_free(ri->hparams_json);
@@ -279,11 +325,11 @@ int tw__tb_sink_close(run_import *ri, tw_run_status status)
 
 /* 1: the run was refused (its name is taken), warned about; -1: the
  * database failed. */
-static int import_run(const char *logdir, const char *run, const char *db_path, tw_tb_warn_fn warn_fn,
+static int import_run(const char *logdir, const char *run, sqlite3 *db, const char *db_path, tw_tb_warn_fn warn_fn,
                       void *user_data, tw_tb_import_stats *stats)
 {
     run_import ri;
-    int rc = tw__tb_sink_open(&ri, db_path, run, stats, warn_fn, user_data);
+    int rc = tw__tb_sink_open(&ri, db, db_path, run, stats, warn_fn, user_data);
     if (rc)
         return rc;
     char *dir = g_build_filename(logdir, run, NULL);
@@ -303,9 +349,11 @@ int tw_tb_import(const char *logdir, const char *db_path, tw_tb_warn_fn warn_fn,
     if (!runs)
         return -1;
     char *path = db_path ? g_strdup(db_path) : tw_run_store_default_path();
-    int rc = 0;
+    sqlite3 *db = tw__tb_open_database(path);
+    int rc = db ? 0 : -1;
     for (int i = 0; runs[i] && rc >= 0; i++)
-        rc = import_run(logdir, runs[i], path, warn_fn, user_data, stats);
+        rc = import_run(logdir, runs[i], db, path, warn_fn, user_data, stats);
+    sqlite3_close(db);
     g_strfreev(runs);
     g_free(path);
     return rc < 0 ? -1 : 0;

@@ -43,6 +43,7 @@ struct tw_tfrecord_reader {
     bool skip_quietly;    /* the scan started at a cut already reported */
     uint64_t skip_from;
     bool complete;        /* the caller said no more bytes will come (tw_tfrecord_report_cut) */
+    bool close_idle;      /* close fd at each end of what the file has (tw_tfrecord_close_when_idle) */
 };
 
 static uint64_t le64(const uint8_t *p)
@@ -96,11 +97,17 @@ tw_tfrecord_reader *tw_tfrecord_open(const char *path, tw_tb_warn_fn warn_fn, vo
     return r;
 }
 
+void tw_tfrecord_close_when_idle(tw_tfrecord_reader *r)
+{
+    r->close_idle = true;
+}
+
 void tw_tfrecord_close(tw_tfrecord_reader *r)
 {
     if (!r)
         return;
-    close(r->fd);
+    if (r->fd >= 0)
+        close(r->fd);
     g_free(r->buf);
     g_free(r->path);
     g_free(r);
@@ -118,10 +125,27 @@ const char *tw_tfrecord_path(const tw_tfrecord_reader *r)
 
 /* Make at least `need` bytes available from pos when the file has them;
  * returns how many are (fewer at the end of the file). -1 on a read error. */
+/* Open the file again where reading stopped (after tw_tfrecord_close_when_idle). */
+static int reopen(tw_tfrecord_reader *r)
+{
+    r->fd = open(r->path, O_RDONLY | O_CLOEXEC);
+    off_t at = (off_t)(r->offset + (r->end - r->pos));
+    if (r->fd < 0 || lseek(r->fd, at, SEEK_SET) != at) {
+        tw_error_set("%s: cannot open it again: %s", r->path, g_strerror(errno));
+        if (r->fd >= 0)
+            close(r->fd);
+        r->fd = -1;
+        return -1;
+    }
+    return 0;
+}
+
 static ssize_t fill(tw_tfrecord_reader *r, size_t need)
 {
     if (r->end - r->pos >= need)
         return (ssize_t)(r->end - r->pos);
+    if (r->fd < 0 && reopen(r))
+        return -1;
     if (r->pos && r->cap - r->pos < need) {
         memmove(r->buf, r->buf + r->pos, r->end - r->pos);
         r->end -= r->pos;
@@ -220,8 +244,13 @@ static tw_tfrecord_status next(tw_tfrecord_reader *r, const uint8_t **data, size
 tw_tfrecord_status tw_tfrecord_next(tw_tfrecord_reader *r, const uint8_t **data, size_t *n, uint64_t *offset)
 {
     tw_tfrecord_status s = next(r, data, n, offset);
-    if (s == TW_TFRECORD_END || s == TW_TFRECORD_AGAIN)
+    if (s == TW_TFRECORD_END || s == TW_TFRECORD_AGAIN) {
         release(r);
+        if (r->close_idle && r->fd >= 0) {
+            close(r->fd);
+            r->fd = -1;
+        }
+    }
     return s;
 }
 

@@ -58,9 +58,13 @@ char *tw__tb_hparams_json(const uint8_t *content, size_t n, ProtobufCAllocator *
  * writer, and what goes into the run's row rather than its series. The
  * importer and the live follower (follow.c) feed it the same way. */
 typedef struct tw_summary_writer tw_summary_writer;
+typedef struct sqlite3 sqlite3;
 typedef struct {
+    sqlite3 *db; /* the importer's own connection, for the run rows */
     const char *db_path, *run;
-    tw_summary_writer *w;
+    tw_summary_writer *w; /* NULL while suspended */
+    int64_t run_id;
+    bool failed; /* its writer could not be opened again: items are dropped */
     tw_tb_import_stats *stats;
     tw_tb_warn_fn warn;
     void *user_data;
@@ -74,9 +78,16 @@ typedef struct {
     GHashTable *refused_tags;        /* tags already warned about */
 } tw_tb_sink;
 
+/* The importer's connection to the database (created when missing), held
+ * for the whole import: besides writing the run rows, it keeps SQLite
+ * from checkpointing the write-ahead log (and syncing the disk) each time
+ * a run's writer closes its own connection, which made an import of many
+ * small runs wait on the disk. NULL with a message. */
+sqlite3 *tw__tb_open_database(const char *path);
 /* 0; 1 when the run's name is taken (warned, counted in refused_runs); -1
- * with a message when the database cannot be written. */
-int tw__tb_sink_open(tw_tb_sink *s, const char *db_path, const char *run, tw_tb_import_stats *stats,
+ * with a message when the database cannot be written. db: the importer's
+ * connection (tw__tb_open_database). */
+int tw__tb_sink_open(tw_tb_sink *s, sqlite3 *db, const char *db_path, const char *run, tw_tb_import_stats *stats,
                      tw_tb_warn_fn warn, void *user_data);
 /* A tw_tb_item_fn and a tw_tb_warn_fn taking the sink. */
 void tw__tb_sink_item(void *sink, const tw_tb_item *item);
@@ -84,6 +95,14 @@ void tw__tb_sink_warn(void *sink, const char *message);
 /* Bring the run's row up to date (hyperparameters, start time, model and,
  * for a live run, its status) while the run stays open. */
 int tw__tb_sink_sync(tw_tb_sink *s);
+/* A followed run gone quiet: its writer (a thread and a connection) is
+ * closed, the run finished at its last event; the next item opens it
+ * again, appending. A directory of a thousand old runs then holds no
+ * thousand threads. */
+int tw__tb_sink_suspend(tw_tb_sink *s);
+/* After a followed run's files were read: sync, and suspend the run when
+ * its newest event is not recent. */
+int tw__tb_sink_settle(tw_tb_sink *s);
 /* Close the writer with that status; the row gets the events' times. */
 int tw__tb_sink_close(tw_tb_sink *s, tw_run_status status);
 

@@ -61,6 +61,10 @@ tw_tfrecord_status tw_tfrecord_next(tw_tfrecord_reader *r, const uint8_t **data,
 /* After AGAIN, for a file that is complete: warn that it ends inside a
  * record, and skip those bytes. */
 void tw_tfrecord_report_cut(tw_tfrecord_reader *r);
+/* Close the file whenever the reader reaches its end (END or AGAIN) and
+ * open it again, at the same place, for the next call: a process following
+ * thousands of files holds no descriptor for the idle ones. */
+void tw_tfrecord_close_when_idle(tw_tfrecord_reader *r);
 /* The offset the next record will be read from. */
 uint64_t tw_tfrecord_offset(const tw_tfrecord_reader *r);
 const char *tw_tfrecord_path(const tw_tfrecord_reader *r);
