@@ -716,6 +716,37 @@ static void test_huge_length(void)
     g_free(dir);
 }
 
+/* A length of 100 MB with a checksum that holds, in a small file: read as
+ * a record cut short, and the records after it still read. (That no
+ * buffer of 100 MB is allocated for it is what the fuzz corpus's
+ * crash-oom-lying-length checks, under libFuzzer's malloc limit.) */
+static void test_lying_length(void)
+{
+    char *dir = scratch_dir();
+    GByteArray *f = g_byte_array_new();
+    uint8_t header[12];
+    uint64_t len = 100u << 20;
+    memcpy(header, &len, 8);
+    uint32_t crc = tw_tfrecord_masked_crc(header, 8);
+    memcpy(header + 8, &crc, 4);
+    g_byte_array_append(f, header, 12);
+    GByteArray *rest = three_scalars();
+    g_byte_array_append(f, rest->data, rest->len);
+    g_byte_array_unref(rest);
+    char *path = write_file(dir, "events.out.tfevents.lying", f, f->len);
+    reading r;
+    read_file(path, &r);
+    print_warnings(&r);
+    g_assert_cmpint(r.records, ==, 4);
+    g_assert_true(warned(&r, "offset 0: the file ends inside a record"));
+    g_assert_true(warned(&r, "a valid record follows at offset 12"));
+    reading_clear(&r);
+    g_free(path);
+    g_byte_array_unref(f);
+    scratch_remove_tree(dir);
+    g_free(dir);
+}
+
 static void test_garbage(void)
 {
     char *dir = scratch_dir();
@@ -1244,6 +1275,7 @@ int main(int argc, char **argv)
     g_test_add_func("/tfevents/live_torn_record", test_live_torn_record);
     g_test_add_func("/tfevents/bad_crcs", test_bad_crcs);
     g_test_add_func("/tfevents/huge_length", test_huge_length);
+    g_test_add_func("/tfevents/lying_length", test_lying_length);
     g_test_add_func("/tfevents/garbage", test_garbage);
     g_test_add_func("/tfevents/tf2_values", test_tf2_values);
     g_test_add_func("/tfevents/plugin_remembered", test_plugin_remembered);

@@ -230,6 +230,17 @@ static tw_tfrecord_status scan(tw_tfrecord_reader *r)
     }
 }
 
+/* Whether the file has need bytes from the reader's offset on: asked
+ * before growing the buffer for a record, so that a length that lies (up
+ * to the 256 MiB limit, with a checksum that holds) costs no allocation. */
+static bool file_holds(tw_tfrecord_reader *r, size_t need)
+{
+    if (r->fd < 0 && reopen(r))
+        return false;
+    struct stat st;
+    return fstat(r->fd, &st) == 0 && (uint64_t)st.st_size >= r->offset + need;
+}
+
 /* Nothing read is left unused: give the buffer back. */
 static void release(tw_tfrecord_reader *r)
 {
@@ -285,6 +296,8 @@ static tw_tfrecord_status next(tw_tfrecord_reader *r, const uint8_t **data, size
             continue;
         }
         size_t need = HEADER + (size_t)length + FOOTER;
+        if (need > r->cap && !file_holds(r, need))
+            return TW_TFRECORD_AGAIN; /* no buffer for a record the file does not hold (yet) */
         avail = fill(r, need);
         if (avail < 0)
             return TW_TFRECORD_ERROR;

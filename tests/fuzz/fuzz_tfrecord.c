@@ -1,7 +1,8 @@
 /* libFuzzer target for the TFRecord reader (tw/tfevents.h): the bytes as a
  * file, read the way a live file is followed: the first half written, read
  * until the reader waits, the rest appended, read to the end with a cut
- * reported. Every record handed out must lie inside the file, offsets must
+ * reported, the file closed and opened again at each wait as a follower
+ * does. Every record handed out must lie inside the file, offsets must
  * grow, and every warning must name the file.
  * Built into build-fuzz/tests/fuzz/fuzz_tfrecord (make fuzz) and, renamed,
  * into the fuzz_replay test that runs tests/fuzz/corpus/tfrecord/. */
@@ -45,6 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     tw_tfrecord_reader *r = tw_tfrecord_open(path, check_warning, NULL);
     FUZZ_ASSERT(r);
+    tw_tfrecord_close_when_idle(r); /* as the follower reads: opened again where it stopped */
     uint64_t last = UINT64_MAX;
     read_records(r, size, &last, false);
     FUZZ_ASSERT(write(fd, data + size / 2, size - size / 2) == (ssize_t)(size - size / 2));
