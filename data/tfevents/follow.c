@@ -123,7 +123,9 @@ static void add_file(tw_tb_follower *f, const char *run_name, const char *name)
         if (!run->open)
             return;
     }
-    char *path = g_build_filename(f->logdir, run->name, name, NULL);
+    char *dir = tw__tb_run_dir(f->logdir, run->name);
+    char *path = g_build_filename(dir, name, NULL);
+    g_free(dir);
     followed_file *ff = g_new0(followed_file, 1);
     ff->reader = tw_tfrecord_open(path, tw__tb_sink_warn, &run->sink);
     if (!ff->reader) {
@@ -150,7 +152,7 @@ static int compare(const void *a, const void *b)
  * subfolders: watching first, nothing written meanwhile is missed. */
 static void add_folder(tw_tb_follower *f, const char *relative, int depth)
 {
-    char *dir = g_build_filename(f->logdir, relative, NULL);
+    char *dir = tw__tb_run_dir(f->logdir, relative);
     int wd = inotify_add_watch(f->inotify_fd, dir, IN_CREATE | IN_MODIFY | IN_MOVED_TO | IN_ONLYDIR);
     if (wd >= 0)
         g_hash_table_insert(f->watches, GINT_TO_POINTER(wd), g_strdup(relative));

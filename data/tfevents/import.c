@@ -332,7 +332,7 @@ static int import_run(const char *logdir, const char *run, sqlite3 *db, const ch
     int rc = tw__tb_sink_open(&ri, db, db_path, run, stats, warn_fn, user_data);
     if (rc)
         return rc;
-    char *dir = g_build_filename(logdir, run, NULL);
+    char *dir = tw__tb_run_dir(logdir, run);
     char **files = tw_tb_run_files(dir);
     for (int i = 0; files && files[i]; i++)
         import_file(&ri, files[i]);

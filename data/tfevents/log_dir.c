@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tfevents_internal.h"
 #include "tw/engine.h"
-#include "tw/tfevents.h"
 
 /* Below this many levels a directory tree is either a loop (bind mounts)
  * or not a log directory. */
@@ -49,6 +49,11 @@ static char **list(const char *dir, bool files_only)
     g_ptr_array_sort(names, compare);
     g_ptr_array_add(names, NULL);
     return (char **)g_ptr_array_free(names, false);
+}
+
+char *tw__tb_run_dir(const char *logdir, const char *run)
+{
+    return strcmp(run, ".") ? g_build_filename(logdir, run, NULL) : g_strdup(logdir);
 }
 
 char **tw_tb_run_files(const char *run_dir)

@@ -47,6 +47,9 @@ void tw__pb_arena_init(tw_pb_arena *a);
 void tw__pb_arena_reset(tw_pb_arena *a); /* keeps the largest block */
 void tw__pb_arena_free(tw_pb_arena *a);
 
+/* A run's folder: logdir itself for the run "." (log_dir.c). g_free. */
+char *tw__tb_run_dir(const char *logdir, const char *run);
+
 /* The hparams plugin's data (hparams_json.c). content: a serialized
  * HParamsPluginData. Its JSON (g_free) and, in *kind,
  * TW_TB_HPARAMS_EXPERIMENT, _START or _END; NULL with why when the bytes
