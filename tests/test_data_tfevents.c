@@ -1025,6 +1025,19 @@ static void test_bad_messages(void)
     decode_one(e, &r);
     g_assert_cmpuint(r.items->len, ==, 2);
     g_assert_true(warned(&r, "tag 'pic', step 3: a PNG signature without a valid IHDR chunk"));
+
+    /* A histogram whose shape claims 10^8 rows, with one value: refused
+     * before any memory is taken for the rows. */
+    g_ptr_array_set_size(r.warnings, 0);
+    v = value("w", "histograms");
+    GByteArray *t = tensor(2, (int64_t[]){100000000, 3}, 2);
+    put_double(t, 6, 1.0);
+    put_message(v, 8, t);
+    e = event(5.0, 4);
+    put_message(e, 5, summary_of(v));
+    decode_one(e, &r);
+    g_assert_cmpuint(r.items->len, ==, 2);
+    g_assert_true(warned(&r, "tag 'w', step 4: a [100000000, 3] histogram tensor with 1 values; left out"));
     reading_clear(&r);
 }
 

@@ -16,6 +16,9 @@
 #include "event.pb-c.h"
 #include "tfevents_internal.h"
 
+/* The most rows a histogram tensor's single repeated value may fill. */
+#define MAX_FILLED_BUCKETS 65536
+
 struct tw_tb_decoder {
     char *path;
     tw_tb_warn_fn warn;
@@ -315,6 +318,16 @@ static void tensor_histogram(tw_tb_decoder *d, tw_tb_item *it, const Tensorflow_
         return;
     }
     size_t k = (size_t)(numel / 3);
+    /* The shape is only a claim: memory for it is taken once the tensor's
+     * bytes are known to fill it (a single typed value, which version 0
+     * repeats over the shape, fills at most MAX_FILLED_BUCKETS rows). */
+    size_t values = t->has_tensor_content && t->tensor_content.len ? t->tensor_content.len / 2 /* the narrowest (half) */
+                    : t->dtype == TW_TB_DT_DOUBLE                  ? t->n_double_val
+                                                                   : t->n_float_val;
+    if ((size_t)numel > values && !(values == 1 && k <= MAX_FILLED_BUCKETS)) {
+        warn(d, it, "a [%zu, 3] histogram tensor with %zu values; left out", k, values);
+        return;
+    }
     double *rows = g_new(double, numel ? numel : 1);
     char why[160];
     if (tensor_doubles(t, rows, numel, why, sizeof why)) {
