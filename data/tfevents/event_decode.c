@@ -265,7 +265,8 @@ static void tensor_images(tw_tb_decoder *d, tw_tb_item *it, const Tensorflow__Te
         char number[24];
         const ProtobufCBinaryData *s = &t->string_val[k];
         size_t len = MIN(s->len, sizeof number - 1);
-        memcpy(number, s->data, len);
+        if (len)
+            memcpy(number, s->data, len); /* an empty string's data may be NULL */
         number[len] = 0;
         char *end;
         long long v = g_ascii_strtoll(number, &end, 10);
