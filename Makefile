@@ -14,6 +14,7 @@ SHELL := /bin/bash
 
 PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libopenblas0-openmp libglib2.0-dev libjson-glib-dev libsqlite3-dev libgtk-4-dev librsvg2-common xvfb xauth xdotool valgrind python3 dataset-fashion-mnist \
 	libhdf5-dev libzip-dev python3-h5py
+PACKAGES += libprotobuf-c-dev protobuf-c-compiler
 BENCH_PACKAGES := python3-torch
 
 BUILD := build
@@ -86,6 +87,7 @@ bench: bench-deps build
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := idx npy csv safetensors model_json graph_json graph_file run_store keras_archive keras_h5
 FUZZ_TARGETS += keras_functional
+FUZZ_TARGETS += tfrecord tb_event
 FUZZ_PACKAGES := clang libclang-rt-14-dev libomp-14-dev
 BUILD_FUZZ := build-fuzz
 

@@ -16,6 +16,7 @@ struct _TwApplication {
     GtkApplication parent_instance;
     GSettings *interface_settings; /* the desktop's colour scheme, when it has one */
     char *logdb; /* --logdb of the command line being handled, as an absolute path */
+    char *logdir; /* --logdir DIR (a TensorBoard log directory), the same way */
 };
 
 G_DEFINE_FINAL_TYPE(TwApplication, tw_application, GTK_TYPE_APPLICATION)
@@ -130,6 +131,11 @@ static int tw_application_handle_local_options(GApplication *app, GVariantDict *
         g_free(self->logdb);
         self->logdb = g_canonicalize_filename(logdb, NULL);
     }
+    const char *logdir = NULL;
+    if (g_variant_dict_lookup(options, "logdir", "^&ay", &logdir) && logdir[0]) {
+        g_free(self->logdir);
+        self->logdir = g_canonicalize_filename(logdir, NULL);
+    }
     return -1; /* go on: activate or open */
 }
 
@@ -139,6 +145,8 @@ static void tw_application_add_platform_data(GApplication *app, GVariantBuilder 
     TwApplication *self = TW_APPLICATION(app);
     if (self->logdb)
         g_variant_builder_add(builder, "{sv}", "twb-logdb", g_variant_new_bytestring(self->logdb));
+    if (self->logdir)
+        g_variant_builder_add(builder, "{sv}", "twb-logdir", g_variant_new_bytestring(self->logdir));
 }
 
 static void tw_application_before_emit(GApplication *app, GVariant *platform_data)
@@ -148,6 +156,9 @@ static void tw_application_before_emit(GApplication *app, GVariant *platform_dat
     const char *logdb = NULL;
     g_free(self->logdb);
     self->logdb = g_variant_lookup(platform_data, "twb-logdb", "^&ay", &logdb) ? g_strdup(logdb) : NULL;
+    const char *logdir = NULL;
+    g_free(self->logdir);
+    self->logdir = g_variant_lookup(platform_data, "twb-logdir", "^&ay", &logdir) ? g_strdup(logdir) : NULL;
 }
 
 static void tw_application_activate(GApplication *app)
@@ -158,6 +169,8 @@ static void tw_application_activate(GApplication *app)
         window = GTK_WINDOW(tw_application_new_window(self, NULL));
     else if (self->logdb) /* `twb --logdb FILE` while a window is open: that window reads FILE */
         tw_window_set_logdb(TW_WINDOW(window), self->logdb);
+    else if (self->logdir)
+        tw_window_open_logdir(TW_WINDOW(window), self->logdir);
     gtk_window_present(window);
 }
 
@@ -187,6 +200,7 @@ static void tw_application_dispose(GObject *object)
 static void tw_application_finalize(GObject *object)
 {
     g_free(TW_APPLICATION(object)->logdb);
+    g_free(TW_APPLICATION(object)->logdir);
     G_OBJECT_CLASS(tw_application_parent_class)->finalize(object);
 }
 
@@ -206,6 +220,8 @@ static void tw_application_init(TwApplication *self)
 {
     g_application_add_main_option(G_APPLICATION(self), "logdb", 0, G_OPTION_FLAG_NONE, G_OPTION_ARG_FILENAME,
                                   "The run database for the Dashboard and the training panel", "FILE");
+    g_application_add_main_option(G_APPLICATION(self), "logdir", 0, G_OPTION_FLAG_NONE, G_OPTION_ARG_FILENAME,
+                                  "A TensorBoard log directory to show in the Dashboard, live", "DIR");
 }
 
 TwApplication *tw_application_new(GApplicationFlags flags)
@@ -223,6 +239,8 @@ TwWindow *tw_application_new_window(TwApplication *app, const char *path)
     tw_train_controller_attach(win);
     if (app->logdb)
         tw_window_set_logdb(win, app->logdb);
+    if (app->logdir)
+        tw_window_open_logdir(win, app->logdir);
     if (path)
         tw_window_open_file(win, path);
     return win;

@@ -17,6 +17,7 @@
 #include "convert_cmd.h"
 #include "data_inspect.h"
 #include "example_linear.h"
+#include "import_tb_cmd.h"
 #include "run_graph_cmd.h"
 #include "runs_cmd.h"
 #include "screenshot_cmd.h"
@@ -35,11 +36,13 @@ static void print_help(FILE *out)
 {
     fputs("Usage: twb [COMMAND [OPTIONS]]\n"
           "       twb [--logdb FILE] [MODEL.json...]\n"
+          "       twb --logdir DIR\n"
           "\n"
           "Tensor Workbench: design, train and inspect deep-learning models.\n"
           "Without a command, or with model files, twb opens the workbench window\n"
           "(one per file; it needs a display); --logdb FILE gives it that run\n"
-          "database for its Dashboard and training panel.\n"
+          "database for its Dashboard and training panel; --logdir DIR shows a\n"
+          "TensorBoard log directory's runs in the Dashboard, following them live.\n"
           "\n"
           "Commands:\n"
           "  example linear-regression [--steps N]\n"
@@ -100,6 +103,9 @@ static void print_help(FILE *out)
           "                   $XDG_DATA_HOME/twb/runs.db)\n"
           "  runs export RUN --tag TAG --format csv|json [--logdb FILE]\n"
           "                   a scalar series as TensorBoard's CSV or JSON download\n"
+          "  import-tensorboard DIR [--logdb FILE]\n"
+          "                   copy a TensorBoard log directory's runs (event files)\n"
+          "                   into the run database\n"
           "  help             show this help\n"
           "\n"
           "Options:\n"
@@ -255,9 +261,18 @@ static int command_data(int argc, char **argv)
  * something else (a command). */
 static int check_window_arguments(int argc, char **argv)
 {
-    bool logdb = false;
+    bool logdb = false, logdir = false;
     for (int i = 0; i < argc; i++) {
         const char *value;
+        if (!strcmp(argv[i], "--logdir") || !strncmp(argv[i], "--logdir=", 9)) {
+            value = argv[i][8] == '=' ? argv[i] + 9 : i + 1 < argc ? argv[++i] : "";
+            if (!value[0])
+                return usage_error("option '--logdir' needs a TensorBoard log directory");
+            if (logdir)
+                return usage_error("option '--logdir' given twice");
+            logdir = true;
+            continue;
+        }
         if (!strcmp(argv[i], "--logdb"))
             value = i + 1 < argc ? argv[++i] : "";
         else if (!strncmp(argv[i], "--logdb=", 8))
@@ -315,6 +330,8 @@ int main(int argc, char **argv)
         return twb_runs_command(argc - 2, argv + 2);
     if (strcmp(command, "trace") == 0)
         return twb_trace_command(argc - 2, argv + 2);
+    if (strcmp(command, "import-tensorboard") == 0)
+        return twb_import_tb_command(argc - 2, argv + 2);
     if (strcmp(command, "run-graph") == 0)
         return twb_run_graph_command(argc - 2, argv + 2);
     if (command[0] == '-')

@@ -9,7 +9,12 @@
  * frame); the charts and histogram views follow "series-changed" themselves. */
 #include "dashboard_view.h"
 
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <string.h>
+
+#include <tw/engine.h>
+#include <tw/tfevents.h>
 
 #include "chart_card.h"
 #include "histogram_view.h"
@@ -28,6 +33,10 @@ struct _TwDashboardView {
     GtkWidget parent_instance;
     TwDashboardData *data;
     char *logdb;
+    /* A TensorBoard log directory being followed into a run database of its
+     * own (tw_dashboard_view_open_logdir), or NULL. */
+    tw_tb_follower *follower;
+    char *logdir, *logdir_db;
     GtkWidget *paned, *runs, *smoothing, *x_axis[3], *y_axis[2], *outliers;
     GtkWidget *pages, *message, *tabs, *tab_stack, *tag_entry, *scalars, *histograms, *distributions, *overlay;
     GHashTable *tag_index; /* tag name -> index in data's tag table + 1 */
@@ -251,8 +260,13 @@ static void update_page(TwDashboardView *self)
 {
     const char *error = self->data ? tw_dashboard_data_error(self->data) : NULL;
     const char *path = self->data ? tw_dashboard_data_path(self->data) : self->logdb;
-    char *file = g_markup_escape_text(path ? path : "the run database", -1);
-    if (error) {
+    char *file = g_markup_escape_text(self->logdir ? self->logdir : path ? path : "the run database", -1);
+    if (self->logdir && !error && (!self->have_runs || tw_dashboard_data_n_runs(self->data) == 0)) {
+        char *body = g_strdup_printf("No runs in the TensorBoard log directory <b>%s</b> yet.", file);
+        show_message(self, body, "A run is a folder holding <tt>events.out.tfevents.*</tt> files; runs appear "
+                                 "here as their files do.");
+        g_free(body);
+    } else if (error) {
         char *text = g_markup_escape_text(error, -1);
         char *body = g_strdup_printf("Cannot read <b>%s</b>: %s", file, text);
         show_message(self, body, "Choose another run database in the training panel, or start twb with --logdb FILE.");
@@ -620,9 +634,17 @@ static void tw_dashboard_view_get_property(GObject *object, guint id, GValue *va
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
 }
 
+static void stop_following(TwDashboardView *self)
+{
+    g_clear_pointer(&self->follower, tw_tb_follower_stop);
+    g_clear_pointer(&self->logdir, g_free);
+    g_clear_pointer(&self->logdir_db, g_free);
+}
+
 static void tw_dashboard_view_dispose(GObject *object)
 {
     TwDashboardView *self = TW_DASHBOARD_VIEW(object);
+    stop_following(self);
     if (self->ready_poll)
         g_source_remove(self->ready_poll);
     if (self->cards_idle)
@@ -685,6 +707,8 @@ void tw_dashboard_view_set_logdb(TwDashboardView *self, const char *path)
     g_return_if_fail(TW_IS_DASHBOARD_VIEW(self));
     if (!g_strcmp0(path, self->data ? tw_dashboard_data_path(self->data) : self->logdb))
         return;
+    if (self->logdir_db && g_strcmp0(path, self->logdir_db))
+        stop_following(self); /* another database chosen: the log directory is left */
     g_free(self->logdb);
     self->logdb = g_strdup(path);
     if (!self->data) {
@@ -722,4 +746,58 @@ void tw_dashboard_view_show_tab(TwDashboardView *self, const char *name)
     g_return_if_fail(TW_IS_DASHBOARD_VIEW(self) && name);
     if (gtk_stack_get_child_by_name(GTK_STACK(self->tab_stack), name))
         gtk_stack_set_visible_child_name(GTK_STACK(self->tab_stack), name);
+}
+
+/* Warnings come on the follower's thread: to stderr, which is safe there. */
+static void print_follow_warning(void *user_data, const char *message)
+{
+    g_printerr("twb: %s\n", message);
+}
+
+/* The database a log directory is followed into: one per directory, in the
+ * user's cache, rebuilt from the event files each time it is opened. */
+static char *logdir_database(const char *dir)
+{
+    char *digest = g_compute_checksum_for_string(G_CHECKSUM_SHA1, dir, -1);
+    char *name = g_strconcat(digest, ".db", NULL);
+    char *path = g_build_filename(g_get_user_cache_dir(), "twb", "tensorboard", name, NULL);
+    g_free(name);
+    g_free(digest);
+    return path;
+}
+
+gboolean tw_dashboard_view_open_logdir(TwDashboardView *self, const char *dir, GError **error)
+{
+    g_return_val_if_fail(TW_IS_DASHBOARD_VIEW(self), FALSE);
+    char *canonical = g_canonicalize_filename(dir, NULL);
+    char *db = logdir_database(canonical);
+    stop_following(self);
+    char *folder = g_path_get_dirname(db);
+    g_mkdir_with_parents(folder, 0700);
+    g_free(folder);
+    for (const char *const *suffix = (const char *const[]){"", "-wal", "-shm", NULL}; *suffix; suffix++) {
+        char *file = g_strconcat(db, *suffix, NULL);
+        if (g_unlink(file) && errno != ENOENT)
+            g_printerr("twb: cannot remove %s: %s\n", file, g_strerror(errno));
+        g_free(file);
+    }
+    self->follower = tw_tb_follow(canonical, db, print_follow_warning, NULL);
+    if (!self->follower) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s", tw_last_error());
+        tw_error_clear();
+        g_free(db);
+        g_free(canonical);
+        return FALSE;
+    }
+    self->logdir = canonical;
+    self->logdir_db = db;
+    tw_dashboard_view_set_logdb(self, db);
+    update_page(self);
+    return TRUE;
+}
+
+const char *tw_dashboard_view_logdir(TwDashboardView *self)
+{
+    g_return_val_if_fail(TW_IS_DASHBOARD_VIEW(self), NULL);
+    return self->logdir;
 }

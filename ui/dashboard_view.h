@@ -31,6 +31,14 @@ TwDashboardData *tw_dashboard_view_data(TwDashboardView *view);
 gboolean tw_dashboard_view_ready(TwDashboardView *view);
 /* "scalars", "histograms" or "distributions". */
 void tw_dashboard_view_show_tab(TwDashboardView *view, const char *name);
+/* Show a TensorBoard log directory, live: its runs are followed
+ * (tw_tb_follow) into a run database of its own in the user's cache,
+ * rebuilt from the event files, which the page then reads. Setting
+ * another database (tw_dashboard_view_set_logdb) stops following. FALSE
+ * with the reason when the folder cannot be read or watched. */
+gboolean tw_dashboard_view_open_logdir(TwDashboardView *view, const char *dir, GError **error);
+/* The log directory followed, or NULL. */
+const char *tw_dashboard_view_logdir(TwDashboardView *view);
 
 G_END_DECLS
 

@@ -448,6 +448,28 @@ static void on_open_recent(GSimpleAction *action, GVariant *parameter, gpointer 
                     g_variant_dup_string(parameter, NULL), g_free);
 }
 
+static void on_logdir_chosen(GtkNativeDialog *dialog, int response, gpointer data)
+{
+    GFile *folder = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog)) : NULL;
+    char *path = folder ? g_file_get_path(folder) : NULL;
+    if (path)
+        tw_window_open_logdir(TW_WINDOW(data), path);
+    g_free(path);
+    g_clear_object(&folder);
+}
+
+static void on_open_logdir(GSimpleAction *action, GVariant *parameter, gpointer data)
+{
+    TwWindow *win = data;
+    GtkFileChooserNative *chooser = gtk_file_chooser_native_new(
+        "Open TensorBoard Log Directory", GTK_WINDOW(win), GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER, "_Open", "_Cancel");
+    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(chooser), TRUE);
+    g_signal_connect(chooser, "response", G_CALLBACK(on_logdir_chosen), win);
+    g_clear_object(&win->chooser);
+    win->chooser = GTK_NATIVE_DIALOG(chooser);
+    gtk_native_dialog_show(win->chooser);
+}
+
 static void on_save(GSimpleAction *action, GVariant *parameter, gpointer data)
 {
     TwWindow *win = data;
@@ -481,6 +503,7 @@ static const GActionEntry window_actions[] = {
     {"train", on_train, NULL, NULL, NULL, {0}},
     {"open", on_open, NULL, NULL, NULL, {0}},
     {"open-recent", on_open_recent, "s", NULL, NULL, {0}},
+    {"open-logdir", on_open_logdir, NULL, NULL, NULL, {0}},
     {"save", on_save, NULL, NULL, NULL, {0}},
     {"save-as", on_save_as, NULL, NULL, NULL, {0}},
     {"template", on_template, "s", NULL, NULL, {0}},
@@ -750,6 +773,20 @@ void tw_window_show_banner(TwWindow *win, const char *message, gboolean is_error
 {
     g_return_if_fail(TW_IS_WINDOW(win) && message);
     tw_banner_show(TW_BANNER(win->banner), message, is_error);
+}
+
+void tw_window_open_logdir(TwWindow *win, const char *dir)
+{
+    g_return_if_fail(TW_IS_WINDOW(win));
+    GError *error = NULL;
+    if (!tw_dashboard_view_open_logdir(TW_DASHBOARD_VIEW(win->dashboard_view), dir, &error)) {
+        char *text = g_strdup_printf("Could not open the TensorBoard log directory: %s", error->message);
+        tw_window_show_banner(win, text, TRUE);
+        g_free(text);
+        g_error_free(error);
+        return;
+    }
+    tw_window_show_view(win, "dashboard");
 }
 
 void tw_window_set_logdb(TwWindow *win, const char *path)

@@ -33,6 +33,10 @@ void tw_window_show_banner(TwWindow *win, const char *message, gboolean is_error
 /* The run database the Dashboard will read (from the training panel's
  * setting or --logdb). */
 void tw_window_set_logdb(TwWindow *win, const char *path);
+/* Show a TensorBoard log directory's runs, live, in the Dashboard
+ * (tw_dashboard_view_open_logdir); a folder that cannot be read gets the
+ * banner. */
+void tw_window_open_logdir(TwWindow *win, const char *dir);
 
 G_END_DECLS
 

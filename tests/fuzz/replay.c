@@ -25,6 +25,8 @@ int tw_fuzz_run_store(const uint8_t *data, size_t size);
 int tw_fuzz_keras_archive(const uint8_t *data, size_t size);
 int tw_fuzz_keras_h5(const uint8_t *data, size_t size);
 int tw_fuzz_keras_functional(const uint8_t *data, size_t size);
+int tw_fuzz_tfrecord(const uint8_t *data, size_t size);
+int tw_fuzz_tb_event(const uint8_t *data, size_t size);
 
 static const struct {
     const char *name;
@@ -34,7 +36,8 @@ static const struct {
                {"graph_json", tw_fuzz_graph_json}, {"graph_file", tw_fuzz_graph_file},
                {"run_store", tw_fuzz_run_store},
                {"keras_archive", tw_fuzz_keras_archive}, {"keras_h5", tw_fuzz_keras_h5},
-               {"keras_functional", tw_fuzz_keras_functional}};
+               {"keras_functional", tw_fuzz_keras_functional},
+               {"tfrecord", tw_fuzz_tfrecord}, {"tb_event", tw_fuzz_tb_event}};
 
 static int compare_names(const void *a, const void *b)
 {
@@ -120,7 +123,7 @@ int main(int argc, char **argv)
     int target = argc >= 3 ? find_target(argv[1]) : -1;
     if (target < 0) {
         fprintf(stderr, "usage: fuzz_replay CORPUS_DIR | fuzz_replay "
-                        "idx|npy|csv|safetensors|model_json|graph_json|graph_file|run_store PATH...\n");
+                        "idx|npy|csv|safetensors|model_json|graph_json|graph_file|run_store|tfrecord|tb_event PATH...\n");
         return 2;
     }
     for (int i = 2; i < argc; i++) {

@@ -1,0 +1,112 @@
+/* Insides of the TensorBoard event reader (data/tfevents/), shared by the
+ * decoder, the protobuf checks and the importer. Not installed. */
+#ifndef TW_TFEVENTS_INTERNAL_H
+#define TW_TFEVENTS_INTERNAL_H
+
+#include <glib.h>
+#include <protobuf-c/protobuf-c.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tw/run_store.h"
+#include "tw/tfevents.h"
+
+/* TensorFlow's DataType numbers (tensorflow/core/framework/types.proto)
+ * for the dtypes event files carry. */
+enum {
+    TW_TB_DT_FLOAT = 1,
+    TW_TB_DT_DOUBLE = 2,
+    TW_TB_DT_INT32 = 3,
+    TW_TB_DT_STRING = 7,
+    TW_TB_DT_INT64 = 9,
+    TW_TB_DT_HALF = 19,
+};
+
+/* Nesting past this is refused before protobuf-c (which recurses without a
+ * limit) sees the bytes: Google's own parsers stop at 100 too. */
+#define TW_PB_MAX_DEPTH 100
+
+/* Walk a message's wire format against its descriptor without building it:
+ * every key, varint and length in bounds, each known field with a wire
+ * type its type allows, no deeper than max_depth. 0, or -1 with why (e.g.
+ * "field 2 (step) of tensorflow.Event: wire type 2 (length-delimited)
+ * where int64 takes a varint"). Unknown fields are skipped, as protobuf-c
+ * keeps them. */
+int tw__pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t n, int max_depth, char *why,
+                 size_t size);
+
+/* A bump allocator for protobuf-c: a record's messages are freed at once by
+ * resetting it, so decoding costs no malloc once it has grown. */
+typedef struct tw_pb_arena_block tw_pb_arena_block;
+typedef struct {
+    ProtobufCAllocator allocator; /* hand &arena->allocator to protobuf-c */
+    tw_pb_arena_block *blocks;
+} tw_pb_arena;
+
+void tw__pb_arena_init(tw_pb_arena *a);
+void tw__pb_arena_reset(tw_pb_arena *a); /* keeps the largest block */
+void tw__pb_arena_free(tw_pb_arena *a);
+
+/* A run's folder: logdir itself for the run "." (log_dir.c). g_free. */
+char *tw__tb_run_dir(const char *logdir, const char *run);
+
+/* The hparams plugin's data (hparams_json.c). content: a serialized
+ * HParamsPluginData. Its JSON (g_free) and, in *kind,
+ * TW_TB_HPARAMS_EXPERIMENT, _START or _END; NULL with why when the bytes
+ * are not such a message (nesting is checked first). */
+char *tw__tb_hparams_json(const uint8_t *content, size_t n, ProtobufCAllocator *allocator, tw_tb_kind *kind,
+                          char *why, size_t size);
+
+/* One run being written into the run database (import.c): its summary
+ * writer, and what goes into the run's row rather than its series. The
+ * importer and the live follower (follow.c) feed it the same way. */
+typedef struct tw_summary_writer tw_summary_writer;
+typedef struct sqlite3 sqlite3;
+typedef struct {
+    sqlite3 *db; /* the importer's own connection, for the run rows */
+    const char *db_path, *run;
+    tw_summary_writer *w; /* NULL while suspended */
+    int64_t run_id;
+    bool failed; /* its writer could not be opened again: items are dropped */
+    tw_tb_import_stats *stats;
+    tw_tb_warn_fn warn;
+    void *user_data;
+    double last_wall, first_wall; /* first_wall NaN until an event has one */
+    char *model_json;   /* the run's model (the Keras callback's config) */
+    char *hparams_json; /* not yet handed to the writer */
+    bool row_dirty;     /* the run's row lacks the start time or model */
+    bool live;          /* followed: its status follows its events (import.c) */
+    bool shown_running; /* what the row says now */
+    double shown_end;
+    GHashTable *refused_tags;        /* tags already warned about */
+} tw_tb_sink;
+
+/* The importer's connection to the database (created when missing), held
+ * for the whole import: besides writing the run rows, it keeps SQLite
+ * from checkpointing the write-ahead log (and syncing the disk) each time
+ * a run's writer closes its own connection, which made an import of many
+ * small runs wait on the disk. NULL with a message. */
+sqlite3 *tw__tb_open_database(const char *path);
+/* 0; 1 when the run's name is taken (warned, counted in refused_runs); -1
+ * with a message when the database cannot be written. db: the importer's
+ * connection (tw__tb_open_database). */
+int tw__tb_sink_open(tw_tb_sink *s, sqlite3 *db, const char *db_path, const char *run, tw_tb_import_stats *stats,
+                     tw_tb_warn_fn warn, void *user_data);
+/* A tw_tb_item_fn and a tw_tb_warn_fn taking the sink. */
+void tw__tb_sink_item(void *sink, const tw_tb_item *item);
+void tw__tb_sink_warn(void *sink, const char *message);
+/* Bring the run's row up to date (hyperparameters, start time, model and,
+ * for a live run, its status) while the run stays open. */
+int tw__tb_sink_sync(tw_tb_sink *s);
+/* A followed run gone quiet: its writer (a thread and a connection) is
+ * closed, the run finished at its last event; the next item opens it
+ * again, appending. A directory of a thousand old runs then holds no
+ * thousand threads. */
+int tw__tb_sink_suspend(tw_tb_sink *s);
+/* After a followed run's files were read: sync, and suspend the run when
+ * its newest event is not recent. */
+int tw__tb_sink_settle(tw_tb_sink *s);
+/* Close the writer with that status; the row gets the events' times. */
+int tw__tb_sink_close(tw_tb_sink *s, tw_run_status status);
+
+#endif
