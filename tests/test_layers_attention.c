@@ -1,6 +1,7 @@
-/* The attention layers: MultiHeadAttention against PyTorch
- * (tests/layers_attention_ref.h, written by tools/gen_attention_ref.py) on
- * Keras' weight layout, with a separate key, value_dim and output_shape;
+/* The attention layers: MultiHeadAttention, Attention (dot and concat
+ * scores) and AdditiveAttention against PyTorch (tests/layers_attention_ref.h,
+ * written by tools/gen_attention_ref.py) on Keras' weight layout, MHA with a
+ * separate key, value_dim and output_shape;
  * Keras' parameter counts and weight order, gradients by finite
  * differences, dropout only in training, and the messages of bad shapes and
  * unsupported attention_axes. */
@@ -31,17 +32,18 @@ static void check(const char *what, tw_tensor *t, int ndim, const int64_t *shape
             g_error("%s: element %lld is %.12g, expected %.12g", what, (long long)i, v[i], expected[i]);
 }
 
-static tw_layer *mha(const char *name, int n, const char *const (*kv)[2])
+static tw_layer *layer_with(const char *class_name, const char *name, int n, const char *const (*kv)[2])
 {
-    tw_layer *layer = tw_layer_new("MultiHeadAttention", name);
+    tw_layer *layer = tw_layer_new(class_name, name);
     for (int i = 0; i < n; i++)
         if (tw_layer_set(layer, kv[i][0], kv[i][1]))
             g_error("%s = %s: %s", kv[i][0], kv[i][1], tw_last_error());
     return layer;
 }
-#define MHA(name, ...) \
-    mha(name, sizeof((const char *const[][2]){__VA_ARGS__}) / sizeof(const char *const[2]), \
-        (const char *const[][2]){__VA_ARGS__})
+#define LAYER(class_name, name, ...)                                                                         \
+    layer_with(class_name, name, sizeof((const char *const[][2]){__VA_ARGS__}) / sizeof(const char *const[2]), \
+               (const char *const[][2]){__VA_ARGS__})
+#define MHA(name, ...) LAYER("MultiHeadAttention", name, __VA_ARGS__)
 
 /* Output shape and Keras' parameter count for the inputs. */
 static void check_infer(const tw_layer *layer, const tw_shape *in, int n, tw_shape expected, int64_t params)
@@ -232,6 +234,115 @@ static void test_mha_counts_and_errors(void)
     tw_layer_unref(l);
 }
 
+/* For gc_check: query, value, key, then the layer's weights. */
+static tw_tensor *call_qvk(tw_tensor *const *inputs, void *layer)
+{
+    return call(layer, 3, inputs, true, 3);
+}
+
+static void test_attention(void)
+{
+    tw_scope_begin();
+    const tw_shape in[] = {{3, {-1, 3, 4}}, {3, {-1, 5, 4}}, {3, {-1, 5, 4}}};
+    tw_tensor *q = from(mha_q, TW_SHAPE(2, 3, 4)), *v = from(mha_v, TW_SHAPE(2, 5, 4));
+    tw_tensor *k = from(att_k, TW_SHAPE(2, 5, 4));
+    /* Keras' default: dot scores, no weights. */
+    tw_layer *l = tw_layer_new("Attention", "attention");
+    check_infer(l, in, 3, (tw_shape){3, {-1, 3, 4}}, 0);
+    tw_layer_unref(l);
+    /* use_scale: one scalar, set to 0.7 as the reference's. */
+    l = LAYER("Attention", "attention", {"use_scale", "true"});
+    check_infer(l, in, 3, (tw_shape){3, {-1, 3, 4}}, 1);
+    build_n(l, in, 3);
+    g_assert_cmpstr(tw_layer_weight_spec(l, 0)->name, ==, "scale");
+    set_weights(l, (tw_tensor *[]){tw_scalar_of(0.7, TW_FLOAT64)});
+    check("attention dot (PyTorch)", call(l, 3, (tw_tensor *[]){q, v, k}, false, 1), TW_SHAPE(2, 3, 4), att_dot_y,
+          1e-12);
+    gc_check("Attention dot", call_qvk, 4, (tw_tensor *[]){tw_copy(q), tw_copy(v), tw_copy(k), tw_layer_weight(l, 0)},
+             l);
+    tw_layer_unref(l);
+    /* score_mode concat: scale then concat_score_weight (1.3). */
+    l = LAYER("Attention", "attention", {"use_scale", "true"}, {"score_mode", "concat"});
+    check_infer(l, in, 3, (tw_shape){3, {-1, 3, 4}}, 2);
+    build_n(l, in, 3);
+    g_assert_cmpstr(tw_layer_weight_spec(l, 1)->name, ==, "concat_score_weight");
+    set_weights(l, (tw_tensor *[]){tw_scalar_of(0.7, TW_FLOAT64), tw_scalar_of(1.3, TW_FLOAT64)});
+    check("attention concat (PyTorch)", call(l, 3, (tw_tensor *[]){q, v, k}, false, 1), TW_SHAPE(2, 3, 4),
+          att_concat_y, 1e-12);
+    gc_check("Attention concat", call_qvk, 5,
+             (tw_tensor *[]){tw_copy(q), tw_copy(v), tw_copy(k), tw_layer_weight(l, 0), tw_layer_weight(l, 1)}, l);
+    tw_layer_unref(l);
+    tw_scope_end();
+}
+
+static void test_additive_attention(void)
+{
+    tw_scope_begin();
+    const tw_shape in[] = {{3, {-1, 3, 4}}, {3, {-1, 5, 4}}, {3, {-1, 5, 4}}};
+    tw_tensor *q = from(mha_q, TW_SHAPE(2, 3, 4)), *v = from(mha_v, TW_SHAPE(2, 5, 4));
+    tw_tensor *k = from(att_k, TW_SHAPE(2, 5, 4));
+    /* Keras' default use_scale: a scale per feature. */
+    tw_layer *l = tw_layer_new("AdditiveAttention", "additive_attention");
+    check_infer(l, in, 3, (tw_shape){3, {-1, 3, 4}}, 4);
+    build_n(l, in, 3);
+    g_assert_cmpstr(tw_layer_weight_spec(l, 0)->name, ==, "scale");
+    set_weights(l, (tw_tensor *[]){from(add_scale, TW_SHAPE(4))});
+    check("additive attention (PyTorch)", call(l, 3, (tw_tensor *[]){q, v, k}, false, 1), TW_SHAPE(2, 3, 4), add_y,
+          1e-12);
+    gc_check("AdditiveAttention", call_qvk, 4,
+             (tw_tensor *[]){tw_copy(q), tw_copy(v), tw_copy(k), tw_layer_weight(l, 0)}, l);
+    tw_layer_unref(l);
+    /* Without scale, on (query, value): the key is the value. */
+    l = LAYER("AdditiveAttention", "additive_attention", {"use_scale", "false"});
+    check_infer(l, in, 2, (tw_shape){3, {-1, 3, 4}}, 0);
+    check("additive attention, no scale (PyTorch)", call(l, 2, (tw_tensor *[]){q, v}, false, 1), TW_SHAPE(2, 3, 4),
+          add_noscale_y, 1e-12);
+    tw_layer_unref(l);
+    tw_scope_end();
+}
+
+static void test_attention_dropout_and_errors(void)
+{
+    tw_scope_begin();
+    tw_layer *l = LAYER("Attention", "attention", {"dropout", "0.5"});
+    tw_tensor *q = from(mha_q, TW_SHAPE(2, 3, 4)), *v = from(mha_v, TW_SHAPE(2, 5, 4));
+    /* Inference: softmax(q vᵀ) v untouched; training: the probabilities are
+     * dropped, the same generator seed giving the same masks. */
+    tw_tensor *ref = tw_contiguous(tw_matmul(tw_softmax(tw_matmul_ex(q, v, false, true), -1), v));
+    check("attention inference", call(l, 2, (tw_tensor *[]){q, v}, false, 1), TW_SHAPE(2, 3, 4),
+          tw_tensor_data(ref), 1e-12);
+    tw_tensor *a = tw_contiguous(call(l, 2, (tw_tensor *[]){q, v}, true, 7));
+    tw_tensor *b = tw_contiguous(call(l, 2, (tw_tensor *[]){q, v}, true, 7));
+    const double *av = tw_tensor_data(a), *bv = tw_tensor_data(b), *rv = tw_tensor_data(ref);
+    double moved = 0;
+    for (int i = 0; i < 24; i++) {
+        g_assert_cmpfloat(av[i], ==, bv[i]);
+        moved = fmax(moved, fabs(av[i] - rv[i]));
+    }
+    g_assert_cmpfloat(moved, >, 1e-3);
+    tw_layer_unref(l);
+    l = tw_layer_new("AdditiveAttention", "add_att");
+    check_infer_error(l, (tw_shape[]){{3, {-1, 3, 4}}, {3, {-1, 5, 6}}}, 2,
+                      "AdditiveAttention 'add_att': query (None, 3, 4) and value (None, 5, 6) must have the same "
+                      "features");
+    check_infer_error(l, (tw_shape[]){{3, {-1, 3, 4}}, {3, {-1, 5, 6}}, {3, {-1, 4, 4}}}, 3,
+                      "AdditiveAttention 'add_att': value (None, 5, 6) and key (None, 4, 4) must have the same steps");
+    check_infer_error(l, (tw_shape[]){{4, {-1, 3, 2, 4}}, {3, {-1, 5, 4}}}, 2,
+                      "AdditiveAttention 'add_att': query: expected rank 3 (batch, steps, features) with known "
+                      "features, got (None, 3, 2, 4)");
+    check_infer_error(l, (tw_shape[]){{3, {-1, 3, 4}}}, 1,
+                      "AdditiveAttention 'add_att': takes (query, value) or (query, value, key), got 1 inputs");
+    tw_layer_unref(l);
+    l = tw_layer_new("Attention", "attention");
+    g_assert_cmpint(tw_layer_set(l, "score_mode", "general"), ==, -1);
+    tw_error_clear();
+    g_assert_cmpint(tw_layer_set(l, "causal", "true"), ==, -1);
+    g_assert_cmpstr(tw_last_error(), ==, "Attention 'attention': causal: causal masking is not supported");
+    tw_error_clear();
+    tw_layer_unref(l);
+    tw_scope_end();
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -239,5 +350,8 @@ int main(int argc, char **argv)
     g_test_add_func("/attention/mha/key_value_dim_output_shape", test_mha_key_value_dim_output_shape);
     g_test_add_func("/attention/mha/dropout", test_mha_dropout);
     g_test_add_func("/attention/mha/counts_and_errors", test_mha_counts_and_errors);
+    g_test_add_func("/attention/attention", test_attention);
+    g_test_add_func("/attention/additive_attention", test_additive_attention);
+    g_test_add_func("/attention/dropout_and_errors", test_attention_dropout_and_errors);
     return g_test_run();
 }

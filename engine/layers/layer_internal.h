@@ -83,6 +83,6 @@ static inline const char *tw__param_choice(const tw_layer *l, int i) { return l-
     X(Bidirectional) X(TimeDistributed) X(StringLookup) X(IntegerLookup) \
     X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate) X(Dot) \
     X(Lambda) X(TFOpLambda) \
-    X(MultiHeadAttention)
+    X(MultiHeadAttention) X(Attention) X(AdditiveAttention)
 
 #endif
