@@ -4,13 +4,16 @@
  * separate key, value_dim and output_shape;
  * Keras' parameter counts and weight order, gradients by finite
  * differences, dropout only in training, and the messages of bad shapes and
- * unsupported attention_axes. */
+ * unsupported attention_axes. The keras-functional corpus' transformer
+ * (two MultiHeadAttention blocks, Keras 3 .h5 with its trained weights)
+ * predicts as PyTorch computes it from the same weights. */
 #include <glib.h>
 #include <math.h>
 #include <string.h>
 
 #include "gradcheck.h"
 #include "layers_attention_ref.h"
+#include "tw/keras_file.h"
 #include "tw/model.h"
 
 static tw_tensor *from(const double *values, int ndim, const int64_t *shape)
@@ -343,6 +346,30 @@ static void test_attention_dropout_and_errors(void)
     tw_scope_end();
 }
 
+static void test_corpus_transformer(void)
+{
+    char *path = g_test_build_filename(G_TEST_DIST, "..", "..", "shared", "corpus", "keras-functional",
+                                       "11-k3-transformer-mha-h5.h5", NULL);
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        g_test_skip("the shared corpus (keras-functional) is not here");
+        g_free(path);
+        return;
+    }
+    tw_model *m = tw_model_open(path);
+    if (!m)
+        g_error("%s", tw_last_error());
+    g_assert_true(tw_model_open_had_weights());
+    tw_scope_begin();
+    tw_tensor *x = tw_cast(from(transformer_x, TW_SHAPE(2, 30, 8)), TW_FLOAT32);
+    /* float32 through two attention blocks: within 1e-4 (a missing
+     * 1/sqrt(key_dim) moves the outputs by 1e-2). */
+    check("transformer predict (PyTorch on the h5 weights)", tw_cast(tw_model_predict(m, x, 2), TW_FLOAT64),
+          TW_SHAPE(2, 1), transformer_y, 1e-4);
+    tw_scope_end();
+    tw_layer_unref(m);
+    g_free(path);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -353,5 +380,6 @@ int main(int argc, char **argv)
     g_test_add_func("/attention/attention", test_attention);
     g_test_add_func("/attention/additive_attention", test_additive_attention);
     g_test_add_func("/attention/dropout_and_errors", test_attention_dropout_and_errors);
+    g_test_add_func("/attention/corpus_transformer", test_corpus_transformer);
     return g_test_run();
 }
