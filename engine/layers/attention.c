@@ -11,22 +11,24 @@
  * Attention's `scale` (with use_scale) and `concat_score_weight` (score mode
  * concat) are scalars starting at 1; AdditiveAttention's `scale` is a vector
  * over the features drawn glorot_uniform, as in Keras. No masks: the Keras
- * reader refuses tensors passed as mask. */
+ * reader refuses tensors passed as mask. Keras 3's `seed` is no parameter
+ * (the reader skips it; the model's seed decides the dropout masks). Keras
+ * 2's `causal` is one so that `true` is refused rather than ignored; files
+ * written here carry `"causal": false`, which Keras 2 reads and Keras 3's
+ * Attention does not take. */
 #include <stdio.h>
 #include <string.h>
 
 #include "layer_common.h"
 
 /* Both classes' parameters start the same; Attention adds score_mode. */
-enum { USE_SCALE, DROPOUT, SEED, CAUSAL, SCORE_MODE };
+enum { USE_SCALE, DROPOUT, CAUSAL, SCORE_MODE };
 
 static const char *const score_modes[] = {"dot", "concat", NULL};
 
 #define COMMON_PARAMS(scale_default)                                                                            \
     [USE_SCALE] = {"use_scale", TW_PARAM_BOOL, scale_default, .help = "Learn a scale for the scores"},          \
     [DROPOUT] = {"dropout", TW_PARAM_FLOAT, "0", 0, 1, .help = "Dropout rate on the attention probabilities"}, \
-    [SEED] = {"seed", TW_PARAM_INT, "", 0, 1e18, .nullable = true,                                              \
-              .help = "Accepted from Keras files and ignored: the model's seed decides the dropout masks"}, \
     [CAUSAL] = {"causal", TW_PARAM_BOOL, "false", .help = "Keras 2's causal mask: only false is supported"}
 
 static const tw_param_def attention_params[] = {

@@ -11,14 +11,16 @@
  * key, value, attention_output; kernel then bias), named "query_kernel",
  * "query_bias", ... (a '/' would read as a layer path in checkpoints).
  * Attention runs over every axis between the batch and the features taken
- * together, Keras' default attention_axes; other attention_axes are refused. */
+ * together, Keras' default attention_axes; other attention_axes are refused.
+ * Keras 3's `seed` is no parameter (the reader skips it; the model's seed
+ * decides the dropout masks), so files written here also load in Keras 2. */
 #include <math.h>
 #include <stdio.h>
 
 #include "layer_common.h"
 
 enum { NUM_HEADS, KEY_DIM, VALUE_DIM, DROPOUT, USE_BIAS, OUTPUT_SHAPE, ATTENTION_AXES, KERNEL_INIT, BIAS_INIT,
-       KERNEL_REG, BIAS_REG, SEED };
+       KERNEL_REG, BIAS_REG };
 
 static const tw_param_def params[] = {
     [NUM_HEADS] = {"num_heads", TW_PARAM_INT, "2", 1, 1e6, .help = "Number of attention heads"},
@@ -37,8 +39,6 @@ static const tw_param_def params[] = {
                    .help = "How the biases start"},
     [KERNEL_REG] = {"kernel_regularizer", TW_PARAM_REGULARIZER, "", .help = "L1/L2 penalty on the kernels"},
     [BIAS_REG] = {"bias_regularizer", TW_PARAM_REGULARIZER, "", .help = "L1/L2 penalty on the biases"},
-    [SEED] = {"seed", TW_PARAM_INT, "", 0, 1e18, .nullable = true,
-              .help = "Accepted from Keras files and ignored: the model's seed decides the dropout masks"},
 };
 
 typedef struct {
