@@ -82,6 +82,7 @@ static inline const char *tw__param_choice(const tw_layer *l, int i) { return l-
     X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(GlobalAveragePooling1D) X(GlobalMaxPooling1D) \
     X(Bidirectional) X(TimeDistributed) X(StringLookup) X(IntegerLookup) \
     X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate) X(Dot) \
-    X(Lambda) X(TFOpLambda)
+    X(Lambda) X(TFOpLambda) \
+    X(MultiHeadAttention) X(Attention) X(AdditiveAttention)
 
 #endif
