@@ -72,7 +72,7 @@ static const char *card(Fixture *f, int index, const char *what)
 static int group_rank(const char *group)
 {
     static const char *order[] = {"Core",           "Merging",   "Convolution", "Pooling",      "Normalization",
-                                  "Regularization", "Recurrent", "Activation",  "Preprocessing"};
+                                  "Regularization", "Recurrent", "Attention",   "Activation", "Preprocessing"};
     for (size_t i = 0; i < G_N_ELEMENTS(order); i++)
         if (!g_strcmp0(group, order[i]))
             return (int)i;

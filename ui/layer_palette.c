@@ -20,7 +20,7 @@ G_DEFINE_FINAL_TYPE(TwLayerPalette, tw_layer_palette, GTK_TYPE_WIDGET)
 
 /* The palette's order of groups; a group not listed goes last. */
 static const char *const group_order[] = {"Core",          "Merging",        "Convolution", "Pooling",
-                                          "Normalization", "Regularization", "Recurrent",   "Activation",
+                                          "Normalization", "Regularization", "Recurrent",   "Attention", "Activation",
                                           "Preprocessing"};
 
 static int group_rank(const char *group)
