@@ -11,7 +11,7 @@
 typedef struct {
     TwWindow *window; /* not a reference: the controller lives as long as the window */
     TwTrainPanel *panel;   /* a weak pointer: the window's, gone before the controller */
-    TwTrainWorker *worker; /* NULL when no run is going */
+    twb_train_worker *worker; /* NULL when no run is going */
     char *logdb;           /* the running run's database */
     gboolean logs_lost_shown;
     twb_data_cache *data;
@@ -122,11 +122,11 @@ static char *checkpoint_line(const char *path, const char *logdb)
     return line;
 }
 
-static void on_done(const TwTrainResult *result, gpointer data)
+static void on_done(const twb_train_result *result, gpointer data)
 {
     controller *c = data;
     char *summary;
-    if (result->end == TW_TRAIN_FAILED) {
+    if (result->end == TWB_TRAIN_FAILED) {
         char *banner = g_strdup_printf("Training failed: %s", result->message);
         tw_window_show_banner(c->window, banner, TRUE);
         g_free(banner);
@@ -136,13 +136,13 @@ static void on_done(const TwTrainResult *result, gpointer data)
             tw_train_panel_update(c->panel, &result->last);
         show_logs_lost(c, &result->last);
         char *checkpoint = checkpoint_line(result->checkpoint_path, c->logdb);
-        summary = g_strdup_printf("%s%s%s", result->end == TW_TRAIN_FINISHED ? "Finished: " : "Stopped ",
+        summary = g_strdup_printf("%s%s%s", result->end == TWB_TRAIN_FINISHED ? "Finished: " : "Stopped ",
                                   result->message, checkpoint);
         g_free(checkpoint);
     }
     tw_train_panel_finished(c->panel, summary);
     g_free(summary);
-    g_clear_pointer(&c->worker, tw_train_worker_free);
+    g_clear_pointer(&c->worker, twb_train_worker_free);
 }
 
 static void on_train_requested(TwTrainPanel *panel, const TwTrainSettings *settings, gpointer data)
@@ -150,14 +150,14 @@ static void on_train_requested(TwTrainPanel *panel, const TwTrainSettings *setti
     controller *c = data;
     if (c->worker)
         return;
-    TwTrainWorkerCallbacks callbacks = {.progress = on_progress, .problem = on_problem, .done = on_done,
+    twb_train_worker_callbacks callbacks = {.progress = on_progress, .problem = on_problem, .done = on_done,
                                         .user_data = c};
     GError *error = NULL;
     twb_data_spec spec = spec_of(settings);
     const twb_data *loaded = NULL;
     if (c->data)
         twb_data_cache_lookup(c->data, &spec, &loaded, NULL);
-    c->worker = tw_train_worker_start(tw_window_doc(c->window), settings, loaded, &callbacks, &error);
+    c->worker = twb_train_worker_start(tw_window_doc(c->window), settings, loaded, &callbacks, &error);
     if (!c->worker) {
         tw_window_show_banner(c->window, error->message, TRUE);
         g_error_free(error);
@@ -175,7 +175,7 @@ static void on_pause_requested(TwTrainPanel *panel, gpointer data)
     controller *c = data;
     if (!c->worker)
         return;
-    tw_train_worker_set_paused(c->worker, TRUE);
+    twb_train_worker_set_paused(c->worker, TRUE);
     tw_train_panel_paused(panel, TRUE);
 }
 
@@ -184,7 +184,7 @@ static void on_resume_requested(TwTrainPanel *panel, gpointer data)
     controller *c = data;
     if (!c->worker)
         return;
-    tw_train_worker_set_paused(c->worker, FALSE);
+    twb_train_worker_set_paused(c->worker, FALSE);
     tw_train_panel_paused(panel, FALSE);
 }
 
@@ -192,14 +192,14 @@ static void on_stop_requested(TwTrainPanel *panel, gpointer data)
 {
     controller *c = data;
     if (c->worker)
-        tw_train_worker_stop(c->worker);
+        twb_train_worker_stop(c->worker);
 }
 
 /* The window is going: stop the run and wait for the worker (a step). */
 static void on_window_destroy(GtkWidget *window, gpointer data)
 {
     controller *c = data;
-    g_clear_pointer(&c->worker, tw_train_worker_free);
+    g_clear_pointer(&c->worker, twb_train_worker_free);
     g_clear_handle_id(&c->load_source, g_source_remove);
     g_clear_pointer(&c->data, twb_data_cache_free); /* loads still going are dropped */
 }
@@ -207,7 +207,7 @@ static void on_window_destroy(GtkWidget *window, gpointer data)
 static void controller_free(gpointer data)
 {
     controller *c = data;
-    tw_train_worker_free(c->worker);
+    twb_train_worker_free(c->worker);
     g_clear_handle_id(&c->load_source, g_source_remove);
     twb_data_cache_free(c->data);
     if (c->panel)
@@ -216,7 +216,7 @@ static void controller_free(gpointer data)
     g_free(c);
 }
 
-void tw_train_controller_attach(TwWindow *win)
+void twb_train_controller_attach(TwWindow *win)
 {
     controller *c = g_new0(controller, 1);
     c->window = win;

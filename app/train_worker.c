@@ -29,10 +29,10 @@
 #define LOG_EVERY_STEPS 10         /* as twb train */
 #define HISTOGRAM_EVERY_STEPS 100
 
-struct TwTrainWorker {
+struct twb_train_worker {
     GMainContext *context;
     GThread *thread;
-    TwTrainWorkerCallbacks callbacks;
+    twb_train_worker_callbacks callbacks;
     gboolean disconnected; /* main thread only: no more callbacks */
 
     /* Set before the thread starts, then the thread's. */
@@ -62,7 +62,7 @@ struct TwTrainWorker {
 /* ---- lifetime: the thread, queued reports and the controller each hold a reference */
 static void worker_clear(gpointer data)
 {
-    TwTrainWorker *w = data;
+    twb_train_worker *w = data;
     g_main_context_unref(w->context);
     tw_train_settings_free(w->settings);
     tw_layer_unref(w->model);
@@ -74,7 +74,7 @@ static void worker_clear(gpointer data)
     g_cond_clear(&w->resumed);
 }
 
-static TwTrainWorker *worker_ref(TwTrainWorker *w)
+static twb_train_worker *worker_ref(twb_train_worker *w)
 {
     return g_atomic_rc_box_acquire(w);
 }
@@ -86,10 +86,10 @@ static void worker_unref(gpointer w)
 
 /* ---- reports to the main loop --------------------------------------------- */
 typedef struct {
-    TwTrainWorker *worker;
+    twb_train_worker *worker;
     char *message;
     char *checkpoint_path;
-    TwTrainEnd end;
+    twb_train_end end;
     TwTrainProgress last;
 } report;
 
@@ -105,7 +105,7 @@ static void report_free(gpointer data)
 /* An idle source on the main context, not g_main_context_invoke: that runs
  * the function right here, on the worker, whenever the main thread is not
  * inside an iteration at that moment. */
-static void post(TwTrainWorker *w, GSourceFunc deliver, report *r)
+static void post(twb_train_worker *w, GSourceFunc deliver, report *r)
 {
     r->worker = worker_ref(w);
     GSource *source = g_idle_source_new();
@@ -118,7 +118,7 @@ static void post(TwTrainWorker *w, GSourceFunc deliver, report *r)
 
 static gboolean deliver_progress(gpointer data)
 {
-    TwTrainWorker *w = ((report *)data)->worker;
+    twb_train_worker *w = ((report *)data)->worker;
     g_mutex_lock(&w->lock);
     TwTrainProgress p = w->latest;
     w->report_waiting = FALSE;
@@ -129,7 +129,7 @@ static gboolean deliver_progress(gpointer data)
 }
 
 /* Keep the latest state; queue a report only when none is waiting. */
-static void report_progress(TwTrainWorker *w, const TwTrainProgress *p, gboolean now)
+static void report_progress(twb_train_worker *w, const TwTrainProgress *p, gboolean now)
 {
     gint64 t = g_get_monotonic_time();
     w->last = *p;
@@ -153,7 +153,7 @@ static gboolean deliver_problem(gpointer data)
     return G_SOURCE_REMOVE;
 }
 
-static void report_problem(TwTrainWorker *w, const char *message)
+static void report_problem(twb_train_worker *w, const char *message)
 {
     report *r = g_new0(report, 1);
     r->message = g_strdup(message);
@@ -163,7 +163,7 @@ static void report_problem(TwTrainWorker *w, const char *message)
 static gboolean deliver_done(gpointer data)
 {
     report *r = data;
-    TwTrainResult result = {.end = r->end, .message = r->message, .checkpoint_path = r->checkpoint_path,
+    twb_train_result result = {.end = r->end, .message = r->message, .checkpoint_path = r->checkpoint_path,
                             .last = r->last};
     if (!r->worker->disconnected && r->worker->callbacks.done)
         r->worker->callbacks.done(&result, r->worker->callbacks.user_data);
@@ -176,7 +176,7 @@ static double seconds_now(void)
     return (double)g_get_monotonic_time() / G_USEC_PER_SEC;
 }
 
-static TwTrainProgress progress_of(TwTrainWorker *w, const tw_progress *p, const tw_logs *logs)
+static TwTrainProgress progress_of(twb_train_worker *w, const tw_progress *p, const tw_logs *logs)
 {
     if (p->epoch != w->epoch_seen) {
         w->epoch_seen = p->epoch;
@@ -199,7 +199,7 @@ static TwTrainProgress progress_of(TwTrainWorker *w, const tw_progress *p, const
 
 /* TRUE the first time the writer says it lost logs. The message is set
  * before the step, so both are read once the step is. */
-static gboolean logs_newly_lost(TwTrainWorker *w)
+static gboolean logs_newly_lost(twb_train_worker *w)
 {
     int64_t lost = tw_summary_writer_lost_from_step(w->writer);
     if (lost < 0 || w->logs_lost_from_step >= 0)
@@ -211,7 +211,7 @@ static gboolean logs_newly_lost(TwTrainWorker *w)
 }
 
 /* Paused after a step: the panel shows exactly that step while it waits. */
-static void wait_while_paused(TwTrainWorker *w)
+static void wait_while_paused(twb_train_worker *w)
 {
     g_mutex_lock(&w->lock);
     gboolean paused = w->paused && !g_atomic_int_get(&w->stop);
@@ -229,7 +229,7 @@ static void wait_while_paused(TwTrainWorker *w)
 
 static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
 {
-    TwTrainWorker *w = user_data;
+    twb_train_worker *w = user_data;
     gboolean lost = logs_newly_lost(w); /* the writer goes on dropping what it cannot write */
     TwTrainProgress tp = progress_of(w, p, logs);
     report_progress(w, &tp, lost || p->step + 1 == p->steps);
@@ -282,12 +282,12 @@ static int compile_model(tw_model *model, const TwTrainSettings *s, tw_tensor *y
 }
 
 /* After compiling: the settings record the optimizer's actual learning rate. */
-static char *compiled_settings_json(TwTrainWorker *w)
+static char *compiled_settings_json(twb_train_worker *w)
 {
     return settings_json(w->settings, tw_optimizer_learning_rate(tw_model_optimizer(w->model)));
 }
 
-static int open_checkpoint(TwTrainWorker *w)
+static int open_checkpoint(twb_train_worker *w)
 {
     char *dir = g_path_get_dirname(w->checkpoint_path);
     int rc = g_mkdir_with_parents(dir, 0755);
@@ -305,7 +305,7 @@ static int open_checkpoint(TwTrainWorker *w)
 
 /* The run in the run database: the model, the settings, and (through the
  * logger) the batch logs, histograms and epoch logs. */
-static int open_run(TwTrainWorker *w)
+static int open_run(twb_train_worker *w)
 {
     char *model_json = tw_model_to_json(w->model), *settings = compiled_settings_json(w);
     tw_summary_run_options options = {.model_json = model_json, .hparams_json = settings};
@@ -318,7 +318,7 @@ static int open_run(TwTrainWorker *w)
 }
 
 /* The last epoch's logs as the run's final metrics. */
-static void log_final_metrics(TwTrainWorker *w, const tw_history *h)
+static void log_final_metrics(twb_train_worker *w, const tw_history *h)
 {
     if (!h->epochs)
         return;
@@ -340,16 +340,16 @@ static void log_final_metrics(TwTrainWorker *w, const tw_history *h)
 
 /* Close the run with how it ended; a writer that failed is reported once
  * (lost logs were reported as they happened). */
-static void close_run(TwTrainWorker *w, TwTrainEnd end)
+static void close_run(twb_train_worker *w, twb_train_end end)
 {
     static const tw_run_status status[] = {
-        [TW_TRAIN_FINISHED] = TW_RUN_FINISHED, [TW_TRAIN_STOPPED] = TW_RUN_STOPPED, [TW_TRAIN_FAILED] = TW_RUN_FAILED};
+        [TWB_TRAIN_FINISHED] = TW_RUN_FINISHED, [TWB_TRAIN_STOPPED] = TW_RUN_STOPPED, [TWB_TRAIN_FAILED] = TW_RUN_FAILED};
     logs_newly_lost(w); /* the last steps' logs are in the done report's progress */
     w->last.logs_lost_from_step = w->logs_lost_from_step;
     w->last.logs_lost_reason = w->logs_lost_reason;
     char *lost = g_strdup(tw_summary_writer_error(w->writer));
     int rc = tw_summary_writer_close_with_reason(w->writer, status[end],
-                                                 end == TW_TRAIN_FAILED ? tw_last_error() : NULL);
+                                                 end == TWB_TRAIN_FAILED ? tw_last_error() : NULL);
     w->writer = NULL;
     g_clear_pointer(&w->logger, tw_summary_logger_free);
     if (rc && w->logs_lost_from_step < 0)
@@ -382,12 +382,12 @@ static char *describe_history(const tw_history *h)
 
 static void fail(report *r)
 {
-    r->end = TW_TRAIN_FAILED;
+    r->end = TWB_TRAIN_FAILED;
     r->message = g_strdup(tw_last_error());
 }
 
 /* Fit with the progress reports and the checkpoints; the end goes into r. */
-static void fit(TwTrainWorker *w, tw_tensor *x, tw_tensor *y, report *r)
+static void fit(twb_train_worker *w, tw_tensor *x, tw_tensor *y, report *r)
 {
     const TwTrainSettings *s = w->settings;
     tw_fit_options options = tw_fit_options_default();
@@ -412,7 +412,7 @@ static void fit(TwTrainWorker *w, tw_tensor *x, tw_tensor *y, report *r)
         fail(r);
         return;
     }
-    r->end = h->stopped_early ? TW_TRAIN_STOPPED : TW_TRAIN_FINISHED;
+    r->end = h->stopped_early ? TWB_TRAIN_STOPPED : TWB_TRAIN_FINISHED;
     log_final_metrics(w, h);
     if (h->stopped_early) {
         r->message = w->last.steps ? g_strdup_printf("after step %lld of epoch %d", (long long)w->last.step + 1,
@@ -434,14 +434,14 @@ static void fail_naming_data(report *r, const twb_data *data, tw_tensor *x)
     for (int i = 0; i < tw_tensor_ndim(x); i++)
         g_string_append_printf(shape, "%s%lld", i ? ", " : "", (long long)tw_tensor_dim(x, i));
     g_string_append(shape, tw_tensor_ndim(x) == 1 ? ",)" : ")");
-    r->end = TW_TRAIN_FAILED;
+    r->end = TWB_TRAIN_FAILED;
     g_free(r->message);
     r->message = g_strdup_printf("%s (the data: %s, shape %s)", tw_last_error(), data->description, shape->str);
     g_string_free(shape, TRUE);
 }
 
 /* Load, compile, fit. */
-static void train(TwTrainWorker *w, report *r)
+static void train(twb_train_worker *w, report *r)
 {
     const TwTrainSettings *s = w->settings;
     twb_data_spec spec = {.data = s->dataset, .labels = s->labels, .label_column = s->label_column,
@@ -457,11 +457,11 @@ static void train(TwTrainWorker *w, report *r)
     } else if (open_checkpoint(w) || open_run(w)) {
         fail(r);
     } else if (g_atomic_int_get(&w->stop)) {
-        r->end = TW_TRAIN_STOPPED;
+        r->end = TWB_TRAIN_STOPPED;
         r->message = g_strdup("before the first step");
     } else {
         fit(w, x, data->y, r);
-        if (r->end == TW_TRAIN_FAILED && !w->last.steps)
+        if (r->end == TWB_TRAIN_FAILED && !w->last.steps)
             fail_naming_data(r, data, x);
     }
     if (w->writer)
@@ -477,7 +477,7 @@ static void lower_priority(void)
 
 static gpointer worker_main(gpointer data)
 {
-    TwTrainWorker *w = data;
+    twb_train_worker *w = data;
     lower_priority();
     /* Leave a core to the main loop. */
     tw_set_num_threads(MAX(1, (int)g_get_num_processors() - 1));
@@ -492,7 +492,7 @@ static gpointer worker_main(gpointer data)
 }
 
 /* ---- the controller's side -------------------------------------------------- */
-char *tw_train_checkpoint_path(const char *logdb, const char *run_name)
+char *twb_train_checkpoint_path(const char *logdb, const char *run_name)
 {
     char *dir = g_path_get_dirname(logdb);
     char *file = g_strdup(run_name && *run_name ? run_name : "run");
@@ -507,18 +507,18 @@ char *tw_train_checkpoint_path(const char *logdb, const char *run_name)
     return path;
 }
 
-TwTrainWorker *tw_train_worker_start(TwModelDoc *doc, const TwTrainSettings *settings, const twb_data *data,
-                                     const TwTrainWorkerCallbacks *callbacks, GError **error)
+twb_train_worker *twb_train_worker_start(TwModelDoc *doc, const TwTrainSettings *settings, const twb_data *data,
+                                         const twb_train_worker_callbacks *callbacks, GError **error)
 {
     tw_model *model = tw_model_doc_copy_model(doc, error);
     if (!model)
         return NULL;
-    TwTrainWorker *w = g_atomic_rc_box_new0(TwTrainWorker);
+    twb_train_worker *w = g_atomic_rc_box_new0(twb_train_worker);
     w->context = g_main_context_ref_thread_default();
     w->callbacks = *callbacks;
     w->settings = tw_train_settings_copy(settings);
     w->model = model;
-    w->checkpoint_path = tw_train_checkpoint_path(settings->logdb, settings->run_name);
+    w->checkpoint_path = twb_train_checkpoint_path(settings->logdb, settings->run_name);
     w->logs_lost_from_step = -1;
     w->last.logs_lost_from_step = -1;
     if (data)
@@ -529,7 +529,7 @@ TwTrainWorker *tw_train_worker_start(TwModelDoc *doc, const TwTrainSettings *set
     return w;
 }
 
-void tw_train_worker_set_paused(TwTrainWorker *w, gboolean paused)
+void twb_train_worker_set_paused(twb_train_worker *w, gboolean paused)
 {
     g_mutex_lock(&w->lock);
     w->paused = paused;
@@ -537,7 +537,7 @@ void tw_train_worker_set_paused(TwTrainWorker *w, gboolean paused)
     g_mutex_unlock(&w->lock);
 }
 
-void tw_train_worker_stop(TwTrainWorker *w)
+void twb_train_worker_stop(twb_train_worker *w)
 {
     g_mutex_lock(&w->lock);
     g_atomic_int_set(&w->stop, 1);
@@ -545,12 +545,12 @@ void tw_train_worker_stop(TwTrainWorker *w)
     g_mutex_unlock(&w->lock);
 }
 
-void tw_train_worker_free(TwTrainWorker *w)
+void twb_train_worker_free(twb_train_worker *w)
 {
     if (!w)
         return;
     w->disconnected = TRUE;
-    tw_train_worker_stop(w);
+    twb_train_worker_stop(w);
     g_thread_join(w->thread);
     worker_unref(w);
 }

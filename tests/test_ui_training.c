@@ -131,7 +131,7 @@ static void fixture_open(fixture *f, const char *model_json, const char *model_p
     f->window = tw_window_new(app, doc);
     g_object_add_weak_pointer(G_OBJECT(f->window), (gpointer *)&f->window);
     g_object_unref(doc);
-    tw_train_controller_attach(f->window);
+    twb_train_controller_attach(f->window);
     f->panel = tw_window_train_panel(f->window);
     f->status = panel_widget(f, "status");
     f->progress_text = panel_widget(f, "progress-text");
@@ -279,7 +279,7 @@ enum { OPT_SGD, OPT_ADAM };
 
 static char *checkpoint_of(fixture *f, const char *run_name)
 {
-    return tw_train_checkpoint_path(f->logdb, run_name);
+    return twb_train_checkpoint_path(f->logdb, run_name);
 }
 
 /* ---- the run database ------------------------------------------------------ */
