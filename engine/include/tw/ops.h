@@ -12,6 +12,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* ---- elementwise --------------------------------------------------------
  * One public function per op of the table in elementwise.h (installed next
  * to this header; kernels/include/elementwise.h in the source tree), which
@@ -137,6 +139,8 @@ tw_tensor *tw_clip_by_norm(tw_tensor *t, double clip_norm);
 /* Scale all n tensors by clip_norm / max(global_norm, clip_norm); outs gets n
  * tensors, *global_norm (may be NULL) the norm before clipping. */
 int tw_clip_by_global_norm(int n, tw_tensor *const *tensors, double clip_norm, tw_tensor **outs, tw_tensor **global_norm);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }
