@@ -7,14 +7,13 @@
  * application, which runs the worker (app/train_worker.c) and reports back
  * through tw_train_panel_update / tw_train_panel_finished.
  *
- * Added to the contract (compatible): the string property "logdb", the run
- * database file (readable, writable, notifies), so the window can follow
- * the panel's choice and --logdb can set it; the boolean property "running"
- * (read-only, notifies); the string property "cannot-train" (read-only,
- * notifies): why Train is off, NULL when it is on, the one answer for the
- * panel's Train and the window's. Its inputs carry widget names
- * ("dataset", "epochs", "learning-rate", "train", "status", ...) that tests
- * use to drive it as a person would.
+ * Properties: the string "logdb", the run database file (readable,
+ * writable, notifies), so the window can follow the panel's choice and
+ * --logdb can set it; the boolean "running" (read-only, notifies); the
+ * string "cannot-train" (read-only, notifies): why Train is off, NULL when
+ * it is on, the one answer for the panel's Train and the window's. Its
+ * inputs carry widget names ("dataset", "epochs", "learning-rate", "train",
+ * "status", ...) that tests use to drive it as a person would.
  *
  * The run database is chosen with Open… (an existing one) or New… (a file
  * to create); the choice is remembered for the next start in
