@@ -19,12 +19,6 @@ typedef struct {
 } controller;
 
 /* ---- the data, checked against the model before Train is offered ----------- */
-static twb_data_spec spec_of(const TwTrainSettings *s)
-{
-    return (twb_data_spec){.data = s->dataset, .labels = s->labels, .label_column = s->label_column,
-                           .seed = s->seed};
-}
-
 /* Loading starts from an idle, for the choice the panel shows then: a
  * window opened and set to another data set at once loads only that one. */
 static gboolean load_chosen_data(gpointer data)
@@ -33,9 +27,9 @@ static gboolean load_chosen_data(gpointer data)
     c->load_source = 0;
     if (!c->panel || !c->data)
         return G_SOURCE_REMOVE;
-    const TwTrainSettings *s = tw_train_panel_settings(c->panel);
-    if (s->dataset) {
-        twb_data_spec spec = spec_of(s);
+    const tw_train_settings *s = tw_train_panel_settings(c->panel);
+    if (s->data) {
+        twb_data_spec spec = twb_data_spec_of(s);
         twb_data_cache_load(c->data, &spec);
     }
     return G_SOURCE_REMOVE;
@@ -49,12 +43,12 @@ static void on_data_loaded(gpointer data)
 }
 
 /* The panel's data check (TwTrainDataCheck). */
-static char *check_data(const TwTrainSettings *s, tw_model *model, gpointer data)
+static char *check_data(const tw_train_settings *s, tw_model *model, gpointer data)
 {
     controller *c = data;
     if (!c->data) /* the window is going */
         return NULL;
-    twb_data_spec spec = spec_of(s);
+    twb_data_spec spec = twb_data_spec_of(s);
     const twb_data *loaded;
     const char *error;
     switch (twb_data_cache_lookup(c->data, &spec, &loaded, &error)) {
@@ -69,7 +63,7 @@ static char *check_data(const TwTrainSettings *s, tw_model *model, gpointer data
     case TWB_DATA_LOADING:
         break;
     }
-    char *name = g_path_get_basename(s->dataset);
+    char *name = g_path_get_basename(s->data);
     char *text = g_strdup_printf("Loading the data (%s) to check it against the model…", name);
     g_free(name);
     return text;
@@ -77,7 +71,7 @@ static char *check_data(const TwTrainSettings *s, tw_model *model, gpointer data
 
 /* ---- the worker's reports --------------------------------------------------- */
 /* Once per run, as soon as the run database starts losing logs: training goes on. */
-static void show_logs_lost(controller *c, const TwTrainProgress *p)
+static void show_logs_lost(controller *c, const tw_train_progress *p)
 {
     if (p->logs_lost_from_step < 0 || c->logs_lost_shown)
         return;
@@ -93,7 +87,7 @@ static void show_logs_lost(controller *c, const TwTrainProgress *p)
     g_free(text);
 }
 
-static void on_progress(const TwTrainProgress *progress, gpointer data)
+static void on_progress(const tw_train_progress *progress, gpointer data)
 {
     controller *c = data;
     tw_train_panel_update(c->panel, progress);
@@ -145,7 +139,7 @@ static void on_done(const twb_train_result *result, gpointer data)
     g_clear_pointer(&c->worker, twb_train_worker_free);
 }
 
-static void on_train_requested(TwTrainPanel *panel, const TwTrainSettings *settings, gpointer data)
+static void on_train_requested(TwTrainPanel *panel, const tw_train_settings *settings, gpointer data)
 {
     controller *c = data;
     if (c->worker)
@@ -153,7 +147,7 @@ static void on_train_requested(TwTrainPanel *panel, const TwTrainSettings *setti
     twb_train_worker_callbacks callbacks = {.progress = on_progress, .problem = on_problem, .done = on_done,
                                         .user_data = c};
     GError *error = NULL;
-    twb_data_spec spec = spec_of(settings);
+    twb_data_spec spec = twb_data_spec_of(settings);
     const twb_data *loaded = NULL;
     if (c->data)
         twb_data_cache_lookup(c->data, &spec, &loaded, NULL);

@@ -1,9 +1,9 @@
 /* The training worker: one training run on its own thread.
  *
- * It trains a copy of the designer's model on the data the settings name,
- * as `twb train` does (app/train_data.c), writes the run into the run
- * database and checkpoints next to it, and reports back on the main context
- * it was started from: progress at most 20 times a second (the latest state
+ * It trains a copy of the designer's model on the data the settings name
+ * in a training session, as `twb train` does (train_session.c: the run in
+ * the run database, checkpoints next to it), and reports back on the main
+ * context it was started from: progress at most 20 times a second (the latest state
  * only; at once when the run database starts losing logs), problems that do
  * not stop training (a checkpoint or the run's end not written), and the
  * end. It never touches a widget; the controller (train_controller.c) turns
@@ -20,8 +20,10 @@
 
 #include <glib.h>
 
+#include <tw/train_settings.h>
+
+#include "model_doc.h"
 #include "train_data.h"
-#include "train_panel.h"
 
 G_BEGIN_DECLS
 
@@ -37,13 +39,13 @@ typedef struct {
      * ("2 epochs · loss 0.3120 · accuracy 88.4%"). */
     const char *message;
     const char *checkpoint_path; /* the last checkpoint written, or NULL */
-    TwTrainProgress last;        /* the last progress (epoch, step, loss, ...) */
+    tw_train_progress last;        /* the last progress (epoch, step, loss, ...) */
 } twb_train_result;
 
 /* Called on the main context twb_train_worker_start ran on; never after
  * twb_train_worker_free. */
 typedef struct {
-    void (*progress)(const TwTrainProgress *progress, gpointer user_data);
+    void (*progress)(const tw_train_progress *progress, gpointer user_data);
     /* Something went wrong that does not end training (a checkpoint or the
      * run's end could not be written). Lost logs come in the progress. */
     void (*problem)(const char *message, gpointer user_data);
@@ -57,7 +59,7 @@ typedef struct twb_train_worker twb_train_worker;
  * model cannot be copied (everything else is reported through done). data:
  * the settings' data, already loaded (the worker shares its tensors), or
  * NULL for the worker to load it. */
-twb_train_worker *twb_train_worker_start(TwModelDoc *doc, const TwTrainSettings *settings, const twb_data *data,
+twb_train_worker *twb_train_worker_start(TwModelDoc *doc, const tw_train_settings *settings, const twb_data *data,
                                          const twb_train_worker_callbacks *callbacks, GError **error);
 /* Paused, the worker waits after the step it is in until resumed or stopped. */
 void twb_train_worker_set_paused(twb_train_worker *worker, gboolean paused);
@@ -68,10 +70,6 @@ void twb_train_worker_stop(twb_train_worker *worker);
  * thread (at most a step, a checkpoint and the last database writes, or the
  * data loading when it is still loading). NULL is accepted. */
 void twb_train_worker_free(twb_train_worker *worker);
-
-/* Where the worker checkpoints a run: <folder of logdb>/checkpoints/<run>.safetensors,
- * with characters a file name cannot hold replaced. g_free it. */
-char *twb_train_checkpoint_path(const char *logdb, const char *run_name);
 
 G_END_DECLS
 

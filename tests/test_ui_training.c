@@ -23,6 +23,7 @@
 #include "train_controller.h"
 #include "train_data.h"
 #include "train_data_cache.h"
+#include "train_session.h"
 #include "train_worker.h"
 #include "window.h"
 
@@ -489,8 +490,8 @@ static void test_bad_data_file(void)
     char *labels = g_build_filename(f.dir, "bad-labels-idx1-ubyte", NULL);
     g_assert_true(g_file_set_contents(images, "this is not an IDX file", -1, NULL));
     g_assert_true(g_file_set_contents(labels, "nor is this", -1, NULL));
-    TwTrainSettings settings = *tw_train_panel_settings(f.panel);
-    settings.dataset = images;
+    tw_train_settings settings = *tw_train_panel_settings(f.panel);
+    settings.data = images;
     settings.labels = labels;
     settings.run_name = "bad-data";
     g_signal_emit_by_name(f.panel, "train-requested", &settings);

@@ -50,14 +50,14 @@ struct _TwTrainPanel {
     GtkWidget parent_instance;
     TwModelDoc *doc;
     panel_state state;
-    TwTrainSettings settings; /* what tw_train_panel_settings last read */
+    tw_train_settings settings; /* what tw_train_panel_settings last read */
     char *data_file, *labels_file, *logdb;
     char *auto_base; /* the last automatic run name without its count */
     int auto_count;
     char *running_name;
     guint pulse_source;
     gboolean has_progress; /* the run has reported a step */
-    TwTrainProgress last;  /* the last step reported */
+    tw_train_progress last;  /* the last step reported */
     TwTrainDataCheck check;
     gpointer check_data;
     char *data_problem; /* the check's last answer */
@@ -81,38 +81,6 @@ enum { PROP_0, PROP_LOGDB, PROP_RUNNING, PROP_CANNOT_TRAIN, N_PROPS };
 static GParamSpec *props[N_PROPS];
 
 /* ---- settings ------------------------------------------------------------- */
-TwTrainSettings *tw_train_settings_copy(const TwTrainSettings *s)
-{
-    TwTrainSettings *c = g_new(TwTrainSettings, 1);
-    *c = *s;
-    c->dataset = g_strdup(s->dataset);
-    c->labels = g_strdup(s->labels);
-    c->label_column = g_strdup(s->label_column);
-    c->optimizer = g_strdup(s->optimizer);
-    c->run_name = g_strdup(s->run_name);
-    c->logdb = g_strdup(s->logdb);
-    return c;
-}
-
-static void settings_clear(TwTrainSettings *s)
-{
-    g_free(s->dataset);
-    g_free(s->labels);
-    g_free(s->label_column);
-    g_free(s->optimizer);
-    g_free(s->run_name);
-    g_free(s->logdb);
-    memset(s, 0, sizeof *s);
-}
-
-void tw_train_settings_free(TwTrainSettings *s)
-{
-    if (!s)
-        return;
-    settings_clear(s);
-    g_free(s);
-}
-
 static gboolean is_csv(const char *path)
 {
     size_t n = path ? strlen(path) : 0;
@@ -152,12 +120,12 @@ static char *automatic_run_name(TwTrainPanel *self)
     return self->auto_count > 1 ? g_strdup_printf("%s-%d", base, self->auto_count) : g_strdup(base);
 }
 
-static void fill_settings(TwTrainPanel *self, TwTrainSettings *s)
+static void fill_settings(TwTrainPanel *self, tw_train_settings *s)
 {
-    settings_clear(s);
+    tw_train_settings_clear(s);
     guint d = gtk_drop_down_get_selected(GTK_DROP_DOWN(self->dataset));
     gboolean file = d == FILE_DATASET;
-    s->dataset = g_strdup(file ? self->data_file : datasets[d].id);
+    s->data = g_strdup(file ? self->data_file : datasets[d].id);
     s->labels = file && !is_csv(self->data_file) ? g_strdup(self->labels_file) : NULL;
     const char *column = gtk_editable_get_text(GTK_EDITABLE(self->label_column));
     s->label_column = file && is_csv(self->data_file) && *column ? g_strdup(column) : NULL;
@@ -177,7 +145,7 @@ static void read_settings(TwTrainPanel *self)
     fill_settings(self, &self->settings);
 }
 
-const TwTrainSettings *tw_train_panel_settings(TwTrainPanel *self)
+const tw_train_settings *tw_train_panel_settings(TwTrainPanel *self)
 {
     g_return_val_if_fail(TW_IS_TRAIN_PANEL(self), NULL);
     read_settings(self);
@@ -191,10 +159,10 @@ static const char *check_data(TwTrainPanel *self)
     g_clear_pointer(&self->data_problem, g_free);
     if (!self->check)
         return NULL;
-    TwTrainSettings s = {0};
+    tw_train_settings s = {0};
     fill_settings(self, &s);
     self->data_problem = self->check(&s, tw_model_doc_model(self->doc), self->check_data);
-    settings_clear(&s);
+    tw_train_settings_clear(&s);
     return self->data_problem;
 }
 
@@ -355,7 +323,7 @@ static gboolean pulse(gpointer data)
  * while the run is going, not paused or ended. */
 static void show_progress(TwTrainPanel *self)
 {
-    const TwTrainProgress *p = &self->last;
+    const tw_train_progress *p = &self->last;
     double total = (double)p->epochs * (double)p->steps;
     double done = (double)p->epoch * (double)p->steps + (double)(p->step + 1);
     gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress), total > 0 ? CLAMP(done / total, 0, 1) : 0);
@@ -421,7 +389,7 @@ void tw_train_panel_started(TwTrainPanel *self)
     update_sensitivity(self);
 }
 
-static void show_metrics(TwTrainPanel *self, const TwTrainProgress *p)
+static void show_metrics(TwTrainPanel *self, const tw_train_progress *p)
 {
     GString *s = g_string_new(NULL);
     if (!isnan(p->loss))
@@ -432,7 +400,7 @@ static void show_metrics(TwTrainPanel *self, const TwTrainProgress *p)
     g_string_free(s, TRUE);
 }
 
-void tw_train_panel_update(TwTrainPanel *self, const TwTrainProgress *p)
+void tw_train_panel_update(TwTrainPanel *self, const tw_train_progress *p)
 {
     g_return_if_fail(TW_IS_TRAIN_PANEL(self));
     stop_pulse(self);
@@ -1055,7 +1023,7 @@ static void tw_train_panel_dispose(GObject *object)
 static void tw_train_panel_finalize(GObject *object)
 {
     TwTrainPanel *self = TW_TRAIN_PANEL(object);
-    settings_clear(&self->settings);
+    tw_train_settings_clear(&self->settings);
     g_free(self->data_file);
     g_free(self->labels_file);
     g_free(self->logdb);
