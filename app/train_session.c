@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <glib.h>
 #include <json-glib/json-glib.h>

@@ -8,9 +8,7 @@
  * the main loop at any time, however fast the steps are. */
 #include "train_worker.h"
 
-#include <errno.h>
 #include <math.h>
-#include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
