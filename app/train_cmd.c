@@ -49,7 +49,7 @@ typedef struct {
     const char *command;
     const char *model_path;
     tw_train_settings settings; /* its strings point into argv */
-    const char *checkpoint_dir, *checkpoint, *output;
+    char *checkpoint_dir, *checkpoint, *output;
     int log_every, histogram_every;
     bool resume, json;
     bool trace; /* fit traced (on, not auto); with --logdb the step's graph is stored */
@@ -135,19 +135,11 @@ static int set_option(train_options *o, const char *name, char *value)
     } strings[] = {
         {"--data", &s->data}, {"--labels", &s->labels}, {"--label-column", &s->label_column},
         {"--optimizer", &s->optimizer}, {"--loss", &s->loss}, {"--logdb", &s->logdb}, {"--run", &s->run_name},
+        {"--checkpoint-dir", &o->checkpoint_dir}, {"--checkpoint", &o->checkpoint}, {"--output", &o->output},
     };
-    const struct {
-        const char *name;
-        const char **field;
-    } paths[] = {{"--checkpoint-dir", &o->checkpoint_dir}, {"--checkpoint", &o->checkpoint}, {"--output", &o->output}};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (!strcmp(name, strings[i].name)) {
             *strings[i].field = value;
-            return 0;
-        }
-    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
-        if (!strcmp(name, paths[i].name)) {
-            *paths[i].field = value;
             return 0;
         }
     return usage(o->command, "unknown option '%s'", name);
