@@ -1,4 +1,4 @@
-/* TwApplication (application.h). */
+/* TwbApplication (application.h). */
 #include "application.h"
 
 #include <stdio.h>
@@ -12,14 +12,14 @@
 
 #define RESOURCE_PATH "/io/github/twb/Workbench"
 
-struct _TwApplication {
+struct _TwbApplication {
     GtkApplication parent_instance;
     GSettings *interface_settings; /* the desktop's colour scheme, when it has one */
     char *logdb; /* --logdb of the command line being handled, as an absolute path */
     char *logdir; /* --logdir DIR (a TensorBoard log directory), the same way */
 };
 
-G_DEFINE_FINAL_TYPE(TwApplication, tw_application, GTK_TYPE_APPLICATION)
+G_DEFINE_FINAL_TYPE(TwbApplication, twb_application, GTK_TYPE_APPLICATION)
 
 /* ---- styles ------------------------------------------------------------------ */
 static void load_css(void)
@@ -42,7 +42,7 @@ static void apply_color_scheme(GSettings *settings)
 /* GTK follows gtk-application-prefer-dark-theme (settings.ini, XSETTINGS)
  * and GTK_THEME by itself; GNOME's newer "color-scheme" key is read here
  * when the desktop has it. GTK_THEME, when set, wins. */
-static void follow_color_scheme(TwApplication *self)
+static void follow_color_scheme(TwbApplication *self)
 {
     if (g_getenv("GTK_THEME"))
         return;
@@ -108,12 +108,12 @@ static void set_accels(GtkApplication *app)
 }
 
 /* ---- GApplication ------------------------------------------------------------------ */
-static void tw_application_startup(GApplication *app)
+static void twb_application_startup(GApplication *app)
 {
-    G_APPLICATION_CLASS(tw_application_parent_class)->startup(app);
+    G_APPLICATION_CLASS(twb_application_parent_class)->startup(app);
     twb_choose_renderer();
     load_css();
-    follow_color_scheme(TW_APPLICATION(app));
+    follow_color_scheme(TWB_APPLICATION(app));
     gtk_window_set_default_icon_name(TW_APPLICATION_ID);
     g_action_map_add_action_entries(G_ACTION_MAP(app), app_actions, G_N_ELEMENTS(app_actions), app);
     set_accels(GTK_APPLICATION(app));
@@ -123,9 +123,9 @@ static void tw_application_startup(GApplication *app)
 /* Read where twb was started (a relative path names a file there), then
  * carried to the running instance in the platform data of the activation
  * or open, which may be another process. */
-static int tw_application_handle_local_options(GApplication *app, GVariantDict *options)
+static int twb_application_handle_local_options(GApplication *app, GVariantDict *options)
 {
-    TwApplication *self = TW_APPLICATION(app);
+    TwbApplication *self = TWB_APPLICATION(app);
     const char *logdb = NULL;
     if (g_variant_dict_lookup(options, "logdb", "^&ay", &logdb) && logdb[0]) {
         g_free(self->logdb);
@@ -139,20 +139,20 @@ static int tw_application_handle_local_options(GApplication *app, GVariantDict *
     return -1; /* go on: activate or open */
 }
 
-static void tw_application_add_platform_data(GApplication *app, GVariantBuilder *builder)
+static void twb_application_add_platform_data(GApplication *app, GVariantBuilder *builder)
 {
-    G_APPLICATION_CLASS(tw_application_parent_class)->add_platform_data(app, builder);
-    TwApplication *self = TW_APPLICATION(app);
+    G_APPLICATION_CLASS(twb_application_parent_class)->add_platform_data(app, builder);
+    TwbApplication *self = TWB_APPLICATION(app);
     if (self->logdb)
         g_variant_builder_add(builder, "{sv}", "twb-logdb", g_variant_new_bytestring(self->logdb));
     if (self->logdir)
         g_variant_builder_add(builder, "{sv}", "twb-logdir", g_variant_new_bytestring(self->logdir));
 }
 
-static void tw_application_before_emit(GApplication *app, GVariant *platform_data)
+static void twb_application_before_emit(GApplication *app, GVariant *platform_data)
 {
-    G_APPLICATION_CLASS(tw_application_parent_class)->before_emit(app, platform_data);
-    TwApplication *self = TW_APPLICATION(app);
+    G_APPLICATION_CLASS(twb_application_parent_class)->before_emit(app, platform_data);
+    TwbApplication *self = TWB_APPLICATION(app);
     const char *logdb = NULL;
     g_free(self->logdb);
     self->logdb = g_variant_lookup(platform_data, "twb-logdb", "^&ay", &logdb) ? g_strdup(logdb) : NULL;
@@ -161,12 +161,12 @@ static void tw_application_before_emit(GApplication *app, GVariant *platform_dat
     self->logdir = g_variant_lookup(platform_data, "twb-logdir", "^&ay", &logdir) ? g_strdup(logdir) : NULL;
 }
 
-static void tw_application_activate(GApplication *app)
+static void twb_application_activate(GApplication *app)
 {
-    TwApplication *self = TW_APPLICATION(app);
+    TwbApplication *self = TWB_APPLICATION(app);
     GtkWindow *window = gtk_application_get_active_window(GTK_APPLICATION(app));
     if (!window)
-        window = GTK_WINDOW(tw_application_new_window(self, NULL));
+        window = GTK_WINDOW(twb_application_new_window(self, NULL));
     else if (self->logdb) /* `twb --logdb FILE` while a window is open: that window reads FILE */
         tw_window_set_logdb(TW_WINDOW(window), self->logdb);
     else if (self->logdir)
@@ -174,12 +174,12 @@ static void tw_application_activate(GApplication *app)
     gtk_window_present(window);
 }
 
-static void tw_application_open(GApplication *app, GFile **files, int n_files, const char *hint)
+static void twb_application_open(GApplication *app, GFile **files, int n_files, const char *hint)
 {
     for (int i = 0; i < n_files; i++) {
         char *path = g_file_get_path(files[i]);
         char *name = path ? NULL : g_file_get_uri(files[i]);
-        TwWindow *win = tw_application_new_window(TW_APPLICATION(app), path);
+        TwWindow *win = twb_application_new_window(TWB_APPLICATION(app), path);
         if (name) {
             char *text = g_strdup_printf("Could not open “%s”: only local files can be opened", name);
             tw_window_show_banner(win, text, TRUE);
@@ -191,32 +191,32 @@ static void tw_application_open(GApplication *app, GFile **files, int n_files, c
     }
 }
 
-static void tw_application_dispose(GObject *object)
+static void twb_application_dispose(GObject *object)
 {
-    g_clear_object(&TW_APPLICATION(object)->interface_settings);
-    G_OBJECT_CLASS(tw_application_parent_class)->dispose(object);
+    g_clear_object(&TWB_APPLICATION(object)->interface_settings);
+    G_OBJECT_CLASS(twb_application_parent_class)->dispose(object);
 }
 
-static void tw_application_finalize(GObject *object)
+static void twb_application_finalize(GObject *object)
 {
-    g_free(TW_APPLICATION(object)->logdb);
-    g_free(TW_APPLICATION(object)->logdir);
-    G_OBJECT_CLASS(tw_application_parent_class)->finalize(object);
+    g_free(TWB_APPLICATION(object)->logdb);
+    g_free(TWB_APPLICATION(object)->logdir);
+    G_OBJECT_CLASS(twb_application_parent_class)->finalize(object);
 }
 
-static void tw_application_class_init(TwApplicationClass *klass)
+static void twb_application_class_init(TwbApplicationClass *klass)
 {
-    G_OBJECT_CLASS(klass)->dispose = tw_application_dispose;
-    G_OBJECT_CLASS(klass)->finalize = tw_application_finalize;
-    G_APPLICATION_CLASS(klass)->startup = tw_application_startup;
-    G_APPLICATION_CLASS(klass)->activate = tw_application_activate;
-    G_APPLICATION_CLASS(klass)->open = tw_application_open;
-    G_APPLICATION_CLASS(klass)->handle_local_options = tw_application_handle_local_options;
-    G_APPLICATION_CLASS(klass)->add_platform_data = tw_application_add_platform_data;
-    G_APPLICATION_CLASS(klass)->before_emit = tw_application_before_emit;
+    G_OBJECT_CLASS(klass)->dispose = twb_application_dispose;
+    G_OBJECT_CLASS(klass)->finalize = twb_application_finalize;
+    G_APPLICATION_CLASS(klass)->startup = twb_application_startup;
+    G_APPLICATION_CLASS(klass)->activate = twb_application_activate;
+    G_APPLICATION_CLASS(klass)->open = twb_application_open;
+    G_APPLICATION_CLASS(klass)->handle_local_options = twb_application_handle_local_options;
+    G_APPLICATION_CLASS(klass)->add_platform_data = twb_application_add_platform_data;
+    G_APPLICATION_CLASS(klass)->before_emit = twb_application_before_emit;
 }
 
-static void tw_application_init(TwApplication *self)
+static void twb_application_init(TwbApplication *self)
 {
     g_application_add_main_option(G_APPLICATION(self), "logdb", 0, G_OPTION_FLAG_NONE, G_OPTION_ARG_FILENAME,
                                   "The run database for the Dashboard and the training panel", "FILE");
@@ -224,19 +224,19 @@ static void tw_application_init(TwApplication *self)
                                   "A TensorBoard log directory to show in the Dashboard, live", "DIR");
 }
 
-TwApplication *tw_application_new(GApplicationFlags flags)
+TwbApplication *twb_application_new(GApplicationFlags flags)
 {
-    return g_object_new(TW_TYPE_APPLICATION, "application-id", TW_APPLICATION_ID, "flags",
+    return g_object_new(TWB_TYPE_APPLICATION, "application-id", TW_APPLICATION_ID, "flags",
                         G_APPLICATION_HANDLES_OPEN | flags, NULL);
 }
 
-TwWindow *tw_application_new_window(TwApplication *app, const char *path)
+TwWindow *twb_application_new_window(TwbApplication *app, const char *path)
 {
-    g_return_val_if_fail(TW_IS_APPLICATION(app), NULL);
+    g_return_val_if_fail(TWB_IS_APPLICATION(app), NULL);
     TwModelDoc *doc = tw_model_doc_new();
     TwWindow *win = tw_window_new(GTK_APPLICATION(app), doc);
     g_object_unref(doc);
-    tw_train_controller_attach(win);
+    twb_train_controller_attach(win);
     if (app->logdb)
         tw_window_set_logdb(win, app->logdb);
     if (app->logdir)
@@ -246,7 +246,7 @@ TwWindow *tw_application_new_window(TwApplication *app, const char *path)
     return win;
 }
 
-gboolean tw_application_can_open_windows(void)
+gboolean twb_application_can_open_windows(void)
 {
     if (gtk_init_check())
         return TRUE;
@@ -257,12 +257,12 @@ gboolean tw_application_can_open_windows(void)
     return FALSE;
 }
 
-int tw_application_main(int argc, char **argv)
+int twb_application_main(int argc, char **argv)
 {
-    if (!tw_application_can_open_windows())
+    if (!twb_application_can_open_windows())
         return 1;
     g_set_application_name("Tensor Workbench");
-    TwApplication *app = tw_application_new(G_APPLICATION_DEFAULT_FLAGS);
+    TwbApplication *app = twb_application_new(G_APPLICATION_DEFAULT_FLAGS);
     int status = g_application_run(G_APPLICATION(app), argc, argv);
     g_object_unref(app);
     return status;

@@ -303,7 +303,7 @@ int main(int argc, char **argv)
 {
     int window = check_window_arguments(argc - 1, argv + 1);
     if (window >= 0)
-        return window ? window : tw_application_main(argc, argv);
+        return window ? window : twb_application_main(argc, argv);
 
     const char *command = argv[1];
     if (strcmp(command, "-h") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "help") == 0) {

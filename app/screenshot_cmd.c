@@ -333,7 +333,7 @@ static gboolean on_timeout(gpointer data)
     return G_SOURCE_REMOVE;
 }
 
-/* Runs before TwApplication's own activate, which finds this window there. */
+/* Runs before TwbApplication's own activate, which finds this window there. */
 static void on_activate(GApplication *app, shot *s)
 {
     open_window(s, 0, 0);
@@ -346,7 +346,7 @@ int twb_screenshot_command(int argc, char **argv)
     int status = parse(argc, argv, &s.options);
     if (status)
         return status;
-    if (!tw_application_can_open_windows())
+    if (!twb_application_can_open_windows())
         return 1;
     s.doc = tw_model_doc_new();
     GError *error = NULL;
@@ -357,7 +357,7 @@ int twb_screenshot_command(int argc, char **argv)
         return 1;
     }
     g_set_application_name("Tensor Workbench");
-    s.app = G_APPLICATION(tw_application_new(G_APPLICATION_NON_UNIQUE));
+    s.app = G_APPLICATION(twb_application_new(G_APPLICATION_NON_UNIQUE));
     g_signal_connect(s.app, "activate", G_CALLBACK(on_activate), &s);
     /* Only the program's name: the options are not GApplication's. */
     char *run_argv[] = {"twb", NULL};

@@ -40,6 +40,7 @@
 
 #include "train_data.h"
 #include "train_progress.h"
+#include "train_session.h"
 
 #define CHECKPOINT_NAME "checkpoint.safetensors"
 /* --trace --logdb: steps whose node times make the stored profile. */
@@ -48,12 +49,9 @@
 typedef struct {
     const char *command;
     const char *model_path;
-    twb_data_spec data;
-    const char *optimizer, *loss, *checkpoint_dir, *checkpoint, *output, *logdb, *run_name;
-    int epochs, log_every, histogram_every;
-    int64_t batch_size;
-    double learning_rate; /* NAN: the optimizer's default */
-    double validation_split;
+    tw_train_settings settings; /* its strings point into argv */
+    char *checkpoint_dir, *checkpoint, *output;
+    int log_every, histogram_every;
     bool resume, json;
     bool trace; /* fit traced (on, not auto); with --logdb the step's graph is stored */
 } train_options;
@@ -101,7 +99,7 @@ typedef struct {
     double min, max;
 } numeric_option;
 
-static int set_option(train_options *o, const char *name, const char *value)
+static int set_option(train_options *o, const char *name, char *value)
 {
     double v;
     static const numeric_option numbers[] = {
@@ -116,28 +114,29 @@ static int set_option(train_options *o, const char *name, const char *value)
             (i != 2 && i != 4 && v != floor(v)))
             return usage(o->command, "bad value for option: %s", name);
         if (i == 0)
-            o->epochs = (int)v;
+            o->settings.epochs = (int)v;
         else if (i == 1)
-            o->batch_size = (int64_t)v;
+            o->settings.batch_size = (int64_t)v;
         else if (i == 2)
-            o->learning_rate = v;
+            o->settings.learning_rate = v;
         else if (i == 3)
-            o->data.seed = (uint64_t)v;
+            o->settings.seed = (uint64_t)v;
         else if (i == 4)
-            o->validation_split = v;
+            o->settings.validation_split = v;
         else if (i == 5)
             o->log_every = (int)v;
         else
             o->histogram_every = (int)v;
         return 0;
     }
+    tw_train_settings *s = &o->settings;
     const struct {
         const char *name;
-        const char **field;
+        char **field;
     } strings[] = {
-        {"--data", &o->data.data}, {"--labels", &o->data.labels}, {"--label-column", &o->data.label_column},
-        {"--optimizer", &o->optimizer}, {"--loss", &o->loss}, {"--checkpoint-dir", &o->checkpoint_dir},
-        {"--checkpoint", &o->checkpoint}, {"--output", &o->output}, {"--logdb", &o->logdb}, {"--run", &o->run_name},
+        {"--data", &s->data}, {"--labels", &s->labels}, {"--label-column", &s->label_column},
+        {"--optimizer", &s->optimizer}, {"--loss", &s->loss}, {"--logdb", &s->logdb}, {"--run", &s->run_name},
+        {"--checkpoint-dir", &o->checkpoint_dir}, {"--checkpoint", &o->checkpoint}, {"--output", &o->output},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (!strcmp(name, strings[i].name)) {
@@ -150,7 +149,7 @@ static int set_option(train_options *o, const char *name, const char *value)
 static int parse_args(train_options *o, int argc, char **argv)
 {
     for (int i = 0; i < argc; i++) {
-        const char *arg = argv[i];
+        char *arg = argv[i];
         if (!strcmp(arg, "--resume"))
             o->resume = true;
         else if (!strcmp(arg, "--json"))
@@ -161,7 +160,7 @@ static int parse_args(train_options *o, int argc, char **argv)
             const char *eq = strchr(arg, '=');
             char name[64];
             snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-            const char *value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+            char *value = eq ? (char *)eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
             if (!value)
                 return usage(o->command, "option '%s' needs a value", name);
             int rc = set_option(o, name, value);
@@ -174,11 +173,11 @@ static int parse_args(train_options *o, int argc, char **argv)
     }
     if (!o->model_path)
         return usage(o->command, "%s", "name a model file (Keras Sequential JSON)");
-    if (!o->data.data)
+    if (!o->settings.data)
         return usage(o->command, "%s", "name the data with --data fashion-mnist|spirals|blobs|linear|FILE");
     if (o->resume && !o->checkpoint_dir)
         return usage(o->command, "%s", "--resume needs --checkpoint-dir");
-    if (o->run_name && !o->logdb)
+    if (o->settings.run_name && !o->settings.logdb)
         return usage(o->command, "%s", "--run needs --logdb");
     return 0;
 }
@@ -187,10 +186,7 @@ static int parse_args(train_options *o, int argc, char **argv)
 typedef struct {
     train_options *opt;
     twb_progress progress;
-    tw_model_checkpoint *checkpoint; /* NULL without --checkpoint-dir */
-    char checkpoint_path[4096];
-    tw_summary_writer *logdb; /* NULL without --logdb */
-    tw_summary_logger *logger;
+    twb_train_session session; /* checkpoints with --checkpoint-dir, the run with --logdb */
     bool logdb_warned;        /* its failure was reported (once) */
     int checkpoint_failures;  /* failed saves seen so far */
     char *checkpoint_warned;  /* the last failure's message warned about */
@@ -200,49 +196,13 @@ typedef struct {
     int profiled_steps;
 } train_run;
 
-/* The builder's object as text (g_free), the builder freed. */
-static char *builder_text(JsonBuilder *b)
-{
-    JsonNode *root = json_builder_get_root(b);
-    char *text = json_to_string(root, FALSE);
-    json_node_unref(root);
-    g_object_unref(b);
-    return text;
-}
-
-/* What a checkpoint records about how it was trained, as a JSON object. */
-static char *settings_json(const train_options *o)
-{
-    JsonBuilder *b = json_builder_new();
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "data");
-    json_builder_add_string_value(b, o->data.data);
-    json_builder_set_member_name(b, "epochs");
-    json_builder_add_int_value(b, o->epochs);
-    json_builder_set_member_name(b, "batch_size");
-    json_builder_add_int_value(b, o->batch_size);
-    json_builder_set_member_name(b, "seed");
-    json_builder_add_int_value(b, (gint64)o->data.seed);
-    json_builder_set_member_name(b, "optimizer");
-    json_builder_add_string_value(b, o->optimizer);
-    json_builder_set_member_name(b, "learning_rate");
-    if (isnan(o->learning_rate))
-        json_builder_add_null_value(b);
-    else
-        json_builder_add_double_value(b, o->learning_rate);
-    json_builder_set_member_name(b, "validation_split");
-    json_builder_add_double_value(b, o->validation_split);
-    json_builder_end_object(b);
-    return builder_text(b);
-}
-
 /* --trace --logdb: the traced training step's graph, once, at step 0, for
  * the window's graph view. After the first step, which traced it. */
 static int store_step_graph(train_run *run, tw_model *model)
 {
     const tw_graph *g = tw_model_train_step_graph(model);
     char *json = g ? tw_graph_json(g) : NULL;
-    int rc = json ? tw_summary_graph(run->logdb, "graph/train_step", json, 0)
+    int rc = json ? tw_summary_graph(run->session.writer, "graph/train_step", json, 0)
                   : tw_error_set("twb train --trace: no traced training step to store: %s",
                                  g ? tw_last_error() : "the step ran eagerly");
     free(json);
@@ -260,7 +220,7 @@ static int store_step_profile(train_run *run)
     char *json = tw_graph_profile_json(g);
     int rc = json ? 0 : -1;
     if (json && run->profiled_steps > 0)
-        rc = tw_summary_text(run->logdb, "profile/train_step", json, 0);
+        rc = tw_summary_text(run->session.writer, "profile/train_step", json, 0);
     free(json);
     tw_graph_unref(g);
     run->profiled = NULL;
@@ -280,7 +240,7 @@ static void warn(train_run *run, const char *message)
  * writer meets it, once: training goes on without logs. */
 static void warn_logdb(train_run *run)
 {
-    const char *error = tw_summary_writer_error(run->logdb);
+    const char *error = run->session.writer ? tw_summary_writer_error(run->session.writer) : NULL;
     if (!error || run->logdb_warned)
         return;
     warn(run, error);
@@ -291,10 +251,11 @@ static void warn_logdb(train_run *run)
  * stays, training goes on. Once per message, not at every epoch. */
 static void warn_checkpoint(train_run *run)
 {
-    if (!run->checkpoint || tw_model_checkpoint_failures(run->checkpoint) == run->checkpoint_failures)
+    tw_model_checkpoint *checkpoint = run->session.checkpoint;
+    if (!checkpoint || tw_model_checkpoint_failures(checkpoint) == run->checkpoint_failures)
         return;
-    run->checkpoint_failures = tw_model_checkpoint_failures(run->checkpoint);
-    const char *error = tw_model_checkpoint_error(run->checkpoint);
+    run->checkpoint_failures = tw_model_checkpoint_failures(checkpoint);
+    const char *error = tw_model_checkpoint_error(checkpoint);
     if (!g_strcmp0(error, run->checkpoint_warned))
         return;
     g_free(run->checkpoint_warned);
@@ -307,7 +268,7 @@ static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *lo
     train_run *run = user_data;
     twb_progress_batch(&run->progress, p, logs);
     warn_logdb(run);
-    if (run->opt->trace && run->logdb && !run->graph_stored)
+    if (run->opt->trace && run->session.writer && !run->graph_stored)
         return store_step_graph(run, model) < 0 ? -1 : 0;
     if (run->profiled && ++run->profiled_steps == PROFILE_STEPS)
         return store_step_profile(run) < 0 ? -1 : 0;
@@ -331,94 +292,19 @@ static int on_epoch_end(tw_model *model, const tw_progress *p, const tw_logs *lo
 }
 
 /* ---- the run database ----------------------------------------------------- */
-/* The run's name without --run: the model's name and the time. */
-static char *default_run_name(const tw_model *model)
-{
-    GDateTime *now = g_date_time_new_now_local();
-    char *stamp = g_date_time_format(now, "%Y%m%d-%H%M%S");
-    char *name = g_strdup_printf("%s-%s", tw_layer_name(model), stamp);
-    g_free(stamp);
-    g_date_time_unref(now);
-    return name;
-}
-
-/* After compiling, so the settings hold the optimizer's actual rate. A
- * resumed training appends to its run. */
-static int open_logdb(train_run *run, tw_model *model)
-{
-    const train_options *o = run->opt;
-    train_options effective = *o;
-    effective.learning_rate = tw_optimizer_learning_rate(tw_model_optimizer(model));
-    char *model_json = tw_model_to_json(model), *settings = settings_json(&effective);
-    char *name = o->run_name ? g_strdup(o->run_name) : default_run_name(model);
-    tw_summary_run_options options = {.model_json = model_json, .hparams_json = settings, .append = o->resume};
-    run->logdb = tw_summary_writer_open(o->logdb, name, &options);
-    if (run->logdb)
-        run->logger = tw_summary_logger_new(run->logdb, o->log_every, o->histogram_every);
-    if (run->logdb)
-        warn_logdb(run); /* a read-only file: known now */
-    free(model_json);
-    g_free(settings);
-    g_free(name);
-    return run->logger ? 0 : -1;
-}
-
-static void log_test_metrics(train_run *run, const tw_logs *test)
-{
-    JsonBuilder *b = json_builder_new();
-    json_builder_begin_object(b);
-    for (int i = 0; i < test->n; i++) {
-        char *name = g_strconcat("test_", test->names[i], NULL);
-        json_builder_set_member_name(b, name);
-        json_builder_add_double_value(b, test->values[i]);
-        g_free(name);
-    }
-    json_builder_end_object(b);
-    char *metrics = builder_text(b);
-    tw_summary_hparams(run->logdb, NULL, metrics);
-    g_free(metrics);
-}
-
 /* The run's end, with why it failed. Lost logs are a warning (once):
  * training's result stands. */
-static void close_logdb(train_run *run, int rc)
+static void close_session(train_run *run, int rc)
 {
     char *error = rc ? g_strdup(tw_last_error()) : NULL;
-    char *reported = run->logdb_warned ? g_strdup(tw_summary_writer_error(run->logdb)) : NULL;
-    if (tw_summary_writer_close_with_reason(run->logdb, rc ? TW_RUN_FAILED : run->status, error) &&
+    char *reported = run->logdb_warned ? g_strdup(tw_summary_writer_error(run->session.writer)) : NULL;
+    if (twb_train_session_close(&run->session, rc ? TW_RUN_FAILED : run->status, error) &&
         g_strcmp0(reported, tw_last_error()))
         fprintf(stderr, "twb train: warning: %s\n", tw_last_error());
     g_free(reported);
-    tw_summary_logger_free(run->logger);
     if (error)
         tw_error_set("%s", error);
     g_free(error);
-}
-
-static tw_optimizer *make_optimizer(const train_options *o)
-{
-    tw_optimizer_kind kind;
-    if (tw_optimizer_kind_from_name(o->optimizer, &kind))
-        return NULL;
-    tw_optimizer_config config = tw_optimizer_defaults(kind);
-    if (!isnan(o->learning_rate))
-        config.learning_rate.initial_learning_rate = o->learning_rate;
-    return tw_optimizer_new(&config);
-}
-
-static int compile_model(tw_model *model, const train_options *o, tw_tensor *y)
-{
-    tw_loss loss;
-    if (o->loss ? tw_loss_from_name(o->loss, &loss) : twb_default_loss(model, y, &loss))
-        return -1;
-    if (o->loss && !tw_dtype_is_float(tw_tensor_dtype(y)) && loss.kind != TW_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY)
-        loss.from_logits = false;
-    bool classify = loss.kind >= TW_LOSS_BINARY_CROSSENTROPY;
-    const char *metrics[] = {"accuracy"};
-    tw_optimizer *opt = make_optimizer(o);
-    if (!opt)
-        return -1;
-    return tw_model_compile(model, opt, &loss, classify ? 1 : 0, metrics);
 }
 
 /* x's shape with any batch size: what the model is built for. */
@@ -430,10 +316,11 @@ static tw_shape batch_shape_of(const tw_tensor *x)
     return in;
 }
 
-/* The checkpoint's settings (settings_json) against this training's: a
- * resumed run repeats the uninterrupted one only with the same data, batch
- * size, seed and learning rate. Warns, naming what differs. */
-static void compare_settings(const char *path, const train_options *o)
+/* The checkpoint's settings (tw_train_settings_json) against this
+ * training's: a resumed run repeats the uninterrupted one only with the same
+ * data, batch size, seed and learning rate (the compiled optimizer's).
+ * Warns, naming what differs. */
+static void compare_settings(const char *path, const tw_train_settings *s, double learning_rate)
 {
     char *config = tw_checkpoint_read_metadata(path, "training_config");
     JsonParser *parser = json_parser_new();
@@ -445,20 +332,23 @@ static void compare_settings(const char *path, const train_options *o)
     GString *diff = g_string_new(NULL);
     if (was) {
         const char *data = json_object_get_string_member_with_default(was, "data", NULL);
-        if (data && strcmp(data, o->data.data))
-            g_string_append_printf(diff, ", data %s (was %s)", o->data.data, data);
-        gint64 batch = json_object_get_int_member_with_default(was, "batch_size", o->batch_size);
-        if (batch != o->batch_size)
-            g_string_append_printf(diff, ", batch size %lld (was %lld)", (long long)o->batch_size, (long long)batch);
-        gint64 seed = json_object_get_int_member_with_default(was, "seed", (gint64)o->data.seed);
-        if (seed != (gint64)o->data.seed)
-            g_string_append_printf(diff, ", seed %llu (was %lld)", (unsigned long long)o->data.seed, (long long)seed);
+        if (data && strcmp(data, s->data))
+            g_string_append_printf(diff, ", data %s (was %s)", s->data, data);
+        gint64 batch = json_object_get_int_member_with_default(was, "batch_size", s->batch_size);
+        if (batch != s->batch_size)
+            g_string_append_printf(diff, ", batch size %lld (was %lld)", (long long)s->batch_size, (long long)batch);
+        gint64 seed = json_object_get_int_member_with_default(was, "seed", (gint64)s->seed);
+        if (seed != (gint64)s->seed)
+            g_string_append_printf(diff, ", seed %llu (was %lld)", (unsigned long long)s->seed, (long long)seed);
+        /* null: the optimizer's default, as checkpoints without the
+         * compiled rate recorded it */
         JsonNode *rate = json_object_get_member(was, "learning_rate");
         double old_rate = rate && JSON_NODE_HOLDS_VALUE(rate) ? json_node_get_double(rate) : NAN;
-        if (rate && !(isnan(old_rate) && isnan(o->learning_rate)) && old_rate != o->learning_rate) {
+        bool same = isnan(old_rate) ? isnan(s->learning_rate) : old_rate == learning_rate;
+        if (rate && !same) {
             char now_text[32] = "the optimizer's default", was_text[32] = "the optimizer's default";
-            if (!isnan(o->learning_rate))
-                g_snprintf(now_text, sizeof now_text, "%g", o->learning_rate);
+            if (!isnan(s->learning_rate))
+                g_snprintf(now_text, sizeof now_text, "%g", s->learning_rate);
             if (!isnan(old_rate))
                 g_snprintf(was_text, sizeof was_text, "%g", old_rate);
             g_string_append_printf(diff, ", learning rate %s (was %s)", now_text, was_text);
@@ -476,30 +366,31 @@ static void compare_settings(const char *path, const train_options *o)
 
 static int restore(train_run *run, tw_model *model, tw_tensor *x, tw_fit_options *fit)
 {
+    const char *path = run->session.checkpoint_path;
     if (!run->opt->resume)
         return 0;
-    if (!g_file_test(run->checkpoint_path, G_FILE_TEST_EXISTS)) {
-        fprintf(stderr, "twb train: no checkpoint at %s yet; starting from the beginning\n", run->checkpoint_path);
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        fprintf(stderr, "twb train: no checkpoint at %s yet; starting from the beginning\n", path);
         return 0;
     }
     /* Optimizer slots are restored into the built model's variables. */
     tw_shape in = batch_shape_of(x);
     if ((!tw_layer_built(model) && tw_model_build(model, &in, fit->seed)) ||
-        tw_checkpoint_restore(run->checkpoint_path, model, tw_model_optimizer(model)) ||
-        tw_checkpoint_resume_position(run->checkpoint_path, &fit->initial_epoch, &fit->initial_step))
+        tw_checkpoint_restore(path, model, tw_model_optimizer(model)) ||
+        tw_checkpoint_resume_position(path, &fit->initial_epoch, &fit->initial_step))
         return -1;
     /* A position past the data's batches cannot be one this data gave. */
     int64_t examples = tw_tensor_dim(x, 0), steps = examples / fit->batch_size + (examples % fit->batch_size != 0);
     if (fit->initial_step >= steps)
         return tw_error_set("%s: the training config says step %lld, past the %lld steps of an epoch of this data "
                             "(%lld examples, batch size %lld)",
-                            run->checkpoint_path, (long long)fit->initial_step, (long long)steps,
-                            (long long)examples, (long long)fit->batch_size);
-    compare_settings(run->checkpoint_path, run->opt);
+                            path, (long long)fit->initial_step, (long long)steps, (long long)examples,
+                            (long long)fit->batch_size);
+    compare_settings(path, &run->opt->settings, tw_optimizer_learning_rate(tw_model_optimizer(model)));
     if (fit->initial_epoch > fit->epochs)
         fit->initial_epoch = fit->epochs;
-    fprintf(stderr, "twb train: resuming from %s at epoch %d, step %lld\n", run->checkpoint_path,
-            fit->initial_epoch + 1, (long long)fit->initial_step + 1);
+    fprintf(stderr, "twb train: resuming from %s at epoch %d, step %lld\n", path, fit->initial_epoch + 1,
+            (long long)fit->initial_step + 1);
     return 0;
 }
 
@@ -522,24 +413,11 @@ static void print_json(const train_options *o, tw_model *model, const tw_history
 static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_tensor *x, tw_tensor *test_x)
 {
     const train_options *o = run->opt;
-    tw_fit_options fit = tw_fit_options_default();
-    fit.epochs = o->epochs;
-    fit.batch_size = o->batch_size;
-    fit.seed = o->data.seed;
-    fit.validation_split = o->validation_split;
-    fit.stop_flag = &stop_requested;
-    /* The checkpoint first: the epoch's line then says whether it failed. */
-    tw_callback callbacks[3];
-    int ncallbacks = 0;
-    if (run->checkpoint)
-        callbacks[ncallbacks++] = tw_model_checkpoint_callback(run->checkpoint);
-    callbacks[ncallbacks++] = (tw_callback){
+    /* The session puts the checkpoint first: the epoch's line then says
+     * whether it failed. */
+    tw_callback own = {
         .on_batch_end = on_batch_end, .on_epoch_end = on_epoch_end, .on_train_end = on_train_end, .user_data = run};
-    if (run->logger)
-        callbacks[ncallbacks++] = tw_summary_logger_callback(run->logger);
-    fit.callbacks = callbacks;
-    fit.ncallbacks = ncallbacks;
-    fit.expose_gradients = run->logger && o->histogram_every > 0;
+    tw_fit_options fit = twb_train_session_fit_options(&run->session, &own, &stop_requested);
     fit.traced = o->trace ? TW_TRACE_ON : TW_TRACE_AUTO;
     if (restore(run, model, x, &fit))
         return -1;
@@ -551,10 +429,9 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
         run->status = TW_RUN_STOPPED;
         fprintf(stderr, "\ntwb train: stopped at epoch %d, step %lld", h->resume_epoch + 1,
                 (long long)h->resume_step + 1);
-        if (run->checkpoint)
-            rc = tw_model_checkpoint_save_now(run->checkpoint, model, h->resume_epoch, h->resume_step);
+        rc = twb_train_session_save_stop(&run->session, h);
         fprintf(stderr, o->checkpoint_dir && !rc ? "; checkpoint saved to %s\n" : "%s\n",
-                o->checkpoint_dir && !rc ? run->checkpoint_path : "");
+                o->checkpoint_dir && !rc ? run->session.checkpoint_path : "");
     }
     tw_logs test = {0};
     const char *on = test_x ? "test" : "training";
@@ -568,8 +445,8 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
     }
     if (!rc && o->json)
         print_json(o, model, h, &test, on);
-    if (!rc && run->logdb)
-        log_test_metrics(run, &test);
+    if (!rc)
+        twb_train_session_log_metrics(&run->session, &test, "test_");
     tw_history_free(h);
     return rc;
 }
@@ -579,19 +456,14 @@ static int train(train_options *o, tw_model *model, twb_data *data)
     train_run run = {.opt = o, .status = TW_RUN_FINISHED};
     twb_progress_init(&run.progress, o->json ? stderr : stdout);
     tw_tensor *x = twb_fit_input(model, data->x), *test_x = twb_fit_input(model, data->test_x);
-    int rc = compile_model(model, o, data->y);
-    if (!rc && o->checkpoint_dir) {
-        snprintf(run.checkpoint_path, sizeof run.checkpoint_path, "%s/%s", o->checkpoint_dir, CHECKPOINT_NAME);
-        if (g_mkdir_with_parents(o->checkpoint_dir, 0755))
-            rc = tw_error_set("%s: cannot create the checkpoint directory: %s", o->checkpoint_dir, g_strerror(errno));
-        char *model_json = tw_model_to_json(model), *settings = settings_json(o);
-        run.checkpoint = tw_model_checkpoint_new(run.checkpoint_path, NULL, model_json, settings);
-        free(model_json);
-        g_free(settings);
-    }
-    if (!rc && o->logdb)
-        rc = open_logdb(&run, model);
+    char *checkpoint_path = o->checkpoint_dir ? g_build_filename(o->checkpoint_dir, CHECKPOINT_NAME, NULL) : NULL;
+    twb_train_session_options options = {.checkpoint_path = checkpoint_path, .log_every = o->log_every,
+                                         .histogram_every = o->histogram_every, .resume = o->resume};
+    int rc = twb_train_compile(model, &o->settings, data->y);
+    if (!rc)
+        rc = twb_train_session_open(&run.session, model, &o->settings, &options);
     if (!rc) {
+        warn_logdb(&run); /* a read-only file: known now */
         catch_stop_signals(true);
         rc = fit_and_report(&run, model, data, x, test_x);
         catch_stop_signals(false);
@@ -600,9 +472,8 @@ static int train(train_options *o, tw_model *model, twb_data *data)
         tw_graph_profile_stop(run.profiled);
         tw_graph_unref(run.profiled);
     }
-    if (run.logdb)
-        close_logdb(&run, rc);
-    tw_model_checkpoint_free(run.checkpoint);
+    close_session(&run, rc);
+    g_free(checkpoint_path);
     g_free(run.checkpoint_warned);
     tw_tensor_unref(x);
     tw_tensor_unref(test_x);
@@ -626,16 +497,16 @@ static int evaluate_or_predict(train_options *o, tw_model *model, twb_data *data
     if (!strcmp(o->command, "evaluate")) {
         tw_logs logs = {0};
         if (!rc)
-            rc = compile_model(model, o, y);
+            rc = twb_train_compile(model, &o->settings, y);
         if (!rc)
-            rc = tw_model_evaluate(model, x, y, o->batch_size, &logs);
+            rc = tw_model_evaluate(model, x, y, o->settings.batch_size, &logs);
         for (int i = 0; !rc && i < logs.n; i++)
             printf(o->json ? "%s\"%s\": %.6g" : "%s%s %.4f", i ? (o->json ? ", " : " ") : (o->json ? "{" : ""),
                    logs.names[i], logs.values[i]);
         if (!rc)
             printf(o->json ? "}\n" : "\n");
     } else if (!rc) {
-        tw_tensor *pred = tw_model_predict(model, x, o->batch_size);
+        tw_tensor *pred = tw_model_predict(model, x, o->settings.batch_size);
         rc = pred ? 0 : -1;
         if (pred && o->output)
             rc = tw_npy_save(o->output, pred);
@@ -649,14 +520,15 @@ static int evaluate_or_predict(train_options *o, tw_model *model, twb_data *data
 
 int twb_train_command(const char *command, int argc, char **argv)
 {
-    train_options o = {.command = command, .optimizer = "adam", .epochs = 1, .batch_size = 32,
-                       .learning_rate = NAN, .log_every = 10, .histogram_every = 100};
+    train_options o = {.command = command, .settings = tw_train_settings_defaults(), .log_every = 10,
+                       .histogram_every = 100};
     int rc = parse_args(&o, argc, argv);
     if (rc)
         return rc;
     tw_model *model = tw_model_open(o.model_path);
     twb_data data = {0};
-    if (!model || twb_data_load(&o.data, &data)) {
+    twb_data_spec spec = twb_data_spec_of(&o.settings);
+    if (!model || twb_data_load(&spec, &data)) {
         fprintf(stderr, "twb %s: %s\n", command, tw_last_error());
         tw_layer_unref(model);
         return 1;

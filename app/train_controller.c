@@ -11,7 +11,7 @@
 typedef struct {
     TwWindow *window; /* not a reference: the controller lives as long as the window */
     TwTrainPanel *panel;   /* a weak pointer: the window's, gone before the controller */
-    TwTrainWorker *worker; /* NULL when no run is going */
+    twb_train_worker *worker; /* NULL when no run is going */
     char *logdb;           /* the running run's database */
     gboolean logs_lost_shown;
     twb_data_cache *data;
@@ -19,12 +19,6 @@ typedef struct {
 } controller;
 
 /* ---- the data, checked against the model before Train is offered ----------- */
-static twb_data_spec spec_of(const TwTrainSettings *s)
-{
-    return (twb_data_spec){.data = s->dataset, .labels = s->labels, .label_column = s->label_column,
-                           .seed = s->seed};
-}
-
 /* Loading starts from an idle, for the choice the panel shows then: a
  * window opened and set to another data set at once loads only that one. */
 static gboolean load_chosen_data(gpointer data)
@@ -33,9 +27,9 @@ static gboolean load_chosen_data(gpointer data)
     c->load_source = 0;
     if (!c->panel || !c->data)
         return G_SOURCE_REMOVE;
-    const TwTrainSettings *s = tw_train_panel_settings(c->panel);
-    if (s->dataset) {
-        twb_data_spec spec = spec_of(s);
+    const tw_train_settings *s = tw_train_panel_settings(c->panel);
+    if (s->data) {
+        twb_data_spec spec = twb_data_spec_of(s);
         twb_data_cache_load(c->data, &spec);
     }
     return G_SOURCE_REMOVE;
@@ -49,12 +43,12 @@ static void on_data_loaded(gpointer data)
 }
 
 /* The panel's data check (TwTrainDataCheck). */
-static char *check_data(const TwTrainSettings *s, tw_model *model, gpointer data)
+static char *check_data(const tw_train_settings *s, tw_model *model, gpointer data)
 {
     controller *c = data;
     if (!c->data) /* the window is going */
         return NULL;
-    twb_data_spec spec = spec_of(s);
+    twb_data_spec spec = twb_data_spec_of(s);
     const twb_data *loaded;
     const char *error;
     switch (twb_data_cache_lookup(c->data, &spec, &loaded, &error)) {
@@ -69,7 +63,7 @@ static char *check_data(const TwTrainSettings *s, tw_model *model, gpointer data
     case TWB_DATA_LOADING:
         break;
     }
-    char *name = g_path_get_basename(s->dataset);
+    char *name = g_path_get_basename(s->data);
     char *text = g_strdup_printf("Loading the data (%s) to check it against the model…", name);
     g_free(name);
     return text;
@@ -77,7 +71,7 @@ static char *check_data(const TwTrainSettings *s, tw_model *model, gpointer data
 
 /* ---- the worker's reports --------------------------------------------------- */
 /* Once per run, as soon as the run database starts losing logs: training goes on. */
-static void show_logs_lost(controller *c, const TwTrainProgress *p)
+static void show_logs_lost(controller *c, const tw_train_progress *p)
 {
     if (p->logs_lost_from_step < 0 || c->logs_lost_shown)
         return;
@@ -93,7 +87,7 @@ static void show_logs_lost(controller *c, const TwTrainProgress *p)
     g_free(text);
 }
 
-static void on_progress(const TwTrainProgress *progress, gpointer data)
+static void on_progress(const tw_train_progress *progress, gpointer data)
 {
     controller *c = data;
     tw_train_panel_update(c->panel, progress);
@@ -122,11 +116,11 @@ static char *checkpoint_line(const char *path, const char *logdb)
     return line;
 }
 
-static void on_done(const TwTrainResult *result, gpointer data)
+static void on_done(const twb_train_result *result, gpointer data)
 {
     controller *c = data;
     char *summary;
-    if (result->end == TW_TRAIN_FAILED) {
+    if (result->end == TWB_TRAIN_FAILED) {
         char *banner = g_strdup_printf("Training failed: %s", result->message);
         tw_window_show_banner(c->window, banner, TRUE);
         g_free(banner);
@@ -136,28 +130,28 @@ static void on_done(const TwTrainResult *result, gpointer data)
             tw_train_panel_update(c->panel, &result->last);
         show_logs_lost(c, &result->last);
         char *checkpoint = checkpoint_line(result->checkpoint_path, c->logdb);
-        summary = g_strdup_printf("%s%s%s", result->end == TW_TRAIN_FINISHED ? "Finished: " : "Stopped ",
+        summary = g_strdup_printf("%s%s%s", result->end == TWB_TRAIN_FINISHED ? "Finished: " : "Stopped ",
                                   result->message, checkpoint);
         g_free(checkpoint);
     }
     tw_train_panel_finished(c->panel, summary);
     g_free(summary);
-    g_clear_pointer(&c->worker, tw_train_worker_free);
+    g_clear_pointer(&c->worker, twb_train_worker_free);
 }
 
-static void on_train_requested(TwTrainPanel *panel, const TwTrainSettings *settings, gpointer data)
+static void on_train_requested(TwTrainPanel *panel, const tw_train_settings *settings, gpointer data)
 {
     controller *c = data;
     if (c->worker)
         return;
-    TwTrainWorkerCallbacks callbacks = {.progress = on_progress, .problem = on_problem, .done = on_done,
+    twb_train_worker_callbacks callbacks = {.progress = on_progress, .problem = on_problem, .done = on_done,
                                         .user_data = c};
     GError *error = NULL;
-    twb_data_spec spec = spec_of(settings);
+    twb_data_spec spec = twb_data_spec_of(settings);
     const twb_data *loaded = NULL;
     if (c->data)
         twb_data_cache_lookup(c->data, &spec, &loaded, NULL);
-    c->worker = tw_train_worker_start(tw_window_doc(c->window), settings, loaded, &callbacks, &error);
+    c->worker = twb_train_worker_start(tw_window_doc(c->window), settings, loaded, &callbacks, &error);
     if (!c->worker) {
         tw_window_show_banner(c->window, error->message, TRUE);
         g_error_free(error);
@@ -175,7 +169,7 @@ static void on_pause_requested(TwTrainPanel *panel, gpointer data)
     controller *c = data;
     if (!c->worker)
         return;
-    tw_train_worker_set_paused(c->worker, TRUE);
+    twb_train_worker_set_paused(c->worker, TRUE);
     tw_train_panel_paused(panel, TRUE);
 }
 
@@ -184,7 +178,7 @@ static void on_resume_requested(TwTrainPanel *panel, gpointer data)
     controller *c = data;
     if (!c->worker)
         return;
-    tw_train_worker_set_paused(c->worker, FALSE);
+    twb_train_worker_set_paused(c->worker, FALSE);
     tw_train_panel_paused(panel, FALSE);
 }
 
@@ -192,14 +186,14 @@ static void on_stop_requested(TwTrainPanel *panel, gpointer data)
 {
     controller *c = data;
     if (c->worker)
-        tw_train_worker_stop(c->worker);
+        twb_train_worker_stop(c->worker);
 }
 
 /* The window is going: stop the run and wait for the worker (a step). */
 static void on_window_destroy(GtkWidget *window, gpointer data)
 {
     controller *c = data;
-    g_clear_pointer(&c->worker, tw_train_worker_free);
+    g_clear_pointer(&c->worker, twb_train_worker_free);
     g_clear_handle_id(&c->load_source, g_source_remove);
     g_clear_pointer(&c->data, twb_data_cache_free); /* loads still going are dropped */
 }
@@ -207,7 +201,7 @@ static void on_window_destroy(GtkWidget *window, gpointer data)
 static void controller_free(gpointer data)
 {
     controller *c = data;
-    tw_train_worker_free(c->worker);
+    twb_train_worker_free(c->worker);
     g_clear_handle_id(&c->load_source, g_source_remove);
     twb_data_cache_free(c->data);
     if (c->panel)
@@ -216,7 +210,7 @@ static void controller_free(gpointer data)
     g_free(c);
 }
 
-void tw_train_controller_attach(TwWindow *win)
+void twb_train_controller_attach(TwWindow *win)
 {
     controller *c = g_new0(controller, 1);
     c->window = win;

@@ -101,6 +101,11 @@ static int64_t count_classes(tw_tensor *y)
     return v >= 0 ? (int64_t)v + 1 : 1;
 }
 
+twb_data_spec twb_data_spec_of(const tw_train_settings *s)
+{
+    return (twb_data_spec){.data = s->data, .labels = s->labels, .label_column = s->label_column, .seed = s->seed};
+}
+
 int twb_data_load(const twb_data_spec *spec, twb_data *out)
 {
     memset(out, 0, sizeof *out);

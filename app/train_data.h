@@ -5,6 +5,7 @@
 
 #include <tw/error.h>
 #include <tw/model.h>
+#include <tw/train_settings.h>
 
 typedef struct {
     const char *data;         /* "fashion-mnist", "spirals", "blobs", "linear", or a file */
@@ -20,6 +21,8 @@ typedef struct {
     int64_t classes;            /* integer labels: the largest label + 1; float targets: 0 */
 } twb_data;
 
+/* The data the settings name (borrowing their strings). */
+twb_data_spec twb_data_spec_of(const tw_train_settings *settings);
 /* 0, or -1 with a message (tw_last_error) naming the file. */
 int twb_data_load(const twb_data_spec *spec, twb_data *out);
 /* dst shares src's tensors (new references). */

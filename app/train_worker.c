@@ -8,44 +8,36 @@
  * the main loop at any time, however fast the steps are. */
 #include "train_worker.h"
 
-#include <errno.h>
 #include <math.h>
-#include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <json-glib/json-glib.h>
-
-#include <tw/checkpoint.h>
 #include <tw/engine.h>
-#include <tw/model_file.h>
-#include <tw/summary.h>
 
 #include "train_data.h"
+#include "train_session.h"
 
 #define PROGRESS_INTERVAL_US 50000 /* at most 20 progress reports a second */
 #define WORKER_NICE 10             /* the window and the X server come first */
 #define LOG_EVERY_STEPS 10         /* as twb train */
 #define HISTOGRAM_EVERY_STEPS 100
 
-struct TwTrainWorker {
+struct twb_train_worker {
     GMainContext *context;
     GThread *thread;
-    TwTrainWorkerCallbacks callbacks;
+    twb_train_worker_callbacks callbacks;
     gboolean disconnected; /* main thread only: no more callbacks */
 
     /* Set before the thread starts, then the thread's. */
-    TwTrainSettings *settings;
+    tw_train_settings *settings;
     tw_model *model;
     char *checkpoint_path;
-    tw_model_checkpoint *checkpoint;
-    tw_summary_writer *writer; /* the run in the run database */
-    tw_summary_logger *logger;
+    twb_train_session session; /* the checkpoints and the run in the run database */
     twb_data data;            /* loaded before the start, or by the thread */
     char *logs_lost_reason;   /* the writer's message once it lost logs */
     int64_t logs_lost_from_step;
-    TwTrainProgress last;
+    tw_train_progress last;
     gint64 last_report_us;
     double epoch_began, paused_seconds; /* for samples per second without the pauses */
     int epoch_seen;
@@ -55,26 +47,25 @@ struct TwTrainWorker {
     GMutex lock;
     GCond resumed;
     gboolean paused;         /* under lock */
-    TwTrainProgress latest;  /* under lock */
+    tw_train_progress latest;  /* under lock */
     gboolean report_waiting; /* under lock: a progress report is queued */
 };
 
 /* ---- lifetime: the thread, queued reports and the controller each hold a reference */
 static void worker_clear(gpointer data)
 {
-    TwTrainWorker *w = data;
+    twb_train_worker *w = data;
     g_main_context_unref(w->context);
     tw_train_settings_free(w->settings);
     tw_layer_unref(w->model);
     g_free(w->checkpoint_path);
-    tw_model_checkpoint_free(w->checkpoint);
     twb_data_clear(&w->data);
     g_free(w->logs_lost_reason);
     g_mutex_clear(&w->lock);
     g_cond_clear(&w->resumed);
 }
 
-static TwTrainWorker *worker_ref(TwTrainWorker *w)
+static twb_train_worker *worker_ref(twb_train_worker *w)
 {
     return g_atomic_rc_box_acquire(w);
 }
@@ -86,11 +77,11 @@ static void worker_unref(gpointer w)
 
 /* ---- reports to the main loop --------------------------------------------- */
 typedef struct {
-    TwTrainWorker *worker;
+    twb_train_worker *worker;
     char *message;
     char *checkpoint_path;
-    TwTrainEnd end;
-    TwTrainProgress last;
+    twb_train_end end;
+    tw_train_progress last;
 } report;
 
 static void report_free(gpointer data)
@@ -105,7 +96,7 @@ static void report_free(gpointer data)
 /* An idle source on the main context, not g_main_context_invoke: that runs
  * the function right here, on the worker, whenever the main thread is not
  * inside an iteration at that moment. */
-static void post(TwTrainWorker *w, GSourceFunc deliver, report *r)
+static void post(twb_train_worker *w, GSourceFunc deliver, report *r)
 {
     r->worker = worker_ref(w);
     GSource *source = g_idle_source_new();
@@ -118,9 +109,9 @@ static void post(TwTrainWorker *w, GSourceFunc deliver, report *r)
 
 static gboolean deliver_progress(gpointer data)
 {
-    TwTrainWorker *w = ((report *)data)->worker;
+    twb_train_worker *w = ((report *)data)->worker;
     g_mutex_lock(&w->lock);
-    TwTrainProgress p = w->latest;
+    tw_train_progress p = w->latest;
     w->report_waiting = FALSE;
     g_mutex_unlock(&w->lock);
     if (!w->disconnected && w->callbacks.progress)
@@ -129,7 +120,7 @@ static gboolean deliver_progress(gpointer data)
 }
 
 /* Keep the latest state; queue a report only when none is waiting. */
-static void report_progress(TwTrainWorker *w, const TwTrainProgress *p, gboolean now)
+static void report_progress(twb_train_worker *w, const tw_train_progress *p, gboolean now)
 {
     gint64 t = g_get_monotonic_time();
     w->last = *p;
@@ -153,7 +144,7 @@ static gboolean deliver_problem(gpointer data)
     return G_SOURCE_REMOVE;
 }
 
-static void report_problem(TwTrainWorker *w, const char *message)
+static void report_problem(twb_train_worker *w, const char *message)
 {
     report *r = g_new0(report, 1);
     r->message = g_strdup(message);
@@ -163,7 +154,7 @@ static void report_problem(TwTrainWorker *w, const char *message)
 static gboolean deliver_done(gpointer data)
 {
     report *r = data;
-    TwTrainResult result = {.end = r->end, .message = r->message, .checkpoint_path = r->checkpoint_path,
+    twb_train_result result = {.end = r->end, .message = r->message, .checkpoint_path = r->checkpoint_path,
                             .last = r->last};
     if (!r->worker->disconnected && r->worker->callbacks.done)
         r->worker->callbacks.done(&result, r->worker->callbacks.user_data);
@@ -176,7 +167,7 @@ static double seconds_now(void)
     return (double)g_get_monotonic_time() / G_USEC_PER_SEC;
 }
 
-static TwTrainProgress progress_of(TwTrainWorker *w, const tw_progress *p, const tw_logs *logs)
+static tw_train_progress progress_of(twb_train_worker *w, const tw_progress *p, const tw_logs *logs)
 {
     if (p->epoch != w->epoch_seen) {
         w->epoch_seen = p->epoch;
@@ -188,7 +179,7 @@ static TwTrainProgress progress_of(TwTrainWorker *w, const tw_progress *p, const
     double active = seconds_now() - w->epoch_began - w->paused_seconds;
     double rate = active > 0 ? (double)done / active : 0;
     int64_t steps_left = (int64_t)(p->epochs - p->epoch - 1) * p->steps + (p->steps - p->step - 1);
-    return (TwTrainProgress){
+    return (tw_train_progress){
         .epoch = p->epoch, .epochs = p->epochs, .step = p->step, .steps = p->steps,
         .samples_per_second = rate,
         .eta_seconds = rate > 0 ? (double)(steps_left * batch) / rate : NAN,
@@ -199,19 +190,19 @@ static TwTrainProgress progress_of(TwTrainWorker *w, const tw_progress *p, const
 
 /* TRUE the first time the writer says it lost logs. The message is set
  * before the step, so both are read once the step is. */
-static gboolean logs_newly_lost(TwTrainWorker *w)
+static gboolean logs_newly_lost(twb_train_worker *w)
 {
-    int64_t lost = tw_summary_writer_lost_from_step(w->writer);
+    int64_t lost = tw_summary_writer_lost_from_step(w->session.writer);
     if (lost < 0 || w->logs_lost_from_step >= 0)
         return FALSE;
-    const char *why = tw_summary_writer_error(w->writer);
+    const char *why = tw_summary_writer_error(w->session.writer);
     w->logs_lost_reason = g_strdup(why ? why : "the run database cannot be written");
     w->logs_lost_from_step = lost;
     return TRUE;
 }
 
 /* Paused after a step: the panel shows exactly that step while it waits. */
-static void wait_while_paused(TwTrainWorker *w)
+static void wait_while_paused(twb_train_worker *w)
 {
     g_mutex_lock(&w->lock);
     gboolean paused = w->paused && !g_atomic_int_get(&w->stop);
@@ -229,130 +220,29 @@ static void wait_while_paused(TwTrainWorker *w)
 
 static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
 {
-    TwTrainWorker *w = user_data;
+    twb_train_worker *w = user_data;
     gboolean lost = logs_newly_lost(w); /* the writer goes on dropping what it cannot write */
-    TwTrainProgress tp = progress_of(w, p, logs);
+    tw_train_progress tp = progress_of(w, p, logs);
     report_progress(w, &tp, lost || p->step + 1 == p->steps);
     wait_while_paused(w);
     return 0;
 }
 
 /* ---- training --------------------------------------------------------------- */
-/* What the checkpoints record about how the run was trained (as `twb train`). */
-static char *settings_json(const TwTrainSettings *s, double learning_rate)
-{
-    JsonBuilder *b = json_builder_new();
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "data");
-    json_builder_add_string_value(b, s->dataset);
-    json_builder_set_member_name(b, "epochs");
-    json_builder_add_int_value(b, s->epochs);
-    json_builder_set_member_name(b, "batch_size");
-    json_builder_add_int_value(b, s->batch_size);
-    json_builder_set_member_name(b, "seed");
-    json_builder_add_int_value(b, (gint64)s->seed);
-    json_builder_set_member_name(b, "optimizer");
-    json_builder_add_string_value(b, s->optimizer);
-    json_builder_set_member_name(b, "learning_rate");
-    json_builder_add_double_value(b, learning_rate);
-    json_builder_set_member_name(b, "validation_split");
-    json_builder_add_double_value(b, s->validation_split);
-    json_builder_end_object(b);
-    JsonNode *root = json_builder_get_root(b);
-    char *text = json_to_string(root, FALSE);
-    json_node_unref(root);
-    g_object_unref(b);
-    return text;
-}
-
-static int compile_model(tw_model *model, const TwTrainSettings *s, tw_tensor *y)
-{
-    tw_loss loss;
-    tw_optimizer_kind kind;
-    if (twb_default_loss(model, y, &loss) || tw_optimizer_kind_from_name(s->optimizer, &kind))
-        return -1;
-    tw_optimizer_config config = tw_optimizer_defaults(kind);
-    config.learning_rate.initial_learning_rate = s->learning_rate;
-    tw_optimizer *opt = tw_optimizer_new(&config);
-    if (!opt)
-        return -1;
-    const char *metrics[] = {"accuracy"};
-    bool classify = loss.kind >= TW_LOSS_BINARY_CROSSENTROPY;
-    return tw_model_compile(model, opt, &loss, classify ? 1 : 0, metrics);
-}
-
-/* After compiling: the settings record the optimizer's actual learning rate. */
-static char *compiled_settings_json(TwTrainWorker *w)
-{
-    return settings_json(w->settings, tw_optimizer_learning_rate(tw_model_optimizer(w->model)));
-}
-
-static int open_checkpoint(TwTrainWorker *w)
-{
-    char *dir = g_path_get_dirname(w->checkpoint_path);
-    int rc = g_mkdir_with_parents(dir, 0755);
-    if (rc)
-        tw_error_set("%s: cannot create the checkpoint folder: %s", dir, g_strerror(errno));
-    g_free(dir);
-    if (rc)
-        return -1;
-    char *model_json = tw_model_to_json(w->model), *settings = compiled_settings_json(w);
-    w->checkpoint = tw_model_checkpoint_new(w->checkpoint_path, NULL, model_json, settings);
-    free(model_json);
-    g_free(settings);
-    return 0;
-}
-
-/* The run in the run database: the model, the settings, and (through the
- * logger) the batch logs, histograms and epoch logs. */
-static int open_run(TwTrainWorker *w)
-{
-    char *model_json = tw_model_to_json(w->model), *settings = compiled_settings_json(w);
-    tw_summary_run_options options = {.model_json = model_json, .hparams_json = settings};
-    w->writer = tw_summary_writer_open(w->settings->logdb, w->settings->run_name, &options);
-    free(model_json);
-    g_free(settings);
-    if (w->writer)
-        w->logger = tw_summary_logger_new(w->writer, LOG_EVERY_STEPS, HISTOGRAM_EVERY_STEPS);
-    return w->logger ? 0 : -1;
-}
-
-/* The last epoch's logs as the run's final metrics. */
-static void log_final_metrics(TwTrainWorker *w, const tw_history *h)
-{
-    if (!h->epochs)
-        return;
-    const tw_logs *logs = &h->epoch_logs[h->epochs - 1];
-    JsonBuilder *b = json_builder_new();
-    json_builder_begin_object(b);
-    for (int i = 0; i < logs->n; i++) {
-        json_builder_set_member_name(b, logs->names[i]);
-        json_builder_add_double_value(b, logs->values[i]);
-    }
-    json_builder_end_object(b);
-    JsonNode *root = json_builder_get_root(b);
-    char *metrics = json_to_string(root, FALSE);
-    tw_summary_hparams(w->writer, NULL, metrics);
-    g_free(metrics);
-    json_node_unref(root);
-    g_object_unref(b);
-}
-
 /* Close the run with how it ended; a writer that failed is reported once
  * (lost logs were reported as they happened). */
-static void close_run(TwTrainWorker *w, TwTrainEnd end)
+static void close_session(twb_train_worker *w, twb_train_end end)
 {
     static const tw_run_status status[] = {
-        [TW_TRAIN_FINISHED] = TW_RUN_FINISHED, [TW_TRAIN_STOPPED] = TW_RUN_STOPPED, [TW_TRAIN_FAILED] = TW_RUN_FAILED};
-    logs_newly_lost(w); /* the last steps' logs are in the done report's progress */
-    w->last.logs_lost_from_step = w->logs_lost_from_step;
-    w->last.logs_lost_reason = w->logs_lost_reason;
-    char *lost = g_strdup(tw_summary_writer_error(w->writer));
-    int rc = tw_summary_writer_close_with_reason(w->writer, status[end],
-                                                 end == TW_TRAIN_FAILED ? tw_last_error() : NULL);
-    w->writer = NULL;
-    g_clear_pointer(&w->logger, tw_summary_logger_free);
-    if (rc && w->logs_lost_from_step < 0)
+        [TWB_TRAIN_FINISHED] = TW_RUN_FINISHED, [TWB_TRAIN_STOPPED] = TW_RUN_STOPPED, [TWB_TRAIN_FAILED] = TW_RUN_FAILED};
+    char *lost = NULL;
+    if (w->session.writer) {
+        logs_newly_lost(w); /* the last steps' logs are in the done report's progress */
+        w->last.logs_lost_from_step = w->logs_lost_from_step;
+        w->last.logs_lost_reason = w->logs_lost_reason;
+        lost = g_strdup(tw_summary_writer_error(w->session.writer));
+    }
+    if (twb_train_session_close(&w->session, status[end], tw_last_error()) && w->logs_lost_from_step < 0)
         report_problem(w, lost ? lost : tw_last_error());
     g_free(lost);
 }
@@ -382,28 +272,16 @@ static char *describe_history(const tw_history *h)
 
 static void fail(report *r)
 {
-    r->end = TW_TRAIN_FAILED;
+    r->end = TWB_TRAIN_FAILED;
     r->message = g_strdup(tw_last_error());
 }
 
 /* Fit with the progress reports and the checkpoints; the end goes into r. */
-static void fit(TwTrainWorker *w, tw_tensor *x, tw_tensor *y, report *r)
+static void fit(twb_train_worker *w, tw_tensor *x, tw_tensor *y, report *r)
 {
-    const TwTrainSettings *s = w->settings;
-    tw_fit_options options = tw_fit_options_default();
-    options.epochs = s->epochs;
-    options.batch_size = s->batch_size;
-    options.seed = s->seed;
-    options.validation_split = s->validation_split;
-    options.stop_flag = &w->stop;
-    tw_callback callbacks[] = {
-        {.on_batch_end = on_batch_end, .user_data = w},
-        tw_model_checkpoint_callback(w->checkpoint),
-        tw_summary_logger_callback(w->logger),
-    };
-    options.callbacks = callbacks;
-    options.ncallbacks = G_N_ELEMENTS(callbacks);
-    options.expose_gradients = TRUE; /* gradient histograms for the dashboard */
+    const tw_train_settings *s = w->settings;
+    tw_callback progress = {.on_batch_end = on_batch_end, .user_data = w};
+    tw_fit_options options = twb_train_session_fit_options(&w->session, &progress, &w->stop);
     int64_t n = tw_tensor_dim(x, 0);
     w->train_examples = s->validation_split > 0 ? (int64_t)((double)n * (1 - s->validation_split)) : n;
     w->epoch_seen = -1;
@@ -412,13 +290,14 @@ static void fit(TwTrainWorker *w, tw_tensor *x, tw_tensor *y, report *r)
         fail(r);
         return;
     }
-    r->end = h->stopped_early ? TW_TRAIN_STOPPED : TW_TRAIN_FINISHED;
-    log_final_metrics(w, h);
+    r->end = h->stopped_early ? TWB_TRAIN_STOPPED : TWB_TRAIN_FINISHED;
+    if (h->epochs) /* the last epoch's logs are the run's final metrics */
+        twb_train_session_log_metrics(&w->session, &h->epoch_logs[h->epochs - 1], "");
     if (h->stopped_early) {
         r->message = w->last.steps ? g_strdup_printf("after step %lld of epoch %d", (long long)w->last.step + 1,
                                                      w->last.epoch + 1)
                                    : g_strdup("before the first step");
-        if (tw_model_checkpoint_save_now(w->checkpoint, w->model, h->resume_epoch, h->resume_step))
+        if (twb_train_session_save_stop(&w->session, h))
             report_problem(w, tw_last_error());
     } else {
         r->message = describe_history(h);
@@ -434,38 +313,40 @@ static void fail_naming_data(report *r, const twb_data *data, tw_tensor *x)
     for (int i = 0; i < tw_tensor_ndim(x); i++)
         g_string_append_printf(shape, "%s%lld", i ? ", " : "", (long long)tw_tensor_dim(x, i));
     g_string_append(shape, tw_tensor_ndim(x) == 1 ? ",)" : ")");
-    r->end = TW_TRAIN_FAILED;
+    r->end = TWB_TRAIN_FAILED;
     g_free(r->message);
     r->message = g_strdup_printf("%s (the data: %s, shape %s)", tw_last_error(), data->description, shape->str);
     g_string_free(shape, TRUE);
 }
 
 /* Load, compile, fit. */
-static void train(TwTrainWorker *w, report *r)
+static void train(twb_train_worker *w, report *r)
 {
-    const TwTrainSettings *s = w->settings;
-    twb_data_spec spec = {.data = s->dataset, .labels = s->labels, .label_column = s->label_column,
-                          .seed = s->seed};
+    const tw_train_settings *s = w->settings;
+    twb_data_spec spec = twb_data_spec_of(s);
     if (!w->data.x && twb_data_load(&spec, &w->data)) {
         fail(r);
         return;
     }
     const twb_data *data = &w->data;
     tw_tensor *x = twb_fit_input(w->model, data->x);
-    if (compile_model(w->model, s, data->y)) {
+    twb_train_session_options options = {
+        .checkpoint_path = w->checkpoint_path, .log_every = LOG_EVERY_STEPS, .histogram_every = HISTOGRAM_EVERY_STEPS};
+    if (twb_train_compile(w->model, s, data->y)) {
         fail_naming_data(r, data, x);
-    } else if (open_checkpoint(w) || open_run(w)) {
+    } else if (twb_train_session_open(&w->session, w->model, s, &options)) {
         fail(r);
     } else if (g_atomic_int_get(&w->stop)) {
-        r->end = TW_TRAIN_STOPPED;
+        r->end = TWB_TRAIN_STOPPED;
         r->message = g_strdup("before the first step");
     } else {
         fit(w, x, data->y, r);
-        if (r->end == TW_TRAIN_FAILED && !w->last.steps)
+        if (r->end == TWB_TRAIN_FAILED && !w->last.steps)
             fail_naming_data(r, data, x);
     }
-    if (w->writer)
-        close_run(w, r->end);
+    if (w->session.checkpoint && tw_model_checkpoint_saves(w->session.checkpoint) > 0)
+        r->checkpoint_path = g_strdup(w->checkpoint_path);
+    close_session(w, r->end);
     tw_tensor_unref(x);
 }
 
@@ -477,14 +358,12 @@ static void lower_priority(void)
 
 static gpointer worker_main(gpointer data)
 {
-    TwTrainWorker *w = data;
+    twb_train_worker *w = data;
     lower_priority();
     /* Leave a core to the main loop. */
     tw_set_num_threads(MAX(1, (int)g_get_num_processors() - 1));
     report *r = g_new0(report, 1);
     train(w, r);
-    if (w->checkpoint && tw_model_checkpoint_saves(w->checkpoint) > 0)
-        r->checkpoint_path = g_strdup(w->checkpoint_path);
     r->last = w->last;
     post(w, deliver_done, r);
     worker_unref(w);
@@ -492,33 +371,18 @@ static gpointer worker_main(gpointer data)
 }
 
 /* ---- the controller's side -------------------------------------------------- */
-char *tw_train_checkpoint_path(const char *logdb, const char *run_name)
-{
-    char *dir = g_path_get_dirname(logdb);
-    char *file = g_strdup(run_name && *run_name ? run_name : "run");
-    for (char *c = file; *c; c++)
-        if (!g_ascii_isalnum(*c) && *c != '-' && *c != '_' && (*c != '.' || c == file))
-            *c = '_';
-    char *name = g_strconcat(file, ".safetensors", NULL);
-    char *path = g_build_filename(dir, "checkpoints", name, NULL);
-    g_free(dir);
-    g_free(file);
-    g_free(name);
-    return path;
-}
-
-TwTrainWorker *tw_train_worker_start(TwModelDoc *doc, const TwTrainSettings *settings, const twb_data *data,
-                                     const TwTrainWorkerCallbacks *callbacks, GError **error)
+twb_train_worker *twb_train_worker_start(TwModelDoc *doc, const tw_train_settings *settings, const twb_data *data,
+                                         const twb_train_worker_callbacks *callbacks, GError **error)
 {
     tw_model *model = tw_model_doc_copy_model(doc, error);
     if (!model)
         return NULL;
-    TwTrainWorker *w = g_atomic_rc_box_new0(TwTrainWorker);
+    twb_train_worker *w = g_atomic_rc_box_new0(twb_train_worker);
     w->context = g_main_context_ref_thread_default();
     w->callbacks = *callbacks;
     w->settings = tw_train_settings_copy(settings);
     w->model = model;
-    w->checkpoint_path = tw_train_checkpoint_path(settings->logdb, settings->run_name);
+    w->checkpoint_path = twb_train_checkpoint_path(settings->logdb, settings->run_name);
     w->logs_lost_from_step = -1;
     w->last.logs_lost_from_step = -1;
     if (data)
@@ -529,7 +393,7 @@ TwTrainWorker *tw_train_worker_start(TwModelDoc *doc, const TwTrainSettings *set
     return w;
 }
 
-void tw_train_worker_set_paused(TwTrainWorker *w, gboolean paused)
+void twb_train_worker_set_paused(twb_train_worker *w, gboolean paused)
 {
     g_mutex_lock(&w->lock);
     w->paused = paused;
@@ -537,7 +401,7 @@ void tw_train_worker_set_paused(TwTrainWorker *w, gboolean paused)
     g_mutex_unlock(&w->lock);
 }
 
-void tw_train_worker_stop(TwTrainWorker *w)
+void twb_train_worker_stop(twb_train_worker *w)
 {
     g_mutex_lock(&w->lock);
     g_atomic_int_set(&w->stop, 1);
@@ -545,12 +409,12 @@ void tw_train_worker_stop(TwTrainWorker *w)
     g_mutex_unlock(&w->lock);
 }
 
-void tw_train_worker_free(TwTrainWorker *w)
+void twb_train_worker_free(twb_train_worker *w)
 {
     if (!w)
         return;
     w->disconnected = TRUE;
-    tw_train_worker_stop(w);
+    twb_train_worker_stop(w);
     g_thread_join(w->thread);
     worker_unref(w);
 }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph_internal.h"
+#include "graph/graph_internal.h"
 
 /* Outputs a traced function may return. */
 #define MAX_OUTPUTS 64

@@ -1,6 +1,6 @@
 /* Engine internals shared by the engine's own files: the tensor layout, the
- * op table, dispatch, scopes and the recorders (tapes now, graph tracing
- * later). Not installed. */
+ * op table, dispatch, scopes and the recorders (tapes and the graph
+ * tracer). Not installed. */
 #ifndef TW_INTERNAL_H
 #define TW_INTERNAL_H
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph_internal.h"
+#include "graph/graph_internal.h"
 #include "id_map.h"
 
 _Thread_local struct tw_tracer *tw__tracer __attribute__((tls_model("initial-exec")));

@@ -241,7 +241,8 @@ static int64_t logdb_int(const char *path, const char *sql, const char *arg)
 #define TAG_POINTS "SELECT sum(c.count) FROM scalar_chunks c JOIN tags t ON t.id = c.tag_id WHERE t.name = ?1"
 #define TAG_HISTOGRAMS "SELECT count(*) FROM histograms h JOIN tags t ON t.id = h.tag_id WHERE t.name = ?1"
 
-/* --logdb: the run with its model, settings and test metrics, the batch logs
+/* --logdb: the run with its model, settings (the optimizer's actual
+ * learning rate without --learning-rate) and test metrics, the batch logs
  * every step, histograms every 5, the epoch logs; a taken name fails before
  * training; a locked file costs the logs (one warning), not the training. */
 static void test_logdb(fixture *f, gconstpointer data)
@@ -255,6 +256,7 @@ static void test_logdb(fixture *f, gconstpointer data)
     twb_run_clear(&run);
     g_assert_cmpint(logdb_int(db, "SELECT count(*) FROM runs WHERE name = ?1 AND status = 'finished' AND "
                                   "model_json LIKE '%Sequential%' AND hparams_json LIKE '%\"optimizer\":\"adam\"%' "
+                                  "AND hparams_json LIKE '%\"learning_rate\":0.001%' "
                                   "AND metrics_json LIKE '%test_accuracy%'",
                               "spirals-1"),
                     ==, 1);
@@ -639,7 +641,7 @@ static void test_resume_checks(fixture *f, gconstpointer data)
                   "--learning-rate", "0.01", "--checkpoint-dir", dir, "--resume", NULL);
     g_assert_cmpint(run.exit_status, ==, 0);
     char *message = g_strdup_printf("twb train: warning: %s was saved with other training settings: batch size 16 "
-                                    "(was 32), seed 6 (was 5), learning rate 0.01 (was the optimizer's default); "
+                                    "(was 32), seed 6 (was 5), learning rate 0.01 (was 0.001); "
                                     "the resumed run will not repeat the uninterrupted one\n",
                                     ckpt);
     g_assert_nonnull(strstr(run.err, message));

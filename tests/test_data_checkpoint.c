@@ -7,6 +7,8 @@
  * Each test works in a fresh temporary directory. */
 #include <errno.h>
 #include <glib.h>
+#include <math.h>
+#include <stdlib.h>
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "tw/checkpoint.h"
+#include "tw/train_settings.h"
 
 /* ---- scratch directories ---------------------------------------------------- */
 
@@ -1099,6 +1102,39 @@ static void test_resume_position_refused(void)
     scratch_remove(dir);
 }
 
+/* The settings' record in checkpoints and runs: every field, the learning
+ * rate as a number or, when not known, null; copies own their strings. */
+static void test_train_settings_record(void)
+{
+    tw_train_settings s = tw_train_settings_defaults();
+    g_assert_cmpstr(s.optimizer, ==, "adam");
+    g_assert_true(isnan(s.learning_rate));
+    char data[] = "spirals";
+    s.data = data;
+    s.epochs = 2;
+    s.batch_size = 16;
+    s.seed = 5;
+    s.validation_split = 0.25;
+    char *json = tw_train_settings_json(&s, 0.5);
+    g_assert_cmpstr(json, ==,
+                    "{\"data\":\"spirals\",\"epochs\":2,\"batch_size\":16,\"seed\":5,\"optimizer\":\"adam\","
+                    "\"learning_rate\":0.5,\"validation_split\":0.25}");
+    free(json);
+    json = tw_train_settings_json(&s, NAN);
+    g_assert_nonnull(strstr(json, "\"learning_rate\":null"));
+    free(json);
+
+    tw_train_settings *copy = tw_train_settings_copy(&s);
+    g_assert_true(copy->data != s.data);
+    data[0] = 'S';
+    g_assert_cmpstr(copy->data, ==, "spirals");
+    g_assert_cmpstr(copy->optimizer, ==, "adam");
+    g_assert_null(copy->labels);
+    g_assert_cmpint(copy->batch_size, ==, 16);
+    tw_train_settings_free(copy);
+    tw_train_settings_free(NULL);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1118,5 +1154,6 @@ int main(int argc, char **argv)
     g_test_add_func("/data/checkpoint/model-checkpoint-callback", test_model_checkpoint_callback);
     g_test_add_func("/data/safetensors/stale-temporary-files", test_stale_temporary_files);
     g_test_add_func("/data/checkpoint/resume-position-refused", test_resume_position_refused);
+    g_test_add_func("/data/checkpoint/train-settings-record", test_train_settings_record);
     return g_test_run();
 }

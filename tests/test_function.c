@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "gradcheck.h"
-#include "graph_internal.h"
+#include "graph/graph_internal.h"
 #include "tw/model.h"
 
 /* ---- helpers ---------------------------------------------------------------------- */

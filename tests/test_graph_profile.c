@@ -7,7 +7,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "graph_internal.h"
+#include "graph/graph_internal.h"
 #include "json_value.h"
 
 static tw_json *parse(char *text)

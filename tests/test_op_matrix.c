@@ -28,7 +28,7 @@
 #include "cpu/conv_kernels.h"
 #include "elementwise.h"
 #include "gradcheck.h"
-#include "graph_internal.h"
+#include "graph/graph_internal.h"
 #include "internal.h"
 
 /* ---- backends ------------------------------------------------------------------ */

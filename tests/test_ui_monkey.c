@@ -41,7 +41,7 @@
 #include "scratch_tree.h"
 #include "train_panel.h"
 
-static TwApplication *app;
+static TwbApplication *app;
 static GRand *rng;
 static char *scratch;   /* HOME-like folder of the test's own */
 static char *logdb;     /* the training panel's run database */
@@ -415,7 +415,7 @@ static void click_button(TwWindow *win)
 /* ---- the run ----------------------------------------------------------------- */
 static TwWindow *new_window(void)
 {
-    TwWindow *win = tw_application_new_window(app, NULL);
+    TwWindow *win = twb_application_new_window(app, NULL);
     g_object_add_weak_pointer(G_OBJECT(win), (gpointer *)&win);
     g_object_set(tw_window_train_panel(win), "logdb", logdb, NULL);
     gtk_window_present(GTK_WINDOW(win));
@@ -603,10 +603,10 @@ int main(int argc, char **argv)
     char *missing = g_build_filename(scratch, "missing.json", NULL);
     g_ptr_array_add(model_files, missing);
 
-    if (!tw_application_can_open_windows())
+    if (!twb_application_can_open_windows())
         g_error("no display: run under xvfb-run (meson test --suite gui does)");
     g_set_application_name("Tensor Workbench");
-    app = tw_application_new(G_APPLICATION_NON_UNIQUE);
+    app = twb_application_new(G_APPLICATION_NON_UNIQUE);
     g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
 
     g_test_add_func("/ui/monkey/random-actions", test_monkey);

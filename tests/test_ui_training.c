@@ -23,6 +23,7 @@
 #include "train_controller.h"
 #include "train_data.h"
 #include "train_data_cache.h"
+#include "train_session.h"
 #include "train_worker.h"
 #include "window.h"
 
@@ -131,7 +132,7 @@ static void fixture_open(fixture *f, const char *model_json, const char *model_p
     f->window = tw_window_new(app, doc);
     g_object_add_weak_pointer(G_OBJECT(f->window), (gpointer *)&f->window);
     g_object_unref(doc);
-    tw_train_controller_attach(f->window);
+    twb_train_controller_attach(f->window);
     f->panel = tw_window_train_panel(f->window);
     f->status = panel_widget(f, "status");
     f->progress_text = panel_widget(f, "progress-text");
@@ -279,7 +280,7 @@ enum { OPT_SGD, OPT_ADAM };
 
 static char *checkpoint_of(fixture *f, const char *run_name)
 {
-    return tw_train_checkpoint_path(f->logdb, run_name);
+    return twb_train_checkpoint_path(f->logdb, run_name);
 }
 
 /* ---- the run database ------------------------------------------------------ */
@@ -489,8 +490,8 @@ static void test_bad_data_file(void)
     char *labels = g_build_filename(f.dir, "bad-labels-idx1-ubyte", NULL);
     g_assert_true(g_file_set_contents(images, "this is not an IDX file", -1, NULL));
     g_assert_true(g_file_set_contents(labels, "nor is this", -1, NULL));
-    TwTrainSettings settings = *tw_train_panel_settings(f.panel);
-    settings.dataset = images;
+    tw_train_settings settings = *tw_train_panel_settings(f.panel);
+    settings.data = images;
     settings.labels = labels;
     settings.run_name = "bad-data";
     g_signal_emit_by_name(f.panel, "train-requested", &settings);

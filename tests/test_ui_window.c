@@ -22,7 +22,7 @@
 
 #define EXAMPLES "/../examples/models/"
 
-static TwApplication *app;
+static TwbApplication *app;
 
 /* A model the engine refuses: a Conv2D after a Dense, with no Reshape. */
 static const char *invalid_model =
@@ -76,7 +76,7 @@ static GtkWidget *find_type(GtkWidget *root, GType type)
 
 static TwWindow *open_window(void)
 {
-    TwWindow *win = tw_application_new_window(app, NULL);
+    TwWindow *win = twb_application_new_window(app, NULL);
     gtk_window_present(GTK_WINDOW(win));
     wait_for(is_mapped, win, "the window to map");
     return win;
@@ -700,7 +700,7 @@ static void test_logdb_option(void)
 {
     char *dir = scratch_dir();
     char *logdb = g_build_filename(dir, "runs.db", NULL);
-    TwApplication *other = tw_application_new(G_APPLICATION_NON_UNIQUE);
+    TwbApplication *other = twb_application_new(G_APPLICATION_NON_UNIQUE);
     logdb_check check = {logdb, FALSE};
     g_object_set_data(G_OBJECT(other), "check", &check);
     g_signal_connect(other, "window-added", G_CALLBACK(on_window_added), NULL);
@@ -936,10 +936,10 @@ int main(int argc, char **argv)
     g_setenv("XDG_CONFIG_HOME", home, TRUE);
     g_setenv("XDG_CACHE_HOME", home, TRUE);
     g_setenv("GTK_A11Y", "none", TRUE); /* no accessibility bus under Xvfb */
-    if (!tw_application_can_open_windows())
+    if (!twb_application_can_open_windows())
         g_error("no display: run under xvfb-run (meson test --suite gui does)");
     g_set_application_name("Tensor Workbench");
-    app = tw_application_new(G_APPLICATION_NON_UNIQUE);
+    app = twb_application_new(G_APPLICATION_NON_UNIQUE);
     g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
 
     g_test_add_func("/ui/window/three_views", test_three_views);

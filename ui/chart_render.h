@@ -1,6 +1,6 @@
 /* Pure renderers for the dashboard's scalar charts: functions of (data,
  * size, style) drawing onto a cairo_t, with no widget state, so tests draw
- * them into image surfaces and check pixels (DESIGN.md, UI principles).
+ * them into image surfaces and check pixels.
  *
  * A chart shows several series (one per run) in the run's colour. Each
  * series arrives already reduced to columns (tw_lod_column from

@@ -1,10 +1,8 @@
 /* TwDesignerView: the Designer page — the layer palette (left), the layer
  * stack with each layer's output shape and parameter count (centre) and the
  * property editor of the selected layer (right), all showing one
- * TwModelDoc.
- *
- * Added to the contract: tw_designer_view_palette/stack/property_editor,
- * its three parts (TwLayerPalette, TwLayerStack, TwPropertyEditor). */
+ * TwModelDoc. tw_designer_view_palette/stack/property_editor give its
+ * three parts (TwLayerPalette, TwLayerStack, TwPropertyEditor). */
 #ifndef TW_UI_DESIGNER_VIEW_H
 #define TW_UI_DESIGNER_VIEW_H
 

@@ -21,15 +21,13 @@
 #define GRAPH_CSS "/io/github/twb/Workbench/graph.css"
 #define DOC_DEBOUNCE_MS 300
 #define ZOOM_STEP 1.25
-#define INSPECTOR_WIDTH 320
 #define EXPORT_MAX_SIDE 16000 /* pixels: a larger PNG is drawn smaller */
-#define HEAT_STRIP_WIDTH 160
 #define UNTIMED_SWATCH -1 /* draw_swatch's data for "not measured" */
 
 struct _TwGraphView {
     GtkWidget parent_instance;
     GtkWidget *box, *sources, *search, *search_status, *note, *stack, *message, *canvas_widget, *inspector;
-    GtkWidget *color_box, *color, *legends, *heat_strip, *heat_min, *heat_max;
+    GtkWidget *color_box, *color, *legends, *kind_legend, *heat_strip, *heat_min, *heat_max, *untimed_swatch;
     TwGraphCanvas *canvas;
     GtkStringList *source_labels;
     gboolean updating_sources;
@@ -461,57 +459,6 @@ static void on_export_svg(GtkButton *button, TwGraphView *view)
     export_ask(view, TRUE);
 }
 
-static GtkWidget *tool_button(GtkWidget *bar, const char *icon, const char *label, const char *tooltip,
-                              GCallback clicked, TwGraphView *view)
-{
-    GtkWidget *button = icon ? gtk_button_new_from_icon_name(icon) : gtk_button_new_with_label(label);
-    gtk_widget_set_tooltip_text(button, tooltip);
-    g_signal_connect(button, "clicked", clicked, view);
-    gtk_box_append(GTK_BOX(bar), button);
-    return button;
-}
-
-static GtkWidget *build_toolbar(TwGraphView *view)
-{
-    GtkWidget *bar = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
-    gtk_widget_add_css_class(bar, "graph-toolbar");
-    gtk_box_append(GTK_BOX(bar), gtk_label_new("Source"));
-    view->source_labels = gtk_string_list_new((const char *const[]){"Designer model", NULL});
-    view->sources = gtk_drop_down_new(G_LIST_MODEL(view->source_labels), NULL);
-    g_signal_connect(view->sources, "notify::selected", G_CALLBACK(on_source_selected), view);
-    gtk_box_append(GTK_BOX(bar), view->sources);
-    view->color_box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
-    gtk_box_append(GTK_BOX(view->color_box), gtk_label_new("Colour"));
-    view->color = gtk_drop_down_new_from_strings((const char *const[]){"Op kind", "Time", NULL});
-    gtk_widget_set_tooltip_text(view->color, "Colour the boxes by their op's kind, or by the time the run measured");
-    g_signal_connect(view->color, "notify::selected", G_CALLBACK(on_color_selected), view);
-    gtk_box_append(GTK_BOX(view->color_box), view->color);
-    gtk_widget_set_visible(view->color_box, FALSE); /* shown for a graph with a profile */
-    gtk_box_append(GTK_BOX(bar), view->color_box);
-    view->search = gtk_search_entry_new();
-    g_object_set(view->search, "placeholder-text", "Find a node by name or op", NULL);
-    gtk_widget_set_tooltip_text(view->search, "Enter goes to the next match");
-    gtk_widget_set_size_request(view->search, 240, -1);
-    g_signal_connect(view->search, "activate", G_CALLBACK(on_search_activate), view);
-    g_signal_connect(view->search, "search-changed", G_CALLBACK(on_search_changed), view);
-    gtk_box_append(GTK_BOX(bar), view->search);
-    view->search_status = gtk_label_new("");
-    gtk_widget_add_css_class(view->search_status, "dim-label");
-    gtk_box_append(GTK_BOX(bar), view->search_status);
-    view->note = gtk_label_new("");
-    gtk_label_set_ellipsize(GTK_LABEL(view->note), PANGO_ELLIPSIZE_START);
-    gtk_widget_set_hexpand(view->note, TRUE);
-    gtk_label_set_xalign(GTK_LABEL(view->note), 1);
-    gtk_widget_add_css_class(view->note, "dim-label");
-    gtk_box_append(GTK_BOX(bar), view->note);
-    tool_button(bar, "zoom-out-symbolic", NULL, "Zoom out (−)", G_CALLBACK(on_zoom_out), view);
-    tool_button(bar, "zoom-in-symbolic", NULL, "Zoom in (+)", G_CALLBACK(on_zoom_in), view);
-    tool_button(bar, "zoom-fit-best-symbolic", NULL, "Fit the whole graph (0)", G_CALLBACK(on_fit), view);
-    tool_button(bar, NULL, "PNG…", "Export the whole graph as a PNG image", G_CALLBACK(on_export_png), view);
-    tool_button(bar, NULL, "SVG…", "Export the whole graph as an SVG drawing", G_CALLBACK(on_export_svg), view);
-    return bar;
-}
-
 /* ---- the legend ------------------------------------------------------------------------- */
 
 static void draw_swatch(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer kind)
@@ -531,9 +478,8 @@ static void draw_swatch(GtkDrawingArea *area, cairo_t *cr, int width, int height
     cairo_stroke(cr);
 }
 
-static GtkWidget *swatch_new(int kind)
+static GtkWidget *swatch_setup(GtkWidget *swatch, int kind)
 {
-    GtkWidget *swatch = gtk_drawing_area_new();
     gtk_drawing_area_set_content_width(GTK_DRAWING_AREA(swatch), 12);
     gtk_drawing_area_set_content_height(GTK_DRAWING_AREA(swatch), 12);
     gtk_widget_set_valign(swatch, GTK_ALIGN_CENTER);
@@ -552,52 +498,20 @@ static void draw_heat_strip(GtkDrawingArea *area, cairo_t *cr, int width, int he
     }
 }
 
-static GtkWidget *build_heat_legend(TwGraphView *view)
-{
-    GtkWidget *legend = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
-    gtk_box_append(GTK_BOX(legend), gtk_label_new("Time per run (log scale):"));
-    view->heat_min = gtk_label_new("");
-    gtk_box_append(GTK_BOX(legend), view->heat_min);
-    view->heat_strip = gtk_drawing_area_new();
-    gtk_drawing_area_set_content_width(GTK_DRAWING_AREA(view->heat_strip), HEAT_STRIP_WIDTH);
-    gtk_drawing_area_set_content_height(GTK_DRAWING_AREA(view->heat_strip), 12);
-    gtk_widget_set_valign(view->heat_strip, GTK_ALIGN_CENTER);
-    gtk_widget_add_css_class(view->heat_strip, "graph-heat-scale");
-    gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(view->heat_strip), draw_heat_strip, NULL, NULL);
-    gtk_box_append(GTK_BOX(legend), view->heat_strip);
-    view->heat_max = gtk_label_new("");
-    gtk_box_append(GTK_BOX(legend), view->heat_max);
-    GtkWidget *untimed = swatch_new(UNTIMED_SWATCH);
-    gtk_widget_set_margin_start(untimed, 12);
-    gtk_box_append(GTK_BOX(legend), untimed);
-    gtk_box_append(GTK_BOX(legend), gtk_label_new("not measured"));
-    return legend;
-}
-
-static GtkWidget *build_kind_legend(void)
+/* The template's legends: the op kinds' swatches, the heat scale's drawing. */
+static void fill_legends(TwGraphView *view)
 {
     static const struct { tw_op_kind kind; const char *label; } items[] = {
         {TW_OP_KIND_LINEAR, "matmul, conv"}, {TW_OP_KIND_ELEMENTWISE, "elementwise"},
         {TW_OP_KIND_REDUCTION, "reduction, pooling, softmax"}, {TW_OP_KIND_SHAPE, "shape, copy"},
         {TW_OP_KIND_SOURCE, "input, variable, constant"}, {TW_OP_KIND_SCOPE, "closed scope (layer)"},
     };
-    GtkWidget *legend = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 10);
     for (size_t i = 0; i < G_N_ELEMENTS(items); i++) {
-        gtk_box_append(GTK_BOX(legend), swatch_new(items[i].kind));
-        gtk_box_append(GTK_BOX(legend), gtk_label_new(items[i].label));
+        gtk_box_append(GTK_BOX(view->kind_legend), swatch_setup(gtk_drawing_area_new(), items[i].kind));
+        gtk_box_append(GTK_BOX(view->kind_legend), gtk_label_new(items[i].label));
     }
-    return legend;
-}
-
-/* The op kinds' colours, or the heat scale when colouring by time. */
-static GtkWidget *build_legends(TwGraphView *view)
-{
-    view->legends = gtk_stack_new();
-    gtk_widget_add_css_class(view->legends, "graph-legend");
-    gtk_stack_add_named(GTK_STACK(view->legends), build_kind_legend(), "kind");
-    gtk_stack_add_named(GTK_STACK(view->legends), build_heat_legend(view), "time");
-    gtk_stack_set_visible_child_name(GTK_STACK(view->legends), "kind");
-    return view->legends;
+    swatch_setup(view->untimed_swatch, UNTIMED_SWATCH);
+    gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(view->heat_strip), draw_heat_strip, NULL, NULL);
 }
 
 /* ---- selection, scopes, search ------------------------------------------------------------ */
@@ -832,6 +746,7 @@ static void tw_graph_view_dispose(GObject *object)
         g_clear_signal_handler(&view->doc_handler, view->doc);
     g_clear_object(&view->doc);
     g_clear_pointer(&view->box, gtk_widget_unparent);
+    gtk_widget_dispose_template(GTK_WIDGET(view), TW_TYPE_GRAPH_VIEW);
     G_OBJECT_CLASS(tw_graph_view_parent_class)->dispose(object);
 }
 
@@ -857,29 +772,44 @@ static void tw_graph_view_class_init(TwGraphViewClass *klass)
     g_object_class_install_properties(object_class, N_PROPS, props);
     gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
     gtk_widget_class_set_css_name(widget_class, "graphview");
-}
 
-static GtkWidget *build_graph_page(TwGraphView *view)
-{
-    view->canvas_widget = tw_graph_canvas_new();
-    view->canvas = TW_GRAPH_CANVAS(view->canvas_widget);
-    g_signal_connect(view->canvas, "selection-changed", G_CALLBACK(on_selection_changed), view);
-    g_signal_connect(view->canvas, "scope-toggled", G_CALLBACK(on_scope_toggled), view);
-    g_signal_connect(view->canvas, "drawn", G_CALLBACK(on_canvas_drawn), view);
-    /* The legend below the drawing, not over it: it would hide the last boxes. */
-    GtkWidget *drawing = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
-    gtk_box_append(GTK_BOX(drawing), view->canvas_widget);
-    gtk_box_append(GTK_BOX(drawing), build_legends(view));
-    view->inspector = tw_graph_inspector_new();
-    gtk_widget_set_size_request(view->inspector, INSPECTOR_WIDTH, -1);
-    g_signal_connect(view->inspector, "notify::trace-inputs", G_CALLBACK(on_trace_inputs), view);
-    g_signal_connect(view->inspector, "node-activated", G_CALLBACK(on_node_activated), view);
-    GtkWidget *paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL);
-    gtk_paned_set_start_child(GTK_PANED(paned), drawing);
-    gtk_paned_set_end_child(GTK_PANED(paned), view->inspector);
-    gtk_paned_set_resize_end_child(GTK_PANED(paned), FALSE);
-    gtk_paned_set_shrink_end_child(GTK_PANED(paned), FALSE);
-    return paned;
+    g_type_ensure(TW_TYPE_GRAPH_CANVAS);
+    g_type_ensure(TW_TYPE_GRAPH_INSPECTOR);
+    gtk_widget_class_set_template_from_resource(widget_class, "/io/github/twb/Workbench/graph_view.ui");
+#define BIND(field) gtk_widget_class_bind_template_child(widget_class, TwGraphView, field)
+    BIND(box);
+    BIND(sources);
+    BIND(source_labels);
+    BIND(color_box);
+    BIND(color);
+    BIND(search);
+    BIND(search_status);
+    BIND(note);
+    BIND(stack);
+    BIND(message);
+    BIND(canvas_widget);
+    BIND(legends);
+    BIND(kind_legend);
+    BIND(heat_min);
+    BIND(heat_strip);
+    BIND(heat_max);
+    BIND(untimed_swatch);
+    BIND(inspector);
+#undef BIND
+    gtk_widget_class_bind_template_callback(widget_class, on_source_selected);
+    gtk_widget_class_bind_template_callback(widget_class, on_color_selected);
+    gtk_widget_class_bind_template_callback(widget_class, on_search_activate);
+    gtk_widget_class_bind_template_callback(widget_class, on_search_changed);
+    gtk_widget_class_bind_template_callback(widget_class, on_zoom_out);
+    gtk_widget_class_bind_template_callback(widget_class, on_zoom_in);
+    gtk_widget_class_bind_template_callback(widget_class, on_fit);
+    gtk_widget_class_bind_template_callback(widget_class, on_export_png);
+    gtk_widget_class_bind_template_callback(widget_class, on_export_svg);
+    gtk_widget_class_bind_template_callback(widget_class, on_selection_changed);
+    gtk_widget_class_bind_template_callback(widget_class, on_scope_toggled);
+    gtk_widget_class_bind_template_callback(widget_class, on_canvas_drawn);
+    gtk_widget_class_bind_template_callback(widget_class, on_trace_inputs);
+    gtk_widget_class_bind_template_callback(widget_class, on_node_activated);
 }
 
 static void tw_graph_view_init(TwGraphView *view)
@@ -887,20 +817,9 @@ static void tw_graph_view_init(TwGraphView *view)
     view->cancellable = g_cancellable_new();
     view->anchor_scope = view->select_after = -1;
     view->designer_stale = TRUE;
-    view->box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
-    gtk_widget_set_parent(view->box, GTK_WIDGET(view));
-    gtk_box_append(GTK_BOX(view->box), build_toolbar(view));
-    view->stack = gtk_stack_new();
-    gtk_widget_set_vexpand(view->stack, TRUE);
-    view->message = gtk_label_new("");
-    gtk_label_set_wrap(GTK_LABEL(view->message), TRUE);
-    gtk_label_set_max_width_chars(GTK_LABEL(view->message), 70);
-    gtk_label_set_justify(GTK_LABEL(view->message), GTK_JUSTIFY_CENTER);
-    gtk_label_set_selectable(GTK_LABEL(view->message), TRUE);
-    gtk_widget_add_css_class(view->message, "graph-message");
-    gtk_stack_add_named(GTK_STACK(view->stack), view->message, "message");
-    gtk_stack_add_named(GTK_STACK(view->stack), build_graph_page(view), "graph");
-    gtk_box_append(GTK_BOX(view->box), view->stack);
+    gtk_widget_init_template(GTK_WIDGET(view));
+    view->canvas = TW_GRAPH_CANVAS(view->canvas_widget);
+    fill_legends(view);
     load_css(GTK_WIDGET(view));
 }
 

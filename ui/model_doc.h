@@ -6,7 +6,7 @@
  * Undo and redo restore exact states: each edit records the model's JSON
  * (tw_model_to_json) before and after it.
  *
- * Added to the contract: read-only properties "path", "modified",
+ * Read-only properties "path", "modified",
  * "can-undo" and "can-redo", notified when they may have changed (a save
  * changes "modified" without a "changed" signal); and "changing", emitted
  * before every edit, undo, redo or load touches the model, so that a

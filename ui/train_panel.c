@@ -50,22 +50,23 @@ struct _TwTrainPanel {
     GtkWidget parent_instance;
     TwModelDoc *doc;
     panel_state state;
-    TwTrainSettings settings; /* what tw_train_panel_settings last read */
+    tw_train_settings settings; /* what tw_train_panel_settings last read */
     char *data_file, *labels_file, *logdb;
     char *auto_base; /* the last automatic run name without its count */
     int auto_count;
     char *running_name;
     guint pulse_source;
     gboolean has_progress; /* the run has reported a step */
-    TwTrainProgress last;  /* the last step reported */
+    tw_train_progress last;  /* the last step reported */
     TwTrainDataCheck check;
     gpointer check_data;
     char *data_problem; /* the check's last answer */
     char *cannot_train; /* what "cannot-train" last said */
 
     GtkWidget *root, *form;
-    GtkWidget *dataset, *data_file_button, *labels_row, *labels_button, *label_column_row, *label_column;
-    GtkWidget *file_rows[3]; /* labels of the rows shown only for a file */
+    GtkWidget *dataset, *data_file_button, *labels_button, *label_column;
+    /* the captions of the rows shown only for a file */
+    GtkWidget *data_file_caption, *labels_file_caption, *label_column_caption;
     GtkWidget *validation_split, *optimizer, *learning_rate, *batch_size, *epochs, *seed, *run_name;
     GtkWidget *logdb_name, *logdb_open, *logdb_new;
     GtkWidget *train, *pause, *resume, *stop;
@@ -81,38 +82,6 @@ enum { PROP_0, PROP_LOGDB, PROP_RUNNING, PROP_CANNOT_TRAIN, N_PROPS };
 static GParamSpec *props[N_PROPS];
 
 /* ---- settings ------------------------------------------------------------- */
-TwTrainSettings *tw_train_settings_copy(const TwTrainSettings *s)
-{
-    TwTrainSettings *c = g_new(TwTrainSettings, 1);
-    *c = *s;
-    c->dataset = g_strdup(s->dataset);
-    c->labels = g_strdup(s->labels);
-    c->label_column = g_strdup(s->label_column);
-    c->optimizer = g_strdup(s->optimizer);
-    c->run_name = g_strdup(s->run_name);
-    c->logdb = g_strdup(s->logdb);
-    return c;
-}
-
-static void settings_clear(TwTrainSettings *s)
-{
-    g_free(s->dataset);
-    g_free(s->labels);
-    g_free(s->label_column);
-    g_free(s->optimizer);
-    g_free(s->run_name);
-    g_free(s->logdb);
-    memset(s, 0, sizeof *s);
-}
-
-void tw_train_settings_free(TwTrainSettings *s)
-{
-    if (!s)
-        return;
-    settings_clear(s);
-    g_free(s);
-}
-
 static gboolean is_csv(const char *path)
 {
     size_t n = path ? strlen(path) : 0;
@@ -152,12 +121,12 @@ static char *automatic_run_name(TwTrainPanel *self)
     return self->auto_count > 1 ? g_strdup_printf("%s-%d", base, self->auto_count) : g_strdup(base);
 }
 
-static void fill_settings(TwTrainPanel *self, TwTrainSettings *s)
+static void fill_settings(TwTrainPanel *self, tw_train_settings *s)
 {
-    settings_clear(s);
+    tw_train_settings_clear(s);
     guint d = gtk_drop_down_get_selected(GTK_DROP_DOWN(self->dataset));
     gboolean file = d == FILE_DATASET;
-    s->dataset = g_strdup(file ? self->data_file : datasets[d].id);
+    s->data = g_strdup(file ? self->data_file : datasets[d].id);
     s->labels = file && !is_csv(self->data_file) ? g_strdup(self->labels_file) : NULL;
     const char *column = gtk_editable_get_text(GTK_EDITABLE(self->label_column));
     s->label_column = file && is_csv(self->data_file) && *column ? g_strdup(column) : NULL;
@@ -177,7 +146,7 @@ static void read_settings(TwTrainPanel *self)
     fill_settings(self, &self->settings);
 }
 
-const TwTrainSettings *tw_train_panel_settings(TwTrainPanel *self)
+const tw_train_settings *tw_train_panel_settings(TwTrainPanel *self)
 {
     g_return_val_if_fail(TW_IS_TRAIN_PANEL(self), NULL);
     read_settings(self);
@@ -191,10 +160,10 @@ static const char *check_data(TwTrainPanel *self)
     g_clear_pointer(&self->data_problem, g_free);
     if (!self->check)
         return NULL;
-    TwTrainSettings s = {0};
+    tw_train_settings s = {0};
     fill_settings(self, &s);
     self->data_problem = self->check(&s, tw_model_doc_model(self->doc), self->check_data);
-    settings_clear(&s);
+    tw_train_settings_clear(&s);
     return self->data_problem;
 }
 
@@ -355,7 +324,7 @@ static gboolean pulse(gpointer data)
  * while the run is going, not paused or ended. */
 static void show_progress(TwTrainPanel *self)
 {
-    const TwTrainProgress *p = &self->last;
+    const tw_train_progress *p = &self->last;
     double total = (double)p->epochs * (double)p->steps;
     double done = (double)p->epoch * (double)p->steps + (double)(p->step + 1);
     gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress), total > 0 ? CLAMP(done / total, 0, 1) : 0);
@@ -421,7 +390,7 @@ void tw_train_panel_started(TwTrainPanel *self)
     update_sensitivity(self);
 }
 
-static void show_metrics(TwTrainPanel *self, const TwTrainProgress *p)
+static void show_metrics(TwTrainPanel *self, const tw_train_progress *p)
 {
     GString *s = g_string_new(NULL);
     if (!isnan(p->loss))
@@ -432,7 +401,7 @@ static void show_metrics(TwTrainPanel *self, const TwTrainProgress *p)
     g_string_free(s, TRUE);
 }
 
-void tw_train_panel_update(TwTrainPanel *self, const TwTrainProgress *p)
+void tw_train_panel_update(TwTrainPanel *self, const tw_train_progress *p)
 {
     g_return_if_fail(TW_IS_TRAIN_PANEL(self));
     stop_pulse(self);
@@ -552,11 +521,11 @@ static void update_file_rows(TwTrainPanel *self)
     gboolean file = gtk_drop_down_get_selected(GTK_DROP_DOWN(self->dataset)) == FILE_DATASET;
     gboolean csv = is_csv(self->data_file);
     gtk_widget_set_visible(self->data_file_button, file);
-    gtk_widget_set_visible(self->file_rows[0], file);
+    gtk_widget_set_visible(self->data_file_caption, file);
     gtk_widget_set_visible(self->labels_button, file && !csv);
-    gtk_widget_set_visible(self->file_rows[1], file && !csv);
+    gtk_widget_set_visible(self->labels_file_caption, file && !csv);
     gtk_widget_set_visible(self->label_column, file && csv);
-    gtk_widget_set_visible(self->file_rows[2], file && csv);
+    gtk_widget_set_visible(self->label_column_caption, file && csv);
     show_file(self->data_file_button, self->data_file, "Choose…");
     show_file(self->labels_button, self->labels_file, "Choose…");
     update_sensitivity(self);
@@ -769,227 +738,37 @@ static void on_optimizer_selected(TwTrainPanel *self)
 }
 
 /* ---- construction ----------------------------------------------------------- */
-static GtkWidget *add_row(TwTrainPanel *self, int row, const char *label, GtkWidget *field, const char *name,
-                          const char *tooltip)
+/* The form is resources/train_panel.ui; the drop-downs' choices come from
+ * the tables above, which hold their ids too. */
+static void set_choices(GtkWidget *drop_down, const char *const *labels)
 {
-    GtkWidget *caption = gtk_label_new(label);
-    gtk_label_set_xalign(GTK_LABEL(caption), 0);
-    gtk_widget_add_css_class(caption, "dim-label");
-    gtk_widget_set_hexpand(field, TRUE);
-    gtk_widget_set_name(field, name);
-    gtk_widget_set_tooltip_text(field, tooltip);
-    gtk_accessible_update_relation(GTK_ACCESSIBLE(field), GTK_ACCESSIBLE_RELATION_LABELLED_BY, caption, NULL, -1);
-    gtk_grid_attach(GTK_GRID(self->form), caption, 0, row, 1, 1);
-    gtk_grid_attach(GTK_GRID(self->form), field, 1, row, 1, 1);
-    return caption;
+    GtkStringList *list = gtk_string_list_new(labels);
+    gtk_drop_down_set_model(GTK_DROP_DOWN(drop_down), G_LIST_MODEL(list));
+    g_object_unref(list);
 }
 
-static GtkWidget *spin(double lower, double upper, double step, int digits, double value)
+static void tw_train_panel_init(TwTrainPanel *self)
 {
-    GtkWidget *s = gtk_spin_button_new_with_range(lower, upper, step);
-    gtk_spin_button_set_digits(GTK_SPIN_BUTTON(s), digits);
-    gtk_spin_button_set_value(GTK_SPIN_BUTTON(s), value);
-    gtk_spin_button_set_numeric(GTK_SPIN_BUTTON(s), TRUE);
-    gtk_editable_set_width_chars(GTK_EDITABLE(s), 6); /* the panel's width decides */
-    return s;
-}
-
-static GtkWidget *drop_down(const char *const *labels)
-{
-    return gtk_drop_down_new_from_strings(labels);
-}
-
-static void build_choices(TwTrainPanel *self)
-{
+    gtk_widget_init_template(GTK_WIDGET(self));
     const char *dataset_labels[G_N_ELEMENTS(datasets) + 1] = {0};
     for (size_t i = 0; i < G_N_ELEMENTS(datasets); i++)
         dataset_labels[i] = datasets[i].label;
-    self->dataset = drop_down(dataset_labels);
+    set_choices(self->dataset, dataset_labels);
     const char *optimizer_labels[G_N_ELEMENTS(optimizers) + 1] = {0};
     for (size_t i = 0; i < G_N_ELEMENTS(optimizers); i++)
         optimizer_labels[i] = optimizers[i].label;
-    self->optimizer = drop_down(optimizer_labels);
+    set_choices(self->optimizer, optimizer_labels);
     gtk_drop_down_set_selected(GTK_DROP_DOWN(self->optimizer), DEFAULT_OPTIMIZER);
-}
-
-static void build_form(TwTrainPanel *self)
-{
-    self->form = gtk_grid_new();
-    gtk_grid_set_row_spacing(GTK_GRID(self->form), 6);
-    gtk_grid_set_column_spacing(GTK_GRID(self->form), 12);
-    build_choices(self);
-    self->data_file_button = gtk_button_new_with_label("Choose…");
-    self->labels_button = gtk_button_new_with_label("Choose…");
-    self->label_column = gtk_entry_new();
-    gtk_entry_set_placeholder_text(GTK_ENTRY(self->label_column), "label");
-    self->validation_split = spin(0, 0.9, 0.05, 2, 0.1);
-    self->learning_rate = gtk_entry_new();
-    gtk_entry_set_input_purpose(GTK_ENTRY(self->learning_rate), GTK_INPUT_PURPOSE_NUMBER);
-    self->batch_size = spin(1, 65536, 1, 0, 32);
-    self->epochs = spin(1, 10000, 1, 0, 5);
-    self->seed = spin(0, 4294967295.0, 1, 0, 0);
-    self->run_name = gtk_entry_new();
-    gtk_editable_set_width_chars(GTK_EDITABLE(self->run_name), 8);
-    gtk_editable_set_width_chars(GTK_EDITABLE(self->learning_rate), 8);
-    gtk_editable_set_width_chars(GTK_EDITABLE(self->label_column), 8);
-    /* The file's name above its two buttons: beside them, a narrow panel
-     * would leave it a few letters. */
-    GtkWidget *logdb = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
-    GtkWidget *logdb_buttons = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
-    gtk_box_set_homogeneous(GTK_BOX(logdb_buttons), TRUE);
-    self->logdb_name = gtk_label_new(NULL);
-    gtk_label_set_xalign(GTK_LABEL(self->logdb_name), 0);
-    gtk_label_set_ellipsize(GTK_LABEL(self->logdb_name), PANGO_ELLIPSIZE_MIDDLE);
-    gtk_widget_set_hexpand(self->logdb_name, TRUE);
-    gtk_widget_set_name(self->logdb_name, "logdb-name");
-    self->logdb_open = gtk_button_new_with_mnemonic("_Open…");
-    gtk_widget_set_name(self->logdb_open, "logdb-open");
-    gtk_widget_set_tooltip_text(self->logdb_open, "Use an existing run database");
-    self->logdb_new = gtk_button_new_with_mnemonic("_New…");
-    gtk_widget_set_name(self->logdb_new, "logdb-new");
-    gtk_widget_set_tooltip_text(self->logdb_new, "Create a new run database");
-    gtk_box_append(GTK_BOX(logdb_buttons), self->logdb_open);
-    gtk_box_append(GTK_BOX(logdb_buttons), self->logdb_new);
-    gtk_box_append(GTK_BOX(logdb), self->logdb_name);
-    gtk_box_append(GTK_BOX(logdb), logdb_buttons);
-
-    int row = 0;
-    add_row(self, row++, "Data", self->dataset, "dataset", "The examples to train on");
-    self->file_rows[0] = add_row(self, row++, "Data file", self->data_file_button, "data-file",
-                                 NULL);
-    self->file_rows[1] = add_row(self, row++, "Labels file", self->labels_button, "labels-file", NULL);
-    self->file_rows[2] = add_row(self, row++, "Label column", self->label_column, "label-column",
-                                 "The CSV column holding the labels (default: the last)");
-    add_row(self, row++, "Validation split", self->validation_split, "validation-split",
-            "The last fraction of the examples, kept out of training to validate on");
-    add_row(self, row++, "Optimizer", self->optimizer, "optimizer", NULL);
-    add_row(self, row++, "Learning rate", self->learning_rate, "learning-rate",
-            "Choosing an optimizer sets Keras' default for it");
-    add_row(self, row++, "Batch size", self->batch_size, "batch-size", NULL);
-    add_row(self, row++, "Epochs", self->epochs, "epochs", NULL);
-    add_row(self, row++, "Seed", self->seed, "seed", "Weight initialisation, shuffling and dropout");
-    add_row(self, row++, "Run name", self->run_name, "run-name", "The run's name in the run database");
-    add_row(self, row++, "Run database", logdb, "logdb", NULL);
-
+    set_progress_text(self, "Not started");
+    show_text(self->status, "");
+    /* Connected once the choices are in place, so that filling them in
+     * reacts to nothing. */
     g_signal_connect_swapped(self->dataset, "notify::selected", G_CALLBACK(on_dataset_selected), self);
     g_signal_connect_swapped(self->optimizer, "notify::selected", G_CALLBACK(on_optimizer_selected), self);
     g_signal_connect_swapped(self->learning_rate, "changed", G_CALLBACK(update_sensitivity), self);
     /* The data check: the label column and the synthetic sets' seed choose the data too. */
     g_signal_connect_swapped(self->label_column, "changed", G_CALLBACK(update_sensitivity), self);
     g_signal_connect_swapped(self->seed, "value-changed", G_CALLBACK(update_sensitivity), self);
-    g_signal_connect_swapped(self->data_file_button, "clicked", G_CALLBACK(on_choose_data_file), self);
-    g_signal_connect_swapped(self->labels_button, "clicked", G_CALLBACK(on_choose_labels_file), self);
-    g_signal_connect_swapped(self->logdb_open, "clicked", G_CALLBACK(on_open_logdb), self);
-    g_signal_connect_swapped(self->logdb_new, "clicked", G_CALLBACK(on_new_logdb), self);
-}
-
-static GtkWidget *button(const char *icon, const char *label, const char *name, const char *style)
-{
-    GtkWidget *b = gtk_button_new();
-    GtkWidget *content = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
-    gtk_box_append(GTK_BOX(content), gtk_image_new_from_icon_name(icon));
-    gtk_box_append(GTK_BOX(content), gtk_label_new_with_mnemonic(label));
-    gtk_widget_set_halign(content, GTK_ALIGN_CENTER);
-    gtk_button_set_child(GTK_BUTTON(b), content);
-    gtk_widget_set_name(b, name);
-    gtk_widget_set_hexpand(b, TRUE);
-    if (style)
-        gtk_widget_add_css_class(b, style);
-    return b;
-}
-
-static GtkWidget *build_buttons(TwTrainPanel *self)
-{
-    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
-    gtk_box_set_homogeneous(GTK_BOX(box), TRUE);
-    self->train = button("media-playback-start-symbolic", "_Train", "train", "suggested-action");
-    self->pause = button("media-playback-pause-symbolic", "_Pause", "pause", NULL);
-    self->resume = button("media-playback-start-symbolic", "_Resume", "resume", NULL);
-    self->stop = button("media-playback-stop-symbolic", "_Stop", "stop", "destructive-action");
-    gtk_widget_set_tooltip_text(self->pause, "Pause after the current step");
-    gtk_widget_set_tooltip_text(self->stop, "Stop after the current step and save a checkpoint");
-    gtk_box_append(GTK_BOX(box), self->train);
-    gtk_box_append(GTK_BOX(box), self->pause);
-    gtk_box_append(GTK_BOX(box), self->resume);
-    gtk_box_append(GTK_BOX(box), self->stop);
-    g_signal_connect_swapped(self->train, "clicked", G_CALLBACK(on_train_clicked), self);
-    g_signal_connect_swapped(self->pause, "clicked", G_CALLBACK(on_pause_clicked), self);
-    g_signal_connect_swapped(self->resume, "clicked", G_CALLBACK(on_resume_clicked), self);
-    g_signal_connect_swapped(self->stop, "clicked", G_CALLBACK(on_stop_clicked), self);
-    return box;
-}
-
-static GtkWidget *make_label(const char *name, const char *style)
-{
-    GtkWidget *l = gtk_label_new(NULL);
-    gtk_label_set_xalign(GTK_LABEL(l), 0);
-    gtk_label_set_wrap(GTK_LABEL(l), TRUE);
-    gtk_label_set_wrap_mode(GTK_LABEL(l), PANGO_WRAP_WORD_CHAR);
-    gtk_widget_set_name(l, name);
-    if (style)
-        gtk_widget_add_css_class(l, style);
-    return l;
-}
-
-/* Text that changes with every progress report. A GtkLabel's new text
- * resizes the window (GTK 4.8 then asks the X server for the monitor's
- * work area, 10-20 ms on a busy machine); an inscription's size is its
- * number of lines, so new text only redraws it. */
-static GtkWidget *make_live_text(const char *name, guint lines)
-{
-    GtkWidget *t = gtk_inscription_new(NULL);
-    GtkInscription *in = GTK_INSCRIPTION(t);
-    gtk_inscription_set_min_lines(in, lines);
-    gtk_inscription_set_nat_lines(in, lines);
-    gtk_inscription_set_min_chars(in, 0);
-    gtk_inscription_set_xalign(in, 0);
-    gtk_inscription_set_wrap_mode(in, PANGO_WRAP_WORD_CHAR);
-    gtk_inscription_set_text_overflow(in, GTK_INSCRIPTION_OVERFLOW_ELLIPSIZE_END);
-    gtk_widget_set_name(t, name);
-    gtk_widget_add_css_class(t, "numeric");
-    return t;
-}
-
-static GtkWidget *build_progress(TwTrainPanel *self)
-{
-    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
-    self->progress = gtk_progress_bar_new();
-    gtk_widget_set_name(self->progress, "progress");
-    self->progress_text = make_live_text("progress-text", 2);
-    set_progress_text(self, "Not started");
-    self->metrics = make_live_text("metrics", 1);
-    self->status = make_label("status", "dim-label");
-    show_text(self->status, "");
-    gtk_box_append(GTK_BOX(box), self->progress_text);
-    gtk_box_append(GTK_BOX(box), self->progress);
-    gtk_box_append(GTK_BOX(box), self->metrics);
-    gtk_box_append(GTK_BOX(box), self->status);
-    return box;
-}
-
-static void tw_train_panel_init(TwTrainPanel *self)
-{
-    self->root = gtk_box_new(GTK_ORIENTATION_VERTICAL, 12);
-    gtk_widget_set_parent(self->root, GTK_WIDGET(self));
-    gtk_widget_set_margin_start(self->root, 12);
-    gtk_widget_set_margin_end(self->root, 12);
-    gtk_widget_set_margin_top(self->root, 12);
-    gtk_widget_set_margin_bottom(self->root, 12);
-    GtkWidget *title = gtk_label_new("Training");
-    gtk_label_set_xalign(GTK_LABEL(title), 0);
-    gtk_widget_add_css_class(title, "heading");
-    build_form(self);
-    GtkWidget *scroller = gtk_scrolled_window_new();
-    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
-    gtk_scrolled_window_set_propagate_natural_height(GTK_SCROLLED_WINDOW(scroller), TRUE);
-    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroller), self->form);
-    gtk_widget_set_vexpand(scroller, TRUE);
-    gtk_widget_set_valign(scroller, GTK_ALIGN_START);
-    gtk_box_append(GTK_BOX(self->root), title);
-    gtk_box_append(GTK_BOX(self->root), scroller);
-    gtk_box_append(GTK_BOX(self->root), gtk_separator_new(GTK_ORIENTATION_HORIZONTAL));
-    gtk_box_append(GTK_BOX(self->root), build_buttons(self));
-    gtk_box_append(GTK_BOX(self->root), build_progress(self));
     on_optimizer_selected(self);
     update_file_rows(self);
 }
@@ -1048,6 +827,7 @@ static void tw_train_panel_dispose(GObject *object)
     TwTrainPanel *self = TW_TRAIN_PANEL(object);
     stop_pulse(self);
     g_clear_pointer(&self->root, gtk_widget_unparent);
+    gtk_widget_dispose_template(GTK_WIDGET(self), TW_TYPE_TRAIN_PANEL);
     g_clear_object(&self->doc);
     G_OBJECT_CLASS(tw_train_panel_parent_class)->dispose(object);
 }
@@ -1055,7 +835,7 @@ static void tw_train_panel_dispose(GObject *object)
 static void tw_train_panel_finalize(GObject *object)
 {
     TwTrainPanel *self = TW_TRAIN_PANEL(object);
-    settings_clear(&self->settings);
+    tw_train_settings_clear(&self->settings);
     g_free(self->data_file);
     g_free(self->labels_file);
     g_free(self->logdb);
@@ -1075,6 +855,46 @@ static void tw_train_panel_class_init(TwTrainPanelClass *klass)
     object_class->finalize = tw_train_panel_finalize;
     gtk_widget_class_set_layout_manager_type(GTK_WIDGET_CLASS(klass), GTK_TYPE_BIN_LAYOUT);
     gtk_widget_class_set_css_name(GTK_WIDGET_CLASS(klass), "trainpanel");
+
+    GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
+    gtk_widget_class_set_template_from_resource(widget_class, "/io/github/twb/Workbench/train_panel.ui");
+#define BIND(field) gtk_widget_class_bind_template_child(widget_class, TwTrainPanel, field)
+    BIND(root);
+    BIND(form);
+    BIND(dataset);
+    BIND(data_file_caption);
+    BIND(data_file_button);
+    BIND(labels_file_caption);
+    BIND(labels_button);
+    BIND(label_column_caption);
+    BIND(label_column);
+    BIND(validation_split);
+    BIND(optimizer);
+    BIND(learning_rate);
+    BIND(batch_size);
+    BIND(epochs);
+    BIND(seed);
+    BIND(run_name);
+    BIND(logdb_name);
+    BIND(logdb_open);
+    BIND(logdb_new);
+    BIND(train);
+    BIND(pause);
+    BIND(resume);
+    BIND(stop);
+    BIND(progress);
+    BIND(progress_text);
+    BIND(metrics);
+    BIND(status);
+#undef BIND
+    gtk_widget_class_bind_template_callback(widget_class, on_choose_data_file);
+    gtk_widget_class_bind_template_callback(widget_class, on_choose_labels_file);
+    gtk_widget_class_bind_template_callback(widget_class, on_open_logdb);
+    gtk_widget_class_bind_template_callback(widget_class, on_new_logdb);
+    gtk_widget_class_bind_template_callback(widget_class, on_train_clicked);
+    gtk_widget_class_bind_template_callback(widget_class, on_pause_clicked);
+    gtk_widget_class_bind_template_callback(widget_class, on_resume_clicked);
+    gtk_widget_class_bind_template_callback(widget_class, on_stop_clicked);
 
     /* The run database file; the Train panel starts with the default one. */
     props[PROP_LOGDB] = g_param_spec_string("logdb", NULL, NULL, NULL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |

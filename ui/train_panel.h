@@ -7,14 +7,13 @@
  * application, which runs the worker (app/train_worker.c) and reports back
  * through tw_train_panel_update / tw_train_panel_finished.
  *
- * Added to the contract (compatible): the string property "logdb", the run
- * database file (readable, writable, notifies), so the window can follow
- * the panel's choice and --logdb can set it; the boolean property "running"
- * (read-only, notifies); the string property "cannot-train" (read-only,
- * notifies): why Train is off, NULL when it is on, the one answer for the
- * panel's Train and the window's. Its inputs carry widget names
- * ("dataset", "epochs", "learning-rate", "train", "status", ...) that tests
- * use to drive it as a person would.
+ * Properties: the string "logdb", the run database file (readable,
+ * writable, notifies), so the window can follow the panel's choice and
+ * --logdb can set it; the boolean "running" (read-only, notifies); the
+ * string "cannot-train" (read-only, notifies): why Train is off, NULL when
+ * it is on, the one answer for the panel's Train and the window's. Its
+ * inputs carry widget names ("dataset", "epochs", "learning-rate", "train",
+ * "status", ...) that tests use to drive it as a person would.
  *
  * The run database is chosen with Open… (an existing one) or New… (a file
  * to create); the choice is remembered for the next start in
@@ -25,44 +24,16 @@
 
 #include <gtk/gtk.h>
 
+#include <tw/train_settings.h>
+
 #include "model_doc.h"
 
 G_BEGIN_DECLS
 
-typedef struct {
-    char *dataset;          /* "fashion-mnist", "spirals", "blobs", "linear", or a file path */
-    char *labels;           /* labels file for IDX/NPY, or NULL */
-    char *label_column;     /* CSV, or NULL */
-    double validation_split;
-    char *optimizer;        /* "adam", ... */
-    double learning_rate;
-    int64_t batch_size;
-    int epochs;
-    uint64_t seed;
-    char *run_name;
-    char *logdb;            /* run database file */
-} TwTrainSettings;
-
-TwTrainSettings *tw_train_settings_copy(const TwTrainSettings *s);
-void tw_train_settings_free(TwTrainSettings *s);
-
-/* What the worker reports; the panel formats it. */
-typedef struct {
-    int epoch, epochs;        /* 0-based epoch */
-    int64_t step, steps;
-    double samples_per_second;
-    double eta_seconds;
-    double loss, accuracy;    /* NAN when not known */
-    /* -1, or the first step whose logs the run database could not take
-     * (full disk, read-only file): training goes on without them. */
-    int64_t logs_lost_from_step;
-    const char *logs_lost_reason; /* the writer's message then (borrowed, for the callback's time) */
-} TwTrainProgress;
-
 #define TW_TYPE_TRAIN_PANEL (tw_train_panel_get_type())
 G_DECLARE_FINAL_TYPE(TwTrainPanel, tw_train_panel, TW, TRAIN_PANEL, GtkWidget)
 
-/* Signals: "train-requested" (const TwTrainSettings *), "pause-requested",
+/* Signals: "train-requested" (const tw_train_settings *), "pause-requested",
  * "resume-requested", "stop-requested". Train is insensitive while the doc
  * is invalid, the model has nothing to train, or the data check says no,
  * with the reason as its tooltip. */
@@ -73,18 +44,18 @@ GtkWidget *tw_train_panel_new(TwModelDoc *doc);
  * "still loading"). The panel asks whenever the model or the data choice
  * changes; tw_train_panel_recheck when the answer may have changed (the
  * data finished loading). NULL check: none. */
-typedef char *(*TwTrainDataCheck)(const TwTrainSettings *settings, tw_model *model, gpointer user_data);
+typedef char *(*TwTrainDataCheck)(const tw_train_settings *settings, tw_model *model, gpointer user_data);
 void tw_train_panel_set_data_check(TwTrainPanel *panel, TwTrainDataCheck check, gpointer user_data);
 void tw_train_panel_recheck(TwTrainPanel *panel);
 /* Why Train is off now, or NULL: the "cannot-train" property. */
 const char *tw_train_panel_cannot_train(TwTrainPanel *panel);
-const TwTrainSettings *tw_train_panel_settings(TwTrainPanel *panel);
+const tw_train_settings *tw_train_panel_settings(TwTrainPanel *panel);
 /* Ask to train (what Ctrl+Return does): emits "train-requested" if the
  * model is valid and nothing is running; FALSE otherwise. */
 gboolean tw_train_panel_request_train(TwTrainPanel *panel);
 /* State changes from the application. */
 void tw_train_panel_started(TwTrainPanel *panel);
-void tw_train_panel_update(TwTrainPanel *panel, const TwTrainProgress *progress);
+void tw_train_panel_update(TwTrainPanel *panel, const tw_train_progress *progress);
 void tw_train_panel_paused(TwTrainPanel *panel, gboolean paused);
 /* The run ended; summary is the status line ("Finished: ...", "Failed ...";
  * a failure's message is shown by the window's banner, not here). */

@@ -2,10 +2,7 @@
  * switcher (Designer, Dashboard, Graph) and Train; the Designer view with
  * the training panel beside it; a banner for errors. Actions (win.*):
  * undo, redo, delete-layer, duplicate-layer, train, open, save, save-as,
- * template::NAME, show-view::NAME.
- *
- * Contract changes (shell): tw_window_visible_view and tw_window_open_file
- * were added; open-recent::PATH is one more action. */
+ * template::NAME, show-view::NAME, open-recent::PATH. */
 #ifndef TW_UI_WINDOW_H
 #define TW_UI_WINDOW_H
 

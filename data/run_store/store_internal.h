@@ -2,8 +2,7 @@
  * and the summary writer. The schema itself is in schema.c and documented
  * in docs/run_database.md. Not installed.
  *
- * Note for the summary writer (from the store's side, issue 5): beyond the
- * first design this file now has the chunk summary's first_value and
+ * For the summary writer: the chunk summary has first_value and
  * last_value (a level-of-detail column reports its first and last point
  * without decoding), the rule that a chunk's steps and wall times never go
  * down (tw__chunk_accepts says when to start a new chunk; the level-of-detail
@@ -12,12 +11,10 @@
  * migration table, and tw__store_connect marking
  * interrupted runs itself when it opens for writing.
  *
- * Note for the store (from the summary writer, issue 5): histograms count
- * NaN values apart from the buckets (summary.h). The writer stores count =
- * the values that are not NaN (the buckets' total, so rebinning adds up)
- * and would like a `nan_count INTEGER NOT NULL DEFAULT 0` column in the
- * histograms table (and tw_histogram.nan_count) to keep the NaN count; it
- * writes that column as soon as schema.c has it. Buckets are written as
+ * For the store: histograms count NaN values apart from the buckets
+ * (summary.h). The writer stores count = the values that are not NaN (the
+ * buckets' total, so rebinning adds up) and the NaNs in nan_count. Buckets
+ * are written as
  * nbuckets little-endian float64 counts (as chunk.c's arrays); graphs go
  * into texts (kind 'graph' on the tag).
  *

@@ -17,7 +17,7 @@ typedef struct {
     tw_rng *rng; /* weight initialisation, dropout */
     tw_var_list trainable, all;
 
-    /* compile() (training.c); set by compile so the model core does not
+    /* compile() (compile.c); set by compile so the model core does not
      * depend on optimizers and metrics. */
     void (*clear_compiled)(tw_model *model);
     bool compiled;

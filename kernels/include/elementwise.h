@@ -3,7 +3,7 @@
  * from these tables: the kernels' op numbers and loops (kernels/cpu), the
  * engine's op definitions, public functions and registry entries
  * (engine/ops/unary.c, binary.c, op_registry.c, tw/ops.h) and the fused
- * graph evaluator (engine/graph_fuse.c). A new elementwise op is one row
+ * graph evaluator (engine/graph/graph_fuse.c). A new elementwise op is one row
  * here and its gradient rule in engine/ops/unary.c or binary.c.
  *
  * Formulas are C expressions over the element v (unary) or x and y

@@ -13,6 +13,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* Threads for the ops this thread runs (kernels and BLAS); n <= 0: one
  * per core. Per thread: a training worker can use fewer than the UI. */
 void tw_set_num_threads(int n);
@@ -22,6 +24,8 @@ int tw_num_threads(void);
 const char *tw_version(void);
 /* The BLAS in use and the core type it runs on, e.g. "OpenBLAS 0.3.21 SkylakeX". */
 const char *tw_blas_info(void);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* The last failure's message on this thread, or "" when there is none. */
 const char *tw_last_error(void);
 
@@ -36,6 +38,8 @@ int tw_error_pending(void);
 /* Set the thread's failure message (printf-style). Layers built on the engine
  * use it so their failures read the same way. Always returns -1. */
 int tw_error_set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -63,6 +63,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define TW_FUNCTION_MAX_GRAPHS 8
 
 typedef struct tw_function tw_function;
@@ -254,6 +256,8 @@ void tw_graph_profile_stop(const tw_graph *g);
  * mean time in microseconds. All zero when g was never profiled. malloc'd;
  * NULL on failure. */
 char *tw_graph_profile_json(const tw_graph *g);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

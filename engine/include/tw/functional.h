@@ -39,6 +39,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 typedef struct tw_node tw_node; /* one output of one layer call */
 
 /* A model input (an InputLayer of batch shape (None, dims...)): the shape
@@ -96,6 +98,8 @@ int tw_functional_layer_ncalls(const tw_layer *model, int layer);
 int tw_functional_call_inputs(const tw_layer *model, int layer, int node_index, tw_keras_history *inputs);
 /* Output shapes of one call; returns their count, -1 when out of range. */
 int tw_functional_call_outputs(const tw_layer *model, int layer, int node_index, tw_shape *outputs);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* The deepest nesting of arrays and objects accepted anywhere; Keras model
  * files nest about three levels per nested model, graph JSON about six. */
 #define TW_JSON_MAX_DEPTH 512
@@ -30,6 +32,8 @@ ptrdiff_t tw_json_too_deep(const char *text, ptrdiff_t length);
 /* 0 when text nests at most TW_JSON_MAX_DEPTH levels, else -1 with the
  * error "NAME: JSON nested deeper than 512 levels (at byte N)". */
 int tw_json_check_depth(const char *text, ptrdiff_t length, const char *name);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* A static shape; -1 is an unknown size (the batch, Keras' None). */
 typedef struct {
     int ndim;
@@ -308,6 +310,8 @@ tw_tensor *tw_initializer_run(const char *name, tw_rng *rng, tw_dtype dtype, con
 
 /* The activation function by name ("relu", "softmax", "linear", ...). */
 tw_tensor *tw_activation_apply(const char *name, tw_tensor *x);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 typedef enum {
     TW_LOSS_MEAN_SQUARED_ERROR,
     TW_LOSS_MEAN_ABSOLUTE_ERROR,
@@ -46,6 +48,8 @@ const char *tw_loss_name(const tw_loss *loss); /* the canonical snake_case name 
 tw_tensor *tw_loss_per_example(const tw_loss *loss, tw_tensor *y_true, tw_tensor *y_pred);
 /* Their mean over the batch, a 0-d tensor. */
 tw_tensor *tw_loss_compute(const tw_loss *loss, tw_tensor *y_true, tw_tensor *y_pred);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 typedef struct tw_metric tw_metric;
 
 /* "mean", "accuracy", "sparse_categorical_accuracy", "categorical_accuracy",
@@ -34,6 +36,8 @@ int tw_metric_update_state(tw_metric *metric, tw_tensor *y_true, tw_tensor *y_pr
 int tw_metric_update_value(tw_metric *metric, double value, double weight);
 double tw_metric_result(const tw_metric *metric); /* 0 before any update, as Keras */
 void tw_metric_reset_state(tw_metric *metric);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -37,6 +37,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 typedef tw_layer tw_model;
 
 tw_model *tw_sequential_new(const char *name);
@@ -243,6 +245,8 @@ tw_layer *tw_max_pooling2d_layer(int pool_size);
 tw_layer *tw_flatten_layer(void);
 tw_layer *tw_dropout_layer(double rate);
 tw_layer *tw_input_layer(const tw_shape *batch_input_shape);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* ---- elementwise --------------------------------------------------------
  * One public function per op of the table in elementwise.h (installed next
  * to this header; kernels/include/elementwise.h in the source tree), which
@@ -168,6 +170,8 @@ typedef enum { TW_IMAGE_NEAREST, TW_IMAGE_BILINEAR } tw_image_interpolation;
 typedef enum { TW_FILL_REFLECT, TW_FILL_WRAP, TW_FILL_CONSTANT, TW_FILL_NEAREST } tw_fill_mode;
 tw_tensor *tw_image_transform(tw_tensor *images, tw_tensor *transforms, int64_t out_h, int64_t out_w,
                               tw_image_interpolation interpolation, tw_fill_mode fill_mode, double fill_value);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 typedef enum {
     TW_SCHEDULE_CONSTANT,
     TW_SCHEDULE_EXPONENTIAL_DECAY, /* lr * rate^(step/decay_steps), floor()ed when staircase */
@@ -103,6 +105,8 @@ typedef int (*tw_slot_fn)(tw_tensor *variable, const char *slot_name, tw_tensor 
 int tw_optimizer_foreach_slot(const tw_optimizer *opt, tw_slot_fn fn, void *user_data);
 /* The slot of a variable, created if needed (NULL with a message for an unknown name). */
 tw_tensor *tw_optimizer_slot(tw_optimizer *opt, tw_tensor *variable, const char *slot_name);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

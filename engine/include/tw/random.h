@@ -13,6 +13,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 typedef struct tw_rng tw_rng;
 
 tw_rng *tw_rng_new(uint64_t seed);
@@ -32,6 +34,8 @@ tw_tensor *tw_random_truncated_normal(tw_rng *rng, tw_dtype dtype, int ndim, con
                                       double stddev);
 /* A random permutation of 0..n-1 as int64. */
 tw_tensor *tw_random_permutation(tw_rng *rng, int64_t n);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 typedef struct tw_tape tw_tape;
 
 /* Start recording on this thread. A persistent tape allows many gradient
@@ -59,6 +61,8 @@ int tw_custom_ninputs(tw_custom_ctx *ctx);
 tw_tensor *tw_custom_input(tw_custom_ctx *ctx, int i);
 tw_tensor *tw_custom_gradient(int ninputs, tw_tensor *const *inputs, tw_custom_forward_fn forward,
                               tw_custom_backward_fn backward, void *user_data);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define TW_MAX_DIMS 8
 
 typedef enum {
@@ -154,6 +156,8 @@ int tw_variable_set_trainable(tw_tensor *v, bool trainable);
 int tw_assign(tw_tensor *v, tw_tensor *value);     /* value broadcasts to v's shape */
 int tw_assign_add(tw_tensor *v, tw_tensor *delta);
 int tw_assign_sub(tw_tensor *v, tw_tensor *delta);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,169 @@
+/* One training session, shared by `twb train` and the window's worker (see
+ * train_session.h). */
+#include "train_session.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include <tw/model_file.h>
+
+#include "train_data.h"
+
+int twb_train_compile(tw_model *model, const tw_train_settings *s, tw_tensor *y)
+{
+    tw_loss loss;
+    if (s->loss ? tw_loss_from_name(s->loss, &loss) : twb_default_loss(model, y, &loss))
+        return -1;
+    /* A named loss on integer labels takes probabilities, as Keras' does,
+     * except the sparse cross-entropy's usual logits. */
+    if (s->loss && !tw_dtype_is_float(tw_tensor_dtype(y)) && loss.kind != TW_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY)
+        loss.from_logits = false;
+    tw_optimizer_kind kind;
+    if (tw_optimizer_kind_from_name(s->optimizer, &kind))
+        return -1;
+    tw_optimizer_config config = tw_optimizer_defaults(kind);
+    if (!isnan(s->learning_rate))
+        config.learning_rate.initial_learning_rate = s->learning_rate;
+    tw_optimizer *opt = tw_optimizer_new(&config);
+    if (!opt)
+        return -1;
+    const char *metrics[] = {"accuracy"};
+    bool classify = loss.kind >= TW_LOSS_BINARY_CROSSENTROPY;
+    return tw_model_compile(model, opt, &loss, classify ? 1 : 0, metrics);
+}
+
+/* The run's name without one in the settings: the model's name and the time. */
+static char *default_run_name(const tw_model *model)
+{
+    GDateTime *now = g_date_time_new_now_local();
+    char *stamp = g_date_time_format(now, "%Y%m%d-%H%M%S");
+    char *name = g_strdup_printf("%s-%s", tw_layer_name(model), stamp);
+    g_free(stamp);
+    g_date_time_unref(now);
+    return name;
+}
+
+static int open_checkpoint(twb_train_session *ts, const char *model_json, const char *settings_json)
+{
+    char *dir = g_path_get_dirname(ts->checkpoint_path);
+    int rc = g_mkdir_with_parents(dir, 0755);
+    if (rc)
+        tw_error_set("%s: cannot create the checkpoint folder: %s", dir, g_strerror(errno));
+    g_free(dir);
+    if (!rc)
+        ts->checkpoint = tw_model_checkpoint_new(ts->checkpoint_path, NULL, model_json, settings_json);
+    return rc ? -1 : 0;
+}
+
+/* The run: the model, the settings, and (through the logger) the batch
+ * logs, histograms and epoch logs. A resumed training appends to its run. */
+static int open_run(twb_train_session *ts, const char *model_json, const char *settings_json,
+                    const twb_train_session_options *o)
+{
+    const tw_train_settings *s = ts->settings;
+    char *name = s->run_name ? g_strdup(s->run_name) : default_run_name(ts->model);
+    tw_summary_run_options options = {.model_json = model_json, .hparams_json = settings_json, .append = o->resume};
+    ts->writer = tw_summary_writer_open(s->logdb, name, &options);
+    g_free(name);
+    if (ts->writer)
+        ts->logger = tw_summary_logger_new(ts->writer, o->log_every, o->histogram_every);
+    return ts->logger ? 0 : -1;
+}
+
+int twb_train_session_open(twb_train_session *ts, tw_model *model, const tw_train_settings *settings,
+                           const twb_train_session_options *o)
+{
+    *ts = (twb_train_session){.settings = settings, .model = model, .histogram_every = o->histogram_every,
+                              .checkpoint_path = g_strdup(o->checkpoint_path)};
+    char *model_json = tw_model_to_json(model);
+    char *settings_json = tw_train_settings_json(settings, tw_optimizer_learning_rate(tw_model_optimizer(model)));
+    int rc = 0;
+    if (ts->checkpoint_path)
+        rc = open_checkpoint(ts, model_json, settings_json);
+    if (!rc && settings->logdb)
+        rc = open_run(ts, model_json, settings_json, o);
+    free(model_json);
+    free(settings_json);
+    return rc;
+}
+
+tw_fit_options twb_train_session_fit_options(twb_train_session *ts, const tw_callback *own, volatile int *stop)
+{
+    const tw_train_settings *s = ts->settings;
+    tw_fit_options fit = tw_fit_options_default();
+    fit.epochs = s->epochs;
+    fit.batch_size = s->batch_size;
+    fit.seed = s->seed;
+    fit.validation_split = s->validation_split;
+    fit.stop_flag = stop;
+    int n = 0;
+    if (ts->checkpoint)
+        ts->callbacks[n++] = tw_model_checkpoint_callback(ts->checkpoint);
+    if (own)
+        ts->callbacks[n++] = *own;
+    if (ts->logger)
+        ts->callbacks[n++] = tw_summary_logger_callback(ts->logger);
+    fit.callbacks = ts->callbacks;
+    fit.ncallbacks = n;
+    fit.expose_gradients = ts->logger && ts->histogram_every > 0; /* gradient histograms for the dashboard */
+    return fit;
+}
+
+int twb_train_session_save_stop(twb_train_session *ts, const tw_history *h)
+{
+    if (!ts->checkpoint)
+        return 0;
+    return tw_model_checkpoint_save_now(ts->checkpoint, ts->model, h->resume_epoch, h->resume_step);
+}
+
+void twb_train_session_log_metrics(twb_train_session *ts, const tw_logs *logs, const char *prefix)
+{
+    if (!ts->writer)
+        return;
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    for (int i = 0; i < logs->n; i++) {
+        char *name = g_strconcat(prefix, logs->names[i], NULL);
+        json_builder_set_member_name(b, name);
+        json_builder_add_double_value(b, logs->values[i]);
+        g_free(name);
+    }
+    json_builder_end_object(b);
+    JsonNode *root = json_builder_get_root(b);
+    char *metrics = json_to_string(root, FALSE);
+    tw_summary_hparams(ts->writer, NULL, metrics);
+    g_free(metrics);
+    json_node_unref(root);
+    g_object_unref(b);
+}
+
+int twb_train_session_close(twb_train_session *ts, tw_run_status status, const char *reason)
+{
+    int rc = 0;
+    if (ts->writer)
+        rc = tw_summary_writer_close_with_reason(ts->writer, status, status == TW_RUN_FAILED ? reason : NULL);
+    ts->writer = NULL;
+    g_clear_pointer(&ts->logger, tw_summary_logger_free);
+    g_clear_pointer(&ts->checkpoint, tw_model_checkpoint_free);
+    g_clear_pointer(&ts->checkpoint_path, g_free);
+    return rc;
+}
+
+char *twb_train_checkpoint_path(const char *logdb, const char *run_name)
+{
+    char *dir = g_path_get_dirname(logdb);
+    char *file = g_strdup(run_name && *run_name ? run_name : "run");
+    for (char *c = file; *c; c++)
+        if (!g_ascii_isalnum(*c) && *c != '-' && *c != '_' && (*c != '.' || c == file))
+            *c = '_';
+    char *name = g_strconcat(file, ".safetensors", NULL);
+    char *path = g_build_filename(dir, "checkpoints", name, NULL);
+    g_free(dir);
+    g_free(file);
+    g_free(name);
+    return path;
+}

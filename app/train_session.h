@@ -1,0 +1,83 @@
+/* One training session: what `twb train` (train_cmd.c) and the window's
+ * worker (train_worker.c) both do around tw_model_fit, so that the two
+ * train alike: compile for the settings and the labels, checkpoint next to
+ * the run, record the settings and the run in the run database, and log the
+ * final metrics.
+ *
+ *     twb_train_session ts;
+ *     if (twb_train_compile(model, settings, y) == 0 &&
+ *         twb_train_session_open(&ts, model, &options) == 0) {
+ *         tw_fit_options fit = twb_train_session_fit_options(&ts, &my_callback, &stop);
+ *         tw_history *h = tw_model_fit(model, x, y, &fit);
+ *         ... twb_train_session_log_metrics(&ts, &logs, "test_") ...
+ *     }
+ *     twb_train_session_close(&ts, TW_RUN_FINISHED, NULL);
+ *
+ * Reporting (a progress bar and warnings, or reports to the window) stays
+ * with the caller, which reads the writer's and the checkpoint's errors. */
+#ifndef TWB_TRAIN_SESSION_H
+#define TWB_TRAIN_SESSION_H
+
+#include <stdbool.h>
+
+#include <tw/checkpoint.h>
+#include <tw/model.h>
+#include <tw/summary.h>
+#include <tw/train_settings.h>
+
+typedef struct {
+    const char *checkpoint_path;    /* NULL: no checkpoints */
+    int log_every, histogram_every; /* the run database's logger (tw_summary_logger_new) */
+    bool resume;                    /* append to the settings' run instead of creating it */
+} twb_train_session_options;
+
+typedef struct {
+    const tw_train_settings *settings; /* borrowed, as the model */
+    tw_model *model;
+    char *checkpoint_path;
+    tw_model_checkpoint *checkpoint; /* NULL without checkpoint_path */
+    tw_summary_writer *writer;       /* NULL without settings->logdb */
+    tw_summary_logger *logger;
+    int histogram_every;
+    tw_callback callbacks[3];
+} twb_train_session;
+
+/* Compile the model for labels y: the settings' loss, or Keras' usual one
+ * for the labels (twb_default_loss); the settings' optimizer at their
+ * learning rate (NAN: its default); accuracy when it classifies. 0, or -1
+ * with a message. */
+int twb_train_compile(tw_model *model, const tw_train_settings *settings, tw_tensor *y);
+
+/* After compiling: the checkpoint writer (creating its folder) and the run
+ * (named settings->run_name, else the model's name and the time), both
+ * recording the settings with the optimizer's actual learning rate. 0, or
+ * -1 with a message; either way twb_train_session_close frees what was
+ * opened. */
+int twb_train_session_open(twb_train_session *ts, tw_model *model, const tw_train_settings *settings,
+                           const twb_train_session_options *options);
+
+/* Fit options for the settings (epochs, batch size, seed, validation
+ * split), stopping when *stop is set, with the callbacks: the checkpoint's
+ * first (so own's epoch end can tell whether it failed), then own (may be
+ * NULL), then the run database's logger. Valid while ts is. */
+tw_fit_options twb_train_session_fit_options(twb_train_session *ts, const tw_callback *own, volatile int *stop);
+
+/* A stopped fit's checkpoint at h's resume position, so a resumed run goes
+ * on from the step it stopped after. 0 without checkpoints; -1 with a
+ * message. */
+int twb_train_session_save_stop(twb_train_session *ts, const tw_history *h);
+
+/* logs as the run's metrics, each name prefixed ("test_" + "loss"). Nothing
+ * without a run database. */
+void twb_train_session_log_metrics(twb_train_session *ts, const tw_logs *logs, const char *prefix);
+
+/* Ends the run with its status and, for a failure, the reason; frees the
+ * writer, the logger and the checkpoint writer. 0, or -1 (message in
+ * tw_last_error) when the run's end could not be written. */
+int twb_train_session_close(twb_train_session *ts, tw_run_status status, const char *reason);
+
+/* Where the window's runs checkpoint: <folder of logdb>/checkpoints/<run>.safetensors,
+ * with characters a file name cannot hold replaced. g_free it. */
+char *twb_train_checkpoint_path(const char *logdb, const char *run_name);
+
+#endif

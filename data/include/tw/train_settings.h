@@ -1,0 +1,72 @@
+/* Tensor Workbench — the settings of one training run and what a running
+ * one reports: plain data shared by the window's training panel (ui/), the
+ * training session that both `twb train` and the window's worker run
+ * (app/train_session.c), and the record of the settings that checkpoints
+ * and the run database keep (tw_train_settings_json).
+ *
+ *     tw_train_settings s = tw_train_settings_defaults();
+ *     s.data = "fashion-mnist";
+ *     s.epochs = 3;
+ *     char *json = tw_train_settings_json(&s, 0.001);
+ *     ... tw_model_checkpoint_new(path, NULL, model_json, json) ...
+ *     free(json);
+ */
+#ifndef TW_TRAIN_SETTINGS_H
+#define TW_TRAIN_SETTINGS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    char *data;             /* "fashion-mnist", "spirals", "blobs", "linear", or a file path */
+    char *labels;           /* labels file beside an IDX/NPY features file, or NULL */
+    char *label_column;     /* CSV, or NULL */
+    double validation_split;
+    char *optimizer;        /* "adam", "sgd", ... */
+    char *loss;             /* a Keras loss name, or NULL: the usual loss for the labels */
+    double learning_rate;   /* NAN: the optimizer's default */
+    int64_t batch_size;
+    int epochs;
+    uint64_t seed;
+    char *run_name;         /* NULL: the session names it */
+    char *logdb;            /* run database file, or NULL: no run database */
+} tw_train_settings;
+
+/* Adam with its default rate, batch size 32, one epoch, seed 0, no
+ * validation split, strings NULL. */
+tw_train_settings tw_train_settings_defaults(void);
+/* A deep copy (tw_train_settings_free); NULL for NULL. */
+tw_train_settings *tw_train_settings_copy(const tw_train_settings *s);
+/* Frees a copy and its strings; NULL is accepted. */
+void tw_train_settings_free(tw_train_settings *s);
+/* Frees the strings of settings filled with copies (g_strdup or strdup)
+ * and zeroes them. */
+void tw_train_settings_clear(tw_train_settings *s);
+
+/* The record of how a run was trained, a JSON object (free()):
+ * {"data", "epochs", "batch_size", "seed", "optimizer", "learning_rate",
+ * "validation_split"}. learning_rate: the rate the optimizer was built
+ * with (NAN writes null). */
+char *tw_train_settings_json(const tw_train_settings *s, double learning_rate);
+
+/* What a running training reports after a step. */
+typedef struct {
+    int epoch, epochs;        /* 0-based epoch */
+    int64_t step, steps;
+    double samples_per_second;
+    double eta_seconds;
+    double loss, accuracy;    /* NAN when not known */
+    /* -1, or the first step whose logs the run database could not take
+     * (full disk, read-only file): training goes on without them. */
+    int64_t logs_lost_from_step;
+    const char *logs_lost_reason; /* the writer's message then (borrowed, for the callback's time) */
+} tw_train_progress;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
