@@ -188,8 +188,6 @@ typedef struct {
     twb_progress progress;
     twb_train_session session; /* checkpoints with --checkpoint-dir, the run with --logdb */
     bool logdb_warned;        /* its failure was reported (once) */
-    int checkpoint_failures;  /* failed saves seen so far */
-    char *checkpoint_warned;  /* the last failure's message warned about */
     tw_run_status status;
     bool graph_stored; /* --trace --logdb: the step's graph went into the run */
     const tw_graph *profiled; /* a reference while its steps are being profiled */
@@ -248,19 +246,12 @@ static void warn_logdb(train_run *run)
 }
 
 /* A checkpoint that could not be saved (a full disk): the previous one
- * stays, training goes on. Once per message, not at every epoch. */
+ * stays, training goes on. */
 static void warn_checkpoint(train_run *run)
 {
-    tw_model_checkpoint *checkpoint = run->session.checkpoint;
-    if (!checkpoint || tw_model_checkpoint_failures(checkpoint) == run->checkpoint_failures)
-        return;
-    run->checkpoint_failures = tw_model_checkpoint_failures(checkpoint);
-    const char *error = tw_model_checkpoint_error(checkpoint);
-    if (!g_strcmp0(error, run->checkpoint_warned))
-        return;
-    g_free(run->checkpoint_warned);
-    run->checkpoint_warned = g_strdup(error);
-    warn(run, error);
+    const char *error = twb_train_session_checkpoint_warning(&run->session);
+    if (error)
+        warn(run, error);
 }
 
 static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
@@ -474,7 +465,6 @@ static int train(train_options *o, tw_model *model, twb_data *data)
     }
     close_session(&run, rc);
     g_free(checkpoint_path);
-    g_free(run.checkpoint_warned);
     tw_tensor_unref(x);
     tw_tensor_unref(test_x);
     return rc;
@@ -528,7 +518,10 @@ int twb_train_command(const char *command, int argc, char **argv)
     tw_model *model = tw_model_open(o.model_path);
     twb_data data = {0};
     twb_data_spec spec = twb_data_spec_of(&o.settings);
-    if (!model || twb_data_load(&spec, &data)) {
+    if (model && !tw_model_input_shape(model)) /* a fault of the file: name it */
+        tw_error_set("%s: model '%s' has no input shape; give its first layer one or add an InputLayer",
+                     o.model_path, tw_layer_name(model));
+    if (!model || !tw_model_input_shape(model) || twb_data_load(&spec, &data)) {
         fprintf(stderr, "twb %s: %s\n", command, tw_last_error());
         tw_layer_unref(model);
         return 1;

@@ -141,6 +141,19 @@ void twb_train_session_log_metrics(twb_train_session *ts, const tw_logs *logs, c
     g_object_unref(b);
 }
 
+const char *twb_train_session_checkpoint_warning(twb_train_session *ts)
+{
+    if (!ts->checkpoint || tw_model_checkpoint_failures(ts->checkpoint) == ts->checkpoint_failures)
+        return NULL;
+    ts->checkpoint_failures = tw_model_checkpoint_failures(ts->checkpoint);
+    const char *error = tw_model_checkpoint_error(ts->checkpoint);
+    if (!g_strcmp0(error, ts->checkpoint_warned))
+        return NULL;
+    g_free(ts->checkpoint_warned);
+    ts->checkpoint_warned = g_strdup(error);
+    return ts->checkpoint_warned;
+}
+
 int twb_train_session_close(twb_train_session *ts, tw_run_status status, const char *reason)
 {
     int rc = 0;
@@ -150,6 +163,7 @@ int twb_train_session_close(twb_train_session *ts, tw_run_status status, const c
     g_clear_pointer(&ts->logger, tw_summary_logger_free);
     g_clear_pointer(&ts->checkpoint, tw_model_checkpoint_free);
     g_clear_pointer(&ts->checkpoint_path, g_free);
+    g_clear_pointer(&ts->checkpoint_warned, g_free);
     return rc;
 }
 

@@ -40,6 +40,8 @@ typedef struct {
     tw_summary_logger *logger;
     int histogram_every;
     tw_callback callbacks[3];
+    int checkpoint_failures; /* failed saves already warned about */
+    char *checkpoint_warned; /* the last failure's message */
 } twb_train_session;
 
 /* Compile the model for labels y: the settings' loss, or Keras' usual one
@@ -70,6 +72,12 @@ int twb_train_session_save_stop(twb_train_session *ts, const tw_history *h);
 /* logs as the run's metrics, each name prefixed ("test_" + "loss"). Nothing
  * without a run database. */
 void twb_train_session_log_metrics(twb_train_session *ts, const tw_logs *logs, const char *prefix);
+
+/* A checkpoint that could not be saved (a full disk) keeps the previous
+ * one and training goes on: the failure's message once, the first time
+ * it is seen (not at every epoch), else NULL. Borrowed until the next
+ * call or the close. */
+const char *twb_train_session_checkpoint_warning(twb_train_session *ts);
 
 /* Ends the run with its status and, for a failure, the reason; frees the
  * writer, the logger and the checkpoint writer. 0, or -1 (message in

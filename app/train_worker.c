@@ -221,6 +221,9 @@ static void wait_while_paused(twb_train_worker *w)
 static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
 {
     twb_train_worker *w = user_data;
+    const char *checkpoint_failed = twb_train_session_checkpoint_warning(&w->session);
+    if (checkpoint_failed) /* the previous checkpoint stays; training goes on */
+        report_problem(w, checkpoint_failed);
     gboolean lost = logs_newly_lost(w); /* the writer goes on dropping what it cannot write */
     tw_train_progress tp = progress_of(w, p, logs);
     report_progress(w, &tp, lost || p->step + 1 == p->steps);
@@ -236,6 +239,9 @@ static void close_session(twb_train_worker *w, twb_train_end end)
     static const tw_run_status status[] = {
         [TWB_TRAIN_FINISHED] = TW_RUN_FINISHED, [TWB_TRAIN_STOPPED] = TW_RUN_STOPPED, [TWB_TRAIN_FAILED] = TW_RUN_FAILED};
     char *lost = NULL;
+    const char *checkpoint_failed = twb_train_session_checkpoint_warning(&w->session);
+    if (checkpoint_failed) /* the last epoch's save */
+        report_problem(w, checkpoint_failed);
     if (w->session.writer) {
         logs_newly_lost(w); /* the last steps' logs are in the done report's progress */
         w->last.logs_lost_from_step = w->logs_lost_from_step;

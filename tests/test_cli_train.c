@@ -190,6 +190,21 @@ static void test_bad_input(fixture *f, gconstpointer data)
     g_assert_cmpint(run.exit_status, ==, 1);
     g_assert_nonnull(strstr(run.err, "adamax"));
     twb_run_clear(&run);
+
+    /* A model without an input shape: a fault of the file, named. */
+    char *shapeless = g_build_filename(f->dir, "shapeless.json", NULL);
+    g_assert_true(g_file_set_contents(shapeless,
+                                      "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"m\", \"layers\": ["
+                                      "{\"class_name\": \"Dense\", \"config\": {\"units\": 4}}]}}",
+                                      -1, NULL));
+    run = run_twb("train", shapeless, "--data", "spirals", NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    char *expected = g_strdup_printf("twb train: %s: model 'm' has no input shape; give its first layer one or add "
+                                     "an InputLayer\n", shapeless);
+    g_assert_cmpstr(run.err, ==, expected);
+    g_free(expected);
+    twb_run_clear(&run);
+    g_free(shapeless);
     g_free(bad);
 }
 
