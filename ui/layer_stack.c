@@ -110,6 +110,8 @@ static void report(GError *error)
 
 gboolean tw_layer_stack_drop_class(TwLayerStack *stack, const char *class_name, int position)
 {
+    if (tw_model_doc_is_graph(stack->doc)) /* the totals line says why */
+        return FALSE;
     GError *error = NULL;
     if (!tw_model_doc_insert(stack->doc, position, class_name, &error)) {
         report(error);
@@ -121,6 +123,8 @@ gboolean tw_layer_stack_drop_class(TwLayerStack *stack, const char *class_name, 
 
 gboolean tw_layer_stack_drop_layer(TwLayerStack *stack, int from, int position)
 {
+    if (tw_model_doc_is_graph(stack->doc))
+        return FALSE;
     GError *error = NULL;
     int to = position > from ? position - 1 : position;
     if (!tw_model_doc_move(stack->doc, from, to, &error)) {
@@ -135,6 +139,8 @@ gboolean tw_layer_stack_drop_layer(TwLayerStack *stack, int from, int position)
 static void action_delete(GtkWidget *widget, const char *name, GVariant *param)
 {
     TwLayerStack *self = TW_LAYER_STACK(widget);
+    if (tw_model_doc_is_graph(self->doc))
+        return;
     GError *error = NULL;
     int index = g_variant_get_int32(param);
     if (!tw_model_doc_remove(self->doc, index, &error))
@@ -146,6 +152,8 @@ static void action_delete(GtkWidget *widget, const char *name, GVariant *param)
 static void action_duplicate(GtkWidget *widget, const char *name, GVariant *param)
 {
     TwLayerStack *self = TW_LAYER_STACK(widget);
+    if (tw_model_doc_is_graph(self->doc))
+        return;
     GError *error = NULL;
     int index = g_variant_get_int32(param);
     if (!tw_model_doc_duplicate(self->doc, index, &error))
@@ -156,6 +164,8 @@ static void action_duplicate(GtkWidget *widget, const char *name, GVariant *para
 
 static void move_by(TwLayerStack *self, int index, int delta)
 {
+    if (tw_model_doc_is_graph(self->doc))
+        return;
     int to = index + delta;
     if (to < 0 || to >= (int)self->cards->len)
         return;
@@ -452,6 +462,9 @@ static void update_totals(TwLayerStack *self)
     if (error_index >= 0 && error_index < n)
         snprintf(partial, sizeof partial, "     (layers above %s only)",
                  tw_layer_name(tw_model_doc_layer(self->doc, error_index)));
+    if (tw_model_doc_is_graph(self->doc))
+        snprintf(partial, sizeof partial,
+                 "\nA Functional model: its layers in call order, read-only here (the graph editor is not built yet)");
     snprintf(text, sizeof text, "Total params: %s     Trainable: %s     Non-trainable: %s%s", total_s, trainable_s,
              non_trainable_s, partial);
     gtk_label_set_text(GTK_LABEL(self->totals), text);

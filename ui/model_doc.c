@@ -4,6 +4,8 @@
  * history holds nothing but JSON texts. */
 #include "model_doc.h"
 
+#include <tw/functional.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,6 +345,11 @@ const char *tw_model_doc_path(TwModelDoc *doc)
 gboolean tw_model_doc_modified(TwModelDoc *doc)
 {
     return g_strcmp0(doc->json, doc->saved_json) != 0;
+}
+
+gboolean tw_model_doc_is_graph(TwModelDoc *doc)
+{
+    return doc->model && tw_layer_is_functional(doc->model);
 }
 
 tw_model *tw_model_doc_model(TwModelDoc *doc)

@@ -41,6 +41,9 @@ gboolean tw_model_doc_modified(TwModelDoc *doc);
 /* The model itself (borrowed, unbuilt; do not edit it directly). */
 tw_model *tw_model_doc_model(TwModelDoc *doc);
 int tw_model_doc_n_layers(TwModelDoc *doc);
+/* A Functional model: its layers are listed in call order, but the stack's
+ * edits (insert, move, remove, duplicate) do not apply to a graph. */
+gboolean tw_model_doc_is_graph(TwModelDoc *doc);
 tw_layer *tw_model_doc_layer(TwModelDoc *doc, int index); /* borrowed */
 
 /* ---- edits: each is one undo step and emits "changed" -------------------- */

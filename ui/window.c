@@ -92,8 +92,9 @@ static void update_actions(TwWindow *win)
     set_enabled(win, "undo", tw_model_doc_can_undo(win->doc));
     set_enabled(win, "redo", tw_model_doc_can_redo(win->doc));
     gboolean has_layers = tw_model_doc_n_layers(win->doc) > 0;
-    set_enabled(win, "delete-layer", has_layers);
-    set_enabled(win, "duplicate-layer", has_layers);
+    gboolean stack = has_layers && !tw_model_doc_is_graph(win->doc); /* a graph is not edited as a stack */
+    set_enabled(win, "delete-layer", stack);
+    set_enabled(win, "duplicate-layer", stack);
     /* The panel says why Train is off: the model, a run going, the data. */
     const char *why = win->train_panel ? tw_train_panel_cannot_train(TW_TRAIN_PANEL(win->train_panel))
                                        : tw_model_doc_error(win->doc);
