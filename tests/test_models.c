@@ -1,6 +1,7 @@
 /* The example models of examples/models/ that are too big for the engine and
  * data suites (which also run under valgrind): ResNet50 opens with Keras'
- * parameter counts and takes a training step. Suite 'models'. */
+ * parameter counts and takes a training step; the residual Fashion-MNIST
+ * template opens with its hand-counted parameters. Suite 'models'. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -83,10 +84,30 @@ static void test_resnet50_train_step(void)
     tw_layer_unref(model);
 }
 
+/* The residual Fashion-MNIST template, counted by hand: conv1 3*3*1*16+16,
+ * block1 two 3*3*16*16+16, conv2 3*3*16*32+32, block2 two 3*3*32*32+32,
+ * fc 7*7*32*128+128, predictions 128*10+10, and six BatchNormalizations over
+ * 16, 16, 16, 32, 32, 32 channels (4 numbers each, half of them trainable). */
+static void test_resnet_fashion_mnist_counts(void)
+{
+    tw_model *model = load_example("resnet_fashion_mnist.json");
+    g_assert_nonnull(model);
+    int64_t total = 0, trainable = 0, non_trainable = 0;
+    g_assert_cmpint(tw_model_count_params(model, &total, &trainable, &non_trainable), ==, 0);
+    int64_t convs = (9 * 1 * 16 + 16) + 2 * (9 * 16 * 16 + 16) + (9 * 16 * 32 + 32) + 2 * (9 * 32 * 32 + 32);
+    int64_t dense = (7 * 7 * 32 * 128 + 128) + (128 * 10 + 10);
+    int64_t bn_channels = 3 * 16 + 3 * 32;
+    g_assert_cmpint(trainable, ==, convs + dense + 2 * bn_channels);
+    g_assert_cmpint(non_trainable, ==, 2 * bn_channels);
+    g_assert_cmpint(total, ==, trainable + non_trainable);
+    tw_layer_unref(model);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/models/resnet50/counts", test_resnet50_counts);
     g_test_add_func("/models/resnet50/train-step", test_resnet50_train_step);
+    g_test_add_func("/models/resnet-fashion-mnist/counts", test_resnet_fashion_mnist_counts);
     return g_test_run();
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
-"""Writes examples/models/resnet50.json: Keras applications' ResNet50
-(include_top, 1000 classes, input 224x224x3) as Keras 2 Functional JSON.
+"""Writes the residual networks of examples/models/ as Keras 2 Functional
+JSON: resnet50.json, Keras applications' ResNet50 (include_top, 1000
+classes, input 224x224x3), and resnet_fashion_mnist.json, a small residual
+network for Fashion-MNIST's 28x28x1 images.
 
 Keras is not needed: the graph is written from the architecture in
 keras/applications/resnet.py (ResNet, stack1, block1), with Keras' layer
@@ -9,11 +11,10 @@ Layers are listed in the order Keras 2's model.to_json() lists them (in a
 first block: the residual branch's 1_ and 2_ layers, then 0_conv, 3_conv,
 0_bn, 3_bn), although the reader does not depend on it.
 
-    tools/gen_resnet50_json.py [OUT]   (default examples/models/resnet50.json)
+    tools/gen_resnet_json.py   (writes both into examples/models/)
 """
 import json
 import os
-import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BN_AXIS = 3
@@ -96,10 +97,29 @@ def stack1(x, filters, blocks, stride1, name):
     return x
 
 
-def resnet50():
+def input_layer(shape):
+    layers.clear()
     layers.append({"class_name": "InputLayer", "name": "input_1", "inbound_nodes": [], "config": {
-        "batch_input_shape": [None, 224, 224, 3], "dtype": "float32", "sparse": False, "ragged": False,
+        "batch_input_shape": [None] + shape, "dtype": "float32", "sparse": False, "ragged": False,
         "name": "input_1"}})
+    return "input_1"
+
+
+def dense(name, x, units, activation):
+    return add("Dense", name, {
+        "units": units, "activation": activation, "use_bias": True, "kernel_initializer": glorot(),
+        "bias_initializer": zeros(), "kernel_regularizer": None, "bias_regularizer": None,
+        "activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None}, [x])
+
+
+def model(name, inputs, output):
+    return {"class_name": "Functional", "config": {
+        "name": name, "layers": list(layers), "input_layers": [[inputs, 0, 0]],
+        "output_layers": [[output, 0, 0]]}, "keras_version": "2.13.1", "backend": "tensorflow"}
+
+
+def resnet50():
+    input_layer([224, 224, 3])
     x = zero_pad("conv1_pad", "input_1", 3)
     x = conv("conv1_conv", x, 64, 7, 2)
     x = relu("conv1_relu", bn("conv1_bn", x))
@@ -111,17 +131,33 @@ def resnet50():
     x = stack1(x, 256, 6, 2, "conv4")
     x = stack1(x, 512, 3, 2, "conv5")
     x = add("GlobalAveragePooling2D", "avg_pool", {"data_format": "channels_last", "keepdims": False}, [x])
-    add("Dense", "predictions", {
-        "units": 1000, "activation": "softmax", "use_bias": True, "kernel_initializer": glorot(),
-        "bias_initializer": zeros(), "kernel_regularizer": None, "bias_regularizer": None,
-        "activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None}, [x])
-    return {"class_name": "Functional", "config": {
-        "name": "resnet50", "layers": layers, "input_layers": [["input_1", 0, 0]],
-        "output_layers": [["predictions", 0, 0]]}, "keras_version": "2.13.1", "backend": "tensorflow"}
+    return model("resnet50", "input_1", dense("predictions", x, 1000, "softmax"))
+
+
+def basic_block(x, filters, name):
+    """Two 3x3 convs and an identity shortcut (ResNet's basic block)."""
+    y = relu(name + "_1_relu", bn(name + "_1_bn", conv(name + "_1_conv", x, filters, 3, padding="same")))
+    y = bn(name + "_2_bn", conv(name + "_2_conv", y, filters, 3, padding="same"))
+    return relu(name + "_out", add("Add", name + "_add", {}, [x, y]))
+
+
+def resnet_fashion_mnist():
+    """28x28x1 -> conv 16 -> block 16 -> conv 32 stride 2 (14x14) -> block
+    32 -> max pool (7x7) -> Flatten -> Dense 128 -> Dense 10 softmax."""
+    x = input_layer([28, 28, 1])
+    x = relu("conv1_relu", bn("conv1_bn", conv("conv1_conv", x, 16, 3, padding="same")))
+    x = basic_block(x, 16, "block1")
+    x = relu("conv2_relu", bn("conv2_bn", conv("conv2_conv", x, 32, 3, 2, padding="same")))
+    x = basic_block(x, 32, "block2")
+    x = add("MaxPooling2D", "pool", {"pool_size": [2, 2], "padding": "valid", "strides": [2, 2],
+                                     "data_format": "channels_last"}, [x])
+    x = add("Flatten", "flatten", {"data_format": "channels_last"}, [x])
+    x = dense("fc", x, 128, "relu")
+    return model("resnet_fashion_mnist", "input_1", dense("predictions", x, 10, "softmax"))
 
 
 if __name__ == "__main__":
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "examples", "models", "resnet50.json")
-    with open(out, "w") as f:
-        json.dump(resnet50(), f, indent=1)
-        f.write("\n")
+    for name, make in (("resnet50.json", resnet50), ("resnet_fashion_mnist.json", resnet_fashion_mnist)):
+        with open(os.path.join(ROOT, "examples", "models", name), "w") as f:
+            json.dump(make(), f, indent=1)
+            f.write("\n")
