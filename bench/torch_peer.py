@@ -560,6 +560,75 @@ def setup_traced_small(args):
     return run, [sum_squares(traced(x, y))], {"variant": "torch.jit.trace", "eager_us": eager_us}
 
 
+# ---- resnet50_step: torchvision's resnet50 (no pretrained weights), one
+# training step a repetition on twb_bench.c's batch: RESNET_BATCH pattern()
+# images 224x224x3 (NCHW here; the same numbers), labels i * 37 % 1000,
+# cross-entropy on the logits, SGD 0.01. Keras' ResNet50 ends in a softmax
+# and its convs have biases (26,560 parameters more); the work is otherwise
+# the same. The variant, NCHW or channels-last, is whichever is faster. ---
+
+RESNET_BATCH = 8
+
+
+def peak_rss_mb():
+    """The process's peak resident memory in MiB (VmHWM), as twb_bench.c reads it."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def setup_resnet50_step(args):
+    import torchvision
+    x = pattern(1, (RESNET_BATCH, 224, 224, 3)).permute(0, 3, 1, 2).contiguous()
+    y = torch.tensor([i * 37 % 1000 for i in range(RESNET_BATCH)], dtype=torch.int64)
+    check = [sum_squares(x), float(y.sum())]
+
+    def make(channels_last):
+        torch.manual_seed(1)
+        model = torchvision.models.resnet50(weights=None)
+        model.train()
+        images = x
+        if channels_last:
+            model = model.to(memory_format=torch.channels_last)
+            images = x.contiguous(memory_format=torch.channels_last)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(model(images), y)
+            loss.backward()
+            opt.step()
+            return float(loss)
+
+        return step
+
+    # One warm-up step and one timed step per variant; the faster is kept.
+    trials = {}
+    for name, channels_last in (("nchw", False), ("channels_last", True)):
+        step = make(channels_last)
+        step()
+        t0 = time.perf_counter()
+        step()
+        trials[name] = (time.perf_counter() - t0, step)
+    best = min(trials, key=lambda k: trials[k][0])
+    step = trials[best][1]
+    del trials
+
+    def measure():
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            loss = step()
+            seconds = time.perf_counter() - t0
+        finally:
+            gc.enable()
+        return seconds, {"samples_per_second": RESNET_BATCH / seconds, "peak_rss_mb": peak_rss_mb(), "loss": loss}
+
+    return measure, check, {"variant": best, "torchvision": torchvision.__version__}
+
+
 BENCHMARKS = {  # name: (setup, unit, scale, iterations per repetition)
     "add16": (setup_add16, "ns/op", 1e9, CALIBRATED),
     "tiny_step": (setup_tiny_step, "us/step", 1e6, CALIBRATED),
@@ -572,6 +641,7 @@ BENCHMARKS = {  # name: (setup, unit, scale, iterations per repetition)
     "cnn_epoch": (setup_cnn_epoch, "s/epoch", 1, MEASURED),
     "traced_small": (setup_traced_small, "us/call", 1e6, CALIBRATED),
     "traced_mlp_step": (setup_traced_mlp_step, "ms/step", 1e3, CALIBRATED),
+    "resnet50_step": (setup_resnet50_step, "s/step", 1, MEASURED),
 }
 
 

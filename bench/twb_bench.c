@@ -5,10 +5,11 @@
  *   twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]
  *
  * NAME is add16, tiny_step, matmul_1000, conv_step, dataset_epoch,
- * prefetch_wait, mlp_epoch, cnn_epoch, traced_small, traced_mlp_step or depthwise_conv. The program sets the
+ * prefetch_wait, mlp_epoch, cnn_epoch, traced_small, traced_mlp_step, depthwise_conv or resnet50_step. The
+ * program sets the
  * benchmark up, checks its results, warms up and picks how many iterations make one
  * repetition (at least --min-time seconds; matmul_1000 does --products
- * products; prefetch_wait, mlp_epoch and cnn_epoch one epoch),
+ * products; prefetch_wait, mlp_epoch and cnn_epoch one epoch, resnet50_step one step),
  * then prints a JSON header line:
  *
  *   {"name": ..., "unit": "ns/op", "iters_per_rep": N, "check": [...], "blas": ...}
@@ -37,6 +38,7 @@
 #include <tw/data.h>
 #include <tw/engine.h>
 #include <tw/model.h>
+#include <tw/model_file.h>
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -1002,6 +1004,99 @@ static void traced_mlp_step_teardown(void *p)
     free(s);
 }
 
+/* ---- resnet50_step: one training step of Keras applications' ResNet50
+ * (examples/models/resnet50.json) as fit runs it: forward, backward and an
+ * SGD update (learning rate 0.01, sparse categorical cross-entropy) on one
+ * batch of RESNET_BATCH pattern() images, 224x224x3 float32, labels
+ * i * 37 % 1000. Each side starts from its own random weights, so the check
+ * is the batch only (its sum of squares and the labels' sum). A repetition
+ * is measure(): one step timed; it adds samples_per_second and the
+ * process's peak resident memory (VmHWM). torch_peer.py: torchvision's
+ * resnet50 on the same batch. ---------------------------------------------- */
+
+enum { RESNET_BATCH = 8 };
+
+typedef struct {
+    tw_model *model;
+    tw_tensor *x, *y;
+} resnet_state;
+
+/* The process's peak resident memory in MiB (VmHWM), as torch_peer.py reads it. */
+static double peak_rss_mb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double kb = NAN;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %lf kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb / 1024.0;
+}
+
+static double resnet_step(resnet_state *s)
+{
+    tw_fit_options opt = fit_options();
+    opt.batch_size = RESNET_BATCH;
+    tw_history *h = tw_model_fit(s->model, s->x, s->y, &opt);
+    if (!h)
+        die_engine("tw_model_fit");
+    double loss = tw_logs_get(&h->epoch_logs[0], "loss");
+    tw_history_free(h);
+    if (!isfinite(loss))
+        die("resnet50_step: the loss is %g", loss);
+    return loss;
+}
+
+static void *resnet50_step_setup(setup_result *r)
+{
+    resnet_state *s = calloc(1, sizeof *s);
+    if (!s)
+        die("out of memory");
+    s->model = tw_model_load(TW_EXAMPLES_DIR "/models/resnet50.json");
+    if (!s->model)
+        die_engine("tw_model_load");
+    tw_optimizer_config sgd = tw_optimizer_defaults(TW_OPTIMIZER_SGD);
+    sgd.learning_rate = (tw_lr_schedule){.kind = TW_SCHEDULE_CONSTANT, .initial_learning_rate = 0.01};
+    tw_loss loss = tw_loss_default(TW_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY);
+    if (tw_model_build(s->model, NULL, FIT_SEED) < 0 || tw_model_compile(s->model, tw_optimizer_new(&sgd), &loss, 0, NULL) < 0)
+        die_engine("tw_model_compile");
+    s->x = pattern_tensor(1, TW_SHAPE(RESNET_BATCH, 224, 224, 3));
+    int64_t labels[RESNET_BATCH];
+    double label_sum = 0;
+    for (int64_t i = 0; i < RESNET_BATCH; i++)
+        label_sum += (double)(labels[i] = i * 37 % 1000);
+    s->y = tw_tensor_from_data(labels, TW_INT64, 1, (int64_t[]){RESNET_BATCH});
+    r->check[r->nchecks++] = sum_squares(s->x);
+    r->check[r->nchecks++] = label_sum;
+    double first = resnet_step(s); /* warms up (and traces the step when it can) */
+    snprintf(r->info, sizeof r->info, "\"traced\": %s, \"first_loss\": %.6g",
+             tw_model_train_step_graph(s->model) ? "true" : "false", first);
+    return s;
+}
+
+static double resnet50_step_measure(void *p, int rep, char *extra, size_t size)
+{
+    (void)rep;
+    resnet_state *s = p;
+    double t0 = now();
+    double loss = resnet_step(s);
+    double seconds = now() - t0;
+    snprintf(extra, size, "\"samples_per_second\": %.6g, \"peak_rss_mb\": %.6g, \"loss\": %.6g",
+             RESNET_BATCH / seconds, peak_rss_mb(), loss);
+    return seconds;
+}
+
+static void resnet50_step_teardown(void *p)
+{
+    resnet_state *s = p;
+    tw_layer_unref(s->model);
+    tw_tensor_unref(s->x);
+    tw_tensor_unref(s->y);
+    free(s);
+}
+
 static const benchmark benchmarks[] = {
     {"add16", "ns/op", 1e9, false, add16_setup, add16_run, NULL, pair_teardown},
     {"tiny_step", "us/step", 1e6, false, tiny_step_setup, tiny_step_run, NULL, pair_teardown},
@@ -1019,6 +1114,8 @@ static const benchmark benchmarks[] = {
      traced_small_teardown, NULL, "eager"},
     {"traced_mlp_step", "ms/step", 1e3 / STEP_BATCHES, false, traced_mlp_step_setup, traced_mlp_step_run,
      traced_mlp_step_run_eager, traced_mlp_step_teardown, NULL, "eager"},
+    {"resnet50_step", "s/step", 1, true, resnet50_step_setup, NULL, NULL, resnet50_step_teardown,
+     resnet50_step_measure},
 };
 
 /* ---- timing ---------------------------------------------------------------- */
@@ -1051,7 +1148,7 @@ static void usage(FILE *out)
 {
     fputs("usage: twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]\n"
           "NAME: add16 tiny_step matmul_1000 conv_step dataset_epoch prefetch_wait mlp_epoch cnn_epoch traced_small\n"
-          "      traced_mlp_step depthwise_conv\n"
+          "      traced_mlp_step depthwise_conv resnet50_step\n"
           "Prints a JSON header, then the time per operation of each repetition (see bench/README.md).\n",
           out);
 }
