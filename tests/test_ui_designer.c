@@ -537,6 +537,21 @@ static void test_palette_enter(Fixture *f, gconstpointer data)
     g_assert_true(focus == palette_row(GTK_WIDGET(f->palette), "Dense")); /* ready for the next one */
 }
 
+/* A one-letter key (RepeatVector's `n`) is narrower than the "…" of an
+ * ellipsized label: GTK 4.8 then measured natural < minimum width and warned
+ * (fatal here), found by the monkey. */
+static void test_short_key(Fixture *f, gconstpointer data)
+{
+    add(f, "RepeatVector");
+    g_assert_nonnull(tw_property_editor_field(f->editor, "n"));
+    for (int width = 1100; width >= 700; width -= 100) {
+        gtk_window_set_default_size(GTK_WINDOW(f->window), width, 600);
+        gint64 end = g_get_monotonic_time() + G_USEC_PER_SEC / 4;
+        while (g_get_monotonic_time() < end)
+            g_main_context_iteration(NULL, FALSE);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -560,5 +575,6 @@ int main(int argc, char **argv)
     ADD("editor/typed_text_kept", test_typed_text_kept);
     ADD("stack/move_takes_focus", test_move_takes_focus);
     ADD("palette/enter", test_palette_enter);
+    ADD("editor/short_key", test_short_key);
     return g_test_run();
 }

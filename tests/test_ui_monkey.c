@@ -21,7 +21,8 @@
  *
  * TWB_MONKEY_SEED picks the seed (printed, so a failure can be replayed)
  * and TWB_MONKEY_ACTIONS the number of actions (TWB_MONKEY_TRACE=1 also
- * prints each button clicked, with its widget path): make test runs a short
+ * prints each action's number and kind, and each button clicked with its
+ * widget path): make test runs a short
  * fixed-seed round; the 10,000-action rounds run under ASan by hand:
  *   TWB_MONKEY_ACTIONS=10000 xvfb-run -a -s "-screen 0 1920x1200x24" \
  *     build-asan/tests/test_ui_monkey
@@ -468,6 +469,8 @@ static void test_monkey(void)
         if (!view && action >= 4 && action <= 10)
             action = 13; /* the designer is not shown: show a view instead */
         counts[action]++;
+        if (g_getenv("TWB_MONKEY_TRACE"))
+            g_test_message("monkey: action %ld: kind %d", i, action);
         switch (action) {
         case 0: x_click(win); break;
         case 1: x_drag(win); break;
