@@ -167,8 +167,8 @@ static void test_cnn_boxes(void)
     g_assert_null(tw_graph_view_message(f.view));
     const tw_graph_arrangement *a = arrangement(&f);
     g_assert_nonnull(a);
-    /* One closed box per layer, nothing else but the input. */
-    int boxes = 0;
+    /* One closed box per layer, nothing else but the input and the output. */
+    int boxes = 0, outputs = 0;
     for (int v = 0; v < a->graph->nnodes; v++) {
         const tw_visible_node *n = &a->graph->nodes[v];
         if (n->is_scope) {
@@ -177,11 +177,15 @@ static void test_cnn_boxes(void)
             for (size_t l = 0; l < G_N_ELEMENTS(cnn_layers); l++)
                 layer |= !strcmp(a->model->scopes[n->index].name, cnn_layers[l]);
             g_assert_true(layer);
+        } else if (n->output >= 0) {
+            outputs++;
+            g_assert_cmpint(n->kind, ==, TW_OP_KIND_OUTPUT);
         } else {
             g_assert_cmpstr(a->model->nodes[n->index].op, ==, "input");
         }
     }
     g_assert_cmpint(boxes, ==, G_N_ELEMENTS(cnn_layers));
+    g_assert_cmpint(outputs, ==, 1);
 
     /* Opening conv2d shows its ops; its box is gone, a frame holds them. */
     int conv = -1;
@@ -216,10 +220,12 @@ static void test_cnn_boxes(void)
     const tw_graph_node *node = &a->model->nodes[a->graph->nodes[conv_op].index];
     g_assert_nonnull(strstr(text, "Op\nconv2d\n"));
     g_assert_nonnull(strstr(text, node->scope));
-    g_assert_nonnull(strstr(text, "(1, 26, 26, 32) float32")); /* 28 - 3 + 1, 32 filters */
+    g_assert_nonnull(strstr(text, "(None, 26, 26, 32) float32")); /* 28 - 3 + 1, 32 filters; any batch */
+    g_assert_nonnull(strstr(text, "strides: (1, 1)\n"));          /* named attributes, not JSON */
+    g_assert_nonnull(strstr(text, "padding: valid\n"));
     g_assert_nonnull(strstr(text, "(3, 3, 1, 32) float32"));   /* the kernel */
     g_free(text);
-    GtkWidget *input = find_button(tw_graph_view_inspector(f.view), "0: (1, 28, 28, 1) float32");
+    GtkWidget *input = find_button(tw_graph_view_inspector(f.view), "0: (None, 28, 28, 1) float32");
     g_assert_nonnull(input);
 
     /* Trace inputs: the op and what it reads, here the input alone. */
@@ -243,7 +249,7 @@ static void test_cnn_boxes(void)
 
     /* The input's button selects the node feeding it. */
     tw_graph_canvas_select(canvas, conv_op);
-    input = find_button(tw_graph_view_inspector(f.view), "0: (1, 28, 28, 1) float32");
+    input = find_button(tw_graph_view_inspector(f.view), "0: (None, 28, 28, 1) float32");
     g_signal_emit_by_name(input, "clicked");
     int selected = tw_graph_canvas_selected(canvas);
     g_assert_cmpint(selected, >=, 0);
@@ -253,7 +259,7 @@ static void test_cnn_boxes(void)
     tw_graph_view_toggle_scope(f.view, conv);
     wait_ready(f.view, "conv2d closed");
     g_assert_cmpint(arrangement(&f)->nframes, ==, frames);
-    g_assert_cmpint(arrangement(&f)->graph->nnodes, ==, G_N_ELEMENTS(cnn_layers) + 1);
+    g_assert_cmpint(arrangement(&f)->graph->nnodes, ==, G_N_ELEMENTS(cnn_layers) + 2);
     fixture_close(&f);
 }
 
@@ -452,7 +458,7 @@ static void test_run_database(void)
     g_assert_null(tw_graph_view_message(f.view));
     const tw_graph_arrangement *a = arrangement(&f);
     g_assert_nonnull(a);
-    g_assert_cmpint(a->graph->nnodes, ==, G_N_ELEMENTS(cnn_layers) + 1);
+    g_assert_cmpint(a->graph->nnodes, ==, G_N_ELEMENTS(cnn_layers) + 2); /* the layers, the input, the output */
 
     tw_graph_view_select_source(f.view, broken);
     wait_ready(f.view, "the broken graph's message");

@@ -149,7 +149,11 @@ tw_graph_arrangement *tw_designer_graph_load(const char *keras_json, GError **er
         g_error_free(trace_error);
         return NULL;
     }
-    tw_graph_arrangement *a = tw_graph_json_arrange(json, error);
+    /* Traced for a batch of one, which the model does not fix: None. */
+    tw_graph_model *m = tw_graph_model_parse(json, -1, error);
     g_free(json);
-    return a;
+    if (!m)
+        return NULL;
+    tw_graph_model_mark_batch(m, 1);
+    return tw_graph_arrangement_new(m, NULL);
 }
