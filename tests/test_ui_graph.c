@@ -263,6 +263,93 @@ static void test_cnn_boxes(void)
     fixture_close(&f);
 }
 
+/* ---- Functional models -------------------------------------------------------------- */
+static int scope_box(const tw_graph_arrangement *a, const char *name)
+{
+    for (int v = 0; v < a->graph->nnodes; v++)
+        if (a->graph->nodes[v].is_scope && !strcmp(a->model->scopes[a->graph->nodes[v].index].name, name))
+            return v;
+    return -1;
+}
+
+static int in_edges(const tw_graph_arrangement *a, int v, int *tensors)
+{
+    int n = 0;
+    *tensors = 0;
+    for (int e = 0; e < a->graph->nedges; e++)
+        if (a->graph->edges[e].to == v)
+            n++, *tensors += a->graph->edges[e].ntensors;
+    return n;
+}
+
+/* The U-Net: a box per layer, the skips meet the upsampled path in the
+ * Concatenate boxes, an output box ends the graph, shapes say None for the
+ * batch. The siamese network: two inputs side by side into the shared
+ * encoder, whose two calls meet in the Subtract box. */
+static void test_functional(void)
+{
+    fixture f;
+    fixture_open(&f, "unet_small.json");
+    g_assert_null(tw_graph_view_message(f.view));
+    const tw_graph_arrangement *a = arrangement(&f);
+    int inputs = 0, outputs = 0, boxes = 0, tensors;
+    for (int v = 0; v < a->graph->nnodes; v++) {
+        const tw_visible_node *n = &a->graph->nodes[v];
+        boxes += n->is_scope;
+        outputs += n->output >= 0;
+        inputs += !n->is_scope && n->output < 0 && !strcmp(a->model->nodes[n->index].op, "input");
+    }
+    g_assert_cmpint(boxes, ==, 17); /* every layer but the InputLayer */
+    g_assert_cmpint(inputs, ==, 1);
+    g_assert_cmpint(outputs, ==, 1);
+    const char *merges[][3] = {{"up2_concat", "up2_upsample", "down2_conv2"},
+                               {"up1_concat", "up1_upsample", "down1_conv2"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(merges); i++) {
+        int merge = scope_box(a, merges[i][0]), from[2] = {scope_box(a, merges[i][1]), scope_box(a, merges[i][2])};
+        g_assert_cmpint(in_edges(a, merge, &tensors), ==, 2);
+        for (int k = 0; k < 2; k++) {
+            gboolean found = FALSE;
+            for (int e = 0; e < a->graph->nedges; e++)
+                found |= a->graph->edges[e].from == from[k] && a->graph->edges[e].to == merge;
+            g_assert_true(found);
+        }
+        /* The skip reaches the merge beside the path, not through it. */
+        const tw_layout_box *m = &a->layout->nodes[merge];
+        g_assert_cmpfloat(a->layout->nodes[from[1]].y + a->layout->nodes[from[1]].height, <, m->y);
+    }
+    int out = a->graph->nnodes - 1;
+    g_assert_cmpint(a->graph->nodes[out].output, ==, 0);
+    g_assert_cmpint(a->layout->nodes[out].layer, ==, a->layout->nlayers - 1);
+    TwGraphCanvas *canvas = tw_graph_view_canvas(f.view);
+    tw_graph_canvas_select(canvas, out);
+    char *text = inspector_text(&f);
+    g_assert_nonnull(strstr(text, "Output 0 of unet_small\n"));
+    g_free(text);
+    g_assert_nonnull(find_button(tw_graph_view_inspector(f.view), "0: (None, 28, 28, 1) float32"));
+    fixture_close(&f);
+
+    fixture_open(&f, "siamese_fashion_mnist.json");
+    g_assert_null(tw_graph_view_message(f.view));
+    a = arrangement(&f);
+    int in[2] = {-1, -1}, ninputs = 0;
+    for (int v = 0; v < a->graph->nnodes; v++) {
+        const tw_visible_node *n = &a->graph->nodes[v];
+        if (!n->is_scope && n->output < 0 && !strcmp(a->model->nodes[n->index].op, "input")) {
+            g_assert_cmpint(ninputs, <, 2);
+            in[ninputs++] = v;
+        }
+    }
+    g_assert_cmpint(ninputs, ==, 2);
+    const tw_layout_box *p = &a->layout->nodes[in[0]], *q = &a->layout->nodes[in[1]];
+    g_assert_cmpint(p->layer, ==, q->layer); /* side by side */
+    g_assert_true(p->x + p->width <= q->x || q->x + q->width <= p->x);
+    int encoder = scope_box(a, "encoder"), difference = scope_box(a, "difference");
+    g_assert_cmpint(in_edges(a, encoder, &tensors), ==, 2); /* both inputs into the one encoder */
+    g_assert_cmpint(in_edges(a, difference, &tensors), ==, 1);
+    g_assert_cmpint(tensors, ==, 2); /* its two calls' embeddings */
+    fixture_close(&f);
+}
+
 /* ---- search ---------------------------------------------------------------------- */
 static int count_matches(const tw_graph_model *m, const char *text)
 {
@@ -839,6 +926,7 @@ int main(int argc, char **argv)
         return 77;
     }
     g_test_add_func("/ui/graph/cnn-boxes", test_cnn_boxes);
+    g_test_add_func("/ui/graph/functional", test_functional);
     g_test_add_func("/ui/graph/search", test_search);
     g_test_add_func("/ui/graph/export", test_export);
     g_test_add_func("/ui/graph/messages", test_messages);

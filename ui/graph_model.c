@@ -80,7 +80,7 @@ char *tw_graph_trace_model(tw_model *model, GError **error)
         x[k] = zero_input(model, k, &local);
     char *json = NULL;
     tw_function *f = NULL;
-    if (!local && tw_model_build(model, NULL, 0) == 0 && (f = tw_function_new("forward", forward, model))) {
+    if (!local && tw_model_build(model, NULL, 0) == 0 && (f = tw_function_new(tw_layer_name(model), forward, model))) {
         const tw_graph *graph = tw_function_get_graph(f, ninputs, x);
         json = graph ? tw_graph_json(graph) : NULL;
     }
@@ -413,8 +413,9 @@ GPtrArray *tw_graph_node_attr_fields(const tw_graph_node *n)
             int count = a->count < 0 ? n->nints - a->first : a->count;
             if (count <= 0 || a->first + count > n->nints)
                 continue;
-            add_field(fields, a->name,
-                      a->padding ? g_strdup(n->ints[a->first] ? "same" : "valid") : ints_text(n->ints + a->first, count));
+            char *value = a->padding ? g_strdup(n->ints[a->first] ? "same" : "valid")
+                                     : ints_text(n->ints + a->first, count);
+            add_field(fields, a->name, value);
         }
     } else if (g_strv_contains(reductions, n->op) && n->nints >= 1) {
         /* ints[0] keepdims, then one flag per axis of the input */
