@@ -270,7 +270,7 @@ static void test_traced_cnn(void)
     g_assert_nonnull(model);
     g_assert_cmpint(tw_model_build(model, NULL, 0), ==, 0);
     tw_tensor *x = tw_zeros(TW_FLOAT32, 4, (int64_t[]){1, 28, 28, 1});
-    tw_function *f = tw_function_new("forward", forward, model);
+    tw_function *f = tw_function_new(tw_layer_name(model), forward, model);
     const tw_graph *graph = tw_function_get_graph(f, 1, &x);
     g_assert_nonnull(graph);
     char *json = tw_graph_json(graph);

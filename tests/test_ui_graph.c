@@ -914,6 +914,123 @@ static void test_big_graph(void)
     spin(0.1);
 }
 
+/* ---- large models: open, trace, lay out and draw; then pan and zoom ------------------ */
+#define MAX_OPEN_CPU_SECONDS 60.0 /* the whole process's, tracing thread included */
+#define NASNET_CELLS 125
+
+/* A NASNet-size Functional model: a stem and NASNET_CELLS cells of 8 layers,
+ * each reading the two cells before it through two branches that meet in
+ * Adds and a Concatenate (1,002 layers), on 8x8x4 tensors so that the work
+ * is the graph's, not the convolutions'. */
+static char *nasnet_size_json(void)
+{
+    GString *s = g_string_new("{\"class_name\": \"Functional\", \"config\": {\"name\": \"nasnet_size\", \"layers\": ["
+                              "{\"class_name\": \"InputLayer\", \"name\": \"image\", \"inbound_nodes\": [], "
+                              "\"config\": {\"batch_input_shape\": [null, 8, 8, 4], \"name\": \"image\"}}");
+#define LAYER(cls, name, extra, inbound)                                                                            \
+    g_string_append_printf(s, ", {\"class_name\": \"%s\", \"name\": \"%s\", \"config\": {\"name\": \"%s\"%s}, "    \
+                              "\"inbound_nodes\": [[%s]]}",                                                        \
+                           cls, name, name, extra, inbound)
+    char prev[32] = "stem", prev2[32] = "image";
+    LAYER("Conv2D", "stem", ", \"filters\": 4, \"kernel_size\": [1, 1]", "[\"image\", 0, 0, {}]");
+    for (int c = 0; c < NASNET_CELLS; c++) {
+        char n[8][32], in[160];
+        const char *parts[] = {"sep", "skip", "add1", "pool", "relu", "add2", "concat", "out"};
+        for (int k = 0; k < 8; k++)
+            g_snprintf(n[k], sizeof n[k], "cell%d_%s", c, parts[k]);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}]", prev);
+        LAYER("Conv2D", n[0], ", \"filters\": 4, \"kernel_size\": [3, 3], \"padding\": \"same\"", in);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}]", prev2);
+        LAYER("Conv2D", n[1], ", \"filters\": 4, \"kernel_size\": [1, 1]", in);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}], [\"%s\", 0, 0, {}]", n[0], n[1]);
+        LAYER("Add", n[2], "", in);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}]", prev);
+        LAYER("MaxPooling2D", n[3], ", \"pool_size\": [3, 3], \"strides\": [1, 1], \"padding\": \"same\"", in);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}]", prev2);
+        LAYER("Activation", n[4], ", \"activation\": \"relu\"", in);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}], [\"%s\", 0, 0, {}]", n[3], n[4]);
+        LAYER("Add", n[5], "", in);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}], [\"%s\", 0, 0, {}]", n[2], n[5]);
+        LAYER("Concatenate", n[6], "", in);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}]", n[6]);
+        LAYER("Conv2D", n[7], ", \"filters\": 4, \"kernel_size\": [1, 1]", in);
+        g_strlcpy(prev2, prev, sizeof prev2);
+        g_strlcpy(prev, n[7], sizeof prev);
+    }
+#undef LAYER
+    g_string_append_printf(s, "], \"input_layers\": [[\"image\", 0, 0]], \"output_layers\": [[\"%s\", 0, 0]]}}", prev);
+    return g_string_free(s, FALSE);
+}
+
+static double process_cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Opens the model (a file of examples/models, or JSON) the way the window
+ * does, and times it to the graph's first frame: the model read, traced,
+ * laid out (the view's thread) and drawn. Then pans and zooms it. */
+static void open_and_move(const char *label, const char *file, const char *json, int min_layers)
+{
+    fixture f;
+    gint64 start = g_get_monotonic_time();
+    double cpu_start = process_cpu_seconds();
+    f.doc = tw_model_doc_new();
+    GError *error = NULL;
+    if (file) {
+        char *path = example_path(file);
+        g_assert_true(tw_model_doc_load(f.doc, path, &error));
+        g_free(path);
+    } else {
+        g_assert_true(tw_model_doc_load_json(f.doc, json, label, &error));
+    }
+    g_assert_no_error(error);
+    g_assert_cmpint(tw_model_doc_n_layers(f.doc), >=, min_layers);
+    double opened = (double)(g_get_monotonic_time() - start) / 1e6;
+    f.window = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(f.window), 1280, 800);
+    f.view = TW_GRAPH_VIEW(tw_graph_view_new(f.doc));
+    gtk_window_set_child(GTK_WINDOW(f.window), GTK_WIDGET(f.view));
+    gtk_window_present(GTK_WINDOW(f.window));
+    wait_until(is_ready, f.view, 120, label);
+    double seconds = (double)(g_get_monotonic_time() - start) / 1e6, cpu = process_cpu_seconds() - cpu_start;
+    g_assert_null(tw_graph_view_message(f.view));
+    const tw_graph_arrangement *a = arrangement(&f);
+    g_printerr("# open %s: %d layers read in %.3f s; traced, laid out (%d boxes, %d edges) and first frame drawn "
+               "at %.3f s (%.3f s CPU, all threads)\n",
+               label, tw_model_doc_n_layers(f.doc), opened, a->graph->nnodes, a->graph->nedges, seconds, cpu);
+    g_assert_cmpfloat(cpu, <=, MAX_OPEN_CPU_SECONDS);
+
+    TwGraphCanvas *canvas = tw_graph_view_canvas(f.view);
+    moving_stats pans[ROUNDS], zooms[ROUNDS];
+    char *pan_what = g_strdup_printf("%s graph panning", label), *zoom_what = g_strdup_printf("%s graph zooming", label);
+    for (int r = 0; r < ROUNDS; r++) {
+        tw_graph_canvas_set_viewport(canvas, (tw_graph_viewport){1.0, a->layout->width / 2 - 640,
+                                                                 a->layout->height / 2 - 400});
+        wait_until(canvas_drawn, canvas, 30, "life size");
+        pans[r] = moving_round(f.window, canvas, FALSE, pan_what);
+        zooms[r] = moving_round(f.window, canvas, TRUE, zoom_what);
+    }
+    assert_frames(pans);
+    assert_frames(zooms);
+    g_free(pan_what), g_free(zoom_what);
+    fixture_close(&f);
+}
+
+static void test_resnet50(void)
+{
+    open_and_move("ResNet50", "resnet50.json", NULL, 177);
+}
+
+static void test_nasnet_size(void)
+{
+    char *json = nasnet_size_json();
+    open_and_move("1,000-layer NASNet-size model", NULL, json, 1000);
+    g_free(json);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -933,5 +1050,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/graph/run-database", test_run_database);
     g_test_add_func("/ui/graph/profile", test_profile);
     g_test_add_func("/ui/graph/big-graph", test_big_graph);
+    g_test_add_func("/ui/graph/resnet50", test_resnet50);
+    g_test_add_func("/ui/graph/nasnet-size", test_nasnet_size);
     return g_test_run();
 }
