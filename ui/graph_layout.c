@@ -258,20 +258,25 @@ static void place_nodes(const extended *x, int nlayers, const int *start, const 
  * vertical ones at an x no other box in the band covers (a dummy keeps
  * NODE_GAP from the boxes beside it), so no edge passes through a box. */
 static void route_edges(tw_graph_layout *g, const extended *x, const int *edges, const bool *reversed,
-                        const double *center, const double *layer_y, const double *layer_height)
+                        const double *center, const double *layer_y, const double *layer_height,
+                        const double *room_above, const double *room_below)
 {
     for (int e = 0; e < g->nedges; e++) {
         tw_layout_edge *edge = &g->edges[e];
         int c0 = x->chain_start[e], c1 = x->chain_start[e + 1];
         edge->from = edges[2 * e], edge->to = edges[2 * e + 1];
         edge->reversed = reversed[e];
-        double *p = edge->points = g_new(double, 2 * (2 * (c1 - c0) + 2));
+        double *p = edge->points = g_new(double, 2 * (4 * (c1 - c0) + 2));
         int n = 0;
 #define ADD(px, py) (p[2 * n] = (px), p[2 * n + 1] = (py), n++)
         for (int c = c0; c < c1; c++) {
             int v = x->chain[c], l = x->layer[v];
             double band_top = layer_y[l], band_bottom = layer_y[l] + layer_height[l];
             double mid = band_top + layer_height[l] / 2, h = x->height[v];
+            /* Straight through the room kept for frames' edges and titles
+             * too: the slants stay between the frames, off their titles. */
+            if (c > c0 && room_above[l] > 0)
+                ADD(center[v], band_top - room_above[l]);
             if (c == c0) {
                 ADD(center[v], mid + h / 2);
                 if (mid + h / 2 < band_bottom)
@@ -284,6 +289,8 @@ static void route_edges(tw_graph_layout *g, const extended *x, const int *edges,
                 ADD(center[v], band_top);
                 ADD(center[v], band_bottom);
             }
+            if (c < c1 - 1 && room_below[l] > 0)
+                ADD(center[v], band_bottom + room_below[l]);
         }
 #undef ADD
         edge->npoints = n;
@@ -490,7 +497,11 @@ tw_graph_layout *tw_graph_layout_new_nested(int n, const double *widths, const d
     }
     g->nedges = m;
     g->edges = g_new0(tw_layout_edge, MAX(m, 1));
-    route_edges(g, &x, edges, reversed, center, layer_y, layer_height);
+    double *room_above = g_new(double, MAX(nlayers, 1)), *room_below = g_new(double, MAX(nlayers, 1));
+    for (int l = 0; l < nlayers; l++)
+        room_above[l] = start_depth[l] * (pad + header), room_below[l] = end_depth[l] * pad;
+    route_edges(g, &x, edges, reversed, center, layer_y, layer_height, room_above, room_below);
+    g_free(room_above), g_free(room_below);
     g->nlayers = nlayers;
     g->width = n ? right - left + 2 * MARGIN : 2 * MARGIN;
     g->height = n ? layer_y[nlayers] - LAYER_GAP + MARGIN : 2 * MARGIN;

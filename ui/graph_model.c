@@ -459,7 +459,13 @@ static int collapsed_scope(const tw_graph_model *m, const bool *expanded, int i)
     return box;
 }
 
-/* A source feeding one op alone: the op, else -1. */
+/* lone_consumers' mark of a constant several ops read: a value, not data
+ * flowing from the scope that made it (the engine shares a scalar such as
+ * BatchNormalization's epsilon between layers), tucked into each of them. */
+#define SHARED_CONSTANT (-3)
+
+/* A source feeding one op alone: the op; a constant feeding several:
+ * SHARED_CONSTANT; else -1. */
 static int *lone_consumers(const tw_graph_model *m)
 {
     int *consumer = g_new(int, m->nnodes);
@@ -472,7 +478,9 @@ static int *lone_consumers(const tw_graph_model *m)
         }
     for (int i = 0; i < m->nnodes; i++) {
         const char *op = m->nodes[i].op;
-        if (consumer[i] < 0 || (strcmp(op, "variable") != 0 && strcmp(op, "constant") != 0))
+        if (consumer[i] == -2 && strcmp(op, "constant") == 0)
+            consumer[i] = SHARED_CONSTANT;
+        else if (consumer[i] < 0 || (strcmp(op, "variable") != 0 && strcmp(op, "constant") != 0))
             consumer[i] = -1;
     }
     return consumer;
@@ -511,7 +519,7 @@ tw_visible_graph *tw_visible_graph_new(const tw_graph_model *m, const bool *expa
     /* Boxes in the order of their first node, so the ids follow the data. */
     for (int i = 0; i < m->nnodes; i++) {
         int s = collapsed_scope(m, expanded, i);
-        if (s < 0 && consumer[i] >= 0) {
+        if ((s < 0 && consumer[i] >= 0) || consumer[i] == SHARED_CONSTANT) {
             g->of_node[i] = -1; /* tucked: placed below */
             continue;
         }
@@ -539,6 +547,15 @@ tw_visible_graph *tw_visible_graph_new(const tw_graph_model *m, const bool *expa
             v->params[v->nparams++] = i;
         }
     }
+    for (int i = 0; i < m->nnodes; i++) /* each reader of a shared constant */
+        for (int k = 0; k < m->nodes[i].ninputs; k++) {
+            int from = m->nodes[i].input_node[k];
+            tw_visible_node *v = g->of_node[i] >= 0 ? &g->nodes[g->of_node[i]] : NULL;
+            if (consumer[from] == SHARED_CONSTANT && v && !v->is_scope) {
+                v->params = g_renew(int, v->params, v->nparams + 1);
+                v->params[v->nparams++] = from;
+            }
+        }
     GHashTable *edges = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     for (int i = 0; i < m->nnodes; i++)
         for (int k = 0; k < m->nodes[i].ninputs; k++) {

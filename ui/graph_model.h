@@ -1,8 +1,9 @@
 /* A traced graph as the graph view shows it: the nodes, edges and name
  * scopes of a graph JSON document (docs/graph_json.md), and the "visible
  * graph" for a set of expanded scopes: each collapsed scope is one box,
- * parameters that feed one op are tucked into it. Pure C (GLib, json-glib),
- * usable from any thread; nothing here is shared once built. */
+ * parameters that feed one op (and constants several ops share) are tucked
+ * into it. Pure C (GLib, json-glib), usable from any thread; nothing here
+ * is shared once built. */
 #ifndef TW_UI_GRAPH_MODEL_H
 #define TW_UI_GRAPH_MODEL_H
 
@@ -105,7 +106,7 @@ typedef struct {
     int output;             /* an output box: which of the function's outputs; -1 for other boxes */
     tw_op_kind kind;
     int nparams;
-    int *params;            /* graph nodes tucked into this op (sources feeding it alone) */
+    int *params;            /* graph nodes tucked into this op (sources feeding it alone, constants it shares) */
 } tw_visible_node;
 
 typedef struct {
