@@ -350,6 +350,35 @@ static void test_functional(void)
     fixture_close(&f);
 }
 
+/* The window's Functional templates, read from the GResource as its
+ * template menu reads them, open in the designer's document and trace. */
+static void test_templates(void)
+{
+    const char *names[] = {"resnet_fashion_mnist", "unet_small", "siamese_fashion_mnist"};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        char *resource = g_strdup_printf("/io/github/twb/Workbench/templates/%s.json", names[i]);
+        GError *error = NULL;
+        GBytes *bytes = g_resources_lookup_data(resource, G_RESOURCE_LOOKUP_FLAGS_NONE, &error);
+        g_assert_no_error(error);
+        fixture f;
+        f.doc = tw_model_doc_new();
+        g_assert_true(tw_model_doc_load_json(f.doc, g_bytes_get_data(bytes, NULL), names[i], &error));
+        g_assert_no_error(error);
+        f.window = gtk_window_new();
+        f.view = TW_GRAPH_VIEW(tw_graph_view_new(f.doc));
+        gtk_window_set_child(GTK_WINDOW(f.window), GTK_WIDGET(f.view));
+        gtk_window_present(GTK_WINDOW(f.window));
+        wait_ready(f.view, names[i]);
+        g_assert_null(tw_graph_view_message(f.view));
+        const tw_graph_arrangement *a = arrangement(&f);
+        g_assert_cmpint(a->model->noutputs, ==, 1);
+        g_assert_cmpstr(a->model->function, ==, names[i]);
+        fixture_close(&f);
+        g_bytes_unref(bytes);
+        g_free(resource);
+    }
+}
+
 /* ---- search ---------------------------------------------------------------------- */
 static int count_matches(const tw_graph_model *m, const char *text)
 {
@@ -1044,6 +1073,7 @@ int main(int argc, char **argv)
     }
     g_test_add_func("/ui/graph/cnn-boxes", test_cnn_boxes);
     g_test_add_func("/ui/graph/functional", test_functional);
+    g_test_add_func("/ui/graph/templates", test_templates);
     g_test_add_func("/ui/graph/search", test_search);
     g_test_add_func("/ui/graph/export", test_export);
     g_test_add_func("/ui/graph/messages", test_messages);
