@@ -308,13 +308,13 @@ static void route_edges(tw_graph_layout *g, const extended *x, const int *edges,
 typedef struct {
     int lo, hi;          /* the layers it covers; hi < lo while empty */
     double width;        /* its items' extent and its pad on either side */
-    double left;         /* its left side, in its parent's packing */
-    double content_left; /* its items' left end, in place_nodes' coordinates */
-    double want;         /* the centre its items want */
-    int nitems;
+    double content_left; /* its items' left end, in its own packing */
+    double want;         /* the centre its parent packs it towards */
 } group_box;
 
-/* A group's item: an extended node v (v < total) or the group total + g. */
+/* A group's item: an extended node v (v < total) or the group total + g.
+ * Items are packed in place_nodes' coordinates, each group on its own; an
+ * item's left (left[item]) is then in its group's packing. */
 static void item_extent(int it, const extended *x, const group_box *boxes, int *l0, int *l1, double *w)
 {
     if (it < x->total)
