@@ -317,12 +317,21 @@ static void test_functional(void)
         const tw_layout_box *m = &a->layout->nodes[merge];
         g_assert_cmpfloat(a->layout->nodes[from[1]].y + a->layout->nodes[from[1]].height, <, m->y);
     }
+    /* A layer's box: its Keras class and config by name. */
+    TwGraphCanvas *canvas = tw_graph_view_canvas(f.view);
+    tw_graph_canvas_select(canvas, scope_box(a, "up2_upsample"));
+    char *text = inspector_text(&f);
+    g_assert_nonnull(strstr(text, "Layer\nConv2DTranspose\n"));
+    g_assert_nonnull(strstr(text, "filters: 16\n"));
+    g_assert_nonnull(strstr(text, "strides: (2, 2)\n"));
+    g_assert_nonnull(strstr(text, "padding: 'same'\n"));
+    g_assert_nonnull(strstr(text, "kernel_initializer: GlorotUniform\n"));
+    g_free(text);
     int out = a->graph->nnodes - 1;
     g_assert_cmpint(a->graph->nodes[out].output, ==, 0);
     g_assert_cmpint(a->layout->nodes[out].layer, ==, a->layout->nlayers - 1);
-    TwGraphCanvas *canvas = tw_graph_view_canvas(f.view);
     tw_graph_canvas_select(canvas, out);
-    char *text = inspector_text(&f);
+    text = inspector_text(&f);
     g_assert_nonnull(strstr(text, "Output 0 of unet_small\n"));
     g_free(text);
     g_assert_nonnull(find_button(tw_graph_view_inspector(f.view), "0: (None, 28, 28, 1) float32"));

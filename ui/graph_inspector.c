@@ -139,6 +139,12 @@ static void show_scope(TwGraphInspector *self, const tw_graph_model *m, const tw
     char *ops = g_strdup_printf("%d op%s, %d nested scope%s", s->nops, s->nops == 1 ? "" : "s", s->nchildren,
                                 s->nchildren == 1 ? "" : "s");
     add_field(self, "Scope", ops);
+    if (s->layer_class) {
+        add_field(self, "Layer", s->layer_class);
+        add_label(self, "Configuration", "graph-inspector-key");
+        for (char **f = s->layer_fields; *f; f++)
+            add_label(self, *f, "graph-inspector-attr");
+    }
     add_time(self, m, v);
     add_label(self, "Double-click the box, or click its ⊕, to open it.", "dim-label");
     g_free(ops);

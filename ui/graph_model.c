@@ -146,12 +146,8 @@ static int scope_for(tw_graph_model *m, GHashTable *index, const char *path)
     g_free(parent_path);
     m->scopes = g_renew(tw_graph_scope, m->scopes, m->nscopes + 1);
     tw_graph_scope *s = &m->scopes[m->nscopes];
-    s->path = g_strdup(path);
-    s->name = NULL; /* set once scopes[] stops moving */
-    s->parent = parent;
-    s->depth = m->scopes[parent].depth + 1;
-    s->nops = 0;
-    s->nchildren = 0;
+    /* name is set once scopes[] stops moving */
+    *s = (tw_graph_scope){.path = g_strdup(path), .parent = parent, .depth = m->scopes[parent].depth + 1};
     m->scopes[parent].nchildren++;
     g_hash_table_insert(index, s->path, GINT_TO_POINTER(m->nscopes));
     return m->nscopes++;
@@ -328,8 +324,10 @@ void tw_graph_model_free(tw_graph_model *m)
         g_free(n->op), g_free(n->name), g_free(n->scope), g_free(n->ints), g_free(n->floats);
         g_free(n->input_node), g_free(n->input_output), g_free(n->outputs);
     }
-    for (int s = 0; s < m->nscopes; s++)
-        g_free(m->scopes[s].path);
+    for (int s = 0; s < m->nscopes; s++) {
+        g_free(m->scopes[s].path), g_free(m->scopes[s].layer_class);
+        g_strfreev(m->scopes[s].layer_fields);
+    }
     g_free(m->nodes), g_free(m->scopes), g_free(m->function), g_free(m->output_node), g_free(m->output_output);
     g_free(m->node_us), g_free(m->scope_us), g_free(m->profile_error);
     g_free(m);
@@ -355,6 +353,95 @@ void tw_graph_model_mark_batch(tw_graph_model *m, int64_t batch)
             n->outputs[k].batch_none = n->outputs[k].ndim > 0 && n->outputs[k].shape[0] == batch;
     }
     g_free(from_input);
+}
+
+/* A config value as Keras would print it: None, True, 3, 'same', (3, 3),
+ * an initializer by its class. */
+static char *config_value(JsonNode *node)
+{
+    if (JSON_NODE_HOLDS_NULL(node))
+        return g_strdup("None");
+    if (JSON_NODE_HOLDS_VALUE(node)) {
+        GType type = json_node_get_value_type(node);
+        if (type == G_TYPE_BOOLEAN)
+            return g_strdup(json_node_get_boolean(node) ? "True" : "False");
+        if (type == G_TYPE_STRING)
+            return g_strdup_printf("'%s'", json_node_get_string(node));
+        if (type == G_TYPE_INT64)
+            return g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(node));
+        return g_strdup_printf("%g", json_node_get_double(node));
+    }
+    if (JSON_NODE_HOLDS_ARRAY(node)) {
+        JsonArray *a = json_node_get_array(node);
+        guint n = json_array_get_length(a);
+        GString *s = g_string_new("(");
+        for (guint i = 0; i < n; i++) {
+            char *item = config_value(json_array_get_element(a, i));
+            g_string_append_printf(s, "%s%s", i ? ", " : "", item);
+            g_free(item);
+        }
+        g_string_append(s, n == 1 ? ",)" : ")");
+        return g_string_free(s, FALSE);
+    }
+    JsonObject *o = json_node_get_object(node);
+    return g_strdup(json_object_get_string_member_with_default(o, "class_name", "{…}"));
+}
+
+/* Every layer object ({"class_name", "config": {"name", ...}}) under node,
+ * nested models' layers too, into layers (name to the object). */
+static void collect_layers(JsonNode *node, GHashTable *layers)
+{
+    if (!node)
+        return;
+    if (JSON_NODE_HOLDS_ARRAY(node)) {
+        JsonArray *a = json_node_get_array(node);
+        for (guint i = 0; i < json_array_get_length(a); i++)
+            collect_layers(json_array_get_element(a, i), layers);
+        return;
+    }
+    if (!JSON_NODE_HOLDS_OBJECT(node))
+        return;
+    JsonObject *o = json_node_get_object(node);
+    JsonNode *config = json_object_get_member(o, "config");
+    if (json_object_has_member(o, "class_name") && config && JSON_NODE_HOLDS_OBJECT(config)) {
+        const char *name = json_object_get_string_member_with_default(json_node_get_object(config), "name", NULL);
+        if (name && !g_hash_table_contains(layers, name))
+            g_hash_table_insert(layers, (gpointer)name, o);
+        collect_layers(json_object_get_member(json_node_get_object(config), "layers"), layers);
+    }
+}
+
+void tw_graph_model_add_layers(tw_graph_model *m, const char *keras_json)
+{
+    static const char *const skipped[] = {"name", "layers", "input_layers", "output_layers", NULL};
+    JsonParser *parser = json_parser_new();
+    if (tw_json_check_depth(keras_json, -1, "the model") == 0 &&
+        json_parser_load_from_data(parser, keras_json, -1, NULL) && json_parser_get_root(parser)) {
+        GHashTable *layers = g_hash_table_new(g_str_hash, g_str_equal);
+        collect_layers(json_parser_get_root(parser), layers);
+        for (int s = 1; s < m->nscopes; s++) {
+            JsonObject *layer = g_hash_table_lookup(layers, m->scopes[s].name);
+            if (!layer)
+                continue;
+            JsonObject *config = json_object_get_object_member(layer, "config");
+            GPtrArray *fields = g_ptr_array_new();
+            GList *members = json_object_get_members(config);
+            for (GList *k = members; k; k = k->next)
+                if (!g_strv_contains(skipped, k->data)) {
+                    char *value = config_value(json_object_get_member(config, k->data));
+                    g_ptr_array_add(fields, g_strdup_printf("%s: %s", (char *)k->data, value));
+                    g_free(value);
+                }
+            g_list_free(members);
+            g_ptr_array_add(fields, NULL);
+            m->scopes[s].layer_class = g_strdup(json_object_get_string_member_with_default(layer, "class_name", "?"));
+            m->scopes[s].layer_fields = (char **)g_ptr_array_free(fields, FALSE);
+        }
+        g_hash_table_unref(layers);
+    } else {
+        tw_error_clear(); /* nothing added: the trace itself reports a broken model */
+    }
+    g_object_unref(parser);
 }
 
 static char *ints_text(const int64_t *v, int n)

@@ -55,6 +55,10 @@ typedef struct {
     int depth;              /* 0 for the root */
     int nops;               /* nodes inside, nested scopes included */
     int nchildren;          /* direct child scopes */
+    /* The Keras layer this scope traces (tw_graph_model_add_layers), or NULL:
+     * its class and its config as "name: value" lines, NULL-terminated. */
+    char *layer_class;
+    char **layer_fields;
 } tw_graph_scope;
 
 typedef struct {
@@ -92,6 +96,10 @@ void tw_graph_model_default_expansion(const tw_graph_model *model, bool *expande
  * forward pass, whose batch size is not the model's): every tensor computed
  * from an input whose axis 0 is `batch` long shows it as None. */
 void tw_graph_model_mark_batch(tw_graph_model *model, int64_t batch);
+/* Give each scope named after a layer of the Keras model file text the
+ * layer's class and config (the designer's model: a scope per layer call).
+ * Text that does not parse adds nothing. */
+void tw_graph_model_add_layers(tw_graph_model *model, const char *keras_json);
 /* The op's attributes by name ("strides", "(1, 1)"), alternating name and
  * value; the attributes the table does not know are listed as "integers"
  * and "floats". Free with g_ptr_array_unref. */

@@ -204,5 +204,6 @@ tw_graph_arrangement *tw_designer_graph_load(const char *keras_json, GError **er
     if (!m)
         return NULL;
     tw_graph_model_mark_batch(m, 1);
+    tw_graph_model_add_layers(m, keras_json);
     return tw_graph_arrangement_new(m, NULL);
 }
