@@ -1043,7 +1043,8 @@ static void open_and_move(const char *label, const char *file, const char *json,
 
     TwGraphCanvas *canvas = tw_graph_view_canvas(f.view);
     moving_stats pans[ROUNDS], zooms[ROUNDS];
-    char *pan_what = g_strdup_printf("%s graph panning", label), *zoom_what = g_strdup_printf("%s graph zooming", label);
+    char *pan_what = g_strdup_printf("%s graph panning", label);
+    char *zoom_what = g_strdup_printf("%s graph zooming", label);
     for (int r = 0; r < ROUNDS; r++) {
         tw_graph_canvas_set_viewport(canvas, (tw_graph_viewport){1.0, a->layout->width / 2 - 640,
                                                                  a->layout->height / 2 - 400});
