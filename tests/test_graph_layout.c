@@ -2,13 +2,15 @@
  * no display. Layouts are checked for what a reader sees: no two boxes
  * overlap, edges run down, a chain is a column, the same input gives the
  * same drawing; a 5,000-node graph lays out within a second; the CNN
- * example's traced forward pass collapses into one box per layer. */
+ * example's traced forward pass collapses into one box per layer; open
+ * scopes' frames cover no box and no frame of another scope. */
 #include <glib.h>
 #include <math.h>
 #include <string.h>
 #include <tw/engine.h>
 #include <tw/model_file.h>
 
+#include "graph_arrangement.h"
 #include "graph_layout.h"
 #include "graph_model.h"
 
@@ -268,7 +270,7 @@ static void test_traced_cnn(void)
     g_assert_nonnull(model);
     g_assert_cmpint(tw_model_build(model, NULL, 0), ==, 0);
     tw_tensor *x = tw_zeros(TW_FLOAT32, 4, (int64_t[]){1, 28, 28, 1});
-    tw_function *f = tw_function_new("forward", forward, model);
+    tw_function *f = tw_function_new(tw_layer_name(model), forward, model);
     const tw_graph *graph = tw_function_get_graph(f, 1, &x);
     g_assert_nonnull(graph);
     char *json = tw_graph_json(graph);
@@ -454,6 +456,94 @@ static void test_labels_do_not_overlap(void)
     g_free(json);
 }
 
+/* Whether the scope holds visible node v (a scope box holds itself). */
+static bool scope_holds(const tw_graph_model *m, const tw_visible_node *v, int scope)
+{
+    if (v->output >= 0)
+        return false;
+    for (int s = v->is_scope ? v->index : m->nodes[v->index].scope_index; s >= 0; s = m->scopes[s].parent)
+        if (s == scope)
+            return true;
+    return false;
+}
+
+static bool scope_within(const tw_graph_model *m, int inner, int outer)
+{
+    for (int s = inner; s >= 0; s = m->scopes[s].parent)
+        if (s == outer)
+            return true;
+    return false;
+}
+
+/* Every frame covers its own boxes and no other; frames of scopes that do
+ * not nest do not meet, and a nested one lies inside its parent's. */
+static void assert_frames_reserved(const tw_graph_arrangement *a, const char *what)
+{
+    const tw_graph_model *m = a->model;
+    for (int f = 0; f < a->nframes; f++) {
+        const tw_graph_frame *fr = &a->frames[f];
+        tw_layout_rect frame = {fr->x, fr->y, fr->width, fr->height};
+        for (int v = 0; v < a->graph->nnodes; v++) {
+            const tw_layout_box *b = &a->layout->nodes[v];
+            tw_layout_rect box = {b->x, b->y, b->width, b->height};
+            bool inside = box.x >= frame.x && box.y >= frame.y && box.x + box.width <= frame.x + frame.width &&
+                          box.y + box.height <= frame.y + frame.height;
+            if (scope_holds(m, &a->graph->nodes[v], fr->scope) ? !inside : rects_intersect(&box, &frame))
+                g_error("%s: the frame of %s and box %d (%s)", what, m->scopes[fr->scope].path, v,
+                        tw_visible_node_title(m, &a->graph->nodes[v]));
+        }
+        for (int g = 0; g < a->nframes; g++) {
+            const tw_graph_frame *other = &a->frames[g];
+            tw_layout_rect r = {other->x, other->y, other->width, other->height};
+            if (g != f && !scope_within(m, fr->scope, other->scope) && !scope_within(m, other->scope, fr->scope) &&
+                rects_intersect(&frame, &r))
+                g_error("%s: the frames of %s and %s meet", what, m->scopes[fr->scope].path,
+                        m->scopes[other->scope].path);
+        }
+    }
+}
+
+static void check_every_scope_open(char *json, const char *what)
+{
+    GError *error = NULL;
+    tw_graph_model *m = tw_graph_model_parse(json, -1, &error);
+    g_assert_no_error(error);
+    g_free(json);
+    bool *open = g_new(bool, m->nscopes);
+    for (int s = 0; s < m->nscopes; s++)
+        open[s] = true;
+    tw_graph_arrangement *a = tw_graph_arrangement_new(m, open);
+    g_assert_cmpint(a->nframes, ==, m->nscopes - 1);
+    assert_frames_reserved(a, what);
+    /* Every other scope open (the rest boxes) */
+    for (int s = 1; s < m->nscopes; s++)
+        open[s] = s % 2 == 1;
+    tw_graph_arrangement *b = tw_graph_arrangement_rearrange(a, open);
+    assert_frames_reserved(b, what);
+    tw_graph_arrangement_unref(b);
+    tw_graph_arrangement_unref(a);
+    g_free(open);
+}
+
+static void test_frames_reserved(void)
+{
+    /* Random edges between 20 scopes of 50 ops in 2 outer scopes. */
+    check_every_scope_open(random_graph_json(2000, 100, 11), "random graph");
+    static const char *const models[] = {"resnet_fashion_mnist.json", "unet_small.json",
+                                         "siamese_fashion_mnist.json"};
+    for (size_t i = 0; i < G_N_ELEMENTS(models); i++) {
+        char *path = g_test_build_filename(G_TEST_DIST, "..", "examples", "models", models[i], NULL);
+        tw_model *model = tw_model_load(path);
+        g_assert_nonnull(model);
+        GError *error = NULL;
+        char *json = tw_graph_trace_model(model, &error);
+        g_assert_no_error(error);
+        check_every_scope_open(json, models[i]);
+        tw_layer_unref(model);
+        g_free(path);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -465,5 +555,6 @@ int main(int argc, char **argv)
     g_test_add_func("/graph_layout/labels-do-not-overlap", test_labels_do_not_overlap);
     g_test_add_func("/graph_layout/traced_cnn", test_traced_cnn);
     g_test_add_func("/graph_layout/bad_input", test_bad_input);
+    g_test_add_func("/graph_layout/frames-reserved", test_frames_reserved);
     return g_test_run();
 }

@@ -167,8 +167,8 @@ static void test_cnn_boxes(void)
     g_assert_null(tw_graph_view_message(f.view));
     const tw_graph_arrangement *a = arrangement(&f);
     g_assert_nonnull(a);
-    /* One closed box per layer, nothing else but the input. */
-    int boxes = 0;
+    /* One closed box per layer, nothing else but the input and the output. */
+    int boxes = 0, outputs = 0;
     for (int v = 0; v < a->graph->nnodes; v++) {
         const tw_visible_node *n = &a->graph->nodes[v];
         if (n->is_scope) {
@@ -177,11 +177,15 @@ static void test_cnn_boxes(void)
             for (size_t l = 0; l < G_N_ELEMENTS(cnn_layers); l++)
                 layer |= !strcmp(a->model->scopes[n->index].name, cnn_layers[l]);
             g_assert_true(layer);
+        } else if (n->output >= 0) {
+            outputs++;
+            g_assert_cmpint(n->kind, ==, TW_OP_KIND_OUTPUT);
         } else {
             g_assert_cmpstr(a->model->nodes[n->index].op, ==, "input");
         }
     }
     g_assert_cmpint(boxes, ==, G_N_ELEMENTS(cnn_layers));
+    g_assert_cmpint(outputs, ==, 1);
 
     /* Opening conv2d shows its ops; its box is gone, a frame holds them. */
     int conv = -1;
@@ -216,10 +220,12 @@ static void test_cnn_boxes(void)
     const tw_graph_node *node = &a->model->nodes[a->graph->nodes[conv_op].index];
     g_assert_nonnull(strstr(text, "Op\nconv2d\n"));
     g_assert_nonnull(strstr(text, node->scope));
-    g_assert_nonnull(strstr(text, "(1, 26, 26, 32) float32")); /* 28 - 3 + 1, 32 filters */
+    g_assert_nonnull(strstr(text, "(None, 26, 26, 32) float32")); /* 28 - 3 + 1, 32 filters; any batch */
+    g_assert_nonnull(strstr(text, "strides: (1, 1)\n"));          /* named attributes, not JSON */
+    g_assert_nonnull(strstr(text, "padding: valid\n"));
     g_assert_nonnull(strstr(text, "(3, 3, 1, 32) float32"));   /* the kernel */
     g_free(text);
-    GtkWidget *input = find_button(tw_graph_view_inspector(f.view), "0: (1, 28, 28, 1) float32");
+    GtkWidget *input = find_button(tw_graph_view_inspector(f.view), "0: (None, 28, 28, 1) float32");
     g_assert_nonnull(input);
 
     /* Trace inputs: the op and what it reads, here the input alone. */
@@ -243,7 +249,7 @@ static void test_cnn_boxes(void)
 
     /* The input's button selects the node feeding it. */
     tw_graph_canvas_select(canvas, conv_op);
-    input = find_button(tw_graph_view_inspector(f.view), "0: (1, 28, 28, 1) float32");
+    input = find_button(tw_graph_view_inspector(f.view), "0: (None, 28, 28, 1) float32");
     g_signal_emit_by_name(input, "clicked");
     int selected = tw_graph_canvas_selected(canvas);
     g_assert_cmpint(selected, >=, 0);
@@ -253,8 +259,133 @@ static void test_cnn_boxes(void)
     tw_graph_view_toggle_scope(f.view, conv);
     wait_ready(f.view, "conv2d closed");
     g_assert_cmpint(arrangement(&f)->nframes, ==, frames);
-    g_assert_cmpint(arrangement(&f)->graph->nnodes, ==, G_N_ELEMENTS(cnn_layers) + 1);
+    g_assert_cmpint(arrangement(&f)->graph->nnodes, ==, G_N_ELEMENTS(cnn_layers) + 2);
     fixture_close(&f);
+}
+
+/* ---- Functional models -------------------------------------------------------------- */
+static int scope_box(const tw_graph_arrangement *a, const char *name)
+{
+    for (int v = 0; v < a->graph->nnodes; v++)
+        if (a->graph->nodes[v].is_scope && !strcmp(a->model->scopes[a->graph->nodes[v].index].name, name))
+            return v;
+    return -1;
+}
+
+static int in_edges(const tw_graph_arrangement *a, int v, int *tensors)
+{
+    int n = 0;
+    *tensors = 0;
+    for (int e = 0; e < a->graph->nedges; e++)
+        if (a->graph->edges[e].to == v)
+            n++, *tensors += a->graph->edges[e].ntensors;
+    return n;
+}
+
+/* The U-Net: a box per layer, the skips meet the upsampled path in the
+ * Concatenate boxes, an output box ends the graph, shapes say None for the
+ * batch. The siamese network: two inputs side by side into the shared
+ * encoder, whose two calls meet in the Subtract box. */
+static void test_functional(void)
+{
+    fixture f;
+    fixture_open(&f, "unet_small.json");
+    g_assert_null(tw_graph_view_message(f.view));
+    const tw_graph_arrangement *a = arrangement(&f);
+    int inputs = 0, outputs = 0, boxes = 0, tensors;
+    for (int v = 0; v < a->graph->nnodes; v++) {
+        const tw_visible_node *n = &a->graph->nodes[v];
+        boxes += n->is_scope;
+        outputs += n->output >= 0;
+        inputs += !n->is_scope && n->output < 0 && !strcmp(a->model->nodes[n->index].op, "input");
+    }
+    g_assert_cmpint(boxes, ==, 17); /* every layer but the InputLayer */
+    g_assert_cmpint(inputs, ==, 1);
+    g_assert_cmpint(outputs, ==, 1);
+    const char *merges[][3] = {{"up2_concat", "up2_upsample", "down2_conv2"},
+                               {"up1_concat", "up1_upsample", "down1_conv2"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(merges); i++) {
+        int merge = scope_box(a, merges[i][0]), from[2] = {scope_box(a, merges[i][1]), scope_box(a, merges[i][2])};
+        g_assert_cmpint(in_edges(a, merge, &tensors), ==, 2);
+        for (int k = 0; k < 2; k++) {
+            gboolean found = FALSE;
+            for (int e = 0; e < a->graph->nedges; e++)
+                found |= a->graph->edges[e].from == from[k] && a->graph->edges[e].to == merge;
+            g_assert_true(found);
+        }
+        /* The skip reaches the merge beside the path, not through it. */
+        const tw_layout_box *m = &a->layout->nodes[merge];
+        g_assert_cmpfloat(a->layout->nodes[from[1]].y + a->layout->nodes[from[1]].height, <, m->y);
+    }
+    /* A layer's box: its Keras class and config by name. */
+    TwGraphCanvas *canvas = tw_graph_view_canvas(f.view);
+    tw_graph_canvas_select(canvas, scope_box(a, "up2_upsample"));
+    char *text = inspector_text(&f);
+    g_assert_nonnull(strstr(text, "Layer\nConv2DTranspose\n"));
+    g_assert_nonnull(strstr(text, "filters: 16\n"));
+    g_assert_nonnull(strstr(text, "strides: (2, 2)\n"));
+    g_assert_nonnull(strstr(text, "padding: 'same'\n"));
+    g_assert_nonnull(strstr(text, "kernel_initializer: GlorotUniform\n"));
+    g_free(text);
+    int out = a->graph->nnodes - 1;
+    g_assert_cmpint(a->graph->nodes[out].output, ==, 0);
+    g_assert_cmpint(a->layout->nodes[out].layer, ==, a->layout->nlayers - 1);
+    tw_graph_canvas_select(canvas, out);
+    text = inspector_text(&f);
+    g_assert_nonnull(strstr(text, "Output 0 of unet_small\n"));
+    g_free(text);
+    g_assert_nonnull(find_button(tw_graph_view_inspector(f.view), "0: (None, 28, 28, 1) float32"));
+    fixture_close(&f);
+
+    fixture_open(&f, "siamese_fashion_mnist.json");
+    g_assert_null(tw_graph_view_message(f.view));
+    a = arrangement(&f);
+    int in[2] = {-1, -1}, ninputs = 0;
+    for (int v = 0; v < a->graph->nnodes; v++) {
+        const tw_visible_node *n = &a->graph->nodes[v];
+        if (!n->is_scope && n->output < 0 && !strcmp(a->model->nodes[n->index].op, "input")) {
+            g_assert_cmpint(ninputs, <, 2);
+            in[ninputs++] = v;
+        }
+    }
+    g_assert_cmpint(ninputs, ==, 2);
+    const tw_layout_box *p = &a->layout->nodes[in[0]], *q = &a->layout->nodes[in[1]];
+    g_assert_cmpint(p->layer, ==, q->layer); /* side by side */
+    g_assert_true(p->x + p->width <= q->x || q->x + q->width <= p->x);
+    int encoder = scope_box(a, "encoder"), difference = scope_box(a, "difference");
+    g_assert_cmpint(in_edges(a, encoder, &tensors), ==, 2); /* both inputs into the one encoder */
+    g_assert_cmpint(in_edges(a, difference, &tensors), ==, 1);
+    g_assert_cmpint(tensors, ==, 2); /* its two calls' embeddings */
+    fixture_close(&f);
+}
+
+/* The window's Functional templates, read from the GResource as its
+ * template menu reads them, open in the designer's document and trace. */
+static void test_templates(void)
+{
+    const char *names[] = {"resnet_fashion_mnist", "unet_small", "siamese_fashion_mnist"};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        char *resource = g_strdup_printf("/io/github/twb/Workbench/templates/%s.json", names[i]);
+        GError *error = NULL;
+        GBytes *bytes = g_resources_lookup_data(resource, G_RESOURCE_LOOKUP_FLAGS_NONE, &error);
+        g_assert_no_error(error);
+        fixture f;
+        f.doc = tw_model_doc_new();
+        g_assert_true(tw_model_doc_load_json(f.doc, g_bytes_get_data(bytes, NULL), names[i], &error));
+        g_assert_no_error(error);
+        f.window = gtk_window_new();
+        f.view = TW_GRAPH_VIEW(tw_graph_view_new(f.doc));
+        gtk_window_set_child(GTK_WINDOW(f.window), GTK_WIDGET(f.view));
+        gtk_window_present(GTK_WINDOW(f.window));
+        wait_ready(f.view, names[i]);
+        g_assert_null(tw_graph_view_message(f.view));
+        const tw_graph_arrangement *a = arrangement(&f);
+        g_assert_cmpint(a->model->noutputs, ==, 1);
+        g_assert_cmpstr(a->model->function, ==, names[i]);
+        fixture_close(&f);
+        g_bytes_unref(bytes);
+        g_free(resource);
+    }
 }
 
 /* ---- search ---------------------------------------------------------------------- */
@@ -452,7 +583,7 @@ static void test_run_database(void)
     g_assert_null(tw_graph_view_message(f.view));
     const tw_graph_arrangement *a = arrangement(&f);
     g_assert_nonnull(a);
-    g_assert_cmpint(a->graph->nnodes, ==, G_N_ELEMENTS(cnn_layers) + 1);
+    g_assert_cmpint(a->graph->nnodes, ==, G_N_ELEMENTS(cnn_layers) + 2); /* the layers, the input, the output */
 
     tw_graph_view_select_source(f.view, broken);
     wait_ready(f.view, "the broken graph's message");
@@ -821,6 +952,124 @@ static void test_big_graph(void)
     spin(0.1);
 }
 
+/* ---- large models: open, trace, lay out and draw; then pan and zoom ------------------ */
+#define MAX_OPEN_CPU_SECONDS 60.0 /* the whole process's, tracing thread included */
+#define NASNET_CELLS 125
+
+/* A NASNet-size Functional model: a stem and NASNET_CELLS cells of 8 layers,
+ * each reading the two cells before it through two branches that meet in
+ * Adds and a Concatenate (1,002 layers), on 8x8x4 tensors so that the work
+ * is the graph's, not the convolutions'. */
+static char *nasnet_size_json(void)
+{
+    GString *s = g_string_new("{\"class_name\": \"Functional\", \"config\": {\"name\": \"nasnet_size\", \"layers\": ["
+                              "{\"class_name\": \"InputLayer\", \"name\": \"image\", \"inbound_nodes\": [], "
+                              "\"config\": {\"batch_input_shape\": [null, 8, 8, 4], \"name\": \"image\"}}");
+#define LAYER(cls, name, extra, inbound)                                                                            \
+    g_string_append_printf(s, ", {\"class_name\": \"%s\", \"name\": \"%s\", \"config\": {\"name\": \"%s\"%s}, "    \
+                              "\"inbound_nodes\": [[%s]]}",                                                        \
+                           cls, name, name, extra, inbound)
+    char prev[32] = "stem", prev2[32] = "image";
+    LAYER("Conv2D", "stem", ", \"filters\": 4, \"kernel_size\": [1, 1]", "[\"image\", 0, 0, {}]");
+    for (int c = 0; c < NASNET_CELLS; c++) {
+        char n[8][32], in[160];
+        const char *parts[] = {"sep", "skip", "add1", "pool", "relu", "add2", "concat", "out"};
+        for (int k = 0; k < 8; k++)
+            g_snprintf(n[k], sizeof n[k], "cell%d_%s", c, parts[k]);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}]", prev);
+        LAYER("Conv2D", n[0], ", \"filters\": 4, \"kernel_size\": [3, 3], \"padding\": \"same\"", in);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}]", prev2);
+        LAYER("Conv2D", n[1], ", \"filters\": 4, \"kernel_size\": [1, 1]", in);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}], [\"%s\", 0, 0, {}]", n[0], n[1]);
+        LAYER("Add", n[2], "", in);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}]", prev);
+        LAYER("MaxPooling2D", n[3], ", \"pool_size\": [3, 3], \"strides\": [1, 1], \"padding\": \"same\"", in);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}]", prev2);
+        LAYER("Activation", n[4], ", \"activation\": \"relu\"", in);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}], [\"%s\", 0, 0, {}]", n[3], n[4]);
+        LAYER("Add", n[5], "", in);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}], [\"%s\", 0, 0, {}]", n[2], n[5]);
+        LAYER("Concatenate", n[6], "", in);
+        g_snprintf(in, sizeof in, "[\"%s\", 0, 0, {}]", n[6]);
+        LAYER("Conv2D", n[7], ", \"filters\": 4, \"kernel_size\": [1, 1]", in);
+        g_strlcpy(prev2, prev, sizeof prev2);
+        g_strlcpy(prev, n[7], sizeof prev);
+    }
+#undef LAYER
+    g_string_append_printf(s, "], \"input_layers\": [[\"image\", 0, 0]], \"output_layers\": [[\"%s\", 0, 0]]}}", prev);
+    return g_string_free(s, FALSE);
+}
+
+static double process_cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Opens the model (a file of examples/models, or JSON) the way the window
+ * does, and times it to the graph's first frame: the model read, traced,
+ * laid out (the view's thread) and drawn. Then pans and zooms it. */
+static void open_and_move(const char *label, const char *file, const char *json, int min_layers)
+{
+    fixture f;
+    gint64 start = g_get_monotonic_time();
+    double cpu_start = process_cpu_seconds();
+    f.doc = tw_model_doc_new();
+    GError *error = NULL;
+    if (file) {
+        char *path = example_path(file);
+        g_assert_true(tw_model_doc_load(f.doc, path, &error));
+        g_free(path);
+    } else {
+        g_assert_true(tw_model_doc_load_json(f.doc, json, label, &error));
+    }
+    g_assert_no_error(error);
+    g_assert_cmpint(tw_model_doc_n_layers(f.doc), >=, min_layers);
+    double opened = (double)(g_get_monotonic_time() - start) / 1e6;
+    f.window = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(f.window), 1280, 800);
+    f.view = TW_GRAPH_VIEW(tw_graph_view_new(f.doc));
+    gtk_window_set_child(GTK_WINDOW(f.window), GTK_WIDGET(f.view));
+    gtk_window_present(GTK_WINDOW(f.window));
+    wait_until(is_ready, f.view, 120, label);
+    double seconds = (double)(g_get_monotonic_time() - start) / 1e6, cpu = process_cpu_seconds() - cpu_start;
+    g_assert_null(tw_graph_view_message(f.view));
+    const tw_graph_arrangement *a = arrangement(&f);
+    g_printerr("# open %s: %d layers read in %.3f s; traced, laid out (%d boxes, %d edges) and first frame drawn "
+               "at %.3f s (%.3f s CPU, all threads)\n",
+               label, tw_model_doc_n_layers(f.doc), opened, a->graph->nnodes, a->graph->nedges, seconds, cpu);
+    g_assert_cmpfloat(cpu, <=, MAX_OPEN_CPU_SECONDS);
+
+    TwGraphCanvas *canvas = tw_graph_view_canvas(f.view);
+    moving_stats pans[ROUNDS], zooms[ROUNDS];
+    char *pan_what = g_strdup_printf("%s graph panning", label);
+    char *zoom_what = g_strdup_printf("%s graph zooming", label);
+    for (int r = 0; r < ROUNDS; r++) {
+        tw_graph_canvas_set_viewport(canvas, (tw_graph_viewport){1.0, a->layout->width / 2 - 640,
+                                                                 a->layout->height / 2 - 400});
+        wait_until(canvas_drawn, canvas, 30, "life size");
+        pans[r] = moving_round(f.window, canvas, FALSE, pan_what);
+        zooms[r] = moving_round(f.window, canvas, TRUE, zoom_what);
+    }
+    assert_frames(pans);
+    assert_frames(zooms);
+    g_free(pan_what), g_free(zoom_what);
+    fixture_close(&f);
+}
+
+static void test_resnet50(void)
+{
+    open_and_move("ResNet50", "resnet50.json", NULL, 177);
+}
+
+static void test_nasnet_size(void)
+{
+    char *json = nasnet_size_json();
+    open_and_move("1,000-layer NASNet-size model", NULL, json, 1000);
+    g_free(json);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -833,11 +1082,15 @@ int main(int argc, char **argv)
         return 77;
     }
     g_test_add_func("/ui/graph/cnn-boxes", test_cnn_boxes);
+    g_test_add_func("/ui/graph/functional", test_functional);
+    g_test_add_func("/ui/graph/templates", test_templates);
     g_test_add_func("/ui/graph/search", test_search);
     g_test_add_func("/ui/graph/export", test_export);
     g_test_add_func("/ui/graph/messages", test_messages);
     g_test_add_func("/ui/graph/run-database", test_run_database);
     g_test_add_func("/ui/graph/profile", test_profile);
     g_test_add_func("/ui/graph/big-graph", test_big_graph);
+    g_test_add_func("/ui/graph/resnet50", test_resnet50);
+    g_test_add_func("/ui/graph/nasnet-size", test_nasnet_size);
     return g_test_run();
 }

@@ -18,42 +18,70 @@ static void shared_model_clear(gpointer data)
     tw_graph_model_free(((shared_model *)data)->model);
 }
 
-/* Each open scope's frame: around the boxes of the nodes inside it, with
- * room above for its title. Parents come before children in scopes[]. */
-static void make_frames(tw_graph_arrangement *a)
+/* The open scopes as the layout's groups: group_of[s] for each scope shown
+ * as a frame (open, and every scope around it open; the root is group 0),
+ * -1 for the others; parent[] per group. Returns the number of groups. */
+static int scope_groups(const tw_graph_arrangement *a, int *group_of, int *parent)
 {
     const tw_graph_model *m = a->model;
-    double *box = g_new(double, 4 * (size_t)m->nscopes); /* left, top, right, bottom */
-    for (int s = 0; s < m->nscopes; s++)
-        box[4 * s] = box[4 * s + 1] = G_MAXDOUBLE, box[4 * s + 2] = box[4 * s + 3] = -G_MAXDOUBLE;
-    for (int i = 0; i < m->nnodes; i++) {
-        int v = a->graph->of_node[i];
-        if (v < 0)
-            continue;
-        const tw_layout_box *b = &a->layout->nodes[v];
-        for (int s = m->nodes[i].scope_index; s > 0; s = m->scopes[s].parent) {
-            if (!a->expanded[s] || (a->graph->nodes[v].is_scope && a->graph->nodes[v].index == s))
-                continue;
-            box[4 * s] = MIN(box[4 * s], b->x), box[4 * s + 1] = MIN(box[4 * s + 1], b->y);
-            box[4 * s + 2] = MAX(box[4 * s + 2], b->x + b->width);
-            box[4 * s + 3] = MAX(box[4 * s + 3], b->y + b->height);
+    int ngroups = 0;
+    for (int s = 0; s < m->nscopes; s++) { /* parents come before children */
+        int p = m->scopes[s].parent;
+        group_of[s] = -1;
+        if (p < 0 || (a->expanded[s] && group_of[p] >= 0)) {
+            parent[ngroups] = p < 0 ? -1 : group_of[p];
+            group_of[s] = ngroups++;
         }
     }
-    a->frames = g_new(tw_graph_frame, MAX(m->nscopes, 1));
+    return ngroups;
+}
+
+/* The innermost group around visible node v: an op's scope, or the scope
+ * around a collapsed one, whichever open scope holds it. */
+static int node_group(const tw_graph_arrangement *a, const int *group_of, int v)
+{
+    const tw_visible_node *node = &a->graph->nodes[v];
+    if (node->output >= 0)
+        return 0; /* the function's outputs: outside every scope */
+    int s = node->is_scope ? a->model->scopes[node->index].parent : a->model->nodes[node->index].scope_index;
+    while (group_of[s] < 0)
+        s = a->model->scopes[s].parent;
+    return group_of[s];
+}
+
+/* Each open scope's frame: around the boxes inside it and the frames of the
+ * open scopes nested in it, with room above for its title (the layout left
+ * room for them all, tw_graph_layout_new_nested). */
+static void make_frames(tw_graph_arrangement *a, int ngroups, const int *group_of, const int *parent,
+                        const int *groups)
+{
+    const tw_graph_model *m = a->model;
+    double *box = g_new(double, 4 * (size_t)ngroups); /* left, top, right, bottom */
+    for (int g = 0; g < ngroups; g++)
+        box[4 * g] = box[4 * g + 1] = G_MAXDOUBLE, box[4 * g + 2] = box[4 * g + 3] = -G_MAXDOUBLE;
+    for (int v = 0; v < a->graph->nnodes; v++) {
+        const tw_layout_box *b = &a->layout->nodes[v];
+        double *g = &box[4 * groups[v]];
+        g[0] = MIN(g[0], b->x), g[1] = MIN(g[1], b->y);
+        g[2] = MAX(g[2], b->x + b->width), g[3] = MAX(g[3], b->y + b->height);
+    }
     /* Deeper frames first, so an outer one grows around the inner ones. */
-    for (int s = m->nscopes - 1; s > 0; s--) {
-        if (!a->expanded[s] || box[4 * s] > box[4 * s + 2])
+    for (int g = ngroups - 1; g > 0; g--) {
+        double *b = &box[4 * g];
+        if (b[0] > b[2])
             continue;
-        double *b = &box[4 * s];
-        b[0] -= TW_GRAPH_FRAME_PAD, b[1] -= TW_GRAPH_FRAME_HEADER, b[2] += TW_GRAPH_FRAME_PAD,
+        b[0] -= TW_GRAPH_FRAME_PAD, b[1] -= TW_GRAPH_FRAME_PAD + TW_GRAPH_FRAME_HEADER, b[2] += TW_GRAPH_FRAME_PAD,
             b[3] += TW_GRAPH_FRAME_PAD;
-        double *p = &box[4 * m->scopes[s].parent];
+        double *p = &box[4 * parent[g]];
         p[0] = MIN(p[0], b[0]), p[1] = MIN(p[1], b[1]), p[2] = MAX(p[2], b[2]), p[3] = MAX(p[3], b[3]);
     }
-    for (int s = 1; s < m->nscopes; s++)
-        if (a->expanded[s] && box[4 * s] <= box[4 * s + 2])
-            a->frames[a->nframes++] = (tw_graph_frame){s, box[4 * s], box[4 * s + 1], box[4 * s + 2] - box[4 * s],
-                                                       box[4 * s + 3] - box[4 * s + 1]};
+    a->frames = g_new(tw_graph_frame, MAX(ngroups, 1));
+    for (int s = 1; s < m->nscopes; s++) {
+        int g = group_of[s];
+        if (g > 0 && box[4 * g] <= box[4 * g + 2])
+            a->frames[a->nframes++] = (tw_graph_frame){s, box[4 * g], box[4 * g + 1], box[4 * g + 2] - box[4 * g],
+                                                       box[4 * g + 3] - box[4 * g + 1]};
+    }
     g_free(box);
 }
 
@@ -77,9 +105,16 @@ static tw_graph_arrangement *arrange(shared_model *shared, const bool *expanded)
     int *edges = g_new(int, 2 * (size_t)MAX(a->graph->nedges, 1));
     for (int e = 0; e < a->graph->nedges; e++)
         edges[2 * e] = a->graph->edges[e].from, edges[2 * e + 1] = a->graph->edges[e].to;
-    a->layout = tw_graph_layout_new(n, widths, heights, a->graph->nedges, edges);
+    int *group_of = g_new(int, MAX(m->nscopes, 1)), *parent = g_new(int, MAX(m->nscopes, 1));
+    int *groups = g_new(int, MAX(n, 1));
+    int ngroups = scope_groups(a, group_of, parent);
+    for (int v = 0; v < n; v++)
+        groups[v] = node_group(a, group_of, v);
+    tw_layout_nesting nesting = {ngroups, parent, groups, TW_GRAPH_FRAME_PAD, TW_GRAPH_FRAME_HEADER};
+    a->layout = tw_graph_layout_new_nested(n, widths, heights, a->graph->nedges, edges, &nesting);
     g_free(widths), g_free(heights), g_free(edges);
-    make_frames(a);
+    make_frames(a, ngroups, group_of, parent, groups);
+    g_free(group_of), g_free(parent), g_free(groups);
     a->labels = tw_graph_place_edge_labels(m, a->graph, a->layout, a->nframes, a->frames);
     return a;
 }

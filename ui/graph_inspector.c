@@ -93,7 +93,14 @@ static void show_node(TwGraphInspector *self, const tw_graph_model *m, const tw_
     add_field(self, "Op", n->op);
     add_time(self, m, v);
     add_field(self, "Scope", n->scope[0] ? n->scope : "(top level)");
-    add_field(self, "Attributes", n->attrs);
+    GPtrArray *attrs = tw_graph_node_attr_fields(n);
+    add_label(self, attrs->len ? "Attributes" : "Attributes: none", "graph-inspector-key");
+    for (guint k = 0; k + 1 < attrs->len; k += 2) {
+        char *text = g_strdup_printf("%s: %s", (char *)attrs->pdata[k], (char *)attrs->pdata[k + 1]);
+        add_label(self, text, "graph-inspector-attr");
+        g_free(text);
+    }
+    g_ptr_array_unref(attrs);
     add_inputs(self, m, n);
     add_label(self, n->noutputs ? "Outputs" : "Outputs: none (it writes its first input)", "graph-inspector-key");
     for (int k = 0; k < n->noutputs; k++) {
@@ -112,6 +119,19 @@ static void show_node(TwGraphInspector *self, const tw_graph_model *m, const tw_
     }
 }
 
+/* One of the function's outputs: what it is and the node that computes it. */
+static void show_output(TwGraphInspector *self, const tw_graph_model *m, const tw_visible_node *v)
+{
+    char *title = g_strdup_printf("Output %d of %s", v->output, m->function);
+    add_label(self, title, "graph-inspector-title");
+    const tw_graph_node *n = &m->nodes[v->index];
+    tw_graph_node reader = {.ninputs = 1, .input_node = (int[]){v->index},
+                            .input_output = (int[]){m->output_output[v->output]}};
+    add_field(self, "Computed by", n->name);
+    add_inputs(self, m, &reader);
+    g_free(title);
+}
+
 static void show_scope(TwGraphInspector *self, const tw_graph_model *m, const tw_visible_node *v)
 {
     const tw_graph_scope *s = &m->scopes[v->index];
@@ -119,6 +139,12 @@ static void show_scope(TwGraphInspector *self, const tw_graph_model *m, const tw
     char *ops = g_strdup_printf("%d op%s, %d nested scope%s", s->nops, s->nops == 1 ? "" : "s", s->nchildren,
                                 s->nchildren == 1 ? "" : "s");
     add_field(self, "Scope", ops);
+    if (s->layer_class) {
+        add_field(self, "Layer", s->layer_class);
+        add_label(self, "Configuration", "graph-inspector-key");
+        for (char **f = s->layer_fields; *f; f++)
+            add_label(self, *f, "graph-inspector-attr");
+    }
     add_time(self, m, v);
     add_label(self, "Double-click the box, or click its ⊕, to open it.", "dim-label");
     g_free(ops);
@@ -140,6 +166,8 @@ void tw_graph_inspector_show(TwGraphInspector *self, const tw_graph_arrangement 
     const tw_visible_node *v = &a->graph->nodes[visible];
     if (v->is_scope)
         show_scope(self, a->model, v);
+    else if (v->output >= 0)
+        show_output(self, a->model, v);
     else
         show_node(self, a->model, v);
 }

@@ -258,20 +258,25 @@ static void place_nodes(const extended *x, int nlayers, const int *start, const 
  * vertical ones at an x no other box in the band covers (a dummy keeps
  * NODE_GAP from the boxes beside it), so no edge passes through a box. */
 static void route_edges(tw_graph_layout *g, const extended *x, const int *edges, const bool *reversed,
-                        const double *center, const double *layer_y, const double *layer_height)
+                        const double *center, const double *layer_y, const double *layer_height,
+                        const double *room_above, const double *room_below)
 {
     for (int e = 0; e < g->nedges; e++) {
         tw_layout_edge *edge = &g->edges[e];
         int c0 = x->chain_start[e], c1 = x->chain_start[e + 1];
         edge->from = edges[2 * e], edge->to = edges[2 * e + 1];
         edge->reversed = reversed[e];
-        double *p = edge->points = g_new(double, 2 * (2 * (c1 - c0) + 2));
+        double *p = edge->points = g_new(double, 2 * (4 * (c1 - c0) + 2));
         int n = 0;
 #define ADD(px, py) (p[2 * n] = (px), p[2 * n + 1] = (py), n++)
         for (int c = c0; c < c1; c++) {
             int v = x->chain[c], l = x->layer[v];
             double band_top = layer_y[l], band_bottom = layer_y[l] + layer_height[l];
             double mid = band_top + layer_height[l] / 2, h = x->height[v];
+            /* Straight through the room kept for frames' edges and titles
+             * too: the slants stay between the frames, off their titles. */
+            if (c > c0 && room_above[l] > 0)
+                ADD(center[v], band_top - room_above[l]);
             if (c == c0) {
                 ADD(center[v], mid + h / 2);
                 if (mid + h / 2 < band_bottom)
@@ -284,6 +289,8 @@ static void route_edges(tw_graph_layout *g, const extended *x, const int *edges,
                 ADD(center[v], band_top);
                 ADD(center[v], band_bottom);
             }
+            if (c < c1 - 1 && room_below[l] > 0)
+                ADD(center[v], band_bottom + room_below[l]);
         }
 #undef ADD
         edge->npoints = n;
@@ -296,7 +303,145 @@ static void route_edges(tw_graph_layout *g, const extended *x, const int *edges,
     }
 }
 
-tw_graph_layout *tw_graph_layout_new(int n, const double *widths, const double *heights, int m, const int *edges)
+/* ---- frames: each group packed as one block, so frames nest and never overlap ---- */
+
+typedef struct {
+    int lo, hi;          /* the layers it covers; hi < lo while empty */
+    double width;        /* its items' extent and its pad on either side */
+    double content_left; /* its items' left end, in its own packing */
+    double want;         /* the centre its parent packs it towards */
+} group_box;
+
+/* A group's item: an extended node v (v < total) or the group total + g.
+ * Items are packed in place_nodes' coordinates, each group on its own; an
+ * item's left (left[item]) is then in its group's packing. */
+static void item_extent(int it, const extended *x, const group_box *boxes, int *l0, int *l1, double *w)
+{
+    if (it < x->total)
+        *l0 = *l1 = x->layer[it], *w = x->width[it];
+    else
+        *l0 = boxes[it - x->total].lo, *l1 = boxes[it - x->total].hi, *w = boxes[it - x->total].width;
+}
+
+/* One group's items from left to right in the order of the centres they
+ * want, each as far left as it wants but NODE_GAP clear of the items before
+ * it in every layer it covers (right[] holds each layer's right end so far,
+ * -inf between groups). Items' lefts go to left[]. */
+static void pack_group(const int *items, int nitems, const extended *x, group_box *boxes, const double *center,
+                       double *right, double *left, keyed *order)
+{
+    for (int i = 0; i < nitems; i++) {
+        int it = items[i];
+        order[i] = (keyed){it, it < x->total ? center[it] : boxes[it - x->total].want};
+    }
+    qsort(order, (size_t)nitems, sizeof *order, keyed_compare);
+    for (int i = 0; i < nitems; i++) {
+        int it = order[i].node, l0, l1;
+        double w;
+        item_extent(it, x, boxes, &l0, &l1, &w);
+        double at = order[i].key - w / 2;
+        for (int l = l0; l <= l1; l++)
+            at = MAX(at, right[l] + NODE_GAP);
+        for (int l = l0; l <= l1; l++)
+            right[l] = at + w;
+        left[it] = at;
+    }
+    for (int i = 0; i < nitems; i++) {
+        int l0, l1;
+        double w;
+        item_extent(items[i], x, boxes, &l0, &l1, &w);
+        for (int l = l0; l <= l1; l++)
+            right[l] = -G_MAXDOUBLE;
+    }
+}
+
+/* Moves center[] so that each group of the nesting is one block in its
+ * parent's packing, and fills per layer the deepest frame starting there
+ * (start_depth) and ending there (end_depth). */
+static void pack_nesting(const tw_layout_nesting *nest, int n, int m, const int *edges, const extended *x,
+                         int nlayers, double *center, int *start_depth, int *end_depth)
+{
+    int ng = nest->ngroups, total = x->total;
+    int *depth = g_new0(int, ng), *group = g_new(int, MAX(total, 1));
+    for (int g = 1; g < ng; g++)
+        depth[g] = depth[nest->parent[g]] + 1;
+    for (int v = 0; v < n; v++)
+        group[v] = nest->node_group[v];
+    /* An edge's bends lie in the innermost group holding both its ends. */
+    for (int e = 0; e < m; e++) {
+        int a = group[edges[2 * e]], b = group[edges[2 * e + 1]];
+        while (a != b)
+            if (depth[a] >= depth[b])
+                a = nest->parent[a];
+            else
+                b = nest->parent[b];
+        for (int c = x->chain_start[e] + 1; c < x->chain_start[e + 1] - 1; c++)
+            group[x->chain[c]] = a;
+    }
+    group_box *boxes = g_new0(group_box, ng);
+    for (int g = 0; g < ng; g++)
+        boxes[g].lo = G_MAXINT, boxes[g].hi = -1;
+    /* Items per group: its nodes, then its children (counted first). */
+    int *count = g_new0(int, ng + 1);
+    for (int v = 0; v < total; v++)
+        count[group[v] + 1]++;
+    for (int g = 1; g < ng; g++)
+        count[nest->parent[g] + 1]++;
+    for (int g = 0; g < ng; g++)
+        count[g + 1] += count[g];
+    int *items = g_new(int, MAX(total + ng, 1)), *fill = g_memdup2(count, sizeof(int) * (size_t)(ng + 1));
+    for (int v = 0; v < total; v++) {
+        items[fill[group[v]]++] = v;
+        for (int g = group[v]; g >= 0; g = nest->parent[g])
+            boxes[g].lo = MIN(boxes[g].lo, x->layer[v]), boxes[g].hi = MAX(boxes[g].hi, x->layer[v]);
+    }
+    for (int g = 1; g < ng; g++)
+        if (boxes[g].hi >= boxes[g].lo) /* an empty group takes no room */
+            items[fill[nest->parent[g]]++] = total + g;
+    double *right = g_new(double, MAX(nlayers, 1)), *left = g_new(double, total + ng);
+    keyed *order = g_new(keyed, MAX(total + ng, 1));
+    for (int l = 0; l < nlayers; l++)
+        right[l] = -G_MAXDOUBLE;
+    /* Children come after their parents in the nesting: pack from the last. */
+    for (int g = ng - 1; g >= 0; g--) {
+        group_box *b = &boxes[g];
+        int k0 = count[g], k1 = fill[g];
+        if (b->hi < b->lo)
+            continue;
+        pack_group(items + k0, k1 - k0, x, boxes, center, right, left, order);
+        double lo = G_MAXDOUBLE, hi = -G_MAXDOUBLE;
+        for (int k = k0; k < k1; k++) {
+            int l0, l1;
+            double w;
+            item_extent(items[k], x, boxes, &l0, &l1, &w);
+            lo = MIN(lo, left[items[k]]), hi = MAX(hi, left[items[k]] + w);
+        }
+        b->content_left = lo;
+        b->width = hi - lo + (g > 0 ? 2 * nest->pad : 0);
+        b->want = (lo + hi) / 2; /* its parent packs it where its items went */
+    }
+    /* From the top group down: each block where its parent put it. */
+    double *offset = g_new0(double, ng); /* place_nodes' coordinates to the final ones, per group */
+    for (int g = 1; g < ng; g++) {
+        group_box *b = &boxes[g];
+        if (b->hi < b->lo)
+            continue;
+        double placed = left[total + g] + offset[nest->parent[g]] + nest->pad;
+        offset[g] = placed - b->content_left;
+    }
+    for (int v = 0; v < total; v++)
+        center[v] = left[v] + offset[group[v]] + x->width[v] / 2;
+    for (int g = 1; g < ng; g++)
+        if (boxes[g].hi >= boxes[g].lo) {
+            start_depth[boxes[g].lo] = MAX(start_depth[boxes[g].lo], depth[g]);
+            end_depth[boxes[g].hi] = MAX(end_depth[boxes[g].hi], depth[g]);
+        }
+    g_free(order), g_free(right), g_free(left), g_free(offset), g_free(items), g_free(fill), g_free(count);
+    g_free(boxes), g_free(depth), g_free(group);
+}
+
+tw_graph_layout *tw_graph_layout_new_nested(int n, const double *widths, const double *heights, int m, const int *edges,
+                                            const tw_layout_nesting *nest)
 {
     bool *reversed = g_new0(bool, MAX(m, 1));
     int *rank = rank_nodes(n, m, edges, reversed);
@@ -318,6 +463,15 @@ tw_graph_layout *tw_graph_layout_new(int n, const double *widths, const double *
     order_layers(&x, nlayers, start, members);
     double *center = g_new0(double, MAX(x.total, 1));
     place_nodes(&x, nlayers, start, members, center);
+    /* Frame edges per layer (0 without nesting), and the frames' reach
+     * beyond the boxes at the sides. */
+    int *start_depth = g_new0(int, nlayers + 1), *end_depth = g_new0(int, nlayers + 1), max_depth = 0;
+    double pad = nest ? nest->pad : 0, header = nest ? nest->header : 0;
+    if (nest && nest->ngroups > 1) {
+        pack_nesting(nest, n, m, edges, &x, nlayers, center, start_depth, end_depth);
+        for (int l = 0; l < nlayers; l++)
+            max_depth = MAX(max_depth, start_depth[l]);
+    }
 
     double *layer_y = g_new0(double, nlayers + 1), *layer_height = g_new0(double, MAX(nlayers, 1));
     double left = G_MAXDOUBLE, right = -G_MAXDOUBLE;
@@ -326,9 +480,11 @@ tw_graph_layout *tw_graph_layout_new(int n, const double *widths, const double *
         left = MIN(left, center[v] - x.width[v] / 2);
         right = MAX(right, center[v] + x.width[v] / 2);
     }
-    layer_y[0] = MARGIN;
+    left -= max_depth * pad, right += max_depth * pad;
+    layer_y[0] = MARGIN + start_depth[0] * (pad + header);
     for (int l = 0; l < nlayers; l++)
-        layer_y[l + 1] = layer_y[l] + layer_height[l] + LAYER_GAP;
+        layer_y[l + 1] =
+            layer_y[l] + layer_height[l] + LAYER_GAP + end_depth[l] * pad + start_depth[l + 1] * (pad + header);
     for (int v = 0; v < x.total; v++)
         center[v] += MARGIN - left;
 
@@ -341,15 +497,24 @@ tw_graph_layout *tw_graph_layout_new(int n, const double *widths, const double *
     }
     g->nedges = m;
     g->edges = g_new0(tw_layout_edge, MAX(m, 1));
-    route_edges(g, &x, edges, reversed, center, layer_y, layer_height);
+    double *room_above = g_new(double, MAX(nlayers, 1)), *room_below = g_new(double, MAX(nlayers, 1));
+    for (int l = 0; l < nlayers; l++)
+        room_above[l] = start_depth[l] * (pad + header), room_below[l] = end_depth[l] * pad;
+    route_edges(g, &x, edges, reversed, center, layer_y, layer_height, room_above, room_below);
+    g_free(room_above), g_free(room_below);
     g->nlayers = nlayers;
     g->width = n ? right - left + 2 * MARGIN : 2 * MARGIN;
     g->height = n ? layer_y[nlayers] - LAYER_GAP + MARGIN : 2 * MARGIN;
 
     g_free(layer_y), g_free(layer_height), g_free(center), g_free(start), g_free(members);
-    g_free(rank), g_free(reversed);
+    g_free(rank), g_free(reversed), g_free(start_depth), g_free(end_depth);
     extended_free(&x);
     return g;
+}
+
+tw_graph_layout *tw_graph_layout_new(int n, const double *widths, const double *heights, int m, const int *edges)
+{
+    return tw_graph_layout_new_nested(n, widths, heights, m, edges, NULL);
 }
 
 void tw_graph_layout_free(tw_graph_layout *g)

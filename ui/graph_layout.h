@@ -38,6 +38,24 @@ typedef struct {
  * no self loops). Cycles are broken by reversing the edges that close them. */
 tw_graph_layout *tw_graph_layout_new(int nnodes, const double *widths, const double *heights, int nedges,
                                      const int *edges);
+/* Boxes nested in frames (the graph view's open scopes): group 0 is the
+ * top level, which has no frame; parent[g] < g for the others. Each
+ * group's frame reaches pad beyond its boxes and nested frames on the
+ * left, right and bottom, and pad + header above them. */
+typedef struct {
+    int ngroups;
+    const int *parent;       /* per group; -1 for group 0 */
+    const int *node_group;   /* per node: the innermost group holding it */
+    double pad, header;
+} tw_layout_nesting;
+/* The layout with room for every group's frame: after the layers are
+ * ordered and placed, each group's boxes, its edges' bends (those of edges
+ * whose both ends lie in it) and its nested groups are packed side by side
+ * where their layers meet, nested groups first, so frames nest and no frame
+ * covers a box or a frame of another group; the gaps between layers grow
+ * by the frame edges that fall in them. nesting NULL: tw_graph_layout_new. */
+tw_graph_layout *tw_graph_layout_new_nested(int nnodes, const double *widths, const double *heights, int nedges,
+                                            const int *edges, const tw_layout_nesting *nesting);
 void tw_graph_layout_free(tw_graph_layout *layout);
 
 /* A spot for each edge's label (widths[e] x heights[e]; 0 for none) beside

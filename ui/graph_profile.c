@@ -104,7 +104,7 @@ gboolean tw_graph_profile_apply(tw_graph_model *m, const char *json, GError **er
 
 double tw_graph_visible_us(const tw_graph_model *m, const tw_visible_node *v)
 {
-    if (!m->node_us)
+    if (!m->node_us || v->output >= 0) /* an output box does no work */
         return -1;
     return v->is_scope ? m->scope_us[v->index] : m->node_us[v->index];
 }

@@ -65,11 +65,13 @@ tw_rgb tw_graph_kind_color(tw_op_kind kind, bool dark)
         [TW_OP_KIND_LINEAR] = {0.62, 0.77, 0.95},      [TW_OP_KIND_ELEMENTWISE] = {0.70, 0.88, 0.70},
         [TW_OP_KIND_REDUCTION] = {0.98, 0.80, 0.56},   [TW_OP_KIND_SHAPE] = {0.82, 0.78, 0.92},
         [TW_OP_KIND_SOURCE] = {0.97, 0.93, 0.62},      [TW_OP_KIND_SCOPE] = {0.86, 0.88, 0.91},
+        [TW_OP_KIND_OUTPUT] = {0.97, 0.93, 0.62}, /* the inputs' colour: the function's ends */
     };
     static const tw_rgb darker[] = {
         [TW_OP_KIND_LINEAR] = {0.16, 0.32, 0.52},      [TW_OP_KIND_ELEMENTWISE] = {0.20, 0.40, 0.22},
         [TW_OP_KIND_REDUCTION] = {0.52, 0.34, 0.12},   [TW_OP_KIND_SHAPE] = {0.34, 0.28, 0.48},
         [TW_OP_KIND_SOURCE] = {0.46, 0.42, 0.14},      [TW_OP_KIND_SCOPE] = {0.26, 0.29, 0.33},
+        [TW_OP_KIND_OUTPUT] = {0.46, 0.42, 0.14},
     };
     return dark ? darker[kind] : light[kind];
 }

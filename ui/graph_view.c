@@ -504,7 +504,7 @@ static void fill_legends(TwGraphView *view)
     static const struct { tw_op_kind kind; const char *label; } items[] = {
         {TW_OP_KIND_LINEAR, "matmul, conv"}, {TW_OP_KIND_ELEMENTWISE, "elementwise"},
         {TW_OP_KIND_REDUCTION, "reduction, pooling, softmax"}, {TW_OP_KIND_SHAPE, "shape, copy"},
-        {TW_OP_KIND_SOURCE, "input, variable, constant"}, {TW_OP_KIND_SCOPE, "closed scope (layer)"},
+        {TW_OP_KIND_SOURCE, "input, output, variable, constant"}, {TW_OP_KIND_SCOPE, "closed scope (layer)"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(items); i++) {
         gtk_box_append(GTK_BOX(view->kind_legend), swatch_setup(gtk_drawing_area_new(), items[i].kind));
