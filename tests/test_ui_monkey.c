@@ -21,8 +21,8 @@
  *
  * TWB_MONKEY_SEED picks the seed (printed, so a failure can be replayed)
  * and TWB_MONKEY_ACTIONS the number of actions (TWB_MONKEY_TRACE=1 also
- * prints each action's number and kind, and each button clicked with its
- * widget path): make test runs a short
+ * prints each action's number and kind, each xdotool command, window action
+ * and button clicked, with its widget path): make test runs a short
  * fixed-seed round; the 10,000-action rounds run under ASan by hand:
  *   TWB_MONKEY_ACTIONS=10000 xvfb-run -a -s "-screen 0 1920x1200x24" \
  *     build-asan/tests/test_ui_monkey
@@ -156,6 +156,8 @@ static void xdotool(TwWindow *win, const char *fmt, ...)
     va_end(ap);
     char *command = g_strdup_printf("xdotool windowfocus --sync %lu %s", (unsigned long)gdk_x11_surface_get_xid(surface),
                                     args);
+    if (g_getenv("TWB_MONKEY_TRACE"))
+        g_test_message("monkey: xdotool %s", args);
     GError *error = NULL;
     int status = 0;
     if (!g_spawn_command_line_sync(command, NULL, NULL, &status, &error))
@@ -342,6 +344,8 @@ static void window_action(TwWindow *win)
 {
     static const char *actions[] = {"undo", "undo", "redo", "delete-layer", "duplicate-layer"};
     const char *name = actions[g_rand_int_range(rng, 0, G_N_ELEMENTS(actions))];
+    if (g_getenv("TWB_MONKEY_TRACE"))
+        g_test_message("monkey: action win.%s", name);
     if (g_action_group_get_action_enabled(G_ACTION_GROUP(win), name))
         g_action_group_activate_action(G_ACTION_GROUP(win), name, NULL);
 }
