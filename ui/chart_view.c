@@ -342,21 +342,44 @@ static tw_chart build_chart(TwChartView *view, tw_chart_series *series)
 
 /* Everything a render needs, owned, so a thread can draw it. */
 typedef struct {
-    chart_image image;
+    tw_image_job base;
+    gboolean dark;
+    guint generation;
+    tw_chart view; /* ranges and axes; no series */
     tw_chart chart;
     drawn **drawn;
     char **labels;
     char *title;
-    double ms; /* how long the drawing took */
 } render_job;
+
+static void render_job_draw(tw_image_job *base, cairo_t *cr)
+{
+    render_job *job = (render_job *)base;
+    tw_chart_render(cr, base->width, base->height, &job->chart);
+}
+
+static void render_job_finalize(tw_image_job *base)
+{
+    render_job *job = (render_job *)base;
+    for (int i = 0; i < job->chart.nseries; i++)
+        if (job->drawn[i])
+            drawn_unref(job->drawn[i]);
+    g_free(job->drawn);
+    g_strfreev(job->labels);
+    g_free(job->title);
+    g_free((tw_chart_series *)job->chart.series);
+}
 
 static render_job *render_job_new(TwChartView *view, int width, int height, int scale)
 {
     tw_chart_series *borrowed = g_newa(tw_chart_series, MAX(view->nseries, 1));
     tw_chart chart = build_chart(view, borrowed);
     render_job *job = g_new0(render_job, 1);
-    job->image = (chart_image){.width = width, .height = height, .scale = scale, .dark = chart.dark,
-                               .generation = view->generation, .view = bare_chart(view)};
+    job->base = (tw_image_job){.width = width, .height = height, .scale = scale, .draw = render_job_draw,
+                               .finalize = render_job_finalize};
+    job->dark = chart.dark;
+    job->generation = view->generation;
+    job->view = bare_chart(view);
     tw_chart_series *series = g_new(tw_chart_series, MAX(view->nseries, 1));
     job->drawn = g_new0(drawn *, MAX(view->nseries, 1));
     job->labels = g_new0(char *, view->nseries + 1);
@@ -372,33 +395,6 @@ static render_job *render_job_new(TwChartView *view, int width, int height, int 
     chart.title = job->title;
     job->chart = chart;
     return job;
-}
-
-static void render_job_free(render_job *job)
-{
-    for (int i = 0; i < job->chart.nseries; i++)
-        if (job->drawn[i])
-            drawn_unref(job->drawn[i]);
-    g_free(job->drawn);
-    g_strfreev(job->labels);
-    g_free(job->title);
-    g_free((tw_chart_series *)job->chart.series);
-    if (job->image.surface)
-        cairo_surface_destroy(job->image.surface);
-    g_free(job);
-}
-
-/* Pure drawing, on whichever thread. */
-static void render_job_run(render_job *job)
-{
-    gint64 start = g_get_monotonic_time();
-    chart_image *im = &job->image;
-    im->surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, im->width * im->scale, im->height * im->scale);
-    cairo_surface_set_device_scale(im->surface, im->scale, im->scale);
-    cairo_t *cr = cairo_create(im->surface);
-    tw_chart_render(cr, im->width, im->height, &job->chart);
-    cairo_destroy(cr);
-    job->ms = (double)(g_get_monotonic_time() - start) / 1000.0;
 }
 
 static int64_t job_size(const render_job *job)
@@ -417,11 +413,13 @@ static void image_clear(chart_image *im)
 
 static void take_image(TwChartView *view, render_job *job)
 {
-    view->render_ms = job->ms;
+    view->render_ms = job->base.ms;
     image_clear(&view->image);
-    view->image = job->image;
-    job->image.surface = NULL;
-    render_job_free(job);
+    view->image = (chart_image){.surface = job->base.surface, .width = job->base.width, .height = job->base.height,
+                                .scale = job->base.scale, .dark = job->dark, .generation = job->generation,
+                                .view = job->view};
+    job->base.surface = NULL;
+    tw_image_job_free(&job->base);
 }
 
 static gboolean image_current(TwChartView *view, int width, int height, int scale)
@@ -431,22 +429,9 @@ static gboolean image_current(TwChartView *view, int width, int height, int scal
            im->height == height && im->scale == scale && im->dark == is_dark(GTK_WIDGET(view));
 }
 
-static void render_in_thread(GTask *task, gpointer source, gpointer job, GCancellable *cancellable)
+static void rendered(GtkWidget *widget, tw_image_job *job)
 {
-    render_job_run(job);
-    g_task_return_pointer(task, job, (GDestroyNotify)render_job_free);
-}
-
-static void rendered(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-    /* NULL when cancelled: the view was disposed (GTask freed the job). */
-    render_job *job = g_task_propagate_pointer(G_TASK(result), NULL);
-    if (!job)
-        return;
-    TwChartView *view = TW_CHART_VIEW(source);
-    g_clear_object(&view->rendering);
-    take_image(view, job);
-    gtk_widget_queue_draw(GTK_WIDGET(view)); /* and a newer render if the view moved on */
+    take_image(TW_CHART_VIEW(widget), (render_job *)job);
 }
 
 /* Milliseconds of chart drawing the main loop spent in a frame, over all
@@ -479,16 +464,12 @@ static void update_image(TwChartView *view, int width, int height, int scale)
         return;
     render_job *job = render_job_new(view, width, height, scale);
     if (fits_in_frame(view, job)) {
-        render_job_run(job);
+        tw_image_job_run(&job->base);
         take_image(view, job);
         frame_budget.used_ms += view->render_ms;
         return;
     }
-    view->rendering = g_cancellable_new();
-    GTask *task = g_task_new(view, view->rendering, rendered, NULL);
-    g_task_set_task_data(task, job, NULL);
-    g_task_run_in_thread(task, render_in_thread);
-    g_object_unref(task);
+    tw_image_job_start(GTK_WIDGET(view), &view->rendering, &job->base, rendered);
 }
 
 static gboolean same_view(const tw_chart *a, const tw_chart *b)

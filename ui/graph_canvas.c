@@ -79,50 +79,45 @@ static void changed(TwGraphCanvas *c)
 
 /* Everything a drawing needs, owned, so that a thread can draw it. */
 typedef struct {
-    graph_image image;
+    tw_image_job base;
+    gboolean dark;
+    guint generation;
+    tw_graph_viewport viewport;
     tw_graph_arrangement *arrangement;
     int selected;
     bool *highlighted;
     tw_graph_color_mode color_by;
-    double ms;
 } render_job;
+
+static void render_job_draw(tw_image_job *base, cairo_t *cr)
+{
+    render_job *job = (render_job *)base;
+    tw_graph_scene scene = tw_graph_arrangement_scene(job->arrangement, job->selected, job->highlighted);
+    scene.color_by = job->color_by;
+    tw_graph_render(cr, &scene, &job->viewport, base->width, base->height, job->dark);
+}
+
+static void render_job_finalize(tw_image_job *base)
+{
+    render_job *job = (render_job *)base;
+    tw_graph_arrangement_unref(job->arrangement);
+    g_free(job->highlighted);
+}
 
 static render_job *render_job_new(TwGraphCanvas *c, int width, int height, int scale, gboolean dark)
 {
     render_job *job = g_new0(render_job, 1);
-    job->image = (graph_image){.width = width, .height = height, .scale = scale, .dark = dark,
-                               .generation = c->generation, .viewport = c->viewport};
+    job->base = (tw_image_job){.width = width, .height = height, .scale = scale, .draw = render_job_draw,
+                               .finalize = render_job_finalize};
+    job->dark = dark;
+    job->generation = c->generation;
+    job->viewport = c->viewport;
     job->arrangement = tw_graph_arrangement_ref(c->arrangement);
     job->selected = c->selected;
     job->color_by = c->color_by;
     if (c->highlighted)
         job->highlighted = g_memdup2(c->highlighted, sizeof(bool) * (size_t)MAX(c->arrangement->graph->nnodes, 1));
     return job;
-}
-
-static void render_job_free(render_job *job)
-{
-    tw_graph_arrangement_unref(job->arrangement);
-    g_free(job->highlighted);
-    if (job->image.surface)
-        cairo_surface_destroy(job->image.surface);
-    g_free(job);
-}
-
-static void render_job_run(render_job *job)
-{
-    gint64 start = g_get_monotonic_time();
-    graph_image *im = &job->image;
-    /* ARGB32, as the GL path's texture (GDK_MEMORY_DEFAULT) reads it; opaque
-     * all the same, since the renderer fills the background. */
-    im->surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, im->width * im->scale, im->height * im->scale);
-    cairo_surface_set_device_scale(im->surface, im->scale, im->scale);
-    cairo_t *cr = cairo_create(im->surface);
-    tw_graph_scene scene = tw_graph_arrangement_scene(job->arrangement, job->selected, job->highlighted);
-    scene.color_by = job->color_by;
-    tw_graph_render(cr, &scene, &im->viewport, im->width, im->height, im->dark);
-    cairo_destroy(cr);
-    job->ms = (double)(g_get_monotonic_time() - start) / 1000.0;
 }
 
 static void image_clear(graph_image *im)
@@ -133,11 +128,13 @@ static void image_clear(graph_image *im)
 
 static void take_image(TwGraphCanvas *c, render_job *job)
 {
-    c->render_ms = job->ms;
+    c->render_ms = job->base.ms;
     image_clear(&c->image);
-    c->image = job->image;
-    job->image.surface = NULL;
-    render_job_free(job);
+    c->image = (graph_image){.surface = job->base.surface, .width = job->base.width, .height = job->base.height,
+                             .scale = job->base.scale, .dark = job->dark, .generation = job->generation,
+                             .viewport = job->viewport};
+    job->base.surface = NULL;
+    tw_image_job_free(&job->base);
 }
 
 static gboolean same_viewport(const tw_graph_viewport *a, const tw_graph_viewport *b)
@@ -152,21 +149,9 @@ static gboolean image_current(TwGraphCanvas *c, int width, int height, int scale
            im->scale == scale && im->dark == dark && same_viewport(&im->viewport, &c->viewport);
 }
 
-static void render_in_thread(GTask *task, gpointer source, gpointer job, GCancellable *cancellable)
+static void rendered(GtkWidget *widget, tw_image_job *job)
 {
-    render_job_run(job);
-    g_task_return_pointer(task, job, (GDestroyNotify)render_job_free);
-}
-
-static void rendered(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-    render_job *job = g_task_propagate_pointer(G_TASK(result), NULL);
-    if (!job) /* cancelled: the canvas was disposed */
-        return;
-    TwGraphCanvas *c = TW_GRAPH_CANVAS(source);
-    g_clear_object(&c->rendering);
-    take_image(c, job);
-    gtk_widget_queue_draw(GTK_WIDGET(c)); /* and a newer drawing if the view moved on */
+    take_image(TW_GRAPH_CANVAS(widget), (render_job *)job);
 }
 
 /* A new image when what is drawn changed: on the main loop when the last
@@ -179,15 +164,11 @@ static void update_image(TwGraphCanvas *c, int width, int height, int scale, gbo
     gboolean cheap = c->image.surface ? c->render_ms <= MAIN_LOOP_RENDER_MS
                                       : c->arrangement->layout->nnodes <= MAIN_LOOP_NODES;
     if (cheap) {
-        render_job_run(job);
+        tw_image_job_run(&job->base);
         take_image(c, job);
         return;
     }
-    c->rendering = g_cancellable_new();
-    GTask *task = g_task_new(c, c->rendering, rendered, NULL);
-    g_task_set_task_data(task, job, NULL);
-    g_task_run_in_thread(task, render_in_thread);
-    g_object_unref(task);
+    tw_image_job_start(GTK_WIDGET(c), &c->rendering, &job->base, rendered);
 }
 
 static gboolean emit_drawn(gpointer data)
