@@ -183,13 +183,25 @@ static void load_template(TwWindow *win, gpointer data)
     g_free(resource);
 }
 
-static GtkFileFilter *json_filter(void)
+/* Opening takes every file tw_model_open reads; saving writes JSON. */
+static GtkFileFilter *model_filter(gboolean saving)
 {
     GtkFileFilter *filter = gtk_file_filter_new();
-    gtk_file_filter_set_name(filter, "Keras model files (JSON)");
+    gtk_file_filter_set_name(filter, saving ? "Keras model files (JSON)" : "Keras models (JSON, .keras, .h5)");
     gtk_file_filter_add_mime_type(filter, "application/json");
     gtk_file_filter_add_suffix(filter, "json");
+    if (!saving) {
+        gtk_file_filter_add_suffix(filter, "keras");
+        gtk_file_filter_add_suffix(filter, "h5");
+    }
     return filter;
+}
+
+/* Where Save may write without asking: a JSON file (a .keras or .h5 the
+ * model came from is not overwritten with JSON). */
+static gboolean saves_in_place(const char *path)
+{
+    return path && g_str_has_suffix(path, ".json");
 }
 
 typedef void (*TwPathChosen)(TwWindow *win, const char *path);
@@ -215,13 +227,18 @@ static void choose_file(TwWindow *win, GtkFileChooserAction action, TwPathChosen
     gboolean saving = action == GTK_FILE_CHOOSER_ACTION_SAVE;
     GtkFileChooserNative *chooser = gtk_file_chooser_native_new(saving ? "Save Model As" : "Open Model", GTK_WINDOW(win),
                                                                 action, saving ? "_Save" : "_Open", "_Cancel");
-    GtkFileFilter *filter = json_filter();
+    GtkFileFilter *filter = model_filter(saving);
     gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(chooser), filter);
     g_object_unref(filter);
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(chooser), TRUE);
     const char *path = tw_model_doc_path(win->doc);
     if (saving) {
-        char *name = path ? g_path_get_basename(path) : g_strdup("model.json");
+        char *base = path ? g_path_get_basename(path) : g_strdup("model.json");
+        char *dot = strrchr(base, '.');
+        if (dot && !saves_in_place(base))
+            *dot = 0;
+        char *name = saves_in_place(base) ? g_strdup(base) : g_strconcat(base, ".json", NULL);
+        g_free(base);
         gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(chooser), name);
         g_free(name);
     }
@@ -257,7 +274,7 @@ static void save_as_chosen(TwWindow *win, const char *path)
 static void save_then_continue(TwWindow *win)
 {
     const char *path = tw_model_doc_path(win->doc);
-    if (!path) {
+    if (!saves_in_place(path)) {
         choose_file(win, GTK_FILE_CHOOSER_ACTION_SAVE, save_as_chosen);
         return;
     }
@@ -570,7 +587,10 @@ static void update_recent_menu(TwWindow *win)
     for (GList *l = items; l; l = l->next) {
         GtkRecentInfo *info = l->data;
         if (gtk_recent_info_is_local(info) && gtk_recent_info_has_application(info, g_get_application_name()) &&
-            g_str_has_suffix(gtk_recent_info_get_uri(info), ".json") && gtk_recent_info_exists(info))
+            (g_str_has_suffix(gtk_recent_info_get_uri(info), ".json") ||
+             g_str_has_suffix(gtk_recent_info_get_uri(info), ".keras") ||
+             g_str_has_suffix(gtk_recent_info_get_uri(info), ".h5")) &&
+            gtk_recent_info_exists(info))
             g_ptr_array_add(ours, info);
     }
     g_ptr_array_sort(ours, compare_recent);
