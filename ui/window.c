@@ -8,6 +8,7 @@
 #include "banner.h"
 #include "dashboard_view.h"
 #include "graph_view.h"
+#include "designer_canvas.h"
 #include "designer_view.h"
 #include "property_editor.h"
 
@@ -92,9 +93,8 @@ static void update_actions(TwWindow *win)
     set_enabled(win, "undo", tw_model_doc_can_undo(win->doc));
     set_enabled(win, "redo", tw_model_doc_can_redo(win->doc));
     gboolean has_layers = tw_model_doc_n_layers(win->doc) > 0;
-    gboolean stack = has_layers && !tw_model_doc_is_graph(win->doc); /* a graph is not edited as a stack */
-    set_enabled(win, "delete-layer", stack);
-    set_enabled(win, "duplicate-layer", stack);
+    set_enabled(win, "delete-layer", has_layers);
+    set_enabled(win, "duplicate-layer", has_layers);
     /* The panel says why Train is off: the model, a run going, the data. */
     const char *why = win->train_panel ? tw_train_panel_cannot_train(TW_TRAIN_PANEL(win->train_panel))
                                        : tw_model_doc_error(win->doc);
@@ -407,6 +407,10 @@ static void on_delete_layer(GSimpleAction *action, GVariant *parameter, gpointer
 {
     TwWindow *win = data;
     TwDesignerView *designer = TW_DESIGNER_VIEW(win->designer);
+    if (tw_model_doc_is_graph(win->doc)) { /* the canvas's selection: boxes or an edge */
+        tw_designer_canvas_delete_selection(TW_DESIGNER_CANVAS(tw_designer_view_canvas(designer)));
+        return;
+    }
     int selected = tw_designer_view_selected(designer);
     if (selected < 0)
         return;
@@ -424,6 +428,10 @@ static void on_duplicate_layer(GSimpleAction *action, GVariant *parameter, gpoin
 {
     TwWindow *win = data;
     TwDesignerView *designer = TW_DESIGNER_VIEW(win->designer);
+    if (tw_model_doc_is_graph(win->doc)) {
+        tw_designer_canvas_duplicate(TW_DESIGNER_CANVAS(tw_designer_view_canvas(designer)));
+        return;
+    }
     int selected = tw_designer_view_selected(designer);
     if (selected < 0)
         return;
