@@ -225,7 +225,7 @@ static void test_delete_edge_error(Fixture *f, gconstpointer data)
     g_assert_cmpint(tw_model_doc_error_index(f->doc), ==, 2);
     g_assert_cmpstr(tw_model_doc_error(f->doc), ==, error);
     g_assert_null(tw_model_doc_model(f->doc));
-    const char *status = gtk_label_get_text(GTK_LABEL(tw_designer_view_status(f->view)));
+    const char *status = gtk_label_get_text(GTK_LABEL(tw_designer_view_problem(f->view)));
     g_assert_nonnull(strstr(status, "Cannot train"));
     g_assert_nonnull(strstr(status, error));
     GError *save_error = NULL;

@@ -16,7 +16,7 @@ struct _TwDesignerView {
     GtkWidget parent_instance;
     TwModelDoc *doc;
     GtkWidget *palette, *stack, *editor;
-    GtkWidget *canvas, *pages, *status;
+    GtkWidget *canvas, *pages, *status, *problem;
     gboolean syncing; /* a selection passed from the canvas to the list or back */
 };
 
@@ -79,11 +79,14 @@ static void update_status(TwModelDoc *doc, TwDesignerView *self)
     tw_designer_format_count(trainable + frozen, total_s, sizeof total_s);
     tw_designer_format_count(trainable, trainable_s, sizeof trainable_s);
     tw_designer_format_count(frozen, frozen_s, sizeof frozen_s);
-    char *text = g_strdup_printf("%d layers · Total params: %s · Trainable: %s · Non-trainable: %s%s%s",
-                                 tw_model_doc_n_layers(doc), total_s, trainable_s, frozen_s,
-                                 error ? "\nCannot train: " : "", error ? error : "");
+    char *text = g_strdup_printf("%d layers · Total params: %s · Trainable: %s · Non-trainable: %s",
+                                 tw_model_doc_n_layers(doc), total_s, trainable_s, frozen_s);
     gtk_label_set_text(GTK_LABEL(self->status), text);
-    gtk_widget_set_tooltip_text(self->status, error);
+    g_free(text);
+    text = error ? g_strdup_printf("Cannot train: %s", error) : NULL;
+    gtk_label_set_text(GTK_LABEL(self->problem), text ? text : "");
+    gtk_widget_set_tooltip_text(self->problem, text);
+    gtk_widget_set_visible(self->problem, error != NULL);
     g_free(text);
 }
 
@@ -122,14 +125,19 @@ static GtkWidget *middle(TwDesignerView *self)
                                              G_CALLBACK(on_arrange_clicked), self));
     gtk_box_append(GTK_BOX(bar), tool_button("Fit", "Show the whole model (0)", G_CALLBACK(on_fit_clicked), self));
     self->status = gtk_label_new(NULL);
-    gtk_label_set_xalign(GTK_LABEL(self->status), 0);
-    gtk_label_set_ellipsize(GTK_LABEL(self->status), PANGO_ELLIPSIZE_END);
-    gtk_label_set_lines(GTK_LABEL(self->status), 2);
-    gtk_widget_add_css_class(self->status, "designer-status");
+    self->problem = gtk_label_new(NULL);
+    GtkWidget *labels[] = {self->status, self->problem};
+    for (int i = 0; i < 2; i++) {
+        gtk_label_set_xalign(GTK_LABEL(labels[i]), 0);
+        gtk_label_set_ellipsize(GTK_LABEL(labels[i]), PANGO_ELLIPSIZE_END);
+        gtk_widget_add_css_class(labels[i], "designer-status");
+    }
+    gtk_widget_add_css_class(self->problem, "error");
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
     gtk_box_append(GTK_BOX(box), bar);
     gtk_box_append(GTK_BOX(box), self->pages);
     gtk_box_append(GTK_BOX(box), self->status);
+    gtk_box_append(GTK_BOX(box), self->problem);
     gtk_widget_set_vexpand(self->pages, TRUE);
     return box;
 }
@@ -283,6 +291,11 @@ GtkWidget *tw_designer_view_canvas(TwDesignerView *view)
 GtkWidget *tw_designer_view_status(TwDesignerView *view)
 {
     return view->status;
+}
+
+GtkWidget *tw_designer_view_problem(TwDesignerView *view)
+{
+    return view->problem;
 }
 
 GtkWidget *tw_designer_view_property_editor(TwDesignerView *view)

@@ -23,7 +23,10 @@ void tw_designer_view_select(TwDesignerView *view, int index);
 GtkWidget *tw_designer_view_palette(TwDesignerView *view);
 GtkWidget *tw_designer_view_stack(TwDesignerView *view);
 GtkWidget *tw_designer_view_canvas(TwDesignerView *view);
-GtkWidget *tw_designer_view_status(TwDesignerView *view); /* the GtkLabel */
+/* The status line's labels: the totals, and why the model cannot train
+ * (hidden while it can). */
+GtkWidget *tw_designer_view_status(TwDesignerView *view);
+GtkWidget *tw_designer_view_problem(TwDesignerView *view);
 GtkWidget *tw_designer_view_property_editor(TwDesignerView *view);
 
 /* GtkPaned places its divider by the children's natural widths when first
