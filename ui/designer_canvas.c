@@ -528,7 +528,9 @@ double tw_designer_canvas_scale(TwDesignerCanvas *c)
     return c->view.zoom;
 }
 
-void tw_designer_canvas_fit(TwDesignerCanvas *c)
+/* The whole model in view (readable: but no smaller than a readable
+ * scale while the width fits, from the top; a tall model then scrolls). */
+static void fit(TwDesignerCanvas *c, gboolean readable)
 {
     int w = gtk_widget_get_width(GTK_WIDGET(c)), h = gtk_widget_get_height(GTK_WIDGET(c));
     int n = tw_model_doc_n_layers(c->doc);
@@ -544,12 +546,21 @@ void tw_designer_canvas_fit(TwDesignerCanvas *c)
         y1 = MAX(y1, y + TW_DESIGNER_BOX_HEIGHT);
     }
     double margin = 24;
-    /* Never larger than life: a small model stays readable at zoom 1. */
-    double zoom = MIN(1.0, MIN((w - 2 * margin) / (x1 - x0), (h - 2 * margin) / (y1 - y0)));
-    c->view.zoom = MAX(zoom, 0.05);
+    double width_zoom = (w - 2 * margin) / (x1 - x0), height_zoom = (h - 2 * margin) / (y1 - y0);
+    /* Never larger than life: a small model stays at zoom 1. */
+    double zoom = MIN(1.0, MIN(width_zoom, height_zoom));
+    if (readable)
+        zoom = MAX(zoom, MIN(0.7, width_zoom));
+    c->view.zoom = CLAMP(zoom, 0.05, 1.0);
     c->view.ox = w / 2.0 - (x0 + x1) / 2 * c->view.zoom;
-    c->view.oy = zoom < 1.0 ? h / 2.0 - (y0 + y1) / 2 * c->view.zoom : margin - y0 * c->view.zoom;
+    gboolean all_fits = (y1 - y0) * c->view.zoom <= h - 2 * margin;
+    c->view.oy = all_fits ? h / 2.0 - (y0 + y1) / 2 * c->view.zoom : margin - y0 * c->view.zoom;
     gtk_widget_queue_draw(GTK_WIDGET(c));
+}
+
+void tw_designer_canvas_fit(TwDesignerCanvas *c)
+{
+    fit(c, FALSE);
 }
 
 static gboolean on_scroll(GtkEventControllerScroll *scroll, double dx, double dy, TwDesignerCanvas *c)
@@ -749,6 +760,36 @@ void tw_designer_canvas_edge_middle(TwDesignerCanvas *c, int node, int input, do
     to_widget(c, mx, my, x, y);
 }
 
+/* A box's tooltip: its class, name, shape, counts and the whole message. */
+static gboolean on_query_tooltip(GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *tooltip,
+                                 TwDesignerCanvas *c)
+{
+    double dx, dy;
+    to_doc(c, x, y, &dx, &dy);
+    int node = tw_designer_hit_box(c->doc, dx, dy);
+    if (node < 0)
+        return FALSE;
+    tw_layer *layer = tw_model_doc_layer(c->doc, node);
+    GString *text = g_string_new(NULL);
+    g_string_append_printf(text, "%s '%s'", tw_layer_class_of(layer)->name, tw_layer_name(layer));
+    for (int k = 0; k < tw_model_doc_node_noutputs(c->doc, node); k++) {
+        const tw_shape *shape = tw_model_doc_node_output(c->doc, node, k);
+        char buf[96];
+        if (shape)
+            g_string_append_printf(text, "\noutput %d: %s", k, tw_shape_format(shape, buf, sizeof buf));
+    }
+    const tw_layer_info *info = tw_model_doc_info(c->doc, node);
+    char t[32], nt[32];
+    tw_designer_format_count(info->trainable_params, t, sizeof t);
+    tw_designer_format_count(info->non_trainable_params, nt, sizeof nt);
+    g_string_append_printf(text, "\ntrainable %s, non-trainable %s", t, nt);
+    if (tw_model_doc_node_error(c->doc, node))
+        g_string_append_printf(text, "\n%s", tw_model_doc_node_error(c->doc, node));
+    gtk_tooltip_set_text(tooltip, text->str);
+    g_string_free(text, TRUE);
+    return TRUE;
+}
+
 /* ---- the widget ----------------------------------------------------------- */
 static void on_doc_changed(TwModelDoc *doc, TwDesignerCanvas *c)
 {
@@ -760,7 +801,7 @@ static void on_doc_changed(TwModelDoc *doc, TwDesignerCanvas *c)
 static void on_doc_loaded(TwModelDoc *doc, GParamSpec *pspec, TwDesignerCanvas *c)
 {
     clear_selection(c);
-    tw_designer_canvas_fit(c);
+    fit(c, TRUE);
     selection_changed(c);
 }
 
@@ -770,7 +811,7 @@ static void tw_designer_canvas_snapshot(GtkWidget *widget, GtkSnapshot *snapshot
     int w = gtk_widget_get_width(widget), h = gtk_widget_get_height(widget);
     if (!c->fitted_once && w > 0 && h > 0) {
         c->fitted_once = TRUE;
-        tw_designer_canvas_fit(c);
+        fit(c, TRUE);
     }
     sync_selection_size(c);
     tw_designer_overlay overlay = {
@@ -865,6 +906,9 @@ static void tw_designer_canvas_init(TwDesignerCanvas *c)
     GtkEventController *key = gtk_event_controller_key_new();
     g_signal_connect(key, "key-pressed", G_CALLBACK(on_key), c);
     gtk_widget_add_controller(widget, key);
+
+    gtk_widget_set_has_tooltip(widget, TRUE);
+    g_signal_connect(widget, "query-tooltip", G_CALLBACK(on_query_tooltip), c);
 
     GtkDropTarget *drop = gtk_drop_target_new(G_TYPE_STRING, GDK_ACTION_COPY);
     g_signal_connect(drop, "drop", G_CALLBACK(on_drop), c);

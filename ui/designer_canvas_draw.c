@@ -132,16 +132,25 @@ void tw_designer_format_count(int64_t n, char *buf, size_t size)
     buf[o] = '\0';
 }
 
-static void text(cairo_t *cr, PangoLayout *layout, const char *s, double x, double y, double width, gboolean bold)
+/* One line of s, or up to `lines` wrapped lines, ellipsized. */
+static void text_lines(cairo_t *cr, PangoLayout *layout, const char *s, double x, double y, double width,
+                       gboolean bold, int lines)
 {
     PangoFontDescription *font = pango_font_description_from_string(bold ? "Sans Bold 9" : "Sans 8");
     pango_layout_set_font_description(layout, font);
     pango_font_description_free(font);
     pango_layout_set_width(layout, (int)(width * PANGO_SCALE));
     pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_END);
+    pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR);
+    pango_layout_set_height(layout, -lines);
     pango_layout_set_text(layout, s, -1);
     cairo_move_to(cr, x, y);
     pango_cairo_show_layout(cr, layout);
+}
+
+static void text(cairo_t *cr, PangoLayout *layout, const char *s, double x, double y, double width, gboolean bold)
+{
+    text_lines(cr, layout, s, x, y, width, bold, 1);
 }
 
 static void rounded(cairo_t *cr, double x, double y, double w, double h, double r)
@@ -212,7 +221,7 @@ static void draw_box(cairo_t *cr, PangoLayout *layout, TwModelDoc *doc, int i, c
     tw_designer_format_count(info->trainable_params + info->non_trainable_params, count, sizeof count);
     if (error) {
         cairo_set_source_rgb(cr, 0.75, 0.05, 0.05);
-        text(cr, layout, error, x + 8, y + 34, W - 16, FALSE);
+        text_lines(cr, layout, error, x + 8, y + 33, W - 16, FALSE, 2);
     } else {
         snprintf(line, sizeof line, "%s", out ? shape : "—");
         cairo_set_source_rgb(cr, 0.1, 0.3, 0.55);
