@@ -466,6 +466,33 @@ static void test_arrange(Fixture *f, gconstpointer data)
     g_free(before);
 }
 
+/* ResNet50 opens readable from the top, with a minimap that moves the view. */
+static void test_minimap(Fixture *f, gconstpointer data)
+{
+    char *path = g_build_filename(g_getenv("G_TEST_SRCDIR") ? g_getenv("G_TEST_SRCDIR") : ".", "..", "examples",
+                                  "models", "resnet50.json", NULL);
+    GError *error = NULL;
+    must(tw_model_doc_load(f->doc, path, &error), error);
+    g_free(path);
+    drain();
+    int n = tw_model_doc_n_layers(f->doc);
+    g_assert_cmpint(n, ==, 177);
+    g_assert_true(tw_model_doc_is_graph(f->doc));
+    g_assert_cmpfloat(tw_designer_canvas_scale(f->canvas), >=, 0.5);
+    tw_designer_minimap map;
+    g_assert_true(tw_designer_canvas_minimap(f->canvas, &map));
+    double h = gtk_widget_get_height(GTK_WIDGET(f->canvas)), x, y;
+    tw_designer_canvas_box_center(f->canvas, n - 1, &x, &y);
+    g_assert_cmpfloat(y, >, h); /* the output is below the view */
+    tw_designer_canvas_click(f->canvas, map.x + map.width / 2, map.y + map.height - 1, 0);
+    tw_designer_canvas_box_center(f->canvas, n - 1, &x, &y);
+    g_assert_cmpfloat(y, >, 0);
+    g_assert_cmpfloat(y, <, h);
+    /* Fit shows it all, and then no map is needed. */
+    tw_designer_canvas_fit(f->canvas);
+    g_assert_false(tw_designer_canvas_minimap(f->canvas, &map));
+}
+
 static char *corpus_dir(const char *name)
 {
     const char *srcdir = g_getenv("G_TEST_SRCDIR");
@@ -549,6 +576,7 @@ int main(int argc, char **argv)
     ADD("keys", test_keys);
     ADD("sequential_column", test_sequential_column);
     ADD("arrange", test_arrange);
+    ADD("minimap", test_minimap);
     ADD("corpus_open_save", test_corpus_open_save);
     return g_test_run();
 }

@@ -11,7 +11,7 @@
 #define REACH 9.0  /* pixels: how near a port or an edge the pointer must be */
 #define NUDGE 10.0 /* document units an arrow key moves the selection */
 
-typedef enum { DRAG_NONE, DRAG_CONNECT, DRAG_MOVE, DRAG_BAND } DragKind;
+typedef enum { DRAG_NONE, DRAG_CONNECT, DRAG_MOVE, DRAG_BAND, DRAG_MINIMAP } DragKind;
 
 struct _TwDesignerCanvas {
     GtkWidget parent_instance;
@@ -25,6 +25,7 @@ struct _TwDesignerCanvas {
     DragKind drag;
     double x0, y0, x1, y1;
     int from_node, from_port, press_node;
+    tw_designer_minimap minimap; /* where the map was when a drag on it began */
     GdkModifierType press_state;
     double pan_x, pan_y; /* the viewport's offset when a pan began */
     guint generation;    /* bumped on every change: an arrange of an older document is dropped */
@@ -363,10 +364,42 @@ gboolean tw_designer_canvas_append_class(TwDesignerCanvas *c, const char *class_
     return TRUE;
 }
 
+/* ---- the minimap ---------------------------------------------------------- */
+static gboolean in_minimap(TwDesignerCanvas *c, double x, double y, tw_designer_minimap *map)
+{
+    return tw_designer_minimap_place(c->doc, &c->view, gtk_widget_get_width(GTK_WIDGET(c)),
+                                     gtk_widget_get_height(GTK_WIDGET(c)), map) &&
+           x >= map->x - 4 && x <= map->x + map->width + 4 && y >= map->y - 4 && y <= map->y + map->height + 4;
+}
+
+gboolean tw_designer_canvas_minimap(TwDesignerCanvas *c, tw_designer_minimap *map)
+{
+    return tw_designer_minimap_place(c->doc, &c->view, gtk_widget_get_width(GTK_WIDGET(c)),
+                                     gtk_widget_get_height(GTK_WIDGET(c)), map);
+}
+
+/* The document point under the minimap's (x, y) to the middle of the view. */
+static void center_from_minimap(TwDesignerCanvas *c, const tw_designer_minimap *map, double x, double y)
+{
+    double dx, dy;
+    tw_designer_minimap_to_doc(map, x, y, &dx, &dy);
+    c->view.ox = gtk_widget_get_width(GTK_WIDGET(c)) / 2.0 - dx * c->view.zoom;
+    c->view.oy = gtk_widget_get_height(GTK_WIDGET(c)) / 2.0 - dy * c->view.zoom;
+    c->fitted_once = TRUE;
+    gtk_widget_queue_draw(GTK_WIDGET(c));
+}
+
 /* ---- the drag ------------------------------------------------------------- */
 static void drag_begin(TwDesignerCanvas *c, double x, double y, GdkModifierType state)
 {
     sync_selection_size(c);
+    tw_designer_minimap map;
+    if (in_minimap(c, x, y, &map)) {
+        c->minimap = map; /* fixed while dragging: the view moves under it */
+        c->drag = DRAG_MINIMAP;
+        center_from_minimap(c, &map, x, y);
+        return;
+    }
     to_doc(c, x, y, &c->x0, &c->y0);
     c->x1 = c->x0;
     c->y1 = c->y0;
@@ -394,6 +427,10 @@ static void drag_begin(TwDesignerCanvas *c, double x, double y, GdkModifierType 
 
 static void drag_update(TwDesignerCanvas *c, double x, double y)
 {
+    if (c->drag == DRAG_MINIMAP) {
+        center_from_minimap(c, &c->minimap, x, y);
+        return;
+    }
     to_doc(c, x, y, &c->x1, &c->y1);
     gtk_widget_queue_draw(GTK_WIDGET(c));
 }
@@ -446,6 +483,11 @@ void tw_designer_canvas_drag(TwDesignerCanvas *c, double x0, double y0, double x
 void tw_designer_canvas_click(TwDesignerCanvas *c, double x, double y, GdkModifierType state)
 {
     sync_selection_size(c);
+    tw_designer_minimap map;
+    if (in_minimap(c, x, y, &map)) {
+        center_from_minimap(c, &map, x, y);
+        return;
+    }
     double dx, dy;
     to_doc(c, x, y, &dx, &dy);
     int box = tw_designer_hit_box(c->doc, dx, dy), node, input;
@@ -516,7 +558,7 @@ static void on_pan_update(GtkGestureDrag *gesture, double dx, double dy, TwDesig
 /* ---- viewport ------------------------------------------------------------- */
 void tw_designer_canvas_zoom(TwDesignerCanvas *c, double factor, double x, double y)
 {
-    double zoom = CLAMP(c->view.zoom * factor, 0.05, 4.0);
+    double zoom = CLAMP(c->view.zoom * factor, 0.01, 4.0);
     c->view.ox = x - (x - c->view.ox) * zoom / c->view.zoom;
     c->view.oy = y - (y - c->view.oy) * zoom / c->view.zoom;
     c->view.zoom = zoom;
@@ -551,7 +593,7 @@ static void fit(TwDesignerCanvas *c, gboolean readable)
     double zoom = MIN(1.0, MIN(width_zoom, height_zoom));
     if (readable)
         zoom = MAX(zoom, MIN(0.7, width_zoom));
-    c->view.zoom = CLAMP(zoom, 0.05, 1.0);
+    c->view.zoom = CLAMP(zoom, 0.01, 1.0);
     c->view.ox = w / 2.0 - (x0 + x1) / 2 * c->view.zoom;
     gboolean all_fits = (y1 - y0) * c->view.zoom <= h - 2 * margin;
     c->view.oy = all_fits ? h / 2.0 - (y0 + y1) / 2 * c->view.zoom : margin - y0 * c->view.zoom;

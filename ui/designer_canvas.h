@@ -12,7 +12,8 @@
  * - click selects a box or an edge (Ctrl/Shift adds), dragging a box moves
  *   the selection, dragging the background selects with a rubber band;
  * - scroll pans, Ctrl+scroll zooms around the pointer, a middle-button drag
- *   pans; +, - and 0 zoom and fit;
+ *   pans; +, - and 0 zoom and fit; a model larger than the view gets a
+ *   minimap in the corner, where a click or a drag moves the view;
  * - keys: Delete, Ctrl+C/V/D (copy, paste, duplicate a selection with its
  *   inner edges), Ctrl+A, Tab / Shift+Tab along edges, arrows move the
  *   selection, Alt+Up/Down reorder within a chain, Ctrl+L auto-arrange.
@@ -24,6 +25,7 @@
 
 #include <gtk/gtk.h>
 
+#include "designer_canvas_draw.h"
 #include "model_doc.h"
 
 G_BEGIN_DECLS
@@ -77,6 +79,8 @@ gboolean tw_designer_canvas_arranging(TwDesignerCanvas *canvas);
 void tw_designer_canvas_fit(TwDesignerCanvas *canvas);
 void tw_designer_canvas_zoom(TwDesignerCanvas *canvas, double factor, double x, double y);
 double tw_designer_canvas_scale(TwDesignerCanvas *canvas);
+/* Where the minimap is now (widget pixels); FALSE when none is shown. */
+gboolean tw_designer_canvas_minimap(TwDesignerCanvas *canvas, tw_designer_minimap *map);
 
 /* ---- geometry (widget pixels) --------------------------------------------- */
 void tw_designer_canvas_box_center(TwDesignerCanvas *canvas, int node, double *x, double *y);

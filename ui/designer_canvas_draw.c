@@ -256,6 +256,88 @@ static void draw_box(cairo_t *cr, PangoLayout *layout, TwModelDoc *doc, int i, c
     }
 }
 
+#define MINIMAP_SIZE 170.0
+#define MINIMAP_MARGIN 10.0
+
+gboolean tw_designer_minimap_place(TwModelDoc *doc, const tw_designer_viewport *view, double width, double height,
+                                   tw_designer_minimap *map)
+{
+    int n = tw_model_doc_n_layers(doc);
+    double size = MIN(MINIMAP_SIZE, MIN(width, height) / 3);
+    if (n == 0 || size < 60)
+        return FALSE;
+    double x0 = G_MAXDOUBLE, y0 = G_MAXDOUBLE, x1 = -G_MAXDOUBLE, y1 = -G_MAXDOUBLE;
+    for (int i = 0; i < n; i++) {
+        double x, y;
+        tw_model_doc_node_position(doc, i, &x, &y);
+        x0 = MIN(x0, x);
+        y0 = MIN(y0, y);
+        x1 = MAX(x1, x + W);
+        y1 = MAX(y1, y + H);
+    }
+    /* All of it in view: no map. */
+    double vx0 = -view->ox / view->zoom, vy0 = -view->oy / view->zoom;
+    if (x0 >= vx0 && y0 >= vy0 && x1 <= vx0 + width / view->zoom && y1 <= vy0 + height / view->zoom)
+        return FALSE;
+    map->scale = MIN(size / (x1 - x0), size / (y1 - y0));
+    map->width = (x1 - x0) * map->scale;
+    map->height = (y1 - y0) * map->scale;
+    map->x = width - MINIMAP_MARGIN - map->width;
+    map->y = height - MINIMAP_MARGIN - map->height;
+    map->x0 = x0;
+    map->y0 = y0;
+    return TRUE;
+}
+
+void tw_designer_minimap_to_doc(const tw_designer_minimap *map, double x, double y, double *doc_x, double *doc_y)
+{
+    *doc_x = (x - map->x) / map->scale + map->x0;
+    *doc_y = (y - map->y) / map->scale + map->y0;
+}
+
+static void draw_minimap(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *view, double width, double height)
+{
+    tw_designer_minimap map;
+    if (!tw_designer_minimap_place(doc, view, width, height, &map))
+        return;
+    cairo_rectangle(cr, map.x - 4, map.y - 4, map.width + 8, map.height + 8);
+    cairo_set_source_rgba(cr, 1, 1, 1, 0.92);
+    cairo_fill_preserve(cr);
+    cairo_set_source_rgb(cr, 0.6, 0.62, 0.65);
+    cairo_set_line_width(cr, 1);
+    cairo_stroke(cr);
+    for (int i = 0; i < tw_model_doc_n_layers(doc); i++) {
+        double x, y;
+        tw_model_doc_node_position(doc, i, &x, &y);
+        cairo_rectangle(cr, map.x + (x - map.x0) * map.scale, map.y + (y - map.y0) * map.scale,
+                        MAX(W * map.scale, 1), MAX(H * map.scale, 1));
+    }
+    cairo_set_source_rgb(cr, 0.55, 0.57, 0.6);
+    cairo_fill(cr);
+    for (int i = 0; i < tw_model_doc_n_layers(doc); i++)
+        if (tw_model_doc_node_error(doc, i)) {
+            double x, y;
+            tw_model_doc_node_position(doc, i, &x, &y);
+            cairo_rectangle(cr, map.x + (x - map.x0) * map.scale - 1, map.y + (y - map.y0) * map.scale - 1,
+                            MAX(W * map.scale, 1) + 2, MAX(H * map.scale, 1) + 2);
+        }
+    cairo_set_source_rgb(cr, 0.8, 0.1, 0.1);
+    cairo_fill(cr);
+    /* The part in view, clipped to the map. */
+    cairo_save(cr);
+    cairo_rectangle(cr, map.x - 4, map.y - 4, map.width + 8, map.height + 8);
+    cairo_clip(cr);
+    double vx = -view->ox / view->zoom, vy = -view->oy / view->zoom;
+    cairo_rectangle(cr, map.x + (vx - map.x0) * map.scale, map.y + (vy - map.y0) * map.scale,
+                    width / view->zoom * map.scale, height / view->zoom * map.scale);
+    cairo_set_source_rgba(cr, 0.15, 0.45, 0.9, 0.15);
+    cairo_fill_preserve(cr);
+    cairo_set_source_rgb(cr, 0.15, 0.45, 0.9);
+    cairo_set_line_width(cr, 1.5);
+    cairo_stroke(cr);
+    cairo_restore(cr);
+}
+
 void tw_designer_draw(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *view, double width, double height,
                       const tw_designer_overlay *o)
 {
@@ -293,4 +375,5 @@ void tw_designer_draw(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *
         cairo_stroke(cr);
     }
     cairo_restore(cr);
+    draw_minimap(cr, doc, view, width, height);
 }

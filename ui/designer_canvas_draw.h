@@ -39,6 +39,17 @@ int tw_designer_hit_box(TwModelDoc *doc, double x, double y);
 gboolean tw_designer_hit_output(TwModelDoc *doc, double x, double y, double reach, int *node, int *port);
 gboolean tw_designer_hit_edge(TwModelDoc *doc, double x, double y, double reach, int *node, int *input);
 
+/* The minimap of a model larger than the view: an overview in the
+ * bottom-right corner of the widget. FALSE when all of it is in view.
+ * A widget point inside it maps to the document point doc_x, doc_y. */
+typedef struct {
+    double x, y, width, height; /* widget pixels */
+    double scale, x0, y0;       /* widget = (doc - x0) * scale + corner */
+} tw_designer_minimap;
+gboolean tw_designer_minimap_place(TwModelDoc *doc, const tw_designer_viewport *view, double width, double height,
+                                   tw_designer_minimap *map);
+void tw_designer_minimap_to_doc(const tw_designer_minimap *map, double x, double y, double *doc_x, double *doc_y);
+
 /* "54,410": Keras' summary separates thousands with commas. */
 void tw_designer_format_count(int64_t n, char *buf, size_t size);
 
