@@ -511,51 +511,124 @@ static char *write_state(const char *name, gboolean sequential, GArray *nodes, c
     return g_string_free(out, !ok);
 }
 
+/* Typed members of a JSON object, NULL or FALSE when absent or of
+ * another type (the text may come from outside: a clipboard). */
+static JsonArray *array_member(JsonObject *o, const char *key)
+{
+    JsonNode *node = o ? json_object_get_member(o, key) : NULL;
+    return node && JSON_NODE_HOLDS_ARRAY(node) ? json_node_get_array(node) : NULL;
+}
+
+static gboolean number_of(JsonNode *node, double *out)
+{
+    if (!node || !JSON_NODE_HOLDS_VALUE(node))
+        return FALSE;
+    GType type = json_node_get_value_type(node);
+    if (type != G_TYPE_INT64 && type != G_TYPE_DOUBLE)
+        return FALSE;
+    *out = json_node_get_double(node);
+    return isfinite(*out);
+}
+
+static gboolean number_at(JsonArray *array, guint i, double *out)
+{
+    return array && i < json_array_get_length(array) && number_of(json_array_get_element(array, i), out);
+}
+
+/* An index in [0, limit). */
+static gboolean index_of(JsonNode *node, int limit, int *out)
+{
+    double v;
+    if (!number_of(node, &v) || v != floor(v) || v < 0 || v >= limit)
+        return FALSE;
+    *out = (int)v;
+    return TRUE;
+}
+
+static gboolean index_at(JsonArray *array, guint i, int limit, int *out)
+{
+    return array && i < json_array_get_length(array) && index_of(json_array_get_element(array, i), limit, out);
+}
+
+/* One node of a state; its edges are relative to the text's first node. */
+static gboolean read_node(JsonObject *o, GArray *nodes, guint base, guint k, guint count, Node *node)
+{
+    JsonNode *shared = json_object_get_member(o, "layer_of");
+    if (shared) {
+        int j;
+        if (!index_of(shared, (int)k, &j))
+            return FALSE;
+        node->layer = tw_layer_ref(g_array_index(nodes, Node, base + j).layer);
+    } else {
+        JsonNode *layer = json_object_get_member(o, "layer");
+        if (!layer || !JSON_NODE_HOLDS_OBJECT(layer))
+            return FALSE;
+        char *json = json_to_string(layer, FALSE);
+        node->layer = layer_from_json(json);
+        g_free(json);
+        if (!node->layer)
+            return FALSE;
+    }
+    JsonArray *pos = array_member(o, "pos"), *in = array_member(o, "in");
+    if (!number_at(pos, 0, &node->x) || !number_at(pos, 1, &node->y) || !in ||
+        json_array_get_length(in) > TW_MAX_LAYER_IO)
+        return FALSE;
+    node->nin = (int)json_array_get_length(in);
+    for (int e = 0; e < node->nin; e++) {
+        JsonNode *edge = json_array_get_element(in, e);
+        JsonArray *pair = JSON_NODE_HOLDS_ARRAY(edge) ? json_node_get_array(edge) : NULL;
+        int from, port;
+        if (!pair || !index_at(pair, 0, (int)count, &from) || !index_at(pair, 1, TW_MAX_LAYER_IO, &port))
+            return FALSE;
+        node->in[e] = (Src){(int)base + from, port};
+    }
+    return TRUE;
+}
+
 /* The nodes of a state (or a clipboard text), appended to nodes; layers
- * are new objects. Edge indices are relative to the first new node. */
+ * are new objects. FALSE, with nodes as they were, when the text is not
+ * one of ours. */
 static gboolean read_nodes(const char *text, GArray *nodes, char **name, gboolean *sequential, GError **error)
 {
     JsonParser *parser = json_parser_new();
     gboolean ok = json_parser_load_from_data(parser, text, -1, NULL);
     JsonNode *root = ok ? json_parser_get_root(parser) : NULL;
     JsonObject *obj = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
-    JsonArray *list = obj && json_object_has_member(obj, "nodes") ? json_object_get_array_member(obj, "nodes") : NULL;
+    JsonArray *list = array_member(obj, "nodes");
     guint base = nodes->len;
     ok = list != NULL;
     for (guint k = 0; ok && k < json_array_get_length(list); k++) {
-        JsonObject *o = json_array_get_object_element(list, k);
+        JsonNode *element = json_array_get_element(list, k);
         Node node = {0};
-        if (json_object_has_member(o, "layer_of")) {
-            gint64 j = json_object_get_int_member(o, "layer_of");
-            ok = j >= 0 && j < k;
-            node.layer = ok ? tw_layer_ref(g_array_index(nodes, Node, base + j).layer) : NULL;
-        } else {
-            char *json = json_to_string(json_object_get_member(o, "layer"), FALSE);
-            node.layer = layer_from_json(json);
-            g_free(json);
-            ok = node.layer != NULL;
-        }
-        JsonArray *pos = json_object_get_array_member(o, "pos");
-        node.x = json_array_get_double_element(pos, 0);
-        node.y = json_array_get_double_element(pos, 1);
-        JsonArray *in = json_object_get_array_member(o, "in");
-        node.nin = MIN((int)json_array_get_length(in), TW_MAX_LAYER_IO);
-        for (int e = 0; e < node.nin; e++) {
-            JsonArray *edge = json_array_get_array_element(in, e);
-            node.in[e] = (Src){(int)json_array_get_int_element(edge, 0), (int)json_array_get_int_element(edge, 1)};
-            ok = ok && node.in[e].node >= 0 && node.in[e].node < (int)json_array_get_length(list);
-            node.in[e].node += base;
-        }
-        g_array_append_val(nodes, node);
+        ok = JSON_NODE_HOLDS_OBJECT(element) &&
+             read_node(json_node_get_object(element), nodes, base, k, json_array_get_length(list), &node);
+        if (ok)
+            g_array_append_val(nodes, node);
+        else
+            tw_layer_unref(node.layer);
     }
+    if (ok) { /* edges may point forward, but never round */
+        int *order = g_new(int, nodes->len + 1);
+        ok = topo_order(nodes, order);
+        g_free(order);
+    }
+    JsonNode *name_node = obj ? json_object_get_member(obj, "name") : NULL;
     if (ok && name)
-        *name = g_strdup(json_object_get_string_member_with_default(obj, "name", "model"));
+        *name = g_strdup(name_node && JSON_NODE_HOLDS_VALUE(name_node) &&
+                                 json_node_get_value_type(name_node) == G_TYPE_STRING
+                             ? json_node_get_string(name_node)
+                             : "model");
+    JsonNode *seq = obj ? json_object_get_member(obj, "sequential") : NULL;
     if (ok && sequential)
-        *sequential = json_object_get_boolean_member_with_default(obj, "sequential", FALSE);
+        *sequential = seq && JSON_NODE_HOLDS_VALUE(seq) && json_node_get_value_type(seq) == G_TYPE_BOOLEAN &&
+                      json_node_get_boolean(seq);
     g_object_unref(parser);
-    if (!ok)
-        g_set_error(error, doc_error_quark(), 0, "not a designer selection or state: %s",
-                    tw_last_error() && *tw_last_error() ? tw_last_error() : "unexpected JSON");
+    if (!ok) {
+        g_array_set_size(nodes, base);
+        g_set_error_literal(error, doc_error_quark(), 0,
+                            "not a designer selection: expected {\"nodes\": [{\"layer\": ..., \"pos\": [x, y], "
+                            "\"in\": [[node, port], ...]}, ...]} without a cycle");
+    }
     return ok;
 }
 
@@ -875,12 +948,10 @@ static GArray *sequential_nodes(tw_model *model)
 static gboolean apply_positions(GArray *nodes, JsonNode *root)
 {
     JsonObject *top = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
-    JsonObject *ours = top && json_object_has_member(top, POSITIONS_KEY)
-                           ? json_object_get_object_member(top, POSITIONS_KEY)
-                           : NULL;
-    JsonObject *pos = ours && json_object_has_member(ours, "positions")
-                          ? json_object_get_object_member(ours, "positions")
-                          : NULL;
+    JsonNode *ours = top ? json_object_get_member(top, POSITIONS_KEY) : NULL;
+    JsonObject *our_object = ours && JSON_NODE_HOLDS_OBJECT(ours) ? json_node_get_object(ours) : NULL;
+    JsonNode *table = our_object ? json_object_get_member(our_object, "positions") : NULL;
+    JsonObject *pos = table && JSON_NODE_HOLDS_OBJECT(table) ? json_node_get_object(table) : NULL;
     if (!pos)
         return FALSE;
     GHashTable *calls = g_hash_table_new(NULL, NULL); /* layer -> calls seen */
@@ -890,15 +961,16 @@ static gboolean apply_positions(GArray *nodes, JsonNode *root)
         guint k = GPOINTER_TO_UINT(g_hash_table_lookup(calls, node->layer));
         g_hash_table_insert(calls, node->layer, GUINT_TO_POINTER(k + 1));
         JsonNode *list = json_object_get_member(pos, tw_layer_name(node->layer));
-        JsonArray *xy = NULL;
-        if (list && JSON_NODE_HOLDS_ARRAY(list) && k < json_array_get_length(json_node_get_array(list)))
-            xy = json_array_get_array_element(json_node_get_array(list), k);
-        if (!xy || json_array_get_length(xy) != 2) {
+        JsonArray *calls_xy = list && JSON_NODE_HOLDS_ARRAY(list) ? json_node_get_array(list) : NULL;
+        JsonNode *one = calls_xy && k < json_array_get_length(calls_xy) ? json_array_get_element(calls_xy, k) : NULL;
+        JsonArray *xy = one && JSON_NODE_HOLDS_ARRAY(one) ? json_node_get_array(one) : NULL;
+        double x, y;
+        if (!number_at(xy, 0, &x) || !number_at(xy, 1, &y)) {
             all = FALSE;
             continue;
         }
-        node->x = json_array_get_double_element(xy, 0);
-        node->y = json_array_get_double_element(xy, 1);
+        node->x = x;
+        node->y = y;
     }
     g_hash_table_unref(calls);
     return all;
@@ -1562,10 +1634,8 @@ int tw_model_doc_paste(TwModelDoc *doc, const char *text, double dx, double dy, 
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc) && text, -1);
     begin_edit(doc);
     int first = n_nodes(doc);
-    if (!read_nodes(text, doc->nodes, NULL, NULL, error)) {
-        g_array_set_size(doc->nodes, first);
+    if (!read_nodes(text, doc->nodes, NULL, NULL, error))
         return -1;
-    }
     GHashTable *renamed = g_hash_table_new(NULL, NULL);
     for (int i = first; i < n_nodes(doc); i++) {
         Node *node = node_at(doc, i);
