@@ -1435,16 +1435,29 @@ int tw_model_doc_add_node(TwModelDoc *doc, const char *class_name, double x, dou
     return commit(doc, error) ? n_nodes(doc) - 1 : -1;
 }
 
-/* Whether to is reachable from from along edges. */
+/* Whether to is reachable from from along edges (each node visited once:
+ * a graph of many residual blocks has exponentially many paths). */
 static gboolean reaches(TwModelDoc *doc, int from, int to)
 {
-    if (from == to)
-        return TRUE;
-    for (int j = 0; j < n_nodes(doc); j++)
-        for (int e = 0; e < node_at(doc, j)->nin; e++)
-            if (node_at(doc, j)->in[e].node == from && reaches(doc, j, to))
-                return TRUE;
-    return FALSE;
+    int n = n_nodes(doc), top = 0;
+    gboolean *seen = g_new0(gboolean, n + 1), found = FALSE;
+    int *stack = g_new(int, n + 1);
+    stack[top++] = from;
+    seen[from] = TRUE;
+    while (top && !found) {
+        int at = stack[--top];
+        found = at == to;
+        for (int j = 0; j < n && !found; j++)
+            for (int e = 0; e < node_at(doc, j)->nin; e++)
+                if (node_at(doc, j)->in[e].node == at && !seen[j]) {
+                    seen[j] = TRUE;
+                    stack[top++] = j;
+                    break;
+                }
+    }
+    g_free(seen);
+    g_free(stack);
+    return found;
 }
 
 int tw_model_doc_insert_on_edge(TwModelDoc *doc, const char *class_name, int node, int input, GError **error)
