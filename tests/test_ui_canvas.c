@@ -4,7 +4,8 @@
  * connecting ports, a layer inserted on an edge, an edge deleted and the
  * error shown, undo and redo restoring exact documents, a block copied and
  * pasted with its inner edge, keys, a Sequential model read as a column,
- * and every corpus file opened and saved unchanged. */
+ * the minimap, a drawn graph saved and trained by `twb train`, and every
+ * corpus file opened and saved unchanged. */
 #include <gtk/gtk.h>
 #include <glib/gstdio.h>
 #include <stdlib.h>
@@ -493,6 +494,53 @@ static void test_minimap(Fixture *f, gconstpointer data)
     g_assert_false(tw_designer_canvas_minimap(f->canvas, &map));
 }
 
+/* A residual MLP drawn on the canvas, saved, and trained by `twb train`. */
+static void test_saved_graph_trains(Fixture *f, gconstpointer data)
+{
+    const char *twb = g_getenv("TWB");
+    if (!twb) {
+        g_test_skip("TWB (the twb binary) is not set; meson test sets it");
+        return;
+    }
+    GError *error = NULL;
+    must(tw_model_doc_set_input_shape(f->doc, 0, "2", &error), error);
+    double s = tw_designer_canvas_scale(f->canvas);
+    int a = drop_near(f, "Dense", 0, 0, 110 * s);
+    set(f, a, "units", "16");
+    set(f, a, "activation", "relu");
+    int b = drop_near(f, "Dense", 0, 0, 220 * s);
+    set(f, b, "units", "16");
+    int add = drop_near(f, "Add", 0, 260 * s, 330 * s);
+    int out = drop_near(f, "Dense", 0, 260 * s, 440 * s);
+    set(f, out, "units", "2");
+    set(f, out, "activation", "softmax");
+    connect(f, 0, a);
+    connect(f, a, b);
+    connect(f, b, add);
+    connect(f, a, add);
+    connect(f, add, out);
+    g_assert_cmpint(tw_model_doc_error_index(f->doc), ==, -1);
+    char *dir = g_dir_make_tmp("twb-canvas-XXXXXX", NULL);
+    char *path = g_build_filename(dir, "residual_mlp.json", NULL);
+    must(tw_model_doc_save(f->doc, path, &error), error);
+    const char *argv[] = {twb, "train", path, "--data", "spirals", "--epochs", "1", "--json", NULL};
+    char *out_text = NULL, *err_text = NULL;
+    int status = 0;
+    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out_text, &err_text, &status,
+                               &error));
+    g_assert_no_error(error);
+    if (!g_spawn_check_wait_status(status, NULL))
+        g_test_message("twb train: %s", err_text);
+    g_assert_true(g_spawn_check_wait_status(status, NULL));
+    g_assert_nonnull(strstr(out_text, "\"loss\""));
+    g_free(out_text);
+    g_free(err_text);
+    g_unlink(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+}
+
 static char *corpus_dir(const char *name)
 {
     const char *srcdir = g_getenv("G_TEST_SRCDIR");
@@ -577,6 +625,7 @@ int main(int argc, char **argv)
     ADD("sequential_column", test_sequential_column);
     ADD("arrange", test_arrange);
     ADD("minimap", test_minimap);
+    ADD("saved_graph_trains", test_saved_graph_trains);
     ADD("corpus_open_save", test_corpus_open_save);
     return g_test_run();
 }
