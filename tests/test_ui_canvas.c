@@ -338,6 +338,19 @@ static void test_copy_paste_block(Fixture *f, gconstpointer data)
     tw_model_doc_totals(f->doc, &trainable, NULL);
     g_assert_cmpint(trainable, ==, 2 * 148);
 
+    /* Double-click in the palette on a graph: after the selection, fed by
+     * it, in one undo step. */
+    tw_designer_canvas_select(f->canvas, 4);
+    int steps_before = tw_model_doc_n_layers(f->doc);
+    g_assert_true(tw_designer_canvas_append_class(f->canvas, "Flatten"));
+    g_assert_cmpint(tw_designer_canvas_primary(f->canvas), ==, steps_before);
+    g_assert_true(tw_model_doc_node_input(f->doc, steps_before, 0, &from, &port));
+    g_assert_cmpint(from, ==, 4);
+    assert_shape(f, steps_before, "(None, 256)");
+    g_assert_true(tw_model_doc_undo(f->doc));
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, steps_before);
+    g_assert_cmpint(tw_model_doc_error_index(f->doc), ==, -1);
+
     /* Duplicate: the same in one action. */
     tw_designer_canvas_select_many(f->canvas, (int[]){3, 4}, 2);
     g_assert_true(tw_designer_canvas_duplicate(f->canvas));

@@ -351,10 +351,7 @@ gboolean tw_designer_canvas_append_class(TwDesignerCanvas *c, const char *class_
             tw_model_doc_node_position(c->doc, at, &x, &y);
             y += TW_DESIGNER_BOX_HEIGHT + 40;
         }
-        made = tw_model_doc_add_node(c->doc, class_name, x, y, &error);
-        /* One step less to undo would be nicer; the connect is its own. */
-        if (made >= 0 && at >= 0 && !tw_model_doc_connect(c->doc, at, 0, made, &error))
-            made = -1;
+        made = tw_model_doc_add_node_after(c->doc, class_name, at, x, y, &error);
     }
     if (made < 0) {
         report(c, "add a layer", error);

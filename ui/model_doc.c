@@ -1421,14 +1421,31 @@ static void leave_sequential(TwModelDoc *doc)
 
 int tw_model_doc_add_node(TwModelDoc *doc, const char *class_name, double x, double y, GError **error)
 {
+    return tw_model_doc_add_node_after(doc, class_name, -1, x, y, error);
+}
+
+int tw_model_doc_add_node_after(TwModelDoc *doc, const char *class_name, int from, double x, double y,
+                                GError **error)
+{
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc) && class_name, -1);
     begin_edit(doc);
+    if (from >= n_nodes(doc) || from < -1) {
+        fail(error, "no such layer");
+        return -1;
+    }
     tw_layer *layer = new_layer(doc, class_name);
     if (!layer) {
         engine_fail(error);
         return -1;
     }
+    if (from >= 0 && !max_inputs(layer)) {
+        tw_layer_unref(layer);
+        fail(error, "an InputLayer takes no input: it cannot follow another layer");
+        return -1;
+    }
     Node node = {.layer = layer, .x = x, .y = y};
+    if (from >= 0)
+        node.in[node.nin++] = (Src){from, 0};
     g_array_append_val(doc->nodes, node);
     leave_sequential(doc);
     doc->user_positions = TRUE;

@@ -102,6 +102,9 @@ gboolean tw_model_doc_set_input_shape(TwModelDoc *doc, int index, const char *te
 /* Graph edits. A new node of that class at (x, y), unconnected; returns its
  * index or -1. */
 int tw_model_doc_add_node(TwModelDoc *doc, const char *class_name, double x, double y, GError **error);
+/* The same, fed by from's first output (from -1: unconnected); one step. */
+int tw_model_doc_add_node_after(TwModelDoc *doc, const char *class_name, int from, double x, double y,
+                                GError **error);
 /* A new node on the edge into node's input `input`: from -> new -> node.
  * Returns the new node's index or -1. */
 int tw_model_doc_insert_on_edge(TwModelDoc *doc, const char *class_name, int node, int input, GError **error);
