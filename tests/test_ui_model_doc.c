@@ -401,9 +401,12 @@ static void test_undo_redo_exact(void)
         g_assert_true(tw_model_doc_redo(doc));
         char *json = tw_model_doc_to_json(doc);
         g_assert_cmpstr(json, ==, g_ptr_array_index(states, i));
-        /* What the doc shows is what its JSON reads back as. */
+        /* What the doc shows is what its JSON reads back as; the JSON adds
+         * the boxes' positions under a key of our own at the end. */
         char *model_json = tw_model_to_json(tw_model_doc_model(doc));
-        g_assert_cmpstr(model_json, ==, json);
+        model_json[strlen(model_json) - 1] = 0;
+        g_assert_true(g_str_has_prefix(json, model_json));
+        g_assert_nonnull(strstr(json + strlen(model_json), "\"twb_designer\": {\"positions\""));
         free(model_json);
         g_free(json);
     }

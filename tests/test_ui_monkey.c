@@ -12,6 +12,10 @@
  *   text (committed with Enter, by leaving, or left pending while the next
  *   action rebuilds the editor), a drop-down or switch changed, a reset,
  *   the window's actions (undo, redo, delete, duplicate, templates, views),
+ *   the designer canvas's actions (a class dropped at a random point or
+ *   on an edge, a drag from a random output port onto a random box or
+ *   between two random points, clicks, delete, copy, paste, duplicate,
+ *   Tab, arrows, Alt+Up/Down, auto-arrange, zoom, fit),
  *   model files opened (the examples, the Keras corpus, broken files),
  *   training started, paused, resumed and stopped on a small dataset, and
  *   the window resized between 800x600 and 1600x1000.
@@ -35,6 +39,7 @@
 #include <glib/gstdio.h>
 
 #include "application.h"
+#include "designer_canvas.h"
 #include "designer_view.h"
 #include "layer_palette.h"
 #include "layer_stack.h"
@@ -279,6 +284,78 @@ static void select_layer(TwWindow *win, TwDesignerView *view)
     tw_designer_view_select(view, g_rand_int_range(rng, -1, n_layers(win)));
 }
 
+/* What the canvas's gestures and keys do, at random places. */
+static void canvas_action(TwWindow *win, TwDesignerView *view)
+{
+    TwDesignerCanvas *c = TW_DESIGNER_CANVAS(tw_designer_view_canvas(view));
+    TwModelDoc *doc = tw_window_doc(win);
+    int n = tw_model_doc_n_layers(doc);
+    double w = MAX(gtk_widget_get_width(GTK_WIDGET(c)), 1), h = MAX(gtk_widget_get_height(GTK_WIDGET(c)), 1);
+    double x0 = g_rand_double_range(rng, 0, w), y0 = g_rand_double_range(rng, 0, h);
+    double x1 = g_rand_double_range(rng, 0, w), y1 = g_rand_double_range(rng, 0, h);
+    int node = n ? g_rand_int_range(rng, 0, n) : -1, other = n ? g_rand_int_range(rng, 0, n) : -1;
+    GdkModifierType state = g_rand_boolean(rng) ? 0 : GDK_CONTROL_MASK;
+    switch (g_rand_int_range(rng, 0, 16)) {
+    case 0:
+        tw_designer_canvas_drop_class(c, random_class(view), x0, y0);
+        break;
+    case 1:
+        if (node >= 0 && tw_model_doc_node_ninputs(doc, node)) { /* onto an edge */
+            tw_designer_canvas_edge_middle(c, node, 0, &x0, &y0);
+            tw_designer_canvas_drop_class(c, random_class(view), x0, y0);
+        }
+        break;
+    case 2:
+        if (node >= 0) { /* an output port onto a box */
+            tw_designer_canvas_port(c, node, TRUE, 0, &x0, &y0);
+            tw_designer_canvas_box_center(c, other, &x1, &y1);
+        }
+        tw_designer_canvas_drag(c, x0, y0, x1, y1, state);
+        break;
+    case 3:
+        tw_designer_canvas_drag(c, x0, y0, x1, y1, state);
+        break;
+    case 4:
+        if (node >= 0 && tw_model_doc_node_ninputs(doc, node))
+            tw_designer_canvas_edge_middle(c, node, 0, &x0, &y0);
+        tw_designer_canvas_click(c, x0, y0, state);
+        break;
+    case 5:
+        tw_designer_canvas_delete_selection(c);
+        break;
+    case 6:
+        tw_designer_canvas_copy(c);
+        break;
+    case 7:
+        tw_designer_canvas_paste(c);
+        break;
+    case 8:
+        tw_designer_canvas_duplicate(c);
+        break;
+    case 9:
+        tw_designer_canvas_follow_edge(c, g_rand_boolean(rng));
+        break;
+    case 10:
+        tw_designer_canvas_nudge(c, g_rand_int_range(rng, -2, 3) * 10, g_rand_int_range(rng, -2, 3) * 10);
+        break;
+    case 11:
+        tw_designer_canvas_reorder(c, g_rand_boolean(rng) ? 1 : -1);
+        break;
+    case 12:
+        tw_designer_canvas_arrange(c);
+        break;
+    case 13:
+        tw_designer_canvas_zoom(c, g_rand_double_range(rng, 0.5, 2.0), x0, y0);
+        break;
+    case 14:
+        tw_designer_canvas_fit(c);
+        break;
+    default:
+        tw_designer_canvas_select(c, g_rand_int_range(rng, -1, MAX(n, 1)));
+        break;
+    }
+}
+
 static const char *random_text(void)
 {
     static const char *texts[] = {
@@ -462,15 +539,15 @@ static void test_monkey(void)
 
     TwWindow *win = new_window();
     g_object_add_weak_pointer(G_OBJECT(win), (gpointer *)&win);
-    long counts[16] = {0};
+    long counts[18] = {0};
     for (long i = 0; i < actions; i++) {
         if (!win) { /* an action closed it */
             win = new_window();
             g_object_add_weak_pointer(G_OBJECT(win), (gpointer *)&win);
         }
         TwDesignerView *view = designer_of(win);
-        int action = g_rand_int_range(rng, 0, 16);
-        if (!view && action >= 4 && action <= 10)
+        int action = g_rand_int_range(rng, 0, 18);
+        if (!view && ((action >= 4 && action <= 10) || action >= 16))
             action = 13; /* the designer is not shown: show a view instead */
         counts[action]++;
         if (g_getenv("TWB_MONKEY_TRACE"))
@@ -491,7 +568,8 @@ static void test_monkey(void)
         case 12: open_something(win); break;
         case 13: show_view(win); break;
         case 14: g_rand_int_range(rng, 0, 4) ? training(win) : resize(win); break;
-        default: click_button(win); break;
+        case 15: click_button(win); break;
+        default: canvas_action(win, view); break;
         }
         drain();
         if (win)
@@ -509,9 +587,10 @@ static void test_monkey(void)
     }
     g_test_message("monkey: clicks %ld, drags %ld, keys %ld, typing %ld, palette %ld, drops %ld, moves %ld, "
                    "selections %ld, field edits %ld, resets %ld, window actions %ld, opens %ld, views %ld, "
-                   "training/resize %ld, buttons %ld",
+                   "training/resize %ld, buttons %ld, canvas %ld",
                    counts[0], counts[1], counts[2], counts[3], counts[4], counts[5], counts[6], counts[7],
-                   counts[8] + counts[9], counts[10], counts[11], counts[12], counts[13], counts[14], counts[15]);
+                   counts[8] + counts[9], counts[10], counts[11], counts[12], counts[13], counts[14], counts[15],
+                   counts[16] + counts[17]);
     g_rand_free(rng);
     g_assert_cmpint(unexpected_warnings, ==, 0);
 }

@@ -1,8 +1,11 @@
-/* TwDesignerView (designer_view.h): palette | layer stack | property
- * editor in two GtkPaneds; the stack's selection drives the editor, and a
- * class activated in the palette goes in below the selected layer. */
+/* TwDesignerView (designer_view.h): palette | canvas or layer list |
+ * property editor in two GtkPaneds. The canvas and the list share one
+ * selected layer, which drives the editor; a class activated in the
+ * palette goes in after the selected layer. */
 #include "designer_view.h"
 
+#include "designer_canvas.h"
+#include "designer_canvas_draw.h"
 #include "layer_palette.h"
 #include "layer_stack.h"
 #include "property_editor.h"
@@ -13,6 +16,8 @@ struct _TwDesignerView {
     GtkWidget parent_instance;
     TwModelDoc *doc;
     GtkWidget *palette, *stack, *editor;
+    GtkWidget *canvas, *pages, *status, *problem;
+    gboolean syncing; /* a selection passed from the canvas to the list or back */
 };
 
 enum { PROP_0, PROP_DOC, N_PROPS };
@@ -35,17 +40,106 @@ static void load_css(GtkWidget *widget)
     g_object_set_data_full(G_OBJECT(display), "tw-designer-css", provider, g_object_unref);
 }
 
-/* A double-click or Enter in the palette: below the selection, or at the end. */
+/* A double-click or Enter in the palette: after the selection. */
 static void on_layer_activated(TwLayerPalette *palette, const char *class_name, TwDesignerView *self)
 {
-    int selected = tw_designer_view_selected(self);
-    int position = selected >= 0 ? selected + 1 : tw_model_doc_n_layers(self->doc);
-    tw_layer_stack_drop_class(TW_LAYER_STACK(self->stack), class_name, position);
+    tw_designer_canvas_append_class(TW_DESIGNER_CANVAS(self->canvas), class_name);
 }
 
-static void on_selected(TwLayerStack *stack, GParamSpec *pspec, TwDesignerView *self)
+static void on_stack_selected(TwLayerStack *stack, GParamSpec *pspec, TwDesignerView *self)
 {
-    tw_property_editor_set_index(TW_PROPERTY_EDITOR(self->editor), tw_layer_stack_get_selected(stack));
+    int index = tw_layer_stack_get_selected(stack);
+    tw_property_editor_set_index(TW_PROPERTY_EDITOR(self->editor), index);
+    if (self->syncing)
+        return;
+    self->syncing = TRUE;
+    tw_designer_canvas_select(TW_DESIGNER_CANVAS(self->canvas), index);
+    self->syncing = FALSE;
+}
+
+static void on_canvas_selected(TwDesignerCanvas *canvas, TwDesignerView *self)
+{
+    int index = tw_designer_canvas_primary(canvas);
+    tw_property_editor_set_index(TW_PROPERTY_EDITOR(self->editor), index);
+    if (self->syncing)
+        return;
+    self->syncing = TRUE;
+    tw_layer_stack_select(TW_LAYER_STACK(self->stack), index);
+    self->syncing = FALSE;
+}
+
+/* "12 layers · Total params: 54,410 · Trainable: ... " and why the model
+ * cannot train. */
+static void update_status(TwModelDoc *doc, TwDesignerView *self)
+{
+    int64_t trainable, frozen;
+    tw_model_doc_totals(doc, &trainable, &frozen);
+    const char *error = tw_model_doc_error(doc);
+    char total_s[32], trainable_s[32], frozen_s[32];
+    tw_designer_format_count(trainable + frozen, total_s, sizeof total_s);
+    tw_designer_format_count(trainable, trainable_s, sizeof trainable_s);
+    tw_designer_format_count(frozen, frozen_s, sizeof frozen_s);
+    char *text = g_strdup_printf("%d layers · Total params: %s · Trainable: %s · Non-trainable: %s",
+                                 tw_model_doc_n_layers(doc), total_s, trainable_s, frozen_s);
+    gtk_label_set_text(GTK_LABEL(self->status), text);
+    g_free(text);
+    text = error ? g_strdup_printf("Cannot train: %s", error) : NULL;
+    gtk_label_set_text(GTK_LABEL(self->problem), text ? text : "");
+    gtk_widget_set_tooltip_text(self->problem, text);
+    gtk_widget_set_visible(self->problem, error != NULL);
+    g_free(text);
+}
+
+static void on_arrange_clicked(GtkButton *button, TwDesignerView *self)
+{
+    tw_designer_canvas_arrange(TW_DESIGNER_CANVAS(self->canvas));
+}
+
+static void on_fit_clicked(GtkButton *button, TwDesignerView *self)
+{
+    tw_designer_canvas_fit(TW_DESIGNER_CANVAS(self->canvas));
+}
+
+static GtkWidget *tool_button(const char *label, const char *tooltip, GCallback callback, TwDesignerView *self)
+{
+    GtkWidget *button = gtk_button_new_with_label(label);
+    gtk_widget_set_tooltip_text(button, tooltip);
+    gtk_widget_set_focus_on_click(button, FALSE);
+    g_signal_connect(button, "clicked", callback, self);
+    return button;
+}
+
+/* The middle: a switcher (Canvas | List), Arrange and Fit, the canvas or
+ * the layer list, and the status line. */
+static GtkWidget *middle(TwDesignerView *self)
+{
+    self->pages = gtk_stack_new();
+    gtk_stack_add_titled(GTK_STACK(self->pages), self->canvas, "canvas", "Canvas");
+    gtk_stack_add_titled(GTK_STACK(self->pages), self->stack, "list", "List");
+    GtkWidget *bar = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    gtk_widget_add_css_class(bar, "designer-toolbar");
+    GtkWidget *switcher = gtk_stack_switcher_new();
+    gtk_stack_switcher_set_stack(GTK_STACK_SWITCHER(switcher), GTK_STACK(self->pages));
+    gtk_box_append(GTK_BOX(bar), switcher);
+    gtk_box_append(GTK_BOX(bar), tool_button("Arrange", "Lay the boxes out in layers (Ctrl+L)",
+                                             G_CALLBACK(on_arrange_clicked), self));
+    gtk_box_append(GTK_BOX(bar), tool_button("Fit", "Show the whole model (0)", G_CALLBACK(on_fit_clicked), self));
+    self->status = gtk_label_new(NULL);
+    self->problem = gtk_label_new(NULL);
+    GtkWidget *labels[] = {self->status, self->problem};
+    for (int i = 0; i < 2; i++) {
+        gtk_label_set_xalign(GTK_LABEL(labels[i]), 0);
+        gtk_label_set_ellipsize(GTK_LABEL(labels[i]), PANGO_ELLIPSIZE_END);
+        gtk_widget_add_css_class(labels[i], "designer-status");
+    }
+    gtk_widget_add_css_class(self->problem, "error");
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+    gtk_box_append(GTK_BOX(box), bar);
+    gtk_box_append(GTK_BOX(box), self->pages);
+    gtk_box_append(GTK_BOX(box), self->status);
+    gtk_box_append(GTK_BOX(box), self->problem);
+    gtk_widget_set_vexpand(self->pages, TRUE);
+    return box;
 }
 
 /* The stack takes what the palette and the editor leave; in a narrow
@@ -95,15 +189,19 @@ static void tw_designer_view_constructed(GObject *object)
     G_OBJECT_CLASS(tw_designer_view_parent_class)->constructed(object);
     self->palette = tw_layer_palette_new();
     self->stack = tw_layer_stack_new(self->doc);
+    self->canvas = tw_designer_canvas_new(self->doc);
     self->editor = tw_property_editor_new(self->doc);
     g_signal_connect(self->palette, "layer-activated", G_CALLBACK(on_layer_activated), self);
-    g_signal_connect(self->stack, "notify::selected", G_CALLBACK(on_selected), self);
-    GtkWidget *inner = paned(self->stack, self->editor, TRUE, FALSE);
+    g_signal_connect(self->stack, "notify::selected", G_CALLBACK(on_stack_selected), self);
+    g_signal_connect(self->canvas, "selection-changed", G_CALLBACK(on_canvas_selected), self);
+    g_signal_connect_object(self->doc, "changed", G_CALLBACK(update_status), self, 0);
+    GtkWidget *inner = paned(middle(self), self->editor, TRUE, FALSE);
     GtkWidget *outer = paned(self->palette, inner, FALSE, TRUE);
     /* Their widths in a 1280-pixel window that also holds the training panel. */
     tw_designer_paned_initial_width(GTK_PANED(outer), FALSE, 220, 940);
     tw_designer_paned_initial_width(GTK_PANED(inner), TRUE, 280, 880);
     gtk_widget_set_parent(outer, GTK_WIDGET(self));
+    update_status(self->doc, self);
     if (tw_model_doc_n_layers(self->doc))
         tw_designer_view_select(self, 0);
 }
@@ -167,12 +265,12 @@ GtkWidget *tw_designer_view_new(TwModelDoc *doc)
 
 int tw_designer_view_selected(TwDesignerView *view)
 {
-    return tw_layer_stack_get_selected(TW_LAYER_STACK(view->stack));
+    return tw_designer_canvas_primary(TW_DESIGNER_CANVAS(view->canvas));
 }
 
 void tw_designer_view_select(TwDesignerView *view, int index)
 {
-    tw_layer_stack_select(TW_LAYER_STACK(view->stack), index);
+    tw_designer_canvas_select(TW_DESIGNER_CANVAS(view->canvas), index);
 }
 
 GtkWidget *tw_designer_view_palette(TwDesignerView *view)
@@ -183,6 +281,21 @@ GtkWidget *tw_designer_view_palette(TwDesignerView *view)
 GtkWidget *tw_designer_view_stack(TwDesignerView *view)
 {
     return view->stack;
+}
+
+GtkWidget *tw_designer_view_canvas(TwDesignerView *view)
+{
+    return view->canvas;
+}
+
+GtkWidget *tw_designer_view_status(TwDesignerView *view)
+{
+    return view->status;
+}
+
+GtkWidget *tw_designer_view_problem(TwDesignerView *view)
+{
+    return view->problem;
 }
 
 GtkWidget *tw_designer_view_property_editor(TwDesignerView *view)

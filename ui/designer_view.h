@@ -1,8 +1,9 @@
-/* TwDesignerView: the Designer page — the layer palette (left), the layer
- * stack with each layer's output shape and parameter count (centre) and the
- * property editor of the selected layer (right), all showing one
- * TwModelDoc. tw_designer_view_palette/stack/property_editor give its
- * three parts (TwLayerPalette, TwLayerStack, TwPropertyEditor). */
+/* TwDesignerView: the Designer page — the layer palette (left), the model
+ * in the centre as a graph on the canvas (TwDesignerCanvas) or, switched
+ * to, as the list of layer cards (TwLayerStack), with a status line of
+ * totals and the reason it cannot train, and the property editor of the
+ * selected layer (right), all showing one TwModelDoc.
+ * tw_designer_view_palette/canvas/stack/property_editor give its parts. */
 #ifndef TW_UI_DESIGNER_VIEW_H
 #define TW_UI_DESIGNER_VIEW_H
 
@@ -21,6 +22,11 @@ int tw_designer_view_selected(TwDesignerView *view);
 void tw_designer_view_select(TwDesignerView *view, int index);
 GtkWidget *tw_designer_view_palette(TwDesignerView *view);
 GtkWidget *tw_designer_view_stack(TwDesignerView *view);
+GtkWidget *tw_designer_view_canvas(TwDesignerView *view);
+/* The status line's labels: the totals, and why the model cannot train
+ * (hidden while it can). */
+GtkWidget *tw_designer_view_status(TwDesignerView *view);
+GtkWidget *tw_designer_view_problem(TwDesignerView *view);
 GtkWidget *tw_designer_view_property_editor(TwDesignerView *view);
 
 /* GtkPaned places its divider by the children's natural widths when first

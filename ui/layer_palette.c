@@ -71,7 +71,8 @@ static GtkWidget *make_row(const tw_layer_class *klass)
     GtkWidget *row = gtk_list_box_row_new();
     gtk_list_box_row_set_child(GTK_LIST_BOX_ROW(row), box);
     gtk_widget_add_css_class(row, "palette-entry");
-    gtk_widget_set_tooltip_text(row, "Double-click or drag into the layer stack to add it");
+    gtk_widget_set_tooltip_text(row, "Double-click to add it after the selected layer, or drag it onto the canvas "
+                                     "or onto an edge");
     g_object_set_data(G_OBJECT(row), "layer-class", (gpointer)klass);
     char *text = g_strdup_printf("%s\n%s", klass->name, klass->summary ? klass->summary : "");
     g_object_set_data_full(G_OBJECT(row), "search-text", g_ascii_strdown(text, -1), g_free);

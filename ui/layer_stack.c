@@ -4,6 +4,8 @@
  * refresh far under a frame without tracking what an edit touched. */
 #include "layer_stack.h"
 
+#include "designer_canvas_draw.h"
+
 #include <inttypes.h>
 #include <string.h>
 
@@ -35,21 +37,6 @@ static Card *card_at(TwLayerStack *self, int index)
     return index >= 0 && index < (int)self->cards->len ? self->cards->pdata[index] : NULL;
 }
 
-/* "54,410": Keras' summary separates thousands with commas. */
-static void format_count(int64_t n, char *buf, size_t size)
-{
-    char digits[32];
-    int len = snprintf(digits, sizeof digits, "%" PRId64, n < 0 ? -n : n);
-    size_t o = 0;
-    if (n < 0 && o + 1 < size)
-        buf[o++] = '-';
-    for (int i = 0; i < len && o + 2 < size; i++) {
-        if (i && (len - i) % 3 == 0)
-            buf[o++] = ',';
-        buf[o++] = digits[i];
-    }
-    buf[o] = '\0';
-}
 
 /* ---- the selection -------------------------------------------------------- */
 static void set_selected(TwLayerStack *self, int index)
@@ -411,12 +398,12 @@ static void params_text(const tw_layer_info *info, char *buf, size_t size)
 {
     char count[40], frozen[40];
     int64_t total = info->trainable_params + info->non_trainable_params;
-    format_count(total, count, sizeof count);
-    format_count(info->non_trainable_params, frozen, sizeof frozen);
+    tw_designer_format_count(total, count, sizeof count);
+    tw_designer_format_count(info->non_trainable_params, frozen, sizeof frozen);
     if (!total)
         snprintf(buf, size, "no parameters");
     else if (info->non_trainable_params)
-        snprintf(buf, size, "%s params (%s non-trainable)", count, frozen);
+        g_snprintf(buf, size, "%s params (%s non-trainable)", count, frozen);
     else
         snprintf(buf, size, "%s params", count);
 }
@@ -454,9 +441,9 @@ static void update_totals(TwLayerStack *self)
     int64_t trainable, non_trainable;
     char total_s[40], trainable_s[40], non_trainable_s[40], partial[120] = "", text[300];
     tw_model_doc_totals(self->doc, &trainable, &non_trainable);
-    format_count(trainable + non_trainable, total_s, sizeof total_s);
-    format_count(trainable, trainable_s, sizeof trainable_s);
-    format_count(non_trainable, non_trainable_s, sizeof non_trainable_s);
+    tw_designer_format_count(trainable + non_trainable, total_s, sizeof total_s);
+    tw_designer_format_count(trainable, trainable_s, sizeof trainable_s);
+    tw_designer_format_count(non_trainable, non_trainable_s, sizeof non_trainable_s);
     int n = tw_model_doc_n_layers(self->doc), error_index = tw_model_doc_error_index(self->doc);
     /* An invalid model's counts stop at the failing layer; say so. */
     if (error_index >= 0 && error_index < n)
@@ -464,7 +451,7 @@ static void update_totals(TwLayerStack *self)
                  tw_layer_name(tw_model_doc_layer(self->doc, error_index)));
     if (tw_model_doc_is_graph(self->doc))
         snprintf(partial, sizeof partial,
-                 "\nA Functional model: its layers in call order, read-only here (the graph editor is not built yet)");
+                 "\nA graph, not a stack: its layers in call order, edited on the Canvas");
     snprintf(text, sizeof text, "Total params: %s     Trainable: %s     Non-trainable: %s%s", total_s, trainable_s,
              non_trainable_s, partial);
     gtk_label_set_text(GTK_LABEL(self->totals), text);

@@ -1,10 +1,15 @@
-/* TwModelDoc: the model being designed — a Keras Sequential model held as
- * unbuilt engine layers, with every edit undoable and the engine's own
- * shape inference rerun after each one. The designer's widgets show it and
- * edit it only through these functions; "changed" tells them to refresh.
+/* TwModelDoc: the model being designed — a graph of layer calls (nodes,
+ * each an unbuilt engine layer with its config and its place on the
+ * canvas; edges from one node's output port to another's input port), with
+ * every edit undoable and the engine's own shape inference rerun after each
+ * one. A Sequential model is the special case of a chain: node i feeds node
+ * i + 1, and the stack's index-based edits (insert, remove, move,
+ * duplicate) apply to it. The designer's widgets show the document and edit
+ * it only through these functions; "changed" tells them to refresh.
  *
- * Undo and redo restore exact states: each edit records the model's JSON
- * (tw_model_to_json) before and after it.
+ * Undo and redo restore exact states: each edit records the document's
+ * state (tw_model_doc_state: the graph with every layer's Keras JSON and
+ * every position) before and after it.
  *
  * Read-only properties "path", "modified",
  * "can-undo" and "can-redo", notified when they may have changed (a save
@@ -29,22 +34,55 @@ G_DECLARE_FINAL_TYPE(TwModelDoc, tw_model_doc, TW, MODEL_DOC, GObject)
 TwModelDoc *tw_model_doc_new(void);
 
 /* Replace the model (not undoable; clears the history and the modified
- * flag). Errors name the file and the place, as tw_model_load does. */
+ * flag). tw_model_doc_load takes every file tw_model_open takes (Keras
+ * JSON, .keras, .h5; the architecture, not the weights). Errors name the
+ * file and the place, as tw_model_open does. Box positions come from the
+ * file's "twb_designer" key when it has one, else from auto-arrange. */
 gboolean tw_model_doc_load(TwModelDoc *doc, const char *path, GError **error);
 gboolean tw_model_doc_load_json(TwModelDoc *doc, const char *json, const char *source_name, GError **error);
-/* Save as Keras JSON (atomically); sets the path and clears modified. */
+/* Save as Keras JSON (atomically): Sequential while the document is a
+ * Sequential model's chain, else Functional; the box positions go under a
+ * top-level "twb_designer" key, which Keras ignores. Sets the path and
+ * clears modified. Refused, with the reason, while the graph is not a
+ * model (tw_model_doc_model is NULL). */
 gboolean tw_model_doc_save(TwModelDoc *doc, const char *path, GError **error);
+/* What a save writes; while the graph is not a model, the state
+ * (tw_model_doc_state), which model readers refuse. */
 char *tw_model_doc_to_json(TwModelDoc *doc);
+/* The document's own JSON: exactly what undo and redo restore. */
+char *tw_model_doc_state(TwModelDoc *doc);
 const char *tw_model_doc_path(TwModelDoc *doc); /* NULL until loaded or saved */
 gboolean tw_model_doc_modified(TwModelDoc *doc);
 
-/* The model itself (borrowed, unbuilt; do not edit it directly). */
+/* The model (borrowed, unbuilt, rebuilt after every edit; do not edit it):
+ * NULL while the graph is not a model (a dangling input, an unused input,
+ * a layer that does not fit in a graph that is not a chain). */
 tw_model *tw_model_doc_model(TwModelDoc *doc);
-int tw_model_doc_n_layers(TwModelDoc *doc);
-/* A Functional model: its layers are listed in call order, but the stack's
- * edits (insert, move, remove, duplicate) do not apply to a graph. */
+int tw_model_doc_n_layers(TwModelDoc *doc); /* nodes: one per layer call */
+/* Not a chain: the stack's edits (insert, move, remove, duplicate by
+ * index) do not apply; the canvas edits it. */
 gboolean tw_model_doc_is_graph(TwModelDoc *doc);
 tw_layer *tw_model_doc_layer(TwModelDoc *doc, int index); /* borrowed */
+
+/* ---- the graph ------------------------------------------------------------ */
+/* Connected inputs of node, in port order, and the output each comes from. */
+int tw_model_doc_node_ninputs(TwModelDoc *doc, int node);
+gboolean tw_model_doc_node_input(TwModelDoc *doc, int node, int input, int *from, int *port);
+/* How many inputs the node's class takes: 0 (InputLayer), 1, or
+ * TW_MAX_LAYER_IO for merges and other layers of several inputs (the
+ * class's inference then says how many fit). */
+int tw_model_doc_node_max_inputs(TwModelDoc *doc, int node);
+/* Output ports (from inference; 1 while unknown) and their shapes (NULL
+ * while unknown). */
+int tw_model_doc_node_noutputs(TwModelDoc *doc, int node);
+const tw_shape *tw_model_doc_node_output(TwModelDoc *doc, int node, int port);
+/* The engine's message or the graph's ("dangling input ...") for this
+ * node, or NULL. */
+const char *tw_model_doc_node_error(TwModelDoc *doc, int node);
+void tw_model_doc_node_position(TwModelDoc *doc, int node, double *x, double *y);
+/* Whether the positions came from the user (a file's twb_designer key, or
+ * edits) rather than the automatic placement of a load. */
+gboolean tw_model_doc_has_user_positions(TwModelDoc *doc);
 
 /* ---- edits: each is one undo step and emits "changed" -------------------- */
 /* A new layer of that class with Keras' defaults at index (0..n). */
@@ -61,19 +99,44 @@ gboolean tw_model_doc_rename_layer(TwModelDoc *doc, int index, const char *name,
  * text like "28,28,1" (the batch axis is implied). */
 gboolean tw_model_doc_set_input_shape(TwModelDoc *doc, int index, const char *text, GError **error);
 
+/* Graph edits. A new node of that class at (x, y), unconnected; returns its
+ * index or -1. */
+int tw_model_doc_add_node(TwModelDoc *doc, const char *class_name, double x, double y, GError **error);
+/* The same, fed by from's first output (from -1: unconnected); one step. */
+int tw_model_doc_add_node_after(TwModelDoc *doc, const char *class_name, int from, double x, double y,
+                                GError **error);
+/* A new node on the edge into node's input `input`: from -> new -> node.
+ * Returns the new node's index or -1. */
+int tw_model_doc_insert_on_edge(TwModelDoc *doc, const char *class_name, int node, int input, GError **error);
+/* Output `port` of from into the next free input of to; refused when to
+ * takes no more inputs or the edge would close a cycle. */
+gboolean tw_model_doc_connect(TwModelDoc *doc, int from, int port, int to, GError **error);
+gboolean tw_model_doc_disconnect(TwModelDoc *doc, int node, int input, GError **error);
+/* Delete nodes (with their edges). One node of one input is bridged: what
+ * it fed is fed by its source, as when a layer leaves a stack. */
+gboolean tw_model_doc_delete_nodes(TwModelDoc *doc, const int *nodes, int n, GError **error);
+gboolean tw_model_doc_move_nodes(TwModelDoc *doc, const int *nodes, int n, double dx, double dy, GError **error);
+/* Every node's position (xy: 2 x n_layers); one undo step. */
+gboolean tw_model_doc_set_positions(TwModelDoc *doc, const double *xy, GError **error);
+/* The selected nodes with the edges among them, as text for the clipboard
+ * (g_free), and that text pasted as new nodes (new names) moved by dx, dy;
+ * returns the index of the first new node (they are the last ones) or -1. */
+char *tw_model_doc_copy_nodes(TwModelDoc *doc, const int *nodes, int n);
+int tw_model_doc_paste(TwModelDoc *doc, const char *text, double dx, double dy, GError **error);
+
 gboolean tw_model_doc_can_undo(TwModelDoc *doc);
 gboolean tw_model_doc_can_redo(TwModelDoc *doc);
 gboolean tw_model_doc_undo(TwModelDoc *doc);
 gboolean tw_model_doc_redo(TwModelDoc *doc);
 
 /* ---- what the engine infers (recomputed on every change) ---------------- */
-/* Per layer: output shape, parameter counts and, for the first layer whose
- * input cannot work, the engine's message; layers after it have no info
+/* Per node: output shape, parameter counts and, where its input cannot
+ * work, the engine's message; nodes after a failing one have no info
  * (ndim 0). */
 const tw_layer_info *tw_model_doc_info(TwModelDoc *doc, int index);
-/* -1 when the model is valid, else the index of the failing layer (or the
- * number of layers when the problem is the model's, e.g. no input shape or
- * no layers). */
+/* -1 when the model is valid, else the index of the first failing node (or
+ * the number of nodes when the problem is the model's, e.g. no input shape
+ * or no layers). */
 int tw_model_doc_error_index(TwModelDoc *doc);
 /* Why the model cannot train ("conv2d: expected input of rank 4 ..."), or NULL. */
 const char *tw_model_doc_error(TwModelDoc *doc);

@@ -457,11 +457,11 @@ static void add_field(TwPropertyEditor *self, Field *f, const char *title, const
 {
     GtkWidget *top = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
     GtkWidget *key = caption_label(title, "property-key");
+    /* One line, ellipsized: GTK 4.8 measures a wrapped and ellipsized label
+     * shorter than the ellipsis ("n", RepeatVector's key) as narrower than
+     * its least width, and warns. */
+    gtk_label_set_wrap(GTK_LABEL(key), FALSE);
     gtk_label_set_ellipsize(GTK_LABEL(key), PANGO_ELLIPSIZE_END);
-    /* GTK 4.8 measures an ellipsized label narrower than its "…" (the key
-     * `n`) as natural < minimum width and warns; three characters of
-     * natural width keep it above. */
-    gtk_label_set_width_chars(GTK_LABEL(key), 3);
     gtk_widget_set_hexpand(key, TRUE);
     gtk_widget_set_valign(key, GTK_ALIGN_CENTER);
     gtk_box_append(GTK_BOX(top), key);

@@ -158,7 +158,7 @@ const tw_train_settings *tw_train_panel_settings(TwTrainPanel *self)
 static const char *check_data(TwTrainPanel *self)
 {
     g_clear_pointer(&self->data_problem, g_free);
-    if (!self->check)
+    if (!self->check || !tw_model_doc_model(self->doc)) /* not a model yet: the doc's error says why */
         return NULL;
     tw_train_settings s = {0};
     fill_settings(self, &s);

@@ -8,6 +8,7 @@
 #include "banner.h"
 #include "dashboard_view.h"
 #include "graph_view.h"
+#include "designer_canvas.h"
 #include "designer_view.h"
 #include "property_editor.h"
 
@@ -92,9 +93,8 @@ static void update_actions(TwWindow *win)
     set_enabled(win, "undo", tw_model_doc_can_undo(win->doc));
     set_enabled(win, "redo", tw_model_doc_can_redo(win->doc));
     gboolean has_layers = tw_model_doc_n_layers(win->doc) > 0;
-    gboolean stack = has_layers && !tw_model_doc_is_graph(win->doc); /* a graph is not edited as a stack */
-    set_enabled(win, "delete-layer", stack);
-    set_enabled(win, "duplicate-layer", stack);
+    set_enabled(win, "delete-layer", has_layers);
+    set_enabled(win, "duplicate-layer", has_layers);
     /* The panel says why Train is off: the model, a run going, the data. */
     const char *why = win->train_panel ? tw_train_panel_cannot_train(TW_TRAIN_PANEL(win->train_panel))
                                        : tw_model_doc_error(win->doc);
@@ -183,13 +183,25 @@ static void load_template(TwWindow *win, gpointer data)
     g_free(resource);
 }
 
-static GtkFileFilter *json_filter(void)
+/* Opening takes every file tw_model_open reads; saving writes JSON. */
+static GtkFileFilter *model_filter(gboolean saving)
 {
     GtkFileFilter *filter = gtk_file_filter_new();
-    gtk_file_filter_set_name(filter, "Keras model files (JSON)");
+    gtk_file_filter_set_name(filter, saving ? "Keras model files (JSON)" : "Keras models (JSON, .keras, .h5)");
     gtk_file_filter_add_mime_type(filter, "application/json");
     gtk_file_filter_add_suffix(filter, "json");
+    if (!saving) {
+        gtk_file_filter_add_suffix(filter, "keras");
+        gtk_file_filter_add_suffix(filter, "h5");
+    }
     return filter;
+}
+
+/* Where Save may write without asking: a JSON file (a .keras or .h5 the
+ * model came from is not overwritten with JSON). */
+static gboolean saves_in_place(const char *path)
+{
+    return path && g_str_has_suffix(path, ".json");
 }
 
 typedef void (*TwPathChosen)(TwWindow *win, const char *path);
@@ -215,13 +227,18 @@ static void choose_file(TwWindow *win, GtkFileChooserAction action, TwPathChosen
     gboolean saving = action == GTK_FILE_CHOOSER_ACTION_SAVE;
     GtkFileChooserNative *chooser = gtk_file_chooser_native_new(saving ? "Save Model As" : "Open Model", GTK_WINDOW(win),
                                                                 action, saving ? "_Save" : "_Open", "_Cancel");
-    GtkFileFilter *filter = json_filter();
+    GtkFileFilter *filter = model_filter(saving);
     gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(chooser), filter);
     g_object_unref(filter);
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(chooser), TRUE);
     const char *path = tw_model_doc_path(win->doc);
     if (saving) {
-        char *name = path ? g_path_get_basename(path) : g_strdup("model.json");
+        char *base = path ? g_path_get_basename(path) : g_strdup("model.json");
+        char *dot = strrchr(base, '.');
+        if (dot && !saves_in_place(base))
+            *dot = 0;
+        char *name = saves_in_place(base) ? g_strdup(base) : g_strconcat(base, ".json", NULL);
+        g_free(base);
         gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(chooser), name);
         g_free(name);
     }
@@ -257,7 +274,7 @@ static void save_as_chosen(TwWindow *win, const char *path)
 static void save_then_continue(TwWindow *win)
 {
     const char *path = tw_model_doc_path(win->doc);
-    if (!path) {
+    if (!saves_in_place(path)) {
         choose_file(win, GTK_FILE_CHOOSER_ACTION_SAVE, save_as_chosen);
         return;
     }
@@ -390,6 +407,10 @@ static void on_delete_layer(GSimpleAction *action, GVariant *parameter, gpointer
 {
     TwWindow *win = data;
     TwDesignerView *designer = TW_DESIGNER_VIEW(win->designer);
+    if (tw_model_doc_is_graph(win->doc)) { /* the canvas's selection: boxes or an edge */
+        tw_designer_canvas_delete_selection(TW_DESIGNER_CANVAS(tw_designer_view_canvas(designer)));
+        return;
+    }
     int selected = tw_designer_view_selected(designer);
     if (selected < 0)
         return;
@@ -407,6 +428,10 @@ static void on_duplicate_layer(GSimpleAction *action, GVariant *parameter, gpoin
 {
     TwWindow *win = data;
     TwDesignerView *designer = TW_DESIGNER_VIEW(win->designer);
+    if (tw_model_doc_is_graph(win->doc)) {
+        tw_designer_canvas_duplicate(TW_DESIGNER_CANVAS(tw_designer_view_canvas(designer)));
+        return;
+    }
     int selected = tw_designer_view_selected(designer);
     if (selected < 0)
         return;
@@ -570,7 +595,10 @@ static void update_recent_menu(TwWindow *win)
     for (GList *l = items; l; l = l->next) {
         GtkRecentInfo *info = l->data;
         if (gtk_recent_info_is_local(info) && gtk_recent_info_has_application(info, g_get_application_name()) &&
-            g_str_has_suffix(gtk_recent_info_get_uri(info), ".json") && gtk_recent_info_exists(info))
+            (g_str_has_suffix(gtk_recent_info_get_uri(info), ".json") ||
+             g_str_has_suffix(gtk_recent_info_get_uri(info), ".keras") ||
+             g_str_has_suffix(gtk_recent_info_get_uri(info), ".h5")) &&
+            gtk_recent_info_exists(info))
             g_ptr_array_add(ours, info);
     }
     g_ptr_array_sort(ours, compare_recent);

@@ -1,0 +1,379 @@
+/* The designer canvas's geometry and drawing (designer_canvas_draw.h). */
+#include "designer_canvas_draw.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <pango/pangocairo.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "designer_arrange.h"
+
+#define W TW_DESIGNER_BOX_WIDTH
+#define H TW_DESIGNER_BOX_HEIGHT
+#define PORT_RADIUS 5.0
+
+int tw_designer_input_ports(TwModelDoc *doc, int node)
+{
+    int max = tw_model_doc_node_max_inputs(doc, node);
+    if (max <= 1)
+        return max;
+    int n = tw_model_doc_node_ninputs(doc, node);
+    return n < max ? n + 1 : n;
+}
+
+static void box_origin(TwModelDoc *doc, int node, const tw_designer_overlay *o, double *x, double *y)
+{
+    tw_model_doc_node_position(doc, node, x, y);
+    if (o && o->selected && o->selected[node]) {
+        *x += o->move_dx;
+        *y += o->move_dy;
+    }
+}
+
+static void port_at(TwModelDoc *doc, int node, gboolean output, int port, const tw_designer_overlay *o, double *x,
+                    double *y)
+{
+    double bx, by;
+    box_origin(doc, node, o, &bx, &by);
+    int count = output ? tw_model_doc_node_noutputs(doc, node) : tw_designer_input_ports(doc, node);
+    *x = bx + W * (port + 1) / (count + 1);
+    *y = output ? by + H : by;
+}
+
+void tw_designer_port_point(TwModelDoc *doc, int node, gboolean output, int port, double *x, double *y)
+{
+    port_at(doc, node, output, port, NULL, x, y);
+}
+
+void tw_designer_edge_curve(TwModelDoc *doc, int node, int input, const tw_designer_overlay *o, double *p)
+{
+    int from = 0, port = 0;
+    tw_model_doc_node_input(doc, node, input, &from, &port);
+    port_at(doc, from, TRUE, port, o, &p[0], &p[1]);
+    port_at(doc, node, FALSE, input, o, &p[6], &p[7]);
+    double bend = MAX(30.0, fabs(p[7] - p[1]) / 2);
+    p[2] = p[0];
+    p[3] = p[1] + bend;
+    p[4] = p[6];
+    p[5] = p[7] - bend;
+}
+
+int tw_designer_hit_box(TwModelDoc *doc, double x, double y)
+{
+    for (int i = tw_model_doc_n_layers(doc) - 1; i >= 0; i--) {
+        double bx, by;
+        tw_model_doc_node_position(doc, i, &bx, &by);
+        if (x >= bx && x <= bx + W && y >= by && y <= by + H)
+            return i;
+    }
+    return -1;
+}
+
+gboolean tw_designer_hit_output(TwModelDoc *doc, double x, double y, double reach, int *node, int *port)
+{
+    for (int i = tw_model_doc_n_layers(doc) - 1; i >= 0; i--)
+        for (int k = 0; k < tw_model_doc_node_noutputs(doc, i); k++) {
+            double px, py;
+            port_at(doc, i, TRUE, k, NULL, &px, &py);
+            if (hypot(px - x, py - y) <= reach) {
+                *node = i;
+                *port = k;
+                return TRUE;
+            }
+        }
+    return FALSE;
+}
+
+static void bezier(const double *p, double t, double *x, double *y)
+{
+    double u = 1 - t;
+    *x = u * u * u * p[0] + 3 * u * u * t * p[2] + 3 * u * t * t * p[4] + t * t * t * p[6];
+    *y = u * u * u * p[1] + 3 * u * u * t * p[3] + 3 * u * t * t * p[5] + t * t * t * p[7];
+}
+
+gboolean tw_designer_hit_edge(TwModelDoc *doc, double x, double y, double reach, int *node, int *input)
+{
+    double best = reach;
+    gboolean found = FALSE;
+    for (int i = 0; i < tw_model_doc_n_layers(doc); i++)
+        for (int e = 0; e < tw_model_doc_node_ninputs(doc, i); e++) {
+            double p[8];
+            tw_designer_edge_curve(doc, i, e, NULL, p);
+            for (int s = 1; s < 24; s++) {
+                double px, py;
+                bezier(p, s / 24.0, &px, &py);
+                double d = hypot(px - x, py - y);
+                if (d < best) {
+                    best = d;
+                    *node = i;
+                    *input = e;
+                    found = TRUE;
+                }
+            }
+        }
+    return found;
+}
+
+/* ---- drawing -------------------------------------------------------------- */
+/* "54,410": Keras' summary separates thousands with commas. */
+void tw_designer_format_count(int64_t n, char *buf, size_t size)
+{
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%" PRId64, n < 0 ? -n : n);
+    size_t o = 0;
+    if (n < 0 && o + 1 < size)
+        buf[o++] = '-';
+    for (int i = 0; i < len && o + 2 < size; i++) {
+        if (i && (len - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+}
+
+/* One line of s, or up to `lines` wrapped lines, ellipsized. */
+static void text_lines(cairo_t *cr, PangoLayout *layout, const char *s, double x, double y, double width,
+                       gboolean bold, int lines)
+{
+    PangoFontDescription *font = pango_font_description_from_string(bold ? "Sans Bold 9" : "Sans 8");
+    pango_layout_set_font_description(layout, font);
+    pango_font_description_free(font);
+    pango_layout_set_width(layout, (int)(width * PANGO_SCALE));
+    pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_END);
+    pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR);
+    pango_layout_set_height(layout, -lines);
+    pango_layout_set_text(layout, s, -1);
+    cairo_move_to(cr, x, y);
+    pango_cairo_show_layout(cr, layout);
+}
+
+static void text(cairo_t *cr, PangoLayout *layout, const char *s, double x, double y, double width, gboolean bold)
+{
+    text_lines(cr, layout, s, x, y, width, bold, 1);
+}
+
+static void rounded(cairo_t *cr, double x, double y, double w, double h, double r)
+{
+    cairo_new_sub_path(cr);
+    cairo_arc(cr, x + w - r, y + r, r, -G_PI / 2, 0);
+    cairo_arc(cr, x + w - r, y + h - r, r, 0, G_PI / 2);
+    cairo_arc(cr, x + r, y + h - r, r, G_PI / 2, G_PI);
+    cairo_arc(cr, x + r, y + r, r, G_PI, 3 * G_PI / 2);
+    cairo_close_path(cr);
+}
+
+static void draw_edges(cairo_t *cr, TwModelDoc *doc, const tw_designer_overlay *o)
+{
+    cairo_set_line_width(cr, 1.6);
+    for (int i = 0; i < tw_model_doc_n_layers(doc); i++)
+        for (int e = 0; e < tw_model_doc_node_ninputs(doc, i); e++) {
+            double p[8];
+            tw_designer_edge_curve(doc, i, e, o, p);
+            gboolean selected = o->edge_node == i && o->edge_input == e;
+            if (selected)
+                cairo_set_source_rgb(cr, 0.15, 0.45, 0.9);
+            else
+                cairo_set_source_rgb(cr, 0.45, 0.47, 0.5);
+            cairo_set_line_width(cr, selected ? 3.0 : 1.6);
+            cairo_move_to(cr, p[0], p[1]);
+            cairo_curve_to(cr, p[2], p[3], p[4], p[5], p[6], p[7]);
+            cairo_stroke(cr);
+        }
+}
+
+static void draw_box(cairo_t *cr, PangoLayout *layout, TwModelDoc *doc, int i, const tw_designer_overlay *o)
+{
+    double x, y;
+    box_origin(doc, i, o, &x, &y);
+    tw_layer *layer = tw_model_doc_layer(doc, i);
+    const char *error = tw_model_doc_node_error(doc, i);
+    gboolean selected = o->selected && o->selected[i];
+    gboolean input = tw_model_doc_node_max_inputs(doc, i) == 0;
+    rounded(cr, x, y, W, H, 7);
+    if (error)
+        cairo_set_source_rgb(cr, 1.0, 0.93, 0.92);
+    else if (input)
+        cairo_set_source_rgb(cr, 0.92, 0.96, 1.0);
+    else
+        cairo_set_source_rgb(cr, 0.98, 0.98, 0.98);
+    cairo_fill_preserve(cr);
+    if (o->hover_target == i)
+        cairo_set_source_rgb(cr, 0.1, 0.6, 0.2);
+    else if (selected)
+        cairo_set_source_rgb(cr, 0.15, 0.45, 0.9);
+    else if (error)
+        cairo_set_source_rgb(cr, 0.8, 0.1, 0.1);
+    else
+        cairo_set_source_rgb(cr, 0.6, 0.62, 0.65);
+    cairo_set_line_width(cr, selected || error || o->hover_target == i ? 2.4 : 1.0);
+    cairo_stroke(cr);
+
+    cairo_set_source_rgb(cr, 0.1, 0.1, 0.12);
+    text(cr, layout, tw_layer_class_of(layer)->name, x + 8, y + 5, W - 16, TRUE);
+    cairo_set_source_rgb(cr, 0.35, 0.35, 0.4);
+    text(cr, layout, tw_layer_name(layer), x + 8, y + 20, W - 16, FALSE);
+    char line[160], shape[96] = "", count[32];
+    const tw_shape *out = tw_model_doc_node_output(doc, i, 0);
+    if (out)
+        tw_shape_format(out, shape, sizeof shape);
+    const tw_layer_info *info = tw_model_doc_info(doc, i);
+    tw_designer_format_count(info->trainable_params + info->non_trainable_params, count, sizeof count);
+    if (error) {
+        cairo_set_source_rgb(cr, 0.75, 0.05, 0.05);
+        text_lines(cr, layout, error, x + 8, y + 33, W - 16, FALSE, 2);
+    } else {
+        snprintf(line, sizeof line, "%s", out ? shape : "—");
+        cairo_set_source_rgb(cr, 0.1, 0.3, 0.55);
+        text(cr, layout, line, x + 8, y + 34, W - 16, FALSE);
+        snprintf(line, sizeof line, "%s params", count);
+        cairo_set_source_rgb(cr, 0.35, 0.35, 0.4);
+        text(cr, layout, line, x + 8, y + 48, W - 16, FALSE);
+    }
+    /* Ports: inputs on top, outputs below; an empty input port hollow. */
+    int nin = tw_designer_input_ports(doc, i), connected = tw_model_doc_node_ninputs(doc, i);
+    for (int k = 0; k < nin; k++) {
+        double px, py;
+        port_at(doc, i, FALSE, k, o, &px, &py);
+        cairo_new_path(cr); /* the text leaves a current point */
+        cairo_arc(cr, px, py, PORT_RADIUS, 0, 2 * G_PI);
+        cairo_set_source_rgb(cr, 1, 1, 1);
+        cairo_fill_preserve(cr);
+        if (k < connected)
+            cairo_set_source_rgb(cr, 0.45, 0.47, 0.5);
+        else
+            cairo_set_source_rgb(cr, 0.8, 0.3, 0.1);
+        cairo_set_line_width(cr, 1.5);
+        cairo_stroke(cr);
+    }
+    for (int k = 0; k < tw_model_doc_node_noutputs(doc, i); k++) {
+        double px, py;
+        port_at(doc, i, TRUE, k, o, &px, &py);
+        cairo_new_path(cr);
+        cairo_arc(cr, px, py, PORT_RADIUS, 0, 2 * G_PI);
+        cairo_set_source_rgb(cr, 0.15, 0.45, 0.9);
+        cairo_fill(cr);
+    }
+}
+
+#define MINIMAP_SIZE 170.0
+#define MINIMAP_MARGIN 10.0
+
+gboolean tw_designer_minimap_place(TwModelDoc *doc, const tw_designer_viewport *view, double width, double height,
+                                   tw_designer_minimap *map)
+{
+    int n = tw_model_doc_n_layers(doc);
+    double size = MIN(MINIMAP_SIZE, MIN(width, height) / 3);
+    if (n == 0 || size < 60)
+        return FALSE;
+    double x0 = G_MAXDOUBLE, y0 = G_MAXDOUBLE, x1 = -G_MAXDOUBLE, y1 = -G_MAXDOUBLE;
+    for (int i = 0; i < n; i++) {
+        double x, y;
+        tw_model_doc_node_position(doc, i, &x, &y);
+        x0 = MIN(x0, x);
+        y0 = MIN(y0, y);
+        x1 = MAX(x1, x + W);
+        y1 = MAX(y1, y + H);
+    }
+    /* All of it in view: no map. */
+    double vx0 = -view->ox / view->zoom, vy0 = -view->oy / view->zoom;
+    if (x0 >= vx0 && y0 >= vy0 && x1 <= vx0 + width / view->zoom && y1 <= vy0 + height / view->zoom)
+        return FALSE;
+    map->scale = MIN(size / (x1 - x0), size / (y1 - y0));
+    map->width = (x1 - x0) * map->scale;
+    map->height = (y1 - y0) * map->scale;
+    map->x = width - MINIMAP_MARGIN - map->width;
+    map->y = height - MINIMAP_MARGIN - map->height;
+    map->x0 = x0;
+    map->y0 = y0;
+    return TRUE;
+}
+
+void tw_designer_minimap_to_doc(const tw_designer_minimap *map, double x, double y, double *doc_x, double *doc_y)
+{
+    *doc_x = (x - map->x) / map->scale + map->x0;
+    *doc_y = (y - map->y) / map->scale + map->y0;
+}
+
+static void draw_minimap(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *view, double width, double height)
+{
+    tw_designer_minimap map;
+    if (!tw_designer_minimap_place(doc, view, width, height, &map))
+        return;
+    cairo_rectangle(cr, map.x - 4, map.y - 4, map.width + 8, map.height + 8);
+    cairo_set_source_rgba(cr, 1, 1, 1, 0.92);
+    cairo_fill_preserve(cr);
+    cairo_set_source_rgb(cr, 0.6, 0.62, 0.65);
+    cairo_set_line_width(cr, 1);
+    cairo_stroke(cr);
+    for (int i = 0; i < tw_model_doc_n_layers(doc); i++) {
+        double x, y;
+        tw_model_doc_node_position(doc, i, &x, &y);
+        cairo_rectangle(cr, map.x + (x - map.x0) * map.scale, map.y + (y - map.y0) * map.scale,
+                        MAX(W * map.scale, 1), MAX(H * map.scale, 1));
+    }
+    cairo_set_source_rgb(cr, 0.55, 0.57, 0.6);
+    cairo_fill(cr);
+    for (int i = 0; i < tw_model_doc_n_layers(doc); i++)
+        if (tw_model_doc_node_error(doc, i)) {
+            double x, y;
+            tw_model_doc_node_position(doc, i, &x, &y);
+            cairo_rectangle(cr, map.x + (x - map.x0) * map.scale - 1, map.y + (y - map.y0) * map.scale - 1,
+                            MAX(W * map.scale, 1) + 2, MAX(H * map.scale, 1) + 2);
+        }
+    cairo_set_source_rgb(cr, 0.8, 0.1, 0.1);
+    cairo_fill(cr);
+    /* The part in view, clipped to the map. */
+    cairo_save(cr);
+    cairo_rectangle(cr, map.x - 4, map.y - 4, map.width + 8, map.height + 8);
+    cairo_clip(cr);
+    double vx = -view->ox / view->zoom, vy = -view->oy / view->zoom;
+    cairo_rectangle(cr, map.x + (vx - map.x0) * map.scale, map.y + (vy - map.y0) * map.scale,
+                    width / view->zoom * map.scale, height / view->zoom * map.scale);
+    cairo_set_source_rgba(cr, 0.15, 0.45, 0.9, 0.15);
+    cairo_fill_preserve(cr);
+    cairo_set_source_rgb(cr, 0.15, 0.45, 0.9);
+    cairo_set_line_width(cr, 1.5);
+    cairo_stroke(cr);
+    cairo_restore(cr);
+}
+
+void tw_designer_draw(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *view, double width, double height,
+                      const tw_designer_overlay *o)
+{
+    cairo_save(cr);
+    cairo_set_source_rgb(cr, 0.94, 0.94, 0.95);
+    cairo_paint(cr);
+    cairo_translate(cr, view->ox, view->oy);
+    cairo_scale(cr, view->zoom, view->zoom);
+    /* The part of the document in view, for culling boxes. */
+    double x0 = -view->ox / view->zoom, y0 = -view->oy / view->zoom;
+    double x1 = x0 + width / view->zoom, y1 = y0 + height / view->zoom;
+    draw_edges(cr, doc, o);
+    PangoLayout *layout = pango_cairo_create_layout(cr);
+    for (int i = 0; i < tw_model_doc_n_layers(doc); i++) {
+        double x, y;
+        box_origin(doc, i, o, &x, &y);
+        if (x + W < x0 - 10 || x > x1 + 10 || y + H < y0 - 10 || y > y1 + 10)
+            continue;
+        draw_box(cr, layout, doc, i, o);
+    }
+    g_object_unref(layout);
+    if (o->connecting) {
+        cairo_set_source_rgb(cr, 0.1, 0.6, 0.2);
+        cairo_set_line_width(cr, 2.0);
+        cairo_move_to(cr, o->x0, o->y0);
+        cairo_line_to(cr, o->x1, o->y1);
+        cairo_stroke(cr);
+    }
+    if (o->banding) {
+        cairo_rectangle(cr, MIN(o->x0, o->x1), MIN(o->y0, o->y1), fabs(o->x1 - o->x0), fabs(o->y1 - o->y0));
+        cairo_set_source_rgba(cr, 0.15, 0.45, 0.9, 0.12);
+        cairo_fill_preserve(cr);
+        cairo_set_source_rgb(cr, 0.15, 0.45, 0.9);
+        cairo_set_line_width(cr, 1.0 / view->zoom);
+        cairo_stroke(cr);
+    }
+    cairo_restore(cr);
+    draw_minimap(cr, doc, view, width, height);
+}

@@ -1,0 +1,60 @@
+/* The designer canvas's geometry and drawing: pure functions of the
+ * document, a viewport and what the pointer is doing, drawing with Cairo
+ * (no widget), so the canvas and the tests share them. Document units are
+ * pixels at zoom 1; a widget point is doc * zoom + offset. */
+#ifndef TW_UI_DESIGNER_CANVAS_DRAW_H
+#define TW_UI_DESIGNER_CANVAS_DRAW_H
+
+#include <cairo.h>
+#include <glib.h>
+
+#include "model_doc.h"
+
+typedef struct {
+    double zoom, ox, oy;
+} tw_designer_viewport;
+
+/* What is drawn besides the document. */
+typedef struct {
+    const gboolean *selected;   /* per node, or NULL */
+    int edge_node, edge_input;  /* the selected edge; edge_node -1 for none */
+    double move_dx, move_dy;    /* selected boxes dragged this far (doc units) */
+    gboolean connecting;        /* a new edge from (x0, y0) to the pointer */
+    gboolean banding;           /* the rubber band (x0, y0)-(x1, y1) */
+    double x0, y0, x1, y1;      /* doc units */
+    int hover_target;           /* the box a new edge would go into, or -1 */
+} tw_designer_overlay;
+
+/* Input ports drawn on node: 0 for an InputLayer, 1 for a one-input layer,
+ * connected + 1 (a free one) for a layer of several inputs. */
+int tw_designer_input_ports(TwModelDoc *doc, int node);
+/* A port's point in doc units (moved by dx, dy). */
+void tw_designer_port_point(TwModelDoc *doc, int node, gboolean output, int port, double *x, double *y);
+/* The edge into node's input `input` as a cubic Bézier (8 doubles: p0, c1,
+ * c2, p3, doc units), with the boxes of moved nodes shifted. */
+void tw_designer_edge_curve(TwModelDoc *doc, int node, int input, const tw_designer_overlay *overlay, double *pts);
+/* Hit tests in doc units: the box under the point (topmost), the output
+ * port within reach (node and port), the edge within reach (node, input). */
+int tw_designer_hit_box(TwModelDoc *doc, double x, double y);
+gboolean tw_designer_hit_output(TwModelDoc *doc, double x, double y, double reach, int *node, int *port);
+gboolean tw_designer_hit_edge(TwModelDoc *doc, double x, double y, double reach, int *node, int *input);
+
+/* The minimap of a model larger than the view: an overview in the
+ * bottom-right corner of the widget. FALSE when all of it is in view.
+ * A widget point inside it maps to the document point doc_x, doc_y. */
+typedef struct {
+    double x, y, width, height; /* widget pixels */
+    double scale, x0, y0;       /* widget = (doc - x0) * scale + corner */
+} tw_designer_minimap;
+gboolean tw_designer_minimap_place(TwModelDoc *doc, const tw_designer_viewport *view, double width, double height,
+                                   tw_designer_minimap *map);
+void tw_designer_minimap_to_doc(const tw_designer_minimap *map, double x, double y, double *doc_x, double *doc_y);
+
+/* "54,410": Keras' summary separates thousands with commas. */
+void tw_designer_format_count(int64_t n, char *buf, size_t size);
+
+/* Draw the document into a width x height widget area. */
+void tw_designer_draw(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *view, double width, double height,
+                      const tw_designer_overlay *overlay);
+
+#endif
