@@ -20,6 +20,7 @@
 #include "histogram_view.h"
 #include "placeholder_view.h"
 #include "run_list.h"
+#include "hparams_view.h"
 #include "tag_sections.h"
 
 #define DASHBOARD_CSS "/io/github/twb/Workbench/dashboard.css"
@@ -46,6 +47,7 @@ struct _TwDashboardView {
     tw_y_axis y;
     gboolean ignore_outliers, have_runs, ready;
     guint ready_poll, cards_idle;
+    GtkWidget *hparams; /* the HParams tab */
 };
 
 enum { PROP_0, PROP_LOGDB, PROP_READY, N_PROPS };
@@ -323,6 +325,8 @@ static gboolean compute_ready(TwDashboardView *self)
     if (!self->have_runs || self->cards_idle)
         return FALSE;
     GtkWidget *tab = gtk_stack_get_visible_child(GTK_STACK(self->tab_stack));
+    if (!TW_IS_TAG_SECTIONS(gtk_widget_get_last_child(tab))) /* a tab of its own kind (HParams): the runs are in */
+        return TRUE;
     TwTagSections *sections = TW_TAG_SECTIONS(gtk_widget_get_last_child(tab));
     if (tw_dashboard_data_n_runs(self->data) == 0)
         return TRUE;
@@ -379,6 +383,7 @@ static void on_runs_changed(TwDashboardView *self)
     self->have_runs = TRUE;
     rebuild_tag_index(self);
     tw_run_list_sync(TW_RUN_LIST(self->runs), self->data);
+    tw_hparams_view_sync(TW_HPARAMS_VIEW(self->hparams), self->data);
     update_cards(self);
     update_page(self);
 }
@@ -563,6 +568,8 @@ static GtkWidget *main_area(TwDashboardView *self)
                          "Histograms");
     gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->distributions, "distributions"), "distributions",
                          "Distributions");
+    self->hparams = tw_hparams_view_new(TW_RUN_LIST(self->runs));
+    gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->hparams, "hparams"), "hparams", "HParams");
     g_signal_connect_swapped(tabs, "notify::visible-child", G_CALLBACK(on_tab_shown), self);
     GtkWidget *bar = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12);
     gtk_widget_add_css_class(bar, "dashboard-bar");
