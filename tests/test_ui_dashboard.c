@@ -454,6 +454,71 @@ static void test_run_management(void)
     fixture_close(&f);
 }
 
+/* A tag's id as the store has it. */
+static gint64 find_tag_in(const char *logdb, gint64 run, const char *tag)
+{
+    tw_run_store *store = tw_run_store_open(logdb, TW_STORE_READ_ONLY);
+    g_assert_nonnull(store);
+    gint64 id = tw_run_store_find_tag(store, run, tag);
+    tw_run_store_close(store);
+    return id;
+}
+
+/* ---- train and validation in one chart ---------------------------------------------- */
+typedef struct {
+    fixture *f;
+    const char *tag;
+    int n; /* series in the tag's card; -1: no card */
+} card_cond;
+
+static gboolean card_series_are(gpointer data)
+{
+    card_cond *c = data;
+    TwChartCard *card = chart_card(c->f, c->tag);
+    int n = -1;
+    if (card)
+        tw_chart_card_tag_ids(card, &n);
+    return n == c->n;
+}
+
+static void wait_card(fixture *f, const char *tag, int n)
+{
+    card_cond c = {f, tag, n};
+    wait_until(card_series_are, &c, 10, tag);
+}
+
+/* Keras' loss and val_loss (epoch/loss, validation/loss) share a chart by
+ * default, the validation lighter; the setting off gives each its own. */
+static void test_validation_pairing(void)
+{
+    fixture f;
+    fixture_init(&f);
+    tw_summary_writer *w = open_run(f.logdb, "keras");
+    write_scalars(w, "epoch/loss", 5);
+    write_scalars(w, "validation/loss", 5);
+    write_scalars(w, "validation/accuracy", 5); /* no epoch/accuracy: a chart of its own */
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+    fixture_show(&f);
+    wait_card(&f, "epoch/loss", 2);
+    g_assert_null(chart_card(&f, "validation/loss"));
+    wait_card(&f, "validation/accuracy", 1);
+    int n = 0;
+    const gint64 *ids = tw_chart_card_tag_ids(chart_card(&f, "epoch/loss"), &n);
+    gint64 run = run_id(&f, "keras");
+    g_assert_cmpint(ids[0], ==, find_tag_in(f.logdb, run, "epoch/loss"));
+    g_assert_cmpint(ids[1], ==, find_tag_in(f.logdb, run, "validation/loss"));
+
+    GtkWidget *check = find_named(f.view, "pair-validation");
+    g_assert_true(gtk_check_button_get_active(GTK_CHECK_BUTTON(check)));
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(check), FALSE);
+    wait_card(&f, "validation/loss", 1);
+    wait_card(&f, "epoch/loss", 1);
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(check), TRUE);
+    wait_card(&f, "validation/loss", -1);
+    wait_card(&f, "epoch/loss", 2);
+    fixture_close(&f);
+}
+
 /* ---- filters ------------------------------------------------------------------------ */
 typedef struct {
     fixture *f;
@@ -1005,6 +1070,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/dashboard/runs", test_runs);
     g_test_add_func("/ui/dashboard/run-filter", test_run_filter);
     g_test_add_func("/ui/dashboard/run-management", test_run_management);
+    g_test_add_func("/ui/dashboard/validation-pairing", test_validation_pairing);
     g_test_add_func("/ui/dashboard/tag-groups", test_tag_groups);
     g_test_add_func("/ui/dashboard/settings", test_settings);
     g_test_add_func("/ui/dashboard/empty-file", test_empty_file);
