@@ -18,6 +18,7 @@
 
 static const tw_rgb unselected = {0.62, 0.62, 0.66};
 
+/* row: the selected row's colour; unselected rows share the grey. */
 static void draw_row_style(cairo_t *cr, const tw_hp_plot *plot, int row, bool selected)
 {
     if (selected) {
@@ -78,32 +79,59 @@ void tw_hp_render_parallel(cairo_t *cr, int width, int height, const tw_hp_plot 
         tw_render_label(cr, layout, lo, xs[a] + 3, bottom + 2, 0, 0, style.muted);
     }
     g_object_unref(layout);
-    /* unselected rows first, the selected on top */
-    for (int pass = 0; pass < 2; pass++)
+    /* The unselected rows first, grey and thin: between each pair of
+     * neighbouring axes all their segments as one path, stroked once,
+     * without antialiasing, a segment drawn once however many rows share
+     * its pixels (a stroke per row took cairo 1.3 s for 1,000 runs of 30
+     * columns; this about a tenth). Then the selected on top, a stroke
+     * each in its run's colour. A missing value breaks the row's line. */
+    draw_row_style(cr, plot, -1, false);
+    cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
+    GHashTable *drawn = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (int a = 0; a + 1 < ncolumns; a++) {
+        g_hash_table_remove_all(drawn);
         for (int i = 0; i < plot->nrows; i++) {
             int r = plot->rows[i];
-            bool selected = plot->selected && plot->selected[r];
-            if (selected != (pass == 1))
+            if (plot->selected && plot->selected[r])
                 continue;
-            draw_row_style(cr, plot, r, selected);
-            bool drawing = false;
-            for (int a = 0; a < ncolumns; a++) {
-                double p = tw_hp_table_position(plot->table, r, columns[a]);
-                if (isnan(p)) { /* a missing value breaks the line */
-                    drawing = false;
-                    continue;
-                }
-                double y = bottom - p * (bottom - top);
-                if (drawing)
-                    cairo_line_to(cr, xs[a], y);
-                else
-                    cairo_move_to(cr, xs[a], y);
-                if (ncolumns == 1)
-                    cairo_rel_line_to(cr, 0.01, 0);
-                drawing = true;
-            }
-            cairo_stroke(cr);
+            double p = tw_hp_table_position(plot->table, r, columns[a]);
+            double q = tw_hp_table_position(plot->table, r, columns[a + 1]);
+            if (isnan(p) || isnan(q))
+                continue;
+            double y0 = round(bottom - p * (bottom - top)), y1 = round(bottom - q * (bottom - top));
+            gpointer key = GSIZE_TO_POINTER((gsize)y0 * 65536 + (gsize)y1 + 1);
+            if (!g_hash_table_add(drawn, key))
+                continue;
+            cairo_move_to(cr, xs[a], y0 + 0.5);
+            cairo_line_to(cr, xs[a + 1], y1 + 0.5);
         }
+        cairo_stroke(cr);
+    }
+    g_hash_table_unref(drawn);
+    cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
+    for (int i = 0; i < plot->nrows; i++) {
+        int r = plot->rows[i];
+        if (!plot->selected || !plot->selected[r])
+            continue;
+        draw_row_style(cr, plot, r, true);
+        bool drawing = false;
+        for (int a = 0; a < ncolumns; a++) {
+            double p = tw_hp_table_position(plot->table, r, columns[a]);
+            if (isnan(p)) {
+                drawing = false;
+                continue;
+            }
+            double y = bottom - p * (bottom - top);
+            if (drawing)
+                cairo_line_to(cr, xs[a], y);
+            else
+                cairo_move_to(cr, xs[a], y);
+            if (ncolumns == 1)
+                cairo_rel_line_to(cr, 0.01, 0);
+            drawing = true;
+        }
+        cairo_stroke(cr);
+    }
 }
 
 /* ---- the scatter ---------------------------------------------------------------- */
@@ -153,19 +181,22 @@ void tw_hp_render_scatter(cairo_t *cr, int width, int height, const tw_hp_plot *
     g_free(y_title);
     g_object_unref(layout);
     int drawn = 0;
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = 0; pass < 2; pass++) {
+        draw_row_style(cr, plot, -1, false);
         for (int i = 0; i < plot->nrows; i++) {
             int r = plot->rows[i];
             bool selected = plot->selected && plot->selected[r];
             double x, y;
             if (selected != (pass == 1) || !scatter_point(plot, area, r, x_column, y_column, &x, &y))
                 continue;
-            draw_row_style(cr, plot, r, selected);
+            if (pass == 1)
+                draw_row_style(cr, plot, r, true);
             cairo_new_sub_path(cr);
             cairo_arc(cr, x, y, selected ? POINT_RADIUS + 1 : POINT_RADIUS, 0, 2 * G_PI);
             cairo_fill(cr);
             drawn++;
         }
+    }
     if (!drawn)
         tw_render_note(cr, width, height, "No run has both values", &style);
 }

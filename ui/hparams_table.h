@@ -30,6 +30,7 @@ typedef struct {
     tw_hp_kind kind;
     double number;    /* numbers; booleans 0 or 1 */
     const char *text; /* how it reads: "0.001", "adam", "true" ("" when missing); the table's */
+    int category;     /* string and boolean columns: its index in the column's categories; else -1 */
 } tw_hp_value;
 
 typedef enum { TW_HP_HPARAM, TW_HP_METRIC } tw_hp_role;

@@ -1,7 +1,8 @@
-/* TwHparamsView (hparams_view.h): a GtkColumnView over a GListStore of row
- * items, filtered (GtkFilterListModel) and sorted by the columns' sorters
- * (GtkSortListModel), with a GtkMultiSelection mirrored to and from the
- * run list's check boxes; two GtkDrawingAreas drawing the plots. */
+/* TwHparamsView (hparams_view.h): a GtkListView of TwHpCells rows under
+ * a header of the same kind (hparams_rows.h) over a GListStore of row
+ * items, filtered (GtkFilterListModel) and sorted by the clicked header's
+ * column (GtkSortListModel), with a GtkMultiSelection mirrored to and from
+ * the run list's check boxes; two GtkDrawingAreas drawing the plots. */
 #include "hparams_view.h"
 
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <tw/error.h>
 
 #include "hparams_render.h"
+#include "hparams_rows.h"
 
 #define PLOT_HEIGHT 260
 #define EXPORT_MIN_WIDTH 480
@@ -46,7 +48,9 @@ static TwHpRow *hp_row_new(int row, gint64 id)
 /* ---- the view ------------------------------------------------------------------ */
 struct _TwHparamsView {
     GtkWidget parent_instance;
-    GtkWidget *box, *entry, *columns_button, *columns_box, *empty, *column_view;
+    GtkWidget *box, *entry, *columns_button, *columns_box, *empty, *header, *list_view;
+    tw_hp_layout layout;      /* the columns shown, read by every row (hparams_rows.h) */
+    GtkCustomSorter *sorter;
     GtkWidget *parallel, *scatter, *scatter_x, *scatter_y;
     TwRunList *runs;
     tw_hp_table *table;
@@ -300,67 +304,58 @@ static void on_scatter_axis(TwHparamsView *self)
 }
 
 /* ---- the table's columns ---------------------------------------------------------------- */
-static void setup_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item)
+static void setup_row(GtkSignalListItemFactory *factory, GtkListItem *list_item, TwHparamsView *self)
 {
-    GtkWidget *label = gtk_label_new(NULL);
-    gtk_label_set_xalign(GTK_LABEL(label), 0);
-    gtk_label_set_ellipsize(GTK_LABEL(label), PANGO_ELLIPSIZE_END);
-    gtk_label_set_width_chars(GTK_LABEL(label), 9);
-    gtk_list_item_set_child(list_item, label);
+    gtk_list_item_set_child(list_item, tw_hp_cells_new(&self->layout, FALSE));
 }
 
-/* A cell's text: the run's name (column -1) or the table's value. */
-static void bind_cell(GtkSignalListItemFactory *factory, GtkListItem *list_item, TwHparamsView *self)
+static void bind_row(GtkSignalListItemFactory *factory, GtkListItem *list_item)
 {
     TwHpRow *item = gtk_list_item_get_item(list_item);
-    GtkWidget *label = gtk_list_item_get_child(list_item);
-    int column = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(factory), "column")) - 1;
-    gtk_widget_remove_css_class(label, "hparams-missing");
-    gtk_widget_remove_css_class(label, "hparams-failed");
-    if (!self->table || item->row >= tw_hp_table_n_rows(self->table))
-        return;
-    if (column < 0) {
-        gtk_label_set_text(GTK_LABEL(label), tw_hp_table_run_name(self->table, item->row));
-        if (tw_hp_table_run_status(self->table, item->row) == TW_RUN_FAILED)
-            gtk_widget_add_css_class(label, "hparams-failed");
-        return;
-    }
-    const tw_hp_value *v = tw_hp_table_cell(self->table, item->row, column);
-    gtk_label_set_text(GTK_LABEL(label), v->kind == TW_HP_MISSING ? "–" : v->text);
-    if (v->kind == TW_HP_MISSING)
-        gtk_widget_add_css_class(label, "hparams-missing");
+    tw_hp_cells_set_row(TW_HP_CELLS(gtk_list_item_get_child(list_item)), item->row);
 }
 
+/* The sort: by the layout's column, missing values last either way. */
 static int compare_rows(gconstpointer a, gconstpointer b, gpointer data)
 {
-    GtkSorter *sorter = data;
-    TwHparamsView *self = g_object_get_data(G_OBJECT(sorter), "view");
-    int column = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(sorter), "column")) - 1;
+    TwHparamsView *self = data;
     const TwHpRow *x = a, *y = b;
-    if (!self->table)
-        return 0;
-    int c = tw_hp_table_compare(self->table, column, x->row, y->row);
+    if (!self->table || self->layout.sort_column < TW_HP_NAME_COLUMN)
+        return GTK_ORDERING_EQUAL;
+    const tw_hp_value *vx = self->layout.sort_column >= 0 ? tw_hp_table_cell(self->table, x->row, self->layout.sort_column)
+                                                           : NULL;
+    const tw_hp_value *vy = self->layout.sort_column >= 0 ? tw_hp_table_cell(self->table, y->row, self->layout.sort_column)
+                                                           : NULL;
+    int c = tw_hp_table_compare(self->table, self->layout.sort_column, x->row, y->row);
+    gboolean missing = vx && vy && (vx->kind == TW_HP_MISSING) != (vy->kind == TW_HP_MISSING);
+    if (self->layout.descending && !missing)
+        c = -c;
     return c < 0 ? GTK_ORDERING_SMALLER : c > 0 ? GTK_ORDERING_LARGER : GTK_ORDERING_EQUAL;
 }
 
-static GtkColumnViewColumn *make_column(TwHparamsView *self, const char *title, int column)
+/* The layout again (columns shown, widths), the rows drawn again. */
+static void relayout(TwHparamsView *self)
 {
-    GtkListItemFactory *factory = gtk_signal_list_item_factory_new();
-    g_object_set_data(G_OBJECT(factory), "column", GINT_TO_POINTER(column + 1));
-    g_signal_connect(factory, "setup", G_CALLBACK(setup_cell), NULL);
-    g_signal_connect(factory, "bind", G_CALLBACK(bind_cell), self);
-    GtkCustomSorter *sorter = gtk_custom_sorter_new(NULL, NULL, NULL);
-    gtk_custom_sorter_set_sort_func(sorter, compare_rows, sorter, NULL);
-    g_object_set_data(G_OBJECT(sorter), "view", self);
-    g_object_set_data(G_OBJECT(sorter), "column", GINT_TO_POINTER(column + 1));
-    GtkColumnViewColumn *col = gtk_column_view_column_new(title, factory);
-    gtk_column_view_column_set_sorter(col, GTK_SORTER(sorter));
-    gtk_column_view_column_set_resizable(col, TRUE);
-    g_object_set_data_full(G_OBJECT(col), "key", column >= 0 ? column_key(tw_hp_table_column(self->table, column))
-                                                              : g_strdup("run"),
-                           g_free);
-    g_object_unref(sorter);
-    return col;
+    int sort = self->layout.sort_column;
+    gboolean descending = self->layout.descending;
+    tw_hp_layout_update(&self->layout, self->table);
+    self->layout.sort_column = sort;
+    self->layout.descending = descending;
+    tw_hp_cells_invalidate(self->header);
+    tw_hp_cells_invalidate(self->list_view);
+    gtk_widget_queue_draw(self->parallel);
+}
+
+/* A click on a header sorts by its column; again, the other way. */
+static void on_header_pressed(GtkGestureClick *gesture, int n_press, double x, double y, TwHparamsView *self)
+{
+    int i = tw_hp_layout_column_at(&self->layout, x);
+    if (i < 0)
+        return;
+    int column = self->layout.columns[i];
+    gboolean descending = column == self->layout.sort_column ? !self->layout.descending : FALSE;
+    const char *name = column >= 0 ? tw_hp_table_column(self->table, column)->name : NULL;
+    tw_hparams_view_sort(self, name, descending);
 }
 
 static void on_column_toggled(GtkCheckButton *check, TwHparamsView *self)
@@ -376,8 +371,8 @@ static gboolean same_keys(char **a, char **b)
     return g_strv_equal((const char *const *)a, (const char *const *)b);
 }
 
-/* Columns for the table's: rebuilt only when their names changed (a sort
- * by a column survives new values). */
+/* The Columns menu's check boxes: rebuilt only when the columns' names
+ * changed. The hidden ones (by name) are hidden in the new table too. */
 static void rebuild_columns(TwHparamsView *self)
 {
     int n = tw_hp_table_n_columns(self->table);
@@ -392,25 +387,11 @@ static void rebuild_columns(TwHparamsView *self)
     }
     g_strfreev(self->column_keys);
     self->column_keys = keys;
-    GtkColumnView *view = GTK_COLUMN_VIEW(self->column_view);
-    GListModel *columns = gtk_column_view_get_columns(view);
-    while (g_list_model_get_n_items(columns) > 0) {
-        GtkColumnViewColumn *col = g_list_model_get_item(columns, 0);
-        gtk_column_view_remove_column(view, col);
-        g_object_unref(col);
-    }
-    GtkColumnViewColumn *name = make_column(self, "Run", -1);
-    gtk_column_view_append_column(view, name);
-    g_object_unref(name);
     GtkWidget *child;
     while ((child = gtk_widget_get_first_child(self->columns_box)))
         gtk_box_remove(GTK_BOX(self->columns_box), child);
     for (int c = 0; c < n; c++) {
         const tw_hp_column *tc = tw_hp_table_column(self->table, c);
-        GtkColumnViewColumn *col = make_column(self, tc->name, c);
-        gtk_column_view_column_set_visible(col, !tc->hidden);
-        gtk_column_view_append_column(view, col);
-        g_object_unref(col);
         GtkWidget *check = gtk_check_button_new_with_label(tc->name);
         gtk_check_button_set_active(GTK_CHECK_BUTTON(check), !tc->hidden);
         g_object_set_data_full(G_OBJECT(check), "key", g_strdup(keys[c]), g_free);
@@ -455,8 +436,13 @@ void tw_hparams_view_sync(TwHparamsView *self, TwDashboardData *data)
     tw_run_info *runs = g_new(tw_run_info, MAX(n, 1));
     for (int i = 0; i < n; i++)
         runs[i] = *tw_dashboard_data_run(data, n - 1 - i); /* newest first, as the run list; borrowed */
-    tw_hp_table *table = tw_hp_table_new(runs, n);
+    tw_hparams_view_set_runs(self, runs, n);
     g_free(runs);
+}
+
+void tw_hparams_view_set_runs(TwHparamsView *self, const tw_run_info *runs, int n)
+{
+    tw_hp_table *table = tw_hp_table_new(runs, n);
     char *error = NULL;
     if (tw_hp_table_set_filter(table, self->query, &error)) { /* a column the query named is gone */
         g_free(error);
@@ -465,6 +451,7 @@ void tw_hparams_view_sync(TwHparamsView *self, TwDashboardData *data)
     tw_hp_table *old = self->table;
     self->table = table;
     rebuild_columns(self);
+    relayout(self);
     GPtrArray *items = g_ptr_array_new_with_free_func(g_object_unref);
     for (int r = 0; r < n; r++)
         g_ptr_array_add(items, hp_row_new(r, tw_hp_table_run_id(table, r)));
@@ -537,35 +524,27 @@ GtkEditable *tw_hparams_view_filter_entry(TwHparamsView *self)
 
 void tw_hparams_view_sort(TwHparamsView *self, const char *column, gboolean descending)
 {
-    GListModel *columns = gtk_column_view_get_columns(GTK_COLUMN_VIEW(self->column_view));
-    for (guint i = 0; i < g_list_model_get_n_items(columns); i++) {
-        GtkColumnViewColumn *col = g_list_model_get_item(columns, i);
-        const char *key = g_object_get_data(G_OBJECT(col), "key");
-        const char *name = strchr(key, ':') ? strchr(key, ':') + 1 : NULL;
-        if (column ? !g_strcmp0(name, column) : !strcmp(key, "run"))
-            gtk_column_view_sort_by_column(GTK_COLUMN_VIEW(self->column_view), col,
-                                           descending ? GTK_SORT_DESCENDING : GTK_SORT_ASCENDING);
-        g_object_unref(col);
-    }
+    int c = column && self->table ? tw_hp_table_find_column(self->table, TW_HP_HPARAM, column) : TW_HP_NAME_COLUMN;
+    if (c < 0 && column && self->table)
+        c = tw_hp_table_find_column(self->table, TW_HP_METRIC, column);
+    if (c < TW_HP_NAME_COLUMN || (column && c < 0))
+        return;
+    self->layout.sort_column = c;
+    self->layout.descending = descending;
+    gtk_sorter_changed(GTK_SORTER(self->sorter), GTK_SORTER_CHANGE_DIFFERENT);
+    tw_hp_cells_invalidate(self->header);
 }
 
 void tw_hparams_view_set_column_visible(TwHparamsView *self, const char *column, gboolean visible)
 {
-    GListModel *columns = gtk_column_view_get_columns(GTK_COLUMN_VIEW(self->column_view));
-    for (guint i = 0; i < g_list_model_get_n_items(columns); i++) {
-        GtkColumnViewColumn *col = g_list_model_get_item(columns, i);
-        const char *key = g_object_get_data(G_OBJECT(col), "key");
-        if (strchr(key, ':') && !strcmp(strchr(key, ':') + 1, column)) {
-            gtk_column_view_column_set_visible(col, visible);
+    for (int c = 0; self->table && c < tw_hp_table_n_columns(self->table); c++) {
+        char *key = column_key(tw_hp_table_column(self->table, c));
+        if (!strcmp(tw_hp_table_column(self->table, c)->name, column)) {
             if (visible)
                 g_hash_table_remove(self->hidden, key);
             else
                 g_hash_table_add(self->hidden, g_strdup(key));
         }
-        g_object_unref(col);
-    }
-    for (int c = 0; self->table && c < tw_hp_table_n_columns(self->table); c++) {
-        char *key = column_key(tw_hp_table_column(self->table, c));
         tw_hp_table_set_hidden(self->table, c, g_hash_table_contains(self->hidden, key));
         g_free(key);
     }
@@ -576,7 +555,7 @@ void tw_hparams_view_set_column_visible(TwHparamsView *self, const char *column,
         gtk_check_button_set_active(GTK_CHECK_BUTTON(check), !g_hash_table_contains(self->hidden, key));
         g_signal_handlers_unblock_by_func(check, on_column_toggled, self);
     }
-    gtk_widget_queue_draw(self->parallel);
+    relayout(self);
 }
 
 void tw_hparams_view_set_scatter(TwHparamsView *self, const char *x, const char *y)
@@ -686,6 +665,8 @@ static void tw_hparams_view_dispose(GObject *object)
     g_clear_pointer(&self->box, gtk_widget_unparent);
     g_clear_object(&self->selection);
     g_clear_object(&self->sorted);
+    g_clear_object(&self->sorter);
+    tw_hp_layout_clear(&self->layout);
     g_clear_object(&self->filtered);
     g_clear_object(&self->store);
     g_clear_pointer(&self->table, tw_hp_table_free);
@@ -774,16 +755,34 @@ static void tw_hparams_view_init(TwHparamsView *self)
     self->filter = gtk_custom_filter_new(row_passes, self, NULL);
     self->filtered = gtk_filter_list_model_new(G_LIST_MODEL(g_object_ref(self->store)),
                                                GTK_FILTER(self->filter));
-    self->column_view = gtk_column_view_new(NULL);
-    gtk_widget_add_css_class(self->column_view, "hparams-table");
+    self->layout.sort_column = -2; /* newest first, as the run list, until a header is clicked */
+    self->sorter = gtk_custom_sorter_new(compare_rows, self, NULL);
     self->sorted = gtk_sort_list_model_new(G_LIST_MODEL(g_object_ref(self->filtered)),
-                                           g_object_ref(gtk_column_view_get_sorter(GTK_COLUMN_VIEW(self->column_view))));
+                                           GTK_SORTER(g_object_ref(self->sorter)));
     self->selection = gtk_multi_selection_new(G_LIST_MODEL(g_object_ref(self->sorted)));
-    gtk_column_view_set_model(GTK_COLUMN_VIEW(self->column_view), GTK_SELECTION_MODEL(self->selection));
-    gtk_column_view_set_show_column_separators(GTK_COLUMN_VIEW(self->column_view), TRUE);
     g_signal_connect_swapped(self->selection, "selection-changed", G_CALLBACK(on_selection_changed), self);
+    GtkListItemFactory *factory = gtk_signal_list_item_factory_new();
+    g_signal_connect(factory, "setup", G_CALLBACK(setup_row), self);
+    g_signal_connect(factory, "bind", G_CALLBACK(bind_row), NULL);
+    self->list_view = gtk_list_view_new(GTK_SELECTION_MODEL(g_object_ref(self->selection)), factory);
+    gtk_widget_add_css_class(self->list_view, "hparams-table");
+    self->header = tw_hp_cells_new(&self->layout, TRUE);
+    gtk_widget_add_css_class(self->header, "hparams-header");
+    gtk_widget_set_tooltip_text(self->header, "Click a column to sort by it; again for the other way");
+    GtkGesture *click = gtk_gesture_click_new();
+    g_signal_connect(click, "pressed", G_CALLBACK(on_header_pressed), self);
+    gtk_widget_add_controller(self->header, GTK_EVENT_CONTROLLER(click));
+    /* the rows scroll up and down under the header; both scroll sideways */
+    GtkWidget *rows = gtk_scrolled_window_new();
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(rows), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(rows), self->list_view);
+    gtk_widget_set_vexpand(rows, TRUE);
+    GtkWidget *columns = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+    gtk_box_append(GTK_BOX(columns), self->header);
+    gtk_box_append(GTK_BOX(columns), rows);
     GtkWidget *scrolled = gtk_scrolled_window_new();
-    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scrolled), self->column_view);
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scrolled), GTK_POLICY_AUTOMATIC, GTK_POLICY_NEVER);
+    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scrolled), columns);
     gtk_widget_set_vexpand(scrolled, TRUE);
     self->empty = gtk_label_new("No runs yet: the table fills in as runs record their settings and final metrics.");
     gtk_widget_add_css_class(self->empty, "dim-label");

@@ -30,6 +30,8 @@ G_DECLARE_FINAL_TYPE(TwHparamsView, tw_hparams_view, TW, HPARAMS_VIEW, GtkWidget
 GtkWidget *tw_hparams_view_new(TwRunList *runs);
 /* Rebuild the table from data's runs (after "runs-changed"). */
 void tw_hparams_view_sync(TwHparamsView *view, TwDashboardData *data);
+/* The same from runs given (newest first), for tests and the bench. */
+void tw_hparams_view_set_runs(TwHparamsView *view, const tw_run_info *runs, int n);
 const tw_hp_table *tw_hparams_view_table(TwHparamsView *view);
 
 /* The rows on screen: passing the filter, in the sorted order. */
