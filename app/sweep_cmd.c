@@ -337,6 +337,12 @@ static void print_table(const sweep *s, const char *sweep_name)
         failed += s->trials[i].status == TW_RUN_FAILED;
         stopped += s->trials[i].status == TW_RUN_STOPPED;
     }
+    bool known = false;
+    for (int i = 0; i < s->n && !known; i++)
+        known = !isnan(tw_logs_get(&s->trials[i].metrics, s->o->metric));
+    if (!known)
+        fprintf(stderr, "twb sweep: warning: no trial has the metric '%s' (name one of the table's columns with "
+                        "--metric); the trials stay in their order\n", s->o->metric);
     sorting = s;
     qsort(order, (size_t)s->n, sizeof *order, compare_trials);
     printf("\nsweep %s: %d trials, %d finished, %d stopped early, %d failed; sorted by %s (%s first)\n", sweep_name,

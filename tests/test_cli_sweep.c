@@ -181,6 +181,15 @@ static void test_grid(fixture *f, gconstpointer data)
     stored_runs_free(runs);
     twb_run_clear(&run);
 
+    /* A metric no trial has: said, the trials in their order. */
+    run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--sweep", "other", "--metric",
+                  "test_f1", NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_cmpstr(run.err, ==, "twb sweep: warning: no trial has the metric 'test_f1' (name one of the table's "
+                                 "columns with --metric); the trials stay in their order\n");
+    g_assert_nonnull(strstr(run.out, "sorted by test_f1 (lowest first)"));
+    twb_run_clear(&run);
+
     /* The same sweep name again: refused before any trial runs. */
     run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--sweep", "grid", NULL);
     g_assert_cmpint(run.exit_status, ==, 1);

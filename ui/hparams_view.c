@@ -49,6 +49,7 @@ static TwHpRow *hp_row_new(int row, gint64 id)
 struct _TwHparamsView {
     GtkWidget parent_instance;
     GtkWidget *box, *entry, *columns_button, *columns_box, *empty, *header, *list_view;
+    GtkWidget *export_error; /* why the last export failed, under the toolbar */
     tw_hp_layout layout;      /* the columns shown, read by every row (hparams_rows.h) */
     GtkCustomSorter *sorter;
     GtkWidget *parallel, *scatter, *scatter_x, *scatter_y;
@@ -611,9 +612,10 @@ static void on_export_chosen(GtkNativeDialog *dialog, int response, TwHparamsVie
         GFile *file = gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog));
         char *path = g_file_get_path(file);
         GError *error = NULL;
+        gtk_widget_set_visible(self->export_error, FALSE);
         if (path && !tw_hparams_view_export(self, what, path, &error)) {
-            gtk_widget_set_tooltip_text(self->entry, error->message);
-            g_printerr("twb: %s\n", error->message);
+            gtk_label_set_text(GTK_LABEL(self->export_error), error->message);
+            gtk_widget_set_visible(self->export_error, TRUE);
             g_error_free(error);
         }
         g_free(path);
@@ -795,6 +797,11 @@ static void tw_hparams_view_init(TwHparamsView *self)
     self->box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
     gtk_widget_set_parent(self->box, GTK_WIDGET(self));
     gtk_box_append(GTK_BOX(self->box), toolbar(self));
+    self->export_error = gtk_label_new(NULL);
+    gtk_widget_add_css_class(self->export_error, "hparams-error");
+    gtk_label_set_wrap(GTK_LABEL(self->export_error), TRUE);
+    gtk_widget_set_visible(self->export_error, FALSE);
+    gtk_box_append(GTK_BOX(self->box), self->export_error);
     gtk_box_append(GTK_BOX(self->box), self->empty);
     gtk_box_append(GTK_BOX(self->box), paned);
 }
