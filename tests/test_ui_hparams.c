@@ -352,6 +352,7 @@ static void fixture_open(fixture *f)
     gtk_window_set_child(GTK_WINDOW(f->window), view);
     gtk_window_present(GTK_WINDOW(f->window));
     wait_until(is_ready, view, 10, "the dashboard's first data");
+    tw_dashboard_view_show_tab(f->dashboard, "hparams");
     wait_rows(f, 4);
 }
 
