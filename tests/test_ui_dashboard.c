@@ -658,6 +658,14 @@ static gboolean histogram_drawn(gpointer data)
     return view && tw_histogram_view_n_drawn(TW_HISTOGRAM_VIEW(view)) == 3;
 }
 
+static gboolean all_scalars_built(gpointer data)
+{
+    char *keys = built_keys(data);
+    gboolean all = !strcmp(keys, "epoch/loss,lr,train/accuracy,train/loss,validation/loss");
+    g_free(keys);
+    return all && tw_tag_sections_settled(data);
+}
+
 static void test_tag_groups(void)
 {
     fixture f;
@@ -670,6 +678,9 @@ static void test_tag_groups(void)
         write_histogram(w, "weights/dense/kernel", step * 10);
     g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
     fixture_show(&f);
+    /* every tag its own chart (validation/loss would join epoch/loss's) */
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(find_named(f.view, "pair-validation")), FALSE);
+    wait_until(all_scalars_built, sections(&f, "scalars"), 10, "validation/loss's own chart");
 
     /* Groups alphabetical, tags alphabetical within; all on screen built. */
     TwTagSections *scalars = sections(&f, "scalars");

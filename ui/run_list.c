@@ -404,6 +404,7 @@ static void ask_for(TwRunList *list, TwRunItem *item, tw_run_edit_kind kind)
     gtk_widget_set_name(a->window, "run-edit-window");
     gtk_window_set_title(GTK_WINDOW(a->window), titles[kind]);
     gtk_window_set_modal(GTK_WINDOW(a->window), TRUE);
+    gtk_window_set_default_size(GTK_WINDOW(a->window), 380, -1);
     GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(list));
     if (GTK_IS_WINDOW(root))
         gtk_window_set_transient_for(GTK_WINDOW(a->window), GTK_WINDOW(root));
