@@ -15,10 +15,15 @@
  * epoch a trial stops when its best monitored value (val_loss with a
  * validation split, else loss) so far is worse than the median of the
  * earlier trials' running means of it up to the same epoch; the run ends
- * "stopped" with the rule's numbers in its notes. */
+ * "stopped" with the rule's numbers in its notes.
+ *
+ * Ctrl+C (or SIGTERM, SIGHUP) stops as `twb train` does: the running trial
+ * after its step, its run "stopped"; the trials left are not run, and the
+ * table shows those that were. */
 #include "sweep_cmd.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +59,23 @@ typedef struct {
     trial *trials;
     int n, current;
 } sweep;
+
+/* As train_cmd.c's: a stop signal stops after the step; a second one ends
+ * the process at once. */
+static volatile sig_atomic_t stop_requested;
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void on_stop_signal(int sig)
+{
+    stop_requested = 1;
+    signal(sig, SIG_DFL);
+}
+
+static void catch_stop_signals(bool on)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(stop_signals); i++)
+        signal(stop_signals[i], on ? on_stop_signal : SIG_DFL);
+}
 
 static int usage(const char *fmt, const char *arg)
 {
@@ -243,9 +265,15 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
     tw_callback own = {.on_epoch_end = on_epoch_end, .user_data = s};
     tw_history *h = NULL;
     if (!rc) {
-        tw_fit_options fit = twb_train_session_fit_options(&session, &own, NULL);
+        tw_fit_options fit = twb_train_session_fit_options(&session, &own, &stop_requested);
         h = tw_model_fit(model, x, data->y, &fit);
         rc = h ? 0 : -1;
+    }
+    if (h && h->stopped_early && stop_requested) {
+        t->status = TW_RUN_STOPPED;
+        g_free(t->reason);
+        t->reason = g_strdup_printf("stopped by a signal (Ctrl+C) at epoch %d, step %lld", h->resume_epoch + 1,
+                                    (long long)h->resume_step + 1);
     }
     tw_logs test = {0};
     if (!rc)
@@ -305,8 +333,10 @@ static void print_trial_line(const sweep *s, const trial *t)
     else {
         for (int i = 0; i < t->metrics.n; i++)
             printf("  %s %.4f", t->metrics.names[i], t->metrics.values[i]);
-        if (t->status == TW_RUN_STOPPED)
+        if (t->status == TW_RUN_STOPPED && !stop_requested)
             printf("  (stopped after epoch %d by the median rule)", t->epochs);
+        else if (t->status == TW_RUN_STOPPED)
+            printf("  (%s)", t->reason);
     }
     printf("  (%.1f s)\n", t->seconds);
     fflush(stdout);
@@ -451,11 +481,18 @@ static int run_sweep(sweep_options *o)
         printf("sweep %s: %d trials of %s on %s into %s\n", sweep_name, s.n, o->model_path, data.description,
                o->base.logdb);
         fflush(stdout);
-        for (s.current = 0; s.current < s.n; s.current++) {
+        catch_stop_signals(true);
+        for (s.current = 0; s.current < s.n && !stop_requested; s.current++) {
             run_trial(&s, &data, sweep_name);
             print_trial_line(&s, &s.trials[s.current]);
         }
+        catch_stop_signals(false);
+        int planned = s.n;
+        s.n = s.current; /* the table shows the trials that ran */
+        if (s.n < planned)
+            printf("\nsweep %s stopped: %d of %d trials ran\n", sweep_name, s.n, planned);
         print_table(&s, sweep_name);
+        s.n = planned;
     }
     twb_data_clear(&data);
     for (int i = 0; i < s.n; i++) {

@@ -3,14 +3,18 @@
  * its reason, the sweep going on), the final table sorted by the metric,
  * each trial a run tagged with the sweep and holding its settings and final
  * metrics; random search drawing inside its ranges, the same draws again;
- * the median stopping rule; specifications refused with their message. */
+ * the median stopping rule; Ctrl+C; specifications refused with their
+ * message. */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "scratch_tree.h"
 #include "twb_run.h"
@@ -73,6 +77,7 @@ static GArray *stored_runs(const char *logdb)
 {
     sqlite3 *db = NULL;
     g_assert_cmpint(sqlite3_open_v2(logdb, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+    sqlite3_busy_timeout(db, 10000); /* a sweep may be creating the file */
     sqlite3_stmt *stmt = NULL;
     g_assert_cmpint(sqlite3_prepare_v2(db,
                                        "SELECT name, status, sweep, failure_reason, notes, hparams_json, metrics_json "
@@ -262,6 +267,64 @@ static void test_median_stop(fixture *f, gconstpointer data)
     twb_run_clear(&run);
 }
 
+/* ---- Ctrl+C -------------------------------------------------------------------------- */
+/* Runs in the file; 0 while it is missing or not made yet. */
+static int count_runs(const char *logdb)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *stmt = NULL;
+    int n = 0;
+    if (g_file_test(logdb, G_FILE_TEST_EXISTS) &&
+        sqlite3_open_v2(logdb, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_busy_timeout(db, 10000) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM runs", -1, &stmt, NULL) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW)
+        n = sqlite3_column_int(stmt, 0);
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return n;
+}
+
+/* A stop signal stops the running trial (its run "stopped", saying why)
+ * and runs no other; the table shows the trial that ran. */
+static void test_interrupt(fixture *f, gconstpointer data)
+{
+    const char *argv[] = {g_getenv("TWB"), "sweep", f->model, "--data", "blobs", "--logdb", f->logdb,
+                          "--learning-rate", "1e-3,2e-3,3e-3", "--epochs", "3000", "--sweep", "stop", NULL};
+    GPid pid;
+    int out_fd;
+    GError *error = NULL;
+    g_assert_true(g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
+                                           NULL, &out_fd, NULL, &error));
+    g_assert_no_error(error);
+    /* the first trial under way (3000 epochs: a minute or more, should the
+     * test fail and leave it running) */
+    for (int i = 0; i < 600 && count_runs(f->logdb) < 1; i++)
+        g_usleep(50000);
+    g_usleep(300000);
+    kill(pid, SIGINT);
+    int status;
+    g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+    g_spawn_close_pid(pid);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+    GString *out = g_string_new(NULL);
+    char buffer[4096];
+    for (ssize_t n; (n = read(out_fd, buffer, sizeof buffer)) > 0;)
+        g_string_append_len(out, buffer, n);
+    close(out_fd);
+    g_assert_nonnull(strstr(out->str, "trial 1/3 stop-1  learning_rate=0.001"));
+    g_assert_nonnull(strstr(out->str, "sweep stop stopped: 1 of 3 trials ran"));
+    g_assert_nonnull(strstr(out->str, "sweep stop: 1 trials, 0 finished, 1 stopped early, 0 failed"));
+    g_string_free(out, TRUE);
+    GArray *runs = stored_runs(f->logdb);
+    g_assert_cmpint(runs->len, ==, 1);
+    stored_run *r = &g_array_index(runs, stored_run, 0);
+    g_assert_cmpstr(r->status, ==, "stopped");
+    g_assert_true(g_str_has_prefix(r->notes, "stopped by a signal (Ctrl+C) at epoch "));
+    stored_runs_free(runs);
+}
+
 /* ---- bad specifications ------------------------------------------------------------ */
 static void test_bad_specs(fixture *f, gconstpointer data)
 {
@@ -323,6 +386,7 @@ int main(int argc, char **argv)
     ADD("grid", test_grid);
     ADD("random", test_random);
     ADD("median-stop", test_median_stop);
+    ADD("interrupt", test_interrupt);
     ADD("bad-specs", test_bad_specs);
     return g_test_run();
 }
