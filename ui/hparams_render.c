@@ -52,7 +52,10 @@ void tw_hp_render_parallel(cairo_t *cr, int width, int height, const tw_hp_plot 
     tw_render_background(cr, width, height, &style);
     ncolumns = MIN(ncolumns, TW_HP_MAX_AXES);
     if (ncolumns < 1 || plot->nrows == 0) {
-        tw_render_note(cr, width, height, ncolumns < 1 ? "No columns to plot" : "No runs pass the filter", &style);
+        const char *note = !plot->table || tw_hp_table_n_rows(plot->table) == 0 ? "No runs yet"
+                           : ncolumns < 1 ? "No columns whose values differ"
+                                          : "No runs pass the filter";
+        tw_render_note(cr, width, height, note, &style);
         return;
     }
     double top = MARGIN_TOP, bottom = height - MARGIN_BOTTOM;
