@@ -508,10 +508,9 @@ static void menu_add(GMenu *menu, const char *label, const char *action, gint64 
     g_object_unref(entry);
 }
 
-/* Right-click on a row: the run's menu. */
-static void on_row_pressed(GtkGestureClick *gesture, int n_press, double x, double y, gpointer data)
+/* The run's menu at (x, y) in the row. */
+static void popup_row_menu(GtkWidget *row, double x, double y)
 {
-    GtkWidget *row = gtk_event_controller_get_widget(GTK_EVENT_CONTROLLER(gesture));
     GtkListItem *list_item = g_object_get_data(G_OBJECT(row), "list-item");
     TwRunItem *item = list_item ? gtk_list_item_get_item(list_item) : NULL;
     if (!item)
@@ -529,6 +528,19 @@ static void on_row_pressed(GtkGestureClick *gesture, int n_press, double x, doub
     gtk_popover_popup(GTK_POPOVER(popover));
 }
 
+/* Right-click on a row. */
+static void on_row_pressed(GtkGestureClick *gesture, int n_press, double x, double y, gpointer data)
+{
+    popup_row_menu(gtk_event_controller_get_widget(GTK_EVENT_CONTROLLER(gesture)), x, y);
+}
+
+/* Shift+F10 or the Menu key with the focus in a row (its check box). */
+static gboolean on_row_menu_key(GtkWidget *row, GVariant *args, gpointer data)
+{
+    popup_row_menu(row, 24, gtk_widget_get_height(row) / 2.0);
+    return TRUE;
+}
+
 static void add_row_menu(GtkWidget *row)
 {
     GtkWidget *popover = gtk_popover_menu_new_from_model(NULL);
@@ -540,6 +552,12 @@ static void add_row_menu(GtkWidget *row)
     gtk_gesture_single_set_button(GTK_GESTURE_SINGLE(click), GDK_BUTTON_SECONDARY);
     g_signal_connect(click, "pressed", G_CALLBACK(on_row_pressed), NULL);
     gtk_widget_add_controller(row, GTK_EVENT_CONTROLLER(click));
+    GtkEventController *keys = gtk_shortcut_controller_new();
+    gtk_shortcut_controller_add_shortcut(
+        GTK_SHORTCUT_CONTROLLER(keys),
+        gtk_shortcut_new(gtk_shortcut_trigger_parse_string("<Shift>F10|Menu"),
+                         gtk_callback_action_new(on_row_menu_key, NULL, NULL)));
+    gtk_widget_add_controller(row, keys);
 }
 
 static GtkWidget *edit_bar(TwRunList *list)
