@@ -92,6 +92,7 @@ FUZZ_TARGETS += keras_functional
 FUZZ_TARGETS += tfrecord tb_event
 FUZZ_TARGETS += graph_view
 FUZZ_TARGETS += designer_doc
+FUZZ_TARGETS += sweep_spec
 FUZZ_PACKAGES := clang libclang-rt-14-dev libomp-14-dev
 BUILD_FUZZ := build-fuzz
 

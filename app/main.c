@@ -20,6 +20,7 @@
 #include "import_tb_cmd.h"
 #include "run_graph_cmd.h"
 #include "runs_cmd.h"
+#include "sweep_cmd.h"
 #include "screenshot_cmd.h"
 #include "save_cmd.h"
 #include "summary_cmd.h"
@@ -76,6 +77,19 @@ static void print_help(FILE *out)
           "                   model that cannot be traced, such as one with Dropout)\n"
           "                   and with --logdb stores it as graph/train_step and the\n"
           "                   time of each node over 50 steps as profile/train_step\n"
+          "  sweep MODEL.json --data ... --logdb FILE [--learning-rate 1e-3,3e-3,1e-2]\n"
+          "        [--batch-size 32,64] [--optimizer adam,sgd] [--epochs N,...]\n"
+          "        [--seed S,...] [--trials N] [--random] [--sweep NAME]\n"
+          "        [--metric test_loss|test_accuracy|...] [--median-stop]\n"
+          "        [--validation-split F] [--loss NAME] [--labels FILE]\n"
+          "                   train one trial after another, each a run NAME-K in\n"
+          "                   the run database tagged with the sweep: the grid of\n"
+          "                   every combination, or with --random N draws (a range\n"
+          "                   MIN:MAX draws the learning rate log-uniform, whole\n"
+          "                   numbers uniform); a line per trial, then a table sorted\n"
+          "                   by the metric; a failed trial is recorded and the sweep\n"
+          "                   goes on; --median-stop stops a trial whose best loss is\n"
+          "                   worse than the median of the earlier trials' means\n"
           "  evaluate MODEL.json --checkpoint FILE --data ... [--json]\n"
           "                   loss and accuracy of trained weights on the test set\n"
           "                   (or the data when it has none)\n"
@@ -113,6 +127,7 @@ static void print_help(FILE *out)
           "  -V, --version    show the version and the BLAS library in use\n"
           "  --screenshot FILE.png [--view designer|dashboard|graph] [--model FILE]\n"
           "        [--logdb FILE] [--size WxH]\n"
+          "        [--tab scalars|histograms|distributions|hparams]\n"
           "                   write the window as it would appear at that size\n"
           "                   (default 1280x800) as a PNG, and exit; the dark style\n"
           "                   with GTK_THEME=Adwaita:dark\n",
@@ -328,6 +343,8 @@ int main(int argc, char **argv)
         return twb_save_command(argc - 2, argv + 2);
     if (strcmp(command, "runs") == 0)
         return twb_runs_command(argc - 2, argv + 2);
+    if (strcmp(command, "sweep") == 0)
+        return twb_sweep_command(argc - 2, argv + 2);
     if (strcmp(command, "trace") == 0)
         return twb_trace_command(argc - 2, argv + 2);
     if (strcmp(command, "import-tensorboard") == 0)

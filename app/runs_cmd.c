@@ -299,6 +299,8 @@ static void print_run(tw_run_store *store, const tw_run_info *run)
     printf("status:   %s\n", tw_run_status_name(run->status));
     if (run->failure_reason)
         printf("reason:   %s\n", run->failure_reason);
+    if (run->sweep)
+        printf("sweep:    %s\n", run->sweep);
     printf("started:  %s\n", started);
     if (!isnan(run->end_time))
         printf("ended:    %s\n", ended);

@@ -26,6 +26,7 @@
 typedef struct {
     const char *output, *view, *model, *logdb;
     int width, height;
+    const char *tab; /* the dashboard's tab (--tab hparams) */
 } shot_options;
 
 typedef struct {
@@ -106,8 +107,8 @@ static const char *option_value(int argc, char **argv, int *i, const char *name,
 
 static int parse(int argc, char **argv, shot_options *o)
 {
-    static const char *const names[] = {"--screenshot", "--view", "--model", "--logdb", "--size"};
-    const char **targets[] = {&o->output, &o->view, &o->model, &o->logdb, NULL};
+    static const char *const names[] = {"--screenshot", "--view", "--model", "--logdb", "--size", "--tab"};
+    const char **targets[] = {&o->output, &o->view, &o->model, &o->logdb, NULL, &o->tab};
     const char *size = NULL;
     for (int i = 0; i < argc; i++) {
         size_t k = 0;
@@ -121,7 +122,7 @@ static int parse(int argc, char **argv, shot_options *o)
             return usage(argv[i][0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", argv[i]);
         if (value[0] == '\0')
             return usage("option '%s' needs a value", names[k - 1]);
-        const char **target = targets[k - 1] ? targets[k - 1] : &size;
+        const char **target = k - 1 != 4 ? targets[k - 1] : &size;
         if (*target)
             return usage("option '%s' given twice", names[k - 1]);
         *target = value;
@@ -213,6 +214,8 @@ static gboolean take(gpointer data)
 
 static void on_map(GtkWidget *window, shot *s);
 
+static GtkWidget *find_type(GtkWidget *widget, GType type);
+
 /* A window for the model at the size asked for plus extra. */
 static void open_window(shot *s, int extra_width, int extra_height)
 {
@@ -223,6 +226,9 @@ static void open_window(shot *s, int extra_width, int extra_height)
         tw_window_show_view(s->win, s->options.view);
     if (s->options.logdb)
         tw_window_set_logdb(s->win, s->options.logdb);
+    GtkWidget *dashboard = s->options.tab ? find_type(GTK_WIDGET(s->win), TW_TYPE_DASHBOARD_VIEW) : NULL;
+    if (dashboard)
+        tw_dashboard_view_show_tab(TW_DASHBOARD_VIEW(dashboard), s->options.tab);
     g_signal_connect(s->win, "map", G_CALLBACK(on_map), s);
     gtk_window_present(GTK_WINDOW(s->win));
 }

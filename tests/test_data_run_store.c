@@ -332,10 +332,10 @@ static void test_newer_file(fixture *f, gconstpointer data)
 {
     tw_run_store_close(open_store(f->path, 0));
     sqlite3 *db = raw_open(f->path);
-    exec(db, "PRAGMA user_version = 3");
+    exec(db, "PRAGMA user_version = 4");
     sqlite3_close(db);
     GBytes *before = file_bytes(f->path);
-    char *message = g_strdup_printf("%s: written by a newer Tensor Workbench (schema 3; this one reads up to 2)",
+    char *message = g_strdup_printf("%s: written by a newer Tensor Workbench (schema 4; this one reads up to 3)",
                                     f->path);
     assert_open_fails(f->path, 0, message);
     assert_open_fails(f->path, TW_STORE_READ_ONLY, message);
@@ -415,18 +415,18 @@ static void test_not_sqlite(fixture *f, gconstpointer data)
 
 /* ---- migrations ----------------------------------------------------------- */
 
-static int add_color_column(sqlite3 *db, const char *path)
+static int add_shade_column(sqlite3 *db, const char *path)
 {
-    return tw__store_exec(db, path, "ALTER TABLE runs ADD COLUMN color TEXT NOT NULL DEFAULT 'blue'");
+    return tw__store_exec(db, path, "ALTER TABLE runs ADD COLUMN shade TEXT NOT NULL DEFAULT 'blue'");
 }
 
 static int failing_step(sqlite3 *db, const char *path)
 {
     tw__store_exec(db, path, "CREATE TABLE half_done (a)");
-    return tw_error_set("%s: the step to schema 4 failed", path);
+    return tw_error_set("%s: the step to schema 5 failed", path);
 }
 
-/* A version-3 step on top of the real schema: runs once, in a transaction;
+/* A version-4 step on top of the real schema: runs once, in a transaction;
  * a failing step leaves the file at its version with nothing of it. */
 static void test_migrations(fixture *f, gconstpointer data)
 {
@@ -435,24 +435,24 @@ static void test_migrations(fixture *f, gconstpointer data)
     tw_run_store_close(store);
 
     sqlite3 *db = raw_open(f->path);
-    const tw_migration steps[] = {NULL, NULL, add_color_column, failing_step};
-    g_assert_cmpint(tw__store_migrate(db, f->path, steps, 3), ==, 0);
-    g_assert_cmpint(query_int(db, "PRAGMA user_version", 0), ==, 3);
-    g_assert_cmpint(query_int(db, "SELECT count(*) FROM runs WHERE name = 'kept' AND color = 'blue'", 0), ==, 1);
-    g_assert_cmpint(tw__store_migrate(db, f->path, steps, 3), ==, 0); /* nothing to do */
+    const tw_migration steps[] = {NULL, NULL, NULL, add_shade_column, failing_step};
+    g_assert_cmpint(tw__store_migrate(db, f->path, steps, 4), ==, 0);
+    g_assert_cmpint(query_int(db, "PRAGMA user_version", 0), ==, 4);
+    g_assert_cmpint(query_int(db, "SELECT count(*) FROM runs WHERE name = 'kept' AND shade = 'blue'", 0), ==, 1);
+    g_assert_cmpint(tw__store_migrate(db, f->path, steps, 4), ==, 0); /* nothing to do */
 
-    g_assert_cmpint(tw__store_migrate(db, f->path, steps, 4), ==, -1);
-    char *message = g_strdup_printf("%s: the step to schema 4 failed", f->path);
+    g_assert_cmpint(tw__store_migrate(db, f->path, steps, 5), ==, -1);
+    char *message = g_strdup_printf("%s: the step to schema 5 failed", f->path);
     g_assert_cmpstr(tw_last_error(), ==, message);
     g_free(message);
-    g_assert_cmpint(query_int(db, "PRAGMA user_version", 0), ==, 3);
+    g_assert_cmpint(query_int(db, "PRAGMA user_version", 0), ==, 4);
     g_assert_cmpint(query_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'half_done'", 0), ==, 0);
     g_assert_cmpint(sqlite3_get_autocommit(db), ==, 1);
 
     /* A file newer than the steps known. */
-    const tw_migration two_steps[] = {NULL, NULL};
-    g_assert_cmpint(tw__store_migrate(db, f->path, two_steps, 2), ==, -1);
-    message = g_strdup_printf("%s: written by a newer Tensor Workbench (schema 3; this one reads up to 2)", f->path);
+    const tw_migration three_steps[] = {NULL, NULL, NULL};
+    g_assert_cmpint(tw__store_migrate(db, f->path, three_steps, 3), ==, -1);
+    message = g_strdup_printf("%s: written by a newer Tensor Workbench (schema 4; this one reads up to 3)", f->path);
     g_assert_cmpstr(tw_last_error(), ==, message);
     g_free(message);
     sqlite3_close(db);
@@ -626,7 +626,9 @@ static void test_schema_1_file(fixture *f, gconstpointer data)
 {
     tw_run_store *store = open_store(f->path, 0);
     add_finished_run(store->db, "old", 1);
-    exec(store->db, "ALTER TABLE runs DROP COLUMN failure_reason; PRAGMA user_version = 1");
+    exec(store->db, "ALTER TABLE runs DROP COLUMN failure_reason; ALTER TABLE runs DROP COLUMN color; "
+                    "ALTER TABLE runs DROP COLUMN pinned; ALTER TABLE runs DROP COLUMN sweep; "
+                    "ALTER TABLE runs DROP COLUMN trashed_at; PRAGMA user_version = 1");
     tw_run_store_close(store);
 
     store = open_store(f->path, TW_STORE_READ_ONLY);
@@ -640,12 +642,16 @@ static void test_schema_1_file(fixture *f, gconstpointer data)
     tw_run_store_close(store);
 
     store = open_store(f->path, 0);
-    g_assert_cmpint(query_int(store->db, "PRAGMA user_version", 0), ==, 2);
+    g_assert_cmpint(query_int(store->db, "PRAGMA user_version", 0), ==, 3);
     exec(store->db, "UPDATE runs SET status = 'failed', failure_reason = 'the loss is NaN'");
     tw_run_info run;
     g_assert_cmpint(tw_run_store_get_run(store, "old", &run), ==, 0);
     g_assert_cmpstr(run.failure_reason, ==, "the loss is NaN");
+    g_assert_null(run.color);
+    g_assert_false(run.pinned);
+    g_assert_null(run.sweep);
     tw_run_info_clear(&run);
+    g_assert_cmpint(tw_run_store_set_pinned(store, "old", true), ==, 0);
     tw_run_store_close(store);
 }
 
@@ -756,6 +762,89 @@ static void test_runs(fixture *f, gconstpointer data)
     g_assert_cmpint(tw_run_store_list_runs(store, &runs, &n), ==, 0);
     g_assert_cmpint(n, ==, 2);
     tw_run_info_free(runs, n);
+    tw_run_store_close(store);
+}
+
+/* Colour, pin, sweep and the trash; a file of schema 2 read as it is. */
+static void test_run_management(fixture *f, gconstpointer data)
+{
+    tw_run_store *store = open_store(f->path, 0);
+    add_full_run(store->db, "a", 100);
+    add_full_run(store->db, "b", 200);
+    g_assert_cmpint(tw_run_store_set_color(store, "a", "#12aBcd"), ==, 0);
+    g_assert_cmpint(tw_run_store_set_pinned(store, "a", true), ==, 0);
+    g_assert_cmpint(tw_run_store_set_sweep(store, "b", "lr-sweep"), ==, 0);
+    g_assert_cmpint(tw_run_store_set_color(store, "a", "red"), ==, -1);
+    char *message = g_strdup_printf("%s: cannot colour run 'a': 'red' is not a colour of the form #rrggbb", f->path);
+    g_assert_cmpstr(tw_last_error(), ==, message);
+    g_free(message);
+    g_assert_cmpint(tw_run_store_set_color(store, "a", "#12345"), ==, -1);
+    g_assert_cmpint(tw_run_store_set_color(store, "c", "#123456"), ==, -1);
+    message = g_strdup_printf("%s: no run named 'c'", f->path);
+    g_assert_cmpstr(tw_last_error(), ==, message);
+    g_assert_cmpint(tw_run_store_set_pinned(store, "c", true), ==, -1);
+    g_assert_cmpstr(tw_last_error(), ==, message);
+    g_free(message);
+
+    tw_run_info *runs = NULL;
+    int n = 0;
+    g_assert_cmpint(tw_run_store_list_runs(store, &runs, &n), ==, 0);
+    g_assert_cmpint(n, ==, 2);
+    g_assert_cmpstr(runs[0].color, ==, "#12aBcd");
+    g_assert_true(runs[0].pinned);
+    g_assert_null(runs[0].sweep);
+    g_assert_null(runs[1].color);
+    g_assert_false(runs[1].pinned);
+    g_assert_cmpstr(runs[1].sweep, ==, "lr-sweep");
+    tw_run_info_free(runs, n);
+    g_assert_cmpint(tw_run_store_set_color(store, "a", ""), ==, 0);
+    g_assert_cmpint(tw_run_store_set_pinned(store, "a", false), ==, 0);
+    tw_run_info run;
+    g_assert_cmpint(tw_run_store_get_run(store, "a", &run), ==, 0);
+    g_assert_null(run.color);
+    g_assert_false(run.pinned);
+    tw_run_info_clear(&run);
+
+    /* The trash: out of the lists, back with undo, gone when emptied. */
+    g_assert_cmpint(tw_run_store_trash_run(store, "a"), ==, 0);
+    g_assert_cmpint(tw_run_store_list_runs(store, &runs, &n), ==, 0);
+    g_assert_cmpint(n, ==, 1);
+    g_assert_cmpstr(runs[0].name, ==, "b");
+    tw_run_info_free(runs, n);
+    g_assert_cmpint(tw_run_store_get_run(store, "a", &run), ==, -1);
+    g_assert_cmpint(tw_run_store_trash_run(store, "a"), ==, -1);
+    g_assert_cmpint(tw_run_store_untrash_run(store, "a"), ==, 0);
+    g_assert_cmpint(tw_run_store_untrash_run(store, "a"), ==, -1);
+    message = g_strdup_printf("%s: no run named 'a' in the trash", f->path);
+    g_assert_cmpstr(tw_last_error(), ==, message);
+    g_free(message);
+    g_assert_cmpint(tw_run_store_get_run(store, "a", &run), ==, 0);
+    tw_run_info_clear(&run);
+    g_assert_cmpint(tw_run_store_trash_run(store, "b"), ==, 0);
+    int emptied = -1;
+    g_assert_cmpint(tw_run_store_empty_trash(store, &emptied), ==, 0);
+    g_assert_cmpint(emptied, ==, 1);
+    g_assert_cmpint(query_int(store->db, "SELECT count(*) FROM runs", 0), ==, 1);
+    g_assert_cmpint(query_int(store->db, "SELECT count(*) FROM tags", 0), ==, 3); /* b's went with it */
+    add_run(store->db, "live", "running", 300, tw__store_host(), getpid(), tw__process_start_time(getpid()));
+    g_assert_cmpint(tw_run_store_trash_run(store, "live"), ==, -1);
+    g_assert_nonnull(strstr(tw_last_error(), "is still being written"));
+
+    /* A schema-2 file read as it is: no colours, pins, sweeps nor trash. */
+    exec(store->db, "ALTER TABLE runs DROP COLUMN color; ALTER TABLE runs DROP COLUMN pinned; "
+                    "ALTER TABLE runs DROP COLUMN sweep; ALTER TABLE runs DROP COLUMN trashed_at; "
+                    "PRAGMA user_version = 2");
+    tw_run_store_close(store);
+    store = open_store(f->path, TW_STORE_READ_ONLY);
+    g_assert_cmpint(tw_run_store_list_runs(store, &runs, &n), ==, 0);
+    g_assert_cmpint(n, ==, 2);
+    g_assert_null(runs[0].color);
+    g_assert_false(runs[0].pinned);
+    tw_run_info_free(runs, n);
+    g_assert_cmpint(tw_run_store_empty_trash(store, NULL), ==, -1);
+    tw_run_store_close(store);
+    store = open_store(f->path, 0); /* migrated */
+    g_assert_cmpint(tw_run_store_set_color(store, "a", "#ffffff"), ==, 0);
     tw_run_store_close(store);
 }
 
@@ -1402,6 +1491,7 @@ int main(int argc, char **argv)
     ADD("damaged-chunk-names-file", test_damaged_chunk_names_file);
     ADD("schema-1-file", test_schema_1_file);
     ADD("runs", test_runs);
+    ADD("run-management", test_run_management);
     ADD("tags", test_tags);
     ADD("read-scalars", test_read_scalars);
     ADD("end-and-range", test_end_and_range);

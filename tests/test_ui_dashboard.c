@@ -329,6 +329,196 @@ static void test_runs(void)
     fixture_close(&f);
 }
 
+/* ---- managing runs ---------------------------------------------------------------- */
+static GtkWidget *edit_window(void)
+{
+    GListModel *toplevels = gtk_window_get_toplevels();
+    GtkWidget *found = NULL;
+    for (guint i = 0; i < g_list_model_get_n_items(toplevels) && !found; i++) {
+        GtkWidget *w = g_list_model_get_item(toplevels, i);
+        if (!g_strcmp0(gtk_widget_get_name(w), "run-edit-window"))
+            found = w;
+        g_object_unref(w);
+    }
+    return found;
+}
+
+static void click_button(GtkWidget *root, const char *label)
+{
+    GPtrArray *buttons = g_ptr_array_new();
+    GtkWidget *hit = NULL;
+    collect_class(root, "text-button", buttons);
+    for (guint i = 0; i < buttons->len && !hit; i++)
+        if (!g_strcmp0(gtk_button_get_label(buttons->pdata[i]), label))
+            hit = buttons->pdata[i];
+    g_ptr_array_free(buttons, TRUE);
+    g_assert_nonnull(hit);
+    g_signal_emit_by_name(hit, "clicked");
+}
+
+static gboolean run_pinned_in_file(gpointer data)
+{
+    fixture *f = data;
+    for (int i = 0; i < tw_dashboard_data_n_runs(f->data); i++)
+        if (tw_dashboard_data_run(f->data, i)->pinned)
+            return TRUE;
+    return FALSE;
+}
+
+/* Rename, notes, colour, pin and delete with undo from the run list, a
+ * failed run's reason on its row, and the trash emptied as the window
+ * closes. */
+static void test_run_management(void)
+{
+    fixture f;
+    fixture_init(&f);
+    write_run(f.logdb, "old", TW_RUN_FINISHED);
+    tw_summary_writer *w = open_run(f.logdb, "broken");
+    write_scalars(w, "train/loss", 3);
+    g_assert_cmpint(tw_summary_writer_close_with_reason(w, TW_RUN_FAILED, "fit: epoch 1: the loss is NaN"), ==, 0);
+    write_run(f.logdb, "newest", TW_RUN_FINISHED);
+    fixture_show(&f);
+    wait_rows(&f, "run-name", "newest,broken,old");
+    wait_rows(&f, "run-reason", "fit: epoch 1: the loss is NaN");
+
+    /* Pin: on top, marked. */
+    gtk_widget_activate_action(GTK_WIDGET(f.runs), "runs.pin", "x", run_id(&f, "old"));
+    wait_rows(&f, "run-name", "old,newest,broken");
+    wait_rows(&f, "run-pinned", "· pinned");
+    g_assert_true(run_pinned_in_file(&f));
+
+    /* Rename through its window. */
+    gtk_widget_activate_action(GTK_WIDGET(f.runs), "runs.rename", "x", run_id(&f, "newest"));
+    GtkWidget *win = edit_window();
+    g_assert_nonnull(win);
+    gtk_editable_set_text(GTK_EDITABLE(find_type(win, GTK_TYPE_ENTRY)), "renamed");
+    click_button(win, "_Rename");
+    wait_rows(&f, "run-name", "old,renamed,broken");
+    g_assert_null(edit_window());
+
+    /* A rename to a name taken: the store's message in the bar. */
+    gtk_widget_activate_action(GTK_WIDGET(f.runs), "runs.rename", "x", run_id(&f, "renamed"));
+    gtk_editable_set_text(GTK_EDITABLE(find_type(edit_window(), GTK_TYPE_ENTRY)), "old");
+    click_button(edit_window(), "_Rename");
+    char *message = g_strdup_printf("%s: cannot rename run 'renamed': a run named 'old' exists already", f.logdb);
+    wait_rows(&f, "run-edit-message", message);
+    g_free(message);
+
+    /* Notes and colour. */
+    gtk_widget_activate_action(GTK_WIDGET(f.runs), "runs.notes", "x", run_id(&f, "broken"));
+    GtkTextView *text = GTK_TEXT_VIEW(find_type(edit_window(), GTK_TYPE_TEXT_VIEW));
+    gtk_text_buffer_set_text(gtk_text_view_get_buffer(text), "learning rate too high", -1);
+    click_button(edit_window(), "_Save");
+    gint64 broken = run_id(&f, "broken");
+    gtk_widget_activate_action(GTK_WIDGET(f.runs), "runs.color", "x", broken);
+    gtk_color_chooser_set_rgba(GTK_COLOR_CHOOSER(find_type(edit_window(), GTK_TYPE_COLOR_CHOOSER_WIDGET)),
+                               &(GdkRGBA){1, 0, 0, 1});
+    click_button(edit_window(), "_Save");
+    for (gboolean done = FALSE; !done;) {
+        g_main_context_iteration(NULL, TRUE);
+        tw_rgb c = tw_run_list_color(f.runs, broken);
+        done = c.r == 1 && c.g == 0 && c.b == 0;
+    }
+    const tw_run_info *run = NULL;
+    for (int i = 0; i < tw_dashboard_data_n_runs(f.data); i++)
+        if (tw_dashboard_data_run(f.data, i)->id == broken)
+            run = tw_dashboard_data_run(f.data, i);
+    g_assert_cmpstr(run->notes, ==, "learning rate too high");
+    g_assert_cmpstr(run->color, ==, "#ff0000");
+
+    /* Delete, undo, delete again. */
+    gtk_widget_activate_action(GTK_WIDGET(f.runs), "runs.delete", "x", broken);
+    wait_rows(&f, "run-name", "old,renamed");
+    wait_rows(&f, "run-edit-message", "Deleted “broken”.");
+    gtk_widget_activate_action(GTK_WIDGET(f.runs), "runs.undo", NULL);
+    wait_rows(&f, "run-name", "old,renamed,broken");
+    gtk_widget_activate_action(GTK_WIDGET(f.runs), "runs.delete", "x", run_id(&f, "broken"));
+    wait_rows(&f, "run-name", "old,renamed");
+
+    /* Closing the window deletes the trash for good. */
+    gtk_window_destroy(GTK_WINDOW(f.window));
+    spin(0.05);
+    tw_run_store *store = tw_run_store_open(f.logdb, TW_STORE_READ_ONLY);
+    tw_run_info *runs = NULL;
+    int n = 0;
+    g_assert_cmpint(tw_run_store_list_runs(store, &runs, &n), ==, 0);
+    g_assert_cmpint(n, ==, 2);
+    tw_run_info_free(runs, n);
+    tw_run_store_close(store);
+    store = tw_run_store_open(f.logdb, 0);
+    int emptied = -1;
+    g_assert_cmpint(tw_run_store_empty_trash(store, &emptied), ==, 0);
+    g_assert_cmpint(emptied, ==, 0);
+    tw_run_store_close(store);
+    f.window = gtk_window_new(); /* fixture_close destroys one */
+    fixture_close(&f);
+}
+
+/* A tag's id as the store has it. */
+static gint64 find_tag_in(const char *logdb, gint64 run, const char *tag)
+{
+    tw_run_store *store = tw_run_store_open(logdb, TW_STORE_READ_ONLY);
+    g_assert_nonnull(store);
+    gint64 id = tw_run_store_find_tag(store, run, tag);
+    tw_run_store_close(store);
+    return id;
+}
+
+/* ---- train and validation in one chart ---------------------------------------------- */
+typedef struct {
+    fixture *f;
+    const char *tag;
+    int n; /* series in the tag's card; -1: no card */
+} card_cond;
+
+static gboolean card_series_are(gpointer data)
+{
+    card_cond *c = data;
+    TwChartCard *card = chart_card(c->f, c->tag);
+    int n = -1;
+    if (card)
+        tw_chart_card_tag_ids(card, &n);
+    return n == c->n;
+}
+
+static void wait_card(fixture *f, const char *tag, int n)
+{
+    card_cond c = {f, tag, n};
+    wait_until(card_series_are, &c, 10, tag);
+}
+
+/* Keras' loss and val_loss (epoch/loss, validation/loss) share a chart by
+ * default, the validation lighter; the setting off gives each its own. */
+static void test_validation_pairing(void)
+{
+    fixture f;
+    fixture_init(&f);
+    tw_summary_writer *w = open_run(f.logdb, "keras");
+    write_scalars(w, "epoch/loss", 5);
+    write_scalars(w, "validation/loss", 5);
+    write_scalars(w, "validation/accuracy", 5); /* no epoch/accuracy: a chart of its own */
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+    fixture_show(&f);
+    wait_card(&f, "epoch/loss", 2);
+    g_assert_null(chart_card(&f, "validation/loss"));
+    wait_card(&f, "validation/accuracy", 1);
+    int n = 0;
+    const gint64 *ids = tw_chart_card_tag_ids(chart_card(&f, "epoch/loss"), &n);
+    gint64 run = run_id(&f, "keras");
+    g_assert_cmpint(ids[0], ==, find_tag_in(f.logdb, run, "epoch/loss"));
+    g_assert_cmpint(ids[1], ==, find_tag_in(f.logdb, run, "validation/loss"));
+
+    GtkWidget *check = find_named(f.view, "pair-validation");
+    g_assert_true(gtk_check_button_get_active(GTK_CHECK_BUTTON(check)));
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(check), FALSE);
+    wait_card(&f, "validation/loss", 1);
+    wait_card(&f, "epoch/loss", 1);
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(check), TRUE);
+    wait_card(&f, "validation/loss", -1);
+    wait_card(&f, "epoch/loss", 2);
+    fixture_close(&f);
+}
+
 /* ---- filters ------------------------------------------------------------------------ */
 typedef struct {
     fixture *f;
@@ -468,6 +658,14 @@ static gboolean histogram_drawn(gpointer data)
     return view && tw_histogram_view_n_drawn(TW_HISTOGRAM_VIEW(view)) == 3;
 }
 
+static gboolean all_scalars_built(gpointer data)
+{
+    char *keys = built_keys(data);
+    gboolean all = !strcmp(keys, "epoch/loss,lr,train/accuracy,train/loss,validation/loss");
+    g_free(keys);
+    return all && tw_tag_sections_settled(data);
+}
+
 static void test_tag_groups(void)
 {
     fixture f;
@@ -480,6 +678,9 @@ static void test_tag_groups(void)
         write_histogram(w, "weights/dense/kernel", step * 10);
     g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
     fixture_show(&f);
+    /* every tag its own chart (validation/loss would join epoch/loss's) */
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(find_named(f.view, "pair-validation")), FALSE);
+    wait_until(all_scalars_built, sections(&f, "scalars"), 10, "validation/loss's own chart");
 
     /* Groups alphabetical, tags alphabetical within; all on screen built. */
     TwTagSections *scalars = sections(&f, "scalars");
@@ -868,6 +1069,8 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_setenv("GTK_A11Y", "none", TRUE);
+    /* The colour chooser keeps custom colours in GSettings: no dconf here. */
+    g_setenv("GSETTINGS_BACKEND", "memory", TRUE);
     /* Frame times are the app's with GSK's Cairo renderer; Mesa's software
      * GL under Xvfb takes 12-54 ms a frame by itself (test_ui_training.c). */
     g_setenv("GSK_RENDERER", "cairo", FALSE);
@@ -877,6 +1080,8 @@ int main(int argc, char **argv)
     }
     g_test_add_func("/ui/dashboard/runs", test_runs);
     g_test_add_func("/ui/dashboard/run-filter", test_run_filter);
+    g_test_add_func("/ui/dashboard/run-management", test_run_management);
+    g_test_add_func("/ui/dashboard/validation-pairing", test_validation_pairing);
     g_test_add_func("/ui/dashboard/tag-groups", test_tag_groups);
     g_test_add_func("/ui/dashboard/settings", test_settings);
     g_test_add_func("/ui/dashboard/empty-file", test_empty_file);

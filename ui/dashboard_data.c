@@ -245,6 +245,8 @@ static tw_run_info run_info_copy(const tw_run_info *run)
     copy.notes = g_strdup(run->notes);
     copy.logs_lost_reason = g_strdup(run->logs_lost_reason);
     copy.failure_reason = g_strdup(run->failure_reason);
+    copy.color = g_strdup(run->color);
+    copy.sweep = g_strdup(run->sweep);
     return copy;
 }
 
@@ -269,7 +271,8 @@ static gboolean run_equal(const tw_run_info *a, const tw_run_info *b)
            !g_strcmp0(a->host, b->host) && !g_strcmp0(a->model_json, b->model_json) &&
            !g_strcmp0(a->hparams_json, b->hparams_json) && !g_strcmp0(a->metrics_json, b->metrics_json) &&
            !g_strcmp0(a->notes, b->notes) && !g_strcmp0(a->logs_lost_reason, b->logs_lost_reason) &&
-           !g_strcmp0(a->failure_reason, b->failure_reason);
+           !g_strcmp0(a->failure_reason, b->failure_reason) && !g_strcmp0(a->color, b->color) &&
+           a->pinned == b->pinned && !g_strcmp0(a->sweep, b->sweep);
 }
 
 /* ---- the reader thread's state ------------------------------------------------ */

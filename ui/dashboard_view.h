@@ -29,7 +29,8 @@ TwDashboardData *tw_dashboard_view_data(TwDashboardView *view);
 /* TRUE once the runs are listed and every chart built on screen has had
  * its first answer (notify::ready). */
 gboolean tw_dashboard_view_ready(TwDashboardView *view);
-/* "scalars", "histograms" or "distributions". */
+/* "scalars", "histograms" or "distributions"; */
+/* "hparams": the HParams table and plots (hparams_view.h). */
 void tw_dashboard_view_show_tab(TwDashboardView *view, const char *name);
 /* Show a TensorBoard log directory, live: its runs are followed
  * (tw_tb_follow) into a run database of its own in the user's cache,

@@ -1,5 +1,6 @@
 /* The store handle and its runs: opening the default or a named file,
- * listing runs, renaming, deleting (with all their series) and notes. */
+ * listing runs, renaming, deleting (with all their series), notes, colour,
+ * pin, the sweep a run belongs to, and the trash (delete with undo). */
 #include <errno.h>
 #include <glib.h>
 #include <math.h>
@@ -95,12 +96,14 @@ const char *tw_run_store_path(const tw_run_store *store)
     "id, name, status, start_time, end_time, host, pid, process_start_time, model_json, hparams_json, "              \
     "metrics_json, notes, logs_lost_from_step, logs_lost_reason, "
 
-/* "SELECT <the run columns> FROM runs <rest>" (g_free): a schema-1 file,
- * read as it is, has no failure_reason. */
-static char *select_runs(const tw_run_store *store, const char *rest)
+/* "SELECT <the run columns> FROM runs WHERE <not trashed> AND <where>
+ * <order>" (g_free): an older file, read as it is, lacks the later
+ * columns (and has no trash). */
+static char *select_runs(const tw_run_store *store, const char *where, const char *order)
 {
-    return g_strconcat("SELECT " RUN_COLUMNS, store->version >= 2 ? "failure_reason" : "NULL", " FROM runs ", rest,
-                       NULL);
+    return g_strconcat("SELECT " RUN_COLUMNS, store->version >= 2 ? "failure_reason, " : "NULL, ",
+                       store->version >= 3 ? "color, pinned, sweep" : "NULL, 0, NULL", " FROM runs WHERE ",
+                       store->version >= 3 ? "trashed_at IS NULL AND " : "", where, " ", order, NULL);
 }
 
 static char *column_text(sqlite3_stmt *stmt, int i)
@@ -129,6 +132,9 @@ static void read_run(const tw_run_store *store, sqlite3_stmt *stmt, tw_run_info 
         .logs_lost_from_step = sqlite3_column_type(stmt, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(stmt, 12),
         .logs_lost_reason = column_text(stmt, 13),
         .failure_reason = column_text(stmt, 14),
+        .color = column_text(stmt, 15),
+        .pinned = sqlite3_column_int(stmt, 16) != 0,
+        .sweep = column_text(stmt, 17),
     };
     /* A damaged file may hold NULLs where the writer always writes text. */
     if (!run->notes)
@@ -154,6 +160,8 @@ void tw_run_info_clear(tw_run_info *run)
     g_free(run->notes);
     g_free(run->logs_lost_reason);
     g_free(run->failure_reason);
+    g_free(run->color);
+    g_free(run->sweep);
     *run = (tw_run_info){0};
 }
 
@@ -169,7 +177,7 @@ int tw_run_store_list_runs(tw_run_store *store, tw_run_info **runs, int *n)
     *runs = NULL;
     *n = 0;
     sqlite3_stmt *stmt = NULL;
-    char *sql = select_runs(store, "ORDER BY start_time, id");
+    char *sql = select_runs(store, "1", "ORDER BY start_time, id");
     int rc = sqlite3_prepare_v2(store->db, sql, -1, &stmt, NULL);
     g_free(sql);
     GArray *list = g_array_new(FALSE, FALSE, sizeof(tw_run_info));
@@ -195,7 +203,7 @@ int tw_run_store_get_run(tw_run_store *store, const char *name, tw_run_info *run
 {
     *run = (tw_run_info){0};
     sqlite3_stmt *stmt = NULL;
-    char *sql = select_runs(store, "WHERE name = ?1");
+    char *sql = select_runs(store, "name = ?1", "");
     int rc = sqlite3_prepare_v2(store->db, sql, -1, &stmt, NULL);
     g_free(sql);
     if (rc == SQLITE_OK)
@@ -279,4 +287,81 @@ int tw_run_store_delete_run(tw_run_store *store, const char *name)
     if (status)
         return -1;
     return change_run(store, "DELETE FROM runs WHERE name = ?1", name, NULL, "cannot delete the run");
+}
+
+/* "#rrggbb": what the window's colour chooser writes and reads back. */
+static bool is_hex_color(const char *color)
+{
+    if (strlen(color) != 7 || color[0] != '#')
+        return false;
+    for (int i = 1; i < 7; i++)
+        if (!g_ascii_isxdigit(color[i]))
+            return false;
+    return true;
+}
+
+int tw_run_store_set_color(tw_run_store *store, const char *name, const char *color)
+{
+    if (color && !*color)
+        color = NULL;
+    if (color && !is_hex_color(color))
+        return tw_error_set("%s: cannot colour run '%s': '%s' is not a colour of the form #rrggbb", store->path,
+                            name ? name : "", color);
+    return change_run(store, "UPDATE runs SET color = ?2 WHERE name = ?1", name, color, "cannot set the colour");
+}
+
+int tw_run_store_set_pinned(tw_run_store *store, const char *name, bool pinned)
+{
+    return change_run(store, "UPDATE runs SET pinned = ?2 WHERE name = ?1", name, pinned ? "1" : "0",
+                      "cannot pin the run");
+}
+
+int tw_run_store_set_sweep(tw_run_store *store, const char *name, const char *sweep)
+{
+    return change_run(store, "UPDATE runs SET sweep = ?2 WHERE name = ?1", name, sweep && *sweep ? sweep : NULL,
+                      "cannot tag the run with its sweep");
+}
+
+/* ---- the trash ------------------------------------------------------------ */
+
+#define NOW_SQL "((julianday('now') - 2440587.5) * 86400.0)"
+
+int tw_run_store_trash_run(tw_run_store *store, const char *name)
+{
+    if (check_writable(store, name))
+        return -1;
+    tw_run_info run;
+    if (tw_run_store_get_run(store, name, &run)) /* a trashed run is not found: trashed once */
+        return -1;
+    int status = 0;
+    if (run.status == TW_RUN_RUNNING && strcmp(run.host, tw__store_host()) == 0)
+        status = tw_error_set("%s: run '%s' is still being written (process %lld); stop it first", store->path, name,
+                              (long long)run.pid);
+    tw_run_info_clear(&run);
+    if (status)
+        return -1;
+    return change_run(store, "UPDATE runs SET trashed_at = " NOW_SQL " WHERE name = ?1 AND trashed_at IS NULL", name,
+                      NULL, "cannot move the run to the trash");
+}
+
+int tw_run_store_untrash_run(tw_run_store *store, const char *name)
+{
+    if (change_run(store, "UPDATE runs SET trashed_at = NULL WHERE name = ?1 AND trashed_at IS NOT NULL", name, NULL,
+                   "cannot take the run out of the trash") == 0)
+        return 0;
+    return check_writable(store, name) ? -1
+                                       : tw_error_set("%s: no run named '%s' in the trash", store->path, name);
+}
+
+int tw_run_store_empty_trash(tw_run_store *store, int *n)
+{
+    if (n)
+        *n = 0;
+    if (store->read_only)
+        return tw_error_set("%s: opened read-only: cannot empty the trash", store->path);
+    if (tw__store_exec(store->db, store->path, "DELETE FROM runs WHERE trashed_at IS NOT NULL"))
+        return -1;
+    if (n)
+        *n = sqlite3_changes(store->db);
+    return 0;
 }

@@ -99,8 +99,22 @@ static int migrate_v2(sqlite3 *db, const char *path)
     return tw__store_exec(db, path, "ALTER TABLE runs ADD COLUMN failure_reason TEXT");
 }
 
+/* ---- version 3: run management and sweeps ---------------------------------- */
+
+/* A colour the person chose ("#rrggbb", NULL: the palette's by order), a
+ * pin, the sweep a run is a trial of, and when the window moved it to the
+ * trash (deleted for good when the window closes; NULL: not trashed). */
+static int migrate_v3(sqlite3 *db, const char *path)
+{
+    return tw__store_exec(db, path,
+                          "ALTER TABLE runs ADD COLUMN color TEXT;"
+                          "ALTER TABLE runs ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;"
+                          "ALTER TABLE runs ADD COLUMN sweep TEXT;"
+                          "ALTER TABLE runs ADD COLUMN trashed_at REAL;");
+}
+
 /* steps[v] takes schema v to v + 1. */
-static const tw_migration schema_steps[TW_SCHEMA_VERSION] = {create_v1, migrate_v2};
+static const tw_migration schema_steps[TW_SCHEMA_VERSION] = {create_v1, migrate_v2, migrate_v3};
 
 /* ---- helpers -------------------------------------------------------------- */
 

@@ -44,7 +44,7 @@
 
 #include "tw/run_store.h"
 
-#define TW_SCHEMA_VERSION 2
+#define TW_SCHEMA_VERSION 3
 /* PRAGMA application_id: "TWB1", so `file` and we can tell our files. */
 #define TW_APPLICATION_ID 0x54574231
 #define TW_CHUNK_POINTS 512

@@ -29,6 +29,7 @@ int tw_fuzz_tfrecord(const uint8_t *data, size_t size);
 int tw_fuzz_tb_event(const uint8_t *data, size_t size);
 int tw_fuzz_graph_view(const uint8_t *data, size_t size);
 int tw_fuzz_designer_doc(const uint8_t *data, size_t size);
+int tw_fuzz_sweep_spec(const uint8_t *data, size_t size);
 
 static const struct {
     const char *name;
@@ -41,7 +42,8 @@ static const struct {
                {"keras_functional", tw_fuzz_keras_functional},
                {"graph_view", tw_fuzz_graph_view},
                {"tfrecord", tw_fuzz_tfrecord}, {"tb_event", tw_fuzz_tb_event},
-               {"designer_doc", tw_fuzz_designer_doc}};
+               {"designer_doc", tw_fuzz_designer_doc},
+               {"sweep_spec", tw_fuzz_sweep_spec}};
 
 static int compare_names(const void *a, const void *b)
 {

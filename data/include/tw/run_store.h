@@ -70,9 +70,12 @@ typedef struct {
     int64_t logs_lost_from_step; /* -1 unless the writer lost logs (full disk, ...) from that step on */
     char *logs_lost_reason;      /* NULL unless it did */
     char *failure_reason;        /* NULL unless the run failed and its writer said why (a NaN loss, ...) */
+    char *color;                 /* "#rrggbb" a person chose, or NULL: the palette's colour by order */
+    bool pinned;                 /* kept at the top of the run list */
+    char *sweep;                 /* the sweep this run is a trial of, or NULL */
 } tw_run_info;
 
-/* Runs by start time, oldest first. */
+/* Runs by start time, oldest first; runs in the trash are left out. */
 int tw_run_store_list_runs(tw_run_store *store, tw_run_info **runs, int *n);
 int tw_run_store_get_run(tw_run_store *store, const char *name, tw_run_info *run);
 void tw_run_info_clear(tw_run_info *run);
@@ -80,6 +83,20 @@ void tw_run_info_free(tw_run_info *runs, int n);
 int tw_run_store_rename_run(tw_run_store *store, const char *name, const char *new_name);
 int tw_run_store_delete_run(tw_run_store *store, const char *name); /* and all its series */
 int tw_run_store_set_notes(tw_run_store *store, const char *name, const char *notes);
+/* color "#rrggbb" (lower or upper case), or NULL / "" for the palette's. */
+int tw_run_store_set_color(tw_run_store *store, const char *name, const char *color);
+int tw_run_store_set_pinned(tw_run_store *store, const char *name, bool pinned);
+/* sweep NULL or "": not a trial of any. */
+int tw_run_store_set_sweep(tw_run_store *store, const char *name, const char *sweep);
+/* Deleting with undo: a trashed run is out of every list (and the window's
+ * charts) but kept until tw_run_store_empty_trash, which the window runs
+ * as it closes; tw_run_store_untrash_run brings it back. A run still being
+ * written is refused as by delete. The trash keeps the run's name: a new
+ * run cannot take it before the trash is emptied. */
+int tw_run_store_trash_run(tw_run_store *store, const char *name);
+int tw_run_store_untrash_run(tw_run_store *store, const char *name);
+/* Deletes every trashed run (with its series); how many in *n (may be NULL). */
+int tw_run_store_empty_trash(tw_run_store *store, int *n);
 
 /* ---- tags (series) -------------------------------------------------------- */
 typedef enum { TW_SERIES_SCALAR, TW_SERIES_HISTOGRAM, TW_SERIES_TEXT, TW_SERIES_GRAPH } tw_series_kind;

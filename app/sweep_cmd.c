@@ -1,0 +1,520 @@
+/* twb sweep MODEL --data D --logdb F [--learning-rate V] [--batch-size V]
+ *     [--optimizer V] [--epochs V] [--seed V] [--trials N] [--random]
+ *     [--sweep NAME] [--metric NAME] [--median-stop] [--validation-split S]
+ *
+ * Trials one after another, each trained through the one training set-up
+ * that `twb train` and the window use (train_session.h): compiled for its
+ * settings, a run in the database named NAME-K and tagged with the sweep,
+ * then evaluated on the test split (or the training data without one) with
+ * the metrics stored as the run's final metrics. A line per trial as it
+ * ends; at the end a table sorted by the chosen metric. A trial that fails
+ * (a diverging loss, data the model cannot take) is recorded as a failed
+ * run with its reason and the sweep goes on.
+ *
+ * --median-stop: the median stopping rule (Google Vizier's): after each
+ * epoch a trial stops when its best monitored value (val_loss with a
+ * validation split, else loss) so far is worse than the median of the
+ * earlier trials' running means of it up to the same epoch; the run ends
+ * "stopped" with the rule's numbers in its notes.
+ *
+ * Ctrl+C (or SIGTERM, SIGHUP) stops as `twb train` does: the running trial
+ * after its step, its run "stopped"; the trials left are not run, and the
+ * table shows those that were. */
+#include "sweep_cmd.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include <tw/keras_file.h>
+#include <tw/run_store.h>
+
+#include "sweep_spec.h"
+#include "train_data.h"
+#include "train_session.h"
+
+typedef struct {
+    const char *model_path, *name, *metric;
+    tw_train_settings base; /* strings point into argv */
+    twb_sweep_spec spec;
+    bool median_stop, maximize;
+} sweep_options;
+
+typedef struct {
+    tw_train_settings settings; /* the spec's trial, run_name owned */
+    tw_run_status status;
+    char *reason;                /* failed: why; stopped: the rule's numbers */
+    tw_logs metrics;             /* test_ metrics */
+    double *monitored;           /* per finished epoch */
+    int epochs;
+    double seconds;
+} trial;
+
+typedef struct {
+    sweep_options *o;
+    trial *trials;
+    int n, current;
+} sweep;
+
+/* As train_cmd.c's: a stop signal stops after the step; a second one ends
+ * the process at once. */
+static volatile sig_atomic_t stop_requested;
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void on_stop_signal(int sig)
+{
+    stop_requested = 1;
+    signal(sig, SIG_DFL);
+}
+
+static void catch_stop_signals(bool on)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(stop_signals); i++)
+        signal(stop_signals[i], on ? on_stop_signal : SIG_DFL);
+}
+
+static int usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "twb sweep: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'twb --help'.\n");
+    return 2;
+}
+
+/* ---- command line --------------------------------------------------------- */
+static bool parse_number(const char *value, double min, double max, double *out)
+{
+    char *end;
+    double v = strtod(value, &end);
+    if (end == value || *end || !(v >= min && v <= max))
+        return false;
+    *out = v;
+    return true;
+}
+
+static int set_option(sweep_options *o, const char *name, char *value)
+{
+    for (int p = 0; p < TWB_SWEEP_NPARAMS; p++)
+        if (!strcmp(name, twb_sweep_param_option((twb_sweep_param)p))) {
+            if (twb_sweep_spec_set(&o->spec, (twb_sweep_param)p, value) == 0)
+                return 0;
+            fprintf(stderr, "%s\n", tw_last_error());
+            return 2;
+        }
+    double v;
+    if (!strcmp(name, "--trials")) {
+        if (!parse_number(value, 1, TWB_SWEEP_MAX_TRIALS, &v) || v != floor(v))
+            return usage("--trials: '%s' is not a number of trials (1 to 10000)", value);
+        o->spec.trials = (int)v;
+        return 0;
+    }
+    if (!strcmp(name, "--validation-split")) {
+        if (!parse_number(value, 0, 0.99, &v))
+            return usage("--validation-split: '%s' is not a fraction from 0 to 0.99", value);
+        o->base.validation_split = v;
+        return 0;
+    }
+    const struct {
+        const char *name;
+        const char **field;
+    } strings[] = {
+        {"--data", (const char **)&o->base.data}, {"--labels", (const char **)&o->base.labels},
+        {"--label-column", (const char **)&o->base.label_column}, {"--loss", (const char **)&o->base.loss},
+        {"--logdb", (const char **)&o->base.logdb}, {"--sweep", &o->name}, {"--metric", &o->metric},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(strings); i++)
+        if (!strcmp(name, strings[i].name)) {
+            *strings[i].field = value;
+            return 0;
+        }
+    return usage("unknown option '%s'", name);
+}
+
+static int parse_args(sweep_options *o, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        char *arg = argv[i];
+        if (!strcmp(arg, "--random"))
+            o->spec.random = true;
+        else if (!strcmp(arg, "--median-stop"))
+            o->median_stop = true;
+        else if (!strncmp(arg, "--", 2)) {
+            const char *eq = strchr(arg, '=');
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+            char *value = eq ? (char *)eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!value)
+                return usage("option '%s' needs a value", name);
+            int rc = set_option(o, name, value);
+            if (rc)
+                return rc;
+        } else if (!o->model_path)
+            o->model_path = arg;
+        else
+            return usage("unexpected argument '%s'", arg);
+    }
+    if (!o->model_path)
+        return usage("%s", "name a model file (Keras JSON, .keras or .h5)");
+    if (!o->base.data)
+        return usage("%s", "name the data with --data fashion-mnist|spirals|blobs|linear|FILE");
+    if (!o->base.logdb)
+        return usage("%s", "name the run database with --logdb FILE: each trial is a run there");
+    if (o->name && !*o->name)
+        return usage("%s", "--sweep: the name is empty");
+    if (o->metric && !*o->metric)
+        return usage("%s", "--metric: the name is empty");
+    return 0;
+}
+
+/* Accuracy-like metrics are better high; losses and errors low. */
+static bool higher_is_better(const char *metric)
+{
+    return strstr(metric, "acc") || strstr(metric, "auc") || strstr(metric, "precision") || strstr(metric, "recall");
+}
+
+/* ---- the median stopping rule --------------------------------------------- */
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The earlier trials' running means up to epoch e (those that reached it);
+ * NAN when fewer than two did. */
+static double median_of_running_means(const sweep *s, int e)
+{
+    double *means = g_new(double, s->current + 1);
+    int n = 0;
+    for (int t = 0; t < s->current; t++) {
+        const trial *other = &s->trials[t];
+        if (other->epochs <= e)
+            continue;
+        double sum = 0;
+        for (int k = 0; k <= e; k++)
+            sum += other->monitored[k];
+        if (isfinite(sum))
+            means[n++] = sum / (e + 1);
+    }
+    double median = NAN;
+    if (n >= 2) {
+        qsort(means, (size_t)n, sizeof *means, compare_doubles);
+        median = n % 2 ? means[n / 2] : (means[n / 2 - 1] + means[n / 2]) / 2;
+    }
+    g_free(means);
+    return median;
+}
+
+static int on_epoch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
+{
+    sweep *s = user_data;
+    trial *t = &s->trials[s->current];
+    const char *key = t->settings.validation_split > 0 ? "val_loss" : "loss";
+    t->monitored = g_renew(double, t->monitored, t->epochs + 1);
+    t->monitored[t->epochs++] = tw_logs_get(logs, key);
+    if (!s->o->median_stop)
+        return 0;
+    int e = t->epochs - 1;
+    double best = INFINITY;
+    for (int k = 0; k <= e; k++)
+        best = fmin(best, t->monitored[k]);
+    double median = median_of_running_means(s, e);
+    if (!(best > median))
+        return 0;
+    g_free(t->reason);
+    t->reason = g_strdup_printf("stopped by the median stopping rule after epoch %d: best %s %.4g is worse than "
+                                "the median %.4g of the earlier trials' running means",
+                                e + 1, key, best, median);
+    t->status = TW_RUN_STOPPED;
+    return 1;
+}
+
+/* ---- one trial ------------------------------------------------------------ */
+static void tag_run(const sweep_options *o, const trial *t, const char *sweep_name)
+{
+    tw_run_store *store = tw_run_store_open(o->base.logdb, 0);
+    if (!store || tw_run_store_set_sweep(store, t->settings.run_name, sweep_name) ||
+        (t->status == TW_RUN_STOPPED && tw_run_store_set_notes(store, t->settings.run_name, t->reason)))
+        fprintf(stderr, "twb sweep: warning: %s\n", tw_last_error());
+    tw_run_store_close(store);
+}
+
+/* Trains and evaluates one trial; its status and reason tell how it went. */
+static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
+{
+    trial *t = &s->trials[s->current];
+    gint64 start = g_get_monotonic_time();
+    tw_model *model = tw_model_open(s->o->model_path);
+    twb_train_session session = {0};
+    bool opened = false;
+    int rc = model ? 0 : -1;
+    tw_tensor *x = model ? twb_fit_input(model, data->x) : NULL;
+    tw_tensor *test_x = model && data->test_x ? twb_fit_input(model, data->test_x) : NULL;
+    if (!rc)
+        rc = twb_train_compile(model, &t->settings, data->y);
+    twb_train_session_options options = {.log_every = 10, .histogram_every = 0};
+    if (!rc) {
+        rc = twb_train_session_open(&session, model, &t->settings, &options);
+        opened = true;
+    }
+    if (!rc)
+        tag_run(s->o, t, sweep_name); /* at once: the window's view groups it while it trains */
+    tw_callback own = {.on_epoch_end = on_epoch_end, .user_data = s};
+    tw_history *h = NULL;
+    if (!rc) {
+        tw_fit_options fit = twb_train_session_fit_options(&session, &own, &stop_requested);
+        h = tw_model_fit(model, x, data->y, &fit);
+        rc = h ? 0 : -1;
+    }
+    if (h && h->stopped_early && stop_requested) {
+        t->status = TW_RUN_STOPPED;
+        g_free(t->reason);
+        t->reason = g_strdup_printf("stopped by a signal (Ctrl+C) at epoch %d, step %lld", h->resume_epoch + 1,
+                                    (long long)h->resume_step + 1);
+    }
+    tw_logs test = {0};
+    if (!rc)
+        rc = tw_model_evaluate(model, test_x ? test_x : x, test_x ? data->test_y : data->y, 256, &test);
+    if (!rc) {
+        /* The final metrics: the last epoch's logs and the test ones
+         * ("test_loss"), stored with the run for the HParams view. */
+        if (h->epochs)
+            t->metrics = h->epoch_logs[h->epochs - 1];
+        for (int i = 0; i < test.n; i++) {
+            char name[48];
+            g_snprintf(name, sizeof name, "test_%s", test.names[i]);
+            tw_logs_set(&t->metrics, name, test.values[i]);
+        }
+        twb_train_session_log_metrics(&session, &t->metrics, "");
+    } else {
+        t->status = TW_RUN_FAILED;
+        g_free(t->reason);
+        t->reason = g_strdup(tw_last_error());
+    }
+    if (opened && twb_train_session_close(&session, t->status, t->reason))
+        fprintf(stderr, "twb sweep: warning: %s\n", tw_last_error());
+    if (opened && t->status == TW_RUN_STOPPED)
+        tag_run(s->o, t, sweep_name); /* the notes say why */
+    tw_history_free(h);
+    tw_tensor_unref(x);
+    tw_tensor_unref(test_x);
+    tw_layer_unref(model);
+    t->seconds = (g_get_monotonic_time() - start) / 1e6;
+}
+
+/* ---- reporting ------------------------------------------------------------ */
+static void describe_values(const sweep *s, const trial *t, GString *out)
+{
+    const tw_train_settings *v = &t->settings;
+    for (int p = 0; p < TWB_SWEEP_NPARAMS; p++) {
+        if (!twb_sweep_param_swept(&s->o->spec, (twb_sweep_param)p))
+            continue;
+        g_string_append_printf(out, "%s%s=", out->len ? " " : "", twb_sweep_param_key((twb_sweep_param)p));
+        switch ((twb_sweep_param)p) {
+        case TWB_SWEEP_LEARNING_RATE: g_string_append_printf(out, "%.4g", v->learning_rate); break;
+        case TWB_SWEEP_BATCH_SIZE: g_string_append_printf(out, "%lld", (long long)v->batch_size); break;
+        case TWB_SWEEP_OPTIMIZER: g_string_append(out, v->optimizer); break;
+        case TWB_SWEEP_EPOCHS: g_string_append_printf(out, "%d", v->epochs); break;
+        default: g_string_append_printf(out, "%llu", (unsigned long long)v->seed); break;
+        }
+    }
+}
+
+static void print_trial_line(const sweep *s, const trial *t)
+{
+    GString *values = g_string_new(NULL);
+    describe_values(s, t, values);
+    printf("trial %d/%d %s  %s", s->current + 1, s->n, t->settings.run_name, values->str);
+    if (t->status == TW_RUN_FAILED)
+        printf("  failed: %s", t->reason);
+    else {
+        for (int i = 0; i < t->metrics.n; i++)
+            printf("  %s %.4f", t->metrics.names[i], t->metrics.values[i]);
+        if (t->status == TW_RUN_STOPPED && !stop_requested)
+            printf("  (stopped after epoch %d by the median rule)", t->epochs);
+        else if (t->status == TW_RUN_STOPPED)
+            printf("  (%s)", t->reason);
+    }
+    printf("  (%.1f s)\n", t->seconds);
+    fflush(stdout);
+    g_string_free(values, TRUE);
+}
+
+static const sweep *sorting;
+
+/* By the metric, best first; trials without it (failed) last, in order. */
+static int compare_trials(const void *a, const void *b)
+{
+    const trial *x = *(trial *const *)a, *y = *(trial *const *)b;
+    double vx = tw_logs_get(&x->metrics, sorting->o->metric), vy = tw_logs_get(&y->metrics, sorting->o->metric);
+    bool hx = !isnan(vx), hy = !isnan(vy);
+    if (hx != hy)
+        return hx ? -1 : 1;
+    if (hx && vx != vy)
+        return (sorting->o->maximize ? vx > vy : vx < vy) ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+static void print_table(const sweep *s, const char *sweep_name)
+{
+    trial **order = g_new(trial *, s->n);
+    int failed = 0, stopped = 0;
+    for (int i = 0; i < s->n; i++) {
+        order[i] = &s->trials[i];
+        failed += s->trials[i].status == TW_RUN_FAILED;
+        stopped += s->trials[i].status == TW_RUN_STOPPED;
+    }
+    bool known = false;
+    for (int i = 0; i < s->n && !known; i++)
+        known = !isnan(tw_logs_get(&s->trials[i].metrics, s->o->metric));
+    if (!known)
+        fprintf(stderr, "twb sweep: warning: no trial has the metric '%s' (name one of the table's columns with "
+                        "--metric); the trials stay in their order\n", s->o->metric);
+    sorting = s;
+    qsort(order, (size_t)s->n, sizeof *order, compare_trials);
+    printf("\nsweep %s: %d trials, %d finished, %d stopped early, %d failed; sorted by %s (%s first)\n", sweep_name,
+           s->n, s->n - failed - stopped, stopped, failed, s->o->metric, s->o->maximize ? "highest" : "lowest");
+    /* the metric columns: the first finished trial's */
+    const tw_logs *names = NULL;
+    for (int i = 0; i < s->n && !names; i++)
+        if (order[i]->metrics.n)
+            names = &order[i]->metrics;
+    printf("%-4s  %-24s", "rank", "run");
+    for (int p = 0; p < TWB_SWEEP_NPARAMS; p++)
+        if (twb_sweep_param_swept(&s->o->spec, (twb_sweep_param)p))
+            printf("  %13s", twb_sweep_param_key((twb_sweep_param)p));
+    for (int i = 0; names && i < names->n; i++)
+        printf("  %13s", names->names[i]);
+    printf("  %s\n", "status");
+    for (int r = 0; r < s->n; r++) {
+        const trial *t = order[r];
+        const tw_train_settings *v = &t->settings;
+        printf("%-4d  %-24s", r + 1, v->run_name);
+        for (int p = 0; p < TWB_SWEEP_NPARAMS; p++) {
+            if (!twb_sweep_param_swept(&s->o->spec, (twb_sweep_param)p))
+                continue;
+            switch ((twb_sweep_param)p) {
+            case TWB_SWEEP_LEARNING_RATE: printf("  %13.4g", v->learning_rate); break;
+            case TWB_SWEEP_BATCH_SIZE: printf("  %13lld", (long long)v->batch_size); break;
+            case TWB_SWEEP_OPTIMIZER: printf("  %13s", v->optimizer); break;
+            case TWB_SWEEP_EPOCHS: printf("  %13d", v->epochs); break;
+            default: printf("  %13llu", (unsigned long long)v->seed); break;
+            }
+        }
+        for (int i = 0; names && i < names->n; i++) {
+            double value = tw_logs_get(&t->metrics, names->names[i]);
+            if (isnan(value))
+                printf("  %13s", "-");
+            else
+                printf("  %13.4f", value);
+        }
+        printf("  %s\n", tw_run_status_name(t->status));
+    }
+    g_free(order);
+}
+
+/* ---- the sweep ------------------------------------------------------------ */
+static char *default_sweep_name(void)
+{
+    GDateTime *now = g_date_time_new_now_local();
+    char *name = g_date_time_format(now, "sweep-%Y%m%d-%H%M%S");
+    g_date_time_unref(now);
+    return name;
+}
+
+/* Trial names must be free: a sweep run again under its name would fail
+ * every trial one by one. */
+static int check_names_free(const sweep *s, const char *sweep_name)
+{
+    if (!g_file_test(s->o->base.logdb, G_FILE_TEST_EXISTS))
+        return 0;
+    tw_run_store *store = tw_run_store_open(s->o->base.logdb, TW_STORE_READ_ONLY);
+    if (!store)
+        return -1;
+    int rc = 0;
+    for (int i = 0; i < s->n && !rc; i++) {
+        tw_run_info run;
+        if (tw_run_store_get_run(store, s->trials[i].settings.run_name, &run) == 0) {
+            rc = tw_error_set("%s: a run named '%s' exists already; name the sweep another way with --sweep NAME",
+                              s->o->base.logdb, s->trials[i].settings.run_name);
+            tw_run_info_clear(&run);
+        }
+    }
+    tw_run_store_close(store);
+    return rc;
+}
+
+static int run_sweep(sweep_options *o)
+{
+    tw_train_settings *specs = NULL;
+    sweep s = {.o = o};
+    if (twb_sweep_spec_trials(&o->spec, &o->base, &specs, &s.n)) {
+        fprintf(stderr, "%s\n", tw_last_error());
+        return 2;
+    }
+    char *sweep_name = o->name ? g_strdup(o->name) : default_sweep_name();
+    s.trials = g_new0(trial, s.n);
+    int width = s.n >= 100 ? 3 : s.n >= 10 ? 2 : 1;
+    for (int i = 0; i < s.n; i++) {
+        s.trials[i].settings = specs[i];
+        s.trials[i].settings.run_name = g_strdup_printf("%s-%0*d", sweep_name, width, i + 1);
+        s.trials[i].status = TW_RUN_FINISHED;
+    }
+    g_free(specs);
+    twb_data data = {0};
+    twb_data_spec spec = twb_data_spec_of(&o->base);
+    tw_model *probe = NULL;
+    int rc = check_names_free(&s, sweep_name);
+    if (!rc)
+        rc = (probe = tw_model_open(o->model_path)) ? 0 : -1;
+    if (!rc)
+        rc = twb_data_load(&spec, &data);
+    if (!rc)
+        rc = twb_data_check(probe, &data);
+    tw_layer_unref(probe);
+    if (rc) {
+        fprintf(stderr, "twb sweep: %s\n", tw_last_error());
+    } else {
+        printf("sweep %s: %d trials of %s on %s into %s\n", sweep_name, s.n, o->model_path, data.description,
+               o->base.logdb);
+        fflush(stdout);
+        catch_stop_signals(true);
+        for (s.current = 0; s.current < s.n && !stop_requested; s.current++) {
+            run_trial(&s, &data, sweep_name);
+            print_trial_line(&s, &s.trials[s.current]);
+        }
+        catch_stop_signals(false);
+        int planned = s.n;
+        s.n = s.current; /* the table shows the trials that ran */
+        if (s.n < planned)
+            printf("\nsweep %s stopped: %d of %d trials ran\n", sweep_name, s.n, planned);
+        print_table(&s, sweep_name);
+        s.n = planned;
+    }
+    twb_data_clear(&data);
+    for (int i = 0; i < s.n; i++) {
+        g_free(s.trials[i].settings.run_name);
+        g_free(s.trials[i].reason);
+        g_free(s.trials[i].monitored);
+    }
+    g_free(s.trials);
+    g_free(sweep_name);
+    return rc ? 1 : 0;
+}
+
+int twb_sweep_command(int argc, char **argv)
+{
+    sweep_options o = {.base = tw_train_settings_defaults()};
+    int rc = parse_args(&o, argc, argv);
+    if (!rc) {
+        if (!o.metric)
+            o.metric = "test_loss";
+        o.maximize = higher_is_better(o.metric);
+        rc = run_sweep(&o);
+    }
+    twb_sweep_spec_clear(&o.spec);
+    return rc;
+}

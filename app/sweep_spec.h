@@ -1,0 +1,63 @@
+/* What `twb sweep` (sweep_cmd.c) varies: for each of learning rate, batch
+ * size, optimizer, epochs and seed a list of values ("1e-3,3e-3") or a
+ * range ("1e-4:1e-2", random search only), and the trials they make — the
+ * grid of every combination, or N random draws (ranges: the learning rate
+ * log-uniform, whole numbers uniform; lists: one of the values).
+ *
+ *     twb_sweep_spec spec = {0};
+ *     if (twb_sweep_spec_set(&spec, TWB_SWEEP_BATCH_SIZE, "32,64")) ... tw_last_error()
+ *     tw_train_settings *trials; int n;
+ *     twb_sweep_spec_trials(&spec, &base, &trials, &n);   // g_free(trials)
+ *     twb_sweep_spec_clear(&spec);
+ *
+ * A trial's strings point into the base settings or the spec: keep both. */
+#ifndef TWB_SWEEP_SPEC_H
+#define TWB_SWEEP_SPEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <tw/train_settings.h>
+
+typedef enum {
+    TWB_SWEEP_LEARNING_RATE,
+    TWB_SWEEP_BATCH_SIZE,
+    TWB_SWEEP_OPTIMIZER,
+    TWB_SWEEP_EPOCHS,
+    TWB_SWEEP_SEED,
+    TWB_SWEEP_NPARAMS
+} twb_sweep_param;
+
+typedef struct {
+    bool given, range;
+    int n;          /* values in the list */
+    double *values; /* numbers (all but the optimizer) */
+    char **names;   /* optimizer names */
+    double min, max;
+} twb_sweep_axis;
+
+typedef struct {
+    twb_sweep_axis axes[TWB_SWEEP_NPARAMS];
+    bool random;
+    int trials;           /* 0: the whole grid */
+    uint64_t sample_seed; /* random search's draws */
+} twb_sweep_spec;
+
+/* The command-line option ("--batch-size") and the settings' key ("batch_size"). */
+const char *twb_sweep_param_option(twb_sweep_param p);
+const char *twb_sweep_param_key(twb_sweep_param p);
+/* The option's value parsed and checked: 0, or -1 with a message naming the
+ * option and what is wrong (empty, not a number, 0 batch size, min > max). */
+int twb_sweep_spec_set(twb_sweep_spec *spec, twb_sweep_param p, const char *text);
+/* Whether the trials differ in p (more than one value, or a range). */
+bool twb_sweep_param_swept(const twb_sweep_spec *spec, twb_sweep_param p);
+/* The trials, each base with the swept values: 0, or -1 with a message (a
+ * range without --random, --random without --trials, a grid too large). */
+int twb_sweep_spec_trials(const twb_sweep_spec *spec, const tw_train_settings *base, tw_train_settings **trials,
+                          int *n);
+void twb_sweep_spec_clear(twb_sweep_spec *spec);
+
+/* A grid larger than this is refused (name fewer values or use --trials). */
+#define TWB_SWEEP_MAX_TRIALS 10000
+
+#endif

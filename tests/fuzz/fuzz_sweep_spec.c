@@ -1,0 +1,51 @@
+/* libFuzzer target for `twb sweep`'s value parser (app/sweep_spec.c): the
+ * input's lines are the values of --learning-rate, --batch-size,
+ * --optimizer, --epochs and --seed; a first byte's low bits pick random
+ * search and a number of trials. Each refusal names its option; accepted
+ * specs give trials whose values lie in what was asked. */
+#include <math.h>
+
+#include <glib.h>
+
+#include "fuzz_check.h"
+#include "sweep_spec.h"
+
+static void check_trial(const twb_sweep_spec *spec, const tw_train_settings *t)
+{
+    const twb_sweep_axis *lr = &spec->axes[TWB_SWEEP_LEARNING_RATE], *bs = &spec->axes[TWB_SWEEP_BATCH_SIZE];
+    if (lr->given && lr->range)
+        FUZZ_ASSERT(t->learning_rate >= lr->min && t->learning_rate <= lr->max);
+    if (lr->given)
+        FUZZ_ASSERT(t->learning_rate > 0 && isfinite(t->learning_rate));
+    if (bs->given && bs->range)
+        FUZZ_ASSERT(t->batch_size >= bs->min && t->batch_size <= bs->max);
+    FUZZ_ASSERT(t->batch_size >= 1 && t->epochs >= 1 && t->optimizer);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    twb_sweep_spec spec = {.random = data[0] & 1, .trials = (data[0] >> 1) & 15};
+    char *text = g_strndup((const char *)data + 1, size - 1);
+    char **lines = g_strsplit(text, "\n", TWB_SWEEP_NPARAMS);
+    int rc = 0;
+    for (int p = 0; lines[p] && p < TWB_SWEEP_NPARAMS && !rc; p++) {
+        rc = twb_sweep_spec_set(&spec, (twb_sweep_param)p, lines[p]);
+        if (rc)
+            fuzz_check_failure(twb_sweep_param_option((twb_sweep_param)p));
+    }
+    tw_train_settings base = tw_train_settings_defaults(), *trials = NULL;
+    int n = 0;
+    if (!rc && twb_sweep_spec_trials(&spec, &base, &trials, &n) == 0) {
+        FUZZ_ASSERT(n >= 1 && n <= TWB_SWEEP_MAX_TRIALS);
+        for (int i = 0; i < n; i++)
+            check_trial(&spec, &trials[i]);
+    } else if (!rc)
+        fuzz_check_failure("twb sweep");
+    g_free(trials);
+    twb_sweep_spec_clear(&spec);
+    g_strfreev(lines);
+    g_free(text);
+    return 0;
+}

@@ -1,0 +1,392 @@
+/* twb sweep as a person runs it on small synthetic data: a grid of learning
+ * rates and batch sizes with one diverging trial (recorded as failed with
+ * its reason, the sweep going on), the final table sorted by the metric,
+ * each trial a run tagged with the sweep and holding its settings and final
+ * metrics; random search drawing inside its ranges, the same draws again;
+ * the median stopping rule; Ctrl+C; specifications refused with their
+ * message. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "scratch_tree.h"
+#include "twb_run.h"
+
+static const char *blobs_model =
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"blobs\", \"layers\": ["
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 16, \"activation\": \"relu\","
+    " \"batch_input_shape\": [null, 2]}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense_1\", \"units\": 3}}]}}";
+
+typedef struct {
+    char *dir, *model, *logdb;
+} fixture;
+
+static void setup(fixture *f, gconstpointer data)
+{
+    f->dir = g_dir_make_tmp("twb-sweep-XXXXXX", NULL);
+    f->model = g_build_filename(f->dir, "blobs.json", NULL);
+    f->logdb = g_build_filename(f->dir, "runs.db", NULL);
+    g_assert_true(g_file_set_contents(f->model, blobs_model, -1, NULL));
+}
+
+static void teardown(fixture *f, gconstpointer data)
+{
+    scratch_remove_tree(f->dir);
+    g_free(f->dir);
+    g_free(f->model);
+    g_free(f->logdb);
+}
+
+/* ---- the run database ---------------------------------------------------------- */
+typedef struct {
+    char *name, *status, *sweep, *reason, *notes;
+    double learning_rate, test_loss;
+    gint64 batch_size;
+} stored_run;
+
+static double json_number(const char *json, const char *key)
+{
+    JsonParser *parser = json_parser_new();
+    double value = NAN;
+    if (json && json_parser_load_from_data(parser, json, -1, NULL)) {
+        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
+        JsonNode *node = json_object_get_member(o, key);
+        if (node && JSON_NODE_HOLDS_VALUE(node))
+            value = json_node_get_double(node);
+    }
+    g_object_unref(parser);
+    return value;
+}
+
+static char *column(sqlite3_stmt *stmt, int i)
+{
+    const unsigned char *text = sqlite3_column_text(stmt, i);
+    return text ? g_strdup((const char *)text) : NULL;
+}
+
+/* The runs by id (the order the trials ran). */
+static GArray *stored_runs(const char *logdb)
+{
+    sqlite3 *db = NULL;
+    g_assert_cmpint(sqlite3_open_v2(logdb, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+    sqlite3_busy_timeout(db, 10000); /* a sweep may be creating the file */
+    sqlite3_stmt *stmt = NULL;
+    g_assert_cmpint(sqlite3_prepare_v2(db,
+                                       "SELECT name, status, sweep, failure_reason, notes, hparams_json, metrics_json "
+                                       "FROM runs ORDER BY id",
+                                       -1, &stmt, NULL),
+                    ==, SQLITE_OK);
+    GArray *runs = g_array_new(FALSE, TRUE, sizeof(stored_run));
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+        const char *hparams = (const char *)sqlite3_column_text(stmt, 5);
+        const char *metrics = (const char *)sqlite3_column_text(stmt, 6);
+        stored_run r = {column(stmt, 0), column(stmt, 1), column(stmt, 2), column(stmt, 3), column(stmt, 4),
+                        json_number(hparams, "learning_rate"), json_number(metrics, "test_loss"),
+                        (gint64)json_number(hparams, "batch_size")};
+        g_array_append_val(runs, r);
+    }
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return runs;
+}
+
+static void stored_runs_free(GArray *runs)
+{
+    for (guint i = 0; i < runs->len; i++) {
+        stored_run *r = &g_array_index(runs, stored_run, i);
+        g_free(r->name);
+        g_free(r->status);
+        g_free(r->sweep);
+        g_free(r->reason);
+        g_free(r->notes);
+    }
+    g_array_free(runs, TRUE);
+}
+
+/* ---- the grid ----------------------------------------------------------------- */
+static int count_lines_starting(const char *text, const char *prefix)
+{
+    int n = 0;
+    char **lines = g_strsplit(text, "\n", -1);
+    for (char **l = lines; *l; l++)
+        n += g_str_has_prefix(*l, prefix);
+    g_strfreev(lines);
+    return n;
+}
+
+static void test_grid(fixture *f, gconstpointer data)
+{
+    twb_run run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--learning-rate",
+                          "1e-2,3e-2,1e3", "--batch-size", "32,64", "--optimizer", "sgd", "--sweep", "grid", NULL);
+    g_assert_cmpstr(run.err, ==, "");
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_cmpint(count_lines_starting(run.out, "trial "), ==, 6);
+    g_assert_nonnull(strstr(run.out, "trial 5/6 grid-5  learning_rate=1000 batch_size=32  failed: fit: epoch 1"));
+    g_assert_nonnull(strstr(run.out, "sweep grid: 6 trials, 4 finished, 0 stopped early, 2 failed; sorted by "
+                                     "test_loss (lowest first)"));
+
+    GArray *runs = stored_runs(f->logdb);
+    g_assert_cmpint(runs->len, ==, 6);
+    const double rates[] = {1e-2, 1e-2, 3e-2, 3e-2, 1e3, 1e3};
+    const gint64 batches[] = {32, 64, 32, 64, 32, 64};
+    for (guint i = 0; i < 6; i++) {
+        stored_run *r = &g_array_index(runs, stored_run, i);
+        char *name = g_strdup_printf("grid-%u", i + 1);
+        g_assert_cmpstr(r->name, ==, name);
+        g_free(name);
+        g_assert_cmpstr(r->sweep, ==, "grid");
+        g_assert_cmpfloat(r->learning_rate, ==, rates[i]);
+        g_assert_cmpint(r->batch_size, ==, batches[i]);
+        if (i < 4) {
+            g_assert_cmpstr(r->status, ==, "finished");
+            g_assert_true(r->test_loss >= 0);
+        } else { /* the diverging trials: failed, saying why; the sweep went on */
+            g_assert_cmpstr(r->status, ==, "failed");
+            g_assert_nonnull(strstr(r->reason, "the loss diverged"));
+            g_assert_true(isnan(r->test_loss));
+        }
+    }
+
+    /* The table: finished trials by test loss, lowest first, the failed last. */
+    const char *table = strstr(run.out, "rank  run");
+    g_assert_nonnull(table);
+    char **lines = g_strsplit(table, "\n", -1);
+    double previous = -INFINITY;
+    for (int rank = 1; rank <= 6; rank++) {
+        char **fields = g_strsplit_set(lines[rank], " ", -1);
+        GPtrArray *words = g_ptr_array_new();
+        for (char **w = fields; *w; w++)
+            if (**w)
+                g_ptr_array_add(words, *w);
+        g_assert_cmpint(atoi(words->pdata[0]), ==, rank);
+        const char *status = words->pdata[words->len - 1];
+        if (rank <= 4) {
+            g_assert_cmpstr(status, ==, "finished");
+            /* rank run lr batch loss accuracy test_loss test_accuracy status */
+            double loss = g_ascii_strtod(words->pdata[6], NULL);
+            for (guint i = 0; i < runs->len; i++)
+                if (!strcmp(g_array_index(runs, stored_run, i).name, words->pdata[1]))
+                    g_assert_cmpfloat(fabs(g_array_index(runs, stored_run, i).test_loss - loss), <, 1e-4);
+            g_assert_cmpfloat(loss, >=, previous);
+            previous = loss;
+        } else
+            g_assert_cmpstr(status, ==, "failed");
+        g_ptr_array_free(words, TRUE);
+        g_strfreev(fields);
+    }
+    g_strfreev(lines);
+    stored_runs_free(runs);
+    twb_run_clear(&run);
+
+    /* A metric no trial has: said, the trials in their order. */
+    run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--sweep", "other", "--metric",
+                  "test_f1", NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_cmpstr(run.err, ==, "twb sweep: warning: no trial has the metric 'test_f1' (name one of the table's "
+                                 "columns with --metric); the trials stay in their order\n");
+    g_assert_nonnull(strstr(run.out, "sorted by test_f1 (lowest first)"));
+    twb_run_clear(&run);
+
+    /* The same sweep name again: refused before any trial runs. */
+    run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--sweep", "grid", NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    char *message = g_strdup_printf("twb sweep: %s: a run named 'grid-1' exists already; name the sweep another "
+                                    "way with --sweep NAME\n",
+                                    f->logdb);
+    g_assert_cmpstr(run.err, ==, message);
+    g_free(message);
+    twb_run_clear(&run);
+}
+
+/* ---- random search ---------------------------------------------------------- */
+static void test_random(fixture *f, gconstpointer data)
+{
+    const char *names[] = {"a", "b"};
+    for (int k = 0; k < 2; k++) {
+        twb_run run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--learning-rate",
+                              "1e-4:1e-1", "--batch-size", "16:128", "--random", "--trials", "5", "--sweep",
+                              names[k], NULL);
+        g_assert_cmpint(run.exit_status, ==, 0);
+        g_assert_cmpint(count_lines_starting(run.out, "trial "), ==, 5);
+        twb_run_clear(&run);
+    }
+    GArray *runs = stored_runs(f->logdb);
+    g_assert_cmpint(runs->len, ==, 10);
+    gboolean rates_differ = FALSE;
+    for (guint i = 0; i < 5; i++) {
+        stored_run *a = &g_array_index(runs, stored_run, i), *b = &g_array_index(runs, stored_run, i + 5);
+        g_assert_cmpfloat(a->learning_rate, >=, 1e-4);
+        g_assert_cmpfloat(a->learning_rate, <=, 1e-1);
+        g_assert_cmpint(a->batch_size, >=, 16);
+        g_assert_cmpint(a->batch_size, <=, 128);
+        /* the draws are the same in every sweep of the same spec */
+        g_assert_cmpfloat(a->learning_rate, ==, b->learning_rate);
+        g_assert_cmpint(a->batch_size, ==, b->batch_size);
+        g_assert_cmpstr(a->sweep, ==, "a");
+        g_assert_cmpstr(b->sweep, ==, "b");
+        rates_differ |= a->learning_rate != g_array_index(runs, stored_run, 0).learning_rate;
+    }
+    g_assert_true(rates_differ);
+    stored_runs_free(runs);
+}
+
+/* ---- the median stopping rule ------------------------------------------------------ */
+static void test_median_stop(fixture *f, gconstpointer data)
+{
+    /* Two trials that learn, then one that cannot (a tiny rate): after its
+     * first epoch its loss is far above the others' running means. */
+    twb_run run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--learning-rate",
+                          "1e-2,2e-2,1e-6", "--epochs", "3", "--median-stop", "--sweep", "m", NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(strstr(run.out, "(stopped after epoch 1 by the median rule)"));
+    GArray *runs = stored_runs(f->logdb);
+    g_assert_cmpint(runs->len, ==, 3);
+    g_assert_cmpstr(g_array_index(runs, stored_run, 0).status, ==, "finished");
+    g_assert_cmpstr(g_array_index(runs, stored_run, 1).status, ==, "finished");
+    stored_run *stopped = &g_array_index(runs, stored_run, 2);
+    g_assert_cmpstr(stopped->status, ==, "stopped");
+    g_assert_true(g_str_has_prefix(stopped->notes, "stopped by the median stopping rule after epoch 1: best loss "));
+    g_assert_false(isnan(stopped->test_loss)); /* evaluated all the same */
+    stored_runs_free(runs);
+    twb_run_clear(&run);
+
+    /* Without the rule the same trial runs its three epochs. */
+    run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--learning-rate", "1e-2,2e-2,1e-6",
+                  "--epochs", "3", "--sweep", "n", NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_null(strstr(run.out, "(stopped after"));
+    g_assert_nonnull(strstr(run.out, "3 finished, 0 stopped early, 0 failed"));
+    twb_run_clear(&run);
+}
+
+/* ---- Ctrl+C -------------------------------------------------------------------------- */
+/* Runs in the file; 0 while it is missing or not made yet. */
+static int count_runs(const char *logdb)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *stmt = NULL;
+    int n = 0;
+    if (g_file_test(logdb, G_FILE_TEST_EXISTS) &&
+        sqlite3_open_v2(logdb, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_busy_timeout(db, 10000) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM runs", -1, &stmt, NULL) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW)
+        n = sqlite3_column_int(stmt, 0);
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return n;
+}
+
+/* A stop signal stops the running trial (its run "stopped", saying why)
+ * and runs no other; the table shows the trial that ran. */
+static void test_interrupt(fixture *f, gconstpointer data)
+{
+    const char *argv[] = {g_getenv("TWB"), "sweep", f->model, "--data", "blobs", "--logdb", f->logdb,
+                          "--learning-rate", "1e-3,2e-3,3e-3", "--epochs", "3000", "--sweep", "stop", NULL};
+    GPid pid;
+    int out_fd;
+    GError *error = NULL;
+    g_assert_true(g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
+                                           NULL, &out_fd, NULL, &error));
+    g_assert_no_error(error);
+    /* the first trial under way (3000 epochs: a minute or more, should the
+     * test fail and leave it running) */
+    for (int i = 0; i < 600 && count_runs(f->logdb) < 1; i++)
+        g_usleep(50000);
+    g_usleep(300000);
+    kill(pid, SIGINT);
+    int status;
+    g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+    g_spawn_close_pid(pid);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+    GString *out = g_string_new(NULL);
+    char buffer[4096];
+    for (ssize_t n; (n = read(out_fd, buffer, sizeof buffer)) > 0;)
+        g_string_append_len(out, buffer, n);
+    close(out_fd);
+    g_assert_nonnull(strstr(out->str, "trial 1/3 stop-1  learning_rate=0.001"));
+    g_assert_nonnull(strstr(out->str, "sweep stop stopped: 1 of 3 trials ran"));
+    g_assert_nonnull(strstr(out->str, "sweep stop: 1 trials, 0 finished, 1 stopped early, 0 failed"));
+    g_string_free(out, TRUE);
+    GArray *runs = stored_runs(f->logdb);
+    g_assert_cmpint(runs->len, ==, 1);
+    stored_run *r = &g_array_index(runs, stored_run, 0);
+    g_assert_cmpstr(r->status, ==, "stopped");
+    g_assert_true(g_str_has_prefix(r->notes, "stopped by a signal (Ctrl+C) at epoch "));
+    stored_runs_free(runs);
+}
+
+/* ---- bad specifications ------------------------------------------------------------ */
+static void test_bad_specs(fixture *f, gconstpointer data)
+{
+    const struct {
+        const char *option, *value, *message;
+    } cases[] = {
+        {"--batch-size", "0", "twb sweep: --batch-size: '0' is not a batch size (a whole number from 1 to 10000000)"},
+        {"--batch-size", "", "twb sweep: --batch-size: no values (give a list such as 1,2 or a range min:max)"},
+        {"--batch-size", "32,,64", "twb sweep: --batch-size: an empty value in '32,,64'"},
+        {"--batch-size", "32.5", "twb sweep: --batch-size: '32.5' is not a batch size (a whole number from 1 to "
+                                 "10000000)"},
+        {"--learning-rate", "1e-2:1e-3", "twb sweep: --learning-rate: the range 1e-2:1e-3 has its minimum above its "
+                                         "maximum"},
+        {"--learning-rate", "0", "twb sweep: --learning-rate: '0' is not a learning rate (above 0, at most 1000)"},
+        {"--learning-rate", "nan", "twb sweep: --learning-rate: 'nan' is not a learning rate (above 0, at most "
+                                   "1000)"},
+        {"--learning-rate", "1e-3:1e-2", "twb sweep: --learning-rate: a range (0.001:0.01) needs --random; list the "
+                                         "values for a grid"},
+        {"--epochs", "0,1", "twb sweep: --epochs: '0' is not a number of epochs (a whole number from 1 to 1000000)"},
+        {"--optimizer", "adam,nope", "twb sweep: --optimizer: unknown optimizer 'nope'; expected one of sgd, adam, "
+                                     "adamw, rmsprop, adagrad"},
+        {"--optimizer", "adam:sgd", "twb sweep: --optimizer: 'adam:sgd': optimizers are listed (adam,sgd), not "
+                                    "ranges"},
+        {"--trials", "0", "twb sweep: --trials: '0' is not a number of trials (1 to 10000)\nTry 'twb --help'."},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        twb_run run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, cases[i].option,
+                              cases[i].value, NULL);
+        char *expected = g_strconcat(cases[i].message, "\n", NULL);
+        g_assert_cmpstr(run.err, ==, expected);
+        g_assert_cmpint(run.exit_status, ==, 2);
+        g_assert_cmpstr(run.out, ==, "");
+        g_free(expected);
+        twb_run_clear(&run);
+    }
+    twb_run run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--random", NULL);
+    g_assert_cmpstr(run.err, ==, "twb sweep: --random needs --trials N (how many draws)\n");
+    twb_run_clear(&run);
+    run = run_twb("sweep", f->model, "--data", "blobs", "--batch-size", "1,2", "--batch-size", "3", "--logdb",
+                  f->logdb, NULL);
+    g_assert_cmpstr(run.err, ==, "twb sweep: --batch-size given twice; list every value in one (--batch-size 1,2,3)\n");
+    twb_run_clear(&run);
+    run = run_twb("sweep", f->model, "--data", "blobs", NULL);
+    g_assert_cmpint(run.exit_status, ==, 2);
+    g_assert_true(g_str_has_prefix(run.err, "twb sweep: name the run database with --logdb FILE"));
+    twb_run_clear(&run);
+    /* A data file that is not there: nothing trained, nothing written. */
+    run = run_twb("sweep", f->model, "--data", "/nonexistent/x.npy", "--logdb", f->logdb, NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "/nonexistent/x.npy"));
+    twb_run_clear(&run);
+    g_assert_false(g_file_test(f->logdb, G_FILE_TEST_EXISTS));
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+#define ADD(name, fn) g_test_add("/cli/sweep/" name, fixture, NULL, setup, fn, teardown)
+    ADD("grid", test_grid);
+    ADD("random", test_random);
+    ADD("median-stop", test_median_stop);
+    ADD("interrupt", test_interrupt);
+    ADD("bad-specs", test_bad_specs);
+    return g_test_run();
+}

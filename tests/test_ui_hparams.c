@@ -1,0 +1,587 @@
+/* The HParams tab: its table as data (every kind of value, runs without
+ * settings, sorting with missing values last, the filter query and its
+ * errors, CSV), its plots drawn into images, and, under Xvfb, one selection
+ * for the window: rows selected in the table are the runs the run list
+ * checks and the charts draw, and back; the filter, sorting, hidden columns,
+ * exports and a run arriving while the tab is open. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+#include <gtk/gtk.h>
+
+#include <tw/summary.h>
+
+#include "chart_card.h"
+#include "dashboard_view.h"
+#include "hparams_render.h"
+#include "hparams_table.h"
+#include "hparams_view.h"
+#include "run_list.h"
+#include "tag_sections.h"
+
+/* ---- the table -------------------------------------------------------------- */
+static tw_run_info run(int64_t id, const char *name, const char *hparams, const char *metrics)
+{
+    return (tw_run_info){.id = id, .name = (char *)name, .status = TW_RUN_FINISHED, .hparams_json = (char *)hparams,
+                         .metrics_json = (char *)metrics, .notes = (char *)""};
+}
+
+static const tw_run_info *odd_runs(int *n)
+{
+    static tw_run_info runs[5];
+    runs[0] = run(1, "a", "{\"lr\": 0.001, \"bs\": 32, \"opt\": \"adam\", \"flag\": true, \"net\": {\"depth\": 2},"
+                          " \"list\": [1, 2], \"mixed\": 1}",
+                  "{\"acc\": 0.9, \"loss\": 0.3}");
+    runs[1] = run(2, "b", "{\"lr\": 0.1, \"bs\": 64, \"opt\": \"sgd\", \"flag\": false, \"mixed\": \"x\"}",
+                  "{\"acc\": 0.8, \"loss\": \"nan\"}");
+    runs[2] = run(3, "c, no settings", NULL, NULL);
+    runs[3] = run(4, "d", "not json {", "[1, 2]");
+    runs[4] = run(5, "e", "{\"lr\": 10, \"bs\": null, \"opt\": \"adam\"}", "{\"acc\": 0.85}");
+    runs[4].status = TW_RUN_FAILED;
+    *n = 5;
+    return runs;
+}
+
+static int col(const tw_hp_table *t, tw_hp_role role, const char *name)
+{
+    int c = tw_hp_table_find_column(t, role, name);
+    g_assert_cmpint(c, >=, 0);
+    return c;
+}
+
+static void test_table(void)
+{
+    int n;
+    const tw_run_info *runs = odd_runs(&n);
+    tw_hp_table *t = tw_hp_table_new(runs, n);
+    g_assert_cmpint(tw_hp_table_n_rows(t), ==, 5);
+    /* hyperparameters by name, then metrics */
+    const char *names[] = {"bs", "flag", "list", "lr", "mixed", "net.depth", "opt", "acc", "loss"};
+    g_assert_cmpint(tw_hp_table_n_columns(t), ==, G_N_ELEMENTS(names));
+    for (int c = 0; c < tw_hp_table_n_columns(t); c++) {
+        g_assert_cmpstr(tw_hp_table_column(t, c)->name, ==, names[c]);
+        g_assert_cmpint(tw_hp_table_column(t, c)->role, ==, c < 7 ? TW_HP_HPARAM : TW_HP_METRIC);
+    }
+    int lr = col(t, TW_HP_HPARAM, "lr"), bs = col(t, TW_HP_HPARAM, "bs"), opt = col(t, TW_HP_HPARAM, "opt");
+    int flag = col(t, TW_HP_HPARAM, "flag"), mixed = col(t, TW_HP_HPARAM, "mixed");
+    int list = col(t, TW_HP_HPARAM, "list"), loss = col(t, TW_HP_METRIC, "loss"), acc = col(t, TW_HP_METRIC, "acc");
+    g_assert_cmpint(tw_hp_table_find_column(t, TW_HP_METRIC, "lr"), ==, -1);
+    /* kinds: numbers (a log scale over 4 decades), booleans, strings */
+    const tw_hp_column *c_lr = tw_hp_table_column(t, lr);
+    g_assert_cmpint(c_lr->kind, ==, TW_HP_NUMBER);
+    g_assert_true(c_lr->log);
+    g_assert_cmpfloat(c_lr->lo, ==, 0.001);
+    g_assert_cmpfloat(c_lr->hi, ==, 10);
+    g_assert_false(tw_hp_table_column(t, bs)->log);
+    g_assert_cmpint(tw_hp_table_column(t, flag)->kind, ==, TW_HP_BOOL);
+    g_assert_cmpint(tw_hp_table_column(t, opt)->kind, ==, TW_HP_STRING);
+    g_assert_cmpint(tw_hp_table_column(t, opt)->ncategories, ==, 2);
+    /* a number among strings is a string there */
+    g_assert_cmpint(tw_hp_table_column(t, mixed)->kind, ==, TW_HP_STRING);
+    g_assert_cmpint(tw_hp_table_cell(t, 0, mixed)->kind, ==, TW_HP_STRING);
+    g_assert_cmpstr(tw_hp_table_cell(t, 0, mixed)->text, ==, "1");
+    g_assert_cmpstr(tw_hp_table_cell(t, 0, list)->text, ==, "[1,2]");
+    /* the importer's "nan" is a number */
+    g_assert_cmpint(tw_hp_table_column(t, loss)->kind, ==, TW_HP_NUMBER);
+    g_assert_true(isnan(tw_hp_table_cell(t, 1, loss)->number));
+    /* runs without settings, unreadable JSON and null: missing */
+    for (int r = 2; r <= 3; r++)
+        for (int c = 0; c < tw_hp_table_n_columns(t); c++)
+            g_assert_cmpint(tw_hp_table_cell(t, r, c)->kind, ==, TW_HP_MISSING);
+    g_assert_cmpint(tw_hp_table_cell(t, 4, bs)->kind, ==, TW_HP_MISSING);
+    /* positions: log scale, categories, missing */
+    g_assert_cmpfloat(tw_hp_table_position(t, 0, lr), ==, 0);
+    g_assert_cmpfloat(fabs(tw_hp_table_position(t, 1, lr) - 0.5), <, 1e-12);
+    g_assert_cmpfloat(tw_hp_table_position(t, 4, lr), ==, 1);
+    g_assert_cmpfloat(tw_hp_table_position(t, 0, opt), ==, 0);   /* adam */
+    g_assert_cmpfloat(tw_hp_table_position(t, 1, opt), ==, 1);   /* sgd */
+    g_assert_cmpfloat(tw_hp_table_position(t, 0, flag), ==, 1);  /* "true" after "false" */
+    g_assert_true(isnan(tw_hp_table_position(t, 2, lr)));
+    g_assert_true(isnan(tw_hp_table_position(t, 1, loss)));
+    /* sorting: missing last, NaN after numbers */
+    g_assert_cmpint(tw_hp_table_compare(t, lr, 0, 1), <, 0);
+    g_assert_cmpint(tw_hp_table_compare(t, lr, 2, 0), >, 0);
+    g_assert_cmpint(tw_hp_table_compare(t, lr, 0, 2), <, 0);
+    g_assert_cmpint(tw_hp_table_compare(t, loss, 1, 0), >, 0);
+    g_assert_cmpint(tw_hp_table_compare(t, acc, 1, 4), <, 0);
+    g_assert_cmpint(tw_hp_table_compare(t, -1, 0, 1), <, 0);
+
+    /* the filter */
+    char *error = NULL;
+    const struct {
+        const char *query;
+        const char *passing; /* one character per row */
+    } queries[] = {
+        {"", "11111"},
+        {"lr>=0.1", "01001"},
+        {"lr=0.001..0.1", "11000"},
+        {"opt=adam", "10001"},
+        {"opt!=adam", "01000"},
+        {"flag=true", "10000"},
+        {"acc>0.8 lr<1", "10000"},
+        {"B", "01000"}, /* a bare word: run names, any case */
+        {"no", "00100"},
+        {"lr!=0.1  ", "10001"}, /* rows without the value fail */
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(queries); i++) {
+        g_assert_cmpint(tw_hp_table_set_filter(t, queries[i].query, &error), ==, 0);
+        for (int r = 0; r < 5; r++)
+            if (tw_hp_table_row_passes(t, r) != (queries[i].passing[r] == '1'))
+                g_error("query \"%s\", row %d", queries[i].query, r);
+    }
+    const struct {
+        const char *query, *error;
+    } bad[] = {
+        {"momentum>1", "no column named “momentum”"},
+        {"lr>fast", "“fast” is not a number (column “lr”)"},
+        {"lr=1..0.1", "the range “1..0.1” has its minimum above its maximum"},
+        {"lr=1..x", "“1..x”: a range is two numbers, as 1e-3..1e-2"},
+        {"opt>1", "“opt” holds text: compare it with = or !="},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_assert_cmpint(tw_hp_table_set_filter(t, bad[i].query, &error), ==, -1);
+        g_assert_cmpstr(error, ==, bad[i].error);
+        g_free(error);
+        /* the last good filter stays */
+        g_assert_true(tw_hp_table_row_passes(t, 0) && !tw_hp_table_row_passes(t, 1));
+    }
+
+    /* CSV: hidden columns left out, fields quoted where needed */
+    for (int c = 0; c < tw_hp_table_n_columns(t); c++)
+        tw_hp_table_set_hidden(t, c, c != lr && c != opt && c != loss);
+    char *csv = tw_hp_table_csv(t, (const int[]){2, 1, 0}, 3);
+    g_assert_cmpstr(csv, ==,
+                    "run,status,lr,opt,loss\r\n"
+                    "\"c, no settings\",finished,,,\r\n"
+                    "b,finished,0.10000000000000001,sgd,nan\r\n"
+                    "a,finished,0.001,adam,0.29999999999999999\r\n");
+    g_free(csv);
+    tw_hp_table_free(t);
+
+    t = tw_hp_table_new(NULL, 0);
+    g_assert_cmpint(tw_hp_table_n_rows(t), ==, 0);
+    g_assert_cmpint(tw_hp_table_n_columns(t), ==, 0);
+    tw_hp_table_free(t);
+}
+
+/* ---- the plots ----------------------------------------------------------------- */
+static int count_color(cairo_surface_t *s, tw_rgb c)
+{
+    cairo_surface_flush(s);
+    const unsigned char *data = cairo_image_surface_get_data(s);
+    int stride = cairo_image_surface_get_stride(s), n = 0;
+    for (int y = 0; y < cairo_image_surface_get_height(s); y++)
+        for (int x = 0; x < cairo_image_surface_get_width(s); x++) {
+            const unsigned char *p = data + y * stride + x * 4; /* BGRA */
+            n += abs(p[2] - (int)lround(c.r * 255)) < 40 && abs(p[1] - (int)lround(c.g * 255)) < 40 &&
+                 abs(p[0] - (int)lround(c.b * 255)) < 40;
+        }
+    return n;
+}
+
+static void test_render(void)
+{
+    int n;
+    const tw_run_info *runs = odd_runs(&n);
+    tw_hp_table *t = tw_hp_table_new(runs, n);
+    int rows[] = {0, 1, 2, 3, 4};
+    bool selected[5] = {false, true, false, false, false};
+    tw_rgb colors[5], red = {0.9, 0.05, 0.05};
+    for (int i = 0; i < 5; i++)
+        colors[i] = i == 1 ? red : (tw_rgb){0.1, 0.1, 0.9};
+    tw_hp_plot plot = {t, rows, 5, selected, colors, false};
+    int axes[] = {col(t, TW_HP_HPARAM, "lr"), col(t, TW_HP_HPARAM, "opt"), col(t, TW_HP_METRIC, "acc")};
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 400, 300);
+    cairo_t *cr = cairo_create(s);
+    tw_hp_render_parallel(cr, 400, 300, &plot, axes, 3);
+    g_assert_cmpint(count_color(s, red), >, 100); /* the selected row's line */
+    g_assert_cmpint(count_color(s, colors[0]), ==, 0); /* the others grey */
+    selected[1] = false;
+    tw_hp_render_parallel(cr, 400, 300, &plot, axes, 3);
+    g_assert_cmpint(count_color(s, red), ==, 0);
+
+    /* The scatter: b (lr 0.1, acc 0.8) in the middle of x (log scale) and at
+     * the bottom of y; a click there finds it. */
+    selected[1] = true;
+    int x = col(t, TW_HP_HPARAM, "lr"), y = col(t, TW_HP_METRIC, "acc");
+    tw_hp_render_scatter(cr, 400, 300, &plot, x, y);
+    g_assert_cmpint(count_color(s, red), >, 20);
+    double px = 64 + 8 + 0.5 * (400 - 80 - 16), py = 30 + (300 - 70) - 8;
+    g_assert_cmpint(tw_hp_scatter_hit(400, 300, &plot, x, y, px, py), ==, 1);
+    g_assert_cmpint(tw_hp_scatter_hit(400, 300, &plot, x, y, 5, 5), ==, -1);
+    cairo_destroy(cr);
+    cairo_surface_destroy(s);
+    tw_hp_table_free(t);
+}
+
+/* ---- the window ----------------------------------------------------------------- */
+static gboolean timed_out(gpointer data)
+{
+    *(gboolean *)data = TRUE;
+    return G_SOURCE_REMOVE;
+}
+
+static void wait_until(gboolean (*cond)(gpointer), gpointer data, double seconds, const char *what)
+{
+    gboolean expired = FALSE;
+    guint timer = g_timeout_add((guint)(seconds * 1000), timed_out, &expired);
+    while (!cond(data) && !expired)
+        g_main_context_iteration(NULL, TRUE);
+    if (expired)
+        g_error("waited %.0f s for %s", seconds, what);
+    g_source_remove(timer);
+}
+
+static void spin(double seconds)
+{
+    gboolean expired = FALSE;
+    g_timeout_add((guint)(seconds * 1000), timed_out, &expired);
+    while (!expired)
+        g_main_context_iteration(NULL, TRUE);
+}
+
+static GtkWidget *find_type(GtkWidget *root, GType type)
+{
+    if (G_TYPE_CHECK_INSTANCE_TYPE(root, type))
+        return root;
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = find_type(c, type);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+static GtkWidget *find_named(GtkWidget *root, const char *name)
+{
+    if (!g_strcmp0(gtk_widget_get_name(root), name))
+        return root;
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = find_named(c, name);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+typedef struct {
+    char *dir, *logdb;
+    GtkWidget *window;
+    TwDashboardView *dashboard;
+    TwDashboardData *data;
+    TwRunList *runs;
+    TwHparamsView *hparams;
+    guint expected;
+} fixture;
+
+/* A finished trial: its settings, a loss curve, its final metrics. */
+static void write_trial(const char *logdb, const char *name, double lr, int batch, double test_loss)
+{
+    char *hparams = g_strdup_printf("{\"learning_rate\": %g, \"batch_size\": %d, \"optimizer\": \"adam\"}", lr, batch);
+    char *metrics = g_strdup_printf("{\"test_loss\": %g, \"test_accuracy\": %g}", test_loss, 1 - test_loss);
+    tw_summary_run_options options = {.hparams_json = hparams};
+    tw_summary_writer *w = tw_summary_writer_open(logdb, name, &options);
+    g_assert_nonnull(w);
+    for (int s = 1; s <= 10; s++)
+        g_assert_cmpint(tw_summary_scalar(w, "train/loss", test_loss + 1.0 / s, s), ==, 0);
+    g_assert_cmpint(tw_summary_hparams(w, NULL, metrics), ==, 0);
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+    g_free(hparams);
+    g_free(metrics);
+}
+
+static gboolean is_ready(gpointer view)
+{
+    return tw_dashboard_view_ready(view);
+}
+
+static gboolean rows_shown(gpointer data)
+{
+    fixture *f = data;
+    return tw_hparams_view_n_shown(f->hparams) == f->expected;
+}
+
+static void wait_rows(fixture *f, guint n)
+{
+    f->expected = n;
+    wait_until(rows_shown, f, 10, "the HParams rows");
+}
+
+static gint64 run_id(fixture *f, const char *name)
+{
+    for (int i = 0; i < tw_dashboard_data_n_runs(f->data); i++)
+        if (!strcmp(tw_dashboard_data_run(f->data, i)->name, name))
+            return tw_dashboard_data_run(f->data, i)->id;
+    g_error("no run %s", name);
+    return -1;
+}
+
+static int drawn_runs(fixture *f)
+{
+    GtkWidget *card = tw_tag_sections_card(TW_TAG_SECTIONS(find_named(GTK_WIDGET(f->dashboard), "scalars")),
+                                           "train/loss");
+    int n = 0;
+    if (card)
+        tw_chart_card_tag_ids(TW_CHART_CARD(card), &n);
+    return n;
+}
+
+static gboolean two_drawn(gpointer data)
+{
+    return drawn_runs(data) == 2;
+}
+
+static void fixture_open(fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    f->dir = g_dir_make_tmp("twb-hparams-XXXXXX", NULL);
+    f->logdb = g_build_filename(f->dir, "runs.db", NULL);
+    write_trial(f->logdb, "t1", 1e-3, 32, 0.50);
+    write_trial(f->logdb, "t2", 1e-3, 64, 0.40);
+    write_trial(f->logdb, "t3", 1e-2, 32, 0.20);
+    write_trial(f->logdb, "t4", 1e-2, 64, 0.30);
+    f->window = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(f->window), 1280, 800);
+    GtkWidget *view = tw_dashboard_view_new(f->logdb);
+    f->dashboard = TW_DASHBOARD_VIEW(view);
+    f->data = tw_dashboard_view_data(f->dashboard);
+    f->runs = TW_RUN_LIST(find_type(view, TW_TYPE_RUN_LIST));
+    f->hparams = TW_HPARAMS_VIEW(find_type(view, TW_TYPE_HPARAMS_VIEW));
+    gtk_window_set_child(GTK_WINDOW(f->window), view);
+    gtk_window_present(GTK_WINDOW(f->window));
+    wait_until(is_ready, view, 10, "the dashboard's first data");
+    tw_dashboard_view_show_tab(f->dashboard, "hparams");
+    wait_rows(f, 4);
+}
+
+static void fixture_close(fixture *f)
+{
+    gtk_window_destroy(GTK_WINDOW(f->window));
+    spin(0.05);
+    char *cmd[] = {"rm", "-rf", f->dir, NULL};
+    g_spawn_sync(NULL, cmd, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
+    g_free(f->logdb);
+    g_free(f->dir);
+}
+
+static gboolean t5_first(gpointer data)
+{
+    fixture *f = data;
+    return tw_hparams_view_shown_run(f->hparams, 0) == run_id(f, "t5");
+}
+
+/* Table rows and run-list checks are one selection, both ways; the charts
+ * draw the selected runs. */
+static void test_selection_linking(void)
+{
+    fixture f;
+    fixture_open(&f);
+    /* At first the run list checks the newest run: its row is selected. */
+    for (int i = 1; i <= 4; i++) {
+        char name[8];
+        g_snprintf(name, sizeof name, "t%d", i);
+        g_assert_cmpint(tw_hparams_view_selected(f.hparams, run_id(&f, name)), ==, i == 4);
+        g_assert_cmpint(tw_run_list_checked(f.runs, run_id(&f, name)), ==, i == 4);
+    }
+    /* Sorted by the test loss, lowest first: select the best two rows. */
+    tw_hparams_view_sort(f.hparams, "test_loss", FALSE);
+    g_assert_cmpint(tw_hparams_view_shown_run(f.hparams, 0), ==, run_id(&f, "t3"));
+    g_assert_cmpint(tw_hparams_view_shown_run(f.hparams, 1), ==, run_id(&f, "t4"));
+    g_assert_cmpint(tw_hparams_view_shown_run(f.hparams, 3), ==, run_id(&f, "t1"));
+    gint64 best[] = {tw_hparams_view_shown_run(f.hparams, 0), tw_hparams_view_shown_run(f.hparams, 1)};
+    tw_hparams_view_select(f.hparams, best, 2);
+    g_assert_true(tw_run_list_checked(f.runs, run_id(&f, "t3")));
+    g_assert_true(tw_run_list_checked(f.runs, run_id(&f, "t4")));
+    g_assert_false(tw_run_list_checked(f.runs, run_id(&f, "t1")));
+    g_assert_false(tw_run_list_checked(f.runs, run_id(&f, "t2")));
+    /* ... and the loss chart draws those two */
+    tw_dashboard_view_show_tab(f.dashboard, "scalars");
+    wait_until(two_drawn, &f, 10, "the two selected runs in the loss chart");
+    tw_dashboard_view_show_tab(f.dashboard, "hparams");
+
+    /* Back: a check in the run list selects the row. */
+    tw_run_list_set_checked(f.runs, run_id(&f, "t1"), TRUE);
+    g_assert_true(tw_hparams_view_selected(f.hparams, run_id(&f, "t1")));
+    tw_run_list_set_checked(f.runs, run_id(&f, "t3"), FALSE);
+    g_assert_false(tw_hparams_view_selected(f.hparams, run_id(&f, "t3")));
+    g_assert_true(tw_hparams_view_selected(f.hparams, run_id(&f, "t4")));
+
+    /* The filter hides rows; the selection still matches the checks. */
+    gtk_editable_set_text(tw_hparams_view_filter_entry(f.hparams), "learning_rate=1e-2 batch_size>=64");
+    wait_rows(&f, 1);
+    g_assert_cmpint(tw_hparams_view_shown_run(f.hparams, 0), ==, run_id(&f, "t4"));
+    g_assert_true(tw_hparams_view_selected(f.hparams, run_id(&f, "t4")));
+    /* a bad term is marked, the rows stay (typed on: setting the text
+     * would pass through "", which a search entry reports at once) */
+    int end = -1;
+    gtk_editable_insert_text(tw_hparams_view_filter_entry(f.hparams), " momentum>1", -1, &end);
+    spin(0.3);
+    g_assert_true(gtk_widget_has_css_class(GTK_WIDGET(tw_hparams_view_filter_entry(f.hparams)), "error"));
+    g_assert_cmpint(tw_hparams_view_n_shown(f.hparams), ==, 1);
+    gtk_editable_set_text(tw_hparams_view_filter_entry(f.hparams), "");
+    wait_rows(&f, 4);
+
+    /* Exports: the CSV of the rows shown in their order, without hidden
+     * columns; the plots as PNG and SVG. */
+    tw_hparams_view_set_column_visible(f.hparams, "optimizer", FALSE);
+    tw_hparams_view_set_column_visible(f.hparams, "test_accuracy", FALSE);
+    char *csv_path = g_build_filename(f.dir, "hp.csv", NULL);
+    GError *error = NULL;
+    g_assert_true(tw_hparams_view_export(f.hparams, "csv", csv_path, &error));
+    char *csv = NULL;
+    g_assert_true(g_file_get_contents(csv_path, &csv, NULL, NULL));
+    g_assert_cmpstr(csv, ==,
+                    "run,status,batch_size,learning_rate,test_loss\r\n"
+                    "t3,finished,32,0.01,0.20000000000000001\r\n"
+                    "t4,finished,64,0.01,0.29999999999999999\r\n"
+                    "t2,finished,64,0.001,0.40000000000000002\r\n"
+                    "t1,finished,32,0.001,0.5\r\n");
+    g_free(csv);
+    g_free(csv_path);
+    const char *files[] = {"parallel.png", "parallel.svg", "scatter.png", "scatter.svg"};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        char *path = g_build_filename(f.dir, files[i], NULL);
+        g_assert_true(tw_hparams_view_export(f.hparams, i < 2 ? "parallel" : "scatter", path, &error));
+        g_assert_no_error(error);
+        if (g_str_has_suffix(path, ".png")) {
+            cairo_surface_t *png = cairo_image_surface_create_from_png(path);
+            g_assert_cmpint(cairo_surface_status(png), ==, CAIRO_STATUS_SUCCESS);
+            g_assert_cmpint(cairo_image_surface_get_width(png), >=, 480);
+            cairo_surface_destroy(png);
+        } else {
+            char *svg = NULL;
+            g_assert_true(g_file_get_contents(path, &svg, NULL, NULL));
+            g_assert_nonnull(strstr(svg, "<svg"));
+            g_free(svg);
+        }
+        g_free(path);
+    }
+    char *bad = g_build_filename(f.dir, "plot.gif", NULL);
+    g_assert_false(tw_hparams_view_export(f.hparams, "parallel", bad, &error));
+    char *message = g_strdup_printf("%s: name a .png or .svg file", bad);
+    g_assert_cmpstr(error->message, ==, message);
+    g_clear_error(&error);
+    g_free(message);
+    g_free(bad);
+
+    /* A run written while the tab is open fills in, keeping the selection. */
+    write_trial(f.logdb, "t5", 3e-2, 32, 0.10);
+    wait_rows(&f, 5);
+    wait_until(t5_first, &f, 10, "t5's metrics, sorted first"); /* still sorted */
+    g_assert_true(tw_hparams_view_selected(f.hparams, run_id(&f, "t4")));
+    g_assert_true(tw_hparams_view_selected(f.hparams, run_id(&f, "t1")));
+    fixture_close(&f);
+}
+
+/* ---- 1,000 runs x 30 columns ------------------------------------------------------ */
+/* The time from the runs to the tab's first frame showing them: printed
+ * (bench/run hparams_open holds it to the 200 ms target); the test only
+ * bounds it against a catastrophe. */
+#define MANY_RUNS 1000
+#define MANY_HPARAMS 20
+#define MANY_METRICS 10
+#define MANY_RUNS_BOUND_MS 5000.0
+
+typedef struct {
+    gint64 start;
+    double ms;
+} first_frame;
+
+static void on_after_paint(GdkFrameClock *clock, first_frame *f)
+{
+    if (f->ms < 0)
+        f->ms = (g_get_monotonic_time() - f->start) / 1000.0;
+}
+
+static gboolean frame_done(gpointer data)
+{
+    return ((first_frame *)data)->ms >= 0;
+}
+
+static void test_many_runs(void)
+{
+    tw_run_info *runs = g_new0(tw_run_info, MANY_RUNS);
+    GString *json = g_string_new(NULL);
+    for (int r = 0; r < MANY_RUNS; r++) {
+        g_string_assign(json, "{");
+        for (int c = 0; c < MANY_HPARAMS; c++) /* numbers, strings and booleans */
+            if (c % 5 == 3)
+                g_string_append_printf(json, "%s\"h%02d\": \"opt%d\"", c ? ", " : "", c, r % 4);
+            else if (c % 5 == 4)
+                g_string_append_printf(json, ", \"h%02d\": %s", c, r % 2 ? "true" : "false");
+            else
+                g_string_append_printf(json, "%s\"h%02d\": %g", c ? ", " : "", c, (r % 37) * pow(10, -(c % 4)));
+        g_string_append(json, "}");
+        runs[r].hparams_json = g_strdup(json->str);
+        g_string_assign(json, "{");
+        for (int c = 0; c < MANY_METRICS; c++)
+            g_string_append_printf(json, "%s\"m%02d\": %g", c ? ", " : "", c, sin(r * 0.1 + c));
+        g_string_append(json, "}");
+        runs[r].metrics_json = g_strdup(json->str);
+        runs[r].id = r + 1;
+        runs[r].name = g_strdup_printf("run-%04d", r);
+        runs[r].notes = (char *)"";
+    }
+    g_string_free(json, TRUE);
+    GtkWidget *window = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(window), 1280, 800);
+    GtkWidget *list = tw_run_list_new();
+    GtkWidget *view = tw_hparams_view_new(TW_RUN_LIST(list));
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0);
+    gtk_box_append(GTK_BOX(box), list);
+    gtk_widget_set_hexpand(view, TRUE);
+    gtk_box_append(GTK_BOX(box), view);
+    gtk_window_set_child(GTK_WINDOW(window), box);
+    gtk_window_present(GTK_WINDOW(window));
+    spin(0.5);
+    first_frame f = {g_get_monotonic_time(), -1};
+    GdkFrameClock *clock = gtk_widget_get_frame_clock(window);
+    gulong handler = g_signal_connect(clock, "after-paint", G_CALLBACK(on_after_paint), &f);
+    tw_hparams_view_set_runs(TW_HPARAMS_VIEW(view), runs, MANY_RUNS);
+    gtk_widget_queue_draw(view);
+    wait_until(frame_done, &f, 30, "the first frame of 1,000 runs");
+    g_signal_handler_disconnect(clock, handler);
+    g_test_message("hparams open: %d runs x %d columns on screen in %.1f ms", MANY_RUNS,
+                   tw_hp_table_n_columns(tw_hparams_view_table(TW_HPARAMS_VIEW(view))), f.ms);
+    g_assert_cmpint(tw_hp_table_n_columns(tw_hparams_view_table(TW_HPARAMS_VIEW(view))), ==, 30);
+    g_assert_cmpuint(tw_hparams_view_n_shown(TW_HPARAMS_VIEW(view)), ==, MANY_RUNS);
+    g_assert_cmpfloat(f.ms, <, MANY_RUNS_BOUND_MS);
+    /* sorting 1,000 rows by a metric */
+    gint64 start = g_get_monotonic_time();
+    tw_hparams_view_sort(TW_HPARAMS_VIEW(view), "m03", TRUE);
+    g_test_message("hparams sort: %.1f ms", (g_get_monotonic_time() - start) / 1000.0);
+    const tw_hp_table *t = tw_hparams_view_table(TW_HPARAMS_VIEW(view));
+    int m03 = tw_hp_table_find_column(t, TW_HP_METRIC, "m03");
+    double previous = INFINITY;
+    for (guint i = 0; i < 50; i++) {
+        gint64 id = tw_hparams_view_shown_run(TW_HPARAMS_VIEW(view), i);
+        double v = tw_hp_table_cell(t, (int)id - 1, m03)->number;
+        g_assert_cmpfloat(v, <=, previous);
+        previous = v;
+    }
+    gtk_window_destroy(GTK_WINDOW(window));
+    for (int r = 0; r < MANY_RUNS; r++) {
+        g_free(runs[r].hparams_json);
+        g_free(runs[r].metrics_json);
+        g_free(runs[r].name);
+    }
+    g_free(runs);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_setenv("GTK_A11Y", "none", TRUE);
+    g_setenv("GSK_RENDERER", "cairo", FALSE);
+    g_test_add_func("/ui/hparams/table", test_table);
+    g_test_add_func("/ui/hparams/render", test_render);
+    if (gtk_init_check()) {
+        g_test_add_func("/ui/hparams/selection-linking", test_selection_linking);
+        g_test_add_func("/ui/hparams/many-runs", test_many_runs);
+    }
+    else
+        g_test_message("no display: the window's tests need xvfb-run (meson test does)");
+    return g_test_run();
+}

@@ -1,0 +1,248 @@
+/* The HParams plots (hparams_render.h). */
+#include "hparams_render.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <cairo-svg.h>
+#include <glib.h>
+
+#include <tw/error.h>
+
+#include "render_style.h"
+
+#define MARGIN_TOP 36.0    /* the axis names, on two rows */
+#define MARGIN_BOTTOM 22.0 /* the lowest value */
+#define MARGIN_SIDE 48.0
+#define POINT_RADIUS 4.0
+
+static const tw_rgb unselected = {0.62, 0.62, 0.66};
+
+/* row: the selected row's colour; unselected rows share the grey. */
+static void draw_row_style(cairo_t *cr, const tw_hp_plot *plot, int row, bool selected)
+{
+    if (selected) {
+        tw_render_set_color(cr, plot->colors[row], 0.95);
+        cairo_set_line_width(cr, 2.0);
+    } else {
+        tw_render_set_color(cr, unselected, 0.45);
+        cairo_set_line_width(cr, 1.0);
+    }
+}
+
+/* A column's lowest and highest value as text for its axis ends. */
+static void axis_ends(const tw_hp_column *col, char *lo, char *hi, size_t size)
+{
+    if (col->kind == TW_HP_NUMBER && isfinite(col->lo)) {
+        g_snprintf(lo, size, "%.3g", col->lo);
+        g_snprintf(hi, size, "%.3g", col->hi);
+    } else if (col->ncategories > 0) {
+        g_strlcpy(lo, col->categories[0], size);
+        g_strlcpy(hi, col->categories[col->ncategories - 1], size);
+    } else {
+        g_strlcpy(lo, "", size);
+        g_strlcpy(hi, "", size);
+    }
+}
+
+void tw_hp_render_parallel(cairo_t *cr, int width, int height, const tw_hp_plot *plot, const int *columns,
+                           int ncolumns)
+{
+    tw_render_style style = tw_render_style_get(plot->dark);
+    tw_render_background(cr, width, height, &style);
+    ncolumns = MIN(ncolumns, TW_HP_MAX_AXES);
+    if (ncolumns < 1 || plot->nrows == 0) {
+        const char *note = !plot->table || tw_hp_table_n_rows(plot->table) == 0 ? "No runs yet"
+                           : ncolumns < 1 ? "No columns whose values differ"
+                                          : "No runs pass the filter";
+        tw_render_note(cr, width, height, note, &style);
+        return;
+    }
+    double top = MARGIN_TOP, bottom = height - MARGIN_BOTTOM;
+    double left = MARGIN_SIDE, right = width - MARGIN_SIDE;
+    double step = ncolumns > 1 ? (right - left) / (ncolumns - 1) : 0;
+    double xs[TW_HP_MAX_AXES];
+    for (int a = 0; a < ncolumns; a++)
+        xs[a] = ncolumns > 1 ? left + a * step : width / 2.0;
+    /* the axes with their names and ends */
+    PangoLayout *layout = tw_render_label_layout(cr, 11, false);
+    cairo_set_line_width(cr, 1.0);
+    for (int a = 0; a < ncolumns; a++) {
+        const tw_hp_column *col = tw_hp_table_column(plot->table, columns[a]);
+        tw_render_set_color(cr, style.axis, 1);
+        cairo_move_to(cr, tw_render_crisp(xs[a]), top);
+        cairo_line_to(cr, tw_render_crisp(xs[a]), bottom);
+        cairo_stroke(cr);
+        char lo[40], hi[40];
+        axis_ends(col, lo, hi, sizeof lo);
+        /* names alternate between two rows, so neighbours do not overlap */
+        tw_render_label(cr, layout, col->name, xs[a], a % 2 ? 17 : 2, 0.5, 0,
+                        col->role == TW_HP_METRIC ? style.text : style.muted);
+        tw_render_label(cr, layout, hi, xs[a] + 3, top, 0, 0, style.muted);
+        tw_render_label(cr, layout, lo, xs[a] + 3, bottom + 2, 0, 0, style.muted);
+    }
+    g_object_unref(layout);
+    /* The unselected rows first, grey and thin: between each pair of
+     * neighbouring axes all their segments as one path, stroked once,
+     * without antialiasing, a segment drawn once however many rows share
+     * its pixels (a stroke per row took cairo 1.3 s for 1,000 runs of 30
+     * columns; this about a tenth). Then the selected on top, a stroke
+     * each in its run's colour. A missing value breaks the row's line. */
+    draw_row_style(cr, plot, -1, false);
+    cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
+    GHashTable *drawn = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (int a = 0; a + 1 < ncolumns; a++) {
+        g_hash_table_remove_all(drawn);
+        for (int i = 0; i < plot->nrows; i++) {
+            int r = plot->rows[i];
+            if (plot->selected && plot->selected[r])
+                continue;
+            double p = tw_hp_table_position(plot->table, r, columns[a]);
+            double q = tw_hp_table_position(plot->table, r, columns[a + 1]);
+            if (isnan(p) || isnan(q))
+                continue;
+            double y0 = round(bottom - p * (bottom - top)), y1 = round(bottom - q * (bottom - top));
+            gpointer key = GSIZE_TO_POINTER((gsize)y0 * 65536 + (gsize)y1 + 1);
+            if (!g_hash_table_add(drawn, key))
+                continue;
+            cairo_move_to(cr, xs[a], y0 + 0.5);
+            cairo_line_to(cr, xs[a + 1], y1 + 0.5);
+        }
+        cairo_stroke(cr);
+    }
+    g_hash_table_unref(drawn);
+    cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
+    for (int i = 0; i < plot->nrows; i++) {
+        int r = plot->rows[i];
+        if (!plot->selected || !plot->selected[r])
+            continue;
+        draw_row_style(cr, plot, r, true);
+        bool drawing = false;
+        for (int a = 0; a < ncolumns; a++) {
+            double p = tw_hp_table_position(plot->table, r, columns[a]);
+            if (isnan(p)) {
+                drawing = false;
+                continue;
+            }
+            double y = bottom - p * (bottom - top);
+            if (drawing)
+                cairo_line_to(cr, xs[a], y);
+            else
+                cairo_move_to(cr, xs[a], y);
+            if (ncolumns == 1)
+                cairo_rel_line_to(cr, 0.01, 0);
+            drawing = true;
+        }
+        cairo_stroke(cr);
+    }
+}
+
+/* ---- the scatter ---------------------------------------------------------------- */
+static tw_rect scatter_area(int width, int height)
+{
+    return (tw_rect){64, 30, MAX(width - 64 - 16, 1), MAX(height - 30 - 40, 1)};
+}
+
+/* The row's point, FALSE when it has no position on either axis. */
+static bool scatter_point(const tw_hp_plot *plot, tw_rect area, int row, int x_column, int y_column, double *x,
+                          double *y)
+{
+    double px = tw_hp_table_position(plot->table, row, x_column);
+    double py = tw_hp_table_position(plot->table, row, y_column);
+    if (isnan(px) || isnan(py))
+        return false;
+    double pad = 8;
+    *x = area.x + pad + px * (area.width - 2 * pad);
+    *y = area.y + area.height - pad - py * (area.height - 2 * pad);
+    return true;
+}
+
+void tw_hp_render_scatter(cairo_t *cr, int width, int height, const tw_hp_plot *plot, int x_column, int y_column)
+{
+    tw_render_style style = tw_render_style_get(plot->dark);
+    tw_render_background(cr, width, height, &style);
+    if (x_column < 0 || y_column < 0) {
+        tw_render_note(cr, width, height, "No columns to plot", &style);
+        return;
+    }
+    const tw_hp_column *xc = tw_hp_table_column(plot->table, x_column), *yc = tw_hp_table_column(plot->table, y_column);
+    tw_rect area = scatter_area(width, height);
+    tw_render_grid(cr, area, NULL, 0, NULL, 0, &style);
+    PangoLayout *layout = tw_render_label_layout(cr, 11, false);
+    char lo[40], hi[40];
+    axis_ends(xc, lo, hi, sizeof lo);
+    tw_render_label(cr, layout, lo, area.x, area.y + area.height + 4, 0, 0, style.muted);
+    tw_render_label(cr, layout, hi, area.x + area.width, area.y + area.height + 4, 1, 0, style.muted);
+    char *x_title = g_strdup_printf("%s%s", xc->name, xc->log ? " (log)" : "");
+    tw_render_label(cr, layout, x_title, area.x + area.width / 2, height - 4, 0.5, 1, style.text);
+    g_free(x_title);
+    axis_ends(yc, lo, hi, sizeof lo);
+    tw_render_label(cr, layout, hi, area.x - 4, area.y, 1, 0, style.muted);
+    tw_render_label(cr, layout, lo, area.x - 4, area.y + area.height, 1, 1, style.muted);
+    char *y_title = g_strdup_printf("%s%s", yc->name, yc->log ? " (log)" : "");
+    tw_render_label(cr, layout, y_title, 4, 4, 0, 0, style.text);
+    g_free(y_title);
+    g_object_unref(layout);
+    int drawn = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        draw_row_style(cr, plot, -1, false);
+        for (int i = 0; i < plot->nrows; i++) {
+            int r = plot->rows[i];
+            bool selected = plot->selected && plot->selected[r];
+            double x, y;
+            if (selected != (pass == 1) || !scatter_point(plot, area, r, x_column, y_column, &x, &y))
+                continue;
+            if (pass == 1)
+                draw_row_style(cr, plot, r, true);
+            cairo_new_sub_path(cr);
+            cairo_arc(cr, x, y, selected ? POINT_RADIUS + 1 : POINT_RADIUS, 0, 2 * G_PI);
+            cairo_fill(cr);
+            drawn++;
+        }
+    }
+    if (!drawn)
+        tw_render_note(cr, width, height, "No run has both values", &style);
+}
+
+int tw_hp_scatter_hit(int width, int height, const tw_hp_plot *plot, int x_column, int y_column, double x, double y)
+{
+    if (x_column < 0 || y_column < 0)
+        return -1;
+    tw_rect area = scatter_area(width, height);
+    int best = -1;
+    double best_d = (POINT_RADIUS + 3) * (POINT_RADIUS + 3);
+    for (int i = 0; i < plot->nrows; i++) {
+        double px, py;
+        if (!scatter_point(plot, area, plot->rows[i], x_column, y_column, &px, &py))
+            continue;
+        double d = (px - x) * (px - x) + (py - y) * (py - y);
+        if (d <= best_d) {
+            best_d = d;
+            best = plot->rows[i];
+        }
+    }
+    return best;
+}
+
+/* ---- files ------------------------------------------------------------------------ */
+int tw_hp_render_export(const char *path, int width, int height, tw_hp_draw draw, void *user_data)
+{
+    bool svg = g_str_has_suffix(path, ".svg") || g_str_has_suffix(path, ".SVG");
+    if (!svg && !g_str_has_suffix(path, ".png") && !g_str_has_suffix(path, ".PNG"))
+        return tw_error_set("%s: name a .png or .svg file", path);
+    cairo_surface_t *surface = svg ? cairo_svg_surface_create(path, width, height)
+                                   : cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
+    cairo_t *cr = cairo_create(surface);
+    draw(cr, width, height, user_data);
+    cairo_destroy(cr);
+    cairo_status_t status;
+    if (svg) {
+        cairo_surface_finish(surface);
+        status = cairo_surface_status(surface);
+    } else
+        status = cairo_surface_write_to_png(surface, path);
+    cairo_surface_destroy(surface);
+    if (status != CAIRO_STATUS_SUCCESS)
+        return tw_error_set("%s: cannot write the plot: %s", path, cairo_status_to_string(status));
+    return 0;
+}

@@ -1,0 +1,518 @@
+/* The HParams table (hparams_table.h). */
+#include "hparams_table.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include <tw/json_depth.h>
+
+typedef enum { OP_NAME, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_RANGE } filter_op;
+
+typedef struct {
+    filter_op op;
+    int column;      /* -1 for OP_NAME */
+    double lo, hi;   /* numbers (OP_RANGE: both) */
+    char *text;      /* OP_NAME, string and boolean columns */
+} filter_term;
+
+typedef struct {
+    int64_t id;
+    char *name;
+    tw_run_status status;
+} row_info;
+
+struct tw_hp_table {
+    int nrows, ncolumns;
+    row_info *rows;
+    GPtrArray *columns;  /* tw_hp_column* */
+    tw_hp_value *cells;  /* nrows x ncolumns */
+    GStringChunk *texts; /* the cells' and categories' strings */
+    GArray *filter;      /* filter_term */
+    bool *passes;        /* per row */
+};
+
+/* ---- reading the runs' JSON ------------------------------------------------- */
+/* A name -> value map of one run's object, flattened ("a.b"). */
+static void flatten(JsonNode *node, const char *prefix, GHashTable *out)
+{
+    if (JSON_NODE_HOLDS_OBJECT(node)) {
+        JsonObject *o = json_node_get_object(node);
+        GList *members = json_object_get_members(o);
+        for (GList *m = members; m; m = m->next) {
+            char *name = *prefix ? g_strconcat(prefix, ".", m->data, NULL) : g_strdup(m->data);
+            flatten(json_object_get_member(o, m->data), name, out);
+            g_free(name);
+        }
+        g_list_free(members);
+        return;
+    }
+    if (*prefix)
+        g_hash_table_replace(out, g_strdup(prefix), json_node_ref(node));
+}
+
+/* The run's flattened object; an absent, unreadable or too deep text is an
+ * empty one (a run without settings has no values, nothing more). */
+static GHashTable *read_object(const char *json)
+{
+    GHashTable *values = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)json_node_unref);
+    if (!json || tw_json_too_deep(json, -1) >= 0)
+        return values;
+    JsonParser *parser = json_parser_new();
+    if (json_parser_load_from_data(parser, json, -1, NULL) && json_parser_get_root(parser) &&
+        JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser)))
+        flatten(json_parser_get_root(parser), "", values);
+    g_object_unref(parser);
+    return values;
+}
+
+static const char *intern(tw_hp_table *t, const char *text)
+{
+    return g_string_chunk_insert_const(t->texts, text);
+}
+
+static tw_hp_value value_of(tw_hp_table *t, JsonNode *node)
+{
+    if (!node || JSON_NODE_HOLDS_NULL(node))
+        return (tw_hp_value){TW_HP_MISSING, NAN, "", -1};
+    if (JSON_NODE_HOLDS_VALUE(node)) {
+        GType type = json_node_get_value_type(node);
+        char buffer[G_ASCII_DTOSTR_BUF_SIZE];
+        if (type == G_TYPE_BOOLEAN) {
+            bool b = json_node_get_boolean(node);
+            return (tw_hp_value){TW_HP_BOOL, b, b ? "true" : "false", -1};
+        }
+        if (type == G_TYPE_INT64 || type == G_TYPE_DOUBLE) {
+            double v = json_node_get_double(node);
+            g_snprintf(buffer, sizeof buffer, "%.6g", v);
+            return (tw_hp_value){TW_HP_NUMBER, v, intern(t, buffer), -1};
+        }
+        const char *s = json_node_get_string(node);
+        /* the importer writes TensorBoard's non-finite numbers so */
+        if (!g_strcmp0(s, "nan") || !g_strcmp0(s, "inf") || !g_strcmp0(s, "-inf"))
+            return (tw_hp_value){TW_HP_NUMBER, s[0] == 'n' ? NAN : s[0] == '-' ? -INFINITY : INFINITY, intern(t, s),
+                                -1};
+        return (tw_hp_value){TW_HP_STRING, NAN, intern(t, s ? s : ""), -1};
+    }
+    char *text = json_to_string(node, FALSE); /* an array */
+    tw_hp_value v = {TW_HP_STRING, NAN, intern(t, text), -1};
+    g_free(text);
+    return v;
+}
+
+/* ---- columns ------------------------------------------------------------------ */
+static int compare_strings(const void *a, const void *b)
+{
+    return g_utf8_collate(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of a role's columns over all runs, sorted. */
+static char **column_names(GHashTable **objects, int n)
+{
+    GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+    for (int i = 0; i < n; i++) {
+        GHashTableIter it;
+        gpointer key;
+        g_hash_table_iter_init(&it, objects[i]);
+        while (g_hash_table_iter_next(&it, &key, NULL))
+            g_hash_table_add(seen, key);
+    }
+    guint count = 0;
+    char **names = (char **)g_hash_table_get_keys_as_array(seen, &count);
+    qsort(names, count, sizeof *names, compare_strings);
+    g_hash_table_unref(seen);
+    return names; /* borrowed strings, g_free the array */
+}
+
+/* The column's kind, range and categories from its cells. */
+static void describe_column(tw_hp_table *t, int c)
+{
+    tw_hp_column *col = t->columns->pdata[c];
+    bool numbers = true, bools = true, any = false;
+    col->lo = INFINITY;
+    col->hi = -INFINITY;
+    for (int r = 0; r < t->nrows; r++) {
+        const tw_hp_value *v = &t->cells[(size_t)r * t->ncolumns + c];
+        if (v->kind == TW_HP_MISSING)
+            continue;
+        any = true;
+        numbers &= v->kind == TW_HP_NUMBER;
+        bools &= v->kind == TW_HP_BOOL;
+        if (v->kind == TW_HP_NUMBER && isfinite(v->number)) {
+            col->lo = fmin(col->lo, v->number);
+            col->hi = fmax(col->hi, v->number);
+        }
+    }
+    col->kind = !any ? TW_HP_MISSING : numbers ? TW_HP_NUMBER : bools ? TW_HP_BOOL : TW_HP_STRING;
+    col->log = col->kind == TW_HP_NUMBER && col->lo > 0 && col->hi / col->lo > 100;
+    if (col->kind != TW_HP_STRING && col->kind != TW_HP_BOOL)
+        return;
+    GHashTable *distinct = g_hash_table_new(g_str_hash, g_str_equal);
+    for (int r = 0; r < t->nrows; r++) {
+        tw_hp_value *v = &t->cells[(size_t)r * t->ncolumns + c];
+        if (v->kind != TW_HP_MISSING)
+            g_hash_table_add(distinct, (gpointer)v->text);
+        if (v->kind == TW_HP_NUMBER) /* a number in a string column is a string there */
+            v->kind = TW_HP_STRING;
+    }
+    guint count = 0;
+    col->categories = (char **)g_hash_table_get_keys_as_array(distinct, &count);
+    col->ncategories = (int)count;
+    qsort(col->categories, count, sizeof *col->categories, compare_strings);
+    /* each cell's place among them, once: collating per lookup cost the
+     * plots half a second for 1,000 runs */
+    GHashTable *index = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; i < count; i++)
+        g_hash_table_insert(index, col->categories[i], GINT_TO_POINTER(i + 1));
+    for (int r = 0; r < t->nrows; r++) {
+        tw_hp_value *v = &t->cells[(size_t)r * t->ncolumns + c];
+        if (v->kind != TW_HP_MISSING)
+            v->category = GPOINTER_TO_INT(g_hash_table_lookup(index, v->text)) - 1;
+    }
+    g_hash_table_unref(index);
+    g_hash_table_unref(distinct);
+}
+
+static void column_free(gpointer data)
+{
+    tw_hp_column *col = data;
+    g_free(col->name);
+    g_free(col->categories); /* the strings are the table's */
+    g_free(col);
+}
+
+static void add_columns(tw_hp_table *t, GHashTable **objects, int n, tw_hp_role role)
+{
+    char **names = column_names(objects, n);
+    for (char **name = names; *name; name++) {
+        tw_hp_column *col = g_new0(tw_hp_column, 1);
+        col->name = g_strdup(*name);
+        col->role = role;
+        g_ptr_array_add(t->columns, col);
+    }
+    g_free(names);
+}
+
+tw_hp_table *tw_hp_table_new(const tw_run_info *runs, int n)
+{
+    tw_hp_table *t = g_new0(tw_hp_table, 1);
+    t->nrows = n;
+    t->rows = g_new0(row_info, MAX(n, 1));
+    t->columns = g_ptr_array_new_with_free_func(column_free);
+    t->texts = g_string_chunk_new(4096);
+    t->filter = g_array_new(FALSE, FALSE, sizeof(filter_term));
+    GHashTable **hparams = g_new(GHashTable *, MAX(n, 1)), **metrics = g_new(GHashTable *, MAX(n, 1));
+    for (int i = 0; i < n; i++) {
+        t->rows[i] = (row_info){runs[i].id, g_strdup(runs[i].name), runs[i].status};
+        hparams[i] = read_object(runs[i].hparams_json);
+        metrics[i] = read_object(runs[i].metrics_json);
+    }
+    add_columns(t, hparams, n, TW_HP_HPARAM);
+    int nhparams = (int)t->columns->len;
+    add_columns(t, metrics, n, TW_HP_METRIC);
+    t->ncolumns = (int)t->columns->len;
+    t->cells = g_new(tw_hp_value, (size_t)MAX(n, 1) * MAX(t->ncolumns, 1));
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < t->ncolumns; c++) {
+            const tw_hp_column *col = t->columns->pdata[c];
+            GHashTable *object = c < nhparams ? hparams[r] : metrics[r];
+            t->cells[(size_t)r * t->ncolumns + c] = value_of(t, g_hash_table_lookup(object, col->name));
+        }
+    for (int c = 0; c < t->ncolumns; c++)
+        describe_column(t, c);
+    for (int i = 0; i < n; i++) {
+        g_hash_table_unref(hparams[i]);
+        g_hash_table_unref(metrics[i]);
+    }
+    g_free(hparams);
+    g_free(metrics);
+    t->passes = g_new(bool, MAX(n, 1));
+    for (int r = 0; r < n; r++)
+        t->passes[r] = true;
+    return t;
+}
+
+static void clear_filter(GArray *filter)
+{
+    for (guint i = 0; i < filter->len; i++)
+        g_free(g_array_index(filter, filter_term, i).text);
+    g_array_set_size(filter, 0);
+}
+
+void tw_hp_table_free(tw_hp_table *t)
+{
+    if (!t)
+        return;
+    for (int i = 0; i < t->nrows; i++)
+        g_free(t->rows[i].name);
+    g_free(t->rows);
+    g_ptr_array_unref(t->columns);
+    g_free(t->cells);
+    g_string_chunk_free(t->texts);
+    clear_filter(t->filter);
+    g_array_unref(t->filter);
+    g_free(t->passes);
+    g_free(t);
+}
+
+/* ---- reading ------------------------------------------------------------------ */
+int tw_hp_table_n_rows(const tw_hp_table *t)
+{
+    return t->nrows;
+}
+
+int tw_hp_table_n_columns(const tw_hp_table *t)
+{
+    return t->ncolumns;
+}
+
+const tw_hp_column *tw_hp_table_column(const tw_hp_table *t, int column)
+{
+    return t->columns->pdata[column];
+}
+
+int tw_hp_table_find_column(const tw_hp_table *t, tw_hp_role role, const char *name)
+{
+    for (int c = 0; c < t->ncolumns; c++) {
+        const tw_hp_column *col = t->columns->pdata[c];
+        if (col->role == role && !strcmp(col->name, name))
+            return c;
+    }
+    return -1;
+}
+
+void tw_hp_table_set_hidden(tw_hp_table *t, int column, bool hidden)
+{
+    ((tw_hp_column *)t->columns->pdata[column])->hidden = hidden;
+}
+
+int64_t tw_hp_table_run_id(const tw_hp_table *t, int row)
+{
+    return t->rows[row].id;
+}
+
+const char *tw_hp_table_run_name(const tw_hp_table *t, int row)
+{
+    return t->rows[row].name;
+}
+
+tw_run_status tw_hp_table_run_status(const tw_hp_table *t, int row)
+{
+    return t->rows[row].status;
+}
+
+const tw_hp_value *tw_hp_table_cell(const tw_hp_table *t, int row, int column)
+{
+    return &t->cells[(size_t)row * t->ncolumns + column];
+}
+
+double tw_hp_table_position(const tw_hp_table *t, int row, int column)
+{
+    const tw_hp_column *col = t->columns->pdata[column];
+    const tw_hp_value *v = tw_hp_table_cell(t, row, column);
+    if (v->kind == TW_HP_MISSING)
+        return NAN;
+    if (col->kind == TW_HP_STRING || col->kind == TW_HP_BOOL) {
+        int i = v->category;
+        return i < 0 ? NAN : col->ncategories == 1 ? 0.5 : (double)i / (col->ncategories - 1);
+    }
+    if (!isfinite(v->number))
+        return NAN;
+    if (col->hi == col->lo)
+        return 0.5;
+    if (col->log)
+        return (log(v->number) - log(col->lo)) / (log(col->hi) - log(col->lo));
+    return (v->number - col->lo) / (col->hi - col->lo);
+}
+
+int tw_hp_table_compare(const tw_hp_table *t, int column, int a, int b)
+{
+    if (column < 0)
+        return g_utf8_collate(t->rows[a].name, t->rows[b].name);
+    const tw_hp_value *x = tw_hp_table_cell(t, a, column), *y = tw_hp_table_cell(t, b, column);
+    if ((x->kind == TW_HP_MISSING) != (y->kind == TW_HP_MISSING))
+        return x->kind == TW_HP_MISSING ? 1 : -1;
+    if (x->kind == TW_HP_MISSING)
+        return 0;
+    if (x->category >= 0 && y->category >= 0) /* the categories are in collation order */
+        return x->category - y->category;
+    if (isnan(x->number) != isnan(y->number)) /* NaN after the numbers */
+        return isnan(x->number) ? 1 : -1;
+    return x->number < y->number ? -1 : x->number > y->number;
+}
+
+/* ---- the filter ------------------------------------------------------------------ */
+static const struct {
+    const char *text;
+    filter_op op;
+} operators[] = {{"!=", OP_NE}, {">=", OP_GE}, {"<=", OP_LE}, {"=", OP_EQ}, {"<", OP_LT}, {">", OP_GT}};
+
+static bool parse_double(const char *text, double *out)
+{
+    char *end;
+    *out = g_ascii_strtod(text, &end);
+    return end != text && !*end;
+}
+
+/* A column by name, hyperparameters before metrics; -1 when none. */
+static int column_named(const tw_hp_table *t, const char *name)
+{
+    int c = tw_hp_table_find_column(t, TW_HP_HPARAM, name);
+    return c >= 0 ? c : tw_hp_table_find_column(t, TW_HP_METRIC, name);
+}
+
+static int parse_term(const tw_hp_table *t, const char *term, filter_term *out, char **error)
+{
+    const char *at = NULL;
+    size_t i = 0;
+    for (const char *p = term; *p && !at; p++)
+        for (i = 0; i < G_N_ELEMENTS(operators); i++)
+            if (g_str_has_prefix(p, operators[i].text)) {
+                at = p;
+                break;
+            }
+    if (!at) {
+        *out = (filter_term){OP_NAME, -1, 0, 0, g_utf8_casefold(term, -1)};
+        return 0;
+    }
+    char *name = g_strndup(term, (gsize)(at - term));
+    const char *value = at + strlen(operators[i].text);
+    *out = (filter_term){operators[i].op, column_named(t, name), NAN, NAN, NULL};
+    int rc = 0;
+    const tw_hp_column *col = out->column >= 0 ? t->columns->pdata[out->column] : NULL;
+    const char *dots = strstr(value, "..");
+    if (!col)
+        rc = -1, *error = g_strdup_printf("no column named “%s”", name);
+    else if (col->kind != TW_HP_NUMBER && (out->op == OP_EQ || out->op == OP_NE))
+        out->text = g_strdup(value);
+    else if (col->kind != TW_HP_NUMBER)
+        rc = -1, *error = g_strdup_printf("“%s” holds text: compare it with = or !=", name);
+    else if (out->op == OP_EQ && dots) {
+        char *lo = g_strndup(value, (gsize)(dots - value));
+        out->op = OP_RANGE;
+        if (!parse_double(lo, &out->lo) || !parse_double(dots + 2, &out->hi))
+            rc = -1, *error = g_strdup_printf("“%s”: a range is two numbers, as 1e-3..1e-2", value);
+        else if (out->lo > out->hi)
+            rc = -1, *error = g_strdup_printf("the range “%s” has its minimum above its maximum", value);
+        g_free(lo);
+    } else if (!parse_double(value, &out->lo))
+        rc = -1, *error = g_strdup_printf("“%s” is not a number (column “%s”)", value, name);
+    g_free(name);
+    if (rc)
+        g_free(out->text);
+    return rc;
+}
+
+static bool term_passes(const tw_hp_table *t, const filter_term *f, int row)
+{
+    if (f->op == OP_NAME) {
+        char *name = g_utf8_casefold(t->rows[row].name, -1);
+        bool found = strstr(name, f->text) != NULL;
+        g_free(name);
+        return found;
+    }
+    const tw_hp_value *v = tw_hp_table_cell(t, row, f->column);
+    if (v->kind == TW_HP_MISSING)
+        return false;
+    if (f->text)
+        return (strcmp(v->text, f->text) == 0) == (f->op == OP_EQ);
+    double x = v->number;
+    switch (f->op) {
+    case OP_EQ: return x == f->lo;
+    case OP_NE: return x != f->lo;
+    case OP_LT: return x < f->lo;
+    case OP_LE: return x <= f->lo;
+    case OP_GT: return x > f->lo;
+    case OP_GE: return x >= f->lo;
+    case OP_RANGE: return x >= f->lo && x <= f->hi;
+    default: return true;
+    }
+}
+
+int tw_hp_table_set_filter(tw_hp_table *t, const char *query, char **error)
+{
+    *error = NULL;
+    char **terms = g_strsplit_set(query ? query : "", " \t", -1);
+    GArray *filter = g_array_new(FALSE, FALSE, sizeof(filter_term));
+    int rc = 0;
+    for (char **term = terms; *term && !rc; term++) {
+        filter_term f;
+        if (!**term)
+            continue;
+        rc = parse_term(t, *term, &f, error);
+        if (!rc)
+            g_array_append_val(filter, f);
+    }
+    g_strfreev(terms);
+    if (rc) {
+        clear_filter(filter);
+        g_array_unref(filter);
+        return -1;
+    }
+    clear_filter(t->filter);
+    g_array_unref(t->filter);
+    t->filter = filter;
+    for (int r = 0; r < t->nrows; r++) {
+        t->passes[r] = true;
+        for (guint i = 0; i < filter->len && t->passes[r]; i++)
+            t->passes[r] = term_passes(t, &g_array_index(filter, filter_term, i), r);
+    }
+    return 0;
+}
+
+bool tw_hp_table_row_passes(const tw_hp_table *t, int row)
+{
+    return t->passes[row];
+}
+
+/* ---- CSV ------------------------------------------------------------------------ */
+static void csv_field(GString *out, const char *text)
+{
+    if (!strpbrk(text, ",\"\r\n")) {
+        g_string_append(out, text);
+        return;
+    }
+    g_string_append_c(out, '"');
+    for (const char *p = text; *p; p++) {
+        if (*p == '"')
+            g_string_append_c(out, '"');
+        g_string_append_c(out, *p);
+    }
+    g_string_append_c(out, '"');
+}
+
+char *tw_hp_table_csv(const tw_hp_table *t, const int *rows, int nrows)
+{
+    GString *out = g_string_new("run,status");
+    for (int c = 0; c < t->ncolumns; c++) {
+        const tw_hp_column *col = t->columns->pdata[c];
+        if (col->hidden)
+            continue;
+        g_string_append_c(out, ',');
+        csv_field(out, col->name);
+    }
+    g_string_append(out, "\r\n");
+    int n = rows ? nrows : t->nrows;
+    for (int i = 0; i < n; i++) {
+        int r = rows ? rows[i] : i;
+        csv_field(out, t->rows[r].name);
+        g_string_append_printf(out, ",%s", tw_run_status_name(t->rows[r].status));
+        for (int c = 0; c < t->ncolumns; c++) {
+            if (((tw_hp_column *)t->columns->pdata[c])->hidden)
+                continue;
+            const tw_hp_value *v = tw_hp_table_cell(t, r, c);
+            g_string_append_c(out, ',');
+            if (v->kind == TW_HP_NUMBER) { /* every digit, not the table's short form */
+                char buffer[G_ASCII_DTOSTR_BUF_SIZE];
+                g_string_append(out, isfinite(v->number) ? g_ascii_dtostr(buffer, sizeof buffer, v->number)
+                                                         : v->text);
+            } else
+                csv_field(out, v->text);
+        }
+        g_string_append(out, "\r\n");
+    }
+    return g_string_free(out, FALSE);
+}
