@@ -11,7 +11,7 @@
 /* ---- names ---------------------------------------------------------------- */
 
 static const char *const status_names[] = {"running", "finished", "stopped", "failed", "interrupted"};
-static const char *const kind_names[] = {"scalar", "histogram", "text", "graph"};
+static const char *const kind_names[] = {"scalar", "histogram", "text", "graph", "image"};
 
 static int parse_name(const char *const *names, int n, const char *name)
 {

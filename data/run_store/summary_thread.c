@@ -3,7 +3,8 @@
  * takes every queued record and writes them in
  * one transaction. Scalars go into each tag's open chunk, which is written
  * (inserted once, then rewritten by id) at the end of every transaction
- * until it is full; histograms and texts are one row each.
+ * until it is full; histograms and texts are one row each, images one row
+ * per image (raw pixels encoded as PNG here).
  *
  * Locking: the file is in WAL mode and every transaction starts with BEGIN
  * IMMEDIATE, so the write lock is the only thing another writer can hold
@@ -33,6 +34,7 @@ enum {
     UPDATE_CHUNK,
     INSERT_HISTOGRAM,
     INSERT_TEXT,
+    INSERT_IMAGE,
     SET_HPARAMS,
     SET_LOST,
     FINISH,
@@ -54,6 +56,11 @@ static const char *const statement_sql[NSTATEMENTS] = {
     [INSERT_HISTOGRAM] = "INSERT INTO histograms (tag_id, " TW_HISTOGRAM_COLUMNS ") "
                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     [INSERT_TEXT] = "INSERT INTO texts (tag_id, step, wall_time, body) VALUES (?1, ?2, ?3, ?4)",
+    /* sample: the images of this tag and step already there, so several
+     * images at one step (a batch, an imported group) number 0, 1, ... */
+    [INSERT_IMAGE] = "INSERT INTO images (run_id, tag, step, sample, wall_time, width, height, format, data) "
+                     "VALUES (?1, ?2, ?3, (SELECT count(*) FROM images WHERE run_id = ?1 AND tag = ?2 AND step = ?3), "
+                     "?4, ?5, ?6, ?7, ?8)",
     [SET_HPARAMS] = "UPDATE runs SET hparams_json = coalesce(?2, hparams_json), "
                     "metrics_json = coalesce(?3, metrics_json) WHERE id = ?1",
     /* A resumed run keeps the step of an earlier loss. */
@@ -69,6 +76,7 @@ typedef struct {
     tw_chunk *chunk;  /* scalars: the open chunk */
     bool dirty;       /* it holds points the file does not have */
     bool listed;      /* in the dirty list of this transaction */
+    char *name;       /* images: rows name their tag (they have no tags row) */
 } tag_state;
 
 typedef struct {
@@ -237,6 +245,10 @@ static int add_tag(writer_thread *t, const tw_summary_record *r)
     if (!s || (r->step == TW_SERIES_SCALAR && !s->chunk && !(s->chunk = calloc(1, sizeof *s->chunk))))
         return SQLITE_NOMEM;
     s->kind = (tw_series_kind)r->step;
+    if (s->kind == TW_SERIES_IMAGE) {
+        free(s->name);
+        return (s->name = strdup(r->payload)) ? SQLITE_OK : SQLITE_NOMEM;
+    }
     sqlite3_stmt *find = t->stmt[FIND_TAG], *insert = t->stmt[INSERT_TAG];
     sqlite3_bind_int64(find, 1, t->w->run_id);
     sqlite3_bind_text(find, 2, r->payload, -1, SQLITE_STATIC);
@@ -323,6 +335,40 @@ static int add_text(writer_thread *t, const tw_summary_record *r)
     return run(s);
 }
 
+static int insert_image(writer_thread *t, const tw_summary_record *r, int height, int width, const char *format,
+                        const void *data, size_t size)
+{
+    sqlite3_stmt *s = t->stmt[INSERT_IMAGE];
+    sqlite3_bind_int64(s, 1, t->w->run_id);
+    sqlite3_bind_text(s, 2, t->tags[r->tag].name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, r->step);
+    sqlite3_bind_double(s, 4, r->wall_time);
+    sqlite3_bind_int(s, 5, width);
+    sqlite3_bind_int(s, 6, height);
+    sqlite3_bind_text(s, 7, format, -1, SQLITE_STATIC);
+    sqlite3_bind_blob64(s, 8, data, size, SQLITE_STATIC);
+    return run(s);
+}
+
+/* Raw images are encoded here, off the training thread. */
+static int add_image(writer_thread *t, const tw_summary_record *r)
+{
+    const tw_image_payload *p = r->payload;
+    if (p->format[0])
+        return insert_image(t, r, p->height, p->width, p->format, p->data, p->size);
+    size_t each = (size_t)p->height * (size_t)p->width * (size_t)p->channels;
+    int rc = SQLITE_OK;
+    for (int i = 0; rc == SQLITE_OK && i < p->n; i++) {
+        uint8_t *png;
+        size_t size;
+        if (tw__png_encode(p->data + (size_t)i * each, p->height, p->width, p->channels, &png, &size))
+            return SQLITE_NOMEM;
+        rc = insert_image(t, r, p->height, p->width, "png", png, size);
+        free(png);
+    }
+    return rc;
+}
+
 static int set_hparams(writer_thread *t, const tw_summary_record *r)
 {
     const tw_hparams_payload *p = r->payload;
@@ -342,6 +388,7 @@ static int add_record(writer_thread *t, const tw_summary_record *r)
     case TW_RECORD_GRAPH: return add_text(t, r);
     case TW_RECORD_TAG: return add_tag(t, r);
     case TW_RECORD_HPARAMS: return set_hparams(t, r);
+    case TW_RECORD_IMAGE: return add_image(t, r);
     }
     return SQLITE_MISUSE;
 }
@@ -405,8 +452,10 @@ static void thread_free(writer_thread *t)
 {
     for (int i = 0; i < NSTATEMENTS; i++)
         sqlite3_finalize(t->stmt[i]);
-    for (uint32_t i = 0; i < t->ntags; i++)
+    for (uint32_t i = 0; i < t->ntags; i++) {
         free(t->tags[i].chunk);
+        free(t->tags[i].name);
+    }
     free(t->tags);
     free(t->dirty);
     g_free(t);

@@ -64,6 +64,14 @@ int tw_summary_scalar(tw_summary_writer *w, const char *tag, double value, int64
  * their own range. */
 int tw_summary_histogram(tw_summary_writer *w, const char *tag, tw_tensor *values, int64_t step);
 int tw_summary_text(tw_summary_writer *w, const char *tag, const char *text, int64_t step);
+/* Images: a tensor [height, width, channels] or [n, height, width,
+ * channels], channels 1 (gray), 2 (gray + alpha), 3 (RGB) or 4 (RGBA),
+ * uint8, or float32/float64 in [0, 1] (scaled by 255 and rounded, values
+ * outside clamped, NaN as 0), as tf.summary.image takes them. The pixels
+ * are copied on the calling thread; the writer thread encodes each image
+ * as a PNG, stored with the tag, step and its index in the batch
+ * (tw_run_store_list_images). */
+int tw_summary_image(tw_summary_writer *w, const char *tag, tw_tensor *images, int64_t step);
 /* A graph as JSON (the graph view's format, see docs/run_database.md). */
 int tw_summary_graph(tw_summary_writer *w, const char *tag, const char *graph_json, int64_t step);
 /* Hyperparameters and final metrics (JSON objects; either may be NULL). */

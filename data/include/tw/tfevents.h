@@ -150,8 +150,8 @@ char **tw_tb_run_files(const char *run_dir);
 typedef struct {
     int64_t runs, files, records;
     int64_t refused_runs; /* their names were already in the database */
-    int64_t scalars, histograms, texts, hparams;
-    int64_t images, graphs, other; /* read but not stored (see docs/tensorboard.md) */
+    int64_t scalars, histograms, texts, hparams, images;
+    int64_t graphs, other; /* read but not stored (see docs/tensorboard.md) */
     int64_t warnings;
 } tw_tb_import_stats;
 
