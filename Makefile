@@ -91,6 +91,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := idx npy csv safetensors model_json graph_json graph_file run_store keras_archive keras_h5
 FUZZ_TARGETS += keras_functional
 FUZZ_TARGETS += tfrecord tb_event
+FUZZ_TARGETS += markdown
 FUZZ_PACKAGES := clang libclang-rt-14-dev libomp-14-dev
 BUILD_FUZZ := build-fuzz
 

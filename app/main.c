@@ -112,7 +112,8 @@ static void print_help(FILE *out)
           "  -h, --help       show this help\n"
           "  -V, --version    show the version and the BLAS library in use\n"
           "  --screenshot FILE.png [--view designer|dashboard|graph] [--model FILE]\n"
-          "        [--logdb FILE] [--size WxH]\n"
+          "        [--logdb FILE] [--tab scalars|histograms|distributions|images|text]\n"
+          "        [--size WxH]\n"
           "                   write the window as it would appear at that size\n"
           "                   (default 1280x800) as a PNG, and exit; the dark style\n"
           "                   with GTK_THEME=Adwaita:dark\n",

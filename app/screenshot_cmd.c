@@ -25,6 +25,7 @@
 
 typedef struct {
     const char *output, *view, *model, *logdb;
+    const char *tab; /* the dashboard's tab, or NULL */
     int width, height;
 } shot_options;
 
@@ -106,8 +107,8 @@ static const char *option_value(int argc, char **argv, int *i, const char *name,
 
 static int parse(int argc, char **argv, shot_options *o)
 {
-    static const char *const names[] = {"--screenshot", "--view", "--model", "--logdb", "--size"};
-    const char **targets[] = {&o->output, &o->view, &o->model, &o->logdb, NULL};
+    static const char *const names[] = {"--screenshot", "--view", "--model", "--logdb", "--tab", "--size"};
+    const char **targets[] = {&o->output, &o->view, &o->model, &o->logdb, &o->tab, NULL};
     const char *size = NULL;
     for (int i = 0; i < argc; i++) {
         size_t k = 0;
@@ -130,6 +131,13 @@ static int parse(int argc, char **argv, shot_options *o)
         return usage("'%s': the screenshot is a PNG file (FILE.png)", o->output);
     if (o->view && strcmp(o->view, "designer") && strcmp(o->view, "dashboard") && strcmp(o->view, "graph"))
         return usage("--view: '%s' is not a view (there are: designer, dashboard, graph)", o->view);
+    static const char *const tabs[] = {"scalars", "histograms", "distributions", "images", "text"};
+    gboolean known_tab = !o->tab;
+    for (size_t t = 0; t < G_N_ELEMENTS(tabs) && !known_tab; t++)
+        known_tab = !strcmp(o->tab, tabs[t]);
+    if (!known_tab)
+        return usage("--tab: '%s' is not a dashboard tab (there are: scalars, histograms, distributions, images, "
+                     "text)", o->tab);
     if (size && !parse_size(size, &o->width, &o->height))
         return usage("--size: '%s' is not WIDTHxHEIGHT with both from 200 to 8192", size);
     return 0;
@@ -212,6 +220,7 @@ static gboolean take(gpointer data)
 }
 
 static void on_map(GtkWidget *window, shot *s);
+static GtkWidget *find_type(GtkWidget *widget, GType type);
 
 /* A window for the model at the size asked for plus extra. */
 static void open_window(shot *s, int extra_width, int extra_height)
@@ -223,6 +232,9 @@ static void open_window(shot *s, int extra_width, int extra_height)
         tw_window_show_view(s->win, s->options.view);
     if (s->options.logdb)
         tw_window_set_logdb(s->win, s->options.logdb);
+    GtkWidget *dashboard = s->options.tab ? find_type(GTK_WIDGET(s->win), TW_TYPE_DASHBOARD_VIEW) : NULL;
+    if (dashboard)
+        tw_dashboard_view_show_tab(TW_DASHBOARD_VIEW(dashboard), s->options.tab);
     g_signal_connect(s->win, "map", G_CALLBACK(on_map), s);
     gtk_window_present(GTK_WINDOW(s->win));
 }

@@ -27,6 +27,7 @@ int tw_fuzz_keras_h5(const uint8_t *data, size_t size);
 int tw_fuzz_keras_functional(const uint8_t *data, size_t size);
 int tw_fuzz_tfrecord(const uint8_t *data, size_t size);
 int tw_fuzz_tb_event(const uint8_t *data, size_t size);
+int tw_fuzz_markdown(const uint8_t *data, size_t size);
 
 static const struct {
     const char *name;
@@ -37,7 +38,8 @@ static const struct {
                {"run_store", tw_fuzz_run_store},
                {"keras_archive", tw_fuzz_keras_archive}, {"keras_h5", tw_fuzz_keras_h5},
                {"keras_functional", tw_fuzz_keras_functional},
-               {"tfrecord", tw_fuzz_tfrecord}, {"tb_event", tw_fuzz_tb_event}};
+               {"tfrecord", tw_fuzz_tfrecord}, {"tb_event", tw_fuzz_tb_event},
+               {"markdown", tw_fuzz_markdown}};
 
 static int compare_names(const void *a, const void *b)
 {
