@@ -49,6 +49,10 @@ struct tw_summary_writer {
     /* Failure, set once by the thread (or by open) and read by anyone. */
     _Atomic(char *) error;
     _Atomic int64_t lost_from_step;
+    /* The TensorBoard event file (tfevents_dir), written by the thread
+     * after each batch; NULL when none or after it failed. */
+    struct tw_tb_writer *tb;
+    char *tb_path;
 };
 
 /* Start the writer thread; it owns w->db from then on and ends after the

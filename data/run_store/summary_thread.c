@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "summary_internal.h"
+#include "tw/tfevents.h"
 
 enum {
     BEGIN,
@@ -245,10 +246,8 @@ static int add_tag(writer_thread *t, const tw_summary_record *r)
     if (!s || (r->step == TW_SERIES_SCALAR && !s->chunk && !(s->chunk = calloc(1, sizeof *s->chunk))))
         return SQLITE_NOMEM;
     s->kind = (tw_series_kind)r->step;
-    if (s->kind == TW_SERIES_IMAGE) {
-        free(s->name);
-        return (s->name = strdup(r->payload)) ? SQLITE_OK : SQLITE_NOMEM;
-    }
+    if (s->kind == TW_SERIES_IMAGE) /* its name was kept by name_tags */
+        return SQLITE_OK;
     sqlite3_stmt *find = t->stmt[FIND_TAG], *insert = t->stmt[INSERT_TAG];
     sqlite3_bind_int64(find, 1, t->w->run_id);
     sqlite3_bind_text(find, 2, r->payload, -1, SQLITE_STATIC);
@@ -447,6 +446,87 @@ static void finish_run(writer_thread *t)
     g_free(message);
 }
 
+/* ---- the TensorBoard event file ------------------------------------------------- */
+/* Every tag's name, kept before the batch is written (image rows and the
+ * event file name their tags). */
+static int name_tags(writer_thread *t, const tw_record_buffer *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const tw_summary_record *r = &b->items[i];
+        if (r->kind != TW_RECORD_TAG)
+            continue;
+        tag_state *s = tag_at(t, r->tag);
+        if (!s)
+            return -1;
+        free(s->name);
+        if (!(s->name = strdup(r->payload)))
+            return -1;
+    }
+    return 0;
+}
+
+static int mirror_image(tw_tb_writer *tb, const char *tag, const tw_summary_record *r)
+{
+    const tw_image_payload *p = r->payload;
+    if (p->format[0])
+        return tw_tb_write_image(tb, tag, r->step, r->wall_time, p->width, p->height, p->channels, p->data, p->size);
+    size_t each = (size_t)p->height * (size_t)p->width * (size_t)p->channels;
+    for (int i = 0; i < p->n; i++) {
+        uint8_t *png;
+        size_t size;
+        if (tw__png_encode(p->data + (size_t)i * each, p->height, p->width, p->channels, &png, &size))
+            return tw_error_set("%s: out of memory encoding an image", tw_tb_writer_path(tb));
+        int rc = tw_tb_write_image(tb, tag, r->step, r->wall_time, p->width, p->height, p->channels, png, size);
+        free(png);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+static int mirror_record(writer_thread *t, const tw_summary_record *r)
+{
+    tw_tb_writer *tb = t->w->tb;
+    const char *tag = r->kind == TW_RECORD_HPARAMS || r->kind == TW_RECORD_TAG ? NULL : t->tags[r->tag].name;
+    switch ((tw_record_kind)r->kind) {
+    case TW_RECORD_SCALAR: return tw_tb_write_scalar(tb, tag, r->step, r->wall_time, r->value);
+    case TW_RECORD_HISTOGRAM: {
+        tw_histogram_stats *stats = r->payload;
+        tw_histogram h = {.step = r->step, .wall_time = r->wall_time, .count = (double)stats->count,
+                          .min = stats->min, .max = stats->max, .sum = stats->sum,
+                          .sum_squares = stats->sum_squares, .nbuckets = TW_HISTOGRAM_BUCKETS,
+                          .buckets = stats->buckets};
+        return tw_tb_write_histogram(tb, tag, &h);
+    }
+    case TW_RECORD_TEXT: return tw_tb_write_text(tb, tag, r->step, r->wall_time, r->payload);
+    case TW_RECORD_IMAGE: return mirror_image(tb, tag, r);
+    case TW_RECORD_HPARAMS: {
+        const tw_hparams_payload *p = r->payload;
+        return p->hparams_json ? tw_tb_write_hparams(tb, p->hparams_json, r->wall_time) : 0;
+    }
+    case TW_RECORD_GRAPH: /* twb's graph JSON is not a GraphDef */
+    case TW_RECORD_TAG: return 0;
+    }
+    return 0;
+}
+
+/* The batch into the event file too, flushed whole; the first failure is
+ * the writer's error (training goes on) and the file is written no more. */
+static void mirror_batch(writer_thread *t, const tw_record_buffer *b)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < b->n; i++)
+        rc = mirror_record(t, &b->items[i]);
+    if (rc == 0 && b->n)
+        rc = tw_tb_writer_flush(t->w->tb);
+    if (rc) {
+        tw__summary_fail(t->w, g_strdup_printf("%s; the event file is written no more", tw_last_error()));
+        tw_error_clear();
+        tw_tb_writer_close(t->w->tb);
+        t->w->tb = NULL;
+    }
+}
+
 /* ---- the thread --------------------------------------------------------------- */
 static void thread_free(writer_thread *t)
 {
@@ -470,7 +550,11 @@ static void *thread_main(void *arg)
     for (bool stopping = false; !stopping;) {
         uint64_t seq;
         tw__queue_take(q, TW_SUMMARY_WAKE_MS, &mine, &seq, &stopping);
+        if (name_tags(t, &mine))
+            fail(t, "out of memory", &mine);
         write_batch(t, &mine);
+        if (t->w->tb)
+            mirror_batch(t, &mine);
         tw__records_clear(&mine);
         if (stopping)
             finish_run(t);
@@ -479,6 +563,9 @@ static void *thread_main(void *arg)
         tw__queue_mark_done(q, seq);
     }
     free(mine.items);
+    if (t->w->tb && tw_tb_writer_close(t->w->tb))
+        tw__summary_fail(t->w, strdup(tw_last_error()));
+    t->w->tb = NULL;
     thread_free(t);
     return NULL;
 }

@@ -43,6 +43,11 @@ typedef struct {
     /* A run of that name already in the file: false (default) fails with a
      * message; true appends to it (a resumed training run). */
     bool append;
+    /* A folder: every record is also written into a TensorBoard event
+     * file there (tw/tfevents.h's writer, by the writer thread), and the
+     * run's hyperparameters first; graphs are not (twb's graph JSON is no
+     * GraphDef). NULL: none. */
+    const char *tfevents_dir;
 } tw_summary_run_options;
 
 /* Creates the run (status running) in the file at db_path (NULL: the
@@ -92,6 +97,8 @@ int tw_summary_writer_close_with_reason(tw_summary_writer *w, tw_run_status stat
 
 /* NULL while all is well; else the first failure's message. */
 const char *tw_summary_writer_error(const tw_summary_writer *w);
+/* The event file written beside the database (tfevents_dir), or NULL. */
+const char *tw_summary_writer_tfevents_path(const tw_summary_writer *w);
 /* -1, or the first step whose logs could not be written. */
 int64_t tw_summary_writer_lost_from_step(const tw_summary_writer *w);
 int64_t tw_summary_writer_run_id(const tw_summary_writer *w);
