@@ -16,6 +16,7 @@ PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libopenbl
 	libhdf5-dev libzip-dev python3-h5py
 PACKAGES += libprotobuf-c-dev protobuf-c-compiler
 PACKAGES += libpng-dev
+PACKAGES += python3-protobuf
 BENCH_PACKAGES := python3-torch
 # bench/run resnet50_step: torchvision's resnet50.
 BENCH_PACKAGES += python3-torchvision

@@ -105,6 +105,8 @@ static void print_help(FILE *out)
           "                   $XDG_DATA_HOME/twb/runs.db)\n"
           "  runs export RUN --tag TAG --format csv|json [--logdb FILE]\n"
           "                   a scalar series as TensorBoard's CSV or JSON download\n"
+          "  runs export RUN --format tfevents --output DIR [--logdb FILE]\n"
+          "                   the whole run as a TensorBoard event file in DIR\n"
           "  import-tensorboard DIR [--logdb FILE]\n"
           "                   copy a TensorBoard log directory's runs (event files)\n"
           "                   into the run database\n"
