@@ -212,6 +212,15 @@ tw_summary_writer *tw_summary_writer_open(const char *db_path, const char *run_n
         writer_free(w);
         return NULL;
     }
+    /* The event file first: a folder that cannot be made leaves no run behind. */
+    if (options && options->tfevents_dir) {
+        w->tb = tw_tb_writer_open(options->tfevents_dir);
+        w->tb_path = w->tb ? g_strdup(tw_tb_writer_path(w->tb)) : NULL;
+        if (!w->tb) {
+            writer_free(w);
+            return NULL;
+        }
+    }
     w->db = tw__store_connect(w->path, false);
     int rc = w->db ? create_run(w, options) : -1;
     if (rc < 0) { /* the failed connection's or transaction's message */
@@ -219,14 +228,9 @@ tw_summary_writer *tw_summary_writer_open(const char *db_path, const char *run_n
         w->db = NULL;
         rc = check_unwritable(w, options);
     }
-    if (!rc && options && options->tfevents_dir) {
-        w->tb = tw_tb_writer_open(options->tfevents_dir);
-        rc = w->tb ? 0 : -1;
-        w->tb_path = w->tb ? g_strdup(tw_tb_writer_path(w->tb)) : NULL;
-        /* The hyperparameters reach the event file through the queue, as the rest. */
-        if (!rc && options->hparams_json)
-            rc = tw_summary_hparams(w, options->hparams_json, NULL);
-    }
+    /* The hyperparameters reach the event file through the queue, as the rest. */
+    if (!rc && w->tb && options->hparams_json)
+        rc = tw_summary_hparams(w, options->hparams_json, NULL);
     if (rc || tw__summary_thread_start(w)) {
         writer_free(w);
         return NULL;
