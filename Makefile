@@ -93,6 +93,7 @@ FUZZ_TARGETS := idx npy csv safetensors model_json graph_json graph_file run_sto
 FUZZ_TARGETS += keras_functional
 FUZZ_TARGETS += tfrecord tb_event
 FUZZ_TARGETS += markdown
+FUZZ_TARGETS += graph_def
 FUZZ_PACKAGES := clang libclang-rt-14-dev libomp-14-dev
 BUILD_FUZZ := build-fuzz
 

@@ -427,12 +427,11 @@ static int export_tfevents(const runs_args *a)
     char *file = NULL;
     if (tw_tb_export_run(a->logdb, a->positional[0], a->output, &file, &stats))
         return failure("export");
-    printf("Wrote %s: %lld scalar points, %lld histograms, %lld images, %lld texts%s.\n", file,
+    printf("Wrote %s: %lld scalar points, %lld histograms, %lld images, %lld texts, %lld graphs%s.\n", file,
            (long long)stats.scalars, (long long)stats.histograms, (long long)stats.images, (long long)stats.texts,
-           stats.hparams ? ", the hyperparameters" : "");
+           (long long)stats.graphs, stats.hparams ? ", the hyperparameters" : "");
     if (stats.graphs_left_out)
-        printf("Left out: %lld graph tags (twb's graph JSON, not a TensorFlow GraphDef).\n",
-               (long long)stats.graphs_left_out);
+        printf("Left out: %lld graph records that are not twb graphs.\n", (long long)stats.graphs_left_out);
     g_free(file);
     return 0;
 }

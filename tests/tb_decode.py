@@ -57,6 +57,13 @@ MESSAGES = [
     ("Struct", [("fields", 1, "msg", REP, "FieldsEntry")]),
     ("FieldsEntry", [("key", 1, "string", OPT, None), ("value", 2, "msg", OPT, "Value")]),
     ("ListValue", [("values", 1, "msg", REP, "Value")]),
+    # graph_def: GraphDef, NodeDef, the attr map's entries, AttrValue's list of shapes.
+    ("GraphDef", [("node", 1, "msg", REP, "NodeDef")]),
+    ("NodeDef", [("name", 1, "string", OPT, None), ("op", 2, "string", OPT, None),
+                 ("input", 3, "string", REP, None), ("attr", 5, "msg", REP, "AttrEntry")]),
+    ("AttrEntry", [("key", 1, "string", OPT, None), ("value", 2, "msg", OPT, "AttrValue")]),
+    ("AttrValue", [("list", 1, "msg", OPT, "AttrList")]),
+    ("AttrList", [("shape", 7, "msg", REP, "TensorShapeProto")]),
 ]
 
 
@@ -135,6 +142,15 @@ def main():
         e.ParseFromString(data)
         if e.HasField("file_version"):
             print(json.dumps({"file_version": e.file_version}))
+            continue
+        if e.HasField("graph_def"):
+            g = c["GraphDef"]()
+            g.ParseFromString(e.graph_def)
+            nodes = []
+            for n in g.node:
+                shapes = [[d.size for d in s.dim] for a in n.attr if a.key == "_output_shapes" for s in a.value.list.shape]
+                nodes.append({"name": n.name, "op": n.op, "inputs": list(n.input), "shapes": shapes})
+            print(json.dumps({"kind": "graph", "step": e.step, "nodes": nodes}))
             continue
         for v in e.summary.value:
             out = {"tag": v.tag, "step": e.step, "wall_time": e.wall_time.hex(),

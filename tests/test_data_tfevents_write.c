@@ -22,6 +22,20 @@
 static const char hparams[] = "{\"learning_rate\": 0.001, \"optimizer\": \"adam\", \"deep\": true, "
                               "\"layers\": [64, 32], \"nested\": {\"a\": 1.5}, \"epochs\": 5}";
 static const char markdown[] = "# Notes\n\n| a | b |\n|---|---|\n| **1** | é ✓ |\n";
+/* A traced graph in twb's JSON (docs/graph_json.md): two inputs, an op of
+ * two outputs, one reading the second. */
+static const char graph[] =
+    "{\"format\": \"twb-graph\", \"version\": 1, \"function\": \"f\", \"inputs\": [0, 1], \"outputs\": [[3, 0]], "
+    "\"variables\": [], \"nodes\": ["
+    "{\"id\": 0, \"op\": \"input\", \"name\": \"input_0\", \"scope\": \"\", \"inputs\": [], "
+    "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [5, 4]}], \"attrs\": {\"ints\": [], \"floats\": []}},"
+    "{\"id\": 1, \"op\": \"input\", \"name\": \"input_1\", \"scope\": \"\", \"inputs\": [], "
+    "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [4]}], \"attrs\": {\"ints\": [], \"floats\": []}},"
+    "{\"id\": 2, \"op\": \"moments\", \"name\": \"m/moments\", \"scope\": \"m\", \"inputs\": [[0, 0]], "
+    "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [4]}, {\"dtype\": \"float32\", \"shape\": [4]}], "
+    "\"attrs\": {\"ints\": [], \"floats\": []}},"
+    "{\"id\": 3, \"op\": \"add\", \"name\": \"m/add\", \"scope\": \"m\", \"inputs\": [[2, 1], [1, 0]], "
+    "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [4]}], \"attrs\": {\"ints\": [], \"floats\": []}}]}";
 
 /* ---- a run with every kind ---------------------------------------------------------- */
 static const double scalar_values[] = {0.5, -0.0, 1e-300, 4.9e-324, 1.7976931348623157e308, INFINITY, -INFINITY, NAN,
@@ -46,6 +60,9 @@ static void write_everything(tw_summary_writer *w)
     g_assert_cmpint(tw_summary_image(w, "samples", tw_tensor_from_data(rgb, TW_UINT8, TW_SHAPE(2, 3, 4, 3)), 5), ==, 0);
     float gray[6] = {0, 0.25f, 0.5f, 0.75f, 1, 0.1f};
     g_assert_cmpint(tw_summary_image(w, "gray", tw_tensor_from_data(gray, TW_FLOAT32, TW_SHAPE(2, 3, 1)), 6), ==, 0);
+    g_assert_cmpint(tw_summary_graph(w, "graph/f", graph, 0), ==, 0);
+    /* Not a twb graph: left out of the event file, which goes on. */
+    g_assert_cmpint(tw_summary_graph(w, "graph/other", "{\"x\": 1}", 0), ==, 0);
     tw_scope_end();
 }
 
@@ -226,6 +243,7 @@ static void import_back(const char *logdir, const char *db)
     g_assert_cmpint(stats.texts, ==, 2);
     g_assert_cmpint(stats.images, ==, 3);
     g_assert_cmpint(stats.hparams, ==, 1);
+    g_assert_cmpint(stats.graphs, ==, 1); /* read, not stored (docs/tensorboard.md) */
 }
 
 /* ---- our reader --------------------------------------------------------------------------- */
@@ -257,6 +275,8 @@ static void test_export_round_trip(void)
     g_assert_cmpint(stats.images, ==, 3);
     g_assert_cmpint(stats.texts, ==, 2);
     g_assert_cmpint(stats.hparams, ==, 1);
+    g_assert_cmpint(stats.graphs, ==, 1);
+    g_assert_cmpint(stats.graphs_left_out, ==, 1);
     import_back(out, back);
     compare_runs(db, "run", back, ".");
 
@@ -332,7 +352,7 @@ static void check_decoded(GPtrArray *lines, const char *db)
     tw_image_info *images;
     int ni;
     g_assert_cmpint(tw_run_store_list_images(s, run.id, NULL, &images, &ni), ==, 0);
-    int scalars = 0, histograms = 0, texts = 0, nimages = 0, nhparams = 0, versions = 0;
+    int scalars = 0, histograms = 0, texts = 0, nimages = 0, nhparams = 0, versions = 0, graphs = 0;
     bool used[8] = {false};
     g_assert_cmpint(ni, <=, 8);
     for (guint i = 0; i < lines->len; i++) {
@@ -344,6 +364,25 @@ static void check_decoded(GPtrArray *lines, const char *db)
         }
         const char *kind = json_object_get_string_member(o, "kind");
         int64_t step = json_object_get_int_member(o, "step");
+        if (!strcmp(kind, "graph")) {
+            /* names, ops, inputs ("m/moments:1"), shapes */
+            JsonArray *nodes = json_object_get_array_member(o, "nodes");
+            g_assert_cmpuint(json_array_get_length(nodes), ==, 4);
+            JsonObject *m = json_array_get_object_element(nodes, 2), *add = json_array_get_object_element(nodes, 3);
+            g_assert_cmpstr(json_object_get_string_member(m, "name"), ==, "m/moments");
+            g_assert_cmpstr(json_object_get_string_member(m, "op"), ==, "moments");
+            g_assert_cmpuint(json_array_get_length(json_object_get_array_member(m, "shapes")), ==, 2);
+            JsonArray *in = json_object_get_array_member(add, "inputs");
+            g_assert_cmpuint(json_array_get_length(in), ==, 2);
+            g_assert_cmpstr(json_array_get_string_element(in, 0), ==, "m/moments:1");
+            g_assert_cmpstr(json_array_get_string_element(in, 1), ==, "input_1");
+            JsonArray *shape = json_array_get_array_element(
+                json_object_get_array_member(json_array_get_object_element(nodes, 0), "shapes"), 0);
+            g_assert_cmpint(json_array_get_int_element(shape, 0), ==, 5);
+            g_assert_cmpint(json_array_get_int_element(shape, 1), ==, 4);
+            graphs++;
+            continue;
+        }
         if (!strcmp(kind, "scalar")) {
             g_assert_cmpstr(json_object_get_string_member(o, "tag"), ==, "train/loss");
             g_assert_cmpint(step, ==, scalars * 10);
@@ -406,6 +445,7 @@ static void check_decoded(GPtrArray *lines, const char *db)
     g_assert_cmpint(texts, ==, 2);
     g_assert_cmpint(nimages, ==, 3);
     g_assert_cmpint(nhparams, ==, 1);
+    g_assert_cmpint(graphs, ==, 1);
     tw_image_info_free(images, ni);
     tw_histogram_free(h, nh);
     tw_run_info_clear(&run);

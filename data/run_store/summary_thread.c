@@ -504,7 +504,10 @@ static int mirror_record(writer_thread *t, const tw_summary_record *r)
         const tw_hparams_payload *p = r->payload;
         return p->hparams_json ? tw_tb_write_hparams(tb, p->hparams_json, r->wall_time) : 0;
     }
-    case TW_RECORD_GRAPH: /* twb's graph JSON is not a GraphDef */
+    case TW_RECORD_GRAPH: /* one that is not a twb graph is left out of the event file alone */
+        if (tw_tb_write_graph(tb, r->step, r->wall_time, r->payload) > 0)
+            tw_error_clear();
+        return tw_tb_writer_flush(tb) < 0 ? -1 : 0;
     case TW_RECORD_TAG: return 0;
     }
     return 0;

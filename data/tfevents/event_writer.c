@@ -269,6 +269,25 @@ int tw_tb_write_text(tw_tb_writer *w, const char *tag, int64_t step, double wall
     return write_value(w, step, wall_time, &v);
 }
 
+/* A traced graph (twb's graph JSON) as the event's graph_def. */
+int tw_tb_write_graph(tw_tb_writer *w, int64_t step, double wall_time, const char *graph_json)
+{
+    char why[256];
+    size_t n;
+    uint8_t *bytes = tw__tb_graph_def_from_json(graph_json, &n, why, sizeof why);
+    if (!bytes) {
+        tw_error_set("%s: a graph left out: %s", w->path, why);
+        return 1;
+    }
+    Tensorflow__Event e = TENSORFLOW__EVENT__INIT;
+    set_time(&e, step, wall_time);
+    e.what_case = TENSORFLOW__EVENT__WHAT_GRAPH_DEF;
+    e.graph_def = (ProtobufCBinaryData){.len = n, .data = bytes};
+    int rc = write_event(w, &e);
+    g_free(bytes);
+    return rc;
+}
+
 /* ---- hyperparameters ------------------------------------------------------------- */
 /* A JSON node as an hparams Value (google.protobuf.Value's layout), in
  * memory owned by the string chunk and the pointer array. */

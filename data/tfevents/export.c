@@ -63,6 +63,25 @@ static int export_texts(tw_run_store *store, tw_tb_writer *w, const tw_tag_info 
     return rc;
 }
 
+static int export_graphs(tw_run_store *store, tw_tb_writer *w, const tw_tag_info *tag, tw_tb_export_stats *stats)
+{
+    tw_series_cursor cursor = {0};
+    tw_text_record *t = NULL;
+    int n = 0;
+    int rc = tw_run_store_read_texts(store, tag->id, &cursor, &t, &n);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        int written = tw_tb_write_graph(w, t[i].step, t[i].wall_time, t[i].text);
+        if (written < 0)
+            rc = -1;
+        else if (written > 0)
+            stats->graphs_left_out++, tw_error_clear();
+        else
+            stats->graphs++;
+    }
+    tw_text_record_free(t, n);
+    return rc;
+}
+
 static int export_images(tw_run_store *store, tw_tb_writer *w, int64_t run_id, tw_tb_export_stats *stats)
 {
     tw_image_info *images = NULL;
@@ -112,7 +131,7 @@ int tw_tb_export_run(const char *db_path, const char *run_name, const char *dir,
         else if (tags[i].kind == TW_SERIES_TEXT && !g_str_has_prefix(tags[i].name, "_hparams_/"))
             rc = export_texts(store, w, &tags[i], stats); /* the hparams plugin's records: the run's hparams above */
         else if (tags[i].kind == TW_SERIES_GRAPH)
-            stats->graphs_left_out++;
+            rc = export_graphs(store, w, &tags[i], stats);
     }
     if (rc == 0)
         rc = export_images(store, w, run.id, stats);

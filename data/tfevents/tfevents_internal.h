@@ -57,6 +57,10 @@ char *tw__tb_run_dir(const char *logdir, const char *run);
 char *tw__tb_hparams_json(const uint8_t *content, size_t n, ProtobufCAllocator *allocator, tw_tb_kind *kind,
                           char *why, size_t size);
 
+/* twb's graph JSON as a serialized GraphDef (graph_def.c), g_free; NULL
+ * with why when it is not a twb graph. */
+uint8_t *tw__tb_graph_def_from_json(const char *json, size_t *n, char *why, size_t size);
+
 /* One run being written into the run database (import.c): its summary
  * writer, and what goes into the run's row rather than its series. The
  * importer and the live follower (follow.c) feed it the same way. */

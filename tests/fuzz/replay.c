@@ -28,6 +28,7 @@ int tw_fuzz_keras_functional(const uint8_t *data, size_t size);
 int tw_fuzz_tfrecord(const uint8_t *data, size_t size);
 int tw_fuzz_tb_event(const uint8_t *data, size_t size);
 int tw_fuzz_markdown(const uint8_t *data, size_t size);
+int tw_fuzz_graph_def(const uint8_t *data, size_t size);
 
 static const struct {
     const char *name;
@@ -39,7 +40,7 @@ static const struct {
                {"keras_archive", tw_fuzz_keras_archive}, {"keras_h5", tw_fuzz_keras_h5},
                {"keras_functional", tw_fuzz_keras_functional},
                {"tfrecord", tw_fuzz_tfrecord}, {"tb_event", tw_fuzz_tb_event},
-               {"markdown", tw_fuzz_markdown}};
+               {"markdown", tw_fuzz_markdown}, {"graph_def", tw_fuzz_graph_def}};
 
 static int compare_names(const void *a, const void *b)
 {

@@ -200,12 +200,17 @@ int tw_tb_write_image(tw_tb_writer *w, const char *tag, int64_t step, double wal
                       int channels, const uint8_t *data, size_t size);
 /* A rank-0 string tensor of plugin "text" (markdown). */
 int tw_tb_write_text(tw_tb_writer *w, const char *tag, int64_t step, double wall_time, const char *text);
+/* A traced graph (twb's graph JSON, docs/graph_json.md) as the event's
+ * GraphDef: its top-level nodes with their scope-path names, ops, inputs
+ * and output shapes (_output_shapes). 1, with a message, when the JSON is
+ * not a twb graph (nothing written); -1 when the file cannot be written. */
+int tw_tb_write_graph(tw_tb_writer *w, int64_t step, double wall_time, const char *graph_json);
 /* A JSON object of hyperparameters as the hparams plugin's session start. */
 int tw_tb_write_hparams(tw_tb_writer *w, const char *hparams_json, double wall_time);
 
 typedef struct {
-    int64_t scalars, histograms, images, texts, hparams;
-    int64_t graphs_left_out; /* graph tags: twb's graph JSON is not a GraphDef */
+    int64_t scalars, histograms, images, texts, hparams, graphs;
+    int64_t graphs_left_out; /* graph records that are not twb graphs */
 } tw_tb_export_stats;
 
 /* Write the stored run run_name of the database at db_path (NULL: the
