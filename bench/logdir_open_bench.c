@@ -10,7 +10,7 @@
  *   (defaults 1000, 20, 10, build/bench-data/logdir-RUNSxTAGSxSTEPS)
  *
  * Prints: logdir_open: first_chart=S s all_runs=S s runs=N tags=N steps=N: target 1 s met|missed
- * (first run listed S s, first card built S s) */
+ * (first run in the file S s, listed S s, first card built S s) */
 #include <glib/gstdio.h>
 #include <gtk/gtk.h>
 #include <stdio.h>
@@ -63,6 +63,7 @@ typedef struct {
     GtkWidget *scalars;
     gint64 start;
     double first_run, first_card, first_chart, all_runs;
+    double first_in_file; /* the follower's first run row, seen by a reader of our own */
     int runs;
     gboolean chart_seen; /* a chart with points was built; the frame ending now draws it */
 } bench;
@@ -98,6 +99,16 @@ static void after_paint(GdkFrameClock *clock, bench *b)
         gboolean found = FALSE;
         tw_tag_sections_foreach(TW_TAG_SECTIONS(b->scalars), card_has_points, &found);
         b->chart_seen = found;
+    }
+    if (b->first_in_file < 0) {
+        tw_run_store *s = tw_run_store_open(tw_dashboard_data_path(d), TW_STORE_READ_ONLY);
+        tw_run_info *runs = NULL;
+        int n = 0;
+        if (s && tw_run_store_list_runs(s, &runs, &n) == 0 && n > 0)
+            b->first_in_file = now;
+        tw_run_info_free(runs, n);
+        tw_run_store_close(s);
+        tw_error_clear();
     }
     if (b->first_run < 0 && tw_dashboard_data_n_runs(d) > 0)
         b->first_run = now;
@@ -150,7 +161,7 @@ int main(int argc, char **argv)
     gtk_init();
     GtkWidget *window = gtk_window_new();
     gtk_window_set_default_size(GTK_WINDOW(window), 1280, 800);
-    bench b = {.first_run = -1, .first_card = -1, .first_chart = -1, .all_runs = -1, .runs = runs};
+    bench b = {.first_run = -1, .first_card = -1, .first_chart = -1, .all_runs = -1, .first_in_file = -1, .runs = runs};
     b.view = TW_DASHBOARD_VIEW(tw_dashboard_view_new(NULL));
     gtk_window_set_child(GTK_WINDOW(window), GTK_WIDGET(b.view));
     gtk_window_present(GTK_WINDOW(window));
@@ -167,9 +178,9 @@ int main(int argc, char **argv)
     while ((b.first_chart < 0 || b.all_runs < 0) && (g_get_monotonic_time() - b.start) / 1e6 < GIVE_UP_S)
         g_main_context_iteration(NULL, TRUE);
     printf("logdir_open: first_chart=%.3f s all_runs=%.3f s runs=%d tags=%d steps=%d: target %g s %s "
-           "(first run listed %.3f s, first card built %.3f s)\n",
+           "(first run in the file %.3f s, listed %.3f s, first card built %.3f s)\n",
            b.first_chart, b.all_runs, runs, tags, steps, TARGET_S,
-           b.first_chart >= 0 && b.first_chart <= TARGET_S ? "met" : "missed", b.first_run, b.first_card);
+           b.first_chart >= 0 && b.first_chart <= TARGET_S ? "met" : "missed", b.first_in_file, b.first_run, b.first_card);
     gtk_window_destroy(GTK_WINDOW(window));
     g_free(dir);
     return 0;
