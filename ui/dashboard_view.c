@@ -58,6 +58,7 @@ struct _TwDashboardView {
     GtkWidget *images, *texts;
     GPtrArray *image_series; /* TwImageSeries, or NULL before the first listing */
     GCancellable *image_listing;
+    gboolean images_stale; /* asked for again while a listing was going on (of other runs, maybe) */
     guint media_poll;
 };
 
@@ -262,6 +263,8 @@ static void update_image_cards(TwDashboardView *self)
     g_ptr_array_free(tags, TRUE);
 }
 
+static void refresh_images(TwDashboardView *self);
+
 static void images_listed(GObject *source, GAsyncResult *result, gpointer data)
 {
     GError *error = NULL;
@@ -281,11 +284,14 @@ static void images_listed(GObject *source, GAsyncResult *result, gpointer data)
         g_ptr_array_unref(self->image_series);
     self->image_series = series;
     update_image_cards(self);
+    if (self->images_stale)
+        refresh_images(self);
 }
 
 /* List the images again (nothing when a listing is going on). */
 static void refresh_images(TwDashboardView *self)
 {
+    self->images_stale = self->image_listing != NULL;
     if (!self->data || self->image_listing || !tw_dashboard_data_path(self->data))
         return;
     int n_runs = tw_dashboard_data_n_runs(self->data), n = 0;
@@ -492,7 +498,7 @@ static gboolean compute_ready(TwDashboardView *self)
     if (!gtk_widget_get_mapped(GTK_WIDGET(sections)) || !tw_tag_sections_settled(sections))
         return FALSE;
     ReadyCheck check = {self->data, TRUE};
-    if (GTK_WIDGET(sections) == self->images && !self->image_series)
+    if (GTK_WIDGET(sections) == self->images && (!self->image_series || self->image_listing || self->images_stale))
         return FALSE;
     if (GTK_WIDGET(sections) == self->images || GTK_WIDGET(sections) == self->texts) {
         tw_tag_sections_foreach(sections, media_ready_each, &check);
@@ -918,6 +924,7 @@ void tw_dashboard_view_set_logdb(TwDashboardView *self, const char *path)
         g_cancellable_cancel(self->image_listing);
     g_clear_object(&self->image_listing);
     g_clear_pointer(&self->image_series, g_ptr_array_unref);
+    self->images_stale = FALSE;
     tw_tag_sections_set_cards(TW_TAG_SECTIONS(self->images), 0, NULL, NULL);
     tw_tag_sections_set_cards(TW_TAG_SECTIONS(self->texts), 0, NULL, NULL);
     update_page(self);
