@@ -47,6 +47,9 @@ void tw__pb_arena_init(tw_pb_arena *a);
 void tw__pb_arena_reset(tw_pb_arena *a); /* keeps the largest block */
 void tw__pb_arena_free(tw_pb_arena *a);
 
+/* 0 when logdir is a folder we can read, else -1 with why (log_dir.c). */
+int tw__tb_check_logdir(const char *logdir);
+
 /* A run's folder: logdir itself for the run "." (log_dir.c). g_free. */
 char *tw__tb_run_dir(const char *logdir, const char *run);
 
