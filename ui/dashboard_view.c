@@ -56,6 +56,8 @@ struct _TwDashboardView {
     /* The Images and Text tabs: the checked runs' images, listed off the
      * main loop (image_index.h) while the tab is shown. */
     GtkWidget *images, *texts;
+    GtkWidget *switcher, *switcher_scroll; /* the tab row scrolls where it does not fit */
+    guint reveal_idle;
     GPtrArray *image_series; /* TwImageSeries, or NULL before the first listing */
     GCancellable *image_listing;
     gboolean images_stale; /* asked for again while a listing was going on (of other runs, maybe) */
@@ -532,8 +534,42 @@ static void restart_ready(TwDashboardView *self)
         g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READY]);
 }
 
+/* The shown tab's button scrolled into view (a narrow window). */
+static void reveal_active_tab(TwDashboardView *self)
+{
+    GtkAdjustment *adj = gtk_scrolled_window_get_hadjustment(GTK_SCROLLED_WINDOW(self->switcher_scroll));
+    for (GtkWidget *c = gtk_widget_get_first_child(self->switcher); c; c = gtk_widget_get_next_sibling(c)) {
+        graphene_rect_t r;
+        if (!GTK_IS_TOGGLE_BUTTON(c) || !gtk_toggle_button_get_active(GTK_TOGGLE_BUTTON(c)) ||
+            !gtk_widget_compute_bounds(c, self->switcher, &r))
+            continue;
+        double value = gtk_adjustment_get_value(adj), page = gtk_adjustment_get_page_size(adj);
+        if (r.origin.x < value)
+            gtk_adjustment_set_value(adj, r.origin.x);
+        else if (r.origin.x + r.size.width > value + page)
+            gtk_adjustment_set_value(adj, r.origin.x + r.size.width - page);
+    }
+}
+
+/* After a layout: a value set while the viewport is being allocated is
+ * not kept. */
+static gboolean reveal_after_layout(gpointer data)
+{
+    TwDashboardView *self = data;
+    self->reveal_idle = 0;
+    reveal_active_tab(self);
+    return G_SOURCE_REMOVE;
+}
+
+static void on_tab_row_changed(TwDashboardView *self)
+{
+    if (!self->reveal_idle)
+        self->reveal_idle = g_idle_add(reveal_after_layout, self);
+}
+
 static void on_tab_shown(TwDashboardView *self)
 {
+    reveal_active_tab(self);
     if (!self->data)
         return;
     update_cards(self);
@@ -766,7 +802,19 @@ static GtkWidget *main_area(TwDashboardView *self)
     gtk_widget_set_hexpand(self->tag_entry, TRUE);
     g_signal_connect(self->tag_entry, "search-changed", G_CALLBACK(on_tag_filter), self);
     gtk_box_append(GTK_BOX(bar), self->tag_entry);
-    gtk_box_append(GTK_BOX(bar), switcher);
+    /* Five tabs are wider than the page at 800x600: the row scrolls there
+     * (and shows whole where it fits), and each tab is as wide as its name. */
+    gtk_box_layout_set_homogeneous(GTK_BOX_LAYOUT(gtk_widget_get_layout_manager(switcher)), FALSE);
+    GtkWidget *switcher_scroll = gtk_scrolled_window_new();
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(switcher_scroll), GTK_POLICY_AUTOMATIC, GTK_POLICY_NEVER);
+    gtk_scrolled_window_set_propagate_natural_width(GTK_SCROLLED_WINDOW(switcher_scroll), TRUE);
+    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(switcher_scroll), switcher);
+    gtk_box_append(GTK_BOX(bar), switcher_scroll);
+    self->switcher = switcher;
+    self->switcher_scroll = switcher_scroll;
+    /* Laid out (or resized): the shown tab in view again. */
+    g_signal_connect_swapped(gtk_scrolled_window_get_hadjustment(GTK_SCROLLED_WINDOW(switcher_scroll)), "changed",
+                             G_CALLBACK(on_tab_row_changed), self);
     self->tabs = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
     gtk_box_append(GTK_BOX(self->tabs), bar);
     gtk_widget_set_vexpand(tabs, TRUE);
@@ -842,6 +890,9 @@ static void tw_dashboard_view_dispose(GObject *object)
         g_source_remove(self->cards_idle);
     if (self->media_poll)
         g_source_remove(self->media_poll);
+    if (self->reveal_idle)
+        g_source_remove(self->reveal_idle);
+    self->reveal_idle = 0;
     self->ready_poll = self->cards_idle = self->media_poll = 0;
     if (self->image_listing)
         g_cancellable_cancel(self->image_listing);
