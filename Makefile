@@ -15,6 +15,8 @@ SHELL := /bin/bash
 PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libopenblas0-openmp libglib2.0-dev libjson-glib-dev libsqlite3-dev libgtk-4-dev librsvg2-common xvfb xauth xdotool valgrind python3 dataset-fashion-mnist \
 	libhdf5-dev libzip-dev python3-h5py
 PACKAGES += libprotobuf-c-dev protobuf-c-compiler
+PACKAGES += libpng-dev
+PACKAGES += python3-protobuf
 BENCH_PACKAGES := python3-torch
 # bench/run resnet50_step: torchvision's resnet50.
 BENCH_PACKAGES += python3-torchvision
@@ -93,6 +95,8 @@ FUZZ_TARGETS += tfrecord tb_event
 FUZZ_TARGETS += graph_view
 FUZZ_TARGETS += designer_doc
 FUZZ_TARGETS += sweep_spec
+FUZZ_TARGETS += markdown
+FUZZ_TARGETS += graph_def
 FUZZ_PACKAGES := clang libclang-rt-14-dev libomp-14-dev
 BUILD_FUZZ := build-fuzz
 

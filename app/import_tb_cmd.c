@@ -16,7 +16,7 @@ static void usage(FILE *out)
           "Copy every run of a TensorBoard log directory (each folder under DIR holding\n"
           "events.out.tfevents.* files, named by its path relative to DIR) into the run\n"
           "database (default: $XDG_DATA_HOME/twb/runs.db; --logdb names another file).\n"
-          "Scalars, histograms, text and hparams are stored; images and graphs are read\n"
+          "Scalars, histograms, images, text and hparams are stored; graphs are read\n"
           "and counted but the run database has no place for them yet.\n",
           out);
 }
@@ -62,12 +62,11 @@ int twb_import_tb_command(int argc, char **argv)
         return 1;
     }
     printf("Imported %lld runs (%lld files, %lld records) in %.2f s: %lld scalar points, %lld histograms, "
-           "%lld texts, %lld hparams records.\n",
+           "%lld images, %lld texts, %lld hparams records.\n",
            (long long)s.runs, (long long)s.files, (long long)s.records, seconds, (long long)s.scalars,
-           (long long)s.histograms, (long long)s.texts, (long long)s.hparams);
-    if (s.images || s.graphs)
-        printf("Not stored (the run database has no place for them yet): %lld images, %lld graphs.\n",
-               (long long)s.images, (long long)s.graphs);
+           (long long)s.histograms, (long long)s.images, (long long)s.texts, (long long)s.hparams);
+    if (s.graphs)
+        printf("Not stored (the run database has no place for them yet): %lld graphs.\n", (long long)s.graphs);
     if (s.other)
         printf("Not read: %lld values of other kinds (audio, other plugins).\n", (long long)s.other);
     if (s.warnings)

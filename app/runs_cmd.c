@@ -19,11 +19,13 @@
 #include <tw/engine.h>
 #include <tw/json_depth.h>
 #include <tw/run_store.h>
+#include <tw/tfevents.h>
 
 #define EXPORT_BATCH 65536
 
 typedef struct {
     const char *logdb, *tag, *format;
+    const char *output; /* export --format tfevents: the folder */
     const char *positional[2];
     int npositional;
 } runs_args;
@@ -416,15 +418,39 @@ static int export_series(tw_run_store *store, int64_t tag_id, bool json)
     return fflush(stdout) == 0 ? 0 : tw_error_set("cannot write the export: %s", g_strerror(errno));
 }
 
+/* The whole run as a TensorBoard event file in a->output. */
+static int export_tfevents(const runs_args *a)
+{
+    if (!a->output)
+        return usage("export", "--format tfevents writes a folder: name it with --output DIR");
+    if (a->tag)
+        return usage("export", "--format tfevents writes the whole run; --tag is for csv and json");
+    tw_tb_export_stats stats;
+    char *file = NULL;
+    if (tw_tb_export_run(a->logdb, a->positional[0], a->output, &file, &stats))
+        return failure("export");
+    printf("Wrote %s: %lld scalar points, %lld histograms, %lld images, %lld texts, %lld graphs%s.\n", file,
+           (long long)stats.scalars, (long long)stats.histograms, (long long)stats.images, (long long)stats.texts,
+           (long long)stats.graphs, stats.hparams ? ", the hyperparameters" : "");
+    if (stats.graphs_left_out)
+        printf("Left out: %lld graph records that are not twb graphs.\n", (long long)stats.graphs_left_out);
+    g_free(file);
+    return 0;
+}
+
 static int command_export(const runs_args *a)
 {
+    if (a->format && strcmp(a->format, "tfevents") == 0)
+        return export_tfevents(a);
+    if (a->output)
+        return usage("export", "--output is for --format tfevents");
     if (!a->tag)
         return usage("export", "name the series with --tag TAG");
     if (!a->format)
-        return usage("export", "choose --format csv or --format json");
+        return usage("export", "choose --format csv, json or tfevents");
     bool json = strcmp(a->format, "json") == 0;
     if (!json && strcmp(a->format, "csv") != 0)
-        return usage("export", "unknown format '%s' (there are: csv, json)", a->format);
+        return usage("export", "unknown format '%s' (there are: csv, json, tfevents)", a->format);
     tw_run_info run;
     tw_run_store *store = open_run(a, TW_STORE_READ_ONLY, &run);
     int64_t tag_id = -1;
@@ -510,6 +536,9 @@ static void print_usage(void)
          "  export RUN --tag TAG --format csv|json\n"
          "                       a scalar series as TensorBoard's download: CSV with the\n"
          "                       header wall_time,step,value, or JSON [[wall_time, step, value], ...]\n"
+         "  export RUN --format tfevents --output DIR\n"
+         "                       the whole run (scalars, histograms, images, text, hyperparameters)\n"
+         "                       as a TensorBoard event file in DIR\n"
          "  delete RUN           delete a run and all its series\n"
          "  rename OLD NEW       rename a run\n"
          "  notes RUN TEXT       set a run's notes");
@@ -557,6 +586,8 @@ static int parse(int c, int argc, char **argv, runs_args *a)
             target = &a->tag;
         else if (commands[c].exports && ((value = option_value("--format", argc, argv, &i, &missing)) || missing))
             target = &a->format;
+        else if (commands[c].exports && ((value = option_value("--output", argc, argv, &i, &missing)) || missing))
+            target = &a->output;
         else
             return usage(command, "unknown option '%s'", arg);
         if (missing || !value[0])

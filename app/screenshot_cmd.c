@@ -25,8 +25,8 @@
 
 typedef struct {
     const char *output, *view, *model, *logdb;
+    const char *tab; /* the dashboard's tab, or NULL */
     int width, height;
-    const char *tab; /* the dashboard's tab (--tab hparams) */
 } shot_options;
 
 typedef struct {
@@ -131,6 +131,13 @@ static int parse(int argc, char **argv, shot_options *o)
         return usage("'%s': the screenshot is a PNG file (FILE.png)", o->output);
     if (o->view && strcmp(o->view, "designer") && strcmp(o->view, "dashboard") && strcmp(o->view, "graph"))
         return usage("--view: '%s' is not a view (there are: designer, dashboard, graph)", o->view);
+    static const char *const tabs[] = {"scalars", "histograms", "distributions", "images", "text", "hparams"};
+    gboolean known_tab = !o->tab;
+    for (size_t t = 0; t < G_N_ELEMENTS(tabs) && !known_tab; t++)
+        known_tab = !strcmp(o->tab, tabs[t]);
+    if (!known_tab)
+        return usage("--tab: '%s' is not a dashboard tab (there are: scalars, histograms, distributions, images, "
+                     "text, hparams)", o->tab);
     if (size && !parse_size(size, &o->width, &o->height))
         return usage("--size: '%s' is not WIDTHxHEIGHT with both from 200 to 8192", size);
     return 0;
@@ -213,6 +220,7 @@ static gboolean take(gpointer data)
 }
 
 static void on_map(GtkWidget *window, shot *s);
+static GtkWidget *find_type(GtkWidget *widget, GType type);
 
 static GtkWidget *find_type(GtkWidget *widget, GType type);
 

@@ -51,6 +51,7 @@ typedef struct {
     const char *model_path;
     tw_train_settings settings; /* its strings point into argv */
     char *checkpoint_dir, *checkpoint, *output;
+    char *tfevents; /* --tfevents DIR: a TensorBoard event file beside the run database */
     int log_every, histogram_every;
     bool resume, json;
     bool trace; /* fit traced (on, not auto); with --logdb the step's graph is stored */
@@ -137,6 +138,7 @@ static int set_option(train_options *o, const char *name, char *value)
         {"--data", &s->data}, {"--labels", &s->labels}, {"--label-column", &s->label_column},
         {"--optimizer", &s->optimizer}, {"--loss", &s->loss}, {"--logdb", &s->logdb}, {"--run", &s->run_name},
         {"--checkpoint-dir", &o->checkpoint_dir}, {"--checkpoint", &o->checkpoint}, {"--output", &o->output},
+        {"--tfevents", &o->tfevents},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (!strcmp(name, strings[i].name)) {
@@ -449,12 +451,15 @@ static int train(train_options *o, tw_model *model, twb_data *data)
     tw_tensor *x = twb_fit_input(model, data->x), *test_x = twb_fit_input(model, data->test_x);
     char *checkpoint_path = o->checkpoint_dir ? g_build_filename(o->checkpoint_dir, CHECKPOINT_NAME, NULL) : NULL;
     twb_train_session_options options = {.checkpoint_path = checkpoint_path, .log_every = o->log_every,
-                                         .histogram_every = o->histogram_every, .resume = o->resume};
+                                         .histogram_every = o->histogram_every, .resume = o->resume,
+                                         .tfevents_dir = o->tfevents};
     int rc = twb_train_compile(model, &o->settings, data->y);
     if (!rc)
         rc = twb_train_session_open(&run.session, model, &o->settings, &options);
     if (!rc) {
         warn_logdb(&run); /* a read-only file: known now */
+        if (run.session.writer && tw_summary_writer_tfevents_path(run.session.writer) && !o->json)
+            printf("TensorBoard event file: %s\n", tw_summary_writer_tfevents_path(run.session.writer));
         catch_stop_signals(true);
         rc = fit_and_report(&run, model, data, x, test_x);
         catch_stop_signals(false);

@@ -29,6 +29,7 @@ typedef struct {
     const char *checkpoint_path;    /* NULL: no checkpoints */
     int log_every, histogram_every; /* the run database's logger (tw_summary_logger_new) */
     bool resume;                    /* append to the settings' run instead of creating it */
+    const char *tfevents_dir;       /* also a TensorBoard event file there (tw_summary_run_options), or NULL */
 } twb_train_session_options;
 
 typedef struct {

@@ -250,11 +250,33 @@ static void test_export(fixture *f, gconstpointer data)
     assert_run(&run, 1, "",
                "twb: runs export: tag 'weights/kernel' of run 'mlp' holds histograms; export writes scalar series\n");
     run = RUNS(f, "export", "mlp", "--tag", "train/loss", "--format", "xml");
-    assert_run(&run, 2, "", "twb: runs export: unknown format 'xml' (there are: csv, json)\nTry 'twb runs --help'.\n");
+    assert_run(&run, 2, "", "twb: runs export: unknown format 'xml' (there are: csv, json, tfevents)\nTry 'twb runs --help'.\n");
     run = RUNS(f, "export", "mlp", "--format", "csv");
     assert_run(&run, 2, "", "twb: runs export: name the series with --tag TAG\nTry 'twb runs --help'.\n");
     run = RUNS(f, "export", "mlp", "--tag", "train/loss");
-    assert_run(&run, 2, "", "twb: runs export: choose --format csv or --format json\nTry 'twb runs --help'.\n");
+    assert_run(&run, 2, "", "twb: runs export: choose --format csv, json or tfevents\nTry 'twb runs --help'.\n");
+
+    /* The whole run as a TensorBoard event file (its contents: test_data_tfevents_write). */
+    char *out = g_build_filename(f->dir, "tb", NULL);
+    run = RUNS(f, "export", "mlp", "--format", "tfevents", "--output", out);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_true(g_str_has_prefix(run.out, "Wrote "));
+    g_assert_nonnull(strstr(run.out, ": 6 scalar points, "));
+    GDir *d = g_dir_open(out, 0, NULL);
+    g_assert_nonnull(d);
+    const char *name = g_dir_read_name(d);
+    g_assert_nonnull(name);
+    g_assert_true(g_str_has_prefix(name, "events.out.tfevents."));
+    g_assert_nonnull(strstr(run.out, name));
+    g_assert_null(g_dir_read_name(d));
+    g_dir_close(d);
+    twb_run_clear(&run);
+    run = RUNS(f, "export", "mlp", "--format", "tfevents");
+    assert_run(&run, 2, "",
+               "twb: runs export: --format tfevents writes a folder: name it with --output DIR\nTry 'twb runs --help'.\n");
+    run = RUNS(f, "export", "mlp", "--tag", "train/loss", "--format", "csv", "--output", out);
+    assert_run(&run, 2, "", "twb: runs export: --output is for --format tfevents\nTry 'twb runs --help'.\n");
+    g_free(out);
 }
 
 static void test_rename_notes_delete(fixture *f, gconstpointer data)

@@ -317,6 +317,49 @@ static void test_logdb(fixture *f, gconstpointer data)
     g_free(db);
 }
 
+/* --tfevents: an event file beside the run database holding what the run
+ * holds (its contents compared exactly: test_data_tfevents_write), which
+ * twb import-tensorboard reads back; a folder that cannot be made fails
+ * before training, naming it. */
+static void test_tfevents(fixture *f, gconstpointer data)
+{
+    char *db = g_build_filename(f->dir, "runs.db", NULL), *tb = g_build_filename(f->dir, "tb", NULL);
+    char *back = g_build_filename(f->dir, "back.db", NULL);
+    const char *args[] = {"train", f->model, "--data", "spirals", "--epochs", "2", "--logdb", db, "--log-every", "1",
+                          "--histogram-every", "5", "--run", "tb", "--tfevents", tb, NULL};
+    twb_run run = run_twb_argv(args);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    char *expected = g_strdup_printf("TensorBoard event file: %s/events.out.tfevents.", tb);
+    g_assert_nonnull(strstr(run.out, expected));
+    g_free(expected);
+    twb_run_clear(&run);
+    run = run_twb("import-tensorboard", tb, "--logdb", back, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_null(strstr(run.err, "warning"));
+    twb_run_clear(&run);
+    int64_t steps = logdb_int(db, TAG_POINTS, "train/loss");
+    g_assert_cmpint(steps, >, 0);
+    g_assert_cmpint(logdb_int(back, TAG_POINTS, "train/loss"), ==, steps);
+    g_assert_cmpint(logdb_int(back, TAG_POINTS, "epoch/loss"), ==, 2);
+    g_assert_cmpint(logdb_int(back, TAG_HISTOGRAMS, "weights/dense/kernel"), ==,
+                    logdb_int(db, TAG_HISTOGRAMS, "weights/dense/kernel"));
+    g_assert_cmpint(logdb_int(back, "SELECT count(*) FROM runs WHERE hparams_json LIKE ?1", "%\"optimizer\":\"adam\"%"),
+                    ==, 1);
+
+    char *blocked = g_build_filename(db, "tb", NULL); /* under a file */
+    const char *bad[] = {"train", f->model, "--data", "spirals", "--logdb", db, "--run", "blocked", "--tfevents", blocked,
+                         NULL};
+    run = run_twb_argv(bad);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, blocked));
+    twb_run_clear(&run);
+    g_assert_cmpint(logdb_int(db, "SELECT count(*) FROM runs WHERE name = ?1", "blocked"), ==, 0);
+    g_free(blocked);
+    g_free(back);
+    g_free(tb);
+    g_free(db);
+}
+
 /* --trace --logdb: the traced training step's graph is in the run as the
  * graph series graph/train_step at step 0, valid JSON holding the
  * optimizer's update ops, and its per-node time profile as the text series
@@ -791,6 +834,7 @@ int main(int argc, char **argv)
     g_test_add("/cli-train/bad-input", fixture, NULL, setup, test_bad_input, teardown);
     g_test_add_func("/cli-train/fashion-mnist-mlp", test_fashion_mnist_mlp);
     g_test_add("/cli-train/logdb", fixture, NULL, setup, test_logdb, teardown);
+    g_test_add("/cli-train/tfevents", fixture, NULL, setup, test_tfevents, teardown);
     g_test_add("/cli-train/trace-stores-step-graph", fixture, NULL, setup, test_trace_stores_step_graph, teardown);
     g_test_add("/cli-train/concurrent-new-logdb", fixture, NULL, setup, test_concurrent_new_logdb, teardown);
     g_test_add("/cli-train/read-only-logdb", fixture, NULL, setup, test_read_only_logdb, teardown);

@@ -28,6 +28,10 @@
 #define POLL_INTERVAL (50 * G_TIME_SPAN_MILLISECOND)
 #define WRITE_DELAY (3 * G_TIME_SPAN_MILLISECOND) /* after a write, the poll waits for the rest of the commit */
 #define RETRY_INTERVAL G_TIME_SPAN_SECOND  /* reopening a file, or reading a view, that failed */
+/* A file this new that cannot be opened is one being created (an empty
+ * file before its writer's first transaction, as when a log directory's
+ * follower starts): "no runs yet", tried again at the next poll. */
+#define NEW_FILE_GRACE (2 * G_TIME_SPAN_SECOND)
 #define TAIL_BATCH 65536                   /* points read per call while tailing */
 #define TAIL_BUDGET (25 * G_TIME_SPAN_MILLISECOND) /* a poll's reading, the rest next poll */
 #define MAX_COLUMNS 16384
@@ -309,6 +313,8 @@ typedef struct {
     ino_t inode;
     char *error;
     gint64 retry_at;
+    ino_t seen_inode; /* the file the poll saw first appear at seen_at */
+    gint64 seen_at;
     tw_run_info *runs;
     int n_runs;
     tag_table *tags;
@@ -432,8 +438,14 @@ static void open_file(reader *r, batch *b, const GStatBuf *st)
     tw_error_clear();
     r->store = tw_run_store_open(r->path, TW_STORE_READ_ONLY);
     if (!r->store) {
-        set_error(r, b, tw_last_error());
-        r->retry_at = g_get_monotonic_time() + RETRY_INTERVAL;
+        gint64 now = g_get_monotonic_time();
+        if (st->st_ino != r->seen_inode) {
+            r->seen_inode = st->st_ino;
+            r->seen_at = now;
+        }
+        gboolean being_created = now - r->seen_at < NEW_FILE_GRACE;
+        set_error(r, b, being_created ? NULL : tw_last_error());
+        r->retry_at = being_created ? now : now + RETRY_INTERVAL;
         return;
     }
     r->device = st->st_dev;

@@ -29,7 +29,9 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE(TwDashboardData, tw_dashboard_data, TW, DASHBOARD_DATA, GObject)
 
 /* path NULL: the default run database. A missing file is not an error: the
- * dashboard shows "no runs yet" and picks the file up once it exists. */
+ * dashboard shows "no runs yet" and picks the file up once it exists; so
+ * is a file that cannot be opened in its first 2 s (being created: a log
+ * directory's follower starting), tried again at every poll meanwhile. */
 TwDashboardData *tw_dashboard_data_new(const char *path);
 const char *tw_dashboard_data_path(TwDashboardData *data);
 void tw_dashboard_data_set_path(TwDashboardData *data, const char *path);

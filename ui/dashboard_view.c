@@ -18,10 +18,13 @@
 
 #include "chart_card.h"
 #include "histogram_view.h"
+#include "image_card.h"
+#include "image_index.h"
 #include "placeholder_view.h"
 #include "run_list.h"
 #include "hparams_view.h"
 #include "tag_sections.h"
+#include "text_card.h"
 
 #define DASHBOARD_CSS "/io/github/twb/Workbench/dashboard.css"
 #define SIDEBAR_WIDTH 300
@@ -29,6 +32,10 @@
 #define CARD_HEIGHT 300
 #define DEFAULT_SMOOTHING 0.6
 #define READY_POLL_MS 20
+#define IMAGE_CARD_HEIGHT 420
+/* While the Images or Text tab is shown, new images and text records are
+ * looked for this often (they have no series the data object tails). */
+#define MEDIA_POLL_MS 2000
 
 struct _TwDashboardView {
     GtkWidget parent_instance;
@@ -50,6 +57,15 @@ struct _TwDashboardView {
     GtkWidget *hparams; /* the HParams tab */
     GtkWidget *pair_check;
     gboolean pair_validation; /* validation/X drawn in epoch/X's chart (on by default) */
+    /* The Images and Text tabs: the checked runs' images, listed off the
+     * main loop (image_index.h) while the tab is shown. */
+    GtkWidget *images, *texts;
+    GtkWidget *switcher, *switcher_scroll; /* the tab row scrolls where it does not fit */
+    guint reveal_idle;
+    GPtrArray *image_series; /* TwImageSeries, or NULL before the first listing */
+    GCancellable *image_listing;
+    gboolean images_stale; /* asked for again while a listing was going on (of other runs, maybe) */
+    guint media_poll;
 };
 
 enum { PROP_0, PROP_LOGDB, PROP_READY, N_PROPS };
@@ -228,6 +244,131 @@ static void mode_each(const char *key, GtkWidget *view, gpointer data)
     tw_histogram_view_set_mode(TW_HISTOGRAM_VIEW(view), histogram_mode(data));
 }
 
+/* ---- image and text cards ------------------------------------------------------------- */
+static const TwImageSeries *image_series_of(TwDashboardView *self, const char *key)
+{
+    gint64 run_id = histogram_key_run(key);
+    size_t tag_len = (size_t)(strrchr(key, '\n') - key);
+    for (guint i = 0; self->image_series && i < self->image_series->len; i++) {
+        const TwImageSeries *s = self->image_series->pdata[i];
+        if (s->run_id == run_id && strlen(s->tag) == tag_len && !strncmp(s->tag, key, tag_len))
+            return s;
+    }
+    return NULL;
+}
+
+static GtkWidget *make_image_card(const char *key, const char *tag, gpointer data)
+{
+    TwDashboardView *self = data;
+    gint64 run_id = histogram_key_run(key);
+    int ri = run_index_of(self, run_id);
+    GtkWidget *card = tw_image_card_new(tw_dashboard_data_path(self->data),
+                                        ri >= 0 ? tw_dashboard_data_run(self->data, ri)->name : "?",
+                                        tw_run_list_color(TW_RUN_LIST(self->runs), run_id));
+    const TwImageSeries *series = image_series_of(self, key);
+    if (series)
+        tw_image_card_set_images(TW_IMAGE_CARD(card), series);
+    return card;
+}
+
+static void images_each(const char *key, GtkWidget *card, gpointer data)
+{
+    const TwImageSeries *series = image_series_of(data, key);
+    if (series)
+        tw_image_card_set_images(TW_IMAGE_CARD(card), series);
+}
+
+static GtkWidget *make_text_card(const char *key, const char *tag, gpointer data)
+{
+    TwDashboardView *self = data;
+    gint64 run_id = histogram_key_run(key);
+    int ti = tag_index_of(self, tag), ri = run_index_of(self, run_id);
+    gint64 tag_id = ti >= 0 && ri >= 0 ? tw_dashboard_data_tag_id(self->data, ti, ri) : -1;
+    return tw_text_card_new(tw_dashboard_data_path(self->data), tag_id,
+                            ri >= 0 ? tw_dashboard_data_run(self->data, ri)->name : "?",
+                            tw_run_list_color(TW_RUN_LIST(self->runs), run_id));
+}
+
+static void text_refresh_each(const char *key, GtkWidget *card, gpointer data)
+{
+    tw_text_card_refresh(TW_TEXT_CARD(card));
+}
+
+/* The image cards: one per run and tag of the checked runs, by tag. */
+static void update_image_cards(TwDashboardView *self)
+{
+    GPtrArray *keys = g_ptr_array_new_with_free_func(g_free), *tags = g_ptr_array_new();
+    for (guint i = 0; self->image_series && i < self->image_series->len; i++) {
+        const TwImageSeries *s = self->image_series->pdata[i];
+        if (!tw_run_list_shown(TW_RUN_LIST(self->runs), s->run_id))
+            continue;
+        g_ptr_array_add(keys, histogram_key(s->tag, s->run_id));
+        g_ptr_array_add(tags, s->tag);
+    }
+    tw_tag_sections_set_cards(TW_TAG_SECTIONS(self->images), (int)keys->len, (const char *const *)keys->pdata,
+                              (const char *const *)tags->pdata);
+    tw_tag_sections_foreach(TW_TAG_SECTIONS(self->images), images_each, self);
+    g_ptr_array_free(keys, TRUE);
+    g_ptr_array_free(tags, TRUE);
+}
+
+static void refresh_images(TwDashboardView *self);
+
+static void images_listed(GObject *source, GAsyncResult *result, gpointer data)
+{
+    GError *error = NULL;
+    GPtrArray *series = tw_image_index_finish(result, &error);
+    if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+        g_error_free(error);
+        return;
+    }
+    TwDashboardView *self = data;
+    g_clear_object(&self->image_listing);
+    if (error) { /* the file went away, say: keep what is shown, try again at the next poll */
+        g_printerr("twb: %s\n", error->message);
+        g_error_free(error);
+        return;
+    }
+    if (self->image_series)
+        g_ptr_array_unref(self->image_series);
+    self->image_series = series;
+    update_image_cards(self);
+    if (self->images_stale)
+        refresh_images(self);
+}
+
+/* List the images again (nothing when a listing is going on). */
+static void refresh_images(TwDashboardView *self)
+{
+    self->images_stale = self->image_listing != NULL;
+    if (!self->data || self->image_listing || !tw_dashboard_data_path(self->data))
+        return;
+    int n_runs = tw_dashboard_data_n_runs(self->data), n = 0;
+    gint64 *ids = g_new(gint64, MAX(n_runs, 1));
+    for (int r = 0; r < n_runs; r++)
+        ids[n++] = tw_dashboard_data_run(self->data, r)->id;
+    self->image_listing = g_cancellable_new();
+    tw_image_index_load(tw_dashboard_data_path(self->data), ids, n, self->image_listing, images_listed, self);
+    g_free(ids);
+}
+
+static gboolean media_tab_shown(TwDashboardView *self);
+
+static gboolean poll_media(gpointer data)
+{
+    TwDashboardView *self = data;
+    if (!media_tab_shown(self)) {
+        self->media_poll = 0;
+        return G_SOURCE_REMOVE;
+    }
+    GtkWidget *tab = gtk_stack_get_visible_child(GTK_STACK(self->tab_stack));
+    if (gtk_widget_is_ancestor(self->images, tab))
+        refresh_images(self);
+    else
+        tw_tag_sections_foreach(TW_TAG_SECTIONS(self->texts), text_refresh_each, self);
+    return G_SOURCE_CONTINUE;
+}
+
 /* ---- which cards there are ------------------------------------------------------------ */
 static gboolean any_visible_run_has(TwDashboardView *self, int ti)
 {
@@ -247,12 +388,18 @@ static gboolean tab_shown(TwDashboardView *self, GtkWidget *sections)
     return gtk_widget_is_ancestor(sections, gtk_stack_get_visible_child(GTK_STACK(self->tab_stack)));
 }
 
+static gboolean media_tab_shown(TwDashboardView *self)
+{
+    return self->data && (tab_shown(self, self->images) || tab_shown(self, self->texts));
+}
+
 /* Scalar tags of the checked runs; histogram cards per tag and checked run,
  * the newest run first. */
 static void update_cards(TwDashboardView *self)
 {
     GPtrArray *scalar_tags = g_ptr_array_new(), *hist_keys = g_ptr_array_new_with_free_func(g_free),
               *hist_tags = g_ptr_array_new();
+    GPtrArray *text_keys = g_ptr_array_new_with_free_func(g_free), *text_tags = g_ptr_array_new();
     int n_tags = tw_dashboard_data_n_tag_names(self->data), n_runs = tw_dashboard_data_n_runs(self->data);
     for (int t = 0; t < n_tags; t++) {
         const char *tag = tw_dashboard_data_tag_name(self->data, t);
@@ -260,6 +407,14 @@ static void update_cards(TwDashboardView *self)
         int ei = paired_tag(self, tag, VALIDATION_PREFIX, TRAIN_PREFIX); /* drawn in epoch/X's chart */
         if (kind == TW_SERIES_SCALAR && any_visible_run_has(self, t) && !(ei >= 0 && any_visible_run_has(self, ei)))
             g_ptr_array_add(scalar_tags, (gpointer)tag);
+        /* The hparams plugin's records are kept as text; they are not the text plugin's. */
+        for (int r = n_runs - 1; kind == TW_SERIES_TEXT && !g_str_has_prefix(tag, "_hparams_/") && r >= 0; r--) {
+            gint64 run_id = tw_dashboard_data_run(self->data, r)->id;
+            if (tw_dashboard_data_tag_id(self->data, t, r) >= 0 && tw_run_list_shown(TW_RUN_LIST(self->runs), run_id)) {
+                g_ptr_array_add(text_keys, histogram_key(tag, run_id));
+                g_ptr_array_add(text_tags, (gpointer)tag);
+            }
+        }
         for (int r = n_runs - 1; kind == TW_SERIES_HISTOGRAM && r >= 0; r--) {
             gint64 run_id = tw_dashboard_data_run(self->data, r)->id;
             if (tw_dashboard_data_tag_id(self->data, t, r) >= 0 && tw_run_list_shown(TW_RUN_LIST(self->runs), run_id)) {
@@ -275,6 +430,15 @@ static void update_cards(TwDashboardView *self)
             tw_tag_sections_set_cards(TW_TAG_SECTIONS(*s), (int)hist_keys->len,
                                       (const char *const *)hist_keys->pdata, (const char *const *)hist_tags->pdata);
     tw_tag_sections_foreach(TW_TAG_SECTIONS(self->scalars), series_each, self);
+    if (tab_shown(self, self->texts))
+        tw_tag_sections_set_cards(TW_TAG_SECTIONS(self->texts), (int)text_keys->len,
+                                  (const char *const *)text_keys->pdata, (const char *const *)text_tags->pdata);
+    if (tab_shown(self, self->images)) {
+        update_image_cards(self);
+        refresh_images(self);
+    }
+    g_ptr_array_free(text_keys, TRUE);
+    g_ptr_array_free(text_tags, TRUE);
     g_ptr_array_free(scalar_tags, TRUE);
     g_ptr_array_free(hist_keys, TRUE);
     g_ptr_array_free(hist_tags, TRUE);
@@ -362,6 +526,13 @@ static void histogram_ready_each(const char *key, GtkWidget *view, gpointer data
                    (tw_dashboard_data_histograms(check->data, id, &n) || tw_dashboard_data_series_error(check->data, id));
 }
 
+static void media_ready_each(const char *key, GtkWidget *card, gpointer data)
+{
+    ReadyCheck *check = data;
+    check->ready = check->ready && (TW_IS_IMAGE_CARD(card) ? tw_image_card_loaded(TW_IMAGE_CARD(card))
+                                                            : tw_text_card_loaded(TW_TEXT_CARD(card)));
+}
+
 static gboolean compute_ready(TwDashboardView *self)
 {
     if (!self->data)
@@ -379,6 +550,12 @@ static gboolean compute_ready(TwDashboardView *self)
     if (!gtk_widget_get_mapped(GTK_WIDGET(sections)) || !tw_tag_sections_settled(sections))
         return FALSE;
     ReadyCheck check = {self->data, TRUE};
+    if (GTK_WIDGET(sections) == self->images && (!self->image_series || self->image_listing || self->images_stale))
+        return FALSE;
+    if (GTK_WIDGET(sections) == self->images || GTK_WIDGET(sections) == self->texts) {
+        tw_tag_sections_foreach(sections, media_ready_each, &check);
+        return check.ready;
+    }
     tw_tag_sections_foreach(sections, GTK_WIDGET(sections) == self->scalars ? chart_ready_each : histogram_ready_each,
                             &check);
     return check.ready;
@@ -407,14 +584,50 @@ static void restart_ready(TwDashboardView *self)
         g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READY]);
 }
 
+/* The shown tab's button scrolled into view (a narrow window). */
+static void reveal_active_tab(TwDashboardView *self)
+{
+    GtkAdjustment *adj = gtk_scrolled_window_get_hadjustment(GTK_SCROLLED_WINDOW(self->switcher_scroll));
+    for (GtkWidget *c = gtk_widget_get_first_child(self->switcher); c; c = gtk_widget_get_next_sibling(c)) {
+        graphene_rect_t r;
+        if (!GTK_IS_TOGGLE_BUTTON(c) || !gtk_toggle_button_get_active(GTK_TOGGLE_BUTTON(c)) ||
+            !gtk_widget_compute_bounds(c, self->switcher, &r))
+            continue;
+        double value = gtk_adjustment_get_value(adj), page = gtk_adjustment_get_page_size(adj);
+        if (r.origin.x < value)
+            gtk_adjustment_set_value(adj, r.origin.x);
+        else if (r.origin.x + r.size.width > value + page)
+            gtk_adjustment_set_value(adj, r.origin.x + r.size.width - page);
+    }
+}
+
+/* After a layout: a value set while the viewport is being allocated is
+ * not kept. */
+static gboolean reveal_after_layout(gpointer data)
+{
+    TwDashboardView *self = data;
+    self->reveal_idle = 0;
+    reveal_active_tab(self);
+    return G_SOURCE_REMOVE;
+}
+
+static void on_tab_row_changed(TwDashboardView *self)
+{
+    if (!self->reveal_idle)
+        self->reveal_idle = g_idle_add(reveal_after_layout, self);
+}
+
 static void on_tab_shown(TwDashboardView *self)
 {
+    reveal_active_tab(self);
     if (!self->data)
         return;
     if (tab_shown(self, self->hparams))
         tw_hparams_view_sync(TW_HPARAMS_VIEW(self->hparams), self->data);
     update_cards(self);
     restart_ready(self);
+    if (media_tab_shown(self) && !self->media_poll)
+        self->media_poll = g_timeout_add(MEDIA_POLL_MS, poll_media, self);
 }
 
 /* ---- data's signals ------------------------------------------------------------------------- */
@@ -490,6 +703,8 @@ static void on_tag_filter(GtkEditable *entry, TwDashboardView *self)
     gtk_widget_set_tooltip_text(GTK_WIDGET(entry), "Show tags matching a regular expression");
     for (GtkWidget **s = (GtkWidget *[]){self->scalars, self->histograms, self->distributions, NULL}; *s; s++)
         tw_tag_sections_set_filter(TW_TAG_SECTIONS(*s), regex);
+    tw_tag_sections_set_filter(TW_TAG_SECTIONS(self->images), regex);
+    tw_tag_sections_set_filter(TW_TAG_SECTIONS(self->texts), regex);
     if (regex)
         g_regex_unref(regex);
 }
@@ -633,6 +848,18 @@ static GtkWidget *main_area(TwDashboardView *self)
                          "Distributions");
     self->hparams = tw_hparams_view_new(TW_RUN_LIST(self->runs));
     gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->hparams, "hparams"), "hparams", "HParams");
+    self->images = tw_tag_sections_new(CARD_WIDTH, IMAGE_CARD_HEIGHT, make_image_card, self);
+    tw_tag_sections_set_empty_text(TW_TAG_SECTIONS(self->images),
+                                   "No images in the checked runs. <tt>tw_summary_image</tt> logs them, and "
+                                   "TensorBoard logs hold them (<tt>tf.summary.image</tt>, <tt>add_image</tt>).",
+                                   "No image tag matches the tag filter.");
+    gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->images, "images"), "images", "Images");
+    self->texts = tw_tag_sections_new(CARD_WIDTH, CARD_HEIGHT, make_text_card, self);
+    tw_tag_sections_set_empty_text(TW_TAG_SECTIONS(self->texts),
+                                   "No text in the checked runs. <tt>tw_summary_text</tt> logs markdown, as "
+                                   "<tt>tf.summary.text</tt> does.",
+                                   "No text tag matches the tag filter.");
+    gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->texts, "text"), "text", "Text");
     g_signal_connect_swapped(tabs, "notify::visible-child", G_CALLBACK(on_tab_shown), self);
     GtkWidget *bar = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12);
     gtk_widget_add_css_class(bar, "dashboard-bar");
@@ -645,7 +872,19 @@ static GtkWidget *main_area(TwDashboardView *self)
     gtk_widget_set_hexpand(self->tag_entry, TRUE);
     g_signal_connect(self->tag_entry, "search-changed", G_CALLBACK(on_tag_filter), self);
     gtk_box_append(GTK_BOX(bar), self->tag_entry);
-    gtk_box_append(GTK_BOX(bar), switcher);
+    /* Five tabs are wider than the page at 800x600: the row scrolls there
+     * (and shows whole where it fits), and each tab is as wide as its name. */
+    gtk_box_layout_set_homogeneous(GTK_BOX_LAYOUT(gtk_widget_get_layout_manager(switcher)), FALSE);
+    GtkWidget *switcher_scroll = gtk_scrolled_window_new();
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(switcher_scroll), GTK_POLICY_AUTOMATIC, GTK_POLICY_NEVER);
+    gtk_scrolled_window_set_propagate_natural_width(GTK_SCROLLED_WINDOW(switcher_scroll), TRUE);
+    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(switcher_scroll), switcher);
+    gtk_box_append(GTK_BOX(bar), switcher_scroll);
+    self->switcher = switcher;
+    self->switcher_scroll = switcher_scroll;
+    /* Laid out (or resized): the shown tab in view again. */
+    g_signal_connect_swapped(gtk_scrolled_window_get_hadjustment(GTK_SCROLLED_WINDOW(switcher_scroll)), "changed",
+                             G_CALLBACK(on_tab_row_changed), self);
     self->tabs = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
     gtk_box_append(GTK_BOX(self->tabs), bar);
     gtk_widget_set_vexpand(tabs, TRUE);
@@ -719,7 +958,16 @@ static void tw_dashboard_view_dispose(GObject *object)
         g_source_remove(self->ready_poll);
     if (self->cards_idle)
         g_source_remove(self->cards_idle);
-    self->ready_poll = self->cards_idle = 0;
+    if (self->media_poll)
+        g_source_remove(self->media_poll);
+    if (self->reveal_idle)
+        g_source_remove(self->reveal_idle);
+    self->reveal_idle = 0;
+    self->ready_poll = self->cards_idle = self->media_poll = 0;
+    if (self->image_listing)
+        g_cancellable_cancel(self->image_listing);
+    g_clear_object(&self->image_listing);
+    g_clear_pointer(&self->image_series, g_ptr_array_unref);
     if (self->data)
         g_signal_handlers_disconnect_by_data(self->data, self);
     g_clear_pointer(&self->paned, gtk_widget_unparent);
@@ -794,6 +1042,13 @@ void tw_dashboard_view_set_logdb(TwDashboardView *self, const char *path)
     g_hash_table_remove_all(self->tag_index);
     for (GtkWidget **s = (GtkWidget *[]){self->scalars, self->histograms, self->distributions, NULL}; *s; s++)
         tw_tag_sections_set_cards(TW_TAG_SECTIONS(*s), 0, NULL, NULL);
+    if (self->image_listing)
+        g_cancellable_cancel(self->image_listing);
+    g_clear_object(&self->image_listing);
+    g_clear_pointer(&self->image_series, g_ptr_array_unref);
+    self->images_stale = FALSE;
+    tw_tag_sections_set_cards(TW_TAG_SECTIONS(self->images), 0, NULL, NULL);
+    tw_tag_sections_set_cards(TW_TAG_SECTIONS(self->texts), 0, NULL, NULL);
     update_page(self);
     restart_ready(self);
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_LOGDB]);

@@ -3,8 +3,9 @@
  * settings (smoothing slider, default 0.6; x axis step / relative / wall
  * time; y axis linear / log; ignore outliers). Right: tags grouped by their
  * prefix ("train/", "validation/") in collapsible sections with a tag
- * filter, a TwChartView per scalar tag, and Histograms / Distributions tabs
- * for histogram tags. Runs written by another process appear and update
+ * filter, a TwChartView per scalar tag, Histograms / Distributions tabs
+ * for histogram tags, an Images tab (a TwImageCard per run and image tag)
+ * and a Text tab (a TwTextCard per run and text tag, markdown rendered). Runs written by another process appear and update
  * like those started from the window.
  *
  * Contract changes (dashboard page): the "logdb" property (so the window's
@@ -29,8 +30,8 @@ TwDashboardData *tw_dashboard_view_data(TwDashboardView *view);
 /* TRUE once the runs are listed and every chart built on screen has had
  * its first answer (notify::ready). */
 gboolean tw_dashboard_view_ready(TwDashboardView *view);
-/* "scalars", "histograms" or "distributions"; */
-/* "hparams": the HParams table and plots (hparams_view.h). */
+/* "scalars", "histograms", "distributions", "images" or "text";
+ * "hparams": the HParams table and plots (hparams_view.h). */
 void tw_dashboard_view_show_tab(TwDashboardView *view, const char *name);
 /* Show a TensorBoard log directory, live: its runs are followed
  * (tw_tb_follow) into a run database of its own in the user's cache,

@@ -12,7 +12,7 @@
 /* ---- names ---------------------------------------------------------------- */
 
 static const char *const status_names[] = {"running", "finished", "stopped", "failed", "interrupted"};
-static const char *const kind_names[] = {"scalar", "histogram", "text", "graph"};
+static const char *const kind_names[] = {"scalar", "histogram", "text", "graph", "image"};
 
 static int parse_name(const char *const *names, int n, const char *name)
 {
@@ -250,7 +250,7 @@ static int change_run(tw_run_store *store, const char *sql, const char *name, co
         status = 0;
     else if (rc == SQLITE_DONE)
         tw_error_set("%s: no run named '%s'", store->path, name);
-    else if (rc == SQLITE_CONSTRAINT)
+    else if (rc == SQLITE_CONSTRAINT && value) /* the unique name */
         tw_error_set("%s: cannot rename run '%s': a run named '%s' exists already", store->path, name, value);
     else
         tw__store_sqlite_error(store->db, store->path, what);

@@ -112,6 +112,26 @@ static int migrate_v3(sqlite3 *db, const char *path)
                           "ALTER TABLE runs ADD COLUMN sweep TEXT;"
                           "ALTER TABLE runs ADD COLUMN trashed_at REAL;");
 }
+/* ---- tables added when absent --------------------------------------------- */
+
+/* Image summaries (tw_summary_image, imported event files' images): a
+ * table of their own, by run and tag name, since tags.kind's CHECK lists
+ * the kinds of version 1. Created on every open for writing rather than as
+ * a schema version, so files of other versions open as before; a
+ * read-only reader of a file without it reads no images. */
+static const char images_table[] =
+    "CREATE TABLE IF NOT EXISTS images ("
+    "  id INTEGER PRIMARY KEY,"
+    "  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,"
+    "  tag TEXT NOT NULL,"
+    "  step INTEGER NOT NULL,"
+    "  sample INTEGER NOT NULL,"
+    "  wall_time REAL NOT NULL,"
+    "  width INTEGER NOT NULL,"
+    "  height INTEGER NOT NULL,"
+    "  format TEXT NOT NULL,"
+    "  data BLOB NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS images_by_tag ON images (run_id, tag, step, sample);";
 
 /* steps[v] takes schema v to v + 1. */
 static const tw_migration schema_steps[TW_SCHEMA_VERSION] = {create_v1, migrate_v2, migrate_v3};
@@ -302,7 +322,7 @@ static sqlite3 *open_for_writing(const char *path)
     if (sqlite3_db_readonly(db, "main") == 1)
         tw_error_set("%s: cannot write to the file (it is read-only)", path);
     else if (configure(db, path, false) == 0 && tw__store_migrate(db, path, schema_steps, TW_SCHEMA_VERSION) == 0 &&
-             tw__store_mark_interrupted(db, path) == 0)
+             tw__store_exec(db, path, images_table) == 0 && tw__store_mark_interrupted(db, path) == 0)
         return db;
     sqlite3_close(db);
     return NULL;

@@ -32,6 +32,11 @@ typedef struct {
 
 int tw__histogram_compute(tw_tensor *values, tw_histogram_stats *h);
 
+/* height x width x channels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) uint8
+ * pixels as a PNG (png_encode.c): 0 and *out (malloc'd), or -1 (out of
+ * memory, a size libpng refuses). */
+int tw__png_encode(const uint8_t *pixels, int height, int width, int channels, uint8_t **out, size_t *size);
+
 struct tw_summary_writer {
     tw_summary_queue queue;
     char *path, *run_name;
@@ -44,6 +49,10 @@ struct tw_summary_writer {
     /* Failure, set once by the thread (or by open) and read by anyone. */
     _Atomic(char *) error;
     _Atomic int64_t lost_from_step;
+    /* The TensorBoard event file (tfevents_dir), written by the thread
+     * after each batch; NULL when none or after it failed. */
+    struct tw_tb_writer *tb;
+    char *tb_path;
 };
 
 /* Start the writer thread; it owns w->db from then on and ends after the

@@ -18,7 +18,7 @@
 
 static const char *kind_name(tw_series_kind kind)
 {
-    static const char *const names[] = {"scalar", "histogram", "text", "graph"};
+    static const char *const names[] = {"scalar", "histogram", "text", "graph", "image"};
     return names[kind];
 }
 
@@ -180,7 +180,10 @@ int tw__queue_scalar(tw_summary_queue *q, const char *tag, double value, int64_t
 
 static tw_series_kind series_of(tw_record_kind kind)
 {
-    return kind == TW_RECORD_HISTOGRAM ? TW_SERIES_HISTOGRAM : kind == TW_RECORD_TEXT ? TW_SERIES_TEXT : TW_SERIES_GRAPH;
+    return kind == TW_RECORD_HISTOGRAM ? TW_SERIES_HISTOGRAM
+           : kind == TW_RECORD_TEXT    ? TW_SERIES_TEXT
+           : kind == TW_RECORD_IMAGE   ? TW_SERIES_IMAGE
+                                       : TW_SERIES_GRAPH;
 }
 
 int tw__queue_push(tw_summary_queue *q, tw_record_kind kind, const char *tag, int64_t step, double wall_time,

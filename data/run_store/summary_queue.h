@@ -26,6 +26,7 @@ typedef enum {
     TW_RECORD_GRAPH,     /* payload: the graph's JSON */
     TW_RECORD_TAG,       /* a new tag: payload is its name, step its tw_series_kind */
     TW_RECORD_HPARAMS,   /* payload: tw_hparams_payload; no tag */
+    TW_RECORD_IMAGE,     /* payload: tw_image_payload */
 } tw_record_kind;
 
 /* A record's payload is one malloc'd block, owned by the queue until the
@@ -44,6 +45,17 @@ typedef struct {
 typedef struct {
     char *hparams_json, *metrics_json; /* either NULL: left as it is */
 } tw_hparams_payload;
+
+/* An image record's payload, one block: either n raw images of height x
+ * width x channels uint8 pixels (format ""), which the writer thread
+ * encodes as PNG, or one image already encoded (format "png", "jpeg" or
+ * "gif"; an imported event file's), stored as it is. */
+typedef struct {
+    int n, height, width, channels;
+    char format[8];
+    size_t size; /* bytes in data */
+    uint8_t data[];
+} tw_image_payload;
 
 typedef struct {
     uint64_t hash;

@@ -3,7 +3,8 @@
  * takes every queued record and writes them in
  * one transaction. Scalars go into each tag's open chunk, which is written
  * (inserted once, then rewritten by id) at the end of every transaction
- * until it is full; histograms and texts are one row each.
+ * until it is full; histograms and texts are one row each, images one row
+ * per image (raw pixels encoded as PNG here).
  *
  * Locking: the file is in WAL mode and every transaction starts with BEGIN
  * IMMEDIATE, so the write lock is the only thing another writer can hold
@@ -21,6 +22,7 @@
 #include <time.h>
 
 #include "summary_internal.h"
+#include "tw/tfevents.h"
 
 enum {
     BEGIN,
@@ -33,6 +35,7 @@ enum {
     UPDATE_CHUNK,
     INSERT_HISTOGRAM,
     INSERT_TEXT,
+    INSERT_IMAGE,
     SET_HPARAMS,
     SET_LOST,
     FINISH,
@@ -54,6 +57,11 @@ static const char *const statement_sql[NSTATEMENTS] = {
     [INSERT_HISTOGRAM] = "INSERT INTO histograms (tag_id, " TW_HISTOGRAM_COLUMNS ") "
                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     [INSERT_TEXT] = "INSERT INTO texts (tag_id, step, wall_time, body) VALUES (?1, ?2, ?3, ?4)",
+    /* sample: the images of this tag and step already there, so several
+     * images at one step (a batch, an imported group) number 0, 1, ... */
+    [INSERT_IMAGE] = "INSERT INTO images (run_id, tag, step, sample, wall_time, width, height, format, data) "
+                     "VALUES (?1, ?2, ?3, (SELECT count(*) FROM images WHERE run_id = ?1 AND tag = ?2 AND step = ?3), "
+                     "?4, ?5, ?6, ?7, ?8)",
     [SET_HPARAMS] = "UPDATE runs SET hparams_json = coalesce(?2, hparams_json), "
                     "metrics_json = coalesce(?3, metrics_json) WHERE id = ?1",
     /* A resumed run keeps the step of an earlier loss. */
@@ -69,6 +77,7 @@ typedef struct {
     tw_chunk *chunk;  /* scalars: the open chunk */
     bool dirty;       /* it holds points the file does not have */
     bool listed;      /* in the dirty list of this transaction */
+    char *name;       /* images: rows name their tag (they have no tags row) */
 } tag_state;
 
 typedef struct {
@@ -237,6 +246,8 @@ static int add_tag(writer_thread *t, const tw_summary_record *r)
     if (!s || (r->step == TW_SERIES_SCALAR && !s->chunk && !(s->chunk = calloc(1, sizeof *s->chunk))))
         return SQLITE_NOMEM;
     s->kind = (tw_series_kind)r->step;
+    if (s->kind == TW_SERIES_IMAGE) /* its name was kept by name_tags */
+        return SQLITE_OK;
     sqlite3_stmt *find = t->stmt[FIND_TAG], *insert = t->stmt[INSERT_TAG];
     sqlite3_bind_int64(find, 1, t->w->run_id);
     sqlite3_bind_text(find, 2, r->payload, -1, SQLITE_STATIC);
@@ -323,6 +334,40 @@ static int add_text(writer_thread *t, const tw_summary_record *r)
     return run(s);
 }
 
+static int insert_image(writer_thread *t, const tw_summary_record *r, int height, int width, const char *format,
+                        const void *data, size_t size)
+{
+    sqlite3_stmt *s = t->stmt[INSERT_IMAGE];
+    sqlite3_bind_int64(s, 1, t->w->run_id);
+    sqlite3_bind_text(s, 2, t->tags[r->tag].name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, r->step);
+    sqlite3_bind_double(s, 4, r->wall_time);
+    sqlite3_bind_int(s, 5, width);
+    sqlite3_bind_int(s, 6, height);
+    sqlite3_bind_text(s, 7, format, -1, SQLITE_STATIC);
+    sqlite3_bind_blob64(s, 8, data, size, SQLITE_STATIC);
+    return run(s);
+}
+
+/* Raw images are encoded here, off the training thread. */
+static int add_image(writer_thread *t, const tw_summary_record *r)
+{
+    const tw_image_payload *p = r->payload;
+    if (p->format[0])
+        return insert_image(t, r, p->height, p->width, p->format, p->data, p->size);
+    size_t each = (size_t)p->height * (size_t)p->width * (size_t)p->channels;
+    int rc = SQLITE_OK;
+    for (int i = 0; rc == SQLITE_OK && i < p->n; i++) {
+        uint8_t *png;
+        size_t size;
+        if (tw__png_encode(p->data + (size_t)i * each, p->height, p->width, p->channels, &png, &size))
+            return SQLITE_NOMEM;
+        rc = insert_image(t, r, p->height, p->width, "png", png, size);
+        free(png);
+    }
+    return rc;
+}
+
 static int set_hparams(writer_thread *t, const tw_summary_record *r)
 {
     const tw_hparams_payload *p = r->payload;
@@ -342,6 +387,7 @@ static int add_record(writer_thread *t, const tw_summary_record *r)
     case TW_RECORD_GRAPH: return add_text(t, r);
     case TW_RECORD_TAG: return add_tag(t, r);
     case TW_RECORD_HPARAMS: return set_hparams(t, r);
+    case TW_RECORD_IMAGE: return add_image(t, r);
     }
     return SQLITE_MISUSE;
 }
@@ -400,13 +446,99 @@ static void finish_run(writer_thread *t)
     g_free(message);
 }
 
+/* ---- the TensorBoard event file ------------------------------------------------- */
+/* Every tag's name, kept before the batch is written (image rows and the
+ * event file name their tags). */
+static int name_tags(writer_thread *t, const tw_record_buffer *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const tw_summary_record *r = &b->items[i];
+        if (r->kind != TW_RECORD_TAG)
+            continue;
+        tag_state *s = tag_at(t, r->tag);
+        if (!s)
+            return -1;
+        free(s->name);
+        if (!(s->name = strdup(r->payload)))
+            return -1;
+    }
+    return 0;
+}
+
+static int mirror_image(tw_tb_writer *tb, const char *tag, const tw_summary_record *r)
+{
+    const tw_image_payload *p = r->payload;
+    if (p->format[0])
+        return tw_tb_write_image(tb, tag, r->step, r->wall_time, p->width, p->height, p->channels, p->data, p->size);
+    size_t each = (size_t)p->height * (size_t)p->width * (size_t)p->channels;
+    for (int i = 0; i < p->n; i++) {
+        uint8_t *png;
+        size_t size;
+        if (tw__png_encode(p->data + (size_t)i * each, p->height, p->width, p->channels, &png, &size))
+            return tw_error_set("%s: out of memory encoding an image", tw_tb_writer_path(tb));
+        int rc = tw_tb_write_image(tb, tag, r->step, r->wall_time, p->width, p->height, p->channels, png, size);
+        free(png);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+static int mirror_record(writer_thread *t, const tw_summary_record *r)
+{
+    tw_tb_writer *tb = t->w->tb;
+    const char *tag = r->kind == TW_RECORD_HPARAMS || r->kind == TW_RECORD_TAG ? NULL : t->tags[r->tag].name;
+    switch ((tw_record_kind)r->kind) {
+    case TW_RECORD_SCALAR: return tw_tb_write_scalar(tb, tag, r->step, r->wall_time, r->value);
+    case TW_RECORD_HISTOGRAM: {
+        tw_histogram_stats *stats = r->payload;
+        tw_histogram h = {.step = r->step, .wall_time = r->wall_time, .count = (double)stats->count,
+                          .min = stats->min, .max = stats->max, .sum = stats->sum,
+                          .sum_squares = stats->sum_squares, .nbuckets = TW_HISTOGRAM_BUCKETS,
+                          .buckets = stats->buckets};
+        return tw_tb_write_histogram(tb, tag, &h);
+    }
+    case TW_RECORD_TEXT: return tw_tb_write_text(tb, tag, r->step, r->wall_time, r->payload);
+    case TW_RECORD_IMAGE: return mirror_image(tb, tag, r);
+    case TW_RECORD_HPARAMS: {
+        const tw_hparams_payload *p = r->payload;
+        return p->hparams_json ? tw_tb_write_hparams(tb, p->hparams_json, r->wall_time) : 0;
+    }
+    case TW_RECORD_GRAPH: /* one that is not a twb graph is left out of the event file alone */
+        if (tw_tb_write_graph(tb, r->step, r->wall_time, r->payload) > 0)
+            tw_error_clear();
+        return tw_tb_writer_flush(tb) < 0 ? -1 : 0;
+    case TW_RECORD_TAG: return 0;
+    }
+    return 0;
+}
+
+/* The batch into the event file too, flushed whole; the first failure is
+ * the writer's error (training goes on) and the file is written no more. */
+static void mirror_batch(writer_thread *t, const tw_record_buffer *b)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < b->n; i++)
+        rc = mirror_record(t, &b->items[i]);
+    if (rc == 0 && b->n)
+        rc = tw_tb_writer_flush(t->w->tb);
+    if (rc) {
+        tw__summary_fail(t->w, g_strdup_printf("%s; the event file is written no more", tw_last_error()));
+        tw_error_clear();
+        tw_tb_writer_close(t->w->tb);
+        t->w->tb = NULL;
+    }
+}
+
 /* ---- the thread --------------------------------------------------------------- */
 static void thread_free(writer_thread *t)
 {
     for (int i = 0; i < NSTATEMENTS; i++)
         sqlite3_finalize(t->stmt[i]);
-    for (uint32_t i = 0; i < t->ntags; i++)
+    for (uint32_t i = 0; i < t->ntags; i++) {
         free(t->tags[i].chunk);
+        free(t->tags[i].name);
+    }
     free(t->tags);
     free(t->dirty);
     g_free(t);
@@ -421,7 +553,11 @@ static void *thread_main(void *arg)
     for (bool stopping = false; !stopping;) {
         uint64_t seq;
         tw__queue_take(q, TW_SUMMARY_WAKE_MS, &mine, &seq, &stopping);
+        if (name_tags(t, &mine))
+            fail(t, "out of memory", &mine);
         write_batch(t, &mine);
+        if (t->w->tb)
+            mirror_batch(t, &mine);
         tw__records_clear(&mine);
         if (stopping)
             finish_run(t);
@@ -430,6 +566,9 @@ static void *thread_main(void *arg)
         tw__queue_mark_done(q, seq);
     }
     free(mine.items);
+    if (t->w->tb && tw_tb_writer_close(t->w->tb))
+        tw__summary_fail(t->w, strdup(tw_last_error()));
+    t->w->tb = NULL;
     thread_free(t);
     return NULL;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "summary_internal.h"
+#include "tw/tfevents.h"
 
 static double wall_clock(void)
 {
@@ -183,6 +184,8 @@ static char *writer_path(const char *db_path)
 
 static void writer_free(tw_summary_writer *w)
 {
+    tw_tb_writer_close(w->tb); /* a writer whose thread never started */
+    g_free(w->tb_path);
     g_free(w->close_reason);
     sqlite3_close(w->db);
     tw__queue_destroy(&w->queue);
@@ -209,6 +212,15 @@ tw_summary_writer *tw_summary_writer_open(const char *db_path, const char *run_n
         writer_free(w);
         return NULL;
     }
+    /* The event file first: a folder that cannot be made leaves no run behind. */
+    if (options && options->tfevents_dir) {
+        w->tb = tw_tb_writer_open(options->tfevents_dir);
+        w->tb_path = w->tb ? g_strdup(tw_tb_writer_path(w->tb)) : NULL;
+        if (!w->tb) {
+            writer_free(w);
+            return NULL;
+        }
+    }
     w->db = tw__store_connect(w->path, false);
     int rc = w->db ? create_run(w, options) : -1;
     if (rc < 0) { /* the failed connection's or transaction's message */
@@ -216,11 +228,19 @@ tw_summary_writer *tw_summary_writer_open(const char *db_path, const char *run_n
         w->db = NULL;
         rc = check_unwritable(w, options);
     }
+    /* The hyperparameters reach the event file through the queue, as the rest. */
+    if (!rc && w->tb && options->hparams_json)
+        rc = tw_summary_hparams(w, options->hparams_json, NULL);
     if (rc || tw__summary_thread_start(w)) {
         writer_free(w);
         return NULL;
     }
     return w;
+}
+
+const char *tw_summary_writer_tfevents_path(const tw_summary_writer *w)
+{
+    return w->tb_path;
 }
 
 /* ---- the calls ------------------------------------------------------------- */

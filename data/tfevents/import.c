@@ -105,6 +105,23 @@ static void add_text(run_import *ri, const tw_tb_item *it, const char *tag, doub
         ri->stats->texts++;
 }
 
+/* The encoded image as it is: the store keeps PNG, JPEG and GIF bytes. */
+static void add_image(run_import *ri, const tw_tb_item *it, double wall)
+{
+    const tw_tb_image *im = &it->image;
+    tw_image_payload *p = malloc(sizeof *p + im->size);
+    if (!p)
+        return;
+    *p = (tw_image_payload){.n = 1, .height = im->height, .width = im->width, .channels = im->colorspace,
+                            .size = im->size};
+    g_strlcpy(p->format, im->format, sizeof p->format);
+    memcpy(p->data, im->data, im->size);
+    if (tw__queue_push(&ri->w->queue, TW_RECORD_IMAGE, it->tag, it->step, wall, p))
+        refused(ri, it);
+    else
+        ri->stats->images++;
+}
+
 void tw__tb_sink_item(void *user_data, const tw_tb_item *it)
 {
     run_import *ri = user_data;
@@ -152,7 +169,7 @@ void tw__tb_sink_item(void *user_data, const tw_tb_item *it)
         ri->model_json = g_utf8_make_valid(it->text, (gssize)it->text_len);
         ri->row_dirty = true;
         break;
-    case TW_TB_IMAGE: ri->stats->images++; break;
+    case TW_TB_IMAGE: add_image(ri, it, wall); break;
     case TW_TB_GRAPH_DEF:
     case TW_TB_META_GRAPH_DEF: ri->stats->graphs++; break;
     case TW_TB_OTHER: ri->stats->other++; break;

@@ -85,17 +85,24 @@ static void walk(const char *dir, const char *relative, int depth, GPtrArray *ru
     tw_error_clear(); /* an unreadable subfolder is not the log directory's failure */
 }
 
-char **tw_tb_list_runs(const char *logdir)
+int tw__tb_check_logdir(const char *logdir)
 {
     GStatBuf st;
-    if (g_stat(logdir, &st)) {
-        tw_error_set("%s: %s", logdir, errno == ENOENT ? "no such folder" : g_strerror(errno));
+    if (g_stat(logdir, &st))
+        return tw_error_set("%s: %s", logdir, errno == ENOENT ? "no such folder" : g_strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return tw_error_set("%s: not a folder", logdir);
+    char **names = list(logdir, false); /* readable */
+    if (!names)
+        return -1;
+    g_strfreev(names);
+    return 0;
+}
+
+char **tw_tb_list_runs(const char *logdir)
+{
+    if (tw__tb_check_logdir(logdir))
         return NULL;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        tw_error_set("%s: not a folder", logdir);
-        return NULL;
-    }
     char **top = list(logdir, false);
     if (!top)
         return NULL;

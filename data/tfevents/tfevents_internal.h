@@ -47,6 +47,9 @@ void tw__pb_arena_init(tw_pb_arena *a);
 void tw__pb_arena_reset(tw_pb_arena *a); /* keeps the largest block */
 void tw__pb_arena_free(tw_pb_arena *a);
 
+/* 0 when logdir is a folder we can read, else -1 with why (log_dir.c). */
+int tw__tb_check_logdir(const char *logdir);
+
 /* A run's folder: logdir itself for the run "." (log_dir.c). g_free. */
 char *tw__tb_run_dir(const char *logdir, const char *run);
 
@@ -56,6 +59,10 @@ char *tw__tb_run_dir(const char *logdir, const char *run);
  * are not such a message (nesting is checked first). */
 char *tw__tb_hparams_json(const uint8_t *content, size_t n, ProtobufCAllocator *allocator, tw_tb_kind *kind,
                           char *why, size_t size);
+
+/* twb's graph JSON as a serialized GraphDef (graph_def.c), g_free; NULL
+ * with why when it is not a twb graph. */
+uint8_t *tw__tb_graph_def_from_json(const char *json, size_t *n, char *why, size_t size);
 
 /* One run being written into the run database (import.c): its summary
  * writer, and what goes into the run's row rather than its series. The

@@ -30,6 +30,8 @@ int tw_fuzz_tb_event(const uint8_t *data, size_t size);
 int tw_fuzz_graph_view(const uint8_t *data, size_t size);
 int tw_fuzz_designer_doc(const uint8_t *data, size_t size);
 int tw_fuzz_sweep_spec(const uint8_t *data, size_t size);
+int tw_fuzz_markdown(const uint8_t *data, size_t size);
+int tw_fuzz_graph_def(const uint8_t *data, size_t size);
 
 static const struct {
     const char *name;
@@ -40,10 +42,12 @@ static const struct {
                {"run_store", tw_fuzz_run_store},
                {"keras_archive", tw_fuzz_keras_archive}, {"keras_h5", tw_fuzz_keras_h5},
                {"keras_functional", tw_fuzz_keras_functional},
-               {"graph_view", tw_fuzz_graph_view},
                {"tfrecord", tw_fuzz_tfrecord}, {"tb_event", tw_fuzz_tb_event},
+               {"graph_view", tw_fuzz_graph_view},
                {"designer_doc", tw_fuzz_designer_doc},
-               {"sweep_spec", tw_fuzz_sweep_spec}};
+               {"sweep_spec", tw_fuzz_sweep_spec},
+               {"markdown", tw_fuzz_markdown},
+               {"graph_def", tw_fuzz_graph_def}};
 
 static int compare_names(const void *a, const void *b)
 {

@@ -26,6 +26,7 @@
 #define TW_RUN_STORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -99,7 +100,13 @@ int tw_run_store_untrash_run(tw_run_store *store, const char *name);
 int tw_run_store_empty_trash(tw_run_store *store, int *n);
 
 /* ---- tags (series) -------------------------------------------------------- */
-typedef enum { TW_SERIES_SCALAR, TW_SERIES_HISTOGRAM, TW_SERIES_TEXT, TW_SERIES_GRAPH } tw_series_kind;
+typedef enum {
+    TW_SERIES_SCALAR,
+    TW_SERIES_HISTOGRAM,
+    TW_SERIES_TEXT,
+    TW_SERIES_GRAPH,
+    TW_SERIES_IMAGE, /* in the images table, by tag name: never listed by tw_run_store_list_tags */
+} tw_series_kind;
 
 typedef struct {
     int64_t id;
@@ -191,6 +198,28 @@ typedef struct {
 int tw_run_store_read_texts(tw_run_store *store, int64_t tag_id, tw_series_cursor *cursor, tw_text_record **out,
                             int *n);
 void tw_text_record_free(tw_text_record *records, int n);
+
+/* ---- images --------------------------------------------------------------- */
+/* An image as stored: encoded (PNG from tw_summary_image, PNG, JPEG or GIF
+ * as an imported event file held it). Several images of one tag and step
+ * are told apart by sample (0, 1, ... in writing order). */
+typedef struct {
+    int64_t id; /* for tw_run_store_read_image */
+    char *tag;
+    int64_t step;
+    int sample;
+    double wall_time;
+    int width, height;
+    char format[8]; /* "png", "jpeg", "gif" */
+    int64_t size;   /* encoded bytes */
+} tw_image_info;
+
+/* A run's images (tag NULL: every tag), by tag, step and sample, without
+ * their bytes. An older file with no images table has none. */
+int tw_run_store_list_images(tw_run_store *store, int64_t run_id, const char *tag, tw_image_info **out, int *n);
+void tw_image_info_free(tw_image_info *images, int n);
+/* One image's encoded bytes (malloc'd). */
+int tw_run_store_read_image(tw_run_store *store, int64_t image_id, uint8_t **data, size_t *size);
 
 #ifdef __cplusplus
 }

@@ -43,6 +43,11 @@ typedef struct {
     /* A run of that name already in the file: false (default) fails with a
      * message; true appends to it (a resumed training run). */
     bool append;
+    /* A folder: every record is also written into a TensorBoard event
+     * file there (tw/tfevents.h's writer, by the writer thread), and the
+     * run's hyperparameters first; graphs are not (twb's graph JSON is no
+     * GraphDef). NULL: none. */
+    const char *tfevents_dir;
 } tw_summary_run_options;
 
 /* Creates the run (status running) in the file at db_path (NULL: the
@@ -64,6 +69,14 @@ int tw_summary_scalar(tw_summary_writer *w, const char *tag, double value, int64
  * their own range. */
 int tw_summary_histogram(tw_summary_writer *w, const char *tag, tw_tensor *values, int64_t step);
 int tw_summary_text(tw_summary_writer *w, const char *tag, const char *text, int64_t step);
+/* Images: a tensor [height, width, channels] or [n, height, width,
+ * channels], channels 1 (gray), 2 (gray + alpha), 3 (RGB) or 4 (RGBA),
+ * uint8, or float32/float64 in [0, 1] (scaled by 255 and rounded, values
+ * outside clamped, NaN as 0), as tf.summary.image takes them. The pixels
+ * are copied on the calling thread; the writer thread encodes each image
+ * as a PNG, stored with the tag, step and its index in the batch
+ * (tw_run_store_list_images). */
+int tw_summary_image(tw_summary_writer *w, const char *tag, tw_tensor *images, int64_t step);
 /* A graph as JSON (the graph view's format, see docs/run_database.md). */
 int tw_summary_graph(tw_summary_writer *w, const char *tag, const char *graph_json, int64_t step);
 /* Hyperparameters and final metrics (JSON objects; either may be NULL). */
@@ -84,6 +97,8 @@ int tw_summary_writer_close_with_reason(tw_summary_writer *w, tw_run_status stat
 
 /* NULL while all is well; else the first failure's message. */
 const char *tw_summary_writer_error(const tw_summary_writer *w);
+/* The event file written beside the database (tfevents_dir), or NULL. */
+const char *tw_summary_writer_tfevents_path(const tw_summary_writer *w);
 /* -1, or the first step whose logs could not be written. */
 int64_t tw_summary_writer_lost_from_step(const tw_summary_writer *w);
 int64_t tw_summary_writer_run_id(const tw_summary_writer *w);

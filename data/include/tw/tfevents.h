@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tw/run_store.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -150,8 +152,8 @@ char **tw_tb_run_files(const char *run_dir);
 typedef struct {
     int64_t runs, files, records;
     int64_t refused_runs; /* their names were already in the database */
-    int64_t scalars, histograms, texts, hparams;
-    int64_t images, graphs, other; /* read but not stored (see docs/tensorboard.md) */
+    int64_t scalars, histograms, texts, hparams, images;
+    int64_t graphs, other; /* read but not stored (see docs/tensorboard.md) */
     int64_t warnings;
 } tw_tb_import_stats;
 
@@ -176,6 +178,48 @@ typedef struct tw_tb_follower tw_tb_follower;
 tw_tb_follower *tw_tb_follow(const char *logdir, const char *db_path, tw_tb_warn_fn warn, void *user_data);
 /* Stop the thread and close the runs (finished). NULL is accepted. */
 void tw_tb_follower_stop(tw_tb_follower *f);
+
+/* ---- writing event files ----------------------------------------------------- */
+/* An event file that TensorBoard reads: DIR/events.out.tfevents.<seconds>.
+ * <host>.<pid>.<n>.v2 (DIR created when missing), opening with the file
+ * version record. Records are buffered and reach the file whole, at
+ * tw_tb_writer_flush, at close and whenever 64 KiB are waiting. What each
+ * kind is written as: docs/tensorboard.md. Errors name the file; after a
+ * failed write every call fails. */
+typedef struct tw_tb_writer tw_tb_writer;
+tw_tb_writer *tw_tb_writer_open(const char *dir);
+const char *tw_tb_writer_path(const tw_tb_writer *w);
+int tw_tb_writer_flush(tw_tb_writer *w);
+int tw_tb_writer_close(tw_tb_writer *w); /* flushes; NULL is accepted */
+/* A float64 rank-0 tensor of plugin "scalars" (every value exact). */
+int tw_tb_write_scalar(tw_tb_writer *w, const char *tag, int64_t step, double wall_time, double value);
+/* A HistogramProto whose buckets are h's (equal width over [min, max]). */
+int tw_tb_write_histogram(tw_tb_writer *w, const char *tag, const tw_histogram *h);
+/* A Summary.Image of encoded bytes (PNG, JPEG, GIF); channels 0: unknown. */
+int tw_tb_write_image(tw_tb_writer *w, const char *tag, int64_t step, double wall_time, int width, int height,
+                      int channels, const uint8_t *data, size_t size);
+/* A rank-0 string tensor of plugin "text" (markdown). */
+int tw_tb_write_text(tw_tb_writer *w, const char *tag, int64_t step, double wall_time, const char *text);
+/* A traced graph (twb's graph JSON, docs/graph_json.md) as the event's
+ * GraphDef: its top-level nodes with their scope-path names, ops, inputs
+ * and output shapes (_output_shapes). 1, with a message, when the JSON is
+ * not a twb graph (nothing written); -1 when the file cannot be written. */
+int tw_tb_write_graph(tw_tb_writer *w, int64_t step, double wall_time, const char *graph_json);
+/* A JSON object of hyperparameters as the hparams plugin's session start. */
+int tw_tb_write_hparams(tw_tb_writer *w, const char *hparams_json, double wall_time);
+
+typedef struct {
+    int64_t scalars, histograms, images, texts, hparams, graphs;
+    int64_t graphs_left_out; /* graph records that are not twb graphs */
+} tw_tb_export_stats;
+
+/* Write the stored run run_name of the database at db_path (NULL: the
+ * default) as one event file in dir: its scalars, histograms, images,
+ * texts (the hparams plugin's text records left out: the run's
+ * hyperparameters are written as the plugin's session start instead).
+ * *file (g_free; may be NULL) gets the file's path. -1 with a message. */
+int tw_tb_export_run(const char *db_path, const char *run_name, const char *dir, char **file,
+                     tw_tb_export_stats *stats);
 
 #ifdef __cplusplus
 }
