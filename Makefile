@@ -15,6 +15,8 @@ SHELL := /bin/bash
 PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libopenblas0-openmp libglib2.0-dev libjson-glib-dev libsqlite3-dev libgtk-4-dev librsvg2-common xvfb xauth xdotool valgrind python3 dataset-fashion-mnist \
 	libhdf5-dev libzip-dev python3-h5py
 PACKAGES += libprotobuf-c-dev protobuf-c-compiler
+# Data-parallel training (tw/distributed.h) and its two-rank tests.
+PACKAGES += libopenmpi-dev openmpi-bin
 BENCH_PACKAGES := python3-torch
 # bench/run resnet50_step: torchvision's resnet50.
 BENCH_PACKAGES += python3-torchvision
