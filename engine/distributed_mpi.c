@@ -7,7 +7,6 @@
  * SIGKILL. */
 #include <errno.h>
 #include <mpi.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,9 +89,16 @@ static int fail(const char *what, int mpi_rc)
     return tw_error_set("%s: MPI failed on rank %d: %s", what, world.rank, msg);
 }
 
-/* Poll until the requests complete, mpirun stops us, or MPI fails. */
+/* Poll until the requests complete, mpirun stops us, or MPI fails. The
+ * first SPIN_MS spin (an allreduce between busy ranks takes microseconds);
+ * after that a rank waits for a slower one, and sleeps between polls so
+ * that on a machine with fewer free cores than ranks it does not take the
+ * core the slower rank needs. */
+#define SPIN_MS 0.2
+#define POLL_SLEEP_NS 20000
 static int wait_all(int n, MPI_Request *requests, const char *what)
 {
+    double t0 = now_ms();
     for (;;) {
         int done = 0;
         int rc = MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
@@ -100,7 +106,9 @@ static int wait_all(int n, MPI_Request *requests, const char *what)
             return fail(what, rc);
         if (done)
             return 0;
-        sched_yield();
+        if (now_ms() - t0 < SPIN_MS)
+            continue;
+        nanosleep(&(struct timespec){.tv_nsec = POLL_SLEEP_NS}, NULL);
     }
 }
 
