@@ -45,6 +45,41 @@ static void check_allreduce(void)
     tw_scope_end();
 }
 
+/* SGD at rate 1 through a data-parallel optimizer with 256-byte buckets:
+ * a float64 gradient of 100 elements spans four buckets, a float32 one
+ * follows in buckets of its own; each weight must move by minus the mean of
+ * the ranks' gradients, rank r's being (r + 1) * (i + 1). */
+static void check_buckets(void)
+{
+    int size = tw_distributed_size();
+    tw_scope_begin();
+    double w64[100], g64[100];
+    float w32[7], g32[7];
+    for (int i = 0; i < 100; i++) {
+        w64[i] = i;
+        g64[i] = (tw_distributed_rank() + 1.0) * (i + 1);
+    }
+    for (int i = 0; i < 7; i++) {
+        w32[i] = (float)i;
+        g32[i] = (float)((tw_distributed_rank() + 1.0) * (i + 1));
+    }
+    tw_tensor *vars[2] = {tw_variable(tw_tensor_from_data(w64, TW_FLOAT64, 1, (int64_t[]){100}), "w64", true),
+                          tw_variable(tw_tensor_from_data(w32, TW_FLOAT32, 1, (int64_t[]){7}), "w32", true)};
+    tw_tensor *grads[2] = {tw_tensor_from_data(g64, TW_FLOAT64, 1, (int64_t[]){100}),
+                           tw_tensor_from_data(g32, TW_FLOAT32, 1, (int64_t[]){7})};
+    tw_optimizer *opt = tw_distributed_optimizer(tw_optimizer_new_named("sgd", 1.0), 256);
+    CHECK(tw_optimizer_apply_gradients(opt, 2, vars, grads) == 0, "apply: %s", tw_last_error());
+    double mean_factor = (size + 1) / 2.0; /* mean of r + 1 */
+    for (int i = 0; i < 100; i++)
+        CHECK(tw_tensor_get(vars[0], (int64_t[]){i}) == i - mean_factor * (i + 1), "w64[%d] = %g", i,
+              tw_tensor_get(vars[0], (int64_t[]){i}));
+    for (int i = 0; i < 7; i++)
+        CHECK(tw_tensor_get(vars[1], (int64_t[]){i}) == (float)(i - mean_factor * (i + 1)), "w32[%d] = %g", i,
+              tw_tensor_get(vars[1], (int64_t[]){i}));
+    tw_optimizer_free(opt);
+    tw_scope_end();
+}
+
 static tw_model *make_model(bool cnn, tw_dtype dtype)
 {
     tw_model *m = tw_sequential_new(cnn ? "cnn" : "mlp");
@@ -187,6 +222,7 @@ int main(int argc, char **argv)
         return 77;
     }
     check_allreduce();
+    check_buckets();
     check_equivalence(false, TW_FLOAT64, 1e-10);
     check_equivalence(false, TW_FLOAT32, 1e-5);
     check_equivalence(true, TW_FLOAT64, 1e-10);

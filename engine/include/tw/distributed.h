@@ -67,8 +67,9 @@ int tw_allgather_values(const double *mine, int n, double *all);
 int tw_broadcast_variables(int n, tw_tensor *const *variables);
 
 /* Make opt data-parallel (returns opt): its eager apply_gradients averages
- * the gradients across ranks first, in buckets of about bucket_bytes (0:
- * 1 MiB). Freed with the optimizer. */
+ * the gradients across ranks first, in buckets of bucket_bytes (0: 64 KiB,
+ * right for ranks on one machine; across a network, megabytes); a
+ * gradient larger than a bucket fills several. Freed with the optimizer. */
 tw_optimizer *tw_distributed_optimizer(tw_optimizer *opt, size_t bucket_bytes);
 /* A tw_gradient_ready_fn (tw/tape.h) for tw_tape_gradient_hooked with the
  * optimizer as user_data: starts the gradient's bucket early. Does nothing
