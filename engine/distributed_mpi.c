@@ -7,6 +7,7 @@
  * SIGKILL. */
 #include <errno.h>
 #include <mpi.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,13 +93,14 @@ static int fail(const char *what, int mpi_rc)
     return tw_error_set("%s: MPI failed on rank %d: %s", what, world.rank, msg);
 }
 
-/* Poll until the requests complete, mpirun stops us, or MPI fails. The
- * first SPIN_MS spin (an allreduce between busy ranks takes microseconds);
- * after that a rank waits for a slower one, and sleeps between polls so
- * that on a machine with fewer free cores than ranks it does not take the
- * core the slower rank needs. */
-#define SPIN_MS 0.2
-#define POLL_SLEEP_NS 20000
+/* Poll until the requests complete, mpirun stops us, or MPI fails. A
+ * non-blocking collective moves only while its ranks call MPI, one round
+ * per poll, so the first SPIN_MS poll back to back, yielding the core
+ * (sleeping there made every round wait for a wake-up: 25 ms steps on a
+ * loaded machine); past that a rank is waiting for one that is not
+ * running, and sleeps between polls. */
+#define SPIN_MS 100.0
+#define POLL_SLEEP_NS 100000
 static int wait_all(int n, MPI_Request *requests, const char *what)
 {
     double t0 = now_ms();
@@ -109,8 +111,10 @@ static int wait_all(int n, MPI_Request *requests, const char *what)
             return fail(what, rc);
         if (done)
             return 0;
-        if (now_ms() - t0 < SPIN_MS)
+        if (now_ms() - t0 < SPIN_MS) {
+            sched_yield();
             continue;
+        }
         nanosleep(&(struct timespec){.tv_nsec = POLL_SLEEP_NS}, NULL);
     }
 }
