@@ -552,6 +552,13 @@ int twb_train_command(const char *command, int argc, char **argv)
         return 1;
     }
     o.settings.ranks = tw_distributed_size();
+    if (o.trace && o.settings.ranks > 1) {
+        fprintf(stderr, "twb %s: --trace is not available under mpirun: a data-parallel step runs eagerly, its "
+                        "allreduce cannot be part of the traced graph\n",
+                command);
+        tw_distributed_finalize();
+        return 1;
+    }
     tw_model *model = tw_model_open(o.model_path);
     twb_data data = {0};
     twb_data_spec spec = twb_data_spec_of(&o.settings);
