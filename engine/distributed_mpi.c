@@ -299,6 +299,7 @@ typedef struct {
     bucket *buckets; /* this step's; the last may be open */
     int nbuckets, capacity;
     double wait_ms;
+    double weight; /* this step's gradients' weight (1 but for an uneven batch) */
 } reducer;
 
 static int grow_slots(reducer *r, int n)
@@ -361,6 +362,16 @@ static bucket *open_bucket(reducer *r, tw_dtype dtype)
     return b;
 }
 
+static void scale_elements(void *p, int64_t n, tw_dtype dtype, double scale)
+{
+    if (dtype == TW_FLOAT64)
+        for (double *d = p, *e = d + n; d < e; d++)
+            *d *= scale;
+    else
+        for (float *f = p, *e = f + n; f < e; f++)
+            *f *= (float)scale;
+}
+
 /* Let MPI move the buckets already on their way. */
 static void progress(reducer *r)
 {
@@ -406,6 +417,8 @@ static int hand(reducer *r, int index, tw_tensor *gradient)
         }
         int64_t n = left < bucket_room(r, b) ? left : bucket_room(r, b);
         memcpy(b->buf + (size_t)b->elements * item, data, (size_t)n * item);
+        if (r->weight != 1)
+            scale_elements(b->buf + (size_t)b->elements * item, n, dtype, r->weight);
         b->elements += n;
         data += (size_t)n * item;
         left -= n;
@@ -445,14 +458,7 @@ static tw_tensor *unpack(const reducer *r, const slot *s, const tw_tensor *like)
         to += (size_t)n * item;
         left -= n;
     }
-    double scale = 1.0 / world.size;
-    int64_t count = tw_tensor_numel(out);
-    if (dtype == TW_FLOAT64)
-        for (double *p = tw_tensor_data(out), *e = p + count; p < e; p++)
-            *p *= scale;
-    else
-        for (float *p = tw_tensor_data(out), *e = p + count; p < e; p++)
-            *p *= (float)scale;
+    scale_elements(tw_tensor_data(out), tw_tensor_numel(out), dtype, 1.0 / world.size);
     return out;
 }
 
@@ -488,7 +494,13 @@ static int reducer_reduce(void *data, int n, tw_tensor *const *variables, tw_ten
     for (int i = 0; i < r->nslots; i++)
         r->slots[i] = (slot){.bucket = -1};
     r->nbuckets = 0;
+    r->weight = 1;
     return rc;
+}
+
+static void reducer_set_weight(void *data, double weight)
+{
+    ((reducer *)data)->weight = weight;
 }
 
 static double reducer_wait_ms(const void *data)
@@ -507,7 +519,8 @@ static void reducer_free(void *data)
 }
 
 static const tw_gradient_reducer mpi_reducer = {
-    .ready = reducer_ready, .reduce = reducer_reduce, .wait_ms = reducer_wait_ms, .free = reducer_free};
+    .ready = reducer_ready, .reduce = reducer_reduce, .wait_ms = reducer_wait_ms, .set_weight = reducer_set_weight,
+    .free = reducer_free};
 
 tw_optimizer *tw_distributed_optimizer(tw_optimizer *opt, size_t bucket_bytes)
 {
@@ -519,6 +532,7 @@ tw_optimizer *tw_distributed_optimizer(tw_optimizer *opt, size_t bucket_bytes)
     if (!r)
         return tw_error_set("distributed_optimizer: out of memory"), NULL;
     r->bucket_bytes = bucket_bytes ? bucket_bytes : DEFAULT_BUCKET_BYTES;
+    r->weight = 1;
     opt->reducer = &mpi_reducer;
     opt->reducer_data = r;
     return opt;

@@ -1,6 +1,7 @@
 /* Data-parallel training (tw/distributed.h), run on two ranks by
  * tests/mpirun-test: 2 ranks x batch 32 against 1 rank x batch 64 on the
- * same seed over 20 steps of an MLP and a CNN, in float64 and float32; the
+ * same seed over 20 steps of an MLP and a CNN, in float64 and float32 (and
+ * the MLP with a last batch of 3 examples split unevenly); the
  * weights equal bit for bit across ranks after every step; allreduce_mean
  * against hand values. Every rank checks; one failing fails the test. */
 #include <math.h>
@@ -9,12 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib.h>
+
 #include <tw/distributed.h>
 #include <tw/engine.h>
 #include <tw/model.h>
 
-#define N 1280 /* 20 steps of 64 */
-#define STEPS 20
+#define N 1280 /* 20 steps of 64 (two ranks x 32) */
+#define N_UNEVEN 1283 /* 20 steps of 64, then 3 examples split 1 + 2 */
+#define MAX_STEPS 32
 
 static int failures;
 
@@ -101,7 +105,7 @@ static tw_model *make_model(bool cnn, tw_dtype dtype)
 }
 
 typedef struct {
-    double loss[STEPS];
+    double loss[MAX_STEPS];
     int steps;
     int unequal_steps; /* steps after which the ranks' weights differed */
 } record;
@@ -125,7 +129,7 @@ static uint64_t weights_hash(tw_model *m)
 static int on_batch(tw_model *m, const tw_progress *p, const tw_logs *logs, void *data)
 {
     record *r = data;
-    if (r->steps < STEPS)
+    if (r->steps < MAX_STEPS)
         r->loss[r->steps++] = tw_logs_get(logs, "loss");
     if (p->ranks > 1) {
         uint64_t h = weights_hash(m);
@@ -144,12 +148,12 @@ static int on_batch(tw_model *m, const tw_progress *p, const tw_logs *logs, void
     return 0;
 }
 
-static void data(bool cnn, tw_dtype dtype, tw_tensor **x, tw_tensor **y)
+static void data(bool cnn, tw_dtype dtype, int64_t n, tw_tensor **x, tw_tensor **y)
 {
     tw_rng *rng = tw_rng_new(7);
-    int64_t shape[4] = {N, 8, 8, 1};
-    *x = tw_cast(tw_random_normal(rng, TW_FLOAT64, cnn ? 4 : 2, cnn ? shape : (int64_t[]){N, 64}, 0, 1), dtype);
-    *y = tw_cast(tw_random_uniform(rng, TW_FLOAT64, 1, (int64_t[]){N}, 0, 10), TW_INT64);
+    int64_t shape[4] = {n, 8, 8, 1};
+    *x = tw_cast(tw_random_normal(rng, TW_FLOAT64, cnn ? 4 : 2, cnn ? shape : (int64_t[]){n, 64}, 0, 1), dtype);
+    *y = tw_cast(tw_random_uniform(rng, TW_FLOAT64, 1, (int64_t[]){n}, 0, 10), TW_INT64);
     tw_rng_free(rng);
 }
 
@@ -168,13 +172,17 @@ static double max_relative(tw_model *a, tw_model *b)
     return worst;
 }
 
-static void check_equivalence(bool cnn, tw_dtype dtype, double tolerance)
+/* n examples: N, or N_UNEVEN for a last batch split unevenly (each rank's
+ * gradient then weighs by its share of the batch). */
+static void check_equivalence(bool cnn, tw_dtype dtype, int64_t n, double tolerance)
 {
-    const char *what = cnn ? (dtype == TW_FLOAT64 ? "cnn float64" : "cnn float32")
-                           : (dtype == TW_FLOAT64 ? "mlp float64" : "mlp float32");
+    char what[64];
+    g_snprintf(what, sizeof what, "%s %s%s", cnn ? "cnn" : "mlp", dtype == TW_FLOAT64 ? "float64" : "float32",
+               n == N ? "" : ", uneven last batch");
+    int steps = (int)((n + 63) / 64);
     tw_scope_begin();
     tw_tensor *x, *y;
-    data(cnn, dtype, &x, &y);
+    data(cnn, dtype, n, &x, &y);
     record dist = {0}, single = {0};
     tw_model *a = make_model(cnn, dtype), *b = make_model(cnn, dtype);
     tw_callback cb_a = {.on_batch_end = on_batch, .user_data = &dist};
@@ -193,7 +201,7 @@ static void check_equivalence(bool cnn, tw_dtype dtype, double tolerance)
     o.traced = TW_TRACE_OFF;
     tw_history *hb = tw_model_fit(b, x, y, &o);
     CHECK(hb, "%s: single fit: %s", what, tw_last_error());
-    CHECK(dist.steps == STEPS && single.steps == STEPS, "%s: %d and %d steps", what, dist.steps, single.steps);
+    CHECK(dist.steps == steps && single.steps == steps, "%s: %d and %d steps", what, dist.steps, single.steps);
     for (int i = 0; i < dist.steps && i < single.steps; i++)
         CHECK(fabs(dist.loss[i] - single.loss[i]) <= tolerance * fabs(single.loss[i]), "%s: step %d loss %.17g vs %.17g",
               what, i + 1, dist.loss[i], single.loss[i]);
@@ -223,10 +231,11 @@ int main(int argc, char **argv)
     }
     check_allreduce();
     check_buckets();
-    check_equivalence(false, TW_FLOAT64, 1e-10);
-    check_equivalence(false, TW_FLOAT32, 1e-5);
-    check_equivalence(true, TW_FLOAT64, 1e-10);
-    check_equivalence(true, TW_FLOAT32, 1e-5);
+    check_equivalence(false, TW_FLOAT64, N, 1e-10);
+    check_equivalence(false, TW_FLOAT32, N, 1e-5);
+    check_equivalence(true, TW_FLOAT64, N, 1e-10);
+    check_equivalence(true, TW_FLOAT32, N, 1e-5);
+    check_equivalence(false, TW_FLOAT64, N_UNEVEN, 1e-10);
     double all_failures[64], mine = failures;
     tw_allgather_values(&mine, 1, all_failures);
     int total = 0;

@@ -481,24 +481,30 @@ static tw_tensor *epoch_order(const fit_run *run, int epoch, int64_t n)
     return order;
 }
 
-/* Per-step values every rank sends: its logs, its step and allreduce times. */
-#define EXCHANGED (TW_MAX_LOGS + 2)
+/* Per-step values every rank sends: its logs, its step and allreduce
+ * times, and the examples its logs are the mean of. */
+#define EXCHANGED (TW_MAX_LOGS + 3)
 
-/* Distributed: logs become the ranks' average; p gets every rank's times. */
-static int exchange_step(fit_run *run, tw_logs *logs, double step_ms, tw_progress *p)
+/* Distributed: logs become the ranks' mean weighted by their examples (the
+ * mean one process would have); p gets every rank's times. */
+static int exchange_step(fit_run *run, tw_logs *logs, double step_ms, int64_t examples, tw_progress *p)
 {
     tw_model_state *st = run->model->state;
     double mine[EXCHANGED] = {0};
     memcpy(mine, logs->values, sizeof *logs->values * (size_t)logs->n);
     mine[TW_MAX_LOGS] = step_ms;
     mine[TW_MAX_LOGS + 1] = tw_distributed_optimizer_wait_ms(st->optimizer);
+    mine[TW_MAX_LOGS + 2] = (double)examples;
     if (tw_allgather_values(mine, EXCHANGED, run->exchange))
         return -1;
-    for (int k = 0; k < logs->n; k++) {
+    double total = 0;
+    for (int r = 0; r < run->ranks; r++)
+        total += run->exchange[r * EXCHANGED + TW_MAX_LOGS + 2];
+    for (int k = 0; k < logs->n && total > 0; k++) {
         double sum = 0;
         for (int r = 0; r < run->ranks; r++)
-            sum += run->exchange[r * EXCHANGED + k];
-        logs->values[k] = sum / run->ranks;
+            sum += run->exchange[r * EXCHANGED + k] * run->exchange[r * EXCHANGED + TW_MAX_LOGS + 2];
+        logs->values[k] = sum / total;
     }
     for (int r = 0; r < run->ranks; r++) {
         run->rank_ms[r] = run->exchange[r * EXCHANGED + TW_MAX_LOGS];
@@ -539,15 +545,18 @@ static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
     if (run->ranks > 1 && n % bs && n % bs < run->ranks)
         p.steps--; /* a last batch some rank would have no example of */
     double t0 = now();
-    int64_t seen = 0, first = epoch == opt->initial_epoch ? opt->initial_step : 0;
+    int64_t seen = 0, mine = 0, first = epoch == opt->initial_epoch ? opt->initial_step : 0;
     tw_model_reset_metrics(run->model);
     tw_scope_begin();
     tw_tensor *order = epoch_order(run, epoch, n);
     int rc = 0;
     for (p.step = first; p.step < p.steps && !run->stop && !rc; p.step++) {
         int64_t start = p.step * bs, end = start + bs < n ? start + bs : n, from = start, to = end;
-        if (run->ranks > 1)
+        if (run->ranks > 1) {
             rank_rows(run, start, end, &from, &to);
+            /* An uneven split weighs each rank's mean gradient by its share. */
+            tw__optimizer_weigh_gradients(st->optimizer, (double)(to - from) * run->ranks / (double)(end - start));
+        }
         double step_t0 = now();
         tw_scope_begin();
         tw_batch b;
@@ -560,6 +569,7 @@ static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
         }
         double step_ms = 1e3 * (now() - step_t0);
         seen += end - start;
+        mine += to - from;
         run->samples += end - start;
         run->history->resume_epoch = p.step + 1 < p.steps ? epoch : epoch + 1;
         run->history->resume_step = p.step + 1 < p.steps ? p.step + 1 : 0;
@@ -571,7 +581,7 @@ static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
         p.samples_per_second = p.elapsed > 0 ? (double)seen / p.elapsed : 0;
         logs->n = 0;
         tw__model_collect_logs(run->model, logs, "");
-        if (run->ranks > 1 && exchange_step(run, logs, step_ms, &p)) {
+        if (run->ranks > 1 && exchange_step(run, logs, step_ms, mine, &p)) {
             tw_error_set("fit: epoch %d, step %lld: %s", epoch + 1, (long long)p.step + 1, tw_last_error());
             rc = -1;
             break;

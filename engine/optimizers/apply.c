@@ -177,6 +177,12 @@ bool tw__optimizer_reduces(const tw_optimizer *opt)
     return opt && opt->reducer;
 }
 
+void tw__optimizer_weigh_gradients(tw_optimizer *opt, double weight)
+{
+    if (opt && opt->reducer)
+        opt->reducer->set_weight(opt->reducer_data, weight);
+}
+
 void tw_distributed_gradient_ready(int index, tw_tensor *variable, tw_tensor *gradient, void *optimizer)
 {
     tw_optimizer *opt = optimizer;

@@ -71,6 +71,9 @@ typedef struct {
     int (*reduce)(void *data, int n, tw_tensor *const *variables, tw_tensor *const *gradients,
                   tw_tensor **averaged);
     double (*wait_ms)(const void *data); /* the last reduce's wait */
+    /* This process's gradients count weight times in the next average (a
+     * share of a batch split unevenly: rows here x processes / rows). */
+    void (*set_weight)(void *data, double weight);
     void (*free)(void *data);
 } tw_gradient_reducer;
 
@@ -78,6 +81,8 @@ typedef struct {
  * hands it each gradient as the backward pass finishes it
  * (tw_tape_gradient_hooked). */
 bool tw__optimizer_reduces(const tw_optimizer *opt);
+/* The reducer's set_weight, when the optimizer has one. */
+void tw__optimizer_weigh_gradients(tw_optimizer *opt, double weight);
 
 /* One variable's slots. */
 typedef struct {

@@ -193,12 +193,14 @@ typedef struct {
      * mpirun; with one rank, a plain fit): batch_size is each rank's
      * share. Every step takes the next ranks x batch_size examples of the
      * epoch's order (the order a single process with the same seed uses)
-     * and this rank its slice of them; a last global batch smaller than the
-     * number of ranks is skipped. Rank 0's weights are broadcast first, the
-     * optimizer is made data-parallel (tw_distributed_optimizer), the logs
-     * are averaged over the ranks, and steps run eagerly (the allreduce
-     * starts during the backward pass). Every rank must call fit with the
-     * same data and options; a stop on any rank stops all after the step. */
+     * and this rank its slice of them (an uneven split weighs each rank's
+     * gradient by its share, so the average is the batch's mean gradient;
+     * a last batch smaller than the number of ranks is skipped). Rank 0's
+     * weights are broadcast first, the optimizer is made data-parallel
+     * (tw_distributed_optimizer), the logs are averaged over the ranks
+     * (weighted by examples), and steps run eagerly (the allreduce starts
+     * during the backward pass). Every rank must call fit with the same
+     * data and options; a stop on any rank stops all after the step. */
     bool distributed;
 } tw_fit_options;
 tw_fit_options tw_fit_options_default(void);
