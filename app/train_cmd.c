@@ -384,17 +384,19 @@ static int restore(train_run *run, tw_model *model, tw_tensor *x, tw_fit_options
         fprintf(stderr, "twb train: no checkpoint at %s yet; starting from the beginning\n", path);
         return 0;
     }
-    int ranks = checkpoint_ranks(path), now_ranks = tw_distributed_size();
-    if (ranks != now_ranks)
-        return tw_error_set("%s: trained on %d rank%s, resumed on %d: resume with mpirun -np %d (the steps of an "
-                            "epoch depend on it)",
-                            path, ranks, ranks == 1 ? "" : "s", now_ranks, ranks);
     /* Optimizer slots are restored into the built model's variables. */
     tw_shape in = batch_shape_of(x);
     if ((!tw_layer_built(model) && tw_model_build(model, &in, fit->seed)) ||
         tw_checkpoint_restore(path, model, tw_model_optimizer(model)) ||
         tw_checkpoint_resume_position(path, &fit->initial_epoch, &fit->initial_step))
         return -1;
+    /* After the restore, which refuses a training config nested too deep
+     * for the JSON parser. */
+    int ranks = checkpoint_ranks(path), now_ranks = tw_distributed_size();
+    if (ranks != now_ranks)
+        return tw_error_set("%s: trained on %d rank%s, resumed on %d: resume with mpirun -np %d (the steps of an "
+                            "epoch depend on it)",
+                            path, ranks, ranks == 1 ? "" : "s", now_ranks, ranks);
     /* A position past the data's batches cannot be one this data gave. */
     int64_t examples = tw_tensor_dim(x, 0), global = fit->batch_size * now_ranks,
             steps = examples / global + (examples % global != 0);
