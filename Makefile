@@ -17,6 +17,8 @@ PACKAGES := meson ninja-build pkg-config gcc libc6-dev libopenblas-dev libopenbl
 PACKAGES += libprotobuf-c-dev protobuf-c-compiler
 PACKAGES += libpng-dev
 PACKAGES += python3-protobuf
+# Data-parallel training (tw/distributed.h) and its two-rank tests.
+PACKAGES += libopenmpi-dev openmpi-bin
 BENCH_PACKAGES := python3-torch
 # bench/run resnet50_step: torchvision's resnet50.
 BENCH_PACKAGES += python3-torchvision

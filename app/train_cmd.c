@@ -34,6 +34,7 @@
 
 #include <tw/checkpoint.h>
 #include <tw/data.h>
+#include <tw/distributed.h>
 #include <tw/keras_file.h>
 #include <tw/model_file.h>
 #include <tw/summary.h>
@@ -71,8 +72,11 @@ static void on_stop_signal(int sig)
 
 static void catch_stop_signals(bool on)
 {
+    /* Under mpirun, SIGTERM is mpirun stopping the ranks (one died):
+     * tw/distributed.h's own handler makes the waits fail, naming it. */
     for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
-        signal(stop_signals[i], on ? on_stop_signal : SIG_DFL);
+        if (stop_signals[i] != SIGTERM || tw_distributed_size() == 1)
+            signal(stop_signals[i], on ? on_stop_signal : SIG_DFL);
 }
 
 /* ---- command line --------------------------------------------------------- */
@@ -357,6 +361,22 @@ static void compare_settings(const char *path, const tw_train_settings *s, doubl
     free(config);
 }
 
+/* The ranks a checkpoint was trained on (its settings' "ranks"; 1 without). */
+static int checkpoint_ranks(const char *path)
+{
+    char *config = tw_checkpoint_read_metadata(path, "training_config");
+    JsonParser *parser = json_parser_new();
+    JsonNode *root = config && json_parser_load_from_data(parser, config, -1, NULL) ? json_parser_get_root(parser)
+                                                                                     : NULL;
+    JsonObject *top = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
+    JsonNode *node = top ? json_object_get_member(top, "settings") : NULL;
+    JsonObject *was = node && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+    gint64 ranks = was ? json_object_get_int_member_with_default(was, "ranks", 1) : 1;
+    g_object_unref(parser);
+    free(config);
+    return ranks > 0 && ranks < INT32_MAX ? (int)ranks : 1;
+}
+
 static int restore(train_run *run, tw_model *model, tw_tensor *x, tw_fit_options *fit)
 {
     const char *path = run->session.checkpoint_path;
@@ -372,8 +392,16 @@ static int restore(train_run *run, tw_model *model, tw_tensor *x, tw_fit_options
         tw_checkpoint_restore(path, model, tw_model_optimizer(model)) ||
         tw_checkpoint_resume_position(path, &fit->initial_epoch, &fit->initial_step))
         return -1;
+    /* After the restore, which refuses a training config nested too deep
+     * for the JSON parser. */
+    int ranks = checkpoint_ranks(path), now_ranks = tw_distributed_size();
+    if (ranks != now_ranks)
+        return tw_error_set("%s: trained on %d rank%s, resumed on %d: resume with mpirun -np %d (the steps of an "
+                            "epoch depend on it)",
+                            path, ranks, ranks == 1 ? "" : "s", now_ranks, ranks);
     /* A position past the data's batches cannot be one this data gave. */
-    int64_t examples = tw_tensor_dim(x, 0), steps = examples / fit->batch_size + (examples % fit->batch_size != 0);
+    int64_t examples = tw_tensor_dim(x, 0), global = fit->batch_size * now_ranks,
+            steps = examples / global + (examples % global != 0);
     if (fit->initial_step >= steps)
         return tw_error_set("%s: the training config says step %lld, past the %lld steps of an epoch of this data "
                             "(%lld examples, batch size %lld)",
@@ -430,13 +458,14 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
     const char *on = test_x ? "test" : "training";
     if (!rc)
         rc = tw_model_evaluate(model, test_x ? test_x : x, test_x ? data->test_y : data->y, 256, &test);
-    if (!rc && !o->json) {
+    bool quiet = tw_distributed_rank() != 0; /* rank 0 reports for all */
+    if (!rc && !o->json && !quiet) {
         printf("%s:", on);
         for (int i = 0; i < test.n; i++)
             printf(" %s %.4f", test.names[i], test.values[i]);
         printf(" (%.0f samples/s in training)\n", h->samples_per_second);
     }
-    if (!rc && o->json)
+    if (!rc && o->json && !quiet)
         print_json(o, model, h, &test, on);
     if (!rc)
         twb_train_session_log_metrics(&run->session, &test, "test_");
@@ -447,7 +476,9 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
 static int train(train_options *o, tw_model *model, twb_data *data)
 {
     train_run run = {.opt = o, .status = TW_RUN_FINISHED};
-    twb_progress_init(&run.progress, o->json ? stderr : stdout);
+    /* Under mpirun only rank 0 shows progress. */
+    FILE *devnull = tw_distributed_rank() ? fopen("/dev/null", "w") : NULL;
+    twb_progress_init(&run.progress, devnull ? devnull : o->json ? stderr : stdout);
     tw_tensor *x = twb_fit_input(model, data->x), *test_x = twb_fit_input(model, data->test_x);
     char *checkpoint_path = o->checkpoint_dir ? g_build_filename(o->checkpoint_dir, CHECKPOINT_NAME, NULL) : NULL;
     twb_train_session_options options = {.checkpoint_path = checkpoint_path, .log_every = o->log_every,
@@ -469,6 +500,8 @@ static int train(train_options *o, tw_model *model, twb_data *data)
         tw_graph_unref(run.profiled);
     }
     close_session(&run, rc);
+    if (devnull)
+        fclose(devnull);
     g_free(checkpoint_path);
     tw_tensor_unref(x);
     tw_tensor_unref(test_x);
@@ -520,6 +553,19 @@ int twb_train_command(const char *command, int argc, char **argv)
     int rc = parse_args(&o, argc, argv);
     if (rc)
         return rc;
+    /* Under mpirun, train is data-parallel over the ranks. */
+    if (!strcmp(command, "train") && tw_distributed_init(NULL, NULL)) {
+        fprintf(stderr, "twb %s: %s\n", command, tw_last_error());
+        return 1;
+    }
+    o.settings.ranks = tw_distributed_size();
+    if (o.trace && o.settings.ranks > 1) {
+        fprintf(stderr, "twb %s: --trace is not available under mpirun: a data-parallel step runs eagerly, its "
+                        "allreduce cannot be part of the traced graph\n",
+                command);
+        tw_distributed_finalize();
+        return 1;
+    }
     tw_model *model = tw_model_open(o.model_path);
     twb_data data = {0};
     twb_data_spec spec = twb_data_spec_of(&o.settings);
@@ -529,6 +575,7 @@ int twb_train_command(const char *command, int argc, char **argv)
     if (!model || !tw_model_input_shape(model) || twb_data_load(&spec, &data)) {
         fprintf(stderr, "twb %s: %s\n", command, tw_last_error());
         tw_layer_unref(model);
+        tw_distributed_finalize();
         return 1;
     }
     rc = !strcmp(command, "train") ? train(&o, model, &data) : evaluate_or_predict(&o, model, &data);
@@ -536,5 +583,6 @@ int twb_train_command(const char *command, int argc, char **argv)
         fprintf(stderr, "twb %s: %s\n", command, tw_last_error());
     twb_data_clear(&data);
     tw_layer_unref(model);
+    tw_distributed_finalize();
     return rc ? 1 : 0;
 }

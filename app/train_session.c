@@ -9,6 +9,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include <tw/distributed.h>
 #include <tw/model_file.h>
 
 #include "train_data.h"
@@ -79,17 +80,39 @@ int twb_train_session_open(twb_train_session *ts, tw_model *model, const tw_trai
                            const twb_train_session_options *o)
 {
     *ts = (twb_train_session){.settings = settings, .model = model, .histogram_every = o->histogram_every,
+                              .log_every = o->log_every,
                               .checkpoint_path = g_strdup(o->checkpoint_path)};
     char *model_json = tw_model_to_json(model);
     char *settings_json = tw_train_settings_json(settings, tw_optimizer_learning_rate(tw_model_optimizer(model)));
     int rc = 0;
-    if (ts->checkpoint_path)
+    bool writes = tw_distributed_rank() == 0; /* rank 0 writes for all */
+    if (ts->checkpoint_path && writes)
         rc = open_checkpoint(ts, model_json, settings_json);
-    if (!rc && settings->logdb)
+    if (!rc && settings->logdb && writes)
         rc = open_run(ts, model_json, settings_json, o);
     free(model_json);
     free(settings_json);
     return rc;
+}
+
+/* Every rank's step and allreduce times, every log_every steps as the
+ * logger's batch logs. */
+static int log_rank_times(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
+{
+    (void)model;
+    (void)logs;
+    twb_train_session *ts = user_data;
+    int every = ts->log_every > 0 ? ts->log_every : 1;
+    if (p->ranks < 2 || p->iterations % every)
+        return 0;
+    for (int r = 0; r < p->ranks; r++) {
+        char tag[64];
+        g_snprintf(tag, sizeof tag, "dist/rank_%d/step_ms", r);
+        tw_summary_scalar(ts->writer, tag, p->rank_step_ms[r], p->iterations);
+        g_snprintf(tag, sizeof tag, "dist/rank_%d/allreduce_ms", r);
+        tw_summary_scalar(ts->writer, tag, p->rank_allreduce_ms[r], p->iterations);
+    }
+    return 0;
 }
 
 tw_fit_options twb_train_session_fit_options(twb_train_session *ts, const tw_callback *own, volatile int *stop)
@@ -108,6 +131,9 @@ tw_fit_options twb_train_session_fit_options(twb_train_session *ts, const tw_cal
         ts->callbacks[n++] = *own;
     if (ts->logger)
         ts->callbacks[n++] = tw_summary_logger_callback(ts->logger);
+    fit.distributed = tw_distributed_size() > 1;
+    if (fit.distributed && ts->writer)
+        ts->callbacks[n++] = (tw_callback){.on_batch_end = log_rank_times, .user_data = ts};
     fit.callbacks = ts->callbacks;
     fit.ncallbacks = n;
     fit.expose_gradients = ts->logger && ts->histogram_every > 0; /* gradient histograms for the dashboard */

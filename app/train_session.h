@@ -39,8 +39,8 @@ typedef struct {
     tw_model_checkpoint *checkpoint; /* NULL without checkpoint_path */
     tw_summary_writer *writer;       /* NULL without settings->logdb */
     tw_summary_logger *logger;
-    int histogram_every;
-    tw_callback callbacks[3];
+    int histogram_every, log_every;
+    tw_callback callbacks[4];
     int checkpoint_failures; /* failed saves already warned about */
     char *checkpoint_warned; /* the last failure's message */
 } twb_train_session;
@@ -50,6 +50,13 @@ typedef struct {
  * learning rate (NAN: its default); accuracy when it classifies. 0, or -1
  * with a message. */
 int twb_train_compile(tw_model *model, const tw_train_settings *settings, tw_tensor *y);
+
+/* Under mpirun (tw/distributed.h, after tw_distributed_init) the session
+ * trains data-parallel: settings->ranks says how many ranks, fit is
+ * distributed, and only rank 0 writes the checkpoints and the run, which
+ * also gets every rank's step and allreduce times as dist/rank_N/step_ms
+ * and dist/rank_N/allreduce_ms. The other ranks still read the checkpoint
+ * to resume. */
 
 /* After compiling: the checkpoint writer (creating its folder) and the run
  * (named settings->run_name, else the model's name and the time), both

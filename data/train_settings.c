@@ -68,6 +68,10 @@ char *tw_train_settings_json(const tw_train_settings *s, double learning_rate)
         json_builder_add_double_value(b, learning_rate);
     json_builder_set_member_name(b, "validation_split");
     json_builder_add_double_value(b, s->validation_split);
+    if (s->ranks > 1) {
+        json_builder_set_member_name(b, "ranks");
+        json_builder_add_int_value(b, s->ranks);
+    }
     json_builder_end_object(b);
     JsonNode *root = json_builder_get_root(b);
     char *text = json_to_string(root, FALSE); /* g_malloc is malloc: free() takes it */

@@ -249,6 +249,8 @@ typedef struct {
     tw_id_map depends; /* ids that depend on some source */
     tw_id_map grads;   /* id -> accumulated gradient (an owned reference) */
     tw_id_map sources; /* ids whose gradients the caller asked for */
+    tw_gradient_ready_fn ready; /* tw_tape_gradient_hooked's, or NULL */
+    void *ready_data;
 } backward_pass;
 
 static void mark_dependents(backward_pass *bp, int nsources, tw_tensor *const *sources)
@@ -412,6 +414,38 @@ static int check_gradient_args(tw_tape *tape, tw_tensor *target, tw_tensor *seed
     return 0;
 }
 
+/* A source's gradient is final once the backward walk has passed the first
+ * node that read it: no earlier node can add to it. first[i] is that node's
+ * index for source i (-1: no node read it). */
+static int *first_readers(const tw_tape *tape, int nsources, tw_tensor *const *sources)
+{
+    int *first = malloc(sizeof *first * (size_t)(nsources ? nsources : 1));
+    if (!first)
+        return NULL;
+    for (int i = 0; i < nsources; i++)
+        first[i] = -1;
+    for (size_t n = 0; n < tape->nnodes; n++)
+        for (int k = 0; k < tape->nodes[n].ninputs; k++)
+            for (int i = 0; i < nsources; i++)
+                if (first[i] < 0 && node_inputs(&tape->nodes[n])[k] == sources[i])
+                    first[i] = (int)n;
+    return first;
+}
+
+/* Source i's packed gradient into grads[i] (rules may leave broadcast views;
+ * a recorded copy, so outer tapes still see it), handed to the hook. */
+static int finish_source(backward_pass *bp, int i, tw_tensor *const *sources, tw_tensor **grads)
+{
+    void *g = NULL;
+    tw_id_map_get(&bp->grads, sources[i]->id, &g);
+    grads[i] = g ? tw_tensor_ref(tw_contiguous(g)) : NULL;
+    if (g && !grads[i])
+        return -1;
+    if (bp->ready)
+        bp->ready(i, sources[i], grads[i], bp->ready_data);
+    return 0;
+}
+
 static int run_backward(backward_pass *bp, tw_tensor *target, tw_tensor *seed, int nsources,
                         tw_tensor *const *sources, tw_tensor **grads)
 {
@@ -422,19 +456,25 @@ static int run_backward(backward_pass *bp, tw_tensor *target, tw_tensor *seed, i
         seed = tw_ones_like(target);
     if (!seed || !tw_id_map_put(&bp->grads, target->id, tw_tensor_ref(seed)))
         return -1;
-    for (size_t n = bp->tape->nnodes; n-- > 0;)
-        if (backward_node(bp, &bp->tape->nodes[n]) < 0)
-            return -1;
-    for (int i = 0; i < nsources; i++) {
-        void *g = NULL;
-        tw_id_map_get(&bp->grads, sources[i]->id, &g);
-        /* Rules may leave broadcast views; hand out packed gradients (a
-         * recorded copy, so outer tapes still see it). */
-        grads[i] = g ? tw_tensor_ref(tw_contiguous(g)) : NULL;
-        if (g && !grads[i])
-            return -1;
+    int *first = bp->ready ? first_readers(bp->tape, nsources, sources) : NULL;
+    if (bp->ready && !first)
+        return tw_error_set("gradient: out of memory");
+    bool *done = calloc((size_t)(nsources ? nsources : 1), sizeof *done);
+    int rc = done ? 0 : tw_error_set("gradient: out of memory");
+    for (size_t n = bp->tape->nnodes; !rc && n-- > 0;) {
+        rc = backward_node(bp, &bp->tape->nodes[n]);
+        for (int i = 0; !rc && first && i < nsources; i++)
+            if (first[i] == (int)n && !done[i]) {
+                done[i] = true;
+                rc = finish_source(bp, i, sources, grads);
+            }
     }
-    return 0;
+    for (int i = 0; !rc && i < nsources; i++)
+        if (!done[i])
+            rc = finish_source(bp, i, sources, grads);
+    free(first);
+    free(done);
+    return rc;
 }
 
 /* Drop the references the gradient map still owns. */
@@ -446,14 +486,14 @@ static void release_grads(tw_id_map *grads)
     tw_id_map_clear(grads);
 }
 
-int tw_tape_gradient_ex(tw_tape *tape, tw_tensor *target, tw_tensor *output_gradient, int nsources,
-                        tw_tensor *const *sources, tw_tensor **grads)
+static int gradient(tw_tape *tape, tw_tensor *target, tw_tensor *output_gradient, int nsources,
+                    tw_tensor *const *sources, tw_tensor **grads, tw_gradient_ready_fn ready, void *ready_data)
 {
     for (int i = 0; i < nsources; i++)
         grads[i] = NULL;
     if (check_gradient_args(tape, target, output_gradient, nsources, sources) < 0)
         return -1;
-    backward_pass bp = {.tape = tape};
+    backward_pass bp = {.tape = tape, .ready = ready, .ready_data = ready_data};
     bool was_recording = tape->recording;
     tape->recording = false; /* a tape does not record its own backward pass */
     tw_scope_begin();
@@ -478,7 +518,19 @@ int tw_tape_gradient_ex(tw_tape *tape, tw_tensor *target, tw_tensor *output_grad
     return rc;
 }
 
+int tw_tape_gradient_ex(tw_tape *tape, tw_tensor *target, tw_tensor *output_gradient, int nsources,
+                        tw_tensor *const *sources, tw_tensor **grads)
+{
+    return gradient(tape, target, output_gradient, nsources, sources, grads, NULL, NULL);
+}
+
 int tw_tape_gradient(tw_tape *tape, tw_tensor *target, int nsources, tw_tensor *const *sources, tw_tensor **grads)
 {
-    return tw_tape_gradient_ex(tape, target, NULL, nsources, sources, grads);
+    return gradient(tape, target, NULL, nsources, sources, grads, NULL, NULL);
+}
+
+int tw_tape_gradient_hooked(tw_tape *tape, tw_tensor *target, int nsources, tw_tensor *const *sources,
+                            tw_tensor **grads, tw_gradient_ready_fn ready, void *user_data)
+{
+    return gradient(tape, target, NULL, nsources, sources, grads, ready, user_data);
 }

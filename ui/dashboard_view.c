@@ -21,6 +21,7 @@
 #include "image_card.h"
 #include "image_index.h"
 #include "placeholder_view.h"
+#include "rank_lanes.h"
 #include "run_list.h"
 #include "hparams_view.h"
 #include "tag_sections.h"
@@ -47,6 +48,7 @@ struct _TwDashboardView {
     char *logdir, *logdir_db;
     GtkWidget *paned, *runs, *smoothing, *x_axis[3], *y_axis[2], *outliers;
     GtkWidget *pages, *message, *tabs, *tab_stack, *tag_entry, *scalars, *histograms, *distributions, *overlay;
+    GtkWidget *rank_lanes; /* above the scalars: runs trained on several MPI ranks */
     GHashTable *tag_index; /* tag name -> index in data's tag table + 1 */
     GRegex *tag_filter;
     double smoothing_weight;
@@ -439,6 +441,12 @@ static void update_cards(TwDashboardView *self)
     }
     g_ptr_array_free(text_keys, TRUE);
     g_ptr_array_free(text_tags, TRUE);
+    GArray *shown = g_array_new(FALSE, FALSE, sizeof(gint64));
+    for (int r = 0; r < n_runs; r++)
+        if (tw_run_list_shown(TW_RUN_LIST(self->runs), tw_dashboard_data_run(self->data, r)->id))
+            g_array_append_val(shown, tw_dashboard_data_run(self->data, r)->id);
+    tw_rank_lanes_set_runs(TW_RANK_LANES(self->rank_lanes), self->data, (int)shown->len, (gint64 *)shown->data);
+    g_array_free(shown, TRUE);
     g_ptr_array_free(scalar_tags, TRUE);
     g_ptr_array_free(hist_keys, TRUE);
     g_ptr_array_free(hist_tags, TRUE);
@@ -841,7 +849,8 @@ static GtkWidget *main_area(TwDashboardView *self)
     tw_tag_sections_set_empty_text(TW_TAG_SECTIONS(self->distributions), no_histograms,
                                    "No histogram tag matches the tag filter.");
     GtkWidget *tabs = gtk_stack_new();
-    gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->scalars, "scalars"), "scalars", "Scalars");
+    self->rank_lanes = tw_rank_lanes_new();
+    gtk_stack_add_titled(GTK_STACK(tabs), page(self->rank_lanes, self->scalars, "scalars"), "scalars", "Scalars");
     gtk_stack_add_titled(GTK_STACK(tabs), page(histogram_toolbar(self), self->histograms, "histograms"), "histograms",
                          "Histograms");
     gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->distributions, "distributions"), "distributions",

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "../optimizers/optimizer_internal.h"
 #include "model_internal.h"
+#include "tw/distributed.h"
 
 static uint64_t mix(uint64_t a, uint64_t b)
 {
@@ -149,7 +151,12 @@ int tw__model_loss_and_gradients(tw_model *model, const tw_batch *b, const tw_ca
     if (total) {
         r->vars = tw_model_trainable_variables(model);
         r->grads = tw__model_gradient_slots(st, r->vars.n);
-        rc = tw_tape_gradient(tape, total, r->vars.n, r->vars.items, r->grads);
+        /* A data-parallel optimizer starts averaging each gradient as soon
+         * as the backward pass has it. */
+        rc = tw__optimizer_reduces(st->optimizer)
+                 ? tw_tape_gradient_hooked(tape, total, r->vars.n, r->vars.items, r->grads,
+                                           tw_distributed_gradient_ready, st->optimizer)
+                 : tw_tape_gradient(tape, total, r->vars.n, r->vars.items, r->grads);
     }
     tw_tape_free(tape);
     return rc;
@@ -192,7 +199,8 @@ int tw__model_nonfinite_loss(double value)
  * be traced. */
 static int train_step(tw_model *model, const tw_batch *b, tw_trace_mode mode)
 {
-    if (mode != TW_TRACE_OFF) {
+    /* A data-parallel update cannot be part of a graph. */
+    if (mode != TW_TRACE_OFF && !tw__optimizer_reduces(((tw_model_state *)model->state)->optimizer)) {
         int rc = tw__model_traced_train_step(model, b, mode == TW_TRACE_ON);
         if (rc <= 0)
             return rc;
@@ -410,8 +418,11 @@ typedef struct {
     bool has_val;
     tw_history *history;
     bool stop;
-    int64_t samples;   /* trained on, over the fit */
+    int64_t samples;   /* trained on, over the fit (all ranks) */
     double first_loss; /* the fit's first step's; NaN before it */
+    int rank, ranks;   /* a distributed fit's (0 and 1 otherwise) */
+    double *exchange;  /* distributed: every rank's logs and times, rank-major */
+    double *rank_ms;   /* distributed: step times, then allreduce waits */
 } fit_run;
 
 /* Divergence that stays finite: Adam, RMSprop and Adagrad move each weight
@@ -470,31 +481,95 @@ static tw_tensor *epoch_order(const fit_run *run, int epoch, int64_t n)
     return order;
 }
 
+/* Per-step values every rank sends: its logs, its step and allreduce
+ * times, and the examples its logs are the mean of. */
+#define EXCHANGED (TW_MAX_LOGS + 3)
+
+/* Distributed: logs become the ranks' mean weighted by their examples (the
+ * mean one process would have); p gets every rank's times. */
+static int exchange_step(fit_run *run, tw_logs *logs, double step_ms, int64_t examples, tw_progress *p)
+{
+    tw_model_state *st = run->model->state;
+    double mine[EXCHANGED] = {0};
+    memcpy(mine, logs->values, sizeof *logs->values * (size_t)logs->n);
+    mine[TW_MAX_LOGS] = step_ms;
+    mine[TW_MAX_LOGS + 1] = tw_distributed_optimizer_wait_ms(st->optimizer);
+    mine[TW_MAX_LOGS + 2] = (double)examples;
+    if (tw_allgather_values(mine, EXCHANGED, run->exchange))
+        return -1;
+    double total = 0;
+    for (int r = 0; r < run->ranks; r++)
+        total += run->exchange[r * EXCHANGED + TW_MAX_LOGS + 2];
+    for (int k = 0; k < logs->n && total > 0; k++) {
+        double sum = 0;
+        for (int r = 0; r < run->ranks; r++)
+            sum += run->exchange[r * EXCHANGED + k] * run->exchange[r * EXCHANGED + TW_MAX_LOGS + 2];
+        logs->values[k] = sum / total;
+    }
+    for (int r = 0; r < run->ranks; r++) {
+        run->rank_ms[r] = run->exchange[r * EXCHANGED + TW_MAX_LOGS];
+        run->rank_ms[run->ranks + r] = run->exchange[r * EXCHANGED + TW_MAX_LOGS + 1];
+    }
+    p->ranks = run->ranks;
+    p->rank_step_ms = run->rank_ms;
+    p->rank_allreduce_ms = run->rank_ms + run->ranks;
+    return 0;
+}
+
+/* Distributed: a stop on any rank (its flag, a callback) stops every rank. */
+static int agree_on_stop(fit_run *run)
+{
+    double stop = run->stop;
+    if (tw_allreduce_mean_values(&stop, 1))
+        return -1;
+    run->stop = stop > 0;
+    return 0;
+}
+
+/* This rank's rows of a step: the global batch [start, end) of the epoch's
+ * order, split evenly over the ranks. */
+static void rank_rows(const fit_run *run, int64_t start, int64_t end, int64_t *from, int64_t *to)
+{
+    int64_t len = end - start;
+    *from = start + len * run->rank / run->ranks;
+    *to = start + len * (run->rank + 1) / run->ranks;
+}
+
 /* 0: the epoch ran to its end; 1: stopped within it; -1: failed. */
 static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
 {
     const tw_fit_options *opt = run->opt;
     tw_model_state *st = run->model->state;
-    int64_t n = tw_tensor_dim(run->train.x[0], 0), bs = opt->batch_size;
+    int64_t n = tw_tensor_dim(run->train.x[0], 0), bs = opt->batch_size * run->ranks;
     tw_progress p = {.epoch = epoch, .epochs = opt->epochs, .steps = (n + bs - 1) / bs};
+    if (run->ranks > 1 && n % bs && n % bs < run->ranks)
+        p.steps--; /* a last batch some rank would have no example of */
     double t0 = now();
-    int64_t seen = 0, first = epoch == opt->initial_epoch ? opt->initial_step : 0;
+    int64_t seen = 0, mine = 0, first = epoch == opt->initial_epoch ? opt->initial_step : 0;
     tw_model_reset_metrics(run->model);
     tw_scope_begin();
     tw_tensor *order = epoch_order(run, epoch, n);
     int rc = 0;
     for (p.step = first; p.step < p.steps && !run->stop && !rc; p.step++) {
-        int64_t start = p.step * bs, end = start + bs < n ? start + bs : n;
+        int64_t start = p.step * bs, end = start + bs < n ? start + bs : n, from = start, to = end;
+        if (run->ranks > 1) {
+            rank_rows(run, start, end, &from, &to);
+            /* An uneven split weighs each rank's mean gradient by its share. */
+            tw__optimizer_weigh_gradients(st->optimizer, (double)(to - from) * run->ranks / (double)(end - start));
+        }
+        double step_t0 = now();
         tw_scope_begin();
         tw_batch b;
-        batch_rows(&run->train, order, start, end, &b);
+        batch_rows(&run->train, order, from, to, &b);
         rc = train_step(run->model, &b, opt->traced);
         tw_scope_end();
         if (rc) {
             tw_error_set("fit: epoch %d, step %lld: %s", epoch + 1, (long long)p.step + 1, tw_last_error());
             break;
         }
+        double step_ms = 1e3 * (now() - step_t0);
         seen += end - start;
+        mine += to - from;
         run->samples += end - start;
         run->history->resume_epoch = p.step + 1 < p.steps ? epoch : epoch + 1;
         run->history->resume_step = p.step + 1 < p.steps ? p.step + 1 : 0;
@@ -506,6 +581,11 @@ static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
         p.samples_per_second = p.elapsed > 0 ? (double)seen / p.elapsed : 0;
         logs->n = 0;
         tw__model_collect_logs(run->model, logs, "");
+        if (run->ranks > 1 && exchange_step(run, logs, step_ms, mine, &p)) {
+            tw_error_set("fit: epoch %d, step %lld: %s", epoch + 1, (long long)p.step + 1, tw_last_error());
+            rc = -1;
+            break;
+        }
         if (check_divergence(run, logs)) {
             tw_error_set("fit: epoch %d, step %lld: %s", epoch + 1, (long long)p.step + 1, tw_last_error());
             rc = -1;
@@ -514,6 +594,10 @@ static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
         rc = call_batch_callbacks(run, &p, logs);
         if (opt->stop_flag && *opt->stop_flag)
             run->stop = true;
+        if (!rc && run->ranks > 1 && agree_on_stop(run)) {
+            tw_error_set("fit: epoch %d, step %lld: %s", epoch + 1, (long long)p.step + 1, tw_last_error());
+            rc = -1;
+        }
     }
     tw_scope_end();
     if (rc)
@@ -523,7 +607,7 @@ static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
     if (p.step < p.steps)
         return 1;
     if (run->has_val) {
-        if (run_batches(run->model, &run->val, bs))
+        if (run_batches(run->model, &run->val, opt->batch_size))
             return -1;
         tw__model_collect_logs(run->model, logs, "val_");
     }
@@ -573,6 +657,24 @@ static int check_fit_options(const tw_fit_options *opt)
     return 0;
 }
 
+/* Every rank starts from rank 0's weights, with a data-parallel optimizer. */
+static int start_distributed(fit_run *run)
+{
+    run->rank = tw_distributed_rank();
+    run->ranks = tw_distributed_size();
+    if (run->ranks == 1)
+        return 0;
+    tw_model_state *st = run->model->state;
+    run->exchange = calloc((size_t)run->ranks * EXCHANGED, sizeof *run->exchange);
+    run->rank_ms = calloc((size_t)run->ranks * 2, sizeof *run->rank_ms);
+    if (!run->exchange || !run->rank_ms)
+        return tw_error_set("fit: out of memory");
+    if (!tw_distributed_optimizer(st->optimizer, 0))
+        return -1;
+    tw_variables vars = tw_model_variables(run->model);
+    return tw_broadcast_variables(vars.n, vars.items);
+}
+
 static int fit_epochs(fit_run *run)
 {
     const tw_fit_options *opt = run->opt;
@@ -604,7 +706,7 @@ tw_history *tw_model_fit_n(tw_model *model, int nx, tw_tensor *const *x, int ny,
 {
     tw_fit_options defaults = tw_fit_options_default();
     const tw_fit_options *opt = options ? options : &defaults;
-    fit_run run = {.model = model, .opt = opt, .first_loss = NAN};
+    fit_run run = {.model = model, .opt = opt, .first_loss = NAN, .ranks = 1};
     tw_batch all;
     if (tw__model_check_compiled(model, "fit") || make_batch("fit", model, nx, x, ny, y, &all) ||
         check_fit_options(opt))
@@ -615,6 +717,8 @@ tw_history *tw_model_fit_n(tw_model *model, int nx, tw_tensor *const *x, int ny,
         rc = tw__model_ensure_built(model, &run.train, opt->seed);
     tw_model_state *st = model->state;
     st->keep_gradients = opt->expose_gradients;
+    if (!rc && opt->distributed)
+        rc = start_distributed(&run);
     if (!rc) {
         st->seed = opt->seed;
         run.history = calloc(1, sizeof *run.history);
@@ -624,6 +728,8 @@ tw_history *tw_model_fit_n(tw_model *model, int nx, tw_tensor *const *x, int ny,
     tw_scope_end();
     st->keep_gradients = false;
     drop_kept_gradients(st);
+    free(run.exchange);
+    free(run.rank_ms);
     if (rc) {
         tw_history_free(run.history);
         return NULL;

@@ -4,10 +4,12 @@
  * a function is traced the same update becomes graph ops instead
  * (traced_update.c). */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "optimizer_internal.h"
+#include "tw/distributed.h"
 
 static int check_pair(const tw_optimizer *opt, const tw_tensor *v, const tw_tensor *g)
 {
@@ -121,14 +123,8 @@ int tw__optimizer_check_call(const tw_optimizer *opt, int n, tw_tensor *const *v
     return n > 0 && given == 0 ? no_gradients(opt, n, variables) : 0;
 }
 
-int tw_optimizer_apply_gradients(tw_optimizer *opt, int n, tw_tensor *const *variables, tw_tensor *const *gradients)
+static int apply_eager(tw_optimizer *opt, int n, tw_tensor *const *variables, tw_tensor *const *gradients)
 {
-    if (!opt)
-        return tw_error_set("optimizer: apply_gradients on a NULL optimizer");
-    if (tw__optimizer_check_call(opt, n, variables, gradients) < 0)
-        return -1;
-    if (tw__tracer)
-        return tw__optimizer_apply_traced(opt, n, variables, gradients);
     double scale = global_scale(opt, n, gradients);
     if (scale < 0)
         return -1;
@@ -144,4 +140,57 @@ int tw_optimizer_apply_gradients(tw_optimizer *opt, int n, tw_tensor *const *var
     }
     tw_optimizer_set_iterations(opt, t);
     return 0;
+}
+
+/* A data-parallel optimizer's update: the gradients averaged first. */
+static int apply_reduced(tw_optimizer *opt, int n, tw_tensor *const *variables, tw_tensor *const *gradients)
+{
+    tw_tensor **averaged = calloc((size_t)(n ? n : 1), sizeof *averaged);
+    if (!averaged)
+        return tw_error_set("%s: out of memory", opt->name);
+    int rc = opt->reducer->reduce(opt->reducer_data, n, variables, gradients, averaged);
+    if (!rc)
+        rc = apply_eager(opt, n, variables, averaged);
+    for (int i = 0; i < n; i++)
+        tw_tensor_unref(averaged[i]);
+    free(averaged);
+    return rc;
+}
+
+int tw_optimizer_apply_gradients(tw_optimizer *opt, int n, tw_tensor *const *variables, tw_tensor *const *gradients)
+{
+    if (!opt)
+        return tw_error_set("optimizer: apply_gradients on a NULL optimizer");
+    if (tw__optimizer_check_call(opt, n, variables, gradients) < 0)
+        return -1;
+    if (tw__tracer && opt->reducer)
+        return tw_error_set("%s: a data-parallel optimizer (tw_distributed_optimizer) cannot be traced", opt->name);
+    if (tw__tracer)
+        return tw__optimizer_apply_traced(opt, n, variables, gradients);
+    if (opt->reducer)
+        return apply_reduced(opt, n, variables, gradients);
+    return apply_eager(opt, n, variables, gradients);
+}
+
+bool tw__optimizer_reduces(const tw_optimizer *opt)
+{
+    return opt && opt->reducer;
+}
+
+void tw__optimizer_weigh_gradients(tw_optimizer *opt, double weight)
+{
+    if (opt && opt->reducer)
+        opt->reducer->set_weight(opt->reducer_data, weight);
+}
+
+void tw_distributed_gradient_ready(int index, tw_tensor *variable, tw_tensor *gradient, void *optimizer)
+{
+    tw_optimizer *opt = optimizer;
+    if (opt && opt->reducer)
+        opt->reducer->ready(opt->reducer_data, index, variable, gradient);
+}
+
+double tw_distributed_optimizer_wait_ms(const tw_optimizer *opt)
+{
+    return opt && opt->reducer ? opt->reducer->wait_ms(opt->reducer_data) : 0;
 }

@@ -172,6 +172,8 @@ void tw_optimizer_free(tw_optimizer *opt)
     if (!opt)
         return;
     tw__optimizer_free_slots(opt);
+    if (opt->reducer)
+        opt->reducer->free(opt->reducer_data);
     tw_tensor_unref(opt->iterations);
     free(opt);
 }

@@ -61,6 +61,29 @@ static inline double tw__opt_grad_f64(double g, double scale, double clip)
 #define TW_OPT_FLUSH(T, x) ((x) > -(T)TW_OPT_MIN_NORMAL(T) && (x) < (T)TW_OPT_MIN_NORMAL(T) ? (T)0 : (x))
 #define TW_OPT_MIN_NORMAL(T) (sizeof(T) == sizeof(float) ? FLT_MIN : DBL_MIN)
 
+/* What makes an optimizer data-parallel (engine/distributed_mpi.c): the
+ * gradients averaged across processes before each eager update. */
+typedef struct {
+    /* A gradient the backward pass has finished (tw_tape_gradient_hooked). */
+    void (*ready)(void *data, int index, tw_tensor *variable, tw_tensor *gradient);
+    /* The average over the processes of each gradient, into averaged (new
+     * references; NULL where the gradient is). */
+    int (*reduce)(void *data, int n, tw_tensor *const *variables, tw_tensor *const *gradients,
+                  tw_tensor **averaged);
+    double (*wait_ms)(const void *data); /* the last reduce's wait */
+    /* This process's gradients count weight times in the next average (a
+     * share of a batch split unevenly: rows here x processes / rows). */
+    void (*set_weight)(void *data, double weight);
+    void (*free)(void *data);
+} tw_gradient_reducer;
+
+/* Whether the optimizer averages its gradients across processes: fit then
+ * hands it each gradient as the backward pass finishes it
+ * (tw_tape_gradient_hooked). */
+bool tw__optimizer_reduces(const tw_optimizer *opt);
+/* The reducer's set_weight, when the optimizer has one. */
+void tw__optimizer_weigh_gradients(tw_optimizer *opt, double weight);
+
 /* One variable's slots. */
 typedef struct {
     tw_tensor *variable; /* a reference */
@@ -80,6 +103,8 @@ struct tw_optimizer {
     int nsets, sets_capacity;
     tw_slot_set *sets; /* in the order variables were first seen */
     tw_id_map index;   /* variable id -> set index + 1 */
+    const tw_gradient_reducer *reducer; /* NULL: gradients used as given */
+    void *reducer_data;
 };
 
 /* slots.c: a float variable's slot set, created on first use (NULL with an

@@ -137,6 +137,11 @@ typedef struct {
     int ngradients;
     tw_tensor *const *variables;
     tw_tensor *const *gradients;
+    /* A distributed fit's ranks (0 otherwise), and each rank's last step:
+     * its milliseconds and the part spent waiting for the gradients'
+     * allreduce after its backward pass (ranks entries each, borrowed). */
+    int ranks;
+    const double *rank_step_ms, *rank_allreduce_ms;
 } tw_progress;
 
 /* Callbacks return 0 to go on, 1 to stop training after this batch/epoch
@@ -184,6 +189,19 @@ typedef struct {
      * model's counts of each; instead of validation_x and validation_y). */
     tw_tensor *const *validation_inputs;
     tw_tensor *const *validation_targets;
+    /* Data-parallel over the ranks of tw/distributed.h (launched by
+     * mpirun; with one rank, a plain fit): batch_size is each rank's
+     * share. Every step takes the next ranks x batch_size examples of the
+     * epoch's order (the order a single process with the same seed uses)
+     * and this rank its slice of them (an uneven split weighs each rank's
+     * gradient by its share, so the average is the batch's mean gradient;
+     * a last batch smaller than the number of ranks is skipped). Rank 0's
+     * weights are broadcast first, the optimizer is made data-parallel
+     * (tw_distributed_optimizer), the logs are averaged over the ranks
+     * (weighted by examples), and steps run eagerly (the allreduce starts
+     * during the backward pass). Every rank must call fit with the same
+     * data and options; a stop on any rank stops all after the step. */
+    bool distributed;
 } tw_fit_options;
 tw_fit_options tw_fit_options_default(void);
 

@@ -39,6 +39,15 @@ int tw_tape_gradient(tw_tape *tape, tw_tensor *target, int nsources, tw_tensor *
 /* Like tw_tape_gradient with an explicit upstream gradient (same shape as target). */
 int tw_tape_gradient_ex(tw_tape *tape, tw_tensor *target, tw_tensor *output_gradient, int nsources,
                         tw_tensor *const *sources, tw_tensor **grads);
+/* Like tw_tape_gradient, handing each source's gradient to ready as soon
+ * as the backward walk has finished it (past the first op that read the
+ * source; sources no op read come last, with a NULL gradient), while the
+ * rest of the backward pass still runs: how a data-parallel optimizer
+ * (tw/distributed.h) starts averaging the last layers' gradients early.
+ * The gradient is borrowed (grads[index] keeps it). */
+typedef void (*tw_gradient_ready_fn)(int index, tw_tensor *source, tw_tensor *gradient, void *user_data);
+int tw_tape_gradient_hooked(tw_tape *tape, tw_tensor *target, int nsources, tw_tensor *const *sources,
+                            tw_tensor **grads, tw_gradient_ready_fn ready, void *user_data);
 /* Ends the tape if still recording, then frees it and what it recorded. */
 void tw_tape_free(tw_tape *tape);
 
