@@ -5,7 +5,7 @@
 #ifndef TW_GRAPH_INTERNAL_H
 #define TW_GRAPH_INTERNAL_H
 
-#include "internal.h"
+#include "backend.h"
 #include "tw/function.h"
 
 /* One output of one node. */
