@@ -64,6 +64,9 @@ static void *open_plugin(const char *library, const char *env)
 
 static void load_plugins(void)
 {
+    const char *sim = getenv("TW_SIM_DEVICES");
+    if (sim && atoi(sim) > 0)
+        tw__sim_devices_enable(atoi(sim));
     for (size_t i = 0; i < sizeof plugins / sizeof plugins[0]; i++) {
         char *msg = plugin_message[plugins[i].kind];
         void *h = open_plugin(plugins[i].library, plugins[i].env);
@@ -161,6 +164,21 @@ int tw__copy_between(tw_tensor *dst, const tw_tensor *src)
         rc = tw__copy_between(dst, host);
     tw_tensor_unref(host);
     return rc;
+}
+
+tw_tensor *tw__host_to(tw_tensor *host, tw_device device)
+{
+    if (!host || device.kind == TW_DEVICE_CPU)
+        return host;
+    tw_tensor *t = tw__tensor_new(host->dtype, host->ndim, host->shape, device);
+    if (t && tw__copy_between(t, host) < 0) {
+        tw_tensor_unref(t);
+        t = NULL;
+    }
+    if (t)
+        t->weak = host->weak;
+    tw_tensor_unref(host);
+    return t;
 }
 
 tw_tensor *tw__to_host(const tw_tensor *t)

@@ -126,7 +126,9 @@ const char *tw__plugin_message(tw_device_kind kind);
 
 /* The simulated device (backend_sim.c): n devices "sim:0".."sim:N-1" of
  * host memory behind this interface, for tests. Its data pointers are
- * tagged so that reading them on the host outside the backend faults. */
+ * tagged so that reading them on the host outside the backend faults.
+ * TW_SIM_DEVICES=N in the environment enables them at the first question
+ * about a device other than the CPU (for programs outside the engine). */
 void tw__sim_devices_enable(int n);
 
 /* Device memory for storage (device_pool.c): cached per device and size
@@ -142,5 +144,9 @@ int tw__copy_between(tw_tensor *dst, const tw_tensor *src);
  * contiguous CPU tensor); caller-owned, not scoped, never recorded. For the
  * engine's own readers of values: printing, metrics, checkpoints. */
 tw_tensor *tw__to_host(const tw_tensor *t);
+/* host (a caller-owned CPU tensor, consumed) moved to device: host itself
+ * when device is the CPU; NULL on failure. For values computed on the host
+ * (random draws, ranges) that belong on a device. */
+tw_tensor *tw__host_to(tw_tensor *host, tw_device device);
 
 #endif

@@ -80,6 +80,10 @@ static void shadow(const tw_tensor *t, tw_tensor *ts, tw_storage *ss)
     ss->data = untag(t->storage->data);
     ss->device = TW_CPU;
     ts->storage = ss;
+    /* Kernels take and drop references (a contiguous input is its own
+     * packed copy): never the last one of a shadow on the stack. */
+    atomic_store(&ts->refcount, 1 << 30);
+    atomic_store(&ss->refcount, 1 << 30);
 }
 
 /* Every op on the device: its CPU kernel over shadows of inputs and outputs.

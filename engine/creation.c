@@ -103,22 +103,6 @@ tw_tensor *tw_ones_like(const tw_tensor *t)
     return filled_on(1, t->dtype, t->ndim, t->shape, t->storage->device);
 }
 
-/* A tensor computed on the host, moved to the thread's default device
- * (consumed; NULL on failure). */
-static tw_tensor *on_default_device(tw_tensor *host)
-{
-    tw_device device = tw_default_device();
-    if (device.kind == TW_DEVICE_CPU)
-        return host;
-    tw_tensor *t = tw__tensor_new(host->dtype, host->ndim, host->shape, device);
-    if (t && tw__copy_between(t, host) < 0) {
-        tw_tensor_unref(t);
-        t = NULL;
-    }
-    tw_tensor_unref(host);
-    return t;
-}
-
 tw_tensor *tw_arange(double start, double stop, double step, tw_dtype dtype)
 {
     if (step == 0 || !isfinite(start) || !isfinite(stop) || !isfinite(step)) {
@@ -133,7 +117,7 @@ tw_tensor *tw_arange(double start, double stop, double step, tw_dtype dtype)
     size_t sz = tw_dtype_size(dtype);
     for (int64_t i = 0; i < len; i++)
         twk_store(dtype, (char *)tw__data(t) + i * (int64_t)sz, start + (double)i * step);
-    return tw__track(on_default_device(t));
+    return tw__track(tw__host_to(t, tw_default_device()));
 }
 
 tw_tensor *tw_linspace(double start, double stop, int64_t num, tw_dtype dtype)
@@ -149,7 +133,7 @@ tw_tensor *tw_linspace(double start, double stop, int64_t num, tw_dtype dtype)
     double step = num > 1 ? (stop - start) / (double)(num - 1) : 0;
     for (int64_t i = 0; i < num; i++)
         twk_store(dtype, (char *)tw__data(t) + i * (int64_t)sz, i == num - 1 && num > 1 ? stop : start + (double)i * step);
-    return tw__track(on_default_device(t));
+    return tw__track(tw__host_to(t, tw_default_device()));
 }
 
 tw_tensor *tw_eye(int64_t rows, int64_t cols, tw_dtype dtype)
@@ -170,5 +154,5 @@ tw_tensor *tw_eye(int64_t rows, int64_t cols, tw_dtype dtype)
     size_t sz = tw_dtype_size(dtype);
     for (int64_t i = 0; i < rows && i < cols; i++)
         twk_store(dtype, (char *)tw__data(t) + (i * cols + i) * (int64_t)sz, 1);
-    return tw__track(on_default_device(t));
+    return tw__track(tw__host_to(t, tw_default_device()));
 }

@@ -83,6 +83,7 @@ typedef struct {
     tw_dtype dtype;
     int ndim;
     bool weak;
+    tw_device device; /* a graph's nodes run on the devices it was traced on */
     int64_t shape[TW_MAX_DIMS];
 } tw_sig;
 
