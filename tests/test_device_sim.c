@@ -18,6 +18,8 @@
 
 #include <tw/checkpoint.h>
 #include <tw/data.h>
+#include <tw/run_store.h>
+#include <tw/summary.h>
 
 #define SIM0 ((tw_device){TW_DEVICE_SIM, 0})
 #define SIM1 ((tw_device){TW_DEVICE_SIM, 1})
@@ -280,6 +282,112 @@ static void test_mlp_trains_as_on_cpu(void)
     g_assert_cmpfloat(cpu[3], <, cpu[0]);
 }
 
+/* A small model on the device with Adam's slots, one step trained. */
+static tw_model *device_model(tw_optimizer **opt)
+{
+    tw_model *m = tw_sequential_new("ckpt");
+    tw_model_add(m, tw_input_layer(&(tw_shape){2, {-1, 3}}));
+    tw_model_add(m, tw_dense(2, NULL));
+    g_assert_cmpint(tw_model_build(m, &(tw_shape){2, {-1, 3}}, 7), ==, 0);
+    *opt = tw_optimizer_new_named("adam", 0.1);
+    tw_scope_begin();
+    tw_variables vars = tw_model_trainable_variables(m);
+    tw_tensor *grads[2];
+    for (int i = 0; i < vars.n; i++)
+        grads[i] = tw_ones_like(vars.items[i]);
+    g_assert_cmpint(tw_optimizer_apply_gradients(*opt, vars.n, vars.items, grads), ==, 0);
+    tw_scope_end();
+    return m;
+}
+
+/* Weights, slots and the iteration count of variables on the device go to
+ * a checkpoint through host copies and come back into device variables. */
+static void test_checkpoint_of_device_variables(void)
+{
+    char *dir = g_dir_make_tmp("twb-device-XXXXXX", NULL);
+    char *path = g_build_filename(dir, "ckpt.safetensors", NULL);
+    g_assert_cmpint(tw_set_default_device(SIM0), ==, 0);
+    tw_optimizer *opt, *opt2;
+    tw_model *m = device_model(&opt);
+    tw_variables vars = tw_model_trainable_variables(m);
+    g_assert_true(on(vars.items[0], SIM0));
+    g_assert_true(on(tw_optimizer_iterations_variable(opt), SIM0));
+    if (tw_checkpoint_save(path, m, opt, NULL, NULL) < 0)
+        g_error("%s", tw_last_error());
+    double saved[6];
+    values(vars.items[0], saved);
+
+    tw_model *m2 = device_model(&opt2); /* other weights: another seed would do, one more step does */
+    tw_scope_begin();
+    tw_variables v2 = tw_model_trainable_variables(m2);
+    tw_tensor *g2[2] = {tw_ones_like(v2.items[0]), tw_ones_like(v2.items[1])};
+    g_assert_cmpint(tw_optimizer_apply_gradients(opt2, 2, v2.items, g2), ==, 0);
+    tw_scope_end();
+    g_assert_cmpint(tw_optimizer_iterations(opt2), ==, 2);
+    /* Read on the CPU, assigned into the device's variables. */
+    g_assert_cmpint(tw_set_default_device(TW_CPU), ==, 0);
+    if (tw_checkpoint_restore(path, m2, opt2) < 0)
+        g_error("%s", tw_last_error());
+    g_assert_cmpint(tw_optimizer_iterations(opt2), ==, 1);
+    double back[6];
+    g_assert_true(on(v2.items[0], SIM0));
+    values(v2.items[0], back);
+    g_assert_cmpmem(back, sizeof back, saved, sizeof saved);
+    tw_optimizer_free(opt);
+    tw_optimizer_free(opt2);
+    tw_layer_unref(m);
+    tw_layer_unref(m2);
+    g_unlink(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+}
+
+/* A histogram of a device tensor is the one of its CPU copy. */
+static void test_histogram_of_device_tensor(void)
+{
+    char *dir = g_dir_make_tmp("twb-device-XXXXXX", NULL);
+    char *db = g_build_filename(dir, "runs.db", NULL);
+    tw_summary_writer *w = tw_summary_writer_open(db, "sim", NULL);
+    g_assert_nonnull(w);
+    tw_scope_begin();
+    tw_rng *rng = tw_rng_new(3);
+    tw_tensor *cpu = tw_random_normal(rng, TW_FLOAT32, TW_SHAPE(20, 10), 0, 1);
+    tw_tensor *dev = tw_tensor_to(tw_transpose(cpu), SIM1);
+    g_assert_cmpint(tw_summary_histogram(w, "device", dev, 1), ==, 0);
+    /* Against the CPU's packed transpose: the same values in the same order. */
+    g_assert_cmpint(tw_summary_histogram(w, "host", tw_contiguous(tw_transpose(cpu)), 1), ==, 0);
+    g_assert_cmpint(tw_summary_scalar(w, "mean", tw_tensor_item(tw_mean(dev, 0, NULL, false)), 1), ==, 0);
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+    tw_run_store *store = tw_run_store_open(db, TW_STORE_READ_ONLY);
+    g_assert_nonnull(store);
+    tw_run_info run;
+    g_assert_cmpint(tw_run_store_get_run(store, "sim", &run), ==, 0);
+    tw_histogram *hd, *hh;
+    int nd, nh;
+    g_assert_cmpint(tw_run_store_read_histograms(store, tw_run_store_find_tag(store, run.id, "device"), 0, 9, 0, &hd, &nd), ==, 0);
+    g_assert_cmpint(tw_run_store_read_histograms(store, tw_run_store_find_tag(store, run.id, "host"), 0, 9, 0, &hh, &nh), ==, 0);
+    g_assert_cmpint(nd, ==, 1);
+    g_assert_cmpint(nh, ==, 1);
+    g_assert_cmpfloat(hd[0].count, ==, 200);
+    g_assert_cmpfloat(hd[0].min, ==, hh[0].min);
+    g_assert_cmpfloat(hd[0].max, ==, hh[0].max);
+    g_assert_cmpfloat(hd[0].sum_squares, ==, hh[0].sum_squares);
+    g_assert_cmpint(hd[0].nbuckets, ==, hh[0].nbuckets);
+    for (int k = 0; k < hd[0].nbuckets; k++)
+        g_assert_cmpfloat(hd[0].buckets[k], ==, hh[0].buckets[k]);
+    tw_histogram_free(hd, nd);
+    tw_histogram_free(hh, nh);
+    tw_run_info_clear(&run);
+    tw_run_store_close(store);
+    tw_rng_free(rng);
+    tw_scope_end();
+    g_unlink(db);
+    g_rmdir(dir);
+    g_free(db);
+    g_free(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -292,5 +400,7 @@ int main(int argc, char **argv)
     g_test_add_func("/device_sim/ops-and-gradients", test_ops_and_gradients_match_cpu);
     g_test_add_func("/device_sim/traced-function", test_traced_function_on_device);
     g_test_add_func("/device_sim/mlp-trains-as-on-cpu", test_mlp_trains_as_on_cpu);
+    g_test_add_func("/device_sim/checkpoint", test_checkpoint_of_device_variables);
+    g_test_add_func("/device_sim/histogram", test_histogram_of_device_tensor);
     return g_test_run();
 }
