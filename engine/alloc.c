@@ -21,6 +21,9 @@
 #define THREAD_HEADERS 256
 #define HEADER_BYTES 64
 #define CACHE_LIMIT_BYTES ((size_t)1 << 30)
+/* Storage of other devices numbers its size classes from here, so the CPU's
+ * release path tells them apart by the class it already reads. */
+#define DEVICE_CLASS 64
 
 typedef struct free_block {
     struct free_block *next;
@@ -135,11 +138,13 @@ static tw_storage *device_storage_new(size_t nbytes, tw_device device)
         tw_error_set("out of memory allocating a storage header");
         return NULL;
     }
-    s->data = tw__device_pool_take(b, device.index, nbytes, &s->size_class);
+    int cls;
+    s->data = tw__device_pool_take(b, device.index, nbytes, &cls);
     if (!s->data) {
         free(s);
         return NULL;
     }
+    s->size_class = DEVICE_CLASS + cls;
     atomic_init(&s->refcount, 1);
     atomic_init(&s->version, 0);
     s->device = device;
@@ -149,7 +154,7 @@ static tw_storage *device_storage_new(size_t nbytes, tw_device device)
 
 static void device_storage_free(tw_storage *s)
 {
-    tw__device_pool_put(tw__backend(s->device, "tensor"), s->device.index, s->data, s->size_class);
+    tw__device_pool_put(tw__backend(s->device, "tensor"), s->device.index, s->data, s->size_class - DEVICE_CLASS);
     free(s);
 }
 
@@ -188,10 +193,6 @@ void tw__storage_unref(tw_storage *s)
 {
     if (!s || atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
         return;
-    if (__builtin_expect(s->device.kind != TW_DEVICE_CPU, 0)) {
-        device_storage_free(s);
-        return;
-    }
     int cls = s->size_class;
     free_block *b = (free_block *)s;
     if (cls >= 0 && cls <= THREAD_MAX_CLASS && cache.nblocks[cls] < THREAD_BLOCKS_PER_CLASS) {
@@ -199,6 +200,8 @@ void tw__storage_unref(tw_storage *s)
         b->next = cache.blocks[cls];
         cache.blocks[cls] = b;
         cache.nblocks[cls]++;
+    } else if (cls >= DEVICE_CLASS) {
+        device_storage_free(s);
     } else if (cls >= 0) {
         pool_put(b, cls);
     } else {

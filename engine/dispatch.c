@@ -7,44 +7,31 @@
 
 static bool same_device(tw_device a, tw_device b) { return a.kind == b.kind && a.index == b.index; }
 
-/* The device the op runs on: its inputs'. A 0-d input (a scalar constant)
- * on another device joins the others, as Python numbers do in TensorFlow
- * (*moved is set); any other mix is an error naming both devices. */
-static int check_devices(const tw_op_def *op, int n, tw_tensor *const *inputs, tw_device *device, bool *moved)
+/* The inputs are not all on one device (the rare path): the op runs on the
+ * device of its first input of rank 1 or more, and a 0-d input (a scalar
+ * constant) on another device joins it, as Python numbers do in TensorFlow:
+ * copies go into local[] (NULL where the input stays). Any other mix is an
+ * error naming both devices. */
+static int join_devices(const tw_op_def *op, int n, tw_tensor *const *inputs, tw_device *device, tw_tensor **local)
 {
-    *moved = false;
-    if (n == 0) {
-        *device = tw_default_device();
-        return 0;
-    }
     int first = 0;
     while (first < n - 1 && inputs[first]->ndim == 0)
         first++;
     *device = inputs[first]->storage->device;
     for (int i = 0; i < n; i++) {
         tw_device d = inputs[i]->storage->device;
-        if (same_device(d, *device))
+        if (same_device(d, *device) || (inputs[i]->ndim == 0 && n <= TW_MAX_INPUTS))
             continue;
-        if (inputs[i]->ndim == 0 && n <= TW_MAX_INPUTS) {
-            *moved = true;
-            continue;
-        }
         char a[32], b[32];
         return tw_error_set("%s: inputs are on different devices (%s and %s); copy with tw_tensor_to()", op->name,
                             tw_device_name(*device, a, sizeof a), tw_device_name(d, b, sizeof b));
     }
-    return 0;
-}
-
-/* Copies of the scalars check_devices let join from other devices. */
-static int move_scalars(int n, tw_tensor *const *inputs, tw_device device, tw_tensor **local)
-{
     for (int i = 0; i < n; i++) {
         tw_tensor *t = inputs[i];
         local[i] = NULL;
-        if (same_device(t->storage->device, device))
+        if (same_device(t->storage->device, *device))
             continue;
-        local[i] = tw__tensor_new(t->dtype, 0, NULL, device);
+        local[i] = tw__tensor_new(t->dtype, 0, NULL, *device);
         if (!local[i] || tw__copy_between(local[i], t) < 0)
             return -1;
         local[i]->weak = t->weak;
@@ -67,36 +54,11 @@ int tw__check_arity(const tw_op_def *op, int ninputs)
     return tw_error_set("%s: takes %d input%s, got %d", op->name, op->ninputs, op->ninputs == 1 ? "" : "s", ninputs);
 }
 
-static int dispatch_on(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, const tw_attrs *attrs,
-                       void *ctx, tw_tensor **outs, tw_device device);
-
-int tw_dispatch(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, const tw_attrs *attrs, void *ctx,
-                tw_tensor **outs)
-{
-    for (int k = 0; k < op->noutputs; k++)
-        outs[k] = NULL;
-    if (tw__check_arity(op, ninputs) < 0 || tw__check_inputs(op->name, ninputs, inputs) < 0)
-        return -1;
-    tw__threads_adapt();
-    tw_device device;
-    bool moved;
-    if (check_devices(op, ninputs, inputs, &device, &moved) < 0)
-        return -1;
-    if (__builtin_expect(!moved, 1))
-        return dispatch_on(op, ninputs, inputs, attrs, ctx, outs, device);
-    tw_tensor *local[TW_MAX_INPUTS], *args[TW_MAX_INPUTS];
-    int rc = move_scalars(ninputs, inputs, device, local);
-    for (int i = 0; i < ninputs; i++)
-        args[i] = local[i] ? local[i] : inputs[i];
-    if (rc == 0)
-        rc = dispatch_on(op, ninputs, args, attrs, ctx, outs, device);
-    for (int i = 0; i < ninputs; i++)
-        tw_tensor_unref(local[i]);
-    return rc;
-}
-
-static int dispatch_on(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, const tw_attrs *attrs,
-                       void *ctx, tw_tensor **outs, tw_device device)
+/* Infer, allocate on device, run the kernel (or build the view), report
+ * to the tracer and tapes, hand to the scope. Inlined: the eager path. */
+static inline __attribute__((always_inline)) int run(const tw_op_def *op, int ninputs, tw_tensor *const *inputs,
+                                                     const tw_attrs *attrs, void *ctx, tw_tensor **outs,
+                                                     tw_device device)
 {
     static const tw_attrs none;
     tw_op_call call = {op, ninputs, inputs, attrs ? attrs : &none, ctx};
@@ -142,6 +104,39 @@ static int dispatch_on(const tw_op_def *op, int ninputs, tw_tensor *const *input
     for (int k = 0; k < op->noutputs; k++)
         tw__track(outs[k]);
     return 0;
+}
+
+/* Inputs on several devices: join the scalars, then run (not inlined: rare). */
+static __attribute__((noinline)) int run_joined(const tw_op_def *op, int ninputs, tw_tensor *const *inputs,
+                                                const tw_attrs *attrs, void *ctx, tw_tensor **outs)
+{
+    tw_device device;
+    tw_tensor *local[TW_MAX_INPUTS] = {0}, *args[TW_MAX_INPUTS];
+    int rc = join_devices(op, ninputs, inputs, &device, local);
+    for (int i = 0; rc == 0 && i < ninputs; i++)
+        args[i] = local[i] ? local[i] : inputs[i];
+    if (rc == 0)
+        rc = run(op, ninputs, args, attrs, ctx, outs, device);
+    for (int i = 0; i < ninputs && i < TW_MAX_INPUTS; i++)
+        tw_tensor_unref(local[i]);
+    return rc;
+}
+
+int tw_dispatch(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, const tw_attrs *attrs, void *ctx,
+                tw_tensor **outs)
+{
+    for (int k = 0; k < op->noutputs; k++)
+        outs[k] = NULL;
+    if (tw__check_arity(op, ninputs) < 0 || tw__check_inputs(op->name, ninputs, inputs) < 0)
+        return -1;
+    tw__threads_adapt();
+    tw_device device = ninputs > 0 ? inputs[0]->storage->device : tw_default_device();
+    bool one_device = true;
+    for (int i = 1; i < ninputs; i++)
+        one_device &= same_device(inputs[i]->storage->device, device);
+    if (__builtin_expect(one_device, 1))
+        return run(op, ninputs, inputs, attrs, ctx, outs, device);
+    return run_joined(op, ninputs, inputs, attrs, ctx, outs);
 }
 
 tw_tensor *tw_dispatch1(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, const tw_attrs *attrs)

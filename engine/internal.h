@@ -27,7 +27,8 @@ typedef struct tw_storage {
     atomic_int refcount;
     tw_device device;
     size_t nbytes;    /* usable bytes at data */
-    int size_class;   /* pool bucket, -1 when allocated directly */
+    int size_class;   /* pool bucket, -1 when allocated directly; DEVICE_CLASS + the
+                       * device pool's bucket for memory of another device */
     atomic_uint version; /* bumped by in-place writes (variable assignment) */
     void *data;
 } tw_storage;
