@@ -116,6 +116,21 @@ int tw_device_count(tw_device_kind kind)
     return b ? b->device_count() : 0;
 }
 
+const char *tw_device_describe(tw_device device, char *buf, size_t size)
+{
+    unsigned errors = tw__error_count();
+    const tw_backend *b = tw__backend(device, "device");
+    if (b && b->describe)
+        b->describe(device.index, buf, size);
+    else if (b)
+        tw_device_name(device, buf, size);
+    else
+        snprintf(buf, size, "%s", tw_last_error());
+    if (tw__error_count() != errors)
+        tw_error_clear(); /* a description, not a failure */
+    return buf;
+}
+
 const tw_backend *tw__backend(tw_device device, const char *what)
 {
     const tw_backend *b = backend_of(device.kind);

@@ -26,11 +26,14 @@
  * TW_BACKEND_ABI, and the plugin, if it can serve the ABI and finds at least
  * one device, calls tw_backend_register(&its_backend) and returns 0. It
  * returns -1 with tw_error_set("...") when it cannot (no driver, no device,
- * other ABI); the engine keeps the message for tw_device_count's callers
- * and `twb --version` and goes on with the CPU alone. The plugin resolves
- * tw_backend_register, tw_error_set and the rest of the engine's exported
- * symbols from the already loaded libtw-engine.so. The tw_backend it passes
- * must stay valid until the process exits (a static const).
+ * other ABI); the engine keeps the message (tw_device_describe and the
+ * "device cuda:0 is not available (...)" errors give it) and goes on with
+ * the CPU alone. The plugin resolves tw_backend_register, tw_error_set and
+ * the rest of the engine's exported symbols from the already loaded
+ * libtw-engine.so. The tw_backend it passes must stay valid until the
+ * process exits (a static const). A plugin is built from this tree and
+ * includes this header (internal.h with it): the tensor layout and the op
+ * table are part of the ABI, so changing them means a new TW_BACKEND_ABI.
  *
  * What each function must do (index is the device's index within the kind,
  * 0 <= index < device_count(); every pointer is device memory unless named
@@ -45,8 +48,8 @@
  *    that uses the block must be ordered before any later reuse (a single
  *    stream per device orders it).
  *  - copy_from_host / copy_to_host / copy: copy ndim/shape elements of
- *    itemsize bytes between strided layouts (strides in elements, zero on
- *    broadcast axes of the source, possibly negative never). copy_to_host
+ *    itemsize bytes between strided layouts (strides in elements, never
+ *    negative, zero on broadcast axes of the source). copy_to_host
  *    returns only when the host buffer holds the values; copy_from_host may
  *    return before the copy ran only if the host buffer may be reused at
  *    once (stage it). copy is within one device.
@@ -55,9 +58,12 @@
  *  - read_element: one element of itemsize bytes at src into host memory
  *    (tw_tensor_item, tw_tensor_get).
  *  - synchronize: returns when all work queued on the device has finished.
+ *  - describe (may be NULL): one line about the device for tw_device_describe.
  *  - kernel: the backend's kernel for an op of the table (tw_op_def), or
  *    NULL when it has none; the engine reports "OP: no kernel for device D".
- *    Called on every op dispatched to the device: make it a table lookup.
+ *    Called on every op dispatched to the device: make it a table lookup
+ *    (by op->name, the registry's stable names, or for elementwise ops by
+ *    op->elementwise and op->elementwise_op, built once at registration).
  *    A kernel has the contract of tw_op_def.kernel: it computes into freshly
  *    allocated contiguous outputs (device memory from alloc) from inputs that
  *    may be strided views; attrs as the op's CPU kernel reads them.

@@ -8,6 +8,8 @@
 
 static int cpu_count(void) { return 1; }
 
+static void cpu_describe(int index, char *buf, size_t size) { snprintf(buf, size, "cpu:0, %s", tw_blas_info()); }
+
 static int cpu_copy(int index, size_t itemsize, int ndim, const int64_t *shape, void *dst,
                     const int64_t *dst_strides, const void *src, const int64_t *src_strides)
 {
@@ -36,6 +38,7 @@ const tw_backend tw__backend_cpu = {
     .kind = TW_DEVICE_CPU,
     .name = "cpu",
     .device_count = cpu_count,
+    .describe = cpu_describe,
     .copy_from_host = cpu_copy,
     .copy_to_host = cpu_copy,
     .copy = cpu_copy,

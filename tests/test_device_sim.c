@@ -49,8 +49,23 @@ static void test_devices_listed(void)
     g_assert_cmpint(tw_set_default_device((tw_device){TW_DEVICE_SIM, 2}), ==, -1);
     g_assert_nonnull(strstr(tw_last_error(), "device sim:2 is not available"));
     tw_error_clear();
-    g_assert_true(on(tw_zeros(TW_FLOAT32, TW_SHAPE(1)), TW_CPU)); /* the failed set changed nothing */
     tw_error_clear();
+    tw_scope_begin();
+    g_assert_true(on(tw_zeros(TW_FLOAT32, TW_SHAPE(1)), TW_CPU)); /* the failed set changed nothing */
+    tw_scope_end();
+    char line[128];
+    g_assert_cmpstr(tw_device_describe(SIM1, line, sizeof line), ==, "simulated device (host memory) for tests");
+    g_assert_true(g_str_has_prefix(tw_device_describe(TW_CPU, line, sizeof line), "cpu:0, OpenBLAS"));
+    /* No CUDA plugin or no GPU here: the message says which device and why. */
+    if (tw_device_count(TW_DEVICE_CUDA) == 0) {
+        tw_device cuda = {TW_DEVICE_CUDA, 0};
+        g_assert_cmpint(tw_set_default_device(cuda), ==, -1);
+        g_assert_true(g_str_has_prefix(tw_last_error(), "set_default_device: device cuda:0 is not available ("));
+        tw_error_clear();
+        char why[256];
+        g_assert_true(g_str_has_prefix(tw_device_describe(cuda, why, sizeof why), "device: device cuda:0 is not"));
+        g_assert_false(tw_error_pending());
+    }
 }
 
 static void test_copies_both_ways(void)
@@ -393,6 +408,36 @@ static void test_histogram_of_device_tensor(void)
     g_free(dir);
 }
 
+/* An input pipeline stays on the host whatever the thread's default
+ * device: device tensors handed to from_tensors are copied once, and the
+ * batches are CPU tensors a training loop copies where its model is. */
+static void test_pipeline_on_host(void)
+{
+    g_assert_cmpint(tw_set_default_device(SIM0), ==, 0);
+    tw_scope_begin();
+    tw_tensor *x = tw_arange(0, 10, 1, TW_FLOAT32);
+    tw_tensor *y = tw_cast(tw_arange(0, 10, 1, TW_INT32), TW_UINT8);
+    g_assert_true(on(x, SIM0) && on(y, SIM0));
+    tw_dataset *ds = tw_dataset_scale(tw_dataset_batch(tw_dataset_from_tensors(TW_TENSORS(x, y)), 4, false), 1, 0.5);
+    g_assert_nonnull(ds);
+    tw_iterator *it = tw_dataset_iter(ds);
+    tw_element e;
+    int batches = 0;
+    while (tw_iterator_next(it, &e) > 0) {
+        g_assert_true(on(e.t[0], TW_CPU) && on(e.t[1], TW_CPU));
+        const float *xs = tw_tensor_data(e.t[0]), *ys = tw_tensor_data(e.t[1]); /* scale made floats */
+        g_assert_cmpfloat(xs[0], ==, 4 * batches);
+        g_assert_cmpfloat(ys[0], ==, 2 * batches);
+        batches++;
+        tw_element_clear(&e);
+    }
+    g_assert_cmpint(batches, ==, 3);
+    tw_iterator_free(it);
+    tw_dataset_unref(ds);
+    tw_scope_end();
+    tw_set_default_device(TW_CPU);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -407,5 +452,6 @@ int main(int argc, char **argv)
     g_test_add_func("/device_sim/mlp-trains-as-on-cpu", test_mlp_trains_as_on_cpu);
     g_test_add_func("/device_sim/checkpoint", test_checkpoint_of_device_variables);
     g_test_add_func("/device_sim/histogram", test_histogram_of_device_tensor);
+    g_test_add_func("/device_sim/pipeline-on-host", test_pipeline_on_host);
     return g_test_run();
 }

@@ -59,6 +59,10 @@ const char *tw_device_name(tw_device device, char *buf, size_t size); /* "cpu:0"
 /* How many devices of a kind this process can use (1 for the CPU, 0 where
  * none is present). The first question about CUDA loads the plugin. */
 int tw_device_count(tw_device_kind kind);
+/* A line about a present device for `twb --version` and the like (its
+ * backend's description, e.g. the GPU's name and memory), else why it is
+ * not available. Writes at most size bytes into buf and returns buf. */
+const char *tw_device_describe(tw_device device, char *buf, size_t size);
 /* The device new tensors are created on, per thread (TensorFlow's tf.device).
  * Setting a device that is not present fails with a message naming it. */
 tw_device tw_default_device(void);
