@@ -6,12 +6,13 @@
  * Tensor headers get a per-thread free list too. A thread's caches return to
  * the global pool (or to malloc) when it exits; tw__pool_trim empties the
  * global pool and the calling thread's caches. Storage header and data share
- * one block. */
+ * one block. This is the CPU backend's pool; other devices' memory comes
+ * from device_pool.c, behind a host header. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "backend.h"
 
 #define MIN_CLASS 6            /* 64 bytes */
 #define MAX_CLASS 30           /* 1 GiB; bigger blocks are not cached */
@@ -20,6 +21,9 @@
 #define THREAD_HEADERS 256
 #define HEADER_BYTES 64
 #define CACHE_LIMIT_BYTES ((size_t)1 << 30)
+/* Storage of other devices numbers its size classes from here, so the CPU's
+ * release path tells them apart by the class it already reads. */
+#define DEVICE_CLASS 64
 
 typedef struct free_block {
     struct free_block *next;
@@ -123,8 +127,41 @@ uint64_t tw__system_allocations(void)
     return atomic_load(&system_allocations);
 }
 
+/* Storage on a device other than the CPU: a host header, device data. */
+static tw_storage *device_storage_new(size_t nbytes, tw_device device)
+{
+    const tw_backend *b = tw__backend(device, "tensor");
+    if (!b)
+        return NULL;
+    tw_storage *s = malloc(sizeof *s);
+    if (!s) {
+        tw_error_set("out of memory allocating a storage header");
+        return NULL;
+    }
+    int cls;
+    s->data = tw__device_pool_take(b, device.index, nbytes, &cls);
+    if (!s->data) {
+        free(s);
+        return NULL;
+    }
+    s->size_class = DEVICE_CLASS + cls;
+    atomic_init(&s->refcount, 1);
+    atomic_init(&s->version, 0);
+    s->device = device;
+    s->nbytes = nbytes;
+    return s;
+}
+
+static void device_storage_free(tw_storage *s)
+{
+    tw__device_pool_put(tw__backend(s->device, "tensor"), s->device.index, s->data, s->size_class - DEVICE_CLASS);
+    free(s);
+}
+
 tw_storage *tw__storage_new(size_t nbytes, tw_device device)
 {
+    if (__builtin_expect(device.kind != TW_DEVICE_CPU, 0))
+        return device_storage_new(nbytes, device);
     int cls = size_class_of(nbytes);
     size_t data_bytes = cls >= 0 ? (size_t)1 << cls : nbytes;
     void *block = NULL;
@@ -163,6 +200,8 @@ void tw__storage_unref(tw_storage *s)
         b->next = cache.blocks[cls];
         cache.blocks[cls] = b;
         cache.nblocks[cls]++;
+    } else if (cls >= DEVICE_CLASS) {
+        device_storage_free(s);
     } else if (cls >= 0) {
         pool_put(b, cls);
     } else {
@@ -207,6 +246,7 @@ void tw__pool_trim(void)
     }
     cached_bytes = 0;
     pthread_mutex_unlock(&pool_lock);
+    tw__device_pool_trim();
 }
 
 static void __attribute__((destructor)) pool_release_at_exit(void)

@@ -125,6 +125,14 @@ int tw__optimizer_check_call(const tw_optimizer *opt, int n, tw_tensor *const *v
 
 static int apply_eager(tw_optimizer *opt, int n, tw_tensor *const *variables, tw_tensor *const *gradients)
 {
+    /* Off the CPU the update is the optimizer_update op, run where the
+     * variables live. */
+    int first = 0;
+    while (first < n - 1 && !gradients[first])
+        first++;
+    tw_device device = n > 0 ? variables[first]->storage->device : TW_CPU;
+    if (device.kind != TW_DEVICE_CPU)
+        return tw__optimizer_apply_traced(opt, n, variables, gradients);
     double scale = global_scale(opt, n, gradients);
     if (scale < 0)
         return -1;
