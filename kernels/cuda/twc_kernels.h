@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #endif
 
+#include "../cpu/conv_kernels.h"
 #include "../include/elementwise.h"
 #include "../twk_dtype.h"
 
@@ -140,30 +141,31 @@ TWC_API int twc_gemm(twc_device *dev, twk_dtype dtype, bool trans_a, bool trans_
                      const void *a, int64_t lda, int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b,
                      float beta, void *c, int64_t ldc, int64_t stride_c, int64_t batch);
 
-/* ---- cuDNN, NHWC float32/float64 ---------------------------------------------- */
-typedef struct {
-    int64_t batch, in_h, in_w, in_c, out_h, out_w, out_c, k_h, k_w;
-    int64_t stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
-} twc_conv_shape;
-/* Filter (k_h, k_w, in_c, out_c) as the engine stores it. */
-TWC_API int twc_conv2d_forward(twc_device *dev, twk_dtype dtype, const twc_conv_shape *s, const void *x,
+/* ---- convolution (cuDNN) and pooling, NHWC, float32/float64, the CPU
+ * kernels' shapes (kernels/cpu/conv_kernels.h: filters HWIO, padding before
+ * given, padding after implied by the output size) ---------------------------- */
+TWC_API int twc_conv2d_forward(twc_device *dev, twk_dtype dtype, const twk_conv2d_shape *s, const void *x,
                                const void *filter, void *y);
-TWC_API int twc_conv2d_backprop_input(twc_device *dev, twk_dtype dtype, const twc_conv_shape *s, const void *filter,
+TWC_API int twc_conv2d_backprop_input(twc_device *dev, twk_dtype dtype, const twk_conv2d_shape *s, const void *filter,
                                       const void *dy, void *dx);
-TWC_API int twc_conv2d_backprop_filter(twc_device *dev, twk_dtype dtype, const twc_conv_shape *s, const void *x,
+TWC_API int twc_conv2d_backprop_filter(twc_device *dev, twk_dtype dtype, const twk_conv2d_shape *s, const void *x,
                                        const void *dy, void *dfilter);
-typedef struct {
-    int64_t batch, in_h, in_w, channels, out_h, out_w, k_h, k_w, stride_h, stride_w, pad_top, pad_left;
-    bool average; /* else max; average counts only the elements inside the input */
-} twc_pool_shape;
-TWC_API int twc_pool2d_forward(twc_device *dev, twk_dtype dtype, const twc_pool_shape *s, const void *x, void *y);
-TWC_API int twc_pool2d_backward(twc_device *dev, twk_dtype dtype, const twc_pool_shape *s, const void *x,
-                                const void *y, const void *dy, void *dx);
+/* Pooling as the CPU's: windows see only valid elements; the max gradient
+ * goes to the first maximum of each window; average divides by the number
+ * of valid elements. The gradients accumulate with atomics into dx, which
+ * they zero first. */
+TWC_API int twc_max_pool2d(twc_device *dev, twk_dtype dtype, const twk_pool2d_shape *s, const void *x, void *y);
+TWC_API int twc_max_pool2d_grad(twc_device *dev, twk_dtype dtype, const twk_pool2d_shape *s, const void *x,
+                                const void *dy, void *dx);
+TWC_API int twc_avg_pool2d(twc_device *dev, twk_dtype dtype, const twk_pool2d_shape *s, const void *x, void *y);
+TWC_API int twc_avg_pool2d_grad(twc_device *dev, twk_dtype dtype, const twk_pool2d_shape *s, const void *dy,
+                                void *dx);
 /* Batch normalization over (rows, channels) with the channel last (NHWC
  * flattened): training computes the batch mean and the inverse standard
  * deviation into save_mean/save_inv_std and folds them into the running
  * statistics with momentum as Keras (running = running * momentum + batch *
- * (1 - momentum)); inference uses the running statistics. */
+ * (1 - momentum)); cuDNN folds in the unbiased (n / (n - 1)) batch
+ * variance. Inference uses the running statistics. */
 TWC_API int twc_batch_norm_forward(twc_device *dev, twk_dtype dtype, bool training, int64_t rows, int64_t channels,
                                    const void *x, const void *gamma, const void *beta, void *running_mean,
                                    void *running_var, double momentum, double epsilon, void *y, void *save_mean,
