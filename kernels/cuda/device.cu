@@ -59,6 +59,12 @@ int twc_device_count(void)
 {
     int n = 0;
     cudaError_t err = cudaGetDeviceCount(&n);
+    if (err == cudaErrorInsufficientDriver) {
+        /* what cudart says when libcuda.so is absent, too */
+        twc__fail("no CUDA device: no NVIDIA driver, or one older than this CUDA %d.%d runtime needs",
+                  CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+        return 0;
+    }
     if (err != cudaSuccess) {
         twc__fail("no CUDA device: %s", cudaGetErrorString(err));
         return 0;
