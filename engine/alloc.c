@@ -6,12 +6,13 @@
  * Tensor headers get a per-thread free list too. A thread's caches return to
  * the global pool (or to malloc) when it exits; tw__pool_trim empties the
  * global pool and the calling thread's caches. Storage header and data share
- * one block. */
+ * one block. This is the CPU backend's pool; other devices' memory comes
+ * from device_pool.c, behind a host header. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "backend.h"
 
 #define MIN_CLASS 6            /* 64 bytes */
 #define MAX_CLASS 30           /* 1 GiB; bigger blocks are not cached */
@@ -123,8 +124,39 @@ uint64_t tw__system_allocations(void)
     return atomic_load(&system_allocations);
 }
 
+/* Storage on a device other than the CPU: a host header, device data. */
+static tw_storage *device_storage_new(size_t nbytes, tw_device device)
+{
+    const tw_backend *b = tw__backend(device, "tensor");
+    if (!b)
+        return NULL;
+    tw_storage *s = malloc(sizeof *s);
+    if (!s) {
+        tw_error_set("out of memory allocating a storage header");
+        return NULL;
+    }
+    s->data = tw__device_pool_take(b, device.index, nbytes, &s->size_class);
+    if (!s->data) {
+        free(s);
+        return NULL;
+    }
+    atomic_init(&s->refcount, 1);
+    atomic_init(&s->version, 0);
+    s->device = device;
+    s->nbytes = nbytes;
+    return s;
+}
+
+static void device_storage_free(tw_storage *s)
+{
+    tw__device_pool_put(tw__backend(s->device, "tensor"), s->device.index, s->data, s->size_class);
+    free(s);
+}
+
 tw_storage *tw__storage_new(size_t nbytes, tw_device device)
 {
+    if (__builtin_expect(device.kind != TW_DEVICE_CPU, 0))
+        return device_storage_new(nbytes, device);
     int cls = size_class_of(nbytes);
     size_t data_bytes = cls >= 0 ? (size_t)1 << cls : nbytes;
     void *block = NULL;
@@ -156,6 +188,10 @@ void tw__storage_unref(tw_storage *s)
 {
     if (!s || atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
         return;
+    if (__builtin_expect(s->device.kind != TW_DEVICE_CPU, 0)) {
+        device_storage_free(s);
+        return;
+    }
     int cls = s->size_class;
     free_block *b = (free_block *)s;
     if (cls >= 0 && cls <= THREAD_MAX_CLASS && cache.nblocks[cls] < THREAD_BLOCKS_PER_CLASS) {
@@ -207,6 +243,7 @@ void tw__pool_trim(void)
     }
     cached_bytes = 0;
     pthread_mutex_unlock(&pool_lock);
+    tw__device_pool_trim();
 }
 
 static void __attribute__((destructor)) pool_release_at_exit(void)

@@ -1,5 +1,5 @@
 /* Data types and devices: sizes and names. */
-#include "internal.h"
+#include "backend.h"
 
 static const struct {
     const char *name;
@@ -26,7 +26,12 @@ bool tw_dtype_is_float(tw_dtype dtype)
 
 const char *tw_device_name(tw_device device, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s:%d", device.kind == TW_DEVICE_CUDA ? "cuda" : "cpu", device.index);
+    static const char *const kinds[TW_DEVICE_KIND_COUNT] = {
+        [TW_DEVICE_CPU] = "cpu", [TW_DEVICE_CUDA] = "cuda", [TW_DEVICE_SIM] = "sim"};
+    if ((unsigned)device.kind < TW_DEVICE_KIND_COUNT)
+        snprintf(buf, size, "%s:%d", kinds[device.kind], device.index);
+    else
+        snprintf(buf, size, "device-kind-%d:%d", (int)device.kind, device.index);
     return buf;
 }
 
@@ -39,10 +44,8 @@ tw_device tw_default_device(void)
 
 int tw_set_default_device(tw_device device)
 {
-    char name[32];
-    if (device.kind != TW_DEVICE_CPU || device.index != 0)
-        return tw_error_set("set_default_device: device %s is not available in this build",
-                            tw_device_name(device, name, sizeof name));
+    if (!tw__backend(device, "set_default_device"))
+        return -1;
     default_device = device;
     return 0;
 }

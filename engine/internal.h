@@ -155,7 +155,10 @@ struct tw_op_def {
      * running a kernel. Returns a caller-owned tensor. */
     tw_tensor *(*view)(const tw_op_call *call, const tw_desc *out);
     /* Compute into freshly allocated contiguous outputs. Inputs may be
-     * strided views. Returns 0, or -1 with an error set. */
+     * strided views. Returns 0, or -1 with an error set. The kernels built
+     * into the engine, by device kind: the CPU's. A device kind whose slot is
+     * empty runs the kernel its backend gives (tw_backend.kernel,
+     * backend.h); read it through tw__kernel_for. */
     int (*kernel[TW_DEVICE_KIND_COUNT])(const tw_op_call *call, tw_tensor *const *outs);
     /* Gradients of the inputs from the outputs' gradients, written with
      * engine ops (tw_mul, ...) so the backward pass is itself recorded on any

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "backend.h"
 #include "tw/metrics.h"
 
 typedef enum {
@@ -295,7 +295,7 @@ static int update_mean(tw_metric *m, tw_tensor *values, tw_tensor *y_pred)
 {
     if (y_pred)
         return tw_error_set("mean: averages the elements of y_true; pass NULL as y_pred");
-    tw_tensor *v = tw__contiguous_raw(values);
+    tw_tensor *v = tw__to_host(values);
     if (!v)
         return -1;
     add_mean(m, v);
@@ -314,7 +314,7 @@ int tw_metric_update_state(tw_metric *metric, tw_tensor *y_true, tw_tensor *y_pr
     if (tw__check_inputs(metric->name, 2, (tw_tensor *const[]){y_true, y_pred}) < 0 ||
         check_pair(metric, y_true, y_pred) < 0)
         return -1;
-    tw_tensor *t = tw__contiguous_raw(y_true), *p = tw__contiguous_raw(y_pred);
+    tw_tensor *t = tw__to_host(y_true), *p = tw__to_host(y_pred);
     int rc = t && p ? accumulate(metric, t, p) : -1;
     tw_tensor_unref(t);
     tw_tensor_unref(p);

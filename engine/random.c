@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "backend.h"
 
 struct tw_rng {
     uint64_t seed;
@@ -271,13 +271,9 @@ static void fill_float64(double *out, int64_t n, uint64_t seed, uint64_t start, 
 static tw_tensor *draw(const char *op, tw_rng *rng, tw_dtype dtype, int ndim, const int64_t *shape, draw_kind kind,
                        double a, double b)
 {
-    tw_device device = tw_default_device();
-    if (device.kind != TW_DEVICE_CPU) {
-        char name[32];
-        tw_error_set("%s: no kernel for device %s", op, tw_device_name(device, name, sizeof name));
-        return NULL;
-    }
-    tw_tensor *t = tw__tensor_new(dtype, ndim, shape, device);
+    /* Drawn on the host, then placed: the values are the position's, on
+     * every device. */
+    tw_tensor *t = tw__tensor_new(dtype, ndim, shape, TW_CPU);
     if (!t)
         return NULL;
     int64_t n = t->numel;
@@ -286,7 +282,8 @@ static tw_tensor *draw(const char *op, tw_rng *rng, tw_dtype dtype, int ndim, co
         fill_float32(tw__data(t), n, rng->seed, start, kind, a, b);
     else
         fill_float64(tw__data(t), n, rng->seed, start, kind, a, b);
-    if (tw__tracer)
+    t = tw__host_to(t, tw_default_device());
+    if (t && tw__tracer)
         tw__trace_random(t, op);
     return tw__track(t);
 }
@@ -358,13 +355,7 @@ tw_tensor *tw_random_permutation(tw_rng *rng, int64_t n)
         tw_error_set("%s: n %lld is negative", op, (long long)n);
         return NULL;
     }
-    tw_device device = tw_default_device();
-    if (device.kind != TW_DEVICE_CPU) {
-        char name[32];
-        tw_error_set("%s: no kernel for device %s", op, tw_device_name(device, name, sizeof name));
-        return NULL;
-    }
-    tw_tensor *t = tw__tensor_new(TW_INT64, 1, &n, device);
+    tw_tensor *t = tw__tensor_new(TW_INT64, 1, &n, TW_CPU);
     if (!t)
         return NULL;
     int64_t *p = tw__data(t);
@@ -381,7 +372,8 @@ tw_tensor *tw_random_permutation(tw_rng *rng, int64_t n)
         p[i] = p[j];
         p[j] = tmp;
     }
-    if (tw__tracer)
+    t = tw__host_to(t, tw_default_device());
+    if (t && tw__tracer)
         tw__trace_random(t, op);
     return tw__track(t);
 }

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cpu/cpu_kernels.h"
-#include "internal.h"
+#include "backend.h"
 
 static atomic_uint_fast64_t next_tensor_id = 1;
 
@@ -128,6 +128,13 @@ void *tw_tensor_data(const tw_tensor *t)
 {
     if (tw__tracer)
         tw__trace_read(t, "tw_tensor_data");
+    if (t->storage->device.kind != TW_DEVICE_CPU) {
+        char name[32];
+        tw_error_set("tensor_data: the tensor is on %s, not in host memory; copy it with tw_tensor_to(t, TW_CPU) "
+                     "first",
+                     tw_device_name(t->storage->device, name, sizeof name));
+        return NULL;
+    }
     return tw__data(t);
 }
 
@@ -175,7 +182,14 @@ double tw_tensor_get(const tw_tensor *t, const int64_t *index)
         }
     }
     const char *base = t->storage->data;
-    return twk_load(t->dtype, base + element_offset(t, index) * (int64_t)tw_dtype_size(t->dtype));
+    const char *at = base + element_offset(t, index) * (int64_t)tw_dtype_size(t->dtype);
+    if (t->storage->device.kind == TW_DEVICE_CPU)
+        return twk_load(t->dtype, at);
+    const tw_backend *b = tw__backend(t->storage->device, "get");
+    char value[8];
+    if (!b || b->read_element(t->storage->device.index, tw_dtype_size(t->dtype), at, value) < 0)
+        return NAN;
+    return twk_load(t->dtype, value);
 }
 
 double tw_tensor_item(const tw_tensor *t)
@@ -197,8 +211,11 @@ double tw_tensor_item(const tw_tensor *t)
 
 void tw__copy_into(tw_tensor *dst, const tw_tensor *src)
 {
-    twk_copy(tw_dtype_size(src->dtype), src->ndim, src->shape, tw__data(dst), dst->strides, tw__data(src),
-             src->strides);
+    if (dst->storage->device.kind == TW_DEVICE_CPU && src->storage->device.kind == TW_DEVICE_CPU)
+        twk_copy(tw_dtype_size(src->dtype), src->ndim, src->shape, tw__data(dst), dst->strides, tw__data(src),
+                 src->strides);
+    else
+        tw__copy_between(dst, src);
 }
 
 int tw_tensor_copy_to(const tw_tensor *t, void *buf, size_t bytes)
@@ -214,8 +231,10 @@ int tw_tensor_copy_to(const tw_tensor *t, void *buf, size_t bytes)
         return 0; /* an empty tensor: nothing to copy, and buf may be NULL */
     int64_t strides[TW_MAX_DIMS];
     tw__contiguous_strides(t->ndim, t->shape, strides);
-    twk_copy(tw_dtype_size(t->dtype), t->ndim, t->shape, buf, strides, tw__data(t), t->strides);
-    return 0;
+    const tw_backend *b = tw__backend(t->storage->device, "copy_to");
+    return b ? b->copy_to_host(t->storage->device.index, tw_dtype_size(t->dtype), t->ndim, t->shape, buf, strides,
+                               tw__data(t), t->strides)
+             : -1;
 }
 
 tw_tensor *tw__contiguous_raw(tw_tensor *t)

@@ -139,7 +139,7 @@ static int add_graph_input(tw_tracer *tr, const tw_tensor *x, const char *base)
     if (!nodes)
         return -1;
     g->input_nodes = nodes;
-    sig[g->ninputs] = (tw_sig){.dtype = x->dtype, .ndim = x->ndim, .weak = x->weak};
+    sig[g->ninputs] = (tw_sig){.dtype = x->dtype, .ndim = x->ndim, .weak = x->weak, .device = x->storage->device};
     memcpy(sig[g->ninputs].shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
     tw_gout out = gout_of(x);
     int node = tw__graph_add(g, TW_NODE_INPUT, NULL, NULL, x->storage->device, 0, NULL, 1, &out, "", base, NULL);

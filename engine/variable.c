@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cpu/cpu_kernels.h"
-#include "internal.h"
+#include "backend.h"
 
 tw_tensor *tw_variable(tw_tensor *initial_value, const char *name, bool trainable)
 {
@@ -108,16 +108,33 @@ static int assign_kernel(const tw_op_call *call, tw_tensor *const *outs) { retur
 static int assign_add_kernel(const tw_op_call *call, tw_tensor *const *outs) { return update(call, 1); }
 static int assign_sub_kernel(const tw_op_call *call, tw_tensor *const *outs) { return update(call, -1); }
 
+/* A value from another device is copied to the variable's first (loading a
+ * checkpoint read on the CPU into variables on a device); not while
+ * tracing, where dispatch refuses the mix as for any op. */
+static int assign_on_device(const tw_op_def *op, tw_tensor *v, tw_tensor *value)
+{
+    tw_tensor *moved = NULL, *none[1];
+    if (v && value && !tw__tracer && (v->storage->device.kind != value->storage->device.kind ||
+                                      v->storage->device.index != value->storage->device.index)) {
+        moved = tw__tensor_new(value->dtype, value->ndim, value->shape, v->storage->device);
+        if (!moved || tw__copy_between(moved, value) < 0) {
+            tw_tensor_unref(moved);
+            return -1;
+        }
+        moved->weak = value->weak;
+        value = moved;
+    }
+    int rc = tw_dispatch(op, 2, (tw_tensor *const[]){v, value}, NULL, NULL, none);
+    tw_tensor_unref(moved);
+    return rc;
+}
+
 #define ASSIGN_OP(NAME)                                                                                   \
     const tw_op_def tw_op_##NAME = {                                                                     \
         .name = #NAME, .noutputs = 0, .ninputs = 2, .flags = TW_OP_NOT_DIFFERENTIABLE | TW_OP_STATEFUL,  \
         .infer = assign_infer, .kernel = {[TW_DEVICE_CPU] = NAME##_kernel},                             \
     };                                                                                                   \
-    int tw_##NAME(tw_tensor *v, tw_tensor *value)                                                        \
-    {                                                                                                    \
-        tw_tensor *none[1];                                                                              \
-        return tw_dispatch(&tw_op_##NAME, 2, (tw_tensor *const[]){v, value}, NULL, NULL, none);          \
-    }
+    int tw_##NAME(tw_tensor *v, tw_tensor *value) { return assign_on_device(&tw_op_##NAME, v, value); }
 
 ASSIGN_OP(assign)
 ASSIGN_OP(assign_add)

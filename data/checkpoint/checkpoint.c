@@ -308,7 +308,10 @@ static int apply_optimizer(tw_safetensors *st, const slot_plan *plan, tw_optimiz
     tw_tensor *iterations = tw_safetensors_get(st, ITERATIONS);
     if (!iterations)
         return -1;
-    tw_optimizer_set_iterations(optimizer, *(const int64_t *)tw_tensor_data(iterations));
+    int64_t count;
+    if (tw_tensor_copy_to(iterations, &count, sizeof count) < 0) /* from whichever device it was read to */
+        return -1;
+    tw_optimizer_set_iterations(optimizer, count);
     return 0;
 }
 

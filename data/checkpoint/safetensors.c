@@ -68,11 +68,12 @@ static void describe(tw_st_header *h, int n, const char *const *names, tw_tensor
 static int write_tensors(tw_atomic_file *f, int n, tw_tensor *const *tensors)
 {
     int rc = 0;
-    /* tw_contiguous's results (the tensor itself when already packed)
-     * belong to this scope. */
+    /* tw_contiguous's results (the tensor itself when already packed) and
+     * the host copies of tensors on a device belong to this scope. */
     tw_scope_begin();
     for (int i = 0; i < n && rc == 0; i++) {
-        tw_tensor *packed = tw_contiguous(tensors[i]);
+        tw_tensor *packed = tw_tensor_device(tensors[i]).kind == TW_DEVICE_CPU ? tw_contiguous(tensors[i])
+                                                                                : tw_tensor_to(tensors[i], TW_CPU);
         size_t bytes = (size_t)tw_tensor_numel(tensors[i]) * tw_dtype_size(tw_tensor_dtype(tensors[i]));
         rc = packed ? tw__atomic_write(f, tw_tensor_data(packed), bytes) : -1;
     }

@@ -163,10 +163,8 @@ int tw__histogram_compute(tw_tensor *values, tw_histogram_stats *h)
     memset(h, 0, sizeof *h);
     if (!values)
         return tw_error_set("summary histogram: the tensor is NULL");
-    if (tw_tensor_device(values).kind != TW_DEVICE_CPU)
-        return tw_error_set("summary histogram: the tensor is not on the CPU");
-    tw_scope_begin(); /* owns the packed copy, if one is made */
-    tw_tensor *c = tw_contiguous(values);
+    tw_scope_begin(); /* owns the packed or host copy, if one is made */
+    tw_tensor *c = tw_tensor_device(values).kind == TW_DEVICE_CPU ? tw_contiguous(values) : tw_tensor_to(values, TW_CPU);
     if (c)
         summarize(tw_tensor_data(c), tw_tensor_dtype(c), tw_tensor_numel(c), h);
     tw_scope_end();

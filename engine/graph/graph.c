@@ -25,6 +25,7 @@ tw_graph *tw__graph_new(const char *function_name, int ninputs, tw_tensor *const
         s->dtype = inputs[i]->dtype;
         s->ndim = inputs[i]->ndim;
         s->weak = inputs[i]->weak;
+        s->device = inputs[i]->storage->device;
         memcpy(s->shape, inputs[i]->shape, sizeof(int64_t) * (size_t)s->ndim);
     }
     return g;
@@ -86,6 +87,7 @@ bool tw__graph_matches(const tw_graph *g, int ninputs, tw_tensor *const *inputs)
         const tw_sig *s = &g->signature[i];
         const tw_tensor *x = inputs[i];
         if (x->dtype != s->dtype || x->ndim != s->ndim || x->weak != s->weak ||
+            x->storage->device.kind != s->device.kind || x->storage->device.index != s->device.index ||
             memcmp(x->shape, s->shape, sizeof(int64_t) * (size_t)s->ndim) != 0)
             return false;
     }

@@ -381,10 +381,8 @@ static int add_op(importer *im, const node_text *t)
         ins[i] = value_of(im, t->inputs[i]);
     tw_device device;
     int rc = check_devices(im, t, ins, &device);
-    if (rc == 0 && !op->view && !op->kernel[device.kind]) {
-        char name[32];
-        rc = node_error(im, t->id, "'%s' has no kernel for device %s", op->name,
-                        tw_device_name(device, name, sizeof name));
+    if (rc == 0 && !op->view && !tw__kernel_for(op, device)) {
+        rc = node_error(im, t->id, "%s", tw_last_error());
     }
     if (rc == 0)
         rc = check_inference(im, t, op, ins);

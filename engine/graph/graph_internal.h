@@ -5,7 +5,7 @@
 #ifndef TW_GRAPH_INTERNAL_H
 #define TW_GRAPH_INTERNAL_H
 
-#include "internal.h"
+#include "backend.h"
 #include "tw/function.h"
 
 /* One output of one node. */
@@ -83,6 +83,7 @@ typedef struct {
     tw_dtype dtype;
     int ndim;
     bool weak;
+    tw_device device; /* a graph's nodes run on the devices it was traced on */
     int64_t shape[TW_MAX_DIMS];
 } tw_sig;
 

@@ -276,7 +276,15 @@ tw_storage *tw__graph_take_arena(tw_graph *g)
     if (arena || g->arena_bytes == 0)
         return arena;
     atomic_fetch_add(&buffers_made, 1);
-    return tw__storage_new((size_t)g->arena_bytes, TW_CPU);
+    /* On the device of the graph's first op; nodes on others take their
+     * own buffers (tw__graph_value). */
+    tw_device device = TW_CPU;
+    for (int i = 0; i < g->nnodes; i++)
+        if (g->nodes[i].kind == TW_NODE_OP) {
+            device = g->nodes[i].device;
+            break;
+        }
+    return tw__storage_new((size_t)g->arena_bytes, device);
 }
 
 void tw__graph_give_arena(tw_graph *g, tw_storage *arena)
@@ -288,7 +296,8 @@ void tw__graph_give_arena(tw_graph *g, tw_storage *arena)
 
 tw_tensor *tw__graph_value(const tw_graph *g, tw_storage *arena, int slot, const tw_desc *d, tw_device device)
 {
-    if (!arena || g->slot_offset[slot] < 0) {
+    if (!arena || g->slot_offset[slot] < 0 || arena->device.kind != device.kind ||
+        arena->device.index != device.index) {
         atomic_fetch_add(&buffers_made, 1);
         return tw__tensor_new(d->dtype, d->ndim, d->shape, device);
     }

@@ -55,7 +55,8 @@ static tw_tensor *evaluate(const tw_graph *g, const tw_gnode *n)
         tw_tensor_unref(view);
     } else {
         t = tw__tensor_new(d->dtype, d->ndim, d->shape, n->device);
-        if (t && n->op->kernel[n->device.kind](&call, &t) < 0) {
+        tw_kernel_fn kernel = t ? tw__kernel_for(n->op, n->device) : NULL;
+        if (t && (!kernel || kernel(&call, &t) < 0)) {
             tw_tensor_unref(t);
             t = NULL;
         }
@@ -111,20 +112,27 @@ static uint64_t hash_node(const tw_gnode *n, int epoch)
     for (int i = 0; i < n->attrs.ni; i++)
         h = mix(h, (uint64_t)n->attrs.i[i]);
     if (n->kind == TW_NODE_CONSTANT) {
-        const tw_tensor *t = n->tensor;
-        const unsigned char *bytes = tw__data(t);
-        size_t size = (size_t)t->numel * tw_dtype_size(t->dtype);
+        tw_tensor *t = tw__to_host(n->tensor); /* a device's constants are read through a copy */
+        const unsigned char *bytes = t ? tw__data(t) : NULL;
+        size_t size = t ? (size_t)t->numel * tw_dtype_size(t->dtype) : 0;
         for (size_t b = 0; b < size; b++)
             h = mix(h, bytes[b]);
+        tw_tensor_unref(t);
     }
     return h;
 }
 
 static bool same_constant(const tw_tensor *a, const tw_tensor *b)
 {
-    return a->dtype == b->dtype && a->ndim == b->ndim && a->weak == b->weak &&
-           memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim) == 0 &&
-           memcmp(tw__data(a), tw__data(b), (size_t)a->numel * tw_dtype_size(a->dtype)) == 0;
+    tw_device da = a->storage->device, db = b->storage->device;
+    if (a->dtype != b->dtype || a->ndim != b->ndim || a->weak != b->weak || da.kind != db.kind ||
+        da.index != db.index || memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim) != 0)
+        return false;
+    tw_tensor *ha = tw__to_host(a), *hb = tw__to_host(b);
+    bool same = ha && hb && memcmp(tw__data(ha), tw__data(hb), (size_t)a->numel * tw_dtype_size(a->dtype)) == 0;
+    tw_tensor_unref(ha);
+    tw_tensor_unref(hb);
+    return same;
 }
 
 static bool same_node(const cse_table *t, int a, int b)

@@ -49,7 +49,10 @@ static int run_node(const run_state *r, const tw_gnode *node)
             rc = outs[k] ? 0 : -1;
         }
         if (rc == 0)
-            rc = node->op->kernel[node->device.kind](&call, outs);
+            {
+            tw_kernel_fn kernel = tw__kernel_for(node->op, node->device);
+            rc = kernel ? kernel(&call, outs) : -1;
+        }
     }
     for (int k = 0; rc == 0 && k < node->noutputs; k++)
         outs[k]->weak = node->outputs[k].weak;

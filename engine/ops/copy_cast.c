@@ -1,6 +1,6 @@
 /* Copies and dtype conversion. */
 #include "cpu/cpu_kernels.h"
-#include "internal.h"
+#include "backend.h"
 
 static int same_shape_infer(const tw_op_call *call, tw_desc *out, tw_dtype dtype)
 {
@@ -53,12 +53,19 @@ tw_tensor *tw_tensor_to(tw_tensor *t, tw_device device)
 {
     if (tw__check_inputs("to", 1, &t) < 0)
         return NULL;
-    if (device.kind != TW_DEVICE_CPU || device.index != 0) {
-        char name[32];
-        tw_error_set("to: device %s is not available in this build", tw_device_name(device, name, sizeof name));
+    tw_device from = t->storage->device;
+    if (from.kind == device.kind && from.index == device.index)
+        return tw_copy(t);
+    if (!tw__backend(device, "to"))
+        return NULL;
+    if (tw__tracer)
+        tw__trace_read(t, "tw_tensor_to");
+    tw_tensor *c = tw__tensor_new(t->dtype, t->ndim, t->shape, device);
+    if (c && tw__copy_between(c, t) < 0) {
+        tw_tensor_unref(c);
         return NULL;
     }
-    return tw_copy(t);
+    return tw__track(c);
 }
 
 /* ---- cast ------------------------------------------------------------------- */

@@ -127,7 +127,11 @@ int tw_optimizer_apply_gradients(tw_optimizer *opt, int n, tw_tensor *const *var
         return tw_error_set("optimizer: apply_gradients on a NULL optimizer");
     if (tw__optimizer_check_call(opt, n, variables, gradients) < 0)
         return -1;
-    if (tw__tracer)
+    int first = 0;
+    while (first < n - 1 && !gradients[first])
+        first++;
+    tw_device device = n > 0 ? variables[first]->storage->device : TW_CPU;
+    if (tw__tracer || device.kind != TW_DEVICE_CPU)
         return tw__optimizer_apply_traced(opt, n, variables, gradients);
     double scale = global_scale(opt, n, gradients);
     if (scale < 0)

@@ -187,10 +187,34 @@ const tw_optimizer_algo *tw__optimizer_algo(tw_optimizer_kind kind)
 }
 
 /* Read straight from storage (not tw_tensor_item): C code asks for the
- * count between steps, also while a step is being traced. */
+ * count between steps, also while a step is being traced. On a device,
+ * through its backend; -1 when that fails (the error is set). */
 int64_t tw__optimizer_iteration_value(const tw_tensor *iterations)
 {
-    return *(const int64_t *)tw__data(iterations);
+    tw_device device = iterations->storage->device;
+    if (device.kind == TW_DEVICE_CPU)
+        return *(const int64_t *)tw__data(iterations);
+    const tw_backend *b = tw__backend(device, "optimizer");
+    int64_t value;
+    return b && b->read_element(device.index, sizeof value, tw__data(iterations), &value) == 0 ? value : -1;
+}
+
+int tw__optimizer_place(tw_optimizer *opt, tw_device device)
+{
+    tw_device now = opt->iterations->storage->device;
+    if (now.kind == device.kind && now.index == device.index)
+        return 0;
+    struct tw_tracer *tracer = tw__trace_suspend();
+    tw_scope_begin();
+    tw_tensor *moved = tw_tensor_to(opt->iterations, device);
+    tw_tensor *counter = moved ? tw_tensor_ref(tw_variable(moved, opt->iterations->variable->name, false)) : NULL;
+    tw_scope_end();
+    tw__trace_resume(tracer);
+    if (!counter)
+        return -1;
+    tw_tensor_unref(opt->iterations);
+    opt->iterations = counter;
+    return 0;
 }
 
 int64_t tw_optimizer_iterations(const tw_optimizer *opt)
@@ -202,7 +226,15 @@ void tw_optimizer_set_iterations(tw_optimizer *opt, int64_t iterations)
 {
     if (!opt)
         return;
-    *(int64_t *)tw__data(opt->iterations) = iterations > 0 ? iterations : 0;
+    int64_t value = iterations > 0 ? iterations : 0;
+    tw_device device = opt->iterations->storage->device;
+    if (device.kind == TW_DEVICE_CPU) {
+        *(int64_t *)tw__data(opt->iterations) = value;
+    } else {
+        const tw_backend *b = tw__backend(device, "optimizer");
+        if (b)
+            b->copy_from_host(device.index, sizeof value, 0, NULL, tw__data(opt->iterations), NULL, &value, NULL);
+    }
     atomic_fetch_add(&opt->iterations->storage->version, 1);
 }
 

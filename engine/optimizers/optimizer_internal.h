@@ -6,7 +6,7 @@
 #include <float.h>
 #include "cpu/cpu_kernels.h"
 #include "id_map.h"
-#include "internal.h"
+#include "backend.h"
 #include "tw/optimizers.h"
 
 #define TW_OPT_MAX_SLOTS 2
@@ -92,6 +92,9 @@ void tw__optimizer_free_slots(tw_optimizer *opt);
 /* optimizer.c: the update rule of a kind. */
 const tw_optimizer_algo *tw__optimizer_algo(tw_optimizer_kind kind);
 int64_t tw__optimizer_iteration_value(const tw_tensor *iterations);
+/* Move the iteration counter to the device of the variables (a new
+ * variable with the same count) before a first update there. */
+int tw__optimizer_place(tw_optimizer *opt, tw_device device);
 
 /* apply.c: one variable's fused in-place update at update number t
  * (1-based) with this step's learning rate and global clipping factor
@@ -103,9 +106,10 @@ int tw__optimizer_update_variable(const tw_optimizer_config *config, const tw_op
 int tw__optimizer_check_call(const tw_optimizer *opt, int n, tw_tensor *const *variables,
                              tw_tensor *const *gradients);
 
-/* traced_update.c: apply_gradients while a function is traced: the update
- * becomes graph ops (one optimizer_update per variable, the counter's
- * assign_add), so the graph applies it on every run. */
+/* traced_update.c: apply_gradients as ops (one optimizer_update per
+ * variable, the counter's assign_add): while a function is traced, so the
+ * graph applies it on every run, and eagerly for variables on a device
+ * other than the CPU, so the update runs where they live. */
 int tw__optimizer_apply_traced(tw_optimizer *opt, int n, tw_tensor *const *variables, tw_tensor *const *gradients);
 
 #endif

@@ -27,6 +27,9 @@ static tw_tensor *new_slot(const tw_optimizer *opt, tw_tensor *variable, int k)
     snprintf(name, sizeof name, "%s/%s", variable->variable->name, opt->slot_names[k]);
     tw_scope_begin();
     tw_tensor *initial = tw_full(opt->slot_initial_values[k], variable->dtype, variable->ndim, variable->shape);
+    tw_device device = variable->storage->device; /* slots live with their variable */
+    if (initial && (initial->storage->device.kind != device.kind || initial->storage->device.index != device.index))
+        initial = tw_tensor_to(initial, device);
     tw_tensor *slot = tw_tensor_ref(tw_variable(initial, name, false));
     tw_scope_end();
     return slot;

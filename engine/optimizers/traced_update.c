@@ -1,5 +1,6 @@
-/* The optimizer's update as graph ops, for apply_gradients inside a traced
- * function (TensorFlow's ResourceApplyAdam and friends play this part).
+/* The optimizer's update as ops, for apply_gradients inside a traced
+ * function (TensorFlow's ResourceApplyAdam and friends play this part) and
+ * eagerly for variables on a device, where the update must run.
  *
  * Each variable's update is one stateful op, "optimizer_update", that runs
  * the same fused in-place loop as the eager call. Its inputs: the variable,
@@ -155,6 +156,11 @@ static tw_tensor *global_scale(const tw_optimizer *opt, int n, tw_tensor *const 
 /* The slots now, outside the trace: creating them is not part of the step. */
 static int build_slots(tw_optimizer *opt, int n, tw_tensor *const *variables, tw_tensor *const *gradients)
 {
+    int first = 0;
+    while (first < n - 1 && !gradients[first])
+        first++;
+    if (n > 0 && tw__optimizer_place(opt, variables[first]->storage->device) < 0)
+        return -1;
     struct tw_tracer *tracer = tw__trace_suspend();
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++)
@@ -187,6 +193,9 @@ int tw__optimizer_apply_traced(tw_optimizer *opt, int n, tw_tensor *const *varia
     double numbers[H_COUNT];
     config_numbers(&opt->config, numbers);
     tw_tensor *config = tw_tensor_from_data(numbers, TW_FLOAT64, 1, (int64_t[]){H_COUNT});
+    tw_device device = opt->iterations->storage->device; /* the variables', after build_slots */
+    if (config && (config->storage->device.kind != device.kind || config->storage->device.index != device.index))
+        config = tw_tensor_to(config, device);
     bool has_scale = opt->config.global_clipnorm > 0 && !(opt->config.clipnorm > 0);
     tw_tensor *scale = has_scale ? global_scale(opt, n, gradients) : NULL;
     tw_attrs attrs = update_attrs(opt, has_scale);

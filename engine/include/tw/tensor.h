@@ -42,17 +42,25 @@ size_t tw_dtype_size(tw_dtype dtype);
 const char *tw_dtype_name(tw_dtype dtype); /* "float32", ... as TensorFlow names them */
 bool tw_dtype_is_float(tw_dtype dtype);
 
-/* Where a tensor's data lives. Only the CPU exists in this build; CUDA is
- * reserved so tensors, ops and errors already speak of devices. */
-typedef enum { TW_DEVICE_CPU = 0, TW_DEVICE_CUDA = 1, TW_DEVICE_KIND_COUNT } tw_device_kind;
+/* Where a tensor's data lives. The CPU is always there; CUDA devices come
+ * from the CUDA plugin (libtw-cuda.so) when it loads and finds a GPU; SIM
+ * is a simulated device for tests (host memory behind the device
+ * interface), absent unless a test enables it. Ops run on the device of
+ * their inputs (all on one device, or an error naming both); copy between
+ * devices with tw_tensor_to. */
+typedef enum { TW_DEVICE_CPU = 0, TW_DEVICE_CUDA = 1, TW_DEVICE_SIM = 2, TW_DEVICE_KIND_COUNT } tw_device_kind;
 typedef struct {
     tw_device_kind kind;
     int index;
 } tw_device;
 
 #define TW_CPU ((tw_device){TW_DEVICE_CPU, 0})
-const char *tw_device_name(tw_device device, char *buf, size_t size); /* "cpu:0" */
-/* The device new tensors are created on, per thread (TensorFlow's tf.device). */
+const char *tw_device_name(tw_device device, char *buf, size_t size); /* "cpu:0", "cuda:1" */
+/* How many devices of a kind this process can use (1 for the CPU, 0 where
+ * none is present). The first question about CUDA loads the plugin. */
+int tw_device_count(tw_device_kind kind);
+/* The device new tensors are created on, per thread (TensorFlow's tf.device).
+ * Setting a device that is not present fails with a message naming it. */
 tw_device tw_default_device(void);
 int tw_set_default_device(tw_device device);
 
@@ -81,10 +89,12 @@ int64_t tw_tensor_numel(const tw_tensor *t);
 bool tw_tensor_is_contiguous(const tw_tensor *t);
 /* Whether two tensors share storage (one is a view of the other, or both of a third). */
 bool tw_tensor_shares_storage(const tw_tensor *a, const tw_tensor *b);
-/* Pointer to the first element (CPU tensors). Honour the strides, or call
- * tw_contiguous() first. */
+/* Pointer to the first element of a CPU tensor. Honour the strides, or call
+ * tw_contiguous() first. NULL, with an error naming the device, for a tensor
+ * on another device: copy it with tw_tensor_to(t, TW_CPU) first. */
 void *tw_tensor_data(const tw_tensor *t);
-/* The value of a one-element tensor as a double; NAN (and an error) otherwise. */
+/* The value of a one-element tensor as a double; NAN (and an error) otherwise.
+ * These readers (item, get, copy_to) copy from any device. */
 double tw_tensor_item(const tw_tensor *t);
 /* Element at a multi-index, as a double (for tests and printing). */
 double tw_tensor_get(const tw_tensor *t, const int64_t *index);
@@ -119,7 +129,8 @@ tw_tensor *tw_arange(double start, double stop, double step, tw_dtype dtype);
 tw_tensor *tw_linspace(double start, double stop, int64_t num, tw_dtype dtype);
 tw_tensor *tw_eye(int64_t rows, int64_t cols, tw_dtype dtype);
 tw_tensor *tw_cast(tw_tensor *t, tw_dtype dtype);
-/* Copy to a device (a plain copy when already there). */
+/* Copy to a device (a plain copy when already there). Not recorded on tapes:
+ * gradients do not flow across devices. */
 tw_tensor *tw_tensor_to(tw_tensor *t, tw_device device);
 /* A new tensor with its own storage and the same values. */
 tw_tensor *tw_copy(tw_tensor *t);
