@@ -8,15 +8,19 @@
  * Kernels so far: every elementwise op of the formula table (integer div
  * and floormod excepted: the CPU refuses a zero divisor, which needs a look
  * at the divisor's values first), where, cast, copy, the reductions
- * (sum/prod/max/min/argmax/argmin) and matmul. An op without a CUDA kernel
- * fails with the engine's "OP: no kernel for device cuda:N". */
+ * (sum/prod/max/min/argmax/argmin), matmul, the two softmax
+ * cross-entropies, gather, one_hot and the optimizer update (SGD, Adam,
+ * AdamW). An op without a CUDA kernel fails with the engine's "OP: no
+ * kernel for device cuda:N". */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
-#include "cpu/cpu_kernels.h"
+#include "cpu/gather_kernels.h"
 #include "cuda/twc_kernels.h"
+#include "optimizers/optimizer_internal.h"
 
 #define MAX_DEVICES 16
 
@@ -359,6 +363,214 @@ static int run_matmul(const tw_op_call *call, tw_tensor *const *outs)
     return 0;
 }
 
+/* A contiguous device copy of t's values: tw__data(t) itself when t is
+ * contiguous, else a block from the allocator in *tmp (the caller frees it
+ * with twc_free after the kernels that read it were queued). */
+static const void *dense_data(twc_device *d, const tw_tensor *t, void **tmp)
+{
+    *tmp = NULL;
+    if (contiguous(tw_dtype_size(t->dtype), t->ndim, t->shape, t->strides))
+        return tw__data(t);
+    int64_t dense[TW_MAX_DIMS];
+    dense_strides(t->ndim, t->shape, dense);
+    size_t isz = tw_dtype_size(t->dtype);
+    *tmp = twc_alloc(d, (size_t)t->numel * isz);
+    if (!*tmp || twc_copy(d, isz, t->ndim, t->shape, *tmp, dense, tw__data(t), t->strides) < 0)
+        return NULL;
+    return *tmp;
+}
+
+/* Values of a small device tensor on the host (labels and indices to check,
+ * configuration numbers): a malloc'd contiguous buffer, or NULL with the
+ * error set. */
+static void *to_host(twc_device *d, int index, const tw_tensor *t)
+{
+    size_t isz = tw_dtype_size(t->dtype), bytes = (size_t)t->numel * isz;
+    void *h = malloc(bytes ? bytes : 1);
+    int64_t dense[TW_MAX_DIMS];
+    dense_strides(t->ndim, t->shape, dense);
+    if (!h) {
+        tw_error_set("cuda:%d: out of host memory", index);
+        return NULL;
+    }
+    if (cuda_copy_to_host(index, isz, t->ndim, t->shape, h, dense, tw__data(t), t->strides) < 0) {
+        free(h);
+        return NULL;
+    }
+    (void)d;
+    return h;
+}
+
+/* Rows of the last axis of a contiguous tensor: rows and classes. */
+static void rows_of(const tw_tensor *logits, int64_t *rows, int64_t *classes)
+{
+    *classes = logits->shape[logits->ndim - 1];
+    *rows = *classes ? logits->numel / *classes : 0;
+}
+
+static int run_softmax_xent(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *logits = call->inputs[0], *labels = call->inputs[1], *out = outs[0];
+    int index = index_of(out);
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    void *t1, *t2;
+    const void *x = dense_data(d, logits, &t1), *l = x ? dense_data(d, labels, &t2) : NULL;
+    int64_t rows, classes;
+    rows_of(logits, &rows, &classes);
+    int rc = x && l ? twc_softmax_cross_entropy(d, logits->dtype, rows, classes, x, l, tw__data(out)) : -1;
+    twc_free(d, t1);
+    if (x)
+        twc_free(d, t2);
+    return check(rc, index);
+}
+
+/* The labels are checked on the host first, as the CPU's kernel does. */
+static int run_sparse_softmax_xent(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *logits = call->inputs[0], *labels = call->inputs[1], *out = outs[0];
+    int index = index_of(out);
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    int64_t rows, classes;
+    rows_of(logits, &rows, &classes);
+    void *host = to_host(d, index, labels);
+    if (!host)
+        return -1;
+    int64_t bad = twk_index_check(labels->dtype, labels->numel, host, classes);
+    if (bad >= 0) {
+        char shape[160];
+        tw_error_set("sparse_softmax_cross_entropy: label %lld at position %lld is outside [0, %lld) for logits of "
+                     "shape %s",
+                     (long long)twk_index_at(labels->dtype, host, bad), (long long)bad, (long long)classes,
+                     tw_shape_str(logits->ndim, logits->shape, shape, sizeof shape));
+        free(host);
+        return -1;
+    }
+    free(host);
+    void *t1, *t2;
+    const void *x = dense_data(d, logits, &t1), *l = x ? dense_data(d, labels, &t2) : NULL;
+    int rc = x && l ? twc_sparse_softmax_cross_entropy(d, logits->dtype, labels->dtype, rows, classes, x, l,
+                                                       tw__data(out))
+                    : -1;
+    twc_free(d, t1);
+    if (x)
+        twc_free(d, t2);
+    return check(rc, index);
+}
+
+/* gather (attrs i[0]: axis): indices checked on the host, as the CPU's. */
+static int run_gather(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *params = call->inputs[0], *indices = call->inputs[1], *out = outs[0];
+    int index = index_of(out), axis = (int)call->attrs->i[0];
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    void *host = to_host(d, index, indices);
+    if (!host)
+        return -1;
+    int64_t bad = twk_index_check(indices->dtype, indices->numel, host, params->shape[axis]);
+    if (bad >= 0) {
+        tw_error_set("gather: index %lld at position %lld is out of range for axis %d of size %lld",
+                     (long long)twk_index_at(indices->dtype, host, bad), (long long)bad, axis,
+                     (long long)params->shape[axis]);
+        free(host);
+        return -1;
+    }
+    free(host);
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; k < params->ndim; k++)
+        outer *= k < axis ? params->shape[k] : 1, inner *= k > axis ? params->shape[k] : 1;
+    void *t1, *t2;
+    const void *p = dense_data(d, params, &t1), *ix = p ? dense_data(d, indices, &t2) : NULL;
+    int rc = p && ix ? twc_gather(d, tw_dtype_size(params->dtype), outer, params->shape[axis], inner, p,
+                                  indices->dtype, indices->numel, ix, tw__data(out))
+                     : -1;
+    twc_free(d, t1);
+    if (p)
+        twc_free(d, t2);
+    return check(rc, index);
+}
+
+/* one_hot (attrs i[0]: depth): indices outside [0, depth) give zeros. */
+static int run_one_hot(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *indices = call->inputs[0], *out = outs[0];
+    int index = index_of(out);
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    void *t1;
+    const void *ix = dense_data(d, indices, &t1);
+    int rc = ix ? twc_one_hot(d, out->dtype, indices->dtype, indices->numel, ix, call->attrs->i[0], tw__data(out))
+                : -1;
+    twc_free(d, t1);
+    return check(rc, index);
+}
+
+/* optimizer_update (optimizers/traced_update.c's op): inputs variable,
+ * gradient, iteration counter, the configuration's float64 numbers, the
+ * slots and maybe the global clipping factor; ints kind, nesterov,
+ * schedule kind, decay_steps, staircase, slot count, factor given. The
+ * numbers come to the host (a few bytes), the update runs fused on the
+ * device as engine/optimizers' loop does on the CPU. The numbering below
+ * mirrors traced_update.c's A_* and H_* (private there): keep them in step. */
+enum { OPT_KIND, OPT_NESTEROV, OPT_SCHEDULE, OPT_DECAY_STEPS, OPT_STAIRCASE, OPT_NSLOTS, OPT_HAS_SCALE };
+enum { H_LR, H_DECAY_RATE, H_ALPHA, H_MOMENTUM, H_BETA_1, H_BETA_2, H_EPSILON, H_WEIGHT_DECAY, H_RHO, H_CLIPVALUE,
+       H_CLIPNORM, H_GLOBAL_CLIPNORM, H_COUNT };
+
+static int run_optimizer_update(const tw_op_call *call, tw_tensor *const *outs)
+{
+    (void)outs;
+    const tw_attrs *a = call->attrs;
+    tw_tensor *const *in = call->inputs;
+    tw_tensor *v = in[0], *g = in[1];
+    int index = index_of(v), nslots = (int)a->i[OPT_NSLOTS];
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    double *h = to_host(d, index, in[3]);
+    int64_t *done = h ? to_host(d, index, in[2]) : NULL;
+    double *factor = done && a->i[OPT_HAS_SCALE] ? to_host(d, index, in[4 + nslots]) : NULL;
+    int rc = -1;
+    if (!h || !done || (a->i[OPT_HAS_SCALE] && !factor))
+        goto out;
+    if (h[H_CLIPNORM] > 0) {
+        rc = tw_error_set("optimizer_update: clipnorm on cuda:%d is not supported yet (use clipvalue or "
+                          "global_clipnorm)", index);
+        goto out;
+    }
+    tw_lr_schedule schedule = {.kind = (tw_schedule_kind)a->i[OPT_SCHEDULE], .initial_learning_rate = h[H_LR],
+                               .decay_steps = a->i[OPT_DECAY_STEPS], .decay_rate = h[H_DECAY_RATE],
+                               .staircase = a->i[OPT_STAIRCASE] != 0, .alpha = h[H_ALPHA]};
+    double lr = tw_lr_schedule_at(&schedule, *done);
+    twc_update u = {.lr = lr, .keep = 1 - lr * h[H_WEIGHT_DECAY], .scale = factor ? *factor : 1,
+                    .clip = h[H_CLIPVALUE] > 0 && !(h[H_GLOBAL_CLIPNORM] > 0) ? h[H_CLIPVALUE] : INFINITY,
+                    .momentum = h[H_MOMENTUM], .beta_1 = h[H_BETA_1], .beta_2 = h[H_BETA_2], .epsilon = h[H_EPSILON],
+                    .nesterov = a->i[OPT_NESTEROV] != 0, .t = *done + 1};
+    void *tg;
+    const void *gd = dense_data(d, g, &tg);
+    if (!gd)
+        goto out;
+    if (a->i[OPT_KIND] == TW_OPTIMIZER_SGD)
+        rc = twc_sgd_update(d, v->dtype, v->numel, tw__data(v), gd, nslots ? tw__data(in[4]) : NULL, &u);
+    else
+        rc = twc_adam_update(d, v->dtype, v->numel, tw__data(v), gd, tw__data(in[4]), tw__data(in[5]), &u);
+    twc_free(d, tg);
+    rc = check(rc, index);
+    if (rc == 0) { /* in-place writes, as the CPU's loop records them */
+        atomic_fetch_add(&v->storage->version, 1);
+        for (int k = 0; k < nslots; k++)
+            atomic_fetch_add(&in[4 + k]->storage->version, 1);
+    }
+out:
+    free(h), free(done), free(factor);
+    return rc;
+}
+
 /* Kernels by op name (op definitions are the engine's hidden symbols). */
 static const struct {
     const char *name;
@@ -367,6 +579,11 @@ static const struct {
     {"where", run_where},     {"cast", run_cast},       {"copy", run_copy},     {"sum", sum_kernel},
     {"prod", prod_kernel},    {"max", max_kernel},      {"min", min_kernel},    {"argmax", argmax_kernel},
     {"argmin", argmin_kernel}, {"matmul", run_matmul},
+    {"softmax_cross_entropy", run_softmax_xent},
+    {"sparse_softmax_cross_entropy", run_sparse_softmax_xent},
+    {"gather", run_gather},
+    {"one_hot", run_one_hot},
+    {"optimizer_update", run_optimizer_update},
 };
 
 static tw_kernel_fn cuda_kernel(int index, const tw_op_def *op)
@@ -391,6 +608,13 @@ static bool cuda_supports_op(int index, const tw_op_call *call)
         tw_error_set("%s: integer division on cuda:%d is not supported yet (the zero-divisor check runs on the CPU)",
                      op->name, index);
         return false;
+    }
+    if (strcmp(op->name, "optimizer_update") == 0) {
+        int64_t kind = call->attrs->i[OPT_KIND];
+        if (kind != TW_OPTIMIZER_SGD && kind != TW_OPTIMIZER_ADAM && kind != TW_OPTIMIZER_ADAMW) {
+            tw_error_set("optimizer_update: cuda:%d runs SGD, Adam and AdamW; RMSprop and Adagrad not yet", index);
+            return false;
+        }
     }
     if (strcmp(op->name, "matmul") == 0 && !tw_dtype_is_float(call->inputs[0]->dtype)) {
         tw_error_set("matmul: cuda:%d multiplies float32 and float64 only, got %s", index,
