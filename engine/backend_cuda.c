@@ -9,8 +9,8 @@
  * and floormod excepted: the CPU refuses a zero divisor, which needs a look
  * at the divisor's values first), where, cast, copy, the reductions
  * (sum/prod/max/min/argmax/argmin), matmul, the two softmax
- * cross-entropies, gather, one_hot and the optimizer update (SGD, Adam,
- * AdamW). An op without a CUDA kernel fails with the engine's "OP: no
+ * cross-entropies, gather, one_hot, the variable assignments and the
+ * optimizer update (SGD, Adam, AdamW). An op without a CUDA kernel fails with the engine's "OP: no
  * kernel for device cuda:N". */
 #include <math.h>
 #include <pthread.h>
@@ -571,6 +571,47 @@ out:
     return rc;
 }
 
+/* assign, assign_add, assign_sub (variable.c): the value (broadcast, a weak
+ * scalar cast to the variable's dtype first) into the variable, in place. */
+static int run_assign(int kind, const tw_op_call *call)
+{
+    tw_tensor *v = call->inputs[0], *value = call->inputs[1];
+    int index = index_of(v);
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    const void *src = tw__data(value);
+    void *converted = NULL;
+    int64_t strides[TW_MAX_DIMS];
+    broadcast_strides(value, v->ndim, strides);
+    if (value->dtype != v->dtype) {
+        converted = twc_alloc(d, (size_t)value->numel * tw_dtype_size(v->dtype));
+        int64_t dense[TW_MAX_DIMS];
+        dense_strides(value->ndim, value->shape, dense);
+        if (!converted || twc_cast(d, v->dtype, value->dtype, value->ndim, value->shape, converted, dense,
+                                   tw__data(value), value->strides) < 0) {
+            twc_free(d, converted);
+            return check(-1, index);
+        }
+        src = converted;
+        for (int k = 0; k < v->ndim; k++) { /* strides of the dense copy, broadcast */
+            int vk = k - (v->ndim - value->ndim);
+            strides[k] = vk < 0 || value->shape[vk] == 1 ? 0 : dense[vk];
+        }
+    }
+    int rc = kind == 0 ? twc_copy(d, tw_dtype_size(v->dtype), v->ndim, v->shape, tw__data(v), v->strides, src, strides)
+                       : twc_binary(d, kind > 0 ? TWK_BINARY_add : TWK_BINARY_sub, v->dtype, v->ndim, v->shape,
+                                    tw__data(v), v->strides, tw__data(v), v->strides, src, strides);
+    twc_free(d, converted);
+    if (rc == 0)
+        atomic_fetch_add(&v->storage->version, 1);
+    return check(rc, index);
+}
+
+static int assign_kernel(const tw_op_call *call, tw_tensor *const *outs) { return run_assign(0, call); }
+static int assign_add_kernel(const tw_op_call *call, tw_tensor *const *outs) { return run_assign(1, call); }
+static int assign_sub_kernel(const tw_op_call *call, tw_tensor *const *outs) { return run_assign(-1, call); }
+
 /* Kernels by op name (op definitions are the engine's hidden symbols). */
 static const struct {
     const char *name;
@@ -584,6 +625,9 @@ static const struct {
     {"gather", run_gather},
     {"one_hot", run_one_hot},
     {"optimizer_update", run_optimizer_update},
+    {"assign", assign_kernel},
+    {"assign_add", assign_add_kernel},
+    {"assign_sub", assign_sub_kernel},
 };
 
 static tw_kernel_fn cuda_kernel(int index, const tw_op_def *op)
