@@ -9,8 +9,9 @@
  * and floormod excepted: the CPU refuses a zero divisor, which needs a look
  * at the divisor's values first), where, cast, copy, the reductions
  * (sum/prod/max/min/argmax/argmin), matmul, the two softmax
- * cross-entropies, gather, one_hot, the variable assignments and the
- * optimizer update (SGD, Adam, AdamW). An op without a CUDA kernel fails with the engine's "OP: no
+ * cross-entropies, gather, one_hot, the variable assignments, the
+ * optimizer update (SGD, Adam, AdamW), conv2d and its two gradients (cuDNN)
+ * and max/avg pooling with their gradients. An op without a CUDA kernel fails with the engine's "OP: no
  * kernel for device cuda:N". */
 #include <math.h>
 #include <pthread.h>
@@ -612,6 +613,115 @@ static int assign_kernel(const tw_op_call *call, tw_tensor *const *outs) { retur
 static int assign_add_kernel(const tw_op_call *call, tw_tensor *const *outs) { return run_assign(1, call); }
 static int assign_sub_kernel(const tw_op_call *call, tw_tensor *const *outs) { return run_assign(-1, call); }
 
+/* ---- conv2d and pooling (ops/conv.c, ops/pool.c): attrs as theirs, the
+ * geometry recomputed here as their geometry() does (infer has checked it) */
+enum { CONV_STRIDE_H, CONV_STRIDE_W, CONV_DILATION_H, CONV_DILATION_W, CONV_PADDING, CONV_SHAPE };
+enum { POOL_H, POOL_W, POOL_STRIDE_H, POOL_STRIDE_W, POOL_PADDING, POOL_SHAPE };
+
+/* Output size and padding before, as TensorFlow's VALID and SAME. */
+static void window_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t padding, int64_t *out,
+                        int64_t *pad_before)
+{
+    int64_t effective = (k - 1) * dilation + 1;
+    if (padding == TW_PADDING_SAME) {
+        *out = (in + stride - 1) / stride;
+        int64_t total = (*out - 1) * stride + effective - in;
+        *pad_before = *out > 0 && total > 0 ? total / 2 : 0;
+    } else {
+        *out = (in - effective) / stride + 1;
+        *pad_before = 0;
+    }
+}
+
+static twk_conv2d_shape conv_shape(const tw_attrs *a, const int64_t *in, const int64_t *fil)
+{
+    const int64_t *p = a->i;
+    twk_conv2d_shape s = {.batch = in[0], .in_h = in[1], .in_w = in[2], .in_c = in[3], .k_h = fil[0],
+                          .k_w = fil[1], .out_c = fil[3], .stride_h = p[CONV_STRIDE_H], .stride_w = p[CONV_STRIDE_W],
+                          .dilation_h = p[CONV_DILATION_H], .dilation_w = p[CONV_DILATION_W]};
+    window_size(s.in_h, s.k_h, s.stride_h, s.dilation_h, p[CONV_PADDING], &s.out_h, &s.pad_top);
+    window_size(s.in_w, s.k_w, s.stride_w, s.dilation_w, p[CONV_PADDING], &s.out_w, &s.pad_left);
+    return s;
+}
+
+static twk_pool2d_shape pool_shape(const tw_attrs *a, const int64_t *in)
+{
+    const int64_t *p = a->i;
+    twk_pool2d_shape s = {.batch = in[0], .in_h = in[1], .in_w = in[2], .channels = in[3], .pool_h = p[POOL_H],
+                          .pool_w = p[POOL_W], .stride_h = p[POOL_STRIDE_H], .stride_w = p[POOL_STRIDE_W]};
+    window_size(s.in_h, s.pool_h, s.stride_h, 1, p[POOL_PADDING], &s.out_h, &s.pad_top);
+    window_size(s.in_w, s.pool_w, s.stride_w, 1, p[POOL_PADDING], &s.out_w, &s.pad_left);
+    return s;
+}
+
+enum { CONV_FORWARD, CONV_INPUT, CONV_FILTER, MAX_POOL, MAX_POOL_GRAD, AVG_POOL, AVG_POOL_GRAD };
+
+/* Inputs made dense, then the pass; kind says which. */
+static int run_window(int kind, const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *out = outs[0];
+    int index = index_of(out), n = call->ninputs;
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    void *tmp[3] = {NULL, NULL, NULL};
+    const void *in[3] = {NULL, NULL, NULL};
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        if (!(in[i] = dense_data(d, call->inputs[i], &tmp[i])))
+            rc = -1;
+    const tw_attrs *a = call->attrs;
+    tw_tensor *const *x = call->inputs;
+    tw_dtype dt = out->dtype;
+    if (rc == 0) {
+        twk_conv2d_shape cs;
+        twk_pool2d_shape ps;
+        switch (kind) {
+        case CONV_FORWARD:
+            cs = conv_shape(a, x[0]->shape, x[1]->shape);
+            rc = twc_conv2d_forward(d, dt, &cs, in[0], in[1], tw__data(out));
+            break;
+        case CONV_INPUT: /* (filter, grad_output); the input's shape in the attrs */
+            cs = conv_shape(a, a->i + CONV_SHAPE, x[0]->shape);
+            rc = twc_conv2d_backprop_input(d, dt, &cs, in[0], in[1], tw__data(out));
+            break;
+        case CONV_FILTER: /* (input, grad_output); the filter's shape in the attrs */
+            cs = conv_shape(a, x[0]->shape, a->i + CONV_SHAPE);
+            rc = twc_conv2d_backprop_filter(d, dt, &cs, in[0], in[1], tw__data(out));
+            break;
+        case MAX_POOL:
+            ps = pool_shape(a, x[0]->shape);
+            rc = twc_max_pool2d(d, dt, &ps, in[0], tw__data(out));
+            break;
+        case MAX_POOL_GRAD: /* (input, output, grad_output) */
+            ps = pool_shape(a, x[0]->shape);
+            rc = twc_max_pool2d_grad(d, dt, &ps, in[0], in[2], tw__data(out));
+            break;
+        case AVG_POOL:
+            ps = pool_shape(a, x[0]->shape);
+            rc = twc_avg_pool2d(d, dt, &ps, in[0], tw__data(out));
+            break;
+        case AVG_POOL_GRAD: /* (grad_output); the input's shape in the attrs */
+            ps = pool_shape(a, a->i + POOL_SHAPE);
+            rc = twc_avg_pool2d_grad(d, dt, &ps, in[0], tw__data(out));
+            break;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        twc_free(d, tmp[i]);
+    return check(rc, index);
+}
+
+#define WINDOW_KERNEL(NAME, KIND)                                                                              \
+    static int NAME##_kernel(const tw_op_call *call, tw_tensor *const *outs) { return run_window(KIND, call, outs); }
+WINDOW_KERNEL(conv2d, CONV_FORWARD)
+WINDOW_KERNEL(conv2d_backprop_input, CONV_INPUT)
+WINDOW_KERNEL(conv2d_backprop_filter, CONV_FILTER)
+WINDOW_KERNEL(max_pool2d, MAX_POOL)
+WINDOW_KERNEL(max_pool2d_grad, MAX_POOL_GRAD)
+WINDOW_KERNEL(avg_pool2d, AVG_POOL)
+WINDOW_KERNEL(avg_pool2d_grad, AVG_POOL_GRAD)
+
 /* Kernels by op name (op definitions are the engine's hidden symbols). */
 static const struct {
     const char *name;
@@ -628,6 +738,13 @@ static const struct {
     {"assign", assign_kernel},
     {"assign_add", assign_add_kernel},
     {"assign_sub", assign_sub_kernel},
+    {"conv2d", conv2d_kernel},
+    {"conv2d_backprop_input", conv2d_backprop_input_kernel},
+    {"conv2d_backprop_filter", conv2d_backprop_filter_kernel},
+    {"max_pool2d", max_pool2d_kernel},
+    {"max_pool2d_grad", max_pool2d_grad_kernel},
+    {"avg_pool2d", avg_pool2d_kernel},
+    {"avg_pool2d_grad", avg_pool2d_grad_kernel},
 };
 
 static tw_kernel_fn cuda_kernel(int index, const tw_op_def *op)
