@@ -74,8 +74,7 @@ static double sum_squares(tw_tensor *t)
     tw_scope_begin();
     tw_tensor *host = tw_tensor_to(tw_sum_all(tw_mul(tw_cast(t, TW_FLOAT64), tw_cast(t, TW_FLOAT64))), TW_CPU);
     double v = host ? tw_tensor_item(host) : -1;
-    tw_tensor_unref(host);
-    tw_scope_end();
+    tw_scope_end(); /* releases host and the intermediates */
     return v;
 }
 
