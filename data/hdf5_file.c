@@ -415,7 +415,7 @@ static tw_tensor *read_tensor(hid_t loc, const char *path, size_t max_bytes, con
             tw_error_set("%s: dataset '%s' is larger than the file could hold (%zu bytes at most)", where, path,
                          max_bytes);
         } else {
-            t = tw_tensor_empty(dtype, ndim, shape);
+            t = tw_tensor_empty_on(TW_CPU, dtype, ndim, shape);
             if (t && bytes && H5Dread(set, native_type(dtype), H5S_ALL, H5S_ALL, H5P_DEFAULT, tw_tensor_data(t)) < 0) {
                 tw_tensor_unref(t);
                 t = NULL;

@@ -32,13 +32,20 @@ static tw_tensor *filled(double value, tw_dtype dtype, int ndim, const int64_t *
     return filled_on(value, dtype, ndim, shape, tw_default_device());
 }
 
-tw_tensor *tw_tensor_empty(tw_dtype dtype, int ndim, const int64_t *shape)
+tw_tensor *tw_tensor_empty_on(tw_device device, tw_dtype dtype, int ndim, const int64_t *shape)
 {
     if ((unsigned)dtype >= TW_DTYPE_COUNT) {
         tw_error_set("tensor: invalid dtype %d", (int)dtype);
         return NULL;
     }
-    return tw__track(tw__tensor_new(dtype, ndim, shape, tw_default_device()));
+    if (device.kind != TW_DEVICE_CPU && !tw__backend(device, "tensor"))
+        return NULL;
+    return tw__track(tw__tensor_new(dtype, ndim, shape, device));
+}
+
+tw_tensor *tw_tensor_empty(tw_dtype dtype, int ndim, const int64_t *shape)
+{
+    return tw_tensor_empty_on(tw_default_device(), dtype, ndim, shape);
 }
 
 tw_tensor *tw_tensor_from_data(const void *data, tw_dtype dtype, int ndim, const int64_t *shape)

@@ -237,14 +237,16 @@ static void test_traced_function_on_device(void)
 }
 
 /* A small MLP trained with fit on the device gives the CPU's losses
- * exactly: the same kernels, the same random streams. */
-static void train(tw_device device, int epochs, double *losses)
+ * exactly: the same kernels, the same random streams; with its data on the
+ * device or on the CPU. */
+static void train(tw_device device, bool data_on_cpu, int epochs, double *losses)
 {
-    g_assert_cmpint(tw_set_default_device(device), ==, 0);
+    g_assert_cmpint(tw_set_default_device(data_on_cpu ? TW_CPU : device), ==, 0);
     tw_scope_begin();
     tw_rng *rng = tw_rng_new(4);
     tw_tensor *x = tw_random_normal(rng, TW_FLOAT32, TW_SHAPE(96, 4), 0, 1);
     tw_tensor *y = tw_cast(tw_greater(tw_sum(x, TW_AXES(1), false), tw_scalar(0)), TW_INT32);
+    g_assert_cmpint(tw_set_default_device(device), ==, 0); /* the model's variables go there */
     tw_model *m = tw_sequential_new("mlp");
     tw_model_add(m, tw_input_layer(&(tw_shape){2, {-1, 4}}));
     tw_model_add(m, tw_dense(8, "relu"));
@@ -274,11 +276,14 @@ static void train(tw_device device, int epochs, double *losses)
 
 static void test_mlp_trains_as_on_cpu(void)
 {
-    double cpu[4], sim[4];
-    train(TW_CPU, 4, cpu);
-    train(SIM0, 4, sim);
-    for (int e = 0; e < 4; e++)
+    double cpu[4], sim[4], sim_fed[4];
+    train(TW_CPU, false, 4, cpu);
+    train(SIM0, false, 4, sim);
+    train(SIM0, true, 4, sim_fed); /* data on the CPU: fit copies each batch to the model's device */
+    for (int e = 0; e < 4; e++) {
         g_assert_cmpfloat(sim[e], ==, cpu[e]);
+        g_assert_cmpfloat(sim_fed[e], ==, cpu[e]);
+    }
     g_assert_cmpfloat(cpu[3], <, cpu[0]);
 }
 

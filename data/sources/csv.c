@@ -353,20 +353,21 @@ int tw_csv_parse(const char *text, size_t size, const char *name, const tw_csv_o
         goto done;
     }
     tw_scope_begin();
-    tw_tensor *f = tw_tensor_empty(TW_FLOAT32, TW_SHAPE(rows, nfeat));
+    tw_tensor *f = tw_tensor_empty_on(TW_CPU, TW_FLOAT32, TW_SHAPE(rows, nfeat));
     if (f && feats.len)
         memcpy(tw_tensor_data(f), feats.data, feats.len * sizeof(float));
     tw_tensor *l = NULL;
     if (f && label_col >= 0 && labels) {
         if (classes > 0) {
-            l = tw_zeros(TW_FLOAT32, TW_SHAPE(rows, classes));
+            l = tw_tensor_empty_on(TW_CPU, TW_FLOAT32, TW_SHAPE(rows, classes));
             if (l) {
                 float *onehot = tw_tensor_data(l);
+                memset(onehot, 0, sizeof(float) * (size_t)(rows * classes));
                 for (int64_t i = 0; i < rows; i++)
                     onehot[i * classes + labs.data[i]] = 1.0f;
             }
         } else {
-            l = tw_tensor_empty(TW_INT64, TW_SHAPE(rows));
+            l = tw_tensor_empty_on(TW_CPU, TW_INT64, TW_SHAPE(rows));
             if (l && labs.len)
                 memcpy(tw_tensor_data(l), labs.data, labs.len * sizeof(int64_t));
         }

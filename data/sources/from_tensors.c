@@ -111,8 +111,18 @@ tw_dataset *tw_dataset_from_tensors(int n, tw_tensor *const *tensors)
     }
     s->n = n;
     s->count = tw_tensor_dim(tensors[0], 0);
+    /* Input pipelines run on the host (as tf.data's): tensors on a device
+     * are copied to the CPU once, here. */
+    tw_scope_begin();
     for (int i = 0; i < n; i++)
-        s->t[i] = tw_tensor_ref(tensors[i]);
+        s->t[i] = tw_tensor_ref(tw_tensor_device(tensors[i]).kind == TW_DEVICE_CPU ? tensors[i]
+                                                                                     : tw_tensor_to(tensors[i], TW_CPU));
+    tw_scope_end();
+    for (int i = 0; i < n; i++)
+        if (!s->t[i]) {
+            slices_finalize(s);
+            return NULL;
+        }
     return tw__dataset_new(&slices_class, NULL, s, "from_tensors(%lld)", (long long)s->count);
 }
 

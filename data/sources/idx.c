@@ -165,7 +165,7 @@ tw_tensor *tw_idx_parse(const uint8_t *bytes, size_t size, const char *name)
                          h.header_size);
         return NULL;
     }
-    tw_tensor *t = tw_tensor_empty(h.dtype, h.ndim, h.shape);
+    tw_tensor *t = tw_tensor_empty_on(TW_CPU, h.dtype, h.ndim, h.shape);
     if (!t)
         return NULL;
     const uint8_t *src = bytes + h.header_size;

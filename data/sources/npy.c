@@ -486,7 +486,7 @@ tw_tensor *tw_npy_parse(const uint8_t *bytes, size_t size, const char *name)
                      (unsigned long long)h.data_size, remaining, h.data_offset);
         return NULL;
     }
-    tw_tensor *t = tw_tensor_empty(h.dtype, h.ndim, h.shape);
+    tw_tensor *t = tw_tensor_empty_on(TW_CPU, h.dtype, h.ndim, h.shape);
     if (!t)
         return NULL;
     convert(&h, bytes + h.data_offset, tw_tensor_data(t), (size_t)tw_tensor_numel(t));

@@ -148,7 +148,7 @@ static int batch_next_rows(batch_iterator *bi, tw_element *out)
                                 tw_shape_str(ndim, tw_tensor_shape(row0), buf, sizeof buf), ndim + 1, TW_MAX_DIMS);
         }
         tw_scope_begin();
-        tw_tensor *t = tw_tensor_ref(tw_tensor_empty(tw_tensor_dtype(row0), ndim + 1, shape));
+        tw_tensor *t = tw_tensor_ref(tw_tensor_empty_on(TW_CPU, tw_tensor_dtype(row0), ndim + 1, shape));
         tw_scope_end();
         if (!t) {
             tw_element_clear(out);

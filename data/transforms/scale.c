@@ -30,7 +30,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void scale_p
 static tw_tensor *scale_uint8(const scale_state *s, tw_tensor *x)
 {
     tw_scope_begin();
-    tw_tensor *y = tw_tensor_ref(tw_tensor_empty(TW_FLOAT32, tw_tensor_ndim(x), tw_tensor_shape(x)));
+    tw_tensor *y = tw_tensor_ref(tw_tensor_empty_on(TW_CPU, TW_FLOAT32, tw_tensor_ndim(x), tw_tensor_shape(x)));
     tw_scope_end();
     if (!y)
         return NULL;

@@ -202,13 +202,20 @@ static void constant_value(const tw_tensor *t, char *buf, size_t size, size_t *u
         append(buf, size, used, "value=<%s %s>", tw_dtype_name(t->dtype), shape);
         return;
     }
+    tw_tensor *host = tw__to_host(t); /* a device's constants are read through a copy */
+    if (!host) {
+        append(buf, size, used, "value=<%s %s, unreadable>", tw_dtype_name(t->dtype), shape);
+        return;
+    }
     append(buf, size, used, "value=%s", t->ndim > 0 ? "[" : "");
     size_t item = tw_dtype_size(t->dtype);
-    for (int64_t i = 0; i < t->numel; i++) { /* captured constants are packed */
+    for (int64_t i = 0; i < t->numel; i++) {
         char v[32];
-        tw__format_number(twk_load(t->dtype, (const char *)tw__data(t) + i * (int64_t)item), t->dtype == TW_FLOAT32, v);
+        tw__format_number(twk_load(t->dtype, (const char *)tw__data(host) + i * (int64_t)item), t->dtype == TW_FLOAT32,
+                          v);
         append(buf, size, used, "%s%s", i ? ", " : "", v);
     }
+    tw_tensor_unref(host);
     append(buf, size, used, "%s", t->ndim > 0 ? "]" : "");
     if (t->ndim > 1)
         append(buf, size, used, " shape=%s", shape);

@@ -101,16 +101,18 @@ static void put_attrs(text *t, const tw_gnode *n)
 
 static void put_constant(text *t, const tw_tensor *c)
 {
-    if (c->numel > JSON_CONSTANT_VALUES)
+    tw_tensor *host = c->numel <= JSON_CONSTANT_VALUES ? tw__to_host(c) : NULL; /* a device's through a copy */
+    if (!host)
         return;
     put(t, ", \"value\": [");
     size_t item = tw_dtype_size(c->dtype);
-    for (int64_t i = 0; i < c->numel; i++) { /* captured constants are packed */
+    for (int64_t i = 0; i < c->numel; i++) {
         if (i)
             put(t, ", ");
-        put_number(t, twk_load(c->dtype, (const char *)tw__data(c) + i * (int64_t)item), c->dtype == TW_FLOAT32);
+        put_number(t, twk_load(c->dtype, (const char *)tw__data(host) + i * (int64_t)item), c->dtype == TW_FLOAT32);
     }
     put(t, "]");
+    tw_tensor_unref(host);
 }
 
 static void put_graph(text *t, const tw_graph *g);

@@ -51,8 +51,7 @@ int tw__draw_uniform(tw_rng *rng, int64_t n, double low, double high, double *ou
     tw_tensor *u = tw__uniform(rng, TW_FLOAT64, 1, &n, low, high);
     if (!u)
         return -1;
-    memcpy(out, tw_tensor_data(u), sizeof(double) * (size_t)n);
-    return 0;
+    return tw_tensor_copy_to(u, out, sizeof(double) * (size_t)n); /* from whichever device it was drawn on */
 }
 
 int tw__choice_index(const char *const *list, const char *choice)

@@ -291,23 +291,45 @@ int tw_model_test_on_batch(tw_model *model, tw_tensor *x, tw_tensor *y, tw_logs 
     return tw_model_test_on_batch_n(model, 1, &x, 1, &y, logs);
 }
 
-/* Rows [start, end) of t, in `order` when shuffling (a gather) or as a view. */
-static tw_tensor *rows(tw_tensor *t, tw_tensor *order, int64_t start, int64_t end)
+static bool same_device(tw_device a, tw_device b) { return a.kind == b.kind && a.index == b.index; }
+
+/* Where the model's variables live (the default device before it is
+ * built): its batches are copied there, as Keras places input batches. */
+static tw_device model_device(tw_model *model)
 {
-    if (!order)
-        return tw_slice(t, 0, start, end, 1);
-    return tw_gather(t, tw_slice(order, 0, start, end, 1), 0);
+    tw_variables vars = tw_model_variables(model);
+    return vars.n > 0 ? tw_tensor_device(vars.items[0]) : tw_default_device();
 }
 
-/* Rows [start, end) of every tensor of a batch. */
-static void batch_rows(const tw_batch *all, tw_tensor *order, int64_t start, int64_t end, tw_batch *b)
+/* Rows [start, end) of t, in `order` when shuffling (a gather) or as a
+ * view, on device (NULL: where t is). */
+static tw_tensor *rows(tw_tensor *t, tw_tensor *order, int64_t start, int64_t end, const tw_device *device)
+{
+    tw_tensor *r;
+    if (!order) {
+        r = tw_slice(t, 0, start, end, 1);
+    } else {
+        tw_tensor *picked = tw_slice(order, 0, start, end, 1);
+        if (picked && !same_device(tw_tensor_device(picked), tw_tensor_device(t)))
+            picked = tw_tensor_to(picked, tw_tensor_device(t));
+        r = tw_gather(t, picked, 0);
+    }
+    if (r && device && !same_device(tw_tensor_device(r), *device))
+        r = tw_tensor_to(r, *device);
+    return r;
+}
+
+/* Rows [start, end) of every tensor of a batch, on device (NULL: where
+ * they are). */
+static void batch_rows(const tw_batch *all, tw_tensor *order, int64_t start, int64_t end, const tw_device *device,
+                       tw_batch *b)
 {
     b->nx = all->nx;
     b->ny = all->ny;
     for (int i = 0; i < all->nx; i++)
-        b->x[i] = rows(all->x[i], order, start, end);
+        b->x[i] = rows(all->x[i], order, start, end, device);
     for (int i = 0; i < all->ny; i++)
-        b->y[i] = rows(all->y[i], order, start, end);
+        b->y[i] = rows(all->y[i], order, start, end, device);
 }
 
 static int run_batches(tw_model *model, const tw_batch *data, int64_t batch_size)
@@ -318,7 +340,8 @@ static int run_batches(tw_model *model, const tw_batch *data, int64_t batch_size
         int64_t end = start + batch_size < n ? start + batch_size : n;
         tw_scope_begin();
         tw_batch b;
-        batch_rows(data, NULL, start, end, &b);
+        tw_device device = model_device(model);
+        batch_rows(data, NULL, start, end, &device, &b);
         int rc = test_step(model, &b);
         tw_scope_end();
         if (rc)
@@ -370,7 +393,8 @@ int tw_model_predict_n(tw_model *model, int nx, tw_tensor *const *x, int64_t bat
         int64_t start = i * batch_size, end = start + batch_size < n ? start + batch_size : n;
         tw_batch part;
         tw_tensor *preds[TW_MAX_LAYER_IO];
-        batch_rows(&b, NULL, start, end, &part);
+        tw_device device = model_device(model);
+        batch_rows(&b, NULL, start, end, &device, &part);
         if (tw__model_forward(model, part.x, part.nx, preds, &ctx) != nout)
             break;
         for (int k = 0; k < nout; k++)
@@ -487,7 +511,8 @@ static int fit_epoch(fit_run *run, int epoch, tw_logs *logs)
         int64_t start = p.step * bs, end = start + bs < n ? start + bs : n;
         tw_scope_begin();
         tw_batch b;
-        batch_rows(&run->train, order, start, end, &b);
+        tw_device device = model_device(run->model);
+        batch_rows(&run->train, order, start, end, &device, &b);
         rc = train_step(run->model, &b, opt->traced);
         tw_scope_end();
         if (rc) {
@@ -557,8 +582,8 @@ static int split_validation(fit_run *run, const tw_batch *all)
     if (split_at < 1 || split_at >= n)
         return tw_error_set("fit: validation_split %g leaves no %s data out of %lld examples",
                             opt->validation_split, split_at < 1 ? "training" : "validation", (long long)n);
-    batch_rows(all, NULL, 0, split_at, &run->train);
-    batch_rows(all, NULL, split_at, n, &run->val);
+    batch_rows(all, NULL, 0, split_at, NULL, &run->train);
+    batch_rows(all, NULL, split_at, n, NULL, &run->val);
     run->has_val = true;
     return 0;
 }

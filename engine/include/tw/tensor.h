@@ -112,6 +112,9 @@ int tw_tensor_print(const tw_tensor *t, FILE *out);
 /* Copies `data` (row-major, numel elements of dtype). */
 tw_tensor *tw_tensor_from_data(const void *data, tw_dtype dtype, int ndim, const int64_t *shape);
 tw_tensor *tw_tensor_empty(tw_dtype dtype, int ndim, const int64_t *shape); /* uninitialised */
+/* The same on a named device, whatever the default (readers filling host
+ * memory ask for TW_CPU). */
+tw_tensor *tw_tensor_empty_on(tw_device device, tw_dtype dtype, int ndim, const int64_t *shape);
 /* A 0-d tensor of the given dtype. */
 tw_tensor *tw_scalar_of(double value, tw_dtype dtype);
 /* A "weak" 0-d float scalar: combined with a tensor of another dtype it takes
