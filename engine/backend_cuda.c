@@ -130,11 +130,11 @@ static int cuda_copy_from_host(int index, size_t itemsize, int ndim, const int64
         rc = tw_error_set("cuda:%d: out of memory staging %zu bytes", index, bytes);
     } else {
         twk_copy(itemsize, ndim, shape, packed, dense, src, src_strides);
+        /* packed is in the pinned buffer once this returns; staged may go
+         * back to the cache at once (reuse is ordered on the stream) */
         rc = check(twc_copy_to_device(d, staged, packed, bytes), index);
         if (rc == 0)
             rc = check(twc_copy(d, itemsize, ndim, shape, dst, dst_strides, staged, dense), index);
-        if (rc == 0)
-            rc = check(twc_sync(d), index); /* staged goes back to the cache */
     }
     twc_free(d, staged);
     free(packed);

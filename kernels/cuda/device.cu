@@ -54,6 +54,9 @@ int twc__use(twc_device *dev)
     return twc__cuda(cudaSetDevice(dev->ordinal), "cudaSetDevice");
 }
 
+/* Free cached blocks back to the driver (the allocator's lock held). */
+static void release_free_blocks(twc_device *dev);
+
 /* ---- devices ---------------------------------------------------------------- */
 int twc_device_count(void)
 {
@@ -105,7 +108,8 @@ twc_device *twc_device_open(int ordinal)
         twc__blas(cublasCreate(&dev->blas), "cublasCreate") < 0 ||
         twc__blas(cublasSetStream(dev->blas, dev->stream), "cublasSetStream") < 0 ||
         twc__dnn(cudnnCreate(&dev->dnn), "cudnnCreate") < 0 ||
-        twc__dnn(cudnnSetStream(dev->dnn, dev->stream), "cudnnSetStream") < 0) {
+        twc__dnn(cudnnSetStream(dev->dnn, dev->stream), "cudnnSetStream") < 0 ||
+        twc__cuda(cudaEventCreateWithFlags(&dev->staged, cudaEventDisableTiming), "cudaEventCreate") < 0) {
         twc_device_close(dev);
         return NULL;
     }
@@ -121,9 +125,13 @@ void twc_device_close(twc_device *dev)
         cudaStreamSynchronize(dev->stream);
     for (auto &live : dev->live_blocks)
         cudaFree(live.first);
-    twc_release_cached(dev);
+    dev->live_blocks.clear();
+    dev->workspace = NULL;
+    release_free_blocks(dev);
     if (dev->pinned)
         cudaFreeHost(dev->pinned);
+    if (dev->staged)
+        cudaEventDestroy(dev->staged);
     if (dev->dnn)
         cudnnDestroy(dev->dnn);
     if (dev->blas)
@@ -154,6 +162,7 @@ void *twc_alloc(twc_device *dev, size_t bytes)
 {
     size_t size = round_size(bytes ? bytes : 1);
     void *p = NULL;
+    std::lock_guard<std::mutex> hold(dev->lock);
     auto fl = dev->free_blocks.find(size);
     if (fl != dev->free_blocks.end() && !fl->second.empty()) {
         p = fl->second.back();
@@ -164,7 +173,7 @@ void *twc_alloc(twc_device *dev, size_t bytes)
         cudaError_t err = cudaMalloc(&p, size);
         if (err == cudaErrorMemoryAllocation) { /* the cache may hold enough */
             cudaGetLastError();
-            twc_release_cached(dev);
+            release_free_blocks(dev);
             err = cudaMalloc(&p, size);
         }
         if (err != cudaSuccess) {
@@ -183,6 +192,7 @@ void twc_free(twc_device *dev, void *ptr)
 {
     if (!ptr)
         return;
+    std::lock_guard<std::mutex> hold(dev->lock);
     auto it = dev->live_blocks.find(ptr);
     if (it == dev->live_blocks.end())
         return;
@@ -193,14 +203,14 @@ void twc_free(twc_device *dev, void *ptr)
 
 void twc_memory_stats(twc_device *dev, size_t *held, size_t *in_use, uint64_t *driver_allocs)
 {
+    std::lock_guard<std::mutex> hold(dev->lock);
     *held = dev->held;
     *in_use = dev->in_use;
     *driver_allocs = dev->driver_allocs;
 }
 
-void twc_release_cached(twc_device *dev)
+static void release_free_blocks(twc_device *dev)
 {
-    cudaSetDevice(dev->ordinal);
     cudaStreamSynchronize(dev->stream);
     for (auto &fl : dev->free_blocks) {
         for (void *p : fl.second) {
@@ -209,17 +219,16 @@ void twc_release_cached(twc_device *dev)
         }
     }
     dev->free_blocks.clear();
-    if (dev->workspace) { /* a live block: freed and forgotten */
-        auto it = dev->live_blocks.find(dev->workspace);
-        if (it != dev->live_blocks.end()) {
-            cudaFree(it->first);
-            dev->held -= it->second;
-            dev->in_use -= it->second;
-            dev->live_blocks.erase(it);
-        }
-        dev->workspace = NULL;
-        dev->workspace_bytes = 0;
-    }
+}
+
+void twc_release_cached(twc_device *dev)
+{
+    cudaSetDevice(dev->ordinal);
+    twc_free(dev, dev->workspace); /* the cuDNN workspace, a live block, goes too */
+    dev->workspace = NULL;
+    dev->workspace_bytes = 0;
+    std::lock_guard<std::mutex> hold(dev->lock);
+    release_free_blocks(dev);
 }
 
 void *twc__workspace(twc_device *dev, size_t bytes)
@@ -240,6 +249,8 @@ static int staging(twc_device *dev, size_t bytes)
     size_t want = bytes < STAGING_MAX ? bytes : STAGING_MAX;
     if (want <= dev->pinned_bytes)
         return 0;
+    if (dev->pinned && twc__cuda(cudaEventSynchronize(dev->staged), "staging buffer") < 0)
+        return -1;
     if (dev->pinned)
         cudaFreeHost(dev->pinned);
     dev->pinned = NULL;
@@ -258,12 +269,14 @@ int twc_copy_to_device(twc_device *dev, void *dst, const void *src, size_t bytes
         return -1;
     for (size_t done = 0; done < bytes; done += dev->pinned_bytes) {
         size_t n = bytes - done < dev->pinned_bytes ? bytes - done : dev->pinned_bytes;
-        /* the previous chunk's copy must have left the staging buffer */
-        if (twc_sync(dev) < 0)
+        /* the last copy out of the staging buffer must have run (not the
+         * kernels queued since) */
+        if (twc__cuda(cudaEventSynchronize(dev->staged), "copy to device") < 0)
             return -1;
         memcpy(dev->pinned, (const char *)src + done, n);
         if (twc__cuda(cudaMemcpyAsync((char *)dst + done, dev->pinned, n, cudaMemcpyHostToDevice, dev->stream),
-                      "copy to device") < 0)
+                      "copy to device") < 0 ||
+            twc__cuda(cudaEventRecord(dev->staged, dev->stream), "copy to device") < 0)
             return -1;
     }
     return 0;

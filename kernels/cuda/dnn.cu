@@ -118,6 +118,15 @@ static const void *padded_input(conv_call *c, twk_dtype dtype, const twk_conv2d_
     return xp;
 }
 
+/* Whether the heuristics found an algorithm (their first, the one used). */
+static bool have_algo(int found, cudnnStatus_t status, const char *what)
+{
+    if (found > 0 && status == CUDNN_STATUS_SUCCESS)
+        return true;
+    twc__fail("%s: cuDNN has no algorithm for this convolution", what);
+    return false;
+}
+
 /* Scale factors alpha = 1, beta = 0 in the precision cuDNN wants. */
 typedef struct {
     float f[2];
@@ -145,6 +154,7 @@ int twc_conv2d_forward(twc_device *dev, twk_dtype dtype, const twk_conv2d_shape 
         else if (filter_to_krsc(&c, s, filter, f) == 0 &&
                  twc__dnn(cudnnGetConvolutionForwardAlgorithm_v7(dev->dnn, c.x, c.f, c.conv, c.y, 8, &found, perf),
                           what) == 0 &&
+                 have_algo(found, perf[0].status, what) &&
                  twc__dnn(cudnnGetConvolutionForwardWorkspaceSize(dev->dnn, c.x, c.f, c.conv, c.y, perf[0].algo,
                                                                   &ws_bytes), what) == 0 &&
                  (ws_bytes == 0 || (ws = twc__workspace(dev, ws_bytes)) != NULL))
@@ -174,6 +184,7 @@ int twc_conv2d_backprop_input(twc_device *dev, twk_dtype dtype, const twk_conv2d
         else if (filter_to_krsc(&c, s, filter, f) == 0 &&
                  twc__dnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(dev->dnn, c.f, c.y, c.conv, c.x, 8, &found,
                                                                       perf), what) == 0 &&
+                 have_algo(found, perf[0].status, what) &&
                  twc__dnn(cudnnGetConvolutionBackwardDataWorkspaceSize(dev->dnn, c.f, c.y, c.conv, c.x, perf[0].algo,
                                                                        &ws_bytes), what) == 0 &&
                  (ws_bytes == 0 || (ws = twc__workspace(dev, ws_bytes)) != NULL) &&
@@ -210,6 +221,7 @@ int twc_conv2d_backprop_filter(twc_device *dev, twk_dtype dtype, const twk_conv2
             twc__fail("%s: out of device memory", what);
         else if (twc__dnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(dev->dnn, c.x, c.y, c.conv, c.f, 8, &found,
                                                                         perf), what) == 0 &&
+                 have_algo(found, perf[0].status, what) &&
                  twc__dnn(cudnnGetConvolutionBackwardFilterWorkspaceSize(dev->dnn, c.x, c.y, c.conv, c.f,
                                                                          perf[0].algo, &ws_bytes), what) == 0 &&
                  (ws_bytes == 0 || (ws = twc__workspace(dev, ws_bytes)) != NULL) &&

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -18,14 +19,18 @@ struct twc_device {
     cudaStream_t stream;
     cublasHandle_t blas;
     cudnnHandle_t dnn;
-    /* caching allocator: free blocks by rounded size, live blocks' sizes */
+    /* caching allocator: free blocks by rounded size, live blocks' sizes;
+     * the lock because the engine frees from any thread */
+    std::mutex lock;
     std::unordered_map<size_t, std::vector<void *>> free_blocks;
     std::unordered_map<void *, size_t> live_blocks;
     size_t held, in_use;
     uint64_t driver_allocs;
-    /* pinned staging buffer for host copies, grown on demand */
+    /* pinned staging buffer for host copies, grown on demand; the event
+     * marks the end of the last copy out of it */
     void *pinned;
     size_t pinned_bytes;
+    cudaEvent_t staged;
     /* cuDNN workspace, grown on demand (a cached device block) */
     void *workspace;
     size_t workspace_bytes;
