@@ -10,8 +10,8 @@
  * at the divisor's values first), where, cast, copy, the reductions
  * (sum/prod/max/min/argmax/argmin), matmul, the two softmax
  * cross-entropies, gather, one_hot, the variable assignments, the
- * optimizer update (SGD, Adam, AdamW), conv2d and its two gradients (cuDNN)
- * and max/avg pooling with their gradients. An op without a CUDA kernel fails with the engine's "OP: no
+ * optimizer update (SGD, Adam, AdamW), conv2d and its two gradients (cuDNN),
+ * max/avg pooling with their gradients, concat, pad, tile and scatter_add. An op without a CUDA kernel fails with the engine's "OP: no
  * kernel for device cuda:N". */
 #include <math.h>
 #include <pthread.h>
@@ -722,6 +722,95 @@ WINDOW_KERNEL(max_pool2d_grad, MAX_POOL_GRAD)
 WINDOW_KERNEL(avg_pool2d, AVG_POOL)
 WINDOW_KERNEL(avg_pool2d_grad, AVG_POOL_GRAD)
 
+/* ---- concat, pad, tile, scatter_add (ops/concat.c, pad_tile.c, gather.c) ---- */
+/* concat (attrs i[0]: axis): each input packed, then placed. */
+static int run_concat(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *out = outs[0];
+    int index = index_of(out), axis = (int)call->attrs->i[0], n = call->ninputs;
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    if (n > TW_MAX_INPUTS)
+        return tw_error_set("concat: cuda:%d joins at most %d tensors at once, got %d", index, TW_MAX_INPUTS, n);
+    void *tmp[TW_MAX_INPUTS] = {NULL};
+    const void *in[TW_MAX_INPUTS];
+    int64_t sizes[TW_MAX_INPUTS], outer = 1, inner = 1;
+    for (int k = 0; k < out->ndim; k++)
+        outer *= k < axis ? out->shape[k] : 1, inner *= k > axis ? out->shape[k] : 1;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        sizes[i] = call->inputs[i]->shape[axis];
+        if (!(in[i] = dense_data(d, call->inputs[i], &tmp[i])))
+            rc = -1;
+    }
+    if (rc == 0)
+        rc = twc_concat(d, tw_dtype_size(out->dtype), n, in, sizes, outer, inner, tw__data(out));
+    for (int i = 0; i < n; i++)
+        twc_free(d, tmp[i]);
+    return check(rc, index);
+}
+
+/* pad (attrs i: the (before, after) pairs, f[0]: the value). */
+static int run_pad(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *x = call->inputs[0], *out = outs[0];
+    int index = index_of(out);
+    twc_device *d = device(index);
+    return d ? check(twc_pad(d, x->dtype, x->ndim, x->shape, tw__data(x), x->strides, call->attrs->i,
+                             call->attrs->f[0], tw__data(out)),
+                     index)
+             : -1;
+}
+
+/* tile (attrs i: the multiples). */
+static int run_tile(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *x = call->inputs[0], *out = outs[0];
+    int index = index_of(out);
+    twc_device *d = device(index);
+    return d ? check(twc_tile(d, tw_dtype_size(x->dtype), x->ndim, x->shape, tw__data(x), x->strides, call->attrs->i,
+                              tw__data(out)),
+                     index)
+             : -1;
+}
+
+/* scatter_add (updates, indices; attrs i[0]: axis): indices checked on the
+ * host as the CPU's; the output zeroed, then the atomic adds. */
+static int run_scatter_add(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *updates = call->inputs[0], *indices = call->inputs[1], *out = outs[0];
+    int index = index_of(out), axis = (int)call->attrs->i[0];
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    void *host = to_host(d, index, indices);
+    if (!host)
+        return -1;
+    int64_t bad = twk_index_check(indices->dtype, indices->numel, host, out->shape[axis]);
+    if (bad >= 0) {
+        tw_error_set("scatter_add: index %lld at position %lld is out of range for axis %d of size %lld",
+                     (long long)twk_index_at(indices->dtype, host, bad), (long long)bad, axis,
+                     (long long)out->shape[axis]);
+        free(host);
+        return -1;
+    }
+    free(host);
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; k < out->ndim; k++)
+        outer *= k < axis ? out->shape[k] : 1, inner *= k > axis ? out->shape[k] : 1;
+    void *t1, *t2;
+    const void *u = dense_data(d, updates, &t1), *ix = u ? dense_data(d, indices, &t2) : NULL;
+    int rc = u && ix && twc_fill(d, out->dtype, out->numel, tw__data(out), 0) == 0
+                 ? twc_scatter_add(d, out->dtype, outer, out->shape[axis], inner, u, indices->dtype, indices->numel,
+                                   ix, tw__data(out))
+                 : -1;
+    twc_free(d, t1);
+    if (u)
+        twc_free(d, t2);
+    return check(rc, index);
+}
+
 /* Kernels by op name (op definitions are the engine's hidden symbols). */
 static const struct {
     const char *name;
@@ -745,6 +834,10 @@ static const struct {
     {"max_pool2d_grad", max_pool2d_grad_kernel},
     {"avg_pool2d", avg_pool2d_kernel},
     {"avg_pool2d_grad", avg_pool2d_grad_kernel},
+    {"concat", run_concat},
+    {"pad", run_pad},
+    {"tile", run_tile},
+    {"scatter_add", run_scatter_add},
 };
 
 static tw_kernel_fn cuda_kernel(int index, const tw_op_def *op)
