@@ -196,6 +196,23 @@ static int cuda_synchronize(int index)
 }
 
 /* ---- kernels ---------------------------------------------------------------------- */
+/* A contiguous device copy of t's values: tw__data(t) itself when t is
+ * contiguous, else a block from the allocator in *tmp (the caller frees it
+ * with twc_free after the kernels that read it were queued). */
+static const void *dense_data(twc_device *d, const tw_tensor *t, void **tmp)
+{
+    *tmp = NULL;
+    if (contiguous(tw_dtype_size(t->dtype), t->ndim, t->shape, t->strides))
+        return tw__data(t);
+    int64_t dense[TW_MAX_DIMS];
+    dense_strides(t->ndim, t->shape, dense);
+    size_t isz = tw_dtype_size(t->dtype);
+    *tmp = twc_alloc(d, (size_t)t->numel * isz);
+    if (!*tmp || twc_copy(d, isz, t->ndim, t->shape, *tmp, dense, tw__data(t), t->strides) < 0)
+        return NULL;
+    return *tmp;
+}
+
 static int index_of(const tw_tensor *t) { return t->storage->device.index; }
 
 /* Strides of t read at every position of the output shape (right-aligned,
@@ -333,9 +350,33 @@ static int run_matmul(const tw_op_call *call, tw_tensor *const *outs)
         return -1;
     bool ta = call->attrs->i[0], tb = call->attrs->i[1], flip_a, flip_b;
     int64_t lda, ldb;
-    if (!blas_layout(a, &flip_a, &lda) || !blas_layout(b, &flip_b, &ldb))
-        return tw_error_set("matmul: cuda:%d takes operands whose last two axes are dense rows or columns; "
-                            "make them contiguous first (tw_contiguous)", index);
+    /* An operand cuBLAS cannot read as it is: a dense copy, seen through a
+     * shallow header (as ops/matmul.c packs with tw__contiguous_raw). */
+    tw_tensor packed_t[2];
+    tw_storage packed_s[2];
+    void *tmp[2] = {NULL, NULL};
+    tw_tensor *ops[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        bool flip;
+        int64_t ld;
+        if (blas_layout(ops[i], &flip, &ld))
+            continue;
+        const void *dense = dense_data(d, ops[i], &tmp[i]);
+        if (!dense) {
+            twc_free(d, tmp[0]);
+            return check(-1, index);
+        }
+        packed_t[i] = *ops[i];
+        packed_s[i] = *ops[i]->storage;
+        packed_s[i].data = (void *)dense;
+        packed_t[i].storage = &packed_s[i];
+        packed_t[i].offset = 0;
+        dense_strides(ops[i]->ndim, ops[i]->shape, packed_t[i].strides);
+        ops[i] = &packed_t[i];
+    }
+    a = ops[0], b = ops[1];
+    blas_layout(a, &flip_a, &lda);
+    blas_layout(b, &flip_b, &ldb);
     int64_t m = c->shape[c->ndim - 2], n = c->shape[c->ndim - 1];
     int64_t k = ta ? a->shape[a->ndim - 2] : a->shape[a->ndim - 1];
     int nb = c->ndim - 2;
@@ -358,27 +399,13 @@ static int run_matmul(const tw_op_call *call, tw_tensor *const *outs)
         }
         if (twc_gemm(d, c->dtype, ta != flip_a, tb != flip_b, m, n, k, (char *)tw__data(a) + oa * (int64_t)isz, lda,
                      isa, (char *)tw__data(b) + ob * (int64_t)isz, ldb, isb, 0.0f,
-                     (char *)tw__data(c) + o * inner * m * n * (int64_t)isz, n, m * n, inner) < 0)
+                     (char *)tw__data(c) + o * inner * m * n * (int64_t)isz, n, m * n, inner) < 0) {
+            twc_free(d, tmp[0]), twc_free(d, tmp[1]);
             return check(-1, index);
+        }
     }
+    twc_free(d, tmp[0]), twc_free(d, tmp[1]);
     return 0;
-}
-
-/* A contiguous device copy of t's values: tw__data(t) itself when t is
- * contiguous, else a block from the allocator in *tmp (the caller frees it
- * with twc_free after the kernels that read it were queued). */
-static const void *dense_data(twc_device *d, const tw_tensor *t, void **tmp)
-{
-    *tmp = NULL;
-    if (contiguous(tw_dtype_size(t->dtype), t->ndim, t->shape, t->strides))
-        return tw__data(t);
-    int64_t dense[TW_MAX_DIMS];
-    dense_strides(t->ndim, t->shape, dense);
-    size_t isz = tw_dtype_size(t->dtype);
-    *tmp = twc_alloc(d, (size_t)t->numel * isz);
-    if (!*tmp || twc_copy(d, isz, t->ndim, t->shape, *tmp, dense, tw__data(t), t->strides) < 0)
-        return NULL;
-    return *tmp;
 }
 
 /* Values of a small device tensor on the host (labels and indices to check,
