@@ -11,9 +11,9 @@
  * TWK_F(fn) is the libm function of TWK_T's precision (expf for float),
  * TWK_C(c) a constant in it. Each row becomes one static inline function
  * per dtype, twk_NAME_f32, _f64, _i32, _i64, _u8 (bool is stored as u8):
- * float formulas for f32/f64, integer formulas for the rest. Define
- * TW_HOST_DEVICE as __host__ __device__ before including this to use the
- * formulas in CUDA kernels.
+ * float formulas for f32/f64, integer formulas for the rest. Under nvcc
+ * TW_HOST_DEVICE is __host__ __device__, so the CUDA kernels (kernels/cuda)
+ * call the same formulas.
  *
  * This header is installed next to tw/ops.h, which declares the public
  * functions from it; it includes nothing of the engine. */
@@ -28,7 +28,11 @@
 #endif
 
 #ifndef TW_HOST_DEVICE
+#ifdef __CUDACC__
+#define TW_HOST_DEVICE __host__ __device__
+#else
 #define TW_HOST_DEVICE
+#endif
 #endif
 #ifndef TWK_INLINE
 #define TWK_INLINE static inline __attribute__((always_inline)) TW_HOST_DEVICE

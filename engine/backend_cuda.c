@@ -1,0 +1,936 @@
+/* The CUDA backend: the engine's side of libtw-cuda.so (backend.h). Built
+ * into the plugin, not the engine: the engine dlopen()s the plugin, calls
+ * tw_backend_plugin_init, and this file registers the CUDA devices and
+ * maps ops to the kernels of kernels/cuda (twc_kernels.h). Engine symbols
+ * (tw_error_set, tw_backend_register, tw_dtype_size) resolve from the
+ * libtw-engine.so that opened it.
+ *
+ * Kernels so far: every elementwise op of the formula table (integer div
+ * and floormod excepted: the CPU refuses a zero divisor, which needs a look
+ * at the divisor's values first), where, cast, copy, the reductions
+ * (sum/prod/max/min/argmax/argmin), matmul, the two softmax
+ * cross-entropies, gather, one_hot, the variable assignments, the
+ * optimizer update (SGD, Adam, AdamW), conv2d and its two gradients (cuDNN),
+ * max/avg pooling with their gradients, concat, pad, tile and scatter_add. An op without a CUDA kernel fails with the engine's "OP: no
+ * kernel for device cuda:N". */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "cpu/gather_kernels.h"
+#include "cuda/twc_kernels.h"
+#include "optimizers/optimizer_internal.h"
+
+#define MAX_DEVICES 16
+
+static twc_device *devices[MAX_DEVICES];
+static int device_total;
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The device context of index, opened on first use; NULL with the error set. */
+static twc_device *device(int index)
+{
+    if (index < 0 || index >= device_total || index >= MAX_DEVICES) {
+        tw_error_set("cuda:%d: no such device (%d CUDA device%s)", index, device_total, device_total == 1 ? "" : "s");
+        return NULL;
+    }
+    pthread_mutex_lock(&open_lock);
+    if (!devices[index])
+        devices[index] = twc_device_open(index);
+    twc_device *d = devices[index];
+    pthread_mutex_unlock(&open_lock);
+    if (!d)
+        tw_error_set("cuda:%d: %s", index, twc_last_error());
+    return d;
+}
+
+/* -1 with the plugin's message under the device's name when rc < 0. */
+static int check(int rc, int index)
+{
+    return rc < 0 ? tw_error_set("cuda:%d: %s", index, twc_last_error()) : 0;
+}
+
+static int cuda_count(void) { return device_total; }
+
+static void cuda_describe(int index, char *buf, size_t size)
+{
+    twc_device_info info;
+    if (twc_device_info_get(index, &info) < 0) {
+        snprintf(buf, size, "%s", twc_last_error());
+        return;
+    }
+    snprintf(buf, size, "%s, %.1f GiB, compute capability %d.%d", info.name, info.total_memory / 1073741824.0,
+             info.major, info.minor);
+}
+
+static void *cuda_alloc(int index, size_t nbytes)
+{
+    twc_device *d = device(index);
+    void *p = d ? twc_alloc(d, nbytes) : NULL;
+    if (d && !p)
+        tw_error_set("cuda:%d: %s", index, twc_last_error());
+    return p;
+}
+
+static void cuda_free(int index, void *ptr)
+{
+    twc_device *d = device(index);
+    if (d)
+        twc_free(d, ptr);
+}
+
+static bool contiguous(size_t itemsize, int ndim, const int64_t *shape, const int64_t *strides)
+{
+    int64_t expect = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (shape[d] != 1 && strides[d] != expect)
+            return false;
+        expect *= shape[d];
+    }
+    return true;
+}
+
+static int64_t count(int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++)
+        n *= shape[d];
+    return n;
+}
+
+static void dense_strides(int ndim, const int64_t *shape, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        strides[d] = s;
+        s *= shape[d];
+    }
+}
+
+/* Host <-> device: the host side packed (or unpacked) on the CPU, one dense
+ * transfer, the device side walked by a strided copy when it is not dense. */
+static int cuda_copy_from_host(int index, size_t itemsize, int ndim, const int64_t *shape, void *dst,
+                               const int64_t *dst_strides, const void *src, const int64_t *src_strides)
+{
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    int64_t n = count(ndim, shape);
+    size_t bytes = (size_t)n * itemsize;
+    int64_t dense[TW_MAX_DIMS];
+    dense_strides(ndim, shape, dense);
+    if (contiguous(itemsize, ndim, shape, src_strides) && contiguous(itemsize, ndim, shape, dst_strides))
+        return check(twc_copy_to_device(d, dst, src, bytes), index);
+    void *packed = malloc(bytes ? bytes : 1);
+    void *staged = twc_alloc(d, bytes);
+    int rc = -1;
+    if (!packed || !staged) {
+        rc = tw_error_set("cuda:%d: out of memory staging %zu bytes", index, bytes);
+    } else {
+        twk_copy(itemsize, ndim, shape, packed, dense, src, src_strides);
+        /* packed is in the pinned buffer once this returns; staged may go
+         * back to the cache at once (reuse is ordered on the stream) */
+        rc = check(twc_copy_to_device(d, staged, packed, bytes), index);
+        if (rc == 0)
+            rc = check(twc_copy(d, itemsize, ndim, shape, dst, dst_strides, staged, dense), index);
+    }
+    twc_free(d, staged);
+    free(packed);
+    return rc;
+}
+
+static int cuda_copy_to_host(int index, size_t itemsize, int ndim, const int64_t *shape, void *dst,
+                             const int64_t *dst_strides, const void *src, const int64_t *src_strides)
+{
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    int64_t n = count(ndim, shape);
+    size_t bytes = (size_t)n * itemsize;
+    int64_t dense[TW_MAX_DIMS];
+    dense_strides(ndim, shape, dense);
+    if (contiguous(itemsize, ndim, shape, src_strides) && contiguous(itemsize, ndim, shape, dst_strides))
+        return check(twc_copy_to_host(d, dst, src, bytes), index);
+    void *packed = malloc(bytes ? bytes : 1);
+    void *staged = twc_alloc(d, bytes);
+    int rc = -1;
+    if (!packed || !staged) {
+        rc = tw_error_set("cuda:%d: out of memory staging %zu bytes", index, bytes);
+    } else {
+        rc = check(twc_copy(d, itemsize, ndim, shape, staged, dense, src, src_strides), index);
+        if (rc == 0)
+            rc = check(twc_copy_to_host(d, packed, staged, bytes), index);
+        if (rc == 0)
+            twk_copy(itemsize, ndim, shape, dst, dst_strides, packed, dense);
+    }
+    twc_free(d, staged);
+    free(packed);
+    return rc;
+}
+
+static int cuda_copy(int index, size_t itemsize, int ndim, const int64_t *shape, void *dst, const int64_t *dst_strides,
+                     const void *src, const int64_t *src_strides)
+{
+    twc_device *d = device(index);
+    return d ? check(twc_copy(d, itemsize, ndim, shape, dst, dst_strides, src, src_strides), index) : -1;
+}
+
+static int cuda_fill(int index, tw_dtype dtype, int64_t n, void *dst, double value)
+{
+    twc_device *d = device(index);
+    return d ? check(twc_fill(d, dtype, n, dst, value), index) : -1;
+}
+
+static int cuda_read_element(int index, size_t itemsize, const void *src, void *host_dst)
+{
+    twc_device *d = device(index);
+    return d ? check(twc_copy_to_host(d, host_dst, src, itemsize), index) : -1;
+}
+
+static int cuda_synchronize(int index)
+{
+    twc_device *d = device(index);
+    return d ? check(twc_sync(d), index) : -1;
+}
+
+/* ---- kernels ---------------------------------------------------------------------- */
+/* A contiguous device copy of t's values: tw__data(t) itself when t is
+ * contiguous, else a block from the allocator in *tmp (the caller frees it
+ * with twc_free after the kernels that read it were queued). */
+static const void *dense_data(twc_device *d, const tw_tensor *t, void **tmp)
+{
+    *tmp = NULL;
+    if (contiguous(tw_dtype_size(t->dtype), t->ndim, t->shape, t->strides))
+        return tw__data(t);
+    int64_t dense[TW_MAX_DIMS];
+    dense_strides(t->ndim, t->shape, dense);
+    size_t isz = tw_dtype_size(t->dtype);
+    *tmp = twc_alloc(d, (size_t)t->numel * isz);
+    if (!*tmp || twc_copy(d, isz, t->ndim, t->shape, *tmp, dense, tw__data(t), t->strides) < 0)
+        return NULL;
+    return *tmp;
+}
+
+static int index_of(const tw_tensor *t) { return t->storage->device.index; }
+
+/* Strides of t read at every position of the output shape (right-aligned,
+ * size-1 axes broadcast), as the CPU's tw__broadcast_strides. */
+static void broadcast_strides(const tw_tensor *t, int ndim, int64_t *strides)
+{
+    for (int d = 0; d < ndim; d++) {
+        int td = d - (ndim - t->ndim);
+        strides[d] = td < 0 || t->shape[td] == 1 ? 0 : t->strides[td];
+    }
+}
+
+static int run_unary(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *x = call->inputs[0], *out = outs[0];
+    twc_device *d = device(index_of(out));
+    return d ? check(twc_unary(d, call->op->elementwise_op, x->dtype, x->ndim, x->shape, tw__data(out), out->strides,
+                               tw__data(x), x->strides, call->attrs->f[0], call->attrs->f[1]),
+                     index_of(out))
+             : -1;
+}
+
+static int run_binary(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *a = call->inputs[0], *b = call->inputs[1], *out = outs[0];
+    twc_device *d = device(index_of(out));
+    int64_t sa[TW_MAX_DIMS], sb[TW_MAX_DIMS];
+    broadcast_strides(a, out->ndim, sa);
+    broadcast_strides(b, out->ndim, sb);
+    return d ? check(twc_binary(d, call->op->elementwise_op, a->dtype, out->ndim, out->shape, tw__data(out),
+                                out->strides, tw__data(a), sa, tw__data(b), sb),
+                     index_of(out))
+             : -1;
+}
+
+static int run_where(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *c = call->inputs[0], *a = call->inputs[1], *b = call->inputs[2], *out = outs[0];
+    twc_device *d = device(index_of(out));
+    int64_t sc[TW_MAX_DIMS], sa[TW_MAX_DIMS], sb[TW_MAX_DIMS];
+    broadcast_strides(c, out->ndim, sc);
+    broadcast_strides(a, out->ndim, sa);
+    broadcast_strides(b, out->ndim, sb);
+    return d ? check(twc_where(d, out->dtype, out->ndim, out->shape, tw__data(out), out->strides, tw__data(c), sc,
+                               tw__data(a), sa, tw__data(b), sb),
+                     index_of(out))
+             : -1;
+}
+
+static int run_cast(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *x = call->inputs[0], *out = outs[0];
+    twc_device *d = device(index_of(out));
+    return d ? check(twc_cast(d, out->dtype, x->dtype, x->ndim, x->shape, tw__data(out), out->strides, tw__data(x),
+                              x->strides),
+                     index_of(out))
+             : -1;
+}
+
+static int run_copy(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *x = call->inputs[0], *out = outs[0];
+    twc_device *d = device(index_of(out));
+    return d ? check(twc_copy(d, tw_dtype_size(x->dtype), x->ndim, x->shape, tw__data(out), out->strides,
+                              tw__data(x), x->strides),
+                     index_of(out))
+             : -1;
+}
+
+/* sum/prod/max/min: attrs i[1 + d] marks the reduced axes (ops/reduce.c). */
+static int run_reduce(int kop, const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *x = call->inputs[0], *out = outs[0];
+    twc_device *d = device(index_of(out));
+    if (!d)
+        return -1;
+    if (x->numel == 0)
+        return check(twc_fill(d, out->dtype, out->numel, tw__data(out), kop == TWK_PROD ? 1 : 0), index_of(out));
+    bool mask[TW_MAX_DIMS];
+    for (int k = 0; k < x->ndim; k++)
+        mask[k] = call->attrs->i[1 + k];
+    return check(twc_reduce(d, kop, x->dtype, x->ndim, x->shape, x->strides, tw__data(x), mask, tw__data(out)),
+                 index_of(out));
+}
+
+/* argmax/argmin: attrs i[0] is the axis. */
+static int run_arg(int kop, const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *x = call->inputs[0], *out = outs[0];
+    twc_device *d = device(index_of(out));
+    bool mask[TW_MAX_DIMS] = {0};
+    mask[call->attrs->i[0]] = true;
+    return d ? check(twc_reduce(d, kop, x->dtype, x->ndim, x->shape, x->strides, tw__data(x), mask, tw__data(out)),
+                     index_of(out))
+             : -1;
+}
+
+#define REDUCER(NAME, KOP, RUN)                                                                                \
+    static int NAME##_kernel(const tw_op_call *call, tw_tensor *const *outs) { return RUN(KOP, call, outs); }
+REDUCER(sum, TWK_SUM, run_reduce)
+REDUCER(prod, TWK_PROD, run_reduce)
+REDUCER(max, TWK_RMAX, run_reduce)
+REDUCER(min, TWK_RMIN, run_reduce)
+REDUCER(argmax, TWK_ARGMAX, run_arg)
+REDUCER(argmin, TWK_ARGMIN, run_arg)
+
+/* How cuBLAS reads the last two axes of t (as ops/matmul.c's blas_layout):
+ * leading dimension and whether the transpose flag flips; false when the
+ * layout needs packing first. */
+static bool blas_layout(const tw_tensor *t, bool *flip, int64_t *ld)
+{
+    int64_t r = t->shape[t->ndim - 2], c = t->shape[t->ndim - 1];
+    int64_t sr = t->strides[t->ndim - 2], sc = t->strides[t->ndim - 1];
+    if ((sc == 1 || c == 1) && (sr >= c || r == 1)) {
+        *flip = false;
+        *ld = r == 1 ? (c > 0 ? c : 1) : sr;
+        return *ld >= (c > 0 ? c : 1);
+    }
+    if ((sr == 1 || r == 1) && (sc >= r || c == 1)) {
+        *flip = true;
+        *ld = c == 1 ? (r > 0 ? r : 1) : sc;
+        return *ld >= (r > 0 ? r : 1);
+    }
+    return false;
+}
+
+/* matmul (attrs i[0], i[1]: transpose a, b): the last batch axis in one
+ * strided-batched call, the axes before it looped. */
+static int run_matmul(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *a = call->inputs[0], *b = call->inputs[1], *c = outs[0];
+    int index = index_of(c);
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    bool ta = call->attrs->i[0], tb = call->attrs->i[1], flip_a, flip_b;
+    int64_t lda, ldb;
+    /* An operand cuBLAS cannot read as it is: a dense copy, seen through a
+     * shallow header (as ops/matmul.c packs with tw__contiguous_raw). */
+    tw_tensor packed_t[2];
+    tw_storage packed_s[2];
+    void *tmp[2] = {NULL, NULL};
+    tw_tensor *ops[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        bool flip;
+        int64_t ld;
+        if (blas_layout(ops[i], &flip, &ld))
+            continue;
+        const void *dense = dense_data(d, ops[i], &tmp[i]);
+        if (!dense) {
+            twc_free(d, tmp[0]);
+            return check(-1, index);
+        }
+        packed_t[i] = *ops[i];
+        packed_s[i] = *ops[i]->storage;
+        packed_s[i].data = (void *)dense;
+        packed_t[i].storage = &packed_s[i];
+        packed_t[i].offset = 0;
+        dense_strides(ops[i]->ndim, ops[i]->shape, packed_t[i].strides);
+        ops[i] = &packed_t[i];
+    }
+    a = ops[0], b = ops[1];
+    blas_layout(a, &flip_a, &lda);
+    blas_layout(b, &flip_b, &ldb);
+    int64_t m = c->shape[c->ndim - 2], n = c->shape[c->ndim - 1];
+    int64_t k = ta ? a->shape[a->ndim - 2] : a->shape[a->ndim - 1];
+    int nb = c->ndim - 2;
+    int64_t sa[TW_MAX_DIMS], sb[TW_MAX_DIMS];
+    for (int k2 = 0; k2 < nb; k2++) {
+        int ia = k2 - (nb - (a->ndim - 2)), ib = k2 - (nb - (b->ndim - 2));
+        sa[k2] = ia < 0 || a->shape[ia] == 1 ? 0 : a->strides[ia];
+        sb[k2] = ib < 0 || b->shape[ib] == 1 ? 0 : b->strides[ib];
+    }
+    int64_t inner = nb > 0 ? c->shape[nb - 1] : 1, outer = nb > 1 ? count(nb - 1, c->shape) : 1;
+    int64_t isa = nb > 0 ? sa[nb - 1] : 0, isb = nb > 0 ? sb[nb - 1] : 0;
+    size_t isz = tw_dtype_size(c->dtype);
+    for (int64_t o = 0; o < outer; o++) {
+        int64_t oa = 0, ob = 0, rest = o;
+        for (int k2 = nb - 2; k2 >= 0; k2--) {
+            int64_t i = rest % c->shape[k2];
+            rest /= c->shape[k2];
+            oa += i * sa[k2];
+            ob += i * sb[k2];
+        }
+        if (twc_gemm(d, c->dtype, ta != flip_a, tb != flip_b, m, n, k, (char *)tw__data(a) + oa * (int64_t)isz, lda,
+                     isa, (char *)tw__data(b) + ob * (int64_t)isz, ldb, isb, 0.0f,
+                     (char *)tw__data(c) + o * inner * m * n * (int64_t)isz, n, m * n, inner) < 0) {
+            twc_free(d, tmp[0]), twc_free(d, tmp[1]);
+            return check(-1, index);
+        }
+    }
+    twc_free(d, tmp[0]), twc_free(d, tmp[1]);
+    return 0;
+}
+
+/* Values of a small device tensor on the host (labels and indices to check,
+ * configuration numbers): a malloc'd contiguous buffer, or NULL with the
+ * error set. */
+static void *to_host(twc_device *d, int index, const tw_tensor *t)
+{
+    size_t isz = tw_dtype_size(t->dtype), bytes = (size_t)t->numel * isz;
+    void *h = malloc(bytes ? bytes : 1);
+    int64_t dense[TW_MAX_DIMS];
+    dense_strides(t->ndim, t->shape, dense);
+    if (!h) {
+        tw_error_set("cuda:%d: out of host memory", index);
+        return NULL;
+    }
+    if (cuda_copy_to_host(index, isz, t->ndim, t->shape, h, dense, tw__data(t), t->strides) < 0) {
+        free(h);
+        return NULL;
+    }
+    (void)d;
+    return h;
+}
+
+/* Rows of the last axis of a contiguous tensor: rows and classes. */
+static void rows_of(const tw_tensor *logits, int64_t *rows, int64_t *classes)
+{
+    *classes = logits->shape[logits->ndim - 1];
+    *rows = *classes ? logits->numel / *classes : 0;
+}
+
+static int run_softmax_xent(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *logits = call->inputs[0], *labels = call->inputs[1], *out = outs[0];
+    int index = index_of(out);
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    void *t1, *t2;
+    const void *x = dense_data(d, logits, &t1), *l = x ? dense_data(d, labels, &t2) : NULL;
+    int64_t rows, classes;
+    rows_of(logits, &rows, &classes);
+    int rc = x && l ? twc_softmax_cross_entropy(d, logits->dtype, rows, classes, x, l, tw__data(out)) : -1;
+    twc_free(d, t1);
+    if (x)
+        twc_free(d, t2);
+    return check(rc, index);
+}
+
+/* The labels are checked on the host first, as the CPU's kernel does. */
+static int run_sparse_softmax_xent(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *logits = call->inputs[0], *labels = call->inputs[1], *out = outs[0];
+    int index = index_of(out);
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    int64_t rows, classes;
+    rows_of(logits, &rows, &classes);
+    void *host = to_host(d, index, labels);
+    if (!host)
+        return -1;
+    int64_t bad = twk_index_check(labels->dtype, labels->numel, host, classes);
+    if (bad >= 0) {
+        char shape[160];
+        tw_error_set("sparse_softmax_cross_entropy: label %lld at position %lld is outside [0, %lld) for logits of "
+                     "shape %s",
+                     (long long)twk_index_at(labels->dtype, host, bad), (long long)bad, (long long)classes,
+                     tw_shape_str(logits->ndim, logits->shape, shape, sizeof shape));
+        free(host);
+        return -1;
+    }
+    free(host);
+    void *t1, *t2;
+    const void *x = dense_data(d, logits, &t1), *l = x ? dense_data(d, labels, &t2) : NULL;
+    int rc = x && l ? twc_sparse_softmax_cross_entropy(d, logits->dtype, labels->dtype, rows, classes, x, l,
+                                                       tw__data(out))
+                    : -1;
+    twc_free(d, t1);
+    if (x)
+        twc_free(d, t2);
+    return check(rc, index);
+}
+
+/* gather (attrs i[0]: axis): indices checked on the host, as the CPU's. */
+static int run_gather(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *params = call->inputs[0], *indices = call->inputs[1], *out = outs[0];
+    int index = index_of(out), axis = (int)call->attrs->i[0];
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    void *host = to_host(d, index, indices);
+    if (!host)
+        return -1;
+    int64_t bad = twk_index_check(indices->dtype, indices->numel, host, params->shape[axis]);
+    if (bad >= 0) {
+        tw_error_set("gather: index %lld at position %lld is out of range for axis %d of size %lld",
+                     (long long)twk_index_at(indices->dtype, host, bad), (long long)bad, axis,
+                     (long long)params->shape[axis]);
+        free(host);
+        return -1;
+    }
+    free(host);
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; k < params->ndim; k++)
+        outer *= k < axis ? params->shape[k] : 1, inner *= k > axis ? params->shape[k] : 1;
+    void *t1, *t2;
+    const void *p = dense_data(d, params, &t1), *ix = p ? dense_data(d, indices, &t2) : NULL;
+    int rc = p && ix ? twc_gather(d, tw_dtype_size(params->dtype), outer, params->shape[axis], inner, p,
+                                  indices->dtype, indices->numel, ix, tw__data(out))
+                     : -1;
+    twc_free(d, t1);
+    if (p)
+        twc_free(d, t2);
+    return check(rc, index);
+}
+
+/* one_hot (attrs i[0]: depth): indices outside [0, depth) give zeros. */
+static int run_one_hot(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *indices = call->inputs[0], *out = outs[0];
+    int index = index_of(out);
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    void *t1;
+    const void *ix = dense_data(d, indices, &t1);
+    int rc = ix ? twc_one_hot(d, out->dtype, indices->dtype, indices->numel, ix, call->attrs->i[0], tw__data(out))
+                : -1;
+    twc_free(d, t1);
+    return check(rc, index);
+}
+
+/* optimizer_update (optimizers/traced_update.c's op): inputs variable,
+ * gradient, iteration counter, the configuration's float64 numbers, the
+ * slots and maybe the global clipping factor; ints kind, nesterov,
+ * schedule kind, decay_steps, staircase, slot count, factor given. The
+ * numbers come to the host (a few bytes), the update runs fused on the
+ * device as engine/optimizers' loop does on the CPU. The numbering below
+ * mirrors traced_update.c's A_* and H_* (private there): keep them in step. */
+enum { OPT_KIND, OPT_NESTEROV, OPT_SCHEDULE, OPT_DECAY_STEPS, OPT_STAIRCASE, OPT_NSLOTS, OPT_HAS_SCALE };
+enum { H_LR, H_DECAY_RATE, H_ALPHA, H_MOMENTUM, H_BETA_1, H_BETA_2, H_EPSILON, H_WEIGHT_DECAY, H_RHO, H_CLIPVALUE,
+       H_CLIPNORM, H_GLOBAL_CLIPNORM, H_COUNT };
+
+static int run_optimizer_update(const tw_op_call *call, tw_tensor *const *outs)
+{
+    (void)outs;
+    const tw_attrs *a = call->attrs;
+    tw_tensor *const *in = call->inputs;
+    tw_tensor *v = in[0], *g = in[1];
+    int index = index_of(v), nslots = (int)a->i[OPT_NSLOTS];
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    double *h = to_host(d, index, in[3]);
+    int64_t *done = h ? to_host(d, index, in[2]) : NULL;
+    double *factor = done && a->i[OPT_HAS_SCALE] ? to_host(d, index, in[4 + nslots]) : NULL;
+    int rc = -1;
+    if (!h || !done || (a->i[OPT_HAS_SCALE] && !factor))
+        goto out;
+    if (h[H_CLIPNORM] > 0) {
+        rc = tw_error_set("optimizer_update: clipnorm on cuda:%d is not supported yet (use clipvalue or "
+                          "global_clipnorm)", index);
+        goto out;
+    }
+    tw_lr_schedule schedule = {.kind = (tw_schedule_kind)a->i[OPT_SCHEDULE], .initial_learning_rate = h[H_LR],
+                               .decay_steps = a->i[OPT_DECAY_STEPS], .decay_rate = h[H_DECAY_RATE],
+                               .staircase = a->i[OPT_STAIRCASE] != 0, .alpha = h[H_ALPHA]};
+    double lr = tw_lr_schedule_at(&schedule, *done);
+    twc_update u = {.lr = lr, .keep = 1 - lr * h[H_WEIGHT_DECAY], .scale = factor ? *factor : 1,
+                    .clip = h[H_CLIPVALUE] > 0 && !(h[H_GLOBAL_CLIPNORM] > 0) ? h[H_CLIPVALUE] : INFINITY,
+                    .momentum = h[H_MOMENTUM], .beta_1 = h[H_BETA_1], .beta_2 = h[H_BETA_2], .epsilon = h[H_EPSILON],
+                    .nesterov = a->i[OPT_NESTEROV] != 0, .t = *done + 1};
+    void *tg;
+    const void *gd = dense_data(d, g, &tg);
+    if (!gd)
+        goto out;
+    if (a->i[OPT_KIND] == TW_OPTIMIZER_SGD)
+        rc = twc_sgd_update(d, v->dtype, v->numel, tw__data(v), gd, nslots ? tw__data(in[4]) : NULL, &u);
+    else
+        rc = twc_adam_update(d, v->dtype, v->numel, tw__data(v), gd, tw__data(in[4]), tw__data(in[5]), &u);
+    twc_free(d, tg);
+    rc = check(rc, index);
+    if (rc == 0) { /* in-place writes, as the CPU's loop records them */
+        atomic_fetch_add(&v->storage->version, 1);
+        for (int k = 0; k < nslots; k++)
+            atomic_fetch_add(&in[4 + k]->storage->version, 1);
+    }
+out:
+    free(h), free(done), free(factor);
+    return rc;
+}
+
+/* assign, assign_add, assign_sub (variable.c): the value (broadcast, a weak
+ * scalar cast to the variable's dtype first) into the variable, in place. */
+static int run_assign(int kind, const tw_op_call *call)
+{
+    tw_tensor *v = call->inputs[0], *value = call->inputs[1];
+    int index = index_of(v);
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    const void *src = tw__data(value);
+    void *converted = NULL;
+    int64_t strides[TW_MAX_DIMS];
+    broadcast_strides(value, v->ndim, strides);
+    if (value->dtype != v->dtype) {
+        converted = twc_alloc(d, (size_t)value->numel * tw_dtype_size(v->dtype));
+        int64_t dense[TW_MAX_DIMS];
+        dense_strides(value->ndim, value->shape, dense);
+        if (!converted || twc_cast(d, v->dtype, value->dtype, value->ndim, value->shape, converted, dense,
+                                   tw__data(value), value->strides) < 0) {
+            twc_free(d, converted);
+            return check(-1, index);
+        }
+        src = converted;
+        for (int k = 0; k < v->ndim; k++) { /* strides of the dense copy, broadcast */
+            int vk = k - (v->ndim - value->ndim);
+            strides[k] = vk < 0 || value->shape[vk] == 1 ? 0 : dense[vk];
+        }
+    }
+    int rc = kind == 0 ? twc_copy(d, tw_dtype_size(v->dtype), v->ndim, v->shape, tw__data(v), v->strides, src, strides)
+                       : twc_binary(d, kind > 0 ? TWK_BINARY_add : TWK_BINARY_sub, v->dtype, v->ndim, v->shape,
+                                    tw__data(v), v->strides, tw__data(v), v->strides, src, strides);
+    twc_free(d, converted);
+    if (rc == 0)
+        atomic_fetch_add(&v->storage->version, 1);
+    return check(rc, index);
+}
+
+static int assign_kernel(const tw_op_call *call, tw_tensor *const *outs) { return run_assign(0, call); }
+static int assign_add_kernel(const tw_op_call *call, tw_tensor *const *outs) { return run_assign(1, call); }
+static int assign_sub_kernel(const tw_op_call *call, tw_tensor *const *outs) { return run_assign(-1, call); }
+
+/* ---- conv2d and pooling (ops/conv.c, ops/pool.c): attrs as theirs, the
+ * geometry recomputed here as their geometry() does (infer has checked it) */
+enum { CONV_STRIDE_H, CONV_STRIDE_W, CONV_DILATION_H, CONV_DILATION_W, CONV_PADDING, CONV_SHAPE };
+enum { POOL_H, POOL_W, POOL_STRIDE_H, POOL_STRIDE_W, POOL_PADDING, POOL_SHAPE };
+
+/* Output size and padding before, as TensorFlow's VALID and SAME. */
+static void window_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t padding, int64_t *out,
+                        int64_t *pad_before)
+{
+    int64_t effective = (k - 1) * dilation + 1;
+    if (padding == TW_PADDING_SAME) {
+        *out = (in + stride - 1) / stride;
+        int64_t total = (*out - 1) * stride + effective - in;
+        *pad_before = *out > 0 && total > 0 ? total / 2 : 0;
+    } else {
+        *out = (in - effective) / stride + 1;
+        *pad_before = 0;
+    }
+}
+
+static twk_conv2d_shape conv_shape(const tw_attrs *a, const int64_t *in, const int64_t *fil)
+{
+    const int64_t *p = a->i;
+    twk_conv2d_shape s = {.batch = in[0], .in_h = in[1], .in_w = in[2], .in_c = in[3], .k_h = fil[0],
+                          .k_w = fil[1], .out_c = fil[3], .stride_h = p[CONV_STRIDE_H], .stride_w = p[CONV_STRIDE_W],
+                          .dilation_h = p[CONV_DILATION_H], .dilation_w = p[CONV_DILATION_W]};
+    window_size(s.in_h, s.k_h, s.stride_h, s.dilation_h, p[CONV_PADDING], &s.out_h, &s.pad_top);
+    window_size(s.in_w, s.k_w, s.stride_w, s.dilation_w, p[CONV_PADDING], &s.out_w, &s.pad_left);
+    return s;
+}
+
+static twk_pool2d_shape pool_shape(const tw_attrs *a, const int64_t *in)
+{
+    const int64_t *p = a->i;
+    twk_pool2d_shape s = {.batch = in[0], .in_h = in[1], .in_w = in[2], .channels = in[3], .pool_h = p[POOL_H],
+                          .pool_w = p[POOL_W], .stride_h = p[POOL_STRIDE_H], .stride_w = p[POOL_STRIDE_W]};
+    window_size(s.in_h, s.pool_h, s.stride_h, 1, p[POOL_PADDING], &s.out_h, &s.pad_top);
+    window_size(s.in_w, s.pool_w, s.stride_w, 1, p[POOL_PADDING], &s.out_w, &s.pad_left);
+    return s;
+}
+
+enum { CONV_FORWARD, CONV_INPUT, CONV_FILTER, MAX_POOL, MAX_POOL_GRAD, AVG_POOL, AVG_POOL_GRAD };
+
+/* Inputs made dense, then the pass; kind says which. */
+static int run_window(int kind, const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *out = outs[0];
+    int index = index_of(out), n = call->ninputs;
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    void *tmp[3] = {NULL, NULL, NULL};
+    const void *in[3] = {NULL, NULL, NULL};
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        if (!(in[i] = dense_data(d, call->inputs[i], &tmp[i])))
+            rc = -1;
+    const tw_attrs *a = call->attrs;
+    tw_tensor *const *x = call->inputs;
+    tw_dtype dt = out->dtype;
+    if (rc == 0) {
+        twk_conv2d_shape cs;
+        twk_pool2d_shape ps;
+        switch (kind) {
+        case CONV_FORWARD:
+            cs = conv_shape(a, x[0]->shape, x[1]->shape);
+            rc = twc_conv2d_forward(d, dt, &cs, in[0], in[1], tw__data(out));
+            break;
+        case CONV_INPUT: /* (filter, grad_output); the input's shape in the attrs */
+            cs = conv_shape(a, a->i + CONV_SHAPE, x[0]->shape);
+            rc = twc_conv2d_backprop_input(d, dt, &cs, in[0], in[1], tw__data(out));
+            break;
+        case CONV_FILTER: /* (input, grad_output); the filter's shape in the attrs */
+            cs = conv_shape(a, x[0]->shape, a->i + CONV_SHAPE);
+            rc = twc_conv2d_backprop_filter(d, dt, &cs, in[0], in[1], tw__data(out));
+            break;
+        case MAX_POOL:
+            ps = pool_shape(a, x[0]->shape);
+            rc = twc_max_pool2d(d, dt, &ps, in[0], tw__data(out));
+            break;
+        case MAX_POOL_GRAD: /* (input, output, grad_output) */
+            ps = pool_shape(a, x[0]->shape);
+            rc = twc_max_pool2d_grad(d, dt, &ps, in[0], in[2], tw__data(out));
+            break;
+        case AVG_POOL:
+            ps = pool_shape(a, x[0]->shape);
+            rc = twc_avg_pool2d(d, dt, &ps, in[0], tw__data(out));
+            break;
+        case AVG_POOL_GRAD: /* (grad_output); the input's shape in the attrs */
+            ps = pool_shape(a, a->i + POOL_SHAPE);
+            rc = twc_avg_pool2d_grad(d, dt, &ps, in[0], tw__data(out));
+            break;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        twc_free(d, tmp[i]);
+    return check(rc, index);
+}
+
+#define WINDOW_KERNEL(NAME, KIND)                                                                              \
+    static int NAME##_kernel(const tw_op_call *call, tw_tensor *const *outs) { return run_window(KIND, call, outs); }
+WINDOW_KERNEL(conv2d, CONV_FORWARD)
+WINDOW_KERNEL(conv2d_backprop_input, CONV_INPUT)
+WINDOW_KERNEL(conv2d_backprop_filter, CONV_FILTER)
+WINDOW_KERNEL(max_pool2d, MAX_POOL)
+WINDOW_KERNEL(max_pool2d_grad, MAX_POOL_GRAD)
+WINDOW_KERNEL(avg_pool2d, AVG_POOL)
+WINDOW_KERNEL(avg_pool2d_grad, AVG_POOL_GRAD)
+
+/* ---- concat, pad, tile, scatter_add (ops/concat.c, pad_tile.c, gather.c) ---- */
+/* concat (attrs i[0]: axis): each input packed, then placed. */
+static int run_concat(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *out = outs[0];
+    int index = index_of(out), axis = (int)call->attrs->i[0], n = call->ninputs;
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    if (n > TW_MAX_INPUTS)
+        return tw_error_set("concat: cuda:%d joins at most %d tensors at once, got %d", index, TW_MAX_INPUTS, n);
+    void *tmp[TW_MAX_INPUTS] = {NULL};
+    const void *in[TW_MAX_INPUTS];
+    int64_t sizes[TW_MAX_INPUTS], outer = 1, inner = 1;
+    for (int k = 0; k < out->ndim; k++)
+        outer *= k < axis ? out->shape[k] : 1, inner *= k > axis ? out->shape[k] : 1;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        sizes[i] = call->inputs[i]->shape[axis];
+        if (!(in[i] = dense_data(d, call->inputs[i], &tmp[i])))
+            rc = -1;
+    }
+    if (rc == 0)
+        rc = twc_concat(d, tw_dtype_size(out->dtype), n, in, sizes, outer, inner, tw__data(out));
+    for (int i = 0; i < n; i++)
+        twc_free(d, tmp[i]);
+    return check(rc, index);
+}
+
+/* pad (attrs i: the (before, after) pairs, f[0]: the value). */
+static int run_pad(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *x = call->inputs[0], *out = outs[0];
+    int index = index_of(out);
+    twc_device *d = device(index);
+    return d ? check(twc_pad(d, x->dtype, x->ndim, x->shape, tw__data(x), x->strides, call->attrs->i,
+                             call->attrs->f[0], tw__data(out)),
+                     index)
+             : -1;
+}
+
+/* tile (attrs i: the multiples). */
+static int run_tile(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *x = call->inputs[0], *out = outs[0];
+    int index = index_of(out);
+    twc_device *d = device(index);
+    return d ? check(twc_tile(d, tw_dtype_size(x->dtype), x->ndim, x->shape, tw__data(x), x->strides, call->attrs->i,
+                              tw__data(out)),
+                     index)
+             : -1;
+}
+
+/* scatter_add (updates, indices; attrs i[0]: axis): indices checked on the
+ * host as the CPU's; the output zeroed, then the atomic adds. */
+static int run_scatter_add(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *updates = call->inputs[0], *indices = call->inputs[1], *out = outs[0];
+    int index = index_of(out), axis = (int)call->attrs->i[0];
+    twc_device *d = device(index);
+    if (!d)
+        return -1;
+    void *host = to_host(d, index, indices);
+    if (!host)
+        return -1;
+    int64_t bad = twk_index_check(indices->dtype, indices->numel, host, out->shape[axis]);
+    if (bad >= 0) {
+        tw_error_set("scatter_add: index %lld at position %lld is out of range for axis %d of size %lld",
+                     (long long)twk_index_at(indices->dtype, host, bad), (long long)bad, axis,
+                     (long long)out->shape[axis]);
+        free(host);
+        return -1;
+    }
+    free(host);
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; k < out->ndim; k++)
+        outer *= k < axis ? out->shape[k] : 1, inner *= k > axis ? out->shape[k] : 1;
+    void *t1, *t2;
+    const void *u = dense_data(d, updates, &t1), *ix = u ? dense_data(d, indices, &t2) : NULL;
+    int rc = u && ix && twc_fill(d, out->dtype, out->numel, tw__data(out), 0) == 0
+                 ? twc_scatter_add(d, out->dtype, outer, out->shape[axis], inner, u, indices->dtype, indices->numel,
+                                   ix, tw__data(out))
+                 : -1;
+    twc_free(d, t1);
+    if (u)
+        twc_free(d, t2);
+    return check(rc, index);
+}
+
+/* Kernels by op name (op definitions are the engine's hidden symbols). */
+static const struct {
+    const char *name;
+    tw_kernel_fn fn;
+} by_name[] = {
+    {"where", run_where},     {"cast", run_cast},       {"copy", run_copy},     {"sum", sum_kernel},
+    {"prod", prod_kernel},    {"max", max_kernel},      {"min", min_kernel},    {"argmax", argmax_kernel},
+    {"argmin", argmin_kernel}, {"matmul", run_matmul},
+    {"softmax_cross_entropy", run_softmax_xent},
+    {"sparse_softmax_cross_entropy", run_sparse_softmax_xent},
+    {"gather", run_gather},
+    {"one_hot", run_one_hot},
+    {"optimizer_update", run_optimizer_update},
+    {"assign", assign_kernel},
+    {"assign_add", assign_add_kernel},
+    {"assign_sub", assign_sub_kernel},
+    {"conv2d", conv2d_kernel},
+    {"conv2d_backprop_input", conv2d_backprop_input_kernel},
+    {"conv2d_backprop_filter", conv2d_backprop_filter_kernel},
+    {"max_pool2d", max_pool2d_kernel},
+    {"max_pool2d_grad", max_pool2d_grad_kernel},
+    {"avg_pool2d", avg_pool2d_kernel},
+    {"avg_pool2d_grad", avg_pool2d_grad_kernel},
+    {"concat", run_concat},
+    {"pad", run_pad},
+    {"tile", run_tile},
+    {"scatter_add", run_scatter_add},
+};
+
+static tw_kernel_fn cuda_kernel(int index, const tw_op_def *op)
+{
+    if (op->elementwise == 1)
+        return run_unary;
+    if (op->elementwise == 2)
+        return run_binary;
+    for (size_t i = 0; i < sizeof by_name / sizeof by_name[0]; i++)
+        if (strcmp(op->name, by_name[i].name) == 0)
+            return by_name[i].fn;
+    return NULL;
+}
+
+/* Integer div and floormod need the divisor checked for zeros on the host
+ * first (the CPU's error); float matmul only. */
+static bool cuda_supports_op(int index, const tw_op_call *call)
+{
+    const tw_op_def *op = call->op;
+    if (op->elementwise == 2 && (op->elementwise_op == TWK_BINARY_div || op->elementwise_op == TWK_BINARY_floormod) &&
+        !tw_dtype_is_float(call->inputs[0]->dtype)) {
+        tw_error_set("%s: integer division on cuda:%d is not supported yet (the zero-divisor check runs on the CPU)",
+                     op->name, index);
+        return false;
+    }
+    if (strcmp(op->name, "optimizer_update") == 0) {
+        int64_t kind = call->attrs->i[OPT_KIND];
+        if (kind != TW_OPTIMIZER_SGD && kind != TW_OPTIMIZER_ADAM && kind != TW_OPTIMIZER_ADAMW) {
+            tw_error_set("optimizer_update: cuda:%d runs SGD, Adam and AdamW; RMSprop and Adagrad not yet", index);
+            return false;
+        }
+    }
+    if (strcmp(op->name, "matmul") == 0 && !tw_dtype_is_float(call->inputs[0]->dtype)) {
+        tw_error_set("matmul: cuda:%d multiplies float32 and float64 only, got %s", index,
+                     tw_dtype_name(call->inputs[0]->dtype));
+        return false;
+    }
+    return true;
+}
+
+static const tw_backend backend_cuda = {
+    .abi = TW_BACKEND_ABI,
+    .kind = TW_DEVICE_CUDA,
+    .name = "cuda",
+    .device_count = cuda_count,
+    .describe = cuda_describe,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .copy_from_host = cuda_copy_from_host,
+    .copy_to_host = cuda_copy_to_host,
+    .copy = cuda_copy,
+    .fill = cuda_fill,
+    .read_element = cuda_read_element,
+    .synchronize = cuda_synchronize,
+    .kernel = cuda_kernel,
+    .supports_op = cuda_supports_op,
+};
+
+__attribute__((visibility("default"))) int tw_backend_plugin_init(int abi)
+{
+    if (abi != TW_BACKEND_ABI)
+        return tw_error_set("libtw-cuda.so speaks backend ABI %d, the engine %d", TW_BACKEND_ABI, abi);
+    device_total = twc_device_count();
+    if (device_total == 0)
+        return tw_error_set("%s", twc_last_error());
+    if (device_total > MAX_DEVICES)
+        device_total = MAX_DEVICES;
+    return tw_backend_register(&backend_cuda);
+}

@@ -1,0 +1,468 @@
+/* Convolution and batch normalization through cuDNN (its legacy
+ * descriptor API, still in cuDNN 9), and pooling kernels of our own: cuDNN
+ * pads symmetrically and breaks max ties its own way, while the engine's
+ * SAME padding puts the odd row after and TensorFlow's rule gives a window's
+ * gradient to its first maximum.
+ *
+ * cuDNN filters are KRSC (out, h, w, in) in NHWC mode and the engine's are
+ * HWIO, so filters are transposed into a temporary block and back. Where the
+ * padding after exceeds the padding before, the input is padded explicitly
+ * by the difference (zeros after) and cuDNN pads both sides by the amount
+ * before. Float32 convolutions use FMA math only (no TF32), to stay within
+ * float32 rounding of the CPU. */
+#include "twc_internal.h"
+
+static cudnnDataType_t dnn_type(twk_dtype dtype)
+{
+    return dtype == TWK_FLOAT64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+}
+
+/* Descriptors and temporaries of one convolution call. */
+typedef struct {
+    twc_device *dev;
+    cudnnTensorDescriptor_t x, y;
+    cudnnFilterDescriptor_t f;
+    cudnnConvolutionDescriptor_t conv;
+    int64_t xh, xw;     /* input as cuDNN sees it (with the rows added after) */
+    size_t itemsize;
+    void *tmp[3];       /* blocks from twc_alloc, freed by conv_end */
+} conv_call;
+
+/* Rows to add after the input so that cuDNN's symmetric padding reaches out_h. */
+static int64_t extra_after(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, int64_t pad_before)
+{
+    int64_t after = (out - 1) * stride + (k - 1) * dilation + 1 - in - pad_before;
+    return after > pad_before ? after - pad_before : 0;
+}
+
+static void conv_end(conv_call *c)
+{
+    if (c->x) cudnnDestroyTensorDescriptor(c->x);
+    if (c->y) cudnnDestroyTensorDescriptor(c->y);
+    if (c->f) cudnnDestroyFilterDescriptor(c->f);
+    if (c->conv) cudnnDestroyConvolutionDescriptor(c->conv);
+    for (int i = 0; i < 3; i++)
+        twc_free(c->dev, c->tmp[i]);
+}
+
+static int conv_begin(conv_call *c, twc_device *dev, twk_dtype dtype, const twk_conv2d_shape *s, const char *what)
+{
+    *c = conv_call();
+    c->dev = dev;
+    if (dtype != TWK_FLOAT32 && dtype != TWK_FLOAT64)
+        return twc__fail("%s: dtype %d is not a float type", what, dtype);
+    if (twc__use(dev) < 0)
+        return -1;
+    c->itemsize = twk_dtype_size(dtype);
+    c->xh = s->in_h + extra_after(s->in_h, s->out_h, s->k_h, s->stride_h, s->dilation_h, s->pad_top);
+    c->xw = s->in_w + extra_after(s->in_w, s->out_w, s->k_w, s->stride_w, s->dilation_w, s->pad_left);
+    cudnnDataType_t t = dnn_type(dtype);
+    if (twc__dnn(cudnnCreateTensorDescriptor(&c->x), what) < 0 ||
+        twc__dnn(cudnnCreateTensorDescriptor(&c->y), what) < 0 ||
+        twc__dnn(cudnnCreateFilterDescriptor(&c->f), what) < 0 ||
+        twc__dnn(cudnnCreateConvolutionDescriptor(&c->conv), what) < 0 ||
+        twc__dnn(cudnnSetTensor4dDescriptor(c->x, CUDNN_TENSOR_NHWC, t, (int)s->batch, (int)s->in_c, (int)c->xh,
+                                            (int)c->xw), what) < 0 ||
+        twc__dnn(cudnnSetTensor4dDescriptor(c->y, CUDNN_TENSOR_NHWC, t, (int)s->batch, (int)s->out_c, (int)s->out_h,
+                                            (int)s->out_w), what) < 0 ||
+        twc__dnn(cudnnSetFilter4dDescriptor(c->f, t, CUDNN_TENSOR_NHWC, (int)s->out_c, (int)s->in_c, (int)s->k_h,
+                                            (int)s->k_w), what) < 0 ||
+        twc__dnn(cudnnSetConvolution2dDescriptor(c->conv, (int)s->pad_top, (int)s->pad_left, (int)s->stride_h,
+                                                 (int)s->stride_w, (int)s->dilation_h, (int)s->dilation_w,
+                                                 CUDNN_CROSS_CORRELATION, t), what) < 0 ||
+        twc__dnn(cudnnSetConvolutionMathType(c->conv, CUDNN_FMA_MATH), what) < 0)
+        return -1;
+    int n, ch, h, w;
+    if (twc__dnn(cudnnGetConvolution2dForwardOutputDim(c->conv, c->x, c->f, &n, &ch, &h, &w), what) < 0)
+        return -1;
+    if (h != s->out_h || w != s->out_w)
+        return twc__fail("%s: cuDNN computes a %dx%d output, the engine asks for %lldx%lld", what, h, w,
+                         (long long)s->out_h, (long long)s->out_w);
+    return 0;
+}
+
+static void *conv_tmp(conv_call *c, int slot, size_t bytes)
+{
+    c->tmp[slot] = twc_alloc(c->dev, bytes);
+    return c->tmp[slot];
+}
+
+/* HWIO filter -> KRSC (out, h, w, in) and back. */
+static int filter_to_krsc(conv_call *c, const twk_conv2d_shape *s, const void *hwio, void *krsc)
+{
+    int64_t kh = s->k_h, kw = s->k_w, ci = s->in_c, co = s->out_c;
+    const int64_t shape[4] = {co, kh, kw, ci}, dst[4] = {kh * kw * ci, kw * ci, ci, 1};
+    const int64_t src[4] = {1, kw * ci * co, ci * co, co};
+    return twc_copy(c->dev, c->itemsize, 4, shape, krsc, dst, hwio, src);
+}
+
+static int filter_to_hwio(conv_call *c, const twk_conv2d_shape *s, const void *krsc, void *hwio)
+{
+    int64_t kh = s->k_h, kw = s->k_w, ci = s->in_c, co = s->out_c;
+    const int64_t shape[4] = {kh, kw, ci, co}, dst[4] = {kw * ci * co, ci * co, co, 1};
+    const int64_t src[4] = {kw * ci, ci, 1, kh * kw * ci};
+    return twc_copy(c->dev, c->itemsize, 4, shape, hwio, dst, krsc, src);
+}
+
+/* x padded with zeros after to (xh, xw), or x itself. */
+static const void *padded_input(conv_call *c, twk_dtype dtype, const twk_conv2d_shape *s, const void *x)
+{
+    if (c->xh == s->in_h && c->xw == s->in_w)
+        return x;
+    void *xp = conv_tmp(c, 1, (size_t)(s->batch * c->xh * c->xw * s->in_c) * c->itemsize);
+    const int64_t shape[4] = {s->batch, s->in_h, s->in_w, s->in_c};
+    const int64_t strides[4] = {s->in_h * s->in_w * s->in_c, s->in_w * s->in_c, s->in_c, 1};
+    const int64_t pads[8] = {0, 0, 0, c->xh - s->in_h, 0, c->xw - s->in_w, 0, 0};
+    if (!xp || twc_pad(c->dev, dtype, 4, shape, x, strides, pads, 0.0, xp) < 0)
+        return NULL;
+    return xp;
+}
+
+/* Whether the heuristics found an algorithm (their first, the one used). */
+static bool have_algo(int found, cudnnStatus_t status, const char *what)
+{
+    if (found > 0 && status == CUDNN_STATUS_SUCCESS)
+        return true;
+    twc__fail("%s: cuDNN has no algorithm for this convolution", what);
+    return false;
+}
+
+/* Scale factors alpha = 1, beta = 0 in the precision cuDNN wants. */
+typedef struct {
+    float f[2];
+    double d[2];
+} blend;
+static const void *one(twk_dtype dtype, const blend *b) { return dtype == TWK_FLOAT64 ? (const void *)&b->d[0] : &b->f[0]; }
+static const void *zero(twk_dtype dtype, const blend *b) { return dtype == TWK_FLOAT64 ? (const void *)&b->d[1] : &b->f[1]; }
+static const blend BLEND = {{1.0f, 0.0f}, {1.0, 0.0}};
+
+int twc_conv2d_forward(twc_device *dev, twk_dtype dtype, const twk_conv2d_shape *s, const void *x, const void *filter,
+                       void *y)
+{
+    static const char what[] = "conv2d";
+    conv_call c;
+    int rc = -1;
+    if (conv_begin(&c, dev, dtype, s, what) == 0) {
+        void *f = conv_tmp(&c, 0, (size_t)(s->k_h * s->k_w * s->in_c * s->out_c) * c.itemsize);
+        const void *xp = f ? padded_input(&c, dtype, s, x) : NULL;
+        cudnnConvolutionFwdAlgoPerf_t perf[8];
+        int found = 0;
+        size_t ws_bytes = 0;
+        void *ws = NULL;
+        if (!f || !xp)
+            twc__fail("%s: out of device memory", what);
+        else if (filter_to_krsc(&c, s, filter, f) == 0 &&
+                 twc__dnn(cudnnGetConvolutionForwardAlgorithm_v7(dev->dnn, c.x, c.f, c.conv, c.y, 8, &found, perf),
+                          what) == 0 &&
+                 have_algo(found, perf[0].status, what) &&
+                 twc__dnn(cudnnGetConvolutionForwardWorkspaceSize(dev->dnn, c.x, c.f, c.conv, c.y, perf[0].algo,
+                                                                  &ws_bytes), what) == 0 &&
+                 (ws_bytes == 0 || (ws = twc__workspace(dev, ws_bytes)) != NULL))
+            rc = twc__dnn(cudnnConvolutionForward(dev->dnn, one(dtype, &BLEND), c.x, xp, c.f, f, c.conv, perf[0].algo,
+                                                  ws, ws_bytes, zero(dtype, &BLEND), c.y, y), what);
+    }
+    conv_end(&c);
+    return rc;
+}
+
+int twc_conv2d_backprop_input(twc_device *dev, twk_dtype dtype, const twk_conv2d_shape *s, const void *filter,
+                              const void *dy, void *dx)
+{
+    static const char what[] = "conv2d input gradient";
+    conv_call c;
+    int rc = -1;
+    if (conv_begin(&c, dev, dtype, s, what) == 0) {
+        bool padded = c.xh != s->in_h || c.xw != s->in_w;
+        void *f = conv_tmp(&c, 0, (size_t)(s->k_h * s->k_w * s->in_c * s->out_c) * c.itemsize);
+        void *dxp = padded ? conv_tmp(&c, 1, (size_t)(s->batch * c.xh * c.xw * s->in_c) * c.itemsize) : dx;
+        cudnnConvolutionBwdDataAlgoPerf_t perf[8];
+        int found = 0;
+        size_t ws_bytes = 0;
+        void *ws = NULL;
+        if (!f || !dxp)
+            twc__fail("%s: out of device memory", what);
+        else if (filter_to_krsc(&c, s, filter, f) == 0 &&
+                 twc__dnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(dev->dnn, c.f, c.y, c.conv, c.x, 8, &found,
+                                                                      perf), what) == 0 &&
+                 have_algo(found, perf[0].status, what) &&
+                 twc__dnn(cudnnGetConvolutionBackwardDataWorkspaceSize(dev->dnn, c.f, c.y, c.conv, c.x, perf[0].algo,
+                                                                       &ws_bytes), what) == 0 &&
+                 (ws_bytes == 0 || (ws = twc__workspace(dev, ws_bytes)) != NULL) &&
+                 twc__dnn(cudnnConvolutionBackwardData(dev->dnn, one(dtype, &BLEND), c.f, f, c.y, dy, c.conv,
+                                                       perf[0].algo, ws, ws_bytes, zero(dtype, &BLEND), c.x, dxp),
+                          what) == 0) {
+            rc = 0;
+            if (padded) { /* drop the rows and columns added after */
+                const int64_t shape[4] = {s->batch, s->in_h, s->in_w, s->in_c};
+                const int64_t dst[4] = {s->in_h * s->in_w * s->in_c, s->in_w * s->in_c, s->in_c, 1};
+                const int64_t src[4] = {c.xh * c.xw * s->in_c, c.xw * s->in_c, s->in_c, 1};
+                rc = twc_copy(dev, c.itemsize, 4, shape, dx, dst, dxp, src);
+            }
+        }
+    }
+    conv_end(&c);
+    return rc;
+}
+
+int twc_conv2d_backprop_filter(twc_device *dev, twk_dtype dtype, const twk_conv2d_shape *s, const void *x,
+                               const void *dy, void *dfilter)
+{
+    static const char what[] = "conv2d filter gradient";
+    conv_call c;
+    int rc = -1;
+    if (conv_begin(&c, dev, dtype, s, what) == 0) {
+        void *df = conv_tmp(&c, 0, (size_t)(s->k_h * s->k_w * s->in_c * s->out_c) * c.itemsize);
+        const void *xp = df ? padded_input(&c, dtype, s, x) : NULL;
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[8];
+        int found = 0;
+        size_t ws_bytes = 0;
+        void *ws = NULL;
+        if (!df || !xp)
+            twc__fail("%s: out of device memory", what);
+        else if (twc__dnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(dev->dnn, c.x, c.y, c.conv, c.f, 8, &found,
+                                                                        perf), what) == 0 &&
+                 have_algo(found, perf[0].status, what) &&
+                 twc__dnn(cudnnGetConvolutionBackwardFilterWorkspaceSize(dev->dnn, c.x, c.y, c.conv, c.f,
+                                                                         perf[0].algo, &ws_bytes), what) == 0 &&
+                 (ws_bytes == 0 || (ws = twc__workspace(dev, ws_bytes)) != NULL) &&
+                 twc__dnn(cudnnConvolutionBackwardFilter(dev->dnn, one(dtype, &BLEND), c.x, xp, c.y, dy, c.conv,
+                                                         perf[0].algo, ws, ws_bytes, zero(dtype, &BLEND), c.f, df),
+                          what) == 0)
+            rc = filter_to_hwio(&c, s, df, dfilter);
+    }
+    conv_end(&c);
+    return rc;
+}
+
+/* ---- pooling ---------------------------------------------------------------------- */
+/* Output element i = ((n * out_h + oh) * out_w + ow) * C + ch: its valid window. */
+typedef struct {
+    int64_t n, ch, h0, h1, w0, w1;
+} pool_window;
+
+static __device__ pool_window window_of(const twk_pool2d_shape &s, int64_t i)
+{
+    pool_window p;
+    int64_t C = s.channels;
+    p.ch = i % C;
+    int64_t pix = i / C, ow = pix % s.out_w, oh = (pix / s.out_w) % s.out_h;
+    p.n = pix / (s.out_w * s.out_h);
+    int64_t hs = oh * s.stride_h - s.pad_top, ws = ow * s.stride_w - s.pad_left;
+    p.h0 = hs > 0 ? hs : 0;
+    p.h1 = hs + s.pool_h < s.in_h ? hs + s.pool_h : s.in_h;
+    p.w0 = ws > 0 ? ws : 0;
+    p.w1 = ws + s.pool_w < s.in_w ? ws + s.pool_w : s.in_w;
+    return p;
+}
+
+static __device__ int64_t pixel(const twk_pool2d_shape &s, const pool_window &p, int64_t h, int64_t w)
+{
+    return ((p.n * s.in_h + h) * s.in_w + w) * s.channels + p.ch;
+}
+
+/* Offset of the window's first maximum (NaN counts as the maximum), -1 when empty. */
+template <typename T> static __device__ int64_t window_argmax(const twk_pool2d_shape &s, const pool_window &p, const T *x)
+{
+    int64_t best = -1;
+    T bv = 0;
+    for (int64_t h = p.h0; h < p.h1; h++)
+        for (int64_t w = p.w0; w < p.w1; w++) {
+            int64_t off = pixel(s, p, h, w);
+            T v = x[off];
+            if (best < 0 || (bv == bv && (v > bv || v != v))) {
+                best = off;
+                bv = v;
+            }
+        }
+    return best;
+}
+
+template <typename T> __global__ void max_pool_kernel(twk_pool2d_shape s, int64_t n, const T *x, T *y)
+{
+    TWC_FOR(i, n)
+    {
+        int64_t best = window_argmax(s, window_of(s, i), x);
+        y[i] = best < 0 ? (T)0 : x[best];
+    }
+}
+
+template <typename T> __global__ void max_pool_grad_kernel(twk_pool2d_shape s, int64_t n, const T *x, const T *dy, T *dx)
+{
+    TWC_FOR(i, n)
+    {
+        int64_t best = window_argmax(s, window_of(s, i), x);
+        if (best >= 0)
+            atomicAdd(dx + best, dy[i]);
+    }
+}
+
+template <typename T> __global__ void avg_pool_kernel(twk_pool2d_shape s, int64_t n, const T *x, T *y)
+{
+    TWC_FOR(i, n)
+    {
+        pool_window p = window_of(s, i);
+        T acc = 0;
+        for (int64_t h = p.h0; h < p.h1; h++)
+            for (int64_t w = p.w0; w < p.w1; w++)
+                acc += x[pixel(s, p, h, w)];
+        int64_t count = (p.h1 - p.h0) * (p.w1 - p.w0);
+        y[i] = count > 0 ? acc / (T)count : (T)0;
+    }
+}
+
+template <typename T> __global__ void avg_pool_grad_kernel(twk_pool2d_shape s, int64_t n, const T *dy, T *dx)
+{
+    TWC_FOR(i, n)
+    {
+        pool_window p = window_of(s, i);
+        int64_t count = (p.h1 - p.h0) * (p.w1 - p.w0);
+        if (count <= 0)
+            continue;
+        T g = dy[i] * ((T)1 / (T)count);
+        for (int64_t h = p.h0; h < p.h1; h++)
+            for (int64_t w = p.w0; w < p.w1; w++)
+                atomicAdd(dx + pixel(s, p, h, w), g);
+    }
+}
+
+static int pool_check(twc_device *dev, twk_dtype dtype, const char *what)
+{
+    if (dtype != TWK_FLOAT32 && dtype != TWK_FLOAT64)
+        return twc__fail("%s: dtype %d is not a float type", what, dtype);
+    return twc__use(dev);
+}
+
+static int64_t pool_outputs(const twk_pool2d_shape *s)
+{
+    return s->batch * s->out_h * s->out_w * s->channels;
+}
+
+#define POOL_LAUNCH(KERNEL, N, ...)                                                                           \
+    (dtype == TWK_FLOAT32 ? KERNEL<float><<<twc__grid(N), TWC_THREADS, 0, dev->stream>>>(*s, N, __VA_ARGS__)  \
+                          : KERNEL<double><<<twc__grid(N), TWC_THREADS, 0, dev->stream>>>(*s, N, __VA_ARGS__))
+
+int twc_max_pool2d(twc_device *dev, twk_dtype dtype, const twk_pool2d_shape *s, const void *x, void *y)
+{
+    int64_t n = pool_outputs(s);
+    if (n == 0)
+        return 0;
+    if (pool_check(dev, dtype, "max_pool2d") < 0)
+        return -1;
+    if (dtype == TWK_FLOAT32)
+        max_pool_kernel<<<twc__grid(n), TWC_THREADS, 0, dev->stream>>>(*s, n, (const float *)x, (float *)y);
+    else
+        max_pool_kernel<<<twc__grid(n), TWC_THREADS, 0, dev->stream>>>(*s, n, (const double *)x, (double *)y);
+    return twc__launched("max_pool2d");
+}
+
+int twc_max_pool2d_grad(twc_device *dev, twk_dtype dtype, const twk_pool2d_shape *s, const void *x, const void *dy,
+                        void *dx)
+{
+    int64_t n = pool_outputs(s);
+    if (pool_check(dev, dtype, "max_pool2d gradient") < 0 ||
+        twc_fill(dev, dtype, s->batch * s->in_h * s->in_w * s->channels, dx, 0.0) < 0)
+        return -1;
+    if (n == 0)
+        return 0;
+    if (dtype == TWK_FLOAT32)
+        max_pool_grad_kernel<<<twc__grid(n), TWC_THREADS, 0, dev->stream>>>(*s, n, (const float *)x,
+                                                                            (const float *)dy, (float *)dx);
+    else
+        max_pool_grad_kernel<<<twc__grid(n), TWC_THREADS, 0, dev->stream>>>(*s, n, (const double *)x,
+                                                                            (const double *)dy, (double *)dx);
+    return twc__launched("max_pool2d gradient");
+}
+
+int twc_avg_pool2d(twc_device *dev, twk_dtype dtype, const twk_pool2d_shape *s, const void *x, void *y)
+{
+    int64_t n = pool_outputs(s);
+    if (n == 0)
+        return 0;
+    if (pool_check(dev, dtype, "avg_pool2d") < 0)
+        return -1;
+    if (dtype == TWK_FLOAT32)
+        avg_pool_kernel<<<twc__grid(n), TWC_THREADS, 0, dev->stream>>>(*s, n, (const float *)x, (float *)y);
+    else
+        avg_pool_kernel<<<twc__grid(n), TWC_THREADS, 0, dev->stream>>>(*s, n, (const double *)x, (double *)y);
+    return twc__launched("avg_pool2d");
+}
+
+int twc_avg_pool2d_grad(twc_device *dev, twk_dtype dtype, const twk_pool2d_shape *s, const void *dy, void *dx)
+{
+    int64_t n = pool_outputs(s);
+    if (pool_check(dev, dtype, "avg_pool2d gradient") < 0 ||
+        twc_fill(dev, dtype, s->batch * s->in_h * s->in_w * s->channels, dx, 0.0) < 0)
+        return -1;
+    if (n == 0)
+        return 0;
+    if (dtype == TWK_FLOAT32)
+        avg_pool_grad_kernel<<<twc__grid(n), TWC_THREADS, 0, dev->stream>>>(*s, n, (const float *)dy, (float *)dx);
+    else
+        avg_pool_grad_kernel<<<twc__grid(n), TWC_THREADS, 0, dev->stream>>>(*s, n, (const double *)dy, (double *)dx);
+    return twc__launched("avg_pool2d gradient");
+}
+
+/* ---- batch normalization (cuDNN spatial mode over (rows, 1, 1, channels)) ---------- */
+static int bn_descs(twk_dtype dtype, int64_t rows, int64_t channels, cudnnTensorDescriptor_t *x,
+                    cudnnTensorDescriptor_t *p, const char *what)
+{
+    cudnnDataType_t t = dnn_type(dtype);
+    *x = *p = NULL;
+    if (twc__dnn(cudnnCreateTensorDescriptor(x), what) < 0 || twc__dnn(cudnnCreateTensorDescriptor(p), what) < 0 ||
+        twc__dnn(cudnnSetTensor4dDescriptor(*x, CUDNN_TENSOR_NHWC, t, (int)rows, (int)channels, 1, 1), what) < 0 ||
+        twc__dnn(cudnnSetTensor4dDescriptor(*p, CUDNN_TENSOR_NHWC, t, 1, (int)channels, 1, 1), what) < 0)
+        return -1;
+    return 0;
+}
+
+static void bn_free(cudnnTensorDescriptor_t x, cudnnTensorDescriptor_t p)
+{
+    if (x) cudnnDestroyTensorDescriptor(x);
+    if (p) cudnnDestroyTensorDescriptor(p);
+}
+
+int twc_batch_norm_forward(twc_device *dev, twk_dtype dtype, bool training, int64_t rows, int64_t channels,
+                           const void *x, const void *gamma, const void *beta, void *running_mean, void *running_var,
+                           double momentum, double epsilon, void *y, void *save_mean, void *save_inv_std)
+{
+    static const char what[] = "batch_normalization";
+    if (dtype != TWK_FLOAT32 && dtype != TWK_FLOAT64)
+        return twc__fail("%s: dtype %d is not a float type", what, dtype);
+    if (epsilon < CUDNN_BN_MIN_EPSILON)
+        return twc__fail("%s: epsilon %g is below cuDNN's minimum %g", what, epsilon, CUDNN_BN_MIN_EPSILON);
+    if (twc__use(dev) < 0)
+        return -1;
+    cudnnTensorDescriptor_t xd, pd;
+    int rc = bn_descs(dtype, rows, channels, &xd, &pd, what);
+    if (rc == 0 && training)
+        rc = twc__dnn(cudnnBatchNormalizationForwardTraining(dev->dnn, CUDNN_BATCHNORM_SPATIAL, one(dtype, &BLEND),
+                                                             zero(dtype, &BLEND), xd, x, xd, y, pd, gamma, beta,
+                                                             1.0 - momentum, running_mean, running_var, epsilon,
+                                                             save_mean, save_inv_std), what);
+    else if (rc == 0)
+        rc = twc__dnn(cudnnBatchNormalizationForwardInference(dev->dnn, CUDNN_BATCHNORM_SPATIAL, one(dtype, &BLEND),
+                                                              zero(dtype, &BLEND), xd, x, xd, y, pd, gamma, beta,
+                                                              running_mean, running_var, epsilon), what);
+    bn_free(xd, pd);
+    return rc;
+}
+
+int twc_batch_norm_backward(twc_device *dev, twk_dtype dtype, int64_t rows, int64_t channels, const void *x,
+                            const void *dy, const void *gamma, const void *save_mean, const void *save_inv_std,
+                            double epsilon, void *dx, void *dgamma, void *dbeta)
+{
+    static const char what[] = "batch_normalization gradient";
+    if (dtype != TWK_FLOAT32 && dtype != TWK_FLOAT64)
+        return twc__fail("%s: dtype %d is not a float type", what, dtype);
+    if (twc__use(dev) < 0)
+        return -1;
+    cudnnTensorDescriptor_t xd, pd;
+    int rc = bn_descs(dtype, rows, channels, &xd, &pd, what);
+    if (rc == 0)
+        rc = twc__dnn(cudnnBatchNormalizationBackward(dev->dnn, CUDNN_BATCHNORM_SPATIAL, one(dtype, &BLEND),
+                                                      zero(dtype, &BLEND), one(dtype, &BLEND), zero(dtype, &BLEND), xd,
+                                                      x, xd, dy, xd, dx, pd, gamma, dgamma, dbeta, epsilon, save_mean,
+                                                      save_inv_std), what);
+    bn_free(xd, pd);
+    return rc;
+}

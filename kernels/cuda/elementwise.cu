@@ -1,0 +1,278 @@
+/* Elementwise kernels: fill, strided copy and cast, the unary and binary
+ * formulas of kernels/include/elementwise.h (the CPU's, compiled for the
+ * device) and where. One thread per output element in grid-stride loops; the
+ * N-d index walk is twc_index.h's, usually one or two axes once merged. */
+#include <math.h>
+
+#include "twc_internal.h"
+
+/* ---- the formula tables, one overloaded device function per dtype ----------------
+ * kernels/cpu/rows_per_dtype.h expands ROW_FUNCTION once per dtype with TWK_T
+ * and TWK__SFX set; the op switch is uniform across a launch. */
+#define FLOAT_CASE(name, takes, nattrs, f, i) TWK__FLOAT_##takes(case TWK_UNARY_##name: return TWK_FN_NAME(name)(v, p0, p1);)
+#define INT_CASE(name, takes, nattrs, f, i) TWK__INT_##takes(case TWK_UNARY_##name: return TWK_FN_NAME(name)(v, p0, p1);)
+#define ROW_FUNCTION(NAME, CASE)                                                                             \
+    static __device__ __forceinline__ TWK_T unary_apply(twk_unary_op op, TWK_T v, double p0, double p1)      \
+    {                                                                                                        \
+        switch (op) { TWK_UNARY_OPS(CASE) default: return v; }                                               \
+    }
+#include "cpu/rows_per_dtype.h"
+#undef FLOAT_CASE
+#undef INT_CASE
+#undef ROW_FUNCTION
+#undef ROW_DISPATCH
+
+#define FLOAT_CASE(name, takes, f, i)                                                                        \
+    TWK__FLOAT_##takes(case TWK_BINARY_##name: *(TWK__OUT_##takes *)out = TWK_FN_NAME(name)(x, y); return;)
+#define INT_CASE(name, takes, f, i)                                                                          \
+    TWK__INT_##takes(case TWK_BINARY_##name: *(TWK__OUT_##takes *)out = TWK_FN_NAME(name)(x, y); return;)
+#define ROW_FUNCTION(NAME, CASE)                                                                             \
+    static __device__ __forceinline__ void binary_apply(twk_binary_op op, TWK_T x, TWK_T y, void *out)       \
+    {                                                                                                        \
+        switch (op) { TWK_BINARY_OPS(CASE) default: return; }                                                \
+    }
+#include "cpu/rows_per_dtype.h"
+#undef FLOAT_CASE
+#undef INT_CASE
+#undef ROW_FUNCTION
+#undef ROW_DISPATCH
+
+static size_t binary_out_size(twk_binary_op op, twk_dtype dtype)
+{
+#define BOOL_RESULT(name, takes, f, i) TWK_BOOL_RESULT_##takes,
+    static const bool bool_result[] = {TWK_BINARY_OPS(BOOL_RESULT)};
+    return bool_result[op] ? 1 : twk_dtype_size(dtype);
+}
+
+/* ---- kernels ---------------------------------------------------------------------- */
+template <typename T> __global__ void fill_kernel(T *dst, int64_t n, T value)
+{
+    TWC_FOR(i, n) dst[i] = value;
+}
+
+template <typename T> __global__ void copy_kernel(twc_walk w, char *dst, const char *src)
+{
+    TWC_FOR(i, w.numel)
+    {
+        int64_t off[2];
+        twc_walk_offsets(&w, 2, i, off);
+        ((T *)dst)[off[0]] = ((const T *)src)[off[1]];
+    }
+}
+
+/* twk_load / twk_store of kernels/cpu/copy.c: through double, float to
+ * integer truncating and saturating, NaN to 0, bool as nonzero. */
+static __device__ double load_as_double(twk_dtype dtype, const char *p)
+{
+    switch (dtype) {
+    case TWK_FLOAT32: return *(const float *)p;
+    case TWK_FLOAT64: return *(const double *)p;
+    case TWK_INT32: return *(const int32_t *)p;
+    case TWK_INT64: return (double)*(const int64_t *)p;
+    case TWK_UINT8: return *(const uint8_t *)p;
+    default: return *(const uint8_t *)p ? 1.0 : 0.0;
+    }
+}
+
+static __device__ int64_t saturate(double v, double lo, double hi)
+{
+    if (v != v)
+        return 0;
+    if (v <= lo)
+        return (int64_t)lo;
+    if (v >= hi)
+        return hi >= 9223372036854775807.0 ? INT64_MAX : (int64_t)hi;
+    return (int64_t)v;
+}
+
+static __device__ void store_double(twk_dtype dtype, char *p, double v)
+{
+    switch (dtype) {
+    case TWK_FLOAT32: *(float *)p = (float)v; break;
+    case TWK_FLOAT64: *(double *)p = v; break;
+    case TWK_INT32: *(int32_t *)p = (int32_t)saturate(v, -2147483648.0, 2147483647.0); break;
+    case TWK_INT64: *(int64_t *)p = saturate(v, -9223372036854775808.0, 9223372036854775807.0); break;
+    case TWK_UINT8: *(uint8_t *)p = (uint8_t)saturate(v, -9223372036854775808.0, 9223372036854775807.0); break;
+    default: *(uint8_t *)p = v != 0.0; break;
+    }
+}
+
+__global__ void cast_kernel(twc_walk w, twk_dtype dst_dtype, char *dst, int64_t dsz, twk_dtype src_dtype,
+                            const char *src, int64_t ssz)
+{
+    TWC_FOR(i, w.numel)
+    {
+        int64_t off[2];
+        twc_walk_offsets(&w, 2, i, off);
+        store_double(dst_dtype, dst + off[0] * dsz, load_as_double(src_dtype, src + off[1] * ssz));
+    }
+}
+
+template <typename T>
+__global__ void unary_kernel(twk_unary_op op, twc_walk w, T *out, const T *x, double p0, double p1)
+{
+    TWC_FOR(i, w.numel)
+    {
+        int64_t off[2];
+        twc_walk_offsets(&w, 2, i, off);
+        out[off[0]] = unary_apply(op, x[off[1]], p0, p1);
+    }
+}
+
+template <typename T>
+__global__ void binary_kernel(twk_binary_op op, twc_walk w, char *out, int64_t osz, const T *a, const T *b)
+{
+    TWC_FOR(i, w.numel)
+    {
+        int64_t off[3];
+        twc_walk_offsets(&w, 3, i, off);
+        binary_apply(op, a[off[1]], b[off[2]], out + off[0] * osz);
+    }
+}
+
+template <typename T> __global__ void where_kernel(twc_walk w, T *out, const uint8_t *cond, const T *a, const T *b)
+{
+    TWC_FOR(i, w.numel)
+    {
+        int64_t off[4];
+        twc_walk_offsets(&w, 4, i, off);
+        out[off[0]] = cond[off[1]] ? a[off[2]] : b[off[3]];
+    }
+}
+
+/* ---- entry points ------------------------------------------------------------------ */
+int twc_fill(twc_device *dev, twk_dtype dtype, int64_t n, void *dst, double value)
+{
+    if (n <= 0)
+        return 0;
+    if (twc__use(dev) < 0)
+        return -1;
+    unsigned g = twc__grid(n);
+    cudaStream_t s = dev->stream;
+    switch (dtype) {
+    case TWK_FLOAT32: fill_kernel<<<g, TWC_THREADS, 0, s>>>((float *)dst, n, (float)value); break;
+    case TWK_FLOAT64: fill_kernel<<<g, TWC_THREADS, 0, s>>>((double *)dst, n, value); break;
+    case TWK_INT32: fill_kernel<<<g, TWC_THREADS, 0, s>>>((int32_t *)dst, n, (int32_t)value); break;
+    case TWK_INT64: fill_kernel<<<g, TWC_THREADS, 0, s>>>((int64_t *)dst, n, (int64_t)value); break;
+    case TWK_UINT8:
+        fill_kernel<<<g, TWC_THREADS, 0, s>>>((uint8_t *)dst, n, (uint8_t)(int64_t)value);
+        break;
+    case TWK_BOOL: fill_kernel<<<g, TWC_THREADS, 0, s>>>((uint8_t *)dst, n, (uint8_t)(value != 0.0)); break;
+    default: return twc__fail("fill: unknown dtype %d", dtype);
+    }
+    return twc__launched("fill");
+}
+
+int twc_copy(twc_device *dev, size_t itemsize, int ndim, const int64_t *shape, void *dst, const int64_t *dst_strides,
+             const void *src, const int64_t *src_strides)
+{
+    twc_walk w;
+    const int64_t *const st[] = {dst_strides, src_strides};
+    twc_walk_init(&w, ndim, shape, 2, st);
+    if (w.numel == 0)
+        return 0;
+    if (twc__use(dev) < 0)
+        return -1;
+    if (w.ndim == 1 && w.strides[0][0] == 1 && w.strides[1][0] == 1)
+        return twc_copy_device(dev, dst, src, (size_t)w.numel * itemsize);
+    unsigned g = twc__grid(w.numel);
+    cudaStream_t s = dev->stream;
+    switch (itemsize) {
+    case 1: copy_kernel<uint8_t><<<g, TWC_THREADS, 0, s>>>(w, (char *)dst, (const char *)src); break;
+    case 2: copy_kernel<uint16_t><<<g, TWC_THREADS, 0, s>>>(w, (char *)dst, (const char *)src); break;
+    case 4: copy_kernel<uint32_t><<<g, TWC_THREADS, 0, s>>>(w, (char *)dst, (const char *)src); break;
+    case 8: copy_kernel<uint64_t><<<g, TWC_THREADS, 0, s>>>(w, (char *)dst, (const char *)src); break;
+    default: return twc__fail("copy: unsupported element size %zu", itemsize);
+    }
+    return twc__launched("copy");
+}
+
+int twc_cast(twc_device *dev, twk_dtype dst_dtype, twk_dtype src_dtype, int ndim, const int64_t *shape, void *dst,
+             const int64_t *dst_strides, const void *src, const int64_t *src_strides)
+{
+    twc_walk w;
+    const int64_t *const st[] = {dst_strides, src_strides};
+    twc_walk_init(&w, ndim, shape, 2, st);
+    if (w.numel == 0)
+        return 0;
+    if (twc__use(dev) < 0)
+        return -1;
+    cast_kernel<<<twc__grid(w.numel), TWC_THREADS, 0, dev->stream>>>(
+        w, dst_dtype, (char *)dst, (int64_t)twk_dtype_size(dst_dtype), src_dtype, (const char *)src,
+        (int64_t)twk_dtype_size(src_dtype));
+    return twc__launched("cast");
+}
+
+int twc_unary(twc_device *dev, twk_unary_op op, twk_dtype dtype, int ndim, const int64_t *shape, void *out,
+              const int64_t *out_strides, const void *x, const int64_t *x_strides, double p0, double p1)
+{
+    twc_walk w;
+    const int64_t *const st[] = {out_strides, x_strides};
+    twc_walk_init(&w, ndim, shape, 2, st);
+    if (w.numel == 0)
+        return 0;
+    if (twc__use(dev) < 0)
+        return -1;
+    unsigned g = twc__grid(w.numel);
+    cudaStream_t s = dev->stream;
+    switch (dtype) {
+    case TWK_FLOAT32: unary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, (float *)out, (const float *)x, p0, p1); break;
+    case TWK_FLOAT64: unary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, (double *)out, (const double *)x, p0, p1); break;
+    case TWK_INT32: unary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, (int32_t *)out, (const int32_t *)x, p0, p1); break;
+    case TWK_INT64: unary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, (int64_t *)out, (const int64_t *)x, p0, p1); break;
+    case TWK_UINT8:
+    case TWK_BOOL: unary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, (uint8_t *)out, (const uint8_t *)x, p0, p1); break;
+    default: return twc__fail("unary: unknown dtype %d", dtype);
+    }
+    return twc__launched("unary");
+}
+
+int twc_binary(twc_device *dev, twk_binary_op op, twk_dtype in_dtype, int ndim, const int64_t *shape, void *out,
+               const int64_t *out_strides, const void *a, const int64_t *a_strides, const void *b,
+               const int64_t *b_strides)
+{
+    twc_walk w;
+    const int64_t *const st[] = {out_strides, a_strides, b_strides};
+    twc_walk_init(&w, ndim, shape, 3, st);
+    if (w.numel == 0)
+        return 0;
+    if (twc__use(dev) < 0)
+        return -1;
+    unsigned g = twc__grid(w.numel);
+    cudaStream_t s = dev->stream;
+    int64_t osz = (int64_t)binary_out_size(op, in_dtype);
+    char *o = (char *)out;
+    switch (in_dtype) {
+    case TWK_FLOAT32: binary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, o, osz, (const float *)a, (const float *)b); break;
+    case TWK_FLOAT64: binary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, o, osz, (const double *)a, (const double *)b); break;
+    case TWK_INT32: binary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, o, osz, (const int32_t *)a, (const int32_t *)b); break;
+    case TWK_INT64: binary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, o, osz, (const int64_t *)a, (const int64_t *)b); break;
+    case TWK_UINT8:
+    case TWK_BOOL: binary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, o, osz, (const uint8_t *)a, (const uint8_t *)b); break;
+    default: return twc__fail("binary: unknown dtype %d", in_dtype);
+    }
+    return twc__launched("binary");
+}
+
+int twc_where(twc_device *dev, twk_dtype dtype, int ndim, const int64_t *shape, void *out, const int64_t *out_strides,
+              const void *cond, const int64_t *cond_strides, const void *a, const int64_t *a_strides, const void *b,
+              const int64_t *b_strides)
+{
+    twc_walk w;
+    const int64_t *const st[] = {out_strides, cond_strides, a_strides, b_strides};
+    twc_walk_init(&w, ndim, shape, 4, st);
+    if (w.numel == 0)
+        return 0;
+    if (twc__use(dev) < 0)
+        return -1;
+    unsigned g = twc__grid(w.numel);
+    cudaStream_t s = dev->stream;
+    const uint8_t *c = (const uint8_t *)cond;
+    switch (twk_dtype_size(dtype)) {
+    case 8: where_kernel<<<g, TWC_THREADS, 0, s>>>(w, (uint64_t *)out, c, (const uint64_t *)a, (const uint64_t *)b); break;
+    case 4: where_kernel<<<g, TWC_THREADS, 0, s>>>(w, (uint32_t *)out, c, (const uint32_t *)a, (const uint32_t *)b); break;
+    case 1: where_kernel<<<g, TWC_THREADS, 0, s>>>(w, (uint8_t *)out, c, (const uint8_t *)a, (const uint8_t *)b); break;
+    default: return twc__fail("where: unknown dtype %d", dtype);
+    }
+    return twc__launched("where");
+}
