@@ -141,9 +141,19 @@ static int collect_tensors(graph *g, JsonNode *node, const char *path, GPtrArray
     return rc;
 }
 
-/* Keras 3's kwargs hold flags (training, mask: null); a tensor there
- * (initial_state, a mask) would be an input this reader does not wire. */
-static int check_kwargs(JsonNode *kwargs, const char *path)
+/* Recurrent layers (and Bidirectional) take their initial states as
+ * further inputs after the sequence; Keras 3 passes them as the keyword
+ * argument initial_state. */
+static bool takes_initial_state(const tw_layer *layer)
+{
+    const tw_layer_class *klass = tw_layer_class_of(layer);
+    return tw_layer_class_param(klass, "return_state") || !strcmp(klass->name, "Bidirectional");
+}
+
+/* Keras 3's kwargs hold flags (training, mask: null) and, for recurrent
+ * layers, initial_state, whose tensors become inputs after the args'; any
+ * other tensor there (a mask) would be an input this reader does not wire. */
+static int read_kwargs(graph *g, const entry *e, JsonNode *kwargs, const char *path, GPtrArray *refs)
 {
     if (!kwargs || !JSON_NODE_HOLDS_OBJECT(kwargs))
         return 0;
@@ -152,11 +162,17 @@ static int check_kwargs(JsonNode *kwargs, const char *path)
     int rc = 0;
     for (GList *m = members; m && !rc; m = m->next) {
         JsonNode *value = json_object_get_member(obj, m->data);
-        JsonObject *vo = JSON_NODE_HOLDS_OBJECT(value) ? json_node_get_object(value) : NULL;
-        const char *cls = vo ? string_of(json_object_get_member(vo, "class_name")) : NULL;
-        if (cls && !strcmp(cls, "__keras_tensor__"))
-            rc = fail("%s.%s: a tensor passed as keyword argument '%s' is not supported", path,
-                      (const char *)m->data, (const char *)m->data);
+        char *p = g_strdup_printf("%s.%s", path, (const char *)m->data);
+        if (!strcmp(m->data, "initial_state") && takes_initial_state(e->layer)) {
+            rc = collect_tensors(g, value, p, refs);
+        } else {
+            GPtrArray *found = g_ptr_array_new();
+            rc = collect_tensors(g, value, p, found);
+            if (!rc && found->len)
+                rc = fail("%s: a tensor passed as keyword argument '%s' is not supported", p, (const char *)m->data);
+            refs_free(found);
+        }
+        g_free(p);
     }
     g_list_free(members);
     return rc;
@@ -183,7 +199,7 @@ static int parse_call(graph *g, const entry *e, int k, GPtrArray *refs)
         g_free(p);
         if (!rc) {
             p = g_strdup_printf("%s.kwargs", path);
-            rc = check_kwargs(json_object_get_member(obj, "kwargs"), p);
+            rc = read_kwargs(g, e, json_object_get_member(obj, "kwargs"), p, refs);
             g_free(p);
         }
     } else {
@@ -512,28 +528,40 @@ static void put_keras_tensor(GString *out, const tw_model *model, const tw_keras
 
 static void put_nodes(GString *out, const tw_model *model, int layer, tw_keras_json_format format)
 {
-    bool input = !strcmp(tw_layer_class_of(tw_model_layer_at(model, layer))->name, "InputLayer");
+    const tw_layer *l = tw_model_layer_at(model, layer);
+    bool input = !strcmp(tw_layer_class_of(l)->name, "InputLayer");
+    bool states = takes_initial_state(l);
     /* Several inputs of a layer without a one-input form go as one list
-     * argument in Keras 3 (Add()([a, b])); a layer of one input takes it alone. */
-    bool as_list = !tw_layer_class_of(tw_model_layer_at(model, layer))->call;
+     * argument in Keras 3 (Add()([a, b])); a layer of one input takes it
+     * alone, a recurrent layer its initial states as initial_state. */
+    bool as_list = !tw_layer_class_of(l)->call && !states;
     g_string_append_c(out, '[');
     for (int k = 0; !input && k < tw_functional_layer_ncalls(model, layer); k++) {
         tw_keras_history in[TW_MAX_LAYER_IO];
         int n = tw_functional_call_inputs(model, layer, k, in);
+        int nargs = states ? 1 : n;
         g_string_append(out, k ? ", " : "");
         g_string_append(out, format == TW_KERAS_JSON_2 ? "[" : "{\"args\": [");
         if (format == TW_KERAS_JSON_3 && as_list)
             g_string_append_c(out, '[');
         for (int i = 0; i < n; i++) {
-            g_string_append(out, i ? ", " : "");
-            if (format == TW_KERAS_JSON_2)
+            if (format == TW_KERAS_JSON_2) {
+                g_string_append(out, i ? ", " : "");
                 put_history(out, model, &in[i], format);
-            else
-                put_keras_tensor(out, model, &in[i]);
+                continue;
+            }
+            if (i == nargs)
+                g_string_append(out, "], \"kwargs\": {\"initial_state\": [");
+            else if (i)
+                g_string_append(out, ", ");
+            put_keras_tensor(out, model, &in[i]);
         }
-        if (format == TW_KERAS_JSON_3 && as_list)
+        if (format == TW_KERAS_JSON_2)
             g_string_append_c(out, ']');
-        g_string_append(out, format == TW_KERAS_JSON_2 ? "]" : "], \"kwargs\": {}}");
+        else if (n > nargs)
+            g_string_append(out, "]}}");
+        else
+            g_string_append(out, as_list ? "]], \"kwargs\": {}}" : "], \"kwargs\": {}}");
     }
     g_string_append_c(out, ']');
 }

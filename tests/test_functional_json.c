@@ -288,6 +288,70 @@ static void test_several_outputs(void)
     tw_layer_unref(m);
 }
 
+/* Keras' seq2seq model: the encoder's final states start the decoder
+ * (initial_state), in Keras 2's form (further inputs of the node) and
+ * Keras 3's (the keyword argument initial_state); a model read back
+ * predicts what the original does with its weights. */
+static void test_seq2seq_states(void)
+{
+    tw_node *enc_in = tw_input("encoder_inputs", TW_SHAPE(5, 3));
+    tw_node *dec_in = tw_input("decoder_inputs", TW_SHAPE(6, 2));
+    tw_layer *encoder = tw_layer_new("LSTM", "encoder");
+    tw_layer *decoder = tw_layer_new("LSTM", "decoder");
+    g_assert_cmpint(tw_layer_set(encoder, "units", "4") || tw_layer_set(encoder, "return_state", "true") ||
+                        tw_layer_set(decoder, "units", "4") || tw_layer_set(decoder, "return_sequences", "true"),
+                    ==, 0);
+    tw_node *enc[TW_MAX_LAYER_IO];
+    g_assert_cmpint(tw_apply_multi(encoder, 1, &enc_in, enc), ==, 3);
+    tw_node *seq = tw_apply_n(decoder, 3, (tw_node *[]){dec_in, enc[1], enc[2]});
+    tw_node *y = tw_apply(tw_dense(7, "softmax"), seq);
+    g_assert_nonnull(y);
+    tw_model *m = tw_functional_new("seq2seq", 2, (tw_node *[]){enc_in, dec_in}, 1, &y);
+    tw_nodes_clear();
+    g_assert_nonnull(m);
+    char *k2 = tw_model_to_json(m), *k3 = tw_model_to_json_format(m, TW_KERAS_JSON_3);
+    g_assert_nonnull(strstr(k2, "\"inbound_nodes\": [[[\"decoder_inputs\", 0, 0, {}], [\"encoder\", 0, 1, {}], "
+                                "[\"encoder\", 0, 2, {}]]]"));
+    g_assert_nonnull(strstr(k3, "\"kwargs\": {\"initial_state\": [{\"class_name\": \"__keras_tensor__\""));
+    check_round_trip(m, TW_KERAS_JSON_2, "seq2seq.json");
+    check_round_trip(m, TW_KERAS_JSON_3, "seq2seq.json");
+    g_assert_cmpint(tw_model_build(m, NULL, 1), ==, 0);
+    tw_model *copy = tw_model_from_json(k3, strlen(k3), "seq2seq.json");
+    g_assert_nonnull(copy);
+    g_assert_cmpint(tw_model_build(copy, NULL, 2), ==, 0);
+    for (int i = 0; i < tw_model_nlayers(m); i++) {
+        tw_layer *a = tw_model_layer_at(m, i), *b = tw_model_layer_at(copy, i);
+        for (int w = 0; w < tw_layer_nweights(a); w++)
+            g_assert_cmpint(tw_assign(tw_layer_weight(b, w), tw_layer_weight(a, w)), ==, 0);
+    }
+    tw_scope_begin();
+    tw_rng *rng = tw_rng_new(4);
+    tw_tensor *x[2] = {tw_random_normal(rng, TW_FLOAT32, TW_SHAPE(2, 5, 3), 0, 1),
+                       tw_random_normal(rng, TW_FLOAT32, TW_SHAPE(2, 6, 2), 0, 1)};
+    tw_rng_free(rng);
+    tw_tensor *ya, *yb;
+    g_assert_cmpint(tw_model_call_n(m, 2, x, &ya, false), ==, 1);
+    g_assert_cmpint(tw_model_call_n(copy, 2, x, &yb, false), ==, 1);
+    g_assert_cmpfloat(tw_tensor_item(tw_max(tw_abs(tw_sub(ya, yb)), 0, NULL, false)), ==, 0);
+    /* The decoder's states matter: zeros instead of the encoder's give another output. */
+    tw_tensor *dec_alone = tw_layer_call(tw_model_layer_at(m, 3), x[1], false);
+    tw_tensor *zero_state = tw_layer_call(tw_model_layer_at(m, 4), dec_alone, false);
+    g_assert_cmpfloat(tw_tensor_item(tw_max(tw_abs(tw_sub(ya, zero_state)), 0, NULL, false)), >, 1e-4);
+    tw_scope_end();
+    /* A decoder given one state where LSTM has two. */
+    char *bad = g_strdup(k2);
+    char *at = strstr(bad, ", [\"encoder\", 0, 2, {}]");
+    memmove(at, at + strlen(", [\"encoder\", 0, 2, {}]"), strlen(at + strlen(", [\"encoder\", 0, 2, {}]")) + 1);
+    assert_refused(bad, "model.json: layers[3] 'decoder'.inbound_nodes[0][1]: LSTM 'decoder': takes a "
+                        "sequence and 2 initial states (initial_state), got 1 input besides "
+                        "the sequence");
+    g_free(bad);
+    free(k2);
+    free(k3);
+    tw_layer_unref(copy);
+    tw_layer_unref(m);
+}
+
 /* A Functional model's weights through a checkpoint, nested names and all. */
 static void test_checkpoint(void)
 {
@@ -333,5 +397,6 @@ int main(int argc, char **argv)
     g_test_add_func("/functional-json/sequential-holding-functional", test_sequential_holding_functional);
     g_test_add_func("/functional-json/several-outputs", test_several_outputs);
     g_test_add_func("/functional-json/checkpoint", test_checkpoint);
+    g_test_add_func("/functional-json/seq2seq-states", test_seq2seq_states);
     return g_test_run();
 }
