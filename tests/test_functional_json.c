@@ -352,6 +352,43 @@ static void test_seq2seq_states(void)
     tw_layer_unref(m);
 }
 
+/* Bidirectional with merge_mode None and return_state: two outputs, then
+ * each direction's states; fed initial states in both JSON forms. */
+static void test_bidirectional_states(void)
+{
+    tw_node *x = tw_input("x", TW_SHAPE(5, 3));
+    tw_layer *lstm = tw_layer_new("LSTM", "enc");
+    g_assert_cmpint(tw_layer_set(lstm, "units", "4") || tw_layer_set(lstm, "return_state", "true"), ==, 0);
+    tw_layer *bidi = tw_layer_new("Bidirectional", "bi");
+    g_assert_cmpint(tw_layer_wrap(bidi, lstm) || tw_layer_set(bidi, "merge_mode", "none"), ==, 0);
+    tw_node *o[TW_MAX_LAYER_IO];
+    g_assert_cmpint(tw_apply_multi(bidi, 1, &x, o), ==, 6);
+    tw_layer *again = tw_layer_clone(bidi, "bi2");
+    tw_node *p[TW_MAX_LAYER_IO];
+    g_assert_cmpint(tw_apply_multi(again, 5, (tw_node *[]){x, o[2], o[3], o[4], o[5]}, p), ==, 6);
+    tw_node *sum = tw_apply_n(tw_layer_new("Add", "sum"), 2, (tw_node *[]){p[0], p[1]});
+    tw_model *m = tw_functional_new("m", 1, &x, 2, (tw_node *[]){sum, p[5]});
+    tw_nodes_clear();
+    g_assert_nonnull(m);
+    char *k2 = tw_model_to_json(m), *k3 = tw_model_to_json_format(m, TW_KERAS_JSON_3);
+    g_assert_nonnull(strstr(k2, "\"merge_mode\": null"));
+    g_assert_nonnull(strstr(k2, "[[[\"x\", 0, 0, {}], [\"bi\", 0, 2, {}], [\"bi\", 0, 3, {}], [\"bi\", 0, 4, {}], "
+                                "[\"bi\", 0, 5, {}]]]"));
+    g_assert_nonnull(strstr(k3, "\"initial_state\""));
+    check_round_trip(m, TW_KERAS_JSON_2, "bi.json");
+    check_round_trip(m, TW_KERAS_JSON_3, "bi.json");
+    g_assert_cmpint(tw_model_build(m, NULL, 1), ==, 0);
+    tw_scope_begin();
+    tw_tensor *in = tw_ones(TW_FLOAT32, TW_SHAPE(2, 5, 3)), *y[2];
+    g_assert_cmpint(tw_model_call_n(m, 1, &in, y, false), ==, 2);
+    g_assert_cmpint(tw_tensor_dim(y[0], 1), ==, 4);
+    g_assert_cmpint(tw_tensor_dim(y[1], 1), ==, 4);
+    tw_scope_end();
+    free(k2);
+    free(k3);
+    tw_layer_unref(m);
+}
+
 /* A Functional model's weights through a checkpoint, nested names and all. */
 static void test_checkpoint(void)
 {
@@ -398,5 +435,6 @@ int main(int argc, char **argv)
     g_test_add_func("/functional-json/several-outputs", test_several_outputs);
     g_test_add_func("/functional-json/checkpoint", test_checkpoint);
     g_test_add_func("/functional-json/seq2seq-states", test_seq2seq_states);
+    g_test_add_func("/functional-json/bidirectional-states", test_bidirectional_states);
     return g_test_run();
 }
