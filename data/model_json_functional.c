@@ -70,6 +70,8 @@ typedef struct {
     int done;        /* calls made so far */
     tw_node ***outputs; /* per call: its outputs, NULL-terminated */
     int *noutputs;
+    bool shape_is_code; /* a Lambda whose output_shape is Python code */
+    bool consumed;      /* some call in the file takes one of its outputs */
 } entry;
 
 typedef struct {
@@ -214,6 +216,12 @@ static int parse_call(graph *g, const entry *e, int k, GPtrArray *refs)
     return rc;
 }
 
+static bool shapeless_lambda(const entry *e)
+{
+    const tw_param_value *shape = tw_layer_get(e->layer, "output_shape");
+    return !strcmp(tw_layer_class_of(e->layer)->name, "Lambda") && shape && shape->is_null;
+}
+
 /* Make call k of e when its inputs exist: 1 made, 0 waiting, -1 failed. */
 static int try_call(graph *g, entry *e, int k)
 {
@@ -248,6 +256,16 @@ static int try_call(graph *g, entry *e, int k)
     if (rc) {
         refs_free(refs);
         return rc > 0 ? 0 : -1;
+    }
+    if (shapeless_lambda(e)) {
+        fail("%s.inbound_nodes[%d]: Lambda '%s': its output shape cannot be known, so the model cannot open: the "
+             "file gives %s, Python code cannot run here, and %s",
+             e->path, k, e->name, e->shape_is_code ? "output_shape as Python code (a lambda)" : "no output_shape",
+             e->consumed ? "no layer that takes its output records its input shape (build_config)"
+                         : "no layer takes its output (it is only a model output), so no recorded input shape "
+                           "gives it");
+        refs_free(refs);
+        return -1;
     }
     tw_node *outs[TW_MAX_LAYER_IO];
     int n = tw_apply_multi(tw_layer_ref(e->layer), (int)refs->len, inputs, outs);
@@ -300,6 +318,66 @@ static JsonNode *without_code_shape(JsonObject *layer)
     return node;
 }
 
+/* A shape as Keras writes it ([null, 256]) as output_shape's text without
+ * the batch axis ("256"; -1 for an unknown size); NULL when it is not one. */
+static char *shape_text(JsonNode *node)
+{
+    JsonArray *a = node && JSON_NODE_HOLDS_ARRAY(node) ? json_node_get_array(node) : NULL;
+    guint n = a ? json_array_get_length(a) : 0;
+    if (n < 2)
+        return NULL;
+    GString *text = g_string_new(NULL);
+    for (guint i = 1; i < n; i++) {
+        JsonNode *d = json_array_get_element(a, i);
+        int64_t v;
+        if (JSON_NODE_HOLDS_NULL(d))
+            v = -1;
+        else if (!int_of(d, &v) || v < 0) {
+            g_string_free(text, TRUE);
+            return NULL;
+        }
+        g_string_append_printf(text, "%s%lld", i > 1 ? "," : "", (long long)v);
+    }
+    return g_string_free(text, FALSE);
+}
+
+/* A Lambda's output shape is Python code or absent, but a layer that takes
+ * its output records what it was given: Keras 3 (and 2.13+) write each
+ * layer's build_config.input_shape, the shapes of its first call's inputs
+ * in order. That shape is the Lambda's output, read, not guessed. */
+static void lambda_shapes_from_consumers(graph *g, JsonArray *layers)
+{
+    for (int i = 0; i < g->n; i++) {
+        entry *c = &g->entries[i];
+        JsonObject *obj = json_node_get_object(json_array_get_element(layers, (guint)i));
+        JsonNode *bc = json_object_get_member(obj, "build_config");
+        JsonObject *bco = bc && JSON_NODE_HOLDS_OBJECT(bc) ? json_node_get_object(bc) : NULL;
+        JsonNode *shapes = bco ? json_object_get_member(bco, "input_shape") : NULL;
+        JsonArray *a = shapes && JSON_NODE_HOLDS_ARRAY(shapes) ? json_node_get_array(shapes) : NULL;
+        for (int call = 0; call < (int)json_array_get_length(c->nodes); call++) {
+            GPtrArray *refs = g_ptr_array_new();
+            if (parse_call(g, c, call, refs))
+                tw_error_clear(); /* reported at its place when the call is made */
+            /* One input: input_shape is its shape; several: a list of shapes. */
+            for (guint k = 0; k < refs->len; k++) {
+                ref *r = refs->pdata[k];
+                entry *from = &g->entries[r->layer];
+                from->consumed = true;
+                if (!a || call || r->node != 0 || r->tensor != 0 || !shapeless_lambda(from))
+                    continue;
+                JsonNode *one = refs->len == 1 ? shapes
+                                : k < json_array_get_length(a) ? json_array_get_element(a, k)
+                                                                : NULL;
+                char *text = shape_text(one);
+                if (text && tw_layer_set(from->layer, "output_shape", text))
+                    tw_error_clear(); /* left shapeless: refused where it is called */
+                g_free(text);
+            }
+            refs_free(refs);
+        }
+    }
+}
+
 static int read_entries(graph *g, JsonArray *layers, const char *prefix)
 {
     g->n = (int)json_array_get_length(layers);
@@ -320,6 +398,7 @@ static int read_entries(graph *g, JsonArray *layers, const char *prefix)
         bool input = class_name && !strcmp(class_name, "InputLayer");
         JsonNode *lambda = class_name && !strcmp(class_name, "Lambda") ? without_code_shape(obj) : NULL;
         e->layer = tw__json_read_layer(lambda ? lambda : node, input, at);
+        e->shape_is_code = lambda != NULL;
         if (lambda)
             json_node_unref(lambda);
         if (!e->layer) {
@@ -344,6 +423,7 @@ static int read_entries(graph *g, JsonArray *layers, const char *prefix)
         e->outputs = g_new0(tw_node **, (gsize)e->ncalls);
         e->noutputs = g_new0(int, (gsize)e->ncalls);
     }
+    lambda_shapes_from_consumers(g, layers);
     return 0;
 }
 

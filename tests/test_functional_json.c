@@ -66,10 +66,11 @@ static void test_corpus(void)
         if (!m) {
             /* The two refusals a correct reader may still give: a class
              * not registered, a Lambda whose output shape neither the file
-             * nor anything here can know. */
+             * nor the rest of its graph gives (04's is the model's output,
+             * its output_shape a Python lambda). */
             const char *err = tw_last_error();
             const char *why = strstr(err, "unknown layer class \"");
-            if (!why && strstr(err, "its output shape is unknown"))
+            if (!why && strstr(err, "its output shape cannot be known"))
                 why = strstr(err, "Lambda '");
             if (!why)
                 g_error("%s: refused for another reason than a missing layer class: %s", f[0], err);
@@ -238,8 +239,32 @@ static void test_double_encoded_and_lambda(void)
                          "\"output_shape\": [\"4wEA\", null, null], \"output_shape_type\": \"lambda\"}, \"name\": \"f\", "
                          "\"inbound_nodes\": [[[\"in\", 0, 0, {}]]]}",
                          "[[\"in\", 0, 0]]", "[[\"f\", 0, 0]]"),
-                   "model.json: layers[1] 'f'.inbound_nodes[0]: Lambda 'f': its output shape is unknown: the file "
-                   "declares none, and it comes from Python code that cannot run here");
+                   "model.json: layers[1] 'f'.inbound_nodes[0]: Lambda 'f': its output shape cannot be known, so "
+                   "the model cannot open: the file gives output_shape as Python code (a lambda), Python code "
+                   "cannot run here, and no layer takes its output (it is only a model output), so no recorded "
+                   "input shape gives it");
+    /* No output_shape, but the layer after it records its input shape
+     * (Keras 3's build_config): that is the Lambda's output. */
+#define LAMBDA_THEN_DENSE(build)                                                                                   \
+    MODEL(INPUT("in", "[null, 4]") ", "                                                                            \
+          "{\"class_name\": \"Lambda\", \"config\": {\"name\": \"f\", \"function\": \"x\", \"output_shape\": null}, "  \
+          "\"name\": \"f\", \"inbound_nodes\": [[[\"in\", 0, 0, {}]]]}, "                                           \
+          "{\"class_name\": \"Dense\", \"config\": {\"name\": \"d\", \"units\": 2}, " build "\"name\": \"d\", "        \
+          "\"inbound_nodes\": [[[\"f\", 0, 0, {}]]]}",                                                                \
+          "[[\"in\", 0, 0]]", "[[\"d\", 0, 0]]")
+    const char *with_build = LAMBDA_THEN_DENSE("\"build_config\": {\"input_shape\": [null, null, 7]}, ");
+    m = tw_model_from_json(with_build, strlen(with_build), "model.json");
+    if (!m)
+        g_error("%s", tw_last_error());
+    summary = tw_model_summary(m, 0);
+    g_assert_nonnull(strstr(summary, "f (Lambda)                      (None, None, 7)      0           in[0][0]"));
+    free(summary);
+    tw_layer_unref(m);
+    assert_refused(LAMBDA_THEN_DENSE(""),
+                   "model.json: layers[1] 'f'.inbound_nodes[0]: Lambda 'f': its output shape cannot be known, so "
+                   "the model cannot open: the file gives no output_shape, Python code cannot run here, and no "
+                   "layer that takes its output records its input shape (build_config)");
+#undef LAMBDA_THEN_DENSE
 }
 
 /* A Sequential model holding a Functional one, both forms. */
