@@ -679,7 +679,26 @@ static void test_cli(void)
     r = twb_ok((const char *[]){"evaluate", h5, "--checkpoint", st, "--data", "linear", NULL});
     g_assert_cmpstr(r.out, ==, a.out);
     twb_run_clear(&r);
+    /* A .keras or .h5 carries its weights: no --checkpoint needed. */
+    for (int i = 0; i < 2; i++) {
+        r = twb_ok((const char *[]){"evaluate", files[i], "--data", "linear", NULL});
+        g_assert_cmpstr(r.out, ==, a.out);
+        twb_run_clear(&r);
+    }
     twb_run_clear(&a);
+    a = twb_ok((const char *[]){"predict", json, "--checkpoint", st, "--data", "linear", NULL});
+    r = twb_ok((const char *[]){"predict", h5, "--data", "linear", NULL});
+    g_assert_cmpstr(r.out, ==, a.out);
+    twb_run_clear(&r);
+    twb_run_clear(&a);
+    r = run_twb_argv((const char *[]){"predict", json, "--data", "linear", NULL});
+    g_assert_cmpint(r.exit_status, ==, 1);
+    char *message = g_strdup_printf("twb predict: predict: %s carries no weights; name the trained weights with "
+                                    "--checkpoint FILE\n",
+                                    json);
+    g_assert_cmpstr(r.err, ==, message);
+    g_free(message);
+    twb_run_clear(&r);
     r = twb_ok((const char *[]){"trace", h5, "--batch", "4", "--output", graph, NULL});
     twb_run_clear(&r);
 
