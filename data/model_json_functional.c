@@ -152,10 +152,41 @@ static bool takes_initial_state(const tw_layer *layer)
     return tw_layer_class_param(klass, "return_state") || !strcmp(klass->name, "Bidirectional");
 }
 
+bool tw__json_is_call_argument(const char *key)
+{
+    return !strcmp(key, "use_causal_mask");
+}
+
+/* A call's use_causal_mask: MultiHeadAttention's parameter of that name,
+ * Attention's causal. Other flags (training, mask: null) change nothing
+ * here. */
+static int read_call_flag(const entry *e, int k, const char *name, JsonNode *value, const char *path)
+{
+    if (strcmp(name, "use_causal_mask"))
+        return 0;
+    if (!JSON_NODE_HOLDS_VALUE(value) || json_node_get_value_type(value) != G_TYPE_BOOLEAN)
+        return fail("%s: expected true or false, got %s", path, tw__json_describe(value));
+    bool on = json_node_get_boolean(value);
+    const tw_layer_class *klass = tw_layer_class_of(e->layer);
+    const char *key = tw_layer_class_param(klass, "use_causal_mask") ? "use_causal_mask"
+                      : tw_layer_class_param(klass, "causal")         ? "causal"
+                                                                      : NULL;
+    if (!key)
+        return on ? fail("%s: %s '%s' takes no causal mask", path, klass->name, e->name) : 0;
+    bool had = tw_layer_get(e->layer, key)->number != 0;
+    if (k > 0 && had != on)
+        return fail("%s: the calls of shared layer '%s' differ in use_causal_mask; one value for all its calls is "
+                    "supported",
+                    path, e->name);
+    if (had != on && tw_layer_set(e->layer, key, on ? "true" : "false"))
+        return fail("%s: %s", path, tw_last_error());
+    return 0;
+}
+
 /* Keras 3's kwargs hold flags (training, mask: null) and, for recurrent
  * layers, initial_state, whose tensors become inputs after the args'; any
  * other tensor there (a mask) would be an input this reader does not wire. */
-static int read_kwargs(graph *g, const entry *e, JsonNode *kwargs, const char *path, GPtrArray *refs)
+static int read_kwargs(graph *g, const entry *e, int k, JsonNode *kwargs, const char *path, GPtrArray *refs)
 {
     if (!kwargs || !JSON_NODE_HOLDS_OBJECT(kwargs))
         return 0;
@@ -167,6 +198,8 @@ static int read_kwargs(graph *g, const entry *e, JsonNode *kwargs, const char *p
         char *p = g_strdup_printf("%s.%s", path, (const char *)m->data);
         if (!strcmp(m->data, "initial_state") && takes_initial_state(e->layer)) {
             rc = collect_tensors(g, value, p, refs);
+        } else if (tw__json_is_call_argument(m->data)) {
+            rc = read_call_flag(e, k, m->data, value, p);
         } else {
             GPtrArray *found = g_ptr_array_new();
             rc = collect_tensors(g, value, p, found);
@@ -192,6 +225,18 @@ static int parse_call(graph *g, const entry *e, int k, GPtrArray *refs)
         for (guint i = 0; i < json_array_get_length(a) && !rc; i++) {
             char *p = g_strdup_printf("%s[%u]", path, i);
             rc = parse_history(g, json_array_get_element(a, i), p, refs);
+            /* Keras 2 keeps the call's keyword arguments in each input's fourth item. */
+            JsonNode *item = json_array_get_element(a, i);
+            JsonArray *h = JSON_NODE_HOLDS_ARRAY(item) ? json_node_get_array(item) : NULL;
+            JsonNode *kw = h && json_array_get_length(h) == 4 ? json_array_get_element(h, 3) : NULL;
+            JsonObject *kwo = kw && JSON_NODE_HOLDS_OBJECT(kw) ? json_node_get_object(kw) : NULL;
+            GList *members = kwo ? json_object_get_members(kwo) : NULL;
+            for (GList *m = members; m && !rc; m = m->next) {
+                char *mp = g_strdup_printf("%s[3].%s", p, (const char *)m->data);
+                rc = read_call_flag(e, k, m->data, json_object_get_member(kwo, m->data), mp);
+                g_free(mp);
+            }
+            g_list_free(members);
             g_free(p);
         }
     } else if (JSON_NODE_HOLDS_OBJECT(node) && json_object_has_member(json_node_get_object(node), "args")) {
@@ -201,7 +246,7 @@ static int parse_call(graph *g, const entry *e, int k, GPtrArray *refs)
         g_free(p);
         if (!rc) {
             p = g_strdup_printf("%s.kwargs", path);
-            rc = read_kwargs(g, e, json_object_get_member(obj, "kwargs"), p, refs);
+            rc = read_kwargs(g, e, k, json_object_get_member(obj, "kwargs"), p, refs);
             g_free(p);
         }
     } else {
@@ -561,7 +606,21 @@ tw_model *tw__json_read_functional(JsonNode *config, const char *path)
 
 /* ---- writing ---------------------------------------------------------------- */
 
-static void put_history(GString *out, const tw_model *model, const tw_keras_history *h, tw_keras_json_format format)
+/* The call arguments a layer keeps as parameters, set ones only, as the
+ * members of a kwargs object: "\"use_causal_mask\": true" or "". */
+static char *call_kwargs(const tw_layer *layer)
+{
+    GString *s = g_string_new(NULL);
+    const tw_layer_class *klass = tw_layer_class_of(layer);
+    for (int i = 0; i < klass->nparams; i++)
+        if (tw__json_is_call_argument(klass->params[i].key) && tw_layer_param(layer, i)->number)
+            g_string_append_printf(s, "%s\"%s\": true", s->len ? ", " : "", klass->params[i].key);
+    return g_string_free(s, FALSE);
+}
+
+/* kwargs: Keras 2's fourth item's members (the call's keyword arguments). */
+static void put_history(GString *out, const tw_model *model, const tw_keras_history *h, tw_keras_json_format format,
+                        const char *kwargs)
 {
     const tw_layer *layer = tw_model_layer_at(model, h->layer);
     g_string_append_c(out, '[');
@@ -569,7 +628,7 @@ static void put_history(GString *out, const tw_model *model, const tw_keras_hist
     int node = h->node_index + first_node_index(layer, format == TW_KERAS_JSON_2);
     g_string_append_printf(out, ", %d, %d", node, h->tensor_index);
     if (format == TW_KERAS_JSON_2)
-        g_string_append(out, ", {}");
+        g_string_append_printf(out, ", {%s}", kwargs);
     g_string_append_c(out, ']');
 }
 
@@ -602,7 +661,7 @@ static void put_keras_tensor(GString *out, const tw_model *model, const tw_keras
     char *dtype = strcmp(tw_layer_class_of(from)->name, "InputLayer") ? NULL : tw_layer_get_text(from, "dtype");
     g_string_append_printf(out, ", \"dtype\": \"%s\", \"keras_history\": ", dtype ? dtype : "float32");
     free(dtype);
-    put_history(out, model, h, TW_KERAS_JSON_3);
+    put_history(out, model, h, TW_KERAS_JSON_3, "");
     g_string_append(out, "}}");
 }
 
@@ -615,35 +674,40 @@ static void put_nodes(GString *out, const tw_model *model, int layer, tw_keras_j
      * argument in Keras 3 (Add()([a, b])); a layer of one input takes it
      * alone, a recurrent layer its initial states as initial_state. */
     bool as_list = !tw_layer_class_of(l)->call && !states;
+    char *kwargs = call_kwargs(l);
     g_string_append_c(out, '[');
     for (int k = 0; !input && k < tw_functional_layer_ncalls(model, layer); k++) {
         tw_keras_history in[TW_MAX_LAYER_IO];
         int n = tw_functional_call_inputs(model, layer, k, in);
         int nargs = states ? 1 : n;
         g_string_append(out, k ? ", " : "");
-        g_string_append(out, format == TW_KERAS_JSON_2 ? "[" : "{\"args\": [");
-        if (format == TW_KERAS_JSON_3 && as_list)
+        if (format == TW_KERAS_JSON_2) {
             g_string_append_c(out, '[');
-        for (int i = 0; i < n; i++) {
-            if (format == TW_KERAS_JSON_2) {
+            for (int i = 0; i < n; i++) {
                 g_string_append(out, i ? ", " : "");
-                put_history(out, model, &in[i], format);
-                continue;
+                put_history(out, model, &in[i], format, kwargs);
             }
-            if (i == nargs)
-                g_string_append(out, "], \"kwargs\": {\"initial_state\": [");
-            else if (i)
-                g_string_append(out, ", ");
+            g_string_append_c(out, ']');
+            continue;
+        }
+        g_string_append(out, as_list ? "{\"args\": [[" : "{\"args\": [");
+        for (int i = 0; i < nargs; i++) {
+            g_string_append(out, i ? ", " : "");
             put_keras_tensor(out, model, &in[i]);
         }
-        if (format == TW_KERAS_JSON_2)
+        g_string_append_printf(out, "%s, \"kwargs\": {%s", as_list ? "]]" : "]", kwargs);
+        if (n > nargs) {
+            g_string_append_printf(out, "%s\"initial_state\": [", kwargs[0] ? ", " : "");
+            for (int i = nargs; i < n; i++) {
+                g_string_append(out, i > nargs ? ", " : "");
+                put_keras_tensor(out, model, &in[i]);
+            }
             g_string_append_c(out, ']');
-        else if (n > nargs)
-            g_string_append(out, "]}}");
-        else
-            g_string_append(out, as_list ? "]], \"kwargs\": {}}" : "], \"kwargs\": {}}");
+        }
+        g_string_append(out, "}}");
     }
     g_string_append_c(out, ']');
+    g_free(kwargs);
 }
 
 static void put_input_layer(GString *out, const tw_layer *layer, tw_keras_json_format format)

@@ -414,6 +414,46 @@ static void test_bidirectional_states(void)
     tw_layer_unref(m);
 }
 
+/* use_causal_mask is a call argument in Keras: written in the call (Keras
+ * 3's kwargs, Keras 2's fourth item of each input), not the config, and
+ * read back onto the layer; Attention takes it as its causal. */
+static void test_causal_mask_calls(void)
+{
+    tw_node *x = tw_input("x", TW_SHAPE(5, 8));
+    tw_layer *mha = tw_layer_new("MultiHeadAttention", "mha");
+    tw_layer *att = tw_layer_new("Attention", "att");
+    g_assert_cmpint(tw_layer_set(mha, "use_causal_mask", "true") || tw_layer_set(att, "causal", "true"), ==, 0);
+    tw_node *y = tw_apply_n(mha, 2, (tw_node *[]){x, x});
+    y = tw_apply_n(att, 2, (tw_node *[]){y, x});
+    tw_model *m = tw_functional_new("m", 1, &x, 1, &y);
+    tw_nodes_clear();
+    g_assert_nonnull(m);
+    char *k2 = tw_model_to_json(m), *k3 = tw_model_to_json_format(m, TW_KERAS_JSON_3);
+    g_assert_null(strstr(k2, "\"use_causal_mask\": false"));
+    g_assert_nonnull(strstr(k2, "[[[\"x\", 0, 0, {\"use_causal_mask\": true}], [\"x\", 0, 0, {\"use_causal_mask\": true}]]]"));
+    g_assert_nonnull(strstr(k3, "], \"kwargs\": {\"use_causal_mask\": true}}]"));
+    check_round_trip(m, TW_KERAS_JSON_2, "causal.json");
+    check_round_trip(m, TW_KERAS_JSON_3, "causal.json");
+    tw_model *again = tw_model_from_json(k3, strlen(k3), "causal.json");
+    g_assert_nonnull(again);
+    g_assert_cmpfloat(tw_layer_get(tw_model_layer_at(again, 1), "use_causal_mask")->number, ==, 1);
+    g_assert_cmpfloat(tw_layer_get(tw_model_layer_at(again, 2), "causal")->number, ==, 1);
+    tw_layer_unref(again);
+    /* A flag that is not one. */
+    char *bad = g_strdup(k3);
+    char *at = strstr(bad, "\"kwargs\": {\"use_causal_mask\": true}");
+    char *value = at + strlen("\"kwargs\": {\"use_causal_mask\": ");
+    value[0] = '1';
+    memmove(value + 1, value + 4, strlen(value + 4) + 1); /* true -> 1 */
+    tw_model *refused = tw_model_from_json(bad, strlen(bad), "causal.json");
+    g_assert_null(refused);
+    g_assert_nonnull(strstr(tw_last_error(), ".kwargs.use_causal_mask: expected true or false, got a number"));
+    g_free(bad);
+    free(k2);
+    free(k3);
+    tw_layer_unref(m);
+}
+
 /* A Functional model's weights through a checkpoint, nested names and all. */
 static void test_checkpoint(void)
 {
@@ -461,5 +501,6 @@ int main(int argc, char **argv)
     g_test_add_func("/functional-json/checkpoint", test_checkpoint);
     g_test_add_func("/functional-json/seq2seq-states", test_seq2seq_states);
     g_test_add_func("/functional-json/bidirectional-states", test_bidirectional_states);
+    g_test_add_func("/functional-json/causal-mask-calls", test_causal_mask_calls);
     return g_test_run();
 }
