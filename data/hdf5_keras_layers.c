@@ -162,11 +162,29 @@ static int walk3_container(tw_model *model, const char *group, GPtrArray *groups
     return rc;
 }
 
+/* Keras 3 saves a wrapper's layers as its attributes: Bidirectional's
+ * forward_layer and backward_layer, TimeDistributed's layer (each then in
+ * its own form, an LSTM's weights under cell/vars). */
+static int walk3_wrapper(tw_layer *layer, const char *group, GPtrArray *groups, GArray *vars)
+{
+    bool bidi = is_class(layer, "Bidirectional");
+    const char *const names[] = {bidi ? "forward_layer" : "layer", "backward_layer"};
+    int rc = 0;
+    for (int i = 0; !rc && i < (bidi ? 2 : 1); i++) {
+        char *sub = g_strdup_printf("%s/%s", group, names[i]);
+        rc = walk3(tw_layer_inner(layer, i), sub, groups, vars);
+        g_free(sub);
+    }
+    return rc;
+}
+
 static int walk3(tw_layer *layer, const char *group, GPtrArray *groups, GArray *vars)
 {
     g_ptr_array_add(groups, g_strdup_printf("%s%svars", group, *group ? "/" : ""));
     if (tw_layer_is_model(layer))
         return walk3_container(layer, group, groups, vars);
+    if (tw_layer_inner(layer, 0))
+        return walk3_wrapper(layer, group, groups, vars);
     GArray *all = weight_array();
     collect_ctx c = {layer, all};
     int rc = tw_layer_foreach_weight(layer, collect, &c);

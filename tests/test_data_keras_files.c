@@ -723,6 +723,41 @@ static void test_cli(void)
     g_free(dir);
 }
 
+/* Keras 3 keeps a wrapper's layers as its attributes: Bidirectional's
+ * forward_layer and backward_layer, TimeDistributed's layer, an LSTM's
+ * weights under its cell. Written so, and read back the same. */
+static void test_keras3_wrapper_paths(void)
+{
+    char *dir = scratch_dir();
+    char *json_path = g_build_filename(dir, "wrappers.json", NULL), *keras = g_build_filename(dir, "w.keras", NULL);
+    const char *json =
+        "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"s\", \"layers\": ["
+        "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 5, 3]}}, "
+        "{\"class_name\": \"Bidirectional\", \"config\": {\"name\": \"bidirectional\", \"layer\": "
+        "{\"class_name\": \"LSTM\", \"config\": {\"name\": \"lstm\", \"units\": 2, \"return_sequences\": true}}}}, "
+        "{\"class_name\": \"TimeDistributed\", \"config\": {\"name\": \"time_distributed\", \"layer\": "
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 3}}}}]}}";
+    g_assert_true(g_file_set_contents(json_path, json, -1, NULL));
+    tw_model *model = tw_model_open(json_path);
+    g_assert_nonnull(model);
+    g_assert_cmpint(tw_model_write(model, keras, TW_MODEL_FORMAT_AUTO), ==, 0);
+    char *ours = our_dump(keras);
+    static const char *const paths[] = {
+        "layers/bidirectional/forward_layer/cell/vars/0\t", "layers/bidirectional/forward_layer/cell/vars/2\t",
+        "layers/bidirectional/backward_layer/cell/vars/0\t", "layers/bidirectional/backward_layer/cell/vars/2\t",
+        "layers/time_distributed/layer/vars/0\t", "layers/time_distributed/layer/vars/1\t"};
+    for (size_t i = 0; i < G_N_ELEMENTS(paths); i++)
+        if (!strstr(ours, paths[i]))
+            g_error("%s lacks %s:\n%s", keras, paths[i], ours);
+    g_free(ours);
+    tw_layer_unref(model);
+    round_trip(json_path); /* read back by us and by h5py: the same tensors */
+    g_free(keras);
+    g_free(json_path);
+    scratch_remove_tree(dir);
+    g_free(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -762,5 +797,6 @@ int main(int argc, char **argv)
     g_test_add_func("/keras_files/bad_files", test_bad_files);
     g_test_add_func("/keras_files/gcol_in_weights", test_gcol_in_weights);
     g_test_add_func("/keras_files/cli", test_cli);
+    g_test_add_func("/keras_files/keras3_wrapper_paths", test_keras3_wrapper_paths);
     return g_test_run();
 }
