@@ -178,6 +178,40 @@ static int walk3_wrapper(tw_layer *layer, const char *group, GPtrArray *groups, 
     return rc;
 }
 
+/* MultiHeadAttention's projections are EinsumDense layers Keras 3 saves
+ * under its properties query_dense, key_dense, value_dense and
+ * output_dense (attributes whose names start with '_' are visited after
+ * these), each with its kernel as vars/0 and bias as vars/1. The engine
+ * names them query_kernel, query_bias, ..., attention_output_bias. */
+static int walk3_attention(tw_layer *layer, const char *group, GPtrArray *groups, GArray *vars)
+{
+    static const char *const parts[][2] = {
+        {"query_", "query_dense"}, {"key_", "key_dense"}, {"value_", "value_dense"},
+        {"attention_output_", "output_dense"}};
+    GArray *all = weight_array();
+    collect_ctx c = {layer, all};
+    int rc = tw_layer_foreach_weight(layer, collect, &c);
+    for (size_t p = 0; p < G_N_ELEMENTS(parts) && !rc; p++) {
+        char *sub = g_strdup_printf("%s/%s/vars", group, parts[p][1]);
+        g_ptr_array_add(groups, g_strdup(sub));
+        for (guint k = 0; k < all->len; k++) {
+            tw_keras_weight *w = &g_array_index(all, tw_keras_weight, k);
+            if (!w->path) /* taken by an earlier part */
+                continue;
+            const char *name = strrchr(w->path, '/') ? strrchr(w->path, '/') + 1 : w->path;
+            if (!g_str_has_prefix(name, parts[p][0]))
+                continue;
+            const char *rest = name + strlen(parts[p][0]);
+            tw_keras3_var v = {g_strdup_printf("%s/%d", sub, strcmp(rest, "kernel") ? 1 : 0), *w};
+            w->path = NULL; /* moved */
+            g_array_append_val(vars, v);
+        }
+        g_free(sub);
+    }
+    g_array_unref(all);
+    return rc;
+}
+
 static int walk3(tw_layer *layer, const char *group, GPtrArray *groups, GArray *vars)
 {
     g_ptr_array_add(groups, g_strdup_printf("%s%svars", group, *group ? "/" : ""));
@@ -185,6 +219,8 @@ static int walk3(tw_layer *layer, const char *group, GPtrArray *groups, GArray *
         return walk3_container(layer, group, groups, vars);
     if (tw_layer_inner(layer, 0))
         return walk3_wrapper(layer, group, groups, vars);
+    if (is_class(layer, "MultiHeadAttention"))
+        return walk3_attention(layer, group, groups, vars);
     GArray *all = weight_array();
     collect_ctx c = {layer, all};
     int rc = tw_layer_foreach_weight(layer, collect, &c);

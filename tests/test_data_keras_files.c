@@ -725,7 +725,9 @@ static void test_cli(void)
 
 /* Keras 3 keeps a wrapper's layers as its attributes: Bidirectional's
  * forward_layer and backward_layer, TimeDistributed's layer, an LSTM's
- * weights under its cell. Written so, and read back the same. */
+ * weights under its cell; MultiHeadAttention's projections under
+ * query_dense, key_dense, value_dense, output_dense. Written so, and read
+ * back the same. */
 static void test_keras3_wrapper_paths(void)
 {
     char *dir = scratch_dir();
@@ -752,6 +754,26 @@ static void test_keras3_wrapper_paths(void)
     g_free(ours);
     tw_layer_unref(model);
     round_trip(json_path); /* read back by us and by h5py: the same tensors */
+    /* MultiHeadAttention's projections under Keras 3's properties. */
+    char *transformer = corpus_path("keras-functional", "11-k3-transformer-mha-h5.json");
+    if (corpus_present(transformer)) {
+        model = tw_model_open(transformer);
+        g_assert_nonnull(model);
+        g_assert_cmpint(tw_model_write(model, keras, TW_MODEL_FORMAT_AUTO), ==, 0);
+        ours = our_dump(keras);
+        static const char *const mha[] = {
+            "layers/multi_head_attention/query_dense/vars/0\t", "layers/multi_head_attention/query_dense/vars/1\t",
+            "layers/multi_head_attention/key_dense/vars/1\t", "layers/multi_head_attention/value_dense/vars/0\t",
+            "layers/multi_head_attention/output_dense/vars/1\t", "layers/multi_head_attention_1/output_dense/vars/0\t"};
+        for (size_t i = 0; i < G_N_ELEMENTS(mha); i++)
+            if (!strstr(ours, mha[i]))
+                g_error("%s lacks %s:\n%s", keras, mha[i], ours);
+        g_assert_null(strstr(ours, "layers/multi_head_attention/vars/"));
+        g_free(ours);
+        tw_layer_unref(model);
+        round_trip(transformer);
+    }
+    g_free(transformer);
     g_free(keras);
     g_free(json_path);
     scratch_remove_tree(dir);
