@@ -1,6 +1,8 @@
 /* twb train MODEL.json --data fashion-mnist|FILE [options] [--logdb FILE [--run NAME]]
- * twb evaluate MODEL.json --checkpoint FILE --data ...
- * twb predict MODEL.json --checkpoint FILE --data ... [--output FILE.npy]
+ * twb evaluate MODEL [--checkpoint FILE] --data ...
+ * twb predict MODEL [--checkpoint FILE] --data ... [--output FILE.npy]
+ * (the checkpoint may be left out when MODEL, a .keras or .h5, carries
+ * its weights)
  *
  * The headless counterpart of the window's Train button: load a Keras model
  * file, load the data whole, compile with the chosen optimizer and Keras'
@@ -509,10 +511,13 @@ static int train(train_options *o, tw_model *model, twb_data *data)
 }
 
 /* ---- evaluate and predict ------------------------------------------------- */
-static int evaluate_or_predict(train_options *o, tw_model *model, twb_data *data)
+/* The weights are the checkpoint's, or those the model file carries (a
+ * .keras or .h5 saved with its weights) when none is named. */
+static int evaluate_or_predict(train_options *o, tw_model *model, bool file_has_weights, twb_data *data)
 {
-    if (!o->checkpoint)
-        return tw_error_set("%s: name the trained weights with --checkpoint FILE", o->command);
+    if (!o->checkpoint && !file_has_weights)
+        return tw_error_set("%s: %s carries no weights; name the trained weights with --checkpoint FILE", o->command,
+                            o->model_path);
     bool test = data->test_x != NULL;
     tw_tensor *x = twb_fit_input(model, test ? data->test_x : data->x);
     tw_tensor *y = test ? data->test_y : data->y;
@@ -520,7 +525,7 @@ static int evaluate_or_predict(train_options *o, tw_model *model, twb_data *data
      * weight against the model and its messages name the checkpoint. */
     tw_shape in = batch_shape_of(x);
     int rc = tw_layer_built(model) ? 0 : tw_model_build(model, &in, 0);
-    if (!rc)
+    if (!rc && o->checkpoint)
         rc = tw_checkpoint_restore(o->checkpoint, model, NULL);
     if (!strcmp(o->command, "evaluate")) {
         tw_logs logs = {0};
@@ -567,6 +572,7 @@ int twb_train_command(const char *command, int argc, char **argv)
         return 1;
     }
     tw_model *model = tw_model_open(o.model_path);
+    bool file_has_weights = model && tw_model_open_had_weights();
     twb_data data = {0};
     twb_data_spec spec = twb_data_spec_of(&o.settings);
     if (model && !tw_model_input_shape(model)) /* a fault of the file: name it */
@@ -578,7 +584,7 @@ int twb_train_command(const char *command, int argc, char **argv)
         tw_distributed_finalize();
         return 1;
     }
-    rc = !strcmp(command, "train") ? train(&o, model, &data) : evaluate_or_predict(&o, model, &data);
+    rc = !strcmp(command, "train") ? train(&o, model, &data) : evaluate_or_predict(&o, model, file_has_weights, &data);
     if (rc)
         fprintf(stderr, "twb %s: %s\n", command, tw_last_error());
     twb_data_clear(&data);

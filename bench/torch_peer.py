@@ -629,6 +629,89 @@ def setup_resnet50_step(args):
     return measure, check, {"variant": best, "torchvision": torchvision.__version__}
 
 
+# ---- resnet_fmnist_step: examples/models/resnet_fashion_mnist.json in
+# PyTorch: conv(16)-BN-ReLU, a residual block of two conv(16)-BN, a stride-2
+# conv(32)-BN-ReLU, a residual block of two conv(32)-BN, max pool 2,
+# Dense(128, relu), Dense(10); 3x3 convolutions with biases, BN momentum
+# 0.01 (Keras' 0.99) and epsilon 1.001e-5. Keras' "same" stride-2 conv pads
+# below and right, padding=1 on every side: the same shapes and work. A
+# repetition is RESNET_FMNIST_STEPS Adam steps (lr 0.001) of EPOCH_BATCH
+# pattern() images, labels i % 10, cross-entropy on the logits (Keras ends
+# in a softmax), each side from its own random weights. The variant, NCHW
+# or channels-last, is whichever is faster. ---
+
+RESNET_FMNIST_STEPS = 10
+
+
+class ResidualFashion(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+        def conv_bn(cin, cout, stride=1):
+            return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1), nn.BatchNorm2d(cout, eps=1.001e-5, momentum=0.01))
+
+        self.conv1, self.b1a, self.b1b = conv_bn(1, 16), conv_bn(16, 16), conv_bn(16, 16)
+        self.conv2, self.b2a, self.b2b = conv_bn(16, 32, 2), conv_bn(32, 32), conv_bn(32, 32)
+        self.fc, self.out = nn.Linear(32 * 7 * 7, 128), nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        x = F.relu(x + self.b1b(F.relu(self.b1a(x))))
+        x = F.relu(self.conv2(x))
+        x = F.relu(x + self.b2b(F.relu(self.b2a(x))))
+        x = torch.flatten(F.max_pool2d(x, 2), 1)
+        return self.out(F.relu(self.fc(x)))
+
+
+def setup_resnet_fmnist_step(args):
+    n = RESNET_FMNIST_STEPS * EPOCH_BATCH
+    x = pattern(1, (n, 28, 28, 1)).permute(0, 3, 1, 2).contiguous()
+    y = torch.arange(n, dtype=torch.int64) % 10
+    check = [sum_squares(x), float(y.sum())]
+
+    def make(channels_last):
+        torch.manual_seed(1)
+        model = ResidualFashion()
+        model.train()
+        images = x
+        if channels_last:
+            model = model.to(memory_format=torch.channels_last)
+            images = x.contiguous(memory_format=torch.channels_last)
+        opt = torch.optim.Adam(model.parameters(), lr=0.001, eps=1e-7)
+
+        def steps():
+            loss = 0.0
+            for a, b in batches(n):
+                loss = train_step(model, opt, images[a:b], y[a:b])[0]
+            return loss
+
+        return steps
+
+    trials = {}
+    for name, channels_last in (("nchw", False), ("channels_last", True)):
+        steps = make(channels_last)
+        steps()
+        t0 = time.perf_counter()
+        steps()
+        trials[name] = (time.perf_counter() - t0, steps)
+    best = min(trials, key=lambda k: trials[k][0])
+    steps = trials[best][1]
+    del trials
+
+    def measure():
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            loss = steps()
+            seconds = time.perf_counter() - t0
+        finally:
+            gc.enable()
+        return seconds / RESNET_FMNIST_STEPS, {"samples_per_second": n / seconds, "peak_rss_mb": peak_rss_mb(),
+                                               "loss": loss}
+
+    return measure, check, {"variant": best}
+
+
 BENCHMARKS = {  # name: (setup, unit, scale, iterations per repetition)
     "add16": (setup_add16, "ns/op", 1e9, CALIBRATED),
     "tiny_step": (setup_tiny_step, "us/step", 1e6, CALIBRATED),
@@ -642,6 +725,7 @@ BENCHMARKS = {  # name: (setup, unit, scale, iterations per repetition)
     "traced_small": (setup_traced_small, "us/call", 1e6, CALIBRATED),
     "traced_mlp_step": (setup_traced_mlp_step, "ms/step", 1e3, CALIBRATED),
     "resnet50_step": (setup_resnet50_step, "s/step", 1, MEASURED),
+    "resnet_fmnist_step": (setup_resnet_fmnist_step, "ms/step", 1e3, MEASURED),
 }
 
 

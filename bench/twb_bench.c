@@ -5,7 +5,8 @@
  *   twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]
  *
  * NAME is add16, tiny_step, matmul_1000, conv_step, dataset_epoch,
- * prefetch_wait, mlp_epoch, cnn_epoch, traced_small, traced_mlp_step, depthwise_conv or resnet50_step. The
+ * prefetch_wait, mlp_epoch, cnn_epoch, traced_small, traced_mlp_step, depthwise_conv, resnet50_step or
+ * resnet_fmnist_step. The
  * program sets the
  * benchmark up, checks its results, warms up and picks how many iterations make one
  * repetition (at least --min-time seconds; matmul_1000 does --products
@@ -1097,6 +1098,67 @@ static void resnet50_step_teardown(void *p)
     free(s);
 }
 
+/* ---- resnet_fmnist_step: the residual Fashion-MNIST template
+ * (examples/models/resnet_fashion_mnist.json: two residual blocks of 3x3
+ * convolutions with batch normalization, 230,634 parameters) trained as
+ * fit runs it: RESNET_FMNIST_STEPS steps of FIT_BATCH pattern() images
+ * 28x28x1 (in [-0.5, 0.5)), labels i % 10, Adam at 0.001, sparse categorical
+ * cross-entropy. A repetition is one fit over those steps, timed; it adds
+ * samples_per_second and peak_rss_mb. torch_peer.py: the same network. */
+
+enum { RESNET_FMNIST_STEPS = 10 };
+
+static void *resnet_fmnist_step_setup(setup_result *r)
+{
+    resnet_state *s = calloc(1, sizeof *s);
+    if (!s)
+        die("out of memory");
+    s->model = tw_model_load(TW_EXAMPLES_DIR "/models/resnet_fashion_mnist.json");
+    if (!s->model)
+        die_engine("tw_model_load");
+    tw_loss loss = tw_loss_default(TW_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY);
+    tw_optimizer_config adam = tw_optimizer_defaults(TW_OPTIMIZER_ADAM);
+    if (tw_model_build(s->model, NULL, FIT_SEED) < 0 ||
+        tw_model_compile(s->model, tw_optimizer_new(&adam), &loss, 0, NULL) < 0)
+        die_engine("tw_model_compile");
+    int64_t n = RESNET_FMNIST_STEPS * FIT_BATCH;
+    s->x = pattern_tensor(1, TW_SHAPE(n, 28, 28, 1));
+    int64_t *labels = malloc(sizeof *labels * (size_t)n);
+    double label_sum = 0;
+    for (int64_t i = 0; i < n; i++)
+        label_sum += (double)(labels[i] = i % 10);
+    s->y = tw_tensor_from_data(labels, TW_INT64, 1, &n);
+    free(labels);
+    r->check[r->nchecks++] = sum_squares(s->x);
+    r->check[r->nchecks++] = label_sum;
+    tw_fit_options opt = fit_options();
+    tw_history *h = tw_model_fit(s->model, s->x, s->y, &opt); /* warms up */
+    if (!h)
+        die_engine("tw_model_fit");
+    snprintf(r->info, sizeof r->info, "\"first_loss\": %.6g", tw_logs_get(&h->epoch_logs[0], "loss"));
+    tw_history_free(h);
+    return s;
+}
+
+static double resnet_fmnist_step_measure(void *p, int rep, char *extra, size_t size)
+{
+    (void)rep;
+    resnet_state *s = p;
+    tw_fit_options opt = fit_options();
+    double t0 = now();
+    tw_history *h = tw_model_fit(s->model, s->x, s->y, &opt);
+    double seconds = now() - t0;
+    if (!h)
+        die_engine("tw_model_fit");
+    double loss = tw_logs_get(&h->epoch_logs[0], "loss");
+    tw_history_free(h);
+    if (!isfinite(loss))
+        die("resnet_fmnist_step: the loss is %g", loss);
+    snprintf(extra, size, "\"samples_per_second\": %.6g, \"peak_rss_mb\": %.6g, \"loss\": %.6g",
+             RESNET_FMNIST_STEPS * FIT_BATCH / seconds, peak_rss_mb(), loss);
+    return 1e3 * seconds / RESNET_FMNIST_STEPS; /* ms/step, as the unit says */
+}
+
 static const benchmark benchmarks[] = {
     {"add16", "ns/op", 1e9, false, add16_setup, add16_run, NULL, pair_teardown},
     {"tiny_step", "us/step", 1e6, false, tiny_step_setup, tiny_step_run, NULL, pair_teardown},
@@ -1116,6 +1178,8 @@ static const benchmark benchmarks[] = {
      traced_mlp_step_run_eager, traced_mlp_step_teardown, NULL, "eager"},
     {"resnet50_step", "s/step", 1, true, resnet50_step_setup, NULL, NULL, resnet50_step_teardown,
      resnet50_step_measure},
+    {"resnet_fmnist_step", "ms/step", 1e3, true, resnet_fmnist_step_setup, NULL, NULL, resnet50_step_teardown,
+     resnet_fmnist_step_measure},
 };
 
 /* ---- timing ---------------------------------------------------------------- */
@@ -1148,7 +1212,7 @@ static void usage(FILE *out)
 {
     fputs("usage: twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]\n"
           "NAME: add16 tiny_step matmul_1000 conv_step dataset_epoch prefetch_wait mlp_epoch cnn_epoch traced_small\n"
-          "      traced_mlp_step depthwise_conv resnet50_step\n"
+          "      traced_mlp_step depthwise_conv resnet50_step resnet_fmnist_step\n"
           "Prints a JSON header, then the time per operation of each repetition (see bench/README.md).\n",
           out);
 }

@@ -162,11 +162,65 @@ static int walk3_container(tw_model *model, const char *group, GPtrArray *groups
     return rc;
 }
 
+/* Keras 3 saves a wrapper's layers as its attributes: Bidirectional's
+ * forward_layer and backward_layer, TimeDistributed's layer (each then in
+ * its own form, an LSTM's weights under cell/vars). */
+static int walk3_wrapper(tw_layer *layer, const char *group, GPtrArray *groups, GArray *vars)
+{
+    bool bidi = is_class(layer, "Bidirectional");
+    const char *const names[] = {bidi ? "forward_layer" : "layer", "backward_layer"};
+    int rc = 0;
+    for (int i = 0; !rc && i < (bidi ? 2 : 1); i++) {
+        char *sub = g_strdup_printf("%s/%s", group, names[i]);
+        rc = walk3(tw_layer_inner(layer, i), sub, groups, vars);
+        g_free(sub);
+    }
+    return rc;
+}
+
+/* MultiHeadAttention's projections are EinsumDense layers Keras 3 saves
+ * under its properties query_dense, key_dense, value_dense and
+ * output_dense (attributes whose names start with '_' are visited after
+ * these), each with its kernel as vars/0 and bias as vars/1. The engine
+ * names them query_kernel, query_bias, ..., attention_output_bias. */
+static int walk3_attention(tw_layer *layer, const char *group, GPtrArray *groups, GArray *vars)
+{
+    static const char *const parts[][2] = {
+        {"query_", "query_dense"}, {"key_", "key_dense"}, {"value_", "value_dense"},
+        {"attention_output_", "output_dense"}};
+    GArray *all = weight_array();
+    collect_ctx c = {layer, all};
+    int rc = tw_layer_foreach_weight(layer, collect, &c);
+    for (size_t p = 0; p < G_N_ELEMENTS(parts) && !rc; p++) {
+        char *sub = g_strdup_printf("%s/%s/vars", group, parts[p][1]);
+        g_ptr_array_add(groups, g_strdup(sub));
+        for (guint k = 0; k < all->len; k++) {
+            tw_keras_weight *w = &g_array_index(all, tw_keras_weight, k);
+            if (!w->path) /* taken by an earlier part */
+                continue;
+            const char *name = strrchr(w->path, '/') ? strrchr(w->path, '/') + 1 : w->path;
+            if (!g_str_has_prefix(name, parts[p][0]))
+                continue;
+            const char *rest = name + strlen(parts[p][0]);
+            tw_keras3_var v = {g_strdup_printf("%s/%d", sub, strcmp(rest, "kernel") ? 1 : 0), *w};
+            w->path = NULL; /* moved */
+            g_array_append_val(vars, v);
+        }
+        g_free(sub);
+    }
+    g_array_unref(all);
+    return rc;
+}
+
 static int walk3(tw_layer *layer, const char *group, GPtrArray *groups, GArray *vars)
 {
     g_ptr_array_add(groups, g_strdup_printf("%s%svars", group, *group ? "/" : ""));
     if (tw_layer_is_model(layer))
         return walk3_container(layer, group, groups, vars);
+    if (tw_layer_inner(layer, 0))
+        return walk3_wrapper(layer, group, groups, vars);
+    if (is_class(layer, "MultiHeadAttention"))
+        return walk3_attention(layer, group, groups, vars);
     GArray *all = weight_array();
     collect_ctx c = {layer, all};
     int rc = tw_layer_foreach_weight(layer, collect, &c);

@@ -70,6 +70,8 @@ typedef struct {
     int done;        /* calls made so far */
     tw_node ***outputs; /* per call: its outputs, NULL-terminated */
     int *noutputs;
+    bool shape_is_code; /* a Lambda whose output_shape is Python code */
+    bool consumed;      /* some call in the file takes one of its outputs */
 } entry;
 
 typedef struct {
@@ -141,9 +143,50 @@ static int collect_tensors(graph *g, JsonNode *node, const char *path, GPtrArray
     return rc;
 }
 
-/* Keras 3's kwargs hold flags (training, mask: null); a tensor there
- * (initial_state, a mask) would be an input this reader does not wire. */
-static int check_kwargs(JsonNode *kwargs, const char *path)
+/* Recurrent layers (and Bidirectional) take their initial states as
+ * further inputs after the sequence; Keras 3 passes them as the keyword
+ * argument initial_state. */
+static bool takes_initial_state(const tw_layer *layer)
+{
+    const tw_layer_class *klass = tw_layer_class_of(layer);
+    return tw_layer_class_param(klass, "return_state") || !strcmp(klass->name, "Bidirectional");
+}
+
+bool tw__json_is_call_argument(const char *key)
+{
+    return !strcmp(key, "use_causal_mask");
+}
+
+/* A call's use_causal_mask: MultiHeadAttention's parameter of that name,
+ * Attention's causal. Other flags (training, mask: null) change nothing
+ * here. */
+static int read_call_flag(const entry *e, int k, const char *name, JsonNode *value, const char *path)
+{
+    if (strcmp(name, "use_causal_mask"))
+        return 0;
+    if (!JSON_NODE_HOLDS_VALUE(value) || json_node_get_value_type(value) != G_TYPE_BOOLEAN)
+        return fail("%s: expected true or false, got %s", path, tw__json_describe(value));
+    bool on = json_node_get_boolean(value);
+    const tw_layer_class *klass = tw_layer_class_of(e->layer);
+    const char *key = tw_layer_class_param(klass, "use_causal_mask") ? "use_causal_mask"
+                      : tw_layer_class_param(klass, "causal")         ? "causal"
+                                                                      : NULL;
+    if (!key)
+        return on ? fail("%s: %s '%s' takes no causal mask", path, klass->name, e->name) : 0;
+    bool had = tw_layer_get(e->layer, key)->number != 0;
+    if (k > 0 && had != on)
+        return fail("%s: the calls of shared layer '%s' differ in use_causal_mask; one value for all its calls is "
+                    "supported",
+                    path, e->name);
+    if (had != on && tw_layer_set(e->layer, key, on ? "true" : "false"))
+        return fail("%s: %s", path, tw_last_error());
+    return 0;
+}
+
+/* Keras 3's kwargs hold flags (training, mask: null) and, for recurrent
+ * layers, initial_state, whose tensors become inputs after the args'; any
+ * other tensor there (a mask) would be an input this reader does not wire. */
+static int read_kwargs(graph *g, const entry *e, int k, JsonNode *kwargs, const char *path, GPtrArray *refs)
 {
     if (!kwargs || !JSON_NODE_HOLDS_OBJECT(kwargs))
         return 0;
@@ -152,11 +195,19 @@ static int check_kwargs(JsonNode *kwargs, const char *path)
     int rc = 0;
     for (GList *m = members; m && !rc; m = m->next) {
         JsonNode *value = json_object_get_member(obj, m->data);
-        JsonObject *vo = JSON_NODE_HOLDS_OBJECT(value) ? json_node_get_object(value) : NULL;
-        const char *cls = vo ? string_of(json_object_get_member(vo, "class_name")) : NULL;
-        if (cls && !strcmp(cls, "__keras_tensor__"))
-            rc = fail("%s.%s: a tensor passed as keyword argument '%s' is not supported", path,
-                      (const char *)m->data, (const char *)m->data);
+        char *p = g_strdup_printf("%s.%s", path, (const char *)m->data);
+        if (!strcmp(m->data, "initial_state") && takes_initial_state(e->layer)) {
+            rc = collect_tensors(g, value, p, refs);
+        } else if (tw__json_is_call_argument(m->data)) {
+            rc = read_call_flag(e, k, m->data, value, p);
+        } else {
+            GPtrArray *found = g_ptr_array_new();
+            rc = collect_tensors(g, value, p, found);
+            if (!rc && found->len)
+                rc = fail("%s: a tensor passed as keyword argument '%s' is not supported", p, (const char *)m->data);
+            refs_free(found);
+        }
+        g_free(p);
     }
     g_list_free(members);
     return rc;
@@ -174,6 +225,18 @@ static int parse_call(graph *g, const entry *e, int k, GPtrArray *refs)
         for (guint i = 0; i < json_array_get_length(a) && !rc; i++) {
             char *p = g_strdup_printf("%s[%u]", path, i);
             rc = parse_history(g, json_array_get_element(a, i), p, refs);
+            /* Keras 2 keeps the call's keyword arguments in each input's fourth item. */
+            JsonNode *item = json_array_get_element(a, i);
+            JsonArray *h = JSON_NODE_HOLDS_ARRAY(item) ? json_node_get_array(item) : NULL;
+            JsonNode *kw = h && json_array_get_length(h) == 4 ? json_array_get_element(h, 3) : NULL;
+            JsonObject *kwo = kw && JSON_NODE_HOLDS_OBJECT(kw) ? json_node_get_object(kw) : NULL;
+            GList *members = kwo ? json_object_get_members(kwo) : NULL;
+            for (GList *m = members; m && !rc; m = m->next) {
+                char *mp = g_strdup_printf("%s[3].%s", p, (const char *)m->data);
+                rc = read_call_flag(e, k, m->data, json_object_get_member(kwo, m->data), mp);
+                g_free(mp);
+            }
+            g_list_free(members);
             g_free(p);
         }
     } else if (JSON_NODE_HOLDS_OBJECT(node) && json_object_has_member(json_node_get_object(node), "args")) {
@@ -183,7 +246,7 @@ static int parse_call(graph *g, const entry *e, int k, GPtrArray *refs)
         g_free(p);
         if (!rc) {
             p = g_strdup_printf("%s.kwargs", path);
-            rc = check_kwargs(json_object_get_member(obj, "kwargs"), p);
+            rc = read_kwargs(g, e, k, json_object_get_member(obj, "kwargs"), p, refs);
             g_free(p);
         }
     } else {
@@ -196,6 +259,12 @@ static int parse_call(graph *g, const entry *e, int k, GPtrArray *refs)
         rc = fail("%s: %u inputs; at most %d", path, refs->len, TW_MAX_LAYER_IO);
     g_free(path);
     return rc;
+}
+
+static bool shapeless_lambda(const entry *e)
+{
+    const tw_param_value *shape = tw_layer_get(e->layer, "output_shape");
+    return !strcmp(tw_layer_class_of(e->layer)->name, "Lambda") && shape && shape->is_null;
 }
 
 /* Make call k of e when its inputs exist: 1 made, 0 waiting, -1 failed. */
@@ -232,6 +301,16 @@ static int try_call(graph *g, entry *e, int k)
     if (rc) {
         refs_free(refs);
         return rc > 0 ? 0 : -1;
+    }
+    if (shapeless_lambda(e)) {
+        fail("%s.inbound_nodes[%d]: Lambda '%s': its output shape cannot be known, so the model cannot open: the "
+             "file gives %s, Python code cannot run here, and %s",
+             e->path, k, e->name, e->shape_is_code ? "output_shape as Python code (a lambda)" : "no output_shape",
+             e->consumed ? "no layer that takes its output records its input shape (build_config)"
+                         : "no layer takes its output (it is only a model output), so no recorded input shape "
+                           "gives it");
+        refs_free(refs);
+        return -1;
     }
     tw_node *outs[TW_MAX_LAYER_IO];
     int n = tw_apply_multi(tw_layer_ref(e->layer), (int)refs->len, inputs, outs);
@@ -284,6 +363,66 @@ static JsonNode *without_code_shape(JsonObject *layer)
     return node;
 }
 
+/* A shape as Keras writes it ([null, 256]) as output_shape's text without
+ * the batch axis ("256"; -1 for an unknown size); NULL when it is not one. */
+static char *shape_text(JsonNode *node)
+{
+    JsonArray *a = node && JSON_NODE_HOLDS_ARRAY(node) ? json_node_get_array(node) : NULL;
+    guint n = a ? json_array_get_length(a) : 0;
+    if (n < 2)
+        return NULL;
+    GString *text = g_string_new(NULL);
+    for (guint i = 1; i < n; i++) {
+        JsonNode *d = json_array_get_element(a, i);
+        int64_t v;
+        if (JSON_NODE_HOLDS_NULL(d))
+            v = -1;
+        else if (!int_of(d, &v) || v < 0) {
+            g_string_free(text, TRUE);
+            return NULL;
+        }
+        g_string_append_printf(text, "%s%lld", i > 1 ? "," : "", (long long)v);
+    }
+    return g_string_free(text, FALSE);
+}
+
+/* A Lambda's output shape is Python code or absent, but a layer that takes
+ * its output records what it was given: Keras 3 (and 2.13+) write each
+ * layer's build_config.input_shape, the shapes of its first call's inputs
+ * in order. That shape is the Lambda's output, read, not guessed. */
+static void lambda_shapes_from_consumers(graph *g, JsonArray *layers)
+{
+    for (int i = 0; i < g->n; i++) {
+        entry *c = &g->entries[i];
+        JsonObject *obj = json_node_get_object(json_array_get_element(layers, (guint)i));
+        JsonNode *bc = json_object_get_member(obj, "build_config");
+        JsonObject *bco = bc && JSON_NODE_HOLDS_OBJECT(bc) ? json_node_get_object(bc) : NULL;
+        JsonNode *shapes = bco ? json_object_get_member(bco, "input_shape") : NULL;
+        JsonArray *a = shapes && JSON_NODE_HOLDS_ARRAY(shapes) ? json_node_get_array(shapes) : NULL;
+        for (int call = 0; call < (int)json_array_get_length(c->nodes); call++) {
+            GPtrArray *refs = g_ptr_array_new();
+            if (parse_call(g, c, call, refs))
+                tw_error_clear(); /* reported at its place when the call is made */
+            /* One input: input_shape is its shape; several: a list of shapes. */
+            for (guint k = 0; k < refs->len; k++) {
+                ref *r = refs->pdata[k];
+                entry *from = &g->entries[r->layer];
+                from->consumed = true;
+                if (!a || call || r->node != 0 || r->tensor != 0 || !shapeless_lambda(from))
+                    continue;
+                JsonNode *one = refs->len == 1 ? shapes
+                                : k < json_array_get_length(a) ? json_array_get_element(a, k)
+                                                                : NULL;
+                char *text = shape_text(one);
+                if (text && tw_layer_set(from->layer, "output_shape", text))
+                    tw_error_clear(); /* left shapeless: refused where it is called */
+                g_free(text);
+            }
+            refs_free(refs);
+        }
+    }
+}
+
 static int read_entries(graph *g, JsonArray *layers, const char *prefix)
 {
     g->n = (int)json_array_get_length(layers);
@@ -304,6 +443,7 @@ static int read_entries(graph *g, JsonArray *layers, const char *prefix)
         bool input = class_name && !strcmp(class_name, "InputLayer");
         JsonNode *lambda = class_name && !strcmp(class_name, "Lambda") ? without_code_shape(obj) : NULL;
         e->layer = tw__json_read_layer(lambda ? lambda : node, input, at);
+        e->shape_is_code = lambda != NULL;
         if (lambda)
             json_node_unref(lambda);
         if (!e->layer) {
@@ -328,6 +468,7 @@ static int read_entries(graph *g, JsonArray *layers, const char *prefix)
         e->outputs = g_new0(tw_node **, (gsize)e->ncalls);
         e->noutputs = g_new0(int, (gsize)e->ncalls);
     }
+    lambda_shapes_from_consumers(g, layers);
     return 0;
 }
 
@@ -465,7 +606,21 @@ tw_model *tw__json_read_functional(JsonNode *config, const char *path)
 
 /* ---- writing ---------------------------------------------------------------- */
 
-static void put_history(GString *out, const tw_model *model, const tw_keras_history *h, tw_keras_json_format format)
+/* The call arguments a layer keeps as parameters, set ones only, as the
+ * members of a kwargs object: "\"use_causal_mask\": true" or "". */
+static char *call_kwargs(const tw_layer *layer)
+{
+    GString *s = g_string_new(NULL);
+    const tw_layer_class *klass = tw_layer_class_of(layer);
+    for (int i = 0; i < klass->nparams; i++)
+        if (tw__json_is_call_argument(klass->params[i].key) && tw_layer_param(layer, i)->number)
+            g_string_append_printf(s, "%s\"%s\": true", s->len ? ", " : "", klass->params[i].key);
+    return g_string_free(s, FALSE);
+}
+
+/* kwargs: Keras 2's fourth item's members (the call's keyword arguments). */
+static void put_history(GString *out, const tw_model *model, const tw_keras_history *h, tw_keras_json_format format,
+                        const char *kwargs)
 {
     const tw_layer *layer = tw_model_layer_at(model, h->layer);
     g_string_append_c(out, '[');
@@ -473,7 +628,7 @@ static void put_history(GString *out, const tw_model *model, const tw_keras_hist
     int node = h->node_index + first_node_index(layer, format == TW_KERAS_JSON_2);
     g_string_append_printf(out, ", %d, %d", node, h->tensor_index);
     if (format == TW_KERAS_JSON_2)
-        g_string_append(out, ", {}");
+        g_string_append_printf(out, ", {%s}", kwargs);
     g_string_append_c(out, ']');
 }
 
@@ -506,36 +661,53 @@ static void put_keras_tensor(GString *out, const tw_model *model, const tw_keras
     char *dtype = strcmp(tw_layer_class_of(from)->name, "InputLayer") ? NULL : tw_layer_get_text(from, "dtype");
     g_string_append_printf(out, ", \"dtype\": \"%s\", \"keras_history\": ", dtype ? dtype : "float32");
     free(dtype);
-    put_history(out, model, h, TW_KERAS_JSON_3);
+    put_history(out, model, h, TW_KERAS_JSON_3, "");
     g_string_append(out, "}}");
 }
 
 static void put_nodes(GString *out, const tw_model *model, int layer, tw_keras_json_format format)
 {
-    bool input = !strcmp(tw_layer_class_of(tw_model_layer_at(model, layer))->name, "InputLayer");
+    const tw_layer *l = tw_model_layer_at(model, layer);
+    bool input = !strcmp(tw_layer_class_of(l)->name, "InputLayer");
+    bool states = takes_initial_state(l);
     /* Several inputs of a layer without a one-input form go as one list
-     * argument in Keras 3 (Add()([a, b])); a layer of one input takes it alone. */
-    bool as_list = !tw_layer_class_of(tw_model_layer_at(model, layer))->call;
+     * argument in Keras 3 (Add()([a, b])); a layer of one input takes it
+     * alone, a recurrent layer its initial states as initial_state. */
+    bool as_list = !tw_layer_class_of(l)->call && !states;
+    char *kwargs = call_kwargs(l);
     g_string_append_c(out, '[');
     for (int k = 0; !input && k < tw_functional_layer_ncalls(model, layer); k++) {
         tw_keras_history in[TW_MAX_LAYER_IO];
         int n = tw_functional_call_inputs(model, layer, k, in);
+        int nargs = states ? 1 : n;
         g_string_append(out, k ? ", " : "");
-        g_string_append(out, format == TW_KERAS_JSON_2 ? "[" : "{\"args\": [");
-        if (format == TW_KERAS_JSON_3 && as_list)
+        if (format == TW_KERAS_JSON_2) {
             g_string_append_c(out, '[');
-        for (int i = 0; i < n; i++) {
-            g_string_append(out, i ? ", " : "");
-            if (format == TW_KERAS_JSON_2)
-                put_history(out, model, &in[i], format);
-            else
-                put_keras_tensor(out, model, &in[i]);
-        }
-        if (format == TW_KERAS_JSON_3 && as_list)
+            for (int i = 0; i < n; i++) {
+                g_string_append(out, i ? ", " : "");
+                put_history(out, model, &in[i], format, kwargs);
+            }
             g_string_append_c(out, ']');
-        g_string_append(out, format == TW_KERAS_JSON_2 ? "]" : "], \"kwargs\": {}}");
+            continue;
+        }
+        g_string_append(out, as_list ? "{\"args\": [[" : "{\"args\": [");
+        for (int i = 0; i < nargs; i++) {
+            g_string_append(out, i ? ", " : "");
+            put_keras_tensor(out, model, &in[i]);
+        }
+        g_string_append_printf(out, "%s, \"kwargs\": {%s", as_list ? "]]" : "]", kwargs);
+        if (n > nargs) {
+            g_string_append_printf(out, "%s\"initial_state\": [", kwargs[0] ? ", " : "");
+            for (int i = nargs; i < n; i++) {
+                g_string_append(out, i > nargs ? ", " : "");
+                put_keras_tensor(out, model, &in[i]);
+            }
+            g_string_append_c(out, ']');
+        }
+        g_string_append(out, "}}");
     }
     g_string_append_c(out, ']');
+    g_free(kwargs);
 }
 
 static void put_input_layer(GString *out, const tw_layer *layer, tw_keras_json_format format)

@@ -24,6 +24,10 @@ void tw__json_put_layer(GString *out, const tw_layer *layer, tw_keras_json_forma
  * "Functional" or Keras 2's "Model") at path, Keras 2 or 3 form read
  * alike; and the config written in one form. */
 tw_model *tw__json_read_functional(JsonNode *config, const char *path);
+/* Keras call arguments the engine keeps as layer parameters, one value for
+ * all of a layer's calls (MultiHeadAttention's use_causal_mask): files
+ * carry them in each call's kwargs, not in the config. */
+bool tw__json_is_call_argument(const char *key);
 void tw__json_put_functional_config(GString *out, const tw_model *model, tw_keras_json_format format);
 
 #endif

@@ -352,7 +352,7 @@ static int read_inner(tw_layer *wrapper, JsonObject *config, const char *key, bo
  * config.backward_layer when the file gives one (Keras 3 always does). */
 static int read_wrapped(tw_layer *wrapper, JsonObject *config, const char *config_path)
 {
-    if (!tw_layer_class_of(wrapper)->infer_wrapped)
+    if (!tw_layer_inner(wrapper, 0)) /* not a wrapper: wrappers hold a layer from the start */
         return 0;
     if (read_inner(wrapper, config, "layer", true, config_path, tw_layer_wrap))
         return -1;

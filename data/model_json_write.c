@@ -186,6 +186,8 @@ static void put_layer_as(GString *out, const tw_layer *layer, bool first, const 
         put_shape(out, shape);
     }
     for (int i = 0; i < klass->nparams; i++) {
+        if (tw__json_is_call_argument(klass->params[i].key))
+            continue;
         g_string_append(out, ", ");
         put_key(out, klass->params[i].key);
         put_param(out, &klass->params[i], tw_layer_param(layer, i));

@@ -679,7 +679,26 @@ static void test_cli(void)
     r = twb_ok((const char *[]){"evaluate", h5, "--checkpoint", st, "--data", "linear", NULL});
     g_assert_cmpstr(r.out, ==, a.out);
     twb_run_clear(&r);
+    /* A .keras or .h5 carries its weights: no --checkpoint needed. */
+    for (int i = 0; i < 2; i++) {
+        r = twb_ok((const char *[]){"evaluate", files[i], "--data", "linear", NULL});
+        g_assert_cmpstr(r.out, ==, a.out);
+        twb_run_clear(&r);
+    }
     twb_run_clear(&a);
+    a = twb_ok((const char *[]){"predict", json, "--checkpoint", st, "--data", "linear", NULL});
+    r = twb_ok((const char *[]){"predict", h5, "--data", "linear", NULL});
+    g_assert_cmpstr(r.out, ==, a.out);
+    twb_run_clear(&r);
+    twb_run_clear(&a);
+    r = run_twb_argv((const char *[]){"predict", json, "--data", "linear", NULL});
+    g_assert_cmpint(r.exit_status, ==, 1);
+    char *message = g_strdup_printf("twb predict: predict: %s carries no weights; name the trained weights with "
+                                    "--checkpoint FILE\n",
+                                    json);
+    g_assert_cmpstr(r.err, ==, message);
+    g_free(message);
+    twb_run_clear(&r);
     r = twb_ok((const char *[]){"trace", h5, "--batch", "4", "--output", graph, NULL});
     twb_run_clear(&r);
 
@@ -700,6 +719,63 @@ static void test_cli(void)
     g_free(h5);
     g_free(keras);
     g_free(json);
+    scratch_remove_tree(dir);
+    g_free(dir);
+}
+
+/* Keras 3 keeps a wrapper's layers as its attributes: Bidirectional's
+ * forward_layer and backward_layer, TimeDistributed's layer, an LSTM's
+ * weights under its cell; MultiHeadAttention's projections under
+ * query_dense, key_dense, value_dense, output_dense. Written so, and read
+ * back the same. */
+static void test_keras3_wrapper_paths(void)
+{
+    char *dir = scratch_dir();
+    char *json_path = g_build_filename(dir, "wrappers.json", NULL), *keras = g_build_filename(dir, "w.keras", NULL);
+    const char *json =
+        "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"s\", \"layers\": ["
+        "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 5, 3]}}, "
+        "{\"class_name\": \"Bidirectional\", \"config\": {\"name\": \"bidirectional\", \"layer\": "
+        "{\"class_name\": \"LSTM\", \"config\": {\"name\": \"lstm\", \"units\": 2, \"return_sequences\": true}}}}, "
+        "{\"class_name\": \"TimeDistributed\", \"config\": {\"name\": \"time_distributed\", \"layer\": "
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 3}}}}]}}";
+    g_assert_true(g_file_set_contents(json_path, json, -1, NULL));
+    tw_model *model = tw_model_open(json_path);
+    g_assert_nonnull(model);
+    g_assert_cmpint(tw_model_write(model, keras, TW_MODEL_FORMAT_AUTO), ==, 0);
+    char *ours = our_dump(keras);
+    static const char *const paths[] = {
+        "layers/bidirectional/forward_layer/cell/vars/0\t", "layers/bidirectional/forward_layer/cell/vars/2\t",
+        "layers/bidirectional/backward_layer/cell/vars/0\t", "layers/bidirectional/backward_layer/cell/vars/2\t",
+        "layers/time_distributed/layer/vars/0\t", "layers/time_distributed/layer/vars/1\t"};
+    for (size_t i = 0; i < G_N_ELEMENTS(paths); i++)
+        if (!strstr(ours, paths[i]))
+            g_error("%s lacks %s:\n%s", keras, paths[i], ours);
+    g_free(ours);
+    tw_layer_unref(model);
+    round_trip(json_path); /* read back by us and by h5py: the same tensors */
+    /* MultiHeadAttention's projections under Keras 3's properties. */
+    char *transformer = corpus_path("keras-functional", "11-k3-transformer-mha-h5.json");
+    if (corpus_present(transformer)) {
+        model = tw_model_open(transformer);
+        g_assert_nonnull(model);
+        g_assert_cmpint(tw_model_write(model, keras, TW_MODEL_FORMAT_AUTO), ==, 0);
+        ours = our_dump(keras);
+        static const char *const mha[] = {
+            "layers/multi_head_attention/query_dense/vars/0\t", "layers/multi_head_attention/query_dense/vars/1\t",
+            "layers/multi_head_attention/key_dense/vars/1\t", "layers/multi_head_attention/value_dense/vars/0\t",
+            "layers/multi_head_attention/output_dense/vars/1\t", "layers/multi_head_attention_1/output_dense/vars/0\t"};
+        for (size_t i = 0; i < G_N_ELEMENTS(mha); i++)
+            if (!strstr(ours, mha[i]))
+                g_error("%s lacks %s:\n%s", keras, mha[i], ours);
+        g_assert_null(strstr(ours, "layers/multi_head_attention/vars/"));
+        g_free(ours);
+        tw_layer_unref(model);
+        round_trip(transformer);
+    }
+    g_free(transformer);
+    g_free(keras);
+    g_free(json_path);
     scratch_remove_tree(dir);
     g_free(dir);
 }
@@ -743,5 +819,6 @@ int main(int argc, char **argv)
     g_test_add_func("/keras_files/bad_files", test_bad_files);
     g_test_add_func("/keras_files/gcol_in_weights", test_gcol_in_weights);
     g_test_add_func("/keras_files/cli", test_cli);
+    g_test_add_func("/keras_files/keras3_wrapper_paths", test_keras3_wrapper_paths);
     return g_test_run();
 }

@@ -66,10 +66,11 @@ static void test_corpus(void)
         if (!m) {
             /* The two refusals a correct reader may still give: a class
              * not registered, a Lambda whose output shape neither the file
-             * nor anything here can know. */
+             * nor the rest of its graph gives (04's is the model's output,
+             * its output_shape a Python lambda). */
             const char *err = tw_last_error();
             const char *why = strstr(err, "unknown layer class \"");
-            if (!why && strstr(err, "its output shape is unknown"))
+            if (!why && strstr(err, "its output shape cannot be known"))
                 why = strstr(err, "Lambda '");
             if (!why)
                 g_error("%s: refused for another reason than a missing layer class: %s", f[0], err);
@@ -238,8 +239,32 @@ static void test_double_encoded_and_lambda(void)
                          "\"output_shape\": [\"4wEA\", null, null], \"output_shape_type\": \"lambda\"}, \"name\": \"f\", "
                          "\"inbound_nodes\": [[[\"in\", 0, 0, {}]]]}",
                          "[[\"in\", 0, 0]]", "[[\"f\", 0, 0]]"),
-                   "model.json: layers[1] 'f'.inbound_nodes[0]: Lambda 'f': its output shape is unknown: the file "
-                   "declares none, and it comes from Python code that cannot run here");
+                   "model.json: layers[1] 'f'.inbound_nodes[0]: Lambda 'f': its output shape cannot be known, so "
+                   "the model cannot open: the file gives output_shape as Python code (a lambda), Python code "
+                   "cannot run here, and no layer takes its output (it is only a model output), so no recorded "
+                   "input shape gives it");
+    /* No output_shape, but the layer after it records its input shape
+     * (Keras 3's build_config): that is the Lambda's output. */
+#define LAMBDA_THEN_DENSE(build)                                                                                   \
+    MODEL(INPUT("in", "[null, 4]") ", "                                                                            \
+          "{\"class_name\": \"Lambda\", \"config\": {\"name\": \"f\", \"function\": \"x\", \"output_shape\": null}, "  \
+          "\"name\": \"f\", \"inbound_nodes\": [[[\"in\", 0, 0, {}]]]}, "                                           \
+          "{\"class_name\": \"Dense\", \"config\": {\"name\": \"d\", \"units\": 2}, " build "\"name\": \"d\", "        \
+          "\"inbound_nodes\": [[[\"f\", 0, 0, {}]]]}",                                                                \
+          "[[\"in\", 0, 0]]", "[[\"d\", 0, 0]]")
+    const char *with_build = LAMBDA_THEN_DENSE("\"build_config\": {\"input_shape\": [null, null, 7]}, ");
+    m = tw_model_from_json(with_build, strlen(with_build), "model.json");
+    if (!m)
+        g_error("%s", tw_last_error());
+    summary = tw_model_summary(m, 0);
+    g_assert_nonnull(strstr(summary, "f (Lambda)                      (None, None, 7)      0           in[0][0]"));
+    free(summary);
+    tw_layer_unref(m);
+    assert_refused(LAMBDA_THEN_DENSE(""),
+                   "model.json: layers[1] 'f'.inbound_nodes[0]: Lambda 'f': its output shape cannot be known, so "
+                   "the model cannot open: the file gives no output_shape, Python code cannot run here, and no "
+                   "layer that takes its output records its input shape (build_config)");
+#undef LAMBDA_THEN_DENSE
 }
 
 /* A Sequential model holding a Functional one, both forms. */
@@ -282,6 +307,147 @@ static void test_several_outputs(void)
     at[strlen("[\"halves\", 0, ")] = '2';
     assert_refused(bad, "model.json: layers[2] 'sum'.inbound_nodes[0][0]: layer 'halves' node 0 has 2 outputs; "
                         "tensor 2 does not exist");
+    g_free(bad);
+    free(k2);
+    free(k3);
+    tw_layer_unref(m);
+}
+
+/* Keras' seq2seq model: the encoder's final states start the decoder
+ * (initial_state), in Keras 2's form (further inputs of the node) and
+ * Keras 3's (the keyword argument initial_state); a model read back
+ * predicts what the original does with its weights. */
+static void test_seq2seq_states(void)
+{
+    tw_node *enc_in = tw_input("encoder_inputs", TW_SHAPE(5, 3));
+    tw_node *dec_in = tw_input("decoder_inputs", TW_SHAPE(6, 2));
+    tw_layer *encoder = tw_layer_new("LSTM", "encoder");
+    tw_layer *decoder = tw_layer_new("LSTM", "decoder");
+    g_assert_cmpint(tw_layer_set(encoder, "units", "4") || tw_layer_set(encoder, "return_state", "true") ||
+                        tw_layer_set(decoder, "units", "4") || tw_layer_set(decoder, "return_sequences", "true"),
+                    ==, 0);
+    tw_node *enc[TW_MAX_LAYER_IO];
+    g_assert_cmpint(tw_apply_multi(encoder, 1, &enc_in, enc), ==, 3);
+    tw_node *seq = tw_apply_n(decoder, 3, (tw_node *[]){dec_in, enc[1], enc[2]});
+    tw_node *y = tw_apply(tw_dense(7, "softmax"), seq);
+    g_assert_nonnull(y);
+    tw_model *m = tw_functional_new("seq2seq", 2, (tw_node *[]){enc_in, dec_in}, 1, &y);
+    tw_nodes_clear();
+    g_assert_nonnull(m);
+    char *k2 = tw_model_to_json(m), *k3 = tw_model_to_json_format(m, TW_KERAS_JSON_3);
+    g_assert_nonnull(strstr(k2, "\"inbound_nodes\": [[[\"decoder_inputs\", 0, 0, {}], [\"encoder\", 0, 1, {}], "
+                                "[\"encoder\", 0, 2, {}]]]"));
+    g_assert_nonnull(strstr(k3, "\"kwargs\": {\"initial_state\": [{\"class_name\": \"__keras_tensor__\""));
+    check_round_trip(m, TW_KERAS_JSON_2, "seq2seq.json");
+    check_round_trip(m, TW_KERAS_JSON_3, "seq2seq.json");
+    g_assert_cmpint(tw_model_build(m, NULL, 1), ==, 0);
+    tw_model *copy = tw_model_from_json(k3, strlen(k3), "seq2seq.json");
+    g_assert_nonnull(copy);
+    g_assert_cmpint(tw_model_build(copy, NULL, 2), ==, 0);
+    for (int i = 0; i < tw_model_nlayers(m); i++) {
+        tw_layer *a = tw_model_layer_at(m, i), *b = tw_model_layer_at(copy, i);
+        for (int w = 0; w < tw_layer_nweights(a); w++)
+            g_assert_cmpint(tw_assign(tw_layer_weight(b, w), tw_layer_weight(a, w)), ==, 0);
+    }
+    tw_scope_begin();
+    tw_rng *rng = tw_rng_new(4);
+    tw_tensor *x[2] = {tw_random_normal(rng, TW_FLOAT32, TW_SHAPE(2, 5, 3), 0, 1),
+                       tw_random_normal(rng, TW_FLOAT32, TW_SHAPE(2, 6, 2), 0, 1)};
+    tw_rng_free(rng);
+    tw_tensor *ya, *yb;
+    g_assert_cmpint(tw_model_call_n(m, 2, x, &ya, false), ==, 1);
+    g_assert_cmpint(tw_model_call_n(copy, 2, x, &yb, false), ==, 1);
+    g_assert_cmpfloat(tw_tensor_item(tw_max(tw_abs(tw_sub(ya, yb)), 0, NULL, false)), ==, 0);
+    /* The decoder's states matter: zeros instead of the encoder's give another output. */
+    tw_tensor *dec_alone = tw_layer_call(tw_model_layer_at(m, 3), x[1], false);
+    tw_tensor *zero_state = tw_layer_call(tw_model_layer_at(m, 4), dec_alone, false);
+    g_assert_cmpfloat(tw_tensor_item(tw_max(tw_abs(tw_sub(ya, zero_state)), 0, NULL, false)), >, 1e-4);
+    tw_scope_end();
+    /* A decoder given one state where LSTM has two. */
+    char *bad = g_strdup(k2);
+    char *at = strstr(bad, ", [\"encoder\", 0, 2, {}]");
+    memmove(at, at + strlen(", [\"encoder\", 0, 2, {}]"), strlen(at + strlen(", [\"encoder\", 0, 2, {}]")) + 1);
+    assert_refused(bad, "model.json: layers[3] 'decoder'.inbound_nodes[0][1]: LSTM 'decoder': takes a "
+                        "sequence and 2 initial states (initial_state), got 1 input besides "
+                        "the sequence");
+    g_free(bad);
+    free(k2);
+    free(k3);
+    tw_layer_unref(copy);
+    tw_layer_unref(m);
+}
+
+/* Bidirectional with merge_mode None and return_state: two outputs, then
+ * each direction's states; fed initial states in both JSON forms. */
+static void test_bidirectional_states(void)
+{
+    tw_node *x = tw_input("x", TW_SHAPE(5, 3));
+    tw_layer *lstm = tw_layer_new("LSTM", "enc");
+    g_assert_cmpint(tw_layer_set(lstm, "units", "4") || tw_layer_set(lstm, "return_state", "true"), ==, 0);
+    tw_layer *bidi = tw_layer_new("Bidirectional", "bi");
+    g_assert_cmpint(tw_layer_wrap(bidi, lstm) || tw_layer_set(bidi, "merge_mode", "none"), ==, 0);
+    tw_node *o[TW_MAX_LAYER_IO];
+    g_assert_cmpint(tw_apply_multi(bidi, 1, &x, o), ==, 6);
+    tw_layer *again = tw_layer_clone(bidi, "bi2");
+    tw_node *p[TW_MAX_LAYER_IO];
+    g_assert_cmpint(tw_apply_multi(again, 5, (tw_node *[]){x, o[2], o[3], o[4], o[5]}, p), ==, 6);
+    tw_node *sum = tw_apply_n(tw_layer_new("Add", "sum"), 2, (tw_node *[]){p[0], p[1]});
+    tw_model *m = tw_functional_new("m", 1, &x, 2, (tw_node *[]){sum, p[5]});
+    tw_nodes_clear();
+    g_assert_nonnull(m);
+    char *k2 = tw_model_to_json(m), *k3 = tw_model_to_json_format(m, TW_KERAS_JSON_3);
+    g_assert_nonnull(strstr(k2, "\"merge_mode\": null"));
+    g_assert_nonnull(strstr(k2, "[[[\"x\", 0, 0, {}], [\"bi\", 0, 2, {}], [\"bi\", 0, 3, {}], [\"bi\", 0, 4, {}], "
+                                "[\"bi\", 0, 5, {}]]]"));
+    g_assert_nonnull(strstr(k3, "\"initial_state\""));
+    check_round_trip(m, TW_KERAS_JSON_2, "bi.json");
+    check_round_trip(m, TW_KERAS_JSON_3, "bi.json");
+    g_assert_cmpint(tw_model_build(m, NULL, 1), ==, 0);
+    tw_scope_begin();
+    tw_tensor *in = tw_ones(TW_FLOAT32, TW_SHAPE(2, 5, 3)), *y[2];
+    g_assert_cmpint(tw_model_call_n(m, 1, &in, y, false), ==, 2);
+    g_assert_cmpint(tw_tensor_dim(y[0], 1), ==, 4);
+    g_assert_cmpint(tw_tensor_dim(y[1], 1), ==, 4);
+    tw_scope_end();
+    free(k2);
+    free(k3);
+    tw_layer_unref(m);
+}
+
+/* use_causal_mask is a call argument in Keras: written in the call (Keras
+ * 3's kwargs, Keras 2's fourth item of each input), not the config, and
+ * read back onto the layer; Attention takes it as its causal. */
+static void test_causal_mask_calls(void)
+{
+    tw_node *x = tw_input("x", TW_SHAPE(5, 8));
+    tw_layer *mha = tw_layer_new("MultiHeadAttention", "mha");
+    tw_layer *att = tw_layer_new("Attention", "att");
+    g_assert_cmpint(tw_layer_set(mha, "use_causal_mask", "true") || tw_layer_set(att, "causal", "true"), ==, 0);
+    tw_node *y = tw_apply_n(mha, 2, (tw_node *[]){x, x});
+    y = tw_apply_n(att, 2, (tw_node *[]){y, x});
+    tw_model *m = tw_functional_new("m", 1, &x, 1, &y);
+    tw_nodes_clear();
+    g_assert_nonnull(m);
+    char *k2 = tw_model_to_json(m), *k3 = tw_model_to_json_format(m, TW_KERAS_JSON_3);
+    g_assert_null(strstr(k2, "\"use_causal_mask\": false"));
+    g_assert_nonnull(strstr(k2, "[[[\"x\", 0, 0, {\"use_causal_mask\": true}], [\"x\", 0, 0, {\"use_causal_mask\": true}]]]"));
+    g_assert_nonnull(strstr(k3, "], \"kwargs\": {\"use_causal_mask\": true}}]"));
+    check_round_trip(m, TW_KERAS_JSON_2, "causal.json");
+    check_round_trip(m, TW_KERAS_JSON_3, "causal.json");
+    tw_model *again = tw_model_from_json(k3, strlen(k3), "causal.json");
+    g_assert_nonnull(again);
+    g_assert_cmpfloat(tw_layer_get(tw_model_layer_at(again, 1), "use_causal_mask")->number, ==, 1);
+    g_assert_cmpfloat(tw_layer_get(tw_model_layer_at(again, 2), "causal")->number, ==, 1);
+    tw_layer_unref(again);
+    /* A flag that is not one. */
+    char *bad = g_strdup(k3);
+    char *at = strstr(bad, "\"kwargs\": {\"use_causal_mask\": true}");
+    char *value = at + strlen("\"kwargs\": {\"use_causal_mask\": ");
+    value[0] = '1';
+    memmove(value + 1, value + 4, strlen(value + 4) + 1); /* true -> 1 */
+    tw_model *refused = tw_model_from_json(bad, strlen(bad), "causal.json");
+    g_assert_null(refused);
+    g_assert_nonnull(strstr(tw_last_error(), ".kwargs.use_causal_mask: expected true or false, got a number"));
     g_free(bad);
     free(k2);
     free(k3);
@@ -333,5 +499,8 @@ int main(int argc, char **argv)
     g_test_add_func("/functional-json/sequential-holding-functional", test_sequential_holding_functional);
     g_test_add_func("/functional-json/several-outputs", test_several_outputs);
     g_test_add_func("/functional-json/checkpoint", test_checkpoint);
+    g_test_add_func("/functional-json/seq2seq-states", test_seq2seq_states);
+    g_test_add_func("/functional-json/bidirectional-states", test_bidirectional_states);
+    g_test_add_func("/functional-json/causal-mask-calls", test_causal_mask_calls);
     return g_test_run();
 }

@@ -339,10 +339,66 @@ static void test_attention_dropout_and_errors(void)
     l = tw_layer_new("Attention", "attention");
     g_assert_cmpint(tw_layer_set(l, "score_mode", "general"), ==, -1);
     tw_error_clear();
-    g_assert_cmpint(tw_layer_set(l, "causal", "true"), ==, -1);
-    g_assert_cmpstr(tw_last_error(), ==, "Attention 'attention': causal: causal masking is not supported");
-    tw_error_clear();
     tw_layer_unref(l);
+    tw_scope_end();
+}
+
+/* Causal masking: query step i attends to key steps 0..i only, so its
+ * output is the unmasked layer's (same weights) on the first i + 1 value
+ * steps alone. Both layers are built alike; weights copied. */
+static void check_causal(const char *what, tw_layer *causal, tw_layer *plain, tw_tensor *q, tw_tensor *v)
+{
+    int64_t t = tw_tensor_dim(q, 1);
+    tw_tensor *y = call(causal, 2, (tw_tensor *[]){q, v}, false, 1);
+    g_assert_nonnull(y);
+    for (int64_t i = 0; i < t; i++) {
+        tw_tensor *qi = tw_slice(q, 1, i, i + 1, 1), *vi = tw_slice(v, 1, 0, i + 1, 1);
+        tw_tensor *want = tw_contiguous(call(plain, 2, (tw_tensor *[]){qi, vi}, false, 1));
+        tw_tensor *got = tw_contiguous(tw_slice(y, 1, i, i + 1, 1));
+        check(what, got, tw_tensor_ndim(want), tw_tensor_shape(want), tw_tensor_data(want), 1e-12);
+    }
+}
+
+static void test_causal_masks(void)
+{
+    tw_scope_begin();
+    const tw_shape in[] = {{3, {-1, 3, 4}}, {3, {-1, 5, 4}}};
+    tw_layer *causal = MHA("mha_c", {"num_heads", "2"}, {"key_dim", "3"}, {"use_causal_mask", "true"});
+    tw_layer *plain = MHA("mha_p", {"num_heads", "2"}, {"key_dim", "3"});
+    build_n(causal, in, 2);
+    build_n(plain, in, 2);
+    tw_tensor *w[8] = {from(mha_wq, TW_SHAPE(4, 2, 3)), from(mha_bq, TW_SHAPE(2, 3)),
+                       from(mha_wk, TW_SHAPE(4, 2, 3)), from(mha_bk, TW_SHAPE(2, 3)),
+                       from(mha_wv, TW_SHAPE(4, 2, 3)), from(mha_bv, TW_SHAPE(2, 3)),
+                       from(mha_wo, TW_SHAPE(2, 3, 4)), from(mha_bo, TW_SHAPE(4))};
+    set_weights(causal, w);
+    set_weights(plain, w);
+    tw_tensor *q = from(mha_q, TW_SHAPE(2, 3, 4)), *v = from(mha_v, TW_SHAPE(2, 5, 4));
+    check_causal("mha use_causal_mask", causal, plain, q, v);
+    /* It changes the output (the last query step sees 3 of the 5 steps). */
+    tw_tensor *diff = tw_sub(call(causal, 2, (tw_tensor *[]){q, v}, false, 1), from(mha_y, TW_SHAPE(2, 3, 4)));
+    g_assert_cmpfloat(tw_tensor_item(tw_max(tw_abs(diff), 0, NULL, false)), >, 1e-3);
+    tw_tensor *gin[10] = {tw_copy(q), tw_copy(v)};
+    for (int i = 0; i < 8; i++)
+        gin[2 + i] = tw_layer_weight(causal, i);
+    gc_check("MultiHeadAttention use_causal_mask", call_qv, 10, gin, causal);
+    check_infer_error(causal, (tw_shape[]){{4, {-1, 2, 3, 4}}, {4, {-1, 2, 3, 4}}}, 2,
+                      "MultiHeadAttention 'mha_c': use_causal_mask needs (batch, steps, features) inputs, got query "
+                      "(None, 2, 3, 4)");
+    tw_layer_unref(causal);
+    tw_layer_unref(plain);
+
+    const char *classes[] = {"Attention", "AdditiveAttention"};
+    for (int c = 0; c < 2; c++) {
+        causal = LAYER(classes[c], "att_c", {"causal", "true"}, {"use_scale", "false"});
+        plain = LAYER(classes[c], "att_p", {"use_scale", "false"});
+        build_n(causal, in, 2);
+        build_n(plain, in, 2);
+        check_causal(classes[c], causal, plain, q, v);
+        gc_check("Attention causal", call_qv, 2, (tw_tensor *[]){tw_copy(q), tw_copy(v)}, causal);
+        tw_layer_unref(causal);
+        tw_layer_unref(plain);
+    }
     tw_scope_end();
 }
 
@@ -381,5 +437,6 @@ int main(int argc, char **argv)
     g_test_add_func("/attention/additive_attention", test_additive_attention);
     g_test_add_func("/attention/dropout_and_errors", test_attention_dropout_and_errors);
     g_test_add_func("/attention/corpus_transformer", test_corpus_transformer);
+    g_test_add_func("/attention/causal_masks", test_causal_masks);
     return g_test_run();
 }

@@ -107,6 +107,8 @@ typedef struct {
     int batch, steps, features, units;
     bool backwards, sequences;
     const double *x, *kernel, *recurrent, *bias; /* row-major, as the layer holds them */
+    const double *h0, *c0;                       /* (batch, units) initial states, or NULL for zeros */
+    double *h_end, *c_end;                       /* (batch, units) final states, or NULL */
 } cell_case;
 
 static int gates_of(cell_kind kind)
@@ -154,6 +156,10 @@ static void cell_run(const cell_case *k, double *out)
 {
     for (int b = 0; b < k->batch; b++) {
         double h[16] = {0}, c[16] = {0};
+        if (k->h0)
+            memcpy(h, k->h0 + b * k->units, sizeof(double) * k->units);
+        if (k->c0)
+            memcpy(c, k->c0 + b * k->units, sizeof(double) * k->units);
         for (int s = 0; s < k->steps; s++) {
             int t = k->backwards ? k->steps - 1 - s : s;
             cell_step(k, k->x + (b * k->steps + t) * k->features, h, c);
@@ -162,6 +168,10 @@ static void cell_run(const cell_case *k, double *out)
         }
         if (!k->sequences)
             memcpy(out + b * k->units, h, sizeof(double) * k->units);
+        if (k->h_end)
+            memcpy(k->h_end + b * k->units, h, sizeof(double) * k->units);
+        if (k->c_end)
+            memcpy(k->c_end + b * k->units, c, sizeof(double) * k->units);
     }
 }
 
@@ -555,10 +565,6 @@ static void test_errors(void)
     assert_error("got (None, 5)");
     g_assert_false(tw_layer_built(layer));
 
-    g_assert_cmpint(tw_layer_set(layer, "return_state", "true"), ==, -1);
-    assert_error("LSTM 'rnn': return_state=true");
-    assert_error("Sequential");
-    g_assert_cmpint(tw_layer_get(layer, "return_state")->number, ==, 0);
     g_assert_cmpint(tw_layer_set(layer, "stateful", "true"), ==, -1);
     assert_error("stateful=true");
     g_assert_cmpint(tw_layer_set(layer, "time_major", "true"), ==, -1);
@@ -657,6 +663,142 @@ static void test_traced_fit(void)
         }
 }
 
+/* ---- initial_state and return_state ------------------------------------------------ */
+
+/* Keras' seq2seq wiring: the layer started from given states (initial_state)
+ * and giving its final ones (return_state), against the written-out cell. */
+static void check_states(cell_kind kind, bool backwards, bool sequences)
+{
+    enum { B = 2, T = 3, F = 3, U = 2 };
+    tw_scope_begin();
+    tw_layer *layer = layer_with(class_of(kind), "units", "2", "go_backwards", backwards ? "true" : "false",
+                                 "return_sequences", sequences ? "true" : "false", "return_state", "true", NULL);
+    if (kind == GRU_BEFORE)
+        tw_layer_set(layer, "reset_after", "false");
+    tw_layer_set_dtype(layer, TW_FLOAT64);
+    int nstates = kind == LSTM ? 2 : 1;
+    tw_shape in[3] = {SHAPE(NONE, T, F), SHAPE(NONE, U), SHAPE(NONE, U)}, out[3];
+    int nout = 0;
+    g_assert_cmpint(tw_layer_infer_n(layer, in, 1 + nstates, out, &nout, NULL, NULL), ==, 0);
+    g_assert_cmpint(nout, ==, 1 + nstates);
+    tw_rng *rng = tw_rng_new(3);
+    g_assert_cmpint(tw_layer_build_n(layer, in, 1 + nstates, rng), ==, 0);
+    tw_rng_free(rng);
+    randomize_weights(layer, 80 + kind);
+    tw_tensor *x = gc_tensor(9, -1, 1, TW_SHAPE(B, T, F));
+    tw_tensor *h0 = gc_tensor(10, -1, 1, TW_SHAPE(B, U)), *c0 = gc_tensor(11, -1, 1, TW_SHAPE(B, U));
+    double expected[B * T * U], h_end[B * U], c_end[B * U];
+    cell_case k = {kind, B, T, F, U, backwards, sequences, data_of(x), data_of(tw_layer_weight(layer, 0)),
+                   data_of(tw_layer_weight(layer, 1)), data_of(tw_layer_weight(layer, 2)), data_of(h0),
+                   nstates == 2 ? data_of(c0) : NULL, h_end, c_end};
+    cell_run(&k, expected);
+    tw_tensor *y[TW_MAX_LAYER_IO];
+    tw_call_context ctx = {0};
+    g_assert_cmpint(tw_layer_call_n(layer, (tw_tensor *[]){x, h0, c0}, 1 + nstates, y, &ctx), ==, 1 + nstates);
+    assert_shape(y[0], sequences ? SHAPE(B, T, U) : SHAPE(B, U));
+    assert_close(y[0], expected, 1e-12);
+    assert_shape(y[1], SHAPE(B, U));
+    assert_close(y[1], h_end, 1e-12);
+    if (nstates == 2)
+        assert_close(y[2], c_end, 1e-12);
+    /* Without initial_state the states start at zero, as before. */
+    k.h0 = k.c0 = NULL;
+    cell_run(&k, expected);
+    g_assert_cmpint(tw_layer_call_n(layer, &x, 1, y, &ctx), ==, 1 + nstates);
+    assert_close(y[0], expected, 1e-12);
+    assert_close(y[1], h_end, 1e-12);
+    tw_layer_unref(layer);
+    tw_scope_end();
+}
+
+static void test_states(void)
+{
+    for (cell_kind kind = SIMPLE; kind <= GRU_BEFORE; kind++)
+        for (int variant = 0; variant < 4; variant++)
+            check_states(kind, variant & 1, variant & 2);
+}
+
+/* An encoder's final states carried into a decoder continue the sequence:
+ * two halves equal the whole. */
+static void test_states_split_sequence(void)
+{
+    tw_scope_begin();
+    tw_layer *whole = layer_with("LSTM", "units", "3", "return_sequences", "true", NULL);
+    tw_layer_set_dtype(whole, TW_FLOAT64);
+    build(whole, SHAPE(NONE, 4, 2));
+    randomize_weights(whole, 90);
+    tw_layer *part = layer_with("LSTM", "units", "3", "return_sequences", "true", "return_state", "true", NULL);
+    tw_layer_set_dtype(part, TW_FLOAT64);
+    build(part, SHAPE(NONE, 2, 2));
+    for (int i = 0; i < 3; i++)
+        g_assert_cmpint(tw_assign(tw_layer_weight(part, i), tw_layer_weight(whole, i)), ==, 0);
+    tw_tensor *x = gc_tensor(12, -1, 1, TW_SHAPE(2, 4, 2)), *halves[2], *a[3], *b[3];
+    g_assert_cmpint(tw_split(x, 2, 1, halves), ==, 0);
+    tw_call_context ctx = {0};
+    g_assert_cmpint(tw_layer_call_n(part, &halves[0], 1, a, &ctx), ==, 3);
+    g_assert_cmpint(tw_layer_call_n(part, (tw_tensor *[]){halves[1], a[1], a[2]}, 3, b, &ctx), ==, 3);
+    tw_tensor *joined = tw_contiguous(tw_concat(TW_TENSORS(a[0], b[0]), 1));
+    assert_close(tw_layer_call(whole, x, false), data_of(joined), 1e-12);
+    tw_layer_unref(whole);
+    tw_layer_unref(part);
+    tw_scope_end();
+}
+
+static void test_state_errors(void)
+{
+    tw_scope_begin();
+    tw_layer *layer = layer_with("LSTM", "units", "4", "return_state", "true", NULL);
+    tw_shape out[3];
+    int nout;
+    g_assert_cmpint(tw_layer_infer_n(layer, (tw_shape[]){SHAPE(NONE, 5, 3), SHAPE(NONE, 4)}, 2, out, &nout, NULL,
+                                     NULL),
+                    ==, -1);
+    assert_error("LSTM 'rnn': takes a sequence and 2 initial states (initial_state), got 1 input besides");
+    g_assert_cmpint(tw_layer_infer_n(layer, (tw_shape[]){SHAPE(NONE, 5, 3), SHAPE(NONE, 4), SHAPE(NONE, 3)}, 3,
+                                     out, &nout, NULL, NULL),
+                    ==, -1);
+    assert_error("initial_state[1] must be (batch, 4), got (None, 3)");
+    /* A Sequential model passes one tensor on: the states have nowhere to go. */
+    tw_shape y;
+    g_assert_cmpint(tw_layer_infer(layer, &SHAPE(NONE, 5, 3), &y, NULL, NULL), ==, -1);
+    assert_error("LSTM 'rnn': gives 3 outputs where one is expected");
+    tw_layer_unref(layer);
+    tw_scope_end();
+}
+
+static tw_tensor *states_fn(tw_tensor *const *inputs, void *layer)
+{
+    tw_tensor *y[TW_MAX_LAYER_IO];
+    tw_call_context ctx = {0};
+    int n = tw_layer_call_n(layer, inputs, 3, y, &ctx);
+    if (n != 3)
+        return NULL;
+    int64_t batch = tw_tensor_dim(y[0], 0);
+    tw_tensor *flat = tw_reshape(tw_contiguous(y[0]), TW_SHAPE(batch, -1));
+    return tw_concat(TW_TENSORS(flat, y[1], y[2]), 1);
+}
+
+/* d(outputs and final states)/d(input, initial states, weights). */
+static void test_state_gradients(void)
+{
+    tw_scope_begin();
+    tw_layer *layer = layer_with("LSTM", "units", "2", "return_sequences", "true", "return_state", "true",
+                                 "go_backwards", "true", NULL);
+    tw_layer_set_dtype(layer, TW_FLOAT64);
+    tw_shape in[3] = {SHAPE(NONE, 3, 2), SHAPE(NONE, 2), SHAPE(NONE, 2)};
+    tw_rng *rng = tw_rng_new(3);
+    g_assert_cmpint(tw_layer_build_n(layer, in, 3, rng), ==, 0);
+    tw_rng_free(rng);
+    randomize_weights(layer, 70);
+    tw_tensor *inputs[6] = {gc_tensor(71, -1, 1, TW_SHAPE(2, 3, 2)), gc_tensor(72, -1, 1, TW_SHAPE(2, 2)),
+                            gc_tensor(73, -1, 1, TW_SHAPE(2, 2))};
+    for (int i = 0; i < 3; i++)
+        inputs[3 + i] = tw_layer_weight(layer, i);
+    gc_check("LSTM initial_state return_state", states_fn, 6, inputs, layer);
+    tw_layer_unref(layer);
+    tw_scope_end();
+}
+
 /* ---- gradients ---------------------------------------------------------------------- */
 
 static tw_tensor *layer_fn(tw_tensor *const *inputs, void *layer)
@@ -702,6 +844,10 @@ int main(int argc, char **argv)
     g_test_add_func("/recurrent/lstm-by-hand", test_lstm_by_hand);
     g_test_add_func("/recurrent/gru-by-hand", test_gru_by_hand);
     g_test_add_func("/recurrent/values", test_values);
+    g_test_add_func("/recurrent/states", test_states);
+    g_test_add_func("/recurrent/states-split-sequence", test_states_split_sequence);
+    g_test_add_func("/recurrent/state-errors", test_state_errors);
+    g_test_add_func("/recurrent/state-gradients", test_state_gradients);
     g_test_add_func("/recurrent/go-backwards", test_go_backwards);
     g_test_add_func("/recurrent/float32", test_float32);
     g_test_add_func("/recurrent/param-counts", test_param_counts);

@@ -169,6 +169,79 @@ static void test_bidirectional_values(void)
     }
 }
 
+static tw_tensor *merge_by_hand(const char *mode, tw_tensor *f, tw_tensor *b)
+{
+    if (!strcmp(mode, "concat"))
+        return tw_concat(TW_TENSORS(f, b), tw_tensor_ndim(f) - 1);
+    if (!strcmp(mode, "sum"))
+        return tw_add(f, b);
+    if (!strcmp(mode, "mul"))
+        return tw_mul(f, b);
+    return tw_mul_scalar(tw_add(f, b), 0.5);
+}
+
+static void assert_same(tw_tensor *a, tw_tensor *b)
+{
+    g_assert_nonnull(a);
+    g_assert_nonnull(b);
+    g_assert_cmpfloat(tw_tensor_item(tw_max(tw_abs(tw_sub(a, b)), 0, NULL, false)), <, 1e-12);
+}
+
+/* merge_mode None gives the two directions' outputs, and return_state the
+ * forward layer's final states, then the backward layer's: merged by hand
+ * they are PyTorch's output, and the final h is the last step each
+ * direction read. */
+static void test_bidirectional_states(void)
+{
+    for (size_t c = 0; c < N(bidi_cases); c++) {
+        const bidi_case *k = &bidi_cases[c];
+        tw_scope_begin();
+        char units[16];
+        g_snprintf(units, sizeof units, "%d", k->units);
+        tw_layer *bidi = wrapped("Bidirectional", layer_with(k->kind, NULL, "units", units, "return_sequences",
+                                                             k->sequences ? "true" : "false", "return_state", "true",
+                                                             NULL));
+        g_assert_cmpint(tw_layer_set(bidi, "merge_mode", "none"), ==, 0);
+        tw_layer_set_dtype(bidi, TW_FLOAT64);
+        build(bidi, SHAPE(NONE, k->steps, k->features));
+        load_bidi_weights(bidi, k);
+        int ns = strcmp(k->kind, "LSTM") ? 1 : 2;
+        tw_tensor *x = tensor_of(k->x, SHAPE(k->batch, k->steps, k->features)), *y[TW_MAX_LAYER_IO];
+        tw_call_context ctx = {0};
+        g_assert_cmpint(tw_layer_call_n(bidi, &x, 1, y, &ctx), ==, 2 + 2 * ns);
+        assert_close(merge_by_hand(k->merge, y[0], y[1]), k->y, k->ny, 1e-12);
+        tw_tensor *f_last = y[0], *b_last = y[1];
+        if (k->sequences) {
+            f_last = tw_squeeze(tw_slice(y[0], 1, k->steps - 1, k->steps, 1), TW_AXES(1));
+            b_last = tw_squeeze(tw_slice(y[1], 1, 0, 1, 1), TW_AXES(1));
+        }
+        assert_same(y[2], f_last);
+        assert_same(y[2 + ns], b_last);
+
+        /* initial_state: the forward layer's states, then the backward's. */
+        tw_tensor *in[5] = {x};
+        for (int i = 0; i < 2 * ns; i++)
+            in[1 + i] = gc_tensor(30 + i, -1, 1, TW_SHAPE(k->batch, k->units));
+        tw_tensor *z[TW_MAX_LAYER_IO], *f[TW_MAX_LAYER_IO], *b[TW_MAX_LAYER_IO];
+        g_assert_cmpint(tw_layer_call_n(bidi, in, 1 + 2 * ns, z, &ctx), ==, 2 + 2 * ns);
+        g_assert_cmpint(tw_layer_call_n(tw_layer_inner(bidi, 0), in, 1 + ns, f, &ctx), ==, 1 + ns);
+        tw_tensor *bin[3] = {x, in[1 + ns], in[2 + ns]};
+        g_assert_cmpint(tw_layer_call_n(tw_layer_inner(bidi, 1), bin, 1 + ns, b, &ctx), ==, 1 + ns);
+        assert_same(z[0], f[0]);
+        if (k->sequences)
+            b[0] = tw_gather(b[0], tw_arange((double)k->steps - 1, -1, -1, TW_INT64), 1);
+        assert_same(z[1], b[0]);
+        for (int i = 0; i < ns; i++) {
+            assert_same(z[2 + i], f[1 + i]);
+            assert_same(z[2 + ns + i], b[1 + i]);
+        }
+        /* The states changed the output. */
+        g_assert_cmpfloat(tw_tensor_item(tw_max(tw_abs(tw_sub(z[0], y[0])), 0, NULL, false)), >, 1e-6);
+        tw_layer_unref(bidi);
+        tw_scope_end();
+    }
+}
+
 /* In float32 too (the default dtype), within float32's precision. */
 static void test_bidirectional_float32(void)
 {
@@ -438,8 +511,11 @@ static void test_errors(void)
     tw_scope_begin();
     tw_layer *bidi = tw_layer_new("Bidirectional", "b");
     tw_shape in = SHAPE(NONE, 4, 2), out;
-    g_assert_cmpint(tw_layer_set(bidi, "merge_mode", "none"), ==, -1);
-    assert_error("merge_mode None returns the forward and backward outputs as two tensors");
+    tw_shape states[3] = {SHAPE(NONE, 4, 2), SHAPE(NONE, 32), SHAPE(NONE, 32)}, outs[TW_MAX_LAYER_IO];
+    int nouts;
+    g_assert_cmpint(tw_layer_infer_n(bidi, states, 3, outs, &nouts, NULL, NULL), ==, -1);
+    assert_error("Bidirectional 'b': takes a sequence and 4 initial states (the forward layer's 2, then the backward "
+                 "layer's), got 2 inputs besides the sequence");
     g_assert_cmpint(tw_layer_set(bidi, "merge_mode", "max"), ==, -1);
     assert_error("merge_mode: expected one of");
     g_assert_cmpint(tw_layer_wrap(bidi, layer_with("Dense", NULL, NULL)), ==, -1);
@@ -501,6 +577,43 @@ static void check_gradients(const char *what, tw_layer *layer, tw_shape in, tw_s
     tw_scope_end();
 }
 
+static tw_tensor *states_fn(tw_tensor *const *inputs, void *layer)
+{
+    tw_tensor *y[TW_MAX_LAYER_IO];
+    tw_call_context ctx = {0};
+    int n = tw_layer_call_n(layer, inputs, 5, y, &ctx);
+    if (n != 6)
+        return NULL;
+    for (int i = 0; i < 2; i++)
+        y[i] = tw_reshape(tw_contiguous(y[i]), TW_SHAPE(tw_tensor_dim(y[i], 0), -1));
+    return tw_concat(6, y, 1);
+}
+
+/* Bidirectional LSTM, merge_mode None, given and giving states: d(every
+ * output)/d(sequence, the four initial states, every weight). */
+static void check_state_gradients(void)
+{
+    tw_scope_begin();
+    tw_layer *bidi = wrapped("Bidirectional", layer_with("LSTM", NULL, "units", "2", "return_sequences", "true",
+                                                         "return_state", "true", NULL));
+    g_assert_cmpint(tw_layer_set(bidi, "merge_mode", "none"), ==, 0);
+    tw_layer_set_dtype(bidi, TW_FLOAT64);
+    build(bidi, SHAPE(NONE, 3, 2));
+    tw_tensor *inputs[16] = {gc_tensor(61, -1, 1, TW_SHAPE(2, 3, 2))};
+    int n = 1;
+    for (; n < 5; n++)
+        inputs[n] = gc_tensor(62 + n, -1, 1, TW_SHAPE(2, 2));
+    for (int d = 0; d < 2; d++)
+        for (int i = 0; i < 3; i++) {
+            tw_tensor *w = tw_layer_weight(tw_layer_inner(bidi, d), i);
+            g_assert_cmpint(tw_assign(w, gc_tensor(70 + n, -0.8, 0.8, tw_tensor_ndim(w), tw_tensor_shape(w))), ==, 0);
+            inputs[n++] = w;
+        }
+    gc_check("Bidirectional LSTM initial_state return_state", states_fn, n, inputs, bidi);
+    tw_layer_unref(bidi);
+    tw_scope_end();
+}
+
 static void test_gradients(void)
 {
     check_gradients("Bidirectional LSTM sequences concat",
@@ -509,6 +622,7 @@ static void test_gradients(void)
     tw_layer *gru = wrapped("Bidirectional", layer_with("GRU", NULL, "units", "2", NULL));
     tw_layer_set(gru, "merge_mode", "mul");
     check_gradients("Bidirectional GRU mul", gru, SHAPE(NONE, 3, 2), SHAPE(2, 3, 2));
+    check_state_gradients();
     check_gradients("TimeDistributed Dense",
                     wrapped("TimeDistributed", layer_with("Dense", NULL, "units", "3", "activation", "tanh", NULL)),
                     SHAPE(NONE, 3, 2), SHAPE(2, 3, 2));
@@ -680,9 +794,14 @@ static void test_json_refused(void)
     expect_refused(SEQ("{\"class_name\": \"Bidirectional\", \"config\": {\"name\": \"bi\", \"layer\": {\"class_name\": "
                        "\"Dense\", \"config\": {}}}}"),
                    "model.json: layers[0].config.layer: Bidirectional 'bi': its wrapped layer is a Dense");
-    expect_refused(SEQ("{\"class_name\": \"Bidirectional\", \"config\": {\"merge_mode\": null, \"layer\": "
-                       "{\"class_name\": \"LSTM\", \"config\": {}}}}"),
-                   "model.json: layers[0].config.merge_mode: Bidirectional");
+    /* merge_mode None reads (Functional models take its two outputs), and
+     * a Sequential model refuses passing two tensors on. */
+    const char *two = SEQ(INPUT("[null, 5, 2]") ", {\"class_name\": \"Bidirectional\", \"config\": {\"name\": "
+                          "\"bi\", \"merge_mode\": null, \"layer\": {\"class_name\": \"LSTM\", \"config\": {}}}}");
+    tw_model *m = must_read(two);
+    g_assert_cmpint(tw_model_count_params(m, NULL, NULL, NULL), ==, -1);
+    assert_error("Bidirectional 'bi': gives 2 outputs where one is expected");
+    tw_layer_unref(m);
     expect_refused(SEQ("{\"class_name\": \"Bidirectional\", \"config\": {\"name\": \"bi\", \"layer\": {\"class_name\": "
                        "\"LSTM\", \"config\": {}}, \"backward_layer\": {\"class_name\": \"LSTM\", \"config\": {}}}}"),
                    "model.json: layers[0].config.backward_layer: Bidirectional 'bi': the forward layer "
@@ -993,6 +1112,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/wrappers/bidirectional-values", test_bidirectional_values);
+    g_test_add_func("/wrappers/bidirectional-states", test_bidirectional_states);
     g_test_add_func("/wrappers/bidirectional-float32", test_bidirectional_float32);
     g_test_add_func("/wrappers/time-distributed-values", test_time_distributed_values);
     g_test_add_func("/wrappers/counts", test_counts);

@@ -10,12 +10,13 @@
  *
  * Attention's `scale` (with use_scale) and `concat_score_weight` (score mode
  * concat) are scalars starting at 1; AdditiveAttention's `scale` is a vector
- * over the features drawn glorot_uniform, as in Keras. No masks: the Keras
+ * over the features drawn glorot_uniform, as in Keras. No mask tensors: the Keras
  * reader refuses tensors passed as mask. Keras 3's `seed` is no parameter
  * (the reader skips it; the model's seed decides the dropout masks). Keras
- * 2's `causal` is one so that `true` is refused rather than ignored; files
- * written here carry `"causal": false`, which Keras 2 reads and Keras 3's
- * Attention does not take. */
+ * 2's `causal` config key (Keras 3's use_causal_mask call argument, which
+ * the reader maps onto it) lets query step i attend to key steps up to i;
+ * files written here carry it in the config, which Keras 2 reads and Keras
+ * 3's Attention does not take. */
 #include <stdio.h>
 #include <string.h>
 
@@ -29,7 +30,8 @@ static const char *const score_modes[] = {"dot", "concat", NULL};
 #define COMMON_PARAMS(scale_default)                                                                            \
     [USE_SCALE] = {"use_scale", TW_PARAM_BOOL, scale_default, .help = "Learn a scale for the scores"},          \
     [DROPOUT] = {"dropout", TW_PARAM_FLOAT, "0", 0, 1, .help = "Dropout rate on the attention probabilities"}, \
-    [CAUSAL] = {"causal", TW_PARAM_BOOL, "false", .help = "Keras 2's causal mask: only false is supported"}
+    [CAUSAL] = {"causal", TW_PARAM_BOOL, "false",                                                               \
+                .help = "Each query step attends only to value steps up to its own (a decoder's mask)"}
 
 static const tw_param_def attention_params[] = {
     COMMON_PARAMS("false"),
@@ -48,8 +50,6 @@ static int attention_configure(tw_layer *self)
     if (tw__param_float(self, DROPOUT) >= 1)
         return TW_LAYER_ERROR(self, "dropout: expected a number from 0 up to (not including) 1, got %g",
                               tw__param_float(self, DROPOUT));
-    if (tw__param_bool(self, CAUSAL))
-        return TW_LAYER_ERROR(self, "causal: causal masking is not supported");
     return 0;
 }
 
@@ -118,7 +118,10 @@ static int attention_call_n(tw_layer *self, tw_tensor *const *inputs, int n, tw_
         return TW_LAYER_ERROR(self, "query, value and key must have the same batch size, got %lld, %lld and %lld",
                               (long long)tw_tensor_dim(query, 0), (long long)tw_tensor_dim(value, 0),
                               (long long)tw_tensor_dim(key, 0));
-    tw_tensor *p = tw_softmax(scores_of(self, query, key), -1);
+    tw_tensor *scores = scores_of(self, query, key);
+    if (tw__param_bool(self, CAUSAL))
+        scores = tw__causal_mask_scores(scores);
+    tw_tensor *p = tw_softmax(scores, -1);
     double rate = tw__param_float(self, DROPOUT);
     if (ctx->training && rate > 0) {
         attention_state *st = self->state;

@@ -1,7 +1,9 @@
 /* Bidirectional, Keras' wrapper for recurrent layers: the sequence is read
  * by a forward layer and by a backward one (the same layer with
  * go_backwards flipped, or a backward_layer of its own), and the two
- * outputs merge by concatenation, sum, product or mean. A backward
+ * outputs merge by concatenation, sum, product or mean (merge_mode None:
+ * both are outputs; with the wrapped layer's return_state, the final
+ * states follow, forward first). A backward
  * layer's sequence output comes out in reading order, last step first; it
  * is reversed back before merging. The two layers are the wrapper's
  * children 0 ("forward_<name>") and 1 ("backward_<name>"), so its weights
@@ -18,15 +20,12 @@ static const char *const merge_modes[] = {"concat", "sum", "mul", "ave", NULL};
 
 static const tw_param_def params[] = {
     {"merge_mode", TW_PARAM_CHOICE, "concat", .choices = merge_modes, .nullable = true,
-     .help = "How the forward and backward outputs combine: concat, sum, mul or ave"},
+     .help = "How the forward and backward outputs combine: concat, sum, mul or ave; none gives both"},
 };
 
 /* Keras' usual Bidirectional(LSTM(...)) until tw_layer_wrap replaces it. */
 static int bidirectional_configure(tw_layer *self)
 {
-    if (tw_layer_param(self, MERGE_MODE)->is_null)
-        return TW_LAYER_ERROR(self, "merge_mode None returns the forward and backward outputs as two tensors, and "
-                                    "layers with several outputs are not supported yet; use concat, sum, mul or ave");
     return wrapper_default_layer(self, "LSTM");
 }
 
@@ -121,28 +120,68 @@ static int merge_shapes(const tw_layer *self, const tw_shape *f, const tw_shape 
     return 0;
 }
 
-static int bidirectional_infer_wrapped(const tw_layer *self, const tw_shape *input, tw_shape *output,
-                                       int64_t *trainable, int64_t *non_trainable)
+/* The states each direction has: LSTM's h and c, the others' h. */
+static int nstates_of(const tw_layer *layer)
 {
-    if (check_pair(self, self->children[0], self->children[1]))
+    return strcmp(layer->klass->name, "LSTM") ? 1 : 2;
+}
+
+/* Keras' initial_state for Bidirectional: the forward layer's states, then
+ * the backward layer's. in[0] is the sequence. */
+static int split_states(const tw_layer *self, int ninputs, int *nstates)
+{
+    *nstates = nstates_of(self->children[0]);
+    if (ninputs == 1 || ninputs == 1 + 2 * *nstates)
+        return 0;
+    return TW_LAYER_ERROR(self, "takes a sequence and %d initial states (the forward layer's %d, then the backward "
+                                "layer's), got %d input%s besides the sequence",
+                          2 * *nstates, *nstates, ninputs - 1, ninputs == 2 ? "" : "s");
+}
+
+/* Outputs: the merged output (merge_mode None: the forward and the backward
+ * output), then with return_state the forward layer's final states and the
+ * backward layer's, as Keras lists them. */
+static int bidirectional_infer_wrapped_n(const tw_layer *self, const tw_shape *inputs, int ninputs,
+                                         tw_shape *outputs, int *noutputs, int64_t *trainable,
+                                         int64_t *non_trainable)
+{
+    int ns;
+    if (check_pair(self, self->children[0], self->children[1]) || split_states(self, ninputs, &ns))
         return -1;
-    tw_shape f, b;
+    int each = ninputs == 1 ? 1 : 1 + ns;
+    tw_shape fin[3] = {inputs[0]}, bin[3] = {inputs[0]}, f[TW_MAX_LAYER_IO], b[TW_MAX_LAYER_IO];
+    for (int i = 1; i < each; i++) {
+        fin[i] = inputs[i];
+        bin[i] = inputs[ns + i];
+    }
     int64_t ft, fnt, bt, bnt;
-    if (tw_layer_infer(self->children[0], input, &f, &ft, &fnt) ||
-        tw_layer_infer(self->children[1], input, &b, &bt, &bnt) || merge_shapes(self, &f, &b, output))
+    int nf, nb, n = 0;
+    if (tw_layer_infer_n(self->children[0], fin, each, f, &nf, &ft, &fnt) ||
+        tw_layer_infer_n(self->children[1], bin, each, b, &nb, &bt, &bnt))
         return -1;
+    if (tw_layer_param(self, MERGE_MODE)->is_null) {
+        outputs[n++] = f[0];
+        outputs[n++] = b[0];
+    } else if (merge_shapes(self, &f[0], &b[0], &outputs[n++])) {
+        return -1;
+    }
+    for (int i = 1; i < nf; i++)
+        outputs[n++] = f[i];
+    for (int i = 1; i < nb; i++)
+        outputs[n++] = b[i];
+    *noutputs = n;
     *trainable = self->trainable ? ft + bt : 0;
     *non_trainable = fnt + bnt + (self->trainable ? 0 : ft + bt);
     return 0;
 }
 
-static int bidirectional_infer(const tw_layer *self, const tw_shape *input, tw_shape *output, tw_weight_spec *w,
-                               int *nw)
+static int bidirectional_infer_n(const tw_layer *self, const tw_shape *inputs, int ninputs, tw_shape *outputs,
+                                 int *noutputs, tw_weight_spec *w, int *nw)
 {
     int64_t t, nt;
     (void)w;
     *nw = 0;
-    return bidirectional_infer_wrapped(self, input, output, &t, &nt);
+    return bidirectional_infer_wrapped_n(self, inputs, ninputs, outputs, noutputs, &t, &nt);
 }
 
 /* Forward first, as Keras builds them: the weights draw in that order. */
@@ -158,15 +197,8 @@ static tw_tensor *reverse_time(tw_tensor *y)
     return tw_gather(y, tw_arange((double)steps - 1, -1, -1, TW_INT64), 1);
 }
 
-static tw_tensor *bidirectional_call(tw_layer *self, tw_tensor *x, const tw_call_context *ctx)
+static tw_tensor *merge(const tw_layer *self, tw_tensor *y, tw_tensor *y_rev)
 {
-    tw_layer *forward = self->children[0], *backward = self->children[1];
-    tw_tensor *y = tw_layer_call_ex(forward, x, ctx);
-    tw_tensor *y_rev = y ? tw_layer_call_ex(backward, x, ctx) : NULL;
-    if (y_rev && flag(backward, "return_sequences"))
-        y_rev = reverse_time(y_rev);
-    if (!y_rev)
-        return NULL;
     const char *mode = tw_layer_param(self, MERGE_MODE)->choice;
     if (!strcmp(mode, "concat"))
         return tw_concat(TW_TENSORS(y, y_rev), tw_tensor_ndim(y) - 1);
@@ -177,6 +209,39 @@ static tw_tensor *bidirectional_call(tw_layer *self, tw_tensor *x, const tw_call
     return tw_mul_scalar(tw_add(y, y_rev), 0.5);
 }
 
+static int bidirectional_call_n(tw_layer *self, tw_tensor *const *inputs, int ninputs, tw_tensor **outputs,
+                                const tw_call_context *ctx)
+{
+    tw_layer *forward = self->children[0], *backward = self->children[1];
+    int ns;
+    if (split_states(self, ninputs, &ns))
+        return -1;
+    int each = ninputs == 1 ? 1 : 1 + ns;
+    tw_tensor *fin[3] = {inputs[0]}, *bin[3] = {inputs[0]}, *f[TW_MAX_LAYER_IO], *b[TW_MAX_LAYER_IO];
+    for (int i = 1; i < each; i++) {
+        fin[i] = inputs[i];
+        bin[i] = inputs[ns + i];
+    }
+    int nf = tw_layer_call_n(forward, fin, each, f, ctx);
+    int nb = nf > 0 ? tw_layer_call_n(backward, bin, each, b, ctx) : -1;
+    if (nb < 1)
+        return -1;
+    if (flag(backward, "return_sequences") && !(b[0] = reverse_time(b[0])))
+        return -1;
+    int n = 0;
+    if (tw_layer_param(self, MERGE_MODE)->is_null) {
+        outputs[n++] = f[0];
+        outputs[n++] = b[0];
+    } else if (!(outputs[n++] = merge(self, f[0], b[0]))) {
+        return -1;
+    }
+    for (int i = 1; i < nf; i++)
+        outputs[n++] = f[i];
+    for (int i = 1; i < nb; i++)
+        outputs[n++] = b[i];
+    return n;
+}
+
 const tw_layer_class tw_layer_class_Bidirectional = {
     .name = "Bidirectional",
     .group = "Recurrent",
@@ -184,8 +249,8 @@ const tw_layer_class tw_layer_class_Bidirectional = {
     .params = params,
     .nparams = sizeof params / sizeof params[0],
     .configure = bidirectional_configure,
-    .infer = bidirectional_infer,
-    .call = bidirectional_call,
+    .infer_n = bidirectional_infer_n,
+    .call_n = bidirectional_call_n,
     .build_children = bidirectional_build_children,
-    .infer_wrapped = bidirectional_infer_wrapped,
+    .infer_wrapped_n = bidirectional_infer_wrapped_n,
 };

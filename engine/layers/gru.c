@@ -41,9 +41,10 @@ static bool reset_after(const tw_layer *self)
     return tw_layer_get(self, "reset_after")->number != 0;
 }
 
-static int gru_infer(const tw_layer *self, const tw_shape *input, tw_shape *output, tw_weight_spec *w, int *nw)
+static int gru_infer(const tw_layer *self, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
+                     tw_weight_spec *w, int *nw)
 {
-    return rnn_infer(self, 3, reset_after(self) ? 2 : 1, input, output, w, nw);
+    return rnn_infer(self, 3, reset_after(self) ? 2 : 1, 1, inputs, ninputs, outputs, noutputs, w, nw);
 }
 
 /* The update and reset gates from the input and recurrent projections. */
@@ -82,7 +83,8 @@ static tw_tensor *gru_step_reset_before(const rnn_loop *loop, tw_tensor *xw, tw_
     return states[0] = mix(loop, z, states[0], candidate);
 }
 
-static tw_tensor *gru_call(tw_layer *self, tw_tensor *x, const tw_call_context *ctx)
+static int gru_call(tw_layer *self, tw_tensor *const *inputs, int ninputs, tw_tensor **outputs,
+                    const tw_call_context *ctx)
 {
     rnn_loop loop = {0};
     tw_tensor *bias = self->nweights > 2 ? self->weights[2] : NULL, *input_bias = bias;
@@ -90,16 +92,16 @@ static tw_tensor *gru_call(tw_layer *self, tw_tensor *x, const tw_call_context *
     if (reset_after(self)) {
         tw_tensor *rows[2];
         if (bias && tw_split(bias, 2, 0, rows))
-            return NULL;
+            return -1;
         input_bias = bias ? tw_squeeze(rows[0], TW_AXES(0)) : NULL;
         loop.extra[RECURRENT_BIAS] = bias ? tw_squeeze(rows[1], TW_AXES(0)) : NULL;
-        return rnn_run(self, x, ctx, input_bias, &loop, 1, gru_step_reset_after);
+        return rnn_run(self, inputs, ninputs, ctx, input_bias, &loop, 1, gru_step_reset_after, outputs);
     }
     /* The candidate's part of the recurrent kernel multiplies r * h, so it
      * is split off once here. */
     if (tw_split_sizes(self->weights[1], 2, (int64_t[]){2 * u, u}, 1, &loop.extra[RECURRENT_ZR]))
-        return NULL;
-    return rnn_run(self, x, ctx, input_bias, &loop, 1, gru_step_reset_before);
+        return -1;
+    return rnn_run(self, inputs, ninputs, ctx, input_bias, &loop, 1, gru_step_reset_before, outputs);
 }
 
 const tw_layer_class tw_layer_class_GRU = {
@@ -110,7 +112,7 @@ const tw_layer_class tw_layer_class_GRU = {
     .nparams = sizeof params / sizeof params[0],
     .state_size = sizeof(rnn_config),
     .configure = rnn_configure,
-    .infer = gru_infer,
-    .call = gru_call,
+    .infer_n = gru_infer,
+    .call_n = gru_call,
     .finalize = rnn_finalize,
 };

@@ -328,6 +328,8 @@ int tw_layer_infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs,
     if (layer->klass->count_params)
         rc = tw__layer_class_infer(layer, inputs, ninputs, out, &nout, specs, &n) ||
              layer->klass->count_params(layer, &t, &nt);
+    else if (layer->klass->infer_wrapped_n)
+        rc = layer->klass->infer_wrapped_n(layer, inputs, ninputs, out, &nout, &t, &nt);
     else if ((layer->klass->infer_wrapped || layer->nchildren) && ninputs != 1)
         rc = TW_LAYER_ERROR(layer, "takes one input, got %d", ninputs);
     else if (layer->klass->infer_wrapped)

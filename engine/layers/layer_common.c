@@ -1,6 +1,8 @@
 /* See layer_common.h. */
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "layer_common.h"
 
 int tw__same_shape_infer(const tw_layer *self, const tw_shape *input, tw_shape *output, tw_weight_spec *w,
@@ -61,4 +63,23 @@ tw_rng *tw__layer_rng(const tw_layer *self, const tw_call_context *ctx, tw_rng *
     if (!*own)
         *own = tw_rng_new(name_seed(self->name));
     return *own;
+}
+
+tw_tensor *tw__causal_mask_scores(tw_tensor *scores)
+{
+    if (!scores)
+        return NULL;
+    int nd = tw_tensor_ndim(scores);
+    int64_t t = tw_tensor_dim(scores, nd - 2), s = tw_tensor_dim(scores, nd - 1);
+    double *v = malloc(sizeof *v * (size_t)(t * s));
+    if (!v) {
+        tw_error_set("causal mask: out of memory for %lld x %lld steps", (long long)t, (long long)s);
+        return NULL;
+    }
+    for (int64_t i = 0; i < t; i++)
+        for (int64_t j = 0; j < s; j++)
+            v[i * s + j] = j <= i ? 0 : -1e9;
+    tw_tensor *mask = tw_tensor_from_data(v, TW_FLOAT64, 2, (int64_t[]){t, s});
+    free(v);
+    return tw_add(scores, tw_cast(mask, tw_tensor_dtype(scores)));
 }

@@ -29,4 +29,9 @@ tw_tensor *tw__layer_weight_named(const tw_layer *self, const char *name);
  * still repeat from run to run. */
 tw_rng *tw__layer_rng(const tw_layer *self, const tw_call_context *ctx, tw_rng **own);
 
+/* Keras' causal mask on attention scores (..., T, S): query step i sees key
+ * steps j <= i; the others get -1e9 added, as Keras' masked softmax adds,
+ * so their probabilities are 0. */
+tw_tensor *tw__causal_mask_scores(tw_tensor *scores);
+
 #endif

@@ -29,9 +29,10 @@ static const tw_param_def params[] = {
     RNN_PARAM_TIME_MAJOR,
 };
 
-static int lstm_infer(const tw_layer *self, const tw_shape *input, tw_shape *output, tw_weight_spec *w, int *nw)
+static int lstm_infer(const tw_layer *self, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
+                      tw_weight_spec *w, int *nw)
 {
-    return rnn_infer(self, 4, 1, input, output, w, nw);
+    return rnn_infer(self, 4, 1, 2, inputs, ninputs, outputs, noutputs, w, nw);
 }
 
 /* unit_forget_bias: the bias's forget slice [units, 2 units) becomes one,
@@ -70,10 +71,12 @@ static tw_tensor *lstm_step(const rnn_loop *loop, tw_tensor *xw, tw_tensor **sta
     return states[0];
 }
 
-static tw_tensor *lstm_call(tw_layer *self, tw_tensor *x, const tw_call_context *ctx)
+static int lstm_call(tw_layer *self, tw_tensor *const *inputs, int ninputs, tw_tensor **outputs,
+                     const tw_call_context *ctx)
 {
     rnn_loop loop = {0};
-    return rnn_run(self, x, ctx, self->nweights > 2 ? self->weights[2] : NULL, &loop, 2, lstm_step);
+    return rnn_run(self, inputs, ninputs, ctx, self->nweights > 2 ? self->weights[2] : NULL, &loop, 2, lstm_step,
+                   outputs);
 }
 
 const tw_layer_class tw_layer_class_LSTM = {
@@ -84,8 +87,8 @@ const tw_layer_class tw_layer_class_LSTM = {
     .nparams = sizeof params / sizeof params[0],
     .state_size = sizeof(rnn_config),
     .configure = rnn_configure,
-    .infer = lstm_infer,
-    .call = lstm_call,
+    .infer_n = lstm_infer,
+    .call_n = lstm_call,
     .finalize = rnn_finalize,
     .init_weight = lstm_init_weight,
 };

@@ -4,7 +4,8 @@
  *   q = query · Wq + bq         Wq (query_dim, heads, key_dim)
  *   k = key · Wk + bk           Wk (key_dim_in, heads, key_dim)
  *   v = value · Wv + bv         Wv (value_dim_in, heads, value_dim)
- *   p = softmax(q kᵀ / sqrt(key_dim)) over the key axis, dropped out in training
+ *   p = softmax(q kᵀ / sqrt(key_dim)) over the key axis (with use_causal_mask,
+ *       query step i over key steps up to i), dropped out in training
  *   y = (p v) · Wo + bo         Wo (heads, value_dim, out), out = output_shape or query_dim
  *
  * Weights are Keras' EinsumDense kernels and biases in Keras' order (query,
@@ -20,7 +21,7 @@
 #include "layer_common.h"
 
 enum { NUM_HEADS, KEY_DIM, VALUE_DIM, DROPOUT, USE_BIAS, OUTPUT_SHAPE, ATTENTION_AXES, KERNEL_INIT, BIAS_INIT,
-       KERNEL_REG, BIAS_REG };
+       KERNEL_REG, BIAS_REG, USE_CAUSAL_MASK };
 
 static const tw_param_def params[] = {
     [NUM_HEADS] = {"num_heads", TW_PARAM_INT, "2", 1, 1e6, .help = "Number of attention heads"},
@@ -39,6 +40,10 @@ static const tw_param_def params[] = {
                    .help = "How the biases start"},
     [KERNEL_REG] = {"kernel_regularizer", TW_PARAM_REGULARIZER, "", .help = "L1/L2 penalty on the kernels"},
     [BIAS_REG] = {"bias_regularizer", TW_PARAM_REGULARIZER, "", .help = "L1/L2 penalty on the biases"},
+    /* Keras' call argument, not a config key: model files carry it in the
+     * call (model_json_functional.c), one value for all of a layer's calls. */
+    [USE_CAUSAL_MASK] = {"use_causal_mask", TW_PARAM_BOOL, "false",
+                         .help = "Each query step attends only to key steps up to its own (a decoder's mask)"},
 };
 
 typedef struct {
@@ -105,6 +110,9 @@ static int mha_infer_n(const tw_layer *self, const tw_shape *in, int n, tw_shape
                                   tw_shape_format(v, a, sizeof a), tw_shape_format(k, b, sizeof b));
     if (check_attention_axes(self, q->ndim) < 0)
         return -1;
+    if (tw__param_bool(self, USE_CAUSAL_MASK) && q->ndim != 3)
+        return TW_LAYER_ERROR(self, "use_causal_mask needs (batch, steps, features) inputs, got query %s",
+                              tw_shape_format(q, a, sizeof a));
     int64_t heads = tw__param_int(self, NUM_HEADS), kd = tw__param_int(self, KEY_DIM), vd = value_dim(self);
     int64_t qdim = q->dims[q->ndim - 1], kdim = k->dims[k->ndim - 1], vdim = v->dims[v->ndim - 1];
     const tw_param_value *os = tw_layer_param(self, OUTPUT_SHAPE);
@@ -160,7 +168,10 @@ static int mha_call_n(tw_layer *self, tw_tensor *const *inputs, int n, tw_tensor
     tw_tensor *q = tw_mul_scalar(project_heads(query, W(0), B(0)), 1.0 / sqrt((double)kd));
     tw_tensor *k = project_heads(key, W(1), B(1));
     tw_tensor *v = project_heads(value, W(2), B(2));
-    tw_tensor *p = tw_softmax(tw_matmul_ex(tw_contiguous(q), tw_contiguous(k), false, true), -1);
+    tw_tensor *scores = tw_matmul_ex(tw_contiguous(q), tw_contiguous(k), false, true);
+    if (tw__param_bool(self, USE_CAUSAL_MASK))
+        scores = tw__causal_mask_scores(scores);
+    tw_tensor *p = tw_softmax(scores, -1);
     double rate = tw__param_float(self, DROPOUT);
     if (ctx->training && rate > 0) {
         mha_state *st = self->state;

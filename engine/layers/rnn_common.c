@@ -10,9 +10,6 @@ static bool flag(const tw_layer *self, const char *key)
 
 int rnn_configure(tw_layer *self)
 {
-    if (flag(self, "return_state"))
-        return TW_LAYER_ERROR(self, "return_state=true returns the final state as extra outputs, which a Sequential "
-                                    "model cannot pass on; use return_sequences=true for every step's output");
     if (flag(self, "stateful"))
         return TW_LAYER_ERROR(self, "stateful=true (the state carried from one batch to the next) is not supported");
     if (flag(self, "time_major"))
@@ -25,6 +22,7 @@ int rnn_configure(tw_layer *self)
                                     : NULL;
     cfg->use_bias = flag(self, "use_bias");
     cfg->return_sequences = flag(self, "return_sequences");
+    cfg->return_state = flag(self, "return_state");
     cfg->go_backwards = flag(self, "go_backwards");
     cfg->dropout = tw_layer_get(self, "dropout")->number;
     cfg->recurrent_dropout = tw_layer_get(self, "recurrent_dropout")->number;
@@ -48,15 +46,35 @@ static int check_input(const tw_layer *self, const tw_shape *input)
     return 0;
 }
 
-int rnn_infer(const tw_layer *self, int gates, int bias_rows, const tw_shape *input, tw_shape *output,
-              tw_weight_spec *w, int *nw)
+/* Keras' initial_state: one (batch, units) tensor per state, or none. */
+static int check_states(const tw_layer *self, int nstates, const tw_shape *inputs, int ninputs)
 {
-    if (check_input(self, input))
+    const rnn_config *cfg = self->state;
+    char buf[96];
+    if (ninputs != 1 && ninputs != 1 + nstates)
+        return TW_LAYER_ERROR(self, "takes a sequence and %d initial state%s (initial_state), got %d input%s besides "
+                                    "the sequence",
+                              nstates, nstates == 1 ? "" : "s", ninputs - 1, ninputs == 2 ? "" : "s");
+    for (int i = 1; i < ninputs; i++)
+        if (inputs[i].ndim != 2 || inputs[i].dims[1] != cfg->units)
+            return TW_LAYER_ERROR(self, "initial_state[%d] must be (batch, %lld), got %s", i - 1,
+                                  (long long)cfg->units, tw_shape_format(&inputs[i], buf, sizeof buf));
+    return 0;
+}
+
+int rnn_infer(const tw_layer *self, int gates, int bias_rows, int nstates, const tw_shape *inputs, int ninputs,
+              tw_shape *outputs, int *noutputs, tw_weight_spec *w, int *nw)
+{
+    const tw_shape *input = &inputs[0];
+    if (check_input(self, input) || check_states(self, nstates, inputs, ninputs))
         return -1;
     const rnn_config *cfg = self->state;
     int64_t u = cfg->units, in = input->dims[2];
-    *output = cfg->return_sequences ? (tw_shape){3, {input->dims[0], input->dims[1], u}}
-                                    : (tw_shape){2, {input->dims[0], u}};
+    outputs[0] = cfg->return_sequences ? (tw_shape){3, {input->dims[0], input->dims[1], u}}
+                                       : (tw_shape){2, {input->dims[0], u}};
+    *noutputs = 1;
+    for (int i = 0; cfg->return_state && i < nstates; i++)
+        outputs[(*noutputs)++] = (tw_shape){2, {input->dims[0], u}};
     const char *kernel_init = tw_layer_get(self, "kernel_initializer")->choice;
     const char *recurrent_init = tw_layer_get(self, "recurrent_initializer")->choice;
     w[0] = (tw_weight_spec){"kernel", {2, {in, gates * u}}, kernel_init, true, "kernel_regularizer"};
@@ -157,35 +175,46 @@ static tw_tensor *loop_over_time(const rnn_loop *loop, tw_tensor *xw, tw_tensor 
     return h;
 }
 
-tw_tensor *rnn_run(tw_layer *self, tw_tensor *x, const tw_call_context *ctx, tw_tensor *input_bias, rnn_loop *loop,
-                   int nstates, rnn_step_fn step)
+int rnn_run(tw_layer *self, tw_tensor *const *inputs, int ninputs, const tw_call_context *ctx, tw_tensor *input_bias,
+            rnn_loop *loop, int nstates, rnn_step_fn step, tw_tensor **outputs)
 {
-    tw_shape in = shape_of(x);
+    tw_tensor *x = inputs[0];
+    tw_shape in[TW_MAX_LAYER_IO];
+    for (int i = 0; i < ninputs; i++)
+        in[i] = shape_of(inputs[i]);
     char a[96], b[96];
-    if (check_input(self, &in))
-        return NULL;
-    if (in.dims[2] != self->input_shape.dims[2])
-        return (TW_LAYER_ERROR(self, "was built for input %s and cannot take %s",
-                               tw_shape_format(&self->input_shape, a, sizeof a), tw_shape_format(&in, b, sizeof b)),
-                NULL);
+    if (check_input(self, &in[0]) || check_states(self, nstates, in, ninputs))
+        return -1;
+    if (in[0].dims[2] != self->input_shape.dims[2])
+        return TW_LAYER_ERROR(self, "was built for input %s and cannot take %s",
+                              tw_shape_format(&self->input_shape, a, sizeof a), tw_shape_format(&in[0], b, sizeof b));
     const rnn_config *cfg = self->state;
     int64_t batch = tw_tensor_dim(x, 0);
+    for (int i = 1; i < ninputs; i++)
+        if (tw_tensor_dim(inputs[i], 0) != batch)
+            return TW_LAYER_ERROR(self, "initial_state[%d] has a batch of %lld for a sequence batch of %lld", i - 1,
+                                  (long long)tw_tensor_dim(inputs[i], 0), (long long)batch);
     tw_tensor *kernel = self->weights[0], *input_mask;
     tw_dtype dtype = tw_tensor_dtype(kernel);
     loop->self = self;
     loop->cfg = cfg;
-    if (sequence_mask(self, ctx, cfg->dropout, tw_tensor_dtype(x), batch, in.dims[2], &input_mask) ||
+    if (sequence_mask(self, ctx, cfg->dropout, tw_tensor_dtype(x), batch, in[0].dims[2], &input_mask) ||
         sequence_mask(self, ctx, cfg->recurrent_dropout, dtype, batch, cfg->units, &loop->recurrent_mask))
-        return NULL;
+        return -1;
     if (input_mask)
         x = tw_mul(x, tw_expand_dims(input_mask, 1));
     tw_tensor *xw = x ? project(x, kernel, input_bias) : NULL;
     if (!xw)
-        return NULL;
+        return -1;
     tw_tensor *states[2];
     for (int i = 0; i < nstates; i++)
-        states[i] = tw_zeros(dtype, TW_SHAPE(batch, cfg->units));
-    return loop_over_time(loop, xw, states, step);
+        states[i] = ninputs > 1 ? inputs[1 + i] : tw_zeros(dtype, TW_SHAPE(batch, cfg->units));
+    if (!(outputs[0] = loop_over_time(loop, xw, states, step)))
+        return -1;
+    int n = 1;
+    for (int i = 0; cfg->return_state && i < nstates; i++)
+        outputs[n++] = states[i];
+    return n;
 }
 
 tw_tensor *rnn_recurrent_input(const rnn_loop *loop, tw_tensor *h)

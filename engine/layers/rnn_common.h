@@ -43,7 +43,8 @@
     {"return_sequences", TW_PARAM_BOOL, "false",                                                                \
      .help = "Output every step (batch, timesteps, units) instead of the last (batch, units)"}
 #define RNN_PARAM_RETURN_STATE                                                                                    \
-    {"return_state", TW_PARAM_BOOL, "false", .help = "Also return the final state; not usable in a Sequential model"}
+    {"return_state", TW_PARAM_BOOL, "false",                                                                    \
+     .help = "Also return the final states (h; LSTM h and c) as extra outputs; Functional models only"}
 #define RNN_PARAM_GO_BACKWARDS                                                                                    \
     {"go_backwards", TW_PARAM_BOOL, "false", .help = "Read the sequence from its end; sequences come out reversed"}
 #define RNN_PARAM_STATEFUL                                                                                        \
@@ -57,7 +58,7 @@
 typedef struct {
     int64_t units;
     const char *activation, *recurrent_activation;
-    bool use_bias, return_sequences, go_backwards;
+    bool use_bias, return_sequences, return_state, go_backwards;
     double dropout, recurrent_dropout;
     tw_rng *rng; /* masks' generator when the call brings none, made on first need */
 } rnn_config;
@@ -67,12 +68,14 @@ typedef struct {
 int rnn_configure(tw_layer *self);
 void rnn_finalize(tw_layer *self);
 
-/* Input (batch, timesteps, features) to output (batch, units) or (batch,
- * timesteps, units); weights kernel (features, gates * units),
- * recurrent_kernel (units, gates * units) and, with use_bias, bias of shape
- * (gates * units) or, when bias_rows is 2, (2, gates * units). */
-int rnn_infer(const tw_layer *self, int gates, int bias_rows, const tw_shape *input, tw_shape *output,
-              tw_weight_spec *w, int *nw);
+/* Inputs: the sequence (batch, timesteps, features), then optionally its
+ * nstates initial states (batch, units) (Keras' initial_state). Outputs:
+ * (batch, units) or (batch, timesteps, units), then with return_state the
+ * nstates final states (batch, units). Weights kernel (features, gates *
+ * units), recurrent_kernel (units, gates * units) and, with use_bias, bias
+ * of shape (gates * units) or, when bias_rows is 2, (2, gates * units). */
+int rnn_infer(const tw_layer *self, int gates, int bias_rows, int nstates, const tw_shape *inputs, int ninputs,
+              tw_shape *outputs, int *noutputs, tw_weight_spec *w, int *nw);
 
 /* What a step sees besides its input and state. */
 typedef struct {
@@ -87,11 +90,13 @@ typedef struct {
  * the new ones. Returns the new h, NULL on failure. */
 typedef tw_tensor *(*rnn_step_fn)(const rnn_loop *loop, tw_tensor *xw, tw_tensor **states);
 
-/* The whole sequence: checks x, applies the input mask, projects x @ kernel
- * (+ input_bias, may be NULL) for every step at once, then runs step over
- * time with zero initial states. nstates is 1 or 2. */
-tw_tensor *rnn_run(tw_layer *self, tw_tensor *x, const tw_call_context *ctx, tw_tensor *input_bias, rnn_loop *loop,
-                   int nstates, rnn_step_fn step);
+/* The whole sequence: checks inputs[0], applies the input mask, projects
+ * x @ kernel (+ input_bias, may be NULL) for every step at once, then runs
+ * step over time from the initial states inputs[1 .. nstates] (zeros when
+ * the call gives none). nstates is 1 or 2. Fills outputs as rnn_infer
+ * lists them and returns their count, or -1. */
+int rnn_run(tw_layer *self, tw_tensor *const *inputs, int ninputs, const tw_call_context *ctx, tw_tensor *input_bias,
+            rnn_loop *loop, int nstates, rnn_step_fn step, tw_tensor **outputs);
 
 /* h as the recurrent kernel sees it: with recurrent dropout's mask applied. */
 tw_tensor *rnn_recurrent_input(const rnn_loop *loop, tw_tensor *h);

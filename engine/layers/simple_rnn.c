@@ -22,10 +22,10 @@ static const tw_param_def params[] = {
     RNN_PARAM_TIME_MAJOR,
 };
 
-static int simple_rnn_infer(const tw_layer *self, const tw_shape *input, tw_shape *output, tw_weight_spec *w,
-                            int *nw)
+static int simple_rnn_infer(const tw_layer *self, const tw_shape *inputs, int ninputs, tw_shape *outputs,
+                            int *noutputs, tw_weight_spec *w, int *nw)
 {
-    return rnn_infer(self, 1, 1, input, output, w, nw);
+    return rnn_infer(self, 1, 1, 1, inputs, ninputs, outputs, noutputs, w, nw);
 }
 
 static tw_tensor *simple_rnn_step(const rnn_loop *loop, tw_tensor *xw, tw_tensor **states)
@@ -35,10 +35,12 @@ static tw_tensor *simple_rnn_step(const rnn_loop *loop, tw_tensor *xw, tw_tensor
     return states[0];
 }
 
-static tw_tensor *simple_rnn_call(tw_layer *self, tw_tensor *x, const tw_call_context *ctx)
+static int simple_rnn_call(tw_layer *self, tw_tensor *const *inputs, int ninputs, tw_tensor **outputs,
+                           const tw_call_context *ctx)
 {
     rnn_loop loop = {0};
-    return rnn_run(self, x, ctx, self->nweights > 2 ? self->weights[2] : NULL, &loop, 1, simple_rnn_step);
+    return rnn_run(self, inputs, ninputs, ctx, self->nweights > 2 ? self->weights[2] : NULL, &loop, 1,
+                   simple_rnn_step, outputs);
 }
 
 const tw_layer_class tw_layer_class_SimpleRNN = {
@@ -49,7 +51,7 @@ const tw_layer_class tw_layer_class_SimpleRNN = {
     .nparams = sizeof params / sizeof params[0],
     .state_size = sizeof(rnn_config),
     .configure = rnn_configure,
-    .infer = simple_rnn_infer,
-    .call = simple_rnn_call,
+    .infer_n = simple_rnn_infer,
+    .call_n = simple_rnn_call,
     .finalize = rnn_finalize,
 };

@@ -7,11 +7,16 @@
 
 extern const tw_layer_class tw_layer_class_Bidirectional, tw_layer_class_TimeDistributed;
 
+bool wrapper_is_wrapper(const tw_layer *layer)
+{
+    return layer->klass->infer_wrapped || layer->klass->infer_wrapped_n;
+}
+
 int wrapper_check_wrap(const tw_layer *wrapper, const tw_layer *layer)
 {
     if (!wrapper)
         return tw_error_set("layer wrap: the wrapper is NULL");
-    if (!wrapper->klass->infer_wrapped)
+    if (!wrapper_is_wrapper(wrapper))
         return TW_LAYER_ERROR(wrapper, "does not wrap layers (Bidirectional and TimeDistributed do)");
     if (!layer) /* keep the message of what made the NULL */
         return tw_error_pending() ? -1 : TW_LAYER_ERROR(wrapper, "the layer to wrap is NULL");
@@ -69,7 +74,7 @@ void wrapper_set_child(tw_layer *wrapper, int index, tw_layer *layer)
 
 tw_layer *tw_layer_inner(const tw_layer *wrapper, int index)
 {
-    if (!wrapper || !wrapper->klass->infer_wrapped || index < 0 || index >= wrapper->nchildren)
+    if (!wrapper || !wrapper_is_wrapper(wrapper) || index < 0 || index >= wrapper->nchildren)
         return NULL;
     return wrapper->children[index];
 }

@@ -6,6 +6,10 @@
 
 #include "layer_internal.h"
 
+/* Whether the layer's class wraps layers (gives infer_wrapped or
+ * infer_wrapped_n). */
+bool wrapper_is_wrapper(const tw_layer *layer);
+
 /* Whether a layer can take an inner layer now: a wrapper class, not built,
  * and `layer` not NULL. Messages name the wrapper. */
 int wrapper_check_wrap(const tw_layer *wrapper, const tw_layer *layer);

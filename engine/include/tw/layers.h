@@ -141,6 +141,11 @@ typedef struct tw_layer_class {
      * children are inferred in order, as a Sequential's are. */
     int (*infer_wrapped)(const tw_layer *self, const tw_shape *input, tw_shape *output, int64_t *trainable,
                          int64_t *non_trainable);
+    /* Wrappers of several inputs or outputs (Bidirectional given initial
+     * states, or giving final states or two outputs): infer_wrapped for any
+     * count, used instead of it when set. Optional. */
+    int (*infer_wrapped_n)(const tw_layer *self, const tw_shape *inputs, int ninputs, tw_shape *outputs,
+                           int *noutputs, int64_t *trainable, int64_t *non_trainable);
     /* Copies what a layer holds besides its parameters (a lookup layer's
      * vocabulary) into a clone. Optional. */
     int (*clone_extra)(tw_layer *copy, const tw_layer *layer);
