@@ -4,7 +4,8 @@
 #   make run     install what is missing, build, open the window (build/app/twb)
 #   make test    install what is missing, build, run every test suite (the GUI
 #                suites each in an Xvfb of their own, see tests/meson.build), then
-#                the engine and data suites under ASan/UBSan and under valgrind;
+#                the engine and data suites under ASan/UBSan (without the CUDA
+#                plugin: nvcc's minutes buy no host code to check) and under valgrind;
 #                ends with one line "N passed, N failed"
 #   make bench NAMES="..."   run benchmarks (bench/run); make bench-deps first
 #   make fuzz [FUZZ_SECONDS=60]   run each file-parser fuzzer (tests/fuzz) that long
@@ -67,7 +68,8 @@ test: deps
 	  meson test -C $(BUILD) --print-errorlogs || status_all=$$?; \
 	echo "== 2/3: engine and data suites under AddressSanitizer and UBSan ($(BUILD_ASAN))"; \
 	{ [ -f $(BUILD_ASAN)/build.ninja ] || { rm -rf $(BUILD_ASAN) && \
-	    meson setup $(BUILD_ASAN) -Db_sanitize=address,undefined -Dbuildtype=debugoptimized; }; } && \
+	    meson setup $(BUILD_ASAN) -Db_sanitize=address,undefined -Dbuildtype=debugoptimized \
+	      -Dcuda=disabled; }; } && \
 	  meson compile -C $(BUILD_ASAN) && \
 	  $(SANITIZER_ENV) meson test -C $(BUILD_ASAN) --suite engine --suite data --print-errorlogs || status_asan=$$?; \
 	echo "== 3/3: engine and data suites under valgrind ($(BUILD))"; \
