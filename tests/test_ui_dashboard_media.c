@@ -16,36 +16,9 @@
 #include "markdown.h"
 #include "tag_sections.h"
 #include "text_card.h"
+#include "gui_helpers.h"
 
-/* ---- the main loop ---------------------------------------------------------- */
-static gboolean timed_out(gpointer data)
-{
-    *(gboolean *)data = TRUE;
-    return G_SOURCE_REMOVE;
-}
-
-static void wait_until(gboolean (*cond)(gpointer), gpointer data, double seconds, const char *what)
-{
-    gboolean expired = FALSE;
-    guint timer = g_timeout_add((guint)(seconds * 1000), timed_out, &expired);
-    while (!cond(data) && !expired)
-        g_main_context_iteration(NULL, TRUE);
-    if (expired)
-        g_error("waited %.0f s for %s", seconds, what);
-    g_source_remove(timer);
-}
-
-static GtkWidget *find_named(GtkWidget *root, const char *name)
-{
-    if (!g_strcmp0(gtk_widget_get_name(root), name))
-        return root;
-    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-        GtkWidget *found = find_named(c, name);
-        if (found)
-            return found;
-    }
-    return NULL;
-}
+/* ---- widgets -------------------------------------------------------------------- */
 
 static void collect_class(GtkWidget *root, const char *css_class, GPtrArray *out)
 {

@@ -24,6 +24,7 @@
 #include "graph_profile.h"
 #include "graph_source.h"
 #include "graph_view.h"
+#include "gui_helpers.h"
 
 /* A catastrophic bound only (a quadratic step would pass it by far), in
  * CPU time of this thread, so that a busy machine does not fail the test:
@@ -43,30 +44,6 @@ static const char *cnn_layers[] = {"conv2d", "max_pooling2d", "conv2d_1", "max_p
                                    "dense_1"};
 
 /* ---- the main loop ---------------------------------------------------------- */
-static gboolean timed_out(gpointer data)
-{
-    *(gboolean *)data = TRUE;
-    return G_SOURCE_REMOVE;
-}
-
-static void wait_until(gboolean (*cond)(gpointer), gpointer data, double seconds, const char *what)
-{
-    gboolean expired = FALSE;
-    guint timer = g_timeout_add((guint)(seconds * 1000), timed_out, &expired);
-    while (!cond(data) && !expired)
-        g_main_context_iteration(NULL, TRUE);
-    if (expired)
-        g_error("waited %.0f s for %s", seconds, what);
-    g_source_remove(timer);
-}
-
-static void spin(double seconds)
-{
-    gboolean expired = FALSE;
-    g_timeout_add((guint)(seconds * 1000), timed_out, &expired);
-    while (!expired)
-        g_main_context_iteration(NULL, TRUE);
-}
 
 static gboolean is_ready(gpointer view)
 {

@@ -20,6 +20,7 @@
 #include "hparams_view.h"
 #include "run_list.h"
 #include "tag_sections.h"
+#include "gui_helpers.h"
 
 /* ---- the table -------------------------------------------------------------- */
 static tw_run_info run(int64_t id, const char *name, const char *hparams, const char *metrics)
@@ -217,54 +218,6 @@ static void test_render(void)
 }
 
 /* ---- the window ----------------------------------------------------------------- */
-static gboolean timed_out(gpointer data)
-{
-    *(gboolean *)data = TRUE;
-    return G_SOURCE_REMOVE;
-}
-
-static void wait_until(gboolean (*cond)(gpointer), gpointer data, double seconds, const char *what)
-{
-    gboolean expired = FALSE;
-    guint timer = g_timeout_add((guint)(seconds * 1000), timed_out, &expired);
-    while (!cond(data) && !expired)
-        g_main_context_iteration(NULL, TRUE);
-    if (expired)
-        g_error("waited %.0f s for %s", seconds, what);
-    g_source_remove(timer);
-}
-
-static void spin(double seconds)
-{
-    gboolean expired = FALSE;
-    g_timeout_add((guint)(seconds * 1000), timed_out, &expired);
-    while (!expired)
-        g_main_context_iteration(NULL, TRUE);
-}
-
-static GtkWidget *find_type(GtkWidget *root, GType type)
-{
-    if (G_TYPE_CHECK_INSTANCE_TYPE(root, type))
-        return root;
-    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-        GtkWidget *found = find_type(c, type);
-        if (found)
-            return found;
-    }
-    return NULL;
-}
-
-static GtkWidget *find_named(GtkWidget *root, const char *name)
-{
-    if (!g_strcmp0(gtk_widget_get_name(root), name))
-        return root;
-    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-        GtkWidget *found = find_named(c, name);
-        if (found)
-            return found;
-    }
-    return NULL;
-}
 
 typedef struct {
     char *dir, *logdb;

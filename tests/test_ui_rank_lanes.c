@@ -13,35 +13,7 @@
 #include "dashboard_view.h"
 #include "rank_lanes.h"
 #include "run_list.h"
-
-static gboolean timed_out(gpointer data)
-{
-    *(gboolean *)data = TRUE;
-    return G_SOURCE_REMOVE;
-}
-
-static void wait_until(gboolean (*cond)(gpointer), gpointer data, double seconds, const char *what)
-{
-    gboolean expired = FALSE;
-    guint timer = g_timeout_add((guint)(seconds * 1000), timed_out, &expired);
-    while (!cond(data) && !expired)
-        g_main_context_iteration(NULL, TRUE);
-    if (expired)
-        g_error("waited %.0f s for %s", seconds, what);
-    g_source_remove(timer);
-}
-
-static GtkWidget *find_type(GtkWidget *root, GType type)
-{
-    if (G_TYPE_CHECK_INSTANCE_TYPE(root, type))
-        return root;
-    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-        GtkWidget *found = find_type(c, type);
-        if (found)
-            return found;
-    }
-    return NULL;
-}
+#include "gui_helpers.h"
 
 /* A data-parallel run of two ranks: rank 0 waits 6 ms of its 10 ms steps
  * for rank 1, the straggler, which waits 1 ms; and a plain run. */

@@ -26,6 +26,7 @@
 #include "train_session.h"
 #include "train_worker.h"
 #include "window.h"
+#include "gui_helpers.h"
 
 #define CNN_MODEL "examples/models/cnn_fashion_mnist.json"
 #define LINEAR_MODEL "examples/models/linear_regression.json"
@@ -47,18 +48,6 @@ typedef struct {
     char *dir;   /* a temporary folder for the run database */
     char *logdb;
 } fixture;
-
-static GtkWidget *find_named(GtkWidget *root, const char *name)
-{
-    if (!g_strcmp0(gtk_widget_get_name(root), name))
-        return root;
-    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-        GtkWidget *found = find_named(c, name);
-        if (found)
-            return found;
-    }
-    return NULL;
-}
 
 static GtkWidget *panel_widget(fixture *f, const char *name)
 {

@@ -19,6 +19,7 @@
 #include "layer_stack.h"
 #include "property_editor.h"
 #include "ui_keys.h"
+#include "gui_helpers.h"
 
 #define EXAMPLES "/../examples/models/"
 
@@ -39,12 +40,6 @@ static void drain(void)
         ;
 }
 
-static gboolean timed_out(gpointer data)
-{
-    *(gboolean *)data = TRUE;
-    return G_SOURCE_REMOVE;
-}
-
 /* Runs the main loop until cond holds, failing after 10 s. */
 static void wait_for(gboolean (*cond)(gpointer), gpointer data, const char *what)
 {
@@ -60,18 +55,6 @@ static void wait_for(gboolean (*cond)(gpointer), gpointer data, const char *what
 static gboolean is_mapped(gpointer widget)
 {
     return gtk_widget_get_mapped(widget);
-}
-
-static GtkWidget *find_type(GtkWidget *root, GType type)
-{
-    if (G_TYPE_CHECK_INSTANCE_TYPE(root, type))
-        return root;
-    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-        GtkWidget *found = find_type(c, type);
-        if (found)
-            return found;
-    }
-    return NULL;
 }
 
 static TwWindow *open_window(void)
@@ -110,7 +93,6 @@ static TwBanner *banner_of(TwWindow *win)
     g_assert_nonnull(banner);
     return TW_BANNER(banner);
 }
-
 
 static GtkWidget *train_button(TwWindow *win)
 {
@@ -572,7 +554,6 @@ static void test_layer_actions(void)
     drain();
     close_window(win);
 }
-
 
 /* ---- Ctrl+Z and Ctrl+Shift+Z ------------------------------------------------------ */
 typedef struct {
