@@ -64,8 +64,9 @@ static void print_help(FILE *out)
           "        [--loss NAME] [--seed S] [--validation-split F]\n"
           "        [--checkpoint-dir DIR [--resume]] [--json]\n"
           "        [--logdb FILE [--run NAME] [--log-every N] [--histogram-every N]]\n"
-          "        [--trace] [--tfevents DIR]\n"
+          "        [--trace] [--tfevents DIR] [--device cpu|cuda[:N]]\n"
           "                   train a Keras model file (Sequential or Functional);\n"
+          "                   --device trains there (twb --version lists GPUs);\n"
           "                   Ctrl+C (or SIGTERM, SIGHUP) stops after the current\n"
           "                   step (and checkpoints when DIR is given);\n"
           "                   --json ends with one JSON object of the results;\n"
@@ -134,7 +135,7 @@ static void print_help(FILE *out)
           "\n"
           "Options:\n"
           "  -h, --help       show this help\n"
-          "  -V, --version    show the version and the BLAS library in use\n"
+          "  -V, --version    show the version, the BLAS library in use and the GPUs\n"
           "  --screenshot FILE.png [--view designer|dashboard|graph] [--model FILE]\n"
           "        [--logdb FILE] [--size WxH]\n"
           "        [--tab scalars|histograms|distributions|images|text|hparams]\n"
@@ -159,6 +160,12 @@ static int print_version(void)
 {
     printf("twb %s\n", TWB_VERSION);
     printf("engine %s, BLAS: %s\n", tw_version(), tw_blas_info());
+    char line[256];
+    int gpus = tw_device_count(TW_DEVICE_CUDA);
+    if (gpus == 0) /* the plugin says why: not built, no driver, no GPU */
+        printf("CUDA: none (%s)\n", tw_device_describe((tw_device){TW_DEVICE_CUDA, 0}, line, sizeof line));
+    for (int i = 0; i < gpus; i++)
+        printf("cuda:%d: %s\n", i, tw_device_describe((tw_device){TW_DEVICE_CUDA, i}, line, sizeof line));
     return 0;
 }
 

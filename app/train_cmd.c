@@ -144,7 +144,7 @@ static int set_option(train_options *o, const char *name, char *value)
         {"--data", &s->data}, {"--labels", &s->labels}, {"--label-column", &s->label_column},
         {"--optimizer", &s->optimizer}, {"--loss", &s->loss}, {"--logdb", &s->logdb}, {"--run", &s->run_name},
         {"--checkpoint-dir", &o->checkpoint_dir}, {"--checkpoint", &o->checkpoint}, {"--output", &o->output},
-        {"--tfevents", &o->tfevents},
+        {"--tfevents", &o->tfevents}, {"--device", &s->device},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (!strcmp(name, strings[i].name)) {
@@ -568,6 +568,14 @@ int twb_train_command(const char *command, int argc, char **argv)
         fprintf(stderr, "twb %s: --trace is not available under mpirun: a data-parallel step runs eagerly, its "
                         "allreduce cannot be part of the traced graph\n",
                 command);
+        tw_distributed_finalize();
+        return 1;
+    }
+    /* The model's variables are made on the thread's default device, and
+     * fit, evaluate and predict copy each batch to them. */
+    tw_device device;
+    if (o.settings.device && (tw_device_parse(o.settings.device, &device) || tw_set_default_device(device))) {
+        fprintf(stderr, "twb %s: --device: %s\n", command, tw_last_error());
         tw_distributed_finalize();
         return 1;
     }

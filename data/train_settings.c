@@ -24,6 +24,7 @@ tw_train_settings *tw_train_settings_copy(const tw_train_settings *s)
     c->loss = g_strdup(s->loss);
     c->run_name = g_strdup(s->run_name);
     c->logdb = g_strdup(s->logdb);
+    c->device = g_strdup(s->device);
     return c;
 }
 
@@ -36,6 +37,7 @@ void tw_train_settings_clear(tw_train_settings *s)
     g_free(s->loss);
     g_free(s->run_name);
     g_free(s->logdb);
+    g_free(s->device);
     *s = (tw_train_settings){0};
 }
 
@@ -71,6 +73,10 @@ char *tw_train_settings_json(const tw_train_settings *s, double learning_rate)
     if (s->ranks > 1) {
         json_builder_set_member_name(b, "ranks");
         json_builder_add_int_value(b, s->ranks);
+    }
+    if (s->device) {
+        json_builder_set_member_name(b, "device");
+        json_builder_add_string_value(b, s->device);
     }
     json_builder_end_object(b);
     JsonNode *root = json_builder_get_root(b);

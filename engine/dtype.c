@@ -1,6 +1,10 @@
 /* Data types and devices: sizes and names. */
 #include "backend.h"
 
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 static const struct {
     const char *name;
     size_t size;
@@ -24,15 +28,38 @@ bool tw_dtype_is_float(tw_dtype dtype)
     return dtype == TW_FLOAT32 || dtype == TW_FLOAT64;
 }
 
+static const char *const device_kinds[TW_DEVICE_KIND_COUNT] = {
+    [TW_DEVICE_CPU] = "cpu", [TW_DEVICE_CUDA] = "cuda", [TW_DEVICE_SIM] = "sim"};
+
 const char *tw_device_name(tw_device device, char *buf, size_t size)
 {
-    static const char *const kinds[TW_DEVICE_KIND_COUNT] = {
-        [TW_DEVICE_CPU] = "cpu", [TW_DEVICE_CUDA] = "cuda", [TW_DEVICE_SIM] = "sim"};
     if ((unsigned)device.kind < TW_DEVICE_KIND_COUNT)
-        snprintf(buf, size, "%s:%d", kinds[device.kind], device.index);
+        snprintf(buf, size, "%s:%d", device_kinds[device.kind], device.index);
     else
         snprintf(buf, size, "device-kind-%d:%d", (int)device.kind, device.index);
     return buf;
+}
+
+int tw_device_parse(const char *text, tw_device *out)
+{
+    for (int k = 0; text && k < TW_DEVICE_KIND_COUNT; k++) {
+        size_t n = strlen(device_kinds[k]);
+        if (strncmp(text, device_kinds[k], n) || (text[n] && text[n] != ':'))
+            continue;
+        long index = 0;
+        if (text[n] == ':') {
+            if (text[n + 1] < '0' || text[n + 1] > '9')
+                break;
+            char *end = NULL;
+            errno = 0;
+            index = strtol(text + n + 1, &end, 10);
+            if (end == text + n + 1 || *end || errno || index < 0 || index > 1023)
+                break;
+        }
+        *out = (tw_device){(tw_device_kind)k, (int)index};
+        return 0;
+    }
+    return tw_error_set("device: '%s' is not a device name (cpu, cuda, cuda:N)", text ? text : "(null)");
 }
 
 static TW_HOT_THREAD_LOCAL tw_device default_device = {TW_DEVICE_CPU, 0};

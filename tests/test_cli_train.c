@@ -86,6 +86,44 @@ static double final_test_loss(fixture *f, const char *epochs, const char *checkp
     return loss;
 }
 
+static double train_loss_on(fixture *f, const char *device)
+{
+    const char *args[] = {"train", f->model, "--data", "spirals", "--epochs", "2", "--seed", "3", "--json",
+                          device ? "--device" : NULL, device, NULL};
+    twb_run run = run_twb_argv(args);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    JsonParser *parser;
+    double loss = json_object_get_double_member(last_json(run.out, &parser), "test_loss");
+    g_object_unref(parser);
+    twb_run_clear(&run);
+    return loss;
+}
+
+/* --device: the simulated device (host memory behind the device interface,
+ * TW_SIM_DEVICES) trains to the CPU's loss exactly; a device that is not
+ * there, or not a device name, is refused naming it. */
+static void test_device(fixture *f, gconstpointer data)
+{
+    double cpu = train_loss_on(f, NULL);
+    g_setenv("TW_SIM_DEVICES", "1", TRUE);
+    double sim = train_loss_on(f, "sim:0");
+    g_unsetenv("TW_SIM_DEVICES");
+    g_assert_cmpfloat(sim, ==, cpu);
+
+    twb_run run = run_twb("train", f->model, "--data", "spirals", "--device", "cuda:7", NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "--device: set_default_device: device cuda:7 is not available"));
+    twb_run_clear(&run);
+    run = run_twb("train", f->model, "--data", "spirals", "--device", "sim:0", NULL); /* not enabled */
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "device sim:0 is not available"));
+    twb_run_clear(&run);
+    run = run_twb("train", f->model, "--data", "spirals", "--device", "gpu", NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "'gpu' is not a device name"));
+    twb_run_clear(&run);
+}
+
 /* Two epochs, then resuming to four, ends where four at once end. */
 static void test_resume_matches(fixture *f, gconstpointer data)
 {
@@ -824,6 +862,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add("/cli-train/json-result", fixture, NULL, setup, test_json_result, teardown);
     g_test_add("/cli-train/resume-matches", fixture, NULL, setup, test_resume_matches, teardown);
+    g_test_add("/cli-train/device", fixture, NULL, setup, test_device, teardown);
     g_test_add("/cli-train/sigterm-saves-checkpoint", fixture, GINT_TO_POINTER(SIGTERM), setup,
                test_interrupt_saves_checkpoint, teardown);
     g_test_add("/cli-train/sighup-saves-checkpoint", fixture, GINT_TO_POINTER(SIGHUP), setup,

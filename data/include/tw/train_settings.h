@@ -34,6 +34,7 @@ typedef struct {
     char *run_name;         /* NULL: the session names it */
     char *logdb;            /* run database file, or NULL: no run database */
     int ranks;              /* data-parallel processes (mpirun -np; batch_size is each one's); 0 or 1: one */
+    char *device;           /* where the model trains ("cuda:0", tw_device_parse), or NULL: the CPU */
 } tw_train_settings;
 
 /* Adam with its default rate, batch size 32, one epoch, seed 0, no
@@ -49,7 +50,7 @@ void tw_train_settings_clear(tw_train_settings *s);
 
 /* The record of how a run was trained, a JSON object (free()):
  * {"data", "epochs", "batch_size", "seed", "optimizer", "learning_rate",
- * "validation_split"}, and "ranks" when more than one. learning_rate: the rate the optimizer was built
+ * "validation_split"}, "ranks" when more than one and "device" when set. learning_rate: the rate the optimizer was built
  * with (NAN writes null). */
 char *tw_train_settings_json(const tw_train_settings *s, double learning_rate);
 

@@ -56,6 +56,9 @@ typedef struct {
 
 #define TW_CPU ((tw_device){TW_DEVICE_CPU, 0})
 const char *tw_device_name(tw_device device, char *buf, size_t size); /* "cpu:0", "cuda:1" */
+/* The device a name gives ("cpu", "cuda", "cuda:1", "sim:0"; no index:
+ * 0), whether present or not; -1 with a message for anything else. */
+int tw_device_parse(const char *text, tw_device *out);
 /* How many devices of a kind this process can use (1 for the CPU, 0 where
  * none is present). The first question about CUDA loads the plugin. */
 int tw_device_count(tw_device_kind kind);
