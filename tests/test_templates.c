@@ -2,8 +2,9 @@
  * and the window's "New from Template" menu): each opens with Keras'
  * parameter counts (counted by hand below), `twb summary` prints them, and
  * each small one trains for an epoch of 8 random examples through
- * `twb train` — except the siamese network, whose two inputs `twb train`
- * does not feed (it says so), trained a step through the engine instead.
+ * `twb train` — except the siamese network and the seq2seq LSTM, whose
+ * two inputs `twb train` does not feed (it says so), trained through the
+ * engine instead.
  * ResNet50 only opens and summarizes here (tests/test_models.c trains it). */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -27,12 +28,15 @@ typedef struct {
  * resnet_fashion_mnist: see tests/test_models.c. unet_small: 80 + 584 (down1)
  * + 1,168 + 2,320 (down2) + 4,640 + 9,248 (bottom) + 2,064 + 4,624 + 2,320
  * (up2) + 520 + 1,160 + 584 (up1) + 9 (mask). siamese: the encoder 160 +
- * 4,640 + 1,056, shared by both inputs, and the head 33. ResNet50: Keras
+ * 4,640 + 1,056, shared by both inputs, and the head 33. seq2seq_lstm:
+ * LSTM 4 * (in * 64 + 64 * 64 + 64), encoder in 20 (21,760), decoder in 24
+ * (22,784), and Dense 64 * 24 + 24 (1,560). ResNet50: Keras
  * applications' (tests/test_models.c). */
 static const template_info templates[] = {
     {"resnet_fashion_mnist", 230634, 230346, "Total params: 230,634"},
     {"unet_small", 29321, 29321, "Total params: 29,321"},
     {"siamese_fashion_mnist", 5889, 5889, "Total params: 5,889"},
+    {"seq2seq_lstm", 46104, 46104, "Total params: 46,104"},
     {"resnet50", 25636712, 25583592, "Total params: 25,636,712"},
 };
 
@@ -196,6 +200,39 @@ static void test_train_siamese(void)
     g_free(path);
 }
 
+/* The seq2seq LSTM: the encoder's final states start the decoder; two
+ * inputs, so (as the siamese network) a few steps through the engine on
+ * random sequences and next-token classes, and the loss goes down. */
+static void test_train_seq2seq(void)
+{
+    char *path = template_path("seq2seq_lstm");
+    tw_model *model = tw_model_load(path);
+    g_assert_nonnull(model);
+    tw_loss loss = tw_loss_default(TW_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY);
+    g_assert_cmpint(tw_model_compile(model, tw_optimizer_new_named("adam", 0.01), &loss, 0, NULL), ==, 0);
+    tw_rng *rng = tw_rng_new(7);
+    tw_scope_begin();
+    tw_tensor *x[2] = {tw_tensor_ref(tw_random_uniform(rng, TW_FLOAT32, TW_SHAPE(8, 10, 20), 0, 1)),
+                       tw_tensor_ref(tw_random_uniform(rng, TW_FLOAT32, TW_SHAPE(8, 12, 24), 0, 1))};
+    tw_tensor *y = tw_tensor_ref(tw_cast(tw_random_uniform(rng, TW_FLOAT32, TW_SHAPE(8, 12), 0, 24), TW_INT32));
+    tw_scope_end();
+    tw_rng_free(rng);
+    double first = NAN, last = NAN;
+    for (int step = 0; step < 5; step++) {
+        tw_logs logs = {0};
+        if (tw_model_train_on_batch_n(model, 2, x, 1, &y, &logs) != 0)
+            g_error("train_on_batch_n: %s", tw_last_error());
+        last = tw_logs_get(&logs, "loss");
+        if (step == 0)
+            first = last;
+    }
+    g_test_message("seq2seq: loss %g, then %g after five steps", first, last);
+    g_assert_true(isfinite(first) && isfinite(last) && last < first);
+    tw_tensor_unref(x[0]), tw_tensor_unref(x[1]), tw_tensor_unref(y);
+    tw_layer_unref(model);
+    g_free(path);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -204,5 +241,6 @@ int main(int argc, char **argv)
     g_test_add_func("/templates/train-resnet", test_train_resnet);
     g_test_add_func("/templates/train-unet", test_train_unet);
     g_test_add_func("/templates/train-siamese", test_train_siamese);
+    g_test_add_func("/templates/train-seq2seq", test_train_seq2seq);
     return g_test_run();
 }
