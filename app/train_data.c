@@ -299,6 +299,11 @@ static int check_labels(tw_model *model, const tw_shape *out, const twb_data *da
 int twb_data_check(tw_model *model, const twb_data *data)
 {
     const char *name = tw_layer_name(model);
+    int ninputs = tw_model_ninputs(model), noutputs = tw_model_noutputs(model);
+    if (ninputs > 1 || noutputs > 1) /* a dataset here is one x and one y */
+        return tw_error_set("model '%s' takes %d input%s and gives %d output%s, but the data is one set of examples "
+                            "and one of targets: train it from C with tw_model_fit_n",
+                            name, ninputs, ninputs == 1 ? "" : "s", noutputs, noutputs == 1 ? "" : "s");
     const tw_shape *in = tw_model_input_shape(model);
     if (!in)
         return tw_error_set("model '%s' has no input shape", name);

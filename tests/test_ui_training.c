@@ -571,6 +571,18 @@ static void test_model_checked_against_data(void)
                    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2]}},"
                    "{\"class_name\": \"Dense\", \"config\": {\"units\": 3, \"activation\": \"softmax\"}}]}}");
     assert_cannot_train(&f, "model 'three' has 3 output units", "has 2 classes");
+    /* Two inputs, where the data is one set of examples. */
+    load_model(&f, "{\"class_name\": \"Functional\", \"config\": {\"name\": \"pair\", \"layers\": ["
+                   "{\"class_name\": \"InputLayer\", \"name\": \"a\", \"config\": {\"batch_input_shape\": [null, 2], "
+                   "\"name\": \"a\"}, \"inbound_nodes\": []},"
+                   "{\"class_name\": \"InputLayer\", \"name\": \"b\", \"config\": {\"batch_input_shape\": [null, 2], "
+                   "\"name\": \"b\"}, \"inbound_nodes\": []},"
+                   "{\"class_name\": \"Concatenate\", \"name\": \"c\", \"config\": {\"name\": \"c\"}, "
+                   "\"inbound_nodes\": [[[\"a\", 0, 0, {}], [\"b\", 0, 0, {}]]]},"
+                   "{\"class_name\": \"Dense\", \"name\": \"d\", \"config\": {\"name\": \"d\", \"units\": 2, "
+                   "\"activation\": \"softmax\"}, \"inbound_nodes\": [[[\"c\", 0, 0, {}]]]}], "
+                   "\"input_layers\": [[\"a\", 0, 0], [\"b\", 0, 0]], \"output_layers\": [[\"d\", 0, 0]]}}");
+    assert_cannot_train(&f, "model 'pair' takes 2 inputs and gives 1 output", "tw_model_fit_n");
     /* A regression output of two values for the linear set's one target. */
     choose(&f, "dataset", DATA_LINEAR);
     load_model(&f, "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"wide\", \"layers\": ["
