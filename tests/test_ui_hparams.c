@@ -20,6 +20,7 @@
 #include "hparams_view.h"
 #include "run_list.h"
 #include "tag_sections.h"
+#include "frame_meter.h"
 #include "gui_helpers.h"
 
 /* ---- the table -------------------------------------------------------------- */
@@ -431,7 +432,8 @@ static void test_selection_linking(void)
 /* ---- 1,000 runs x 30 columns ------------------------------------------------------ */
 /* The time from the runs to the tab's first frame showing them: printed
  * (bench/run hparams_open holds it to the 200 ms target); the test only
- * bounds it against a catastrophe. */
+ * bounds the main thread's CPU time for it against a catastrophe (wall
+ * time on a busy machine would make the test flaky). */
 #define MANY_RUNS 1000
 #define MANY_HPARAMS 20
 #define MANY_METRICS 10
@@ -440,12 +442,15 @@ static void test_selection_linking(void)
 typedef struct {
     gint64 start;
     double ms;
+    double cpu_start, cpu_ms; /* the main thread's */
 } first_frame;
 
 static void on_after_paint(GdkFrameClock *clock, first_frame *f)
 {
-    if (f->ms < 0)
+    if (f->ms < 0) {
         f->ms = (g_get_monotonic_time() - f->start) / 1000.0;
+        f->cpu_ms = frame_meter_thread_cpu_ms() - f->cpu_start;
+    }
 }
 
 static gboolean frame_done(gpointer data)
@@ -489,18 +494,18 @@ static void test_many_runs(void)
     gtk_window_set_child(GTK_WINDOW(window), box);
     gtk_window_present(GTK_WINDOW(window));
     spin(0.5);
-    first_frame f = {g_get_monotonic_time(), -1};
+    first_frame f = {g_get_monotonic_time(), -1, frame_meter_thread_cpu_ms(), -1};
     GdkFrameClock *clock = gtk_widget_get_frame_clock(window);
     gulong handler = g_signal_connect(clock, "after-paint", G_CALLBACK(on_after_paint), &f);
     tw_hparams_view_set_runs(TW_HPARAMS_VIEW(view), runs, MANY_RUNS);
     gtk_widget_queue_draw(view);
     wait_until(frame_done, &f, 30, "the first frame of 1,000 runs");
     g_signal_handler_disconnect(clock, handler);
-    g_test_message("hparams open: %d runs x %d columns on screen in %.1f ms", MANY_RUNS,
-                   tw_hp_table_n_columns(tw_hparams_view_table(TW_HPARAMS_VIEW(view))), f.ms);
+    g_test_message("hparams open: %d runs x %d columns on screen in %.1f ms (main thread CPU %.1f ms)", MANY_RUNS,
+                   tw_hp_table_n_columns(tw_hparams_view_table(TW_HPARAMS_VIEW(view))), f.ms, f.cpu_ms);
     g_assert_cmpint(tw_hp_table_n_columns(tw_hparams_view_table(TW_HPARAMS_VIEW(view))), ==, 30);
     g_assert_cmpuint(tw_hparams_view_n_shown(TW_HPARAMS_VIEW(view)), ==, MANY_RUNS);
-    g_assert_cmpfloat(f.ms, <, MANY_RUNS_BOUND_MS);
+    g_assert_cmpfloat(f.cpu_ms, <, MANY_RUNS_BOUND_MS);
     /* sorting 1,000 rows by a metric */
     gint64 start = g_get_monotonic_time();
     tw_hparams_view_sort(TW_HPARAMS_VIEW(view), "m03", TRUE);
