@@ -34,19 +34,16 @@ int tw_backend_register(const tw_backend *b)
     return 0;
 }
 
-/* The plugin for a kind: its library's file name, the environment
- * variable that names another file, and where meson builds it relative to
- * libtw-engine.so's folder in a build tree (installed, both share libdir). */
+/* The plugin for a kind: its library's file name. */
 static const struct {
     tw_device_kind kind;
-    const char *library, *env, *built_in;
+    const char *library, *env;
 } plugins[] = {
-    {TW_DEVICE_CUDA, "libtw-cuda.so", "TW_CUDA_PLUGIN", "../kernels/cuda"},
+    {TW_DEVICE_CUDA, "libtw-cuda.so", "TW_CUDA_PLUGIN"},
 };
 
-/* Open the library beside libtw-engine.so first, then where a build tree
- * has it, then by the loader's path. */
-static void *open_plugin(const char *library, const char *env, const char *built_in)
+/* Open the library beside libtw-engine.so first, then by the loader's path. */
+static void *open_plugin(const char *library, const char *env)
 {
     const char *named = getenv(env);
     if (named && *named)
@@ -54,11 +51,9 @@ static void *open_plugin(const char *library, const char *env, const char *built
     Dl_info info;
     if (dladdr((void *)tw_backend_register, &info) && info.dli_fname) {
         const char *slash = strrchr(info.dli_fname, '/');
-        const char *folders[] = {".", built_in};
-        for (size_t f = 0; slash && f < sizeof folders / sizeof folders[0]; f++) {
+        if (slash) {
             char path[4096];
-            snprintf(path, sizeof path, "%.*s/%s/%s", (int)(slash - info.dli_fname), info.dli_fname, folders[f],
-                     library);
+            snprintf(path, sizeof path, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname, library);
             void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
             if (h)
                 return h;
@@ -74,7 +69,7 @@ static void load_plugins(void)
         tw__sim_devices_enable(atoi(sim));
     for (size_t i = 0; i < sizeof plugins / sizeof plugins[0]; i++) {
         char *msg = plugin_message[plugins[i].kind];
-        void *h = open_plugin(plugins[i].library, plugins[i].env, plugins[i].built_in);
+        void *h = open_plugin(plugins[i].library, plugins[i].env);
         if (!h) {
             snprintf(msg, sizeof plugin_message[0], "%s not loaded: %s", plugins[i].library, dlerror());
             continue;
@@ -129,8 +124,8 @@ const char *tw_device_describe(tw_device device, char *buf, size_t size)
         b->describe(device.index, buf, size);
     else if (b)
         tw_device_name(device, buf, size);
-    else /* why, without tw__backend's "device: " */
-        snprintf(buf, size, "%s", tw_last_error() + (strncmp(tw_last_error(), "device: ", 8) ? 0 : 8));
+    else
+        snprintf(buf, size, "%s", tw_last_error());
     if (tw__error_count() != errors)
         tw_error_clear(); /* a description, not a failure */
     return buf;
