@@ -143,10 +143,14 @@ const tw_backend *tw__backend(tw_device device, const char *what)
     return NULL;
 }
 
+_Atomic(tw_kernel_fn) tw__kernels[TW_DEVICE_KIND_COUNT][TW_OP_COUNT];
+
 tw_kernel_fn tw__kernel_lookup(const tw_op_def *op, tw_device device)
 {
     const tw_backend *b = tw__backend(device, op->name);
-    tw_kernel_fn k = b ? b->kernel(device.index, op) : NULL;
+    tw_kernel_fn k = b && op->id > TW_OP_ID_NONE && op->id < TW_OP_COUNT ? b->kernel(op) : NULL;
+    if (k)
+        atomic_store_explicit(&tw__kernels[device.kind][op->id], k, memory_order_relaxed);
     if (b && !k) {
         char name[32];
         tw_error_set("%s: no kernel for device %s", op->name, tw_device_name(device, name, sizeof name));

@@ -61,12 +61,12 @@
  *  - describe (may be NULL): one line about the device for tw_device_describe.
  *  - kernel: the backend's kernel for an op of the table (tw_op_def), or
  *    NULL when it has none; the engine reports "OP: no kernel for device D".
- *    Called on every op dispatched to the device: make it a table lookup
- *    (by op->name, the registry's stable names, or for elementwise ops by
- *    op->elementwise and op->elementwise_op, built once at registration).
- *    A kernel has the contract of tw_op_def.kernel: it computes into freshly
- *    allocated contiguous outputs (device memory from alloc) from inputs that
- *    may be strided views; attrs as the op's CPU kernel reads them.
+ *    The engine asks once per op and kind and keeps the answer (so it must
+ *    be the same for every device of the kind): a table indexed by op->id
+ *    (op_ids.h) is the natural form. A kernel computes into freshly
+ *    allocated contiguous outputs (device memory from alloc) from inputs
+ *    that may be strided views, with attrs as the op's CPU kernel
+ *    (engine/backend_cpu/) reads them.
  *  - supports_op (may be NULL: every op with a kernel is supported): false
  *    when this call (dtypes, ranks, attrs) is beyond the kernel; it sets the
  *    error, naming the op and the reason, before returning false.
@@ -76,7 +76,7 @@
 
 #include "internal.h"
 
-#define TW_BACKEND_ABI 1
+#define TW_BACKEND_ABI 2
 #define TW_BACKEND_PLUGIN_ENTRY "tw_backend_plugin_init"
 
 typedef int (*tw_kernel_fn)(const tw_op_call *call, tw_tensor *const *outs);
@@ -103,7 +103,7 @@ typedef struct tw_backend {
     int (*read_element)(int index, size_t itemsize, const void *src, void *host_dst);
     int (*synchronize)(int index);
 
-    tw_kernel_fn (*kernel)(int index, const tw_op_def *op);
+    tw_kernel_fn (*kernel)(const tw_op_def *op);
     bool (*supports_op)(int index, const tw_op_call *call);
 } tw_backend;
 
@@ -119,14 +119,19 @@ int tw_backend_register(const tw_backend *backend);
  * on first use of a kind other than the CPU. */
 const tw_backend *tw__backend(tw_device device, const char *what);
 /* The kernel op runs with on device, or NULL with "OP: no kernel for device
- * D" set: the op table's slot for the kind when set (the CPU's: no lookup on
- * the CPU's path), else the backend's. */
+ * D" set. Every device alike, the CPU included: the backend's answer,
+ * asked once per kind and op and kept in tw__kernels, so the eager path
+ * pays one load. */
+extern _Atomic(tw_kernel_fn) tw__kernels[TW_DEVICE_KIND_COUNT][TW_OP_COUNT];
 tw_kernel_fn tw__kernel_lookup(const tw_op_def *op, tw_device device);
 static inline tw_kernel_fn tw__kernel_for(const tw_op_def *op, tw_device device)
 {
-    tw_kernel_fn k = op->kernel[device.kind];
+    tw_kernel_fn k = atomic_load_explicit(&tw__kernels[device.kind][op->id], memory_order_relaxed);
     return k ? k : tw__kernel_lookup(op, device);
 }
+/* The CPU backend's kernel for op, or NULL (no error set): for the
+ * simulated device, which runs the CPU's kernels, and constant folding. */
+tw_kernel_fn tw__cpu_kernel(const tw_op_def *op);
 /* Why the CUDA plugin did not load ("" when it did or was not tried). */
 const char *tw__plugin_message(tw_device_kind kind);
 

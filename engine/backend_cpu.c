@@ -1,9 +1,10 @@
 /* The CPU backend: host memory, the CPU kernels of kernels/cpu. Its storage
  * comes from alloc.c's pool (header and data in one block), so it has no
- * alloc/free of its own here; its kernels are the op table's CPU slots. */
+ * alloc/free of its own here; its kernels (engine/backend_cpu/, which
+ * unpack op calls for kernels/cpu) are indexed by op number below. */
 #include <string.h>
 
-#include "backend.h"
+#include "backend_cpu/cpu_ops.h"
 #include "cpu/cpu_kernels.h"
 
 static int cpu_count(void) { return 1; }
@@ -31,7 +32,13 @@ static int cpu_read_element(int index, size_t itemsize, const void *src, void *h
 
 static int cpu_synchronize(int index) { return 0; }
 
-static tw_kernel_fn cpu_kernel(int index, const tw_op_def *op) { return op->kernel[TW_DEVICE_CPU]; }
+#define ENTRY(name, ...) [TW_OP_ID_##name] = tw__cpu_##name,
+static const tw_kernel_fn kernels[TW_OP_COUNT] = {TWK_BINARY_OPS(ENTRY) TWK_UNARY_OPS(ENTRY) TW_CPU_OPS(ENTRY)};
+
+tw_kernel_fn tw__cpu_kernel(const tw_op_def *op)
+{
+    return op->id > TW_OP_ID_NONE && op->id < TW_OP_COUNT ? kernels[op->id] : NULL;
+}
 
 const tw_backend tw__backend_cpu = {
     .abi = TW_BACKEND_ABI,
@@ -45,5 +52,5 @@ const tw_backend tw__backend_cpu = {
     .fill = cpu_fill,
     .read_element = cpu_read_element,
     .synchronize = cpu_synchronize,
-    .kernel = cpu_kernel,
+    .kernel = tw__cpu_kernel,
 };

@@ -838,45 +838,46 @@ static int run_scatter_add(const tw_op_call *call, tw_tensor *const *outs)
     return check(rc, index);
 }
 
-/* Kernels by op name (op definitions are the engine's hidden symbols). */
-static const struct {
-    const char *name;
-    tw_kernel_fn fn;
-} by_name[] = {
-    {"where", run_where},     {"cast", run_cast},       {"copy", run_copy},     {"sum", sum_kernel},
-    {"prod", prod_kernel},    {"max", max_kernel},      {"min", min_kernel},    {"argmax", argmax_kernel},
-    {"argmin", argmin_kernel}, {"matmul", run_matmul},
-    {"softmax_cross_entropy", run_softmax_xent},
-    {"sparse_softmax_cross_entropy", run_sparse_softmax_xent},
-    {"gather", run_gather},
-    {"one_hot", run_one_hot},
-    {"optimizer_update", run_optimizer_update},
-    {"assign", assign_kernel},
-    {"assign_add", assign_add_kernel},
-    {"assign_sub", assign_sub_kernel},
-    {"conv2d", conv2d_kernel},
-    {"conv2d_backprop_input", conv2d_backprop_input_kernel},
-    {"conv2d_backprop_filter", conv2d_backprop_filter_kernel},
-    {"max_pool2d", max_pool2d_kernel},
-    {"max_pool2d_grad", max_pool2d_grad_kernel},
-    {"avg_pool2d", avg_pool2d_kernel},
-    {"avg_pool2d_grad", avg_pool2d_grad_kernel},
-    {"concat", run_concat},
-    {"pad", run_pad},
-    {"tile", run_tile},
-    {"scatter_add", run_scatter_add},
+/* Kernels by op number (op_ids.h); every elementwise op of the table runs
+ * through run_unary or run_binary. */
+#define UNARY_ENTRY(name, ...) [TW_OP_ID_##name] = run_unary,
+#define BINARY_ENTRY(name, ...) [TW_OP_ID_##name] = run_binary,
+static const tw_kernel_fn kernels[TW_OP_COUNT] = {
+    TWK_UNARY_OPS(UNARY_ENTRY) TWK_BINARY_OPS(BINARY_ENTRY)
+    [TW_OP_ID_where] = run_where,
+    [TW_OP_ID_cast] = run_cast,
+    [TW_OP_ID_copy] = run_copy,
+    [TW_OP_ID_sum] = sum_kernel,
+    [TW_OP_ID_prod] = prod_kernel,
+    [TW_OP_ID_max] = max_kernel,
+    [TW_OP_ID_min] = min_kernel,
+    [TW_OP_ID_argmax] = argmax_kernel,
+    [TW_OP_ID_argmin] = argmin_kernel,
+    [TW_OP_ID_matmul] = run_matmul,
+    [TW_OP_ID_softmax_cross_entropy] = run_softmax_xent,
+    [TW_OP_ID_sparse_softmax_cross_entropy] = run_sparse_softmax_xent,
+    [TW_OP_ID_gather] = run_gather,
+    [TW_OP_ID_one_hot] = run_one_hot,
+    [TW_OP_ID_optimizer_update] = run_optimizer_update,
+    [TW_OP_ID_assign] = assign_kernel,
+    [TW_OP_ID_assign_add] = assign_add_kernel,
+    [TW_OP_ID_assign_sub] = assign_sub_kernel,
+    [TW_OP_ID_conv2d] = conv2d_kernel,
+    [TW_OP_ID_conv2d_backprop_input] = conv2d_backprop_input_kernel,
+    [TW_OP_ID_conv2d_backprop_filter] = conv2d_backprop_filter_kernel,
+    [TW_OP_ID_max_pool2d] = max_pool2d_kernel,
+    [TW_OP_ID_max_pool2d_grad] = max_pool2d_grad_kernel,
+    [TW_OP_ID_avg_pool2d] = avg_pool2d_kernel,
+    [TW_OP_ID_avg_pool2d_grad] = avg_pool2d_grad_kernel,
+    [TW_OP_ID_concat] = run_concat,
+    [TW_OP_ID_pad] = run_pad,
+    [TW_OP_ID_tile] = run_tile,
+    [TW_OP_ID_scatter_add] = run_scatter_add,
 };
 
-static tw_kernel_fn cuda_kernel(int index, const tw_op_def *op)
+static tw_kernel_fn cuda_kernel(const tw_op_def *op)
 {
-    if (op->elementwise == 1)
-        return run_unary;
-    if (op->elementwise == 2)
-        return run_binary;
-    for (size_t i = 0; i < sizeof by_name / sizeof by_name[0]; i++)
-        if (strcmp(op->name, by_name[i].name) == 0)
-            return by_name[i].fn;
-    return NULL;
+    return op->id > TW_OP_ID_NONE && op->id < TW_OP_COUNT ? kernels[op->id] : NULL;
 }
 
 /* Integer div and floormod need the divisor checked for zeros on the host
@@ -890,14 +891,14 @@ static bool cuda_supports_op(int index, const tw_op_call *call)
                      op->name, index);
         return false;
     }
-    if (strcmp(op->name, "optimizer_update") == 0) {
+    if (op->id == TW_OP_ID_optimizer_update) {
         int64_t kind = call->attrs->i[OPT_KIND];
         if (kind != TW_OPTIMIZER_SGD && kind != TW_OPTIMIZER_ADAM && kind != TW_OPTIMIZER_ADAMW) {
             tw_error_set("optimizer_update: cuda:%d runs SGD, Adam and AdamW; RMSprop and Adagrad not yet", index);
             return false;
         }
     }
-    if (strcmp(op->name, "matmul") == 0 && !tw_dtype_is_float(call->inputs[0]->dtype)) {
+    if (op->id == TW_OP_ID_matmul && !tw_dtype_is_float(call->inputs[0]->dtype)) {
         tw_error_set("matmul: cuda:%d multiplies float32 and float64 only, got %s", index,
                      tw_dtype_name(call->inputs[0]->dtype));
         return false;

@@ -104,7 +104,7 @@ static int sim_run(const tw_op_call *call, tw_tensor *const *outs)
     }
     tw_op_call c = *call;
     c.inputs = ins;
-    int rc = call->op->kernel[TW_DEVICE_CPU](&c, os);
+    int rc = tw__cpu_kernel(call->op)(&c, os);
     for (int i = 0; i < call->ninputs; i++) {
         unsigned bumped = atomic_load(&in_s[i].version) - atomic_load(&call->inputs[i]->storage->version);
         if (bumped)
@@ -113,9 +113,9 @@ static int sim_run(const tw_op_call *call, tw_tensor *const *outs)
     return rc;
 }
 
-static tw_kernel_fn sim_kernel(int index, const tw_op_def *op)
+static tw_kernel_fn sim_kernel(const tw_op_def *op)
 {
-    return op->kernel[TW_DEVICE_CPU] ? sim_run : NULL;
+    return tw__cpu_kernel(op) ? sim_run : NULL;
 }
 
 static const tw_backend backend_sim = {

@@ -103,6 +103,7 @@ static int custom_backward(const tw_op_call *call, tw_tensor *const *outs, tw_te
 }
 
 const tw_op_def tw_op_custom = {
+    .id = TW_OP_ID_custom,
     .name = "custom",
     .noutputs = 1, .ninputs = TW_OP_VARIADIC,
     .infer = custom_infer,

@@ -6,6 +6,7 @@
 
 #include <stdatomic.h>
 
+#include "op_ids.h"
 #include "tw/engine.h"
 #include "twk_dtype.h"
 
@@ -139,6 +140,12 @@ enum {
 
 struct tw_op_def {
     const char *name;
+    /* Its number (op_ids.h): the index of its kernel in every backend's
+     * table. The kernels themselves live in the backends (the CPU's in
+     * engine/backend_cpu/), found through tw__kernel_for (backend.h): a
+     * kernel computes into freshly allocated contiguous outputs from inputs
+     * that may be strided views, and returns 0, or -1 with an error set. */
+    tw_op_id id;
     int noutputs;
     /* Inputs it takes (its infer and kernel read exactly these), or
      * TW_OP_VARIADIC. Dispatch and the graph reader check it
@@ -155,12 +162,6 @@ struct tw_op_def {
     /* View ops build their output over the input's storage instead of
      * running a kernel. Returns a caller-owned tensor. */
     tw_tensor *(*view)(const tw_op_call *call, const tw_desc *out);
-    /* Compute into freshly allocated contiguous outputs. Inputs may be
-     * strided views. Returns 0, or -1 with an error set. The kernels built
-     * into the engine, by device kind: the CPU's. A device kind whose slot is
-     * empty runs the kernel its backend gives (tw_backend.kernel,
-     * backend.h); read it through tw__kernel_for. */
-    int (*kernel[TW_DEVICE_KIND_COUNT])(const tw_op_call *call, tw_tensor *const *outs);
     /* Gradients of the inputs from the outputs' gradients, written with
      * engine ops (tw_mul, ...) so the backward pass is itself recorded on any
      * outer tape. grad_outs[k] is NULL when output k has no gradient; fill

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cpu/cpu_kernels.h"
-#include "backend.h"
+#include "backend_cpu/cpu_ops.h"
 
 tw_tensor *tw_variable(tw_tensor *initial_value, const char *name, bool trainable)
 {
@@ -104,9 +104,11 @@ static int update(const tw_op_call *call, int kind)
     return 0;
 }
 
-static int assign_kernel(const tw_op_call *call, tw_tensor *const *outs) { return update(call, 0); }
-static int assign_add_kernel(const tw_op_call *call, tw_tensor *const *outs) { return update(call, 1); }
-static int assign_sub_kernel(const tw_op_call *call, tw_tensor *const *outs) { return update(call, -1); }
+/* The CPU backend's kernels of the assignments (backend_cpu/cpu_ops.h):
+ * kept beside the variables they write. */
+int tw__cpu_assign(const tw_op_call *call, tw_tensor *const *outs) { return update(call, 0); }
+int tw__cpu_assign_add(const tw_op_call *call, tw_tensor *const *outs) { return update(call, 1); }
+int tw__cpu_assign_sub(const tw_op_call *call, tw_tensor *const *outs) { return update(call, -1); }
 
 /* A value from another device is copied to the variable's first (loading a
  * checkpoint read on the CPU into variables on a device); not while
@@ -131,8 +133,8 @@ static int assign_on_device(const tw_op_def *op, tw_tensor *v, tw_tensor *value)
 
 #define ASSIGN_OP(NAME)                                                                                   \
     const tw_op_def tw_op_##NAME = {                                                                     \
-        .name = #NAME, .noutputs = 0, .ninputs = 2, .flags = TW_OP_NOT_DIFFERENTIABLE | TW_OP_STATEFUL,  \
-        .infer = assign_infer, .kernel = {[TW_DEVICE_CPU] = NAME##_kernel},                             \
+        .name = #NAME, .id = TW_OP_ID_##NAME, .noutputs = 0, .ninputs = 2,                              \
+        .flags = TW_OP_NOT_DIFFERENTIABLE | TW_OP_STATEFUL, .infer = assign_infer,                       \
     };                                                                                                   \
     int tw_##NAME(tw_tensor *v, tw_tensor *value) { return assign_on_device(&tw_op_##NAME, v, value); }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gradcheck.h"
+#include "backend.h"
 #include "internal.h"
 
 /* ---- helpers ------------------------------------------------------------------ */
@@ -706,15 +707,37 @@ static void test_registry(void)
         g_assert_nonnull(op);
         g_assert_cmpstr(op->name, ==, names[i]);
         g_assert_nonnull(op->infer);
-        g_assert_nonnull(op->kernel[TW_DEVICE_CPU]);
+        g_assert_nonnull(tw__cpu_kernel(op));
         if (strcmp(names[i], "one_hot") != 0)
             g_assert_nonnull(op->backward);
     }
 }
 
+/* Backends find kernels by op number: the registry's order is the numbering,
+ * and every op that computes has the CPU's kernel (a view has none). */
+static void test_op_numbers(void)
+{
+    const tw_op_def *const *ops = tw_op_registry();
+    int n = 0;
+    for (; ops[n]; n++) {
+        g_assert_cmpint(ops[n]->id, ==, n + 1);
+        if (ops[n]->view)
+            g_assert_null(tw__cpu_kernel(ops[n]));
+        else
+            g_assert_nonnull(tw__cpu_kernel(ops[n]));
+    }
+    g_assert_cmpint(n + 1, ==, TW_OP_COUNT);
+    /* A definition without a number runs nowhere, with a message. */
+    static const tw_op_def unnumbered = {.name = "unnumbered", .noutputs = 1, .ninputs = 1};
+    g_assert_null(tw__kernel_for(&unnumbered, TW_CPU));
+    g_assert_nonnull(strstr(tw_last_error(), "unnumbered: no kernel for device cpu:0"));
+    tw_error_clear();
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/shape_ops/op-numbers", test_op_numbers);
     g_test_add_func("/shape_ops/concat/forward", test_concat_forward);
     g_test_add_func("/shape_ops/concat/many_inputs", test_concat_many_inputs);
     g_test_add_func("/shape_ops/concat/large", test_concat_large);

@@ -28,7 +28,7 @@
 static bool foldable(const tw_graph *g, const tw_gnode *n)
 {
     if (n->kind != TW_NODE_OP || (n->op->flags & TW_OP_STATEFUL) || n->noutputs != 1 || n->ninputs == 0 ||
-        (!n->op->view && !n->op->kernel[n->device.kind]))
+        (!n->op->view && (n->device.kind != TW_DEVICE_CPU || !tw__cpu_kernel(n->op))))
         return false;
     for (int i = 0; i < n->ninputs; i++)
         if (g->nodes[n->inputs[i].node].kind != TW_NODE_CONSTANT)

@@ -4,7 +4,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu/cpu_kernels.h"
 #include "internal.h"
 
 /* A C number meeting an integer or bool tensor must be a value of that
@@ -81,30 +80,6 @@ static int infer_logical(const tw_op_call *call, tw_desc *out)
     if (call->inputs[0]->dtype != TW_BOOL)
         return tw_error_set("%s: needs bool tensors, got %s", call->op->name, tw_dtype_name(call->inputs[0]->dtype));
     return infer_broadcast(call, out, TW_BOOL);
-}
-
-/* Integer div and floormod refuse a zero divisor: C would trap or, as the
- * kernels do, give a made-up 0. */
-static int check_divisor(twk_binary_op kop, const tw_op_call *call)
-{
-    tw_tensor *b = call->inputs[1];
-    if ((kop != TWK_BINARY_div && kop != TWK_BINARY_floormod) || tw_dtype_is_float(b->dtype))
-        return 0;
-    if (twk_any_zero(b->dtype, b->ndim, b->shape, b->strides, tw__data(b)))
-        return tw_error_set("%s: integer division by zero", call->op->name);
-    return 0;
-}
-
-static int run_binary(twk_binary_op kop, const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *out = outs[0], *a = call->inputs[0], *b = call->inputs[1];
-    if (check_divisor(kop, call) < 0)
-        return -1;
-    int64_t sa[TW_MAX_DIMS], sb[TW_MAX_DIMS];
-    tw__broadcast_strides(a, out->ndim, out->shape, sa);
-    tw__broadcast_strides(b, out->ndim, out->shape, sb);
-    twk_binary(kop, a->dtype, out->ndim, out->shape, tw__data(out), out->strides, tw__data(a), sa, tw__data(b), sb);
-    return 0;
 }
 
 /* ---- backward rules ------------------------------------------------------ */
@@ -223,14 +198,10 @@ static tw_tensor *weak_result(tw_tensor *r, const tw_tensor *a, const tw_tensor 
 }
 
 #define BINARY_OP(NAME, TAKES, f, i)                                                                 \
-    static int NAME##_kernel(const tw_op_call *call, tw_tensor *const *outs)                         \
-    {                                                                                                \
-        return run_binary(TWK_BINARY_##NAME, call, outs);                                            \
-    }                                                                                                \
     const tw_op_def tw_op_##NAME = {                                                                 \
-        .name = #NAME, .noutputs = 1, .ninputs = 2, .flags = FLAGS_##TAKES, .elementwise = 2,        \
-        .elementwise_op = TWK_BINARY_##NAME, .infer = INFER_##TAKES,                                 \
-        .kernel = {[TW_DEVICE_CPU] = NAME##_kernel}, .backward = BACKWARD_##TAKES(NAME),             \
+        .name = #NAME, .id = TW_OP_ID_##NAME, .noutputs = 1, .ninputs = 2, .flags = FLAGS_##TAKES,   \
+        .elementwise = 2, .elementwise_op = TWK_BINARY_##NAME, .infer = INFER_##TAKES,               \
+        .backward = BACKWARD_##TAKES(NAME),                                                          \
     };                                                                                               \
     tw_tensor *tw_##NAME(tw_tensor *a, tw_tensor *b)                                                 \
     {                                                                                                \
@@ -282,18 +253,6 @@ static int where_infer(const tw_op_call *call, tw_desc *out)
     return 0;
 }
 
-static int where_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *out = outs[0];
-    int64_t sc[TW_MAX_DIMS], sa[TW_MAX_DIMS], sb[TW_MAX_DIMS];
-    tw__broadcast_strides(IN(0), out->ndim, out->shape, sc);
-    tw__broadcast_strides(IN(1), out->ndim, out->shape, sa);
-    tw__broadcast_strides(IN(2), out->ndim, out->shape, sb);
-    twk_where(out->dtype, out->ndim, out->shape, tw__data(out), out->strides, tw__data(IN(0)), sc, tw__data(IN(1)), sa,
-              tw__data(IN(2)), sb);
-    return 0;
-}
-
 static int where_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
                           tw_tensor **gin)
 {
@@ -304,8 +263,8 @@ static int where_backward(const tw_op_call *call, tw_tensor *const *outs, tw_ten
 }
 
 const tw_op_def tw_op_where = {
-    .name = "where", .noutputs = 1, .ninputs = 3, .infer = where_infer,
-    .kernel = {[TW_DEVICE_CPU] = where_kernel}, .backward = where_backward,
+    .name = "where", .id = TW_OP_ID_where, .noutputs = 1, .ninputs = 3, .infer = where_infer,
+    .backward = where_backward,
 };
 
 tw_tensor *tw_where(tw_tensor *cond, tw_tensor *a, tw_tensor *b)

@@ -62,25 +62,6 @@ static int concat_infer(const tw_op_call *call, tw_desc *out)
     return 0;
 }
 
-static int concat_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *out = outs[0];
-    int axis = (int)call->attrs->i[0];
-    size_t itemsize = tw_dtype_size(out->dtype);
-    char *base = tw__data(out);
-    int64_t at = 0;
-    /* Each input lands in its block of the output: a strided copy through
-     * the output's strides (twk_copy coalesces and threads the big ones). */
-    for (int i = 0; i < call->ninputs; i++) {
-        const tw_tensor *in = IN(i);
-        if (in->numel > 0)
-            twk_copy(itemsize, in->ndim, in->shape, base + at * out->strides[axis] * (int64_t)itemsize, out->strides,
-                     tw__data(in), in->strides);
-        at += in->shape[axis];
-    }
-    return 0;
-}
-
 /* The gradient of each input is its block of the output's gradient. */
 static int concat_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
                            tw_tensor **gin)
@@ -97,8 +78,9 @@ static int concat_backward(const tw_op_call *call, tw_tensor *const *outs, tw_te
 }
 
 const tw_op_def tw_op_concat = {
+    .id = TW_OP_ID_concat,
     .name = "concat", .noutputs = 1, .ninputs = TW_OP_VARIADIC, .infer = concat_infer,
-    .kernel = {[TW_DEVICE_CPU] = concat_kernel}, .backward = concat_backward,
+    .backward = concat_backward,
 };
 
 static int check_list(const char *op, int n, tw_tensor *const *tensors)

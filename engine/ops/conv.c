@@ -17,11 +17,10 @@
  * tensor they produce. */
 #include <string.h>
 
-#include "cpu/conv_kernels.h"
-#include "cpu/cpu_kernels.h"
-#include "internal.h"
+#include "geometry.h"
 
 enum { A_STRIDE_H, A_STRIDE_W, A_DILATION_H, A_DILATION_W, A_PADDING, A_SHAPE, A_COUNT = A_SHAPE + 4 };
+_Static_assert((int)A_SHAPE == (int)TW_CONV_ATTR_SHAPE, "geometry.h names the shape attribute");
 
 extern const tw_op_def tw_op_conv2d, tw_op_conv2d_backprop_input, tw_op_conv2d_backprop_filter;
 
@@ -48,7 +47,7 @@ static int spatial_size(int64_t in, int64_t k, int64_t stride, int64_t dilation,
 
 /* Check the attributes and the two shapes; fill the kernel geometry. The
  * message names op and both shapes. */
-static int geometry(const char *op, const tw_attrs *a, const int64_t *in, const int64_t *fil, twk_conv2d_shape *s)
+int tw__conv2d_geometry(const char *op, const tw_attrs *a, const int64_t *in, const int64_t *fil, twk_conv2d_shape *s)
 {
     char si[160], sf[160];
     SHAPE_STR(4, in, si);
@@ -138,35 +137,6 @@ static void set_desc(tw_desc *out, tw_dtype dtype, const int64_t *shape)
     memcpy(out->shape, shape, 4 * sizeof(int64_t));
 }
 
-/* ---- kernels ------------------------------------------------------------- */
-
-typedef enum { RUN_FORWARD, RUN_INPUT, RUN_FILTER } run_kind;
-
-static int run(const char *op, run_kind kind, const twk_conv2d_shape *s, tw_tensor *a, tw_tensor *b, tw_tensor *out)
-{
-    const char *message;
-    if (twk_blas_init(&message) < 0)
-        return tw_error_set("%s: %s", op, message);
-    static const twk_conv_pass passes[] = {TWK_CONV_FORWARD, TWK_CONV_BACKPROP_INPUT, TWK_CONV_BACKPROP_FILTER};
-    tw_tensor *ca = tw__contiguous_raw(a), *cb = ca ? tw__contiguous_raw(b) : NULL;
-    size_t bytes = cb ? twk_conv2d_workspace(out->dtype, s, passes[kind]) : 0;
-    tw_storage *ws = bytes ? tw__storage_new(bytes, out->storage->device) : NULL;
-    int rc = -1;
-    if (cb && (!bytes || ws)) {
-        void *w = ws ? ws->data : NULL;
-        switch (kind) {
-        case RUN_FORWARD: twk_conv2d_forward(out->dtype, s, tw__data(ca), tw__data(cb), tw__data(out), w); break;
-        case RUN_INPUT: twk_conv2d_backprop_input(out->dtype, s, tw__data(ca), tw__data(cb), tw__data(out), w); break;
-        case RUN_FILTER: twk_conv2d_backprop_filter(out->dtype, s, tw__data(ca), tw__data(cb), tw__data(out), w); break;
-        }
-        rc = 0;
-    }
-    tw__storage_unref(ws);
-    tw_tensor_unref(ca);
-    tw_tensor_unref(cb);
-    return rc;
-}
-
 /* ---- dispatch helpers (the backward rules use them) ---------------------- */
 
 static tw_attrs with_shape(const tw_attrs *conv, const int64_t *shape)
@@ -207,19 +177,10 @@ static int conv2d_infer(const tw_op_call *call, tw_desc *out)
     const tw_tensor *x = call->inputs[0], *f = call->inputs[1];
     twk_conv2d_shape s;
     if (check_pair("conv2d", "input", x, "filter", f, NHWC, HWIO) < 0 ||
-        geometry("conv2d", call->attrs, x->shape, f->shape, &s) < 0)
+        tw__conv2d_geometry("conv2d", call->attrs, x->shape, f->shape, &s) < 0)
         return -1;
     set_desc(out, x->dtype, (const int64_t[]){s.batch, s.out_h, s.out_w, s.out_c});
     return 0;
-}
-
-static int conv2d_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *x = call->inputs[0], *f = call->inputs[1];
-    twk_conv2d_shape s;
-    if (geometry("conv2d", call->attrs, x->shape, f->shape, &s) < 0)
-        return -1;
-    return run("conv2d", RUN_FORWARD, &s, x, f, outs[0]);
 }
 
 static int conv2d_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
@@ -234,8 +195,9 @@ static int conv2d_backward(const tw_op_call *call, tw_tensor *const *outs, tw_te
 }
 
 const tw_op_def tw_op_conv2d = {
+    .id = TW_OP_ID_conv2d,
     .name = "conv2d", .noutputs = 1, .ninputs = 2, .infer = conv2d_infer,
-    .kernel = {[TW_DEVICE_CPU] = conv2d_kernel}, .backward = conv2d_backward,
+    .backward = conv2d_backward,
 };
 
 /* ---- conv2d_backprop_input(filter, grad_output) -> input's shape ---------- */
@@ -249,19 +211,10 @@ static int backprop_input_infer(const tw_op_call *call, tw_desc *out)
         check_shape_attr(op, call->attrs, "input") < 0)
         return -1;
     const int64_t *in = call->attrs->i + A_SHAPE;
-    if (geometry(op, call->attrs, in, f->shape, &s) < 0 || check_grad_shape(op, &s, g, in, f->shape) < 0)
+    if (tw__conv2d_geometry(op, call->attrs, in, f->shape, &s) < 0 || check_grad_shape(op, &s, g, in, f->shape) < 0)
         return -1;
     set_desc(out, f->dtype, in);
     return 0;
-}
-
-static int backprop_input_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *f = call->inputs[0], *g = call->inputs[1];
-    twk_conv2d_shape s;
-    if (geometry("conv2d_backprop_input", call->attrs, call->attrs->i + A_SHAPE, f->shape, &s) < 0)
-        return -1;
-    return run("conv2d_backprop_input", RUN_INPUT, &s, f, g, outs[0]);
 }
 
 static int backprop_input_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g,
@@ -276,8 +229,9 @@ static int backprop_input_backward(const tw_op_call *call, tw_tensor *const *out
 }
 
 const tw_op_def tw_op_conv2d_backprop_input = {
+    .id = TW_OP_ID_conv2d_backprop_input,
     .name = "conv2d_backprop_input", .noutputs = 1, .ninputs = 2, .infer = backprop_input_infer,
-    .kernel = {[TW_DEVICE_CPU] = backprop_input_kernel}, .backward = backprop_input_backward,
+    .backward = backprop_input_backward,
 };
 
 /* ---- conv2d_backprop_filter(input, grad_output) -> filter's shape --------- */
@@ -291,19 +245,10 @@ static int backprop_filter_infer(const tw_op_call *call, tw_desc *out)
         check_shape_attr(op, call->attrs, "filter") < 0)
         return -1;
     const int64_t *fil = call->attrs->i + A_SHAPE;
-    if (geometry(op, call->attrs, x->shape, fil, &s) < 0 || check_grad_shape(op, &s, g, x->shape, fil) < 0)
+    if (tw__conv2d_geometry(op, call->attrs, x->shape, fil, &s) < 0 || check_grad_shape(op, &s, g, x->shape, fil) < 0)
         return -1;
     set_desc(out, x->dtype, fil);
     return 0;
-}
-
-static int backprop_filter_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *x = call->inputs[0], *g = call->inputs[1];
-    twk_conv2d_shape s;
-    if (geometry("conv2d_backprop_filter", call->attrs, x->shape, call->attrs->i + A_SHAPE, &s) < 0)
-        return -1;
-    return run("conv2d_backprop_filter", RUN_FILTER, &s, x, g, outs[0]);
 }
 
 static int backprop_filter_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g,
@@ -318,8 +263,9 @@ static int backprop_filter_backward(const tw_op_call *call, tw_tensor *const *ou
 }
 
 const tw_op_def tw_op_conv2d_backprop_filter = {
+    .id = TW_OP_ID_conv2d_backprop_filter,
     .name = "conv2d_backprop_filter", .noutputs = 1, .ninputs = 2, .infer = backprop_filter_infer,
-    .kernel = {[TW_DEVICE_CPU] = backprop_filter_kernel}, .backward = backprop_filter_backward,
+    .backward = backprop_filter_backward,
 };
 
 /* ---- public ---------------------------------------------------------------- */

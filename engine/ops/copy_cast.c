@@ -1,5 +1,4 @@
 /* Copies and dtype conversion. */
-#include "cpu/cpu_kernels.h"
 #include "backend.h"
 
 static int same_shape_infer(const tw_op_call *call, tw_desc *out, tw_dtype dtype)
@@ -17,12 +16,6 @@ static int copy_infer(const tw_op_call *call, tw_desc *out)
     return same_shape_infer(call, out, call->inputs[0]->dtype);
 }
 
-static int copy_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw__copy_into(outs[0], call->inputs[0]);
-    return 0;
-}
-
 static int copy_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
                          tw_tensor **gin)
 {
@@ -31,8 +24,8 @@ static int copy_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tens
 }
 
 const tw_op_def tw_op_copy = {
-    .name = "copy", .noutputs = 1, .ninputs = 1, .infer = copy_infer,
-    .kernel = {[TW_DEVICE_CPU] = copy_kernel}, .backward = copy_backward,
+    .name = "copy", .id = TW_OP_ID_copy, .noutputs = 1, .ninputs = 1, .infer = copy_infer,
+    .backward = copy_backward,
 };
 
 tw_tensor *tw_copy(tw_tensor *t)
@@ -74,13 +67,6 @@ static int cast_infer(const tw_op_call *call, tw_desc *out)
     return same_shape_infer(call, out, (tw_dtype)call->attrs->i[0]);
 }
 
-static int cast_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *x = call->inputs[0], *out = outs[0];
-    twk_cast(out->dtype, x->dtype, x->ndim, x->shape, tw__data(out), out->strides, tw__data(x), x->strides);
-    return 0;
-}
-
 static int cast_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
                          tw_tensor **gin)
 {
@@ -90,8 +76,8 @@ static int cast_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tens
 }
 
 const tw_op_def tw_op_cast = {
-    .name = "cast", .noutputs = 1, .ninputs = 1, .infer = cast_infer,
-    .kernel = {[TW_DEVICE_CPU] = cast_kernel}, .backward = cast_backward,
+    .name = "cast", .id = TW_OP_ID_cast, .noutputs = 1, .ninputs = 1, .infer = cast_infer,
+    .backward = cast_backward,
 };
 
 tw_tensor *tw_cast(tw_tensor *t, tw_dtype dtype)

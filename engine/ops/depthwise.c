@@ -14,10 +14,10 @@
  * tensor they produce. */
 #include <string.h>
 
-#include "cpu/depthwise_kernels.h"
-#include "internal.h"
+#include "geometry.h"
 
 enum { A_STRIDE_H, A_STRIDE_W, A_DILATION_H, A_DILATION_W, A_PADDING, A_SHAPE, A_COUNT = A_SHAPE + 4 };
+_Static_assert((int)A_SHAPE == (int)TW_CONV_ATTR_SHAPE, "geometry.h names the shape attribute");
 
 extern const tw_op_def tw_op_depthwise_conv2d, tw_op_depthwise_conv2d_backprop_input,
     tw_op_depthwise_conv2d_backprop_filter;
@@ -47,7 +47,7 @@ static int spatial_size(int64_t in, int64_t k, int64_t stride, int64_t dilation,
 
 /* Check the attributes and the input and filter shapes; fill the kernel's
  * geometry. Messages name the op and both shapes. */
-static int geometry(const char *op, const tw_attrs *a, const int64_t *in, const int64_t *fil,
+int tw__depthwise_geometry(const char *op, const tw_attrs *a, const int64_t *in, const int64_t *fil,
                     twk_depthwise_shape *s)
 {
     char si[160], sf[160];
@@ -146,33 +146,6 @@ static void set_desc(tw_desc *out, tw_dtype dtype, const int64_t *shape)
     memcpy(out->shape, shape, 4 * sizeof(int64_t));
 }
 
-/* ---- kernels ------------------------------------------------------------- */
-
-typedef enum { RUN_FORWARD, RUN_INPUT, RUN_FILTER } run_kind;
-
-static int run(run_kind kind, const twk_depthwise_shape *s, tw_tensor *a, tw_tensor *b, tw_tensor *out)
-{
-    tw_tensor *ca = tw__contiguous_raw(a), *cb = ca ? tw__contiguous_raw(b) : NULL;
-    size_t bytes = cb && kind == RUN_FILTER ? twk_depthwise_filter_workspace(out->dtype, s) : 0;
-    tw_storage *ws = bytes ? tw__storage_new(bytes, out->storage->device) : NULL;
-    int rc = -1;
-    if (cb && (!bytes || ws)) {
-        switch (kind) {
-        case RUN_FORWARD: twk_depthwise_forward(out->dtype, s, tw__data(ca), tw__data(cb), tw__data(out)); break;
-        case RUN_INPUT: twk_depthwise_backprop_input(out->dtype, s, tw__data(ca), tw__data(cb), tw__data(out)); break;
-        case RUN_FILTER:
-            twk_depthwise_backprop_filter(out->dtype, s, tw__data(ca), tw__data(cb), tw__data(out),
-                                          ws ? ws->data : NULL);
-            break;
-        }
-        rc = 0;
-    }
-    tw__storage_unref(ws);
-    tw_tensor_unref(ca);
-    tw_tensor_unref(cb);
-    return rc;
-}
-
 /* ---- dispatch helpers (the backward rules use them) ---------------------- */
 
 static tw_tensor *forward_with(const tw_attrs *conv, tw_tensor *input, tw_tensor *filter)
@@ -198,21 +171,12 @@ static int forward_infer(const tw_op_call *call, tw_desc *out)
     const tw_tensor *x = call->inputs[0], *f = call->inputs[1];
     twk_depthwise_shape s;
     if (check_pair("depthwise_conv2d", "input", x, "filter", f, NHWC, HWCM) < 0 ||
-        geometry("depthwise_conv2d", call->attrs, x->shape, f->shape, &s) < 0)
+        tw__depthwise_geometry("depthwise_conv2d", call->attrs, x->shape, f->shape, &s) < 0)
         return -1;
     int64_t shape[4];
     output_shape(&s, shape);
     set_desc(out, x->dtype, shape);
     return 0;
-}
-
-static int forward_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *x = call->inputs[0], *f = call->inputs[1];
-    twk_depthwise_shape s;
-    if (geometry("depthwise_conv2d", call->attrs, x->shape, f->shape, &s) < 0)
-        return -1;
-    return run(RUN_FORWARD, &s, x, f, outs[0]);
 }
 
 static int forward_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
@@ -227,8 +191,9 @@ static int forward_backward(const tw_op_call *call, tw_tensor *const *outs, tw_t
 }
 
 const tw_op_def tw_op_depthwise_conv2d = {
+    .id = TW_OP_ID_depthwise_conv2d,
     .name = "depthwise_conv2d", .noutputs = 1, .ninputs = 2, .infer = forward_infer,
-    .kernel = {[TW_DEVICE_CPU] = forward_kernel}, .backward = forward_backward,
+    .backward = forward_backward,
 };
 
 /* ---- depthwise_conv2d_backprop_input(filter, grad_output) -> input's shape - */
@@ -242,19 +207,10 @@ static int input_infer(const tw_op_call *call, tw_desc *out)
         check_shape_attr(op, call->attrs, "input") < 0)
         return -1;
     const int64_t *in = call->attrs->i + A_SHAPE;
-    if (geometry(op, call->attrs, in, f->shape, &s) < 0 || check_grad_shape(op, &s, g, in, f->shape) < 0)
+    if (tw__depthwise_geometry(op, call->attrs, in, f->shape, &s) < 0 || check_grad_shape(op, &s, g, in, f->shape) < 0)
         return -1;
     set_desc(out, f->dtype, in);
     return 0;
-}
-
-static int input_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *f = call->inputs[0], *g = call->inputs[1];
-    twk_depthwise_shape s;
-    if (geometry("depthwise_conv2d_backprop_input", call->attrs, call->attrs->i + A_SHAPE, f->shape, &s) < 0)
-        return -1;
-    return run(RUN_INPUT, &s, f, g, outs[0]);
 }
 
 static int input_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
@@ -269,8 +225,9 @@ static int input_backward(const tw_op_call *call, tw_tensor *const *outs, tw_ten
 }
 
 const tw_op_def tw_op_depthwise_conv2d_backprop_input = {
+    .id = TW_OP_ID_depthwise_conv2d_backprop_input,
     .name = "depthwise_conv2d_backprop_input", .noutputs = 1, .ninputs = 2, .infer = input_infer,
-    .kernel = {[TW_DEVICE_CPU] = input_kernel}, .backward = input_backward,
+    .backward = input_backward,
 };
 
 /* ---- depthwise_conv2d_backprop_filter(input, grad_output) -> filter's shape */
@@ -284,19 +241,10 @@ static int filter_infer(const tw_op_call *call, tw_desc *out)
         check_shape_attr(op, call->attrs, "filter") < 0)
         return -1;
     const int64_t *fil = call->attrs->i + A_SHAPE;
-    if (geometry(op, call->attrs, x->shape, fil, &s) < 0 || check_grad_shape(op, &s, g, x->shape, fil) < 0)
+    if (tw__depthwise_geometry(op, call->attrs, x->shape, fil, &s) < 0 || check_grad_shape(op, &s, g, x->shape, fil) < 0)
         return -1;
     set_desc(out, x->dtype, fil);
     return 0;
-}
-
-static int filter_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *x = call->inputs[0], *g = call->inputs[1];
-    twk_depthwise_shape s;
-    if (geometry("depthwise_conv2d_backprop_filter", call->attrs, x->shape, call->attrs->i + A_SHAPE, &s) < 0)
-        return -1;
-    return run(RUN_FILTER, &s, x, g, outs[0]);
 }
 
 static int filter_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
@@ -311,8 +259,9 @@ static int filter_backward(const tw_op_call *call, tw_tensor *const *outs, tw_te
 }
 
 const tw_op_def tw_op_depthwise_conv2d_backprop_filter = {
+    .id = TW_OP_ID_depthwise_conv2d_backprop_filter,
     .name = "depthwise_conv2d_backprop_filter", .noutputs = 1, .ninputs = 2, .infer = filter_infer,
-    .kernel = {[TW_DEVICE_CPU] = filter_kernel}, .backward = filter_backward,
+    .backward = filter_backward,
 };
 
 /* ---- public ---------------------------------------------------------------- */

@@ -20,13 +20,6 @@ static int check_indices_dtype(const char *op, const tw_tensor *indices)
     return tw_error_set("%s: indices must be int32 or int64, got %s", op, tw_dtype_name(indices->dtype));
 }
 
-/* The (outer, axis, inner) view of a shape around axis. */
-static void split_around(int ndim, const int64_t *shape, int axis, int64_t *outer, int64_t *inner)
-{
-    *outer = tw__numel(axis, shape);
-    *inner = tw__numel(ndim - axis - 1, shape + axis + 1);
-}
-
 /* params.shape[:axis] + indices.shape + params.shape[axis+1:] into out. */
 static int gathered_shape(const char *op, int ndim, const int64_t *shape, int axis, const tw_tensor *indices,
                           int *out_ndim, int64_t *out_shape)
@@ -43,16 +36,6 @@ static int gathered_shape(const char *op, int ndim, const int64_t *shape, int ax
     memcpy(out_shape + axis + indices->ndim, shape + axis + 1, sizeof(int64_t) * (size_t)(ndim - axis - 1));
     *out_ndim = n;
     return 0;
-}
-
-/* Every index inside [0, size), or an error naming the first one outside. */
-static int check_index_range(const char *op, const tw_tensor *indices, const void *data, int axis, int64_t size)
-{
-    int64_t pos = twk_index_check(indices->dtype, indices->numel, data, size);
-    if (pos < 0)
-        return 0;
-    return tw_error_set("%s: index %lld at position %lld is out of range for axis %d of size %lld", op,
-                        (long long)twk_index_at(indices->dtype, data, pos), (long long)pos, axis, (long long)size);
 }
 
 static tw_tensor *scatter_add(tw_tensor *updates, tw_tensor *indices, int ndim, const int64_t *shape, int axis);
@@ -73,28 +56,6 @@ static int gather_infer(const tw_op_call *call, tw_desc *out)
     return gathered_shape("gather", params->ndim, params->shape, (int)axis, indices, &out->ndim, out->shape);
 }
 
-static int gather_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    int axis = (int)call->attrs->i[0];
-    tw_tensor *params = tw__contiguous_raw(IN(0));
-    tw_tensor *indices = tw__contiguous_raw(IN(1));
-    int rc = -1;
-    if (!params || !indices)
-        goto out;
-    const void *ix = tw__data(indices);
-    if (check_index_range("gather", indices, ix, axis, params->shape[axis]) < 0)
-        goto out;
-    int64_t outer, inner;
-    split_around(params->ndim, params->shape, axis, &outer, &inner);
-    twk_gather(tw_dtype_size(params->dtype), outer, params->shape[axis], inner, tw__data(params), indices->dtype,
-               indices->numel, ix, tw__data(outs[0]));
-    rc = 0;
-out:
-    tw_tensor_unref(params);
-    tw_tensor_unref(indices);
-    return rc;
-}
-
 static int gather_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
                            tw_tensor **gin)
 {
@@ -108,8 +69,9 @@ static int gather_backward(const tw_op_call *call, tw_tensor *const *outs, tw_te
 }
 
 const tw_op_def tw_op_gather = {
+    .id = TW_OP_ID_gather,
     .name = "gather", .noutputs = 1, .ninputs = 2, .infer = gather_infer,
-    .kernel = {[TW_DEVICE_CPU] = gather_kernel}, .backward = gather_backward,
+    .backward = gather_backward,
 };
 
 tw_tensor *tw_gather(tw_tensor *params, tw_tensor *indices, int axis)
@@ -163,29 +125,6 @@ static int scatter_add_infer(const tw_op_call *call, tw_desc *out)
     return 0;
 }
 
-static int scatter_add_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *out = outs[0];
-    int axis = (int)call->attrs->i[0];
-    tw_tensor *updates = tw__contiguous_raw(IN(0));
-    tw_tensor *indices = tw__contiguous_raw(IN(1));
-    int rc = -1;
-    if (!updates || !indices)
-        goto out;
-    const void *ix = tw__data(indices);
-    if (check_index_range("scatter_add", indices, ix, axis, out->shape[axis]) < 0)
-        goto out;
-    int64_t outer, inner;
-    split_around(out->ndim, out->shape, axis, &outer, &inner);
-    twk_scatter_add(out->dtype, outer, out->shape[axis], inner, tw__data(updates), indices->dtype, indices->numel,
-                    ix, tw__data(out));
-    rc = 0;
-out:
-    tw_tensor_unref(updates);
-    tw_tensor_unref(indices);
-    return rc;
-}
-
 static int scatter_add_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g,
                                 const bool *needs, tw_tensor **gin)
 {
@@ -195,8 +134,9 @@ static int scatter_add_backward(const tw_op_call *call, tw_tensor *const *outs, 
 }
 
 const tw_op_def tw_op_scatter_add = {
+    .id = TW_OP_ID_scatter_add,
     .name = "scatter_add", .noutputs = 1, .ninputs = 2, .infer = scatter_add_infer,
-    .kernel = {[TW_DEVICE_CPU] = scatter_add_kernel}, .backward = scatter_add_backward,
+    .backward = scatter_add_backward,
 };
 
 static tw_tensor *scatter_add(tw_tensor *updates, tw_tensor *indices, int ndim, const int64_t *shape, int axis)

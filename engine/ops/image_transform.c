@@ -13,10 +13,9 @@
  * fill value. */
 #include <string.h>
 
-#include "cpu/image_transform.h"
-#include "internal.h"
+#include "ops/geometry.h"
 
-enum { A_HEIGHT, A_WIDTH, A_INTERP, A_FILL, A_COUNT };
+enum { A_HEIGHT = TW_IMAGE_ATTR_HEIGHT, A_WIDTH = TW_IMAGE_ATTR_WIDTH, A_INTERP = TW_IMAGE_ATTR_INTERP, A_FILL = TW_IMAGE_ATTR_FILL, A_COUNT = TW_IMAGE_ATTR_COUNT };
 
 extern const tw_op_def tw_op_image_transform, tw_op_image_transform_adjoint;
 
@@ -64,42 +63,6 @@ static int infer(const tw_op_call *call, tw_desc *out)
     return 0;
 }
 
-/* The kernel's geometry: in is the images' side, out the sampled side. */
-static twk_image_transform_shape geometry(const tw_op_call *call, const int64_t *in, const int64_t *out)
-{
-    const tw_attrs *a = call->attrs;
-    return (twk_image_transform_shape){
-        .batch = in[0], .in_h = in[1], .in_w = in[2], .channels = in[3], .out_h = out[1], .out_w = out[2],
-        .interpolation = (int)a->i[A_INTERP], .fill_mode = (int)a->i[A_FILL], .fill_value = a->f[0],
-    };
-}
-
-static int run(const tw_op_call *call, tw_tensor *out, bool adjoint)
-{
-    tw_tensor *x = tw__contiguous_raw(call->inputs[0]), *t = x ? tw__contiguous_raw(call->inputs[1]) : NULL;
-    int rc = x && t ? 0 : -1;
-    if (rc == 0) {
-        twk_image_transform_shape s = adjoint ? geometry(call, out->shape, x->shape) : geometry(call, x->shape, out->shape);
-        if (adjoint)
-            twk_image_transform_adjoint(x->dtype, &s, tw__data(x), tw__data(t), tw__data(out));
-        else
-            twk_image_transform(x->dtype, &s, tw__data(x), tw__data(t), tw__data(out));
-    }
-    tw_tensor_unref(x);
-    tw_tensor_unref(t);
-    return rc;
-}
-
-static int forward_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    return run(call, outs[0], false);
-}
-
-static int adjoint_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    return run(call, outs[0], true);
-}
-
 /* The other op of the pair over g, sized to this op's first input. */
 static tw_tensor *other(const tw_op_def *op, const tw_op_call *call, tw_tensor *g, double fill_value)
 {
@@ -131,13 +94,15 @@ static int adjoint_backward(const tw_op_call *call, tw_tensor *const *outs, tw_t
 }
 
 const tw_op_def tw_op_image_transform = {
+    .id = TW_OP_ID_image_transform,
     .name = "image_transform", .noutputs = 1, .ninputs = 2, .infer = infer,
-    .kernel = {[TW_DEVICE_CPU] = forward_kernel}, .backward = forward_backward,
+    .backward = forward_backward,
 };
 
 const tw_op_def tw_op_image_transform_adjoint = {
+    .id = TW_OP_ID_image_transform_adjoint,
     .name = "image_transform_adjoint", .noutputs = 1, .ninputs = 2, .infer = infer,
-    .kernel = {[TW_DEVICE_CPU] = adjoint_kernel}, .backward = adjoint_backward,
+    .backward = adjoint_backward,
 };
 
 tw_tensor *tw_image_transform(tw_tensor *images, tw_tensor *transforms, int64_t out_h, int64_t out_w,

@@ -1,13 +1,8 @@
 /* Matrix products over the last two axes with broadcast batch axes and
- * optional transposes, through OpenBLAS sgemm/dgemm. Strided operands whose
- * last two axes are row- or column-major go to BLAS as they are (a
- * transposed view costs nothing); anything else is packed first. */
-#include <string.h>
-
-#include "cpu/cpu_kernels.h"
+ * optional transposes (the CPU's kernel: engine/backend_cpu/matmul.c). */
 #include "internal.h"
 
-enum { ATTR_TRANSPOSE_A, ATTR_TRANSPOSE_B };
+enum { ATTR_TRANSPOSE_A, ATTR_TRANSPOSE_B }; /* attrs.i */
 
 static void matrix_dims(const tw_tensor *t, bool transposed, int64_t *rows, int64_t *cols)
 {
@@ -43,73 +38,6 @@ static int matmul_infer(const tw_op_call *call, tw_desc *out)
     return 0;
 }
 
-/* How BLAS should read the last two axes of t: leading dimension and
- * whether to flip the transpose flag. False if the layout needs packing. */
-static bool blas_layout(const tw_tensor *t, bool *flip, int64_t *ld)
-{
-    int64_t r = t->shape[t->ndim - 2], c = t->shape[t->ndim - 1];
-    int64_t sr = t->strides[t->ndim - 2], sc = t->strides[t->ndim - 1];
-    if ((sc == 1 || c == 1) && (sr >= c || r == 1)) {
-        *flip = false;
-        *ld = r == 1 ? (c > 0 ? c : 1) : sr;
-        return *ld >= (c > 0 ? c : 1);
-    }
-    if ((sr == 1 || r == 1) && (sc >= r || c == 1)) {
-        *flip = true;
-        *ld = c == 1 ? (r > 0 ? r : 1) : sc;
-        return *ld >= (r > 0 ? r : 1);
-    }
-    return false;
-}
-
-static int matmul_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    const char *message;
-    if (twk_blas_init(&message) < 0)
-        return tw_error_set("matmul: %s", message);
-    tw_tensor *a = call->inputs[0], *b = call->inputs[1], *c = outs[0];
-    bool ta = call->attrs->i[ATTR_TRANSPOSE_A], tb = call->attrs->i[ATTR_TRANSPOSE_B];
-    bool flip_a, flip_b;
-    int64_t lda, ldb;
-    tw_tensor *pa = blas_layout(a, &flip_a, &lda) ? tw_tensor_ref(a) : tw__contiguous_raw(a);
-    tw_tensor *pb = blas_layout(b, &flip_b, &ldb) ? tw_tensor_ref(b) : tw__contiguous_raw(b);
-    if (!pa || !pb) {
-        tw_tensor_unref(pa);
-        tw_tensor_unref(pb);
-        return -1;
-    }
-    blas_layout(pa, &flip_a, &lda);
-    blas_layout(pb, &flip_b, &ldb);
-    int64_t m = c->shape[c->ndim - 2], n = c->shape[c->ndim - 1], rows_a, k;
-    matrix_dims(a, ta, &rows_a, &k);
-    int nb = c->ndim - 2;
-    int64_t batch = tw__numel(nb, c->shape);
-    int64_t sa[TW_MAX_DIMS], sb[TW_MAX_DIMS];
-    /* Batch strides of each operand, broadcast to the output's batch shape. */
-    for (int d = 0; d < nb; d++) {
-        int ia = d - (nb - (pa->ndim - 2)), ib = d - (nb - (pb->ndim - 2));
-        sa[d] = ia < 0 || pa->shape[ia] == 1 ? 0 : pa->strides[ia];
-        sb[d] = ib < 0 || pb->shape[ib] == 1 ? 0 : pb->strides[ib];
-    }
-    size_t isz = tw_dtype_size(c->dtype);
-    if (k == 0)
-        twk_fill(c->dtype, c->numel, tw__data(c), 0);
-    for (int64_t i = 0; i < batch && k > 0 && m > 0 && n > 0; i++) {
-        int64_t oa = 0, ob = 0, rest = i;
-        for (int d = nb - 1; d >= 0; d--) {
-            int64_t idx = rest % c->shape[d];
-            rest /= c->shape[d];
-            oa += idx * sa[d];
-            ob += idx * sb[d];
-        }
-        twk_gemm(c->dtype, ta != flip_a, tb != flip_b, m, n, k, (char *)tw__data(pa) + oa * (int64_t)isz, lda,
-                 (char *)tw__data(pb) + ob * (int64_t)isz, ldb, 0.0f, (char *)tw__data(c) + i * m * n * (int64_t)isz, n);
-    }
-    tw_tensor_unref(pa);
-    tw_tensor_unref(pb);
-    return 0;
-}
-
 /* TensorFlow's MatMul gradients for the four transpose combinations. */
 static int matmul_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
                            tw_tensor **gin)
@@ -129,8 +57,8 @@ static int matmul_backward(const tw_op_call *call, tw_tensor *const *outs, tw_te
 }
 
 const tw_op_def tw_op_matmul = {
-    .name = "matmul", .noutputs = 1, .ninputs = 2, .infer = matmul_infer,
-    .kernel = {[TW_DEVICE_CPU] = matmul_kernel}, .backward = matmul_backward,
+    .name = "matmul", .id = TW_OP_ID_matmul, .noutputs = 1, .ninputs = 2, .infer = matmul_infer,
+    .backward = matmul_backward,
 };
 
 tw_tensor *tw_matmul_ex(tw_tensor *a, tw_tensor *b, bool transpose_a, bool transpose_b)

@@ -44,23 +44,6 @@ static int pad_infer(const tw_op_call *call, tw_desc *out)
     return 0;
 }
 
-static int pad_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *out = outs[0];
-    const tw_tensor *x = IN(0);
-    const int64_t *p = call->attrs->i;
-    size_t itemsize = tw_dtype_size(out->dtype);
-    twk_fill(out->dtype, out->numel, tw__data(out), call->attrs->f[0]);
-    if (x->numel == 0)
-        return 0;
-    int64_t at = 0;
-    for (int d = 0; d < x->ndim; d++)
-        at += p[2 * d] * out->strides[d];
-    twk_copy(itemsize, x->ndim, x->shape, (char *)tw__data(out) + at * (int64_t)itemsize, out->strides, tw__data(x),
-             x->strides);
-    return 0;
-}
-
 /* The gradient is the gradient's interior: a slice, no copy. */
 static int pad_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
                         tw_tensor **gin)
@@ -84,8 +67,9 @@ static int pad_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tenso
 }
 
 const tw_op_def tw_op_pad = {
+    .id = TW_OP_ID_pad,
     .name = "pad", .noutputs = 1, .ninputs = 1, .infer = pad_infer,
-    .kernel = {[TW_DEVICE_CPU] = pad_kernel}, .backward = pad_backward,
+    .backward = pad_backward,
 };
 
 tw_tensor *tw_pad(tw_tensor *x, const int64_t *paddings, double constant_value)
@@ -133,15 +117,6 @@ static int tile_infer(const tw_op_call *call, tw_desc *out)
     out->ndim = x->ndim;
     for (int d = 0; d < x->ndim; d++)
         out->shape[d] = x->shape[d] * call->attrs->i[d];
-    return 0;
-}
-
-static int tile_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    const tw_tensor *x = IN(0);
-    if (outs[0]->numel > 0)
-        twk_tile(tw_dtype_size(x->dtype), x->ndim, x->shape, tw__data(x), x->strides, call->attrs->i,
-                 tw__data(outs[0]));
     return 0;
 }
 
@@ -209,8 +184,9 @@ static int tile_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tens
 }
 
 const tw_op_def tw_op_tile = {
+    .id = TW_OP_ID_tile,
     .name = "tile", .noutputs = 1, .ninputs = 1, .infer = tile_infer,
-    .kernel = {[TW_DEVICE_CPU] = tile_kernel}, .backward = tile_backward,
+    .backward = tile_backward,
 };
 
 tw_tensor *tw_tile(tw_tensor *x, int n, const int64_t *multiples)
@@ -251,20 +227,9 @@ static int one_hot_infer(const tw_op_call *call, tw_desc *out)
     return 0;
 }
 
-static int one_hot_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *indices = tw__contiguous_raw(IN(0));
-    if (!indices)
-        return -1;
-    twk_one_hot(outs[0]->dtype, indices->dtype, indices->numel, tw__data(indices), call->attrs->i[0],
-                tw__data(outs[0]));
-    tw_tensor_unref(indices);
-    return 0;
-}
-
 const tw_op_def tw_op_one_hot = {
+    .id = TW_OP_ID_one_hot,
     .name = "one_hot", .noutputs = 1, .ninputs = 1, .flags = TW_OP_NOT_DIFFERENTIABLE, .infer = one_hot_infer,
-    .kernel = {[TW_DEVICE_CPU] = one_hot_kernel},
 };
 
 tw_tensor *tw_one_hot(tw_tensor *indices, int64_t depth, tw_dtype dtype)

@@ -17,17 +17,17 @@
  * avg_pool2d_grad adds [5..8], the input's shape. */
 #include <string.h>
 
-#include "cpu/conv_kernels.h"
-#include "internal.h"
+#include "geometry.h"
 
 enum { A_POOL_H, A_POOL_W, A_STRIDE_H, A_STRIDE_W, A_PADDING, A_SHAPE, A_COUNT = A_SHAPE + 4 };
+_Static_assert((int)A_SHAPE == (int)TW_POOL_ATTR_SHAPE, "geometry.h names the shape attribute");
 
 extern const tw_op_def tw_op_max_pool2d, tw_op_max_pool2d_grad, tw_op_max_pool2d_grad_grad, tw_op_avg_pool2d,
     tw_op_avg_pool2d_grad;
 
 #define SHAPE_STR(ndim, shape, buf) tw_shape_str((ndim), (shape), (buf), sizeof(buf))
 
-static int geometry(const char *op, const tw_attrs *a, const int64_t *in, twk_pool2d_shape *s)
+int tw__pool2d_geometry(const char *op, const tw_attrs *a, const int64_t *in, twk_pool2d_shape *s)
 {
     char si[160];
     SHAPE_STR(4, in, si);
@@ -116,22 +116,6 @@ static tw_attrs pool_attrs(const tw_attrs *a)
     return b;
 }
 
-/* Run fn over contiguous copies of the inputs. */
-typedef void (*pool_fn)(tw_dtype, const twk_pool2d_shape *, tw_tensor *const *, tw_tensor *);
-
-static int run(const twk_pool2d_shape *s, int n, tw_tensor *const *inputs, tw_tensor *out, pool_fn fn)
-{
-    tw_tensor *c[3] = {0};
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++)
-        if (!(c[i] = tw__contiguous_raw(inputs[i])))
-            rc = -1;
-    if (rc == 0)
-        fn(out->dtype, s, c, out);
-    for (int i = 0; i < n; i++)
-        tw_tensor_unref(c[i]);
-    return rc;
-}
 
 /* ---- max_pool2d(x) --------------------------------------------------------- */
 
@@ -139,25 +123,12 @@ static int max_pool_infer(const tw_op_call *call, tw_desc *out)
 {
     const tw_tensor *x = call->inputs[0];
     twk_pool2d_shape s;
-    if (check_tensor("max_pool2d", "input", x) < 0 || geometry("max_pool2d", call->attrs, x->shape, &s) < 0)
+    if (check_tensor("max_pool2d", "input", x) < 0 || tw__pool2d_geometry("max_pool2d", call->attrs, x->shape, &s) < 0)
         return -1;
     int64_t shape[4];
     out_shape(&s, shape);
     set_desc(out, x->dtype, shape);
     return 0;
-}
-
-static void max_pool_fn(tw_dtype dt, const twk_pool2d_shape *s, tw_tensor *const *in, tw_tensor *out)
-{
-    twk_max_pool2d(dt, s, tw__data(in[0]), tw__data(out));
-}
-
-static int max_pool_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    twk_pool2d_shape s;
-    if (geometry("max_pool2d", call->attrs, call->inputs[0]->shape, &s) < 0)
-        return -1;
-    return run(&s, 1, call->inputs, outs[0], max_pool_fn);
 }
 
 static int max_pool_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
@@ -171,8 +142,9 @@ static int max_pool_backward(const tw_op_call *call, tw_tensor *const *outs, tw_
 }
 
 const tw_op_def tw_op_max_pool2d = {
+    .id = TW_OP_ID_max_pool2d,
     .name = "max_pool2d", .noutputs = 1, .ninputs = 1, .infer = max_pool_infer,
-    .kernel = {[TW_DEVICE_CPU] = max_pool_kernel}, .backward = max_pool_backward,
+    .backward = max_pool_backward,
 };
 
 /* ---- max_pool2d_grad(x, y, dy) -> x's shape -------------------------------- */
@@ -182,7 +154,7 @@ static int check_max_grad(const char *op, const tw_op_call *call, const char *th
                           twk_pool2d_shape *s)
 {
     const tw_tensor *x = call->inputs[0];
-    if (check_tensor(op, "input", x) < 0 || geometry(op, call->attrs, x->shape, s) < 0)
+    if (check_tensor(op, "input", x) < 0 || tw__pool2d_geometry(op, call->attrs, x->shape, s) < 0)
         return -1;
     int64_t shape[4];
     out_shape(s, shape);
@@ -201,19 +173,6 @@ static int max_grad_infer(const tw_op_call *call, tw_desc *out)
     return 0;
 }
 
-static void max_grad_fn(tw_dtype dt, const twk_pool2d_shape *s, tw_tensor *const *in, tw_tensor *out)
-{
-    twk_max_pool2d_grad(dt, s, tw__data(in[0]), tw__data(in[2]), tw__data(out));
-}
-
-static int max_grad_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    twk_pool2d_shape s;
-    if (geometry("max_pool2d_grad", call->attrs, call->inputs[0]->shape, &s) < 0)
-        return -1;
-    return run(&s, 3, call->inputs, outs[0], max_grad_fn);
-}
-
 static int max_grad_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
                              tw_tensor **gin)
 {
@@ -227,8 +186,9 @@ static int max_grad_backward(const tw_op_call *call, tw_tensor *const *outs, tw_
 }
 
 const tw_op_def tw_op_max_pool2d_grad = {
+    .id = TW_OP_ID_max_pool2d_grad,
     .name = "max_pool2d_grad", .noutputs = 1, .ninputs = 3, .infer = max_grad_infer,
-    .kernel = {[TW_DEVICE_CPU] = max_grad_kernel}, .backward = max_grad_backward,
+    .backward = max_grad_backward,
 };
 
 /* ---- max_pool2d_grad_grad(x, y, u) -> y's shape ---------------------------- */
@@ -245,19 +205,6 @@ static int max_grad_grad_infer(const tw_op_call *call, tw_desc *out)
     return 0;
 }
 
-static void max_grad_grad_fn(tw_dtype dt, const twk_pool2d_shape *s, tw_tensor *const *in, tw_tensor *out)
-{
-    twk_max_pool2d_grad_grad(dt, s, tw__data(in[0]), tw__data(in[2]), tw__data(out));
-}
-
-static int max_grad_grad_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    twk_pool2d_shape s;
-    if (geometry("max_pool2d_grad_grad", call->attrs, call->inputs[0]->shape, &s) < 0)
-        return -1;
-    return run(&s, 3, call->inputs, outs[0], max_grad_grad_fn);
-}
-
 static int max_grad_grad_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g,
                                   const bool *needs, tw_tensor **gin)
 {
@@ -270,8 +217,9 @@ static int max_grad_grad_backward(const tw_op_call *call, tw_tensor *const *outs
 }
 
 const tw_op_def tw_op_max_pool2d_grad_grad = {
+    .id = TW_OP_ID_max_pool2d_grad_grad,
     .name = "max_pool2d_grad_grad", .noutputs = 1, .ninputs = 3, .infer = max_grad_grad_infer,
-    .kernel = {[TW_DEVICE_CPU] = max_grad_grad_kernel}, .backward = max_grad_grad_backward,
+    .backward = max_grad_grad_backward,
 };
 
 /* ---- avg_pool2d(x) ----------------------------------------------------------- */
@@ -280,25 +228,12 @@ static int avg_pool_infer(const tw_op_call *call, tw_desc *out)
 {
     const tw_tensor *x = call->inputs[0];
     twk_pool2d_shape s;
-    if (check_tensor("avg_pool2d", "input", x) < 0 || geometry("avg_pool2d", call->attrs, x->shape, &s) < 0)
+    if (check_tensor("avg_pool2d", "input", x) < 0 || tw__pool2d_geometry("avg_pool2d", call->attrs, x->shape, &s) < 0)
         return -1;
     int64_t shape[4];
     out_shape(&s, shape);
     set_desc(out, x->dtype, shape);
     return 0;
-}
-
-static void avg_pool_fn(tw_dtype dt, const twk_pool2d_shape *s, tw_tensor *const *in, tw_tensor *out)
-{
-    twk_avg_pool2d(dt, s, tw__data(in[0]), tw__data(out));
-}
-
-static int avg_pool_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    twk_pool2d_shape s;
-    if (geometry("avg_pool2d", call->attrs, call->inputs[0]->shape, &s) < 0)
-        return -1;
-    return run(&s, 1, call->inputs, outs[0], avg_pool_fn);
 }
 
 static int avg_pool_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
@@ -314,8 +249,9 @@ static int avg_pool_backward(const tw_op_call *call, tw_tensor *const *outs, tw_
 }
 
 const tw_op_def tw_op_avg_pool2d = {
+    .id = TW_OP_ID_avg_pool2d,
     .name = "avg_pool2d", .noutputs = 1, .ninputs = 1, .infer = avg_pool_infer,
-    .kernel = {[TW_DEVICE_CPU] = avg_pool_kernel}, .backward = avg_pool_backward,
+    .backward = avg_pool_backward,
 };
 
 /* ---- avg_pool2d_grad(dy) -> the input's shape (attr) ------------------------ */
@@ -331,7 +267,7 @@ static int avg_grad_infer(const tw_op_call *call, tw_desc *out)
     for (int d = 0; d < 4; d++)
         if (in[d] < 0)
             return tw_error_set("%s: the input shape has a negative dimension", op);
-    if (check_tensor(op, "grad_output", g) < 0 || geometry(op, call->attrs, in, &s) < 0)
+    if (check_tensor(op, "grad_output", g) < 0 || tw__pool2d_geometry(op, call->attrs, in, &s) < 0)
         return -1;
     int64_t shape[4];
     out_shape(&s, shape);
@@ -339,19 +275,6 @@ static int avg_grad_infer(const tw_op_call *call, tw_desc *out)
         return -1;
     set_desc(out, g->dtype, in);
     return 0;
-}
-
-static void avg_grad_fn(tw_dtype dt, const twk_pool2d_shape *s, tw_tensor *const *in, tw_tensor *out)
-{
-    twk_avg_pool2d_grad(dt, s, tw__data(in[0]), tw__data(out));
-}
-
-static int avg_grad_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    twk_pool2d_shape s;
-    if (geometry("avg_pool2d_grad", call->attrs, call->attrs->i + A_SHAPE, &s) < 0)
-        return -1;
-    return run(&s, 1, call->inputs, outs[0], avg_grad_fn);
 }
 
 static int avg_grad_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
@@ -365,8 +288,9 @@ static int avg_grad_backward(const tw_op_call *call, tw_tensor *const *outs, tw_
 }
 
 const tw_op_def tw_op_avg_pool2d_grad = {
+    .id = TW_OP_ID_avg_pool2d_grad,
     .name = "avg_pool2d_grad", .noutputs = 1, .ninputs = 1, .infer = avg_grad_infer,
-    .kernel = {[TW_DEVICE_CPU] = avg_grad_kernel}, .backward = avg_grad_backward,
+    .backward = avg_grad_backward,
 };
 
 /* ---- public ------------------------------------------------------------------ */

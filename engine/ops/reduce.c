@@ -2,7 +2,6 @@
  * argmin along one axis; mean is a composite. */
 #include <string.h>
 
-#include "cpu/cpu_kernels.h"
 #include "internal.h"
 
 extern const tw_op_def tw_op_max, tw_op_min;
@@ -51,20 +50,6 @@ static int reduce_infer(const tw_op_call *call, tw_desc *out)
     }
     out->dtype = x->dtype;
     reduced_shape(x, a, a->i[0], &out->ndim, out->shape);
-    return 0;
-}
-
-static int reduce_run(twk_reduce_op kop, const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *x = call->inputs[0];
-    bool mask[TW_MAX_DIMS];
-    for (int d = 0; d < x->ndim; d++)
-        mask[d] = call->attrs->i[1 + d];
-    if (x->numel == 0) {
-        twk_fill(outs[0]->dtype, outs[0]->numel, tw__data(outs[0]), kop == TWK_PROD ? 1 : 0);
-        return 0;
-    }
-    twk_reduce(kop, x->dtype, x->ndim, x->shape, x->strides, tw__data(x), mask, tw__data(outs[0]));
     return 0;
 }
 
@@ -159,14 +144,10 @@ static int extreme_backward(const tw_op_call *call, tw_tensor *const *outs, tw_t
     return 0;
 }
 
-#define REDUCE_OP(NAME, KOP, BACKWARD)                                                                 \
-    static int NAME##_kernel(const tw_op_call *call, tw_tensor *const *outs)                           \
-    {                                                                                                  \
-        return reduce_run(KOP, call, outs);                                                            \
-    }                                                                                                  \
+#define REDUCE_OP(NAME, BACKWARD)                                                                       \
     const tw_op_def tw_op_##NAME = {                                                                   \
-        .name = #NAME, .noutputs = 1, .ninputs = 1, .infer = reduce_infer,                             \
-        .kernel = {[TW_DEVICE_CPU] = NAME##_kernel}, .backward = BACKWARD,                             \
+        .name = #NAME, .id = TW_OP_ID_##NAME, .noutputs = 1, .ninputs = 1, .infer = reduce_infer,      \
+        .backward = BACKWARD,                                                                          \
     };                                                                                                 \
     tw_tensor *tw_##NAME(tw_tensor *x, int naxes, const int *axes, bool keepdims)                      \
     {                                                                                                  \
@@ -176,10 +157,10 @@ static int extreme_backward(const tw_op_call *call, tw_tensor *const *outs, tw_t
         return tw_dispatch1(&tw_op_##NAME, 1, &x, &a);                                                 \
     }
 
-REDUCE_OP(sum, TWK_SUM, sum_backward)
-REDUCE_OP(prod, TWK_PROD, prod_backward)
-REDUCE_OP(max, TWK_RMAX, extreme_backward)
-REDUCE_OP(min, TWK_RMIN, extreme_backward)
+REDUCE_OP(sum, sum_backward)
+REDUCE_OP(prod, prod_backward)
+REDUCE_OP(max, extreme_backward)
+REDUCE_OP(min, extreme_backward)
 
 tw_tensor *tw_sum_all(tw_tensor *x)
 {
@@ -226,23 +207,10 @@ static int arg_infer(const tw_op_call *call, tw_desc *out)
     return 0;
 }
 
-static int arg_run(twk_reduce_op kop, const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *x = call->inputs[0];
-    bool mask[TW_MAX_DIMS] = {0};
-    mask[call->attrs->i[0]] = true;
-    twk_reduce(kop, x->dtype, x->ndim, x->shape, x->strides, tw__data(x), mask, tw__data(outs[0]));
-    return 0;
-}
-
-#define ARG_OP(NAME, KOP)                                                                              \
-    static int NAME##_kernel(const tw_op_call *call, tw_tensor *const *outs)                           \
-    {                                                                                                  \
-        return arg_run(KOP, call, outs);                                                               \
-    }                                                                                                  \
+#define ARG_OP(NAME)                                                                                   \
     const tw_op_def tw_op_##NAME = {                                                                   \
-        .name = #NAME, .noutputs = 1, .ninputs = 1, .flags = TW_OP_NOT_DIFFERENTIABLE, .infer = arg_infer, \
-        .kernel = {[TW_DEVICE_CPU] = NAME##_kernel},                                                   \
+        .name = #NAME, .id = TW_OP_ID_##NAME, .noutputs = 1, .ninputs = 1,                             \
+        .flags = TW_OP_NOT_DIFFERENTIABLE, .infer = arg_infer,                                         \
     };                                                                                                 \
     tw_tensor *tw_##NAME(tw_tensor *x, int axis)                                                       \
     {                                                                                                  \
@@ -253,5 +221,5 @@ static int arg_run(twk_reduce_op kop, const tw_op_call *call, tw_tensor *const *
         return tw_dispatch1(&tw_op_##NAME, 1, &x, &a);                                                 \
     }
 
-ARG_OP(argmax, TWK_ARGMAX)
-ARG_OP(argmin, TWK_ARGMIN)
+ARG_OP(argmax)
+ARG_OP(argmin)

@@ -9,17 +9,16 @@
  * spatial size of the op's own output. */
 #include <string.h>
 
-#include "cpu/resize_kernels.h"
-#include "internal.h"
+#include "ops/geometry.h"
 
-enum { A_METHOD, A_HEIGHT, A_WIDTH, A_COUNT };
+enum { A_METHOD = TW_RESIZE_ATTR_METHOD, A_HEIGHT = TW_RESIZE_ATTR_HEIGHT, A_WIDTH = TW_RESIZE_ATTR_WIDTH, A_COUNT = TW_RESIZE_ATTR_COUNT };
 
 extern const tw_op_def tw_op_resize, tw_op_resize_grad;
 
 /* The kernel geometry from the image the resize reads (in) and the size it
  * writes; the message names the op and the shapes. */
-static int geometry(const char *op, const tw_attrs *a, const int64_t *in, int64_t out_h, int64_t out_w,
-                    twk_resize_shape *s)
+int tw__resize_geometry(const char *op, const tw_attrs *a, const int64_t *in, int64_t out_h, int64_t out_w,
+                        twk_resize_shape *s)
 {
     char si[160];
     tw_shape_str(4, in, si, sizeof si);
@@ -66,18 +65,6 @@ static tw_tensor *dispatch(const tw_op_def *op, tw_tensor *x, int64_t method, in
     return tw_dispatch1(op, 1, &x, &a);
 }
 
-typedef void (*resize_fn)(twk_dtype, const twk_resize_shape *, const void *, void *);
-
-static int run(const twk_resize_shape *s, tw_tensor *x, tw_tensor *out, resize_fn fn)
-{
-    tw_tensor *c = tw__contiguous_raw(x);
-    if (!c)
-        return -1;
-    fn(out->dtype, s, tw__data(c), tw__data(out));
-    tw_tensor_unref(c);
-    return 0;
-}
-
 /* ---- resize(x) --------------------------------------------------------------- */
 
 static int resize_infer(const tw_op_call *call, tw_desc *out)
@@ -85,20 +72,11 @@ static int resize_infer(const tw_op_call *call, tw_desc *out)
     const tw_tensor *x = call->inputs[0];
     const int64_t *p = call->attrs->i;
     twk_resize_shape s;
-    if (check_images("resize", "images", x) < 0 || geometry("resize", call->attrs, x->shape, p[A_HEIGHT],
+    if (check_images("resize", "images", x) < 0 || tw__resize_geometry("resize", call->attrs, x->shape, p[A_HEIGHT],
                                                             p[A_WIDTH], &s) < 0)
         return -1;
     set_desc(out, x->dtype, s.batch, s.out_h, s.out_w, s.channels);
     return 0;
-}
-
-static int resize_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    const int64_t *p = call->attrs->i;
-    twk_resize_shape s;
-    if (geometry("resize", call->attrs, call->inputs[0]->shape, p[A_HEIGHT], p[A_WIDTH], &s) < 0)
-        return -1;
-    return run(&s, call->inputs[0], outs[0], twk_resize);
 }
 
 static int resize_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
@@ -111,36 +89,29 @@ static int resize_backward(const tw_op_call *call, tw_tensor *const *outs, tw_te
 }
 
 const tw_op_def tw_op_resize = {
+    .id = TW_OP_ID_resize,
     .name = "resize", .noutputs = 1, .ninputs = 1, .infer = resize_infer,
-    .kernel = {[TW_DEVICE_CPU] = resize_kernel}, .backward = resize_backward,
+    .backward = resize_backward,
 };
 
 /* ---- resize_grad(dy) ------------------------------------------------------------ */
 
 /* The resize this is the gradient of reads the op's output shape. */
-static int grad_geometry(const tw_op_call *call, twk_resize_shape *s)
+int tw__resize_grad_geometry(const tw_op_call *call, twk_resize_shape *s)
 {
     const tw_tensor *g = call->inputs[0];
     const int64_t *p = call->attrs->i;
     int64_t in[4] = {g->shape[0], p[A_HEIGHT], p[A_WIDTH], g->shape[3]};
-    return geometry("resize_grad", call->attrs, in, g->shape[1], g->shape[2], s);
+    return tw__resize_geometry("resize_grad", call->attrs, in, g->shape[1], g->shape[2], s);
 }
 
 static int grad_infer(const tw_op_call *call, tw_desc *out)
 {
     twk_resize_shape s;
-    if (check_images("resize_grad", "grad_output", call->inputs[0]) < 0 || grad_geometry(call, &s) < 0)
+    if (check_images("resize_grad", "grad_output", call->inputs[0]) < 0 || tw__resize_grad_geometry(call, &s) < 0)
         return -1;
     set_desc(out, call->inputs[0]->dtype, s.batch, s.in_h, s.in_w, s.channels);
     return 0;
-}
-
-static int grad_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    twk_resize_shape s;
-    if (grad_geometry(call, &s) < 0)
-        return -1;
-    return run(&s, call->inputs[0], outs[0], twk_resize_grad);
 }
 
 static int grad_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
@@ -153,8 +124,9 @@ static int grad_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tens
 }
 
 const tw_op_def tw_op_resize_grad = {
+    .id = TW_OP_ID_resize_grad,
     .name = "resize_grad", .noutputs = 1, .ninputs = 1, .infer = grad_infer,
-    .kernel = {[TW_DEVICE_CPU] = grad_kernel}, .backward = grad_backward,
+    .backward = grad_backward,
 };
 
 /* ---- public ------------------------------------------------------------------------ */

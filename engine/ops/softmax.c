@@ -63,28 +63,6 @@ static void rows_desc(const tw_tensor *logits, tw_desc *out)
     memcpy(out->shape, logits->shape, sizeof(int64_t) * (size_t)out->ndim);
 }
 
-/* log(sum(exp(row))) computed stably. */
-static double row_logsumexp(const double *row, int64_t n)
-{
-    double m = -INFINITY;
-    for (int64_t j = 0; j < n; j++)
-        m = row[j] > m ? row[j] : m;
-    if (!isfinite(m))
-        return m;
-    double s = 0;
-    for (int64_t j = 0; j < n; j++)
-        s += exp(row[j] - m);
-    return m + log(s);
-}
-
-/* Rows of a tensor as float64 (small temporary per row). */
-static void load_row(const tw_tensor *t, int64_t r, int64_t n, double *row)
-{
-    const char *base = (const char *)tw__data(t) + r * n * (int64_t)tw_dtype_size(t->dtype);
-    for (int64_t j = 0; j < n; j++)
-        row[j] = twk_load(t->dtype, base + j * (int64_t)tw_dtype_size(t->dtype));
-}
-
 /* ---- dense labels ----------------------------------------------------------- */
 static int dense_infer(const tw_op_call *call, tw_desc *out)
 {
@@ -100,30 +78,6 @@ static int dense_infer(const tw_op_call *call, tw_desc *out)
     }
     rows_desc(logits, out);
     return 0;
-}
-
-static int dense_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *logits = tw__contiguous_raw(call->inputs[0]), *labels = tw__contiguous_raw(call->inputs[1]);
-    int rc = 0;
-    int64_t n = logits ? logits->shape[logits->ndim - 1] : 0, rows = outs[0]->numel;
-    double *buf = logits && labels ? malloc(sizeof(double) * (size_t)n * 2) : NULL;
-    if (!buf) {
-        rc = tw_error_set("softmax_cross_entropy: out of memory");
-    } else {
-        for (int64_t r = 0; r < rows; r++) {
-            load_row(logits, r, n, buf);
-            load_row(labels, r, n, buf + n);
-            double lse = row_logsumexp(buf, n), loss = 0;
-            for (int64_t j = 0; j < n; j++)
-                loss += buf[n + j] == 0 ? 0 : buf[n + j] * (lse - buf[j]);
-            twk_store(outs[0]->dtype, (char *)tw__data(outs[0]) + r * (int64_t)tw_dtype_size(outs[0]->dtype), loss);
-        }
-    }
-    free(buf);
-    tw_tensor_unref(logits);
-    tw_tensor_unref(labels);
-    return rc;
 }
 
 /* d/dlogits = g * (softmax * sum(labels) - labels); d/dlabels = -g * log_softmax. */
@@ -142,8 +96,9 @@ static int dense_backward(const tw_op_call *call, tw_tensor *const *outs, tw_ten
 }
 
 const tw_op_def tw_op_softmax_cross_entropy = {
+    .id = TW_OP_ID_softmax_cross_entropy,
     .name = "softmax_cross_entropy", .noutputs = 1, .ninputs = 2, .infer = dense_infer,
-    .kernel = {[TW_DEVICE_CPU] = dense_kernel}, .backward = dense_backward,
+    .backward = dense_backward,
 };
 
 tw_tensor *tw_softmax_cross_entropy(tw_tensor *logits, tw_tensor *labels)
@@ -172,34 +127,6 @@ static int sparse_infer(const tw_op_call *call, tw_desc *out)
     return 0;
 }
 
-static int sparse_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *logits = tw__contiguous_raw(call->inputs[0]), *labels = tw__contiguous_raw(call->inputs[1]);
-    int rc = 0;
-    int64_t n = logits ? logits->shape[logits->ndim - 1] : 0, rows = outs[0]->numel;
-    double *row = logits && labels ? malloc(sizeof(double) * (size_t)n) : NULL;
-    if (!row)
-        rc = tw_error_set("sparse_softmax_cross_entropy: out of memory");
-    for (int64_t r = 0; r < rows && rc == 0; r++) {
-        int64_t label = (int64_t)twk_load(labels->dtype, (char *)tw__data(labels) + r * (int64_t)tw_dtype_size(labels->dtype));
-        if (label < 0 || label >= n) {
-            char shape[160];
-            rc = tw_error_set("sparse_softmax_cross_entropy: label %lld at position %lld is outside [0, %lld) "
-                              "for logits of shape %s",
-                              (long long)label, (long long)r, (long long)n,
-                              tw_shape_str(logits->ndim, logits->shape, shape, sizeof shape));
-            break;
-        }
-        load_row(logits, r, n, row);
-        twk_store(outs[0]->dtype, (char *)tw__data(outs[0]) + r * (int64_t)tw_dtype_size(outs[0]->dtype),
-                  row_logsumexp(row, n) - row[label]);
-    }
-    free(row);
-    tw_tensor_unref(logits);
-    tw_tensor_unref(labels);
-    return rc;
-}
-
 static int sparse_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
                            tw_tensor **gin)
 {
@@ -210,8 +137,9 @@ static int sparse_backward(const tw_op_call *call, tw_tensor *const *outs, tw_te
 }
 
 const tw_op_def tw_op_sparse_softmax_cross_entropy = {
+    .id = TW_OP_ID_sparse_softmax_cross_entropy,
     .name = "sparse_softmax_cross_entropy", .noutputs = 1, .ninputs = 2, .infer = sparse_infer,
-    .kernel = {[TW_DEVICE_CPU] = sparse_kernel}, .backward = sparse_backward,
+    .backward = sparse_backward,
 };
 
 tw_tensor *tw_sparse_softmax_cross_entropy(tw_tensor *logits, tw_tensor *labels)

@@ -3,7 +3,6 @@
  * made from the table in kernels/include/elementwise.h. */
 #include <math.h>
 
-#include "cpu/cpu_kernels.h"
 #include "internal.h"
 
 enum { ANY_NUMBER, FLOAT_ONLY, BOOL_ONLY };
@@ -27,14 +26,6 @@ static int same_as_input(const tw_op_call *call, tw_desc *out)
     out->ndim = x->ndim;
     for (int d = 0; d < x->ndim; d++)
         out->shape[d] = x->shape[d];
-    return 0;
-}
-
-static int run_unary(twk_unary_op kop, const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *x = call->inputs[0], *out = outs[0];
-    twk_unary(kop, x->dtype, x->ndim, x->shape, tw__data(out), out->strides, tw__data(x), x->strides,
-              call->attrs->f[0], call->attrs->f[1]);
     return 0;
 }
 
@@ -124,14 +115,10 @@ RULE(mish, tw_mul(G, mish_derivative(X)))
     {                                                                                                       \
         return check_kind(call, KIND_##TAKES) < 0 ? -1 : same_as_input(call, out);                          \
     }                                                                                                       \
-    static int NAME##_kernel(const tw_op_call *call, tw_tensor *const *outs)                                \
-    {                                                                                                       \
-        return run_unary(TWK_UNARY_##NAME, call, outs);                                                     \
-    }                                                                                                       \
     const tw_op_def tw_op_##NAME = {                                                                        \
-        .name = #NAME, .noutputs = 1, .ninputs = 1, .flags = FLAGS_##TAKES, .elementwise = 1,               \
-        .elementwise_op = TWK_UNARY_##NAME, .infer = NAME##_infer,                                          \
-        .kernel = {[TW_DEVICE_CPU] = NAME##_kernel}, .backward = BACKWARD_##TAKES(NAME),                    \
+        .name = #NAME, .id = TW_OP_ID_##NAME, .noutputs = 1, .ninputs = 1, .flags = FLAGS_##TAKES,          \
+        .elementwise = 1, .elementwise_op = TWK_UNARY_##NAME, .infer = NAME##_infer,                        \
+        .backward = BACKWARD_##TAKES(NAME),                                                                 \
     };                                                                                                      \
     PUBLIC_##NATTRS(NAME)
 

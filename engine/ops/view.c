@@ -82,6 +82,7 @@ static int reshape_backward(const tw_op_call *call, tw_tensor *const *outs, tw_t
 }
 
 const tw_op_def tw_op_reshape = {
+    .id = TW_OP_ID_reshape,
     .name = "reshape", .noutputs = 1, .ninputs = 1, .infer = reshape_infer, .view = reshape_view, .backward = reshape_backward,
 };
 
@@ -194,6 +195,7 @@ static int permute_backward(const tw_op_call *call, tw_tensor *const *outs, tw_t
 }
 
 const tw_op_def tw_op_permute = {
+    .id = TW_OP_ID_permute,
     .name = "permute", .noutputs = 1, .ninputs = 1, .infer = permute_infer, .view = permute_view, .backward = permute_backward,
 };
 
@@ -253,6 +255,7 @@ static int slice_backward(const tw_op_call *call, tw_tensor *const *outs, tw_ten
 }
 
 const tw_op_def tw_op_strided_slice = {
+    .id = TW_OP_ID_strided_slice,
     .name = "strided_slice", .noutputs = 1, .ninputs = 1, .infer = slice_infer, .view = slice_view, .backward = slice_backward,
 };
 
@@ -268,21 +271,6 @@ static int slice_grad_infer(const tw_op_call *call, tw_desc *out)
     return 0;
 }
 
-static int slice_grad_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *g = call->inputs[0], *out = outs[0];
-    memset(tw__data(out), 0, (size_t)out->numel * tw_dtype_size(out->dtype));
-    tw_op_call view_call = {&tw_op_strided_slice, 1, outs, call->attrs, NULL};
-    tw_desc d;
-    slice_infer(&view_call, &d);
-    tw_tensor *region = slice_view(&view_call, &d);
-    if (!region)
-        return -1;
-    tw__copy_into(region, g);
-    tw_tensor_unref(region);
-    return 0;
-}
-
 static int slice_grad_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
                                tw_tensor **gin)
 {
@@ -291,8 +279,9 @@ static int slice_grad_backward(const tw_op_call *call, tw_tensor *const *outs, t
 }
 
 const tw_op_def tw_op_strided_slice_grad = {
+    .id = TW_OP_ID_strided_slice_grad,
     .name = "strided_slice_grad", .noutputs = 1, .ninputs = 1, .infer = slice_grad_infer,
-    .kernel = {[TW_DEVICE_CPU] = slice_grad_kernel}, .backward = slice_grad_backward,
+    .backward = slice_grad_backward,
 };
 
 static tw_tensor *slice_grad(tw_tensor *g, const tw_attrs *slice, const tw_tensor *x)
@@ -386,6 +375,7 @@ static int broadcast_backward(const tw_op_call *call, tw_tensor *const *outs, tw
 }
 
 const tw_op_def tw_op_broadcast_to = {
+    .id = TW_OP_ID_broadcast_to,
     .name = "broadcast_to", .noutputs = 1, .ninputs = 1, .infer = broadcast_infer, .view = broadcast_view,
     .backward = broadcast_backward,
 };
@@ -417,6 +407,7 @@ static tw_tensor *identity_view(const tw_op_call *call, const tw_desc *out)
 }
 
 const tw_op_def tw_op_stop_gradient = {
+    .id = TW_OP_ID_stop_gradient,
     .name = "stop_gradient", .noutputs = 1, .ninputs = 1, .flags = TW_OP_NOT_DIFFERENTIABLE, .infer = identity_infer,
     .view = identity_view,
 };

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "backend_cpu/cpu_ops.h"
 #include "optimizer_internal.h"
 
 enum { A_KIND, A_NESTEROV, A_SCHEDULE, A_DECAY_STEPS, A_STAIRCASE, A_NSLOTS, A_HAS_SCALE, A_COUNT };
@@ -114,7 +115,9 @@ static int update_infer(const tw_op_call *call, tw_desc *outs)
                                                    v->variable->name);
 }
 
-static int update_kernel(const tw_op_call *call, tw_tensor *const *outs)
+/* The CPU backend's kernel (backend_cpu/cpu_ops.h), kept beside the attrs
+ * layout it decodes; it runs the eager optimizers' own update loops. */
+int tw__cpu_optimizer_update(const tw_op_call *call, tw_tensor *const *outs)
 {
     (void)outs;
     const tw_attrs *a = call->attrs;
@@ -133,10 +136,10 @@ static int update_kernel(const tw_op_call *call, tw_tensor *const *outs)
 
 const tw_op_def tw_op_optimizer_update = {
     .name = "optimizer_update",
+    .id = TW_OP_ID_optimizer_update,
     .noutputs = 0, .ninputs = TW_OP_VARIADIC,
     .flags = TW_OP_NOT_DIFFERENTIABLE | TW_OP_STATEFUL,
     .infer = update_infer,
-    .kernel = {[TW_DEVICE_CPU] = update_kernel},
 };
 
 /* TensorFlow's clip_by_global_norm factor as ops: clip / max(norm, clip). */
