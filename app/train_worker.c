@@ -282,6 +282,19 @@ static void fail(report *r)
     r->message = g_strdup(tw_last_error());
 }
 
+/* A run that trained on a device says so: " · on cuda:0", read from where
+ * its variables live. */
+static void append_device(tw_model *model, char **message)
+{
+    tw_variables vars = tw_model_trainable_variables(model);
+    if (vars.n == 0 || tw_tensor_device(vars.items[0]).kind == TW_DEVICE_CPU)
+        return;
+    char name[32];
+    char *with = g_strdup_printf("%s · on %s", *message, tw_device_name(tw_tensor_device(vars.items[0]), name, sizeof name));
+    g_free(*message);
+    *message = with;
+}
+
 /* Fit with the progress reports and the checkpoints; the end goes into r. */
 static void fit(twb_train_worker *w, tw_tensor *x, tw_tensor *y, report *r)
 {
@@ -307,6 +320,7 @@ static void fit(twb_train_worker *w, tw_tensor *x, tw_tensor *y, report *r)
             report_problem(w, tw_last_error());
     } else {
         r->message = describe_history(h);
+        append_device(w->model, &r->message);
     }
     tw_history_free(h);
 }
@@ -369,7 +383,14 @@ static gpointer worker_main(gpointer data)
     /* Leave a core to the main loop. */
     tw_set_num_threads(MAX(1, (int)g_get_num_processors() - 1));
     report *r = g_new0(report, 1);
-    train(w, r);
+    /* The model builds its variables on this thread's default device, as
+     * `twb train --device` does (fit copies each batch to them). */
+    tw_device device;
+    if (w->settings->device &&
+        (tw_device_parse(w->settings->device, &device) < 0 || tw_set_default_device(device) < 0))
+        fail(r);
+    else
+        train(w, r);
     r->last = w->last;
     post(w, deliver_done, r);
     worker_unref(w);
@@ -380,6 +401,12 @@ static gpointer worker_main(gpointer data)
 twb_train_worker *twb_train_worker_start(TwModelDoc *doc, const tw_train_settings *settings, const twb_data *data,
                                          const twb_train_worker_callbacks *callbacks, GError **error)
 {
+    tw_device device;
+    if (settings->device && tw_device_parse(settings->device, &device) < 0) {
+        g_set_error_literal(error, g_quark_from_static_string("twb-train-worker"), 0, tw_last_error());
+        tw_error_clear();
+        return NULL;
+    }
     tw_model *model = tw_model_doc_copy_model(doc, error);
     if (!model)
         return NULL;

@@ -13,6 +13,7 @@
 
 #include <glib/gstdio.h>
 
+#include <tw/engine.h>
 #include <tw/error.h>
 #include <tw/optimizers.h>
 #include <tw/run_store.h>
@@ -69,6 +70,8 @@ struct _TwTrainPanel {
     GtkWidget *data_file_caption, *labels_file_caption, *label_column_caption;
     GtkWidget *validation_split, *optimizer, *learning_rate, *batch_size, *epochs, *seed, *run_name;
     GtkWidget *logdb_name, *logdb_open, *logdb_new;
+    GtkWidget *device_caption, *device;
+    GPtrArray *device_names; /* the Device choices' names ("cuda:0"); NULL for the CPU */
     GtkWidget *train, *pause, *resume, *stop;
     GtkWidget *progress, *progress_text, *metrics, *status;
 };
@@ -139,6 +142,8 @@ static void fill_settings(TwTrainPanel *self, tw_train_settings *s)
     const char *name = gtk_editable_get_text(GTK_EDITABLE(self->run_name));
     s->run_name = *name ? g_strdup(name) : NULL;
     s->logdb = g_strdup(self->logdb);
+    guint chosen = gtk_drop_down_get_selected(GTK_DROP_DOWN(self->device));
+    s->device = chosen < self->device_names->len ? g_strdup(g_ptr_array_index(self->device_names, chosen)) : NULL;
 }
 
 static void read_settings(TwTrainPanel *self)
@@ -747,9 +752,35 @@ static void set_choices(GtkWidget *drop_down, const char *const *labels)
     g_object_unref(list);
 }
 
+/* The CPU, then every device the engine has (GPUs, or the simulated
+ * devices of TW_SIM_DEVICES); the row shows only when there is a choice. */
+static void fill_devices(TwTrainPanel *self)
+{
+    static const tw_device_kind kinds[] = {TW_DEVICE_CUDA, TW_DEVICE_SIM};
+    GtkStringList *labels = gtk_string_list_new((const char *const[]){"CPU", NULL});
+    self->device_names = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(self->device_names, NULL);
+    for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++)
+        for (int i = 0; i < tw_device_count(kinds[k]); i++) {
+            tw_device device = {kinds[k], i};
+            char name[32], line[256];
+            tw_device_name(device, name, sizeof name);
+            char *label = g_strdup_printf("%s — %s", name, tw_device_describe(device, line, sizeof line));
+            gtk_string_list_append(labels, label);
+            g_free(label);
+            g_ptr_array_add(self->device_names, g_strdup(name));
+        }
+    gtk_drop_down_set_model(GTK_DROP_DOWN(self->device), G_LIST_MODEL(labels));
+    g_object_unref(labels);
+    gboolean choice = self->device_names->len > 1;
+    gtk_widget_set_visible(self->device_caption, choice);
+    gtk_widget_set_visible(self->device, choice);
+}
+
 static void tw_train_panel_init(TwTrainPanel *self)
 {
     gtk_widget_init_template(GTK_WIDGET(self));
+    fill_devices(self);
     const char *dataset_labels[G_N_ELEMENTS(datasets) + 1] = {0};
     for (size_t i = 0; i < G_N_ELEMENTS(datasets); i++)
         dataset_labels[i] = datasets[i].label;
@@ -843,6 +874,7 @@ static void tw_train_panel_finalize(GObject *object)
     g_free(self->running_name);
     g_free(self->data_problem);
     g_free(self->cannot_train);
+    g_clear_pointer(&self->device_names, g_ptr_array_unref);
     G_OBJECT_CLASS(tw_train_panel_parent_class)->finalize(object);
 }
 
@@ -878,6 +910,8 @@ static void tw_train_panel_class_init(TwTrainPanelClass *klass)
     BIND(logdb_name);
     BIND(logdb_open);
     BIND(logdb_new);
+    BIND(device_caption);
+    BIND(device);
     BIND(train);
     BIND(pause);
     BIND(resume);

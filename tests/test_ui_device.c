@@ -1,0 +1,174 @@
+/* The training panel's Device choice: hidden when the CPU is the only
+ * device, shown with every device when there are others (here the
+ * simulated one of TW_SIM_DEVICES=1, which stands in for a GPU), and a run
+ * started on one trains there: the run's stored settings name it and the
+ * panel's status says where the variables were. Runs under Xvfb. */
+#include <string.h>
+
+#include <gtk/gtk.h>
+
+#include <tw/engine.h>
+#include <tw/run_store.h>
+
+#include "gui_helpers.h"
+#include "train_controller.h"
+#include "window.h"
+
+static GtkApplication *app;
+
+/* A small classifier for the two spirals. */
+static const char *spirals_model =
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"spiral_mlp\", \"layers\": ["
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2], \"name\": \"input\"}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"hidden\", \"units\": 16, \"activation\": \"relu\"}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2, \"activation\": \"softmax\"}}]}}";
+
+enum { DATA_SPIRALS = 1 };
+
+typedef struct {
+    TwWindow *window;
+    TwTrainPanel *panel;
+    char *dir, *logdb;
+} fixture;
+
+static GtkWidget *widget(fixture *f, const char *name)
+{
+    GtkWidget *w = find_named(GTK_WIDGET(f->panel), name);
+    g_assert_nonnull(w);
+    return w;
+}
+
+static const char *status_text(fixture *f)
+{
+    return gtk_label_get_text(GTK_LABEL(widget(f, "status")));
+}
+
+static void fixture_open(fixture *f)
+{
+    TwModelDoc *doc = tw_model_doc_new();
+    GError *error = NULL;
+    g_assert_true(tw_model_doc_load_json(doc, spirals_model, "spirals.json", &error));
+    g_assert_no_error(error);
+    f->window = tw_window_new(app, doc);
+    g_object_unref(doc);
+    twb_train_controller_attach(f->window);
+    f->panel = tw_window_train_panel(f->window);
+    f->dir = g_dir_make_tmp("twb-ui-device-XXXXXX", &error);
+    g_assert_no_error(error);
+    f->logdb = g_build_filename(f->dir, "runs.db", NULL);
+    g_object_set(f->panel, "logdb", f->logdb, NULL);
+    gtk_window_present(GTK_WINDOW(f->window));
+}
+
+static void fixture_close(fixture *f)
+{
+    gtk_window_destroy(GTK_WINDOW(f->window));
+    while (g_main_context_iteration(NULL, FALSE))
+        ;
+    char *rm[] = {"rm", "-rf", f->dir, NULL}; /* the database and the checkpoints */
+    g_spawn_sync(NULL, rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
+    g_free(f->dir);
+    g_free(f->logdb);
+}
+
+static gboolean ready(gpointer data)
+{
+    return gtk_widget_is_sensitive(widget(data, "train"));
+}
+
+static gboolean ended(gpointer data)
+{
+    fixture *f = data;
+    return g_str_has_prefix(status_text(f), "Finished") || g_str_has_prefix(status_text(f), "Failed");
+}
+
+/* The choices: the CPU first, then sim:0 with its description. */
+static void test_choices_listed(void)
+{
+    fixture f;
+    fixture_open(&f);
+    GtkWidget *device = widget(&f, "device");
+    g_assert_true(gtk_widget_get_visible(device));
+    GListModel *choices = G_LIST_MODEL(gtk_drop_down_get_model(GTK_DROP_DOWN(device)));
+    g_assert_cmpuint(g_list_model_get_n_items(choices), ==, 2);
+    g_assert_cmpstr(gtk_string_list_get_string(GTK_STRING_LIST(choices), 0), ==, "CPU");
+    g_assert_true(g_str_has_prefix(gtk_string_list_get_string(GTK_STRING_LIST(choices), 1), "sim:0 — simulated"));
+    g_assert_cmpuint(gtk_drop_down_get_selected(GTK_DROP_DOWN(device)), ==, 0);
+    g_assert_null(tw_train_panel_settings(f.panel)->device);
+    fixture_close(&f);
+}
+
+static char *stored_settings(fixture *f, const char *run_name)
+{
+    tw_run_store *store = tw_run_store_open(f->logdb, TW_STORE_READ_ONLY);
+    g_assert_nonnull(store);
+    tw_run_info run;
+    g_assert_cmpint(tw_run_store_get_run(store, run_name, &run), ==, 0);
+    char *json = g_strdup(run.hparams_json);
+    tw_run_info_clear(&run);
+    tw_run_store_close(store);
+    g_assert_nonnull(json);
+    return json;
+}
+
+/* Trained on sim:0 and on the CPU, one epoch each: where each ran shows in
+ * the status and in the run's settings. */
+static void test_run_trains_on_chosen_device(void)
+{
+    fixture f;
+    fixture_open(&f);
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(widget(&f, "dataset")), DATA_SPIRALS);
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(widget(&f, "epochs")), 1);
+    const struct {
+        guint choice;
+        const char *run, *where;
+    } runs[] = {{1, "on-sim", "on sim:0"}, {0, "on-cpu", NULL}};
+    for (size_t i = 0; i < G_N_ELEMENTS(runs); i++) {
+        gtk_drop_down_set_selected(GTK_DROP_DOWN(widget(&f, "device")), runs[i].choice);
+        gtk_editable_set_text(GTK_EDITABLE(widget(&f, "run-name")), runs[i].run);
+        wait_until(ready, &f, 120, "Train to turn on");
+        g_signal_emit_by_name(widget(&f, "train"), "clicked");
+        wait_until(ended, &f, 300, "the run to end");
+        g_assert_true(g_str_has_prefix(status_text(&f), "Finished"));
+        char *json = stored_settings(&f, runs[i].run);
+        if (runs[i].where) {
+            g_assert_nonnull(strstr(status_text(&f), runs[i].where));
+            g_assert_nonnull(strstr(json, "\"device\":\"sim:0\""));
+        } else {
+            g_assert_null(strstr(status_text(&f), " · on "));
+            g_assert_null(strstr(json, "\"device\""));
+        }
+        g_free(json);
+    }
+    fixture_close(&f);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    char *home = g_dir_make_tmp("twb-ui-device-home-XXXXXX", NULL);
+    g_assert_nonnull(home);
+    char *config = g_build_filename(home, "config", NULL), *data = g_build_filename(home, "data", NULL);
+    g_setenv("XDG_CONFIG_HOME", config, TRUE);
+    g_setenv("XDG_DATA_HOME", data, TRUE);
+    g_setenv("GTK_A11Y", "none", TRUE);
+    g_setenv("GSK_RENDERER", "cairo", FALSE);
+    /* Read at the engine's first question about devices, which the panel asks. */
+    g_setenv("TW_SIM_DEVICES", "1", TRUE);
+    if (!gtk_init_check()) {
+        g_test_message("no display: run under xvfb-run (meson test --suite gui does)");
+        return 77;
+    }
+    app = gtk_application_new("io.github.twb.Workbench.TestDevice", G_APPLICATION_NON_UNIQUE);
+    g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
+    g_test_add_func("/ui/device/choices-listed", test_choices_listed);
+    g_test_add_func("/ui/device/run-trains-on-chosen-device", test_run_trains_on_chosen_device);
+    int rc = g_test_run();
+    g_object_unref(app);
+    char *rm[] = {"rm", "-rf", home, NULL};
+    g_spawn_sync(NULL, rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
+    g_free(config);
+    g_free(data);
+    g_free(home);
+    return rc;
+}
