@@ -33,7 +33,7 @@ static int cpu_read_element(int index, size_t itemsize, const void *src, void *h
 static int cpu_synchronize(int index) { return 0; }
 
 #define ENTRY(name, ...) [TW_OP_ID_##name] = tw__cpu_##name,
-static const tw_kernel_fn kernels[TW_OP_COUNT] = {TWK_BINARY_OPS(ENTRY) TWK_UNARY_OPS(ENTRY) TW_CPU_OPS(ENTRY)};
+static const tw_kernel_fn kernels[TW_OP_COUNT] = {TWK_BINARY_OPS(ENTRY) TWK_UNARY_OPS(ENTRY) TW_OPS(ENTRY)};
 
 tw_kernel_fn tw__cpu_kernel(const tw_op_def *op)
 {

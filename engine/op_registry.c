@@ -8,9 +8,11 @@
 TWK_UNARY_OPS(DECLARE)
 TWK_BINARY_OPS(DECLARE)
 TW_OPS(DECLARE)
+TW_VIEW_OPS(DECLARE)
 
 #define ENTRY(name, ...) &tw_op_##name,
-static const tw_op_def *const registry[] = {TWK_BINARY_OPS(ENTRY) TWK_UNARY_OPS(ENTRY) TW_OPS(ENTRY) NULL};
+static const tw_op_def *const registry[] = {TWK_BINARY_OPS(ENTRY) TWK_UNARY_OPS(ENTRY) TW_OPS(ENTRY) TW_VIEW_OPS(ENTRY)
+                                            NULL};
 
 const tw_op_def *const *tw_op_registry(void)
 {
