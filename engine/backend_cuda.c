@@ -21,6 +21,7 @@
 #include "backend.h"
 #include "cpu/gather_kernels.h"
 #include "cuda/twc_kernels.h"
+#include "ops/geometry.h"
 #include "optimizers/optimizer_internal.h"
 
 #define MAX_DEVICES 16
@@ -225,6 +226,46 @@ static void broadcast_strides(const tw_tensor *t, int ndim, int64_t *strides)
     }
 }
 
+/* A kernel's device and its first n inputs made dense there (dense_data):
+ * in[i], with the temporary copies dense_end frees once the work that reads
+ * them is queued. */
+typedef struct {
+    int index, n;
+    twc_device *d;
+    const void *in[TW_MAX_INPUTS];
+    void *tmp[TW_MAX_INPUTS];
+} dense_args;
+
+/* -1 with the error set (the device, or an input that could not be made dense). */
+static int dense_begin(dense_args *a, const tw_tensor *out, int n, tw_tensor *const *inputs)
+{
+    *a = (dense_args){.index = index_of(out)};
+    if (!(a->d = device(a->index)))
+        return -1;
+    for (; a->n < n; a->n++)
+        if (!(a->in[a->n] = dense_data(a->d, inputs[a->n], &a->tmp[a->n]))) {
+            a->n++;
+            return -1;
+        }
+    return 0;
+}
+
+/* Frees the temporaries; rc as the kernel's result (check names the device). */
+static int dense_end(dense_args *a, int rc)
+{
+    for (int i = 0; i < a->n; i++)
+        twc_free(a->d, a->tmp[i]);
+    return a->d ? check(rc, a->index) : -1;
+}
+
+/* The (outer, axis, inner) sizes of a shape around axis. */
+static void split_around(int ndim, const int64_t *shape, int axis, int64_t *outer, int64_t *inner)
+{
+    *outer = *inner = 1;
+    for (int k = 0; k < ndim; k++)
+        *outer *= k < axis ? shape[k] : 1, *inner *= k > axis ? shape[k] : 1;
+}
+
 static int run_unary(const tw_op_call *call, tw_tensor *const *outs)
 {
     tw_tensor *x = call->inputs[0], *out = outs[0];
@@ -411,7 +452,7 @@ static int run_matmul(const tw_op_call *call, tw_tensor *const *outs)
 /* Values of a small device tensor on the host (labels and indices to check,
  * configuration numbers): a malloc'd contiguous buffer, or NULL with the
  * error set. */
-static void *to_host(twc_device *d, int index, const tw_tensor *t)
+static void *to_host(int index, const tw_tensor *t)
 {
     size_t isz = tw_dtype_size(t->dtype), bytes = (size_t)t->numel * isz;
     void *h = malloc(bytes ? bytes : 1);
@@ -425,8 +466,22 @@ static void *to_host(twc_device *d, int index, const tw_tensor *t)
         free(h);
         return NULL;
     }
-    (void)d;
     return h;
+}
+
+/* The first position of the device tensor indices whose value is outside
+ * [0, size), checked on the host as the CPU's kernels do, with that value in
+ * *value; -1 when all are inside, -2 with the error set when the copy failed. */
+static int64_t first_outside(int index, const tw_tensor *indices, int64_t size, int64_t *value)
+{
+    void *host = to_host(index, indices);
+    if (!host)
+        return -2;
+    int64_t bad = twk_index_check(indices->dtype, indices->numel, host, size);
+    if (bad >= 0)
+        *value = twk_index_at(indices->dtype, host, bad);
+    free(host);
+    return bad;
 }
 
 /* Rows of the last axis of a contiguous tensor: rows and classes. */
@@ -438,105 +493,71 @@ static void rows_of(const tw_tensor *logits, int64_t *rows, int64_t *classes)
 
 static int run_softmax_xent(const tw_op_call *call, tw_tensor *const *outs)
 {
-    tw_tensor *logits = call->inputs[0], *labels = call->inputs[1], *out = outs[0];
-    int index = index_of(out);
-    twc_device *d = device(index);
-    if (!d)
-        return -1;
-    void *t1, *t2;
-    const void *x = dense_data(d, logits, &t1), *l = x ? dense_data(d, labels, &t2) : NULL;
+    tw_tensor *logits = call->inputs[0], *out = outs[0];
+    dense_args a;
     int64_t rows, classes;
     rows_of(logits, &rows, &classes);
-    int rc = x && l ? twc_softmax_cross_entropy(d, logits->dtype, rows, classes, x, l, tw__data(out)) : -1;
-    twc_free(d, t1);
-    if (x)
-        twc_free(d, t2);
-    return check(rc, index);
+    int rc = dense_begin(&a, out, 2, call->inputs) == 0
+                 ? twc_softmax_cross_entropy(a.d, logits->dtype, rows, classes, a.in[0], a.in[1], tw__data(out))
+                 : -1;
+    return dense_end(&a, rc);
 }
 
 /* The labels are checked on the host first, as the CPU's kernel does. */
 static int run_sparse_softmax_xent(const tw_op_call *call, tw_tensor *const *outs)
 {
     tw_tensor *logits = call->inputs[0], *labels = call->inputs[1], *out = outs[0];
-    int index = index_of(out);
-    twc_device *d = device(index);
-    if (!d)
-        return -1;
-    int64_t rows, classes;
+    int64_t rows, classes, label;
     rows_of(logits, &rows, &classes);
-    void *host = to_host(d, index, labels);
-    if (!host)
-        return -1;
-    int64_t bad = twk_index_check(labels->dtype, labels->numel, host, classes);
+    int64_t bad = first_outside(index_of(out), labels, classes, &label);
     if (bad >= 0) {
         char shape[160];
         tw_error_set("sparse_softmax_cross_entropy: label %lld at position %lld is outside [0, %lld) for logits of "
                      "shape %s",
-                     (long long)twk_index_at(labels->dtype, host, bad), (long long)bad, (long long)classes,
+                     (long long)label, (long long)bad, (long long)classes,
                      tw_shape_str(logits->ndim, logits->shape, shape, sizeof shape));
-        free(host);
-        return -1;
     }
-    free(host);
-    void *t1, *t2;
-    const void *x = dense_data(d, logits, &t1), *l = x ? dense_data(d, labels, &t2) : NULL;
-    int rc = x && l ? twc_sparse_softmax_cross_entropy(d, logits->dtype, labels->dtype, rows, classes, x, l,
-                                                       tw__data(out))
-                    : -1;
-    twc_free(d, t1);
-    if (x)
-        twc_free(d, t2);
-    return check(rc, index);
+    if (bad != -1)
+        return -1;
+    dense_args a;
+    int rc = dense_begin(&a, out, 2, call->inputs) == 0
+                 ? twc_sparse_softmax_cross_entropy(a.d, logits->dtype, labels->dtype, rows, classes, a.in[0], a.in[1],
+                                                    tw__data(out))
+                 : -1;
+    return dense_end(&a, rc);
 }
 
 /* gather (attrs i[0]: axis): indices checked on the host, as the CPU's. */
 static int run_gather(const tw_op_call *call, tw_tensor *const *outs)
 {
     tw_tensor *params = call->inputs[0], *indices = call->inputs[1], *out = outs[0];
-    int index = index_of(out), axis = (int)call->attrs->i[0];
-    twc_device *d = device(index);
-    if (!d)
+    int axis = (int)call->attrs->i[0];
+    int64_t value, bad = first_outside(index_of(out), indices, params->shape[axis], &value);
+    if (bad >= 0)
+        tw_error_set("gather: index %lld at position %lld is out of range for axis %d of size %lld", (long long)value,
+                     (long long)bad, axis, (long long)params->shape[axis]);
+    if (bad != -1)
         return -1;
-    void *host = to_host(d, index, indices);
-    if (!host)
-        return -1;
-    int64_t bad = twk_index_check(indices->dtype, indices->numel, host, params->shape[axis]);
-    if (bad >= 0) {
-        tw_error_set("gather: index %lld at position %lld is out of range for axis %d of size %lld",
-                     (long long)twk_index_at(indices->dtype, host, bad), (long long)bad, axis,
-                     (long long)params->shape[axis]);
-        free(host);
-        return -1;
-    }
-    free(host);
-    int64_t outer = 1, inner = 1;
-    for (int k = 0; k < params->ndim; k++)
-        outer *= k < axis ? params->shape[k] : 1, inner *= k > axis ? params->shape[k] : 1;
-    void *t1, *t2;
-    const void *p = dense_data(d, params, &t1), *ix = p ? dense_data(d, indices, &t2) : NULL;
-    int rc = p && ix ? twc_gather(d, tw_dtype_size(params->dtype), outer, params->shape[axis], inner, p,
-                                  indices->dtype, indices->numel, ix, tw__data(out))
-                     : -1;
-    twc_free(d, t1);
-    if (p)
-        twc_free(d, t2);
-    return check(rc, index);
+    int64_t outer, inner;
+    split_around(params->ndim, params->shape, axis, &outer, &inner);
+    dense_args a;
+    int rc = dense_begin(&a, out, 2, call->inputs) == 0
+                 ? twc_gather(a.d, tw_dtype_size(params->dtype), outer, params->shape[axis], inner, a.in[0],
+                              indices->dtype, indices->numel, a.in[1], tw__data(out))
+                 : -1;
+    return dense_end(&a, rc);
 }
 
 /* one_hot (attrs i[0]: depth): indices outside [0, depth) give zeros. */
 static int run_one_hot(const tw_op_call *call, tw_tensor *const *outs)
 {
     tw_tensor *indices = call->inputs[0], *out = outs[0];
-    int index = index_of(out);
-    twc_device *d = device(index);
-    if (!d)
-        return -1;
-    void *t1;
-    const void *ix = dense_data(d, indices, &t1);
-    int rc = ix ? twc_one_hot(d, out->dtype, indices->dtype, indices->numel, ix, call->attrs->i[0], tw__data(out))
-                : -1;
-    twc_free(d, t1);
-    return check(rc, index);
+    dense_args a;
+    int rc = dense_begin(&a, out, 1, call->inputs) == 0
+                 ? twc_one_hot(a.d, out->dtype, indices->dtype, indices->numel, a.in[0], call->attrs->i[0],
+                               tw__data(out))
+                 : -1;
+    return dense_end(&a, rc);
 }
 
 /* optimizer_update (optimizers/traced_update.c's op): inputs variable,
@@ -560,9 +581,9 @@ static int run_optimizer_update(const tw_op_call *call, tw_tensor *const *outs)
     twc_device *d = device(index);
     if (!d)
         return -1;
-    double *h = to_host(d, index, in[3]);
-    int64_t *done = h ? to_host(d, index, in[2]) : NULL;
-    double *factor = done && a->i[OPT_HAS_SCALE] ? to_host(d, index, in[4 + nslots]) : NULL;
+    double *h = to_host(index, in[3]);
+    int64_t *done = h ? to_host(index, in[2]) : NULL;
+    double *factor = done && a->i[OPT_HAS_SCALE] ? to_host(index, in[4 + nslots]) : NULL;
     int rc = -1;
     if (!h || !done || (a->i[OPT_HAS_SCALE] && !factor))
         goto out;
@@ -640,103 +661,62 @@ static int assign_kernel(const tw_op_call *call, tw_tensor *const *outs) { retur
 static int assign_add_kernel(const tw_op_call *call, tw_tensor *const *outs) { return run_assign(1, call); }
 static int assign_sub_kernel(const tw_op_call *call, tw_tensor *const *outs) { return run_assign(-1, call); }
 
-/* ---- conv2d and pooling (ops/conv.c, ops/pool.c): attrs as theirs, the
- * geometry recomputed here as their geometry() does (infer has checked it) */
-enum { CONV_STRIDE_H, CONV_STRIDE_W, CONV_DILATION_H, CONV_DILATION_W, CONV_PADDING, CONV_SHAPE };
-enum { POOL_H, POOL_W, POOL_STRIDE_H, POOL_STRIDE_W, POOL_PADDING, POOL_SHAPE };
-
-/* Output size and padding before, as TensorFlow's VALID and SAME. */
-static void window_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t padding, int64_t *out,
-                        int64_t *pad_before)
-{
-    int64_t effective = (k - 1) * dilation + 1;
-    if (padding == TW_PADDING_SAME) {
-        *out = (in + stride - 1) / stride;
-        int64_t total = (*out - 1) * stride + effective - in;
-        *pad_before = *out > 0 && total > 0 ? total / 2 : 0;
-    } else {
-        *out = (in - effective) / stride + 1;
-        *pad_before = 0;
-    }
-}
-
-static twk_conv2d_shape conv_shape(const tw_attrs *a, const int64_t *in, const int64_t *fil)
-{
-    const int64_t *p = a->i;
-    twk_conv2d_shape s = {.batch = in[0], .in_h = in[1], .in_w = in[2], .in_c = in[3], .k_h = fil[0],
-                          .k_w = fil[1], .out_c = fil[3], .stride_h = p[CONV_STRIDE_H], .stride_w = p[CONV_STRIDE_W],
-                          .dilation_h = p[CONV_DILATION_H], .dilation_w = p[CONV_DILATION_W]};
-    window_size(s.in_h, s.k_h, s.stride_h, s.dilation_h, p[CONV_PADDING], &s.out_h, &s.pad_top);
-    window_size(s.in_w, s.k_w, s.stride_w, s.dilation_w, p[CONV_PADDING], &s.out_w, &s.pad_left);
-    return s;
-}
-
-static twk_pool2d_shape pool_shape(const tw_attrs *a, const int64_t *in)
-{
-    const int64_t *p = a->i;
-    twk_pool2d_shape s = {.batch = in[0], .in_h = in[1], .in_w = in[2], .channels = in[3], .pool_h = p[POOL_H],
-                          .pool_w = p[POOL_W], .stride_h = p[POOL_STRIDE_H], .stride_w = p[POOL_STRIDE_W]};
-    window_size(s.in_h, s.pool_h, s.stride_h, 1, p[POOL_PADDING], &s.out_h, &s.pad_top);
-    window_size(s.in_w, s.pool_w, s.stride_w, 1, p[POOL_PADDING], &s.out_w, &s.pad_left);
-    return s;
-}
-
+/* ---- conv2d and pooling: attrs and geometry as the CPU's (ops/geometry.h) ---- */
 enum { CONV_FORWARD, CONV_INPUT, CONV_FILTER, MAX_POOL, MAX_POOL_GRAD, AVG_POOL, AVG_POOL_GRAD };
 
 /* Inputs made dense, then the pass; kind says which. */
 static int run_window(int kind, const tw_op_call *call, tw_tensor *const *outs)
 {
     tw_tensor *out = outs[0];
-    int index = index_of(out), n = call->ninputs;
-    twc_device *d = device(index);
-    if (!d)
-        return -1;
-    void *tmp[3] = {NULL, NULL, NULL};
-    const void *in[3] = {NULL, NULL, NULL};
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++)
-        if (!(in[i] = dense_data(d, call->inputs[i], &tmp[i])))
-            rc = -1;
+    dense_args args;
+    int rc = dense_begin(&args, out, call->ninputs, call->inputs);
+    twc_device *d = args.d;
+    const void *const *in = args.in;
     const tw_attrs *a = call->attrs;
     tw_tensor *const *x = call->inputs;
     tw_dtype dt = out->dtype;
     if (rc == 0) {
         twk_conv2d_shape cs;
         twk_pool2d_shape ps;
+        const char *op = call->op->name;
+        const int64_t *shape_attr = a->i + TW_CONV_ATTR_SHAPE;
         switch (kind) {
         case CONV_FORWARD:
-            cs = conv_shape(a, x[0]->shape, x[1]->shape);
-            rc = twc_conv2d_forward(d, dt, &cs, in[0], in[1], tw__data(out));
+            rc = tw__conv2d_geometry(op, a, x[0]->shape, x[1]->shape, &cs) < 0
+                     ? -1
+                     : twc_conv2d_forward(d, dt, &cs, in[0], in[1], tw__data(out));
             break;
         case CONV_INPUT: /* (filter, grad_output); the input's shape in the attrs */
-            cs = conv_shape(a, a->i + CONV_SHAPE, x[0]->shape);
-            rc = twc_conv2d_backprop_input(d, dt, &cs, in[0], in[1], tw__data(out));
+            rc = tw__conv2d_geometry(op, a, shape_attr, x[0]->shape, &cs) < 0
+                     ? -1
+                     : twc_conv2d_backprop_input(d, dt, &cs, in[0], in[1], tw__data(out));
             break;
         case CONV_FILTER: /* (input, grad_output); the filter's shape in the attrs */
-            cs = conv_shape(a, x[0]->shape, a->i + CONV_SHAPE);
-            rc = twc_conv2d_backprop_filter(d, dt, &cs, in[0], in[1], tw__data(out));
+            rc = tw__conv2d_geometry(op, a, x[0]->shape, shape_attr, &cs) < 0
+                     ? -1
+                     : twc_conv2d_backprop_filter(d, dt, &cs, in[0], in[1], tw__data(out));
             break;
         case MAX_POOL:
-            ps = pool_shape(a, x[0]->shape);
-            rc = twc_max_pool2d(d, dt, &ps, in[0], tw__data(out));
+            rc = tw__pool2d_geometry(op, a, x[0]->shape, &ps) < 0 ? -1
+                                                                  : twc_max_pool2d(d, dt, &ps, in[0], tw__data(out));
             break;
         case MAX_POOL_GRAD: /* (input, output, grad_output) */
-            ps = pool_shape(a, x[0]->shape);
-            rc = twc_max_pool2d_grad(d, dt, &ps, in[0], in[2], tw__data(out));
+            rc = tw__pool2d_geometry(op, a, x[0]->shape, &ps) < 0
+                     ? -1
+                     : twc_max_pool2d_grad(d, dt, &ps, in[0], in[2], tw__data(out));
             break;
         case AVG_POOL:
-            ps = pool_shape(a, x[0]->shape);
-            rc = twc_avg_pool2d(d, dt, &ps, in[0], tw__data(out));
+            rc = tw__pool2d_geometry(op, a, x[0]->shape, &ps) < 0 ? -1
+                                                                  : twc_avg_pool2d(d, dt, &ps, in[0], tw__data(out));
             break;
         case AVG_POOL_GRAD: /* (grad_output); the input's shape in the attrs */
-            ps = pool_shape(a, a->i + POOL_SHAPE);
-            rc = twc_avg_pool2d_grad(d, dt, &ps, in[0], tw__data(out));
+            rc = tw__pool2d_geometry(op, a, a->i + TW_POOL_ATTR_SHAPE, &ps) < 0
+                     ? -1
+                     : twc_avg_pool2d_grad(d, dt, &ps, in[0], tw__data(out));
             break;
         }
     }
-    for (int i = 0; i < n; i++)
-        twc_free(d, tmp[i]);
-    return check(rc, index);
+    return dense_end(&args, rc);
 }
 
 #define WINDOW_KERNEL(NAME, KIND)                                                                              \
@@ -754,28 +734,18 @@ WINDOW_KERNEL(avg_pool2d_grad, AVG_POOL_GRAD)
 static int run_concat(const tw_op_call *call, tw_tensor *const *outs)
 {
     tw_tensor *out = outs[0];
-    int index = index_of(out), axis = (int)call->attrs->i[0], n = call->ninputs;
-    twc_device *d = device(index);
-    if (!d)
-        return -1;
+    int axis = (int)call->attrs->i[0], n = call->ninputs;
     if (n > TW_MAX_INPUTS)
-        return tw_error_set("concat: cuda:%d joins at most %d tensors at once, got %d", index, TW_MAX_INPUTS, n);
-    void *tmp[TW_MAX_INPUTS] = {NULL};
-    const void *in[TW_MAX_INPUTS];
-    int64_t sizes[TW_MAX_INPUTS], outer = 1, inner = 1;
-    for (int k = 0; k < out->ndim; k++)
-        outer *= k < axis ? out->shape[k] : 1, inner *= k > axis ? out->shape[k] : 1;
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        sizes[i] = call->inputs[i]->shape[axis];
-        if (!(in[i] = dense_data(d, call->inputs[i], &tmp[i])))
-            rc = -1;
-    }
-    if (rc == 0)
-        rc = twc_concat(d, tw_dtype_size(out->dtype), n, in, sizes, outer, inner, tw__data(out));
+        return tw_error_set("concat: cuda:%d joins at most %d tensors at once, got %d", index_of(out), TW_MAX_INPUTS, n);
+    int64_t sizes[TW_MAX_INPUTS], outer, inner;
+    split_around(out->ndim, out->shape, axis, &outer, &inner);
     for (int i = 0; i < n; i++)
-        twc_free(d, tmp[i]);
-    return check(rc, index);
+        sizes[i] = call->inputs[i]->shape[axis];
+    dense_args a;
+    int rc = dense_begin(&a, out, n, call->inputs) == 0
+                 ? twc_concat(a.d, tw_dtype_size(out->dtype), n, a.in, sizes, outer, inner, tw__data(out))
+                 : -1;
+    return dense_end(&a, rc);
 }
 
 /* pad (attrs i: the (before, after) pairs, f[0]: the value). */
@@ -806,36 +776,22 @@ static int run_tile(const tw_op_call *call, tw_tensor *const *outs)
  * host as the CPU's; the output zeroed, then the atomic adds. */
 static int run_scatter_add(const tw_op_call *call, tw_tensor *const *outs)
 {
-    tw_tensor *updates = call->inputs[0], *indices = call->inputs[1], *out = outs[0];
-    int index = index_of(out), axis = (int)call->attrs->i[0];
-    twc_device *d = device(index);
-    if (!d)
-        return -1;
-    void *host = to_host(d, index, indices);
-    if (!host)
-        return -1;
-    int64_t bad = twk_index_check(indices->dtype, indices->numel, host, out->shape[axis]);
-    if (bad >= 0) {
+    tw_tensor *indices = call->inputs[1], *out = outs[0];
+    int axis = (int)call->attrs->i[0];
+    int64_t value, bad = first_outside(index_of(out), indices, out->shape[axis], &value);
+    if (bad >= 0)
         tw_error_set("scatter_add: index %lld at position %lld is out of range for axis %d of size %lld",
-                     (long long)twk_index_at(indices->dtype, host, bad), (long long)bad, axis,
-                     (long long)out->shape[axis]);
-        free(host);
+                     (long long)value, (long long)bad, axis, (long long)out->shape[axis]);
+    if (bad != -1)
         return -1;
-    }
-    free(host);
-    int64_t outer = 1, inner = 1;
-    for (int k = 0; k < out->ndim; k++)
-        outer *= k < axis ? out->shape[k] : 1, inner *= k > axis ? out->shape[k] : 1;
-    void *t1, *t2;
-    const void *u = dense_data(d, updates, &t1), *ix = u ? dense_data(d, indices, &t2) : NULL;
-    int rc = u && ix && twc_fill(d, out->dtype, out->numel, tw__data(out), 0) == 0
-                 ? twc_scatter_add(d, out->dtype, outer, out->shape[axis], inner, u, indices->dtype, indices->numel,
-                                   ix, tw__data(out))
+    int64_t outer, inner;
+    split_around(out->ndim, out->shape, axis, &outer, &inner);
+    dense_args a;
+    int rc = dense_begin(&a, out, 2, call->inputs) == 0 && twc_fill(a.d, out->dtype, out->numel, tw__data(out), 0) == 0
+                 ? twc_scatter_add(a.d, out->dtype, outer, out->shape[axis], inner, a.in[0], indices->dtype,
+                                   indices->numel, a.in[1], tw__data(out))
                  : -1;
-    twc_free(d, t1);
-    if (u)
-        twc_free(d, t2);
-    return check(rc, index);
+    return dense_end(&a, rc);
 }
 
 /* Kernels by op number (op_ids.h); every elementwise op of the table runs

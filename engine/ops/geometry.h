@@ -20,10 +20,14 @@ enum { TW_CONV_ATTR_SHAPE = 5 };
  * the input's shape at TW_POOL_ATTR_SHAPE. */
 enum { TW_POOL_ATTR_SHAPE = 5 };
 
+/* Exported for the CUDA plugin (backend.h), whose kernels take the same
+ * geometry. */
+#pragma GCC visibility push(default)
 int tw__conv2d_geometry(const char *op, const tw_attrs *a, const int64_t *in, const int64_t *fil, twk_conv2d_shape *s);
+int tw__pool2d_geometry(const char *op, const tw_attrs *a, const int64_t *in, twk_pool2d_shape *s);
+#pragma GCC visibility pop
 int tw__depthwise_geometry(const char *op, const tw_attrs *a, const int64_t *in, const int64_t *fil,
                            twk_depthwise_shape *s);
-int tw__pool2d_geometry(const char *op, const tw_attrs *a, const int64_t *in, twk_pool2d_shape *s);
 
 /* attrs.i of resize and resize_grad: method, then the height and width of
  * the op's own output. */
