@@ -141,26 +141,23 @@ template <typename T> __global__ void where_kernel(twc_walk w, T *out, const uin
 }
 
 /* ---- entry points ------------------------------------------------------------------ */
+/* The walk over a strided pass's operands, then twc__begin over its elements. */
+static int walk_begin(twc_device *dev, twc_walk *w, int ndim, const int64_t *shape, int noperands,
+                      const int64_t *const *strides)
+{
+    twc_walk_init(w, ndim, shape, noperands, strides);
+    return twc__begin(dev, w->numel);
+}
+
 int twc_fill(twc_device *dev, twk_dtype dtype, int64_t n, void *dst, double value)
 {
-    if (n <= 0)
-        return 0;
-    if (twc__use(dev) < 0)
-        return -1;
-    unsigned g = twc__grid(n);
-    cudaStream_t s = dev->stream;
-    switch (dtype) {
-    case TWK_FLOAT32: fill_kernel<<<g, TWC_THREADS, 0, s>>>((float *)dst, n, (float)value); break;
-    case TWK_FLOAT64: fill_kernel<<<g, TWC_THREADS, 0, s>>>((double *)dst, n, value); break;
-    case TWK_INT32: fill_kernel<<<g, TWC_THREADS, 0, s>>>((int32_t *)dst, n, (int32_t)value); break;
-    case TWK_INT64: fill_kernel<<<g, TWC_THREADS, 0, s>>>((int64_t *)dst, n, (int64_t)value); break;
-    case TWK_UINT8:
-        fill_kernel<<<g, TWC_THREADS, 0, s>>>((uint8_t *)dst, n, (uint8_t)(int64_t)value);
-        break;
-    case TWK_BOOL: fill_kernel<<<g, TWC_THREADS, 0, s>>>((uint8_t *)dst, n, (uint8_t)(value != 0.0)); break;
-    default: return twc__fail("fill: unknown dtype %d", dtype);
-    }
-    return twc__launched("fill");
+    int go = twc__begin(dev, n);
+    if (go <= 0)
+        return go;
+    return twc__by_dtype(dtype, "fill", [&](auto p) {
+        using T = TWC_TYPE(p);
+        fill_kernel<<<twc__grid(n), TWC_THREADS, 0, dev->stream>>>((T *)dst, n, twc__value_as<T>(dtype, value));
+    });
 }
 
 int twc_copy(twc_device *dev, size_t itemsize, int ndim, const int64_t *shape, void *dst, const int64_t *dst_strides,
@@ -168,23 +165,14 @@ int twc_copy(twc_device *dev, size_t itemsize, int ndim, const int64_t *shape, v
 {
     twc_walk w;
     const int64_t *const st[] = {dst_strides, src_strides};
-    twc_walk_init(&w, ndim, shape, 2, st);
-    if (w.numel == 0)
-        return 0;
-    if (twc__use(dev) < 0)
-        return -1;
+    int go = walk_begin(dev, &w, ndim, shape, 2, st);
+    if (go <= 0)
+        return go;
     if (w.ndim == 1 && w.strides[0][0] == 1 && w.strides[1][0] == 1)
         return twc_copy_device(dev, dst, src, (size_t)w.numel * itemsize);
-    unsigned g = twc__grid(w.numel);
-    cudaStream_t s = dev->stream;
-    switch (itemsize) {
-    case 1: copy_kernel<uint8_t><<<g, TWC_THREADS, 0, s>>>(w, (char *)dst, (const char *)src); break;
-    case 2: copy_kernel<uint16_t><<<g, TWC_THREADS, 0, s>>>(w, (char *)dst, (const char *)src); break;
-    case 4: copy_kernel<uint32_t><<<g, TWC_THREADS, 0, s>>>(w, (char *)dst, (const char *)src); break;
-    case 8: copy_kernel<uint64_t><<<g, TWC_THREADS, 0, s>>>(w, (char *)dst, (const char *)src); break;
-    default: return twc__fail("copy: unsupported element size %zu", itemsize);
-    }
-    return twc__launched("copy");
+    return twc__by_size(itemsize, "copy", [&](auto p) {
+        copy_kernel<TWC_TYPE(p)><<<twc__grid(w.numel), TWC_THREADS, 0, dev->stream>>>(w, (char *)dst, (const char *)src);
+    });
 }
 
 int twc_cast(twc_device *dev, twk_dtype dst_dtype, twk_dtype src_dtype, int ndim, const int64_t *shape, void *dst,
@@ -192,11 +180,9 @@ int twc_cast(twc_device *dev, twk_dtype dst_dtype, twk_dtype src_dtype, int ndim
 {
     twc_walk w;
     const int64_t *const st[] = {dst_strides, src_strides};
-    twc_walk_init(&w, ndim, shape, 2, st);
-    if (w.numel == 0)
-        return 0;
-    if (twc__use(dev) < 0)
-        return -1;
+    int go = walk_begin(dev, &w, ndim, shape, 2, st);
+    if (go <= 0)
+        return go;
     cast_kernel<<<twc__grid(w.numel), TWC_THREADS, 0, dev->stream>>>(
         w, dst_dtype, (char *)dst, (int64_t)twk_dtype_size(dst_dtype), src_dtype, (const char *)src,
         (int64_t)twk_dtype_size(src_dtype));
@@ -208,23 +194,13 @@ int twc_unary(twc_device *dev, twk_unary_op op, twk_dtype dtype, int ndim, const
 {
     twc_walk w;
     const int64_t *const st[] = {out_strides, x_strides};
-    twc_walk_init(&w, ndim, shape, 2, st);
-    if (w.numel == 0)
-        return 0;
-    if (twc__use(dev) < 0)
-        return -1;
-    unsigned g = twc__grid(w.numel);
-    cudaStream_t s = dev->stream;
-    switch (dtype) {
-    case TWK_FLOAT32: unary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, (float *)out, (const float *)x, p0, p1); break;
-    case TWK_FLOAT64: unary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, (double *)out, (const double *)x, p0, p1); break;
-    case TWK_INT32: unary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, (int32_t *)out, (const int32_t *)x, p0, p1); break;
-    case TWK_INT64: unary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, (int64_t *)out, (const int64_t *)x, p0, p1); break;
-    case TWK_UINT8:
-    case TWK_BOOL: unary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, (uint8_t *)out, (const uint8_t *)x, p0, p1); break;
-    default: return twc__fail("unary: unknown dtype %d", dtype);
-    }
-    return twc__launched("unary");
+    int go = walk_begin(dev, &w, ndim, shape, 2, st);
+    if (go <= 0)
+        return go;
+    return twc__by_dtype(dtype, "unary", [&](auto p) {
+        using T = TWC_TYPE(p);
+        unary_kernel<<<twc__grid(w.numel), TWC_THREADS, 0, dev->stream>>>(op, w, (T *)out, (const T *)x, p0, p1);
+    });
 }
 
 int twc_binary(twc_device *dev, twk_binary_op op, twk_dtype in_dtype, int ndim, const int64_t *shape, void *out,
@@ -233,25 +209,15 @@ int twc_binary(twc_device *dev, twk_binary_op op, twk_dtype in_dtype, int ndim, 
 {
     twc_walk w;
     const int64_t *const st[] = {out_strides, a_strides, b_strides};
-    twc_walk_init(&w, ndim, shape, 3, st);
-    if (w.numel == 0)
-        return 0;
-    if (twc__use(dev) < 0)
-        return -1;
-    unsigned g = twc__grid(w.numel);
-    cudaStream_t s = dev->stream;
+    int go = walk_begin(dev, &w, ndim, shape, 3, st);
+    if (go <= 0)
+        return go;
     int64_t osz = (int64_t)binary_out_size(op, in_dtype);
-    char *o = (char *)out;
-    switch (in_dtype) {
-    case TWK_FLOAT32: binary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, o, osz, (const float *)a, (const float *)b); break;
-    case TWK_FLOAT64: binary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, o, osz, (const double *)a, (const double *)b); break;
-    case TWK_INT32: binary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, o, osz, (const int32_t *)a, (const int32_t *)b); break;
-    case TWK_INT64: binary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, o, osz, (const int64_t *)a, (const int64_t *)b); break;
-    case TWK_UINT8:
-    case TWK_BOOL: binary_kernel<<<g, TWC_THREADS, 0, s>>>(op, w, o, osz, (const uint8_t *)a, (const uint8_t *)b); break;
-    default: return twc__fail("binary: unknown dtype %d", in_dtype);
-    }
-    return twc__launched("binary");
+    return twc__by_dtype(in_dtype, "binary", [&](auto p) {
+        using T = TWC_TYPE(p);
+        binary_kernel<<<twc__grid(w.numel), TWC_THREADS, 0, dev->stream>>>(op, w, (char *)out, osz, (const T *)a,
+                                                                            (const T *)b);
+    });
 }
 
 int twc_where(twc_device *dev, twk_dtype dtype, int ndim, const int64_t *shape, void *out, const int64_t *out_strides,
@@ -260,19 +226,12 @@ int twc_where(twc_device *dev, twk_dtype dtype, int ndim, const int64_t *shape, 
 {
     twc_walk w;
     const int64_t *const st[] = {out_strides, cond_strides, a_strides, b_strides};
-    twc_walk_init(&w, ndim, shape, 4, st);
-    if (w.numel == 0)
-        return 0;
-    if (twc__use(dev) < 0)
-        return -1;
-    unsigned g = twc__grid(w.numel);
-    cudaStream_t s = dev->stream;
-    const uint8_t *c = (const uint8_t *)cond;
-    switch (twk_dtype_size(dtype)) {
-    case 8: where_kernel<<<g, TWC_THREADS, 0, s>>>(w, (uint64_t *)out, c, (const uint64_t *)a, (const uint64_t *)b); break;
-    case 4: where_kernel<<<g, TWC_THREADS, 0, s>>>(w, (uint32_t *)out, c, (const uint32_t *)a, (const uint32_t *)b); break;
-    case 1: where_kernel<<<g, TWC_THREADS, 0, s>>>(w, (uint8_t *)out, c, (const uint8_t *)a, (const uint8_t *)b); break;
-    default: return twc__fail("where: unknown dtype %d", dtype);
-    }
-    return twc__launched("where");
+    int go = walk_begin(dev, &w, ndim, shape, 4, st);
+    if (go <= 0)
+        return go;
+    return twc__by_size(twk_dtype_size(dtype), "where", [&](auto p) {
+        using T = TWC_TYPE(p);
+        where_kernel<<<twc__grid(w.numel), TWC_THREADS, 0, dev->stream>>>(w, (T *)out, (const uint8_t *)cond,
+                                                                           (const T *)a, (const T *)b);
+    });
 }

@@ -5,15 +5,6 @@
 
 /* Launch KERNEL<T_> with T_ an unsigned type of ITEMSIZE bytes (elements
  * move as bits whatever the dtype), or fail for another size. */
-#define BY_SIZE(ITEMSIZE, WHAT, KERNEL, GRID, ...)                                                            \
-    switch (ITEMSIZE) {                                                                                      \
-    case 1: { typedef uint8_t T_; KERNEL<T_><<<GRID, TWC_THREADS, 0, dev->stream>>>(__VA_ARGS__); break; }                      \
-    case 2: { typedef uint16_t T_; KERNEL<T_><<<GRID, TWC_THREADS, 0, dev->stream>>>(__VA_ARGS__); break; }                     \
-    case 4: { typedef uint32_t T_; KERNEL<T_><<<GRID, TWC_THREADS, 0, dev->stream>>>(__VA_ARGS__); break; }                     \
-    case 8: { typedef uint64_t T_; KERNEL<T_><<<GRID, TWC_THREADS, 0, dev->stream>>>(__VA_ARGS__); break; }                     \
-    default: return twc__fail("%s: unsupported element size %zu", WHAT, (size_t)(ITEMSIZE));                  \
-    }
-
 static __device__ int64_t index_at(twk_dtype index_dtype, const void *indices, int64_t j)
 {
     return index_dtype == TWK_INT32 ? (int64_t)((const int32_t *)indices)[j] : ((const int64_t *)indices)[j];
@@ -35,13 +26,14 @@ int twc_gather(twc_device *dev, size_t itemsize, int64_t outer, int64_t axis_siz
                twk_dtype index_dtype, int64_t nindices, const void *indices, void *out)
 {
     int64_t n = outer * nindices * inner;
-    if (n == 0)
-        return 0;
-    if (twc__use(dev) < 0)
-        return -1;
-    BY_SIZE(itemsize, "gather", gather_kernel, twc__grid(n), n, axis_size, inner, (const T_ *)params, index_dtype,
-            nindices, indices, (T_ *)out)
-    return twc__launched("gather");
+    int go = twc__begin(dev, n);
+    if (go <= 0)
+        return go;
+    return twc__by_size(itemsize, "gather", [&](auto p) {
+        using T = TWC_TYPE(p);
+        gather_kernel<<<twc__grid(n), TWC_THREADS, 0, dev->stream>>>(n, axis_size, inner, (const T *)params,
+                                                                      index_dtype, nindices, indices, (T *)out);
+    });
 }
 
 /* ---- scatter-add: atomics, and a compare-and-swap on the enclosing word for
@@ -90,37 +82,16 @@ int twc_scatter_add(twc_device *dev, twk_dtype dtype, int64_t outer, int64_t axi
                     twk_dtype index_dtype, int64_t nindices, const void *indices, void *out)
 {
     int64_t n = outer * nindices * inner;
-    if (n == 0)
-        return 0;
-    if (twc__use(dev) < 0)
-        return -1;
-    unsigned g = twc__grid(n);
-    cudaStream_t s = dev->stream;
-    switch (dtype) {
-    case TWK_FLOAT32:
-        scatter_kernel<<<g, TWC_THREADS, 0, s>>>(n, axis_size, inner, (const float *)src, index_dtype, nindices,
-                                                 indices, (float *)out, 0);
-        break;
-    case TWK_FLOAT64:
-        scatter_kernel<<<g, TWC_THREADS, 0, s>>>(n, axis_size, inner, (const double *)src, index_dtype, nindices,
-                                                 indices, (double *)out, 0);
-        break;
-    case TWK_INT32:
-        scatter_kernel<<<g, TWC_THREADS, 0, s>>>(n, axis_size, inner, (const int32_t *)src, index_dtype, nindices,
-                                                 indices, (int32_t *)out, 0);
-        break;
-    case TWK_INT64:
-        scatter_kernel<<<g, TWC_THREADS, 0, s>>>(n, axis_size, inner, (const int64_t *)src, index_dtype, nindices,
-                                                 indices, (int64_t *)out, 0);
-        break;
-    case TWK_UINT8:
-    case TWK_BOOL:
-        scatter_kernel<<<g, TWC_THREADS, 0, s>>>(n, axis_size, inner, (const uint8_t *)src, index_dtype, nindices,
-                                                 indices, (uint8_t *)out, dtype == TWK_BOOL ? 2 : 1);
-        break;
-    default: return twc__fail("scatter_add: unknown dtype %d", dtype);
-    }
-    return twc__launched("scatter_add");
+    int go = twc__begin(dev, n);
+    if (go <= 0)
+        return go;
+    /* scatter_kernel adds bytes as bool (2) or uint8 (1) */
+    int mode = dtype == TWK_BOOL ? 2 : dtype == TWK_UINT8 ? 1 : 0;
+    return twc__by_dtype(dtype, "scatter_add", [&](auto p) {
+        using T = TWC_TYPE(p);
+        scatter_kernel<<<twc__grid(n), TWC_THREADS, 0, dev->stream>>>(n, axis_size, inner, (const T *)src, index_dtype,
+                                                                       nindices, indices, (T *)out, mode);
+    });
 }
 
 /* ---- one-hot ----------------------------------------------------------------------- */
@@ -137,22 +108,13 @@ __global__ void one_hot_kernel(int64_t n, twk_dtype index_dtype, const void *ind
 int twc_one_hot(twc_device *dev, twk_dtype dtype, twk_dtype index_dtype, int64_t n, const void *indices,
                 int64_t depth, void *out)
 {
-    if (n * depth == 0)
-        return 0;
-    if (twc__use(dev) < 0)
-        return -1;
-    unsigned g = twc__grid(n * depth);
-    cudaStream_t s = dev->stream;
-    switch (dtype) {
-    case TWK_FLOAT32: one_hot_kernel<<<g, TWC_THREADS, 0, s>>>(n, index_dtype, indices, depth, (float *)out); break;
-    case TWK_FLOAT64: one_hot_kernel<<<g, TWC_THREADS, 0, s>>>(n, index_dtype, indices, depth, (double *)out); break;
-    case TWK_INT32: one_hot_kernel<<<g, TWC_THREADS, 0, s>>>(n, index_dtype, indices, depth, (int32_t *)out); break;
-    case TWK_INT64: one_hot_kernel<<<g, TWC_THREADS, 0, s>>>(n, index_dtype, indices, depth, (int64_t *)out); break;
-    case TWK_UINT8:
-    case TWK_BOOL: one_hot_kernel<<<g, TWC_THREADS, 0, s>>>(n, index_dtype, indices, depth, (uint8_t *)out); break;
-    default: return twc__fail("one_hot: unknown dtype %d", dtype);
-    }
-    return twc__launched("one_hot");
+    int go = twc__begin(dev, n * depth);
+    if (go <= 0)
+        return go;
+    return twc__by_dtype(dtype, "one_hot", [&](auto p) {
+        one_hot_kernel<<<twc__grid(n * depth), TWC_THREADS, 0, dev->stream>>>(n, index_dtype, indices, depth,
+                                                                                (TWC_TYPE(p) *)out);
+    });
 }
 
 /* ---- concat, pad, tile ----------------------------------------------------------- */
@@ -169,17 +131,19 @@ int twc_concat(twc_device *dev, size_t itemsize, int n, const void *const *input
     int64_t total = 0, start = 0;
     for (int j = 0; j < n; j++)
         total += sizes[j];
-    if (twc__use(dev) < 0)
-        return -1;
-    for (int j = 0; j < n; j++) {
-        int64_t count = outer * sizes[j] * inner;
-        if (count > 0) {
-            BY_SIZE(itemsize, "concat", concat_kernel, twc__grid(count), count, sizes[j], start, total, inner,
-                    (const T_ *)inputs[j], (T_ *)out)
+    int go = twc__begin(dev, outer * total * inner);
+    if (go <= 0)
+        return go;
+    return twc__by_size(itemsize, "concat", [&](auto p) {
+        using T = TWC_TYPE(p);
+        for (int j = 0; j < n; j++) {
+            int64_t count = outer * sizes[j] * inner;
+            if (count > 0)
+                concat_kernel<<<twc__grid(count), TWC_THREADS, 0, dev->stream>>>(count, sizes[j], start, total, inner,
+                                                                                  (const T *)inputs[j], (T *)out);
+            start += sizes[j];
         }
-        start += sizes[j];
-    }
-    return twc__launched("concat");
+    });
 }
 
 template <typename T> __global__ void pad_kernel(twc_window_map m, const T *x, T value, T *out)
@@ -196,26 +160,14 @@ int twc_pad(twc_device *dev, twk_dtype dtype, int ndim, const int64_t *shape, co
 {
     twc_window_map m;
     twc_pad_map_init(&m, ndim, shape, x_strides, paddings);
-    if (m.numel == 0)
-        return 0;
-    if (twc__use(dev) < 0)
-        return -1;
-    unsigned g = twc__grid(m.numel);
-    cudaStream_t s = dev->stream;
-    switch (dtype) {
-    case TWK_FLOAT32: pad_kernel<<<g, TWC_THREADS, 0, s>>>(m, (const float *)x, (float)value, (float *)out); break;
-    case TWK_FLOAT64: pad_kernel<<<g, TWC_THREADS, 0, s>>>(m, (const double *)x, value, (double *)out); break;
-    case TWK_INT32: pad_kernel<<<g, TWC_THREADS, 0, s>>>(m, (const int32_t *)x, (int32_t)value, (int32_t *)out); break;
-    case TWK_INT64: pad_kernel<<<g, TWC_THREADS, 0, s>>>(m, (const int64_t *)x, (int64_t)value, (int64_t *)out); break;
-    case TWK_UINT8:
-        pad_kernel<<<g, TWC_THREADS, 0, s>>>(m, (const uint8_t *)x, (uint8_t)(int64_t)value, (uint8_t *)out);
-        break;
-    case TWK_BOOL:
-        pad_kernel<<<g, TWC_THREADS, 0, s>>>(m, (const uint8_t *)x, (uint8_t)(value != 0.0), (uint8_t *)out);
-        break;
-    default: return twc__fail("pad: unknown dtype %d", dtype);
-    }
-    return twc__launched("pad");
+    int go = twc__begin(dev, m.numel);
+    if (go <= 0)
+        return go;
+    return twc__by_dtype(dtype, "pad", [&](auto p) {
+        using T = TWC_TYPE(p);
+        pad_kernel<<<twc__grid(m.numel), TWC_THREADS, 0, dev->stream>>>(m, (const T *)x,
+                                                                         twc__value_as<T>(dtype, value), (T *)out);
+    });
 }
 
 template <typename T> __global__ void tile_kernel(twc_window_map m, const T *x, T *out)
@@ -228,12 +180,13 @@ int twc_tile(twc_device *dev, size_t itemsize, int ndim, const int64_t *shape, c
 {
     twc_window_map m;
     twc_tile_map_init(&m, ndim, shape, x_strides, multiples);
-    if (m.numel == 0)
-        return 0;
-    if (twc__use(dev) < 0)
-        return -1;
-    BY_SIZE(itemsize, "tile", tile_kernel, twc__grid(m.numel), m, (const T_ *)x, (T_ *)out)
-    return twc__launched("tile");
+    int go = twc__begin(dev, m.numel);
+    if (go <= 0)
+        return go;
+    return twc__by_size(itemsize, "tile", [&](auto p) {
+        using T = TWC_TYPE(p);
+        tile_kernel<<<twc__grid(m.numel), TWC_THREADS, 0, dev->stream>>>(m, (const T *)x, (T *)out);
+    });
 }
 
 /* ---- dropout: tw_dropout's composite in one pass, the same operations in T:

@@ -8,6 +8,7 @@
 #include <cudnn.h>
 
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -57,6 +58,62 @@ static inline unsigned twc__grid(int64_t n)
     int64_t blocks = (n + TWC_THREADS - 1) / TWC_THREADS;
     return (unsigned)(blocks < 1 ? 1 : (blocks > 65535 * 8 ? 65535 * 8 : blocks));
 }
+/* The start of every launch over n elements: 0 when there are none (nothing
+ * to do), -1 with the error set when dev cannot be made current, else 1. */
+static inline int twc__begin(twc_device *dev, int64_t n)
+{
+    if (n <= 0)
+        return 0;
+    return twc__use(dev) < 0 ? -1 : 1;
+}
+
+/* Launch by dtype: calls f with a null pointer of the dtype's C type
+ * (uint8_t for uint8 and bool), so one generic lambda launches a kernel
+ * template for every dtype; then reports the launch as twc__launched does.
+ * An unknown dtype is -1 with the error naming what. */
+template <typename F> static inline int twc__by_dtype(twk_dtype dtype, const char *what, F f)
+{
+    switch (dtype) {
+    case TWK_FLOAT32: f((float *)nullptr); break;
+    case TWK_FLOAT64: f((double *)nullptr); break;
+    case TWK_INT32: f((int32_t *)nullptr); break;
+    case TWK_INT64: f((int64_t *)nullptr); break;
+    case TWK_UINT8:
+    case TWK_BOOL: f((uint8_t *)nullptr); break;
+    default: return twc__fail("%s: unknown dtype %d", what, dtype);
+    }
+    return twc__launched(what);
+}
+
+/* The same by element size, for kernels that only move elements: an
+ * unsigned type of 1, 2, 4 or 8 bytes. */
+template <typename F> static inline int twc__by_size(size_t itemsize, const char *what, F f)
+{
+    switch (itemsize) {
+    case 1: f((uint8_t *)nullptr); break;
+    case 2: f((uint16_t *)nullptr); break;
+    case 4: f((uint32_t *)nullptr); break;
+    case 8: f((uint64_t *)nullptr); break;
+    default: return twc__fail("%s: unsupported element size %zu", what, itemsize);
+    }
+    return twc__launched(what);
+}
+
+/* The element type behind the null pointer twc__by_dtype and twc__by_size pass. */
+#define TWC_TYPE(p) std::remove_pointer_t<decltype(p)>
+
+/* A value of T from a double as the CPU's twk_store converts it: bool is
+ * value != 0, integers truncate. */
+template <typename T> static inline T twc__value_as(twk_dtype dtype, double value)
+{
+    if (dtype == TWK_BOOL)
+        return (T)(value != 0.0);
+    if constexpr (std::is_floating_point_v<T>)
+        return (T)value;
+    else
+        return (T)(int64_t)value;
+}
+
 #define TWC_FOR(i, n) for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
 #endif
