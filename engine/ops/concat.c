@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_kernels.h"
 #include "internal.h"
 
 #define IN(i) call->inputs[i]

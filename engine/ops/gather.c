@@ -8,7 +8,6 @@
  * slice into the row its index names; repeated indices accumulate. */
 #include <string.h>
 
-#include "cpu/gather_kernels.h"
 #include "internal.h"
 
 #define IN(i) call->inputs[i]

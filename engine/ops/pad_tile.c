@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/gather_kernels.h"
 #include "internal.h"
 
 #define IN(i) call->inputs[i]

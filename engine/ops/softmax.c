@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_kernels.h"
 #include "internal.h"
 
 /* logits minus their (constant) max along axis, rows of -inf shifted by 0.
