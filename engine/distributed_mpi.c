@@ -182,6 +182,19 @@ bool tw_distributed_failed(void)
     return world.failed;
 }
 
+bool tw_distributed_replaces_rank0(void)
+{
+    if (!world.failed || world.rank == 0 || !world.ranks)
+        return false;
+    const char *host = world.ranks[0].host;
+    if (strcmp(host, world.ranks[world.rank].host) || process_alive(world.ranks[0].pid))
+        return false;
+    for (int r = 1; r < world.rank; r++)
+        if (!strcmp(world.ranks[r].host, host) && process_alive(world.ranks[r].pid))
+            return false;
+    return true;
+}
+
 static MPI_Datatype mpi_type(tw_dtype dtype)
 {
     return dtype == TW_FLOAT64 ? MPI_DOUBLE : MPI_FLOAT;
