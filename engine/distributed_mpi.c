@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "distributed_internal.h"
 #include "internal.h"
 #include "optimizers/optimizer_internal.h"
 #include "tw/distributed.h"
@@ -34,6 +35,7 @@ static struct {
     bool initialized, mpi, failed;
     int rank, size;
     MPI_Comm comm;
+    MPI_Comm stats_comm; /* BatchNormalization's batch statistics, apart from the gradients' buckets */
     rank_info *ranks; /* every rank's process, to name the one that died */
 } world = {.size = 1};
 
@@ -142,6 +144,7 @@ int tw_distributed_init(int *argc, char ***argv)
     world.mpi = true;
     MPI_Comm_dup(MPI_COMM_WORLD, &world.comm);
     MPI_Comm_set_errhandler(world.comm, MPI_ERRORS_RETURN);
+    MPI_Comm_dup(world.comm, &world.stats_comm);
     MPI_Comm_rank(world.comm, &world.rank);
     MPI_Comm_size(world.comm, &world.size);
     world.ranks = calloc((size_t)world.size, sizeof *world.ranks);
@@ -159,6 +162,7 @@ int tw_distributed_init(int *argc, char ***argv)
 void tw_distributed_finalize(void)
 {
     if (world.mpi && !world.failed) {
+        MPI_Comm_free(&world.stats_comm);
         MPI_Comm_free(&world.comm);
         MPI_Finalize();
     }
@@ -201,15 +205,20 @@ static MPI_Datatype mpi_type(tw_dtype dtype)
 }
 
 /* In place: the sum over the ranks of count elements. */
-static int allreduce_sum(void *buf, int64_t count, MPI_Datatype type, const char *what)
+static int allreduce_sum_on(MPI_Comm comm, void *buf, int64_t count, MPI_Datatype type, const char *what)
 {
     if (world.size == 1)
         return 0;
     if (count > INT32_MAX)
         return tw_error_set("%s: %lld elements are more than one MPI call takes", what, (long long)count);
     MPI_Request request;
-    int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, type, MPI_SUM, world.comm, &request);
+    int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, type, MPI_SUM, comm, &request);
     return rc != MPI_SUCCESS ? fail(what, rc) : wait_all(1, &request, what);
+}
+
+static int allreduce_sum(void *buf, int64_t count, MPI_Datatype type, const char *what)
+{
+    return allreduce_sum_on(world.comm, buf, count, type, what);
 }
 
 tw_tensor *tw_allreduce_mean(tw_tensor *t)
@@ -282,6 +291,60 @@ int tw_broadcast_variables(int n, tw_tensor *const *variables)
         free(buf);
     }
     return rc;
+}
+
+/* ---- synchronised batch statistics ------------------------------------------ */
+
+/* inputs: t and its rank's count (a 0-d float64). The sum over the ranks
+ * of count x t divided by the sum of the counts, reduced in float64. */
+static tw_tensor *weighted_mean_forward(tw_custom_ctx *ctx, tw_tensor *const *inputs, void *user_data)
+{
+    (void)ctx;
+    (void)user_data;
+    tw_tensor *t = inputs[0];
+    double count = tw_tensor_item(inputs[1]);
+    int64_t n = tw_tensor_numel(t);
+    double *buf = malloc(sizeof *buf * (size_t)(n + 1));
+    if (!buf)
+        return tw_error_set("sync_batch_statistics: out of memory"), NULL;
+    tw_tensor *wide = tw_cast(t, TW_FLOAT64);
+    if (!wide || tw_tensor_copy_to(wide, buf, sizeof *buf * (size_t)n)) {
+        free(buf);
+        return NULL;
+    }
+    for (int64_t i = 0; i < n; i++)
+        buf[i] *= count;
+    buf[n] = count;
+    tw_tensor *out = NULL;
+    if (!allreduce_sum_on(world.stats_comm, buf, n + 1, MPI_DOUBLE, "sync_batch_statistics")) {
+        for (int64_t i = 0; i < n; i++)
+            buf[i] /= buf[n];
+        out = tw_cast(tw_tensor_from_data(buf, TW_FLOAT64, tw_tensor_ndim(t), tw_tensor_shape(t)),
+                      tw_tensor_dtype(t));
+    }
+    free(buf);
+    return out;
+}
+
+/* The op is its own adjoint: with every rank's gradient weighed by its
+ * share of the global batch (the reducer's weight), rank r's share of the
+ * gradient of the global loss through its t is the same weighted mean of
+ * the ranks' upstream gradients. */
+static int weighted_mean_backward(tw_custom_ctx *ctx, tw_tensor *grad_output, tw_tensor **grad_inputs,
+                                  void *user_data)
+{
+    (void)user_data;
+    grad_inputs[0] = tw__allreduce_weighted_mean(grad_output, tw_tensor_item(tw_custom_input(ctx, 1)));
+    grad_inputs[1] = NULL;
+    return grad_inputs[0] ? 0 : -1;
+}
+
+tw_tensor *tw__allreduce_weighted_mean(tw_tensor *t, double count)
+{
+    if (world.size == 1)
+        return t;
+    tw_tensor *inputs[2] = {t, tw_scalar(count)};
+    return tw_custom_gradient(2, inputs, weighted_mean_forward, weighted_mean_backward, NULL);
 }
 
 /* ---- the data-parallel optimizer ------------------------------------------- */
