@@ -30,6 +30,11 @@ int tw_distributed_size(void)
     return 1;
 }
 
+int tw_distributed_local_rank(void)
+{
+    return 0;
+}
+
 bool tw_distributed_failed(void)
 {
     return false;

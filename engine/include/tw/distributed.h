@@ -52,6 +52,9 @@ int tw_distributed_init(int *argc, char ***argv);
 void tw_distributed_finalize(void);
 int tw_distributed_rank(void);
 int tw_distributed_size(void);
+/* This rank's index among the ranks of its machine: the GPU it takes when
+ * each rank has one (cuda:LOCAL_RANK). 0 with one rank. */
+int tw_distributed_local_rank(void);
 /* Whether an MPI call failed (a rank died, mpirun stopped this one): the
  * process should record the failure and exit without further MPI calls. */
 bool tw_distributed_failed(void);
