@@ -367,7 +367,7 @@ tw_tensor *tw__allreduce_weighted_mean(tw_tensor *t, double count)
 {
     if (world.size == 1)
         return t;
-    tw_tensor *inputs[2] = {t, tw_scalar(count)};
+    tw_tensor *inputs[2] = {t, t ? tw_tensor_to(tw_scalar(count), tw_tensor_device(t)) : NULL};
     return tw_custom_gradient(2, inputs, weighted_mean_forward, weighted_mean_backward, NULL);
 }
 
