@@ -574,7 +574,12 @@ int twb_train_command(const char *command, int argc, char **argv)
     /* The model's variables are made on the thread's default device, and
      * fit, evaluate and predict copy each batch to them. */
     tw_device device;
-    if (o.settings.device && (tw_device_parse(o.settings.device, &device) || tw_set_default_device(device))) {
+    bool parsed = o.settings.device && !tw_device_parse(o.settings.device, &device);
+    /* Under mpirun, "--device cuda" without an index: one GPU a rank, the
+     * rank's index on its machine (as llm.c). */
+    if (parsed && device.kind == TW_DEVICE_CUDA && !strchr(o.settings.device, ':'))
+        device.index = tw_distributed_local_rank();
+    if (o.settings.device && (!parsed || tw_set_default_device(device))) {
         fprintf(stderr, "twb %s: --device: %s\n", command, tw_last_error());
         tw_distributed_finalize();
         return 1;

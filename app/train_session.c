@@ -11,6 +11,7 @@
 
 #include <tw/distributed.h>
 #include <tw/model_file.h>
+#include <tw/run_store.h>
 
 #include "train_data.h"
 
@@ -92,6 +93,17 @@ int twb_train_session_open(twb_train_session *ts, tw_model *model, const tw_trai
         rc = open_run(ts, model_json, settings_json, o);
     free(model_json);
     free(settings_json);
+    ts->run_id = ts->writer ? tw_summary_writer_run_id(ts->writer) : -1;
+    if (settings->logdb && tw_distributed_size() > 1) {
+        /* Every rank takes part, rank 0 even when its open failed. */
+        double mine = (double)ts->run_id, *all = g_new(double, tw_distributed_size());
+        int shared = tw_allgather_values(&mine, 1, all);
+        if (!shared)
+            ts->run_id = (int64_t)all[0];
+        g_free(all);
+        if (!rc)
+            rc = shared;
+    }
     return rc;
 }
 
@@ -181,11 +193,22 @@ const char *twb_train_session_checkpoint_warning(twb_train_session *ts)
     return ts->checkpoint_warned;
 }
 
+/* Rank 0 died: this rank records the run's failure in its place. */
+static int fail_for_rank0(const twb_train_session *ts, const char *reason)
+{
+    tw_run_store *store = tw_run_store_open(ts->settings->logdb, 0);
+    int rc = store ? tw_run_store_fail_dead_run(store, ts->run_id, reason) : -1;
+    tw_run_store_close(store);
+    return rc;
+}
+
 int twb_train_session_close(twb_train_session *ts, tw_run_status status, const char *reason)
 {
     int rc = 0;
     if (ts->writer)
         rc = tw_summary_writer_close_with_reason(ts->writer, status, status == TW_RUN_FAILED ? reason : NULL);
+    else if (status == TW_RUN_FAILED && ts->settings && ts->run_id > 0 && tw_distributed_replaces_rank0())
+        rc = fail_for_rank0(ts, reason);
     ts->writer = NULL;
     g_clear_pointer(&ts->logger, tw_summary_logger_free);
     g_clear_pointer(&ts->checkpoint, tw_model_checkpoint_free);

@@ -43,6 +43,7 @@ typedef struct {
     tw_callback callbacks[4];
     int checkpoint_failures; /* failed saves already warned about */
     char *checkpoint_warned; /* the last failure's message */
+    int64_t run_id; /* under mpirun, every rank: rank 0's run (0 or -1: none), for a rank replacing a dead rank 0 */
 } twb_train_session;
 
 /* Compile the model for labels y: the settings' loss, or Keras' usual one
@@ -56,7 +57,9 @@ int twb_train_compile(tw_model *model, const tw_train_settings *settings, tw_ten
  * distributed, and only rank 0 writes the checkpoints and the run, which
  * also gets every rank's step and allreduce times as dist/rank_N/step_ms
  * and dist/rank_N/allreduce_ms. The other ranks still read the checkpoint
- * to resume. */
+ * to resume. Every rank learns the run's id; when rank 0 dies, the lowest
+ * surviving rank of its machine (tw_distributed_replaces_rank0) marks the
+ * run failed at close, with the reason naming rank 0. */
 
 /* After compiling: the checkpoint writer (creating its folder) and the run
  * (named settings->run_name, else the model's name and the time), both

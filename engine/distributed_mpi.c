@@ -5,6 +5,7 @@
  * rank whose peer died notices mpirun's SIGTERM and returns an error that
  * names the dead rank, instead of sitting in a wait that never ends until
  * SIGKILL. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <mpi.h>
 #include <sched.h>
@@ -15,6 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend.h"
+#include "distributed_internal.h"
+#include "distributed_nccl.h"
 #include "internal.h"
 #include "optimizers/optimizer_internal.h"
 #include "tw/distributed.h"
@@ -34,8 +38,16 @@ static struct {
     bool initialized, mpi, failed;
     int rank, size;
     MPI_Comm comm;
+    MPI_Comm stats_comm; /* BatchNormalization's batch statistics, apart from the gradients' buckets */
     rank_info *ranks; /* every rank's process, to name the one that died */
 } world = {.size = 1};
+
+/* NCCL, for gradients on CUDA devices (below). */
+static struct {
+    bool opened, ready;
+    const tw_nccl_plugin *plugin;
+    char why[256]; /* why it did not open */
+} nccl;
 
 static volatile sig_atomic_t terminated; /* mpirun's SIGTERM */
 
@@ -142,6 +154,7 @@ int tw_distributed_init(int *argc, char ***argv)
     world.mpi = true;
     MPI_Comm_dup(MPI_COMM_WORLD, &world.comm);
     MPI_Comm_set_errhandler(world.comm, MPI_ERRORS_RETURN);
+    MPI_Comm_dup(world.comm, &world.stats_comm);
     MPI_Comm_rank(world.comm, &world.rank);
     MPI_Comm_size(world.comm, &world.size);
     world.ranks = calloc((size_t)world.size, sizeof *world.ranks);
@@ -158,7 +171,11 @@ int tw_distributed_init(int *argc, char ***argv)
 
 void tw_distributed_finalize(void)
 {
+    if (nccl.ready && !world.failed)
+        nccl.plugin->finalize();
+    nccl.ready = false;
     if (world.mpi && !world.failed) {
+        MPI_Comm_free(&world.stats_comm);
         MPI_Comm_free(&world.comm);
         MPI_Finalize();
     }
@@ -177,9 +194,30 @@ int tw_distributed_size(void)
     return world.size;
 }
 
+int tw_distributed_local_rank(void)
+{
+    int local = 0;
+    for (int r = 0; world.ranks && r < world.rank; r++)
+        local += !strcmp(world.ranks[r].host, world.ranks[world.rank].host);
+    return local;
+}
+
 bool tw_distributed_failed(void)
 {
     return world.failed;
+}
+
+bool tw_distributed_replaces_rank0(void)
+{
+    if (!world.failed || world.rank == 0 || !world.ranks)
+        return false;
+    const char *host = world.ranks[0].host;
+    if (strcmp(host, world.ranks[world.rank].host) || process_alive(world.ranks[0].pid))
+        return false;
+    for (int r = 1; r < world.rank; r++)
+        if (!strcmp(world.ranks[r].host, host) && process_alive(world.ranks[r].pid))
+            return false;
+    return true;
 }
 
 static MPI_Datatype mpi_type(tw_dtype dtype)
@@ -188,15 +226,20 @@ static MPI_Datatype mpi_type(tw_dtype dtype)
 }
 
 /* In place: the sum over the ranks of count elements. */
-static int allreduce_sum(void *buf, int64_t count, MPI_Datatype type, const char *what)
+static int allreduce_sum_on(MPI_Comm comm, void *buf, int64_t count, MPI_Datatype type, const char *what)
 {
     if (world.size == 1)
         return 0;
     if (count > INT32_MAX)
         return tw_error_set("%s: %lld elements are more than one MPI call takes", what, (long long)count);
     MPI_Request request;
-    int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, type, MPI_SUM, world.comm, &request);
+    int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, type, MPI_SUM, comm, &request);
     return rc != MPI_SUCCESS ? fail(what, rc) : wait_all(1, &request, what);
+}
+
+static int allreduce_sum(void *buf, int64_t count, MPI_Datatype type, const char *what)
+{
+    return allreduce_sum_on(world.comm, buf, count, type, what);
 }
 
 tw_tensor *tw_allreduce_mean(tw_tensor *t)
@@ -263,12 +306,69 @@ int tw_broadcast_variables(int n, tw_tensor *const *variables)
                                     : wait_all(1, &request, "broadcast_variables");
         if (!rc && world.rank != 0) {
             tw_scope_begin();
-            rc = tw_assign(v, tw_tensor_from_data(buf, tw_tensor_dtype(v), tw_tensor_ndim(v), tw_tensor_shape(v)));
+            rc = tw_assign(v, tw_tensor_to(tw_tensor_from_data(buf, tw_tensor_dtype(v), tw_tensor_ndim(v),
+                                                               tw_tensor_shape(v)),
+                                           tw_tensor_device(v)));
             tw_scope_end();
         }
         free(buf);
     }
     return rc;
+}
+
+/* ---- synchronised batch statistics ------------------------------------------ */
+
+/* inputs: t and its rank's count (a 0-d float64). The sum over the ranks
+ * of count x t divided by the sum of the counts, reduced in float64. */
+static tw_tensor *weighted_mean_forward(tw_custom_ctx *ctx, tw_tensor *const *inputs, void *user_data)
+{
+    (void)ctx;
+    (void)user_data;
+    tw_tensor *t = inputs[0];
+    double count = tw_tensor_item(inputs[1]);
+    int64_t n = tw_tensor_numel(t);
+    double *buf = malloc(sizeof *buf * (size_t)(n + 1));
+    if (!buf)
+        return tw_error_set("sync_batch_statistics: out of memory"), NULL;
+    tw_tensor *wide = tw_cast(t, TW_FLOAT64);
+    if (!wide || tw_tensor_copy_to(wide, buf, sizeof *buf * (size_t)n)) {
+        free(buf);
+        return NULL;
+    }
+    for (int64_t i = 0; i < n; i++)
+        buf[i] *= count;
+    buf[n] = count;
+    tw_tensor *out = NULL;
+    if (!allreduce_sum_on(world.stats_comm, buf, n + 1, MPI_DOUBLE, "sync_batch_statistics")) {
+        for (int64_t i = 0; i < n; i++)
+            buf[i] /= buf[n];
+        out = tw_tensor_to(tw_cast(tw_tensor_from_data(buf, TW_FLOAT64, tw_tensor_ndim(t), tw_tensor_shape(t)),
+                                   tw_tensor_dtype(t)),
+                           tw_tensor_device(t));
+    }
+    free(buf);
+    return out;
+}
+
+/* The op is its own adjoint: with every rank's gradient weighed by its
+ * share of the global batch (the reducer's weight), rank r's share of the
+ * gradient of the global loss through its t is the same weighted mean of
+ * the ranks' upstream gradients. */
+static int weighted_mean_backward(tw_custom_ctx *ctx, tw_tensor *grad_output, tw_tensor **grad_inputs,
+                                  void *user_data)
+{
+    (void)user_data;
+    grad_inputs[0] = tw__allreduce_weighted_mean(grad_output, tw_tensor_item(tw_custom_input(ctx, 1)));
+    grad_inputs[1] = NULL;
+    return grad_inputs[0] ? 0 : -1;
+}
+
+tw_tensor *tw__allreduce_weighted_mean(tw_tensor *t, double count)
+{
+    if (world.size == 1)
+        return t;
+    tw_tensor *inputs[2] = {t, t ? tw_tensor_to(tw_scalar(count), tw_tensor_device(t)) : NULL};
+    return tw_custom_gradient(2, inputs, weighted_mean_forward, weighted_mean_backward, NULL);
 }
 
 /* ---- the data-parallel optimizer ------------------------------------------- */
@@ -289,6 +389,7 @@ typedef struct {
     int bucket;     /* where the gradient's first element went; -1: nowhere */
     int64_t offset; /* elements into that bucket */
     bool handed;    /* with a NULL gradient: nothing to average */
+    tw_tensor *on_device; /* a gradient on a CUDA device: its copy, averaged in place by NCCL (a reference) */
 } slot;
 
 typedef struct {
@@ -301,6 +402,82 @@ typedef struct {
     double wait_ms;
     double weight; /* this step's gradients' weight (1 but for an uneven batch) */
 } reducer;
+
+/* ---- gradients on CUDA devices: NCCL ------------------------------------------ */
+
+/* libtw-nccl.so beside libtw-engine.so, else by the loader's path; once. */
+static const tw_nccl_plugin *nccl_plugin(void)
+{
+    if (nccl.opened)
+        return nccl.plugin;
+    nccl.opened = true;
+    void *h = NULL;
+    Dl_info info;
+    if (dladdr((void *)tw_distributed_init, &info) && info.dli_fname && strrchr(info.dli_fname, '/')) {
+        char path[4096];
+        snprintf(path, sizeof path, "%.*s/%s", (int)(strrchr(info.dli_fname, '/') - info.dli_fname), info.dli_fname,
+                 TW_NCCL_PLUGIN_LIBRARY);
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    }
+    if (!h)
+        h = dlopen(TW_NCCL_PLUGIN_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    const tw_nccl_plugin *(*get)(void) = h ? (const tw_nccl_plugin *(*)(void))dlsym(h, "tw_nccl_plugin_get") : NULL;
+    const tw_nccl_plugin *p = get ? get() : NULL;
+    if (!h)
+        snprintf(nccl.why, sizeof nccl.why, "%s not loaded (this build has no NCCL, or it is not beside "
+                 "libtw-engine.so): %s", TW_NCCL_PLUGIN_LIBRARY, dlerror());
+    else if (!p || p->abi != TW_NCCL_PLUGIN_ABI)
+        snprintf(nccl.why, sizeof nccl.why, "%s is not this engine's NCCL plugin", TW_NCCL_PLUGIN_LIBRARY);
+    else
+        nccl.plugin = p;
+    return nccl.plugin;
+}
+
+/* Every rank, at its first gradient on a CUDA device (the same gradient on
+ * every rank): rank 0's NCCL id broadcast over MPI, then the communicator
+ * on that device. */
+static int nccl_start(tw_device device)
+{
+    if (nccl.ready)
+        return 0;
+    char name[32];
+    tw_device_name(device, name, sizeof name);
+    const tw_nccl_plugin *p = nccl_plugin();
+    if (!p)
+        return tw_error_set("distributed optimizer: a gradient on %s is averaged with NCCL: %s", name, nccl.why);
+    unsigned char id[TW_NCCL_ID_BYTES] = {0};
+    if (world.rank == 0 && p->unique_id(id))
+        return tw_error_set("distributed optimizer: %s", p->error());
+    MPI_Request request;
+    int rc = MPI_Ibcast(id, sizeof id, MPI_BYTE, 0, world.comm, &request);
+    if (rc != MPI_SUCCESS)
+        return fail("distributed optimizer: NCCL id", rc);
+    if (wait_all(1, &request, "distributed optimizer: NCCL id"))
+        return -1;
+    if (p->init(id, world.size, world.rank, device.index))
+        return tw_error_set("distributed optimizer: rank %d on %s: %s", world.rank, name, p->error());
+    nccl.ready = true;
+    return 0;
+}
+
+/* A gradient on a CUDA device: a copy (weighed for an uneven batch),
+ * complete on the device's compute stream, averaged in place on NCCL's. */
+static int hand_device(slot *s, tw_tensor *gradient, double weight)
+{
+    tw_device device = tw_tensor_device(gradient);
+    if (nccl_start(device))
+        return -1;
+    tw_scope_begin();
+    tw_tensor *copy = weight != 1 ? tw_mul_scalar(gradient, weight) : tw_copy(gradient);
+    const tw_backend *backend = copy ? tw__backend(device, "distributed optimizer") : NULL;
+    int rc = backend ? backend->synchronize(device.index) : -1;
+    if (!rc && nccl.plugin->allreduce_mean(tw__data(copy), tw_tensor_numel(copy), tw_tensor_dtype(copy)))
+        rc = tw_error_set("distributed optimizer: %s", nccl.plugin->error());
+    if (!rc)
+        s->on_device = tw_tensor_ref(copy);
+    tw_scope_end();
+    return rc;
+}
 
 static int grow_slots(reducer *r, int n)
 {
@@ -399,6 +576,9 @@ static int hand(reducer *r, int index, tw_tensor *gradient)
     if (dtype != TW_FLOAT32 && dtype != TW_FLOAT64)
         return tw_error_set("distributed optimizer: gradient %d is %s; only float32 and float64 are averaged", index,
                             tw_dtype_name(dtype));
+    /* Under mpirun even with one rank, so one GPU runs the NCCL path. */
+    if (world.mpi && tw_tensor_device(gradient).kind == TW_DEVICE_CUDA)
+        return hand_device(s, gradient, r->weight);
     tw_scope_begin();
     tw_tensor *packed = tw_tensor_is_contiguous(gradient) ? gradient : tw_copy(gradient);
     const char *data = packed ? tw_tensor_data(packed) : NULL;
@@ -487,12 +667,21 @@ static int reducer_reduce(void *data, int n, tw_tensor *const *variables, tw_ten
     if (!rc && world.size > 1)
         rc = wait_all(r->nbuckets, requests, "distributed optimizer: allreduce");
     free(requests);
+    if (!rc && nccl.ready && nccl.plugin->wait())
+        rc = tw_error_set("distributed optimizer: %s", nccl.plugin->error());
     r->wait_ms = now_ms() - t0;
-    for (int i = 0; !rc && i < n; i++)
-        if (gradients[i] && r->slots[i].bucket >= 0 && !(averaged[i] = unpack(r, &r->slots[i], gradients[i])))
+    for (int i = 0; !rc && i < n; i++) {
+        slot *s = &r->slots[i];
+        if (gradients[i] && s->on_device) {
+            averaged[i] = s->on_device;
+            s->on_device = NULL;
+        } else if (gradients[i] && s->bucket >= 0 && !(averaged[i] = unpack(r, s, gradients[i])))
             rc = -1;
-    for (int i = 0; i < r->nslots; i++)
+    }
+    for (int i = 0; i < r->nslots; i++) {
+        tw_tensor_unref(r->slots[i].on_device);
         r->slots[i] = (slot){.bucket = -1};
+    }
     r->nbuckets = 0;
     r->weight = 1;
     return rc;
@@ -511,6 +700,8 @@ static double reducer_wait_ms(const void *data)
 static void reducer_free(void *data)
 {
     reducer *r = data;
+    for (int i = 0; i < r->nslots; i++)
+        tw_tensor_unref(r->slots[i].on_device);
     for (int i = 0; i < r->capacity; i++)
         free(r->buckets[i].buf);
     free(r->buckets);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tw/error.h"
 #include "store_internal.h"
 
 const char *tw__store_host(void)
@@ -113,4 +114,32 @@ int tw__store_mark_interrupted(sqlite3 *db, const char *path)
     }
     g_array_free(ids, TRUE);
     return status;
+}
+
+/* A survivor's record of why a dead writer's run ended (a data-parallel
+ * run whose rank 0 was killed, recorded by rank 1): failed with reason,
+ * ending at its last row. Opening the store already marked it interrupted
+ * when the writer's process is gone, so both states are taken. */
+int tw_run_store_fail_dead_run(tw_run_store *store, int64_t run_id, const char *reason)
+{
+    if (store->read_only)
+        return tw_error_set("%s: opened read-only: cannot mark run %lld failed", store->path, (long long)run_id);
+    sqlite3_stmt *stmt = NULL;
+    double end = tw__run_last_row_time(store->db, run_id);
+    int rc = sqlite3_prepare_v2(store->db,
+                                "UPDATE runs SET status = 'failed', end_time = ?2, failure_reason = ?3 "
+                                "WHERE id = ?1 AND status IN ('running', 'interrupted')",
+                                -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 1, run_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_double(stmt, 2, isnan(end) ? g_get_real_time() / 1e6 : end);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(stmt, 3, reason && *reason ? reason : NULL, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(stmt);
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE)
+        return tw__store_sqlite_error(store->db, store->path, "cannot mark the run failed");
+    return 0;
 }

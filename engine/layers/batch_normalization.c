@@ -7,9 +7,16 @@
  * with the batch's population variance; the update is not recorded on any
  * tape (it is state, not part of the function being differentiated). As in
  * Keras 2, a frozen layer (trainable false) always runs in inference mode,
- * which is what fine-tuning a pretrained trunk needs. */
+ * which is what fine-tuning a pretrained trunk needs.
+ *
+ * In data-parallel training (tw_call_context.sync_batch_stats) the batch
+ * statistics are the global batch's, as SyncBN's: each rank's mean, then
+ * its variance around the global mean, averaged over the ranks weighted by
+ * their examples. So N ranks at batch B train as one process at batch N x B,
+ * and the moving statistics stay equal on every rank. */
 #include <string.h>
 
+#include "distributed_internal.h"
 #include "layer_internal.h"
 
 enum {
@@ -107,6 +114,19 @@ static int update_moving(tw_layer *self, tw_tensor *mean, tw_tensor *variance)
     return rc;
 }
 
+/* The moments over every rank's batch (kept dimensions), as tw_moments
+ * computes them on one: the mean first, then the variance around it. */
+static int sync_moments(tw_tensor *x, int nreduce, const int *reduce, tw_tensor **mean, tw_tensor **variance)
+{
+    double count = 1;
+    for (int i = 0; i < nreduce; i++)
+        count *= (double)tw_tensor_dim(x, reduce[i]);
+    *mean = tw__allreduce_weighted_mean(tw_mean(x, nreduce, reduce, true), count);
+    *variance = *mean ? tw__allreduce_weighted_mean(tw_mean(tw_square(tw_sub(x, *mean)), nreduce, reduce, true), count)
+                      : NULL;
+    return *variance ? 0 : -1;
+}
+
 static tw_tensor *bn_call(tw_layer *self, tw_tensor *x, const tw_call_context *ctx)
 {
     tw_shape in = {tw_tensor_ndim(x)}, shape;
@@ -121,7 +141,9 @@ static tw_tensor *bn_call(tw_layer *self, tw_tensor *x, const tw_call_context *c
 
     tw_tensor *mean, *variance;
     if (ctx->training && self->trainable) {
-        if (tw_moments(x, nreduce, reduce, true, &mean, &variance) || update_moving(self, mean, variance))
+        if ((ctx->sync_batch_stats ? sync_moments(x, nreduce, reduce, &mean, &variance)
+                                   : tw_moments(x, nreduce, reduce, true, &mean, &variance)) ||
+            update_moving(self, mean, variance))
             return NULL;
     } else {
         mean = tw_reshape(weight_named(self, "moving_mean"), shape.ndim, shape.dims);

@@ -169,7 +169,8 @@ static int eager_train_step(tw_model *model, const tw_batch *b)
     if (!st->step_rng)
         st->step_rng = tw_rng_new(0);
     tw_rng_set_state(st->step_rng, mix(st->seed, (uint64_t)tw_optimizer_iterations(st->optimizer)), 0);
-    tw_call_context ctx = {.training = true, .rng = st->step_rng};
+    tw_call_context ctx = {.training = true, .rng = st->step_rng,
+                           .sync_batch_stats = tw__optimizer_reduces(st->optimizer)};
 
     tw_scope_begin();
     tw_step_result r = {0};

@@ -89,6 +89,11 @@ int tw_run_store_set_color(tw_run_store *store, const char *name, const char *co
 int tw_run_store_set_pinned(tw_run_store *store, const char *name, bool pinned);
 /* sweep NULL or "": not a trial of any. */
 int tw_run_store_set_sweep(tw_run_store *store, const char *name, const char *sweep);
+/* A run whose writer died (still "running", or "interrupted" by an open)
+ * marked failed with reason, by another process that knows why: rank 1 of
+ * a data-parallel run whose rank 0 was killed. A run its writer closed is
+ * left as it is. */
+int tw_run_store_fail_dead_run(tw_run_store *store, int64_t run_id, const char *reason);
 /* Deleting with undo: a trashed run is out of every list (and the window's
  * charts) but kept until tw_run_store_empty_trash, which the window runs
  * as it closes; tw_run_store_untrash_run brings it back. A run still being

@@ -52,9 +52,17 @@ int tw_distributed_init(int *argc, char ***argv);
 void tw_distributed_finalize(void);
 int tw_distributed_rank(void);
 int tw_distributed_size(void);
+/* This rank's index among the ranks of its machine: the GPU it takes when
+ * each rank has one (cuda:LOCAL_RANK). 0 with one rank. */
+int tw_distributed_local_rank(void);
 /* Whether an MPI call failed (a rank died, mpirun stopped this one): the
  * process should record the failure and exit without further MPI calls. */
 bool tw_distributed_failed(void);
+/* After a failure: whether rank 0 is gone and this rank, the lowest one
+ * still alive on rank 0's machine, should record the failure in its place
+ * (rank 0 alone writes the run). False on rank 0, and where rank 0 ran on
+ * another machine: its death cannot be seen from here. */
+bool tw_distributed_replaces_rank0(void);
 
 /* The average of t over the ranks (float32 or float64; any shape, every
  * rank the same): a new tensor, or NULL with a message. */

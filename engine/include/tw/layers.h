@@ -106,6 +106,11 @@ typedef struct {
      * 0-d tensor the caller owns (one reference; NULL until a layer adds
      * one) and releases after use. NULL: penalties are not collected. */
     tw_tensor **activity_loss;
+    /* Data-parallel training (the model's optimizer averages across MPI
+     * ranks, tw/distributed.h): BatchNormalization's batch statistics are
+     * those of every rank's batch together (SyncBN), so every rank must
+     * make the same calls. */
+    bool sync_batch_stats;
 } tw_call_context;
 
 typedef struct tw_layer_class {
