@@ -14,7 +14,9 @@
 #include <tw/engine.h>
 #include <tw/model_file.h>
 
+#include "designer_arrange.h"
 #include "designer_canvas.h"
+#include "designer_route.h"
 #include "designer_view.h"
 #include "ui_keys.h"
 
@@ -507,6 +509,111 @@ static void test_minimap(Fixture *f, gconstpointer data)
     g_assert_false(tw_designer_canvas_minimap(f->canvas, &map));
 }
 
+/* Every edge of every template, as arranged on open and with a box dragged
+ * across another edge, runs around the boxes: no segment of a route passes
+ * through the inside of any box (its own ends only touch their boxes'
+ * borders), segments are horizontal or vertical, and each route starts and
+ * ends at its ports. */
+static int assert_routes_clear(Fixture *f, const char *name)
+{
+    int n = tw_model_doc_n_layers(f->doc), routed = 0;
+    GArray *points = g_array_new(FALSE, FALSE, sizeof(double));
+    for (int node = 0; node < n; node++)
+        for (int e = 0; e < tw_model_doc_node_ninputs(f->doc, node); e++) {
+            int np = tw_designer_edge_route(f->doc, node, e, NULL, points), from, port;
+            const double *p = (const double *)points->data;
+            g_assert_cmpint(np, >=, 2);
+            g_assert_true(tw_model_doc_node_input(f->doc, node, e, &from, &port));
+            double sx, sy, tx, ty;
+            tw_designer_port_point(f->doc, from, TRUE, port, &sx, &sy);
+            tw_designer_port_point(f->doc, node, FALSE, e, &tx, &ty);
+            g_assert_cmpfloat(p[0], ==, sx);
+            g_assert_cmpfloat(p[1], ==, sy);
+            g_assert_cmpfloat(p[2 * np - 2], ==, tx);
+            g_assert_cmpfloat(p[2 * np - 1], ==, ty);
+            for (int s = 0; s + 1 < np; s++) {
+                g_assert_true(p[2 * s] == p[2 * s + 2] || p[2 * s + 1] == p[2 * s + 3]);
+                for (int b = 0; b < n; b++) {
+                    double bx, by;
+                    tw_model_doc_node_position(f->doc, b, &bx, &by);
+                    if (tw_designer_segment_crosses(p[2 * s], p[2 * s + 1], p[2 * s + 2], p[2 * s + 3], bx, by,
+                                                    TW_DESIGNER_BOX_WIDTH, TW_DESIGNER_BOX_HEIGHT))
+                        g_error("%s: the edge %s -> %s (input %d) crosses the box of %s", name,
+                                tw_layer_name(tw_model_doc_layer(f->doc, from)),
+                                tw_layer_name(tw_model_doc_layer(f->doc, node)), e,
+                                tw_layer_name(tw_model_doc_layer(f->doc, b)));
+                }
+            }
+            routed++;
+        }
+    g_array_free(points, TRUE);
+    return routed;
+}
+
+static void test_routes_avoid_boxes(Fixture *f, gconstpointer data)
+{
+    static const char *const templates[] = {"resnet_fashion_mnist.json", "unet_small.json",
+                                            "siamese_fashion_mnist.json", "seq2seq_lstm.json", "resnet50.json",
+                                            "cnn_fashion_mnist.json"};
+    const char *srcdir = g_getenv("G_TEST_SRCDIR") ? g_getenv("G_TEST_SRCDIR") : ".";
+    for (guint t = 0; t < G_N_ELEMENTS(templates); t++) {
+        char *path = g_build_filename(srcdir, "..", "examples", "models", templates[t], NULL);
+        GError *error = NULL;
+        must(tw_model_doc_load(f->doc, path, &error), error);
+        g_free(path);
+        int routed = assert_routes_clear(f, templates[t]);
+        g_assert_cmpint(routed, >=, tw_model_doc_n_layers(f->doc) - 2);
+        g_test_message("%s: %d edges routed clear of %d boxes", templates[t], routed,
+                       tw_model_doc_n_layers(f->doc));
+    }
+    /* seq2seq as the user might leave it: the decoder's input dragged
+     * to the left of the encoder and the encoder right under it, so that a
+     * straight edge would cross boxes. */
+    char *path = g_build_filename(srcdir, "..", "examples", "models", "seq2seq_lstm.json", NULL);
+    GError *error = NULL;
+    must(tw_model_doc_load(f->doc, path, &error), error);
+    g_free(path);
+    int n = tw_model_doc_n_layers(f->doc);
+    double *xy = g_new(double, 2 * n);
+    for (int i = 0; i < n; i++) {
+        xy[2 * i] = (i % 3) * 230.0;          /* three columns */
+        xy[2 * i + 1] = (i / 3) * 110.0; /* rows in index order */
+    }
+    must(tw_model_doc_set_positions(f->doc, xy, &error), error);
+    g_free(xy);
+    assert_routes_clear(f, "seq2seq in a grid");
+}
+
+/* A box of several outputs shows each one's shape: the seq2seq encoder's
+ * LSTM returns its output and both states. */
+static void test_box_shows_every_output(Fixture *f, gconstpointer data)
+{
+    char *path = g_build_filename(g_getenv("G_TEST_SRCDIR") ? g_getenv("G_TEST_SRCDIR") : ".", "..", "examples",
+                                  "models", "seq2seq_lstm.json", NULL);
+    GError *error = NULL;
+    must(tw_model_doc_load(f->doc, path, &error), error);
+    g_free(path);
+    int encoder = -1;
+    for (int i = 0; i < tw_model_doc_n_layers(f->doc); i++)
+        if (tw_model_doc_node_noutputs(f->doc, i) == 3)
+            encoder = i;
+    g_assert_cmpint(encoder, >=, 0);
+    char *text = tw_designer_box_shapes(f->doc, encoder);
+    /* Each output's shape in port order, one after the other. */
+    const char *at = text;
+    for (int k = 0; k < 3; k++) {
+        char buf[96];
+        const tw_shape *shape = tw_model_doc_node_output(f->doc, encoder, k);
+        g_assert_nonnull(shape);
+        tw_shape_format(shape, buf, sizeof buf);
+        const char *found = strstr(at, buf);
+        g_assert_nonnull(found);
+        at = found + strlen(buf);
+    }
+    g_test_message("encoder box: %s", text);
+    g_free(text);
+}
+
 /* A residual MLP drawn on the canvas, saved, and trained by `twb train`. */
 static void test_saved_graph_trains(Fixture *f, gconstpointer data)
 {
@@ -638,6 +745,8 @@ int main(int argc, char **argv)
     ADD("sequential_column", test_sequential_column);
     ADD("arrange", test_arrange);
     ADD("minimap", test_minimap);
+    ADD("routes_avoid_boxes", test_routes_avoid_boxes);
+    ADD("box_shows_every_output", test_box_shows_every_output);
     ADD("saved_graph_trains", test_saved_graph_trains);
     ADD("corpus_open_save", test_corpus_open_save);
     return g_test_run();

@@ -792,10 +792,25 @@ void tw_designer_canvas_port(TwDesignerCanvas *c, int node, gboolean output, int
 
 void tw_designer_canvas_edge_middle(TwDesignerCanvas *c, int node, int input, double *x, double *y)
 {
-    double p[8];
-    tw_designer_edge_curve(c->doc, node, input, NULL, p);
-    /* B(1/2) of the cubic. */
-    double mx = (p[0] + 3 * p[2] + 3 * p[4] + p[6]) / 8, my = (p[1] + 3 * p[3] + 3 * p[5] + p[7]) / 8;
+    GArray *points = g_array_new(FALSE, FALSE, sizeof(double));
+    int n = tw_designer_edge_route(c->doc, node, input, NULL, points);
+    const double *p = (const double *)points->data;
+    /* Halfway along the route. */
+    double length = 0, mx = p[0], my = p[1];
+    for (int s = 0; s + 1 < n; s++)
+        length += hypot(p[2 * s + 2] - p[2 * s], p[2 * s + 3] - p[2 * s + 1]);
+    double left = length / 2;
+    for (int s = 0; s + 1 < n; s++) {
+        double seg = hypot(p[2 * s + 2] - p[2 * s], p[2 * s + 3] - p[2 * s + 1]);
+        if (seg >= left) {
+            double t = seg > 0 ? left / seg : 0;
+            mx = p[2 * s] + t * (p[2 * s + 2] - p[2 * s]);
+            my = p[2 * s + 1] + t * (p[2 * s + 3] - p[2 * s + 1]);
+            break;
+        }
+        left -= seg;
+    }
+    g_array_free(points, TRUE);
     to_widget(c, mx, my, x, y);
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "designer_arrange.h"
+#include "designer_route.h"
 
 #define W TW_DESIGNER_BOX_WIDTH
 #define H TW_DESIGNER_BOX_HEIGHT
@@ -46,17 +47,119 @@ void tw_designer_port_point(TwModelDoc *doc, int node, gboolean output, int port
     port_at(doc, node, output, port, NULL, x, y);
 }
 
-void tw_designer_edge_curve(TwModelDoc *doc, int node, int input, const tw_designer_overlay *o, double *p)
+/* Every box's top-left corner (2n doubles), moved boxes shifted. */
+static double *box_corners(TwModelDoc *doc, const tw_designer_overlay *o)
+{
+    int n = tw_model_doc_n_layers(doc);
+    double *xy = g_new(double, 2 * MAX(n, 1));
+    for (int i = 0; i < n; i++)
+        box_origin(doc, i, o, &xy[2 * i], &xy[2 * i + 1]);
+    return xy;
+}
+
+static int route_edge(TwModelDoc *doc, const double *xy, int node, int input, const tw_designer_overlay *o,
+                      GArray *points)
 {
     int from = 0, port = 0;
     tw_model_doc_node_input(doc, node, input, &from, &port);
-    port_at(doc, from, TRUE, port, o, &p[0], &p[1]);
-    port_at(doc, node, FALSE, input, o, &p[6], &p[7]);
-    double bend = MAX(30.0, fabs(p[7] - p[1]) / 2);
-    p[2] = p[0];
-    p[3] = p[1] + bend;
-    p[4] = p[6];
-    p[5] = p[7] - bend;
+    double x0, y0, x1, y1;
+    port_at(doc, from, TRUE, port, o, &x0, &y0);
+    port_at(doc, node, FALSE, input, o, &x1, &y1);
+    tw_designer_boxes boxes = {tw_model_doc_n_layers(doc), xy, W, H};
+    return tw_designer_route(&boxes, x0, y0, x1, y1, points);
+}
+
+/* Every edge's route, in node and input order, kept on the document until
+ * anything they depend on changes (a position, a port, an edge): drawing a
+ * frame, a hit test and the next frame reuse them. */
+typedef struct {
+    guint64 key;
+    GArray *points; /* doubles: all routes one after the other */
+    GArray *starts; /* ints per edge: its first point; one more at the end */
+} route_cache;
+
+static void route_cache_free(gpointer data)
+{
+    route_cache *cache = data;
+    g_array_free(cache->points, TRUE);
+    g_array_free(cache->starts, TRUE);
+    g_free(cache);
+}
+
+static guint64 mix(guint64 h, const void *data, size_t size)
+{
+    const guint8 *b = data; /* FNV-1a */
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static guint64 routes_key(TwModelDoc *doc, const double *xy)
+{
+    int n = tw_model_doc_n_layers(doc);
+    guint64 h = mix(14695981039346656037ull, &n, sizeof n);
+    h = mix(h, xy, sizeof(double) * 2 * n);
+    for (int i = 0; i < n; i++) {
+        int ports[3] = {tw_model_doc_node_noutputs(doc, i), tw_designer_input_ports(doc, i),
+                        tw_model_doc_node_ninputs(doc, i)};
+        h = mix(h, ports, sizeof ports);
+        for (int e = 0; e < ports[2]; e++) {
+            int from[2] = {0, 0};
+            tw_model_doc_node_input(doc, i, e, &from[0], &from[1]);
+            h = mix(h, from, sizeof from);
+        }
+    }
+    return h;
+}
+
+static const route_cache *all_routes(TwModelDoc *doc, const tw_designer_overlay *o)
+{
+    double *xy = box_corners(doc, o);
+    guint64 key = routes_key(doc, xy);
+    route_cache *cache = g_object_get_data(G_OBJECT(doc), "tw-designer-routes");
+    if (cache && cache->key == key) {
+        g_free(xy);
+        return cache;
+    }
+    cache = g_new0(route_cache, 1);
+    cache->key = key;
+    cache->points = g_array_new(FALSE, FALSE, sizeof(double));
+    cache->starts = g_array_new(FALSE, FALSE, sizeof(int));
+    GArray *points = g_array_new(FALSE, FALSE, sizeof(double));
+    for (int i = 0; i < tw_model_doc_n_layers(doc); i++)
+        for (int e = 0; e < tw_model_doc_node_ninputs(doc, i); e++) {
+            int start = cache->points->len / 2;
+            g_array_append_val(cache->starts, start);
+            route_edge(doc, xy, i, e, o, points);
+            g_array_append_vals(cache->points, points->data, points->len);
+        }
+    int end = cache->points->len / 2;
+    g_array_append_val(cache->starts, end);
+    g_array_free(points, TRUE);
+    g_free(xy);
+    g_object_set_data_full(G_OBJECT(doc), "tw-designer-routes", cache, route_cache_free);
+    return cache;
+}
+
+/* The points of edge number k of the cache (node and input order). */
+static const double *cached_route(const route_cache *cache, int k, int *n)
+{
+    int start = g_array_index(cache->starts, int, k);
+    *n = g_array_index(cache->starts, int, k + 1) - start;
+    return (const double *)cache->points->data + 2 * start;
+}
+
+int tw_designer_edge_route(TwModelDoc *doc, int node, int input, const tw_designer_overlay *o, GArray *points)
+{
+    const route_cache *cache = all_routes(doc, o);
+    int k = input;
+    for (int i = 0; i < node; i++)
+        k += tw_model_doc_node_ninputs(doc, i);
+    int n;
+    const double *p = cached_route(cache, k, &n);
+    g_array_set_size(points, 0);
+    g_array_append_vals(points, p, 2 * n);
+    return n;
 }
 
 int tw_designer_hit_box(TwModelDoc *doc, double x, double y)
@@ -85,26 +188,29 @@ gboolean tw_designer_hit_output(TwModelDoc *doc, double x, double y, double reac
     return FALSE;
 }
 
-static void bezier(const double *p, double t, double *x, double *y)
+/* Distance from (x, y) to the segment a-b. */
+static double segment_distance(double x, double y, double ax, double ay, double bx, double by)
 {
-    double u = 1 - t;
-    *x = u * u * u * p[0] + 3 * u * u * t * p[2] + 3 * u * t * t * p[4] + t * t * t * p[6];
-    *y = u * u * u * p[1] + 3 * u * u * t * p[3] + 3 * u * t * t * p[5] + t * t * t * p[7];
+    double dx = bx - ax, dy = by - ay, len2 = dx * dx + dy * dy;
+    double t = len2 > 0 ? CLAMP(((x - ax) * dx + (y - ay) * dy) / len2, 0, 1) : 0;
+    return hypot(ax + t * dx - x, ay + t * dy - y);
 }
 
 gboolean tw_designer_hit_edge(TwModelDoc *doc, double x, double y, double reach, int *node, int *input)
 {
     double best = reach;
     gboolean found = FALSE;
+    const route_cache *cache = all_routes(doc, NULL);
+    int k = 0;
     for (int i = 0; i < tw_model_doc_n_layers(doc); i++)
         for (int e = 0; e < tw_model_doc_node_ninputs(doc, i); e++) {
-            double p[8];
-            tw_designer_edge_curve(doc, i, e, NULL, p);
-            for (int s = 1; s < 24; s++) {
-                double px, py;
-                bezier(p, s / 24.0, &px, &py);
-                double d = hypot(px - x, py - y);
-                if (d < best) {
+            int n;
+            const double *p = cached_route(cache, k++, &n);
+            /* Not within a port's reach: there the box or port is meant. */
+            for (int s = 0; s + 1 < n; s++) {
+                double d = segment_distance(x, y, p[2 * s], p[2 * s + 1], p[2 * s + 2], p[2 * s + 3]);
+                if (d < best && hypot(x - p[0], y - p[1]) > reach &&
+                    hypot(x - p[2 * n - 2], y - p[2 * n - 1]) > reach) {
                     best = d;
                     *node = i;
                     *input = e;
@@ -163,23 +269,55 @@ static void rounded(cairo_t *cr, double x, double y, double w, double h, double 
     cairo_close_path(cr);
 }
 
+/* A route with its corners rounded. */
+static void route_path(cairo_t *cr, const double *p, int n)
+{
+    cairo_move_to(cr, p[0], p[1]);
+    for (int k = 1; k + 1 < n; k++) {
+        double px = p[2 * k - 2], py = p[2 * k - 1], cx = p[2 * k], cy = p[2 * k + 1], nx = p[2 * k + 2],
+               ny = p[2 * k + 3];
+        double in = hypot(cx - px, cy - py), out = hypot(nx - cx, ny - cy);
+        double r = MIN(8.0, MIN(in, out) / 2);
+        if (r < 0.5) {
+            cairo_line_to(cr, cx, cy);
+            continue;
+        }
+        cairo_line_to(cr, cx + (px - cx) * r / in, cy + (py - cy) * r / in);
+        cairo_curve_to(cr, cx, cy, cx, cy, cx + (nx - cx) * r / out, cy + (ny - cy) * r / out);
+    }
+    cairo_line_to(cr, p[2 * n - 2], p[2 * n - 1]);
+}
+
 static void draw_edges(cairo_t *cr, TwModelDoc *doc, const tw_designer_overlay *o)
 {
-    cairo_set_line_width(cr, 1.6);
+    const route_cache *cache = all_routes(doc, o);
+    int k = 0;
     for (int i = 0; i < tw_model_doc_n_layers(doc); i++)
         for (int e = 0; e < tw_model_doc_node_ninputs(doc, i); e++) {
-            double p[8];
-            tw_designer_edge_curve(doc, i, e, o, p);
+            int n;
+            const double *p = cached_route(cache, k++, &n);
             gboolean selected = o->edge_node == i && o->edge_input == e;
             if (selected)
                 cairo_set_source_rgb(cr, 0.15, 0.45, 0.9);
             else
                 cairo_set_source_rgb(cr, 0.45, 0.47, 0.5);
             cairo_set_line_width(cr, selected ? 3.0 : 1.6);
-            cairo_move_to(cr, p[0], p[1]);
-            cairo_curve_to(cr, p[2], p[3], p[4], p[5], p[6], p[7]);
+            route_path(cr, p, n);
             cairo_stroke(cr);
         }
+}
+
+char *tw_designer_box_shapes(TwModelDoc *doc, int node)
+{
+    GString *text = g_string_new(NULL);
+    for (int k = 0; k < tw_model_doc_node_noutputs(doc, node); k++) {
+        const tw_shape *out = tw_model_doc_node_output(doc, node, k);
+        char shape[96];
+        if (k)
+            g_string_append(text, k == 1 ? "\n" : "  ");
+        g_string_append(text, out ? tw_shape_format(out, shape, sizeof shape) : "—");
+    }
+    return g_string_free(text, FALSE);
 }
 
 static void draw_box(cairo_t *cr, PangoLayout *layout, TwModelDoc *doc, int i, const tw_designer_overlay *o)
@@ -211,25 +349,32 @@ static void draw_box(cairo_t *cr, PangoLayout *layout, TwModelDoc *doc, int i, c
 
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.12);
     text(cr, layout, tw_layer_class_of(layer)->name, x + 8, y + 5, W - 16, TRUE);
-    cairo_set_source_rgb(cr, 0.35, 0.35, 0.4);
-    text(cr, layout, tw_layer_name(layer), x + 8, y + 20, W - 16, FALSE);
-    char line[160], shape[96] = "", count[32];
-    const tw_shape *out = tw_model_doc_node_output(doc, i, 0);
-    if (out)
-        tw_shape_format(out, shape, sizeof shape);
+    char line[160], count[32];
     const tw_layer_info *info = tw_model_doc_info(doc, i);
     tw_designer_format_count(info->trainable_params + info->non_trainable_params, count, sizeof count);
+    char *shapes = tw_designer_box_shapes(doc, i);
+    gboolean several = tw_model_doc_node_noutputs(doc, i) > 1;
+    cairo_set_source_rgb(cr, 0.35, 0.35, 0.4);
+    if (several && !error) {
+        /* The shapes take two lines; the count goes after the name. */
+        snprintf(line, sizeof line, "%s · %s params", tw_layer_name(layer), count);
+        text(cr, layout, line, x + 8, y + 20, W - 16, FALSE);
+    } else
+        text(cr, layout, tw_layer_name(layer), x + 8, y + 20, W - 16, FALSE);
     if (error) {
         cairo_set_source_rgb(cr, 0.75, 0.05, 0.05);
         text_lines(cr, layout, error, x + 8, y + 33, W - 16, FALSE, 2);
-    } else {
-        snprintf(line, sizeof line, "%s", out ? shape : "—");
+    } else if (several) {
         cairo_set_source_rgb(cr, 0.1, 0.3, 0.55);
-        text(cr, layout, line, x + 8, y + 34, W - 16, FALSE);
+        text_lines(cr, layout, shapes, x + 8, y + 34, W - 16, FALSE, 2);
+    } else {
+        cairo_set_source_rgb(cr, 0.1, 0.3, 0.55);
+        text(cr, layout, shapes, x + 8, y + 34, W - 16, FALSE);
         snprintf(line, sizeof line, "%s params", count);
         cairo_set_source_rgb(cr, 0.35, 0.35, 0.4);
         text(cr, layout, line, x + 8, y + 48, W - 16, FALSE);
     }
+    g_free(shapes);
     /* Ports: inputs on top, outputs below; an empty input port hollow. */
     int nin = tw_designer_input_ports(doc, i), connected = tw_model_doc_node_ninputs(doc, i);
     for (int k = 0; k < nin; k++) {
