@@ -15,9 +15,11 @@
 #include <tw/model_file.h>
 
 #include "designer_arrange.h"
+#include "designer_blocks.h"
 #include "designer_canvas.h"
 #include "designer_route.h"
 #include "designer_view.h"
+#include "layer_palette.h"
 #include "ui_keys.h"
 
 typedef struct {
@@ -614,6 +616,141 @@ static void test_box_shows_every_output(Fixture *f, gconstpointer data)
     g_free(text);
 }
 
+/* A palette block activated after the selected box, as a double-click
+ * does: one undo step of new layers; returns the first. */
+static int add_block(Fixture *f, const char *block, int after)
+{
+    tw_designer_canvas_select(f->canvas, after);
+    int before = tw_model_doc_n_layers(f->doc);
+    char *state = tw_model_doc_state(f->doc);
+    TwLayerPalette *palette = TW_LAYER_PALETTE(tw_designer_view_palette(f->view));
+    g_assert_true(tw_layer_palette_activate(palette, block));
+    drain();
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), >, before);
+    /* The block is selected, the property editor on its last layer. */
+    int *selected = NULL;
+    g_assert_cmpint(tw_designer_canvas_selection(f->canvas, &selected), ==, tw_model_doc_n_layers(f->doc) - before);
+    g_assert_cmpint(selected[0], ==, before);
+    g_free(selected);
+    g_assert_cmpint(tw_designer_canvas_primary(f->canvas), ==, tw_model_doc_n_layers(f->doc) - 1);
+    /* One step: undo gives back the document before it, redo the block. */
+    char *with = tw_model_doc_state(f->doc);
+    g_assert_true(tw_model_doc_undo(f->doc));
+    char *undone = tw_model_doc_state(f->doc);
+    g_assert_cmpstr(undone, ==, state);
+    g_assert_true(tw_model_doc_redo(f->doc));
+    char *redone = tw_model_doc_state(f->doc);
+    g_assert_cmpstr(redone, ==, with);
+    g_free(redone);
+    g_free(undone);
+    g_free(with);
+    g_free(state);
+    return before;
+}
+
+/* Trainable and non-trainable parameters of nodes first.. */
+static void block_params(Fixture *f, int first, int64_t *trainable, int64_t *non_trainable)
+{
+    *trainable = *non_trainable = 0;
+    for (int i = first; i < tw_model_doc_n_layers(f->doc); i++) {
+        g_assert_null(tw_model_doc_node_error(f->doc, i));
+        *trainable += tw_model_doc_info(f->doc, i)->trainable_params;
+        *non_trainable += tw_model_doc_info(f->doc, i)->non_trainable_params;
+    }
+}
+
+/* Each palette block inserts as ordinary layers after the selected box,
+ * sized from its output; shapes and parameter counts are the engine's and
+ * match Keras' formulas. */
+static void test_palette_blocks(Fixture *f, gconstpointer data)
+{
+    GError *error = NULL;
+    int64_t t, nt;
+    /* Residual block on (28, 28, 8): two 3x3 convolutions of 8 filters
+     * (3*3*8*8 + 8 each), two batch norms (8 gamma + 8 beta trainable, 16
+     * moving statistics), the add and a ReLU. */
+    must(tw_model_doc_set_input_shape(f->doc, 0, "28,28,8", &error), error);
+    int first = add_block(f, "Residual block", 0);
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, first + 7);
+    g_assert_cmpstr(class_at(f, first + 5), ==, "Add");
+    int from, port;
+    g_assert_true(tw_model_doc_node_input(f->doc, first + 5, 1, &from, &port));
+    g_assert_cmpint(from, ==, 0); /* the skip */
+    assert_shape(f, first + 6, "(None, 28, 28, 8)");
+    block_params(f, first, &t, &nt);
+    g_assert_cmpint(t, ==, 2 * (3 * 3 * 8 * 8 + 8) + 2 * 16);
+    g_assert_cmpint(nt, ==, 2 * 16);
+    g_assert_null(tw_model_doc_error(f->doc));
+
+    /* U-Net down step after the residual block: 16 filters, pooled. */
+    int down = add_block(f, "U-Net down step", first + 6);
+    assert_shape(f, down + 1, "(None, 28, 28, 16)");
+    assert_shape(f, down + 2, "(None, 14, 14, 16)");
+    block_params(f, down, &t, &nt);
+    g_assert_cmpint(t, ==, (3 * 3 * 8 * 16 + 16) + (3 * 3 * 16 * 16 + 16));
+    /* The up step: a 2x2 transposed convolution back to 28x28 with 8
+     * filters, and a Concatenate whose second input is the skip, which the
+     * user connects from the down step's second convolution. */
+    int up = add_block(f, "U-Net up step", down + 2);
+    g_assert_cmpstr(class_at(f, up + 1), ==, "Concatenate");
+    g_assert_cmpint(tw_model_doc_node_ninputs(f->doc, up + 1), ==, 1);
+    assert_shape(f, up, "(None, 28, 28, 8)");
+    connect(f, down + 1, up + 1);
+    assert_shape(f, up + 1, "(None, 28, 28, 24)");
+    assert_shape(f, up + 3, "(None, 28, 28, 8)");
+    block_params(f, up, &t, &nt);
+    g_assert_cmpint(t, ==, (2 * 2 * 16 * 8 + 8) + (3 * 3 * 24 * 8 + 8) + (3 * 3 * 8 * 8 + 8));
+    g_assert_null(tw_model_doc_error(f->doc));
+
+    /* Inception branch: 1x1 (16), 1x1 (16) -> 3x3 (24), 1x1 (8) -> 5x5
+     * (8), pool -> 1x1 (8), concatenated to 16 + 24 + 8 + 8 channels. */
+    int inc = add_block(f, "Inception branch", up + 3);
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, inc + 8);
+    assert_shape(f, inc + 7, "(None, 28, 28, 56)");
+    g_assert_cmpint(tw_model_doc_node_ninputs(f->doc, inc + 7), ==, 4);
+    block_params(f, inc, &t, &nt);
+    g_assert_cmpint(t, ==, (8 * 16 + 16) + (8 * 16 + 16) + (3 * 3 * 16 * 24 + 24) + (8 * 8 + 8) + (5 * 5 * 8 * 8 + 8) +
+                               (8 * 8 + 8));
+    g_assert_null(tw_model_doc_error(f->doc));
+
+    /* Transformer encoder on (None, 10, 16): attention of 2 heads of 8
+     * (query, key, value and output projections, 16*16 + 16 each), two
+     * layer norms (2*16 each), a feed-forward 16 -> 32 -> 16. */
+    TwModelDoc *doc = f->doc;
+    must(tw_model_doc_load_json(doc,
+                                "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"seq\", \"layers\": ["
+                                "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 10, 16],"
+                                " \"name\": \"tokens\"}}]}}",
+                                "tokens.json", &error),
+         error);
+    drain();
+    int enc = add_block(f, "Transformer encoder", 0);
+    g_assert_cmpstr(class_at(f, enc), ==, "MultiHeadAttention");
+    g_assert_cmpint(tw_model_doc_node_ninputs(f->doc, enc), ==, 2);
+    assert_shape(f, tw_model_doc_n_layers(f->doc) - 1, "(None, 10, 16)");
+    block_params(f, enc, &t, &nt);
+    g_assert_cmpint(t, ==, 4 * (16 * 16 + 16) + 2 * (2 * 16) + (16 * 32 + 32) + (32 * 16 + 16));
+    g_assert_null(tw_model_doc_error(f->doc));
+
+    /* With nothing to follow, a block is refused with the reason. */
+    TwModelDoc *empty = f->doc;
+    char *before = tw_model_doc_state(empty);
+    GError *why = NULL;
+    g_assert_cmpint(tw_designer_block_insert(empty, "Residual block", -1, &why), ==, -1);
+    g_assert_nonnull(strstr(why->message, "select the layer"));
+    g_clear_error(&why);
+    /* A residual block after a sequence: its output's last axis sizes it;
+     * Conv2D on rank 3 fails on the box with the engine's message. */
+    g_assert_cmpint(tw_designer_block_insert(empty, "Residual block", 0, &why), >, 0);
+    g_assert_no_error(why);
+    g_assert_nonnull(tw_model_doc_error(empty));
+    g_assert_true(tw_model_doc_undo(empty));
+    char *after = tw_model_doc_state(empty);
+    g_assert_cmpstr(after, ==, before);
+    g_free(after);
+    g_free(before);
+}
+
 /* A residual MLP drawn on the canvas, saved, and trained by `twb train`. */
 static void test_saved_graph_trains(Fixture *f, gconstpointer data)
 {
@@ -747,6 +884,7 @@ int main(int argc, char **argv)
     ADD("minimap", test_minimap);
     ADD("routes_avoid_boxes", test_routes_avoid_boxes);
     ADD("box_shows_every_output", test_box_shows_every_output);
+    ADD("palette_blocks", test_palette_blocks);
     ADD("saved_graph_trains", test_saved_graph_trains);
     ADD("corpus_open_save", test_corpus_open_save);
     return g_test_run();

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "designer_arrange.h"
+#include "designer_blocks.h"
 #include "designer_canvas_draw.h"
 
 #define REACH 9.0  /* pixels: how near a port or an edge the pointer must be */
@@ -317,10 +318,34 @@ gboolean tw_designer_canvas_reorder(TwDesignerCanvas *c, int delta)
     return TRUE;
 }
 
+/* A palette block after node from: its layers selected, the property
+ * editor on its last one. */
+static gboolean insert_block(TwDesignerCanvas *c, const char *name, int from)
+{
+    GError *error = NULL;
+    int first = tw_designer_block_insert(c->doc, name, from, &error);
+    if (first < 0) {
+        report(c, "add a block", error);
+        return FALSE;
+    }
+    int n = tw_model_doc_n_layers(c->doc) - first;
+    tw_designer_canvas_select(c, first + n - 1); /* into view */
+    int *nodes = g_new(int, n);
+    for (int k = 0; k < n; k++)
+        nodes[k] = first + k;
+    tw_designer_canvas_select_many(c, nodes, n);
+    g_free(nodes);
+    return TRUE;
+}
+
 gboolean tw_designer_canvas_drop_class(TwDesignerCanvas *c, const char *class_name, double x, double y)
 {
     double dx, dy;
     to_doc(c, x, y, &dx, &dy);
+    if (tw_designer_block_find(class_name)) { /* after the box it lands on, else the selected one */
+        int on = tw_designer_hit_box(c->doc, dx, dy);
+        return insert_block(c, class_name, on >= 0 ? on : c->primary);
+    }
     GError *error = NULL;
     int node, input, made;
     if (tw_designer_hit_box(c->doc, dx, dy) < 0 &&
@@ -339,6 +364,8 @@ gboolean tw_designer_canvas_drop_class(TwDesignerCanvas *c, const char *class_na
 
 gboolean tw_designer_canvas_append_class(TwDesignerCanvas *c, const char *class_name)
 {
+    if (tw_designer_block_find(class_name))
+        return insert_block(c, class_name, c->primary >= 0 ? c->primary : tw_model_doc_n_layers(c->doc) - 1);
     GError *error = NULL;
     int at = c->primary, n = tw_model_doc_n_layers(c->doc), made = -1;
     if (!tw_model_doc_is_graph(c->doc)) { /* a chain: the stack's insert below the selection */

@@ -1452,6 +1452,63 @@ int tw_model_doc_add_node_after(TwModelDoc *doc, const char *class_name, int fro
     return commit(doc, error) ? n_nodes(doc) - 1 : -1;
 }
 
+int tw_model_doc_add_block(TwModelDoc *doc, const tw_model_doc_block_layer *layers, int n, int from, double x,
+                           double y, GError **error)
+{
+    g_return_val_if_fail(TW_IS_MODEL_DOC(doc) && layers && n > 0, -1);
+    begin_edit(doc);
+    int first = n_nodes(doc);
+    if (from >= first || from < -1) {
+        fail(error, "no such layer");
+        return -1;
+    }
+    /* Every layer made and checked before the document changes. */
+    Node *made = g_new0(Node, n);
+    char *why = NULL;
+    for (int i = 0; i < n && !why; i++) {
+        const tw_model_doc_block_layer *b = &layers[i];
+        made[i].layer = tw_layer_new(b->class_name, NULL);
+        if (!made[i].layer) {
+            why = g_strdup(tw_last_error());
+            break;
+        }
+        for (int p = 0; p + 1 < 2 * TW_MODEL_DOC_BLOCK_MAX_PARAMS && b->params[p] && !why; p += 2)
+            if (tw_layer_set(made[i].layer, b->params[p], b->params[p + 1]) != 0)
+                why = g_strdup_printf("%s %s: %s", b->class_name, b->params[p], tw_last_error());
+        made[i].x = x + b->dx;
+        made[i].y = y + b->dy;
+        for (int k = 0; k < b->ninputs && !why; k++) {
+            int in = b->inputs[k];
+            if (in == TW_MODEL_DOC_BLOCK_OPEN)
+                break; /* this one and the rest stay free */
+            if (in == TW_MODEL_DOC_BLOCK_FROM && from < 0)
+                why = g_strdup("the block follows a layer: select the layer it should follow");
+            else
+                made[i].in[made[i].nin++] = (Src){in == TW_MODEL_DOC_BLOCK_FROM ? from : first + in, 0};
+        }
+    }
+    if (why) {
+        for (int k = 0; k < n; k++)
+            if (made[k].layer)
+                tw_layer_unref(made[k].layer);
+        g_free(made);
+        fail(error, why);
+        g_free(why);
+        return -1;
+    }
+    for (int k = 0; k < n; k++) {
+        char *base = snake_case(layers[k].class_name), *name = unique_name(doc, base);
+        tw_layer_set_name(made[k].layer, name);
+        g_free(name);
+        g_free(base);
+        g_array_append_val(doc->nodes, made[k]);
+    }
+    g_free(made);
+    leave_sequential(doc);
+    doc->user_positions = TRUE;
+    return commit(doc, error) ? first : -1;
+}
+
 /* Whether to is reachable from from along edges (each node visited once:
  * a graph of many residual blocks has exponentially many paths). */
 static gboolean reaches(TwModelDoc *doc, int from, int to)
