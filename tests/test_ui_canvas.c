@@ -4,9 +4,12 @@
  * connecting ports, a layer inserted on an edge, an edge deleted and the
  * error shown, undo and redo restoring exact documents, a block copied and
  * pasted with its inner edge, keys, a Sequential model read as a column,
- * the minimap, a drawn graph saved and trained by `twb train`, and every
- * corpus file opened and saved unchanged. */
+ * the minimap, edges routed clear of every box in the templates, the
+ * palette's blocks, a drawn graph saved and trained by `twb train` and
+ * another trained from the window's Train button, and every corpus file
+ * opened and saved unchanged. */
 #include <gtk/gtk.h>
+#include <math.h>
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,9 @@
 #include "designer_route.h"
 #include "designer_view.h"
 #include "layer_palette.h"
+#include "train_controller.h"
+#include "gui_helpers.h"
+#include "window.h"
 #include "ui_keys.h"
 
 typedef struct {
@@ -868,6 +874,127 @@ static void test_corpus_open_save(Fixture *f, gconstpointer data)
     g_test_message("%d corpus files opened and saved", opened);
 }
 
+/* ---- training a drawn graph from the window ------------------------------ */
+static const char *label_text(GtkWidget *root, const char *name)
+{
+    GtkWidget *w = find_named(root, name);
+    g_assert_nonnull(w);
+    if (GTK_IS_INSCRIPTION(w))
+        return gtk_inscription_get_text(GTK_INSCRIPTION(w)) ? gtk_inscription_get_text(GTK_INSCRIPTION(w)) : "";
+    return gtk_label_get_text(GTK_LABEL(w));
+}
+
+/* The header bar's Train button (its action is win.train). */
+static GtkWidget *header_train(GtkWidget *root)
+{
+    for (GtkWidget *w = gtk_widget_get_first_child(root); w; w = gtk_widget_get_next_sibling(w)) {
+        if (GTK_IS_BUTTON(w) && GTK_IS_ACTIONABLE(w) &&
+            !g_strcmp0(gtk_actionable_get_action_name(GTK_ACTIONABLE(w)), "win.train"))
+            return w;
+        GtkWidget *found = header_train(w);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+static gboolean sensitive(gpointer widget)
+{
+    return gtk_widget_is_sensitive(widget);
+}
+
+/* A few steps shown: "Epoch 1/1 · step 3/844 · ...". */
+static gboolean stepped(gpointer panel)
+{
+    const char *text = label_text(panel, "progress-text"), *at = strstr(text, "step ");
+    return at && atoi(at + strlen("step ")) >= 3;
+}
+
+static gboolean stopped(gpointer panel)
+{
+    return g_str_has_prefix(label_text(panel, "status"), "Stopped");
+}
+
+/* A residual network drawn on the window's canvas through the actions the
+ * UI runs (a drop, a port dragged onto a box, the palette's residual block
+ * and appended layers), trained on Fashion-MNIST with the window's Train
+ * button for a few steps, then stopped. */
+static void test_drawn_graph_trains_from_window(void)
+{
+    if (!g_file_test("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", G_FILE_TEST_EXISTS)) {
+        g_test_skip("Fashion-MNIST is not in /usr/share/datasets/fashion-mnist");
+        return;
+    }
+    GtkApplication *app = gtk_application_new("io.github.twb.Workbench.TestCanvas", G_APPLICATION_NON_UNIQUE);
+    g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
+    TwModelDoc *doc = tw_model_doc_new();
+    TwWindow *win = tw_window_new(app, doc);
+    twb_train_controller_attach(win);
+    gtk_window_set_default_size(GTK_WINDOW(win), 1280, 860);
+    gtk_window_present(GTK_WINDOW(win));
+    GtkWidget *panel = GTK_WIDGET(tw_window_train_panel(win));
+    char *dir = g_dir_make_tmp("twb-canvas-train-XXXXXX", NULL), *logdb = g_build_filename(dir, "runs.db", NULL);
+    g_object_set(panel, "logdb", logdb, NULL);
+    Fixture fx = {.doc = doc, .window = GTK_WIDGET(win)};
+    fx.view = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW));
+    fx.canvas = TW_DESIGNER_CANVAS(tw_designer_view_canvas(fx.view));
+    Fixture *f = &fx;
+    gint64 end = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+    while (gtk_widget_get_height(GTK_WIDGET(f->canvas)) < 300 && g_get_monotonic_time() < end)
+        g_main_context_iteration(NULL, TRUE);
+    drain();
+
+    GError *error = NULL;
+    must(tw_model_doc_set_input_shape(doc, 0, "28,28,1", &error), error);
+    double s = tw_designer_canvas_scale(f->canvas);
+    int conv = drop_near(f, "Conv2D", 0, 0, 110 * s);
+    connect(f, 0, conv);
+    set(f, conv, "filters", "8");
+    set(f, conv, "padding", "same");
+    set(f, conv, "activation", "relu");
+    int block = add_block(f, "Residual block", conv);
+    tw_designer_canvas_select(f->canvas, tw_model_doc_n_layers(doc) - 1);
+    g_assert_true(tw_designer_canvas_append_class(f->canvas, "Flatten"));
+    g_assert_true(tw_designer_canvas_append_class(f->canvas, "Dense"));
+    int dense = tw_model_doc_n_layers(doc) - 1;
+    set(f, dense, "units", "10");
+    set(f, dense, "activation", "softmax");
+    g_assert_null(tw_model_doc_error(doc));
+    g_assert_true(tw_model_doc_is_graph(doc));
+    assert_shape(f, block + 6, "(None, 28, 28, 8)");
+    assert_shape(f, dense, "(None, 10)");
+
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(find_named(panel, "epochs")), 1);
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(find_named(panel, "batch-size")), 64);
+    gtk_editable_set_text(GTK_EDITABLE(find_named(panel, "run-name")), "drawn-residual");
+    GtkWidget *train = header_train(GTK_WIDGET(win));
+    g_assert_nonnull(train);
+    /* Train turns on once the data is checked against the model. */
+    wait_until(sensitive, train, 120, "Train to turn on");
+    g_signal_emit_by_name(train, "clicked");
+    wait_until(stepped, panel, 300, "a few training steps");
+    /* The loss shown is a number, not NaN. */
+    const char *loss = strstr(label_text(panel, "metrics"), "Loss ");
+    g_assert_nonnull(loss);
+    double value = g_ascii_strtod(loss + strlen("Loss "), NULL);
+    g_assert_true(isfinite(value) && value > 0);
+    g_test_message("%s", label_text(panel, "metrics"));
+    g_signal_emit_by_name(find_named(panel, "stop"), "clicked");
+    wait_until(stopped, panel, 60, "the run to stop");
+    g_test_message("%s; %s", label_text(panel, "progress-text"), label_text(panel, "status"));
+    g_assert_true(g_str_has_prefix(label_text(panel, "status"), "Stopped after step "));
+
+    gtk_window_destroy(GTK_WINDOW(win));
+    drain();
+    g_object_unref(doc);
+    g_object_unref(app);
+    /* The run database and the run's checkpoint folder beside it. */
+    char *rm[] = {"rm", "-rf", dir, NULL};
+    g_spawn_sync(NULL, rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
+    g_free(logdb);
+    g_free(dir);
+}
+
 #define ADD(path, fn) g_test_add("/ui/canvas/" path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
 
 int main(int argc, char **argv)
@@ -886,6 +1013,7 @@ int main(int argc, char **argv)
     ADD("box_shows_every_output", test_box_shows_every_output);
     ADD("palette_blocks", test_palette_blocks);
     ADD("saved_graph_trains", test_saved_graph_trains);
+    g_test_add_func("/ui/canvas/drawn_graph_trains_from_window", test_drawn_graph_trains_from_window);
     ADD("corpus_open_save", test_corpus_open_save);
     return g_test_run();
 }
