@@ -545,7 +545,7 @@ static int assert_routes_clear(Fixture *f, const char *name)
                     double bx, by;
                     tw_model_doc_node_position(f->doc, b, &bx, &by);
                     if (tw_designer_segment_crosses(p[2 * s], p[2 * s + 1], p[2 * s + 2], p[2 * s + 3], bx, by,
-                                                    TW_DESIGNER_BOX_WIDTH, TW_DESIGNER_BOX_HEIGHT))
+                                                    TW_DESIGNER_BOX_WIDTH, tw_designer_box_height(f->doc, b)))
                         g_error("%s: the edge %s -> %s (input %d) crosses the box of %s", name,
                                 tw_layer_name(tw_model_doc_layer(f->doc, from)),
                                 tw_layer_name(tw_model_doc_layer(f->doc, node)), e,
@@ -755,6 +755,85 @@ static void test_palette_blocks(Fixture *f, gconstpointer data)
     g_assert_cmpstr(after, ==, before);
     g_free(after);
     g_free(before);
+}
+
+/* A nested model (here a Sequential base inside a Sequential model) is one
+ * box that opens in place, listing its layers with their shapes and
+ * counts, the boxes below moving down to make room, and closes again;
+ * being open survives edits and undo; auto-arrange makes room for the open
+ * box, and edges go around it. */
+static void test_nested_model_opens_in_place(Fixture *f, gconstpointer data)
+{
+    static const char json[] =
+        "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"outer\", \"layers\": ["
+        "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 8], \"name\": \"in\"}},"
+        "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"base\", \"layers\": ["
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"d1\", \"units\": 4, \"activation\": \"relu\"}},"
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"d2\", \"units\": 3}}]}},"
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"head\", \"units\": 2}}]}}";
+    GError *error = NULL;
+    must(tw_model_doc_load_json(f->doc, json, "nested.json", &error), error);
+    drain();
+    int base = -1, head = -1;
+    for (int i = 0; i < tw_model_doc_n_layers(f->doc); i++) {
+        if (tw_layer_is_model(tw_model_doc_layer(f->doc, i)))
+            base = i;
+        if (!strcmp(tw_layer_name(tw_model_doc_layer(f->doc, i)), "head"))
+            head = i;
+    }
+    g_assert_cmpint(base, >=, 0);
+    g_assert_cmpint(head, >=, 0);
+    assert_shape(f, base, "(None, 3)");
+    g_assert_false(tw_model_doc_node_expanded(f->doc, base));
+    g_assert_cmpfloat(tw_designer_box_height(f->doc, base), ==, TW_DESIGNER_BOX_HEIGHT);
+    g_assert_false(tw_designer_canvas_toggle_nested(f->canvas, head)); /* not a nested model */
+
+    double hx, hy, hy0;
+    tw_model_doc_node_position(f->doc, head, &hx, &hy0);
+    g_assert_true(tw_designer_canvas_toggle_nested(f->canvas, base));
+    g_assert_true(tw_model_doc_node_expanded(f->doc, base));
+
+    /* Its layers, fed by the (None, 8) input: 8*4 + 4 and 4*3 + 3. */
+    char **rows = tw_designer_nested_rows(f->doc, base);
+    g_assert_cmpint(g_strv_length(rows), ==, 2);
+    g_assert_cmpstr(rows[0], ==, "Dense\td1\t(None, 4)\t36");
+    g_assert_cmpstr(rows[1], ==, "Dense\td2\t(None, 3)\t15");
+    g_strfreev(rows);
+    double height = tw_designer_box_height(f->doc, base);
+    g_assert_cmpfloat(height, >, TW_DESIGNER_BOX_HEIGHT + 2 * 12);
+    /* The box is taller: its output port is at its new bottom, and a point
+     * among its rows is the box. */
+    double bx, by, px, py;
+    tw_model_doc_node_position(f->doc, base, &bx, &by);
+    tw_designer_port_point(f->doc, base, TRUE, 0, &px, &py);
+    g_assert_cmpfloat(py, ==, by + height);
+    g_assert_cmpint(tw_designer_hit_box(f->doc, bx + 20, by + height - 8), ==, base);
+    tw_model_doc_node_position(f->doc, head, &hx, &hy);
+    g_assert_cmpfloat(hy, ==, hy0 + height - TW_DESIGNER_BOX_HEIGHT); /* moved down to make room */
+    assert_routes_clear(f, "nested, opened");
+
+    /* An edit and its undo keep it open. */
+    set(f, head, "units", "5");
+    g_assert_true(tw_model_doc_undo(f->doc));
+    g_assert_true(tw_model_doc_node_expanded(f->doc, base));
+
+    /* Auto-arrange leaves room for it; every edge goes around every box. */
+    tw_designer_canvas_arrange(f->canvas);
+    gint64 end = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+    while (tw_designer_canvas_arranging(f->canvas) && g_get_monotonic_time() < end)
+        g_main_context_iteration(NULL, TRUE);
+    g_assert_false(tw_designer_canvas_arranging(f->canvas));
+    tw_model_doc_node_position(f->doc, base, &bx, &by);
+    tw_model_doc_node_position(f->doc, head, &hx, &hy);
+    g_assert_cmpfloat(hy, >=, by + height);
+    assert_routes_clear(f, "nested, open");
+
+    g_assert_true(tw_designer_canvas_toggle_nested(f->canvas, base));
+    g_assert_false(tw_model_doc_node_expanded(f->doc, base));
+    g_assert_cmpfloat(tw_designer_box_height(f->doc, base), ==, TW_DESIGNER_BOX_HEIGHT);
+    double closed_y;
+    tw_model_doc_node_position(f->doc, head, &hx, &closed_y);
+    g_assert_cmpfloat(closed_y, ==, hy - (height - TW_DESIGNER_BOX_HEIGHT)); /* the gap closed */
 }
 
 /* A residual MLP drawn on the canvas, saved, and trained by `twb train`. */
@@ -1012,6 +1091,7 @@ int main(int argc, char **argv)
     ADD("routes_avoid_boxes", test_routes_avoid_boxes);
     ADD("box_shows_every_output", test_box_shows_every_output);
     ADD("palette_blocks", test_palette_blocks);
+    ADD("nested_model_opens_in_place", test_nested_model_opens_in_place);
     ADD("saved_graph_trains", test_saved_graph_trains);
     g_test_add_func("/ui/canvas/drawn_graph_trains_from_window", test_drawn_graph_trains_from_window);
     ADD("corpus_open_save", test_corpus_open_save);

@@ -32,6 +32,63 @@ static void box_origin(TwModelDoc *doc, int node, const tw_designer_overlay *o, 
     }
 }
 
+/* An open nested model lists at most this many of its layers. */
+#define NESTED_ROWS 40
+#define NESTED_ROW_HEIGHT 15.0
+
+static int nested_rows(TwModelDoc *doc, int node)
+{
+    if (!tw_model_doc_node_expanded(doc, node))
+        return 0;
+    int n = tw_model_nlayers(tw_model_doc_layer(doc, node));
+    return n > NESTED_ROWS ? NESTED_ROWS + 1 : n; /* the last: "… and k more" */
+}
+
+double tw_designer_box_height(TwModelDoc *doc, int node)
+{
+    int rows = nested_rows(doc, node);
+    return rows ? H + 6 + rows * NESTED_ROW_HEIGHT + 6 : H;
+}
+
+char **tw_designer_nested_rows(TwModelDoc *doc, int node)
+{
+    tw_layer *model = tw_model_doc_layer(doc, node);
+    if (!model || !tw_layer_is_model(model))
+        return NULL;
+    int n = tw_model_nlayers(model);
+    /* Shapes from what feeds the box, else the nested model's own input. */
+    const tw_shape *input = NULL;
+    int from, port;
+    if (tw_model_doc_node_ninputs(doc, node) == 1 && tw_model_doc_node_input(doc, node, 0, &from, &port))
+        input = tw_model_doc_node_output(doc, from, port);
+    if (!input)
+        input = tw_model_input_shape(model);
+    tw_layer_info *info = g_new0(tw_layer_info, MAX(n, 1));
+    int known = input ? tw_model_infer(model, input, info) : 0;
+    GStrvBuilder *rows = g_strv_builder_new();
+    for (int i = 0; i < n && i < NESTED_ROWS; i++) {
+        tw_layer *layer = tw_model_layer_at(model, i);
+        char shape[96] = "", count[32] = "";
+        if (i < known) {
+            tw_shape_format(&info[i].output, shape, sizeof shape);
+            tw_designer_format_count(info[i].trainable_params + info[i].non_trainable_params, count, sizeof count);
+        }
+        char *row = g_strdup_printf("%s\t%s\t%s\t%s", tw_layer_class_of(layer)->name, tw_layer_name(layer), shape,
+                                    count);
+        g_strv_builder_add(rows, row);
+        g_free(row);
+    }
+    if (n > NESTED_ROWS) {
+        char *more = g_strdup_printf("… and %d more layers\t\t\t", n - NESTED_ROWS);
+        g_strv_builder_add(rows, more);
+        g_free(more);
+    }
+    g_free(info);
+    char **strv = g_strv_builder_end(rows);
+    g_strv_builder_unref(rows);
+    return strv;
+}
+
 static void port_at(TwModelDoc *doc, int node, gboolean output, int port, const tw_designer_overlay *o, double *x,
                     double *y)
 {
@@ -39,7 +96,7 @@ static void port_at(TwModelDoc *doc, int node, gboolean output, int port, const 
     box_origin(doc, node, o, &bx, &by);
     int count = output ? tw_model_doc_node_noutputs(doc, node) : tw_designer_input_ports(doc, node);
     *x = bx + W * (port + 1) / (count + 1);
-    *y = output ? by + H : by;
+    *y = output ? by + tw_designer_box_height(doc, node) : by;
 }
 
 void tw_designer_port_point(TwModelDoc *doc, int node, gboolean output, int port, double *x, double *y)
@@ -47,13 +104,16 @@ void tw_designer_port_point(TwModelDoc *doc, int node, gboolean output, int port
     port_at(doc, node, output, port, NULL, x, y);
 }
 
-/* Every box's top-left corner (2n doubles), moved boxes shifted. */
+/* Every box's top-left corner (2n doubles), moved boxes shifted, then
+ * every box's height (n doubles). */
 static double *box_corners(TwModelDoc *doc, const tw_designer_overlay *o)
 {
     int n = tw_model_doc_n_layers(doc);
-    double *xy = g_new(double, 2 * MAX(n, 1));
-    for (int i = 0; i < n; i++)
+    double *xy = g_new(double, 3 * MAX(n, 1));
+    for (int i = 0; i < n; i++) {
         box_origin(doc, i, o, &xy[2 * i], &xy[2 * i + 1]);
+        xy[2 * n + i] = tw_designer_box_height(doc, i);
+    }
     return xy;
 }
 
@@ -65,7 +125,8 @@ static int route_edge(TwModelDoc *doc, const double *xy, int node, int input, co
     double x0, y0, x1, y1;
     port_at(doc, from, TRUE, port, o, &x0, &y0);
     port_at(doc, node, FALSE, input, o, &x1, &y1);
-    tw_designer_boxes boxes = {tw_model_doc_n_layers(doc), xy, W, H};
+    int n = tw_model_doc_n_layers(doc);
+    tw_designer_boxes boxes = {n, xy, W, H, xy + 2 * n};
     return tw_designer_route(&boxes, x0, y0, x1, y1, points);
 }
 
@@ -98,7 +159,7 @@ static guint64 routes_key(TwModelDoc *doc, const double *xy)
 {
     int n = tw_model_doc_n_layers(doc);
     guint64 h = mix(14695981039346656037ull, &n, sizeof n);
-    h = mix(h, xy, sizeof(double) * 2 * n);
+    h = mix(h, xy, sizeof(double) * 3 * n);
     for (int i = 0; i < n; i++) {
         int ports[3] = {tw_model_doc_node_noutputs(doc, i), tw_designer_input_ports(doc, i),
                         tw_model_doc_node_ninputs(doc, i)};
@@ -167,7 +228,7 @@ int tw_designer_hit_box(TwModelDoc *doc, double x, double y)
     for (int i = tw_model_doc_n_layers(doc) - 1; i >= 0; i--) {
         double bx, by;
         tw_model_doc_node_position(doc, i, &bx, &by);
-        if (x >= bx && x <= bx + W && y >= by && y <= by + H)
+        if (x >= bx && x <= bx + W && y >= by && y <= by + tw_designer_box_height(doc, i))
             return i;
     }
     return -1;
@@ -320,6 +381,30 @@ char *tw_designer_box_shapes(TwModelDoc *doc, int node)
     return g_string_free(text, FALSE);
 }
 
+/* An open nested model's layers, one row each, under its own lines. */
+static void draw_nested(cairo_t *cr, PangoLayout *layout, TwModelDoc *doc, int node, double x, double y)
+{
+    char **rows = tw_designer_nested_rows(doc, node);
+    int n = rows ? g_strv_length(rows) : 0;
+    cairo_rectangle(cr, x + 4, y, W - 8, n * NESTED_ROW_HEIGHT + 6);
+    cairo_set_source_rgb(cr, 0.93, 0.95, 0.98);
+    cairo_fill(cr);
+    for (int k = 0; k < n; k++) {
+        char **f = g_strsplit(rows[k], "\t", 4);
+        double ry = y + 3 + k * NESTED_ROW_HEIGHT;
+        /* The layer's name and output shape; the box's tooltip gives the
+         * classes and counts too. */
+        gboolean more = !f[1] || !*f[1];
+        cairo_set_source_rgb(cr, 0.2, 0.2, 0.25);
+        text(cr, layout, more ? f[0] : f[1], x + 10, ry, more ? W - 20 : W * 0.42 - 12, FALSE);
+        cairo_set_source_rgb(cr, 0.1, 0.3, 0.55);
+        if (!more && f[2])
+            text(cr, layout, f[2], x + W * 0.42, ry, W * 0.58 - 8, FALSE);
+        g_strfreev(f);
+    }
+    g_strfreev(rows);
+}
+
 static void draw_box(cairo_t *cr, PangoLayout *layout, TwModelDoc *doc, int i, const tw_designer_overlay *o)
 {
     double x, y;
@@ -328,7 +413,8 @@ static void draw_box(cairo_t *cr, PangoLayout *layout, TwModelDoc *doc, int i, c
     const char *error = tw_model_doc_node_error(doc, i);
     gboolean selected = o->selected && o->selected[i];
     gboolean input = tw_model_doc_node_max_inputs(doc, i) == 0;
-    rounded(cr, x, y, W, H, 7);
+    double h = tw_designer_box_height(doc, i);
+    rounded(cr, x, y, W, h, 7);
     if (error)
         cairo_set_source_rgb(cr, 1.0, 0.93, 0.92);
     else if (input)
@@ -375,6 +461,8 @@ static void draw_box(cairo_t *cr, PangoLayout *layout, TwModelDoc *doc, int i, c
         text(cr, layout, line, x + 8, y + 48, W - 16, FALSE);
     }
     g_free(shapes);
+    if (h > H)
+        draw_nested(cr, layout, doc, i, x, y + H);
     /* Ports: inputs on top, outputs below; an empty input port hollow. */
     int nin = tw_designer_input_ports(doc, i), connected = tw_model_doc_node_ninputs(doc, i);
     for (int k = 0; k < nin; k++) {
@@ -418,7 +506,7 @@ gboolean tw_designer_minimap_place(TwModelDoc *doc, const tw_designer_viewport *
         x0 = MIN(x0, x);
         y0 = MIN(y0, y);
         x1 = MAX(x1, x + W);
-        y1 = MAX(y1, y + H);
+        y1 = MAX(y1, y + tw_designer_box_height(doc, i));
     }
     /* All of it in view: no map. */
     double vx0 = -view->ox / view->zoom, vy0 = -view->oy / view->zoom;
@@ -455,7 +543,7 @@ static void draw_minimap(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewpor
         double x, y;
         tw_model_doc_node_position(doc, i, &x, &y);
         cairo_rectangle(cr, map.x + (x - map.x0) * map.scale, map.y + (y - map.y0) * map.scale,
-                        MAX(W * map.scale, 1), MAX(H * map.scale, 1));
+                        MAX(W * map.scale, 1), MAX(tw_designer_box_height(doc, i) * map.scale, 1));
     }
     cairo_set_source_rgb(cr, 0.55, 0.57, 0.6);
     cairo_fill(cr);
@@ -464,7 +552,7 @@ static void draw_minimap(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewpor
             double x, y;
             tw_model_doc_node_position(doc, i, &x, &y);
             cairo_rectangle(cr, map.x + (x - map.x0) * map.scale - 1, map.y + (y - map.y0) * map.scale - 1,
-                            MAX(W * map.scale, 1) + 2, MAX(H * map.scale, 1) + 2);
+                            MAX(W * map.scale, 1) + 2, MAX(tw_designer_box_height(doc, i) * map.scale, 1) + 2);
         }
     cairo_set_source_rgb(cr, 0.8, 0.1, 0.1);
     cairo_fill(cr);
@@ -499,7 +587,7 @@ void tw_designer_draw(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *
     for (int i = 0; i < tw_model_doc_n_layers(doc); i++) {
         double x, y;
         box_origin(doc, i, o, &x, &y);
-        if (x + W < x0 - 10 || x > x1 + 10 || y + H < y0 - 10 || y > y1 + 10)
+        if (x + W < x0 - 10 || x > x1 + 10 || y + tw_designer_box_height(doc, i) < y0 - 10 || y > y1 + 10)
             continue;
         draw_box(cr, layout, doc, i, o);
     }

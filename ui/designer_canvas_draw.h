@@ -28,6 +28,14 @@ typedef struct {
 /* Input ports drawn on node: 0 for an InputLayer, 1 for a one-input layer,
  * connected + 1 (a free one) for a layer of several inputs. */
 int tw_designer_input_ports(TwModelDoc *doc, int node);
+/* A box's height: TW_DESIGNER_BOX_HEIGHT, or taller for an open nested
+ * model (tw_model_doc_node_expanded), which lists its layers below its
+ * own lines (at most 40, then how many more). */
+double tw_designer_box_height(TwModelDoc *doc, int node);
+/* Those rows: "class\tname\toutput shape\tparameters" per layer of the
+ * nested model (shape and count empty where inference stops); NULL when
+ * the node is not a nested model (g_strfreev). */
+char **tw_designer_nested_rows(TwModelDoc *doc, int node);
 /* A port's point in doc units (moved by dx, dy). */
 void tw_designer_port_point(TwModelDoc *doc, int node, gboolean output, int port, double *x, double *y);
 /* The edge into node's input `input` as its route around the boxes

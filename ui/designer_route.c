@@ -34,12 +34,17 @@ gboolean tw_designer_segment_crosses(double ax, double ay, double bx, double by,
     return mx > x && mx < x + w && my > y && my < y + h;
 }
 
+static double box_h(const tw_designer_boxes *b, int i)
+{
+    return b->heights ? b->heights[i] : b->h;
+}
+
 /* Whether the segment keeps `inflate` away from every box. */
 static gboolean free_segment(const tw_designer_boxes *b, double ax, double ay, double bx, double by, double inflate)
 {
     for (int i = 0; i < b->n; i++)
         if (tw_designer_segment_crosses(ax, ay, bx, by, b->xy[2 * i] - inflate, b->xy[2 * i + 1] - inflate,
-                                        b->w + 2 * inflate, b->h + 2 * inflate))
+                                        b->w + 2 * inflate, box_h(b, i) + 2 * inflate))
             return FALSE;
     return TRUE;
 }
@@ -170,7 +175,7 @@ static gboolean search(const tw_designer_boxes *b, double ax, double ay, double 
     g_array_append_val(cx, bx);
     g_array_append_vals(cy, fixed_y, 4);
     for (int i = 0; i < b->n; i++) {
-        double x0 = b->xy[2 * i] - M, y0 = b->xy[2 * i + 1] - M, x1 = x0 + b->w + 2 * M, y1 = y0 + b->h + 2 * M;
+        double x0 = b->xy[2 * i] - M, y0 = b->xy[2 * i + 1] - M, x1 = x0 + b->w + 2 * M, y1 = y0 + box_h(b, i) + 2 * M;
         if (x1 < r[0] || x0 > r[2] || y1 < r[1] || y0 > r[3])
             continue;
         if (x0 > r[0])
@@ -193,7 +198,7 @@ static gboolean search(const tw_designer_boxes *b, double ax, double ay, double 
     int cells = nx * ny;
     guint8 *hblock = g_new0(guint8, cells), *vblock = g_new0(guint8, cells);
     for (int k = 0; k < b->n; k++) {
-        double x0 = b->xy[2 * k] - M, y0 = b->xy[2 * k + 1] - M, x1 = x0 + b->w + 2 * M, y1 = y0 + b->h + 2 * M;
+        double x0 = b->xy[2 * k] - M, y0 = b->xy[2 * k + 1] - M, x1 = x0 + b->w + 2 * M, y1 = y0 + box_h(b, k) + 2 * M;
         if (x1 < r[0] || x0 > r[2] || y1 < r[1] || y0 > r[3])
             continue;
         int i0 = index_of(xs, nx, MAX(x0, r[0])), i1 = index_of(xs, nx, MIN(x1, r[2]));
@@ -302,7 +307,7 @@ int tw_designer_route(const tw_designer_boxes *b, double x0, double y0, double x
         all[0] = MIN(all[0], b->xy[2 * i]);
         all[1] = MIN(all[1], b->xy[2 * i + 1]);
         all[2] = MAX(all[2], b->xy[2 * i] + b->w);
-        all[3] = MAX(all[3], b->xy[2 * i + 1] + b->h);
+        all[3] = MAX(all[3], b->xy[2 * i + 1] + box_h(b, i));
     }
     for (int k = 0; k < 4; k++)
         all[k] += k < 2 ? -4 * M : 4 * M;

@@ -16,11 +16,13 @@
 #define TW_DESIGNER_ROUTE_MARGIN 10.0
 #define TW_DESIGNER_ROUTE_STUB 14.0
 
-/* Boxes as top-left corners (xy: 2n doubles), all w x h. */
+/* Boxes as top-left corners (xy: 2n doubles), all w wide and h high, or
+ * heights[i] high where heights is not NULL. */
 typedef struct {
     int n;
     const double *xy;
     double w, h;
+    const double *heights;
 } tw_designer_boxes;
 
 /* The route from (x0, y0) to (x1, y1) as points (x, y pairs) in `points`

@@ -66,6 +66,7 @@ struct _TwModelDoc {
     int error_index;
     char *error;
     int64_t trainable, non_trainable;
+    GHashTable *expanded; /* names of nested models shown open; view state */
 };
 
 enum { PROP_0, PROP_PATH, PROP_MODIFIED, PROP_CAN_UNDO, PROP_CAN_REDO, N_PROPS };
@@ -768,6 +769,7 @@ static void tw_model_doc_finalize(GObject *object)
     g_ptr_array_unref(doc->redo);
     info_free(doc);
     g_free(doc->error);
+    g_hash_table_unref(doc->expanded);
     G_OBJECT_CLASS(tw_model_doc_parent_class)->finalize(object);
 }
 
@@ -819,6 +821,7 @@ static void tw_model_doc_init(TwModelDoc *doc)
     doc->error_index = -1;
     doc->name = g_strdup("model");
     doc->sequential = TRUE;
+    doc->expanded = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 }
 
 /* A chain's column: boxes one below the other. */
@@ -842,7 +845,7 @@ static void place_layered(TwModelDoc *doc)
             edges[2 * nedges++ + 1] = i;
         }
     double *xy = g_new(double, 2 * MAX(n, 1));
-    tw_designer_arrange(n, nedges, edges, xy);
+    tw_designer_arrange(n, nedges, edges, NULL, xy);
     for (int i = 0; i < n; i++) {
         node_at(doc, i)->x = xy[2 * i];
         node_at(doc, i)->y = xy[2 * i + 1];
@@ -1117,6 +1120,24 @@ static gboolean valid_node(TwModelDoc *doc, int node)
 tw_layer *tw_model_doc_layer(TwModelDoc *doc, int index)
 {
     return valid_node(doc, index) ? node_at(doc, index)->layer : NULL;
+}
+
+gboolean tw_model_doc_node_expanded(TwModelDoc *doc, int node)
+{
+    return valid_node(doc, node) && tw_layer_is_model(node_at(doc, node)->layer) &&
+           g_hash_table_contains(doc->expanded, tw_layer_name(node_at(doc, node)->layer));
+}
+
+gboolean tw_model_doc_set_node_expanded(TwModelDoc *doc, int node, gboolean expanded)
+{
+    if (!valid_node(doc, node) || !tw_layer_is_model(node_at(doc, node)->layer))
+        return FALSE;
+    const char *name = tw_layer_name(node_at(doc, node)->layer);
+    if (expanded)
+        g_hash_table_add(doc->expanded, g_strdup(name));
+    else
+        g_hash_table_remove(doc->expanded, name);
+    return TRUE;
 }
 
 /* ---- the graph ------------------------------------------------------------ */

@@ -64,6 +64,13 @@ int tw_model_doc_n_layers(TwModelDoc *doc); /* nodes: one per layer call */
 gboolean tw_model_doc_is_graph(TwModelDoc *doc);
 tw_layer *tw_model_doc_layer(TwModelDoc *doc, int index); /* borrowed */
 
+/* Whether the node, a nested model (a pretrained base, a repeated block),
+ * is shown open with its layers, and opening or closing it. View state
+ * only: not an edit, not saved, kept by layer name across edits, undo
+ * and redo. FALSE for a node that is not a nested model. */
+gboolean tw_model_doc_node_expanded(TwModelDoc *doc, int node);
+gboolean tw_model_doc_set_node_expanded(TwModelDoc *doc, int node, gboolean expanded);
+
 /* ---- the graph ------------------------------------------------------------ */
 /* Connected inputs of node, in port order, and the output each comes from. */
 int tw_model_doc_node_ninputs(TwModelDoc *doc, int node);
