@@ -590,6 +590,33 @@ static void test_routes_avoid_boxes(Fixture *f, gconstpointer data)
     must(tw_model_doc_set_positions(f->doc, xy, &error), error);
     g_free(xy);
     assert_routes_clear(f, "seq2seq in a grid");
+
+    /* While a box is dragged across an edge, the routes of each frame
+     * (some kept from the frame before) stay clear of the boxes where they
+     * are drawn: the input feeds a Dense 300 units below it, and a third
+     * box is dragged across that edge from the right to the left. */
+    TwModelDoc *doc = tw_model_doc_new();
+    must(tw_model_doc_add_node_after(doc, "Dense", 0, 0, 300, &error) == 1, error);
+    must(tw_model_doc_add_node(doc, "Dense", 0, 0, &error) == 2, error);
+    double three[6] = {0, 0, 0, 300, 500, 150};
+    must(tw_model_doc_set_positions(doc, three, &error), error);
+    n = 3;
+    gboolean *selected = g_new0(gboolean, n);
+    selected[2] = TRUE;
+    tw_designer_overlay drag = {.selected = selected, .edge_node = -1, .hover_target = -1};
+    GArray *points = g_array_new(FALSE, FALSE, sizeof(double));
+    for (int step = 1; step <= 40; step++) {
+        drag.move_dx = -step * 20.0;
+        int np = tw_designer_edge_route(doc, 1, 0, &drag, points);
+        const double *p = (const double *)points->data;
+        for (int s = 0; s + 1 < np; s++)
+            g_assert_false(tw_designer_segment_crosses(p[2 * s], p[2 * s + 1], p[2 * s + 2], p[2 * s + 3],
+                                                       500 + drag.move_dx, 150, TW_DESIGNER_BOX_WIDTH,
+                                                       TW_DESIGNER_BOX_HEIGHT));
+    }
+    g_array_free(points, TRUE);
+    g_free(selected);
+    g_object_unref(doc);
 }
 
 /* A box of several outputs shows each one's shape: the seq2seq encoder's

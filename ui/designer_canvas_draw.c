@@ -132,9 +132,14 @@ static int route_edge(TwModelDoc *doc, const double *xy, int node, int input, co
 
 /* Every edge's route, in node and input order, kept on the document until
  * anything they depend on changes (a position, a port, an edge): drawing a
- * frame, a hit test and the next frame reuse them. */
+ * frame, a hit test and the next frame reuse them. While boxes are being
+ * dragged, an edge whose ends stayed put and whose route misses every
+ * moved box keeps its route; everything is routed afresh otherwise (the
+ * drop), so no detour outlives the box it went around. */
 typedef struct {
-    guint64 key;
+    guint64 key; /* what the routes depend on but positions */
+    int n;
+    double *xy;     /* box_corners' positions and heights they were made for */
     GArray *points; /* doubles: all routes one after the other */
     GArray *starts; /* ints per edge: its first point; one more at the end */
 } route_cache;
@@ -142,6 +147,7 @@ typedef struct {
 static void route_cache_free(gpointer data)
 {
     route_cache *cache = data;
+    g_free(cache->xy);
     g_array_free(cache->points, TRUE);
     g_array_free(cache->starts, TRUE);
     g_free(cache);
@@ -159,7 +165,7 @@ static guint64 routes_key(TwModelDoc *doc, const double *xy)
 {
     int n = tw_model_doc_n_layers(doc);
     guint64 h = mix(14695981039346656037ull, &n, sizeof n);
-    h = mix(h, xy, sizeof(double) * 3 * n);
+    h = mix(h, xy + 2 * n, sizeof(double) * n); /* the heights */
     for (int i = 0; i < n; i++) {
         int ports[3] = {tw_model_doc_node_noutputs(doc, i), tw_designer_input_ports(doc, i),
                         tw_model_doc_node_ninputs(doc, i)};
@@ -173,32 +179,66 @@ static guint64 routes_key(TwModelDoc *doc, const double *xy)
     return h;
 }
 
+/* Whether the route misses every moved box (with half the margin). */
+static gboolean misses_moved(const double *p, int np, const double *xy, int n, const gboolean *moved)
+{
+    double m = TW_DESIGNER_ROUTE_MARGIN / 2;
+    for (int b = 0; b < n; b++)
+        if (moved[b])
+            for (int s = 0; s + 1 < np; s++)
+                if (tw_designer_segment_crosses(p[2 * s], p[2 * s + 1], p[2 * s + 2], p[2 * s + 3], xy[2 * b] - m,
+                                                xy[2 * b + 1] - m, W + 2 * m, xy[2 * n + b] + 2 * m))
+                    return FALSE;
+    return TRUE;
+}
+
 static const route_cache *all_routes(TwModelDoc *doc, const tw_designer_overlay *o)
 {
+    int n = tw_model_doc_n_layers(doc);
     double *xy = box_corners(doc, o);
     guint64 key = routes_key(doc, xy);
-    route_cache *cache = g_object_get_data(G_OBJECT(doc), "tw-designer-routes");
-    if (cache && cache->key == key) {
+    route_cache *old = g_object_get_data(G_OBJECT(doc), "tw-designer-routes");
+    if (old && old->key == key && !memcmp(old->xy, xy, sizeof(double) * 2 * n)) {
         g_free(xy);
-        return cache;
+        return old;
     }
-    cache = g_new0(route_cache, 1);
+    gboolean *moved = NULL;
+    gboolean dragging = o && o->selected && (o->move_dx != 0 || o->move_dy != 0);
+    if (old && old->key == key && dragging) {
+        moved = g_new(gboolean, MAX(n, 1));
+        for (int i = 0; i < n; i++)
+            moved[i] = xy[2 * i] != old->xy[2 * i] || xy[2 * i + 1] != old->xy[2 * i + 1];
+    }
+    route_cache *cache = g_new0(route_cache, 1);
     cache->key = key;
+    cache->n = n;
+    cache->xy = xy;
     cache->points = g_array_new(FALSE, FALSE, sizeof(double));
     cache->starts = g_array_new(FALSE, FALSE, sizeof(int));
     GArray *points = g_array_new(FALSE, FALSE, sizeof(double));
-    for (int i = 0; i < tw_model_doc_n_layers(doc); i++)
-        for (int e = 0; e < tw_model_doc_node_ninputs(doc, i); e++) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        for (int e = 0; e < tw_model_doc_node_ninputs(doc, i); e++, k++) {
             int start = cache->points->len / 2;
             g_array_append_val(cache->starts, start);
+            if (moved) {
+                int from = 0, port = 0, np;
+                tw_model_doc_node_input(doc, i, e, &from, &port);
+                const double *p = (const double *)old->points->data + 2 * g_array_index(old->starts, int, k);
+                np = g_array_index(old->starts, int, k + 1) - g_array_index(old->starts, int, k);
+                if (!moved[from] && !moved[i] && misses_moved(p, np, xy, n, moved)) {
+                    g_array_append_vals(cache->points, p, 2 * np);
+                    continue;
+                }
+            }
             route_edge(doc, xy, i, e, o, points);
             g_array_append_vals(cache->points, points->data, points->len);
         }
     int end = cache->points->len / 2;
     g_array_append_val(cache->starts, end);
     g_array_free(points, TRUE);
-    g_free(xy);
-    g_object_set_data_full(G_OBJECT(doc), "tw-designer-routes", cache, route_cache_free);
+    g_free(moved);
+    g_object_set_data_full(G_OBJECT(doc), "tw-designer-routes", cache, route_cache_free); /* frees old */
     return cache;
 }
 
