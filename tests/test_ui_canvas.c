@@ -4,9 +4,12 @@
  * connecting ports, a layer inserted on an edge, an edge deleted and the
  * error shown, undo and redo restoring exact documents, a block copied and
  * pasted with its inner edge, keys, a Sequential model read as a column,
- * the minimap, a drawn graph saved and trained by `twb train`, and every
- * corpus file opened and saved unchanged. */
+ * the minimap, edges routed clear of every box in the templates, the
+ * palette's blocks, a drawn graph saved and trained by `twb train` and
+ * another trained from the window's Train button, and every corpus file
+ * opened and saved unchanged. */
 #include <gtk/gtk.h>
+#include <math.h>
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +17,15 @@
 #include <tw/engine.h>
 #include <tw/model_file.h>
 
+#include "designer_arrange.h"
+#include "designer_blocks.h"
 #include "designer_canvas.h"
+#include "designer_route.h"
 #include "designer_view.h"
+#include "layer_palette.h"
+#include "train_controller.h"
+#include "gui_helpers.h"
+#include "window.h"
 #include "ui_keys.h"
 
 typedef struct {
@@ -507,6 +517,352 @@ static void test_minimap(Fixture *f, gconstpointer data)
     g_assert_false(tw_designer_canvas_minimap(f->canvas, &map));
 }
 
+/* Every edge of every template, as arranged on open and with a box dragged
+ * across another edge, runs around the boxes: no segment of a route passes
+ * through the inside of any box (its own ends only touch their boxes'
+ * borders), segments are horizontal or vertical, and each route starts and
+ * ends at its ports. */
+static int assert_routes_clear(Fixture *f, const char *name)
+{
+    int n = tw_model_doc_n_layers(f->doc), routed = 0;
+    GArray *points = g_array_new(FALSE, FALSE, sizeof(double));
+    for (int node = 0; node < n; node++)
+        for (int e = 0; e < tw_model_doc_node_ninputs(f->doc, node); e++) {
+            int np = tw_designer_edge_route(f->doc, node, e, NULL, points), from, port;
+            const double *p = (const double *)points->data;
+            g_assert_cmpint(np, >=, 2);
+            g_assert_true(tw_model_doc_node_input(f->doc, node, e, &from, &port));
+            double sx, sy, tx, ty;
+            tw_designer_port_point(f->doc, from, TRUE, port, &sx, &sy);
+            tw_designer_port_point(f->doc, node, FALSE, e, &tx, &ty);
+            g_assert_cmpfloat(p[0], ==, sx);
+            g_assert_cmpfloat(p[1], ==, sy);
+            g_assert_cmpfloat(p[2 * np - 2], ==, tx);
+            g_assert_cmpfloat(p[2 * np - 1], ==, ty);
+            for (int s = 0; s + 1 < np; s++) {
+                g_assert_true(p[2 * s] == p[2 * s + 2] || p[2 * s + 1] == p[2 * s + 3]);
+                for (int b = 0; b < n; b++) {
+                    double bx, by;
+                    tw_model_doc_node_position(f->doc, b, &bx, &by);
+                    if (tw_designer_segment_crosses(p[2 * s], p[2 * s + 1], p[2 * s + 2], p[2 * s + 3], bx, by,
+                                                    TW_DESIGNER_BOX_WIDTH, tw_designer_box_height(f->doc, b)))
+                        g_error("%s: the edge %s -> %s (input %d) crosses the box of %s", name,
+                                tw_layer_name(tw_model_doc_layer(f->doc, from)),
+                                tw_layer_name(tw_model_doc_layer(f->doc, node)), e,
+                                tw_layer_name(tw_model_doc_layer(f->doc, b)));
+                }
+            }
+            routed++;
+        }
+    g_array_free(points, TRUE);
+    return routed;
+}
+
+static void test_routes_avoid_boxes(Fixture *f, gconstpointer data)
+{
+    static const char *const templates[] = {"resnet_fashion_mnist.json", "unet_small.json",
+                                            "siamese_fashion_mnist.json", "seq2seq_lstm.json", "resnet50.json",
+                                            "cnn_fashion_mnist.json"};
+    const char *srcdir = g_getenv("G_TEST_SRCDIR") ? g_getenv("G_TEST_SRCDIR") : ".";
+    for (guint t = 0; t < G_N_ELEMENTS(templates); t++) {
+        char *path = g_build_filename(srcdir, "..", "examples", "models", templates[t], NULL);
+        GError *error = NULL;
+        must(tw_model_doc_load(f->doc, path, &error), error);
+        g_free(path);
+        int routed = assert_routes_clear(f, templates[t]);
+        g_assert_cmpint(routed, >=, tw_model_doc_n_layers(f->doc) - 2);
+        g_test_message("%s: %d edges routed clear of %d boxes", templates[t], routed,
+                       tw_model_doc_n_layers(f->doc));
+    }
+    /* seq2seq as the user might leave it: the decoder's input dragged
+     * to the left of the encoder and the encoder right under it, so that a
+     * straight edge would cross boxes. */
+    char *path = g_build_filename(srcdir, "..", "examples", "models", "seq2seq_lstm.json", NULL);
+    GError *error = NULL;
+    must(tw_model_doc_load(f->doc, path, &error), error);
+    g_free(path);
+    int n = tw_model_doc_n_layers(f->doc);
+    double *xy = g_new(double, 2 * n);
+    for (int i = 0; i < n; i++) {
+        xy[2 * i] = (i % 3) * 230.0;          /* three columns */
+        xy[2 * i + 1] = (i / 3) * 110.0; /* rows in index order */
+    }
+    must(tw_model_doc_set_positions(f->doc, xy, &error), error);
+    g_free(xy);
+    assert_routes_clear(f, "seq2seq in a grid");
+
+    /* While a box is dragged across an edge, the routes of each frame
+     * (some kept from the frame before) stay clear of the boxes where they
+     * are drawn: the input feeds a Dense 300 units below it, and a third
+     * box is dragged across that edge from the right to the left. */
+    TwModelDoc *doc = tw_model_doc_new();
+    must(tw_model_doc_add_node_after(doc, "Dense", 0, 0, 300, &error) == 1, error);
+    must(tw_model_doc_add_node(doc, "Dense", 0, 0, &error) == 2, error);
+    double three[6] = {0, 0, 0, 300, 500, 150};
+    must(tw_model_doc_set_positions(doc, three, &error), error);
+    n = 3;
+    gboolean *selected = g_new0(gboolean, n);
+    selected[2] = TRUE;
+    tw_designer_overlay drag = {.selected = selected, .edge_node = -1, .hover_target = -1};
+    GArray *points = g_array_new(FALSE, FALSE, sizeof(double));
+    for (int step = 1; step <= 40; step++) {
+        drag.move_dx = -step * 20.0;
+        int np = tw_designer_edge_route(doc, 1, 0, &drag, points);
+        const double *p = (const double *)points->data;
+        for (int s = 0; s + 1 < np; s++)
+            g_assert_false(tw_designer_segment_crosses(p[2 * s], p[2 * s + 1], p[2 * s + 2], p[2 * s + 3],
+                                                       500 + drag.move_dx, 150, TW_DESIGNER_BOX_WIDTH,
+                                                       TW_DESIGNER_BOX_HEIGHT));
+    }
+    g_array_free(points, TRUE);
+    g_free(selected);
+    g_object_unref(doc);
+}
+
+/* A box of several outputs shows each one's shape: the seq2seq encoder's
+ * LSTM returns its output and both states. */
+static void test_box_shows_every_output(Fixture *f, gconstpointer data)
+{
+    char *path = g_build_filename(g_getenv("G_TEST_SRCDIR") ? g_getenv("G_TEST_SRCDIR") : ".", "..", "examples",
+                                  "models", "seq2seq_lstm.json", NULL);
+    GError *error = NULL;
+    must(tw_model_doc_load(f->doc, path, &error), error);
+    g_free(path);
+    int encoder = -1;
+    for (int i = 0; i < tw_model_doc_n_layers(f->doc); i++)
+        if (tw_model_doc_node_noutputs(f->doc, i) == 3)
+            encoder = i;
+    g_assert_cmpint(encoder, >=, 0);
+    char *text = tw_designer_box_shapes(f->doc, encoder);
+    /* Each output's shape in port order, one after the other. */
+    const char *at = text;
+    for (int k = 0; k < 3; k++) {
+        char buf[96];
+        const tw_shape *shape = tw_model_doc_node_output(f->doc, encoder, k);
+        g_assert_nonnull(shape);
+        tw_shape_format(shape, buf, sizeof buf);
+        const char *found = strstr(at, buf);
+        g_assert_nonnull(found);
+        at = found + strlen(buf);
+    }
+    g_test_message("encoder box: %s", text);
+    g_free(text);
+}
+
+/* A palette block activated after the selected box, as a double-click
+ * does: one undo step of new layers; returns the first. */
+static int add_block(Fixture *f, const char *block, int after)
+{
+    tw_designer_canvas_select(f->canvas, after);
+    int before = tw_model_doc_n_layers(f->doc);
+    char *state = tw_model_doc_state(f->doc);
+    TwLayerPalette *palette = TW_LAYER_PALETTE(tw_designer_view_palette(f->view));
+    g_assert_true(tw_layer_palette_activate(palette, block));
+    drain();
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), >, before);
+    /* The block is selected, the property editor on its last layer. */
+    int *selected = NULL;
+    g_assert_cmpint(tw_designer_canvas_selection(f->canvas, &selected), ==, tw_model_doc_n_layers(f->doc) - before);
+    g_assert_cmpint(selected[0], ==, before);
+    g_free(selected);
+    g_assert_cmpint(tw_designer_canvas_primary(f->canvas), ==, tw_model_doc_n_layers(f->doc) - 1);
+    /* One step: undo gives back the document before it, redo the block. */
+    char *with = tw_model_doc_state(f->doc);
+    g_assert_true(tw_model_doc_undo(f->doc));
+    char *undone = tw_model_doc_state(f->doc);
+    g_assert_cmpstr(undone, ==, state);
+    g_assert_true(tw_model_doc_redo(f->doc));
+    char *redone = tw_model_doc_state(f->doc);
+    g_assert_cmpstr(redone, ==, with);
+    g_free(redone);
+    g_free(undone);
+    g_free(with);
+    g_free(state);
+    return before;
+}
+
+/* Trainable and non-trainable parameters of nodes first.. */
+static void block_params(Fixture *f, int first, int64_t *trainable, int64_t *non_trainable)
+{
+    *trainable = *non_trainable = 0;
+    for (int i = first; i < tw_model_doc_n_layers(f->doc); i++) {
+        g_assert_null(tw_model_doc_node_error(f->doc, i));
+        *trainable += tw_model_doc_info(f->doc, i)->trainable_params;
+        *non_trainable += tw_model_doc_info(f->doc, i)->non_trainable_params;
+    }
+}
+
+/* Each palette block inserts as ordinary layers after the selected box,
+ * sized from its output; shapes and parameter counts are the engine's and
+ * match Keras' formulas. */
+static void test_palette_blocks(Fixture *f, gconstpointer data)
+{
+    GError *error = NULL;
+    int64_t t, nt;
+    /* Residual block on (28, 28, 8): two 3x3 convolutions of 8 filters
+     * (3*3*8*8 + 8 each), two batch norms (8 gamma + 8 beta trainable, 16
+     * moving statistics), the add and a ReLU. */
+    must(tw_model_doc_set_input_shape(f->doc, 0, "28,28,8", &error), error);
+    int first = add_block(f, "Residual block", 0);
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, first + 7);
+    g_assert_cmpstr(class_at(f, first + 5), ==, "Add");
+    int from, port;
+    g_assert_true(tw_model_doc_node_input(f->doc, first + 5, 1, &from, &port));
+    g_assert_cmpint(from, ==, 0); /* the skip */
+    assert_shape(f, first + 6, "(None, 28, 28, 8)");
+    block_params(f, first, &t, &nt);
+    g_assert_cmpint(t, ==, 2 * (3 * 3 * 8 * 8 + 8) + 2 * 16);
+    g_assert_cmpint(nt, ==, 2 * 16);
+    g_assert_null(tw_model_doc_error(f->doc));
+
+    /* U-Net down step after the residual block: 16 filters, pooled. */
+    int down = add_block(f, "U-Net down step", first + 6);
+    assert_shape(f, down + 1, "(None, 28, 28, 16)");
+    assert_shape(f, down + 2, "(None, 14, 14, 16)");
+    block_params(f, down, &t, &nt);
+    g_assert_cmpint(t, ==, (3 * 3 * 8 * 16 + 16) + (3 * 3 * 16 * 16 + 16));
+    /* The up step: a 2x2 transposed convolution back to 28x28 with 8
+     * filters, and a Concatenate whose second input is the skip, which the
+     * user connects from the down step's second convolution. */
+    int up = add_block(f, "U-Net up step", down + 2);
+    g_assert_cmpstr(class_at(f, up + 1), ==, "Concatenate");
+    g_assert_cmpint(tw_model_doc_node_ninputs(f->doc, up + 1), ==, 1);
+    assert_shape(f, up, "(None, 28, 28, 8)");
+    connect(f, down + 1, up + 1);
+    assert_shape(f, up + 1, "(None, 28, 28, 24)");
+    assert_shape(f, up + 3, "(None, 28, 28, 8)");
+    block_params(f, up, &t, &nt);
+    g_assert_cmpint(t, ==, (2 * 2 * 16 * 8 + 8) + (3 * 3 * 24 * 8 + 8) + (3 * 3 * 8 * 8 + 8));
+    g_assert_null(tw_model_doc_error(f->doc));
+
+    /* Inception branch: 1x1 (16), 1x1 (16) -> 3x3 (24), 1x1 (8) -> 5x5
+     * (8), pool -> 1x1 (8), concatenated to 16 + 24 + 8 + 8 channels. */
+    int inc = add_block(f, "Inception branch", up + 3);
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, inc + 8);
+    assert_shape(f, inc + 7, "(None, 28, 28, 56)");
+    g_assert_cmpint(tw_model_doc_node_ninputs(f->doc, inc + 7), ==, 4);
+    block_params(f, inc, &t, &nt);
+    g_assert_cmpint(t, ==, (8 * 16 + 16) + (8 * 16 + 16) + (3 * 3 * 16 * 24 + 24) + (8 * 8 + 8) + (5 * 5 * 8 * 8 + 8) +
+                               (8 * 8 + 8));
+    g_assert_null(tw_model_doc_error(f->doc));
+
+    /* Transformer encoder on (None, 10, 16): attention of 2 heads of 8
+     * (query, key, value and output projections, 16*16 + 16 each), two
+     * layer norms (2*16 each), a feed-forward 16 -> 32 -> 16. */
+    TwModelDoc *doc = f->doc;
+    must(tw_model_doc_load_json(doc,
+                                "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"seq\", \"layers\": ["
+                                "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 10, 16],"
+                                " \"name\": \"tokens\"}}]}}",
+                                "tokens.json", &error),
+         error);
+    drain();
+    int enc = add_block(f, "Transformer encoder", 0);
+    g_assert_cmpstr(class_at(f, enc), ==, "MultiHeadAttention");
+    g_assert_cmpint(tw_model_doc_node_ninputs(f->doc, enc), ==, 2);
+    assert_shape(f, tw_model_doc_n_layers(f->doc) - 1, "(None, 10, 16)");
+    block_params(f, enc, &t, &nt);
+    g_assert_cmpint(t, ==, 4 * (16 * 16 + 16) + 2 * (2 * 16) + (16 * 32 + 32) + (32 * 16 + 16));
+    g_assert_null(tw_model_doc_error(f->doc));
+
+    /* With nothing to follow, a block is refused with the reason. */
+    TwModelDoc *empty = f->doc;
+    char *before = tw_model_doc_state(empty);
+    GError *why = NULL;
+    g_assert_cmpint(tw_designer_block_insert(empty, "Residual block", -1, &why), ==, -1);
+    g_assert_nonnull(strstr(why->message, "select the layer"));
+    g_clear_error(&why);
+    /* A residual block after a sequence: its output's last axis sizes it;
+     * Conv2D on rank 3 fails on the box with the engine's message. */
+    g_assert_cmpint(tw_designer_block_insert(empty, "Residual block", 0, &why), >, 0);
+    g_assert_no_error(why);
+    g_assert_nonnull(tw_model_doc_error(empty));
+    g_assert_true(tw_model_doc_undo(empty));
+    char *after = tw_model_doc_state(empty);
+    g_assert_cmpstr(after, ==, before);
+    g_free(after);
+    g_free(before);
+}
+
+/* A nested model (here a Sequential base inside a Sequential model) is one
+ * box that opens in place, listing its layers with their shapes and
+ * counts, the boxes below moving down to make room, and closes again;
+ * being open survives edits and undo; auto-arrange makes room for the open
+ * box, and edges go around it. */
+static void test_nested_model_opens_in_place(Fixture *f, gconstpointer data)
+{
+    static const char json[] =
+        "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"outer\", \"layers\": ["
+        "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 8], \"name\": \"in\"}},"
+        "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"base\", \"layers\": ["
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"d1\", \"units\": 4, \"activation\": \"relu\"}},"
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"d2\", \"units\": 3}}]}},"
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"head\", \"units\": 2}}]}}";
+    GError *error = NULL;
+    must(tw_model_doc_load_json(f->doc, json, "nested.json", &error), error);
+    drain();
+    int base = -1, head = -1;
+    for (int i = 0; i < tw_model_doc_n_layers(f->doc); i++) {
+        if (tw_layer_is_model(tw_model_doc_layer(f->doc, i)))
+            base = i;
+        if (!strcmp(tw_layer_name(tw_model_doc_layer(f->doc, i)), "head"))
+            head = i;
+    }
+    g_assert_cmpint(base, >=, 0);
+    g_assert_cmpint(head, >=, 0);
+    assert_shape(f, base, "(None, 3)");
+    g_assert_false(tw_model_doc_node_expanded(f->doc, base));
+    g_assert_cmpfloat(tw_designer_box_height(f->doc, base), ==, TW_DESIGNER_BOX_HEIGHT);
+    g_assert_false(tw_designer_canvas_toggle_nested(f->canvas, head)); /* not a nested model */
+
+    double hx, hy, hy0;
+    tw_model_doc_node_position(f->doc, head, &hx, &hy0);
+    g_assert_true(tw_designer_canvas_toggle_nested(f->canvas, base));
+    g_assert_true(tw_model_doc_node_expanded(f->doc, base));
+
+    /* Its layers, fed by the (None, 8) input: 8*4 + 4 and 4*3 + 3. */
+    char **rows = tw_designer_nested_rows(f->doc, base);
+    g_assert_cmpint(g_strv_length(rows), ==, 2);
+    g_assert_cmpstr(rows[0], ==, "Dense\td1\t(None, 4)\t36");
+    g_assert_cmpstr(rows[1], ==, "Dense\td2\t(None, 3)\t15");
+    g_strfreev(rows);
+    double height = tw_designer_box_height(f->doc, base);
+    g_assert_cmpfloat(height, >, TW_DESIGNER_BOX_HEIGHT + 2 * 12);
+    /* The box is taller: its output port is at its new bottom, and a point
+     * among its rows is the box. */
+    double bx, by, px, py;
+    tw_model_doc_node_position(f->doc, base, &bx, &by);
+    tw_designer_port_point(f->doc, base, TRUE, 0, &px, &py);
+    g_assert_cmpfloat(py, ==, by + height);
+    g_assert_cmpint(tw_designer_hit_box(f->doc, bx + 20, by + height - 8), ==, base);
+    tw_model_doc_node_position(f->doc, head, &hx, &hy);
+    g_assert_cmpfloat(hy, ==, hy0 + height - TW_DESIGNER_BOX_HEIGHT); /* moved down to make room */
+    assert_routes_clear(f, "nested, opened");
+
+    /* An edit and its undo keep it open. */
+    set(f, head, "units", "5");
+    g_assert_true(tw_model_doc_undo(f->doc));
+    g_assert_true(tw_model_doc_node_expanded(f->doc, base));
+
+    /* Auto-arrange leaves room for it; every edge goes around every box. */
+    tw_designer_canvas_arrange(f->canvas);
+    gint64 end = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+    while (tw_designer_canvas_arranging(f->canvas) && g_get_monotonic_time() < end)
+        g_main_context_iteration(NULL, TRUE);
+    g_assert_false(tw_designer_canvas_arranging(f->canvas));
+    tw_model_doc_node_position(f->doc, base, &bx, &by);
+    tw_model_doc_node_position(f->doc, head, &hx, &hy);
+    g_assert_cmpfloat(hy, >=, by + height);
+    assert_routes_clear(f, "nested, open");
+
+    g_assert_true(tw_designer_canvas_toggle_nested(f->canvas, base));
+    g_assert_false(tw_model_doc_node_expanded(f->doc, base));
+    g_assert_cmpfloat(tw_designer_box_height(f->doc, base), ==, TW_DESIGNER_BOX_HEIGHT);
+    double closed_y;
+    tw_model_doc_node_position(f->doc, head, &hx, &closed_y);
+    g_assert_cmpfloat(closed_y, ==, hy - (height - TW_DESIGNER_BOX_HEIGHT)); /* the gap closed */
+}
+
 /* A residual MLP drawn on the canvas, saved, and trained by `twb train`. */
 static void test_saved_graph_trains(Fixture *f, gconstpointer data)
 {
@@ -624,6 +980,127 @@ static void test_corpus_open_save(Fixture *f, gconstpointer data)
     g_test_message("%d corpus files opened and saved", opened);
 }
 
+/* ---- training a drawn graph from the window ------------------------------ */
+static const char *label_text(GtkWidget *root, const char *name)
+{
+    GtkWidget *w = find_named(root, name);
+    g_assert_nonnull(w);
+    if (GTK_IS_INSCRIPTION(w))
+        return gtk_inscription_get_text(GTK_INSCRIPTION(w)) ? gtk_inscription_get_text(GTK_INSCRIPTION(w)) : "";
+    return gtk_label_get_text(GTK_LABEL(w));
+}
+
+/* The header bar's Train button (its action is win.train). */
+static GtkWidget *header_train(GtkWidget *root)
+{
+    for (GtkWidget *w = gtk_widget_get_first_child(root); w; w = gtk_widget_get_next_sibling(w)) {
+        if (GTK_IS_BUTTON(w) && GTK_IS_ACTIONABLE(w) &&
+            !g_strcmp0(gtk_actionable_get_action_name(GTK_ACTIONABLE(w)), "win.train"))
+            return w;
+        GtkWidget *found = header_train(w);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+static gboolean sensitive(gpointer widget)
+{
+    return gtk_widget_is_sensitive(widget);
+}
+
+/* A few steps shown: "Epoch 1/1 · step 3/844 · ...". */
+static gboolean stepped(gpointer panel)
+{
+    const char *text = label_text(panel, "progress-text"), *at = strstr(text, "step ");
+    return at && atoi(at + strlen("step ")) >= 3;
+}
+
+static gboolean stopped(gpointer panel)
+{
+    return g_str_has_prefix(label_text(panel, "status"), "Stopped");
+}
+
+/* A residual network drawn on the window's canvas through the actions the
+ * UI runs (a drop, a port dragged onto a box, the palette's residual block
+ * and appended layers), trained on Fashion-MNIST with the window's Train
+ * button for a few steps, then stopped. */
+static void test_drawn_graph_trains_from_window(void)
+{
+    if (!g_file_test("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", G_FILE_TEST_EXISTS)) {
+        g_test_skip("Fashion-MNIST is not in /usr/share/datasets/fashion-mnist");
+        return;
+    }
+    GtkApplication *app = gtk_application_new("io.github.twb.Workbench.TestCanvas", G_APPLICATION_NON_UNIQUE);
+    g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
+    TwModelDoc *doc = tw_model_doc_new();
+    TwWindow *win = tw_window_new(app, doc);
+    twb_train_controller_attach(win);
+    gtk_window_set_default_size(GTK_WINDOW(win), 1280, 860);
+    gtk_window_present(GTK_WINDOW(win));
+    GtkWidget *panel = GTK_WIDGET(tw_window_train_panel(win));
+    char *dir = g_dir_make_tmp("twb-canvas-train-XXXXXX", NULL), *logdb = g_build_filename(dir, "runs.db", NULL);
+    g_object_set(panel, "logdb", logdb, NULL);
+    Fixture fx = {.doc = doc, .window = GTK_WIDGET(win)};
+    fx.view = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW));
+    fx.canvas = TW_DESIGNER_CANVAS(tw_designer_view_canvas(fx.view));
+    Fixture *f = &fx;
+    gint64 end = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+    while (gtk_widget_get_height(GTK_WIDGET(f->canvas)) < 300 && g_get_monotonic_time() < end)
+        g_main_context_iteration(NULL, TRUE);
+    drain();
+
+    GError *error = NULL;
+    must(tw_model_doc_set_input_shape(doc, 0, "28,28,1", &error), error);
+    double s = tw_designer_canvas_scale(f->canvas);
+    int conv = drop_near(f, "Conv2D", 0, 0, 110 * s);
+    connect(f, 0, conv);
+    set(f, conv, "filters", "8");
+    set(f, conv, "padding", "same");
+    set(f, conv, "activation", "relu");
+    int block = add_block(f, "Residual block", conv);
+    tw_designer_canvas_select(f->canvas, tw_model_doc_n_layers(doc) - 1);
+    g_assert_true(tw_designer_canvas_append_class(f->canvas, "Flatten"));
+    g_assert_true(tw_designer_canvas_append_class(f->canvas, "Dense"));
+    int dense = tw_model_doc_n_layers(doc) - 1;
+    set(f, dense, "units", "10");
+    set(f, dense, "activation", "softmax");
+    g_assert_null(tw_model_doc_error(doc));
+    g_assert_true(tw_model_doc_is_graph(doc));
+    assert_shape(f, block + 6, "(None, 28, 28, 8)");
+    assert_shape(f, dense, "(None, 10)");
+
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(find_named(panel, "epochs")), 1);
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(find_named(panel, "batch-size")), 64);
+    gtk_editable_set_text(GTK_EDITABLE(find_named(panel, "run-name")), "drawn-residual");
+    GtkWidget *train = header_train(GTK_WIDGET(win));
+    g_assert_nonnull(train);
+    /* Train turns on once the data is checked against the model. */
+    wait_until(sensitive, train, 120, "Train to turn on");
+    g_signal_emit_by_name(train, "clicked");
+    wait_until(stepped, panel, 300, "a few training steps");
+    /* The loss shown is a number, not NaN. */
+    const char *loss = strstr(label_text(panel, "metrics"), "Loss ");
+    g_assert_nonnull(loss);
+    double value = g_ascii_strtod(loss + strlen("Loss "), NULL);
+    g_assert_true(isfinite(value) && value > 0);
+    g_test_message("%s", label_text(panel, "metrics"));
+    g_signal_emit_by_name(find_named(panel, "stop"), "clicked");
+    wait_until(stopped, panel, 60, "the run to stop");
+    g_test_message("%s; %s", label_text(panel, "progress-text"), label_text(panel, "status"));
+    g_assert_true(g_str_has_prefix(label_text(panel, "status"), "Stopped after step "));
+
+    gtk_window_destroy(GTK_WINDOW(win));
+    drain();
+    g_object_unref(doc);
+    g_object_unref(app);
+    /* The run database and the run's checkpoint folder beside it. */
+    char *rm[] = {"rm", "-rf", dir, NULL};
+    g_spawn_sync(NULL, rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
+    g_free(logdb);
+    g_free(dir);
+}
+
 #define ADD(path, fn) g_test_add("/ui/canvas/" path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
 
 int main(int argc, char **argv)
@@ -638,7 +1115,12 @@ int main(int argc, char **argv)
     ADD("sequential_column", test_sequential_column);
     ADD("arrange", test_arrange);
     ADD("minimap", test_minimap);
+    ADD("routes_avoid_boxes", test_routes_avoid_boxes);
+    ADD("box_shows_every_output", test_box_shows_every_output);
+    ADD("palette_blocks", test_palette_blocks);
+    ADD("nested_model_opens_in_place", test_nested_model_opens_in_place);
     ADD("saved_graph_trains", test_saved_graph_trains);
+    g_test_add_func("/ui/canvas/drawn_graph_trains_from_window", test_drawn_graph_trains_from_window);
     ADD("corpus_open_save", test_corpus_open_save);
     return g_test_run();
 }

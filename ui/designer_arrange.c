@@ -5,14 +5,14 @@
 
 #include "graph_layout.h"
 
-void tw_designer_arrange(int n, int nedges, const int *edges, double *xy)
+void tw_designer_arrange(int n, int nedges, const int *edges, const double *heights, double *xy)
 {
     if (n <= 0)
         return;
     double *w = g_new(double, n), *h = g_new(double, n);
     for (int i = 0; i < n; i++) {
         w[i] = TW_DESIGNER_BOX_WIDTH;
-        h[i] = TW_DESIGNER_BOX_HEIGHT;
+        h[i] = heights ? heights[i] : TW_DESIGNER_BOX_HEIGHT;
     }
     tw_graph_layout *layout = tw_graph_layout_new(n, w, h, nedges, edges);
     for (int i = 0; i < n; i++) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "designer_arrange.h"
+#include "designer_blocks.h"
 #include "designer_canvas_draw.h"
 
 #define REACH 9.0  /* pixels: how near a port or an edge the pointer must be */
@@ -317,10 +318,34 @@ gboolean tw_designer_canvas_reorder(TwDesignerCanvas *c, int delta)
     return TRUE;
 }
 
+/* A palette block after node from: its layers selected, the property
+ * editor on its last one. */
+static gboolean insert_block(TwDesignerCanvas *c, const char *name, int from)
+{
+    GError *error = NULL;
+    int first = tw_designer_block_insert(c->doc, name, from, &error);
+    if (first < 0) {
+        report(c, "add a block", error);
+        return FALSE;
+    }
+    int n = tw_model_doc_n_layers(c->doc) - first;
+    tw_designer_canvas_select(c, first + n - 1); /* into view */
+    int *nodes = g_new(int, n);
+    for (int k = 0; k < n; k++)
+        nodes[k] = first + k;
+    tw_designer_canvas_select_many(c, nodes, n);
+    g_free(nodes);
+    return TRUE;
+}
+
 gboolean tw_designer_canvas_drop_class(TwDesignerCanvas *c, const char *class_name, double x, double y)
 {
     double dx, dy;
     to_doc(c, x, y, &dx, &dy);
+    if (tw_designer_block_find(class_name)) { /* after the box it lands on, else the selected one */
+        int on = tw_designer_hit_box(c->doc, dx, dy);
+        return insert_block(c, class_name, on >= 0 ? on : c->primary);
+    }
     GError *error = NULL;
     int node, input, made;
     if (tw_designer_hit_box(c->doc, dx, dy) < 0 &&
@@ -337,8 +362,35 @@ gboolean tw_designer_canvas_drop_class(TwDesignerCanvas *c, const char *class_na
     return TRUE;
 }
 
+gboolean tw_designer_canvas_toggle_nested(TwDesignerCanvas *c, int node)
+{
+    double before = tw_designer_box_height(c->doc, node);
+    if (!tw_model_doc_set_node_expanded(c->doc, node, !tw_model_doc_node_expanded(c->doc, node)))
+        return FALSE;
+    /* The boxes below make room for the open box or close the gap again,
+     * as one move. */
+    double extra = tw_designer_box_height(c->doc, node) - before, x, y;
+    tw_model_doc_node_position(c->doc, node, &x, &y);
+    int n = tw_model_doc_n_layers(c->doc), count = 0;
+    int *below = g_new(int, MAX(n, 1));
+    for (int i = 0; i < n; i++) {
+        double bx, by;
+        tw_model_doc_node_position(c->doc, i, &bx, &by);
+        if (i != node && by > y)
+            below[count++] = i;
+    }
+    GError *error = NULL;
+    if (count && !tw_model_doc_move_nodes(c->doc, below, count, 0, extra, &error))
+        report(c, "make room", error);
+    g_free(below);
+    gtk_widget_queue_draw(GTK_WIDGET(c));
+    return TRUE;
+}
+
 gboolean tw_designer_canvas_append_class(TwDesignerCanvas *c, const char *class_name)
 {
+    if (tw_designer_block_find(class_name))
+        return insert_block(c, class_name, c->primary >= 0 ? c->primary : tw_model_doc_n_layers(c->doc) - 1);
     GError *error = NULL;
     int at = c->primary, n = tw_model_doc_n_layers(c->doc), made = -1;
     if (!tw_model_doc_is_graph(c->doc)) { /* a chain: the stack's insert below the selection */
@@ -534,8 +586,13 @@ static void on_drag_end(GtkGestureDrag *gesture, double dx, double dy, TwDesigne
 static void on_released(GtkGestureClick *gesture, int n_press, double x, double y, TwDesignerCanvas *c)
 {
     GdkModifierType state = gtk_event_controller_get_current_event_state(GTK_EVENT_CONTROLLER(gesture));
-    if (c->drag == DRAG_NONE)
-        tw_designer_canvas_click(c, x, y, state);
+    if (c->drag != DRAG_NONE)
+        return;
+    tw_designer_canvas_click(c, x, y, state);
+    double dx, dy;
+    to_doc(c, x, y, &dx, &dy);
+    if (n_press == 2) /* a double-click opens or closes a nested model */
+        tw_designer_canvas_toggle_nested(c, tw_designer_hit_box(c->doc, dx, dy));
 }
 
 static void on_pan_begin(GtkGestureDrag *gesture, double x, double y, TwDesignerCanvas *c)
@@ -624,7 +681,7 @@ static gboolean on_scroll(GtkEventControllerScroll *scroll, double dx, double dy
 typedef struct {
     int n, nedges;
     int *edges;
-    double *xy;
+    double *xy, *heights;
     guint generation;
 } ArrangeJob;
 
@@ -633,13 +690,14 @@ static void arrange_job_free(gpointer data)
     ArrangeJob *job = data;
     g_free(job->edges);
     g_free(job->xy);
+    g_free(job->heights);
     g_free(job);
 }
 
 static void arrange_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
     ArrangeJob *job = data;
-    tw_designer_arrange(job->n, job->nedges, job->edges, job->xy);
+    tw_designer_arrange(job->n, job->nedges, job->edges, job->heights, job->xy);
     g_task_return_boolean(task, TRUE);
 }
 
@@ -669,6 +727,9 @@ void tw_designer_canvas_arrange(TwDesignerCanvas *c)
     job->n = tw_model_doc_n_layers(c->doc);
     job->generation = c->generation;
     job->xy = g_new(double, 2 * MAX(job->n, 1));
+    job->heights = g_new(double, MAX(job->n, 1));
+    for (int i = 0; i < job->n; i++)
+        job->heights[i] = tw_designer_box_height(c->doc, i);
     for (int i = 0; i < job->n; i++)
         for (int e = 0; e < tw_model_doc_node_ninputs(c->doc, i); e++) {
             int from, port;
@@ -733,6 +794,9 @@ static gboolean on_key(GtkEventControllerKey *key, guint keyval, guint keycode, 
             return FALSE;
         tw_designer_canvas_arrange(c);
         return TRUE;
+    case GDK_KEY_Return:
+    case GDK_KEY_KP_Enter:
+        return tw_designer_canvas_toggle_nested(c, c->primary);
     case GDK_KEY_Tab:
     case GDK_KEY_ISO_Left_Tab:
         tw_designer_canvas_follow_edge(c, !(shift || keyval == GDK_KEY_ISO_Left_Tab));
@@ -792,10 +856,25 @@ void tw_designer_canvas_port(TwDesignerCanvas *c, int node, gboolean output, int
 
 void tw_designer_canvas_edge_middle(TwDesignerCanvas *c, int node, int input, double *x, double *y)
 {
-    double p[8];
-    tw_designer_edge_curve(c->doc, node, input, NULL, p);
-    /* B(1/2) of the cubic. */
-    double mx = (p[0] + 3 * p[2] + 3 * p[4] + p[6]) / 8, my = (p[1] + 3 * p[3] + 3 * p[5] + p[7]) / 8;
+    GArray *points = g_array_new(FALSE, FALSE, sizeof(double));
+    int n = tw_designer_edge_route(c->doc, node, input, NULL, points);
+    const double *p = (const double *)points->data;
+    /* Halfway along the route. */
+    double length = 0, mx = p[0], my = p[1];
+    for (int s = 0; s + 1 < n; s++)
+        length += hypot(p[2 * s + 2] - p[2 * s], p[2 * s + 3] - p[2 * s + 1]);
+    double left = length / 2;
+    for (int s = 0; s + 1 < n; s++) {
+        double seg = hypot(p[2 * s + 2] - p[2 * s], p[2 * s + 3] - p[2 * s + 1]);
+        if (seg >= left) {
+            double t = seg > 0 ? left / seg : 0;
+            mx = p[2 * s] + t * (p[2 * s + 2] - p[2 * s]);
+            my = p[2 * s + 1] + t * (p[2 * s + 3] - p[2 * s + 1]);
+            break;
+        }
+        left -= seg;
+    }
+    g_array_free(points, TRUE);
     to_widget(c, mx, my, x, y);
 }
 
@@ -824,6 +903,14 @@ static gboolean on_query_tooltip(GtkWidget *widget, int x, int y, gboolean keybo
     g_string_append_printf(text, "\ntrainable %s, non-trainable %s", t, nt);
     if (tw_model_doc_node_error(c->doc, node))
         g_string_append_printf(text, "\n%s", tw_model_doc_node_error(c->doc, node));
+    char **rows = tw_model_doc_node_expanded(c->doc, node) ? tw_designer_nested_rows(c->doc, node) : NULL;
+    for (int k = 0; rows && rows[k]; k++) {
+        char **f = g_strsplit(rows[k], "\t", 4);
+        g_string_append_printf(text, "\n  %s %s %s%s%s", f[0], f[1] ? f[1] : "", f[1] && f[2] ? f[2] : "",
+                               f[1] && f[2] && f[3] && *f[3] ? ", params " : "", f[1] && f[2] && f[3] ? f[3] : "");
+        g_strfreev(f);
+    }
+    g_strfreev(rows);
     gtk_tooltip_set_text(tooltip, text->str);
     g_string_free(text, TRUE);
     return TRUE;

@@ -6,7 +6,7 @@
  * into the document's edits:
  *
  * - drag a palette entry onto the canvas (a new box) or onto an edge (the
- *   layer inserted there);
+ *   layer inserted there); a palette block after the box it lands on;
  * - drag from an output port onto a box: an edge into its next free input
  *   (a merge takes as many as its class allows);
  * - click selects a box or an edge (Ctrl/Shift adds), dragging a box moves
@@ -16,7 +16,9 @@
  *   minimap in the corner, where a click or a drag moves the view;
  * - keys: Delete, Ctrl+C/V/D (copy, paste, duplicate a selection with its
  *   inner edges), Ctrl+A, Tab / Shift+Tab along edges, arrows move the
- *   selection, Alt+Up/Down reorder within a chain, Ctrl+L auto-arrange.
+ *   selection, Alt+Up/Down reorder within a chain, Ctrl+L auto-arrange,
+ *   Enter (or a double-click) opens or closes a nested model's box in
+ *   place, listing its layers.
  *
  * The functions below are those actions; the tests call them as the
  * gestures do. Points are in widget pixels unless said otherwise. */
@@ -63,6 +65,11 @@ gboolean tw_designer_canvas_reorder(TwDesignerCanvas *canvas, int delta);
 /* A palette class dropped at (x, y): on an edge, inserted there; else a
  * new box. Selects the new box. */
 gboolean tw_designer_canvas_drop_class(TwDesignerCanvas *canvas, const char *class_name, double x, double y);
+/* Open or close the nested model at node (a double-click on its box,
+ * Enter on the selected one): the boxes below it move down to make room,
+ * or back up (one undo step of positions; being open is view state).
+ * FALSE when node is not a nested model. */
+gboolean tw_designer_canvas_toggle_nested(TwDesignerCanvas *canvas, int node);
 /* A palette entry activated (double-click, Enter): after the selected
  * box, fed by it, or appended to a chain. */
 gboolean tw_designer_canvas_append_class(TwDesignerCanvas *canvas, const char *class_name);

@@ -28,11 +28,20 @@ typedef struct {
 /* Input ports drawn on node: 0 for an InputLayer, 1 for a one-input layer,
  * connected + 1 (a free one) for a layer of several inputs. */
 int tw_designer_input_ports(TwModelDoc *doc, int node);
+/* A box's height: TW_DESIGNER_BOX_HEIGHT, or taller for an open nested
+ * model (tw_model_doc_node_expanded), which lists its layers below its
+ * own lines (at most 40, then how many more). */
+double tw_designer_box_height(TwModelDoc *doc, int node);
+/* Those rows: "class\tname\toutput shape\tparameters" per layer of the
+ * nested model (shape and count empty where inference stops); NULL when
+ * the node is not a nested model (g_strfreev). */
+char **tw_designer_nested_rows(TwModelDoc *doc, int node);
 /* A port's point in doc units (moved by dx, dy). */
 void tw_designer_port_point(TwModelDoc *doc, int node, gboolean output, int port, double *x, double *y);
-/* The edge into node's input `input` as a cubic Bézier (8 doubles: p0, c1,
- * c2, p3, doc units), with the boxes of moved nodes shifted. */
-void tw_designer_edge_curve(TwModelDoc *doc, int node, int input, const tw_designer_overlay *overlay, double *pts);
+/* The edge into node's input `input` as its route around the boxes
+ * (designer_route.h: points in `points`, a GArray of double, doc units),
+ * with the boxes of moved nodes shifted; returns the number of points. */
+int tw_designer_edge_route(TwModelDoc *doc, int node, int input, const tw_designer_overlay *overlay, GArray *points);
 /* Hit tests in doc units: the box under the point (topmost), the output
  * port within reach (node and port), the edge within reach (node, input). */
 int tw_designer_hit_box(TwModelDoc *doc, double x, double y);
@@ -52,6 +61,11 @@ void tw_designer_minimap_to_doc(const tw_designer_minimap *map, double x, double
 
 /* "54,410": Keras' summary separates thousands with commas. */
 void tw_designer_format_count(int64_t n, char *buf, size_t size);
+
+/* The output shapes a box shows, every output's in port order, the first
+ * on a line of its own ("(None, 10, 64)\n(None, 64)  (None, 64)"; "—"
+ * while unknown); g_free. */
+char *tw_designer_box_shapes(TwModelDoc *doc, int node);
 
 /* Draw the document into a width x height widget area. */
 void tw_designer_draw(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *view, double width, double height,

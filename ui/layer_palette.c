@@ -6,6 +6,8 @@
 
 #include <tw/layers.h>
 
+#include "designer_blocks.h"
+
 struct _TwLayerPalette {
     GtkWidget parent_instance;
     GtkWidget *search;
@@ -31,29 +33,38 @@ static int group_rank(const char *group)
     return G_N_ELEMENTS(group_order);
 }
 
-static const tw_layer_class *row_class(GtkListBoxRow *row)
+/* A row's entry: a layer class's or a block's name, and its group. */
+static const char *row_name(GtkListBoxRow *row)
 {
-    return g_object_get_data(G_OBJECT(row), "layer-class");
+    return g_object_get_data(G_OBJECT(row), "entry-name");
+}
+
+static const char *row_group(GtkListBoxRow *row)
+{
+    return g_object_get_data(G_OBJECT(row), "entry-group");
 }
 
 /* ---- rows ----------------------------------------------------------------- */
 static void on_drag_begin(GtkDragSource *source, GdkDrag *drag, gpointer row)
 {
-    GtkWidget *icon = gtk_label_new(row_class(row)->name);
+    GtkWidget *icon = gtk_label_new(row_name(row));
     gtk_widget_add_css_class(icon, "layer-drag-icon");
     gtk_drag_icon_set_child(GTK_DRAG_ICON(gtk_drag_icon_get_for_drag(drag)), icon);
 }
 
 static GdkContentProvider *on_drag_prepare(GtkDragSource *source, double x, double y, gpointer row)
 {
-    return gdk_content_provider_new_typed(G_TYPE_STRING, row_class(row)->name);
+    return gdk_content_provider_new_typed(G_TYPE_STRING, row_name(row));
 }
 
-static GtkWidget *make_row(const tw_layer_class *klass)
+/* A row for an entry (static strings): a class, or a block when klass is
+ * NULL. */
+static GtkWidget *make_row(const tw_layer_class *klass, const char *entry, const char *about, const char *group,
+                           const char *tooltip)
 {
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
-    GtkWidget *name = gtk_label_new(klass->name);
-    GtkWidget *summary = gtk_label_new(klass->summary ? klass->summary : "");
+    GtkWidget *name = gtk_label_new(entry);
+    GtkWidget *summary = gtk_label_new(about ? about : "");
     gtk_label_set_xalign(GTK_LABEL(name), 0);
     /* Long class names (GlobalAveragePooling2D) would set the palette's
      * least width; in a narrow window they give way, as the summary does. */
@@ -71,10 +82,11 @@ static GtkWidget *make_row(const tw_layer_class *klass)
     GtkWidget *row = gtk_list_box_row_new();
     gtk_list_box_row_set_child(GTK_LIST_BOX_ROW(row), box);
     gtk_widget_add_css_class(row, "palette-entry");
-    gtk_widget_set_tooltip_text(row, "Double-click to add it after the selected layer, or drag it onto the canvas "
-                                     "or onto an edge");
+    gtk_widget_set_tooltip_text(row, tooltip);
     g_object_set_data(G_OBJECT(row), "layer-class", (gpointer)klass);
-    char *text = g_strdup_printf("%s\n%s", klass->name, klass->summary ? klass->summary : "");
+    g_object_set_data(G_OBJECT(row), "entry-name", (gpointer)entry);
+    g_object_set_data(G_OBJECT(row), "entry-group", (gpointer)(group ? group : "Other"));
+    char *text = g_strdup_printf("%s\n%s", entry, about ? about : "");
     g_object_set_data_full(G_OBJECT(row), "search-text", g_ascii_strdown(text, -1), g_free);
     g_free(text);
 
@@ -102,21 +114,34 @@ static void fill(TwLayerPalette *self)
             g_ptr_array_add(classes, (gpointer)klass);
     }
     g_ptr_array_sort(classes, compare_classes); /* GLib's sort is stable */
-    for (guint i = 0; i < classes->len; i++)
-        gtk_list_box_append(GTK_LIST_BOX(self->list), make_row(classes->pdata[i]));
+    gboolean blocks_added = FALSE;
+    for (guint i = 0; i <= classes->len; i++) {
+        const tw_layer_class *klass = i < classes->len ? classes->pdata[i] : NULL;
+        /* The designer's blocks after the merging layers they end in. */
+        if (!blocks_added && (!klass || group_rank(klass->group) > group_rank("Merging"))) {
+            blocks_added = TRUE;
+            for (int b = 0; b < tw_designer_block_count(); b++) {
+                const tw_designer_block *block = tw_designer_block_at(b);
+                gtk_list_box_append(GTK_LIST_BOX(self->list),
+                                    make_row(NULL, block->name, block->summary, "Blocks",
+                                             "Double-click to add its layers after the selected layer, or drag "
+                                             "it onto the box it should follow"));
+            }
+        }
+        if (klass)
+            gtk_list_box_append(GTK_LIST_BOX(self->list),
+                                make_row(klass, klass->name, klass->summary, klass->group,
+                                         "Double-click to add it after the selected layer, or drag it onto the "
+                                         "canvas or onto an edge"));
+    }
     g_ptr_array_free(classes, TRUE);
 }
 
 /* ---- headings and the filter ---------------------------------------------- */
-static const char *group_label(const tw_layer_class *klass)
-{
-    return klass->group ? klass->group : "Other";
-}
-
 static void update_header(GtkListBoxRow *row, GtkListBoxRow *before, gpointer data)
 {
-    const char *group = group_label(row_class(row));
-    if (before && !strcmp(group_label(row_class(before)), group)) {
+    const char *group = row_group(row);
+    if (before && !strcmp(row_group(before), group)) {
         gtk_list_box_row_set_header(row, NULL);
         return;
     }
@@ -155,7 +180,7 @@ static GtkListBoxRow *first_shown(TwLayerPalette *self)
 /* ---- activation ----------------------------------------------------------- */
 static void on_row_activated(GtkListBox *list, GtkListBoxRow *row, TwLayerPalette *self)
 {
-    g_signal_emit(self, signals[LAYER_ACTIVATED], 0, row_class(row)->name);
+    g_signal_emit(self, signals[LAYER_ACTIVATED], 0, row_name(row));
 }
 
 /* Enter or Space on a row adds the row that has the keyboard focus.
@@ -169,7 +194,7 @@ static gboolean on_activate_key(GtkWidget *list, GVariant *args, gpointer data)
     if (!GTK_IS_LIST_BOX_ROW(row))
         return FALSE;
     gtk_list_box_select_row(GTK_LIST_BOX(self->list), GTK_LIST_BOX_ROW(row));
-    g_signal_emit(self, signals[LAYER_ACTIVATED], 0, row_class(GTK_LIST_BOX_ROW(row))->name);
+    g_signal_emit(self, signals[LAYER_ACTIVATED], 0, row_name(GTK_LIST_BOX_ROW(row)));
     return TRUE;
 }
 
@@ -270,8 +295,8 @@ char **tw_layer_palette_visible_classes(TwLayerPalette *palette)
 {
     GStrvBuilder *names = g_strv_builder_new();
     for (GtkWidget *c = gtk_widget_get_first_child(palette->list); c; c = gtk_widget_get_next_sibling(c))
-        if (GTK_IS_LIST_BOX_ROW(c) && gtk_widget_get_child_visible(c))
-            g_strv_builder_add(names, row_class(GTK_LIST_BOX_ROW(c))->name);
+        if (GTK_IS_LIST_BOX_ROW(c) && gtk_widget_get_child_visible(c) && g_object_get_data(G_OBJECT(c), "layer-class"))
+            g_strv_builder_add(names, row_name(GTK_LIST_BOX_ROW(c)));
     char **strv = g_strv_builder_end(names);
     g_strv_builder_unref(names);
     return strv;
@@ -281,7 +306,7 @@ static GtkListBoxRow *find_row(TwLayerPalette *palette, const char *class_name)
 {
     for (GtkWidget *c = gtk_widget_get_first_child(palette->list); c; c = gtk_widget_get_next_sibling(c))
         if (GTK_IS_LIST_BOX_ROW(c) && gtk_widget_get_child_visible(c) &&
-            !strcmp(row_class(GTK_LIST_BOX_ROW(c))->name, class_name))
+            !strcmp(row_name(GTK_LIST_BOX_ROW(c)), class_name))
             return GTK_LIST_BOX_ROW(c);
     return NULL;
 }

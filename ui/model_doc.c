@@ -66,6 +66,7 @@ struct _TwModelDoc {
     int error_index;
     char *error;
     int64_t trainable, non_trainable;
+    GHashTable *expanded; /* names of nested models shown open; view state */
 };
 
 enum { PROP_0, PROP_PATH, PROP_MODIFIED, PROP_CAN_UNDO, PROP_CAN_REDO, N_PROPS };
@@ -768,6 +769,7 @@ static void tw_model_doc_finalize(GObject *object)
     g_ptr_array_unref(doc->redo);
     info_free(doc);
     g_free(doc->error);
+    g_hash_table_unref(doc->expanded);
     G_OBJECT_CLASS(tw_model_doc_parent_class)->finalize(object);
 }
 
@@ -819,6 +821,7 @@ static void tw_model_doc_init(TwModelDoc *doc)
     doc->error_index = -1;
     doc->name = g_strdup("model");
     doc->sequential = TRUE;
+    doc->expanded = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 }
 
 /* A chain's column: boxes one below the other. */
@@ -842,7 +845,7 @@ static void place_layered(TwModelDoc *doc)
             edges[2 * nedges++ + 1] = i;
         }
     double *xy = g_new(double, 2 * MAX(n, 1));
-    tw_designer_arrange(n, nedges, edges, xy);
+    tw_designer_arrange(n, nedges, edges, NULL, xy);
     for (int i = 0; i < n; i++) {
         node_at(doc, i)->x = xy[2 * i];
         node_at(doc, i)->y = xy[2 * i + 1];
@@ -1117,6 +1120,24 @@ static gboolean valid_node(TwModelDoc *doc, int node)
 tw_layer *tw_model_doc_layer(TwModelDoc *doc, int index)
 {
     return valid_node(doc, index) ? node_at(doc, index)->layer : NULL;
+}
+
+gboolean tw_model_doc_node_expanded(TwModelDoc *doc, int node)
+{
+    return valid_node(doc, node) && tw_layer_is_model(node_at(doc, node)->layer) &&
+           g_hash_table_contains(doc->expanded, tw_layer_name(node_at(doc, node)->layer));
+}
+
+gboolean tw_model_doc_set_node_expanded(TwModelDoc *doc, int node, gboolean expanded)
+{
+    if (!valid_node(doc, node) || !tw_layer_is_model(node_at(doc, node)->layer))
+        return FALSE;
+    const char *name = tw_layer_name(node_at(doc, node)->layer);
+    if (expanded)
+        g_hash_table_add(doc->expanded, g_strdup(name));
+    else
+        g_hash_table_remove(doc->expanded, name);
+    return TRUE;
 }
 
 /* ---- the graph ------------------------------------------------------------ */
@@ -1450,6 +1471,63 @@ int tw_model_doc_add_node_after(TwModelDoc *doc, const char *class_name, int fro
     leave_sequential(doc);
     doc->user_positions = TRUE;
     return commit(doc, error) ? n_nodes(doc) - 1 : -1;
+}
+
+int tw_model_doc_add_block(TwModelDoc *doc, const tw_model_doc_block_layer *layers, int n, int from, double x,
+                           double y, GError **error)
+{
+    g_return_val_if_fail(TW_IS_MODEL_DOC(doc) && layers && n > 0, -1);
+    begin_edit(doc);
+    int first = n_nodes(doc);
+    if (from >= first || from < -1) {
+        fail(error, "no such layer");
+        return -1;
+    }
+    /* Every layer made and checked before the document changes. */
+    Node *made = g_new0(Node, n);
+    char *why = NULL;
+    for (int i = 0; i < n && !why; i++) {
+        const tw_model_doc_block_layer *b = &layers[i];
+        made[i].layer = tw_layer_new(b->class_name, NULL);
+        if (!made[i].layer) {
+            why = g_strdup(tw_last_error());
+            break;
+        }
+        for (int p = 0; p + 1 < 2 * TW_MODEL_DOC_BLOCK_MAX_PARAMS && b->params[p] && !why; p += 2)
+            if (tw_layer_set(made[i].layer, b->params[p], b->params[p + 1]) != 0)
+                why = g_strdup_printf("%s %s: %s", b->class_name, b->params[p], tw_last_error());
+        made[i].x = x + b->dx;
+        made[i].y = y + b->dy;
+        for (int k = 0; k < b->ninputs && !why; k++) {
+            int in = b->inputs[k];
+            if (in == TW_MODEL_DOC_BLOCK_OPEN)
+                break; /* this one and the rest stay free */
+            if (in == TW_MODEL_DOC_BLOCK_FROM && from < 0)
+                why = g_strdup("the block follows a layer: select the layer it should follow");
+            else
+                made[i].in[made[i].nin++] = (Src){in == TW_MODEL_DOC_BLOCK_FROM ? from : first + in, 0};
+        }
+    }
+    if (why) {
+        for (int k = 0; k < n; k++)
+            if (made[k].layer)
+                tw_layer_unref(made[k].layer);
+        g_free(made);
+        fail(error, why);
+        g_free(why);
+        return -1;
+    }
+    for (int k = 0; k < n; k++) {
+        char *base = snake_case(layers[k].class_name), *name = unique_name(doc, base);
+        tw_layer_set_name(made[k].layer, name);
+        g_free(name);
+        g_free(base);
+        g_array_append_val(doc->nodes, made[k]);
+    }
+    g_free(made);
+    leave_sequential(doc);
+    doc->user_positions = TRUE;
+    return commit(doc, error) ? first : -1;
 }
 
 /* Whether to is reachable from from along edges (each node visited once:

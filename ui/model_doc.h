@@ -64,6 +64,13 @@ int tw_model_doc_n_layers(TwModelDoc *doc); /* nodes: one per layer call */
 gboolean tw_model_doc_is_graph(TwModelDoc *doc);
 tw_layer *tw_model_doc_layer(TwModelDoc *doc, int index); /* borrowed */
 
+/* Whether the node, a nested model (a pretrained base, a repeated block),
+ * is shown open with its layers, and opening or closing it. View state
+ * only: not an edit, not saved, kept by layer name across edits, undo
+ * and redo. FALSE for a node that is not a nested model. */
+gboolean tw_model_doc_node_expanded(TwModelDoc *doc, int node);
+gboolean tw_model_doc_set_node_expanded(TwModelDoc *doc, int node, gboolean expanded);
+
 /* ---- the graph ------------------------------------------------------------ */
 /* Connected inputs of node, in port order, and the output each comes from. */
 int tw_model_doc_node_ninputs(TwModelDoc *doc, int node);
@@ -108,6 +115,25 @@ int tw_model_doc_add_node_after(TwModelDoc *doc, const char *class_name, int fro
 /* A new node on the edge into node's input `input`: from -> new -> node.
  * Returns the new node's index or -1. */
 int tw_model_doc_insert_on_edge(TwModelDoc *doc, const char *class_name, int node, int input, GError **error);
+/* A block of new layers (a residual block, an Inception branch...) as
+ * one edit: layers[k] is a new layer of that class with Keras' defaults
+ * and these parameters (key, text pairs as tw_model_doc_set_param takes),
+ * named as the palette names layers, at (x + dx, y + dy), its inputs in
+ * port order each an earlier layer of the block, TW_MODEL_DOC_BLOCK_FROM
+ * (from's first output) or TW_MODEL_DOC_BLOCK_OPEN (left free for the
+ * user to connect). Returns the index of the first new node (they are
+ * the last ones) or -1, the document unchanged. */
+#define TW_MODEL_DOC_BLOCK_FROM (-1)
+#define TW_MODEL_DOC_BLOCK_OPEN (-2)
+#define TW_MODEL_DOC_BLOCK_MAX_PARAMS 4
+typedef struct {
+    const char *class_name;
+    const char *params[2 * TW_MODEL_DOC_BLOCK_MAX_PARAMS]; /* key, text; NULL ends */
+    int ninputs, inputs[TW_MAX_LAYER_IO];
+    double dx, dy;
+} tw_model_doc_block_layer;
+int tw_model_doc_add_block(TwModelDoc *doc, const tw_model_doc_block_layer *layers, int n, int from, double x,
+                           double y, GError **error);
 /* Output `port` of from into the next free input of to; refused when to
  * takes no more inputs or the edge would close a cycle. */
 gboolean tw_model_doc_connect(TwModelDoc *doc, int from, int port, int to, GError **error);
