@@ -332,7 +332,8 @@ static void test_tensor_summaries(void)
     tw_tensor *u8 = tw_tensor_from_data((uint8_t[]){1}, TW_UINT8, 1, (int64_t[]){1});
     tw_tensor *empty = tw_tensor_empty(TW_FLOAT64, 2, (int64_t[]){0, 3});
     g_assert_cmpint(tw_summary_tensor(w, "a", f32, 1), ==, 0);
-    g_assert_cmpint(tw_summary_tensor(w, "a", f32, 0), ==, 0); /* an older step: not the last */
+    g_assert_cmpint(tw_summary_tensor(w, "a", i32, 0), ==, 0);
+    g_assert_cmpint(tw_summary_tensor(w, "a", f32, 0), ==, 0); /* the newest is read, not the highest step */
     g_assert_cmpint(tw_summary_tensor(w, "b", i32, 2), ==, 0);
     g_assert_cmpint(tw_summary_tensor(w, "e", empty, 0), ==, 0);
     g_assert_cmpint(tw_summary_tensor(w, "c", u8, 0), ==, -1);
@@ -346,7 +347,7 @@ static void test_tensor_summaries(void)
     tw_stored_tensor t;
     g_assert_cmpint(tw_run_store_read_tensor(store, id, "a", &t), ==, 1);
     g_assert_cmpstr(t.dtype, ==, "float32");
-    g_assert_cmpint(t.step, ==, 1);
+    g_assert_cmpint(t.step, ==, 0);
     g_assert_cmpfloat(t.values[0], ==, 1.5);
     g_assert_cmpfloat(t.values[1], ==, -2);
     tw_stored_tensor_clear(&t);

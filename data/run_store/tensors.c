@@ -1,4 +1,4 @@
-/* Reading the tensors table (schema.c): a run's last tensor of a tag, its
+/* Reading the tensors table (schema.c): a run's newest tensor of a tag, its
  * values as doubles. A file written before the table existed has none. */
 #include <glib.h>
 #include <stdlib.h>
@@ -97,7 +97,7 @@ int tw_run_store_read_tensor(tw_run_store *store, int64_t run_id, const char *ta
     sqlite3_stmt *stmt = NULL;
     int rc = sqlite3_prepare_v2(store->db,
                                 "SELECT step, wall_time, dtype, shape, data FROM tensors "
-                                "WHERE run_id = ?1 AND tag = ?2 ORDER BY step DESC, id DESC LIMIT 1",
+                                "WHERE run_id = ?1 AND tag = ?2 ORDER BY id DESC LIMIT 1",
                                 -1, &stmt, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 1, run_id) | sqlite3_bind_text(stmt, 2, tag, -1, SQLITE_STATIC);

@@ -28,8 +28,11 @@ extern "C" {
 /* float64 [samples, 4]: index in the test set, true class, predicted class,
  * confidence (the predicted class's probability). */
 #define TW_EVAL_TAG_SAMPLES "evaluation/samples"
-/* One image per row of TW_EVAL_TAG_SAMPLES (image sample i is row i), for
- * image data ([N, H, W], [N, H, W, C] with C 1 to 4). */
+/* One image per row of TW_EVAL_TAG_SAMPLES, for image data ([N, H, W],
+ * [N, H, W, C] with C 1 to 4), at the samples' step: the last S images of
+ * that step are the newest evaluation's S rows, in order (an evaluation
+ * stored again at the same step numbers its images after the earlier
+ * ones). */
 #define TW_EVAL_TAG_SAMPLE_IMAGES "evaluation/sample_images"
 /* float64 [samples, F]: the first F (at most TW_EVALUATION_MAX_VALUES) input
  * values of each sample row, for data that is not images. */

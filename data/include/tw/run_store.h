@@ -237,7 +237,8 @@ typedef struct {
     double *values; /* numel, row-major */
 } tw_stored_tensor;
 
-/* The last tensor of a run's tag (the highest step, then the last written):
+/* The tensor last written under a run's tag (whatever its step: a run
+ * evaluated again has its newest evaluation read):
  * 1 and *out filled, 0 when the run has none under that tag (an older file
  * without the table included), -1 with a message (a damaged row names the
  * file, run and tag). */
