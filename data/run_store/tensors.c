@@ -127,3 +127,31 @@ int tw_run_store_read_tensor(tw_run_store *store, int64_t run_id, const char *ta
     sqlite3_finalize(stmt);
     return status;
 }
+
+int tw_run_store_runs_with_tensor(tw_run_store *store, const char *tag, int64_t **ids, int *n)
+{
+    *ids = NULL;
+    *n = 0;
+    if (!has_tensors_table(store))
+        return 0;
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(store->db, "SELECT DISTINCT run_id FROM tensors WHERE tag = ?1 ORDER BY run_id", -1,
+                                &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(stmt, 1, tag, -1, SQLITE_STATIC);
+    GArray *list = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    while (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(stmt, 0);
+        g_array_append_val(list, id);
+        rc = SQLITE_OK;
+    }
+    int status = rc == SQLITE_DONE ? 0 : tw__store_sqlite_error(store->db, store->path, "cannot list the tensors");
+    sqlite3_finalize(stmt);
+    *n = status ? 0 : (int)list->len;
+    int64_t *array = (int64_t *)g_array_free(list, FALSE);
+    if (status)
+        g_free(array);
+    else
+        *ids = array;
+    return status;
+}

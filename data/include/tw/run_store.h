@@ -244,6 +244,9 @@ typedef struct {
  * file, run and tag). */
 int tw_run_store_read_tensor(tw_run_store *store, int64_t run_id, const char *tag, tw_stored_tensor *out);
 void tw_stored_tensor_clear(tw_stored_tensor *t);
+/* The ids of the runs with a tensor under tag (malloc'd, ascending; none
+ * in an older file without the table). */
+int tw_run_store_runs_with_tensor(tw_run_store *store, const char *tag, int64_t **ids, int *n);
 
 #ifdef __cplusplus
 }
