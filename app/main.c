@@ -141,7 +141,8 @@ static void print_help(FILE *out)
           "  -V, --version    show the version, the BLAS library in use and the GPUs\n"
           "  --screenshot FILE.png [--view designer|dashboard|graph] [--model FILE]\n"
           "        [--logdb FILE] [--size WxH]\n"
-          "        [--tab scalars|histograms|distributions|images|text|hparams]\n"
+          "        [--tab scalars|histograms|distributions|images|text|hparams|\n"
+          "        evaluation]\n"
           "                   write the window as it would appear at that size\n"
           "                   (default 1280x800) as a PNG, and exit; the dark style\n"
           "                   with GTK_THEME=Adwaita:dark\n",
