@@ -4,7 +4,8 @@
  * evaluated run shown, its counts, per-class figures and examples; a
  * cell's examples only; another run from the drop-down; a run evaluated
  * again showing its newest evaluation; non-image data as rows of values;
- * a file with no evaluation saying so. */
+ * a file with no evaluation saying so; the run list's Evaluate
+ * (app/evaluate_action.c) on a run trained by `twb train`. */
 #include <math.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include <tw/summary.h>
 
 #include "dashboard_view.h"
+#include "evaluate_action.h"
 #include "evaluation_render.h"
 #include "evaluation_view.h"
 #include "gui_helpers.h"
@@ -309,11 +311,82 @@ static void test_none(void)
     fixture_close(&f);
 }
 
+/* A run trained by twb with its checkpoint where the window keeps them:
+ * evaluated from its stored model, settings and checkpoint. */
+static void test_evaluate_action(void)
+{
+    fixture f = {0};
+    fixture_open(&f);
+    char *model = g_build_filename(f.dir, "sp.json", NULL), *ck = g_build_filename(f.dir, "ck", NULL);
+    g_assert_true(g_file_set_contents(
+        model,
+        "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"sp\", \"layers\": [{\"class_name\": \"Dense\", "
+        "\"config\": {\"name\": \"d\", \"units\": 8, \"activation\": \"relu\", \"batch_input_shape\": [null, 2]}}, "
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2, \"activation\": \"softmax\"}}]}}",
+        -1, NULL));
+    const char *twb = g_getenv("TWB");
+    g_assert_nonnull(twb);
+    char *argv[] = {(char *)twb, "train", model, "--data", "spirals", "--logdb", f.logdb, "--run", "r",
+                    "--checkpoint-dir", ck, NULL};
+    int status;
+    g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                               NULL, NULL, &status, NULL));
+    g_assert_cmpint(status, ==, 0);
+    char *src = g_build_filename(ck, "checkpoint.safetensors", NULL), *dir = g_build_filename(f.dir, "checkpoints", NULL);
+    char *dst = g_build_filename(dir, "r.safetensors", NULL);
+    g_mkdir(dir, 0700);
+    g_assert_cmpint(g_rename(src, dst), ==, 0);
+    plain_run(f.logdb, "no-checkpoint");
+
+    tw_run_store *store = tw_run_store_open(f.logdb, 0);
+    tw_run_info info;
+    g_assert_cmpint(tw_run_store_get_run(store, "r", &info), ==, 0);
+    tw_run_store_close(store);
+    g_assert_cmpint(twb_evaluate_stored_run(f.logdb, "r"), ==, 0);
+    store = tw_run_store_open(f.logdb, TW_STORE_READ_ONLY);
+    int64_t *ids;
+    int n;
+    g_assert_cmpint(tw_run_store_runs_with_tensor(store, TW_EVAL_TAG_CONFUSION, &ids, &n), ==, 0);
+    g_assert_cmpint(n, ==, 1);
+    g_assert_cmpint(ids[0], ==, info.id);
+    g_free(ids);
+    tw_stored_tensor t;
+    g_assert_cmpint(tw_run_store_read_tensor(store, info.id, TW_EVAL_TAG_CONFUSION, &t), ==, 1);
+    g_assert_cmpint(t.dims[0], ==, 2);
+    /* twb train stored one at its end; the action's is the newest, at step 0 (no optimizer restored) */
+    g_assert_cmpint(t.step, ==, 0);
+    tw_stored_tensor_clear(&t);
+    tw_run_info after;
+    g_assert_cmpint(tw_run_store_get_run(store, "r", &after), ==, 0);
+    g_assert_cmpfloat(after.end_time, ==, info.end_time);
+    tw_run_info_clear(&after);
+    tw_run_info_clear(&info);
+    tw_run_store_close(store);
+
+    g_assert_cmpint(twb_evaluate_stored_run(f.logdb, "no-checkpoint"), ==, -1);
+    g_assert_nonnull(strstr(tw_last_error(), "run 'no-checkpoint' has no"));
+    g_assert_cmpint(twb_evaluate_stored_run(f.logdb, "absent"), ==, -1);
+    g_assert_nonnull(strstr(tw_last_error(), "absent"));
+
+    g_remove(dst);
+    g_rmdir(dir);
+    g_rmdir(ck);
+    g_remove(model);
+    g_free(src);
+    g_free(dst);
+    g_free(dir);
+    g_free(model);
+    g_free(ck);
+    f.window = gtk_window_new(); /* fixture_close destroys one */
+    fixture_close(&f);
+}
+
 int main(int argc, char **argv)
 {
     gtk_test_init(&argc, &argv, NULL);
     g_test_add_func("/ui/evaluation/render", test_render);
     g_test_add_func("/ui/evaluation/tab", test_tab);
     g_test_add_func("/ui/evaluation/none", test_none);
+    g_test_add_func("/ui/evaluation/evaluate-action", test_evaluate_action);
     return g_test_run();
 }
