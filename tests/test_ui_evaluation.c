@@ -250,16 +250,16 @@ static void test_tab(void)
     g_assert_cmpint(tw_evaluation_view_n_examples_shown(f.view), ==, 6);
     g_assert_cmpint(n_flow_children(root), ==, 6);
     GtkWidget *first = gtk_widget_get_first_child(find_named(root, "evaluation-examples"));
-    GtkWidget *pic = find_type(first, GTK_TYPE_PICTURE);
+    GtkWidget *pic = find_type(first, GTK_TYPE_IMAGE);
     g_assert_nonnull(pic);
-    GdkPaintable *texture = gtk_picture_get_paintable(GTK_PICTURE(pic));
+    GdkPaintable *texture = gtk_image_get_paintable(GTK_IMAGE(pic));
     g_assert_cmpint(gdk_paintable_get_intrinsic_width(texture), ==, 2);
     GtkWidget *caption = find_type(first, GTK_TYPE_LABEL);
     g_assert_cmpstr(gtk_label_get_text(GTK_LABEL(caption)), ==, "dog, not cat · 80%");
     /* a cell: only its examples */
     tw_evaluation_view_select_cell(f.view, 2, 2);
     g_assert_cmpint(tw_evaluation_view_n_examples_shown(f.view), ==, 2);
-    g_assert_nonnull(strstr(label_text(root, "evaluation-examples-title"), "True emu, predicted emu: 2 of 2"));
+    g_assert_nonnull(strstr(label_text(root, "evaluation-examples-title"), "True emu, predicted emu: 2 examples, 2 stored"));
     tw_evaluation_view_select_cell(f.view, 1, 0);
     g_assert_cmpint(tw_evaluation_view_n_examples_shown(f.view), ==, 1);
     tw_evaluation_view_select_cell(f.view, 0, 2); /* an empty cell */
@@ -283,7 +283,7 @@ static void test_tab(void)
     g_assert_cmpint(tw_evaluation_view_run(f.view), ==, run_id_of(f.logdb, "old"));
     g_assert_cmpint(tw_evaluation_view_n_examples_shown(f.view), ==, 6);
     first = gtk_widget_get_first_child(find_named(root, "evaluation-examples"));
-    g_assert_null(find_type(first, GTK_TYPE_PICTURE));
+    g_assert_null(find_type(first, GTK_TYPE_IMAGE));
     GtkWidget *values = find_type(first, GTK_TYPE_LABEL);
     g_assert_true(g_str_has_prefix(gtk_label_get_text(GTK_LABEL(values)), "20  21  22"));
     /* stored without names: the run's earlier names stay (the classes are the data's) */

@@ -287,11 +287,10 @@ static GtkWidget *example_widget(const EvalData *e, int s)
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
     gtk_widget_add_css_class(box, "evaluation-example");
     if (e->textures && e->textures[s]) {
-        GtkWidget *pic = gtk_picture_new_for_paintable(GDK_PAINTABLE(e->textures[s]));
-        gtk_picture_set_can_shrink(GTK_PICTURE(pic), FALSE);
-        int w = gdk_texture_get_width(e->textures[s]), scale = MAX(1, THUMB_PX / MAX(1, w));
-        gtk_widget_set_size_request(pic, w * scale, gdk_texture_get_height(e->textures[s]) * scale);
-        gtk_picture_set_can_shrink(GTK_PICTURE(pic), TRUE);
+        /* an image of fixed size, a whole multiple of the example's (a picture would grow with its cell) */
+        GtkWidget *pic = gtk_image_new_from_paintable(GDK_PAINTABLE(e->textures[s]));
+        int w = gdk_texture_get_width(e->textures[s]), h = gdk_texture_get_height(e->textures[s]);
+        gtk_image_set_pixel_size(GTK_IMAGE(pic), MAX(w, h) * MAX(1, THUMB_PX / MAX(1, MAX(w, h))));
         gtk_box_append(GTK_BOX(box), pic);
     } else if (e->values) {
         GString *text = g_string_new(NULL);
@@ -346,8 +345,8 @@ static void fill_examples(TwEvaluationView *self)
     char a[32], b[32], *title;
     if (self->sel_row >= 0) {
         double count = e->counts[self->sel_row * e->classes + self->sel_col];
-        title = g_strdup_printf("True %s, predicted %s: %d of %.0f example%s stored", class_name(e, self->sel_row, a, sizeof a),
-                                class_name(e, self->sel_col, b, sizeof b), matching, count, count == 1 ? "" : "s");
+        title = g_strdup_printf("True %s, predicted %s: %.0f example%s, %d stored", class_name(e, self->sel_row, a, sizeof a),
+                                class_name(e, self->sel_col, b, sizeof b), count, count == 1 ? "" : "s", matching);
     } else {
         title = g_strdup_printf("%d stored examples, misclassified first (at most %d per cell)%s", matching,
                                 TW_EVALUATION_PER_CELL, matching > self->n_shown ? "; the first shown" : "");
