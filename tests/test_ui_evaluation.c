@@ -308,6 +308,19 @@ static void test_none(void)
     g_assert_cmpint(tw_evaluation_view_run(f.view), ==, -1);
     g_assert_nonnull(strstr(label_text(GTK_WIDGET(f.view), "evaluation-placeholder"), "No run has an evaluation yet"));
     g_assert_true(gtk_widget_get_mapped(find_named(GTK_WIDGET(f.view), "evaluation-placeholder")));
+
+    /* a damaged evaluation: a matrix that is not square, said with the file */
+    tw_summary_writer *w = tw_summary_writer_open(f.logdb, "bad", NULL);
+    tw_tensor *m = tw_zeros(TW_INT64, 2, (int64_t[]){2, 3});
+    g_assert_cmpint(tw_summary_tensor(w, TW_EVAL_TAG_CONFUSION, m, 0), ==, 0);
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+    tw_tensor_unref(m);
+    tw_evaluation_view_sync(f.view, tw_dashboard_view_data(TW_DASHBOARD_VIEW(f.dashboard)));
+    wait_until(loaded, f.view, 10, "the damaged evaluation read");
+    g_assert_cmpint(tw_evaluation_view_run(f.view), ==, -1);
+    const char *message = label_text(GTK_WIDGET(f.view), "evaluation-placeholder");
+    g_assert_nonnull(strstr(message, "the confusion matrix is 2 x 3, not square"));
+    g_assert_nonnull(strstr(message, f.logdb));
     fixture_close(&f);
 }
 

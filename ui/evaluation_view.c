@@ -146,9 +146,10 @@ static EvalData *read_eval(tw_run_store *store, gint64 run)
     if (rc == 1) {
         e->classes = (int)t.dims[0];
         e->step = t.step;
+        if (t.dims[1] != t.dims[0] || t.dims[0] > 4096)
+            rc = tw_error_set("%s: run %lld: the confusion matrix is %lld x %lld, not square (of at most 4096 classes)",
+                              tw_run_store_path(store), (long long)run, (long long)t.dims[0], (long long)t.dims[1]);
         tw_stored_tensor_clear(&t);
-        if (t.ndim == 2 && e->classes != t.dims[1])
-            rc = -1;
     }
     if (rc == 1)
         rc = read_matrix(store, run, TW_EVAL_TAG_PER_CLASS, e->classes, 4, &e->per_class, &t);
@@ -171,7 +172,8 @@ static EvalData *read_eval(tw_run_store *store, gint64 run)
     }
     if (rc != 1) {
         if (rc == 0)
-            tw_error_set("run %lld: its evaluation is incomplete", (long long)run);
+            tw_error_set("%s: run %lld: its evaluation is incomplete (no per-class figures)", tw_run_store_path(store),
+                         (long long)run);
         eval_data_free(e);
         return NULL;
     }
