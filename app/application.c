@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "evaluate_action.h"
 #include "renderer_choice.h"
 #include "train_controller.h"
 
@@ -84,6 +85,7 @@ static void on_quit(GSimpleAction *action, GVariant *parameter, gpointer data)
 static const GActionEntry app_actions[] = {
     {"about", on_about, NULL, NULL, NULL, {0}},
     {"quit", on_quit, NULL, NULL, NULL, {0}},
+    {"evaluate-run", twb_evaluate_run_activate, "(ss)", NULL, NULL, {0}},
 };
 
 /* Keys that text fields do not use; undo, redo, Delete and Ctrl+D are the

@@ -8,6 +8,7 @@
  * report. The whole report is built first and printed at the end, so a file
  * that fails halfway prints nothing but the error. */
 #include "data_inspect.h"
+#include "train_data.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -31,9 +32,6 @@
 
 typedef enum { FORMAT_IDX, FORMAT_NPY, FORMAT_CSV } file_format;
 
-static const char *const fashion_mnist_classes[10] = {
-    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
-};
 
 /* ---- the report ------------------------------------------------------------ */
 
@@ -864,7 +862,7 @@ static int inspect_fashion_mnist_split(const char *split, GString *out)
         put_range(out, "value range", &s.features.stats);
         put_pixels(out, &s);
         if (s.has_labels)
-            put_labels(out, "labels", &s, fashion_mnist_classes, 10);
+            put_labels(out, "labels", &s, twb_fashion_mnist_classes, 10);
         else
             put(out, "labels", "none");
     }

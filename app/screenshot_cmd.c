@@ -131,13 +131,14 @@ static int parse(int argc, char **argv, shot_options *o)
         return usage("'%s': the screenshot is a PNG file (FILE.png)", o->output);
     if (o->view && strcmp(o->view, "designer") && strcmp(o->view, "dashboard") && strcmp(o->view, "graph"))
         return usage("--view: '%s' is not a view (there are: designer, dashboard, graph)", o->view);
-    static const char *const tabs[] = {"scalars", "histograms", "distributions", "images", "text", "hparams"};
+    static const char *const tabs[] = {"scalars", "histograms", "distributions", "images", "text", "hparams",
+                                       "evaluation"};
     gboolean known_tab = !o->tab;
     for (size_t t = 0; t < G_N_ELEMENTS(tabs) && !known_tab; t++)
         known_tab = !strcmp(o->tab, tabs[t]);
     if (!known_tab)
         return usage("--tab: '%s' is not a dashboard tab (there are: scalars, histograms, distributions, images, "
-                     "text, hparams)", o->tab);
+                     "text, hparams, evaluation)", o->tab);
     if (size && !parse_size(size, &o->width, &o->height))
         return usage("--size: '%s' is not WIDTHxHEIGHT with both from 200 to 8192", size);
     return 0;

@@ -6,7 +6,8 @@
  * that `twb train` and the window use (train_session.h): compiled for its
  * settings, a run in the database named NAME-K and tagged with the sweep,
  * then evaluated on the test split (or the training data without one) with
- * the metrics stored as the run's final metrics. A line per trial as it
+ * the metrics stored as the run's final metrics and, for a classifier, the
+ * evaluation (evaluate_run.c) for the Evaluation tab. A line per trial as it
  * ends; at the end a table sorted by the chosen metric. A trial that fails
  * (a diverging loss, data the model cannot take) is recorded as a failed
  * run with its reason and the sweep goes on.
@@ -31,8 +32,10 @@
 #include <glib.h>
 
 #include <tw/keras_file.h>
+#include <tw/optimizers.h>
 #include <tw/run_store.h>
 
+#include "evaluate_run.h"
 #include "sweep_spec.h"
 #include "train_data.h"
 #include "train_session.h"
@@ -289,6 +292,12 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
             tw_logs_set(&t->metrics, name, test.values[i]);
         }
         twb_train_session_log_metrics(&session, &t->metrics, "");
+        /* each trial's confusion matrix and examples, for the Evaluation tab */
+        if (session.writer && twb_evaluation_write(session.writer, model, test_x ? test_x : x,
+                                                   test_x ? data->test_y : data->y, data,
+                                                   tw_optimizer_iterations(tw_model_optimizer(model))) < 0)
+            fprintf(stderr, "twb sweep: warning: trial %d's evaluation was not stored: %s\n", s->current + 1,
+                    tw_last_error());
     } else {
         t->status = TW_RUN_FAILED;
         g_free(t->reason);

@@ -1,5 +1,5 @@
 /* twb train MODEL.json --data fashion-mnist|FILE [options] [--logdb FILE [--run NAME]]
- * twb evaluate MODEL [--checkpoint FILE] --data ...
+ * twb evaluate MODEL [--checkpoint FILE] --data ... [--logdb FILE --run NAME]
  * twb predict MODEL [--checkpoint FILE] --data ... [--output FILE.npy]
  * (the checkpoint may be left out when MODEL, a .keras or .h5, carries
  * its weights)
@@ -16,7 +16,9 @@
  * checkpoint's. With --logdb the run goes into the run database: the
  * model, the settings, the batch logs and learning rate every --log-every
  * steps, weight and gradient histograms every --histogram-every steps, the
- * epoch logs and the test metrics. --trace runs the training step traced
+ * epoch logs, the test metrics and, for a classifier, the evaluation
+ * (evaluate_run.c: confusion matrix, per-class figures, examples), which
+ * `twb evaluate --logdb F --run NAME` also stores into an existing run. --trace runs the training step traced
  * (tw_fit_options.traced on: a model that cannot be traced, such as one
  * with Dropout, fails with the tracer's message) and, with --logdb, stores
  * the step's graph under "graph/train_step" for the graph view and its
@@ -39,8 +41,10 @@
 #include <tw/distributed.h>
 #include <tw/keras_file.h>
 #include <tw/model_file.h>
+#include <tw/optimizers.h>
 #include <tw/summary.h>
 
+#include "evaluate_run.h"
 #include "train_data.h"
 #include "train_progress.h"
 #include "train_session.h"
@@ -187,6 +191,10 @@ static int parse_args(train_options *o, int argc, char **argv)
         return usage(o->command, "%s", "--resume needs --checkpoint-dir");
     if (o->settings.run_name && !o->settings.logdb)
         return usage(o->command, "%s", "--run needs --logdb");
+    if (!strcmp(o->command, "evaluate") && o->settings.logdb && !o->settings.run_name)
+        return usage(o->command, "%s", "--logdb needs --run NAME: the run to store the evaluation in");
+    if (!strcmp(o->command, "predict") && o->settings.logdb)
+        return usage(o->command, "%s", "--logdb is for train and evaluate");
     return 0;
 }
 
@@ -433,6 +441,13 @@ static void print_json(const train_options *o, tw_model *model, const tw_history
     printf("}\n");
 }
 
+/* The optimizer's update count: the step an evaluation is stored at. */
+static int64_t optimizer_step(tw_model *model)
+{
+    tw_optimizer *opt = tw_model_optimizer(model);
+    return opt ? tw_optimizer_iterations(opt) : 0;
+}
+
 static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_tensor *x, tw_tensor *test_x)
 {
     const train_options *o = run->opt;
@@ -471,6 +486,12 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
         print_json(o, model, h, &test, on);
     if (!rc)
         twb_train_session_log_metrics(&run->session, &test, "test_");
+    /* The confusion matrix and examples for the Evaluation tab; training
+     * went well even when they cannot be stored. */
+    if (!rc && run->session.writer &&
+        twb_evaluation_write(run->session.writer, model, test_x ? test_x : x, test_x ? data->test_y : data->y, data,
+                             optimizer_step(model)) < 0)
+        fprintf(stderr, "twb train: warning: the evaluation was not stored: %s\n", tw_last_error());
     tw_history_free(h);
     return rc;
 }
@@ -538,6 +559,14 @@ static int evaluate_or_predict(train_options *o, tw_model *model, bool file_has_
                    logs.names[i], logs.values[i]);
         if (!rc)
             printf(o->json ? "}\n" : "\n");
+        int stored = rc || !o->settings.logdb ? 0 : twb_evaluation_store(o->settings.logdb, o->settings.run_name, model, data);
+        if (stored == 1)
+            rc = tw_error_set("--run: %s has no classes (float targets); the stored evaluation is a classifier's",
+                              data->description);
+        else if (stored)
+            rc = -1;
+        else if (!rc && o->settings.logdb && !o->json)
+            printf("evaluation stored in run '%s' of %s\n", o->settings.run_name, o->settings.logdb);
     } else if (!rc) {
         tw_tensor *pred = tw_model_predict(model, x, o->settings.batch_size);
         rc = pred ? 0 : -1;

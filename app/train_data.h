@@ -19,7 +19,12 @@ typedef struct {
     tw_tensor *test_x, *test_y; /* held-out test set when the source has one */
     char description[160];      /* "Fashion-MNIST (60,000 train, 10,000 test)" */
     int64_t classes;            /* integer labels: the largest label + 1; float targets: 0 */
+    const char *const *class_names; /* the source's names of its classes (static), or NULL */
+    int64_t class_count;            /* how many names */
 } twb_data;
+
+/* Fashion-MNIST's ten classes, by label. */
+extern const char *const twb_fashion_mnist_classes[10];
 
 /* The data the settings name (borrowing their strings). */
 twb_data_spec twb_data_spec_of(const tw_train_settings *settings);

@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include <tw/engine.h>
+#include <tw/optimizers.h>
 
+#include "evaluate_run.h"
 #include "train_data.h"
 #include "train_session.h"
 
@@ -339,6 +341,18 @@ static void fail_naming_data(report *r, const twb_data *data, tw_tensor *x)
     g_string_free(shape, TRUE);
 }
 
+/* A finished classifier's evaluation into its run, for the Evaluation
+ * tab; one that cannot be stored is a problem, not a failed run. */
+static void evaluate(twb_train_worker *w, const twb_data *data)
+{
+    tw_tensor *y;
+    tw_tensor *x = twb_evaluation_inputs(w->model, data, &y);
+    tw_optimizer *opt = tw_model_optimizer(w->model);
+    if (!x || twb_evaluation_write(w->session.writer, w->model, x, y, data, opt ? tw_optimizer_iterations(opt) : 0) < 0)
+        report_problem(w, tw_last_error());
+    tw_tensor_unref(x);
+}
+
 /* Load, compile, fit. */
 static void train(twb_train_worker *w, report *r)
 {
@@ -363,6 +377,8 @@ static void train(twb_train_worker *w, report *r)
         fit(w, x, data->y, r);
         if (r->end == TWB_TRAIN_FAILED && !w->last.steps)
             fail_naming_data(r, data, x);
+        if (r->end == TWB_TRAIN_FINISHED && w->session.writer)
+            evaluate(w, data);
     }
     if (w->session.checkpoint && tw_model_checkpoint_saves(w->session.checkpoint) > 0)
         r->checkpoint_path = g_strdup(w->checkpoint_path);

@@ -155,6 +155,20 @@ static void test_grid(fixture *f, gconstpointer data)
         }
     }
 
+    /* Each finished trial's evaluation is stored (blobs has three classes); the failed ones have none. */
+    sqlite3 *db;
+    sqlite3_stmt *stmt;
+    g_assert_cmpint(sqlite3_open_v2(f->logdb, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_prepare_v2(db,
+                                       "SELECT group_concat(r.name) FROM tensors t JOIN runs r ON r.id = t.run_id "
+                                       "WHERE t.tag = 'evaluation/confusion_matrix' ORDER BY r.name",
+                                       -1, &stmt, NULL),
+                    ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_step(stmt), ==, SQLITE_ROW);
+    g_assert_cmpstr((const char *)sqlite3_column_text(stmt, 0), ==, "grid-1,grid-2,grid-3,grid-4");
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+
     /* The table: finished trials by test loss, lowest first, the failed last. */
     const char *table = strstr(run.out, "rank  run");
     g_assert_nonnull(table);

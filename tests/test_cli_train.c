@@ -294,6 +294,54 @@ static int64_t logdb_int(const char *path, const char *sql, const char *arg)
 #define TAG_POINTS "SELECT sum(c.count) FROM scalar_chunks c JOIN tags t ON t.id = c.tag_id WHERE t.name = ?1"
 #define TAG_HISTOGRAMS "SELECT count(*) FROM histograms h JOIN tags t ON t.id = h.tag_id WHERE t.name = ?1"
 
+/* A classifier trained with --logdb has its evaluation stored (the
+ * matrix, per-class figures, examples as values: spirals are points);
+ * `twb evaluate --logdb F --run NAME` adds another without touching the
+ * run's status or end; bad uses are refused with their reason. */
+static void test_evaluation_stored(fixture *f, gconstpointer data)
+{
+    char *db = g_build_filename(f->dir, "runs.db", NULL), *ck = g_build_filename(f->dir, "ck", NULL);
+    char *ckpt = g_build_filename(ck, "checkpoint.safetensors", NULL);
+    twb_run run = run_twb("train", f->model, "--data", "spirals", "--logdb", db, "--run", "s", "--checkpoint-dir", ck,
+                          NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_null(strstr(run.err, "warning"));
+    twb_run_clear(&run);
+    g_assert_cmpint(logdb_int(db, "SELECT count(*) FROM tensors WHERE tag = ?1 AND shape = '[2, 2]' AND dtype = 'int64'",
+                              "evaluation/confusion_matrix"),
+                    ==, 1);
+    g_assert_cmpint(logdb_int(db, "SELECT count(*) FROM tensors WHERE tag = ?1 AND shape = '[2, 4]'",
+                              "evaluation/per_class"),
+                    ==, 1);
+    g_assert_cmpint(logdb_int(db, "SELECT count(*) FROM tensors WHERE tag = ?1 AND shape LIKE '%, 2]'",
+                              "evaluation/sample_values"),
+                    ==, 1);
+    g_assert_cmpint(logdb_int(db, "SELECT count(*) FROM images WHERE run_id = (SELECT id FROM runs WHERE name = ?1)", "s"),
+                    ==, 0);
+    double end = (double)logdb_int(db, "SELECT CAST(end_time * 1000 AS INTEGER) FROM runs WHERE name = ?1", "s");
+
+    run = run_twb("evaluate", f->model, "--checkpoint", ckpt, "--data", "spirals", "--logdb", db, "--run", "s", NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(strstr(run.out, "evaluation stored in run 's'"));
+    twb_run_clear(&run);
+    g_assert_cmpint(logdb_int(db, "SELECT count(*) FROM tensors WHERE tag = ?1", "evaluation/confusion_matrix"), ==, 2);
+    g_assert_cmpint(logdb_int(db, "SELECT count(*) FROM runs WHERE name = ?1 AND status = 'finished'", "s"), ==, 1);
+    g_assert_cmpfloat((double)logdb_int(db, "SELECT CAST(end_time * 1000 AS INTEGER) FROM runs WHERE name = ?1", "s"),
+                      ==, end);
+
+    run = run_twb("evaluate", f->model, "--checkpoint", ckpt, "--data", "spirals", "--logdb", db, NULL);
+    g_assert_cmpint(run.exit_status, ==, 2);
+    g_assert_nonnull(strstr(run.err, "--logdb needs --run NAME"));
+    twb_run_clear(&run);
+    run = run_twb("evaluate", f->model, "--checkpoint", ckpt, "--data", "spirals", "--logdb", db, "--run", "x", NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "no run named 'x'"));
+    twb_run_clear(&run);
+    g_free(db);
+    g_free(ck);
+    g_free(ckpt);
+}
+
 /* --logdb: the run with its model, settings (the optimizer's actual
  * learning rate without --learning-rate) and test metrics, the batch logs
  * every step, histograms every 5, the epoch logs; a taken name fails before
@@ -873,6 +921,7 @@ int main(int argc, char **argv)
     g_test_add("/cli-train/bad-input", fixture, NULL, setup, test_bad_input, teardown);
     g_test_add_func("/cli-train/fashion-mnist-mlp", test_fashion_mnist_mlp);
     g_test_add("/cli-train/logdb", fixture, NULL, setup, test_logdb, teardown);
+    g_test_add("/cli-train/evaluation-stored", fixture, NULL, setup, test_evaluation_stored, teardown);
     g_test_add("/cli-train/tfevents", fixture, NULL, setup, test_tfevents, teardown);
     g_test_add("/cli-train/trace-stores-step-graph", fixture, NULL, setup, test_trace_stores_step_graph, teardown);
     g_test_add("/cli-train/concurrent-new-logdb", fixture, NULL, setup, test_concurrent_new_logdb, teardown);

@@ -24,6 +24,7 @@
 #include "rank_lanes.h"
 #include "run_list.h"
 #include "hparams_view.h"
+#include "evaluation_view.h"
 #include "tag_sections.h"
 #include "text_card.h"
 
@@ -57,6 +58,7 @@ struct _TwDashboardView {
     gboolean ignore_outliers, have_runs, ready;
     guint ready_poll, cards_idle;
     GtkWidget *hparams; /* the HParams tab */
+    GtkWidget *evaluation; /* the Evaluation tab (evaluation_view.c) */
     GtkWidget *pair_check;
     gboolean pair_validation; /* validation/X drawn in epoch/X's chart (on by default) */
     /* The Images and Text tabs: the checked runs' images, listed off the
@@ -550,6 +552,8 @@ static gboolean compute_ready(TwDashboardView *self)
     if (!self->have_runs || self->cards_idle)
         return FALSE;
     GtkWidget *tab = gtk_stack_get_visible_child(GTK_STACK(self->tab_stack));
+    if (gtk_widget_get_last_child(tab) == self->evaluation) /* read in a thread of its own */
+        return !tw_evaluation_view_loading(TW_EVALUATION_VIEW(self->evaluation));
     if (!TW_IS_TAG_SECTIONS(gtk_widget_get_last_child(tab))) /* a tab of its own kind (HParams): the runs are in */
         return TRUE;
     TwTagSections *sections = TW_TAG_SECTIONS(gtk_widget_get_last_child(tab));
@@ -632,6 +636,8 @@ static void on_tab_shown(TwDashboardView *self)
         return;
     if (tab_shown(self, self->hparams))
         tw_hparams_view_sync(TW_HPARAMS_VIEW(self->hparams), self->data);
+    if (tab_shown(self, self->evaluation))
+        tw_evaluation_view_sync(TW_EVALUATION_VIEW(self->evaluation), self->data);
     update_cards(self);
     restart_ready(self);
     if (media_tab_shown(self) && !self->media_poll)
@@ -654,6 +660,8 @@ static void on_runs_changed(TwDashboardView *self)
     tw_run_list_sync(TW_RUN_LIST(self->runs), self->data);
     if (tab_shown(self, self->hparams)) /* a hidden tab catches up when shown: 1,000 runs take ~0.2 s */
         tw_hparams_view_sync(TW_HPARAMS_VIEW(self->hparams), self->data);
+    if (tab_shown(self, self->evaluation))
+        tw_evaluation_view_sync(TW_EVALUATION_VIEW(self->evaluation), self->data);
     update_cards(self);
     update_page(self);
 }
@@ -869,6 +877,8 @@ static GtkWidget *main_area(TwDashboardView *self)
                                    "<tt>tf.summary.text</tt> does.",
                                    "No text tag matches the tag filter.");
     gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->texts, "text"), "text", "Text");
+    self->evaluation = tw_evaluation_view_new();
+    gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->evaluation, "evaluation"), "evaluation", "Evaluation");
     g_signal_connect_swapped(tabs, "notify::visible-child", G_CALLBACK(on_tab_shown), self);
     GtkWidget *bar = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12);
     gtk_widget_add_css_class(bar, "dashboard-bar");

@@ -508,6 +508,11 @@ static void menu_add(GMenu *menu, const char *label, const char *action, gint64 
     g_object_unref(entry);
 }
 
+static TwRunList *list_of(GtkWidget *row)
+{
+    return TW_RUN_LIST(gtk_widget_get_ancestor(row, TW_TYPE_RUN_LIST));
+}
+
 /* The run's menu at (x, y) in the row. */
 static void popup_row_menu(GtkWidget *row, double x, double y)
 {
@@ -521,6 +526,13 @@ static void popup_row_menu(GtkWidget *row, double x, double y)
     menu_add(menu, "_Colour…", "runs.color", item->id);
     menu_add(menu, item->pinned ? "_Unpin" : "_Pin to Top", "runs.pin", item->id);
     menu_add(menu, "_Delete", "runs.delete", item->id);
+    if (list_of(row)->path) { /* the application's (app/evaluate_action.c): off where there is none */
+        GMenuItem *evaluate = g_menu_item_new("_Evaluate on Test Data", NULL);
+        g_menu_item_set_action_and_target_value(evaluate, "app.evaluate-run",
+                                                g_variant_new("(ss)", list_of(row)->path, item->name));
+        g_menu_append_item(menu, evaluate);
+        g_object_unref(evaluate);
+    }
     GtkWidget *popover = g_object_get_data(G_OBJECT(row), "menu");
     gtk_popover_menu_set_menu_model(GTK_POPOVER_MENU(popover), G_MENU_MODEL(menu));
     g_object_unref(menu);

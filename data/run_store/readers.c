@@ -68,7 +68,7 @@ int tw_run_store_list_tags(tw_run_store *store, int64_t run_id, tw_tag_info **ta
         tw_tag_info tag = {.id = sqlite3_column_int64(stmt, 0),
                            .run_id = run_id,
                            .name = column_text_or_empty(stmt, 1),
-                           .kind = kind < 0 || kind == TW_SERIES_IMAGE ? TW_SERIES_TEXT : (tw_series_kind)kind};
+                           .kind = kind < 0 || kind >= TW_SERIES_IMAGE ? TW_SERIES_TEXT : (tw_series_kind)kind};
         g_array_append_val(list, tag);
         status = tag_stats(store, &g_array_index(list, tw_tag_info, list->len - 1));
         rc = SQLITE_OK;

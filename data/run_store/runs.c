@@ -12,7 +12,7 @@
 /* ---- names ---------------------------------------------------------------- */
 
 static const char *const status_names[] = {"running", "finished", "stopped", "failed", "interrupted"};
-static const char *const kind_names[] = {"scalar", "histogram", "text", "graph", "image"};
+static const char *const kind_names[] = {"scalar", "histogram", "text", "graph", "image", "tensor"};
 
 static int parse_name(const char *const *names, int n, const char *name)
 {

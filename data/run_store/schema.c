@@ -133,6 +133,22 @@ static const char images_table[] =
     "  data BLOB NOT NULL);"
     "CREATE INDEX IF NOT EXISTS images_by_tag ON images (run_id, tag, step, sample);";
 
+/* Tensor summaries (tw_summary_tensor: an evaluation's confusion matrix,
+ * ...), as images: their own table by run and tag name, added when absent.
+ * shape is a JSON array; data the values row-major, little-endian, as the
+ * dtype holds them. */
+static const char tensors_table[] =
+    "CREATE TABLE IF NOT EXISTS tensors ("
+    "  id INTEGER PRIMARY KEY,"
+    "  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,"
+    "  tag TEXT NOT NULL,"
+    "  step INTEGER NOT NULL,"
+    "  wall_time REAL NOT NULL,"
+    "  dtype TEXT NOT NULL,"
+    "  shape TEXT NOT NULL,"
+    "  data BLOB NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS tensors_by_tag ON tensors (run_id, tag, step);";
+
 /* steps[v] takes schema v to v + 1. */
 static const tw_migration schema_steps[TW_SCHEMA_VERSION] = {create_v1, migrate_v2, migrate_v3};
 
@@ -322,7 +338,8 @@ static sqlite3 *open_for_writing(const char *path)
     if (sqlite3_db_readonly(db, "main") == 1)
         tw_error_set("%s: cannot write to the file (it is read-only)", path);
     else if (configure(db, path, false) == 0 && tw__store_migrate(db, path, schema_steps, TW_SCHEMA_VERSION) == 0 &&
-             tw__store_exec(db, path, images_table) == 0 && tw__store_mark_interrupted(db, path) == 0)
+             tw__store_exec(db, path, images_table) == 0 &&
+             tw__store_exec(db, path, tensors_table) == 0 && tw__store_mark_interrupted(db, path) == 0)
         return db;
     sqlite3_close(db);
     return NULL;

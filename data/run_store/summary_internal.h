@@ -44,6 +44,7 @@ struct tw_summary_writer {
     sqlite3 *db;     /* the thread's from open on; NULL when the file cannot be written */
     pthread_t thread;
     tw_run_status close_status;
+    bool annotate;      /* tw_summary_run_options.annotate: close leaves the run's row alone */
     char *close_reason; /* why the run failed, or NULL */
     _Atomic int busy_limit_ms;
     /* Failure, set once by the thread (or by open) and read by anyone. */

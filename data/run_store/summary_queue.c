@@ -18,7 +18,7 @@
 
 static const char *kind_name(tw_series_kind kind)
 {
-    static const char *const names[] = {"scalar", "histogram", "text", "graph", "image"};
+    static const char *const names[] = {"scalar", "histogram", "text", "graph", "image", "tensor"};
     return names[kind];
 }
 
@@ -183,6 +183,7 @@ static tw_series_kind series_of(tw_record_kind kind)
     return kind == TW_RECORD_HISTOGRAM ? TW_SERIES_HISTOGRAM
            : kind == TW_RECORD_TEXT    ? TW_SERIES_TEXT
            : kind == TW_RECORD_IMAGE   ? TW_SERIES_IMAGE
+           : kind == TW_RECORD_TENSOR  ? TW_SERIES_TENSOR
                                        : TW_SERIES_GRAPH;
 }
 

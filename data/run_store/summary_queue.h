@@ -27,6 +27,7 @@ typedef enum {
     TW_RECORD_TAG,       /* a new tag: payload is its name, step its tw_series_kind */
     TW_RECORD_HPARAMS,   /* payload: tw_hparams_payload; no tag */
     TW_RECORD_IMAGE,     /* payload: tw_image_payload */
+    TW_RECORD_TENSOR,    /* payload: tw_tensor_payload */
 } tw_record_kind;
 
 /* A record's payload is one malloc'd block, owned by the queue until the
@@ -56,6 +57,16 @@ typedef struct {
     size_t size; /* bytes in data */
     uint8_t data[];
 } tw_image_payload;
+
+/* A tensor record's payload, one block: the dtype's name, the shape and
+ * the values as the tensor holds them, packed row-major. */
+typedef struct {
+    char dtype[12];
+    int ndim;
+    int64_t dims[TW_STORED_TENSOR_MAX_DIMS];
+    size_t size; /* bytes in data */
+    uint8_t data[];
+} tw_tensor_payload;
 
 typedef struct {
     uint64_t hash;

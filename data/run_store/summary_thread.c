@@ -36,6 +36,7 @@ enum {
     INSERT_HISTOGRAM,
     INSERT_TEXT,
     INSERT_IMAGE,
+    INSERT_TENSOR,
     SET_HPARAMS,
     SET_LOST,
     FINISH,
@@ -62,6 +63,8 @@ static const char *const statement_sql[NSTATEMENTS] = {
     [INSERT_IMAGE] = "INSERT INTO images (run_id, tag, step, sample, wall_time, width, height, format, data) "
                      "VALUES (?1, ?2, ?3, (SELECT count(*) FROM images WHERE run_id = ?1 AND tag = ?2 AND step = ?3), "
                      "?4, ?5, ?6, ?7, ?8)",
+    [INSERT_TENSOR] = "INSERT INTO tensors (run_id, tag, step, wall_time, dtype, shape, data) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [SET_HPARAMS] = "UPDATE runs SET hparams_json = coalesce(?2, hparams_json), "
                     "metrics_json = coalesce(?3, metrics_json) WHERE id = ?1",
     /* A resumed run keeps the step of an earlier loss. */
@@ -77,7 +80,7 @@ typedef struct {
     tw_chunk *chunk;  /* scalars: the open chunk */
     bool dirty;       /* it holds points the file does not have */
     bool listed;      /* in the dirty list of this transaction */
-    char *name;       /* images: rows name their tag (they have no tags row) */
+    char *name;       /* images, tensors: rows name their tag (they have no tags row) */
 } tag_state;
 
 typedef struct {
@@ -246,7 +249,7 @@ static int add_tag(writer_thread *t, const tw_summary_record *r)
     if (!s || (r->step == TW_SERIES_SCALAR && !s->chunk && !(s->chunk = calloc(1, sizeof *s->chunk))))
         return SQLITE_NOMEM;
     s->kind = (tw_series_kind)r->step;
-    if (s->kind == TW_SERIES_IMAGE) /* its name was kept by name_tags */
+    if (s->kind == TW_SERIES_IMAGE || s->kind == TW_SERIES_TENSOR) /* its name was kept by name_tags */
         return SQLITE_OK;
     sqlite3_stmt *find = t->stmt[FIND_TAG], *insert = t->stmt[INSERT_TAG];
     sqlite3_bind_int64(find, 1, t->w->run_id);
@@ -368,6 +371,26 @@ static int add_image(writer_thread *t, const tw_summary_record *r)
     return rc;
 }
 
+static int add_tensor(writer_thread *t, const tw_summary_record *r)
+{
+    const tw_tensor_payload *p = r->payload;
+    GString *shape = g_string_new("[");
+    for (int i = 0; i < p->ndim; i++)
+        g_string_append_printf(shape, "%s%lld", i ? ", " : "", (long long)p->dims[i]);
+    g_string_append_c(shape, ']');
+    sqlite3_stmt *s = t->stmt[INSERT_TENSOR];
+    sqlite3_bind_int64(s, 1, t->w->run_id);
+    sqlite3_bind_text(s, 2, t->tags[r->tag].name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, r->step);
+    sqlite3_bind_double(s, 4, r->wall_time);
+    sqlite3_bind_text(s, 5, p->dtype, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 6, shape->str, -1, SQLITE_TRANSIENT);
+    /* a zero-length blob binds as NULL, which the column refuses */
+    sqlite3_bind_blob64(s, 7, p->size ? (const void *)p->data : "", p->size, SQLITE_STATIC);
+    g_string_free(shape, TRUE);
+    return run(s);
+}
+
 static int set_hparams(writer_thread *t, const tw_summary_record *r)
 {
     const tw_hparams_payload *p = r->payload;
@@ -388,6 +411,7 @@ static int add_record(writer_thread *t, const tw_summary_record *r)
     case TW_RECORD_TAG: return add_tag(t, r);
     case TW_RECORD_HPARAMS: return set_hparams(t, r);
     case TW_RECORD_IMAGE: return add_image(t, r);
+    case TW_RECORD_TENSOR: return add_tensor(t, r);
     }
     return SQLITE_MISUSE;
 }
@@ -431,7 +455,7 @@ static void write_batch(writer_thread *t, const tw_record_buffer *b)
 static void finish_run(writer_thread *t)
 {
     record_loss(t, true);
-    if (!t->db || t->w->run_id < 0)
+    if (!t->db || t->w->run_id < 0 || t->w->annotate)
         return;
     sqlite3_stmt *s = t->stmt[FINISH];
     sqlite3_bind_int64(s, 1, t->w->run_id);
@@ -509,6 +533,7 @@ static int mirror_record(writer_thread *t, const tw_summary_record *r)
             tw_error_clear();
         return tw_tb_writer_flush(tb) < 0 ? -1 : 0;
     case TW_RECORD_TAG: return 0;
+    case TW_RECORD_TENSOR: return 0; /* not written into event files yet */
     }
     return 0;
 }

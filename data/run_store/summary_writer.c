@@ -102,7 +102,9 @@ static int declare_tags(tw_summary_writer *w)
  * already marked dead writers' runs interrupted). */
 static int refuse(const tw_summary_writer *w, const tw_summary_run_options *o, bool exists, bool running)
 {
-    if (exists && !(o && o->append))
+    if (!exists && o && o->annotate)
+        tw_error_set("%s: no run named '%s' to add the records to", w->path, w->run_name);
+    else if (exists && !(o && (o->append || o->annotate)))
         taken(w);
     else if (exists && running)
         tw_error_set("%s: run '%s' is still being written by another writer; append to it once that one has closed "
@@ -122,7 +124,7 @@ static int create_run(tw_summary_writer *w, const tw_summary_run_options *o)
     bool running = false;
     int exists = find_run(w->db, w->run_name, &id, &running);
     int rc = exists < 0 ? tw__store_sqlite_error(w->db, w->path, "cannot read the runs") : refuse(w, o, exists, running);
-    if (!rc)
+    if (!rc && !(o && o->annotate))
         rc = write_run_row(w, o, exists);
     if (!rc) {
         w->run_id = exists ? id : sqlite3_last_insert_rowid(w->db);
@@ -133,7 +135,7 @@ static int create_run(tw_summary_writer *w, const tw_summary_run_options *o)
         w->run_id = -1;
         rc = rc ? rc : -1;
     }
-    if (rc == 1 && exists == 0) /* another process took the name since we looked */
+    if (rc == 1 && exists == 0 && !(o && o->annotate)) /* another process took the name since we looked */
         taken(w);
     sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
@@ -207,6 +209,7 @@ tw_summary_writer *tw_summary_writer_open(const char *db_path, const char *run_n
     w->lost_from_step = -1;
     w->busy_limit_ms = TW_SUMMARY_BUSY_LIMIT_MS;
     w->run_name = g_strdup(run_name);
+    w->annotate = options && options->annotate;
     w->path = writer_path(db_path);
     if (!w->path || tw__queue_init(&w->queue)) {
         writer_free(w);

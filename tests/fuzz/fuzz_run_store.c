@@ -1,7 +1,8 @@
 /* libFuzzer target for the run database's readers: the fuzzer's bytes as a
  * SQLite file, opened read-only as `twb runs` and the dashboard open it;
  * every run, every tag of each, and every series read whole (scalars, their
- * summaries and ranges, histograms, texts and graphs). Any failure must
+ * summaries and ranges, histograms, texts and graphs) and the evaluation's
+ * tensor summaries. Any failure must
  * leave a message; opening and listing must name the database (a chunk's
  * message says "run database: scalar chunk N" today). Built into
  * build-fuzz/tests/fuzz/fuzz_run_store (make fuzz) and, renamed, into the
@@ -10,6 +11,7 @@
 #include <math.h>
 
 #include "fuzz_check.h"
+#include "tw/evaluation.h"
 #include "tw/run_store.h"
 
 static void check_failure(const char *name)
@@ -76,6 +78,36 @@ static void read_series(tw_run_store *store, const tw_tag_info *tag)
  * so the bytes go to a file of this process, in /dev/shm when there is
  * one, removed after each input with the -wal and -shm files SQLite may
  * add (libFuzzer ends its processes without running atexit handlers). */
+/* Tensor summaries (the evaluation's tags, the shape as the row says). */
+static void read_tensors(tw_run_store *store, int64_t run_id, const char *path)
+{
+    static const char *const tags[] = {TW_EVAL_TAG_CONFUSION, TW_EVAL_TAG_PER_CLASS, TW_EVAL_TAG_SAMPLES,
+                                       TW_EVAL_TAG_SAMPLE_VALUES};
+    for (size_t i = 0; i < G_N_ELEMENTS(tags); i++) {
+        tw_stored_tensor t;
+        int rc = tw_run_store_read_tensor(store, run_id, tags[i], &t);
+        if (rc < 0) {
+            check_failure(path);
+            continue;
+        }
+        int64_t numel = 1;
+        for (int d = 0; rc == 1 && d < t.ndim; d++)
+            numel *= t.dims[d];
+        FUZZ_ASSERT(rc == 0 || (t.values && numel == t.numel));
+        double sum = 0;
+        for (int64_t k = 0; rc == 1 && k < t.numel; k++)
+            sum += t.values[k];
+        (void)sum;
+        tw_stored_tensor_clear(&t);
+    }
+    int64_t *ids;
+    int n;
+    if (tw_run_store_runs_with_tensor(store, TW_EVAL_TAG_CONFUSION, &ids, &n) == 0)
+        free(ids);
+    else
+        check_failure(path);
+}
+
 static const char *input_file(const uint8_t *data, size_t size)
 {
     static char *path;
@@ -128,6 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 read_series(store, &tags[t]);
             }
             tw_tag_info_free(tags, ntags);
+            read_tensors(store, runs[r].id, path);
         }
         tw_run_info_free(runs, nruns);
     } else {

@@ -111,6 +111,7 @@ typedef enum {
     TW_SERIES_TEXT,
     TW_SERIES_GRAPH,
     TW_SERIES_IMAGE, /* in the images table, by tag name: never listed by tw_run_store_list_tags */
+    TW_SERIES_TENSOR, /* in the tensors table, by tag name: never listed by tw_run_store_list_tags */
 } tw_series_kind;
 
 typedef struct {
@@ -225,6 +226,32 @@ int tw_run_store_list_images(tw_run_store *store, int64_t run_id, const char *ta
 void tw_image_info_free(tw_image_info *images, int n);
 /* One image's encoded bytes (malloc'd). */
 int tw_run_store_read_image(tw_run_store *store, int64_t image_id, uint8_t **data, size_t *size);
+
+/* ---- tensors -------------------------------------------------------------- */
+/* A tensor summary as stored (tw_summary_tensor): its dtype, shape and
+ * values, read back as doubles (exact for the int32 and float values and
+ * int64 values within 2^53). */
+#define TW_STORED_TENSOR_MAX_DIMS 8
+typedef struct {
+    int64_t step;
+    double wall_time;
+    char dtype[12]; /* "float32", "float64", "int32", "int64" */
+    int ndim;
+    int64_t dims[TW_STORED_TENSOR_MAX_DIMS];
+    int64_t numel;
+    double *values; /* numel, row-major */
+} tw_stored_tensor;
+
+/* The tensor last written under a run's tag (whatever its step: a run
+ * evaluated again has its newest evaluation read):
+ * 1 and *out filled, 0 when the run has none under that tag (an older file
+ * without the table included), -1 with a message (a damaged row names the
+ * file, run and tag). */
+int tw_run_store_read_tensor(tw_run_store *store, int64_t run_id, const char *tag, tw_stored_tensor *out);
+void tw_stored_tensor_clear(tw_stored_tensor *t);
+/* The ids of the runs with a tensor under tag (malloc'd, ascending; none
+ * in an older file without the table). */
+int tw_run_store_runs_with_tensor(tw_run_store *store, const char *tag, int64_t **ids, int *n);
 
 #ifdef __cplusplus
 }

@@ -48,6 +48,12 @@ typedef struct {
      * run's hyperparameters first; graphs are not (twb's graph JSON is no
      * GraphDef). NULL: none. */
     const char *tfevents_dir;
+    /* Add records to an existing run without reopening it (an evaluation
+     * of a finished run): its status, times, settings and model stay as
+     * they are, and closing the writer leaves them too (the status given
+     * to close is ignored). A run of that name must exist and not be
+     * running. */
+    bool annotate;
 } tw_summary_run_options;
 
 /* Creates the run (status running) in the file at db_path (NULL: the
@@ -77,6 +83,11 @@ int tw_summary_text(tw_summary_writer *w, const char *tag, const char *text, int
  * as a PNG, stored with the tag, step and its index in the batch
  * (tw_run_store_list_images). */
 int tw_summary_image(tw_summary_writer *w, const char *tag, tw_tensor *images, int64_t step);
+/* A tensor's values (float32, float64, int32 or int64, rank at most
+ * TW_STORED_TENSOR_MAX_DIMS, on the CPU) with its dtype and shape,
+ * copied on the calling thread; tw_run_store_read_tensor reads it back.
+ * Not mirrored into TensorBoard event files yet. */
+int tw_summary_tensor(tw_summary_writer *w, const char *tag, tw_tensor *values, int64_t step);
 /* A graph as JSON (the graph view's format, see docs/run_database.md). */
 int tw_summary_graph(tw_summary_writer *w, const char *tag, const char *graph_json, int64_t step);
 /* Hyperparameters and final metrics (JSON objects; either may be NULL). */

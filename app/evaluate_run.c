@@ -1,0 +1,53 @@
+/* Evaluations stored in runs: predict, compare with the labels, write
+ * (tw/evaluation.h does the counting and the summaries). */
+#include <tw/evaluation.h>
+#include <tw/optimizers.h>
+
+#include "evaluate_run.h"
+
+/* Predictions are made in batches of this many examples. */
+#define PREDICT_BATCH 256
+
+int twb_evaluation_write(tw_summary_writer *w, tw_model *model, tw_tensor *x, tw_tensor *y, const twb_data *data,
+                         int64_t step)
+{
+    if (data->classes < 1)
+        return 1;
+    tw_tensor *out = tw_model_predict(model, x, PREDICT_BATCH);
+    if (!out)
+        return -1;
+    tw_evaluation e;
+    int rc = tw_evaluation_compute(out, y, TW_EVALUATION_PER_CELL, &e);
+    tw_tensor_unref(out);
+    if (rc)
+        return -1;
+    /* The names only when they name every class the evaluation counts. */
+    const char *const *names = data->class_names && data->class_count == e.classes ? data->class_names : NULL;
+    rc = tw_evaluation_log(w, &e, x, names, step);
+    tw_evaluation_clear(&e);
+    return rc;
+}
+
+tw_tensor *twb_evaluation_inputs(tw_model *model, const twb_data *data, tw_tensor **y)
+{
+    bool test = data->test_x != NULL;
+    *y = test ? data->test_y : data->y;
+    return twb_fit_input(model, test ? data->test_x : data->x);
+}
+
+int twb_evaluation_store(const char *logdb, const char *run, tw_model *model, const twb_data *data)
+{
+    if (data->classes < 1)
+        return 1;
+    tw_summary_writer *w = tw_summary_writer_open(logdb, run, &(tw_summary_run_options){.annotate = true});
+    if (!w)
+        return -1;
+    tw_tensor *y;
+    tw_tensor *x = twb_evaluation_inputs(model, data, &y);
+    tw_optimizer *opt = tw_model_optimizer(model);
+    int rc = x ? twb_evaluation_write(w, model, x, y, data, opt ? tw_optimizer_iterations(opt) : 0) : -1;
+    tw_tensor_unref(x);
+    /* The writer's own failure (a read-only file) is the message then. */
+    int closed = tw_summary_writer_close(w, TW_RUN_FINISHED);
+    return rc ? rc : closed;
+}

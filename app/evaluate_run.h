@@ -1,0 +1,28 @@
+/* A trained classifier's evaluation stored in its run (tw/evaluation.h):
+ * after `twb train` and the window's training, by `twb evaluate --logdb F
+ * --run NAME`, and from the run list's menu (Evaluate). */
+#ifndef TWB_EVALUATE_RUN_H
+#define TWB_EVALUATE_RUN_H
+
+#include <tw/summary.h>
+
+#include "train_data.h"
+
+/* The model's predictions for x (the model's input layout, twb_fit_input)
+ * against labels y, with the data's class names, written through w at
+ * step. Data whose labels are not classes (data->classes 0) has none: 1
+ * and nothing written. 0, or -1 with a message. */
+int twb_evaluation_write(tw_summary_writer *w, tw_model *model, tw_tensor *x, tw_tensor *y, const twb_data *data,
+                         int64_t step);
+
+/* The test split (the training data when the source has none) of data,
+ * fitted to the model. New reference; *y borrowed from data. */
+tw_tensor *twb_evaluation_inputs(tw_model *model, const twb_data *data, tw_tensor **y);
+
+/* Opens run `run` of logdb without reopening it (tw_summary_run_options.
+ * annotate), writes the evaluation of model on data's test split and
+ * closes. 0, 1 (the labels are not classes: nothing written), or -1 with a
+ * message. */
+int twb_evaluation_store(const char *logdb, const char *run, tw_model *model, const twb_data *data);
+
+#endif
