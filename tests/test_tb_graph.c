@@ -175,6 +175,36 @@ static void test_order_cycles_and_controls(void)
     g_byte_array_unref(g);
 }
 
+/* A TF2 function graph's captured variable, a Placeholder of dtype
+ * resource read by one ReadVariableOp, is tucked into it as a variable
+ * is; a Placeholder of data stays a box. */
+static void test_resource_tucked(void)
+{
+    const char *json = "{\"format\": \"twb-graph\", \"version\": 1, \"nodes\": ["
+                       "{\"id\": 0, \"op\": \"Placeholder\", \"name\": \"x\", \"inputs\": [], "
+                       "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [-1, 4]}]},"
+                       "{\"id\": 1, \"op\": \"Placeholder\", \"name\": \"d/MatMul/ReadVariableOp/resource\", "
+                       "\"scope\": \"d/MatMul/ReadVariableOp\", \"inputs\": [], "
+                       "\"outputs\": [{\"dtype\": \"resource\", \"shape\": []}]},"
+                       "{\"id\": 2, \"op\": \"ReadVariableOp\", \"name\": \"d/MatMul/ReadVariableOp\", "
+                       "\"scope\": \"d/MatMul\", \"inputs\": [[1, 0]], "
+                       "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [4, 2]}]},"
+                       "{\"id\": 3, \"op\": \"MatMul\", \"name\": \"d/MatMul\", \"scope\": \"d\", "
+                       "\"inputs\": [[0, 0], [2, 0]], \"outputs\": [{\"dtype\": \"float32\", \"shape\": [-1, 2]}]}]}";
+    GError *error = NULL;
+    tw_graph_model *model = tw_graph_model_parse(json, -1, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(tw_op_kind_of("MatMul"), ==, TW_OP_KIND_LINEAR);
+    tw_visible_graph *visible = tw_visible_graph_new(model, NULL); /* every scope open */
+    g_assert_cmpint(visible->of_node[0], >=, 0); /* x: data */
+    g_assert_cmpint(visible->of_node[1], ==, -1); /* the handle: tucked */
+    const tw_visible_node *read = &visible->nodes[visible->of_node[2]];
+    g_assert_cmpint(read->nparams, ==, 1);
+    g_assert_cmpint(read->params[0], ==, 1);
+    tw_visible_graph_free(visible);
+    tw_graph_model_free(model);
+}
+
 static void test_damage(void)
 {
     char why[256];
@@ -411,6 +441,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/tb_graph/order-cycles-controls", test_order_cycles_and_controls);
+    g_test_add_func("/tb_graph/resource-tucked", test_resource_tucked);
     g_test_add_func("/tb_graph/damage", test_damage);
     g_test_add_func("/tb_graph/long-chain", test_long_chain);
     g_test_add_data_func("/tb_graph/corpus/tf1-keras", "tf1-keras-callback-scalars-graph", check_corpus_graph);

@@ -99,9 +99,12 @@ char *tw_graph_trace_model(tw_model *model, GError **error)
 static const char *const tf_parameters[] = {"Const", "VariableV2", "Variable", "VarHandleOp", NULL};
 static const char *const tf_sources[] = {"Placeholder", "PlaceholderWithDefault", NULL};
 
-static bool is_parameter(const char *op)
+/* A TF2 function graph captures each variable as a Placeholder of dtype
+ * resource: a variable's handle, not data. */
+static bool is_parameter(const tw_graph_node *n)
 {
-    return !strcmp(op, "variable") || !strcmp(op, "constant") || g_strv_contains(tf_parameters, op);
+    return !strcmp(n->op, "variable") || !strcmp(n->op, "constant") || g_strv_contains(tf_parameters, n->op) ||
+           (!strcmp(n->op, "Placeholder") && n->noutputs == 1 && !strcmp(n->outputs[0].dtype, "resource"));
 }
 
 static bool is_constant(const char *op)
@@ -605,7 +608,7 @@ static int *lone_consumers(const tw_graph_model *m)
         const char *op = m->nodes[i].op;
         if (consumer[i] == -2 && is_constant(op))
             consumer[i] = SHARED_CONSTANT;
-        else if (consumer[i] < 0 || !is_parameter(op))
+        else if (consumer[i] < 0 || !is_parameter(&m->nodes[i]))
             consumer[i] = -1;
     }
     return consumer;
