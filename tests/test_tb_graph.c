@@ -433,6 +433,38 @@ static void test_import_to_graph_view(void)
     g_assert_nonnull(arrangement);
     tw_graph_arrangement_unref(arrangement);
     g_array_unref(graphs);
+
+    /* twb runs export writes it back as a GraphDef that reads as the same
+     * graph: names, ops, inputs and shapes (unknown ranks too). */
+    char *out = g_build_filename(scratch, "exported", NULL), *file = NULL;
+    tw_tb_export_stats exported;
+    g_assert_cmpint(tw_tb_export_run(db, ".", out, &file, &exported), ==, 0);
+    g_assert_cmpint(exported.graphs, ==, 1);
+    g_assert_cmpint(exported.graphs_left_out, ==, 0);
+    char *original = read_graph(corpus_file("tf2-keras-callback-histograms")), *back = read_graph(file);
+    JsonParser *p1 = json_parser_new(), *p2 = json_parser_new();
+    JsonArray *a = json_object_get_array_member(parse(original, p1), "nodes");
+    JsonArray *b = json_object_get_array_member(parse(back, p2), "nodes");
+    g_assert_cmpuint(json_array_get_length(a), ==, json_array_get_length(b));
+    for (guint i = 0; i < json_array_get_length(a); i++) {
+        JsonObject *x = json_array_get_object_element(a, i), *y = json_array_get_object_element(b, i);
+        static const char *const members[] = {"name", "op", "scope"};
+        for (size_t m = 0; m < G_N_ELEMENTS(members); m++)
+            g_assert_cmpstr(json_object_get_string_member(x, members[m]), ==,
+                            json_object_get_string_member(y, members[m]));
+        static const char *const arrays[] = {"inputs", "outputs"};
+        for (size_t m = 0; m < G_N_ELEMENTS(arrays); m++) {
+            JsonArray *xa = json_object_get_array_member(x, arrays[m]), *ya = json_object_get_array_member(y, arrays[m]);
+            g_assert_cmpuint(json_array_get_length(xa), ==, json_array_get_length(ya));
+            for (guint k = 0; m == 0 && k < json_array_get_length(xa); k++)
+                g_assert_true(json_node_equal(json_array_get_element(xa, k), json_array_get_element(ya, k)));
+            for (guint k = 0; m == 1 && k < json_array_get_length(xa); k++) /* dtypes are not written */
+                g_assert_true(json_node_equal(json_object_get_member(json_array_get_object_element(xa, k), "shape"),
+                                              json_object_get_member(json_array_get_object_element(ya, k), "shape")));
+        }
+    }
+    g_object_unref(p1), g_object_unref(p2);
+    g_free(original), g_free(back), g_free(file), g_free(out);
     scratch_remove_tree(scratch);
     g_free(db), g_free(scratch), g_free(logdir);
 }
