@@ -202,6 +202,18 @@ static void test_resource_tucked(void)
     g_assert_cmpint(read->nparams, ==, 1);
     g_assert_cmpint(read->params[0], ==, 1);
     tw_visible_graph_free(visible);
+    /* the handle's own scope (d/MatMul/ReadVariableOp: values alone) closed
+     * is no box of 0 ops: the handle is still tucked into its reader */
+    bool *expanded = g_new(bool, model->nscopes);
+    for (int k = 0; k < model->nscopes; k++)
+        expanded[k] = TRUE;
+    expanded[tw_graph_model_find_scope(model, "d/MatMul/ReadVariableOp")] = FALSE;
+    visible = tw_visible_graph_new(model, expanded);
+    g_assert_cmpint(visible->nnodes, ==, 3); /* x, ReadVariableOp, MatMul */
+    g_assert_cmpint(visible->of_node[1], ==, -1);
+    g_assert_cmpint(visible->nodes[visible->of_node[2]].nparams, ==, 1);
+    tw_visible_graph_free(visible);
+    g_free(expanded);
     tw_graph_model_free(model);
 }
 

@@ -647,6 +647,11 @@ tw_visible_graph *tw_visible_graph_new(const tw_graph_model *m, const bool *expa
     /* Boxes in the order of their first node, so the ids follow the data. */
     for (int i = 0; i < m->nnodes; i++) {
         int s = collapsed_scope(m, expanded, i);
+        /* A closed scope of values alone (TensorFlow's "range/start" and
+         * "range/delta" beside the op "range") is no box of "0 ops": its
+         * values are tucked into the ops that read them. */
+        if (s >= 0 && m->scopes[s].nops == 0 && consumer[i] >= 0)
+            s = -1;
         if ((s < 0 && consumer[i] >= 0) || consumer[i] == SHARED_CONSTANT) {
             g->of_node[i] = -1; /* tucked: placed below */
             continue;
