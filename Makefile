@@ -101,6 +101,7 @@ FUZZ_TARGETS += designer_doc
 FUZZ_TARGETS += sweep_spec
 FUZZ_TARGETS += markdown
 FUZZ_TARGETS += graph_def
+FUZZ_TARGETS += graph_def_read
 FUZZ_PACKAGES := clang libclang-rt-14-dev libomp-14-dev
 BUILD_FUZZ := build-fuzz
 

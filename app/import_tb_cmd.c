@@ -16,8 +16,9 @@ static void usage(FILE *out)
           "Copy every run of a TensorBoard log directory (each folder under DIR holding\n"
           "events.out.tfevents.* files, named by its path relative to DIR) into the run\n"
           "database (default: $XDG_DATA_HOME/twb/runs.db; --logdb names another file).\n"
-          "Scalars, histograms, images, text and hparams are stored; graphs are read\n"
-          "and counted but the run database has no place for them yet.\n",
+          "Scalars, histograms, images, text, hparams and graphs (each GraphDef as the\n"
+          "run's graph_def series, drawn by the Graph view) are stored; meta graphs,\n"
+          "audio and other plugins' values are counted but not read.\n",
           out);
 }
 
@@ -62,13 +63,12 @@ int twb_import_tb_command(int argc, char **argv)
         return 1;
     }
     printf("Imported %lld runs (%lld files, %lld records) in %.2f s: %lld scalar points, %lld histograms, "
-           "%lld images, %lld texts, %lld hparams records.\n",
+           "%lld images, %lld texts, %lld hparams records, %lld graphs.\n",
            (long long)s.runs, (long long)s.files, (long long)s.records, seconds, (long long)s.scalars,
-           (long long)s.histograms, (long long)s.images, (long long)s.texts, (long long)s.hparams);
-    if (s.graphs)
-        printf("Not stored (the run database has no place for them yet): %lld graphs.\n", (long long)s.graphs);
+           (long long)s.histograms, (long long)s.images, (long long)s.texts, (long long)s.hparams,
+           (long long)s.graphs);
     if (s.other)
-        printf("Not read: %lld values of other kinds (audio, other plugins).\n", (long long)s.other);
+        printf("Not read: %lld values of other kinds (meta graphs, audio, other plugins).\n", (long long)s.other);
     if (s.warnings)
         printf("%lld warnings (above).\n", (long long)s.warnings);
     if (s.refused_runs)

@@ -291,6 +291,66 @@ static void print_tags(tw_run_store *store, const tw_run_info *run)
     tw_tag_info_free(tags, n);
 }
 
+/* "28x28" or, when a tag's images differ, "28x28 .. 64x48" (smallest and
+ * largest by pixels). */
+static char *size_range(const tw_image_info *smallest, const tw_image_info *largest)
+{
+    if (smallest->width == largest->width && smallest->height == largest->height)
+        return g_strdup_printf("%dx%d", smallest->width, smallest->height);
+    return g_strdup_printf("%dx%d .. %dx%d", smallest->width, smallest->height, largest->width, largest->height);
+}
+
+/* The run's images, a row per tag: how many, their steps, sizes, formats
+ * and encoded bytes. Nothing when the run has none. */
+static void print_images(tw_run_store *store, const tw_run_info *run)
+{
+    tw_image_info *images = NULL;
+    int n = 0;
+    if (tw_run_store_list_images(store, run->id, NULL, &images, &n)) {
+        printf("images:   cannot be listed: %s\n", tw_last_error());
+        return;
+    }
+    if (n == 0)
+        return;
+    puts("");
+    GPtrArray *rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+    char *header[] = {"IMAGE TAG", "COUNT", "STEPS", "SIZE", "FORMAT", "BYTES", NULL};
+    g_ptr_array_add(rows, g_strdupv(header));
+    for (int i = 0; i < n;) { /* listed by tag, then step and sample */
+        int end = i;
+        const tw_image_info *smallest = &images[i], *largest = &images[i];
+        int64_t bytes = 0, first_step = images[i].step, last_step = images[i].step;
+        GString *formats = g_string_new(NULL);
+        for (; end < n && !strcmp(images[end].tag, images[i].tag); end++) {
+            const tw_image_info *im = &images[end];
+            int64_t pixels = (int64_t)im->width * im->height;
+            if (pixels < (int64_t)smallest->width * smallest->height)
+                smallest = im;
+            if (pixels > (int64_t)largest->width * largest->height)
+                largest = im;
+            first_step = MIN(first_step, im->step);
+            last_step = MAX(last_step, im->step);
+            bytes += im->size;
+            char **known = g_strsplit(formats->str, ", ", -1);
+            if (!g_strv_contains((const char *const *)known, im->format))
+                g_string_append_printf(formats, "%s%s", formats->len ? ", " : "", im->format);
+            g_strfreev(known);
+        }
+        char **row = g_new0(char *, 7);
+        row[0] = g_strdup(images[i].tag);
+        row[1] = g_strdup_printf("%d", end - i);
+        row[2] = g_strdup_printf("%lld-%lld", (long long)first_step, (long long)last_step);
+        row[3] = size_range(smallest, largest);
+        row[4] = g_string_free(formats, FALSE);
+        row[5] = g_strdup_printf("%lld", (long long)bytes);
+        g_ptr_array_add(rows, row);
+        i = end;
+    }
+    print_table(rows, 6);
+    g_ptr_array_free(rows, TRUE);
+    tw_image_info_free(images, n);
+}
+
 static void print_run(tw_run_store *store, const tw_run_info *run)
 {
     char started[32], ended[32], duration[32];
@@ -327,6 +387,7 @@ static void print_run(tw_run_store *store, const tw_run_info *run)
         g_strfreev(lines);
     }
     print_tags(store, run);
+    print_images(store, run);
 }
 
 /* Opens the file and reads the run named first on the command line. */

@@ -44,7 +44,7 @@ MESSAGES = [
     ("TensorProto", [("dtype", 1, "int32", OPT, None), ("tensor_shape", 2, "msg", OPT, "TensorShapeProto"),
                      ("tensor_content", 4, "bytes", OPT, None), ("float_val", 5, "float", REP, None),
                      ("double_val", 6, "double", REP, None), ("string_val", 8, "bytes", REP, None)]),
-    ("TensorShapeProto", [("dim", 2, "msg", REP, "Dim")]),
+    ("TensorShapeProto", [("dim", 2, "msg", REP, "Dim"), ("unknown_rank", 3, "bool", OPT, None)]),
     ("Dim", [("size", 1, "int64", OPT, None)]),
     # The hparams plugin (plugin_data.content) and google.protobuf.Value's layout.
     ("HParamsPluginData", [("version", 1, "int32", OPT, None),
@@ -148,7 +148,8 @@ def main():
             g.ParseFromString(e.graph_def)
             nodes = []
             for n in g.node:
-                shapes = [[d.size for d in s.dim] for a in n.attr if a.key == "_output_shapes" for s in a.value.list.shape]
+                shapes = [None if s.unknown_rank else [d.size for d in s.dim]
+                          for a in n.attr if a.key == "_output_shapes" for s in a.value.list.shape]
                 nodes.append({"name": n.name, "op": n.op, "inputs": list(n.input), "shapes": shapes})
             print(json.dumps({"kind": "graph", "step": e.step, "nodes": nodes}))
             continue

@@ -107,6 +107,14 @@ static void setup(fixture *f, gconstpointer data)
         chunk.values[chunk.n++] = i / 2000.0;
     }
     add_chunk(db, series, &chunk);
+    /* cnn's images: two tags, one of two sizes and formats (zero bytes
+     * stand in for encoded images: runs show reads sizes and lengths). */
+    exec(db, "INSERT INTO images (run_id, tag, step, sample, wall_time, width, height, format, data) VALUES "
+             "(2, 'samples', 0, 0, 1700003600, 28, 28, 'png', zeroblob(100)), "
+             "(2, 'samples', 0, 1, 1700003600, 28, 28, 'png', zeroblob(120)), "
+             "(2, 'samples', 5, 0, 1700003605, 28, 28, 'png', zeroblob(90)), "
+             "(2, 'filters', 3, 0, 1700003603, 64, 48, 'jpeg', zeroblob(1000)), "
+             "(2, 'filters', 7, 0, 1700003607, 16, 16, 'png', zeroblob(50))");
 
     /* Started 100 s ago. */
     add_run(db, "live", g_get_real_time() / 1e6 - 100, "running", getpid(), tw__process_start_time(getpid()));
@@ -202,6 +210,14 @@ static void test_show(fixture *f, gconstpointer data)
     g_free(want);
     g_free(started);
     g_free(ended);
+
+    /* cnn's images, a row per tag; mlp above has none, so no image table. */
+    run = RUNS(f, "show", "cnn");
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(strstr(run.out, "\n\nIMAGE TAG  COUNT  STEPS  SIZE            FORMAT     BYTES\n"
+                                     "filters    2      3-7    16x16 .. 64x48  jpeg, png  1050\n"
+                                     "samples    3      0-5    28x28           png        310\n"));
+    twb_run_clear(&run);
 
     run = RUNS(f, "show", "live");
     g_assert_cmpint(run.exit_status, ==, 0);

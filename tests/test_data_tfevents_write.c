@@ -243,7 +243,7 @@ static void import_back(const char *logdir, const char *db)
     g_assert_cmpint(stats.texts, ==, 2);
     g_assert_cmpint(stats.images, ==, 3);
     g_assert_cmpint(stats.hparams, ==, 1);
-    g_assert_cmpint(stats.graphs, ==, 1); /* read, not stored (docs/tensorboard.md) */
+    g_assert_cmpint(stats.graphs, ==, 1); /* stored as the series "graph_def" */
 }
 
 /* ---- our reader --------------------------------------------------------------------------- */

@@ -94,6 +94,24 @@ char *tw_graph_trace_model(tw_model *model, GError **error)
     return json;
 }
 
+/* Sources that are values rather than data (tucked into the op reading
+ * them): twb's and TensorFlow's constants and variables. */
+static const char *const tf_parameters[] = {"Const", "VariableV2", "Variable", "VarHandleOp", NULL};
+static const char *const tf_sources[] = {"Placeholder", "PlaceholderWithDefault", NULL};
+
+/* A TF2 function graph captures each variable as a Placeholder of dtype
+ * resource: a variable's handle, not data. */
+static bool is_parameter(const tw_graph_node *n)
+{
+    return !strcmp(n->op, "variable") || !strcmp(n->op, "constant") || g_strv_contains(tf_parameters, n->op) ||
+           (!strcmp(n->op, "Placeholder") && n->noutputs == 1 && !strcmp(n->outputs[0].dtype, "resource"));
+}
+
+static bool is_constant(const char *op)
+{
+    return !strcmp(op, "constant") || !strcmp(op, "Const");
+}
+
 tw_op_kind tw_op_kind_of(const char *op)
 {
     static const char *const linear[] = {"matmul", "conv2d", "conv2d_backprop_filter", "conv2d_backprop_input", NULL};
@@ -104,9 +122,22 @@ tw_op_kind tw_op_kind_of(const char *op)
                                         "slice", "gather", "pad", "tile", "copy", "cast", "squeeze", "expand_dims",
                                         "one_hot", "stop_gradient", NULL};
     static const char *const source[] = {"input", "constant", "variable", NULL};
+    /* TensorFlow's names, for a graph imported from an event file's GraphDef. */
+    static const char *const tf_linear[] = {"MatMul", "BatchMatMul", "BatchMatMulV2", "Conv2D", "Conv3D",
+                                            "DepthwiseConv2dNative", "Conv2DBackpropInput", "Conv2DBackpropFilter",
+                                            "Einsum", NULL};
+    static const char *const tf_reduction[] = {"Sum", "Mean", "Max", "Min", "Prod", "ArgMax", "ArgMin", "MaxPool",
+                                               "AvgPool", "Softmax", "LogSoftmax", "SoftmaxCrossEntropyWithLogits",
+                                               "SparseSoftmaxCrossEntropyWithLogits", "FusedBatchNormV3", NULL};
+    static const char *const tf_shape[] = {"Reshape", "Transpose", "BroadcastTo", "ConcatV2", "StridedSlice", "Slice",
+                                           "GatherV2", "Pad", "Tile", "Identity", "Cast", "Squeeze", "ExpandDims",
+                                           "OneHot", "StopGradient", "Shape", "Pack", "Unpack", "Split", NULL};
     const struct { const char *const *names; tw_op_kind kind; } table[] = {
         {linear, TW_OP_KIND_LINEAR}, {reduction, TW_OP_KIND_REDUCTION},
         {shape, TW_OP_KIND_SHAPE},   {source, TW_OP_KIND_SOURCE},
+        {tf_linear, TW_OP_KIND_LINEAR}, {tf_reduction, TW_OP_KIND_REDUCTION},
+        {tf_shape, TW_OP_KIND_SHAPE},   {tf_sources, TW_OP_KIND_SOURCE},
+        {tf_parameters, TW_OP_KIND_SOURCE},
     };
     for (size_t t = 0; t < G_N_ELEMENTS(table); t++)
         for (int i = 0; table[t].names[i]; i++)
@@ -117,9 +148,14 @@ tw_op_kind tw_op_kind_of(const char *op)
 
 const char *tw_graph_tensor_format(const tw_graph_tensor *t, char *buf, size_t size)
 {
+    if (t->ndim < 0) {
+        g_snprintf(buf, size, "?");
+        return buf;
+    }
     size_t used = (size_t)g_snprintf(buf, size, "(");
     for (int d = 0; d < t->ndim && used < size; d++)
         used += d == 0 && t->batch_none ? (size_t)g_snprintf(buf + used, size - used, "None")
+                : t->shape[d] < 0       ? (size_t)g_snprintf(buf + used, size - used, "%s?", d ? ", " : "")
                 : (size_t)g_snprintf(buf + used, size - used, "%s%" G_GINT64_FORMAT, d ? ", " : "", t->shape[d]);
     if (used < size)
         g_snprintf(buf + used, size - used, t->ndim == 1 ? ",)" : ")");
@@ -128,9 +164,9 @@ const char *tw_graph_tensor_format(const tw_graph_tensor *t, char *buf, size_t s
 
 int64_t tw_graph_tensor_numel(const tw_graph_tensor *t)
 {
-    int64_t n = 1;
+    int64_t n = 1; /* a dimension of unknown size (-1) counts as 1 */
     for (int d = 0; d < t->ndim; d++)
-        n *= t->shape[d];
+        n *= t->shape[d] < 0 ? 1 : t->shape[d];
     return n;
 }
 
@@ -159,9 +195,14 @@ static gboolean parse_tensor(JsonNode *node, tw_graph_tensor *t)
         return FALSE;
     JsonObject *o = json_node_get_object(node);
     JsonArray *shape = array_member(o, "shape");
+    g_strlcpy(t->dtype, json_object_get_string_member_with_default(o, "dtype", "?"), sizeof t->dtype);
+    JsonNode *member = json_object_get_member(o, "shape");
+    if (member && JSON_NODE_HOLDS_NULL(member)) { /* an imported graph's unknown rank */
+        t->ndim = -1;
+        return TRUE;
+    }
     if (!shape || json_array_get_length(shape) > TW_GRAPH_MAX_DIMS)
         return FALSE;
-    g_strlcpy(t->dtype, json_object_get_string_member_with_default(o, "dtype", "?"), sizeof t->dtype);
     t->ndim = (int)json_array_get_length(shape);
     for (int d = 0; d < t->ndim; d++)
         t->shape[d] = json_array_get_int_element(shape, (guint)d);
@@ -565,9 +606,9 @@ static int *lone_consumers(const tw_graph_model *m)
         }
     for (int i = 0; i < m->nnodes; i++) {
         const char *op = m->nodes[i].op;
-        if (consumer[i] == -2 && strcmp(op, "constant") == 0)
+        if (consumer[i] == -2 && is_constant(op))
             consumer[i] = SHARED_CONSTANT;
-        else if (consumer[i] < 0 || (strcmp(op, "variable") != 0 && strcmp(op, "constant") != 0))
+        else if (consumer[i] < 0 || !is_parameter(&m->nodes[i]))
             consumer[i] = -1;
     }
     return consumer;
@@ -606,6 +647,11 @@ tw_visible_graph *tw_visible_graph_new(const tw_graph_model *m, const bool *expa
     /* Boxes in the order of their first node, so the ids follow the data. */
     for (int i = 0; i < m->nnodes; i++) {
         int s = collapsed_scope(m, expanded, i);
+        /* A closed scope of values alone (TensorFlow's "range/start" and
+         * "range/delta" beside the op "range") is no box of "0 ops": its
+         * values are tucked into the ops that read them. */
+        if (s >= 0 && m->scopes[s].nops == 0 && consumer[i] >= 0)
+            s = -1;
         if ((s < 0 && consumer[i] >= 0) || consumer[i] == SHARED_CONSTANT) {
             g->of_node[i] = -1; /* tucked: placed below */
             continue;

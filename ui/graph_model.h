@@ -30,7 +30,7 @@ typedef enum {
 
 typedef struct {
     char dtype[16];
-    int ndim;
+    int ndim;               /* -1: rank unknown (a TensorFlow graph's); a size of -1: unknown */
     int64_t shape[TW_GRAPH_MAX_DIMS];
     bool batch_none;        /* axis 0 is the batch, of no fixed size: shown as None */
 } tw_graph_tensor;

@@ -266,7 +266,7 @@ static void load_designer(TwGraphView *view)
         begin_job(view, NULL);
         show_message(view, "The designer's model has no layers yet. Add layers in the Designer (or open a model "
                            "with Open…) and its traced graph appears here. Graphs stored by training "
-                           "(twb train --trace) are listed under Source.");
+                           "(twb train --trace) and TensorBoard logs' graphs are listed under Source.");
         return;
     }
     load_job *j = g_new0(load_job, 1);

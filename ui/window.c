@@ -815,6 +815,12 @@ void tw_window_open_logdir(TwWindow *win, const char *dir)
         g_error_free(error);
         return;
     }
+    /* The directory's graphs (imported GraphDefs) are in the dashboard's
+     * database of it; the training panel keeps its own file. */
+    char *db = NULL;
+    g_object_get(win->dashboard_view, "logdb", &db, NULL);
+    tw_graph_view_set_logdb(TW_GRAPH_VIEW(win->graph_view), db);
+    g_free(db);
     tw_window_show_view(win, "dashboard");
 }
 

@@ -514,7 +514,18 @@ int tw_tb_decode_event(tw_tb_decoder *d, const uint8_t *data, size_t n, uint64_t
         it.kind = e->what_case == TENSORFLOW__EVENT__WHAT_GRAPH_DEF ? TW_TB_GRAPH_DEF : TW_TB_META_GRAPH_DEF;
         it.bytes = it.kind == TW_TB_GRAPH_DEF ? e->graph_def.data : e->meta_graph_def.data;
         it.nbytes = it.kind == TW_TB_GRAPH_DEF ? e->graph_def.len : e->meta_graph_def.len;
-        fn(user_data, &it);
+        if (it.kind == TW_TB_GRAPH_DEF) {
+            char why[256];
+            char *json = tw__tb_graph_json_from_graph_def(it.bytes, it.nbytes, "graph_def", why, sizeof why);
+            if (why[0])
+                warn(d, &it, "graph_def: %s%s", why, json ? "" : "; the graph is left out");
+            it.text = json;
+            it.text_len = json ? strlen(json) : 0;
+            fn(user_data, &it);
+            g_free(json);
+        } else {
+            fn(user_data, &it);
+        }
         break;
     case TENSORFLOW__EVENT__WHAT_SESSION_LOG: {
         const Tensorflow__SessionLog *s = e->session_log;

@@ -148,6 +148,15 @@ static int compare(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Whether tw_tb_follower_stop asked the thread to end: the first walk
+ * over a thousand runs takes seconds, and closing the window must not wait
+ * for it. */
+static bool stop_asked(tw_tb_follower *f)
+{
+    struct pollfd stop = {.fd = f->stop_fd, .events = POLLIN};
+    return poll(&stop, 1, 0) > 0;
+}
+
 /* Watch a folder, then take its event files (in name order) and its
  * subfolders: watching first, nothing written meanwhile is missed. */
 static void add_folder(tw_tb_follower *f, const char *relative, int depth)
@@ -163,7 +172,7 @@ static void add_folder(tw_tb_follower *f, const char *relative, int depth)
     if (d)
         g_dir_close(d);
     g_ptr_array_sort(names, compare);
-    for (guint i = 0; i < names->len && !f->failed; i++) {
+    for (guint i = 0; i < names->len && !f->failed && !stop_asked(f); i++) {
         const char *name = names->pdata[i];
         char *path = g_build_filename(dir, name, NULL);
         GStatBuf st;

@@ -35,6 +35,9 @@ static Tensorflow__TensorShapeProto *shape_of(pool *p, JsonObject *output)
                               JSON_NODE_HOLDS_ARRAY(json_object_get_member(output, "shape"))
                           ? json_object_get_array_member(output, "shape")
                           : NULL;
+    JsonNode *shape = json_object_get_member(output, "shape");
+    if (shape && JSON_NODE_HOLDS_NULL(shape)) /* rank unknown (a graph imported from TensorFlow) */
+        s->has_unknown_rank = s->unknown_rank = true;
     s->n_dim = dims ? json_array_get_length(dims) : 0;
     s->dim = take(p, g_new0(Tensorflow__TensorShapeProto__Dim *, MAX(s->n_dim, 1)));
     for (size_t i = 0; i < s->n_dim; i++) {

@@ -122,6 +122,20 @@ static void add_image(run_import *ri, const tw_tb_item *it, double wall)
         ri->stats->images++;
 }
 
+/* The GraphDef as the graph view's JSON (the decoder converted it; a
+ * graph it could not read was warned about and has no text). */
+static void add_graph(run_import *ri, const tw_tb_item *it, double wall)
+{
+    char *copy = it->text ? strdup(it->text) : NULL; /* the queue frees payloads with free() */
+    if (!copy)
+        return;
+    const tw_tb_item at = {.tag = TW_TB_GRAPH_TAG, .step = it->step};
+    if (tw__queue_push(&ri->w->queue, TW_RECORD_GRAPH, TW_TB_GRAPH_TAG, it->step, wall, copy))
+        refused(ri, &at);
+    else
+        ri->stats->graphs++;
+}
+
 void tw__tb_sink_item(void *user_data, const tw_tb_item *it)
 {
     run_import *ri = user_data;
@@ -170,8 +184,8 @@ void tw__tb_sink_item(void *user_data, const tw_tb_item *it)
         ri->row_dirty = true;
         break;
     case TW_TB_IMAGE: add_image(ri, it, wall); break;
-    case TW_TB_GRAPH_DEF:
-    case TW_TB_META_GRAPH_DEF: ri->stats->graphs++; break;
+    case TW_TB_GRAPH_DEF: add_graph(ri, it, wall); break;
+    case TW_TB_META_GRAPH_DEF:
     case TW_TB_OTHER: ri->stats->other++; break;
     case TW_TB_FILE_VERSION:
     case TW_TB_SESSION_LOG: break;

@@ -64,6 +64,13 @@ char *tw__tb_hparams_json(const uint8_t *content, size_t n, ProtobufCAllocator *
  * with why when it is not a twb graph. */
 uint8_t *tw__tb_graph_def_from_json(const char *json, size_t *n, char *why, size_t size);
 
+/* A serialized GraphDef as twb's graph JSON (graph_def_read.c; g_free),
+ * the graph named function. NULL with why when the bytes are not a
+ * GraphDef of named nodes; the JSON with why set when inputs naming no
+ * node were left out, else why is "". */
+char *tw__tb_graph_json_from_graph_def(const uint8_t *data, size_t size, const char *function, char *why,
+                                       size_t why_size);
+
 /* One run being written into the run database (import.c): its summary
  * writer, and what goes into the run's row rather than its series. The
  * importer and the live follower (follow.c) feed it the same way. */

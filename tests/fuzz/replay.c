@@ -32,6 +32,7 @@ int tw_fuzz_designer_doc(const uint8_t *data, size_t size);
 int tw_fuzz_sweep_spec(const uint8_t *data, size_t size);
 int tw_fuzz_markdown(const uint8_t *data, size_t size);
 int tw_fuzz_graph_def(const uint8_t *data, size_t size);
+int tw_fuzz_graph_def_read(const uint8_t *data, size_t size);
 
 static const struct {
     const char *name;
@@ -47,7 +48,8 @@ static const struct {
                {"designer_doc", tw_fuzz_designer_doc},
                {"sweep_spec", tw_fuzz_sweep_spec},
                {"markdown", tw_fuzz_markdown},
-               {"graph_def", tw_fuzz_graph_def}};
+               {"graph_def", tw_fuzz_graph_def},
+               {"graph_def_read", tw_fuzz_graph_def_read}};
 
 static int compare_names(const void *a, const void *b)
 {

@@ -78,7 +78,7 @@ typedef enum {
     TW_TB_HISTOGRAM,         /* histogram: HistogramProto, or a TF2 [k, 3] tensor */
     TW_TB_IMAGE,             /* image: Summary.Image, or one of a TF2 image tensor's strings */
     TW_TB_TEXT,              /* text: the text plugin's strings (markdown) */
-    TW_TB_GRAPH_DEF,         /* bytes: a serialized GraphDef */
+    TW_TB_GRAPH_DEF,         /* bytes: a serialized GraphDef; text: it as twb's graph JSON (docs/graph_json.md), NULL when it cannot be read (warned) */
     TW_TB_META_GRAPH_DEF,    /* bytes: a serialized MetaGraphDef */
     TW_TB_KERAS_MODEL,       /* text: the Keras callback's model config (JSON) */
     TW_TB_HPARAMS_EXPERIMENT, /* text: the experiment as JSON: {"name", "description", "hparams": [...], "metrics": [...]} */
@@ -149,11 +149,16 @@ char **tw_tb_list_runs(const char *logdir);
  * that order (their names start with the time they were created). */
 char **tw_tb_run_files(const char *run_dir);
 
+/* The graph series an imported run's GraphDef is stored under (as twb's
+ * graph JSON, which the graph view draws). */
+#define TW_TB_GRAPH_TAG "graph_def"
+
 typedef struct {
     int64_t runs, files, records;
     int64_t refused_runs; /* their names were already in the database */
     int64_t scalars, histograms, texts, hparams, images;
-    int64_t graphs, other; /* read but not stored (see docs/tensorboard.md) */
+    int64_t graphs;        /* GraphDefs stored as the graph series "graph_def" */
+    int64_t other;         /* read but not stored (meta graphs, audio, other plugins: docs/tensorboard.md) */
     int64_t warnings;
 } tw_tb_import_stats;
 

@@ -1,0 +1,497 @@
+/* An event file's GraphDef in the graph view: data/tfevents/graph_def_read.c
+ * turns it into twb's graph JSON, the import stores it as the run's
+ * "graph_def" series, and the graph view's model (ui/graph_model.c) and
+ * sources (ui/graph_source.c) read it. The shared corpus's Keras-callback
+ * graphs are checked node by node against tests/tb_decode.py (Debian's
+ * python3-protobuf, descriptors of its own); hand-made GraphDefs cover
+ * cycles, control inputs, missing producers and damage. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "graph_model.h"
+#include "graph_source.h"
+#include "scratch_tree.h"
+#include "tfevents/tfevents_internal.h"
+#include "tw/tfevents.h"
+
+/* ---- protobuf bytes written by hand (field numbers of graph.proto) --------------------------- */
+static void varint(GByteArray *b, uint64_t v)
+{
+    do {
+        uint8_t byte = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            byte |= 0x80;
+        g_byte_array_append(b, &byte, 1);
+    } while (v);
+}
+
+static void bytes_field(GByteArray *b, int field, const void *data, size_t n)
+{
+    varint(b, (uint64_t)field << 3 | 2);
+    varint(b, n);
+    g_byte_array_append(b, data, (guint)n);
+}
+
+static void string_field(GByteArray *b, int field, const char *s)
+{
+    bytes_field(b, field, s, strlen(s));
+}
+
+/* A NodeDef: name, op, inputs (NULL-terminated); with a float32 "T" attr
+ * and, when rank >= 0, one _output_shapes entry of dims [7, rank...]. */
+static void add_node(GByteArray *graph, const char *name, const char *op, const char *const *inputs, int rank)
+{
+    GByteArray *n = g_byte_array_new();
+    string_field(n, 1, name);
+    string_field(n, 2, op);
+    for (int i = 0; inputs && inputs[i]; i++)
+        string_field(n, 3, inputs[i]);
+    GByteArray *entry = g_byte_array_new(), *value = g_byte_array_new();
+    string_field(entry, 1, "T");
+    varint(value, 6 << 3 | 0); /* AttrValue.type */
+    varint(value, 1);          /* DT_FLOAT */
+    bytes_field(entry, 2, value->data, value->len);
+    bytes_field(n, 5, entry->data, entry->len);
+    if (rank >= 0) {
+        GByteArray *shape = g_byte_array_new(), *list = g_byte_array_new();
+        g_byte_array_set_size(entry, 0), g_byte_array_set_size(value, 0);
+        for (int d = 0; d < rank; d++) {
+            GByteArray *dim = g_byte_array_new();
+            varint(dim, 1 << 3 | 0);
+            varint(dim, d == 0 ? (uint64_t)-1 : 7); /* -1: unknown, as TensorFlow writes the batch */
+            bytes_field(shape, 2, dim->data, dim->len);
+            g_byte_array_unref(dim);
+        }
+        bytes_field(list, 7, shape->data, shape->len);
+        bytes_field(value, 1, list->data, list->len);
+        string_field(entry, 1, "_output_shapes");
+        bytes_field(entry, 2, value->data, value->len);
+        bytes_field(n, 5, entry->data, entry->len);
+        g_byte_array_unref(shape), g_byte_array_unref(list);
+    }
+    bytes_field(graph, 1, n->data, n->len);
+    g_byte_array_unref(n), g_byte_array_unref(entry), g_byte_array_unref(value);
+}
+
+static JsonObject *parse(const char *json, JsonParser *parser)
+{
+    GError *error = NULL;
+    g_assert_true(json_parser_load_from_data(parser, json, -1, &error));
+    g_assert_no_error(error);
+    return json_node_get_object(json_parser_get_root(parser));
+}
+
+static JsonObject *node_named(JsonObject *graph, const char *name)
+{
+    JsonArray *nodes = json_object_get_array_member(graph, "nodes");
+    for (guint i = 0; i < json_array_get_length(nodes); i++) {
+        JsonObject *n = json_array_get_object_element(nodes, i);
+        if (!strcmp(json_object_get_string_member(n, "name"), name))
+            return n;
+    }
+    g_error("no node named %s", name);
+}
+
+/* "producer:k" of a JSON input [id, k] (":0" left off). */
+static char *input_text(JsonObject *graph, JsonArray *pair)
+{
+    JsonArray *nodes = json_object_get_array_member(graph, "nodes");
+    JsonObject *from = json_array_get_object_element(nodes, (guint)json_array_get_int_element(pair, 0));
+    gint64 k = json_array_get_int_element(pair, 1);
+    const char *name = json_object_get_string_member(from, "name");
+    return k ? g_strdup_printf("%s:%" G_GINT64_FORMAT, name, k) : g_strdup(name);
+}
+
+/* Every input comes before its reader, ids are positions. */
+static void assert_ordered(JsonObject *graph)
+{
+    JsonArray *nodes = json_object_get_array_member(graph, "nodes");
+    for (guint i = 0; i < json_array_get_length(nodes); i++) {
+        JsonObject *n = json_array_get_object_element(nodes, i);
+        g_assert_cmpint(json_object_get_int_member(n, "id"), ==, i);
+        JsonArray *in = json_object_get_array_member(n, "inputs");
+        for (guint k = 0; k < json_array_get_length(in); k++)
+            g_assert_cmpint(json_array_get_int_element(json_array_get_array_element(in, k), 0), <, i);
+    }
+}
+
+static void test_order_cycles_and_controls(void)
+{
+    GByteArray *g = g_byte_array_new();
+    /* "m" reads "n", which comes later and reads "m" back: a TF1 loop. */
+    add_node(g, "m", "Merge", (const char *const[]){"a", "n", NULL}, 2);
+    add_node(g, "n", "NextIteration", (const char *const[]){"m", "^a", NULL}, 2);
+    add_node(g, "a", "Placeholder", NULL, 2);
+    add_node(g, "scope/inner/x", "Unpack", (const char *const[]){"a", NULL}, -1);
+    add_node(g, "scope/y", "AddV2", (const char *const[]){"scope/inner/x:1", "scope/inner/x", NULL}, 3);
+    char why[256];
+    char *json = tw__tb_graph_json_from_graph_def(g->data, g->len, "graph_def", why, sizeof why);
+    g_assert_nonnull(json);
+    g_assert_cmpstr(why, ==, ""); /* loops and control inputs are how TensorFlow graphs are */
+    JsonParser *parser = json_parser_new();
+    JsonObject *root = parse(json, parser);
+    g_assert_cmpstr(json_object_get_string_member(root, "format"), ==, "twb-graph");
+    assert_ordered(root);
+    JsonArray *nodes = json_object_get_array_member(root, "nodes");
+    g_assert_cmpuint(json_array_get_length(nodes), ==, 5);
+    /* depth-first from m: a, then n (whose input back to m is cut), then m */
+    g_assert_cmpstr(json_object_get_string_member(json_array_get_object_element(nodes, 0), "name"), ==, "a");
+    g_assert_cmpstr(json_object_get_string_member(json_array_get_object_element(nodes, 1), "name"), ==, "n");
+    g_assert_cmpuint(json_array_get_length(json_object_get_array_member(node_named(root, "n"), "inputs")), ==, 0);
+    JsonArray *m_in = json_object_get_array_member(node_named(root, "m"), "inputs");
+    g_assert_cmpuint(json_array_get_length(m_in), ==, 2);
+    char *first = input_text(root, json_array_get_array_element(m_in, 0));
+    char *second = input_text(root, json_array_get_array_element(m_in, 1));
+    g_assert_cmpstr(first, ==, "a");
+    g_assert_cmpstr(second, ==, "n");
+    g_free(first), g_free(second);
+    /* x is read at output 1: it has two outputs, their shapes unknown (no _output_shapes) */
+    JsonObject *x = node_named(root, "scope/inner/x");
+    g_assert_cmpstr(json_object_get_string_member(x, "scope"), ==, "scope/inner");
+    JsonArray *x_out = json_object_get_array_member(x, "outputs");
+    g_assert_cmpuint(json_array_get_length(x_out), ==, 2);
+    g_assert_true(JSON_NODE_HOLDS_NULL(json_object_get_member(json_array_get_object_element(x_out, 1), "shape")));
+    JsonObject *y_out = json_array_get_object_element(json_object_get_array_member(node_named(root, "scope/y"), "outputs"), 0);
+    g_assert_cmpstr(json_object_get_string_member(y_out, "dtype"), ==, "float32");
+    JsonArray *y_shape = json_object_get_array_member(y_out, "shape");
+    g_assert_cmpint(json_array_get_int_element(y_shape, 0), ==, -1);
+    g_assert_cmpint(json_array_get_int_element(y_shape, 2), ==, 7);
+
+    /* The graph view reads it: scopes as frames, unknown sizes as "?". */
+    GError *error = NULL;
+    tw_graph_model *model = tw_graph_model_parse(json, -1, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(tw_graph_model_find_scope(model, "scope/inner"), >, 0);
+    g_assert_cmpstr(model->nodes[3].name, ==, "scope/inner/x"); /* a, n, m, x, y */
+    g_assert_cmpint(model->nodes[3].noutputs, ==, 2);
+    char buf[64];
+    g_assert_cmpstr(tw_graph_tensor_format(&model->nodes[4].outputs[0], buf, sizeof buf), ==, "(?, 7, 7)");
+    g_assert_cmpstr(tw_graph_tensor_format(&model->nodes[3].outputs[1], buf, sizeof buf), ==, "?");
+    tw_graph_model_free(model);
+    g_object_unref(parser);
+    g_free(json);
+    g_byte_array_unref(g);
+}
+
+/* A TF2 function graph's captured variable, a Placeholder of dtype
+ * resource read by one ReadVariableOp, is tucked into it as a variable
+ * is; a Placeholder of data stays a box. */
+static void test_resource_tucked(void)
+{
+    const char *json = "{\"format\": \"twb-graph\", \"version\": 1, \"nodes\": ["
+                       "{\"id\": 0, \"op\": \"Placeholder\", \"name\": \"x\", \"inputs\": [], "
+                       "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [-1, 4]}]},"
+                       "{\"id\": 1, \"op\": \"Placeholder\", \"name\": \"d/MatMul/ReadVariableOp/resource\", "
+                       "\"scope\": \"d/MatMul/ReadVariableOp\", \"inputs\": [], "
+                       "\"outputs\": [{\"dtype\": \"resource\", \"shape\": []}]},"
+                       "{\"id\": 2, \"op\": \"ReadVariableOp\", \"name\": \"d/MatMul/ReadVariableOp\", "
+                       "\"scope\": \"d/MatMul\", \"inputs\": [[1, 0]], "
+                       "\"outputs\": [{\"dtype\": \"float32\", \"shape\": [4, 2]}]},"
+                       "{\"id\": 3, \"op\": \"MatMul\", \"name\": \"d/MatMul\", \"scope\": \"d\", "
+                       "\"inputs\": [[0, 0], [2, 0]], \"outputs\": [{\"dtype\": \"float32\", \"shape\": [-1, 2]}]}]}";
+    GError *error = NULL;
+    tw_graph_model *model = tw_graph_model_parse(json, -1, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(tw_op_kind_of("MatMul"), ==, TW_OP_KIND_LINEAR);
+    tw_visible_graph *visible = tw_visible_graph_new(model, NULL); /* every scope open */
+    g_assert_cmpint(visible->of_node[0], >=, 0); /* x: data */
+    g_assert_cmpint(visible->of_node[1], ==, -1); /* the handle: tucked */
+    const tw_visible_node *read = &visible->nodes[visible->of_node[2]];
+    g_assert_cmpint(read->nparams, ==, 1);
+    g_assert_cmpint(read->params[0], ==, 1);
+    tw_visible_graph_free(visible);
+    /* the handle's own scope (d/MatMul/ReadVariableOp: values alone) closed
+     * is no box of 0 ops: the handle is still tucked into its reader */
+    bool *expanded = g_new(bool, model->nscopes);
+    for (int k = 0; k < model->nscopes; k++)
+        expanded[k] = TRUE;
+    expanded[tw_graph_model_find_scope(model, "d/MatMul/ReadVariableOp")] = FALSE;
+    visible = tw_visible_graph_new(model, expanded);
+    g_assert_cmpint(visible->nnodes, ==, 3); /* x, ReadVariableOp, MatMul */
+    g_assert_cmpint(visible->of_node[1], ==, -1);
+    g_assert_cmpint(visible->nodes[visible->of_node[2]].nparams, ==, 1);
+    tw_visible_graph_free(visible);
+    g_free(expanded);
+    tw_graph_model_free(model);
+}
+
+static void test_damage(void)
+{
+    char why[256];
+    /* an input naming no node: the graph is drawn without it, and said */
+    GByteArray *g = g_byte_array_new();
+    add_node(g, "a", "Placeholder", NULL, 1);
+    add_node(g, "b", "Relu", (const char *const[]){"a", "gone:0", NULL}, 1);
+    char *json = tw__tb_graph_json_from_graph_def(g->data, g->len, "graph_def", why, sizeof why);
+    g_assert_nonnull(json);
+    g_assert_cmpstr(why, ==, "1 input names no node of the graph (left out)");
+    g_free(json);
+    /* two nodes of one name */
+    add_node(g, "a", "Const", NULL, 1);
+    g_assert_null(tw__tb_graph_json_from_graph_def(g->data, g->len, "graph_def", why, sizeof why));
+    g_assert_cmpstr(why, ==, "node 2: a second node named 'a'");
+    /* no nodes, garbage, a wrong wire type */
+    g_assert_null(tw__tb_graph_json_from_graph_def((const uint8_t *)"", 0, "graph_def", why, sizeof why));
+    g_assert_cmpstr(why, ==, "the GraphDef has no nodes");
+    g_assert_null(tw__tb_graph_json_from_graph_def((const uint8_t *)"\xff\xff\xff", 3, "graph_def", why, sizeof why));
+    g_assert_true(g_str_has_prefix(why, "not a GraphDef message"));
+    g_assert_null(tw__tb_graph_json_from_graph_def((const uint8_t *)"\x08\x01", 2, "graph_def", why, sizeof why));
+    g_assert_nonnull(strstr(why, "field 1 (node) of tensorflow.GraphDef"));
+    g_byte_array_unref(g);
+}
+
+/* A chain of 100,000 nodes written last to first: ordering it must not
+ * recurse once per node. */
+static void test_long_chain(void)
+{
+    enum { N = 100000 };
+    GByteArray *g = g_byte_array_new();
+    for (int i = N - 1; i >= 0; i--) {
+        char name[32], input[32];
+        g_snprintf(name, sizeof name, "n%d", i);
+        g_snprintf(input, sizeof input, "n%d", i - 1);
+        add_node(g, name, "Relu", i ? (const char *const[]){input, NULL} : NULL, -1);
+    }
+    char why[256];
+    char *json = tw__tb_graph_json_from_graph_def(g->data, g->len, "graph_def", why, sizeof why);
+    g_assert_nonnull(json);
+    JsonParser *parser = json_parser_new();
+    JsonObject *root = parse(json, parser);
+    assert_ordered(root);
+    g_assert_cmpstr(json_object_get_string_member(json_array_get_object_element(
+                        json_object_get_array_member(root, "nodes"), 0), "name"), ==, "n0");
+    g_object_unref(parser);
+    g_free(json);
+    g_byte_array_unref(g);
+}
+
+/* ---- the corpus, against the independent decoder ------------------------------------------ */
+static char *corpus_file(const char *run)
+{
+    const char *srcdir = g_getenv("G_TEST_SRCDIR");
+    char *dir = g_build_filename(srcdir ? srcdir : ".", "..", "..", "shared", "corpus", "tfevents", run, NULL);
+    char **files = g_file_test(dir, G_FILE_TEST_IS_DIR) ? tw_tb_run_files(dir) : NULL;
+    char *file = files && files[0] ? g_strdup(files[0]) : NULL;
+    g_strfreev(files);
+    g_free(dir);
+    return file;
+}
+
+/* tb_decode.py's graph line for file, or NULL after a skip. */
+static JsonNode *independent_graph(const char *file)
+{
+    const char *srcdir = g_getenv("G_TEST_SRCDIR");
+    char *script = g_build_filename(srcdir ? srcdir : ".", "tb_decode.py", NULL);
+    char *argv[] = {"/usr/bin/python3", script, (char *)file, NULL};
+    char *out = NULL;
+    int status = 0;
+    gboolean ran = g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL, &status, NULL);
+    g_free(script);
+    if (!ran || (WIFEXITED(status) && WEXITSTATUS(status) == 2)) {
+        g_test_skip("python3-protobuf is not installed (apt-get install python3-protobuf): the independent decoder "
+                    "did not run");
+        g_free(out);
+        return NULL;
+    }
+    g_assert_true(g_spawn_check_wait_status(status, NULL));
+    JsonNode *graph = NULL;
+    char **lines = g_strsplit(out, "\n", -1);
+    for (char **l = lines; *l && !graph; l++)
+        if (strstr(*l, "\"kind\": \"graph\""))
+            graph = json_from_string(*l, NULL);
+    g_strfreev(lines);
+    g_free(out);
+    g_assert_nonnull(graph);
+    return graph;
+}
+
+typedef struct {
+    char *json;
+    int warnings;
+} graph_item;
+
+static void on_item(void *user_data, const tw_tb_item *it)
+{
+    graph_item *g = user_data;
+    if (it->kind == TW_TB_GRAPH_DEF) {
+        g_assert_null(g->json);
+        g_assert_nonnull(it->text);
+        g->json = g_strdup(it->text);
+    }
+}
+
+static void on_warning(void *user_data, const char *message)
+{
+    g_printerr("%s\n", message);
+    ((graph_item *)user_data)->warnings++;
+}
+
+static char *read_graph(const char *file)
+{
+    graph_item g = {0};
+    tw_tfrecord_reader *r = tw_tfrecord_open(file, on_warning, &g);
+    tw_tb_decoder *d = tw_tb_decoder_new(file, on_warning, &g);
+    const uint8_t *data;
+    size_t n;
+    uint64_t offset;
+    while (tw_tfrecord_next(r, &data, &n, &offset) == TW_TFRECORD_OK)
+        tw_tb_decode_event(d, data, n, offset, on_item, &g);
+    tw_tb_decoder_free(d);
+    tw_tfrecord_close(r);
+    g_assert_cmpint(g.warnings, ==, 0);
+    g_assert_nonnull(g.json);
+    return g.json;
+}
+
+/* Each node of the independent reading is a node of ours: op, data inputs
+ * in order (control inputs left out), the _output_shapes. */
+static void check_corpus_graph(gconstpointer run)
+{
+    char *file = corpus_file(run);
+    if (!file) {
+        g_test_skip("the shared corpus (../shared/corpus/tfevents) is not here");
+        return;
+    }
+    JsonNode *expected = independent_graph(file);
+    if (!expected) {
+        g_free(file);
+        return;
+    }
+    char *json = read_graph(file);
+    JsonParser *parser = json_parser_new();
+    JsonObject *ours = parse(json, parser);
+    assert_ordered(ours);
+    JsonArray *theirs = json_object_get_array_member(json_node_get_object(expected), "nodes");
+    g_assert_cmpuint(json_array_get_length(json_object_get_array_member(ours, "nodes")), ==,
+                     json_array_get_length(theirs));
+    for (guint i = 0; i < json_array_get_length(theirs); i++) {
+        JsonObject *t = json_array_get_object_element(theirs, i);
+        JsonObject *o = node_named(ours, json_object_get_string_member(t, "name"));
+        g_assert_cmpstr(json_object_get_string_member(o, "op"), ==, json_object_get_string_member(t, "op"));
+        JsonArray *t_in = json_object_get_array_member(t, "inputs"), *o_in = json_object_get_array_member(o, "inputs");
+        guint k = 0;
+        for (guint j = 0; j < json_array_get_length(t_in); j++) {
+            const char *name = json_array_get_string_element(t_in, j);
+            if (name[0] == '^')
+                continue;
+            g_assert_cmpuint(k, <, json_array_get_length(o_in));
+            char *got = input_text(ours, json_array_get_array_element(o_in, k++));
+            char *want = g_str_has_suffix(name, ":0") ? g_strndup(name, strlen(name) - 2) : g_strdup(name);
+            g_assert_cmpstr(got, ==, want);
+            g_free(got), g_free(want);
+        }
+        g_assert_cmpuint(k, ==, json_array_get_length(o_in));
+        JsonArray *t_shapes = json_object_get_array_member(t, "shapes");
+        JsonArray *o_out = json_object_get_array_member(o, "outputs");
+        g_assert_cmpuint(json_array_get_length(o_out), >=, json_array_get_length(t_shapes));
+        for (guint s = 0; s < json_array_get_length(t_shapes); s++) {
+            JsonNode *want = json_array_get_element(t_shapes, s);
+            JsonNode *got = json_object_get_member(json_array_get_object_element(o_out, s), "shape");
+            g_assert_cmpint(JSON_NODE_HOLDS_NULL(got), ==, JSON_NODE_HOLDS_NULL(want));
+            if (JSON_NODE_HOLDS_NULL(want))
+                continue;
+            JsonArray *w = json_node_get_array(want), *g = json_node_get_array(got);
+            g_assert_cmpuint(json_array_get_length(g), ==, json_array_get_length(w));
+            for (guint d = 0; d < json_array_get_length(w); d++)
+                g_assert_cmpint(json_array_get_int_element(g, d), ==, json_array_get_int_element(w, d));
+        }
+    }
+    /* and the graph view's model reads it, TensorFlow's name scopes as its scopes */
+    GError *error = NULL;
+    tw_graph_model *model = tw_graph_model_parse(json, -1, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(model->nnodes, ==, (int)json_array_get_length(theirs));
+    bool *expanded = g_new0(bool, model->nscopes);
+    tw_graph_model_default_expansion(model, expanded);
+    tw_visible_graph *visible = tw_visible_graph_new(model, expanded);
+    g_assert_cmpint(visible->nnodes, >, 0);
+    g_assert_cmpint(visible->nnodes, <, model->nnodes / 4); /* scopes collapsed, constants tucked */
+    tw_visible_graph_free(visible);
+    g_free(expanded);
+    tw_graph_model_free(model);
+    g_object_unref(parser);
+    g_free(json);
+    json_node_unref(expected);
+    g_free(file);
+}
+
+/* twb import-tensorboard stores the graph; the graph view lists and loads it. */
+static void test_import_to_graph_view(void)
+{
+    const char *srcdir = g_getenv("G_TEST_SRCDIR");
+    char *logdir = g_build_filename(srcdir ? srcdir : ".", "..", "..", "shared", "corpus", "tfevents",
+                                    "tf2-keras-callback-histograms", NULL);
+    if (!g_file_test(logdir, G_FILE_TEST_IS_DIR)) {
+        g_test_skip("the shared corpus (../shared/corpus/tfevents) is not here");
+        g_free(logdir);
+        return;
+    }
+    char *scratch = g_dir_make_tmp("tw-tb-graph-XXXXXX", NULL);
+    char *db = g_build_filename(scratch, "runs.db", NULL);
+    tw_tb_import_stats stats;
+    g_assert_cmpint(tw_tb_import(logdir, db, NULL, NULL, &stats), ==, 0);
+    g_assert_cmpint(stats.graphs, ==, 1);
+    GError *error = NULL;
+    GArray *graphs = tw_stored_graphs_list(db, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(graphs->len, ==, 1);
+    tw_stored_graph *g = &g_array_index(graphs, tw_stored_graph, 0);
+    g_assert_cmpstr(g->run, ==, ".");
+    g_assert_cmpstr(g->tag, ==, TW_TB_GRAPH_TAG);
+    tw_graph_arrangement *arrangement = tw_stored_graph_load(db, g, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(arrangement);
+    tw_graph_arrangement_unref(arrangement);
+    g_array_unref(graphs);
+
+    /* twb runs export writes it back as a GraphDef that reads as the same
+     * graph: names, ops, inputs and shapes (unknown ranks too). */
+    char *out = g_build_filename(scratch, "exported", NULL), *file = NULL;
+    tw_tb_export_stats exported;
+    g_assert_cmpint(tw_tb_export_run(db, ".", out, &file, &exported), ==, 0);
+    g_assert_cmpint(exported.graphs, ==, 1);
+    g_assert_cmpint(exported.graphs_left_out, ==, 0);
+    char *original = read_graph(corpus_file("tf2-keras-callback-histograms")), *back = read_graph(file);
+    JsonParser *p1 = json_parser_new(), *p2 = json_parser_new();
+    JsonArray *a = json_object_get_array_member(parse(original, p1), "nodes");
+    JsonArray *b = json_object_get_array_member(parse(back, p2), "nodes");
+    g_assert_cmpuint(json_array_get_length(a), ==, json_array_get_length(b));
+    for (guint i = 0; i < json_array_get_length(a); i++) {
+        JsonObject *x = json_array_get_object_element(a, i), *y = json_array_get_object_element(b, i);
+        static const char *const members[] = {"name", "op", "scope"};
+        for (size_t m = 0; m < G_N_ELEMENTS(members); m++)
+            g_assert_cmpstr(json_object_get_string_member(x, members[m]), ==,
+                            json_object_get_string_member(y, members[m]));
+        static const char *const arrays[] = {"inputs", "outputs"};
+        for (size_t m = 0; m < G_N_ELEMENTS(arrays); m++) {
+            JsonArray *xa = json_object_get_array_member(x, arrays[m]), *ya = json_object_get_array_member(y, arrays[m]);
+            g_assert_cmpuint(json_array_get_length(xa), ==, json_array_get_length(ya));
+            for (guint k = 0; m == 0 && k < json_array_get_length(xa); k++)
+                g_assert_true(json_node_equal(json_array_get_element(xa, k), json_array_get_element(ya, k)));
+            for (guint k = 0; m == 1 && k < json_array_get_length(xa); k++) /* dtypes are not written */
+                g_assert_true(json_node_equal(json_object_get_member(json_array_get_object_element(xa, k), "shape"),
+                                              json_object_get_member(json_array_get_object_element(ya, k), "shape")));
+        }
+    }
+    g_object_unref(p1), g_object_unref(p2);
+    g_free(original), g_free(back), g_free(file), g_free(out);
+    scratch_remove_tree(scratch);
+    g_free(db), g_free(scratch), g_free(logdir);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/tb_graph/order-cycles-controls", test_order_cycles_and_controls);
+    g_test_add_func("/tb_graph/resource-tucked", test_resource_tucked);
+    g_test_add_func("/tb_graph/damage", test_damage);
+    g_test_add_func("/tb_graph/long-chain", test_long_chain);
+    g_test_add_data_func("/tb_graph/corpus/tf1-keras", "tf1-keras-callback-scalars-graph", check_corpus_graph);
+    g_test_add_data_func("/tb_graph/corpus/tf2-keras", "tf2-keras-callback-histograms", check_corpus_graph);
+    g_test_add_func("/tb_graph/import-to-graph-view", test_import_to_graph_view);
+    return g_test_run();
+}
