@@ -33,6 +33,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 typedef struct tw_run_store tw_run_store;
 
 enum {
@@ -220,6 +222,8 @@ int tw_run_store_list_images(tw_run_store *store, int64_t run_id, const char *ta
 void tw_image_info_free(tw_image_info *images, int n);
 /* One image's encoded bytes (malloc'd). */
 int tw_run_store_read_image(tw_run_store *store, int64_t image_id, uint8_t **data, size_t *size);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }
