@@ -1,5 +1,6 @@
-/* 2-D convolution (NHWC input, HWIO filter, TensorFlow's SAME/VALID rules)
- * and its two gradients as primitive ops, each with a backward rule written
+/* 2-D convolution (NHWC input, HWIO filter, TensorFlow's SAME/VALID rules;
+ * the attributes, geometry and checks it shares with depthwise.c are in
+ * conv_common.c) and its two gradients as primitive ops, each with a backward rule written
  * with these same three ops, so gradients of any order work.
  *
  * With y = conv2d(x, f), the gradients are
@@ -11,131 +12,38 @@
  *     d/dg = conv2d(u, f)          d/df = conv2d_backprop_filter(u, g)
  * and likewise <v, B_F(x, g)> = <conv2d(x, v), g> gives, for v shaped like f:
  *     d/dg = conv2d(x, v)          d/dx = conv2d_backprop_input(v, g).
- *
- * attrs.i: [0] stride_h, [1] stride_w, [2] dilation_h, [3] dilation_w,
- * [4] padding (tw_padding); the backprop ops add [5..8], the shape of the
- * tensor they produce. */
+ */
 #include <string.h>
 
 #include "cpu/conv_kernels.h"
 #include "cpu/cpu_kernels.h"
-#include "internal.h"
-
-enum { A_STRIDE_H, A_STRIDE_W, A_DILATION_H, A_DILATION_W, A_PADDING, A_SHAPE, A_COUNT = A_SHAPE + 4 };
+#include "conv_common.h"
 
 extern const tw_op_def tw_op_conv2d, tw_op_conv2d_backprop_input, tw_op_conv2d_backprop_filter;
 
-#define SHAPE_STR(ndim, shape, buf) tw_shape_str((ndim), (shape), (buf), sizeof(buf))
+#define HWIO "(kernel_h, kernel_w, in_channels, out_channels)"
 
-/* Output size and padding before, for one spatial axis (TensorFlow's rules).
- * Returns -1 (no message) when VALID padding leaves no room for the window. */
-static int spatial_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t padding, int64_t *out,
-                        int64_t *pad_before)
-{
-    int64_t effective = (k - 1) * dilation + 1;
-    if (padding == TW_PADDING_SAME) {
-        *out = (in + stride - 1) / stride;
-        int64_t total = (*out - 1) * stride + effective - in;
-        *pad_before = *out > 0 && total > 0 ? total / 2 : 0;
-        return 0;
-    }
-    if (in < effective)
-        return -1;
-    *out = (in - effective) / stride + 1;
-    *pad_before = 0;
-    return 0;
-}
-
-/* Check the attributes and the two shapes; fill the kernel geometry. The
- * message names op and both shapes. */
+/* Check the attributes and the two shapes; fill the kernel geometry. */
 static int geometry(const char *op, const tw_attrs *a, const int64_t *in, const int64_t *fil, twk_conv2d_shape *s)
 {
-    char si[160], sf[160];
-    SHAPE_STR(4, in, si);
-    SHAPE_STR(4, fil, sf);
-    const int64_t *p = a->i;
+    tw_conv_window w;
     memset(s, 0, sizeof *s);
-    if (p[A_STRIDE_H] < 1 || p[A_STRIDE_W] < 1)
-        return tw_error_set("%s: strides must be positive, got (%lld, %lld): input %s, filter %s", op,
-                            (long long)p[A_STRIDE_H], (long long)p[A_STRIDE_W], si, sf);
-    if (p[A_DILATION_H] < 1 || p[A_DILATION_W] < 1)
-        return tw_error_set("%s: dilations must be positive, got (%lld, %lld): input %s, filter %s", op,
-                            (long long)p[A_DILATION_H], (long long)p[A_DILATION_W], si, sf);
-    if (p[A_PADDING] != TW_PADDING_VALID && p[A_PADDING] != TW_PADDING_SAME)
-        return tw_error_set("%s: padding must be TW_PADDING_VALID or TW_PADDING_SAME, got %lld", op,
-                            (long long)p[A_PADDING]);
-    if (fil[0] < 1 || fil[1] < 1)
-        return tw_error_set("%s: the filter's kernel size must be at least 1x1: input %s, filter %s", op, si, sf);
-    if (in[3] != fil[2])
-        return tw_error_set("%s: input channels %lld do not match filter in_channels %lld: input %s, filter %s", op,
-                            (long long)in[3], (long long)fil[2], si, sf);
+    if (tw__conv_window(op, a, in, fil, fil[0] >= 1 && fil[1] >= 1, "kernel size must be at least 1x1", &w) < 0)
+        return -1;
     *s = (twk_conv2d_shape){
         .batch = in[0], .in_h = in[1], .in_w = in[2], .in_c = in[3],
         .k_h = fil[0], .k_w = fil[1], .out_c = fil[3],
-        .stride_h = p[A_STRIDE_H], .stride_w = p[A_STRIDE_W],
-        .dilation_h = p[A_DILATION_H], .dilation_w = p[A_DILATION_W],
+        .stride_h = w.stride_h, .stride_w = w.stride_w,
+        .dilation_h = w.dilation_h, .dilation_w = w.dilation_w,
+        .out_h = w.out_h, .out_w = w.out_w, .pad_top = w.pad_top, .pad_left = w.pad_left,
     };
-    if (spatial_size(s->in_h, s->k_h, s->stride_h, s->dilation_h, p[A_PADDING], &s->out_h, &s->pad_top) < 0 ||
-        spatial_size(s->in_w, s->k_w, s->stride_w, s->dilation_w, p[A_PADDING], &s->out_w, &s->pad_left) < 0)
-        return tw_error_set("%s: the filter (%lldx%lld with dilation (%lld, %lld)) is larger than the input "
-                            "(%lldx%lld) with VALID padding: input %s, filter %s",
-                            op, (long long)((s->k_h - 1) * s->dilation_h + 1),
-                            (long long)((s->k_w - 1) * s->dilation_w + 1), (long long)s->dilation_h,
-                            (long long)s->dilation_w, (long long)s->in_h, (long long)s->in_w, si, sf);
     return 0;
 }
 
-/* Rank 4 and float, one dtype for both; names the op and both tensors. */
-static int check_pair(const char *op, const char *name_a, const tw_tensor *a, const char *name_b,
-                      const tw_tensor *b, const char *layout_a, const char *layout_b)
-{
-    char sa[160], sb[160];
-    SHAPE_STR(a->ndim, a->shape, sa);
-    SHAPE_STR(b->ndim, b->shape, sb);
-    if (a->ndim != 4)
-        return tw_error_set("%s: %s must have rank 4 %s, got shape %s", op, name_a, layout_a, sa);
-    if (b->ndim != 4)
-        return tw_error_set("%s: %s must have rank 4 %s, got shape %s", op, name_b, layout_b, sb);
-    if (!tw_dtype_is_float(a->dtype) || !tw_dtype_is_float(b->dtype))
-        return tw_error_set("%s: needs float32 or float64 tensors, got %s %s %s and %s %s %s", op, name_a,
-                            tw_dtype_name(a->dtype), sa, name_b, tw_dtype_name(b->dtype), sb);
-    if (a->dtype != b->dtype)
-        return tw_error_set("%s: dtypes differ: %s %s %s, %s %s %s", op, name_a, tw_dtype_name(a->dtype), sa, name_b,
-                            tw_dtype_name(b->dtype), sb);
-    return 0;
-}
-
-#define NHWC "(batch, height, width, channels)"
-#define HWIO "(kernel_h, kernel_w, in_channels, out_channels)"
-
-static int check_shape_attr(const char *op, const tw_attrs *a, const char *what)
-{
-    if (a->ni < A_COUNT)
-        return tw_error_set("%s: missing the %s shape attribute", op, what);
-    for (int d = 0; d < 4; d++)
-        if (a->i[A_SHAPE + d] < 0)
-            return tw_error_set("%s: the %s shape has a negative dimension", op, what);
-    return 0;
-}
-
-/* The gradient's shape must be the convolution's output. */
 static int check_grad_shape(const char *op, const twk_conv2d_shape *s, const tw_tensor *g, const int64_t *in,
                             const int64_t *fil)
 {
-    int64_t want[4] = {s->batch, s->out_h, s->out_w, s->out_c};
-    if (memcmp(g->shape, want, sizeof want) == 0)
-        return 0;
-    char sg[160], sw[160], si[160], sf[160];
-    return tw_error_set("%s: grad_output %s does not match the convolution's output %s for input %s and filter %s",
-                        op, SHAPE_STR(4, g->shape, sg), SHAPE_STR(4, want, sw), SHAPE_STR(4, in, si),
-                        SHAPE_STR(4, fil, sf));
-}
-
-static void set_desc(tw_desc *out, tw_dtype dtype, const int64_t *shape)
-{
-    out->dtype = dtype;
-    out->ndim = 4;
-    memcpy(out->shape, shape, 4 * sizeof(int64_t));
+    return tw__conv_check_grad_shape(op, (const int64_t[]){s->batch, s->out_h, s->out_w, s->out_c}, g, in, fil);
 }
 
 /* ---- kernels ------------------------------------------------------------- */
@@ -169,35 +77,21 @@ static int run(const char *op, run_kind kind, const twk_conv2d_shape *s, tw_tens
 
 /* ---- dispatch helpers (the backward rules use them) ---------------------- */
 
-static tw_attrs with_shape(const tw_attrs *conv, const int64_t *shape)
-{
-    tw_attrs a = {0};
-    memcpy(a.i, conv->i, A_SHAPE * sizeof(int64_t));
-    memcpy(a.i + A_SHAPE, shape, 4 * sizeof(int64_t));
-    a.ni = A_COUNT;
-    return a;
-}
-
 static tw_tensor *conv_with(const tw_attrs *conv, tw_tensor *input, tw_tensor *filter)
 {
-    tw_attrs a = {0};
-    memcpy(a.i, conv->i, A_SHAPE * sizeof(int64_t));
-    a.ni = A_SHAPE;
-    return tw_dispatch1(&tw_op_conv2d, 2, (tw_tensor *const[]){input, filter}, &a);
+    return tw__conv_dispatch(&tw_op_conv2d, conv, input, filter, NULL);
 }
 
 static tw_tensor *backprop_input_with(const tw_attrs *conv, tw_tensor *filter, tw_tensor *grad,
                                       const int64_t *input_shape)
 {
-    tw_attrs a = with_shape(conv, input_shape);
-    return tw_dispatch1(&tw_op_conv2d_backprop_input, 2, (tw_tensor *const[]){filter, grad}, &a);
+    return tw__conv_dispatch(&tw_op_conv2d_backprop_input, conv, filter, grad, input_shape);
 }
 
 static tw_tensor *backprop_filter_with(const tw_attrs *conv, tw_tensor *input, tw_tensor *grad,
                                        const int64_t *filter_shape)
 {
-    tw_attrs a = with_shape(conv, filter_shape);
-    return tw_dispatch1(&tw_op_conv2d_backprop_filter, 2, (tw_tensor *const[]){input, grad}, &a);
+    return tw__conv_dispatch(&tw_op_conv2d_backprop_filter, conv, input, grad, filter_shape);
 }
 
 /* ---- conv2d(input, filter) ------------------------------------------------ */
@@ -206,10 +100,10 @@ static int conv2d_infer(const tw_op_call *call, tw_desc *out)
 {
     const tw_tensor *x = call->inputs[0], *f = call->inputs[1];
     twk_conv2d_shape s;
-    if (check_pair("conv2d", "input", x, "filter", f, NHWC, HWIO) < 0 ||
+    if (tw__conv_check_pair("conv2d", "input", x, "filter", f, TW_CONV_NHWC, HWIO) < 0 ||
         geometry("conv2d", call->attrs, x->shape, f->shape, &s) < 0)
         return -1;
-    set_desc(out, x->dtype, (const int64_t[]){s.batch, s.out_h, s.out_w, s.out_c});
+    tw__conv_set_desc(out, x->dtype, (const int64_t[]){s.batch, s.out_h, s.out_w, s.out_c});
     return 0;
 }
 
@@ -245,13 +139,13 @@ static int backprop_input_infer(const tw_op_call *call, tw_desc *out)
     const char *op = "conv2d_backprop_input";
     const tw_tensor *f = call->inputs[0], *g = call->inputs[1];
     twk_conv2d_shape s;
-    if (check_pair(op, "filter", f, "grad_output", g, HWIO, NHWC) < 0 ||
-        check_shape_attr(op, call->attrs, "input") < 0)
+    if (tw__conv_check_pair(op, "filter", f, "grad_output", g, HWIO, TW_CONV_NHWC) < 0 ||
+        tw__conv_check_shape_attr(op, call->attrs, "input") < 0)
         return -1;
-    const int64_t *in = call->attrs->i + A_SHAPE;
+    const int64_t *in = call->attrs->i + TW_CONV_SHAPE;
     if (geometry(op, call->attrs, in, f->shape, &s) < 0 || check_grad_shape(op, &s, g, in, f->shape) < 0)
         return -1;
-    set_desc(out, f->dtype, in);
+    tw__conv_set_desc(out, f->dtype, in);
     return 0;
 }
 
@@ -259,7 +153,7 @@ static int backprop_input_kernel(const tw_op_call *call, tw_tensor *const *outs)
 {
     tw_tensor *f = call->inputs[0], *g = call->inputs[1];
     twk_conv2d_shape s;
-    if (geometry("conv2d_backprop_input", call->attrs, call->attrs->i + A_SHAPE, f->shape, &s) < 0)
+    if (geometry("conv2d_backprop_input", call->attrs, call->attrs->i + TW_CONV_SHAPE, f->shape, &s) < 0)
         return -1;
     return run("conv2d_backprop_input", RUN_INPUT, &s, f, g, outs[0]);
 }
@@ -287,13 +181,13 @@ static int backprop_filter_infer(const tw_op_call *call, tw_desc *out)
     const char *op = "conv2d_backprop_filter";
     const tw_tensor *x = call->inputs[0], *g = call->inputs[1];
     twk_conv2d_shape s;
-    if (check_pair(op, "input", x, "grad_output", g, NHWC, NHWC) < 0 ||
-        check_shape_attr(op, call->attrs, "filter") < 0)
+    if (tw__conv_check_pair(op, "input", x, "grad_output", g, TW_CONV_NHWC, TW_CONV_NHWC) < 0 ||
+        tw__conv_check_shape_attr(op, call->attrs, "filter") < 0)
         return -1;
-    const int64_t *fil = call->attrs->i + A_SHAPE;
+    const int64_t *fil = call->attrs->i + TW_CONV_SHAPE;
     if (geometry(op, call->attrs, x->shape, fil, &s) < 0 || check_grad_shape(op, &s, g, x->shape, fil) < 0)
         return -1;
-    set_desc(out, x->dtype, fil);
+    tw__conv_set_desc(out, x->dtype, fil);
     return 0;
 }
 
@@ -301,7 +195,7 @@ static int backprop_filter_kernel(const tw_op_call *call, tw_tensor *const *outs
 {
     tw_tensor *x = call->inputs[0], *g = call->inputs[1];
     twk_conv2d_shape s;
-    if (geometry("conv2d_backprop_filter", call->attrs, x->shape, call->attrs->i + A_SHAPE, &s) < 0)
+    if (geometry("conv2d_backprop_filter", call->attrs, x->shape, call->attrs->i + TW_CONV_SHAPE, &s) < 0)
         return -1;
     return run("conv2d_backprop_filter", RUN_FILTER, &s, x, g, outs[0]);
 }
@@ -326,10 +220,7 @@ const tw_op_def tw_op_conv2d_backprop_filter = {
 
 tw_tensor *tw_conv2d(tw_tensor *input, tw_tensor *filter, const tw_conv2d_params *params)
 {
-    tw_conv2d_params p = params ? *params : (tw_conv2d_params){0};
-    tw_attrs a = {.i = {p.stride_h ? p.stride_h : 1, p.stride_w ? p.stride_w : 1, p.dilation_h ? p.dilation_h : 1,
-                        p.dilation_w ? p.dilation_w : 1, (int64_t)p.padding},
-                  .ni = A_SHAPE};
+    tw_attrs a = tw__conv_attrs(params);
     return tw_dispatch1(&tw_op_conv2d, 2, (tw_tensor *const[]){input, filter}, &a);
 }
 
@@ -338,10 +229,8 @@ tw_tensor *tw_conv2d(tw_tensor *input, tw_tensor *filter, const tw_conv2d_params
 tw_tensor *tw_conv2d_transpose(tw_tensor *input, tw_tensor *filter, int64_t out_h, int64_t out_w,
                                const tw_conv2d_params *params)
 {
-    tw_conv2d_params p = params ? *params : (tw_conv2d_params){0};
     int64_t shape[4] = {input && input->ndim == 4 ? input->shape[0] : 0, out_h, out_w,
                         filter && filter->ndim == 4 ? filter->shape[2] : 0};
-    tw_attrs conv = {.i = {p.stride_h ? p.stride_h : 1, p.stride_w ? p.stride_w : 1, p.dilation_h ? p.dilation_h : 1,
-                           p.dilation_w ? p.dilation_w : 1, (int64_t)p.padding}};
+    tw_attrs conv = tw__conv_attrs(params);
     return backprop_input_with(&conv, filter, input, shape);
 }

@@ -1,0 +1,126 @@
+/* What the 2-D convolutions share (conv_common.h). */
+#include "conv_common.h"
+
+#include <string.h>
+
+#define SHAPE_STR(ndim, shape, buf) tw_shape_str((ndim), (shape), (buf), sizeof(buf))
+
+/* Output size and padding before along one axis, TensorFlow's rules; -1
+ * when VALID padding leaves no room for the window. */
+static int spatial_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t padding, int64_t *out,
+                        int64_t *pad_before)
+{
+    int64_t effective = (k - 1) * dilation + 1;
+    *pad_before = 0;
+    if (padding == TW_PADDING_SAME) {
+        *out = (in + stride - 1) / stride;
+        int64_t total = (*out - 1) * stride + effective - in;
+        *pad_before = *out > 0 && total > 0 ? total / 2 : 0;
+        return 0;
+    }
+    if (in < effective)
+        return -1;
+    *out = (in - effective) / stride + 1;
+    return 0;
+}
+
+int tw__conv_window(const char *op, const tw_attrs *a, const int64_t *in, const int64_t *fil, bool filter_ok,
+                    const char *filter_rule, tw_conv_window *w)
+{
+    char si[160], sf[160];
+    SHAPE_STR(4, in, si);
+    SHAPE_STR(4, fil, sf);
+    const int64_t *p = a->i;
+    memset(w, 0, sizeof *w);
+    if (p[TW_CONV_STRIDE_H] < 1 || p[TW_CONV_STRIDE_W] < 1)
+        return tw_error_set("%s: strides must be positive, got (%lld, %lld): input %s, filter %s", op,
+                            (long long)p[TW_CONV_STRIDE_H], (long long)p[TW_CONV_STRIDE_W], si, sf);
+    if (p[TW_CONV_DILATION_H] < 1 || p[TW_CONV_DILATION_W] < 1)
+        return tw_error_set("%s: dilations must be positive, got (%lld, %lld): input %s, filter %s", op,
+                            (long long)p[TW_CONV_DILATION_H], (long long)p[TW_CONV_DILATION_W], si, sf);
+    if (p[TW_CONV_PADDING] != TW_PADDING_VALID && p[TW_CONV_PADDING] != TW_PADDING_SAME)
+        return tw_error_set("%s: padding must be TW_PADDING_VALID or TW_PADDING_SAME, got %lld", op,
+                            (long long)p[TW_CONV_PADDING]);
+    if (!filter_ok)
+        return tw_error_set("%s: the filter's %s: input %s, filter %s", op, filter_rule, si, sf);
+    if (in[3] != fil[2])
+        return tw_error_set("%s: input channels %lld do not match filter in_channels %lld: input %s, filter %s", op,
+                            (long long)in[3], (long long)fil[2], si, sf);
+    w->stride_h = p[TW_CONV_STRIDE_H];
+    w->stride_w = p[TW_CONV_STRIDE_W];
+    w->dilation_h = p[TW_CONV_DILATION_H];
+    w->dilation_w = p[TW_CONV_DILATION_W];
+    if (spatial_size(in[1], fil[0], w->stride_h, w->dilation_h, p[TW_CONV_PADDING], &w->out_h, &w->pad_top) < 0 ||
+        spatial_size(in[2], fil[1], w->stride_w, w->dilation_w, p[TW_CONV_PADDING], &w->out_w, &w->pad_left) < 0)
+        return tw_error_set("%s: the filter (%lldx%lld with dilation (%lld, %lld)) is larger than the input "
+                            "(%lldx%lld) with VALID padding: input %s, filter %s",
+                            op, (long long)((fil[0] - 1) * w->dilation_h + 1),
+                            (long long)((fil[1] - 1) * w->dilation_w + 1), (long long)w->dilation_h,
+                            (long long)w->dilation_w, (long long)in[1], (long long)in[2], si, sf);
+    return 0;
+}
+
+int tw__conv_check_pair(const char *op, const char *name_a, const tw_tensor *a, const char *name_b,
+                        const tw_tensor *b, const char *layout_a, const char *layout_b)
+{
+    char sa[160], sb[160];
+    SHAPE_STR(a->ndim, a->shape, sa);
+    SHAPE_STR(b->ndim, b->shape, sb);
+    if (a->ndim != 4)
+        return tw_error_set("%s: %s must have rank 4 %s, got shape %s", op, name_a, layout_a, sa);
+    if (b->ndim != 4)
+        return tw_error_set("%s: %s must have rank 4 %s, got shape %s", op, name_b, layout_b, sb);
+    if (!tw_dtype_is_float(a->dtype) || !tw_dtype_is_float(b->dtype))
+        return tw_error_set("%s: needs float32 or float64 tensors, got %s %s %s and %s %s %s", op, name_a,
+                            tw_dtype_name(a->dtype), sa, name_b, tw_dtype_name(b->dtype), sb);
+    if (a->dtype != b->dtype)
+        return tw_error_set("%s: dtypes differ: %s %s %s, %s %s %s", op, name_a, tw_dtype_name(a->dtype), sa, name_b,
+                            tw_dtype_name(b->dtype), sb);
+    return 0;
+}
+
+int tw__conv_check_shape_attr(const char *op, const tw_attrs *a, const char *what)
+{
+    if (a->ni < TW_CONV_NATTRS)
+        return tw_error_set("%s: missing the %s shape attribute", op, what);
+    for (int d = 0; d < 4; d++)
+        if (a->i[TW_CONV_SHAPE + d] < 0)
+            return tw_error_set("%s: the %s shape has a negative dimension", op, what);
+    return 0;
+}
+
+int tw__conv_check_grad_shape(const char *op, const int64_t *want, const tw_tensor *g, const int64_t *in,
+                              const int64_t *fil)
+{
+    if (memcmp(g->shape, want, 4 * sizeof(int64_t)) == 0)
+        return 0;
+    char sg[160], sw[160], si[160], sf[160];
+    return tw_error_set("%s: grad_output %s does not match the convolution's output %s for input %s and filter %s",
+                        op, SHAPE_STR(4, g->shape, sg), SHAPE_STR(4, want, sw), SHAPE_STR(4, in, si),
+                        SHAPE_STR(4, fil, sf));
+}
+
+void tw__conv_set_desc(tw_desc *out, tw_dtype dtype, const int64_t *shape)
+{
+    out->dtype = dtype;
+    out->ndim = 4;
+    memcpy(out->shape, shape, 4 * sizeof(int64_t));
+}
+
+tw_attrs tw__conv_attrs(const tw_conv2d_params *params)
+{
+    tw_conv2d_params p = params ? *params : (tw_conv2d_params){0};
+    return (tw_attrs){.i = {p.stride_h ? p.stride_h : 1, p.stride_w ? p.stride_w : 1, p.dilation_h ? p.dilation_h : 1,
+                            p.dilation_w ? p.dilation_w : 1, (int64_t)p.padding},
+                      .ni = TW_CONV_SHAPE};
+}
+
+tw_tensor *tw__conv_dispatch(const tw_op_def *op, const tw_attrs *conv, tw_tensor *a, tw_tensor *b,
+                             const int64_t *shape)
+{
+    tw_attrs attrs = {.ni = shape ? TW_CONV_NATTRS : TW_CONV_SHAPE};
+    memcpy(attrs.i, conv->i, TW_CONV_SHAPE * sizeof(int64_t));
+    if (shape)
+        memcpy(attrs.i + TW_CONV_SHAPE, shape, 4 * sizeof(int64_t));
+    return tw_dispatch1(op, 2, (tw_tensor *const[]){a, b}, &attrs);
+}
