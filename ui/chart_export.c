@@ -3,7 +3,8 @@
 
 #include <cairo-svg.h>
 #include <gio/gio.h>
-#include <string.h>
+
+#include "csv_field.h"
 
 static gboolean cairo_failed(cairo_status_t status, const char *path, GError **error)
 {
@@ -39,26 +40,10 @@ gboolean tw_chart_export_svg(const tw_chart *chart, int width, int height, const
     return ok;
 }
 
-/* A CSV field: quoted when it holds a comma, a quote or a line break. */
-static void append_field(GString *out, const char *text)
-{
-    if (!strpbrk(text, ",\"\n\r")) {
-        g_string_append(out, text);
-        return;
-    }
-    g_string_append_c(out, '"');
-    for (const char *c = text; *c; c++) {
-        if (*c == '"')
-            g_string_append_c(out, '"');
-        g_string_append_c(out, *c);
-    }
-    g_string_append_c(out, '"');
-}
-
 static void append_row(GString *out, const char *run, const tw_scalar_point *p)
 {
     char wall[G_ASCII_DTOSTR_BUF_SIZE], value[G_ASCII_DTOSTR_BUF_SIZE];
-    append_field(out, run);
+    tw_csv_append_field(out, run);
     g_string_append_printf(out, ",%s,%" G_GINT64_FORMAT ",%s\n", g_ascii_dtostr(wall, sizeof wall, p->wall_time),
                            (gint64)p->step, g_ascii_dtostr(value, sizeof value, p->value));
 }
