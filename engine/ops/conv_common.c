@@ -115,6 +115,12 @@ tw_attrs tw__conv_attrs(const tw_conv2d_params *params)
                       .ni = TW_CONV_SHAPE};
 }
 
+tw_tensor *tw__conv_forward(const tw_op_def *op, tw_tensor *input, tw_tensor *filter, const tw_conv2d_params *params)
+{
+    tw_attrs a = tw__conv_attrs(params);
+    return tw_dispatch1(op, 2, (tw_tensor *const[]){input, filter}, &a);
+}
+
 tw_tensor *tw__conv_dispatch(const tw_op_def *op, const tw_attrs *conv, tw_tensor *a, tw_tensor *b,
                              const int64_t *shape)
 {
@@ -123,4 +129,151 @@ tw_tensor *tw__conv_dispatch(const tw_op_def *op, const tw_attrs *conv, tw_tenso
     if (shape)
         memcpy(attrs.i + TW_CONV_SHAPE, shape, 4 * sizeof(int64_t));
     return tw_dispatch1(op, 2, (tw_tensor *const[]){a, b}, &attrs);
+}
+
+/* ---- the three ops ------------------------------------------------------------ */
+
+static const tw_conv_family *family_of(const tw_op_def *op)
+{
+    const tw_conv_family *families[] = {&tw__conv2d_family, &tw__depthwise_conv2d_family};
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+        for (int pass = 0; pass < 3; pass++)
+            if (families[i]->ops[pass] == op)
+                return families[i];
+    return NULL; /* not reached: only the families' ops use these functions */
+}
+
+/* A pass of the family's kernel on a and b into out. */
+static int run(const tw_conv_family *fam, const char *op, tw_conv_pass pass, const tw_conv_geometry *g, tw_tensor *a,
+               tw_tensor *b, tw_tensor *out)
+{
+    tw_tensor *ca = tw__contiguous_raw(a), *cb = ca ? tw__contiguous_raw(b) : NULL;
+    size_t bytes = cb ? fam->workspace(out->dtype, g, pass) : 0;
+    tw_storage *ws = bytes ? tw__storage_new(bytes, out->storage->device) : NULL;
+    int rc = -1;
+    if (cb && (!bytes || ws))
+        rc = fam->kernel(op, pass, out->dtype, g, tw__data(ca), tw__data(cb), tw__data(out), ws ? ws->data : NULL);
+    tw__storage_unref(ws);
+    tw_tensor_unref(ca);
+    tw_tensor_unref(cb);
+    return rc;
+}
+
+int tw__conv_forward_infer(const tw_op_call *call, tw_desc *out)
+{
+    const tw_conv_family *fam = family_of(call->op);
+    const char *op = call->op->name;
+    const tw_tensor *x = call->inputs[0], *f = call->inputs[1];
+    tw_conv_geometry geo;
+    int64_t shape[4];
+    if (tw__conv_check_pair(op, "input", x, "filter", f, TW_CONV_NHWC, fam->filter_layout) < 0 ||
+        fam->geometry(op, call->attrs, x->shape, f->shape, &geo, shape) < 0)
+        return -1;
+    tw__conv_set_desc(out, x->dtype, shape);
+    return 0;
+}
+
+int tw__conv_forward_kernel(const tw_op_call *call, tw_tensor *const *outs)
+{
+    const tw_conv_family *fam = family_of(call->op);
+    tw_tensor *x = call->inputs[0], *f = call->inputs[1];
+    tw_conv_geometry geo;
+    int64_t shape[4];
+    if (fam->geometry(call->op->name, call->attrs, x->shape, f->shape, &geo, shape) < 0)
+        return -1;
+    return run(fam, call->op->name, TW_CONV_FORWARD, &geo, x, f, outs[0]);
+}
+
+int tw__conv_forward_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                              tw_tensor **gin)
+{
+    const tw_conv_family *fam = family_of(call->op);
+    tw_tensor *x = call->inputs[0], *f = call->inputs[1];
+    if (needs[0])
+        gin[0] = tw__conv_dispatch(fam->ops[TW_CONV_BACKPROP_INPUT], call->attrs, f, g[0], x->shape);
+    if (needs[1])
+        gin[1] = tw__conv_dispatch(fam->ops[TW_CONV_BACKPROP_FILTER], call->attrs, x, g[0], f->shape);
+    return 0;
+}
+
+int tw__conv_input_infer(const tw_op_call *call, tw_desc *out)
+{
+    const tw_conv_family *fam = family_of(call->op);
+    const char *op = call->op->name;
+    const tw_tensor *f = call->inputs[0], *g = call->inputs[1];
+    tw_conv_geometry geo;
+    int64_t want[4];
+    if (tw__conv_check_pair(op, "filter", f, "grad_output", g, fam->filter_layout, TW_CONV_NHWC) < 0 ||
+        tw__conv_check_shape_attr(op, call->attrs, "input") < 0)
+        return -1;
+    const int64_t *in = call->attrs->i + TW_CONV_SHAPE;
+    if (fam->geometry(op, call->attrs, in, f->shape, &geo, want) < 0 ||
+        tw__conv_check_grad_shape(op, want, g, in, f->shape) < 0)
+        return -1;
+    tw__conv_set_desc(out, f->dtype, in);
+    return 0;
+}
+
+int tw__conv_input_kernel(const tw_op_call *call, tw_tensor *const *outs)
+{
+    const tw_conv_family *fam = family_of(call->op);
+    tw_tensor *f = call->inputs[0], *g = call->inputs[1];
+    tw_conv_geometry geo;
+    int64_t shape[4];
+    if (fam->geometry(call->op->name, call->attrs, call->attrs->i + TW_CONV_SHAPE, f->shape, &geo, shape) < 0)
+        return -1;
+    return run(fam, call->op->name, TW_CONV_BACKPROP_INPUT, &geo, f, g, outs[0]);
+}
+
+int tw__conv_input_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                            tw_tensor **gin)
+{
+    const tw_conv_family *fam = family_of(call->op);
+    tw_tensor *f = call->inputs[0], *grad = call->inputs[1], *u = g[0];
+    if (needs[0])
+        gin[0] = tw__conv_dispatch(fam->ops[TW_CONV_BACKPROP_FILTER], call->attrs, u, grad, f->shape);
+    if (needs[1])
+        gin[1] = tw__conv_dispatch(fam->ops[TW_CONV_FORWARD], call->attrs, u, f, NULL);
+    return 0;
+}
+
+int tw__conv_filter_infer(const tw_op_call *call, tw_desc *out)
+{
+    const tw_conv_family *fam = family_of(call->op);
+    const char *op = call->op->name;
+    const tw_tensor *x = call->inputs[0], *g = call->inputs[1];
+    tw_conv_geometry geo;
+    int64_t want[4];
+    if (tw__conv_check_pair(op, "input", x, "grad_output", g, TW_CONV_NHWC, TW_CONV_NHWC) < 0 ||
+        tw__conv_check_shape_attr(op, call->attrs, "filter") < 0)
+        return -1;
+    const int64_t *fil = call->attrs->i + TW_CONV_SHAPE;
+    if (fam->geometry(op, call->attrs, x->shape, fil, &geo, want) < 0 ||
+        tw__conv_check_grad_shape(op, want, g, x->shape, fil) < 0)
+        return -1;
+    tw__conv_set_desc(out, x->dtype, fil);
+    return 0;
+}
+
+int tw__conv_filter_kernel(const tw_op_call *call, tw_tensor *const *outs)
+{
+    const tw_conv_family *fam = family_of(call->op);
+    tw_tensor *x = call->inputs[0], *g = call->inputs[1];
+    tw_conv_geometry geo;
+    int64_t shape[4];
+    if (fam->geometry(call->op->name, call->attrs, x->shape, call->attrs->i + TW_CONV_SHAPE, &geo, shape) < 0)
+        return -1;
+    return run(fam, call->op->name, TW_CONV_BACKPROP_FILTER, &geo, x, g, outs[0]);
+}
+
+int tw__conv_filter_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                             tw_tensor **gin)
+{
+    const tw_conv_family *fam = family_of(call->op);
+    tw_tensor *x = call->inputs[0], *grad = call->inputs[1], *v = g[0];
+    if (needs[0])
+        gin[0] = tw__conv_dispatch(fam->ops[TW_CONV_BACKPROP_INPUT], call->attrs, v, grad, x->shape);
+    if (needs[1])
+        gin[1] = tw__conv_dispatch(fam->ops[TW_CONV_FORWARD], call->attrs, x, v, NULL);
+    return 0;
 }

@@ -18,14 +18,13 @@
 extern const tw_op_def tw_op_depthwise_conv2d, tw_op_depthwise_conv2d_backprop_input,
     tw_op_depthwise_conv2d_backprop_filter;
 
-#define HWCM "(kernel_h, kernel_w, in_channels, depth_multiplier)"
-
 /* Check the attributes and the input and filter shapes; fill the kernel's
  * geometry. */
-static int geometry(const char *op, const tw_attrs *a, const int64_t *in, const int64_t *fil,
-                    twk_depthwise_shape *s)
+static int geometry(const char *op, const tw_attrs *a, const int64_t *in, const int64_t *fil, tw_conv_geometry *g,
+                    int64_t *out_shape)
 {
     tw_conv_window w;
+    twk_depthwise_shape *s = &g->depthwise;
     memset(s, 0, sizeof *s);
     if (tw__conv_window(op, a, in, fil, fil[0] >= 1 && fil[1] >= 1 && fil[3] >= 1,
                         "kernel size and depth multiplier must be at least 1", &w) < 0)
@@ -37,187 +36,43 @@ static int geometry(const char *op, const tw_attrs *a, const int64_t *in, const 
         .dilation_h = w.dilation_h, .dilation_w = w.dilation_w,
         .out_h = w.out_h, .out_w = w.out_w, .pad_top = w.pad_top, .pad_left = w.pad_left,
     };
+    memcpy(out_shape, (const int64_t[]){s->batch, s->out_h, s->out_w, s->channels * s->multiplier},
+           4 * sizeof(int64_t));
     return 0;
 }
 
-static void output_shape(const twk_depthwise_shape *s, int64_t *shape)
+/* Only the filter's gradient needs scratch memory. */
+static size_t workspace(tw_dtype dtype, const tw_conv_geometry *g, tw_conv_pass pass)
 {
-    shape[0] = s->batch;
-    shape[1] = s->out_h;
-    shape[2] = s->out_w;
-    shape[3] = s->channels * s->multiplier;
+    return pass == TW_CONV_BACKPROP_FILTER ? twk_depthwise_filter_workspace(dtype, &g->depthwise) : 0;
 }
 
-static int check_grad_shape(const char *op, const twk_depthwise_shape *s, const tw_tensor *g, const int64_t *in,
-                            const int64_t *fil)
+static int kernel(const char *op, tw_conv_pass pass, tw_dtype dtype, const tw_conv_geometry *g, const void *a,
+                  const void *b, void *out, void *workspace)
 {
-    int64_t want[4];
-    output_shape(s, want);
-    return tw__conv_check_grad_shape(op, want, g, in, fil);
-}
-
-/* ---- kernels ------------------------------------------------------------- */
-
-typedef enum { RUN_FORWARD, RUN_INPUT, RUN_FILTER } run_kind;
-
-static int run(run_kind kind, const twk_depthwise_shape *s, tw_tensor *a, tw_tensor *b, tw_tensor *out)
-{
-    tw_tensor *ca = tw__contiguous_raw(a), *cb = ca ? tw__contiguous_raw(b) : NULL;
-    size_t bytes = cb && kind == RUN_FILTER ? twk_depthwise_filter_workspace(out->dtype, s) : 0;
-    tw_storage *ws = bytes ? tw__storage_new(bytes, out->storage->device) : NULL;
-    int rc = -1;
-    if (cb && (!bytes || ws)) {
-        switch (kind) {
-        case RUN_FORWARD: twk_depthwise_forward(out->dtype, s, tw__data(ca), tw__data(cb), tw__data(out)); break;
-        case RUN_INPUT: twk_depthwise_backprop_input(out->dtype, s, tw__data(ca), tw__data(cb), tw__data(out)); break;
-        case RUN_FILTER:
-            twk_depthwise_backprop_filter(out->dtype, s, tw__data(ca), tw__data(cb), tw__data(out),
-                                          ws ? ws->data : NULL);
-            break;
-        }
-        rc = 0;
+    switch (pass) {
+    case TW_CONV_FORWARD: twk_depthwise_forward(dtype, &g->depthwise, a, b, out); break;
+    case TW_CONV_BACKPROP_INPUT: twk_depthwise_backprop_input(dtype, &g->depthwise, a, b, out); break;
+    case TW_CONV_BACKPROP_FILTER: twk_depthwise_backprop_filter(dtype, &g->depthwise, a, b, out, workspace); break;
     }
-    tw__storage_unref(ws);
-    tw_tensor_unref(ca);
-    tw_tensor_unref(cb);
-    return rc;
-}
-
-/* ---- dispatch helpers (the backward rules use them) ---------------------- */
-
-static tw_tensor *forward_with(const tw_attrs *conv, tw_tensor *input, tw_tensor *filter)
-{
-    return tw__conv_dispatch(&tw_op_depthwise_conv2d, conv, input, filter, NULL);
-}
-
-/* ---- depthwise_conv2d(input, filter) -------------------------------------- */
-
-static int forward_infer(const tw_op_call *call, tw_desc *out)
-{
-    const tw_tensor *x = call->inputs[0], *f = call->inputs[1];
-    twk_depthwise_shape s;
-    if (tw__conv_check_pair("depthwise_conv2d", "input", x, "filter", f, TW_CONV_NHWC, HWCM) < 0 ||
-        geometry("depthwise_conv2d", call->attrs, x->shape, f->shape, &s) < 0)
-        return -1;
-    int64_t shape[4];
-    output_shape(&s, shape);
-    tw__conv_set_desc(out, x->dtype, shape);
     return 0;
 }
 
-static int forward_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *x = call->inputs[0], *f = call->inputs[1];
-    twk_depthwise_shape s;
-    if (geometry("depthwise_conv2d", call->attrs, x->shape, f->shape, &s) < 0)
-        return -1;
-    return run(RUN_FORWARD, &s, x, f, outs[0]);
-}
-
-static int forward_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
-                            tw_tensor **gin)
-{
-    tw_tensor *x = call->inputs[0], *f = call->inputs[1];
-    if (needs[0])
-        gin[0] = tw__conv_dispatch(&tw_op_depthwise_conv2d_backprop_input, call->attrs, f, g[0], x->shape);
-    if (needs[1])
-        gin[1] = tw__conv_dispatch(&tw_op_depthwise_conv2d_backprop_filter, call->attrs, x, g[0], f->shape);
-    return 0;
-}
-
-const tw_op_def tw_op_depthwise_conv2d = {
-    .name = "depthwise_conv2d", .noutputs = 1, .ninputs = 2, .infer = forward_infer,
-    .kernel = {[TW_DEVICE_CPU] = forward_kernel}, .backward = forward_backward,
+const tw_conv_family tw__depthwise_conv2d_family = {
+    .ops = {&tw_op_depthwise_conv2d, &tw_op_depthwise_conv2d_backprop_input, &tw_op_depthwise_conv2d_backprop_filter},
+    .filter_layout = "(kernel_h, kernel_w, in_channels, depth_multiplier)",
+    .geometry = geometry,
+    .workspace = workspace,
+    .kernel = kernel,
 };
 
-/* ---- depthwise_conv2d_backprop_input(filter, grad_output) -> input's shape - */
+/* ---- the ops (their infer, kernel and backward in conv_common.c) ---------- */
 
-static int input_infer(const tw_op_call *call, tw_desc *out)
-{
-    const char *op = "depthwise_conv2d_backprop_input";
-    const tw_tensor *f = call->inputs[0], *g = call->inputs[1];
-    twk_depthwise_shape s;
-    if (tw__conv_check_pair(op, "filter", f, "grad_output", g, HWCM, TW_CONV_NHWC) < 0 ||
-        tw__conv_check_shape_attr(op, call->attrs, "input") < 0)
-        return -1;
-    const int64_t *in = call->attrs->i + TW_CONV_SHAPE;
-    if (geometry(op, call->attrs, in, f->shape, &s) < 0 || check_grad_shape(op, &s, g, in, f->shape) < 0)
-        return -1;
-    tw__conv_set_desc(out, f->dtype, in);
-    return 0;
-}
-
-static int input_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *f = call->inputs[0], *g = call->inputs[1];
-    twk_depthwise_shape s;
-    if (geometry("depthwise_conv2d_backprop_input", call->attrs, call->attrs->i + TW_CONV_SHAPE, f->shape, &s) < 0)
-        return -1;
-    return run(RUN_INPUT, &s, f, g, outs[0]);
-}
-
-static int input_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
-                          tw_tensor **gin)
-{
-    tw_tensor *f = call->inputs[0], *grad = call->inputs[1], *u = g[0];
-    if (needs[0])
-        gin[0] = tw__conv_dispatch(&tw_op_depthwise_conv2d_backprop_filter, call->attrs, u, grad, f->shape);
-    if (needs[1])
-        gin[1] = forward_with(call->attrs, u, f);
-    return 0;
-}
-
-const tw_op_def tw_op_depthwise_conv2d_backprop_input = {
-    .name = "depthwise_conv2d_backprop_input", .noutputs = 1, .ninputs = 2, .infer = input_infer,
-    .kernel = {[TW_DEVICE_CPU] = input_kernel}, .backward = input_backward,
-};
-
-/* ---- depthwise_conv2d_backprop_filter(input, grad_output) -> filter's shape */
-
-static int filter_infer(const tw_op_call *call, tw_desc *out)
-{
-    const char *op = "depthwise_conv2d_backprop_filter";
-    const tw_tensor *x = call->inputs[0], *g = call->inputs[1];
-    twk_depthwise_shape s;
-    if (tw__conv_check_pair(op, "input", x, "grad_output", g, TW_CONV_NHWC, TW_CONV_NHWC) < 0 ||
-        tw__conv_check_shape_attr(op, call->attrs, "filter") < 0)
-        return -1;
-    const int64_t *fil = call->attrs->i + TW_CONV_SHAPE;
-    if (geometry(op, call->attrs, x->shape, fil, &s) < 0 || check_grad_shape(op, &s, g, x->shape, fil) < 0)
-        return -1;
-    tw__conv_set_desc(out, x->dtype, fil);
-    return 0;
-}
-
-static int filter_kernel(const tw_op_call *call, tw_tensor *const *outs)
-{
-    tw_tensor *x = call->inputs[0], *g = call->inputs[1];
-    twk_depthwise_shape s;
-    if (geometry("depthwise_conv2d_backprop_filter", call->attrs, x->shape, call->attrs->i + TW_CONV_SHAPE, &s) < 0)
-        return -1;
-    return run(RUN_FILTER, &s, x, g, outs[0]);
-}
-
-static int filter_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
-                           tw_tensor **gin)
-{
-    tw_tensor *x = call->inputs[0], *grad = call->inputs[1], *v = g[0];
-    if (needs[0])
-        gin[0] = tw__conv_dispatch(&tw_op_depthwise_conv2d_backprop_input, call->attrs, v, grad, x->shape);
-    if (needs[1])
-        gin[1] = forward_with(call->attrs, x, v);
-    return 0;
-}
-
-const tw_op_def tw_op_depthwise_conv2d_backprop_filter = {
-    .name = "depthwise_conv2d_backprop_filter", .noutputs = 1, .ninputs = 2, .infer = filter_infer,
-    .kernel = {[TW_DEVICE_CPU] = filter_kernel}, .backward = filter_backward,
-};
+TW_CONV_OP_DEFS(depthwise_conv2d);
 
 /* ---- public ---------------------------------------------------------------- */
 
 tw_tensor *tw_depthwise_conv2d(tw_tensor *input, tw_tensor *filter, const tw_conv2d_params *params)
 {
-    tw_attrs a = tw__conv_attrs(params);
-    return tw_dispatch1(&tw_op_depthwise_conv2d, 2, (tw_tensor *const[]){input, filter}, &a);
+    return tw__conv_forward(&tw_op_depthwise_conv2d, input, filter, params);
 }
