@@ -17,6 +17,18 @@ void wait_until(gboolean (*cond)(gpointer), gpointer data, double seconds, const
     g_source_remove(timer);
 }
 
+void drain(void)
+{
+    while (g_main_context_iteration(NULL, FALSE))
+        ;
+}
+
+void must(gboolean ok, GError *error)
+{
+    g_assert_no_error(error);
+    g_assert_true(ok);
+}
+
 void spin(double seconds)
 {
     gboolean expired = FALSE;
@@ -47,4 +59,22 @@ GtkWidget *find_named(GtkWidget *root, const char *name)
             return found;
     }
     return NULL;
+}
+
+void designer_window_open(int width, int height, TwModelDoc **doc, GtkWidget **window, TwDesignerView **view)
+{
+    *doc = tw_model_doc_new();
+    *window = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(*window), width, height);
+    *view = TW_DESIGNER_VIEW(tw_designer_view_new(*doc));
+    gtk_window_set_child(GTK_WINDOW(*window), GTK_WIDGET(*view));
+    gtk_window_present(GTK_WINDOW(*window));
+    drain();
+}
+
+void designer_window_close(GtkWidget *window, TwModelDoc *doc)
+{
+    gtk_window_destroy(GTK_WINDOW(window));
+    drain();
+    g_object_unref(doc);
 }

@@ -73,24 +73,19 @@ static void test_json_result(fixture *f, gconstpointer data)
     twb_run_clear(&run);
 }
 
-static double final_test_loss(fixture *f, const char *epochs, const char *checkpoint_dir, bool resume)
+/* twb train's test loss on spirals after `epochs` epochs from `seed`,
+ * with the extra arguments (NULL-terminated, or NULL for none). */
+static double final_test_loss(fixture *f, const char *epochs, const char *seed, const char *const *extra)
 {
-    const char *args[] = {"train", f->model, "--data", "spirals", "--epochs", epochs, "--seed", "5",
-                          "--checkpoint-dir", checkpoint_dir, "--json", resume ? "--resume" : NULL, NULL};
-    twb_run run = run_twb_argv(args);
-    g_assert_cmpint(run.exit_status, ==, 0);
-    JsonParser *parser;
-    double loss = json_object_get_double_member(last_json(run.out, &parser), "test_loss");
-    g_object_unref(parser);
-    twb_run_clear(&run);
-    return loss;
-}
-
-static double train_loss_on(fixture *f, const char *device)
-{
-    const char *args[] = {"train", f->model, "--data", "spirals", "--epochs", "2", "--seed", "3", "--json",
-                          device ? "--device" : NULL, device, NULL};
-    twb_run run = run_twb_argv(args);
+    const char *base[] = {"train", f->model, "--data", "spirals", "--epochs", epochs, "--seed", seed, "--json"};
+    GPtrArray *args = g_ptr_array_new();
+    for (size_t i = 0; i < G_N_ELEMENTS(base); i++)
+        g_ptr_array_add(args, (gpointer)base[i]);
+    for (; extra && *extra; extra++)
+        g_ptr_array_add(args, (gpointer)*extra);
+    g_ptr_array_add(args, NULL);
+    twb_run run = run_twb_argv((const char *const *)args->pdata);
+    g_ptr_array_free(args, TRUE);
     g_assert_cmpint(run.exit_status, ==, 0);
     JsonParser *parser;
     double loss = json_object_get_double_member(last_json(run.out, &parser), "test_loss");
@@ -104,9 +99,9 @@ static double train_loss_on(fixture *f, const char *device)
  * there, or not a device name, is refused naming it. */
 static void test_device(fixture *f, gconstpointer data)
 {
-    double cpu = train_loss_on(f, NULL);
+    double cpu = final_test_loss(f, "2", "3", NULL);
     g_setenv("TW_SIM_DEVICES", "1", TRUE);
-    double sim = train_loss_on(f, "sim:0");
+    double sim = final_test_loss(f, "2", "3", (const char *const[]){"--device", "sim:0", NULL});
     g_unsetenv("TW_SIM_DEVICES");
     g_assert_cmpfloat(sim, ==, cpu);
 
@@ -128,9 +123,9 @@ static void test_device(fixture *f, gconstpointer data)
 static void test_resume_matches(fixture *f, gconstpointer data)
 {
     char *whole = g_build_filename(f->dir, "whole", NULL), *parts = g_build_filename(f->dir, "parts", NULL);
-    double uninterrupted = final_test_loss(f, "4", whole, false);
-    final_test_loss(f, "2", parts, false);
-    double resumed = final_test_loss(f, "4", parts, true);
+    double uninterrupted = final_test_loss(f, "4", "5", (const char *const[]){"--checkpoint-dir", whole, NULL});
+    final_test_loss(f, "2", "5", (const char *const[]){"--checkpoint-dir", parts, NULL});
+    double resumed = final_test_loss(f, "4", "5", (const char *const[]){"--checkpoint-dir", parts, "--resume", NULL});
     g_assert_cmpfloat(resumed, ==, uninterrupted);
 
     /* The checkpoint serves evaluate and predict. */

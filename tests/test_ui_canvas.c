@@ -35,20 +35,9 @@ typedef struct {
     TwDesignerCanvas *canvas;
 } Fixture;
 
-static void drain(void)
-{
-    while (g_main_context_iteration(NULL, FALSE))
-        ;
-}
-
 static void fixture_setup(Fixture *f, gconstpointer data)
 {
-    f->doc = tw_model_doc_new();
-    f->window = gtk_window_new();
-    gtk_window_set_default_size(GTK_WINDOW(f->window), 1200, 800);
-    f->view = TW_DESIGNER_VIEW(tw_designer_view_new(f->doc));
-    gtk_window_set_child(GTK_WINDOW(f->window), GTK_WIDGET(f->view));
-    gtk_window_present(GTK_WINDOW(f->window));
+    designer_window_open(1200, 800, &f->doc, &f->window, &f->view);
     f->canvas = TW_DESIGNER_CANVAS(tw_designer_view_canvas(f->view));
     /* Until the canvas has its size and first frame. */
     gint64 end = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
@@ -60,15 +49,7 @@ static void fixture_setup(Fixture *f, gconstpointer data)
 
 static void fixture_teardown(Fixture *f, gconstpointer data)
 {
-    gtk_window_destroy(GTK_WINDOW(f->window));
-    drain();
-    g_object_unref(f->doc);
-}
-
-static void must(gboolean ok, GError *error)
-{
-    g_assert_no_error(error);
-    g_assert_true(ok);
+    designer_window_close(f->window, f->doc);
 }
 
 static const char *class_at(Fixture *f, int node)

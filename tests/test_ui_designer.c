@@ -11,6 +11,7 @@
 #include <tw/engine.h>
 
 #include "designer_view.h"
+#include "gui_helpers.h"
 #include "layer_palette.h"
 #include "layer_stack.h"
 #include "property_editor.h"
@@ -25,37 +26,17 @@ typedef struct {
     TwPropertyEditor *editor;
 } Fixture;
 
-static void drain(void)
-{
-    while (g_main_context_iteration(NULL, FALSE))
-        ;
-}
-
 static void fixture_setup(Fixture *f, gconstpointer data)
 {
-    f->doc = tw_model_doc_new();
-    f->window = gtk_window_new();
-    gtk_window_set_default_size(GTK_WINDOW(f->window), 1100, 760);
-    f->view = TW_DESIGNER_VIEW(tw_designer_view_new(f->doc));
-    gtk_window_set_child(GTK_WINDOW(f->window), GTK_WIDGET(f->view));
-    gtk_window_present(GTK_WINDOW(f->window));
+    designer_window_open(1100, 760, &f->doc, &f->window, &f->view);
     f->palette = TW_LAYER_PALETTE(tw_designer_view_palette(f->view));
     f->stack = TW_LAYER_STACK(tw_designer_view_stack(f->view));
     f->editor = TW_PROPERTY_EDITOR(tw_designer_view_property_editor(f->view));
-    drain();
 }
 
 static void fixture_teardown(Fixture *f, gconstpointer data)
 {
-    gtk_window_destroy(GTK_WINDOW(f->window));
-    drain();
-    g_object_unref(f->doc);
-}
-
-static void must(gboolean ok, GError *error)
-{
-    g_assert_no_error(error);
-    g_assert_true(ok);
+    designer_window_close(f->window, f->doc);
 }
 
 static void add(Fixture *f, const char *class_name)

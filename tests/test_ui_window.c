@@ -34,12 +34,6 @@ static const char *invalid_model =
     "{\"class_name\": \"Conv2D\", \"config\": {\"name\": \"conv\", \"filters\": 2, \"kernel_size\": [3, 3]}}]}}";
 
 /* ---- helpers ---------------------------------------------------------------- */
-static void drain(void)
-{
-    while (g_main_context_iteration(NULL, FALSE))
-        ;
-}
-
 /* Runs the main loop until cond holds, failing after 10 s. */
 static void wait_for(gboolean (*cond)(gpointer), gpointer data, const char *what)
 {

@@ -17,10 +17,9 @@
  * so a frame stays under 16 ms whatever the number of runs and charts. */
 #include "chart_view.h"
 
-#include <cairo-svg.h>
 #include <math.h>
-#include <string.h>
 
+#include "chart_export.h"
 #include "chart_hover.h"
 #include "render_style.h"
 #include "series_view.h"
@@ -1008,112 +1007,33 @@ char *tw_chart_view_hover_text(TwChartView *view)
     return tw_chart_hover_text(&chart, rows, n);
 }
 
-/* ---- exports --------------------------------------------------------------------------- */
+/* ---- exports (chart_export.c) ----------------------------------------------------------- */
 
-static gboolean cairo_failed(cairo_status_t status, const char *path, GError **error)
+/* The chart as it is now, without the hover and the card's buttons. */
+static tw_chart export_chart(TwChartView *view, tw_chart_series *series)
 {
-    if (status == CAIRO_STATUS_SUCCESS)
-        return FALSE;
-    g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: %s", path, cairo_status_to_string(status));
-    return TRUE;
-}
-
-/* The chart as it is now, without the hover, onto a surface. */
-static void draw_chart(TwChartView *view, cairo_surface_t *surface, int width, int height)
-{
-    tw_chart_series *series = g_newa(tw_chart_series, MAX(view->nseries, 1));
     tw_chart chart = build_chart(view, series);
-    chart.header_reserve = 0; /* no buttons over an export */
-    cairo_t *cr = cairo_create(surface);
-    tw_chart_render(cr, width, height, &chart);
-    cairo_destroy(cr);
+    chart.header_reserve = 0;
+    return chart;
 }
 
 gboolean tw_chart_view_export_png(TwChartView *view, const char *path, GError **error)
 {
-    int width = view_width(view), height = view_height(view);
-    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
-    draw_chart(view, surface, width, height);
-    gboolean ok = !cairo_failed(cairo_surface_write_to_png(surface, path), path, error);
-    cairo_surface_destroy(surface);
-    return ok;
+    tw_chart_series *series = g_newa(tw_chart_series, MAX(view->nseries, 1));
+    tw_chart chart = export_chart(view, series);
+    return tw_chart_export_png(&chart, view_width(view), view_height(view), path, error);
 }
 
 gboolean tw_chart_view_export_svg(TwChartView *view, const char *path, GError **error)
 {
-    int width = view_width(view), height = view_height(view);
-    cairo_surface_t *surface = cairo_svg_surface_create(path, width, height);
-    draw_chart(view, surface, width, height);
-    cairo_surface_finish(surface);
-    gboolean ok = !cairo_failed(cairo_surface_status(surface), path, error);
-    cairo_surface_destroy(surface);
-    return ok;
-}
-
-/* A CSV field: quoted when it holds a comma, a quote or a line break. */
-static void append_field(GString *out, const char *text)
-{
-    if (!strpbrk(text, ",\"\n\r")) {
-        g_string_append(out, text);
-        return;
-    }
-    g_string_append_c(out, '"');
-    for (const char *c = text; *c; c++) {
-        if (*c == '"')
-            g_string_append_c(out, '"');
-        g_string_append_c(out, *c);
-    }
-    g_string_append_c(out, '"');
-}
-
-static void append_row(GString *out, const char *run, const tw_scalar_point *p)
-{
-    char wall[G_ASCII_DTOSTR_BUF_SIZE], value[G_ASCII_DTOSTR_BUF_SIZE];
-    append_field(out, run);
-    g_string_append_printf(out, ",%s,%" G_GINT64_FORMAT ",%s\n", g_ascii_dtostr(wall, sizeof wall, p->wall_time),
-                           (gint64)p->step, g_ascii_dtostr(value, sizeof value, p->value));
-}
-
-static double point_chart_x(TwChartView *view, const series_slot *s, const tw_scalar_point *p)
-{
-    return view->x_axis == TW_X_STEP ? (double)p->step : p->wall_time - x_offset(view, s);
-}
-
-/* A series' visible rows: its raw points in the range, or each column's
- * first and last point after a comment saying so. */
-static void append_series(GString *out, TwChartView *view, const series_slot *s)
-{
-    const char *run = s->label ? s->label : "";
-    const drawn *d = s->drawn;
-    if (!d)
-        return;
-    if (d->points && d->npoints > 0) {
-        for (int64_t i = 0; i < d->npoints; i++) {
-            double x = point_chart_x(view, s, &d->points[i]);
-            if (x >= view->x_lo && x <= view->x_hi)
-                append_row(out, run, &d->points[i]);
-        }
-        return;
-    }
-    g_string_append_printf(out, "# %s: reduced to %d columns, each column's first and last point only\n", run,
-                           d->ncolumns);
-    for (int i = 0; i < d->ncolumns; i++) {
-        const tw_lod_column *c = &d->columns[i];
-        if (c->count > 0)
-            append_row(out, run, &c->first);
-        if (c->count > 1)
-            append_row(out, run, &c->last);
-    }
+    tw_chart_series *series = g_newa(tw_chart_series, MAX(view->nseries, 1));
+    tw_chart chart = export_chart(view, series);
+    return tw_chart_export_svg(&chart, view_width(view), view_height(view), path, error);
 }
 
 gboolean tw_chart_view_export_csv(TwChartView *view, const char *path, GError **error)
 {
     tw_chart_series *series = g_newa(tw_chart_series, MAX(view->nseries, 1));
-    build_chart(view, series);
-    GString *out = g_string_new("run,wall_time,step,value\n");
-    for (int i = 0; i < view->nseries; i++)
-        append_series(out, view, &view->series[i]);
-    gboolean ok = g_file_set_contents(path, out->str, (gssize)out->len, error);
-    g_string_free(out, TRUE);
-    return ok;
+    tw_chart chart = export_chart(view, series);
+    return tw_chart_export_csv(&chart, path, error);
 }

@@ -12,7 +12,8 @@
  * - on every view change it asks TwDashboardData for a reduction to its
  *   width in pixels, so a zoom reveals raw points and a pan never rereads
  *   the series; new points extend the chart without resetting the zoom;
- * - export the chart as PNG or SVG and the visible data as CSV. */
+ * - export the chart as PNG or SVG and the visible data as CSV (drawn and
+ *   written by chart_export.c). */
 #ifndef TW_UI_CHART_VIEW_H
 #define TW_UI_CHART_VIEW_H
 

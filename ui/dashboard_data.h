@@ -21,8 +21,6 @@
 
 #include <tw/run_store.h>
 
-#include "chart_render.h"
-
 G_BEGIN_DECLS
 
 #define TW_TYPE_DASHBOARD_DATA (tw_dashboard_data_get_type())

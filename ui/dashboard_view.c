@@ -1,7 +1,8 @@
 /* TwDashboardView (dashboard_view.h): a GtkPaned with the sidebar (TwRunList
- * and the chart settings) and the tabs (Scalars, Histograms,
- * Distributions: a TwTagSections each) under a tag filter; a placeholder
- * instead of the tabs while there is nothing to show.
+ * and the chart settings: the template resources/dashboard_view.ui) and
+ * the tabs (Scalars, Histograms, Distributions: a TwTagSections each)
+ * under a tag filter; a placeholder instead of the tabs while there is
+ * nothing to show.
  *
  * Everything here follows TwDashboardData's signals: "runs-changed" and
  * "tags-changed" recompute which cards exist and what each built chart
@@ -29,10 +30,8 @@
 #include "text_card.h"
 
 #define DASHBOARD_CSS "/io/github/twb/Workbench/dashboard.css"
-#define SIDEBAR_WIDTH 300
 #define CARD_WIDTH 420
 #define CARD_HEIGHT 300
-#define DEFAULT_SMOOTHING 0.6
 #define READY_POLL_MS 20
 #define IMAGE_CARD_HEIGHT 420
 /* While the Images or Text tab is shown, new images and text records are
@@ -726,91 +725,6 @@ static void on_tag_filter(GtkEditable *entry, TwDashboardView *self)
 }
 
 /* ---- construction ------------------------------------------------------------------------------ */
-static GtkWidget *heading(const char *text)
-{
-    GtkWidget *label = gtk_label_new(text);
-    gtk_label_set_xalign(GTK_LABEL(label), 0);
-    gtk_widget_add_css_class(label, "sidebar-heading");
-    return label;
-}
-
-/* A row of linked toggle buttons, the first active. */
-static void toggle_row(GtkWidget *box, const char *label, const char *const *names, const char *const *tips, int n,
-                       GtkWidget **buttons, TwDashboardView *self)
-{
-    GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 8);
-    GtkWidget *title = gtk_label_new(label);
-    gtk_label_set_xalign(GTK_LABEL(title), 0);
-    gtk_widget_set_hexpand(title, TRUE);
-    GtkWidget *linked = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0);
-    gtk_widget_add_css_class(linked, "linked");
-    for (int i = 0; i < n; i++) {
-        buttons[i] = gtk_toggle_button_new_with_label(names[i]);
-        gtk_widget_set_tooltip_text(buttons[i], tips[i]);
-        if (i)
-            gtk_toggle_button_set_group(GTK_TOGGLE_BUTTON(buttons[i]), GTK_TOGGLE_BUTTON(buttons[0]));
-        gtk_box_append(GTK_BOX(linked), buttons[i]);
-    }
-    gtk_toggle_button_set_active(GTK_TOGGLE_BUTTON(buttons[0]), TRUE);
-    for (int i = 0; i < n; i++)
-        g_signal_connect(buttons[i], "toggled", G_CALLBACK(on_axes), self);
-    gtk_box_append(GTK_BOX(row), title);
-    gtk_box_append(GTK_BOX(row), linked);
-    gtk_box_append(GTK_BOX(box), row);
-}
-
-static GtkWidget *settings(TwDashboardView *self)
-{
-    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 8);
-    gtk_widget_add_css_class(box, "chart-settings");
-    gtk_box_append(GTK_BOX(box), heading("Charts"));
-    GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 8);
-    gtk_box_append(GTK_BOX(row), gtk_label_new("Smoothing"));
-    self->smoothing = gtk_scale_new_with_range(GTK_ORIENTATION_HORIZONTAL, 0, 0.99, 0.01);
-    gtk_range_set_value(GTK_RANGE(self->smoothing), DEFAULT_SMOOTHING);
-    gtk_scale_set_draw_value(GTK_SCALE(self->smoothing), TRUE);
-    gtk_scale_set_digits(GTK_SCALE(self->smoothing), 2);
-    gtk_scale_set_value_pos(GTK_SCALE(self->smoothing), GTK_POS_RIGHT);
-    gtk_widget_set_hexpand(self->smoothing, TRUE);
-    gtk_widget_set_tooltip_text(self->smoothing, "Exponential moving average of the values (TensorBoard’s, debiased); "
-                                                 "the raw values stay faint behind");
-    g_signal_connect(self->smoothing, "value-changed", G_CALLBACK(on_smoothing), self);
-    gtk_box_append(GTK_BOX(row), self->smoothing);
-    gtk_box_append(GTK_BOX(box), row);
-    toggle_row(box, "X axis", (const char *const[]){"Step", "Relative", "Wall"},
-               (const char *const[]){"Training step", "Time since the run started", "Time of day"}, 3, self->x_axis,
-               self);
-    toggle_row(box, "Y axis", (const char *const[]){"Linear", "Log"},
-               (const char *const[]){"Linear scale", "Logarithmic scale (positive values)"}, 2, self->y_axis, self);
-    self->outliers = gtk_check_button_new_with_label("Ignore outliers");
-    gtk_widget_set_tooltip_text(self->outliers, "Fit the y axis to the 5th–95th percentile of the values");
-    g_signal_connect(self->outliers, "toggled", G_CALLBACK(on_axes), self);
-    gtk_box_append(GTK_BOX(box), self->outliers);
-    self->pair_check = gtk_check_button_new_with_label("Validation with training");
-    gtk_widget_set_name(self->pair_check, "pair-validation");
-    gtk_widget_set_tooltip_text(self->pair_check, "Draw validation/X in the chart of epoch/X, lighter (Keras’ loss "
-                                                  "and val_loss together)");
-    gtk_check_button_set_active(GTK_CHECK_BUTTON(self->pair_check), TRUE);
-    g_signal_connect(self->pair_check, "toggled", G_CALLBACK(on_pair_validation), self);
-    gtk_box_append(GTK_BOX(box), self->pair_check);
-    return box;
-}
-
-static GtkWidget *sidebar(TwDashboardView *self)
-{
-    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 8);
-    gtk_widget_add_css_class(box, "dashboard-sidebar");
-    gtk_box_append(GTK_BOX(box), heading("Runs"));
-    self->runs = tw_run_list_new();
-    gtk_widget_set_vexpand(self->runs, TRUE);
-    g_signal_connect_swapped(self->runs, "changed", G_CALLBACK(on_runs_shown), self);
-    gtk_box_append(GTK_BOX(box), self->runs);
-    gtk_box_append(GTK_BOX(box), gtk_separator_new(GTK_ORIENTATION_HORIZONTAL));
-    gtk_box_append(GTK_BOX(box), settings(self));
-    gtk_widget_set_size_request(box, SIDEBAR_WIDTH, -1);
-    return box;
-}
-
 static GtkWidget *page(GtkWidget *toolbar, GtkWidget *sections, const char *name)
 {
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
@@ -989,7 +903,7 @@ static void tw_dashboard_view_dispose(GObject *object)
     g_clear_pointer(&self->image_series, g_ptr_array_unref);
     if (self->data)
         g_signal_handlers_disconnect_by_data(self->data, self);
-    g_clear_pointer(&self->paned, gtk_widget_unparent);
+    gtk_widget_dispose_template(GTK_WIDGET(self), TW_TYPE_DASHBOARD_VIEW);
     g_clear_object(&self->data);
     g_clear_pointer(&self->tag_index, g_hash_table_unref);
     G_OBJECT_CLASS(tw_dashboard_view_parent_class)->dispose(object);
@@ -1014,24 +928,40 @@ static void tw_dashboard_view_class_init(TwDashboardViewClass *klass)
     props[PROP_READY] = g_param_spec_boolean("ready", NULL, NULL, FALSE,
                                              G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
     g_object_class_install_properties(object_class, N_PROPS, props);
-    GTK_WIDGET_CLASS(klass)->map = tw_dashboard_view_map;
-    gtk_widget_class_set_layout_manager_type(GTK_WIDGET_CLASS(klass), GTK_TYPE_BIN_LAYOUT);
-    gtk_widget_class_set_css_name(GTK_WIDGET_CLASS(klass), "dashboardview");
+    GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
+    widget_class->map = tw_dashboard_view_map;
+    gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
+    gtk_widget_class_set_css_name(widget_class, "dashboardview");
+    g_type_ensure(TW_TYPE_RUN_LIST);
+    gtk_widget_class_set_template_from_resource(widget_class, "/io/github/twb/Workbench/dashboard_view.ui");
+#define BIND(field, id) \
+    gtk_widget_class_bind_template_child_full(widget_class, id, FALSE, G_STRUCT_OFFSET(TwDashboardView, field))
+    BIND(paned, "paned");
+    BIND(runs, "runs");
+    BIND(smoothing, "smoothing");
+    BIND(x_axis[TW_X_STEP], "x_step");
+    BIND(x_axis[TW_X_RELATIVE_TIME], "x_relative");
+    BIND(x_axis[TW_X_WALL_TIME], "x_wall");
+    BIND(y_axis[TW_Y_LINEAR], "y_linear");
+    BIND(y_axis[TW_Y_LOG], "y_log");
+    BIND(outliers, "outliers");
+    BIND(pair_check, "pair_check");
+#undef BIND
+    gtk_widget_class_bind_template_callback(widget_class, on_runs_shown);
+    gtk_widget_class_bind_template_callback(widget_class, on_smoothing);
+    gtk_widget_class_bind_template_callback(widget_class, on_axes);
+    gtk_widget_class_bind_template_callback(widget_class, on_pair_validation);
 }
 
 static void tw_dashboard_view_init(TwDashboardView *self)
 {
     load_css(GTK_WIDGET(self));
+    gtk_widget_init_template(GTK_WIDGET(self));
     self->tag_index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    self->smoothing_weight = DEFAULT_SMOOTHING;
-    self->pair_validation = TRUE;
-    self->paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL);
-    gtk_paned_set_start_child(GTK_PANED(self->paned), sidebar(self));
+    /* The template's settings are the defaults. */
+    self->smoothing_weight = gtk_range_get_value(GTK_RANGE(self->smoothing));
+    self->pair_validation = gtk_check_button_get_active(GTK_CHECK_BUTTON(self->pair_check));
     gtk_paned_set_end_child(GTK_PANED(self->paned), main_area(self));
-    gtk_paned_set_resize_start_child(GTK_PANED(self->paned), FALSE);
-    gtk_paned_set_shrink_start_child(GTK_PANED(self->paned), FALSE);
-    gtk_paned_set_shrink_end_child(GTK_PANED(self->paned), FALSE);
-    gtk_widget_set_parent(self->paned, GTK_WIDGET(self));
 }
 
 /* ---- dashboard_view.h ------------------------------------------------------------------------------ */

@@ -10,6 +10,8 @@
 
 #include <tw/json_depth.h>
 
+#include "csv_field.h"
+
 typedef enum { OP_NAME, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_RANGE } filter_op;
 
 typedef struct {
@@ -469,21 +471,6 @@ bool tw_hp_table_row_passes(const tw_hp_table *t, int row)
 }
 
 /* ---- CSV ------------------------------------------------------------------------ */
-static void csv_field(GString *out, const char *text)
-{
-    if (!strpbrk(text, ",\"\r\n")) {
-        g_string_append(out, text);
-        return;
-    }
-    g_string_append_c(out, '"');
-    for (const char *p = text; *p; p++) {
-        if (*p == '"')
-            g_string_append_c(out, '"');
-        g_string_append_c(out, *p);
-    }
-    g_string_append_c(out, '"');
-}
-
 char *tw_hp_table_csv(const tw_hp_table *t, const int *rows, int nrows)
 {
     GString *out = g_string_new("run,status");
@@ -492,13 +479,13 @@ char *tw_hp_table_csv(const tw_hp_table *t, const int *rows, int nrows)
         if (col->hidden)
             continue;
         g_string_append_c(out, ',');
-        csv_field(out, col->name);
+        tw_csv_append_field(out, col->name);
     }
     g_string_append(out, "\r\n");
     int n = rows ? nrows : t->nrows;
     for (int i = 0; i < n; i++) {
         int r = rows ? rows[i] : i;
-        csv_field(out, t->rows[r].name);
+        tw_csv_append_field(out, t->rows[r].name);
         g_string_append_printf(out, ",%s", tw_run_status_name(t->rows[r].status));
         for (int c = 0; c < t->ncolumns; c++) {
             if (((tw_hp_column *)t->columns->pdata[c])->hidden)
@@ -510,7 +497,7 @@ char *tw_hp_table_csv(const tw_hp_table *t, const int *rows, int nrows)
                 g_string_append(out, isfinite(v->number) ? g_ascii_dtostr(buffer, sizeof buffer, v->number)
                                                          : v->text);
             } else
-                csv_field(out, v->text);
+                tw_csv_append_field(out, v->text);
         }
         g_string_append(out, "\r\n");
     }

@@ -179,25 +179,33 @@ int tw_tb_writer_close(tw_tb_writer *w)
 }
 
 /* ---- values ------------------------------------------------------------------- */
-/* A scalar as TF2 writes it: a rank-0 tensor of plugin "scalars", in
- * float64 so every stored value comes back exactly. */
-int tw_tb_write_scalar(tw_tb_writer *w, const char *tag, int64_t step, double wall_time, double value)
+/* A rank-0 tensor of a plugin, as TF2 writes scalars and text: t holds
+ * the dtype and the value; the shape and the plugin's metadata are added. */
+static int write_tensor(tw_tb_writer *w, const char *tag, int64_t step, double wall_time, Tensorflow__TensorProto *t,
+                        const char *plugin)
 {
     Tensorflow__TensorShapeProto shape = TENSORFLOW__TENSOR_SHAPE_PROTO__INIT;
-    Tensorflow__TensorProto t = TENSORFLOW__TENSOR_PROTO__INIT;
-    t.has_dtype = true;
-    t.dtype = TW_TB_DT_DOUBLE;
-    t.tensor_shape = &shape;
-    t.n_double_val = 1;
-    t.double_val = &value;
+    t->has_dtype = true;
+    t->tensor_shape = &shape;
     Tensorflow__SummaryMetadata m = TENSORFLOW__SUMMARY_METADATA__INIT;
     Tensorflow__SummaryMetadata__PluginData p = TENSORFLOW__SUMMARY_METADATA__PLUGIN_DATA__INIT;
     Tensorflow__Summary__Value v = TENSORFLOW__SUMMARY__VALUE__INIT;
     v.tag = (char *)tag;
-    v.metadata = metadata_for(w, tag, &m, &p, "scalars");
+    v.metadata = metadata_for(w, tag, &m, &p, plugin);
     v.value_case = TENSORFLOW__SUMMARY__VALUE__VALUE_TENSOR;
-    v.tensor = &t;
+    v.tensor = t;
     return write_value(w, step, wall_time, &v);
+}
+
+/* A scalar: plugin "scalars", in float64 so every stored value comes back
+ * exactly. */
+int tw_tb_write_scalar(tw_tb_writer *w, const char *tag, int64_t step, double wall_time, double value)
+{
+    Tensorflow__TensorProto t = TENSORFLOW__TENSOR_PROTO__INIT;
+    t.dtype = TW_TB_DT_DOUBLE;
+    t.n_double_val = 1;
+    t.double_val = &value;
+    return write_tensor(w, tag, step, wall_time, &t, "scalars");
 }
 
 /* The store's equal-width buckets as a classic HistogramProto: bucket k
@@ -248,25 +256,15 @@ int tw_tb_write_image(tw_tb_writer *w, const char *tag, int64_t step, double wal
     return write_value(w, step, wall_time, &v);
 }
 
-/* Text as TF2 writes it: a rank-0 string tensor of plugin "text". */
+/* Text: a string of plugin "text". */
 int tw_tb_write_text(tw_tb_writer *w, const char *tag, int64_t step, double wall_time, const char *text)
 {
-    Tensorflow__TensorShapeProto shape = TENSORFLOW__TENSOR_SHAPE_PROTO__INIT;
     Tensorflow__TensorProto t = TENSORFLOW__TENSOR_PROTO__INIT;
     ProtobufCBinaryData s = {.len = strlen(text), .data = (uint8_t *)text};
-    t.has_dtype = true;
     t.dtype = TW_TB_DT_STRING;
-    t.tensor_shape = &shape;
     t.n_string_val = 1;
     t.string_val = &s;
-    Tensorflow__SummaryMetadata m = TENSORFLOW__SUMMARY_METADATA__INIT;
-    Tensorflow__SummaryMetadata__PluginData p = TENSORFLOW__SUMMARY_METADATA__PLUGIN_DATA__INIT;
-    Tensorflow__Summary__Value v = TENSORFLOW__SUMMARY__VALUE__INIT;
-    v.tag = (char *)tag;
-    v.metadata = metadata_for(w, tag, &m, &p, "text");
-    v.value_case = TENSORFLOW__SUMMARY__VALUE__VALUE_TENSOR;
-    v.tensor = &t;
-    return write_value(w, step, wall_time, &v);
+    return write_tensor(w, tag, step, wall_time, &t, "text");
 }
 
 /* A traced graph (twb's graph JSON) as the event's graph_def. */

@@ -71,3 +71,39 @@ tw_tensor *tw__apply_transforms(tw_tensor *x, const double *transforms, const ch
                               (tw_image_interpolation)tw__choice_index(tw__interpolations, interpolation),
                               (tw_fill_mode)tw__choice_index(tw__fill_modes, fill_mode), fill_value);
 }
+
+tw_tensor *tw__hw_augment_call(tw_layer *self, tw_tensor *x, const tw_call_context *ctx, double offset,
+                               bool same_draw, tw_hw_transform transform)
+{
+    if (tw_tensor_dtype(x) != self->dtype)
+        x = tw_cast(x, self->dtype);
+    if (!ctx->training)
+        return tw_activation_apply("linear", x);
+    tw_hw_augment_state *st = self->state;
+    int64_t n = tw_tensor_dim(x, 0);
+    size_t count = (size_t)(n ? n : 1);
+    double h = (double)tw_tensor_dim(x, 1), w = (double)tw_tensor_dim(x, 2);
+    double *dh = malloc(sizeof(double) * count), *dw = malloc(sizeof(double) * count);
+    double *t = malloc(sizeof(double) * 8 * count);
+    tw_rng *rng = tw__layer_rng(self, ctx, &st->rng);
+    tw_tensor *y = NULL;
+    if (!dh || !dw || !t) {
+        TW_LAYER_ERROR(self, "out of memory for %lld transforms", (long long)n);
+    } else if (!tw__draw_uniform(rng, n, offset + st->h_lower, offset + st->h_upper, dh) &&
+               (same_draw || !tw__draw_uniform(rng, n, offset + st->w_lower, offset + st->w_upper, dw))) {
+        for (int64_t i = 0; i < n; i++)
+            transform(dh[i], same_draw ? dh[i] : dw[i], h, w, t + 8 * i);
+        y = tw__apply_transforms(x, t, tw__param_choice(self, TW_HW_INTERPOLATION),
+                                 tw__param_choice(self, TW_HW_FILL_MODE), tw__param_float(self, TW_HW_FILL_VALUE));
+    }
+    free(dh);
+    free(dw);
+    free(t);
+    return y;
+}
+
+void tw__hw_augment_finalize(tw_layer *self)
+{
+    tw_hw_augment_state *st = self->state;
+    tw_rng_free(st->rng);
+}

@@ -12,6 +12,22 @@ extern const char *const tw__fill_modes[];     /* reflect, wrap, constant, neare
 extern const char *const tw__interpolations[]; /* nearest, bilinear: tw_image_interpolation's order */
 extern const char *const tw__channels_last[];  /* the one data_format supported */
 
+/* The parameter rows the geometric ones (RandomRotation, RandomZoom,
+ * RandomTranslation) share; `what` names what the seed would decide. */
+#define TW__FILL_MODE_PARAM                                                                                        \
+    {"fill_mode", TW_PARAM_CHOICE, "reflect", .choices = tw__fill_modes,                                          \
+     .help = "What points from outside the image read"}
+#define TW__INTERPOLATION_PARAM                                                                                    \
+    {"interpolation", TW_PARAM_CHOICE, "bilinear", .choices = tw__interpolations, .help = "How pixels are sampled"}
+#define TW__SEED_PARAM(what)                                                                                       \
+    {"seed", TW_PARAM_INT, "", 0, 1e18, .nullable = true,                                                         \
+     .help = "Accepted from Keras files and ignored: the model's seed decides the " what}
+#define TW__FILL_VALUE_PARAM                                                                                       \
+    {"fill_value", TW_PARAM_FLOAT, "0", -1e9, 1e9, .help = "The value outside with fill_mode constant"}
+#define TW__DATA_FORMAT_PARAM                                                                                      \
+    {"data_format", TW_PARAM_CHOICE, "channels_last", .choices = tw__channels_last,                               \
+     .help = "Where the images keep their channels"}
+
 /* A Keras factor: one number f for (-f, f), or a (lower, upper) pair; each
  * within [min, max] and lower <= upper. -1 with "KEY: ..." otherwise. */
 int tw__factor_range(const tw_param_value *v, const char *key, double min, double max, double *lower,
@@ -31,6 +47,34 @@ int tw__draw_uniform(tw_rng *rng, int64_t n, double low, double high, double *ou
  * with the layer's choices of interpolation and fill. */
 tw_tensor *tw__apply_transforms(tw_tensor *x, const double *transforms, const char *interpolation,
                                 const char *fill_mode, double fill_value);
+
+/* RandomTranslation and RandomZoom: per image, a draw for the height and
+ * one for the width (or the height's again), each from its range, make the
+ * image's transform. Both layers' parameters, in this order: */
+enum {
+    TW_HW_HEIGHT_FACTOR,
+    TW_HW_WIDTH_FACTOR,
+    TW_HW_FILL_MODE,
+    TW_HW_INTERPOLATION,
+    TW_HW_SEED,
+    TW_HW_FILL_VALUE,
+    TW_HW_DATA_FORMAT
+};
+/* Their state (the layer's state_size). */
+typedef struct {
+    tw_rng *rng;
+    double h_lower, h_upper, w_lower, w_upper;
+} tw_hw_augment_state;
+/* The transform (8 numbers into m) of an image of h x w pixels for the
+ * draws dh (height) and dw (width). */
+typedef void (*tw_hw_transform)(double dh, double dw, double h, double w, double *m);
+/* The call: identity in inference; in training each image's dh drawn from
+ * [offset + h_lower, offset + h_upper), dw from the width's range (or dh
+ * when same_draw), sampled through `transform` with the layer's fill and
+ * interpolation. */
+tw_tensor *tw__hw_augment_call(tw_layer *self, tw_tensor *x, const tw_call_context *ctx, double offset,
+                               bool same_draw, tw_hw_transform transform);
+void tw__hw_augment_finalize(tw_layer *self);
 
 /* The index of choice in list (a parameter's value, from that list). */
 int tw__choice_index(const char *const *list, const char *choice);

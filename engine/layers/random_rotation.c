@@ -14,15 +14,11 @@ enum { FACTOR, FILL_MODE, INTERPOLATION, SEED, FILL_VALUE, DATA_FORMAT };
 static const tw_param_def params[] = {
     [FACTOR] = {"factor", TW_PARAM_FLOATS, "0.1", -1e9, 1e9, 0,
                 .help = "Rotation range as a fraction of a full turn: f for (-f, f), or lower,upper"},
-    [FILL_MODE] = {"fill_mode", TW_PARAM_CHOICE, "reflect", .choices = tw__fill_modes,
-                   .help = "What points from outside the image read"},
-    [INTERPOLATION] = {"interpolation", TW_PARAM_CHOICE, "bilinear", .choices = tw__interpolations,
-                       .help = "How pixels are sampled"},
-    [SEED] = {"seed", TW_PARAM_INT, "", 0, 1e18, .nullable = true,
-              .help = "Accepted from Keras files and ignored: the model's seed decides the angles"},
-    [FILL_VALUE] = {"fill_value", TW_PARAM_FLOAT, "0", -1e9, 1e9, .help = "The value outside with fill_mode constant"},
-    [DATA_FORMAT] = {"data_format", TW_PARAM_CHOICE, "channels_last", .choices = tw__channels_last,
-                     .help = "Where the images keep their channels"},
+    [FILL_MODE] = TW__FILL_MODE_PARAM,
+    [INTERPOLATION] = TW__INTERPOLATION_PARAM,
+    [SEED] = TW__SEED_PARAM("angles"),
+    [FILL_VALUE] = TW__FILL_VALUE_PARAM,
+    [DATA_FORMAT] = TW__DATA_FORMAT_PARAM,
 };
 
 typedef struct {

@@ -4,82 +4,46 @@
  * right), filling what comes from outside by fill_mode; in inference, the
  * identity. The matrix is Keras' get_translation_matrix;
  * tw_image_transform passes gradients to the images. */
-#include <stdlib.h>
-
 #include "image_augment.h"
 
-enum { HEIGHT_FACTOR, WIDTH_FACTOR, FILL_MODE, INTERPOLATION, SEED, FILL_VALUE, DATA_FORMAT };
-
 static const tw_param_def params[] = {
-    [HEIGHT_FACTOR] = {"height_factor", TW_PARAM_FLOATS, "0.1", -1, 1, 0,
-                       .help = "Vertical shift range as a fraction of the height: f for (-f, f), or lower,upper"},
-    [WIDTH_FACTOR] = {"width_factor", TW_PARAM_FLOATS, "0.1", -1, 1, 0,
-                      .help = "Horizontal shift range as a fraction of the width"},
-    [FILL_MODE] = {"fill_mode", TW_PARAM_CHOICE, "reflect", .choices = tw__fill_modes,
-                   .help = "What points from outside the image read"},
-    [INTERPOLATION] = {"interpolation", TW_PARAM_CHOICE, "bilinear", .choices = tw__interpolations,
-                       .help = "How pixels are sampled"},
-    [SEED] = {"seed", TW_PARAM_INT, "", 0, 1e18, .nullable = true,
-              .help = "Accepted from Keras files and ignored: the model's seed decides the shifts"},
-    [FILL_VALUE] = {"fill_value", TW_PARAM_FLOAT, "0", -1e9, 1e9, .help = "The value outside with fill_mode constant"},
-    [DATA_FORMAT] = {"data_format", TW_PARAM_CHOICE, "channels_last", .choices = tw__channels_last,
-                     .help = "Where the images keep their channels"},
+    [TW_HW_HEIGHT_FACTOR] = {"height_factor", TW_PARAM_FLOATS, "0.1", -1, 1, 0,
+                             .help = "Vertical shift range as a fraction of the height: f for (-f, f), or lower,upper"},
+    [TW_HW_WIDTH_FACTOR] = {"width_factor", TW_PARAM_FLOATS, "0.1", -1, 1, 0,
+                            .help = "Horizontal shift range as a fraction of the width"},
+    [TW_HW_FILL_MODE] = TW__FILL_MODE_PARAM,
+    [TW_HW_INTERPOLATION] = TW__INTERPOLATION_PARAM,
+    [TW_HW_SEED] = TW__SEED_PARAM("shifts"),
+    [TW_HW_FILL_VALUE] = TW__FILL_VALUE_PARAM,
+    [TW_HW_DATA_FORMAT] = TW__DATA_FORMAT_PARAM,
 };
-
-typedef struct {
-    tw_rng *rng;
-    double h_lower, h_upper, w_lower, w_upper;
-} translation_state;
 
 static int translation_configure(tw_layer *self)
 {
-    translation_state *st = self->state;
-    if (tw__factor_range(tw_layer_param(self, HEIGHT_FACTOR), "height_factor", -1, 1, &st->h_lower, &st->h_upper))
+    tw_hw_augment_state *st = self->state;
+    if (tw__factor_range(tw_layer_param(self, TW_HW_HEIGHT_FACTOR), "height_factor", -1, 1, &st->h_lower,
+                         &st->h_upper))
         return -1;
-    return tw__factor_range(tw_layer_param(self, WIDTH_FACTOR), "width_factor", -1, 1, &st->w_lower, &st->w_upper);
+    return tw__factor_range(tw_layer_param(self, TW_HW_WIDTH_FACTOR), "width_factor", -1, 1, &st->w_lower,
+                            &st->w_upper);
+}
+
+/* Keras' get_translation_matrix: content moved down by dh * h, right by
+ * dw * w. */
+static void translation_transform(double dh, double dw, double h, double w, double *m)
+{
+    m[0] = 1;
+    m[1] = 0;
+    m[2] = -dw * w;
+    m[3] = 0;
+    m[4] = 1;
+    m[5] = -dh * h;
+    m[6] = m[7] = 0;
 }
 
 static tw_tensor *translation_call(tw_layer *self, tw_tensor *x, const tw_call_context *ctx)
 {
-    if (tw_tensor_dtype(x) != self->dtype)
-        x = tw_cast(x, self->dtype);
-    if (!ctx->training)
-        return tw_activation_apply("linear", x);
-    translation_state *st = self->state;
-    int64_t n = tw_tensor_dim(x, 0);
-    size_t count = (size_t)(n ? n : 1);
-    double h = (double)tw_tensor_dim(x, 1), w = (double)tw_tensor_dim(x, 2);
-    double *dy = malloc(sizeof(double) * count), *dx = malloc(sizeof(double) * count);
-    double *t = malloc(sizeof(double) * 8 * count);
-    tw_rng *rng = tw__layer_rng(self, ctx, &st->rng);
-    tw_tensor *y = NULL;
-    if (!dy || !dx || !t) {
-        TW_LAYER_ERROR(self, "out of memory for %lld transforms", (long long)n);
-    } else if (!tw__draw_uniform(rng, n, st->h_lower, st->h_upper, dy) &&
-               !tw__draw_uniform(rng, n, st->w_lower, st->w_upper, dx)) {
-        for (int64_t i = 0; i < n; i++) {
-            double *m = t + 8 * i;
-            m[0] = 1;
-            m[1] = 0;
-            m[2] = -dx[i] * w;
-            m[3] = 0;
-            m[4] = 1;
-            m[5] = -dy[i] * h;
-            m[6] = m[7] = 0;
-        }
-        y = tw__apply_transforms(x, t, tw__param_choice(self, INTERPOLATION), tw__param_choice(self, FILL_MODE),
-                                 tw__param_float(self, FILL_VALUE));
-    }
-    free(dy);
-    free(dx);
-    free(t);
-    return y;
-}
-
-static void translation_finalize(tw_layer *self)
-{
-    translation_state *st = self->state;
-    tw_rng_free(st->rng);
+    return tw__hw_augment_call(self, x, ctx, 0, false, translation_transform);
 }
 
 const tw_layer_class tw_layer_class_RandomTranslation = {
@@ -88,9 +52,9 @@ const tw_layer_class tw_layer_class_RandomTranslation = {
     .summary = "Shift images at random while training",
     .params = params,
     .nparams = sizeof params / sizeof params[0],
-    .state_size = sizeof(translation_state),
+    .state_size = sizeof(tw_hw_augment_state),
     .configure = translation_configure,
     .infer = tw__image_augment_infer,
     .call = translation_call,
-    .finalize = translation_finalize,
+    .finalize = tw__hw_augment_finalize,
 };

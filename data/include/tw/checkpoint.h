@@ -30,6 +30,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* ---- safetensors files ---------------------------------------------------- */
 /* Write n tensors (float32, float64, int32, int64, uint8, bool: safetensors'
  * F32, F64, I32, I64, U8, BOOL) under unique names, with nmeta string pairs
@@ -111,6 +113,8 @@ const char *tw_model_checkpoint_error(const tw_model_checkpoint *mc);
 void tw_model_checkpoint_free(tw_model_checkpoint *mc);
 /* Where a checkpoint says a resumed fit starts (0, 0 when it does not say). */
 int tw_checkpoint_resume_position(const char *path, int *epoch, int64_t *step);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

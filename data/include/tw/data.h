@@ -45,6 +45,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define TW_ELEMENT_MAX 4
 
 typedef struct {
@@ -146,6 +148,8 @@ tw_dataset *tw_dataset_scale(tw_dataset *ds, int component, double scale);
  * validation part, the rest the training part. Takes over ds's reference;
  * both results are new references. */
 int tw_dataset_split(tw_dataset *ds, double validation_fraction, tw_dataset **train, tw_dataset **validation);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

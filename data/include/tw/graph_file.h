@@ -30,11 +30,15 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 #define TW_GRAPH_FILE_FORMAT "twb-graph-file"
 
 int tw_graph_save(const char *path, const tw_graph *g);
 /* A new graph with one reference (tw_graph_unref). */
 tw_graph *tw_graph_load(const char *path);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

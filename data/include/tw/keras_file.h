@@ -39,6 +39,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 typedef enum {
     TW_MODEL_FORMAT_AUTO,        /* writing: from the extension */
     TW_MODEL_FORMAT_JSON,        /* Keras JSON, architecture only */
@@ -88,6 +90,8 @@ typedef struct {
 } tw_weight_list;
 int tw_model_file_weights(const char *path, tw_weight_list *out);
 void tw_weight_list_clear(tw_weight_list *list);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* A model from JSON text of `length` bytes. source_name (a file name, or
  * NULL) goes in front of messages. */
 tw_model *tw_model_from_json(const char *json, size_t length, const char *source_name);
@@ -58,6 +60,8 @@ int tw_model_save_format(const tw_model *model, const char *path, tw_keras_json_
  * directory flushed; a failure never leaves a half-written file and keeps
  * the old one. */
 int tw_model_save(const tw_model *model, const char *path);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 typedef struct tw_run_store tw_run_store;
 
 enum {
@@ -252,6 +254,7 @@ void tw_stored_tensor_clear(tw_stored_tensor *t);
 /* The ids of the runs with a tensor under tag (malloc'd, ascending; none
  * in an older file without the table). */
 int tw_run_store_runs_with_tensor(tw_run_store *store, const char *tag, int64_t **ids, int *n);
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

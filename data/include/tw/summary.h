@@ -34,6 +34,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 typedef struct tw_summary_writer tw_summary_writer;
 
 typedef struct {
@@ -127,6 +129,8 @@ typedef struct tw_summary_logger tw_summary_logger;
 tw_summary_logger *tw_summary_logger_new(tw_summary_writer *w, int every_steps, int histogram_every_steps);
 tw_callback tw_summary_logger_callback(tw_summary_logger *logger);
 void tw_summary_logger_free(tw_summary_logger *logger);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

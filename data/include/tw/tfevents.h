@@ -28,6 +28,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* A warning: a whole message naming the file and offset, no newline. */
 typedef void (*tw_tb_warn_fn)(void *user_data, const char *message);
 
@@ -225,6 +227,8 @@ typedef struct {
  * *file (g_free; may be NULL) gets the file's path. -1 with a message. */
 int tw_tb_export_run(const char *db_path, const char *run_name, const char *dir, char **file,
                      tw_tb_export_stats *stats);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

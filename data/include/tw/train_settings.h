@@ -20,6 +20,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 typedef struct {
     char *data;             /* "fashion-mnist", "spirals", "blobs", "linear", or a file path */
     char *labels;           /* labels file beside an IDX/NPY features file, or NULL */
@@ -66,6 +68,8 @@ typedef struct {
     int64_t logs_lost_from_step;
     const char *logs_lost_reason; /* the writer's message then (borrowed, for the callback's time) */
 } tw_train_progress;
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }
