@@ -21,6 +21,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* int64 [classes, classes]: row the true class, column the predicted one. */
 #define TW_EVAL_TAG_CONFUSION "evaluation/confusion_matrix"
 /* float64 [classes, 4]: precision, recall, F1, support (true examples). */
@@ -74,6 +76,8 @@ int tw_evaluation_log(tw_summary_writer *w, const tw_evaluation *e, tw_tensor *x
                       int64_t step);
 
 void tw_evaluation_clear(tw_evaluation *e);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }
