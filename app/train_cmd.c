@@ -1,8 +1,11 @@
 /* twb train MODEL.json --data fashion-mnist|FILE [options] [--logdb FILE [--run NAME]]
- * twb evaluate MODEL [--checkpoint FILE] --data ... [--logdb FILE --run NAME]
- * twb predict MODEL [--checkpoint FILE] --data ... [--output FILE.npy]
+ * twb evaluate MODEL [--checkpoint FILE | --weights FILE] --data ... [--logdb FILE --run NAME]
+ * twb predict MODEL [--checkpoint FILE | --weights FILE] --data ... [--output FILE.npy]
  * (the checkpoint may be left out when MODEL, a .keras or .h5, carries
- * its weights)
+ * its weights). --weights, for all three, puts a weight file into the
+ * model first: a Keras save_weights .h5, a .weights.h5, a .keras or a
+ * checkpoint (tw_model_load_weights, which names the layer and weight
+ * that do not match).
  *
  * The headless counterpart of the window's Train button: load a Keras model
  * file, load the data whole, compile with the chosen optimizer and Keras'
@@ -58,6 +61,7 @@ typedef struct {
     const char *model_path;
     tw_train_settings settings; /* its strings point into argv */
     char *checkpoint_dir, *checkpoint, *output;
+    char *weights; /* --weights FILE: put into the model as it opens */
     char *tfevents; /* --tfevents DIR: a TensorBoard event file beside the run database */
     int log_every, histogram_every;
     bool resume, json;
@@ -148,7 +152,7 @@ static int set_option(train_options *o, const char *name, char *value)
         {"--data", &s->data}, {"--labels", &s->labels}, {"--label-column", &s->label_column},
         {"--optimizer", &s->optimizer}, {"--loss", &s->loss}, {"--logdb", &s->logdb}, {"--run", &s->run_name},
         {"--checkpoint-dir", &o->checkpoint_dir}, {"--checkpoint", &o->checkpoint}, {"--output", &o->output},
-        {"--tfevents", &o->tfevents}, {"--device", &s->device},
+        {"--tfevents", &o->tfevents}, {"--device", &s->device}, {"--weights", &o->weights},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (!strcmp(name, strings[i].name)) {
@@ -195,6 +199,8 @@ static int parse_args(train_options *o, int argc, char **argv)
         return usage(o->command, "%s", "--logdb needs --run NAME: the run to store the evaluation in");
     if (!strcmp(o->command, "predict") && o->settings.logdb)
         return usage(o->command, "%s", "--logdb is for train and evaluate");
+    if (o->weights && o->checkpoint)
+        return usage(o->command, "%s", "name the weights once: --weights or --checkpoint, not both");
     return 0;
 }
 
@@ -533,11 +539,14 @@ static int train(train_options *o, tw_model *model, twb_data *data)
 
 /* ---- evaluate and predict ------------------------------------------------- */
 /* The weights are the checkpoint's, or those the model file carries (a
- * .keras or .h5 saved with its weights) when none is named. */
+ * .keras or .h5 saved with its weights, or put in with --weights) when none
+ * is named. */
 static int evaluate_or_predict(train_options *o, tw_model *model, bool file_has_weights, twb_data *data)
 {
     if (!o->checkpoint && !file_has_weights)
-        return tw_error_set("%s: %s carries no weights; name the trained weights with --checkpoint FILE", o->command,
+        return tw_error_set("%s: %s carries no weights; name the trained weights with --checkpoint FILE or "
+                            "--weights FILE",
+                            o->command,
                             o->model_path);
     bool test = data->test_x != NULL;
     tw_tensor *x = twb_fit_input(model, test ? data->test_x : data->x);
@@ -615,6 +624,17 @@ int twb_train_command(const char *command, int argc, char **argv)
     }
     tw_model *model = tw_model_open(o.model_path);
     bool file_has_weights = model && tw_model_open_had_weights();
+    /* Built from the model's input shape by the load, which checks every
+     * weight before assigning any. */
+    if (model && o.weights && tw_model_input_shape(model)) {
+        if (tw_model_load_weights(model, o.weights)) {
+            fprintf(stderr, "twb %s: --weights %s\n", command, tw_last_error());
+            tw_layer_unref(model);
+            tw_distributed_finalize();
+            return 1;
+        }
+        file_has_weights = true;
+    }
     twb_data data = {0};
     twb_data_spec spec = twb_data_spec_of(&o.settings);
     if (model && !tw_model_input_shape(model)) /* a fault of the file: name it */

@@ -8,6 +8,7 @@
  * its checks skip with a message when it is missing. */
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -694,7 +695,7 @@ static void test_cli(void)
     r = run_twb_argv((const char *[]){"predict", json, "--data", "linear", NULL});
     g_assert_cmpint(r.exit_status, ==, 1);
     char *message = g_strdup_printf("twb predict: predict: %s carries no weights; name the trained weights with "
-                                    "--checkpoint FILE\n",
+                                    "--checkpoint FILE or --weights FILE\n",
                                     json);
     g_assert_cmpstr(r.err, ==, message);
     g_free(message);
@@ -718,6 +719,95 @@ static void test_cli(void)
     g_free(st);
     g_free(h5);
     g_free(keras);
+    g_free(json);
+    scratch_remove_tree(dir);
+    g_free(dir);
+}
+
+/* The first number after key in a JSON line ("\"loss\": 0.25"). */
+static double json_number(const char *text, const char *key)
+{
+    char *quoted = g_strdup_printf("\"%s\": ", key);
+    const char *at = strstr(text, quoted);
+    if (!at)
+        g_error("no %s in %s", quoted, text);
+    double v = g_ascii_strtod(at + strlen(quoted), NULL);
+    g_free(quoted);
+    return v;
+}
+
+/* twb train, evaluate and predict --weights: a save_weights .h5 goes into
+ * the architecture JSON (evaluate and predict then say what the full .h5
+ * says; training at learning rate 0 keeps them); weights of another shape
+ * are refused naming the layer and the weight; --weights with --checkpoint
+ * is a usage error. */
+static void test_cli_weights(void)
+{
+    if (!g_getenv("TWB")) {
+        g_test_skip("TWB names no twb executable");
+        return;
+    }
+    char *dir = scratch_dir();
+    char *json = example_path("linear_regression.json");
+    char *full = g_build_filename(dir, "lr.h5", NULL), *only = g_build_filename(dir, "only.h5", NULL);
+    char *wide = g_build_filename(dir, "wide.json", NULL);
+    twb_run r = twb_ok((const char *[]){"convert", json, full, NULL});
+    twb_run_clear(&r);
+    char *done = run_h5py("weights-only", full, only);
+    if (!done)
+        goto out;
+    twb_run a = twb_ok((const char *[]){"evaluate", full, "--data", "linear", "--json", NULL});
+    r = twb_ok((const char *[]){"evaluate", json, "--weights", only, "--data", "linear", "--json", NULL});
+    g_assert_cmpstr(r.out, ==, a.out);
+    twb_run_clear(&r);
+    /* Training that cannot move the weights tests with them. */
+    r = twb_ok((const char *[]){"train", json, "--weights", only, "--data", "linear", "--epochs", "1",
+                                "--optimizer", "sgd", "--learning-rate", "0", "--json", NULL});
+    double trained = json_number(r.out, "test_loss"), evaluated = json_number(a.out, "loss");
+    g_assert_cmpfloat(fabs(trained - evaluated), <=, 1e-5 * fabs(evaluated));
+    twb_run_clear(&r);
+    twb_run_clear(&a);
+    a = twb_ok((const char *[]){"predict", full, "--data", "linear", NULL});
+    r = twb_ok((const char *[]){"predict", json, "--weights", only, "--data", "linear", NULL});
+    g_assert_cmpstr(r.out, ==, a.out);
+    twb_run_clear(&r);
+    twb_run_clear(&a);
+
+    /* Another architecture: the layer and weight that differ, by name. */
+    const char *wide_json = "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"m\", \"layers\": ["
+                            "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 1], "
+                            "\"name\": \"input_1\"}},"
+                            "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 2}}]}}";
+    g_assert_true(g_file_set_contents(wide, wide_json, -1, NULL));
+    const char *commands[] = {"train", "evaluate", "predict"};
+    for (int i = 0; i < 3; i++) {
+        r = run_twb_argv((const char *[]){commands[i], wide, "--weights", only, "--data", "linear", NULL});
+        g_assert_cmpint(r.exit_status, ==, 1);
+        char *expected = g_strdup_printf("twb %s: --weights %s: layer 'dense' weight 'kernel': file has (1, 1), "
+                                         "model has (1, 2)\n",
+                                         commands[i], only);
+        g_assert_cmpstr(r.err, ==, expected);
+        g_free(expected);
+        twb_run_clear(&r);
+    }
+    /* A file that is not there, and two sources of weights. */
+    char *missing = g_build_filename(dir, "missing.h5", NULL);
+    r = run_twb_argv((const char *[]){"evaluate", json, "--weights", missing, "--data", "linear", NULL});
+    g_assert_cmpint(r.exit_status, ==, 1);
+    g_assert_true(g_str_has_prefix(r.err, "twb evaluate: --weights "));
+    g_assert_nonnull(strstr(r.err, missing));
+    twb_run_clear(&r);
+    g_free(missing);
+    r = run_twb_argv((const char *[]){"evaluate", json, "--weights", only, "--checkpoint", full, "--data", "linear",
+                                      NULL});
+    g_assert_cmpint(r.exit_status, ==, 2);
+    g_assert_nonnull(strstr(r.err, "name the weights once: --weights or --checkpoint, not both"));
+    twb_run_clear(&r);
+out:
+    g_free(done);
+    g_free(wide);
+    g_free(only);
+    g_free(full);
     g_free(json);
     scratch_remove_tree(dir);
     g_free(dir);
@@ -819,6 +909,7 @@ int main(int argc, char **argv)
     g_test_add_func("/keras_files/bad_files", test_bad_files);
     g_test_add_func("/keras_files/gcol_in_weights", test_gcol_in_weights);
     g_test_add_func("/keras_files/cli", test_cli);
+    g_test_add_func("/keras_files/cli_weights", test_cli_weights);
     g_test_add_func("/keras_files/keras3_wrapper_paths", test_keras3_wrapper_paths);
     return g_test_run();
 }

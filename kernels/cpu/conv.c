@@ -2,14 +2,16 @@
  * points, which choose one of three implementations per pass.
  *
  * gemm path (conv_gemm.c; any float dtype, any CPU): im2col of a chunk of
- * output rows into the workspace, then one twk_gemm per chunk; col2im for
- * the input gradient. 1x1 stride-1 unpadded convolutions are a single gemm.
+ * output rows into the workspace, then one twk_gemm per chunk; the input
+ * gradient as the forward pass of twk_conv_input_grad_shape at stride 1
+ * (when it moves less memory), col2im otherwise. 1x1 stride-1 unpadded
+ * convolutions are a single gemm.
  *
  * direct path (conv_direct.c, with the register tiles of conv_tiles.c;
  * float32, AVX-512): the same products, but the column matrix is never
  * built. The input gradient at stride 1 is the same forward kernel run on
  * the output gradient with the filter flipped and transposed (the
- * convolution input_grad_shape describes); at larger strides the tile
+ * convolution twk_conv_input_grad_shape describes); at larger strides the tile
  * computes the column matrix for col2im.
  *
  * Winograd F(2x2, 3x3) (conv_winograd.c; float32, AVX-512, 3x3 stride 1,
@@ -65,27 +67,6 @@ bool twk_conv2d_set_winograd(bool enabled)
 
 /* ---- choosing a path ------------------------------------------------------- */
 
-/* The convolution whose forward pass is the input gradient at stride 1. */
-static twk_conv2d_shape input_grad_shape(const twk_conv2d_shape *s)
-{
-    twk_conv2d_shape t = *s;
-    t.in_h = s->out_h;
-    t.in_w = s->out_w;
-    t.in_c = s->out_c;
-    t.out_h = s->in_h;
-    t.out_w = s->in_w;
-    t.out_c = s->in_c;
-    t.pad_top = (s->k_h - 1) * s->dilation_h - s->pad_top;
-    t.pad_left = (s->k_w - 1) * s->dilation_w - s->pad_left;
-    return t;
-}
-
-static bool direct_input_grad_ok(const twk_conv2d_shape *s)
-{
-    return s->stride_h == 1 && s->stride_w == 1 && s->pad_top <= (s->k_h - 1) * s->dilation_h &&
-           s->pad_left <= (s->k_w - 1) * s->dilation_w;
-}
-
 static bool use_direct(twk_dtype dtype, const twk_conv2d_shape *s, twk_conv_pass pass)
 {
     return dtype == TWK_FLOAT32 && direct_enabled();
@@ -96,8 +77,8 @@ static bool use_winograd(twk_dtype dtype, const twk_conv2d_shape *s, twk_conv_pa
     if (!use_direct(dtype, s, pass) || !winograd_enabled())
         return false;
     if (pass == TWK_CONV_BACKPROP_INPUT) {
-        twk_conv2d_shape t = input_grad_shape(s);
-        return direct_input_grad_ok(s) && twk_conv_winograd_shape_ok(&t);
+        twk_conv2d_shape t = twk_conv_input_grad_shape(s);
+        return twk_conv_input_grad_as_forward(s) && twk_conv_winograd_shape_ok(&t);
     }
     return twk_conv_winograd_shape_ok(s);
 }
@@ -114,18 +95,19 @@ static char *aligned(void *workspace)
 size_t twk_conv2d_workspace(twk_dtype dtype, const twk_conv2d_shape *s, twk_conv_pass pass)
 {
     if (use_winograd(dtype, s, pass)) {
-        twk_conv2d_shape t = input_grad_shape(s);
+        twk_conv2d_shape t = twk_conv_input_grad_shape(s);
         return 64 + twk_conv_winograd_workspace(pass == TWK_CONV_BACKPROP_INPUT ? &t : s,
                                                 pass == TWK_CONV_BACKPROP_FILTER);
     }
     if (!use_direct(dtype, s, pass))
-        return twk_conv_gemm_workspace(dtype, s);
+        return pass == TWK_CONV_BACKPROP_INPUT ? twk_conv_gemm_input_grad_workspace(dtype, s)
+                                               : twk_conv_gemm_workspace(dtype, s);
     switch (pass) {
     case TWK_CONV_FORWARD: return 64 + twk_conv_direct_forward_workspace(s);
     case TWK_CONV_BACKPROP_INPUT: {
-        if (!direct_input_grad_ok(s))
+        if (!twk_conv_input_grad_as_forward(s))
             return 64 + twk_conv_direct_input_grad_cols_workspace(s);
-        twk_conv2d_shape t = input_grad_shape(s);
+        twk_conv2d_shape t = twk_conv_input_grad_shape(s);
         return 64 + twk_conv_direct_forward_workspace(&t);
     }
     case TWK_CONV_BACKPROP_FILTER: return 64 + twk_conv_direct_filter_workspace(s);
@@ -155,11 +137,11 @@ void twk_conv2d_backprop_input(twk_dtype dtype, const twk_conv2d_shape *s, const
         twk_conv_gemm_backprop_input(dtype, s, filter, grad_output, grad_input, workspace);
         return;
     }
-    if (!direct_input_grad_ok(s)) {
+    if (!twk_conv_input_grad_as_forward(s)) {
         twk_conv_direct_input_grad_cols(s, filter, grad_output, grad_input, aligned(workspace));
         return;
     }
-    twk_conv2d_shape t = input_grad_shape(s);
+    twk_conv2d_shape t = twk_conv_input_grad_shape(s);
     if (out_pixels(&t) == 0 || t.out_c == 0)
         return;
     if (use_winograd(dtype, s, TWK_CONV_BACKPROP_INPUT))

@@ -47,6 +47,31 @@ static inline int block_vectors(int64_t width, int64_t ob, __mmask16 *mask)
     return v;
 }
 
+/* The convolution whose forward pass is the input gradient at stride 1:
+ * dy convolved with the filter flipped in space, in and out channels
+ * swapped, padded by what the dilated kernel reaches less the forward
+ * padding. */
+static inline twk_conv2d_shape twk_conv_input_grad_shape(const twk_conv2d_shape *s)
+{
+    twk_conv2d_shape t = *s;
+    t.in_h = s->out_h;
+    t.in_w = s->out_w;
+    t.in_c = s->out_c;
+    t.out_h = s->in_h;
+    t.out_w = s->in_w;
+    t.out_c = s->in_c;
+    t.pad_top = (s->k_h - 1) * s->dilation_h - s->pad_top;
+    t.pad_left = (s->k_w - 1) * s->dilation_w - s->pad_left;
+    return t;
+}
+
+/* Whether twk_conv_input_grad_shape describes the input gradient. */
+static inline bool twk_conv_input_grad_as_forward(const twk_conv2d_shape *s)
+{
+    return s->stride_h == 1 && s->stride_w == 1 && s->pad_top <= (s->k_h - 1) * s->dilation_h &&
+           s->pad_left <= (s->k_w - 1) * s->dilation_w;
+}
+
 /* This thread's equal share [*lo, *hi) of n jobs, inside a parallel region. */
 static inline void thread_share(int64_t n, int64_t *lo, int64_t *hi)
 {
@@ -108,6 +133,9 @@ extern void (*const twk_conv_bwf_table[TILE_ROWS + 1][5])(const bwf_args *);
 
 /* ---- im2col + gemm, any float dtype (conv_gemm.c) ------------------------- */
 size_t twk_conv_gemm_workspace(twk_dtype dtype, const twk_conv2d_shape *s);
+/* What twk_conv_gemm_backprop_input needs (more than the other passes at
+ * stride 1: the flipped filter and dy's columns). */
+size_t twk_conv_gemm_input_grad_workspace(twk_dtype dtype, const twk_conv2d_shape *s);
 void twk_conv_gemm_forward(twk_dtype dtype, const twk_conv2d_shape *s, const char *x, const void *f, char *y,
                            char *ws);
 void twk_conv_gemm_backprop_input(twk_dtype dtype, const twk_conv2d_shape *s, const void *f, const char *dy,

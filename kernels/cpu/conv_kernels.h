@@ -12,9 +12,10 @@
  *     3x3 stride-1 convolutions with 16+ channels use Winograd F(2x2, 3x3)
  *     instead (2.25x fewer multiplications), for all three passes;
  *   - everything else (float64, or no AVX-512): im2col + twk_gemm
- *     (OpenBLAS), the batch processed in chunks so
- *     the column buffer stays a few MB, 1x1 stride-1 unpadded convolutions
- *     as one plain gemm, col2im for the input gradient.
+ *     (OpenBLAS), the batch processed in chunks so the column buffer
+ *     stays in a core's L2, 1x1 stride-1 unpadded convolutions as one
+ *     plain gemm, the input gradient as a convolution of the output
+ *     gradient with the flipped filter at stride 1, else through col2im.
  * The gemm path needs a successful twk_blas_init() first. */
 #ifndef TWK_CONV_KERNELS_H
 #define TWK_CONV_KERNELS_H
