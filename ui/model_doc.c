@@ -1474,7 +1474,7 @@ int tw_model_doc_add_node_after(TwModelDoc *doc, const char *class_name, int fro
 }
 
 int tw_model_doc_add_block(TwModelDoc *doc, const tw_model_doc_block_layer *layers, int n, int from, double x,
-                           double y, GError **error)
+                           double y, double room, GError **error)
 {
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc) && layers && n > 0, -1);
     begin_edit(doc);
@@ -1516,6 +1516,17 @@ int tw_model_doc_add_block(TwModelDoc *doc, const tw_model_doc_block_layer *laye
         fail(error, why);
         g_free(why);
         return -1;
+    }
+    /* In the chain as a single layer goes in: what fed on from's first
+     * output feeds on the block's last layer, and the boxes below from
+     * move down by room. */
+    for (int i = 0; i < first && from >= 0; i++) {
+        Node *node = node_at(doc, i);
+        for (int e = 0; e < node->nin; e++)
+            if (node->in[e].node == from && node->in[e].port == 0)
+                node->in[e] = (Src){first + n - 1, 0};
+        if (node->y > node_at(doc, from)->y)
+            node->y += room;
     }
     for (int k = 0; k < n; k++) {
         char *base = snake_case(layers[k].class_name), *name = unique_name(doc, base);
