@@ -320,11 +320,13 @@ static void infer(TwModelDoc *doc)
     g_free(order);
     /* An input no layer reads: Functional models use every input. */
     for (int i = 0; i < n && !chain; i++) {
+        if (!is_input_layer(node_at(doc, i)->layer))
+            continue; /* the scan below for every node made a 1,000-layer edit quadratic */
         gboolean used = FALSE;
         for (int j = 0; j < n && !used; j++)
             for (int k = 0; k < node_at(doc, j)->nin && !used; k++)
                 used = node_at(doc, j)->in[k].node == i;
-        if (!used && is_input_layer(node_at(doc, i)->layer) && !doc->info[i].error) {
+        if (!used && !doc->info[i].error) {
             char *m = g_strdup_printf("%s: unconnected output: no layer reads this input; connect it or delete it",
                                       tw_layer_name(node_at(doc, i)->layer));
             g_free(doc->info[i].outputs);
