@@ -746,6 +746,61 @@ static void test_palette_blocks(Fixture *f, gconstpointer data)
     g_assert_cmpint(t, ==, 4 * (16 * 16 + 16) + 2 * (2 * 16) + (16 * 32 + 32) + (32 * 16 + 16));
     g_assert_null(tw_model_doc_error(f->doc));
 
+    /* In the middle of a chain a block goes into it, as a single layer
+     * does: what followed the selected box takes the block's output, the
+     * boxes below it move down past the block. */
+    must(tw_model_doc_load_json(doc,
+                                "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"chain\", \"layers\": ["
+                                "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 28, 28,"
+                                " 8], \"name\": \"img\"}},"
+                                "{\"class_name\": \"Conv2D\", \"config\": {\"name\": \"c1\", \"filters\": 8,"
+                                " \"kernel_size\": [3, 3], \"padding\": \"same\"}},"
+                                "{\"class_name\": \"Reshape\", \"config\": {\"name\": \"flat\", \"target_shape\":"
+                                " [6272]}},"
+                                "{\"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 10}}]}}",
+                                "chain.json", &error),
+         error);
+    drain();
+    double c1_x, c1_y, flat_y_before, fx, fy;
+    tw_model_doc_node_position(f->doc, 1, &c1_x, &c1_y);
+    tw_model_doc_node_position(f->doc, 2, &fx, &flat_y_before);
+    int res = add_block(f, "Residual block", 1);
+    g_assert_cmpint(res, ==, 4);
+    int last = res + 6;
+    g_assert_true(tw_model_doc_node_input(f->doc, 2, 0, &from, &port));
+    g_assert_cmpint(from, ==, last); /* flat now follows the block */
+    g_assert_cmpint(port, ==, 0);
+    g_assert_true(tw_model_doc_node_input(f->doc, res, 0, &from, &port));
+    g_assert_cmpint(from, ==, 1);
+    g_assert_true(tw_model_doc_node_input(f->doc, res + 5, 1, &from, &port));
+    g_assert_cmpint(from, ==, 1); /* the skip from c1 */
+    g_assert_false(tw_model_doc_node_input(f->doc, 1, 1, &from, &port));
+    assert_shape(f, 2, "(None, 6272)");
+    assert_shape(f, 3, "(None, 10)");
+    g_assert_null(tw_model_doc_error(f->doc));
+    double bx, by, lx, ly;
+    tw_model_doc_node_position(f->doc, res, &bx, &by);
+    tw_model_doc_node_position(f->doc, last, &lx, &ly);
+    tw_model_doc_node_position(f->doc, 2, &fx, &fy);
+    g_assert_cmpfloat(bx, ==, c1_x);
+    g_assert_cmpfloat(by, >, c1_y);
+    g_assert_cmpfloat(fy, >, ly);
+    g_assert_cmpfloat(fy, >, flat_y_before);
+    /* A block whose output does not fit what follows: the U-Net down step
+     * halves 28x28x8 to 14x14x16, which flat cannot reshape to 6272; flat
+     * carries the engine's message, the block itself is fine, and undo
+     * takes it all back (add_block checks the one step). */
+    g_assert_true(tw_model_doc_undo(f->doc));
+    int step = add_block(f, "U-Net down step", 1);
+    g_assert_true(tw_model_doc_node_input(f->doc, 2, 0, &from, &port));
+    g_assert_cmpint(from, ==, step + 2);
+    assert_shape(f, step + 2, "(None, 14, 14, 16)");
+    g_assert_null(tw_model_doc_node_error(f->doc, step + 2));
+    const char *flat_error = tw_model_doc_node_error(f->doc, 2);
+    g_assert_nonnull(flat_error);
+    g_assert_nonnull(strstr(flat_error, "6272"));
+    g_assert_nonnull(tw_model_doc_error(f->doc));
+
     /* With nothing to follow, a block is refused with the reason. */
     TwModelDoc *empty = f->doc;
     char *before = tw_model_doc_state(empty);

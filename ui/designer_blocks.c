@@ -168,13 +168,22 @@ int tw_designer_block_insert(TwModelDoc *doc, const char *name, int from, GError
     case 3: inception(&b, width); break;
     default: transformer(&b, width); break;
     }
-    /* Below every box, in from's column. */
-    double x, y, bottom = -G_MAXDOUBLE;
+    /* Right below from when something follows it (those boxes make room
+     * for the block's rows), else below every box, in from's column. */
+    double x, y, bottom = -G_MAXDOUBLE, depth = 0;
+    gboolean fed = FALSE;
     tw_model_doc_node_position(doc, from, &x, &y);
+    for (int k = 0; k < b.n; k++)
+        depth = MAX(depth, b.layers[k].dy + ROW);
     for (int i = 0; i < tw_model_doc_n_layers(doc); i++) {
         double bx, by;
         tw_model_doc_node_position(doc, i, &bx, &by);
         bottom = MAX(bottom, by + TW_DESIGNER_BOX_HEIGHT);
+        for (int k = 0, src, port; tw_model_doc_node_input(doc, i, k, &src, &port); k++)
+            fed |= src == from && port == 0;
     }
-    return tw_model_doc_add_block(doc, b.layers, b.n, from, x, bottom + 60.0, error);
+    if (fed)
+        return tw_model_doc_add_block(doc, b.layers, b.n, from, x, y + ROW, depth, error);
+    return tw_model_doc_add_block(doc, b.layers, b.n, from, x, bottom + 60.0, 0, error);
 }
+

@@ -18,8 +18,10 @@ const tw_designer_block *tw_designer_block_at(int i);
 /* The block of that name, or NULL (a layer class's name). */
 const tw_designer_block *tw_designer_block_find(const char *name);
 
-/* The block's layers after node `from` (its first output), placed below
- * every box; returns the first new node or -1 with the reason ("select
+/* The block's layers after node `from` (its first output), in the chain:
+ * what followed from follows the block's last layer, and the boxes below
+ * from move down to make room (with nothing after from, the block goes
+ * below every box); returns the first new node or -1 with the reason ("select
  * the layer the block follows", the engine's message). */
 int tw_designer_block_insert(TwModelDoc *doc, const char *name, int from, GError **error);
 

@@ -41,12 +41,22 @@ tw_layout_rect *tw_graph_place_edge_labels(const tw_graph_model *m, const tw_vis
     cairo_t *cr = cairo_create(surface);
     PangoLayout *font = tw_render_label_layout(cr, SHAPE_SIZE, false);
     double *widths = g_new(double, MAX(g->nedges, 1)), *heights = g_new(double, MAX(g->nedges, 1));
+    /* Shaping text is most of the cost, and a big model has few distinct
+     * shapes: each text is measured once (its first edge's index + 1). */
+    GHashTable *measured = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     for (int e = 0; e < g->nedges; e++) {
         char shape[96];
         tw_graph_tensor_format(&m->nodes[g->edges[e].node].outputs[g->edges[e].output], shape, sizeof shape);
+        int same = GPOINTER_TO_INT(g_hash_table_lookup(measured, shape)) - 1;
+        if (same >= 0) {
+            widths[e] = widths[same], heights[e] = heights[same];
+            continue;
+        }
+        g_hash_table_insert(measured, g_strdup(shape), GINT_TO_POINTER(e + 1));
         tw_render_label_size(font, shape, &widths[e], &heights[e]);
         widths[e] += 2 * SHAPE_PAD, heights[e] += SHAPE_PAD;
     }
+    g_hash_table_destroy(measured);
     g_object_unref(font);
     cairo_destroy(cr);
     cairo_surface_destroy(surface);

@@ -320,11 +320,13 @@ static void infer(TwModelDoc *doc)
     g_free(order);
     /* An input no layer reads: Functional models use every input. */
     for (int i = 0; i < n && !chain; i++) {
+        if (!is_input_layer(node_at(doc, i)->layer))
+            continue; /* the scan below for every node made a 1,000-layer edit quadratic */
         gboolean used = FALSE;
         for (int j = 0; j < n && !used; j++)
             for (int k = 0; k < node_at(doc, j)->nin && !used; k++)
                 used = node_at(doc, j)->in[k].node == i;
-        if (!used && is_input_layer(node_at(doc, i)->layer) && !doc->info[i].error) {
+        if (!used && !doc->info[i].error) {
             char *m = g_strdup_printf("%s: unconnected output: no layer reads this input; connect it or delete it",
                                       tw_layer_name(node_at(doc, i)->layer));
             g_free(doc->info[i].outputs);
@@ -1474,7 +1476,7 @@ int tw_model_doc_add_node_after(TwModelDoc *doc, const char *class_name, int fro
 }
 
 int tw_model_doc_add_block(TwModelDoc *doc, const tw_model_doc_block_layer *layers, int n, int from, double x,
-                           double y, GError **error)
+                           double y, double room, GError **error)
 {
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc) && layers && n > 0, -1);
     begin_edit(doc);
@@ -1516,6 +1518,17 @@ int tw_model_doc_add_block(TwModelDoc *doc, const tw_model_doc_block_layer *laye
         fail(error, why);
         g_free(why);
         return -1;
+    }
+    /* In the chain as a single layer goes in: what fed on from's first
+     * output feeds on the block's last layer, and the boxes below from
+     * move down by room. */
+    for (int i = 0; i < first && from >= 0; i++) {
+        Node *node = node_at(doc, i);
+        for (int e = 0; e < node->nin; e++)
+            if (node->in[e].node == from && node->in[e].port == 0)
+                node->in[e] = (Src){first + n - 1, 0};
+        if (node->y > node_at(doc, from)->y)
+            node->y += room;
     }
     for (int k = 0; k < n; k++) {
         char *base = snake_case(layers[k].class_name), *name = unique_name(doc, base);

@@ -121,8 +121,10 @@ int tw_model_doc_insert_on_edge(TwModelDoc *doc, const char *class_name, int nod
  * named as the palette names layers, at (x + dx, y + dy), its inputs in
  * port order each an earlier layer of the block, TW_MODEL_DOC_BLOCK_FROM
  * (from's first output) or TW_MODEL_DOC_BLOCK_OPEN (left free for the
- * user to connect). Returns the index of the first new node (they are
- * the last ones) or -1, the document unchanged. */
+ * user to connect). What fed on from's first output is fed by the last
+ * layer of the block instead (the block goes into the chain), and the
+ * boxes below from move down by room. Returns the index of the
+ * first new node (they are the last ones) or -1, the document unchanged. */
 #define TW_MODEL_DOC_BLOCK_FROM (-1)
 #define TW_MODEL_DOC_BLOCK_OPEN (-2)
 #define TW_MODEL_DOC_BLOCK_MAX_PARAMS 4
@@ -133,7 +135,7 @@ typedef struct {
     double dx, dy;
 } tw_model_doc_block_layer;
 int tw_model_doc_add_block(TwModelDoc *doc, const tw_model_doc_block_layer *layers, int n, int from, double x,
-                           double y, GError **error);
+                           double y, double room, GError **error);
 /* Output `port` of from into the next free input of to; refused when to
  * takes no more inputs or the edge would close a cycle. */
 gboolean tw_model_doc_connect(TwModelDoc *doc, int from, int port, int to, GError **error);
