@@ -241,7 +241,7 @@ static void build(TwSweepDialog *self)
     gtk_widget_add_css_class(self->list, "boxed-list");
     GtkWidget *scroll = gtk_scrolled_window_new();
     gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroll), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
-    gtk_scrolled_window_set_min_content_height(GTK_SCROLLED_WINDOW(scroll), 180);
+    gtk_scrolled_window_set_min_content_height(GTK_SCROLLED_WINDOW(scroll), 300);
     gtk_widget_set_vexpand(scroll, TRUE);
     gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroll), self->list);
     gtk_box_append(GTK_BOX(outer), scroll);
@@ -273,7 +273,7 @@ static void tw_sweep_dialog_class_init(TwSweepDialogClass *klass)
 static void tw_sweep_dialog_init(TwSweepDialog *self)
 {
     gtk_window_set_title(GTK_WINDOW(self), "Sweep");
-    gtk_window_set_default_size(GTK_WINDOW(self), 760, 560);
+    gtk_window_set_default_size(GTK_WINDOW(self), 760, 720);
     build(self);
 }
 
