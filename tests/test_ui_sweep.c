@@ -19,7 +19,9 @@
 #include <tw/error.h>
 #include <tw/run_store.h>
 
+#include "dashboard_view.h"
 #include "gui_helpers.h"
+#include "hparams_view.h"
 #include "sweep_dialog.h"
 #include "sweep_queue.h"
 #include "sweep_trial.h"
@@ -223,6 +225,25 @@ static void run_settings(fixture *f, const char *run_name, double *learning_rate
     tw_run_store_close(store);
 }
 
+/* The first widget of the type under root, or NULL. */
+static GtkWidget *find_of_type(GtkWidget *root, GType type)
+{
+    if (G_TYPE_CHECK_INSTANCE_TYPE(root, type))
+        return root;
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = find_of_type(c, type);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+static gboolean hparams_has_grid(fixture *f)
+{
+    GtkWidget *view = find_of_type(GTK_WIDGET(f->window), TW_TYPE_HPARAMS_VIEW);
+    return view && tw_hparams_view_n_shown(TW_HPARAMS_VIEW(view)) == 4;
+}
+
 /* ---- tests ----------------------------------------------------------------- */
 static gboolean second_running(fixture *f)
 {
@@ -274,6 +295,13 @@ static void test_grid_then_cancel(void)
         g_assert_cmpint(batch, ==, batches[i]);
         g_free(name);
     }
+
+    /* the Dashboard's HParams tab shows the four runs, read from the database */
+    tw_window_show_view(f.window, "dashboard");
+    GtkWidget *dashboard = find_of_type(GTK_WIDGET(f.window), TW_TYPE_DASHBOARD_VIEW);
+    g_assert_nonnull(dashboard);
+    tw_dashboard_view_show_tab(TW_DASHBOARD_VIEW(dashboard), "hparams");
+    wait_for(&f, hparams_has_grid, 30, "the HParams view to show the four trials");
 
     /* the same name again: refused before any trial is queued */
     click(&f, "sweep-start");
