@@ -100,7 +100,11 @@ static GtkWidget *create_row(gpointer item, gpointer data)
     gtk_widget_add_css_class(name, "heading");
     GtkWidget *values = gtk_label_new(tw_sweep_trial_values(trial));
     gtk_label_set_xalign(GTK_LABEL(values), 0);
-    gtk_label_set_width_chars(GTK_LABEL(values), 28);
+    /* one width for every row, so the statuses line up */
+    gtk_label_set_width_chars(GTK_LABEL(values), 36);
+    gtk_label_set_max_width_chars(GTK_LABEL(values), 36);
+    gtk_label_set_ellipsize(GTK_LABEL(values), PANGO_ELLIPSIZE_END);
+    gtk_widget_set_tooltip_text(values, tw_sweep_trial_values(trial));
     gtk_widget_add_css_class(values, "numeric");
     GtkWidget *status = gtk_label_new(NULL);
     gtk_label_set_xalign(GTK_LABEL(status), 0);
