@@ -1,6 +1,8 @@
 /* The window's sweep queue (sweep_queue.h). */
 #include "sweep_queue.h"
 
+#include <string.h>
+
 #include <tw/error.h>
 #include <tw/run_store.h>
 
@@ -18,6 +20,8 @@ typedef struct {
     gboolean closing;
     guint next_source; /* the idle that starts the next trial */
 } queue;
+
+#define CLI_PREFIX "twb sweep: "
 
 static queue *queue_of(TwWindow *win)
 {
@@ -160,9 +164,12 @@ static void on_start(TwSweepDialog *d, queue *q)
             rc = tw_error_set("the queue holds a sweep named '%s' already; give this one another name", name);
         g_object_unref(t);
     }
-    if (rc)
-        tw_sweep_dialog_show_error(d, tw_last_error());
-    else
+    if (rc) {
+        /* sweep_spec.c's messages are the CLI's: the option names match
+         * the fields' ("--batch-size"), the program's name does not */
+        const char *message = tw_last_error();
+        tw_sweep_dialog_show_error(d, g_str_has_prefix(message, CLI_PREFIX) ? message + strlen(CLI_PREFIX) : message);
+    } else
         tw_sweep_dialog_show_error(d, NULL);
     for (int i = 0; i < n; i++) {
         if (!rc) {
