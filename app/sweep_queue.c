@@ -234,10 +234,17 @@ static void on_sweep_action(GSimpleAction *action, GVariant *parameter, gpointer
     gtk_window_present(GTK_WINDOW(twb_sweep_queue_dialog(data)));
 }
 
-/* The window is going: no trial starts any more (the controller stops the running one). */
+/* The window is going: no trial starts any more. The controller's handler,
+ * connected first, has stopped the running trial and joined its worker
+ * without a done report: its run is tagged here. */
 static void on_window_destroy(GtkWidget *window, queue *q)
 {
     q->closing = TRUE;
+    if (q->running) {
+        const tw_train_settings *s = g_object_get_data(G_OBJECT(q->running), "settings");
+        if (run_exists(s))
+            tag_run(s, g_object_get_data(G_OBJECT(q->running), "sweep"));
+    }
     if (q->dialog)
         gtk_window_destroy(GTK_WINDOW(q->dialog));
 }

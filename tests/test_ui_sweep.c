@@ -4,7 +4,8 @@
  * each a finished run in the database tagged with the sweep and trained
  * with its values; a bad value is refused with a message naming the
  * setting; in a second sweep a pending trial is cancelled, then Cancel All
- * stops the running one and drops the rest. Runs under Xvfb.
+ * stops the running one and drops the rest; random draws from a range; the
+ * window closed mid-sweep. Runs under Xvfb.
  *
  * TWB_SWEEP_LINGER=S keeps the window up S seconds while the second sweep
  * runs, for a screenshot of the queue (xvfb-run + import). */
@@ -341,6 +342,54 @@ static void test_grid_then_cancel(void)
     fixture_close(&f);
 }
 
+static gboolean first_running(fixture *f)
+{
+    return queue_length(f) == 3 && g_str_has_prefix(row_status(f, 0), "running");
+}
+
+/* Random search over a range, and the window closed while a trial runs:
+ * it stops (its run "stopped", tagged), the others never start. */
+static void test_random_then_close(void)
+{
+    fixture f;
+    fixture_open(&f);
+    /* a range needs random search */
+    set_field(&f, "sweep-learning-rate", "0.001:0.01");
+    set_field(&f, "sweep-epochs", "1000");
+    set_field(&f, "sweep-name", "drawn");
+    click(&f, "sweep-start");
+    g_assert_nonnull(error_text(&f));
+    g_assert_true(g_str_has_prefix(error_text(&f), "--learning-rate: a range (0.001:0.01) needs --random"));
+    g_assert_cmpint(queue_length(&f), ==, 0);
+
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(named(GTK_WIDGET(f.dialog), "sweep-search")), 1);
+    g_assert_true(gtk_widget_get_sensitive(named(GTK_WIDGET(f.dialog), "sweep-trials")));
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(named(GTK_WIDGET(f.dialog), "sweep-trials")), 3);
+    click(&f, "sweep-start");
+    g_assert_null(error_text(&f));
+    wait_for(&f, first_running, 60, "the first drawn trial to run");
+    for (int i = 0; i < 3; i++) {
+        /* "learning_rate=0.00347": a draw inside the range */
+        GtkListBoxRow *row = GTK_LIST_BOX_ROW(queue_row(&f, i));
+        GtkWidget *box = gtk_list_box_row_get_child(row);
+        GtkWidget *values = gtk_widget_get_next_sibling(gtk_widget_get_first_child(box));
+        const char *text = gtk_label_get_text(GTK_LABEL(values));
+        g_assert_true(g_str_has_prefix(text, "learning_rate="));
+        double lr = g_ascii_strtod(text + strlen("learning_rate="), NULL);
+        g_assert_cmpfloat(lr, >=, 0.001 * (1 - 1e-3));
+        g_assert_cmpfloat(lr, <=, 0.01 * (1 + 1e-3));
+    }
+    gtk_window_destroy(GTK_WINDOW(f.window));
+    while (g_main_context_iteration(NULL, FALSE))
+        ;
+    int stopped;
+    g_assert_cmpint(tagged_runs(&f, "drawn", TW_RUN_STOPPED, &stopped), ==, 1);
+    g_assert_cmpint(stopped, ==, 1);
+    remove_tree(f.dir);
+    g_free(f.dir);
+    g_free(f.logdb);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -356,6 +405,7 @@ int main(int argc, char **argv)
     app = gtk_application_new("io.github.twb.Workbench.TestSweep", G_APPLICATION_NON_UNIQUE);
     g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
     g_test_add_func("/ui/sweep/grid-then-cancel", test_grid_then_cancel);
+    g_test_add_func("/ui/sweep/random-then-close", test_random_then_close);
     int rc = g_test_run();
     g_object_unref(app);
     remove_tree(home);
