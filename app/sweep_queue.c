@@ -108,13 +108,14 @@ static void run_next(queue *q)
     }
 }
 
-/* A run of the panel's own ended: the queue goes on. */
+/* A run of the panel's own ended: the queue goes on, from an idle (the
+ * panel hears of the end before the controller lets its worker go). */
 static void on_panel_running(GObject *panel, GParamSpec *pspec, queue *q)
 {
     gboolean running;
     g_object_get(panel, "running", &running, NULL);
-    if (!running)
-        run_next(q);
+    if (!running && !q->closing && !q->next_source)
+        q->next_source = g_idle_add(run_next_idle, q);
 }
 
 /* ---- the dialog's requests -------------------------------------------------- */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <glib.h>
+#include <glib/gstdio.h>
 
 #include <tw/error.h>
 #include <tw/optimizers.h>
@@ -231,7 +232,9 @@ void twb_sweep_name_trials(tw_train_settings *trials, int n, const char *sweep_n
 
 int twb_sweep_check_names_free(const char *logdb, const tw_train_settings *trials, int n)
 {
-    if (!g_file_test(logdb, G_FILE_TEST_EXISTS))
+    /* absent, or empty: a run (the window's Train) is creating it, no runs yet */
+    GStatBuf st;
+    if (g_stat(logdb, &st) != 0 || st.st_size == 0)
         return 0;
     tw_run_store *store = tw_run_store_open(logdb, TW_STORE_READ_ONLY);
     if (!store)

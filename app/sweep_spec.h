@@ -63,7 +63,7 @@ char *twb_sweep_default_name(void);
 /* Names each trial's run NAME-K (K from 1, zero-padded to the count's
  * width; a g_strdup'd run_name, freed by the caller). */
 void twb_sweep_name_trials(tw_train_settings *trials, int n, const char *sweep_name);
-/* 0 when no trial's run name is taken in the database (absent: none
+/* 0 when no trial's run name is taken in the database (absent or empty: none
  * is), or -1 with a message: a sweep run again under its name would fail
  * every trial one by one. */
 int twb_sweep_check_names_free(const char *logdb, const tw_train_settings *trials, int n);

@@ -390,6 +390,30 @@ static void test_random_then_close(void)
     g_free(f.logdb);
 }
 
+static gboolean after_finished(fixture *f)
+{
+    int finished;
+    return tagged_runs(f, "after", TW_RUN_FINISHED, &finished) == 1 && finished == 1;
+}
+
+/* A sweep started while the panel's own Train runs waits for it. */
+static void test_after_panel_run(void)
+{
+    fixture f;
+    fixture_open(&f);
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(named(GTK_WIDGET(f.panel), "epochs")), 3);
+    g_signal_emit_by_name(named(GTK_WIDGET(f.panel), "train"), "clicked");
+    g_assert_true(twb_train_controller_busy(f.window));
+    set_field(&f, "sweep-learning-rate", "0.01");
+    set_field(&f, "sweep-epochs", "1");
+    set_field(&f, "sweep-name", "after");
+    click(&f, "sweep-start");
+    g_assert_cmpstr(error_text(&f), ==, NULL);
+    g_assert_cmpstr(row_status(&f, 0), ==, "pending");
+    wait_for(&f, after_finished, 120, "the trial to run after the panel's run");
+    fixture_close(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -406,6 +430,7 @@ int main(int argc, char **argv)
     g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
     g_test_add_func("/ui/sweep/grid-then-cancel", test_grid_then_cancel);
     g_test_add_func("/ui/sweep/random-then-close", test_random_then_close);
+    g_test_add_func("/ui/sweep/after-panel-run", test_after_panel_run);
     int rc = g_test_run();
     g_object_unref(app);
     remove_tree(home);
