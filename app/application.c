@@ -6,6 +6,7 @@
 #include "evaluate_action.h"
 #include "renderer_choice.h"
 #include "train_controller.h"
+#include "sweep_queue.h"
 
 #ifndef TWB_VERSION
 #define TWB_VERSION "0.1.0"
@@ -239,6 +240,7 @@ TwWindow *twb_application_new_window(TwbApplication *app, const char *path)
     TwWindow *win = tw_window_new(GTK_APPLICATION(app), doc);
     g_object_unref(doc);
     twb_train_controller_attach(win);
+    twb_sweep_queue_attach(win);
     if (app->logdb)
         tw_window_set_logdb(win, app->logdb);
     if (app->logdir)

@@ -315,28 +315,10 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
 }
 
 /* ---- reporting ------------------------------------------------------------ */
-static void describe_values(const sweep *s, const trial *t, GString *out)
-{
-    const tw_train_settings *v = &t->settings;
-    for (int p = 0; p < TWB_SWEEP_NPARAMS; p++) {
-        if (!twb_sweep_param_swept(&s->o->spec, (twb_sweep_param)p))
-            continue;
-        g_string_append_printf(out, "%s%s=", out->len ? " " : "", twb_sweep_param_key((twb_sweep_param)p));
-        switch ((twb_sweep_param)p) {
-        case TWB_SWEEP_LEARNING_RATE: g_string_append_printf(out, "%.4g", v->learning_rate); break;
-        case TWB_SWEEP_BATCH_SIZE: g_string_append_printf(out, "%lld", (long long)v->batch_size); break;
-        case TWB_SWEEP_OPTIMIZER: g_string_append(out, v->optimizer); break;
-        case TWB_SWEEP_EPOCHS: g_string_append_printf(out, "%d", v->epochs); break;
-        default: g_string_append_printf(out, "%llu", (unsigned long long)v->seed); break;
-        }
-    }
-}
-
 static void print_trial_line(const sweep *s, const trial *t)
 {
-    GString *values = g_string_new(NULL);
-    describe_values(s, t, values);
-    printf("trial %d/%d %s  %s", s->current + 1, s->n, t->settings.run_name, values->str);
+    char *values = twb_sweep_describe(&s->o->spec, &t->settings);
+    printf("trial %d/%d %s  %s", s->current + 1, s->n, t->settings.run_name, values);
     if (t->status == TW_RUN_FAILED)
         printf("  failed: %s", t->reason);
     else {
@@ -349,7 +331,7 @@ static void print_trial_line(const sweep *s, const trial *t)
     }
     printf("  (%.1f s)\n", t->seconds);
     fflush(stdout);
-    g_string_free(values, TRUE);
+    g_free(values);
 }
 
 static const sweep *sorting;
@@ -426,36 +408,6 @@ static void print_table(const sweep *s, const char *sweep_name)
 }
 
 /* ---- the sweep ------------------------------------------------------------ */
-static char *default_sweep_name(void)
-{
-    GDateTime *now = g_date_time_new_now_local();
-    char *name = g_date_time_format(now, "sweep-%Y%m%d-%H%M%S");
-    g_date_time_unref(now);
-    return name;
-}
-
-/* Trial names must be free: a sweep run again under its name would fail
- * every trial one by one. */
-static int check_names_free(const sweep *s, const char *sweep_name)
-{
-    if (!g_file_test(s->o->base.logdb, G_FILE_TEST_EXISTS))
-        return 0;
-    tw_run_store *store = tw_run_store_open(s->o->base.logdb, TW_STORE_READ_ONLY);
-    if (!store)
-        return -1;
-    int rc = 0;
-    for (int i = 0; i < s->n && !rc; i++) {
-        tw_run_info run;
-        if (tw_run_store_get_run(store, s->trials[i].settings.run_name, &run) == 0) {
-            rc = tw_error_set("%s: a run named '%s' exists already; name the sweep another way with --sweep NAME",
-                              s->o->base.logdb, s->trials[i].settings.run_name);
-            tw_run_info_clear(&run);
-        }
-    }
-    tw_run_store_close(store);
-    return rc;
-}
-
 static int run_sweep(sweep_options *o)
 {
     tw_train_settings *specs = NULL;
@@ -464,19 +416,23 @@ static int run_sweep(sweep_options *o)
         fprintf(stderr, "%s\n", tw_last_error());
         return 2;
     }
-    char *sweep_name = o->name ? g_strdup(o->name) : default_sweep_name();
+    char *sweep_name = o->name ? g_strdup(o->name) : twb_sweep_default_name();
+    twb_sweep_name_trials(specs, s.n, sweep_name);
+    int rc = twb_sweep_check_names_free(o->base.logdb, specs, s.n);
+    if (rc) {
+        char *taken = g_strdup(tw_last_error());
+        tw_error_set("%s; name the sweep another way with --sweep NAME", taken);
+        g_free(taken);
+    }
     s.trials = g_new0(trial, s.n);
-    int width = s.n >= 100 ? 3 : s.n >= 10 ? 2 : 1;
     for (int i = 0; i < s.n; i++) {
         s.trials[i].settings = specs[i];
-        s.trials[i].settings.run_name = g_strdup_printf("%s-%0*d", sweep_name, width, i + 1);
         s.trials[i].status = TW_RUN_FINISHED;
     }
     g_free(specs);
     twb_data data = {0};
     twb_data_spec spec = twb_data_spec_of(&o->base);
     tw_model *probe = NULL;
-    int rc = check_names_free(&s, sweep_name);
     if (!rc)
         rc = (probe = tw_model_open(o->model_path)) ? 0 : -1;
     if (!rc)

@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include <glib.h>
+#include <glib/gstdio.h>
 
 #include <tw/error.h>
 #include <tw/optimizers.h>
+#include <tw/run_store.h>
 
 typedef struct {
     const char *option, *key, *what;
@@ -211,4 +213,58 @@ int twb_sweep_spec_trials(const twb_sweep_spec *spec, const tw_train_settings *b
     *trials = out;
     *n = count;
     return 0;
+}
+
+char *twb_sweep_default_name(void)
+{
+    GDateTime *now = g_date_time_new_now_local();
+    char *name = g_date_time_format(now, "sweep-%Y%m%d-%H%M%S");
+    g_date_time_unref(now);
+    return name;
+}
+
+void twb_sweep_name_trials(tw_train_settings *trials, int n, const char *sweep_name)
+{
+    int width = n >= 100 ? 3 : n >= 10 ? 2 : 1;
+    for (int i = 0; i < n; i++)
+        trials[i].run_name = g_strdup_printf("%s-%0*d", sweep_name, width, i + 1);
+}
+
+int twb_sweep_check_names_free(const char *logdb, const tw_train_settings *trials, int n)
+{
+    /* absent, or empty: a run (the window's Train) is creating it, no runs yet */
+    GStatBuf st;
+    if (g_stat(logdb, &st) != 0 || st.st_size == 0)
+        return 0;
+    tw_run_store *store = tw_run_store_open(logdb, TW_STORE_READ_ONLY);
+    if (!store)
+        return -1;
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        tw_run_info run;
+        if (tw_run_store_get_run(store, trials[i].run_name, &run) == 0) {
+            rc = tw_error_set("%s: a run named '%s' exists already", logdb, trials[i].run_name);
+            tw_run_info_clear(&run);
+        }
+    }
+    tw_run_store_close(store);
+    return rc;
+}
+
+char *twb_sweep_describe(const twb_sweep_spec *spec, const tw_train_settings *v)
+{
+    GString *out = g_string_new(NULL);
+    for (int p = 0; p < TWB_SWEEP_NPARAMS; p++) {
+        if (!twb_sweep_param_swept(spec, (twb_sweep_param)p))
+            continue;
+        g_string_append_printf(out, "%s%s=", out->len ? " " : "", params[p].key);
+        switch ((twb_sweep_param)p) {
+        case TWB_SWEEP_LEARNING_RATE: g_string_append_printf(out, "%.4g", v->learning_rate); break;
+        case TWB_SWEEP_BATCH_SIZE: g_string_append_printf(out, "%lld", (long long)v->batch_size); break;
+        case TWB_SWEEP_OPTIMIZER: g_string_append(out, v->optimizer); break;
+        case TWB_SWEEP_EPOCHS: g_string_append_printf(out, "%d", v->epochs); break;
+        default: g_string_append_printf(out, "%llu", (unsigned long long)v->seed); break;
+        }
+    }
+    return g_string_free(out, FALSE);
 }

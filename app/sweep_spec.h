@@ -57,6 +57,19 @@ int twb_sweep_spec_trials(const twb_sweep_spec *spec, const tw_train_settings *b
                           int *n);
 void twb_sweep_spec_clear(twb_sweep_spec *spec);
 
+/* What the CLI sweep and the window's (sweep_queue.c) share about trials: */
+/* "sweep-20261126-093000" (g_free). */
+char *twb_sweep_default_name(void);
+/* Names each trial's run NAME-K (K from 1, zero-padded to the count's
+ * width; a g_strdup'd run_name, freed by the caller). */
+void twb_sweep_name_trials(tw_train_settings *trials, int n, const char *sweep_name);
+/* 0 when no trial's run name is taken in the database (absent or empty: none
+ * is), or -1 with a message: a sweep run again under its name would fail
+ * every trial one by one. */
+int twb_sweep_check_names_free(const char *logdb, const tw_train_settings *trials, int n);
+/* The trial's swept values, "learning_rate=0.001 batch_size=32" (g_free). */
+char *twb_sweep_describe(const twb_sweep_spec *spec, const tw_train_settings *trial);
+
 /* A grid larger than this is refused (name fewer values or use --trials). */
 #define TWB_SWEEP_MAX_TRIALS 10000
 

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "train_data_cache.h"
-#include "train_worker.h"
 
 typedef struct {
     TwWindow *window; /* not a reference: the controller lives as long as the window */
@@ -16,6 +15,8 @@ typedef struct {
     gboolean logs_lost_shown;
     twb_data_cache *data;
     guint load_source; /* an idle that loads the panel's data choice */
+    twb_train_controller_done done; /* the running run's, from twb_train_controller_run */
+    gpointer done_data;
 } controller;
 
 /* ---- the data, checked against the model before Train is offered ----------- */
@@ -119,6 +120,10 @@ static char *checkpoint_line(const char *path, const char *logdb)
 static void on_done(const twb_train_result *result, gpointer data)
 {
     controller *c = data;
+    twb_train_controller_done done = c->done;
+    c->done = NULL;
+    if (done)
+        done(result, c->done_data);
     char *summary;
     if (result->end == TWB_TRAIN_FAILED) {
         char *banner = g_strdup_printf("Training failed: %s", result->message);
@@ -139,11 +144,10 @@ static void on_done(const twb_train_result *result, gpointer data)
     g_clear_pointer(&c->worker, twb_train_worker_free);
 }
 
-static void on_train_requested(TwTrainPanel *panel, const tw_train_settings *settings, gpointer data)
+static gboolean start_run(controller *c, const tw_train_settings *settings)
 {
-    controller *c = data;
-    if (c->worker)
-        return;
+    if (c->worker || !c->panel)
+        return FALSE;
     twb_train_worker_callbacks callbacks = {.progress = on_progress, .problem = on_problem, .done = on_done,
                                         .user_data = c};
     GError *error = NULL;
@@ -155,13 +159,19 @@ static void on_train_requested(TwTrainPanel *panel, const tw_train_settings *set
     if (!c->worker) {
         tw_window_show_banner(c->window, error->message, TRUE);
         g_error_free(error);
-        return;
+        return FALSE;
     }
     g_free(c->logdb);
     c->logdb = g_strdup(settings->logdb);
     c->logs_lost_shown = FALSE;
     tw_window_set_logdb(c->window, settings->logdb);
-    tw_train_panel_started(panel);
+    tw_train_panel_started_as(c->panel, settings->run_name);
+    return TRUE;
+}
+
+static void on_train_requested(TwTrainPanel *panel, const tw_train_settings *settings, gpointer data)
+{
+    start_run(data, settings);
 }
 
 static void on_pause_requested(TwTrainPanel *panel, gpointer data)
@@ -225,4 +235,29 @@ void twb_train_controller_attach(TwWindow *win)
     g_signal_connect(win, "destroy", G_CALLBACK(on_window_destroy), c);
     tw_train_panel_set_data_check(c->panel, check_data, c);
     tw_train_panel_recheck(c->panel);
+}
+
+gboolean twb_train_controller_run(TwWindow *win, const tw_train_settings *settings, twb_train_controller_done done,
+                                  gpointer user_data)
+{
+    controller *c = g_object_get_data(G_OBJECT(win), "tw-train-controller");
+    g_return_val_if_fail(c, FALSE);
+    if (!start_run(c, settings))
+        return FALSE;
+    c->done = done;
+    c->done_data = user_data;
+    return TRUE;
+}
+
+gboolean twb_train_controller_busy(TwWindow *win)
+{
+    controller *c = g_object_get_data(G_OBJECT(win), "tw-train-controller");
+    return c && c->worker;
+}
+
+void twb_train_controller_stop(TwWindow *win)
+{
+    controller *c = g_object_get_data(G_OBJECT(win), "tw-train-controller");
+    if (c && c->worker)
+        twb_train_worker_stop(c->worker);
 }

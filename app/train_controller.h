@@ -5,8 +5,21 @@
 #ifndef TWB_TRAIN_CONTROLLER_H
 #define TWB_TRAIN_CONTROLLER_H
 
+#include "train_worker.h"
 #include "window.h"
 
 void twb_train_controller_attach(TwWindow *win);
+
+/* A run that is not the panel's Train (a sweep's trial, sweep_queue.c):
+ * started as Train starts one, the panel showing it under its own name;
+ * done is called once as it ends, before the panel is told. FALSE when a
+ * run is going or it cannot start (the window's banner says why). */
+typedef void (*twb_train_controller_done)(const twb_train_result *result, gpointer user_data);
+gboolean twb_train_controller_run(TwWindow *win, const tw_train_settings *settings, twb_train_controller_done done,
+                                  gpointer user_data);
+/* Whether a run is going. */
+gboolean twb_train_controller_busy(TwWindow *win);
+/* Stop the run going (as Stop does); nothing when none is. */
+void twb_train_controller_stop(TwWindow *win);
 
 #endif

@@ -395,6 +395,14 @@ void tw_train_panel_started(TwTrainPanel *self)
     update_sensitivity(self);
 }
 
+void tw_train_panel_started_as(TwTrainPanel *self, const char *run_name)
+{
+    tw_train_panel_started(self);
+    g_free(self->running_name);
+    self->running_name = g_strdup(run_name);
+    show_run_status(self);
+}
+
 static void show_metrics(TwTrainPanel *self, const tw_train_progress *p)
 {
     GString *s = g_string_new(NULL);

@@ -55,6 +55,8 @@ const tw_train_settings *tw_train_panel_settings(TwTrainPanel *panel);
 gboolean tw_train_panel_request_train(TwTrainPanel *panel);
 /* State changes from the application. */
 void tw_train_panel_started(TwTrainPanel *panel);
+/* Started, a run of other settings than the panel's (a sweep's trial). */
+void tw_train_panel_started_as(TwTrainPanel *panel, const char *run_name);
 void tw_train_panel_update(TwTrainPanel *panel, const tw_train_progress *progress);
 void tw_train_panel_paused(TwTrainPanel *panel, gboolean paused);
 /* The run ended; summary is the status line ("Finished: ...", "Failed ...";

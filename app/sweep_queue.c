@@ -1,0 +1,275 @@
+/* The window's sweep queue (sweep_queue.h). */
+#include "sweep_queue.h"
+
+#include <string.h>
+
+#include <tw/error.h>
+#include <tw/run_store.h>
+
+#include "sweep_dialog.h"
+#include "sweep_spec.h"
+#include "sweep_trial.h"
+#include "train_controller.h"
+
+typedef struct {
+    TwWindow *window; /* not a reference: the queue lives as long as the window */
+    GListStore *trials; /* TwSweepTrial, each with its "settings" and "sweep" */
+    GtkWidget *dialog;
+    TwSweepTrial *running; /* the trial on the controller, or NULL */
+    gboolean cancel_running;
+    gboolean closing;
+    guint next_source; /* the idle that starts the next trial */
+} queue;
+
+#define CLI_PREFIX "twb sweep: "
+
+static queue *queue_of(TwWindow *win)
+{
+    return g_object_get_data(G_OBJECT(win), "twb-sweep-queue");
+}
+
+static void run_next(queue *q);
+static gboolean run_next_idle(gpointer data);
+
+/* Tags the run with its sweep; a run that never opened (the data did not
+ * load) is not in the database, and the trial's reason says why. */
+static void tag_run(const tw_train_settings *s, const char *sweep)
+{
+    tw_run_store *store = tw_run_store_open(s->logdb, 0);
+    if (!store || tw_run_store_set_sweep(store, s->run_name, sweep))
+        g_warning("sweep %s: %s", sweep, tw_last_error());
+    tw_run_store_close(store);
+}
+
+static gboolean run_exists(const tw_train_settings *s)
+{
+    tw_run_store *store = g_file_test(s->logdb, G_FILE_TEST_EXISTS) ? tw_run_store_open(s->logdb, TW_STORE_READ_ONLY)
+                                                                     : NULL;
+    tw_run_info run;
+    gboolean found = store && tw_run_store_get_run(store, s->run_name, &run) == 0;
+    if (found)
+        tw_run_info_clear(&run);
+    tw_run_store_close(store);
+    return found;
+}
+
+static void on_trial_done(const twb_train_result *result, gpointer data)
+{
+    queue *q = data;
+    TwSweepTrial *t = q->running;
+    q->running = NULL;
+    if (!t)
+        return;
+    const tw_train_settings *s = g_object_get_data(G_OBJECT(t), "settings");
+    if (run_exists(s))
+        tag_run(s, g_object_get_data(G_OBJECT(t), "sweep"));
+    switch (result->end) {
+    case TWB_TRAIN_FINISHED: tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_FINISHED, NULL); break;
+    case TWB_TRAIN_STOPPED:
+        tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_STOPPED, q->cancel_running ? "cancelled" : NULL);
+        break;
+    default: tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_FAILED, result->message); break;
+    }
+    q->cancel_running = FALSE;
+    g_object_unref(t);
+    /* after the controller has told the panel and let the worker go */
+    if (!q->closing && !q->next_source)
+        q->next_source = g_idle_add(run_next_idle, q);
+}
+
+static gboolean run_next_idle(gpointer data)
+{
+    queue *q = data;
+    q->next_source = 0;
+    run_next(q);
+    return G_SOURCE_REMOVE;
+}
+
+/* Starts the first pending trial unless a run is going. */
+static void run_next(queue *q)
+{
+    if (q->closing || q->running || twb_train_controller_busy(q->window))
+        return;
+    guint n = g_list_model_get_n_items(G_LIST_MODEL(q->trials));
+    for (guint i = 0; i < n; i++) {
+        TwSweepTrial *t = g_list_model_get_item(G_LIST_MODEL(q->trials), i);
+        if (tw_sweep_trial_status(t) != TW_SWEEP_TRIAL_PENDING) {
+            g_object_unref(t);
+            continue;
+        }
+        q->running = t;
+        tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_RUNNING, NULL);
+        if (twb_train_controller_run(q->window, g_object_get_data(G_OBJECT(t), "settings"), on_trial_done, q))
+            return;
+        /* the window's banner says why; the sweep goes on */
+        q->running = NULL;
+        tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_FAILED, "could not start (see the window's message)");
+        g_object_unref(t);
+    }
+}
+
+/* A run of the panel's own ended: the queue goes on, from an idle (the
+ * panel hears of the end before the controller lets its worker go). */
+static void on_panel_running(GObject *panel, GParamSpec *pspec, queue *q)
+{
+    gboolean running;
+    g_object_get(panel, "running", &running, NULL);
+    if (!running && !q->closing && !q->next_source)
+        q->next_source = g_idle_add(run_next_idle, q);
+}
+
+/* ---- the dialog's requests -------------------------------------------------- */
+static int read_spec(TwSweepDialog *d, twb_sweep_spec *spec)
+{
+    for (int p = 0; p < TWB_SWEEP_NPARAMS; p++) {
+        char *text = g_strstrip(g_strdup(tw_sweep_dialog_values(d, twb_sweep_param_option((twb_sweep_param)p) + 2)));
+        int rc = *text ? twb_sweep_spec_set(spec, (twb_sweep_param)p, text) : 0;
+        g_free(text);
+        if (rc)
+            return -1;
+    }
+    spec->random = tw_sweep_dialog_random(d);
+    spec->trials = spec->random ? tw_sweep_dialog_trials(d) : 0;
+    spec->sample_seed = (uint64_t)g_get_real_time();
+    return 0;
+}
+
+static void on_start(TwSweepDialog *d, queue *q)
+{
+    TwTrainPanel *panel = tw_window_train_panel(q->window);
+    /* while a run goes, the panel's answer is "training is running": each
+     * trial is checked as it starts (a failure shows in its row) */
+    const char *cannot = twb_train_controller_busy(q->window) ? NULL : tw_train_panel_cannot_train(panel);
+    if (cannot) {
+        char *text = g_strdup_printf("The training panel cannot train: %s", cannot);
+        tw_sweep_dialog_show_error(d, text);
+        g_free(text);
+        return;
+    }
+    tw_train_settings *base = tw_train_settings_copy(tw_train_panel_settings(panel));
+    twb_sweep_spec spec = {0};
+    tw_train_settings *trials = NULL;
+    int n = 0;
+    char *name = tw_sweep_dialog_name(d) ? g_strdup(tw_sweep_dialog_name(d)) : twb_sweep_default_name();
+    int rc = base->logdb ? read_spec(d, &spec) : tw_error_set("choose a run database in the training panel first");
+    if (!rc)
+        rc = twb_sweep_spec_trials(&spec, base, &trials, &n);
+    if (!rc) {
+        twb_sweep_name_trials(trials, n, name);
+        rc = twb_sweep_check_names_free(base->logdb, trials, n);
+    }
+    /* names in the queue: not yet in the database */
+    for (guint i = 0; !rc && i < g_list_model_get_n_items(G_LIST_MODEL(q->trials)); i++) {
+        TwSweepTrial *t = g_list_model_get_item(G_LIST_MODEL(q->trials), i);
+        if (!g_strcmp0(g_object_get_data(G_OBJECT(t), "sweep"), name))
+            rc = tw_error_set("the queue holds a sweep named '%s' already; give this one another name", name);
+        g_object_unref(t);
+    }
+    if (rc) {
+        /* sweep_spec.c's messages are the CLI's: the option names match
+         * the fields' ("--batch-size"), the program's name does not */
+        const char *message = tw_last_error();
+        tw_sweep_dialog_show_error(d, g_str_has_prefix(message, CLI_PREFIX) ? message + strlen(CLI_PREFIX) : message);
+    } else
+        tw_sweep_dialog_show_error(d, NULL);
+    for (int i = 0; i < n; i++) {
+        if (!rc) {
+            char *values = twb_sweep_describe(&spec, &trials[i]);
+            TwSweepTrial *t = tw_sweep_trial_new(trials[i].run_name, values);
+            g_free(values);
+            /* a deep copy: the trial's strings point into base and spec */
+            g_object_set_data_full(G_OBJECT(t), "settings", tw_train_settings_copy(&trials[i]),
+                                   (GDestroyNotify)tw_train_settings_free);
+            g_object_set_data_full(G_OBJECT(t), "sweep", g_strdup(name), g_free);
+            g_list_store_append(q->trials, t);
+            g_object_unref(t);
+        }
+        g_free(trials[i].run_name);
+    }
+    g_free(trials);
+    g_free(name);
+    twb_sweep_spec_clear(&spec);
+    tw_train_settings_free(base);
+    if (!rc)
+        run_next(q);
+}
+
+static void on_cancel_trial(TwSweepDialog *d, TwSweepTrial *t, queue *q)
+{
+    if (t == q->running) {
+        q->cancel_running = TRUE;
+        twb_train_controller_stop(q->window);
+    } else if (tw_sweep_trial_status(t) == TW_SWEEP_TRIAL_PENDING)
+        tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_CANCELLED, NULL);
+}
+
+static void on_cancel_all(TwSweepDialog *d, queue *q)
+{
+    guint n = g_list_model_get_n_items(G_LIST_MODEL(q->trials));
+    for (guint i = 0; i < n; i++) {
+        TwSweepTrial *t = g_list_model_get_item(G_LIST_MODEL(q->trials), i);
+        if (t != q->running)
+            on_cancel_trial(d, t, q);
+        g_object_unref(t);
+    }
+    if (q->running)
+        on_cancel_trial(d, q->running, q);
+}
+
+GtkWidget *twb_sweep_queue_dialog(TwWindow *win)
+{
+    queue *q = queue_of(win);
+    g_return_val_if_fail(q, NULL);
+    if (!q->dialog) {
+        q->dialog = tw_sweep_dialog_new(GTK_WINDOW(win), G_LIST_MODEL(q->trials));
+        g_object_add_weak_pointer(G_OBJECT(q->dialog), (gpointer *)&q->dialog);
+        g_signal_connect(q->dialog, "start-requested", G_CALLBACK(on_start), q);
+        g_signal_connect(q->dialog, "cancel-trial", G_CALLBACK(on_cancel_trial), q);
+        g_signal_connect(q->dialog, "cancel-all", G_CALLBACK(on_cancel_all), q);
+    }
+    return q->dialog;
+}
+
+static void on_sweep_action(GSimpleAction *action, GVariant *parameter, gpointer data)
+{
+    gtk_window_present(GTK_WINDOW(twb_sweep_queue_dialog(data)));
+}
+
+/* The window is going: no trial starts any more. The controller's handler,
+ * connected first, has stopped the running trial and joined its worker
+ * without a done report: its run is tagged here. */
+static void on_window_destroy(GtkWidget *window, queue *q)
+{
+    q->closing = TRUE;
+    if (q->running) {
+        const tw_train_settings *s = g_object_get_data(G_OBJECT(q->running), "settings");
+        if (run_exists(s))
+            tag_run(s, g_object_get_data(G_OBJECT(q->running), "sweep"));
+    }
+    if (q->dialog)
+        gtk_window_destroy(GTK_WINDOW(q->dialog));
+}
+
+static void queue_free(gpointer data)
+{
+    queue *q = data;
+    q->closing = TRUE;
+    g_clear_handle_id(&q->next_source, g_source_remove);
+    g_clear_object(&q->running);
+    g_object_unref(q->trials);
+    g_free(q);
+}
+
+void twb_sweep_queue_attach(TwWindow *win)
+{
+    queue *q = g_new0(queue, 1);
+    q->window = win;
+    q->trials = g_list_store_new(TW_TYPE_SWEEP_TRIAL);
+    g_object_set_data_full(G_OBJECT(win), "twb-sweep-queue", q, queue_free);
+    GSimpleAction *action = g_simple_action_new("sweep", NULL);
+    g_signal_connect(action, "activate", G_CALLBACK(on_sweep_action), win);
+    g_action_map_add_action(G_ACTION_MAP(win), G_ACTION(action));
+    g_object_unref(action);
+    g_signal_connect(tw_window_train_panel(win), "notify::running", G_CALLBACK(on_panel_running), q);
+    g_signal_connect(win, "destroy", G_CALLBACK(on_window_destroy), q);
+}

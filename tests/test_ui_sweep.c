@@ -1,0 +1,439 @@
+/* Sweeps from the window (app/sweep_queue.c, ui/sweep_dialog.c): the
+ * training panel's Sweep… opens the dialog; a 2×2 grid of learning rate and
+ * batch size runs its four trials one after another on the training worker,
+ * each a finished run in the database tagged with the sweep and trained
+ * with its values; a bad value is refused with a message naming the
+ * setting; in a second sweep a pending trial is cancelled, then Cancel All
+ * stops the running one and drops the rest; random draws from a range; the
+ * window closed mid-sweep. Runs under Xvfb.
+ *
+ * TWB_SWEEP_LINGER=S keeps the window up S seconds while the second sweep
+ * runs, for a screenshot of the queue (xvfb-run + import). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+#include <gtk/gtk.h>
+
+#include <tw/error.h>
+#include <tw/run_store.h>
+
+#include "dashboard_view.h"
+#include "gui_helpers.h"
+#include "hparams_view.h"
+#include "sweep_dialog.h"
+#include "sweep_queue.h"
+#include "sweep_trial.h"
+#include "train_controller.h"
+#include "window.h"
+
+static GtkApplication *app;
+
+/* A small classifier for the two spirals (2000 examples): an epoch is a
+ * fraction of a second. */
+static const char *spirals_model =
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"spiral_mlp\", \"layers\": ["
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2], \"name\": \"input\"}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"hidden\", \"units\": 16, \"activation\": \"relu\"}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2, \"activation\": \"softmax\"}}]}}";
+
+enum { DATA_FASHION_MNIST, DATA_SPIRALS };
+
+typedef struct {
+    TwWindow *window;
+    TwTrainPanel *panel;
+    TwSweepDialog *dialog;
+    char *dir, *logdb;
+} fixture;
+
+static gboolean wake(gpointer data)
+{
+    return G_SOURCE_CONTINUE;
+}
+
+typedef gboolean (*condition)(fixture *f);
+
+static void wait_for(fixture *f, condition cond, double timeout, const char *what)
+{
+    guint ticker = g_timeout_add(10, wake, NULL);
+    gint64 end = g_get_monotonic_time() + (gint64)(timeout * G_USEC_PER_SEC);
+    while (!cond(f) && g_get_monotonic_time() < end)
+        g_main_context_iteration(NULL, TRUE);
+    g_source_remove(ticker);
+    if (!cond(f))
+        g_error("timed out after %.0f s waiting for %s", timeout, what);
+}
+
+static GtkWidget *named(GtkWidget *root, const char *name)
+{
+    GtkWidget *w = find_named(root, name);
+    g_assert_nonnull(w);
+    return w;
+}
+
+static gboolean train_ready(fixture *f)
+{
+    return gtk_widget_is_sensitive(named(GTK_WIDGET(f->panel), "train"));
+}
+
+static void fixture_open(fixture *f)
+{
+    TwModelDoc *doc = tw_model_doc_new();
+    GError *error = NULL;
+    g_assert_true(tw_model_doc_load_json(doc, spirals_model, "spirals.json", &error));
+    g_assert_no_error(error);
+    f->window = tw_window_new(app, doc);
+    g_object_unref(doc);
+    twb_train_controller_attach(f->window);
+    twb_sweep_queue_attach(f->window);
+    f->panel = tw_window_train_panel(f->window);
+    f->dir = g_dir_make_tmp("twb-ui-sweep-XXXXXX", &error);
+    g_assert_no_error(error);
+    f->logdb = g_build_filename(f->dir, "runs.db", NULL);
+    g_object_set(f->panel, "logdb", f->logdb, NULL);
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(named(GTK_WIDGET(f->panel), "dataset")), DATA_SPIRALS);
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(named(GTK_WIDGET(f->panel), "epochs")), 1);
+    gtk_window_present(GTK_WINDOW(f->window));
+    wait_for(f, train_ready, 120, "the spirals to load and Train to turn on");
+    /* the panel's Sweep… button, as a person would */
+    GtkWidget *sweep = named(GTK_WIDGET(f->panel), "sweep");
+    g_assert_true(gtk_widget_is_sensitive(sweep));
+    g_signal_emit_by_name(sweep, "clicked");
+    f->dialog = TW_SWEEP_DIALOG(twb_sweep_queue_dialog(f->window));
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(f->dialog)));
+}
+
+static void remove_tree(const char *path)
+{
+    GDir *dir = g_dir_open(path, 0, NULL);
+    const char *name;
+    while (dir && (name = g_dir_read_name(dir))) {
+        char *child = g_build_filename(path, name, NULL);
+        if (g_file_test(child, G_FILE_TEST_IS_DIR))
+            remove_tree(child);
+        else
+            g_remove(child);
+        g_free(child);
+    }
+    if (dir)
+        g_dir_close(dir);
+    g_rmdir(path);
+}
+
+static void fixture_close(fixture *f)
+{
+    gtk_window_destroy(GTK_WINDOW(f->window));
+    while (g_main_context_iteration(NULL, FALSE))
+        ;
+    remove_tree(f->dir);
+    g_free(f->dir);
+    g_free(f->logdb);
+}
+
+/* ---- the dialog ------------------------------------------------------------ */
+static void set_field(fixture *f, const char *name, const char *text)
+{
+    gtk_editable_set_text(GTK_EDITABLE(named(GTK_WIDGET(f->dialog), name)), text);
+}
+
+static void click(fixture *f, const char *name)
+{
+    GtkWidget *button = named(GTK_WIDGET(f->dialog), name);
+    g_assert_true(gtk_widget_is_sensitive(button));
+    g_signal_emit_by_name(button, "clicked");
+}
+
+static const char *error_text(fixture *f)
+{
+    GtkWidget *label = named(GTK_WIDGET(f->dialog), "sweep-error");
+    return gtk_widget_get_visible(label) ? gtk_label_get_text(GTK_LABEL(label)) : NULL;
+}
+
+static const char *counts_text(fixture *f)
+{
+    return gtk_label_get_text(GTK_LABEL(named(GTK_WIDGET(f->dialog), "sweep-counts")));
+}
+
+/* The queue's row of that run: its status label's text and its Cancel. */
+static GtkWidget *queue_row(fixture *f, int index)
+{
+    GtkListBoxRow *row = gtk_list_box_get_row_at_index(GTK_LIST_BOX(named(GTK_WIDGET(f->dialog), "sweep-queue")), index);
+    g_assert_nonnull(row);
+    return GTK_WIDGET(row);
+}
+
+static const char *row_status(fixture *f, int index)
+{
+    return gtk_label_get_text(GTK_LABEL(named(queue_row(f, index), "status")));
+}
+
+static int queue_length(fixture *f)
+{
+    GtkListBox *list = GTK_LIST_BOX(named(GTK_WIDGET(f->dialog), "sweep-queue"));
+    int n = 0;
+    while (gtk_list_box_get_row_at_index(list, n))
+        n++;
+    return n;
+}
+
+/* ---- the run database ------------------------------------------------------ */
+/* Runs tagged with the sweep, and of them those with the status. */
+static int tagged_runs(fixture *f, const char *sweep, tw_run_status status, int *with_status)
+{
+    *with_status = 0;
+    if (!g_file_test(f->logdb, G_FILE_TEST_EXISTS))
+        return 0;
+    tw_run_store *store = tw_run_store_open(f->logdb, TW_STORE_READ_ONLY);
+    if (!store) { /* the first trial's writer is creating it */
+        g_test_message("%s", tw_last_error());
+        return 0;
+    }
+    tw_run_info *runs;
+    int n, tagged = 0;
+    g_assert_cmpint(tw_run_store_list_runs(store, &runs, &n), ==, 0);
+    for (int i = 0; i < n; i++)
+        if (!g_strcmp0(runs[i].sweep, sweep)) {
+            tagged++;
+            *with_status += runs[i].status == status;
+        }
+    tw_run_info_free(runs, n);
+    tw_run_store_close(store);
+    return tagged;
+}
+
+static gboolean grid_finished(fixture *f)
+{
+    int finished;
+    return tagged_runs(f, "grid", TW_RUN_FINISHED, &finished) == 4 && finished == 4;
+}
+
+/* The run's settings as stored: "learning_rate" and "batch_size". */
+static void run_settings(fixture *f, const char *run_name, double *learning_rate, gint64 *batch_size)
+{
+    tw_run_store *store = tw_run_store_open(f->logdb, TW_STORE_READ_ONLY);
+    tw_run_info run;
+    g_assert_cmpint(tw_run_store_get_run(store, run_name, &run), ==, 0);
+    g_assert_nonnull(run.hparams_json);
+    JsonNode *node = json_from_string(run.hparams_json, NULL);
+    g_assert_nonnull(node);
+    JsonObject *o = json_node_get_object(node);
+    *learning_rate = json_object_get_double_member(o, "learning_rate");
+    *batch_size = json_object_get_int_member(o, "batch_size");
+    json_node_unref(node);
+    tw_run_info_clear(&run);
+    tw_run_store_close(store);
+}
+
+/* The first widget of the type under root, or NULL. */
+static GtkWidget *find_of_type(GtkWidget *root, GType type)
+{
+    if (G_TYPE_CHECK_INSTANCE_TYPE(root, type))
+        return root;
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = find_of_type(c, type);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+static gboolean hparams_has_grid(fixture *f)
+{
+    GtkWidget *view = find_of_type(GTK_WIDGET(f->window), TW_TYPE_HPARAMS_VIEW);
+    return view && tw_hparams_view_n_shown(TW_HPARAMS_VIEW(view)) == 4;
+}
+
+/* ---- tests ----------------------------------------------------------------- */
+static gboolean second_running(fixture *f)
+{
+    return queue_length(f) == 7 && g_str_has_prefix(row_status(f, 4), "running");
+}
+
+static gboolean nothing_open(fixture *f)
+{
+    for (int i = 0; i < queue_length(f); i++)
+        if (g_str_has_prefix(row_status(f, i), "pending") || g_str_has_prefix(row_status(f, i), "running"))
+            return FALSE;
+    return TRUE;
+}
+
+static void test_grid_then_cancel(void)
+{
+    fixture f;
+    fixture_open(&f);
+    g_assert_cmpstr(counts_text(&f), ==, "No trials yet");
+
+    /* bad input: refused with the setting named, nothing queued */
+    set_field(&f, "sweep-batch-size", "32,0");
+    click(&f, "sweep-start");
+    g_assert_nonnull(error_text(&f));
+    g_assert_true(g_str_has_prefix(error_text(&f), "--batch-size: '0' is not a batch size"));
+    g_assert_cmpint(queue_length(&f), ==, 0);
+
+    /* 2×2: learning rate × batch size */
+    set_field(&f, "sweep-learning-rate", "0.01,0.001");
+    set_field(&f, "sweep-batch-size", "32,64");
+    set_field(&f, "sweep-name", "grid");
+    click(&f, "sweep-start");
+    g_assert_null(error_text(&f));
+    g_assert_cmpint(queue_length(&f), ==, 4);
+    wait_for(&f, grid_finished, 240, "four finished runs tagged 'grid'");
+    wait_for(&f, nothing_open, 30, "the queue to show the last trial's end");
+    for (int i = 0; i < 4; i++)
+        g_assert_cmpstr(row_status(&f, i), ==, "finished");
+    g_assert_cmpstr(counts_text(&f), ==, "0 pending · 0 running · 4 finished · 0 failed");
+    /* the grid's order, the last setting fastest, trained with its values */
+    const double rates[] = {0.01, 0.01, 0.001, 0.001};
+    const gint64 batches[] = {32, 64, 32, 64};
+    for (int i = 0; i < 4; i++) {
+        char *name = g_strdup_printf("grid-%d", i + 1);
+        double lr;
+        gint64 batch;
+        run_settings(&f, name, &lr, &batch);
+        g_assert_cmpfloat_with_epsilon(lr, rates[i], 1e-9);
+        g_assert_cmpint(batch, ==, batches[i]);
+        g_free(name);
+    }
+
+    /* the Dashboard's HParams tab shows the four runs, read from the database */
+    tw_window_show_view(f.window, "dashboard");
+    GtkWidget *dashboard = find_of_type(GTK_WIDGET(f.window), TW_TYPE_DASHBOARD_VIEW);
+    g_assert_nonnull(dashboard);
+    tw_dashboard_view_show_tab(TW_DASHBOARD_VIEW(dashboard), "hparams");
+    wait_for(&f, hparams_has_grid, 30, "the HParams view to show the four trials");
+
+    /* the same name again: refused before any trial is queued */
+    click(&f, "sweep-start");
+    g_assert_nonnull(error_text(&f));
+    g_assert_nonnull(strstr(error_text(&f), "'grid-1' exists already"));
+    g_assert_cmpint(queue_length(&f), ==, 4);
+
+    /* a second sweep of long trials: cancel a pending one, then all */
+    set_field(&f, "sweep-learning-rate", "0.01,0.02,0.03");
+    set_field(&f, "sweep-batch-size", "");
+    set_field(&f, "sweep-epochs", "1000");
+    set_field(&f, "sweep-name", "second");
+    click(&f, "sweep-start");
+    g_assert_null(error_text(&f));
+    wait_for(&f, second_running, 60, "the second sweep's first trial to run");
+    g_assert_true(g_str_has_prefix(row_status(&f, 5), "pending"));
+    g_signal_emit_by_name(named(queue_row(&f, 5), "cancel"), "clicked");
+    g_assert_cmpstr(row_status(&f, 5), ==, "cancelled");
+    g_assert_false(gtk_widget_get_sensitive(named(queue_row(&f, 5), "cancel")));
+    const char *linger = g_getenv("TWB_SWEEP_LINGER");
+    if (linger) {
+        guint ticker = g_timeout_add(10, wake, NULL);
+        gint64 end = g_get_monotonic_time() + (gint64)(atof(linger) * G_USEC_PER_SEC);
+        while (g_get_monotonic_time() < end)
+            g_main_context_iteration(NULL, TRUE);
+        g_source_remove(ticker);
+    }
+    click(&f, "sweep-cancel-all");
+    wait_for(&f, nothing_open, 60, "Cancel All to stop the running trial");
+    g_assert_cmpstr(row_status(&f, 4), ==, "stopped: cancelled");
+    g_assert_cmpstr(row_status(&f, 6), ==, "cancelled");
+    g_assert_cmpstr(counts_text(&f), ==, "0 pending · 0 running · 4 finished · 0 failed · 1 stopped · 2 cancelled");
+    /* in the database: the stopped trial, tagged; the cancelled ones never ran */
+    int stopped;
+    g_assert_cmpint(tagged_runs(&f, "second", TW_RUN_STOPPED, &stopped), ==, 1);
+    g_assert_cmpint(stopped, ==, 1);
+    fixture_close(&f);
+}
+
+static gboolean first_running(fixture *f)
+{
+    return queue_length(f) == 3 && g_str_has_prefix(row_status(f, 0), "running");
+}
+
+/* Random search over a range, and the window closed while a trial runs:
+ * it stops (its run "stopped", tagged), the others never start. */
+static void test_random_then_close(void)
+{
+    fixture f;
+    fixture_open(&f);
+    /* a range needs random search */
+    set_field(&f, "sweep-learning-rate", "0.001:0.01");
+    set_field(&f, "sweep-epochs", "1000");
+    set_field(&f, "sweep-name", "drawn");
+    click(&f, "sweep-start");
+    g_assert_nonnull(error_text(&f));
+    g_assert_true(g_str_has_prefix(error_text(&f), "--learning-rate: a range (0.001:0.01) needs --random"));
+    g_assert_cmpint(queue_length(&f), ==, 0);
+
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(named(GTK_WIDGET(f.dialog), "sweep-search")), 1);
+    g_assert_true(gtk_widget_get_sensitive(named(GTK_WIDGET(f.dialog), "sweep-trials")));
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(named(GTK_WIDGET(f.dialog), "sweep-trials")), 3);
+    click(&f, "sweep-start");
+    g_assert_null(error_text(&f));
+    wait_for(&f, first_running, 60, "the first drawn trial to run");
+    for (int i = 0; i < 3; i++) {
+        /* "learning_rate=0.00347": a draw inside the range */
+        GtkListBoxRow *row = GTK_LIST_BOX_ROW(queue_row(&f, i));
+        GtkWidget *box = gtk_list_box_row_get_child(row);
+        GtkWidget *values = gtk_widget_get_next_sibling(gtk_widget_get_first_child(box));
+        const char *text = gtk_label_get_text(GTK_LABEL(values));
+        g_assert_true(g_str_has_prefix(text, "learning_rate="));
+        double lr = g_ascii_strtod(text + strlen("learning_rate="), NULL);
+        g_assert_cmpfloat(lr, >=, 0.001 * (1 - 1e-3));
+        g_assert_cmpfloat(lr, <=, 0.01 * (1 + 1e-3));
+    }
+    gtk_window_destroy(GTK_WINDOW(f.window));
+    while (g_main_context_iteration(NULL, FALSE))
+        ;
+    int stopped;
+    g_assert_cmpint(tagged_runs(&f, "drawn", TW_RUN_STOPPED, &stopped), ==, 1);
+    g_assert_cmpint(stopped, ==, 1);
+    remove_tree(f.dir);
+    g_free(f.dir);
+    g_free(f.logdb);
+}
+
+static gboolean after_finished(fixture *f)
+{
+    int finished;
+    return tagged_runs(f, "after", TW_RUN_FINISHED, &finished) == 1 && finished == 1;
+}
+
+/* A sweep started while the panel's own Train runs waits for it. */
+static void test_after_panel_run(void)
+{
+    fixture f;
+    fixture_open(&f);
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(named(GTK_WIDGET(f.panel), "epochs")), 3);
+    g_signal_emit_by_name(named(GTK_WIDGET(f.panel), "train"), "clicked");
+    g_assert_true(twb_train_controller_busy(f.window));
+    set_field(&f, "sweep-learning-rate", "0.01");
+    set_field(&f, "sweep-epochs", "1");
+    set_field(&f, "sweep-name", "after");
+    click(&f, "sweep-start");
+    g_assert_cmpstr(error_text(&f), ==, NULL);
+    g_assert_cmpstr(row_status(&f, 0), ==, "pending");
+    wait_for(&f, after_finished, 120, "the trial to run after the panel's run");
+    fixture_close(&f);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    /* A config folder of the test's own: the panel's remembered run database */
+    char *home = g_dir_make_tmp("twb-ui-sweep-home-XXXXXX", NULL);
+    g_assert_nonnull(home);
+    g_setenv("XDG_CONFIG_HOME", home, TRUE);
+    g_setenv("GTK_A11Y", "none", TRUE); /* no accessibility bus under Xvfb */
+    if (!gtk_init_check()) {
+        g_test_message("no display: run under xvfb-run (meson test --suite gui does)");
+        return 77;
+    }
+    app = gtk_application_new("io.github.twb.Workbench.TestSweep", G_APPLICATION_NON_UNIQUE);
+    g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
+    g_test_add_func("/ui/sweep/grid-then-cancel", test_grid_then_cancel);
+    g_test_add_func("/ui/sweep/random-then-close", test_random_then_close);
+    g_test_add_func("/ui/sweep/after-panel-run", test_after_panel_run);
+    int rc = g_test_run();
+    g_object_unref(app);
+    remove_tree(home);
+    g_free(home);
+    return rc;
+}

@@ -1,0 +1,42 @@
+/* TwSweepDialog: a sweep from the window. Above, the values to try for
+ * learning rate, batch size, optimizer, epochs and seed (a list
+ * "1e-3,3e-3" or, for random search, a range "1e-4:1e-2"; empty: the
+ * training panel's value), grid or random with N trials, and the sweep's
+ * name; Start. Below, the queue: each trial with its values and where it
+ * is (pending, running, finished, stopped, failed with the reason,
+ * cancelled), a Cancel on each open one, and Cancel All.
+ *
+ * The dialog neither parses nor trains: "start-requested" asks the
+ * application (app/sweep_queue.c), which reads the fields, answers with
+ * tw_sweep_dialog_show_error when they are wrong, and fills the queue
+ * model (TwSweepTrial items). "cancel-trial" (TwSweepTrial *) and
+ * "cancel-all" ask to cancel. Widget names for tests: "sweep-learning-rate",
+ * "sweep-batch-size", "sweep-optimizer", "sweep-epochs", "sweep-seed",
+ * "sweep-search", "sweep-trials", "sweep-name", "sweep-start",
+ * "sweep-error", "sweep-queue", "sweep-counts", "sweep-cancel-all", and
+ * "cancel" on each queue row. */
+#ifndef TW_UI_SWEEP_DIALOG_H
+#define TW_UI_SWEEP_DIALOG_H
+
+#include <gtk/gtk.h>
+
+G_BEGIN_DECLS
+
+#define TW_TYPE_SWEEP_DIALOG (tw_sweep_dialog_get_type())
+G_DECLARE_FINAL_TYPE(TwSweepDialog, tw_sweep_dialog, TW, SWEEP_DIALOG, GtkWindow)
+
+/* queue: TwSweepTrial items, shown as they change. */
+GtkWidget *tw_sweep_dialog_new(GtkWindow *parent, GListModel *queue);
+/* The text typed for a swept setting, by its option's name without the
+ * dashes ("learning-rate", "batch-size", "optimizer", "epochs", "seed"). */
+const char *tw_sweep_dialog_values(TwSweepDialog *dialog, const char *setting);
+gboolean tw_sweep_dialog_random(TwSweepDialog *dialog);
+int tw_sweep_dialog_trials(TwSweepDialog *dialog);
+/* The sweep's name, or NULL when the field is empty. */
+const char *tw_sweep_dialog_name(TwSweepDialog *dialog);
+/* NULL clears the message. */
+void tw_sweep_dialog_show_error(TwSweepDialog *dialog, const char *message);
+
+G_END_DECLS
+
+#endif
