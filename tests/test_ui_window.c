@@ -505,6 +505,47 @@ static void test_close_with_pending_text(void)
     close_window(win);
 }
 
+/* Delete with the focus on a button of the card that goes (Tab put it
+ * there): the focus must leave the removed card at once. GTK kept it on
+ * the removed button until its next frame; the monkey (seed 20261127) then
+ * had GTK move it from the freed button into a selectable label, failing a
+ * critical in gtk_widget_is_ancestor. */
+static void test_delete_focused_card(void)
+{
+    TwWindow *win = open_window();
+    TwModelDoc *doc = tw_window_doc(win);
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    TwDesignerView *designer = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW));
+    int n = tw_model_doc_n_layers(doc);
+    tw_designer_view_select(designer, n - 1);
+    drain();
+    GtkWidget *list = find_type(tw_designer_view_stack(designer), GTK_TYPE_LIST_BOX);
+    g_assert_nonnull(list);
+    GtkWidget *last = NULL;
+    for (GtkWidget *c = gtk_widget_get_first_child(list); c; c = gtk_widget_get_next_sibling(c))
+        if (GTK_IS_LIST_BOX_ROW(c))
+            last = c;
+    g_assert_nonnull(last);
+    GtkWidget *button = find_type(last, GTK_TYPE_BUTTON);
+    g_assert_nonnull(button);
+    g_assert_true(gtk_widget_grab_focus(button));
+    g_object_add_weak_pointer(G_OBJECT(last), (gpointer *)&last);
+
+    g_action_group_activate_action(G_ACTION_GROUP(win), "delete-layer", NULL);
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, n - 1);
+    GtkWidget *focus = gtk_window_get_focus(GTK_WINDOW(win));
+    g_assert_true(focus == NULL || gtk_widget_get_root(focus) == GTK_ROOT(win));
+    spin(0.3);
+    g_assert_null(last);
+
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    GtkWidget *question = find_question();
+    g_assert_nonnull(question);
+    gtk_dialog_response(GTK_DIALOG(question), 1);
+    drain();
+    close_window(win);
+}
+
 /* ---- closing with a popover open ---------------------------------------------------- */
 /* The header bar's close button, as GtkWindowControls makes it. */
 static GtkWidget *close_button(TwWindow *win)
@@ -1117,6 +1158,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/window/close_asks_when_modified", test_close_asks_when_modified);
     g_test_add_func("/ui/window/close_discard_frees_window", test_close_discard_frees_window);
     g_test_add_func("/ui/window/close_with_pending_text", test_close_with_pending_text);
+    g_test_add_func("/ui/window/delete_focused_card", test_delete_focused_card);
     g_test_add_func("/ui/window/popover_of_removed_field", test_popover_of_removed_field);
     g_test_add_func("/ui/window/close_with_popover", test_close_with_popover);
     g_test_add_func("/ui/window/close_with_popover_field", test_close_with_popover_field);
