@@ -714,6 +714,38 @@ static void test_popover_of_removed_field(void)
     close_window(win);
 }
 
+/* The emoji chooser of a field (its context menu's Insert Emoji) open when
+ * the field goes: the chooser must close without calling back the removed
+ * text (a critical in gtk_text_grab_focus_without_selecting, found by the
+ * monkey, seed 20261127). */
+static void test_emoji_chooser_of_removed_field(void)
+{
+    TwWindow *win = open_window();
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    TwDesignerView *designer = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW));
+    tw_designer_view_select(designer, 2);
+    drain();
+    TwPropertyEditor *editor = TW_PROPERTY_EDITOR(tw_designer_view_property_editor(designer));
+    GtkWidget *text = find_type(tw_property_editor_field(editor, "name"), GTK_TYPE_TEXT);
+    g_assert_nonnull(text);
+    g_assert_true(gtk_widget_grab_focus(text));
+    g_assert_true(gtk_widget_activate_action(text, "misc.insert-emoji", NULL));
+    GtkWidget *chooser = g_object_get_data(G_OBJECT(text), "gtk-emoji-chooser");
+    g_assert_nonnull(chooser);
+    wait_for(is_mapped, chooser, "the emoji chooser to map");
+    g_object_add_weak_pointer(G_OBJECT(chooser), (gpointer *)&chooser);
+    tw_designer_view_select(designer, 0); /* the InputLayer: other fields */
+    drain();
+    spin(0.5);
+    g_assert_null(chooser);
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    GtkWidget *question = find_question();
+    if (question)
+        gtk_dialog_response(GTK_DIALOG(question), 1);
+    drain();
+    close_window(win);
+}
+
 static void test_close_with_popover(void)
 {
     close_then_edit(FOCUS_NONE);
@@ -1160,6 +1192,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/window/close_with_pending_text", test_close_with_pending_text);
     g_test_add_func("/ui/window/delete_focused_card", test_delete_focused_card);
     g_test_add_func("/ui/window/popover_of_removed_field", test_popover_of_removed_field);
+    g_test_add_func("/ui/window/emoji_chooser_of_removed_field", test_emoji_chooser_of_removed_field);
     g_test_add_func("/ui/window/close_with_popover", test_close_with_popover);
     g_test_add_func("/ui/window/close_with_popover_field", test_close_with_popover_field);
     g_test_add_func("/ui/window/close_with_popover_label", test_close_with_popover_label);

@@ -7,18 +7,28 @@
  * critical in gdk_surface_get_device_position that the monkey found, seed
  * 20261126; tests/test_ui_window.c, close_with_popover and
  * popover_of_removed_field). An emission hook on "unmap" sees every such
- * popover; it pops the popover down just after, outside GTK's unmapping
- * (hiding it there would unmap it a second time within the first), which
- * gives up the grab and with it the reference. */
+ * popover and, just after, outside GTK's unmapping (hiding it there would
+ * unmap it a second time within the first), has it give up the grab and
+ * with it the reference: by popping down one still in place, by turning
+ * insensitive one removed with its owner (popping that one down ran the
+ * dead owner's handlers: a GtkText's emoji chooser called back the freed
+ * text, a critical the monkey found with seed 20261127). */
 #include "popover_guard.h"
 
 #include <gtk/gtk.h>
 
-static gboolean popdown_unmapped(gpointer data)
+static gboolean close_unmapped(gpointer data)
 {
     GtkWidget *popover = data;
-    if (gtk_widget_get_visible(popover) && !gtk_widget_get_mapped(popover))
-        gtk_popover_popdown(GTK_POPOVER(popover));
+    if (!gtk_widget_get_visible(popover) || gtk_widget_get_mapped(popover))
+        return G_SOURCE_REMOVE; /* closed meanwhile, or shown again */
+    if (gtk_widget_get_parent(popover))
+        gtk_popover_popdown(GTK_POPOVER(popover)); /* its owner hears it close */
+    else
+        /* Removed with its owner (a drop-down, a text field), whose
+         * handlers of "hide" and "closed" must not run any more: an
+         * insensitive widget gives up its grab without either signal. */
+        gtk_widget_set_sensitive(popover, FALSE);
     return G_SOURCE_REMOVE;
 }
 
@@ -31,7 +41,7 @@ static gboolean on_unmap(GSignalInvocationHint *hint, guint n_values, const GVal
      * one unmapped with its parent gets here. */
     if (GTK_IS_POPOVER(object) && gtk_widget_get_visible(GTK_WIDGET(object)))
         /* Before any timer of GTK's (the tooltip's is 500 ms). */
-        g_idle_add_full(G_PRIORITY_HIGH, popdown_unmapped, g_object_ref(object), g_object_unref);
+        g_idle_add_full(G_PRIORITY_HIGH, close_unmapped, g_object_ref(object), g_object_unref);
     return TRUE; /* stay installed */
 }
 
