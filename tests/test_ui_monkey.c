@@ -25,9 +25,9 @@
  *
  * TWB_MONKEY_SEED picks the seed (printed, so a failure can be replayed)
  * and TWB_MONKEY_ACTIONS the number of actions (TWB_MONKEY_TRACE=1 also
- * prints each action's number and kind, each xdotool command, window action
- * and button clicked, with its widget path): make test runs a short
- * fixed-seed round; the 10,000-action rounds run under ASan by hand:
+ * prints each action's number and kind with the focus widget's path, each
+ * xdotool command, window action and button clicked, with its widget
+ * path): make test runs a short fixed-seed round; the 10,000-action rounds run under ASan by hand:
  *   TWB_MONKEY_ACTIONS=10000 xvfb-run -a -s "-screen 0 1920x1200x24" \
  *     build-asan/tests/test_ui_monkey
  * Runs under Xvfb (tests/meson.build). */
@@ -550,8 +550,13 @@ static void test_monkey(void)
         if (!view && ((action >= 4 && action <= 10) || action >= 16))
             action = 13; /* the designer is not shown: show a view instead */
         counts[action]++;
-        if (g_getenv("TWB_MONKEY_TRACE"))
-            g_test_message("monkey: action %ld: kind %d", i, action);
+        if (g_getenv("TWB_MONKEY_TRACE")) {
+            GString *path = g_string_new(NULL);
+            for (GtkWidget *w = gtk_window_get_focus(GTK_WINDOW(win)); w; w = gtk_widget_get_parent(w))
+                g_string_append_printf(path, "%s%s", path->len ? " < " : "", G_OBJECT_TYPE_NAME(w));
+            g_test_message("monkey: action %ld: kind %d (focus: %s)", i, action, path->len ? path->str : "none");
+            g_string_free(path, TRUE);
+        }
         switch (action) {
         case 0: x_click(win); break;
         case 1: x_drag(win); break;

@@ -2,7 +2,8 @@
  * runs this suite through xvfb-run): three views and the switcher's action,
  * the Dashboard following the run database and the Graph view being
  * there, Train following the model's validity with the reason as its
- * tooltip, templates, opening and saving through the window's actions, the
+ * tooltip, closing the window or rebuilding its fields with a popover
+ * open, templates, opening and saving through the window's actions, the
  * question before unsaved changes are lost, layer actions with undo; and
  * `twb --screenshot` writing a PNG of the requested size for each view. */
 #include <gtk/gtk.h>
@@ -498,6 +499,262 @@ static void test_close_with_pending_text(void)
     close_window(win);
 }
 
+/* Delete with the focus on a button of the card that goes (Tab put it
+ * there): the focus must leave the removed card at once. GTK kept it on
+ * the removed button until its next frame; the monkey (seed 20261127) then
+ * had GTK move it from the freed button into a selectable label, failing a
+ * critical in gtk_widget_is_ancestor. */
+static void test_delete_focused_card(void)
+{
+    TwWindow *win = open_window();
+    TwModelDoc *doc = tw_window_doc(win);
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    TwDesignerView *designer = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW));
+    int n = tw_model_doc_n_layers(doc);
+    tw_designer_view_select(designer, n - 1);
+    drain();
+    GtkWidget *list = find_type(tw_designer_view_stack(designer), GTK_TYPE_LIST_BOX);
+    g_assert_nonnull(list);
+    GtkWidget *last = NULL;
+    for (GtkWidget *c = gtk_widget_get_first_child(list); c; c = gtk_widget_get_next_sibling(c))
+        if (GTK_IS_LIST_BOX_ROW(c))
+            last = c;
+    g_assert_nonnull(last);
+    GtkWidget *button = find_type(last, GTK_TYPE_BUTTON);
+    g_assert_nonnull(button);
+    g_assert_true(gtk_widget_grab_focus(button));
+    g_object_add_weak_pointer(G_OBJECT(last), (gpointer *)&last);
+
+    g_action_group_activate_action(G_ACTION_GROUP(win), "delete-layer", NULL);
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, n - 1);
+    GtkWidget *focus = gtk_window_get_focus(GTK_WINDOW(win));
+    g_assert_true(focus == NULL || gtk_widget_get_root(focus) == GTK_ROOT(win));
+    spin(0.3);
+    g_assert_null(last);
+
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    GtkWidget *question = find_question();
+    g_assert_nonnull(question);
+    gtk_dialog_response(GTK_DIALOG(question), 1);
+    drain();
+    close_window(win);
+}
+
+/* ---- closing with a popover open ---------------------------------------------------- */
+/* The header bar's close button, as GtkWindowControls makes it. */
+static GtkWidget *close_button(TwWindow *win)
+{
+    GPtrArray *todo = g_ptr_array_new();
+    GtkWidget *button = NULL;
+    g_ptr_array_add(todo, gtk_window_get_titlebar(GTK_WINDOW(win)));
+    while (todo->len && !button) {
+        GtkWidget *w = g_ptr_array_steal_index(todo, todo->len - 1);
+        if (GTK_IS_BUTTON(w) && gtk_widget_has_css_class(w, "close") &&
+            gtk_widget_get_ancestor(w, GTK_TYPE_WINDOW_CONTROLS))
+            button = w;
+        for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+            g_ptr_array_add(todo, c);
+    }
+    g_ptr_array_free(todo, TRUE);
+    g_assert_nonnull(button);
+    return button;
+}
+
+static GtkWidget *mapped_selectable_label(GtkWidget *root)
+{
+    GtkWidget *label = NULL;
+    GPtrArray *todo = g_ptr_array_new();
+    g_ptr_array_add(todo, root);
+    while (todo->len && !label) {
+        GtkWidget *w = g_ptr_array_steal_index(todo, todo->len - 1);
+        if (GTK_IS_LABEL(w) && gtk_label_get_selectable(GTK_LABEL(w)) && gtk_widget_get_focusable(w) &&
+            gtk_widget_get_mapped(w))
+            label = w;
+        for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+            g_ptr_array_add(todo, c);
+    }
+    g_ptr_array_free(todo, TRUE);
+    return label;
+}
+
+static gboolean has_selectable_label(gpointer root)
+{
+    return mapped_selectable_label(root) != NULL;
+}
+
+/* Moves the X pointer over the middle of a native widget (a window or a
+ * popover), in two steps so that GTK sees motion. */
+static void pointer_over(GtkWidget *native)
+{
+    GdkSurface *surface = gtk_native_get_surface(GTK_NATIVE(native));
+    char *xdotool = g_find_program_in_path("xdotool");
+    if (!xdotool || !GDK_IS_X11_SURFACE(surface)) {
+        g_test_message("no xdotool or no X11 display: the pointer stays where it is");
+        g_free(xdotool);
+        return;
+    }
+    unsigned long xid = (unsigned long)gdk_x11_surface_get_xid(surface);
+    int x = gtk_widget_get_width(native) / 2, y = gtk_widget_get_height(native) / 2;
+    char *command =
+        g_strdup_printf("%s mousemove --window %lu %d %d mousemove --window %lu %d %d", xdotool, xid, x, y, xid, x + 3, y + 3);
+    int status = 0;
+    GError *error = NULL;
+    g_spawn_command_line_sync(command, NULL, NULL, &status, &error);
+    g_assert_no_error(error);
+    g_assert_true(g_spawn_check_wait_status(status, NULL));
+    spin(0.05); /* the motion arrives */
+    g_free(command);
+    g_free(xdotool);
+}
+
+typedef enum { FOCUS_NONE, FOCUS_FIELD, FOCUS_LABEL } close_focus;
+
+/* Closing the window by its close button while a drop-down's popover is
+ * open under the pointer (the focus in its list, or before that in a field
+ * with pending text or in the Graph view's selectable label), then working
+ * in a new window. GTK 4.8 keeps the grab of a popover unmapped with its
+ * window, and with it a reference: the popover outlived the window,
+ * unrealized, and GTK's tooltip timer, started by the pointer's motion over
+ * it, asked its missing surface for the pointer (the critical the monkey
+ * hit with seed 20261126). ui/popover_guard.c pops such popovers down. */
+static void close_then_edit(close_focus focus)
+{
+    TwWindow *win = open_window();
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    TwDesignerView *designer = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW));
+    tw_designer_view_select(designer, 1);
+    drain();
+    if (focus == FOCUS_FIELD) {
+        TwPropertyEditor *editor = TW_PROPERTY_EDITOR(tw_designer_view_property_editor(designer));
+        GtkWidget *name = tw_property_editor_field(editor, "name");
+        g_assert_true(gtk_widget_grab_focus(name));
+        gtk_editable_set_text(GTK_EDITABLE(name), "pending_name");
+    } else if (focus == FOCUS_LABEL) {
+        /* The Graph view's inspector has one; back in the designer, the
+         * focus is on its way out of the hidden view. */
+        activate(win, "show-view", g_variant_new_string("graph"));
+        wait_for(has_selectable_label, win, "a selectable label to map");
+        g_assert_true(gtk_widget_grab_focus(mapped_selectable_label(GTK_WIDGET(win))));
+        activate(win, "show-view", g_variant_new_string("designer"));
+    }
+    drain();
+
+    GtkWidget *dropdown = find_type(GTK_WIDGET(tw_window_train_panel(win)), GTK_TYPE_DROP_DOWN);
+    g_assert_nonnull(dropdown);
+    GtkWidget *toggle = find_type(dropdown, GTK_TYPE_TOGGLE_BUTTON);
+    g_assert_nonnull(toggle);
+    g_signal_emit_by_name(toggle, "clicked"); /* as the monkey's click does */
+    GtkWidget *popover = find_type(dropdown, GTK_TYPE_POPOVER);
+    g_assert_nonnull(popover);
+    wait_for(is_mapped, popover, "the drop-down's popover to map");
+    pointer_over(popover);
+
+    g_object_add_weak_pointer(G_OBJECT(win), (gpointer *)&win);
+    g_object_add_weak_pointer(G_OBJECT(popover), (gpointer *)&popover);
+    g_signal_emit_by_name(close_button(win), "clicked");
+    drain();
+    if (win) { /* the pending name made the model modified: discard it */
+        GtkWidget *question = find_question();
+        g_assert_nonnull(question);
+        gtk_dialog_response(GTK_DIALOG(question), 1 /* Discard Changes */);
+        drain();
+    }
+    g_assert_null(win);
+    spin(1.0); /* GTK's tooltip timer (500 ms) fires */
+    g_assert_null(popover);
+
+    win = open_window();
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    designer = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW));
+    tw_designer_view_select(designer, 1);
+    drain();
+    int n = tw_model_doc_n_layers(tw_window_doc(win));
+    activate(win, "delete-layer", NULL);
+    g_assert_cmpint(tw_model_doc_n_layers(tw_window_doc(win)), ==, n - 1);
+    spin(0.5);
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    GtkWidget *question = find_question();
+    g_assert_nonnull(question);
+    gtk_dialog_response(GTK_DIALOG(question), 1);
+    drain();
+    close_window(win);
+}
+
+/* A drop-down's popover open in the property editor when another kind of
+ * layer is selected: the editor's fields go, the popover with them. */
+static void test_popover_of_removed_field(void)
+{
+    TwWindow *win = open_window();
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    TwDesignerView *designer = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW));
+    tw_designer_view_select(designer, 2);
+    drain();
+    GtkWidget *dropdown = find_type(tw_designer_view_property_editor(designer), GTK_TYPE_DROP_DOWN);
+    g_assert_nonnull(dropdown);
+    g_signal_emit_by_name(find_type(dropdown, GTK_TYPE_TOGGLE_BUTTON), "clicked");
+    GtkWidget *popover = find_type(dropdown, GTK_TYPE_POPOVER);
+    wait_for(is_mapped, popover, "the drop-down's popover to map");
+    pointer_over(popover);
+    g_object_add_weak_pointer(G_OBJECT(popover), (gpointer *)&popover);
+    tw_designer_view_select(designer, 0); /* the InputLayer: other fields */
+    drain();
+    spin(1.0);
+    g_assert_null(popover);
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    GtkWidget *question = find_question();
+    if (question)
+        gtk_dialog_response(GTK_DIALOG(question), 1);
+    drain();
+    close_window(win);
+}
+
+/* The emoji chooser of a field (its context menu's Insert Emoji) open when
+ * the field goes: the chooser must close without calling back the removed
+ * text (a critical in gtk_text_grab_focus_without_selecting, found by the
+ * monkey, seed 20261127). */
+static void test_emoji_chooser_of_removed_field(void)
+{
+    TwWindow *win = open_window();
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    TwDesignerView *designer = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW));
+    tw_designer_view_select(designer, 2);
+    drain();
+    TwPropertyEditor *editor = TW_PROPERTY_EDITOR(tw_designer_view_property_editor(designer));
+    GtkWidget *text = find_type(tw_property_editor_field(editor, "name"), GTK_TYPE_TEXT);
+    g_assert_nonnull(text);
+    g_assert_true(gtk_widget_grab_focus(text));
+    g_assert_true(gtk_widget_activate_action(text, "misc.insert-emoji", NULL));
+    GtkWidget *chooser = g_object_get_data(G_OBJECT(text), "gtk-emoji-chooser");
+    g_assert_nonnull(chooser);
+    wait_for(is_mapped, chooser, "the emoji chooser to map");
+    g_object_add_weak_pointer(G_OBJECT(chooser), (gpointer *)&chooser);
+    tw_designer_view_select(designer, 0); /* the InputLayer: other fields */
+    drain();
+    spin(0.5);
+    g_assert_null(chooser);
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    GtkWidget *question = find_question();
+    if (question)
+        gtk_dialog_response(GTK_DIALOG(question), 1);
+    drain();
+    close_window(win);
+}
+
+static void test_close_with_popover(void)
+{
+    close_then_edit(FOCUS_NONE);
+}
+
+static void test_close_with_popover_field(void)
+{
+    close_then_edit(FOCUS_FIELD);
+}
+
+static void test_close_with_popover_label(void)
+{
+    close_then_edit(FOCUS_LABEL);
+}
+
 /* ---- layer actions ---------------------------------------------------------------- */
 static void test_layer_actions(void)
 {
@@ -927,6 +1184,12 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/window/close_asks_when_modified", test_close_asks_when_modified);
     g_test_add_func("/ui/window/close_discard_frees_window", test_close_discard_frees_window);
     g_test_add_func("/ui/window/close_with_pending_text", test_close_with_pending_text);
+    g_test_add_func("/ui/window/delete_focused_card", test_delete_focused_card);
+    g_test_add_func("/ui/window/popover_of_removed_field", test_popover_of_removed_field);
+    g_test_add_func("/ui/window/emoji_chooser_of_removed_field", test_emoji_chooser_of_removed_field);
+    g_test_add_func("/ui/window/close_with_popover", test_close_with_popover);
+    g_test_add_func("/ui/window/close_with_popover_field", test_close_with_popover_field);
+    g_test_add_func("/ui/window/close_with_popover_label", test_close_with_popover_label);
     g_test_add_func("/ui/window/layer_actions", test_layer_actions);
     g_test_add_func("/ui/window/fits_800x600", test_fits_800x600);
     g_test_add_func("/ui/window/undo_keys", test_undo_keys);

@@ -461,6 +461,20 @@ static void update_totals(TwLayerStack *self)
     gtk_widget_set_visible(self->model_error, model_error);
 }
 
+/* A card about to go that holds the focus (a Tab or a click put it on its
+ * row or a button) gives it to the list at once. GTK would keep it on the
+ * removed widget until its next frame and only then move it on; meanwhile
+ * the row could be freed, and moving the focus from the freed widget into
+ * a selectable label then failed a critical in gtk_widget_is_ancestor (the
+ * monkey, seed 20261127; tests/test_ui_window.c, delete_focused_card). */
+static void give_up_focus(TwLayerStack *self, GtkWidget *row)
+{
+    GtkRoot *root = gtk_widget_get_root(row);
+    GtkWidget *focus = root ? gtk_root_get_focus(root) : NULL;
+    if (focus && (focus == row || gtk_widget_is_ancestor(focus, row)) && !gtk_widget_grab_focus(self->list))
+        gtk_root_set_focus(root, NULL);
+}
+
 static void refresh(TwLayerStack *self)
 {
     int n = tw_model_doc_n_layers(self->doc);
@@ -472,6 +486,7 @@ static void refresh(TwLayerStack *self)
     }
     while ((int)self->cards->len > n) {
         Card *card = self->cards->pdata[self->cards->len - 1];
+        give_up_focus(self, card->row);
         gtk_list_box_remove(GTK_LIST_BOX(self->list), card->row);
         g_ptr_array_remove_index(self->cards, self->cards->len - 1);
     }

@@ -8,6 +8,7 @@
 #include "banner.h"
 #include "dashboard_view.h"
 #include "graph_view.h"
+#include "popover_guard.h"
 #include "designer_canvas.h"
 #include "designer_view.h"
 #include "property_editor.h"
@@ -742,6 +743,7 @@ static void tw_window_class_init(TwWindowClass *klass)
                                           G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
     g_object_class_install_properties(object_class, N_PROPS, props);
 
+    tw_popover_guard_install();
     g_type_ensure(TW_TYPE_BANNER);
     g_type_ensure(TW_TYPE_DASHBOARD_VIEW);
     g_type_ensure(TW_TYPE_GRAPH_VIEW);
