@@ -16,6 +16,7 @@
 #include "banner.h"
 #include "dashboard_view.h"
 #include "designer_view.h"
+#include "focus_guard.h"
 #include "graph_view.h"
 #include "layer_stack.h"
 #include "property_editor.h"
@@ -504,6 +505,32 @@ static void test_close_with_pending_text(void)
  * the removed button until its next frame; the monkey (seed 20261127) then
  * had GTK move it from the freed button into a selectable label, failing a
  * critical in gtk_widget_is_ancestor. */
+/* The focused widget is removed and the next focusable one is a selectable
+ * label: GTK 4.8 moves the focus at the next frame and, without the focus
+ * guard, the label read the removed widget after the window freed it
+ * (gtk_widget_is_ancestor's critical, found by the monkey test). */
+static void test_removed_focus_before_label(void)
+{
+    GtkWidget *win = gtk_window_new();
+    tw_focus_guard_attach(GTK_WINDOW(win));
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+    GtkWidget *label = gtk_label_new("a selectable message");
+    gtk_label_set_selectable(GTK_LABEL(label), TRUE);
+    GtkWidget *button = gtk_button_new_with_label("focused");
+    gtk_box_append(GTK_BOX(box), label);
+    gtk_box_append(GTK_BOX(box), button);
+    gtk_window_set_child(GTK_WINDOW(win), box);
+    gtk_window_present(GTK_WINDOW(win));
+    wait_until(is_mapped, button, 10, "the window to show");
+    gtk_widget_grab_focus(button);
+    g_assert_true(gtk_root_get_focus(GTK_ROOT(win)) == button);
+    gtk_box_remove(GTK_BOX(box), button);
+    spin(0.3); /* the frames that move the focus on */
+    g_assert_true(gtk_root_get_focus(GTK_ROOT(win)) != button);
+    gtk_window_destroy(GTK_WINDOW(win));
+    drain();
+}
+
 static void test_delete_focused_card(void)
 {
     TwWindow *win = open_window();
@@ -1185,6 +1212,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/window/close_discard_frees_window", test_close_discard_frees_window);
     g_test_add_func("/ui/window/close_with_pending_text", test_close_with_pending_text);
     g_test_add_func("/ui/window/delete_focused_card", test_delete_focused_card);
+    g_test_add_func("/ui/window/removed_focus_before_label", test_removed_focus_before_label);
     g_test_add_func("/ui/window/popover_of_removed_field", test_popover_of_removed_field);
     g_test_add_func("/ui/window/emoji_chooser_of_removed_field", test_emoji_chooser_of_removed_field);
     g_test_add_func("/ui/window/close_with_popover", test_close_with_popover);

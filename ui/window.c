@@ -8,6 +8,7 @@
 #include "banner.h"
 #include "dashboard_view.h"
 #include "graph_view.h"
+#include "focus_guard.h"
 #include "popover_guard.h"
 #include "designer_canvas.h"
 #include "designer_view.h"
@@ -764,6 +765,7 @@ static void tw_window_init(TwWindow *win)
     g_action_map_add_action_entries(G_ACTION_MAP(win), window_actions, G_N_ELEMENTS(window_actions), win);
     add_local_shortcuts(win);
     g_signal_connect(win, "notify::focus-widget", G_CALLBACK(on_focus_changed), NULL);
+    tw_focus_guard_attach(GTK_WINDOW(win));
     win->recent = gtk_recent_manager_get_default();
     g_signal_connect_swapped(win->recent, "changed", G_CALLBACK(update_recent_menu), win);
     update_recent_menu(win);
