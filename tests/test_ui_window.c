@@ -707,15 +707,36 @@ static void close_then_edit(close_focus focus)
     close_window(win);
 }
 
+/* A window holding the MLP template with its Dense layer selected (its
+ * property editor shows fields and a drop-down). */
+static TwDesignerView *mlp_with_dense_selected(TwWindow **win)
+{
+    *win = open_window();
+    activate(*win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    TwDesignerView *designer = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(*win), TW_TYPE_DESIGNER_VIEW));
+    tw_designer_view_select(designer, 2);
+    drain();
+    return designer;
+}
+
+/* The window still works after the edit: reopen the template, discarding
+ * the change, and close. */
+static void reopen_and_close(TwWindow *win)
+{
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    GtkWidget *question = find_question();
+    if (question)
+        gtk_dialog_response(GTK_DIALOG(question), 1);
+    drain();
+    close_window(win);
+}
+
 /* A drop-down's popover open in the property editor when another kind of
  * layer is selected: the editor's fields go, the popover with them. */
 static void test_popover_of_removed_field(void)
 {
-    TwWindow *win = open_window();
-    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
-    TwDesignerView *designer = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW));
-    tw_designer_view_select(designer, 2);
-    drain();
+    TwWindow *win;
+    TwDesignerView *designer = mlp_with_dense_selected(&win);
     GtkWidget *dropdown = find_type(tw_designer_view_property_editor(designer), GTK_TYPE_DROP_DOWN);
     g_assert_nonnull(dropdown);
     g_signal_emit_by_name(find_type(dropdown, GTK_TYPE_TOGGLE_BUTTON), "clicked");
@@ -727,12 +748,7 @@ static void test_popover_of_removed_field(void)
     drain();
     spin(1.0);
     g_assert_null(popover);
-    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
-    GtkWidget *question = find_question();
-    if (question)
-        gtk_dialog_response(GTK_DIALOG(question), 1);
-    drain();
-    close_window(win);
+    reopen_and_close(win);
 }
 
 /* The emoji chooser of a field (its context menu's Insert Emoji) open when
@@ -741,11 +757,8 @@ static void test_popover_of_removed_field(void)
  * monkey, seed 20261127). */
 static void test_emoji_chooser_of_removed_field(void)
 {
-    TwWindow *win = open_window();
-    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
-    TwDesignerView *designer = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW));
-    tw_designer_view_select(designer, 2);
-    drain();
+    TwWindow *win;
+    TwDesignerView *designer = mlp_with_dense_selected(&win);
     TwPropertyEditor *editor = TW_PROPERTY_EDITOR(tw_designer_view_property_editor(designer));
     GtkWidget *text = find_type(tw_property_editor_field(editor, "name"), GTK_TYPE_TEXT);
     g_assert_nonnull(text);
@@ -759,12 +772,7 @@ static void test_emoji_chooser_of_removed_field(void)
     drain();
     spin(0.5);
     g_assert_null(chooser);
-    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
-    GtkWidget *question = find_question();
-    if (question)
-        gtk_dialog_response(GTK_DIALOG(question), 1);
-    drain();
-    close_window(win);
+    reopen_and_close(win);
 }
 
 static void test_close_with_popover(void)
