@@ -303,6 +303,26 @@ static void test_reduce(void)
         twc_free(dev, dx), twc_free(dev, dout);
         g_free(hx), g_free(want), g_free(got);
     }
+    /* Column sums (reduce.cu's path for the kept axis innermost and
+     * contiguous): NHWC batch statistics, rows packed or padded. */
+    static const int64_t nhwc[][4] = {{32, 7, 7, 64}, {3, 5, 5, 1}, {2, 3, 4, 70}, {1, 1, 40, 3000}, {256, 1, 1, 10}};
+    for (size_t k = 0; k < G_N_ELEMENTS(nhwc) * 4; k++) {
+        const int64_t *shape = nhwc[k / 4];
+        twk_dtype dt = k % 2 ? TWK_FLOAT64 : TWK_FLOAT32;
+        int64_t row = shape[3] + (k % 4 >= 2 ? 5 : 0), n = shape[0] * shape[1] * shape[2] * row;
+        const int64_t strides[4] = {shape[1] * shape[2] * row, shape[2] * row, row, 1};
+        const bool reduce[4] = {true, true, true, false};
+        size_t sz = twk_dtype_size(dt);
+        void *hx = g_malloc(n * sz), *want = g_malloc0(shape[3] * sz);
+        fill_random(dt, hx, n, -100, 100);
+        twk_reduce(TWK_SUM, dt, 4, shape, strides, hx, reduce, want);
+        void *dx = up(hx, n * sz), *dout = dzeros(shape[3] * sz);
+        g_assert_cmpint(twc_reduce(dev, TWK_SUM, dt, 4, shape, strides, dx, reduce, dout), ==, 0);
+        void *got = down(dout, shape[3] * sz);
+        agree(dt, got, want, shape[3], 10 * tol(dt), "column sum");
+        twc_free(dev, dx), twc_free(dev, dout);
+        g_free(hx), g_free(want), g_free(got);
+    }
     g_assert_cmpint(failures, ==, 0);
 }
 
@@ -554,9 +574,6 @@ static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t dil, bool
 
 static void test_conv_pool(void)
 {
-    const char *blas_message = NULL;
-    if (twk_blas_init(&blas_message) != 0)
-        g_error("OpenBLAS: %s", blas_message);
     for (int c = 0; c < 24; c++) {
         twk_dtype dt = c % 4 == 3 ? TWK_FLOAT64 : TWK_FLOAT32;
         size_t sz = twk_dtype_size(dt);
@@ -706,6 +723,9 @@ int main(int argc, char **argv)
     if (twc_device_info_get(0, &info) == 0)
         printf("# cuda:0 %s, %.1f GiB, compute %d.%d\n", info.name, info.total_memory / 1073741824.0, info.major,
                info.minor);
+    const char *blas_message = NULL; /* the CPU references of gemm and conv2d */
+    if (twk_blas_init(&blas_message) != 0)
+        g_error("OpenBLAS: %s", blas_message);
     rng = g_rand_new_with_seed(16);
     g_test_add_func("/cuda/unary", test_unary);
     g_test_add_func("/cuda/binary", test_binary);

@@ -9,7 +9,12 @@
  * padding after exceeds the padding before, the input is padded explicitly
  * by the difference (zeros after) and cuDNN pads both sides by the amount
  * before. Float32 convolutions use FMA math only (no TF32), to stay within
- * float32 rounding of the CPU. */
+ * float32 rounding of the CPU.
+ *
+ * Float64 convolutions run in NCHW (filters KCRS) on transposed copies: on
+ * an H200 with cuDNN 9, the heuristics offered no NHWC algorithm for a
+ * float64 input gradient, and float64 is for checking, not for speed. * (On the H200, float32 ResNet50 training in NCHW this way was 4% slower
+ * than in NHWC.) */
 #include "twc_internal.h"
 
 static cudnnDataType_t dnn_type(twk_dtype dtype)
@@ -25,7 +30,8 @@ typedef struct {
     cudnnConvolutionDescriptor_t conv;
     int64_t xh, xw;     /* input as cuDNN sees it (with the rows added after) */
     size_t itemsize;
-    void *tmp[3];       /* blocks from twc_alloc, freed by conv_end */
+    bool nchw;          /* cuDNN sees NCHW copies (float64), else the NHWC blocks */
+    void *tmp[5];       /* blocks from twc_alloc, freed by conv_end */
 } conv_call;
 
 /* Rows to add after the input so that cuDNN's symmetric padding reaches out_h. */
@@ -41,7 +47,7 @@ static void conv_end(conv_call *c)
     if (c->y) cudnnDestroyTensorDescriptor(c->y);
     if (c->f) cudnnDestroyFilterDescriptor(c->f);
     if (c->conv) cudnnDestroyConvolutionDescriptor(c->conv);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 5; i++)
         twc_free(c->dev, c->tmp[i]);
 }
 
@@ -54,6 +60,8 @@ static int conv_begin(conv_call *c, twc_device *dev, twk_dtype dtype, const twk_
     if (twc__use(dev) < 0)
         return -1;
     c->itemsize = twk_dtype_size(dtype);
+    c->nchw = dtype == TWK_FLOAT64;
+    cudnnTensorFormat_t layout = c->nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
     c->xh = s->in_h + extra_after(s->in_h, s->out_h, s->k_h, s->stride_h, s->dilation_h, s->pad_top);
     c->xw = s->in_w + extra_after(s->in_w, s->out_w, s->k_w, s->stride_w, s->dilation_w, s->pad_left);
     cudnnDataType_t t = dnn_type(dtype);
@@ -61,11 +69,11 @@ static int conv_begin(conv_call *c, twc_device *dev, twk_dtype dtype, const twk_
         twc__dnn(cudnnCreateTensorDescriptor(&c->y), what) < 0 ||
         twc__dnn(cudnnCreateFilterDescriptor(&c->f), what) < 0 ||
         twc__dnn(cudnnCreateConvolutionDescriptor(&c->conv), what) < 0 ||
-        twc__dnn(cudnnSetTensor4dDescriptor(c->x, CUDNN_TENSOR_NHWC, t, (int)s->batch, (int)s->in_c, (int)c->xh,
+        twc__dnn(cudnnSetTensor4dDescriptor(c->x, layout, t, (int)s->batch, (int)s->in_c, (int)c->xh,
                                             (int)c->xw), what) < 0 ||
-        twc__dnn(cudnnSetTensor4dDescriptor(c->y, CUDNN_TENSOR_NHWC, t, (int)s->batch, (int)s->out_c, (int)s->out_h,
+        twc__dnn(cudnnSetTensor4dDescriptor(c->y, layout, t, (int)s->batch, (int)s->out_c, (int)s->out_h,
                                             (int)s->out_w), what) < 0 ||
-        twc__dnn(cudnnSetFilter4dDescriptor(c->f, t, CUDNN_TENSOR_NHWC, (int)s->out_c, (int)s->in_c, (int)s->k_h,
+        twc__dnn(cudnnSetFilter4dDescriptor(c->f, t, layout, (int)s->out_c, (int)s->in_c, (int)s->k_h,
                                             (int)s->k_w), what) < 0 ||
         twc__dnn(cudnnSetConvolution2dDescriptor(c->conv, (int)s->pad_top, (int)s->pad_left, (int)s->stride_h,
                                                  (int)s->stride_w, (int)s->dilation_h, (int)s->dilation_w,
@@ -87,44 +95,110 @@ static void *conv_tmp(conv_call *c, int slot, size_t bytes)
     return c->tmp[slot];
 }
 
-/* HWIO filter -> KRSC (out, h, w, in) and back. */
-static int filter_to_krsc(conv_call *c, const twk_conv2d_shape *s, const void *hwio, void *krsc)
+/* Strides of cuDNN's filter block, indexed (out, h, w, in): KRSC or KCRS. */
+static void dnn_filter_strides(const conv_call *c, const twk_conv2d_shape *s, int64_t st[4])
 {
-    int64_t kh = s->k_h, kw = s->k_w, ci = s->in_c, co = s->out_c;
-    const int64_t shape[4] = {co, kh, kw, ci}, dst[4] = {kh * kw * ci, kw * ci, ci, 1};
-    const int64_t src[4] = {1, kw * ci * co, ci * co, co};
-    return twc_copy(c->dev, c->itemsize, 4, shape, krsc, dst, hwio, src);
+    int64_t kh = s->k_h, kw = s->k_w, ci = s->in_c;
+    if (c->nchw)
+        st[0] = ci * kh * kw, st[1] = kw, st[2] = 1, st[3] = kh * kw;
+    else
+        st[0] = kh * kw * ci, st[1] = kw * ci, st[2] = ci, st[3] = 1;
 }
 
-static int filter_to_hwio(conv_call *c, const twk_conv2d_shape *s, const void *krsc, void *hwio)
+/* HWIO filter -> cuDNN's block and back. */
+static int filter_to_dnn(conv_call *c, const twk_conv2d_shape *s, const void *hwio, void *dnn)
 {
-    int64_t kh = s->k_h, kw = s->k_w, ci = s->in_c, co = s->out_c;
+    int64_t kh = s->k_h, kw = s->k_w, ci = s->in_c, co = s->out_c, dst[4];
+    dnn_filter_strides(c, s, dst);
+    const int64_t shape[4] = {co, kh, kw, ci}, src[4] = {1, kw * ci * co, ci * co, co};
+    return twc_copy(c->dev, c->itemsize, 4, shape, dnn, dst, hwio, src);
+}
+
+static int filter_to_hwio(conv_call *c, const twk_conv2d_shape *s, const void *dnn, void *hwio)
+{
+    int64_t kh = s->k_h, kw = s->k_w, ci = s->in_c, co = s->out_c, st[4];
+    dnn_filter_strides(c, s, st);
     const int64_t shape[4] = {kh, kw, ci, co}, dst[4] = {kw * ci * co, ci * co, co, 1};
-    const int64_t src[4] = {kw * ci, ci, 1, kh * kw * ci};
-    return twc_copy(c->dev, c->itemsize, 4, shape, hwio, dst, krsc, src);
+    const int64_t src[4] = {st[1], st[2], st[3], st[0]};
+    return twc_copy(c->dev, c->itemsize, 4, shape, hwio, dst, dnn, src);
 }
 
-/* x padded with zeros after to (xh, xw), or x itself. */
-static const void *padded_input(conv_call *c, twk_dtype dtype, const twk_conv2d_shape *s, const void *x)
+/* An NHWC block (n, h, w, ch) as cuDNN reads it: itself, or its NCHW copy in tmp[slot]. */
+static const void *to_dnn(conv_call *c, int slot, const void *nhwc, int64_t n, int64_t h, int64_t w, int64_t ch)
 {
-    if (c->xh == s->in_h && c->xw == s->in_w)
-        return x;
-    void *xp = conv_tmp(c, 1, (size_t)(s->batch * c->xh * c->xw * s->in_c) * c->itemsize);
-    const int64_t shape[4] = {s->batch, s->in_h, s->in_w, s->in_c};
-    const int64_t strides[4] = {s->in_h * s->in_w * s->in_c, s->in_w * s->in_c, s->in_c, 1};
-    const int64_t pads[8] = {0, 0, 0, c->xh - s->in_h, 0, c->xw - s->in_w, 0, 0};
-    if (!xp || twc_pad(c->dev, dtype, 4, shape, x, strides, pads, 0.0, xp) < 0)
-        return NULL;
-    return xp;
+    if (!nhwc || !c->nchw)
+        return nhwc;
+    void *t = conv_tmp(c, slot, (size_t)(n * h * w * ch) * c->itemsize);
+    const int64_t shape[4] = {n, ch, h, w}, dst[4] = {ch * h * w, h * w, w, 1}, src[4] = {h * w * ch, 1, w * ch, ch};
+    return t && twc_copy(c->dev, c->itemsize, 4, shape, t, dst, nhwc, src) == 0 ? t : NULL;
 }
 
-/* Whether the heuristics found an algorithm (their first, the one used). */
-static bool have_algo(int found, cudnnStatus_t status, const char *what)
+/* cuDNN's result of (n, dh, dw, ch) in its layout into the engine's NHWC
+ * block (n, h, w, ch): drops the rows and columns added after. */
+static int from_dnn(conv_call *c, const void *dnn, int64_t dh, int64_t dw, void *nhwc, int64_t n, int64_t h,
+                    int64_t w, int64_t ch)
 {
-    if (found > 0 && status == CUDNN_STATUS_SUCCESS)
-        return true;
-    twc__fail("%s: cuDNN has no algorithm for this convolution", what);
-    return false;
+    const int64_t shape[4] = {n, h, w, ch}, dst[4] = {h * w * ch, w * ch, ch, 1};
+    const int64_t nchw[4] = {ch * dh * dw, dw, 1, dh * dw}, nhwc_src[4] = {dh * dw * ch, dw * ch, ch, 1};
+    return twc_copy(c->dev, c->itemsize, 4, shape, nhwc, dst, dnn, c->nchw ? nchw : nhwc_src);
+}
+
+/* x padded with zeros after to (xh, xw), as cuDNN reads it. */
+static const void *dnn_input(conv_call *c, twk_dtype dtype, const twk_conv2d_shape *s, const void *x)
+{
+    const void *xp = x;
+    if (c->xh != s->in_h || c->xw != s->in_w) {
+        void *t = conv_tmp(c, 1, (size_t)(s->batch * c->xh * c->xw * s->in_c) * c->itemsize);
+        const int64_t shape[4] = {s->batch, s->in_h, s->in_w, s->in_c};
+        const int64_t strides[4] = {s->in_h * s->in_w * s->in_c, s->in_w * s->in_c, s->in_c, 1};
+        const int64_t pads[8] = {0, 0, 0, c->xh - s->in_h, 0, c->xw - s->in_w, 0, 0};
+        if (!t || twc_pad(c->dev, dtype, 4, shape, x, strides, pads, 0.0, t) < 0)
+            return NULL;
+        xp = t;
+    }
+    return to_dnn(c, 2, xp, s->batch, c->xh, c->xw, s->in_c);
+}
+
+/* The algorithm and workspace size for this convolution's pass: the first
+ * one cuDNN's heuristics find usable, asked once per device, shape, dtype
+ * and pass and then kept (the heuristics cost a good part of a millisecond
+ * a call, more than a small convolution itself). On the H200, timing every
+ * algorithm instead (cudnnFind*) and keeping the fastest deterministic one
+ * made the CNN epoch 1.4x and the ResNet50 step 1.15x slower (the
+ * gradients' passes most), so the heuristics may pick non-deterministic
+ * algorithms, and a CUDA run's gradients may then differ in their last
+ * bits from one run to the next. search(perf, &found) and workspace(algo,
+ * &bytes) wrap the pass's two cuDNN calls. 0 or -1. */
+template <typename Perf, typename Search, typename Workspace>
+static int choose_algo(conv_call *c, twk_dtype dtype, twk_conv_pass pass, const twk_conv2d_shape *s, Search search,
+                       Workspace workspace, int *algo, size_t *ws_bytes, const char *what)
+{
+    std::string key((const char *)s, sizeof *s);
+    key.push_back((char)dtype);
+    key.push_back((char)pass);
+    {
+        std::lock_guard<std::mutex> hold(c->dev->conv_lock);
+        auto known = c->dev->conv_algos.find(key);
+        if (known != c->dev->conv_algos.end()) {
+            *algo = known->second.first, *ws_bytes = known->second.second;
+            return 0;
+        }
+    }
+    Perf perf[8];
+    int found = 0, a = -1;
+    if (twc__dnn(search(perf, &found), what) < 0)
+        return -1;
+    for (int i = 0; i < found && a < 0; i++)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS)
+            a = i;
+    if (a < 0)
+        return twc__fail("%s: cuDNN has no algorithm for this convolution (%d tried)", what, found);
+    if (twc__dnn(workspace(perf[a].algo, ws_bytes), what) < 0)
+        return -1;
+    *algo = (int)perf[a].algo;
+    std::lock_guard<std::mutex> hold(c->dev->conv_lock);
+    c->dev->conv_algos[key] = {*algo, *ws_bytes};
+    return 0;
 }
 
 /* Scale factors alpha = 1, beta = 0 in the precision cuDNN wants. */
@@ -144,22 +218,27 @@ int twc_conv2d_forward(twc_device *dev, twk_dtype dtype, const twk_conv2d_shape 
     int rc = -1;
     if (conv_begin(&c, dev, dtype, s, what) == 0) {
         void *f = conv_tmp(&c, 0, (size_t)(s->k_h * s->k_w * s->in_c * s->out_c) * c.itemsize);
-        const void *xp = f ? padded_input(&c, dtype, s, x) : NULL;
-        cudnnConvolutionFwdAlgoPerf_t perf[8];
-        int found = 0;
+        const void *xd = f ? dnn_input(&c, dtype, s, x) : NULL;
+        void *yd = c.nchw ? conv_tmp(&c, 3, (size_t)(s->batch * s->out_h * s->out_w * s->out_c) * c.itemsize) : y;
+        int algo = 0;
         size_t ws_bytes = 0;
         void *ws = NULL;
-        if (!f || !xp)
+        auto search = [&](cudnnConvolutionFwdAlgoPerf_t *perf, int *found) {
+            return cudnnGetConvolutionForwardAlgorithm_v7(dev->dnn, c.x, c.f, c.conv, c.y, 8, found, perf);
+        };
+        auto workspace = [&](cudnnConvolutionFwdAlgo_t a, size_t *bytes) {
+            return cudnnGetConvolutionForwardWorkspaceSize(dev->dnn, c.x, c.f, c.conv, c.y, a, bytes);
+        };
+        if (!f || !xd || !yd)
             twc__fail("%s: out of device memory", what);
-        else if (filter_to_krsc(&c, s, filter, f) == 0 &&
-                 twc__dnn(cudnnGetConvolutionForwardAlgorithm_v7(dev->dnn, c.x, c.f, c.conv, c.y, 8, &found, perf),
-                          what) == 0 &&
-                 have_algo(found, perf[0].status, what) &&
-                 twc__dnn(cudnnGetConvolutionForwardWorkspaceSize(dev->dnn, c.x, c.f, c.conv, c.y, perf[0].algo,
-                                                                  &ws_bytes), what) == 0 &&
-                 (ws_bytes == 0 || (ws = twc__workspace(dev, ws_bytes)) != NULL))
-            rc = twc__dnn(cudnnConvolutionForward(dev->dnn, one(dtype, &BLEND), c.x, xp, c.f, f, c.conv, perf[0].algo,
-                                                  ws, ws_bytes, zero(dtype, &BLEND), c.y, y), what);
+        else if (filter_to_dnn(&c, s, filter, f) == 0 &&
+                 choose_algo<cudnnConvolutionFwdAlgoPerf_t>(&c, dtype, TWK_CONV_FORWARD, s, search, workspace,
+                                                            &algo, &ws_bytes, what) == 0 &&
+                 (ws_bytes == 0 || (ws = twc__workspace(dev, ws_bytes)) != NULL) &&
+                 twc__dnn(cudnnConvolutionForward(dev->dnn, one(dtype, &BLEND), c.x, xd, c.f, f, c.conv,
+                                                  (cudnnConvolutionFwdAlgo_t)algo, ws, ws_bytes,
+                                                  zero(dtype, &BLEND), c.y, yd), what) == 0)
+            rc = yd == y ? 0 : from_dnn(&c, yd, s->out_h, s->out_w, y, s->batch, s->out_h, s->out_w, s->out_c);
     }
     conv_end(&c);
     return rc;
@@ -172,33 +251,29 @@ int twc_conv2d_backprop_input(twc_device *dev, twk_dtype dtype, const twk_conv2d
     conv_call c;
     int rc = -1;
     if (conv_begin(&c, dev, dtype, s, what) == 0) {
-        bool padded = c.xh != s->in_h || c.xw != s->in_w;
+        bool direct = c.xh == s->in_h && c.xw == s->in_w && !c.nchw;
         void *f = conv_tmp(&c, 0, (size_t)(s->k_h * s->k_w * s->in_c * s->out_c) * c.itemsize);
-        void *dxp = padded ? conv_tmp(&c, 1, (size_t)(s->batch * c.xh * c.xw * s->in_c) * c.itemsize) : dx;
-        cudnnConvolutionBwdDataAlgoPerf_t perf[8];
-        int found = 0;
+        const void *dyd = to_dnn(&c, 3, dy, s->batch, s->out_h, s->out_w, s->out_c);
+        void *dxd = direct ? dx : conv_tmp(&c, 1, (size_t)(s->batch * c.xh * c.xw * s->in_c) * c.itemsize);
+        int algo = 0;
         size_t ws_bytes = 0;
         void *ws = NULL;
-        if (!f || !dxp)
+        auto search = [&](cudnnConvolutionBwdDataAlgoPerf_t *perf, int *found) {
+            return cudnnGetConvolutionBackwardDataAlgorithm_v7(dev->dnn, c.f, c.y, c.conv, c.x, 8, found, perf);
+        };
+        auto workspace = [&](cudnnConvolutionBwdDataAlgo_t a, size_t *bytes) {
+            return cudnnGetConvolutionBackwardDataWorkspaceSize(dev->dnn, c.f, c.y, c.conv, c.x, a, bytes);
+        };
+        if (!f || !dyd || !dxd)
             twc__fail("%s: out of device memory", what);
-        else if (filter_to_krsc(&c, s, filter, f) == 0 &&
-                 twc__dnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(dev->dnn, c.f, c.y, c.conv, c.x, 8, &found,
-                                                                      perf), what) == 0 &&
-                 have_algo(found, perf[0].status, what) &&
-                 twc__dnn(cudnnGetConvolutionBackwardDataWorkspaceSize(dev->dnn, c.f, c.y, c.conv, c.x, perf[0].algo,
-                                                                       &ws_bytes), what) == 0 &&
+        else if (filter_to_dnn(&c, s, filter, f) == 0 &&
+                 choose_algo<cudnnConvolutionBwdDataAlgoPerf_t>(&c, dtype, TWK_CONV_BACKPROP_INPUT, s, search,
+                                                                workspace, &algo, &ws_bytes, what) == 0 &&
                  (ws_bytes == 0 || (ws = twc__workspace(dev, ws_bytes)) != NULL) &&
-                 twc__dnn(cudnnConvolutionBackwardData(dev->dnn, one(dtype, &BLEND), c.f, f, c.y, dy, c.conv,
-                                                       perf[0].algo, ws, ws_bytes, zero(dtype, &BLEND), c.x, dxp),
-                          what) == 0) {
-            rc = 0;
-            if (padded) { /* drop the rows and columns added after */
-                const int64_t shape[4] = {s->batch, s->in_h, s->in_w, s->in_c};
-                const int64_t dst[4] = {s->in_h * s->in_w * s->in_c, s->in_w * s->in_c, s->in_c, 1};
-                const int64_t src[4] = {c.xh * c.xw * s->in_c, c.xw * s->in_c, s->in_c, 1};
-                rc = twc_copy(dev, c.itemsize, 4, shape, dx, dst, dxp, src);
-            }
-        }
+                 twc__dnn(cudnnConvolutionBackwardData(dev->dnn, one(dtype, &BLEND), c.f, f, c.y, dyd, c.conv,
+                                                       (cudnnConvolutionBwdDataAlgo_t)algo, ws, ws_bytes,
+                                                       zero(dtype, &BLEND), c.x, dxd), what) == 0)
+            rc = direct ? 0 : from_dnn(&c, dxd, c.xh, c.xw, dx, s->batch, s->in_h, s->in_w, s->in_c);
     }
     conv_end(&c);
     return rc;
@@ -212,22 +287,25 @@ int twc_conv2d_backprop_filter(twc_device *dev, twk_dtype dtype, const twk_conv2
     int rc = -1;
     if (conv_begin(&c, dev, dtype, s, what) == 0) {
         void *df = conv_tmp(&c, 0, (size_t)(s->k_h * s->k_w * s->in_c * s->out_c) * c.itemsize);
-        const void *xp = df ? padded_input(&c, dtype, s, x) : NULL;
-        cudnnConvolutionBwdFilterAlgoPerf_t perf[8];
-        int found = 0;
+        const void *xd = df ? dnn_input(&c, dtype, s, x) : NULL;
+        const void *dyd = to_dnn(&c, 3, dy, s->batch, s->out_h, s->out_w, s->out_c);
+        int algo = 0;
         size_t ws_bytes = 0;
         void *ws = NULL;
-        if (!df || !xp)
+        auto search = [&](cudnnConvolutionBwdFilterAlgoPerf_t *perf, int *found) {
+            return cudnnGetConvolutionBackwardFilterAlgorithm_v7(dev->dnn, c.x, c.y, c.conv, c.f, 8, found, perf);
+        };
+        auto workspace = [&](cudnnConvolutionBwdFilterAlgo_t a, size_t *bytes) {
+            return cudnnGetConvolutionBackwardFilterWorkspaceSize(dev->dnn, c.x, c.y, c.conv, c.f, a, bytes);
+        };
+        if (!df || !xd || !dyd)
             twc__fail("%s: out of device memory", what);
-        else if (twc__dnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(dev->dnn, c.x, c.y, c.conv, c.f, 8, &found,
-                                                                        perf), what) == 0 &&
-                 have_algo(found, perf[0].status, what) &&
-                 twc__dnn(cudnnGetConvolutionBackwardFilterWorkspaceSize(dev->dnn, c.x, c.y, c.conv, c.f,
-                                                                         perf[0].algo, &ws_bytes), what) == 0 &&
+        else if (choose_algo<cudnnConvolutionBwdFilterAlgoPerf_t>(&c, dtype, TWK_CONV_BACKPROP_FILTER, s, search,
+                                                                  workspace, &algo, &ws_bytes, what) == 0 &&
                  (ws_bytes == 0 || (ws = twc__workspace(dev, ws_bytes)) != NULL) &&
-                 twc__dnn(cudnnConvolutionBackwardFilter(dev->dnn, one(dtype, &BLEND), c.x, xp, c.y, dy, c.conv,
-                                                         perf[0].algo, ws, ws_bytes, zero(dtype, &BLEND), c.f, df),
-                          what) == 0)
+                 twc__dnn(cudnnConvolutionBackwardFilter(dev->dnn, one(dtype, &BLEND), c.x, xd, c.y, dyd, c.conv,
+                                                         (cudnnConvolutionBwdFilterAlgo_t)algo, ws, ws_bytes,
+                                                         zero(dtype, &BLEND), c.f, df), what) == 0)
             rc = filter_to_hwio(&c, s, df, dfilter);
     }
     conv_end(&c);

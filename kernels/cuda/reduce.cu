@@ -100,6 +100,77 @@ static unsigned blocks_for(int64_t n)
     return (unsigned)(n < 1 ? 1 : (n > 65535 * 16 ? 65535 * 16 : n));
 }
 
+/* ---- column sums: out[c] = sum over r of x[r * rs + c] -------------------------------
+ * The batch statistics and bias gradients of NHWC activations: few outputs
+ * (the channels), each over many rows. A block per output would read
+ * across the rows (one float per 32-byte sector) on as many blocks as there
+ * are channels; here a block of COL_W x COL_H threads takes COL_W
+ * neighbouring columns (coalesced reads) over one chunk of rows, writes its
+ * partial sums (double) and a second kernel adds the chunks' partials in
+ * order, so the result does not depend on scheduling. */
+enum { COL_W = 32, COL_H = 8, COL_BLOCKS = 2048 };
+
+template <typename T>
+__global__ void column_partials(int64_t nrows, int64_t ncols, int64_t rs, int64_t chunk, const T *x, double *part)
+{
+    __shared__ double share[COL_H][COL_W + 1];
+    int64_t c = (int64_t)blockIdx.x * COL_W + threadIdx.x;
+    int64_t r0 = (int64_t)blockIdx.y * chunk, r1 = r0 + chunk < nrows ? r0 + chunk : nrows;
+    double acc = 0;
+    if (c < ncols)
+        for (int64_t r = r0 + threadIdx.y; r < r1; r += COL_H)
+            acc += (double)x[r * rs + c];
+    share[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < ncols) {
+        double t = 0;
+        for (int k = 0; k < COL_H; k++)
+            t += share[k][threadIdx.x];
+        part[blockIdx.y * ncols + c] = t;
+    }
+}
+
+template <typename T> __global__ void column_finish(int64_t nparts, int64_t ncols, const double *part, T *out)
+{
+    TWC_FOR(c, ncols)
+    {
+        double t = 0;
+        for (int64_t p = 0; p < nparts; p++)
+            t += part[p * ncols + c];
+        out[c] = (T)t;
+    }
+}
+
+/* 1 when the float sum of m was taken as column sums, 0 when m is not of
+ * that form, -1 on an error. */
+static int column_sum(twc_device *dev, twk_dtype dtype, const twc_reduce_map *m, const void *x, void *out)
+{
+    if ((dtype != TWK_FLOAT32 && dtype != TWK_FLOAT64) || m->nkeep != 1 || m->keep_strides[0] != 1 ||
+        m->nred != 1 || m->nreduce < 4 * COL_H)
+        return 0;
+    int64_t ncols = m->nout, nrows = m->nreduce, rs = m->red_strides[0];
+    int64_t cblocks = (ncols + COL_W - 1) / COL_W, want = COL_BLOCKS / cblocks, most = (nrows + 4 * COL_H - 1) / (4 * COL_H);
+    int64_t nparts = want < 1 ? 1 : want > most ? most : want;
+    int64_t chunk = (nrows + nparts - 1) / nparts;
+    nparts = (nrows + chunk - 1) / chunk;
+    if (cblocks > 65535 * 16)
+        return 0;
+    double *part = (double *)twc_alloc(dev, (size_t)(nparts * ncols) * sizeof(double));
+    if (!part)
+        return twc__fail("sum: out of device memory for %lld partial sums", (long long)(nparts * ncols));
+    dim3 grid((unsigned)cblocks, (unsigned)nparts), block(COL_W, COL_H);
+    cudaStream_t s = dev->stream;
+    if (dtype == TWK_FLOAT32) {
+        column_partials<<<grid, block, 0, s>>>(nrows, ncols, rs, chunk, (const float *)x, part);
+        column_finish<<<twc__grid(ncols), TWC_THREADS, 0, s>>>(nparts, ncols, part, (float *)out);
+    } else {
+        column_partials<<<grid, block, 0, s>>>(nrows, ncols, rs, chunk, (const double *)x, part);
+        column_finish<<<twc__grid(ncols), TWC_THREADS, 0, s>>>(nparts, ncols, part, (double *)out);
+    }
+    twc_free(dev, part); /* reused only by later work on the same stream */
+    return twc__launched("sum") < 0 ? -1 : 1;
+}
+
 int twc_reduce(twc_device *dev, int op, twk_dtype dtype, int ndim, const int64_t *shape, const int64_t *strides,
                const void *x, const bool *reduce, void *out)
 {
@@ -109,6 +180,9 @@ int twc_reduce(twc_device *dev, int op, twk_dtype dtype, int ndim, const int64_t
         return 0; /* as the CPU kernel: the engine fills sums of nothing */
     if (twc__use(dev) < 0)
         return -1;
+    int column = op == TWK_SUM ? column_sum(dev, dtype, &m, x, out) : 0;
+    if (column != 0)
+        return column < 0 ? -1 : 0;
     unsigned g = blocks_for(m.nout);
     cudaStream_t s = dev->stream;
     switch (dtype) {

@@ -8,6 +8,7 @@
 #include <cudnn.h>
 
 #include <mutex>
+#include <string>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -35,6 +36,10 @@ struct twc_device {
     /* cuDNN workspace, grown on demand (a cached device block) */
     void *workspace;
     size_t workspace_bytes;
+    /* the algorithm and workspace each convolution (shape, dtype, pass)
+     * was given, so cuDNN's heuristics are asked once (dnn.cu) */
+    std::mutex conv_lock;
+    std::unordered_map<std::string, std::pair<int, size_t>> conv_algos;
 };
 
 /* Record an error for twc_last_error; returns -1. */
