@@ -149,6 +149,7 @@ tw_kernel_fn tw__kernel_lookup(const tw_op_def *op, tw_device device)
 {
     const tw_backend *b = tw__backend(device, op->name);
     tw_kernel_fn k = b && op->id > TW_OP_ID_NONE && op->id < TW_OP_COUNT ? b->kernel(op) : NULL;
+    k = tw__op_profile_wrap(op, device, k);
     if (k)
         atomic_store_explicit(&tw__kernels[device.kind][op->id], k, memory_order_relaxed);
     if (b && !k) {

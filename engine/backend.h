@@ -129,6 +129,9 @@ static inline tw_kernel_fn tw__kernel_for(const tw_op_def *op, tw_device device)
     tw_kernel_fn k = atomic_load_explicit(&tw__kernels[device.kind][op->id], memory_order_relaxed);
     return k ? k : tw__kernel_lookup(op, device);
 }
+/* kernel itself, or with TW_OP_PROFILE set a wrapper that times it per
+ * device and op and prints the table at exit (op_profile.c). */
+tw_kernel_fn tw__op_profile_wrap(const tw_op_def *op, tw_device device, tw_kernel_fn kernel);
 /* The CPU backend's kernel for op, or NULL (no error set): for the
  * simulated device, which runs the CPU's kernels, and constant folding. */
 tw_kernel_fn tw__cpu_kernel(const tw_op_def *op);
