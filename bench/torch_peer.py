@@ -3,6 +3,7 @@
 speaking the same protocol.
 
     /usr/bin/python3 bench/torch_peer.py NAME [--reps N | --serve] [--min-time S] [--products N]
+                                          [--device DEVICE] [--batch N]
 
 Sets the benchmark up, warms up, picks the iterations per repetition and
 prints a JSON header line (unit, iterations per repetition, checksums of the
@@ -11,7 +12,10 @@ then one line {"value": TIME_PER_OP} per repetition: --reps of them, or with
 --serve one per line "rep" read on stdin until end of input. mlp_epoch and
 cnn_epoch time one training epoch a repetition and add fields to the line
 (samples_per_second, test_accuracy, peak_rss_mb, ...). Run with Debian's
-PyTorch (python3-torch); it uses two threads.
+PyTorch (python3-torch); it uses two threads. mlp_epoch, cnn_epoch and
+resnet50_step train on --device (cpu by default; tools/gpu-check gives
+cuda, with TF32 off as the engine computes), the data moved there once;
+--batch sets resnet50_step's batch (8).
 """
 import argparse
 import ctypes
@@ -32,6 +36,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 torch.set_num_threads(2)
+DEVICE = torch.device("cpu")  # --device
 
 
 def pattern(seed, shape):
@@ -330,6 +335,7 @@ def cnn_model():
 def fresh_model(make, variant):
     """The model with the shared initial weights (biases zero) and its Adam."""
     model, kernels = make()
+    model = model.to(DEVICE)
     with torch.no_grad():
         for layer, kernel in zip([m for m in model if hasattr(m, "weight")], kernels):
             layer.weight.copy_(kernel)
@@ -406,6 +412,7 @@ def epoch_setup(args, make, image_shape, variants):
     images, labels = fashion_mnist("t10k")
     x_test, y_test = images.float().mul_(1.0 / 255.0).reshape(image_shape), labels.long()
     del images, labels
+    x, y, x_test, y_test = (t.to(DEVICE) for t in (x, y, x_test, y_test))
     n = len(y)
 
     def trial(variant):
@@ -567,7 +574,7 @@ def setup_traced_small(args):
 # and its convs have biases (26,560 parameters more); the work is otherwise
 # the same. The variant, NCHW or channels-last, is whichever is faster. ---
 
-RESNET_BATCH = 8
+RESNET_BATCH = 8  # --batch
 
 
 def peak_rss_mb():
@@ -584,10 +591,11 @@ def setup_resnet50_step(args):
     x = pattern(1, (RESNET_BATCH, 224, 224, 3)).permute(0, 3, 1, 2).contiguous()
     y = torch.tensor([i * 37 % 1000 for i in range(RESNET_BATCH)], dtype=torch.int64)
     check = [sum_squares(x), float(y.sum())]
+    x, y = x.to(DEVICE), y.to(DEVICE)
 
     def make(channels_last):
         torch.manual_seed(1)
-        model = torchvision.models.resnet50(weights=None)
+        model = torchvision.models.resnet50(weights=None).to(DEVICE)
         model.train()
         images = x
         if channels_last:
@@ -730,13 +738,20 @@ BENCHMARKS = {  # name: (setup, unit, scale, iterations per repetition)
 
 
 def main():
+    global DEVICE, RESNET_BATCH
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("name", choices=sorted(BENCHMARKS))
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--serve", action="store_true")
     parser.add_argument("--min-time", type=float, default=0.25)
     parser.add_argument("--products", type=int, default=25)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--batch", type=int, default=RESNET_BATCH)
     args = parser.parse_args()
+    DEVICE, RESNET_BATCH = torch.device(args.device), args.batch
+    if DEVICE.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
 
     setup, unit, scale, iterations = BENCHMARKS[args.name]
     run, check, extra = setup(args)

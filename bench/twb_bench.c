@@ -3,6 +3,7 @@
  * speaks the same protocol.
  *
  *   twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]
+ *             [--device DEVICE] [--batch N]
  *
  * NAME is add16, tiny_step, matmul_1000, conv_step, dataset_epoch,
  * prefetch_wait, mlp_epoch, cnn_epoch, traced_small, traced_mlp_step, depthwise_conv, resnet50_step or
@@ -26,6 +27,9 @@
  * cnn_epoch add samples_per_second, test_accuracy, peak_rss_mb, ...). It runs
  * --reps repetitions, or with --serve one per line "rep" read on stdin until
  * end of input, so bench/run can alternate repetitions of the two sides.
+ * mlp_epoch, cnn_epoch and resnet50_step train on --device (cpu:0 by
+ * default; tools/gpu-check runs them on cuda:0), with the data moved there
+ * once, before timing; --batch sets resnet50_step's batch (8).
  * Exit status 1 (and a message on stderr) when the engine fails. */
 #include <dlfcn.h>
 #include <math.h>
@@ -650,6 +654,28 @@ static void prefetch_teardown(void *p)
 
 enum { FIT_BATCH = 64, FIT_SEED = 1, CHECK_STEPS = 10 };
 
+/* --device: where the training benchmarks build their models and keep their data. */
+static tw_device bench_device = {TW_DEVICE_CPU, 0};
+
+/* t moved to bench_device (t itself on the CPU). */
+static tw_tensor *on_bench_device(tw_tensor *t)
+{
+    if (bench_device.kind == TW_DEVICE_CPU)
+        return t;
+    tw_tensor *moved = tw_tensor_to(t, bench_device);
+    if (!moved)
+        die_engine("copying the data to the device");
+    tw_tensor_unref(t);
+    return moved;
+}
+
+/* From here on, new tensors and models live on bench_device. */
+static void use_bench_device(void)
+{
+    if (tw_set_default_device(bench_device) < 0)
+        die_engine("--device");
+}
+
 typedef struct {
     tw_model *(*make)(void);
     tw_tensor *x, *y, *x_test, *y_test;
@@ -783,6 +809,9 @@ static void *fit_setup(setup_result *r, tw_model *(*make)(void), bool channels)
     s->make = make;
     fashion_mnist_arrays("train", channels, &s->x, &s->y);
     fashion_mnist_arrays("test", channels, &s->x_test, &s->y_test);
+    s->x = on_bench_device(s->x), s->y = on_bench_device(s->y);
+    s->x_test = on_bench_device(s->x_test), s->y_test = on_bench_device(s->y_test);
+    use_bench_device();
     /* The check, which also warms up: CHECK_STEPS steps of a fresh model. */
     tw_model *m = fresh_model(s);
     tw_fit_options opt = fit_options();
@@ -1015,7 +1044,7 @@ static void traced_mlp_step_teardown(void *p)
  * process's peak resident memory (VmHWM). torch_peer.py: torchvision's
  * resnet50 on the same batch. ---------------------------------------------- */
 
-enum { RESNET_BATCH = 8 };
+static int64_t resnet_batch = 8; /* --batch */
 
 typedef struct {
     tw_model *model;
@@ -1036,10 +1065,20 @@ static double peak_rss_mb(void)
     return kb / 1024.0;
 }
 
+/* examples/models/NAME: from $TW_EXAMPLES_DIR when set (tools/gpu-check's
+ * folder, run where this tree is not), else from this source tree. */
+static tw_model *load_example(const char *name)
+{
+    const char *dir = getenv("TW_EXAMPLES_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/models/%s", dir && *dir ? dir : TW_EXAMPLES_DIR, name);
+    return tw_model_load(path);
+}
+
 static double resnet_step(resnet_state *s)
 {
     tw_fit_options opt = fit_options();
-    opt.batch_size = RESNET_BATCH;
+    opt.batch_size = resnet_batch;
     tw_history *h = tw_model_fit(s->model, s->x, s->y, &opt);
     if (!h)
         die_engine("tw_model_fit");
@@ -1055,7 +1094,8 @@ static void *resnet50_step_setup(setup_result *r)
     resnet_state *s = calloc(1, sizeof *s);
     if (!s)
         die("out of memory");
-    s->model = tw_model_load(TW_EXAMPLES_DIR "/models/resnet50.json");
+    use_bench_device();
+    s->model = load_example("resnet50.json");
     if (!s->model)
         die_engine("tw_model_load");
     tw_optimizer_config sgd = tw_optimizer_defaults(TW_OPTIMIZER_SGD);
@@ -1063,14 +1103,20 @@ static void *resnet50_step_setup(setup_result *r)
     tw_loss loss = tw_loss_default(TW_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY);
     if (tw_model_build(s->model, NULL, FIT_SEED) < 0 || tw_model_compile(s->model, tw_optimizer_new(&sgd), &loss, 0, NULL) < 0)
         die_engine("tw_model_compile");
-    s->x = pattern_tensor(1, TW_SHAPE(RESNET_BATCH, 224, 224, 3));
-    int64_t labels[RESNET_BATCH];
+    tw_set_default_device(TW_CPU); /* the batch is made and checked on the CPU */
+    s->x = pattern_tensor(1, TW_SHAPE(resnet_batch, 224, 224, 3));
+    int64_t *labels = malloc((size_t)resnet_batch * sizeof *labels);
     double label_sum = 0;
-    for (int64_t i = 0; i < RESNET_BATCH; i++)
+    if (!labels)
+        die("out of memory");
+    for (int64_t i = 0; i < resnet_batch; i++)
         label_sum += (double)(labels[i] = i * 37 % 1000);
-    s->y = tw_tensor_from_data(labels, TW_INT64, 1, (int64_t[]){RESNET_BATCH});
+    s->y = tw_tensor_from_data(labels, TW_INT64, 1, (int64_t[]){resnet_batch});
+    free(labels);
     r->check[r->nchecks++] = sum_squares(s->x);
     r->check[r->nchecks++] = label_sum;
+    s->x = on_bench_device(s->x), s->y = on_bench_device(s->y);
+    use_bench_device();
     double first = resnet_step(s); /* warms up (and traces the step when it can) */
     snprintf(r->info, sizeof r->info, "\"traced\": %s, \"first_loss\": %.6g",
              tw_model_train_step_graph(s->model) ? "true" : "false", first);
@@ -1085,7 +1131,7 @@ static double resnet50_step_measure(void *p, int rep, char *extra, size_t size)
     double loss = resnet_step(s);
     double seconds = now() - t0;
     snprintf(extra, size, "\"samples_per_second\": %.6g, \"peak_rss_mb\": %.6g, \"loss\": %.6g",
-             RESNET_BATCH / seconds, peak_rss_mb(), loss);
+             (double)resnet_batch / seconds, peak_rss_mb(), loss);
     return seconds;
 }
 
@@ -1113,7 +1159,7 @@ static void *resnet_fmnist_step_setup(setup_result *r)
     resnet_state *s = calloc(1, sizeof *s);
     if (!s)
         die("out of memory");
-    s->model = tw_model_load(TW_EXAMPLES_DIR "/models/resnet_fashion_mnist.json");
+    s->model = load_example("resnet_fashion_mnist.json");
     if (!s->model)
         die_engine("tw_model_load");
     tw_loss loss = tw_loss_default(TW_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY);
@@ -1211,8 +1257,11 @@ static double time_run(void (*run)(void *, long), void *state, long iters, doubl
 static void usage(FILE *out)
 {
     fputs("usage: twb-bench NAME [--reps N | --serve] [--min-time SECONDS] [--products N]\n"
+          "                 [--device DEVICE] [--batch N]\n"
           "NAME: add16 tiny_step matmul_1000 conv_step dataset_epoch prefetch_wait mlp_epoch cnn_epoch traced_small\n"
           "      traced_mlp_step depthwise_conv resnet50_step resnet_fmnist_step\n"
+          "--device: where mlp_epoch, cnn_epoch and resnet50_step train (cpu:0, cuda:0, ...);\n"
+          "--batch: resnet50_step's batch size (8).\n"
           "Prints a JSON header, then the time per operation of each repetition (see bench/README.md).\n",
           out);
 }
@@ -1244,10 +1293,18 @@ int main(int argc, char **argv)
             min_time = atof(argv[++i]);
         else if (strcmp(argv[i], "--products") == 0 && i + 1 < argc)
             products = atol(argv[++i]);
+        else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
+            if (tw_device_parse(argv[++i], &bench_device) < 0)
+                die_engine("--device");
+        } else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc)
+            resnet_batch = atol(argv[++i]);
         else
             b = NULL;
     }
-    if (!b || reps < 1 || !(min_time > 0) || products < 1) {
+    bool trains = b && (!strcmp(b->name, "mlp_epoch") || !strcmp(b->name, "cnn_epoch") ||
+                        !strcmp(b->name, "resnet50_step"));
+    if (!b || reps < 1 || !(min_time > 0) || products < 1 || resnet_batch < 1 ||
+        (bench_device.kind != TW_DEVICE_CPU && !trains)) {
         usage(stderr);
         return 2;
     }
