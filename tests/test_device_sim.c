@@ -408,6 +408,51 @@ static void test_histogram_of_device_tensor(void)
     g_free(dir);
 }
 
+/* Tensor and image summaries of a device tensor store its CPU copy's
+ * values (a transposed view, so the copy is packed too). */
+static void test_summaries_of_device_tensors(void)
+{
+    char *dir = g_dir_make_tmp("twb-device-XXXXXX", NULL);
+    char *db = g_build_filename(dir, "runs.db", NULL);
+    tw_summary_writer *w = tw_summary_writer_open(db, "sim", NULL);
+    g_assert_nonnull(w);
+    tw_scope_begin();
+    tw_tensor *cpu = tw_reshape(tw_arange(0, 6, 1, TW_FLOAT32), TW_SHAPE(2, 3));
+    tw_tensor *dev = tw_transpose(tw_tensor_to(cpu, SIM1));
+    g_assert_cmpint(tw_summary_tensor(w, "confusion", dev, 4), ==, 0);
+    tw_tensor *pixels = tw_tensor_to(tw_div(tw_reshape(tw_arange(0, 12, 1, TW_FLOAT32), TW_SHAPE(2, 2, 3)),
+                                            tw_scalar(11)), SIM0);
+    g_assert_cmpint(tw_summary_image(w, "picture", pixels, 4), ==, 0);
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+    tw_scope_end();
+    tw_run_store *store = tw_run_store_open(db, TW_STORE_READ_ONLY);
+    g_assert_nonnull(store);
+    tw_run_info run;
+    g_assert_cmpint(tw_run_store_get_run(store, "sim", &run), ==, 0);
+    tw_stored_tensor t;
+    g_assert_cmpint(tw_run_store_read_tensor(store, run.id, "confusion", &t), ==, 1);
+    g_assert_cmpint(t.ndim, ==, 2);
+    g_assert_cmpint(t.dims[0], ==, 3);
+    g_assert_cmpint(t.dims[1], ==, 2);
+    static const double transposed[] = {0, 3, 1, 4, 2, 5};
+    for (int i = 0; i < 6; i++)
+        g_assert_cmpfloat(t.values[i], ==, transposed[i]);
+    tw_stored_tensor_clear(&t);
+    tw_image_info *images;
+    int n;
+    g_assert_cmpint(tw_run_store_list_images(store, run.id, "picture", &images, &n), ==, 0);
+    g_assert_cmpint(n, ==, 1);
+    g_assert_cmpint(images[0].width, ==, 2);
+    g_assert_cmpint(images[0].height, ==, 2);
+    tw_image_info_free(images, n);
+    tw_run_info_clear(&run);
+    tw_run_store_close(store);
+    g_unlink(db);
+    g_rmdir(dir);
+    g_free(db);
+    g_free(dir);
+}
+
 /* An input pipeline stays on the host whatever the thread's default
  * device: device tensors handed to from_tensors are copied once, and the
  * batches are CPU tensors a training loop copies where its model is. */
@@ -452,6 +497,7 @@ int main(int argc, char **argv)
     g_test_add_func("/device_sim/mlp-trains-as-on-cpu", test_mlp_trains_as_on_cpu);
     g_test_add_func("/device_sim/checkpoint", test_checkpoint_of_device_variables);
     g_test_add_func("/device_sim/histogram", test_histogram_of_device_tensor);
+    g_test_add_func("/device_sim/summaries-of-device-tensors", test_summaries_of_device_tensors);
     g_test_add_func("/device_sim/pipeline-on-host", test_pipeline_on_host);
     return g_test_run();
 }

@@ -158,13 +158,18 @@ static void summarize(const void *data, tw_dtype dtype, int64_t n, tw_histogram_
         h->buckets[k] = (double)(counts[0][k + 1] + counts[1][k + 1] + counts[2][k + 1] + counts[3][k + 1]);
 }
 
+tw_tensor *tw__host_contiguous(tw_tensor *values)
+{
+    return tw_tensor_device(values).kind == TW_DEVICE_CPU ? tw_contiguous(values) : tw_tensor_to(values, TW_CPU);
+}
+
 int tw__histogram_compute(tw_tensor *values, tw_histogram_stats *h)
 {
     memset(h, 0, sizeof *h);
     if (!values)
         return tw_error_set("summary histogram: the tensor is NULL");
     tw_scope_begin(); /* owns the packed or host copy, if one is made */
-    tw_tensor *c = tw_tensor_device(values).kind == TW_DEVICE_CPU ? tw_contiguous(values) : tw_tensor_to(values, TW_CPU);
+    tw_tensor *c = tw__host_contiguous(values);
     if (c)
         summarize(tw_tensor_data(c), tw_tensor_dtype(c), tw_tensor_numel(c), h);
     tw_scope_end();

@@ -39,8 +39,6 @@ static int check(const char *tag, tw_tensor *images, int64_t dims[4])
     if (dtype != TW_UINT8 && dtype != TW_FLOAT32 && dtype != TW_FLOAT64)
         return tw_error_set("tw_summary_image: tag '%s': expected uint8, or float32/float64 values in [0, 1], got %s",
                             tag, tw_dtype_name(dtype));
-    if (tw_tensor_device(images).kind != TW_DEVICE_CPU)
-        return tw_error_set("tw_summary_image: tag '%s': the tensor is not on the CPU", tag);
     dims[0] = ndim == 4 ? tw_tensor_dim(images, 0) : 1;
     for (int i = 0; i < 3; i++)
         dims[i + 1] = tw_tensor_dim(images, ndim - 3 + i);
@@ -70,8 +68,8 @@ int tw_summary_image(tw_summary_writer *w, const char *tag, tw_tensor *images, i
         return tw_error_set("tw_summary_image: out of memory");
     *p = (tw_image_payload){.n = (int)dims[0], .height = (int)dims[1], .width = (int)dims[2],
                             .channels = (int)dims[3], .size = n};
-    tw_scope_begin(); /* owns the packed copy, if one is made */
-    tw_tensor *c = tw_contiguous(images);
+    tw_scope_begin(); /* owns the packed or host copy, if one is made */
+    tw_tensor *c = tw__host_contiguous(images);
     if (c) {
         const void *v = tw_tensor_data(c);
         if (tw_tensor_dtype(c) == TW_UINT8)

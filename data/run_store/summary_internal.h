@@ -31,6 +31,9 @@ typedef struct {
 } tw_histogram_stats;
 
 int tw__histogram_compute(tw_tensor *values, tw_histogram_stats *h);
+/* values packed in host memory: itself, a packed copy, or a copy from its
+ * device (new tensors owned by the current scope); NULL with the error set. */
+tw_tensor *tw__host_contiguous(tw_tensor *values);
 
 /* height x width x channels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) uint8
  * pixels as a PNG (png_encode.c): 0 and *out (malloc'd), or -1 (out of

@@ -30,8 +30,6 @@ int tw_summary_tensor(tw_summary_writer *w, const char *tag, tw_tensor *values, 
     if (ndim > TW_STORED_TENSOR_MAX_DIMS)
         return tw_error_set("tw_summary_tensor: tag '%s': rank %d, more than %d", tag, ndim,
                             TW_STORED_TENSOR_MAX_DIMS);
-    if (tw_tensor_device(values).kind != TW_DEVICE_CPU)
-        return tw_error_set("tw_summary_tensor: tag '%s': the tensor is not on the CPU", tag);
     size_t size = (size_t)tw_tensor_numel(values) * tw_dtype_size(dtype);
     if (size > MAX_TENSOR_BYTES)
         return tw_error_set("tw_summary_tensor: tag '%s': %zu bytes, more than the %zu MiB a call may log", tag, size,
@@ -44,8 +42,8 @@ int tw_summary_tensor(tw_summary_writer *w, const char *tag, tw_tensor *values, 
     for (int i = 0; i < ndim; i++)
         p->dims[i] = tw_tensor_dim(values, i);
     p->size = size;
-    tw_scope_begin(); /* owns the packed copy, if one is made */
-    tw_tensor *c = tw_contiguous(values);
+    tw_scope_begin(); /* owns the packed or host copy, if one is made */
+    tw_tensor *c = tw__host_contiguous(values);
     if (c && size)
         memcpy(p->data, tw_tensor_data(c), size);
     tw_scope_end();
