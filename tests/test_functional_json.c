@@ -514,6 +514,25 @@ static void test_attention_mask_calls(void)
         tw_scope_end();
         tw_layer_unref(again);
     }
+    /* Keras 3 with every argument by name: mha(query=x, value=x, attention_mask=m). */
+    char *by_name = replaced(k3, "{\"args\": [{", "{\"args\": [], \"kwargs\": {\"query\": {");
+    char *at = strstr(by_name, "}}, {\"class_name\": \"__keras_tensor__\"");
+    g_assert_nonnull(at);
+    char *named = replaced(at, "}}, {", "}}, \"value\": {");
+    at[0] = '\0';
+    char *both = g_strconcat(by_name, named, NULL);
+    char *text = replaced(both, "}}], \"kwargs\": {\"attention_mask\"", "}}, \"attention_mask\"");
+    tw_model *again = tw_model_from_json(text, strlen(text), "named.json");
+    if (!again)
+        g_error("by name: %s\n%s", tw_last_error(), text);
+    char *back = tw_model_to_json_format(again, TW_KERAS_JSON_3);
+    g_assert_cmpstr(back, ==, k3);
+    free(back);
+    tw_layer_unref(again);
+    g_free(by_name);
+    g_free(named);
+    g_free(both);
+    g_free(text);
     /* The value both by position and by name; a mask Keras derives, passed
      * as a tensor: refused at their place. */
     char *twice = replaced(k2, "[\"m\", 0, 0]}]]]", "[\"m\", 0, 0]}], [\"x\", 0, 0, {}]]]");
