@@ -548,6 +548,22 @@ static void test_attention_mask_calls(void)
     g_assert_nonnull(strstr(tw_last_error(), "'mha'.inbound_nodes[0].kwargs.query_mask: a tensor passed as keyword "
                                              "argument 'query_mask' is not supported"));
     tw_error_clear();
+    /* A separate key: Keras 2 names it in the query's kwargs too. */
+    tw_node *q = tw_input("q", TW_SHAPE(4, 6)), *v = tw_input("v", TW_SHAPE(5, 6)), *k = tw_input("k", TW_SHAPE(5, 3));
+    tw_node *mk = tw_input("mk", TW_SHAPE(4, 5));
+    tw_layer *mha_k = tw_layer_new("MultiHeadAttention", "mha_k");
+    g_assert_cmpint(tw_layer_set(mha_k, "attention_mask", "true"), ==, 0);
+    tw_node *yk = tw_apply_n(mha_k, 4, (tw_node *[]){q, v, k, mk});
+    tw_model *keyed = tw_functional_new("keyed", 4, (tw_node *[]){q, v, k, mk}, 1, &yk);
+    tw_nodes_clear();
+    g_assert_nonnull(keyed);
+    char *k2_key = tw_model_to_json(keyed);
+    g_assert_nonnull(strstr(k2_key, "[[[\"q\", 0, 0, {\"value\": [\"v\", 0, 0], \"key\": [\"k\", 0, 0], "
+                                    "\"attention_mask\": [\"mk\", 0, 0]}]]]"));
+    check_round_trip(keyed, TW_KERAS_JSON_2, "keyed.json");
+    check_round_trip(keyed, TW_KERAS_JSON_3, "keyed.json");
+    free(k2_key);
+    tw_layer_unref(keyed);
     g_free(twice);
     g_free(query_mask);
     g_free(k3_query_mask);
