@@ -318,13 +318,17 @@ static int parse_call(graph *g, const entry *e, int k, GPtrArray *refs)
     if (JSON_NODE_HOLDS_ARRAY(node)) {
         JsonArray *a = json_node_get_array(node);
         g->keras2 = true;
-        for (guint i = 0; i < json_array_get_length(a) && !rc; i++) {
-            char *p = g_strdup_printf("%s[%u]", path, i);
-            rc = parse_history(g, json_array_get_element(a, i), p, refs);
+        /* A layer that keeps its input's structure (TFOpLambda) has its one
+         * input written unwrapped: ["dense", 0, 0, {kwargs}]. */
+        bool flat = json_array_get_length(a) && string_of(json_array_get_element(a, 0));
+        guint n = flat ? 1 : json_array_get_length(a);
+        for (guint i = 0; i < n && !rc; i++) {
+            char *p = flat ? g_strdup(path) : g_strdup_printf("%s[%u]", path, i);
+            JsonNode *item = flat ? node : json_array_get_element(a, i);
+            rc = parse_history(g, item, p, refs);
             /* Keras 2 keeps the call's keyword arguments in each input's
              * fourth item, the same for every input: flags read from each,
              * tensors from the first. */
-            JsonNode *item = json_array_get_element(a, i);
             JsonArray *h = JSON_NODE_HOLDS_ARRAY(item) ? json_node_get_array(item) : NULL;
             JsonNode *kw = h && json_array_get_length(h) == 4 ? json_array_get_element(h, 3) : NULL;
             JsonObject *kwo = kw && JSON_NODE_HOLDS_OBJECT(kw) ? json_node_get_object(kw) : NULL;

@@ -572,6 +572,24 @@ static void test_attention_mask_calls(void)
     tw_layer_unref(model);
 }
 
+/* Keras 2 writes a TFOpLambda's one input unwrapped (the layer keeps its
+ * input's structure): [["dense", 0, 0, {"axis": 1}]] is one call, and the
+ * model is refused for the op's own reason, not the node's form. */
+static void test_tfoplambda_flat_node(void)
+{
+    static const char json[] =
+        "{\"class_name\": \"Functional\", \"config\": {\"name\": \"m\", \"layers\": [{\"class_name\": "
+        "\"InputLayer\", \"config\": {\"batch_input_shape\": [null, 8], \"name\": \"x\"}, \"name\": \"x\", "
+        "\"inbound_nodes\": []}, {\"class_name\": \"TFOpLambda\", \"config\": {\"name\": \"tf.expand_dims\", "
+        "\"function\": \"expand_dims\"}, \"name\": \"tf.expand_dims\", \"inbound_nodes\": [[\"x\", 0, 0, "
+        "{\"axis\": 1}]]}], \"input_layers\": [[\"x\", 0, 0]], \"output_layers\": [[\"tf.expand_dims\", 0, 0]]}}";
+    g_assert_null(tw_model_from_json(json, strlen(json), "tfop.json"));
+    g_assert_cmpstr(tw_last_error(), ==,
+                    "tfop.json: layers[1] 'tf.expand_dims'.inbound_nodes[0]: TFOpLambda 'tf.expand_dims': its output "
+                    "shape is unknown: the file declares none, and it comes from Python code that cannot run here");
+    tw_error_clear();
+}
+
 /* A Functional model's weights through a checkpoint, nested names and all. */
 static void test_checkpoint(void)
 {
@@ -621,5 +639,6 @@ int main(int argc, char **argv)
     g_test_add_func("/functional-json/bidirectional-states", test_bidirectional_states);
     g_test_add_func("/functional-json/causal-mask-calls", test_causal_mask_calls);
     g_test_add_func("/functional-json/attention-mask-calls", test_attention_mask_calls);
+    g_test_add_func("/functional-json/tfoplambda-flat-node", test_tfoplambda_flat_node);
     return g_test_run();
 }
