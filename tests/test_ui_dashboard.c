@@ -31,15 +31,6 @@
 #define MAX_LATENCY_MS 1000.0
 
 /* ---- widgets -------------------------------------------------------------------- */
-/* Widgets with a CSS class under root, in tree order. */
-static void collect_class(GtkWidget *root, const char *css_class, GPtrArray *out)
-{
-    if (gtk_widget_has_css_class(root, css_class))
-        g_ptr_array_add(out, root);
-    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c))
-        collect_class(c, css_class, out);
-}
-
 typedef struct {
     GtkWidget *window, *view;
     TwDashboardView *dashboard;

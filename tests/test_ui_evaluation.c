@@ -142,11 +142,6 @@ static void plain_run(const char *logdb, const char *name)
     g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
 }
 
-static gboolean is_ready(gpointer view)
-{
-    return tw_dashboard_view_ready(view);
-}
-
 static gboolean loaded(gpointer view)
 {
     return !tw_evaluation_view_loading(view);
@@ -154,21 +149,12 @@ static gboolean loaded(gpointer view)
 
 static void fixture_open(fixture *f)
 {
-    GError *error = NULL;
-    f->dir = g_dir_make_tmp("twb-evaluation-XXXXXX", &error);
-    g_assert_no_error(error);
-    f->logdb = g_build_filename(f->dir, "runs.db", NULL);
+    f->logdb = scratch_logdb("twb-evaluation-XXXXXX", &f->dir);
 }
 
 static void fixture_show(fixture *f)
 {
-    f->window = gtk_window_new();
-    gtk_window_set_default_size(GTK_WINDOW(f->window), 1280, 800);
-    f->dashboard = tw_dashboard_view_new(f->logdb);
-    gtk_window_set_child(GTK_WINDOW(f->window), f->dashboard);
-    gtk_window_present(GTK_WINDOW(f->window));
-    tw_dashboard_view_show_tab(TW_DASHBOARD_VIEW(f->dashboard), "evaluation");
-    wait_until(is_ready, f->dashboard, 10, "the dashboard's first data");
+    f->window = dashboard_window_open(f->logdb, "evaluation", &f->dashboard);
     f->view = TW_EVALUATION_VIEW(find_type(f->dashboard, TW_TYPE_EVALUATION_VIEW));
     g_assert_nonnull(f->view);
     wait_until(loaded, f->view, 10, "the evaluation read");
@@ -176,27 +162,7 @@ static void fixture_show(fixture *f)
 
 static void fixture_close(fixture *f)
 {
-    gtk_window_destroy(GTK_WINDOW(f->window));
-    spin(0.05);
-    for (const char *const *suffix = (const char *const[]){"", "-wal", "-shm", NULL}; *suffix; suffix++) {
-        char *file = g_strconcat(f->logdb, *suffix, NULL);
-        g_remove(file);
-        g_free(file);
-    }
-    g_rmdir(f->dir);
-    g_free(f->logdb);
-    g_free(f->dir);
-}
-
-static gint64 run_id_of(const char *logdb, const char *name)
-{
-    tw_run_store *store = tw_run_store_open(logdb, TW_STORE_READ_ONLY);
-    tw_run_info run;
-    g_assert_cmpint(tw_run_store_get_run(store, name, &run), ==, 0);
-    gint64 id = run.id;
-    tw_run_info_clear(&run);
-    tw_run_store_close(store);
-    return id;
+    scratch_close(f->window, f->dir, f->logdb);
 }
 
 static const char *label_text(GtkWidget *root, const char *name)
@@ -390,7 +356,6 @@ static void test_evaluate_action(void)
     g_free(dir);
     g_free(model);
     g_free(ck);
-    f.window = gtk_window_new(); /* fixture_close destroys one */
     fixture_close(&f);
 }
 

@@ -22,6 +22,7 @@
 
 #include "dashboard_view.h"
 #include "gui_helpers.h"
+#include "scratch_tree.h"
 #include "hparams_view.h"
 #include "sweep_dialog.h"
 #include "sweep_queue.h"
@@ -30,14 +31,6 @@
 #include "window.h"
 
 static GtkApplication *app;
-
-/* A small classifier for the two spirals (2000 examples): an epoch is a
- * fraction of a second. */
-static const char *spirals_model =
-    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"spiral_mlp\", \"layers\": ["
-    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2], \"name\": \"input\"}},"
-    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"hidden\", \"units\": 16, \"activation\": \"relu\"}},"
-    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2, \"activation\": \"softmax\"}}]}}";
 
 enum { DATA_FASHION_MNIST, DATA_SPIRALS };
 
@@ -48,21 +41,11 @@ typedef struct {
     char *dir, *logdb;
 } fixture;
 
-static gboolean wake(gpointer data)
-{
-    return G_SOURCE_CONTINUE;
-}
-
 typedef gboolean (*condition)(fixture *f);
 
 static void wait_for(fixture *f, condition cond, double timeout, const char *what)
 {
-    guint ticker = g_timeout_add(10, wake, NULL);
-    gint64 end = g_get_monotonic_time() + (gint64)(timeout * G_USEC_PER_SEC);
-    while (!cond(f) && g_get_monotonic_time() < end)
-        g_main_context_iteration(NULL, TRUE);
-    g_source_remove(ticker);
-    if (!cond(f))
+    if (!wait_polled((GSourceFunc)cond, f, timeout))
         g_error("timed out after %.0f s waiting for %s", timeout, what);
 }
 
@@ -78,24 +61,19 @@ static gboolean train_ready(fixture *f)
     return gtk_widget_is_sensitive(named(GTK_WIDGET(f->panel), "train"));
 }
 
+static void attach(TwWindow *window)
+{
+    twb_train_controller_attach(window);
+    twb_sweep_queue_attach(window);
+}
+
 static void fixture_open(fixture *f)
 {
-    TwModelDoc *doc = tw_model_doc_new();
-    GError *error = NULL;
-    g_assert_true(tw_model_doc_load_json(doc, spirals_model, "spirals.json", &error));
-    g_assert_no_error(error);
-    f->window = tw_window_new(app, doc);
-    g_object_unref(doc);
-    twb_train_controller_attach(f->window);
-    twb_sweep_queue_attach(f->window);
+    f->logdb = scratch_logdb("twb-ui-sweep-XXXXXX", &f->dir);
+    f->window = train_window_open(app, spirals_model, NULL, attach, f->logdb);
     f->panel = tw_window_train_panel(f->window);
-    f->dir = g_dir_make_tmp("twb-ui-sweep-XXXXXX", &error);
-    g_assert_no_error(error);
-    f->logdb = g_build_filename(f->dir, "runs.db", NULL);
-    g_object_set(f->panel, "logdb", f->logdb, NULL);
     gtk_drop_down_set_selected(GTK_DROP_DOWN(named(GTK_WIDGET(f->panel), "dataset")), DATA_SPIRALS);
     gtk_spin_button_set_value(GTK_SPIN_BUTTON(named(GTK_WIDGET(f->panel), "epochs")), 1);
-    gtk_window_present(GTK_WINDOW(f->window));
     wait_for(f, train_ready, 120, "the spirals to load and Train to turn on");
     /* the panel's Sweep… button, as a person would */
     GtkWidget *sweep = named(GTK_WIDGET(f->panel), "sweep");
@@ -105,31 +83,9 @@ static void fixture_open(fixture *f)
     g_assert_true(gtk_widget_get_visible(GTK_WIDGET(f->dialog)));
 }
 
-static void remove_tree(const char *path)
-{
-    GDir *dir = g_dir_open(path, 0, NULL);
-    const char *name;
-    while (dir && (name = g_dir_read_name(dir))) {
-        char *child = g_build_filename(path, name, NULL);
-        if (g_file_test(child, G_FILE_TEST_IS_DIR))
-            remove_tree(child);
-        else
-            g_remove(child);
-        g_free(child);
-    }
-    if (dir)
-        g_dir_close(dir);
-    g_rmdir(path);
-}
-
 static void fixture_close(fixture *f)
 {
-    gtk_window_destroy(GTK_WINDOW(f->window));
-    while (g_main_context_iteration(NULL, FALSE))
-        ;
-    remove_tree(f->dir);
-    g_free(f->dir);
-    g_free(f->logdb);
+    scratch_close(GTK_WIDGET(f->window), f->dir, f->logdb);
 }
 
 /* ---- the dialog ------------------------------------------------------------ */
@@ -323,13 +279,8 @@ static void test_grid_then_cancel(void)
     g_assert_cmpstr(row_status(&f, 5), ==, "cancelled");
     g_assert_false(gtk_widget_get_sensitive(named(queue_row(&f, 5), "cancel")));
     const char *linger = g_getenv("TWB_SWEEP_LINGER");
-    if (linger) {
-        guint ticker = g_timeout_add(10, wake, NULL);
-        gint64 end = g_get_monotonic_time() + (gint64)(atof(linger) * G_USEC_PER_SEC);
-        while (g_get_monotonic_time() < end)
-            g_main_context_iteration(NULL, TRUE);
-        g_source_remove(ticker);
-    }
+    if (linger)
+        spin(atof(linger));
     click(&f, "sweep-cancel-all");
     wait_for(&f, nothing_open, 60, "Cancel All to stop the running trial");
     g_assert_cmpstr(row_status(&f, 4), ==, "stopped: cancelled");
@@ -380,14 +331,11 @@ static void test_random_then_close(void)
         g_assert_cmpfloat(lr, <=, 0.01 * (1 + 1e-3));
     }
     gtk_window_destroy(GTK_WINDOW(f.window));
-    while (g_main_context_iteration(NULL, FALSE))
-        ;
+    drain();
     int stopped;
     g_assert_cmpint(tagged_runs(&f, "drawn", TW_RUN_STOPPED, &stopped), ==, 1);
     g_assert_cmpint(stopped, ==, 1);
-    remove_tree(f.dir);
-    g_free(f.dir);
-    g_free(f.logdb);
+    scratch_close(NULL, f.dir, f.logdb);
 }
 
 static gboolean after_finished(fixture *f)
@@ -433,7 +381,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/sweep/after-panel-run", test_after_panel_run);
     int rc = g_test_run();
     g_object_unref(app);
-    remove_tree(home);
+    scratch_remove_tree(home);
     g_free(home);
     return rc;
 }
