@@ -575,11 +575,12 @@ static int count_crossings(Fixture *f)
 }
 
 /* The templates as arranged on open keep at most the crossings between
- * edges counted when channel ordering (designer_route.c) was written.
- * ResNet's are shortcuts that reach an Add's first input from the side of
- * its second (Add([shortcut, x]) with the shortcut laid out to the right of
- * the main path), which no routing can avoid: the layout would have to put
- * the shortcut on the other side. */
+ * edges counted when channel ordering (designer_route.c) was written. Each
+ * is an edge reaching a box's first input from the side where the sources
+ * of its later inputs are (ResNet's shortcuts into Add([shortcut, x]) laid
+ * out right of the main path; seq2seq's decoder input passing the
+ * encoder's states): only the layout, or a detour round the far side of
+ * those sources, could avoid them. */
 static void test_route_crossings(Fixture *f, gconstpointer data)
 {
     static const struct {
