@@ -5,9 +5,9 @@
  * Trials one after another, each trained through the one training set-up
  * that `twb train` and the window use (train_session.h): compiled for its
  * settings, a run in the database named NAME-K and tagged with the sweep,
- * then evaluated on the test split (or the training data without one) with
- * the metrics stored as the run's final metrics and, for a classifier, the
- * evaluation (evaluate_run.c) for the Evaluation tab. A line per trial as it
+ * its result stored as the window stores its runs'
+ * (twb_train_session_store_result: the last epoch's logs and the test
+ * split's metrics, a classifier's evaluation). A line per trial as it
  * ends; at the end a table sorted by the chosen metric. A trial that fails
  * (a diverging loss, data the model cannot take) is recorded as a failed
  * run with its reason and the sweep goes on.
@@ -32,10 +32,8 @@
 #include <glib.h>
 
 #include <tw/keras_file.h>
-#include <tw/optimizers.h>
 #include <tw/run_store.h>
 
-#include "evaluate_run.h"
 #include "sweep_spec.h"
 #include "train_data.h"
 #include "train_session.h"
@@ -255,7 +253,6 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
     bool opened = false;
     int rc = model ? 0 : -1;
     tw_tensor *x = model ? twb_fit_input(model, data->x) : NULL;
-    tw_tensor *test_x = model && data->test_x ? twb_fit_input(model, data->test_x) : NULL;
     if (!rc)
         rc = twb_train_compile(model, &t->settings, data->y);
     twb_train_session_options options = {.log_every = 10, .histogram_every = 0};
@@ -278,27 +275,15 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
         t->reason = g_strdup_printf("stopped by a signal (Ctrl+C) at epoch %d, step %lld", h->resume_epoch + 1,
                                     (long long)h->resume_step + 1);
     }
-    tw_logs test = {0};
-    if (!rc)
-        rc = tw_model_evaluate(model, test_x ? test_x : x, test_x ? data->test_y : data->y, 256, &test);
     if (!rc) {
-        /* The final metrics: the last epoch's logs and the test ones
-         * ("test_loss"), stored with the run for the HParams view. */
-        if (h->epochs)
-            t->metrics = h->epoch_logs[h->epochs - 1];
-        for (int i = 0; i < test.n; i++) {
-            char name[48];
-            g_snprintf(name, sizeof name, "test_%s", test.names[i]);
-            tw_logs_set(&t->metrics, name, test.values[i]);
-        }
-        twb_train_session_log_metrics(&session, &t->metrics, "");
-        /* each trial's confusion matrix and examples, for the Evaluation tab */
-        if (session.writer && twb_evaluation_write(session.writer, model, test_x ? test_x : x,
-                                                   test_x ? data->test_y : data->y, data,
-                                                   tw_optimizer_iterations(tw_model_optimizer(model))) < 0)
+        /* the result as the window stores its trials' (train_session.h) */
+        int stored = twb_train_session_store_result(&session, h, data, stop_requested, &t->metrics);
+        if (stored > 0)
             fprintf(stderr, "twb sweep: warning: trial %d's evaluation was not stored: %s\n", s->current + 1,
                     tw_last_error());
-    } else {
+        rc = stored < 0 ? -1 : 0;
+    }
+    if (rc) {
         t->status = TW_RUN_FAILED;
         g_free(t->reason);
         t->reason = g_strdup(tw_last_error());
@@ -309,7 +294,6 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
         tag_run(s->o, t, sweep_name); /* the notes say why */
     tw_history_free(h);
     tw_tensor_unref(x);
-    tw_tensor_unref(test_x);
     tw_layer_unref(model);
     t->seconds = (g_get_monotonic_time() - start) / 1e6;
 }

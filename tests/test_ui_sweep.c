@@ -9,6 +9,7 @@
  *
  * TWB_SWEEP_LINGER=S keeps the window up S seconds while the second sweep
  * runs, for a screenshot of the queue (xvfb-run + import). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,6 +227,23 @@ static void run_settings(fixture *f, const char *run_name, double *learning_rate
     tw_run_store_close(store);
 }
 
+/* One of the run's final metrics as stored (NAN when absent). */
+static double run_metric(fixture *f, const char *run_name, const char *key)
+{
+    tw_run_store *store = tw_run_store_open(f->logdb, TW_STORE_READ_ONLY);
+    tw_run_info run;
+    g_assert_cmpint(tw_run_store_get_run(store, run_name, &run), ==, 0);
+    double value = NAN;
+    JsonNode *node = run.metrics_json ? json_from_string(run.metrics_json, NULL) : NULL;
+    if (node && JSON_NODE_HOLDS_OBJECT(node) && json_object_has_member(json_node_get_object(node), key))
+        value = json_object_get_double_member(json_node_get_object(node), key);
+    if (node)
+        json_node_unref(node);
+    tw_run_info_clear(&run);
+    tw_run_store_close(store);
+    return value;
+}
+
 /* The first widget of the type under root, or NULL. */
 static GtkWidget *find_of_type(GtkWidget *root, GType type)
 {
@@ -294,6 +312,14 @@ static void test_grid_then_cancel(void)
         run_settings(&f, name, &lr, &batch);
         g_assert_cmpfloat_with_epsilon(lr, rates[i], 1e-9);
         g_assert_cmpint(batch, ==, batches[i]);
+        /* the result the CLI sweep stores for a trial (train_session.h):
+         * the last epoch's logs and the test split's metrics */
+        g_assert_false(isnan(run_metric(&f, name, "loss")));
+        g_assert_false(isnan(run_metric(&f, name, "accuracy")));
+        g_assert_cmpfloat(run_metric(&f, name, "test_loss"), >, 0);
+        double accuracy = run_metric(&f, name, "test_accuracy");
+        g_assert_cmpfloat(accuracy, >=, 0);
+        g_assert_cmpfloat(accuracy, <=, 1);
         g_free(name);
     }
 
