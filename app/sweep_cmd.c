@@ -12,11 +12,11 @@
  * (a diverging loss, data the model cannot take) is recorded as a failed
  * run with its reason and the sweep goes on.
  *
- * --median-stop: the median stopping rule (Google Vizier's): after each
- * epoch a trial stops when its best monitored value (val_loss with a
- * validation split, else loss) so far is worse than the median of the
- * earlier trials' running means of it up to the same epoch; the run ends
- * "stopped" with the rule's numbers in its notes.
+ * --median-stop: the median stopping rule (sweep_median.h, as the
+ * window's): after each epoch a trial stops when its best monitored value
+ * (val_loss with a validation split, else loss) so far is worse than the
+ * median of the other trials' running means of it up to the same epoch;
+ * the run ends "stopped" with the rule's numbers in its notes.
  *
  * Ctrl+C (or SIGTERM, SIGHUP) stops as `twb train` does: the running trial
  * after its step, its run "stopped"; the trials left are not run, and the
@@ -34,6 +34,7 @@
 #include <tw/keras_file.h>
 #include <tw/run_store.h>
 
+#include "sweep_median.h"
 #include "sweep_spec.h"
 #include "train_data.h"
 #include "train_session.h"
@@ -49,9 +50,8 @@ typedef struct {
     tw_train_settings settings; /* the spec's trial, run_name owned */
     tw_run_status status;
     char *reason;                /* failed: why; stopped: the rule's numbers */
-    tw_logs metrics;             /* test_ metrics */
-    double *monitored;           /* per finished epoch */
-    int epochs;
+    tw_logs metrics;             /* the final metrics */
+    int epochs;                  /* stopped by the median rule: after this many */
     double seconds;
 } trial;
 
@@ -177,62 +177,6 @@ static bool higher_is_better(const char *metric)
     return strstr(metric, "acc") || strstr(metric, "auc") || strstr(metric, "precision") || strstr(metric, "recall");
 }
 
-/* ---- the median stopping rule --------------------------------------------- */
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The earlier trials' running means up to epoch e (those that reached it);
- * NAN when fewer than two did. */
-static double median_of_running_means(const sweep *s, int e)
-{
-    double *means = g_new(double, s->current + 1);
-    int n = 0;
-    for (int t = 0; t < s->current; t++) {
-        const trial *other = &s->trials[t];
-        if (other->epochs <= e)
-            continue;
-        double sum = 0;
-        for (int k = 0; k <= e; k++)
-            sum += other->monitored[k];
-        if (isfinite(sum))
-            means[n++] = sum / (e + 1);
-    }
-    double median = NAN;
-    if (n >= 2) {
-        qsort(means, (size_t)n, sizeof *means, compare_doubles);
-        median = n % 2 ? means[n / 2] : (means[n / 2 - 1] + means[n / 2]) / 2;
-    }
-    g_free(means);
-    return median;
-}
-
-static int on_epoch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
-{
-    sweep *s = user_data;
-    trial *t = &s->trials[s->current];
-    const char *key = t->settings.validation_split > 0 ? "val_loss" : "loss";
-    t->monitored = g_renew(double, t->monitored, t->epochs + 1);
-    t->monitored[t->epochs++] = tw_logs_get(logs, key);
-    if (!s->o->median_stop)
-        return 0;
-    int e = t->epochs - 1;
-    double best = INFINITY;
-    for (int k = 0; k <= e; k++)
-        best = fmin(best, t->monitored[k]);
-    double median = median_of_running_means(s, e);
-    if (!(best > median))
-        return 0;
-    g_free(t->reason);
-    t->reason = g_strdup_printf("stopped by the median stopping rule after epoch %d: best %s %.4g is worse than "
-                                "the median %.4g of the earlier trials' running means",
-                                e + 1, key, best, median);
-    t->status = TW_RUN_STOPPED;
-    return 1;
-}
-
 /* ---- one trial ------------------------------------------------------------ */
 static void tag_run(const sweep_options *o, const trial *t, const char *sweep_name)
 {
@@ -262,13 +206,20 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
     }
     if (!rc)
         tag_run(s->o, t, sweep_name); /* at once: the window's view groups it while it trains */
-    tw_callback own = {.on_epoch_end = on_epoch_end, .user_data = s};
+    twb_median_stop *median = s->o->median_stop ? twb_median_stop_new(&t->settings, sweep_name) : NULL;
+    tw_callback own = median ? twb_median_stop_callback(median) : (tw_callback){0};
     tw_history *h = NULL;
     if (!rc) {
-        tw_fit_options fit = twb_train_session_fit_options(&session, &own, &stop_requested);
+        tw_fit_options fit = twb_train_session_fit_options(&session, median ? &own : NULL, &stop_requested);
         h = tw_model_fit(model, x, data->y, &fit);
         rc = h ? 0 : -1;
     }
+    if (h && median && twb_median_stop_reason(median)) {
+        t->status = TW_RUN_STOPPED;
+        t->reason = g_strdup(twb_median_stop_reason(median));
+        t->epochs = twb_median_stop_epochs(median);
+    }
+    twb_median_stop_free(median);
     if (h && h->stopped_early && stop_requested) {
         t->status = TW_RUN_STOPPED;
         g_free(t->reason);
@@ -447,7 +398,6 @@ static int run_sweep(sweep_options *o)
     for (int i = 0; i < s.n; i++) {
         g_free(s.trials[i].settings.run_name);
         g_free(s.trials[i].reason);
-        g_free(s.trials[i].monitored);
     }
     g_free(s.trials);
     g_free(sweep_name);

@@ -7,6 +7,7 @@
 #include <tw/run_store.h>
 
 #include "sweep_dialog.h"
+#include "sweep_median.h"
 #include "sweep_spec.h"
 #include "sweep_trial.h"
 #include "train_controller.h"
@@ -31,14 +32,23 @@ static queue *queue_of(TwWindow *win)
 static void run_next(queue *q);
 static gboolean run_next_idle(gpointer data);
 
-/* Tags the run with its sweep; a run that never opened (the data did not
- * load) is not in the database, and the trial's reason says why. */
-static void tag_run(const tw_train_settings *s, const char *sweep)
+/* Tags the run with its sweep (and a run the median rule stopped with the
+ * rule's numbers in its notes, as the CLI does); a run that never opened
+ * (the data did not load) is not in the database, and the trial's reason
+ * says why. */
+static void tag_run(const tw_train_settings *s, const char *sweep, const char *notes)
 {
     tw_run_store *store = tw_run_store_open(s->logdb, 0);
-    if (!store || tw_run_store_set_sweep(store, s->run_name, sweep))
+    if (!store || tw_run_store_set_sweep(store, s->run_name, sweep) ||
+        (notes && tw_run_store_set_notes(store, s->run_name, notes)))
         g_warning("sweep %s: %s", sweep, tw_last_error());
     tw_run_store_close(store);
+}
+
+/* The trial's median rule (set while it runs with the rule on), or NULL. */
+static twb_median_stop *median_of(TwSweepTrial *t)
+{
+    return g_object_get_data(G_OBJECT(t), "median");
 }
 
 static gboolean run_exists(const tw_train_settings *s)
@@ -61,12 +71,13 @@ static void on_trial_done(const twb_train_result *result, gpointer data)
     if (!t)
         return;
     const tw_train_settings *s = g_object_get_data(G_OBJECT(t), "settings");
+    const char *median_reason = median_of(t) ? twb_median_stop_reason(median_of(t)) : NULL;
     if (run_exists(s))
-        tag_run(s, g_object_get_data(G_OBJECT(t), "sweep"));
+        tag_run(s, g_object_get_data(G_OBJECT(t), "sweep"), median_reason);
     switch (result->end) {
     case TWB_TRAIN_FINISHED: tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_FINISHED, NULL); break;
     case TWB_TRAIN_STOPPED:
-        tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_STOPPED, q->cancel_running ? "cancelled" : NULL);
+        tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_STOPPED, q->cancel_running ? "cancelled" : median_reason);
         break;
     default: tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_FAILED, result->message); break;
     }
@@ -99,7 +110,15 @@ static void run_next(queue *q)
         }
         q->running = t;
         tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_RUNNING, NULL);
-        if (twb_train_controller_run(q->window, g_object_get_data(G_OBJECT(t), "settings"), on_trial_done, q))
+        const tw_train_settings *settings = g_object_get_data(G_OBJECT(t), "settings");
+        tw_callback median = {0};
+        if (g_object_get_data(G_OBJECT(t), "median-stop")) {
+            /* the worker's thread uses it until done; freed with the trial */
+            twb_median_stop *m = twb_median_stop_new(settings, g_object_get_data(G_OBJECT(t), "sweep"));
+            g_object_set_data_full(G_OBJECT(t), "median", m, (GDestroyNotify)twb_median_stop_free);
+            median = twb_median_stop_callback(m);
+        }
+        if (twb_train_controller_run(q->window, settings, median.on_epoch_end ? &median : NULL, on_trial_done, q))
             return;
         /* the window's banner says why; the sweep goes on */
         q->running = NULL;
@@ -181,6 +200,7 @@ static void on_start(TwSweepDialog *d, queue *q)
             g_object_set_data_full(G_OBJECT(t), "settings", tw_train_settings_copy(&trials[i]),
                                    (GDestroyNotify)tw_train_settings_free);
             g_object_set_data_full(G_OBJECT(t), "sweep", g_strdup(name), g_free);
+            g_object_set_data(G_OBJECT(t), "median-stop", GINT_TO_POINTER(tw_sweep_dialog_median_stop(d)));
             g_list_store_append(q->trials, t);
             g_object_unref(t);
         }
@@ -244,7 +264,7 @@ static void on_window_destroy(GtkWidget *window, queue *q)
     if (q->running) {
         const tw_train_settings *s = g_object_get_data(G_OBJECT(q->running), "settings");
         if (run_exists(s))
-            tag_run(s, g_object_get_data(G_OBJECT(q->running), "sweep"));
+            tag_run(s, g_object_get_data(G_OBJECT(q->running), "sweep"), NULL);
     }
     if (q->dialog)
         gtk_window_destroy(GTK_WINDOW(q->dialog));

@@ -5,7 +5,9 @@
  * trials. They run one after another through the window's training
  * controller (train_controller.h: the panel shows each as it trains), each
  * a run in the run database tagged with the sweep; the HParams view shows
- * them as it reads the database. A trial that fails does not stop the
+ * them as it reads the database. With the dialog's median rule on, the
+ * CLI's rule (sweep_median.h) stops bad trials after an epoch, through
+ * the worker's epoch-end callback. A trial that fails does not stop the
  * sweep. Cancel: a pending trial does not run; a running one stops after
  * its step (its run "stopped", with a checkpoint). A run the panel's Train
  * starts meanwhile goes first; the queue goes on when it ends. */

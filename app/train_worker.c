@@ -231,6 +231,14 @@ static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *lo
     return 0;
 }
 
+/* The caller's epoch-end callback (train_worker.h), on this thread. */
+static int on_epoch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
+{
+    twb_train_worker *w = user_data;
+    const tw_callback *c = &w->callbacks.epoch_end;
+    return c->on_epoch_end ? c->on_epoch_end(model, p, logs, c->user_data) : 0;
+}
+
 /* ---- training --------------------------------------------------------------- */
 /* Close the run with how it ended; a writer that failed is reported once
  * (lost logs were reported as they happened). */
@@ -299,7 +307,7 @@ static void append_device(tw_model *model, char **message)
 static void fit(twb_train_worker *w, tw_tensor *x, const twb_data *data, report *r)
 {
     const tw_train_settings *s = w->settings;
-    tw_callback progress = {.on_batch_end = on_batch_end, .user_data = w};
+    tw_callback progress = {.on_batch_end = on_batch_end, .on_epoch_end = on_epoch_end, .user_data = w};
     tw_fit_options options = twb_train_session_fit_options(&w->session, &progress, &w->stop);
     int64_t n = tw_tensor_dim(x, 0);
     w->train_examples = s->validation_split > 0 ? (int64_t)((double)n * (1 - s->validation_split)) : n;

@@ -5,7 +5,7 @@
  * with its values; a bad value is refused with a message naming the
  * setting; in a second sweep a pending trial is cancelled, then Cancel All
  * stops the running one and drops the rest; random draws from a range; the
- * window closed mid-sweep. Runs under Xvfb.
+ * window closed mid-sweep; the median stopping rule. Runs under Xvfb.
  *
  * TWB_SWEEP_LINGER=S keeps the window up S seconds while the second sweep
  * runs, for a screenshot of the queue (xvfb-run + import). */
@@ -440,6 +440,61 @@ static void test_after_panel_run(void)
     fixture_close(&f);
 }
 
+static gboolean median_done(fixture *f)
+{
+    int finished, stopped;
+    return tagged_runs(f, "median", TW_RUN_FINISHED, &finished) == 3 &&
+           tagged_runs(f, "median", TW_RUN_STOPPED, &stopped) == 3 && finished + stopped == 3 && nothing_open(f);
+}
+
+/* The run's notes (never NULL). */
+static char *run_notes(fixture *f, const char *run_name)
+{
+    tw_run_store *store = tw_run_store_open(f->logdb, TW_STORE_READ_ONLY);
+    tw_run_info run;
+    g_assert_cmpint(tw_run_store_get_run(store, run_name, &run), ==, 0);
+    char *notes = g_strdup(run.notes);
+    tw_run_info_clear(&run);
+    tw_run_store_close(store);
+    return notes;
+}
+
+/* The dialog's median stopping rule, the CLI's (app/sweep_median.c): two
+ * trials that learn, then one that cannot (a tiny rate, the same start):
+ * after its first epoch its loss is above the others' running means, and
+ * it stops — its row and its run's notes say why, and it is evaluated as a
+ * finished trial is. */
+static void test_median_stop(void)
+{
+    fixture f;
+    fixture_open(&f);
+    /* the rule watches the training loss then (the spirals' last tenth, the
+     * validation split, is not a fair sample of them) */
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(named(GTK_WIDGET(f.panel), "validation-split")), 0);
+    set_field(&f, "sweep-learning-rate", "0.01,0.02,0.000001");
+    set_field(&f, "sweep-epochs", "3");
+    set_field(&f, "sweep-name", "median");
+    GtkWidget *check = named(GTK_WIDGET(f.dialog), "sweep-median-stop");
+    g_assert_false(gtk_check_button_get_active(GTK_CHECK_BUTTON(check)));
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(check), TRUE);
+    click(&f, "sweep-start");
+    g_assert_null(error_text(&f));
+    wait_for(&f, median_done, 240, "the three trials of 'median' to end");
+    g_assert_cmpstr(row_status(&f, 0), ==, "finished");
+    g_assert_cmpstr(row_status(&f, 1), ==, "finished");
+    const char *why = "stopped by the median stopping rule after epoch 1: best loss ";
+    g_assert_true(g_str_has_prefix(row_status(&f, 2), "stopped: "));
+    g_assert_true(g_str_has_prefix(row_status(&f, 2) + strlen("stopped: "), why));
+    int stopped;
+    g_assert_cmpint(tagged_runs(&f, "median", TW_RUN_STOPPED, &stopped), ==, 3);
+    g_assert_cmpint(stopped, ==, 1);
+    char *notes = run_notes(&f, "median-3");
+    g_assert_true(g_str_has_prefix(notes, why));
+    g_free(notes);
+    g_assert_false(isnan(run_metric(&f, "median-3", "test_loss"))); /* evaluated all the same */
+    fixture_close(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -457,6 +512,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/sweep/grid-then-cancel", test_grid_then_cancel);
     g_test_add_func("/ui/sweep/random-then-close", test_random_then_close);
     g_test_add_func("/ui/sweep/after-panel-run", test_after_panel_run);
+    g_test_add_func("/ui/sweep/median-stop", test_median_stop);
     int rc = g_test_run();
     g_object_unref(app);
     remove_tree(home);
