@@ -5,13 +5,15 @@
  * with its values; a bad value is refused with a message naming the
  * setting; in a second sweep a pending trial is cancelled, then Cancel All
  * stops the running one and drops the rest; random draws from a range; the
- * window closed mid-sweep; the median stopping rule. Runs under Xvfb.
+ * window closed mid-sweep; the median stopping rule; trials at once as
+ * processes. Runs under Xvfb.
  *
  * TWB_SWEEP_LINGER=S keeps the window up S seconds while the second sweep
  * runs, for a screenshot of the queue (xvfb-run + import). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -25,6 +27,7 @@
 #include "gui_helpers.h"
 #include "hparams_view.h"
 #include "sweep_dialog.h"
+#include "sweep_processes.h"
 #include "sweep_queue.h"
 #include "sweep_trial.h"
 #include "train_controller.h"
@@ -495,6 +498,85 @@ static void test_median_stop(void)
     fixture_close(&f);
 }
 
+static gboolean together_done(fixture *f)
+{
+    int finished;
+    return tagged_runs(f, "together", TW_RUN_FINISHED, &finished) == 4 && finished == 4 && nothing_open(f);
+}
+
+/* Both running once their runs are in the database (SIGINT before the
+ * run opens would stop a trial with no run to show it). */
+static gboolean two_long_running(fixture *f)
+{
+    int running;
+    return queue_length(f) == 7 && g_str_has_prefix(row_status(f, 4), "running") &&
+           g_str_has_prefix(row_status(f, 5), "running") && tagged_runs(f, "long", TW_RUN_RUNNING, &running) == 2 &&
+           running == 2;
+}
+
+/* "At once" 2: the grid's four trials two at a time, each in a twb process
+ * of its own (its run's pid is neither this process's nor another
+ * trial's), tagged and trained with their values, with the result a
+ * trial stores; the panel stays free meanwhile. */
+static void test_at_once(void)
+{
+    fixture f;
+    fixture_open(&f);
+    set_field(&f, "sweep-learning-rate", "0.01,0.001");
+    set_field(&f, "sweep-batch-size", "32,64");
+    set_field(&f, "sweep-name", "together");
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(named(GTK_WIDGET(f.dialog), "sweep-parallel")), 2);
+    click(&f, "sweep-start");
+    g_assert_null(error_text(&f));
+    g_assert_cmpint(queue_length(&f), ==, 4);
+    g_assert_false(twb_train_controller_busy(f.window));
+    wait_for(&f, together_done, 240, "four finished runs tagged 'together'");
+    for (int i = 0; i < 4; i++)
+        g_assert_cmpstr(row_status(&f, i), ==, "finished");
+    const double rates[] = {0.01, 0.01, 0.001, 0.001};
+    const gint64 batches[] = {32, 64, 32, 64};
+    tw_run_store *store = tw_run_store_open(f.logdb, TW_STORE_READ_ONLY);
+    gint64 pids[4];
+    for (int i = 0; i < 4; i++) {
+        char *name = g_strdup_printf("together-%d", i + 1);
+        double lr;
+        gint64 batch;
+        run_settings(&f, name, &lr, &batch);
+        g_assert_cmpfloat_with_epsilon(lr, rates[i], 1e-9);
+        g_assert_cmpint(batch, ==, batches[i]);
+        g_assert_cmpfloat(run_metric(&f, name, "test_loss"), >, 0);
+        tw_run_info run;
+        g_assert_cmpint(tw_run_store_get_run(store, name, &run), ==, 0);
+        pids[i] = run.pid;
+        g_assert_cmpint(pids[i], !=, getpid());
+        for (int j = 0; j < i; j++)
+            g_assert_cmpint(pids[i], !=, pids[j]);
+        tw_run_info_clear(&run);
+        g_free(name);
+    }
+    tw_run_store_close(store);
+
+    /* long trials at once: Cancel All stops the two running (their runs
+     * "stopped") and drops the third */
+    set_field(&f, "sweep-learning-rate", "0.01,0.02,0.03");
+    set_field(&f, "sweep-batch-size", "");
+    set_field(&f, "sweep-epochs", "1000");
+    set_field(&f, "sweep-name", "long");
+    click(&f, "sweep-start");
+    g_assert_null(error_text(&f));
+    wait_for(&f, two_long_running, 60, "two long trials to run");
+    g_assert_cmpstr(row_status(&f, 6), ==, "pending");
+    click(&f, "sweep-cancel-all");
+    wait_for(&f, nothing_open, 60, "Cancel All to stop the running processes");
+    g_assert_cmpstr(row_status(&f, 4), ==, "stopped: cancelled");
+    g_assert_cmpstr(row_status(&f, 5), ==, "stopped: cancelled");
+    g_assert_cmpstr(row_status(&f, 6), ==, "cancelled");
+    int stopped;
+    g_assert_cmpint(tagged_runs(&f, "long", TW_RUN_STOPPED, &stopped), ==, 2);
+    g_assert_cmpint(stopped, ==, 2);
+    fixture_close(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -507,12 +589,16 @@ int main(int argc, char **argv)
         g_test_message("no display: run under xvfb-run (meson test --suite gui does)");
         return 77;
     }
+    /* the trials' processes run the twb built with this test */
+    if (g_getenv("TWB"))
+        twb_sweep_processes_set_program(g_getenv("TWB"));
     app = gtk_application_new("io.github.twb.Workbench.TestSweep", G_APPLICATION_NON_UNIQUE);
     g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
     g_test_add_func("/ui/sweep/grid-then-cancel", test_grid_then_cancel);
     g_test_add_func("/ui/sweep/random-then-close", test_random_then_close);
     g_test_add_func("/ui/sweep/after-panel-run", test_after_panel_run);
     g_test_add_func("/ui/sweep/median-stop", test_median_stop);
+    g_test_add_func("/ui/sweep/at-once", test_at_once);
     int rc = g_test_run();
     g_object_unref(app);
     remove_tree(home);
