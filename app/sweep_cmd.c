@@ -315,7 +315,7 @@ static void print_table(const sweep *s, const char *sweep_name)
     bool known = false;
     for (int i = 0; i < s->n && !known; i++)
         known = !isnan(tw_logs_get(&s->trials[i].metrics, s->o->metric));
-    if (!known)
+    if (!known && !stop_requested) /* stopped trials have no test metrics: nothing to warn about */
         fprintf(stderr, "twb sweep: warning: no trial has the metric '%s' (name one of the table's columns with "
                         "--metric); the trials stay in their order\n", s->o->metric);
     sorting = s;
