@@ -86,9 +86,9 @@ int twb_train_session_save_stop(twb_train_session *ts, const tw_history *h);
  * without a run database. */
 void twb_train_session_log_metrics(twb_train_session *ts, const tw_logs *logs, const char *prefix);
 
-/* The run's result once fit returned h, decided here for the CLI sweep's
- * trials (sweep_cmd.c) and every run the window trains (train_worker.c),
- * its sweep trials included: the final metrics are h's last epoch's logs
+/* The run's result once fit returned h, decided here for `twb train`,
+ * the CLI sweep's trials (sweep_cmd.c) and every run the window trains
+ * (train_worker.c), its sweep trials included: the final metrics are h's last epoch's logs
  * and, unless a person stopped the run (stopped_by_person: Ctrl+C, Stop,
  * Cancel, the window closing; nothing more is computed then), the
  * model's metrics on data's test split (the training data without one)
