@@ -320,6 +320,12 @@ static void test_evaluate_action(void)
     tw_run_store *store = tw_run_store_open(f.logdb, 0);
     tw_run_info info;
     g_assert_cmpint(tw_run_store_get_run(store, "r", &info), ==, 0);
+    /* twb train stored one at its end, at the step training reached */
+    tw_stored_tensor t;
+    g_assert_cmpint(tw_run_store_read_tensor(store, info.id, TW_EVAL_TAG_CONFUSION, &t), ==, 1);
+    int64_t trained_step = t.step;
+    g_assert_cmpint(trained_step, >, 0);
+    tw_stored_tensor_clear(&t);
     tw_run_store_close(store);
     g_assert_cmpint(twb_evaluate_stored_run(f.logdb, "r"), ==, 0);
     store = tw_run_store_open(f.logdb, TW_STORE_READ_ONLY);
@@ -328,12 +334,13 @@ static void test_evaluate_action(void)
     g_assert_cmpint(tw_run_store_runs_with_tensor(store, TW_EVAL_TAG_CONFUSION, &ids, &n), ==, 0);
     g_assert_cmpint(n, ==, 1);
     g_assert_cmpint(ids[0], ==, info.id);
+    gint64 info_id = info.id;
     g_free(ids);
-    tw_stored_tensor t;
     g_assert_cmpint(tw_run_store_read_tensor(store, info.id, TW_EVAL_TAG_CONFUSION, &t), ==, 1);
     g_assert_cmpint(t.dims[0], ==, 2);
-    /* twb train stored one at its end; the action's is the newest, at step 0 (no optimizer restored) */
-    g_assert_cmpint(t.step, ==, 0);
+    /* the action's is the newest, at the run's last step, though the model
+     * read back from the checkpoint has no optimizer */
+    g_assert_cmpint(t.step, ==, trained_step);
     tw_stored_tensor_clear(&t);
     tw_run_info after;
     g_assert_cmpint(tw_run_store_get_run(store, "r", &after), ==, 0);
@@ -356,6 +363,12 @@ static void test_evaluate_action(void)
     g_free(dir);
     g_free(model);
     g_free(ck);
+    /* the tab says the step the model reached */
+    fixture_show(&f);
+    g_assert_cmpint(tw_evaluation_view_run(f.view), ==, info_id);
+    char *step = g_strdup_printf("step %lld", (long long)trained_step);
+    g_assert_nonnull(strstr(label_text(GTK_WIDGET(f.view), "evaluation-summary"), step));
+    g_free(step);
     fixture_close(&f);
 }
 

@@ -5,12 +5,15 @@
  * with its values; a bad value is refused with a message naming the
  * setting; in a second sweep a pending trial is cancelled, then Cancel All
  * stops the running one and drops the rest; random draws from a range; the
- * window closed mid-sweep. Runs under Xvfb.
+ * window closed mid-sweep; the median stopping rule; trials at once as
+ * processes. Runs under Xvfb.
  *
  * TWB_SWEEP_LINGER=S keeps the window up S seconds while the second sweep
  * runs, for a screenshot of the queue (xvfb-run + import). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -25,6 +28,7 @@
 #include "scratch_tree.h"
 #include "hparams_view.h"
 #include "sweep_dialog.h"
+#include "sweep_processes.h"
 #include "sweep_queue.h"
 #include "sweep_trial.h"
 #include "train_controller.h"
@@ -182,6 +186,23 @@ static void run_settings(fixture *f, const char *run_name, double *learning_rate
     tw_run_store_close(store);
 }
 
+/* One of the run's final metrics as stored (NAN when absent). */
+static double run_metric(fixture *f, const char *run_name, const char *key)
+{
+    tw_run_store *store = tw_run_store_open(f->logdb, TW_STORE_READ_ONLY);
+    tw_run_info run;
+    g_assert_cmpint(tw_run_store_get_run(store, run_name, &run), ==, 0);
+    double value = NAN;
+    JsonNode *node = run.metrics_json ? json_from_string(run.metrics_json, NULL) : NULL;
+    if (node && JSON_NODE_HOLDS_OBJECT(node) && json_object_has_member(json_node_get_object(node), key))
+        value = json_object_get_double_member(json_node_get_object(node), key);
+    if (node)
+        json_node_unref(node);
+    tw_run_info_clear(&run);
+    tw_run_store_close(store);
+    return value;
+}
+
 /* The first widget of the type under root, or NULL. */
 static GtkWidget *find_of_type(GtkWidget *root, GType type)
 {
@@ -250,6 +271,14 @@ static void test_grid_then_cancel(void)
         run_settings(&f, name, &lr, &batch);
         g_assert_cmpfloat_with_epsilon(lr, rates[i], 1e-9);
         g_assert_cmpint(batch, ==, batches[i]);
+        /* the result the CLI sweep stores for a trial (train_session.h):
+         * the last epoch's logs and the test split's metrics */
+        g_assert_false(isnan(run_metric(&f, name, "loss")));
+        g_assert_false(isnan(run_metric(&f, name, "accuracy")));
+        g_assert_cmpfloat(run_metric(&f, name, "test_loss"), >, 0);
+        double accuracy = run_metric(&f, name, "test_accuracy");
+        g_assert_cmpfloat(accuracy, >=, 0);
+        g_assert_cmpfloat(accuracy, <=, 1);
         g_free(name);
     }
 
@@ -362,6 +391,140 @@ static void test_after_panel_run(void)
     fixture_close(&f);
 }
 
+static gboolean median_done(fixture *f)
+{
+    int finished, stopped;
+    return tagged_runs(f, "median", TW_RUN_FINISHED, &finished) == 3 &&
+           tagged_runs(f, "median", TW_RUN_STOPPED, &stopped) == 3 && finished + stopped == 3 && nothing_open(f);
+}
+
+/* The run's notes (never NULL). */
+static char *run_notes(fixture *f, const char *run_name)
+{
+    tw_run_store *store = tw_run_store_open(f->logdb, TW_STORE_READ_ONLY);
+    tw_run_info run;
+    g_assert_cmpint(tw_run_store_get_run(store, run_name, &run), ==, 0);
+    char *notes = g_strdup(run.notes);
+    tw_run_info_clear(&run);
+    tw_run_store_close(store);
+    return notes;
+}
+
+/* The dialog's median stopping rule, the CLI's (app/sweep_median.c): two
+ * trials that learn, then one that cannot (a tiny rate, the same start):
+ * after its first epoch its loss is above the others' running means, and
+ * it stops — its row and its run's notes say why, and it is evaluated as a
+ * finished trial is. */
+static void test_median_stop(void)
+{
+    fixture f;
+    fixture_open(&f);
+    /* the rule watches the training loss then (the spirals' last tenth, the
+     * validation split, is not a fair sample of them) */
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(named(GTK_WIDGET(f.panel), "validation-split")), 0);
+    set_field(&f, "sweep-learning-rate", "0.01,0.02,0.000001");
+    set_field(&f, "sweep-epochs", "3");
+    set_field(&f, "sweep-name", "median");
+    GtkWidget *check = named(GTK_WIDGET(f.dialog), "sweep-median-stop");
+    g_assert_false(gtk_check_button_get_active(GTK_CHECK_BUTTON(check)));
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(check), TRUE);
+    click(&f, "sweep-start");
+    g_assert_null(error_text(&f));
+    wait_for(&f, median_done, 240, "the three trials of 'median' to end");
+    g_assert_cmpstr(row_status(&f, 0), ==, "finished");
+    g_assert_cmpstr(row_status(&f, 1), ==, "finished");
+    const char *why = "stopped by the median stopping rule after epoch 1: best loss ";
+    g_assert_true(g_str_has_prefix(row_status(&f, 2), "stopped: "));
+    g_assert_true(g_str_has_prefix(row_status(&f, 2) + strlen("stopped: "), why));
+    int stopped;
+    g_assert_cmpint(tagged_runs(&f, "median", TW_RUN_STOPPED, &stopped), ==, 3);
+    g_assert_cmpint(stopped, ==, 1);
+    char *notes = run_notes(&f, "median-3");
+    g_assert_true(g_str_has_prefix(notes, why));
+    g_free(notes);
+    g_assert_false(isnan(run_metric(&f, "median-3", "test_loss"))); /* evaluated all the same */
+    fixture_close(&f);
+}
+
+static gboolean together_done(fixture *f)
+{
+    int finished;
+    return tagged_runs(f, "together", TW_RUN_FINISHED, &finished) == 4 && finished == 4 && nothing_open(f);
+}
+
+/* Both running once their runs are in the database (SIGINT before the
+ * run opens would stop a trial with no run to show it). */
+static gboolean two_long_running(fixture *f)
+{
+    int running;
+    return queue_length(f) == 7 && g_str_has_prefix(row_status(f, 4), "running") &&
+           g_str_has_prefix(row_status(f, 5), "running") && tagged_runs(f, "long", TW_RUN_RUNNING, &running) == 2 &&
+           running == 2;
+}
+
+/* "At once" 2: the grid's four trials two at a time, each in a twb process
+ * of its own (its run's pid is neither this process's nor another
+ * trial's), tagged and trained with their values, with the result a
+ * trial stores; the panel stays free meanwhile. */
+static void test_at_once(void)
+{
+    fixture f;
+    fixture_open(&f);
+    set_field(&f, "sweep-learning-rate", "0.01,0.001");
+    set_field(&f, "sweep-batch-size", "32,64");
+    set_field(&f, "sweep-name", "together");
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(named(GTK_WIDGET(f.dialog), "sweep-parallel")), 2);
+    click(&f, "sweep-start");
+    g_assert_null(error_text(&f));
+    g_assert_cmpint(queue_length(&f), ==, 4);
+    g_assert_false(twb_train_controller_busy(f.window));
+    wait_for(&f, together_done, 240, "four finished runs tagged 'together'");
+    for (int i = 0; i < 4; i++)
+        g_assert_cmpstr(row_status(&f, i), ==, "finished");
+    const double rates[] = {0.01, 0.01, 0.001, 0.001};
+    const gint64 batches[] = {32, 64, 32, 64};
+    tw_run_store *store = tw_run_store_open(f.logdb, TW_STORE_READ_ONLY);
+    gint64 pids[4];
+    for (int i = 0; i < 4; i++) {
+        char *name = g_strdup_printf("together-%d", i + 1);
+        double lr;
+        gint64 batch;
+        run_settings(&f, name, &lr, &batch);
+        g_assert_cmpfloat_with_epsilon(lr, rates[i], 1e-9);
+        g_assert_cmpint(batch, ==, batches[i]);
+        g_assert_cmpfloat(run_metric(&f, name, "test_loss"), >, 0);
+        tw_run_info run;
+        g_assert_cmpint(tw_run_store_get_run(store, name, &run), ==, 0);
+        pids[i] = run.pid;
+        g_assert_cmpint(pids[i], !=, getpid());
+        for (int j = 0; j < i; j++)
+            g_assert_cmpint(pids[i], !=, pids[j]);
+        tw_run_info_clear(&run);
+        g_free(name);
+    }
+    tw_run_store_close(store);
+
+    /* long trials at once: Cancel All stops the two running (their runs
+     * "stopped") and drops the third */
+    set_field(&f, "sweep-learning-rate", "0.01,0.02,0.03");
+    set_field(&f, "sweep-batch-size", "");
+    set_field(&f, "sweep-epochs", "1000");
+    set_field(&f, "sweep-name", "long");
+    click(&f, "sweep-start");
+    g_assert_null(error_text(&f));
+    wait_for(&f, two_long_running, 60, "two long trials to run");
+    g_assert_cmpstr(row_status(&f, 6), ==, "pending");
+    click(&f, "sweep-cancel-all");
+    wait_for(&f, nothing_open, 60, "Cancel All to stop the running processes");
+    g_assert_cmpstr(row_status(&f, 4), ==, "stopped: cancelled");
+    g_assert_cmpstr(row_status(&f, 5), ==, "stopped: cancelled");
+    g_assert_cmpstr(row_status(&f, 6), ==, "cancelled");
+    int stopped;
+    g_assert_cmpint(tagged_runs(&f, "long", TW_RUN_STOPPED, &stopped), ==, 2);
+    g_assert_cmpint(stopped, ==, 2);
+    fixture_close(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -374,11 +537,16 @@ int main(int argc, char **argv)
         g_test_message("no display: run under xvfb-run (meson test --suite gui does)");
         return 77;
     }
+    /* the trials' processes run the twb built with this test */
+    if (g_getenv("TWB"))
+        twb_sweep_processes_set_program(g_getenv("TWB"));
     app = gtk_application_new("io.github.twb.Workbench.TestSweep", G_APPLICATION_NON_UNIQUE);
     g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
     g_test_add_func("/ui/sweep/grid-then-cancel", test_grid_then_cancel);
     g_test_add_func("/ui/sweep/random-then-close", test_random_then_close);
     g_test_add_func("/ui/sweep/after-panel-run", test_after_panel_run);
+    g_test_add_func("/ui/sweep/median-stop", test_median_stop);
+    g_test_add_func("/ui/sweep/at-once", test_at_once);
     int rc = g_test_run();
     g_object_unref(app);
     scratch_remove_tree(home);
