@@ -15,6 +15,7 @@
 #include <gtk/gtk.h>
 
 #include <tw/summary.h>
+#include <tw/tfevents.h>
 
 #include "chart_card.h"
 #include "dashboard_view.h"
@@ -467,6 +468,45 @@ static void test_validation_pairing(void)
     wait_card(&f, "validation/loss", -1);
     wait_card(&f, "epoch/loss", 2);
     fixture_close(&f);
+}
+
+/* Older Keras callbacks (and tensorboardX users) write History's names in
+ * one run: acc and val_acc, loss and val_loss. The corpus's TF1 Keras log,
+ * imported, draws each metric with its validation in one chart. */
+static void test_val_prefix_pairing(void)
+{
+    const char *srcdir = g_getenv("G_TEST_SRCDIR");
+    char *logdir = g_build_filename(srcdir ? srcdir : ".", "..", "..", "shared", "corpus", "tfevents",
+                                    "tf1-keras-callback-scalars-graph", NULL);
+    if (!g_file_test(logdir, G_FILE_TEST_IS_DIR)) {
+        g_test_skip("the shared corpus (../shared/corpus/tfevents) is not here");
+        g_free(logdir);
+        return;
+    }
+    fixture f;
+    fixture_init(&f);
+    tw_tb_import_stats stats;
+    g_assert_cmpint(tw_tb_import(logdir, f.logdb, NULL, NULL, &stats), ==, 0);
+    g_assert_cmpint(stats.runs, ==, 1);
+    fixture_show(&f);
+    g_assert_cmpint(tw_dashboard_data_n_runs(f.data), ==, 1);
+    gint64 run = tw_dashboard_data_run(f.data, 0)->id;
+    const char *metrics[] = {"acc", "loss"};
+    for (int i = 0; i < 2; i++) {
+        wait_card(&f, metrics[i], 2);
+        char *val = g_strconcat("val_", metrics[i], NULL);
+        g_assert_null(chart_card(&f, val));
+        int n = 0;
+        const gint64 *ids = tw_chart_card_tag_ids(chart_card(&f, metrics[i]), &n);
+        g_assert_cmpint(ids[0], ==, find_tag_in(f.logdb, run, metrics[i]));
+        g_assert_cmpint(ids[1], ==, find_tag_in(f.logdb, run, val));
+        g_free(val);
+    }
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(find_named(f.view, "pair-validation")), FALSE);
+    wait_card(&f, "val_acc", 1);
+    wait_card(&f, "acc", 1);
+    fixture_close(&f);
+    g_free(logdir);
 }
 
 /* ---- filters ------------------------------------------------------------------------ */
@@ -1032,6 +1072,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/dashboard/run-filter", test_run_filter);
     g_test_add_func("/ui/dashboard/run-management", test_run_management);
     g_test_add_func("/ui/dashboard/validation-pairing", test_validation_pairing);
+    g_test_add_func("/ui/dashboard/val-prefix-pairing", test_val_prefix_pairing);
     g_test_add_func("/ui/dashboard/tag-groups", test_tag_groups);
     g_test_add_func("/ui/dashboard/settings", test_settings);
     g_test_add_func("/ui/dashboard/empty-file", test_empty_file);
