@@ -25,6 +25,7 @@
 #include "run_list.h"
 #include "tag_sections.h"
 #include "gui_helpers.h"
+#include "scratch_tree.h"
 
 /* A value written to a frame showing it: a catastrophic bound (the
  * writer's commit period and a frame are well under it; the target, 100
@@ -968,6 +969,53 @@ static void test_live_latency(void)
     g_assert_cmpfloat(latency[ROUNDS / 2], <, MAX_LATENCY_MS);
 }
 
+/* ---- a TensorBoard log directory of many runs ------------------------------------------------ */
+#define LOGDIR_RUNS 100
+
+static gboolean data_has_all_runs(gpointer data)
+{
+    return tw_dashboard_data_n_runs(data) == LOGDIR_RUNS;
+}
+
+/* A log directory followed into the dashboard's file, as twb --logdir
+ * does: every run listed, in the folders' order, while the charts of the
+ * runs before ask for their views (the reader answers views a budget at a
+ * time; before, listing waited on every view asked for). */
+static void test_logdir_many_runs(void)
+{
+    fixture f;
+    fixture_init(&f);
+    char *logdir = g_build_filename(f.dir, "logdir", NULL);
+    for (int r = 0; r < LOGDIR_RUNS; r++) {
+        char *run = g_strdup_printf("%s/run_%03d", logdir, r);
+        tw_tb_writer *w = tw_tb_writer_open(run);
+        g_assert_nonnull(w);
+        for (int s = 0; s < 3; s++)
+            for (int t = 0; t < 20; t++) {
+                char tag[32];
+                g_snprintf(tag, sizeof tag, "%s/metric_%02d", t % 2 ? "train" : "validation", t);
+                g_assert_cmpint(tw_tb_write_scalar(w, tag, s, 1.7e9 + r * 100 + s, 1.0 / (1 + s + t)), ==, 0);
+            }
+        g_assert_cmpint(tw_tb_writer_close(w), ==, 0);
+        g_free(run);
+    }
+    tw_tb_follower *follower = tw_tb_follow(logdir, f.logdb, NULL, NULL);
+    g_assert_nonnull(follower);
+    fixture_show(&f);
+    wait_until(data_has_all_runs, f.data, 120, "every run of the log directory read");
+    count_cond all_rows = {&f, LOGDIR_RUNS};
+    wait_until(n_visible_is, &all_rows, 30, "every run of the log directory listed");
+    for (int r = 0; r < LOGDIR_RUNS; r++) {
+        char name[16];
+        g_snprintf(name, sizeof name, "run_%03d", r);
+        g_assert_cmpstr(tw_dashboard_data_run(f.data, r)->name, ==, name);
+    }
+    tw_tb_follower_stop(follower);
+    scratch_remove_tree(logdir); /* before the fixture's folder goes */
+    g_free(logdir);
+    fixture_close(&f);
+}
+
 /* ---- measured: 200 runs of 20 tags -------------------------------------------------------------- */
 #define MANY_RUNS 200
 #define MANY_TAGS 20
@@ -1073,6 +1121,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/dashboard/run-management", test_run_management);
     g_test_add_func("/ui/dashboard/validation-pairing", test_validation_pairing);
     g_test_add_func("/ui/dashboard/val-prefix-pairing", test_val_prefix_pairing);
+    g_test_add_func("/ui/dashboard/logdir-many-runs", test_logdir_many_runs);
     g_test_add_func("/ui/dashboard/tag-groups", test_tag_groups);
     g_test_add_func("/ui/dashboard/settings", test_settings);
     g_test_add_func("/ui/dashboard/empty-file", test_empty_file);
