@@ -34,11 +34,12 @@
 #define EXPORT_HEIGHT 450
 #define MAIN_LOOP_RENDER 8000 /* columns and points drawn on the main loop; more go to a thread */
 #define FRAME_RENDER_BUDGET_MS 3 /* chart drawing on the main loop per frame, all charts together */
-/* A chart drawn in a thread is drawn again no sooner than this many times
- * its last drawing took after that one landed: a chart of 1,000 runs whose
- * series arrive batch by batch would otherwise be redrawn without pause,
- * each chart shown in a thread of its own, and starve the threads that
- * read the runs in (a log directory's runs took minutes to list). */
+/* A chart drawn in a thread is drawn again for new data no sooner than this
+ * many times its last drawing took after that one landed: a chart of 1,000
+ * runs whose series arrive batch by batch would otherwise be redrawn
+ * without pause, each chart shown in a thread of its own, and starve the
+ * threads that read the runs in (a log directory's runs took minutes to
+ * list). The user's zoom and pan do not wait. */
 #define RENDER_GAP_FACTOR 3
 
 /* What a series draws, immutable once derived: shared by the view (hover,
@@ -439,8 +440,9 @@ static gboolean image_current(TwChartView *view, int width, int height, int scal
 static void rendered(GtkWidget *widget, tw_image_job *job)
 {
     TwChartView *view = TW_CHART_VIEW(widget);
+    gboolean drew_data = job_size((render_job *)job) > 0; /* the first data drawn does not wait */
     take_image(view, (render_job *)job);
-    view->next_render = g_get_monotonic_time() + (gint64)(RENDER_GAP_FACTOR * view->render_ms * 1000);
+    view->next_render = drew_data ? g_get_monotonic_time() + (gint64)(RENDER_GAP_FACTOR * view->render_ms * 1000) : 0;
 }
 
 static gboolean render_waited(gpointer data)
@@ -654,6 +656,7 @@ static void set_view(TwChartView *view, double x_lo, double x_hi, double y_lo, d
         x_hi = middle + min_span / 2;
     }
     view->auto_x = FALSE;
+    view->next_render = 0; /* the user's own change */
     view->x_lo = x_lo;
     view->x_hi = x_hi;
     if (!isnan(y_lo) && y_hi > y_lo) {
@@ -677,6 +680,7 @@ void tw_chart_view_reset_zoom(TwChartView *view)
 {
     view->auto_x = TRUE;
     view->auto_y = TRUE;
+    view->next_render = 0;
     probe_extents(view);
     follow_data(view, TRUE);
     changed(view);
@@ -967,10 +971,11 @@ GtkWidget *tw_chart_view_new(TwDashboardData *data, const char *tag_name)
     return GTK_WIDGET(view);
 }
 
-/* A series the chart had before keeps what it asked the data for: a run added to a chart of a thousand asks for its own series
- * alone, where asking for all of them again had the data thread read every
- * series once per run added (a log directory's runs arriving one by one
- * took minutes to list). */
+/* A series the chart had before keeps what it asked the data for: a run
+ * added to a chart of a thousand asks for its own series alone, where
+ * asking for all of them again had the data thread read every series once
+ * per run added (a log directory's runs arriving one by one took minutes
+ * to list). */
 void tw_chart_view_set_series(TwChartView *view, int n, const gint64 *tag_ids, const tw_rgb *colors,
                               const char *const *labels, const double *time_origins)
 {

@@ -758,8 +758,8 @@ static gboolean wake_up(gpointer unused)
 }
 
 /* Sleeps until the next poll (moved earlier by a write to the file) or a
- * request, not at all while views wait to be read; FALSE when asked to quit. *poll says whether the poll is due;
- * the requests move into *asked. */
+ * request, not at all while views wait to be read; FALSE when asked to
+ * quit. *poll says whether the poll is due; the requests move into *asked. */
 static gboolean wait_for_work(reader *r, gboolean *poll, tw_dashboard_requests *asked)
 {
     tw_dashboard_shared *shared = r->shared;
