@@ -57,7 +57,7 @@ struct _TwDashboardView {
     GtkWidget *hparams; /* the HParams tab */
     GtkWidget *evaluation; /* the Evaluation tab (evaluation_view.c) */
     GtkWidget *pair_check;
-    gboolean pair_validation; /* validation/X drawn in epoch/X's chart (on by default) */
+    gboolean pair_validation; /* validation/X or val_X drawn in epoch/X's or X's chart (on by default) */
     /* The Images and Text tabs: the checked runs' images, listed off the
      * main loop (image_index.h) while the tab is shown. */
     GtkWidget *images, *texts;
@@ -114,22 +114,34 @@ static gint64 histogram_key_run(const char *key)
 }
 
 /* ---- scalar cards ----------------------------------------------------------------- */
-/* Keras' loss and val_loss in one chart: the logger writes a training
- * metric's epoch values as "epoch/X" and its validation as "validation/X"
- * (summary_logger.c). With the setting on, X's validation tag index for the
- * chart of "epoch/X" (else -1), and "validation/X" has no chart of its own
- * while "epoch/X" has one. */
-#define TRAIN_PREFIX "epoch/"
-#define VALIDATION_PREFIX "validation/"
+/* Keras' loss and val_loss in one chart. A run names a metric and its
+ * validation in one of these ways: our logger's "epoch/X" and
+ * "validation/X" (summary_logger.c), or Keras History's own "X" and
+ * "val_X", as older TensorBoard callbacks and tensorboardX users write
+ * them. (TF2's callback writes "epoch_X" in runs "train" and "validation":
+ * one tag, so one chart already.) With the setting on, the chart of the
+ * training tag draws the validation tag too, and the validation tag has no
+ * chart of its own while the training tag has one. */
+static const struct {
+    const char *train, *validation;
+} validation_names[] = {{"epoch/", "validation/"}, {"", "val_"}};
 
-static int paired_tag(TwDashboardView *self, const char *tag, const char *from, const char *to)
+/* The index of the tag paired with tag (its validation tag, or with
+ * to_train its training tag), or -1 when none is in the table. */
+static int paired_tag(TwDashboardView *self, const char *tag, gboolean to_train)
 {
-    if (!self->pair_validation || !g_str_has_prefix(tag, from))
-        return -1;
-    char *other = g_strconcat(to, tag + strlen(from), NULL);
-    int index = tag_index_of(self, other);
-    g_free(other);
-    return index;
+    for (size_t i = 0; self->pair_validation && i < G_N_ELEMENTS(validation_names); i++) {
+        const char *from = to_train ? validation_names[i].validation : validation_names[i].train;
+        const char *to = to_train ? validation_names[i].train : validation_names[i].validation;
+        if (!g_str_has_prefix(tag, from))
+            continue;
+        char *other = g_strconcat(to, tag + strlen(from), NULL);
+        int index = tag_index_of(self, other);
+        g_free(other);
+        if (index >= 0)
+            return index;
+    }
+    return -1;
 }
 
 /* The validation series of the runs shown, after theirs: the run's colour
@@ -156,7 +168,7 @@ static int add_validation_series(TwDashboardView *self, int vi, int n, gint64 *i
 static void update_series(TwDashboardView *self, TwChartCard *card)
 {
     int ti = tag_index_of(self, tw_chart_card_tag(card)), n_runs = tw_dashboard_data_n_runs(self->data), n = 0;
-    int vi = paired_tag(self, tw_chart_card_tag(card), TRAIN_PREFIX, VALIDATION_PREFIX);
+    int vi = paired_tag(self, tw_chart_card_tag(card), FALSE);
     gint64 *ids = g_new(gint64, MAX(2 * n_runs, 1));
     tw_rgb *colors = g_new(tw_rgb, MAX(2 * n_runs, 1));
     const char **labels = g_new0(const char *, MAX(2 * n_runs, 1));
@@ -405,7 +417,7 @@ static void update_cards(TwDashboardView *self)
     for (int t = 0; t < n_tags; t++) {
         const char *tag = tw_dashboard_data_tag_name(self->data, t);
         tw_series_kind kind = tw_dashboard_data_tag_kind(self->data, t);
-        int ei = paired_tag(self, tag, VALIDATION_PREFIX, TRAIN_PREFIX); /* drawn in epoch/X's chart */
+        int ei = paired_tag(self, tag, TRUE); /* drawn in its training tag's chart */
         if (kind == TW_SERIES_SCALAR && any_visible_run_has(self, t) && !(ei >= 0 && any_visible_run_has(self, ei)))
             g_ptr_array_add(scalar_tags, (gpointer)tag);
         /* The hparams plugin's records are kept as text; they are not the text plugin's. */
