@@ -99,6 +99,7 @@ FUZZ_TARGETS += tfrecord tb_event
 FUZZ_TARGETS += graph_view
 FUZZ_TARGETS += designer_doc
 FUZZ_TARGETS += sweep_spec
+FUZZ_TARGETS += hparams_json
 FUZZ_TARGETS += markdown
 FUZZ_TARGETS += graph_def
 FUZZ_TARGETS += graph_def_read

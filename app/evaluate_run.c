@@ -1,7 +1,9 @@
 /* Evaluations stored in runs: predict, compare with the labels, write
  * (tw/evaluation.h does the counting and the summaries). */
+#include <tw/error.h>
 #include <tw/evaluation.h>
 #include <tw/optimizers.h>
+#include <tw/run_store.h>
 
 #include "evaluate_run.h"
 
@@ -35,17 +37,43 @@ tw_tensor *twb_evaluation_inputs(tw_model *model, const twb_data *data, tw_tenso
     return twb_fit_input(model, test ? data->test_x : data->x);
 }
 
+/* The step the run's logs reached (its last epoch's end): a model read
+ * back from a checkpoint has no optimizer, and its evaluation belongs
+ * there, not at step 0. The model's own count when the run logged nothing
+ * (or the file cannot be read: the writer's open says why). */
+static int64_t run_last_step(const char *logdb, const char *run, tw_model *model)
+{
+    tw_optimizer *opt = tw_model_optimizer(model);
+    int64_t step = opt ? tw_optimizer_iterations(opt) : 0;
+    tw_run_store *store = tw_run_store_open(logdb, TW_STORE_READ_ONLY);
+    tw_run_info info;
+    if (store && tw_run_store_get_run(store, run, &info) == 0) {
+        tw_tag_info *tags;
+        int n;
+        if (tw_run_store_list_tags(store, info.id, &tags, &n) == 0) {
+            for (int i = 0; i < n; i++)
+                if (tags[i].count > 0 && tags[i].last_step > step)
+                    step = tags[i].last_step;
+            tw_tag_info_free(tags, n);
+        }
+        tw_run_info_clear(&info);
+    }
+    tw_run_store_close(store);
+    tw_error_clear();
+    return step;
+}
+
 int twb_evaluation_store(const char *logdb, const char *run, tw_model *model, const twb_data *data)
 {
     if (data->classes < 1)
         return 1;
+    int64_t step = run_last_step(logdb, run, model);
     tw_summary_writer *w = tw_summary_writer_open(logdb, run, &(tw_summary_run_options){.annotate = true});
     if (!w)
         return -1;
     tw_tensor *y;
     tw_tensor *x = twb_evaluation_inputs(model, data, &y);
-    tw_optimizer *opt = tw_model_optimizer(model);
-    int rc = x ? twb_evaluation_write(w, model, x, y, data, opt ? tw_optimizer_iterations(opt) : 0) : -1;
+    int rc = x ? twb_evaluation_write(w, model, x, y, data, step) : -1;
     tw_tensor_unref(x);
     /* The writer's own failure (a read-only file) is the message then. */
     int closed = tw_summary_writer_close(w, TW_RUN_FINISHED);

@@ -20,8 +20,9 @@ int twb_evaluation_write(tw_summary_writer *w, tw_model *model, tw_tensor *x, tw
 tw_tensor *twb_evaluation_inputs(tw_model *model, const twb_data *data, tw_tensor **y);
 
 /* Opens run `run` of logdb without reopening it (tw_summary_run_options.
- * annotate), writes the evaluation of model on data's test split and
- * closes. 0, 1 (the labels are not classes: nothing written), or -1 with a
+ * annotate), writes the evaluation of model on data's test split at the
+ * run's last step (where its logs end: the step the trained model reached)
+ * and closes. 0, 1 (the labels are not classes: nothing written), or -1 with a
  * message. */
 int twb_evaluation_store(const char *logdb, const char *run, tw_model *model, const twb_data *data);
 

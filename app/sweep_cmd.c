@@ -1,22 +1,28 @@
 /* twb sweep MODEL --data D --logdb F [--learning-rate V] [--batch-size V]
  *     [--optimizer V] [--epochs V] [--seed V] [--trials N] [--random]
  *     [--sweep NAME] [--metric NAME] [--median-stop] [--validation-split S]
+ *     [--parallel N]
  *
  * Trials one after another, each trained through the one training set-up
  * that `twb train` and the window use (train_session.h): compiled for its
  * settings, a run in the database named NAME-K and tagged with the sweep,
- * then evaluated on the test split (or the training data without one) with
- * the metrics stored as the run's final metrics and, for a classifier, the
- * evaluation (evaluate_run.c) for the Evaluation tab. A line per trial as it
+ * its result stored as the window stores its runs'
+ * (twb_train_session_store_result: the last epoch's logs and the test
+ * split's metrics, a classifier's evaluation). A line per trial as it
  * ends; at the end a table sorted by the chosen metric. A trial that fails
  * (a diverging loss, data the model cannot take) is recorded as a failed
  * run with its reason and the sweep goes on.
  *
- * --median-stop: the median stopping rule (Google Vizier's): after each
- * epoch a trial stops when its best monitored value (val_loss with a
- * validation split, else loss) so far is worse than the median of the
- * earlier trials' running means of it up to the same epoch; the run ends
- * "stopped" with the rule's numbers in its notes.
+ * --median-stop: the median stopping rule (sweep_median.h, as the
+ * window's): after each epoch a trial stops when its best monitored value
+ * (val_loss with a validation split, else loss) so far is worse than the
+ * median of the other trials' running means of it up to the same epoch;
+ * the run ends "stopped" with the rule's numbers in its notes.
+ *
+ * --parallel N: N trials at once, each a process of its own running this
+ * command for its one trial (`--sweep NAME --run NAME-K` and one value of
+ * each setting; sweep_processes.h); a line per trial as its process ends,
+ * its outcome read from its run.
  *
  * Ctrl+C (or SIGTERM, SIGHUP) stops as `twb train` does: the running trial
  * after its step, its run "stopped"; the trials left are not run, and the
@@ -30,30 +36,32 @@
 #include <string.h>
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 
 #include <tw/keras_file.h>
-#include <tw/optimizers.h>
 #include <tw/run_store.h>
 
-#include "evaluate_run.h"
+#include "sweep_median.h"
+#include "sweep_processes.h"
 #include "sweep_spec.h"
 #include "train_data.h"
 #include "train_session.h"
 
 typedef struct {
     const char *model_path, *name, *metric;
+    const char *run; /* --run: the one trial's run name (a trial of --parallel's) */
     tw_train_settings base; /* strings point into argv */
     twb_sweep_spec spec;
     bool median_stop, maximize;
+    int parallel; /* trials at once, each a process (sweep_processes.h) */
 } sweep_options;
 
 typedef struct {
     tw_train_settings settings; /* the spec's trial, run_name owned */
     tw_run_status status;
     char *reason;                /* failed: why; stopped: the rule's numbers */
-    tw_logs metrics;             /* test_ metrics */
-    double *monitored;           /* per finished epoch */
-    int epochs;
+    tw_logs metrics;             /* the final metrics */
+    int epochs;                  /* stopped by the median rule: after this many */
     double seconds;
 } trial;
 
@@ -115,6 +123,12 @@ static int set_option(sweep_options *o, const char *name, char *value)
         o->spec.trials = (int)v;
         return 0;
     }
+    if (!strcmp(name, "--parallel")) {
+        if (!parse_number(value, 1, 64, &v) || v != floor(v))
+            return usage("--parallel: '%s' is not a number of trials at once (1 to 64)", value);
+        o->parallel = (int)v;
+        return 0;
+    }
     if (!strcmp(name, "--validation-split")) {
         if (!parse_number(value, 0, 0.99, &v))
             return usage("--validation-split: '%s' is not a fraction from 0 to 0.99", value);
@@ -128,6 +142,7 @@ static int set_option(sweep_options *o, const char *name, char *value)
         {"--data", (const char **)&o->base.data}, {"--labels", (const char **)&o->base.labels},
         {"--label-column", (const char **)&o->base.label_column}, {"--loss", (const char **)&o->base.loss},
         {"--logdb", (const char **)&o->base.logdb}, {"--sweep", &o->name}, {"--metric", &o->metric},
+        {"--run", &o->run},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(strings); i++)
         if (!strcmp(name, strings[i].name)) {
@@ -170,6 +185,8 @@ static int parse_args(sweep_options *o, int argc, char **argv)
         return usage("%s", "--sweep: the name is empty");
     if (o->metric && !*o->metric)
         return usage("%s", "--metric: the name is empty");
+    if (o->run && (!*o->run || !o->name))
+        return usage("%s", "--run names one trial's run of a sweep named with --sweep");
     return 0;
 }
 
@@ -177,62 +194,6 @@ static int parse_args(sweep_options *o, int argc, char **argv)
 static bool higher_is_better(const char *metric)
 {
     return strstr(metric, "acc") || strstr(metric, "auc") || strstr(metric, "precision") || strstr(metric, "recall");
-}
-
-/* ---- the median stopping rule --------------------------------------------- */
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The earlier trials' running means up to epoch e (those that reached it);
- * NAN when fewer than two did. */
-static double median_of_running_means(const sweep *s, int e)
-{
-    double *means = g_new(double, s->current + 1);
-    int n = 0;
-    for (int t = 0; t < s->current; t++) {
-        const trial *other = &s->trials[t];
-        if (other->epochs <= e)
-            continue;
-        double sum = 0;
-        for (int k = 0; k <= e; k++)
-            sum += other->monitored[k];
-        if (isfinite(sum))
-            means[n++] = sum / (e + 1);
-    }
-    double median = NAN;
-    if (n >= 2) {
-        qsort(means, (size_t)n, sizeof *means, compare_doubles);
-        median = n % 2 ? means[n / 2] : (means[n / 2 - 1] + means[n / 2]) / 2;
-    }
-    g_free(means);
-    return median;
-}
-
-static int on_epoch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
-{
-    sweep *s = user_data;
-    trial *t = &s->trials[s->current];
-    const char *key = t->settings.validation_split > 0 ? "val_loss" : "loss";
-    t->monitored = g_renew(double, t->monitored, t->epochs + 1);
-    t->monitored[t->epochs++] = tw_logs_get(logs, key);
-    if (!s->o->median_stop)
-        return 0;
-    int e = t->epochs - 1;
-    double best = INFINITY;
-    for (int k = 0; k <= e; k++)
-        best = fmin(best, t->monitored[k]);
-    double median = median_of_running_means(s, e);
-    if (!(best > median))
-        return 0;
-    g_free(t->reason);
-    t->reason = g_strdup_printf("stopped by the median stopping rule after epoch %d: best %s %.4g is worse than "
-                                "the median %.4g of the earlier trials' running means",
-                                e + 1, key, best, median);
-    t->status = TW_RUN_STOPPED;
-    return 1;
 }
 
 /* ---- one trial ------------------------------------------------------------ */
@@ -255,7 +216,6 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
     bool opened = false;
     int rc = model ? 0 : -1;
     tw_tensor *x = model ? twb_fit_input(model, data->x) : NULL;
-    tw_tensor *test_x = model && data->test_x ? twb_fit_input(model, data->test_x) : NULL;
     if (!rc)
         rc = twb_train_compile(model, &t->settings, data->y);
     twb_train_session_options options = {.log_every = 10, .histogram_every = 0};
@@ -265,40 +225,35 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
     }
     if (!rc)
         tag_run(s->o, t, sweep_name); /* at once: the window's view groups it while it trains */
-    tw_callback own = {.on_epoch_end = on_epoch_end, .user_data = s};
+    twb_median_stop *median = s->o->median_stop ? twb_median_stop_new(&t->settings, sweep_name) : NULL;
+    tw_callback own = median ? twb_median_stop_callback(median) : (tw_callback){0};
     tw_history *h = NULL;
     if (!rc) {
-        tw_fit_options fit = twb_train_session_fit_options(&session, &own, &stop_requested);
+        tw_fit_options fit = twb_train_session_fit_options(&session, median ? &own : NULL, &stop_requested);
         h = tw_model_fit(model, x, data->y, &fit);
         rc = h ? 0 : -1;
     }
+    if (h && median && twb_median_stop_reason(median)) {
+        t->status = TW_RUN_STOPPED;
+        t->reason = g_strdup(twb_median_stop_reason(median));
+        t->epochs = twb_median_stop_epochs(median);
+    }
+    twb_median_stop_free(median);
     if (h && h->stopped_early && stop_requested) {
         t->status = TW_RUN_STOPPED;
         g_free(t->reason);
         t->reason = g_strdup_printf("stopped by a signal (Ctrl+C) at epoch %d, step %lld", h->resume_epoch + 1,
                                     (long long)h->resume_step + 1);
     }
-    tw_logs test = {0};
-    if (!rc)
-        rc = tw_model_evaluate(model, test_x ? test_x : x, test_x ? data->test_y : data->y, 256, &test);
     if (!rc) {
-        /* The final metrics: the last epoch's logs and the test ones
-         * ("test_loss"), stored with the run for the HParams view. */
-        if (h->epochs)
-            t->metrics = h->epoch_logs[h->epochs - 1];
-        for (int i = 0; i < test.n; i++) {
-            char name[48];
-            g_snprintf(name, sizeof name, "test_%s", test.names[i]);
-            tw_logs_set(&t->metrics, name, test.values[i]);
-        }
-        twb_train_session_log_metrics(&session, &t->metrics, "");
-        /* each trial's confusion matrix and examples, for the Evaluation tab */
-        if (session.writer && twb_evaluation_write(session.writer, model, test_x ? test_x : x,
-                                                   test_x ? data->test_y : data->y, data,
-                                                   tw_optimizer_iterations(tw_model_optimizer(model))) < 0)
+        /* the result as the window stores its trials' (train_session.h) */
+        int stored = twb_train_session_store_result(&session, h, data, stop_requested, &t->metrics);
+        if (stored > 0)
             fprintf(stderr, "twb sweep: warning: trial %d's evaluation was not stored: %s\n", s->current + 1,
                     tw_last_error());
-    } else {
+        rc = stored < 0 ? -1 : 0;
+    }
+    if (rc) {
         t->status = TW_RUN_FAILED;
         g_free(t->reason);
         t->reason = g_strdup(tw_last_error());
@@ -309,7 +264,6 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
         tag_run(s->o, t, sweep_name); /* the notes say why */
     tw_history_free(h);
     tw_tensor_unref(x);
-    tw_tensor_unref(test_x);
     tw_layer_unref(model);
     t->seconds = (g_get_monotonic_time() - start) / 1e6;
 }
@@ -361,7 +315,7 @@ static void print_table(const sweep *s, const char *sweep_name)
     bool known = false;
     for (int i = 0; i < s->n && !known; i++)
         known = !isnan(tw_logs_get(&s->trials[i].metrics, s->o->metric));
-    if (!known)
+    if (!known && !stop_requested) /* stopped trials have no test metrics: nothing to warn about */
         fprintf(stderr, "twb sweep: warning: no trial has the metric '%s' (name one of the table's columns with "
                         "--metric); the trials stay in their order\n", s->o->metric);
     sorting = s;
@@ -407,6 +361,119 @@ static void print_table(const sweep *s, const char *sweep_name)
     g_free(order);
 }
 
+/* ---- trials at once, as processes ----------------------------------------- */
+/* The final metrics of a run's metrics_json. */
+static void read_metrics(const char *json, tw_logs *logs)
+{
+    JsonNode *root = json ? json_from_string(json, NULL) : NULL;
+    if (root && JSON_NODE_HOLDS_OBJECT(root)) {
+        JsonObject *o = json_node_get_object(root);
+        GList *members = json_object_get_members(o);
+        for (GList *m = members; m; m = m->next) {
+            JsonNode *value = json_object_get_member(o, m->data);
+            if (JSON_NODE_HOLDS_VALUE(value) && json_node_get_value_type(value) != G_TYPE_STRING)
+                tw_logs_set(logs, m->data, json_node_get_double(value));
+        }
+        g_list_free(members);
+    }
+    if (root)
+        json_node_unref(root);
+}
+
+/* A trial's outcome from its run, which its process recorded; error: why
+ * the process could not train (no run then). */
+static void read_outcome(const sweep_options *o, trial *t, const char *error)
+{
+    tw_run_store *store = tw_run_store_open(o->base.logdb, TW_STORE_READ_ONLY);
+    tw_run_info run;
+    if (!store || tw_run_store_get_run(store, t->settings.run_name, &run)) {
+        t->status = TW_RUN_FAILED;
+        t->reason = g_strdup(error ? error : tw_last_error());
+        tw_run_store_close(store);
+        return;
+    }
+    t->status = run.status == TW_RUN_RUNNING || run.status == TW_RUN_INTERRUPTED ? TW_RUN_FAILED : run.status;
+    if (t->status == TW_RUN_FAILED)
+        t->reason = g_strdup(run.failure_reason ? run.failure_reason : error ? error : "the trial's process ended");
+    else if (t->status == TW_RUN_STOPPED)
+        t->reason = g_strdup(run.notes);
+    read_metrics(run.metrics_json, &t->metrics);
+    int64_t tag = tw_run_store_find_tag(store, run.id, t->settings.validation_split > 0 ? "validation/loss" : "epoch/loss");
+    tw_tag_info *tags;
+    int n;
+    if (tag >= 0 && tw_run_store_list_tags(store, run.id, &tags, &n) == 0) {
+        for (int i = 0; i < n; i++)
+            if (tags[i].id == tag)
+                t->epochs = (int)tags[i].count;
+        tw_tag_info_free(tags, n);
+    }
+    tw_run_info_clear(&run);
+    tw_run_store_close(store);
+}
+
+typedef struct {
+    sweep *s;
+    int started;
+    gint64 *began; /* per trial */
+} parallel_run;
+
+static void on_process_started(int index, gpointer data)
+{
+    parallel_run *run = data;
+    run->started = index + 1;
+    run->began[index] = g_get_monotonic_time();
+}
+
+static void on_process_ended(int index, const char *error, gpointer data)
+{
+    parallel_run *run = data;
+    sweep *s = run->s;
+    trial *t = &s->trials[index];
+    read_outcome(s->o, t, error);
+    t->seconds = (g_get_monotonic_time() - run->began[index]) / 1e6;
+    s->current = index;
+    print_trial_line(s, t);
+}
+
+static gboolean wake(gpointer data)
+{
+    return G_SOURCE_CONTINUE;
+}
+
+/* --parallel N: each trial `twb sweep … --run NAME-K` in a process of its
+ * own, N at once; a stop signal stops the running ones (the terminal's
+ * Ctrl+C reaches them too) and starts no other. Returns the trials that
+ * started (the first ones), or -1 with a message when the run database
+ * cannot be made. */
+static int run_parallel(sweep *s, const char *sweep_name)
+{
+    parallel_run run = {.s = s, .began = g_new0(gint64, s->n)};
+    twb_sweep_processes_callbacks callbacks = {.started = on_process_started, .ended = on_process_ended,
+                                               .user_data = &run};
+    twb_sweep_processes *p = twb_sweep_processes_new(s->o->model_path, s->o->base.logdb, sweep_name, s->o->median_stop,
+                                                     s->o->parallel, &callbacks);
+    if (!p) {
+        g_free(run.began);
+        return -1;
+    }
+    for (int i = 0; i < s->n; i++)
+        twb_sweep_processes_add(p, &s->trials[i].settings);
+    guint ticker = g_timeout_add(100, wake, NULL); /* to see the stop flag */
+    bool cancelled = false;
+    while (!twb_sweep_processes_idle(p)) {
+        if (stop_requested && !cancelled) {
+            for (int i = 0; i < s->n; i++)
+                twb_sweep_processes_cancel(p, i);
+            cancelled = true;
+        }
+        g_main_context_iteration(NULL, TRUE);
+    }
+    g_source_remove(ticker);
+    twb_sweep_processes_free(p);
+    g_free(run.began);
+    return run.started;
+}
+
 /* ---- the sweep ------------------------------------------------------------ */
 static int run_sweep(sweep_options *o)
 {
@@ -416,8 +483,16 @@ static int run_sweep(sweep_options *o)
         fprintf(stderr, "%s\n", tw_last_error());
         return 2;
     }
+    if (o->run && s.n != 1) {
+        fprintf(stderr, "twb sweep: --run: the values make %d trials; one trial names one value of each\n", s.n);
+        g_free(specs);
+        return 2;
+    }
     char *sweep_name = o->name ? g_strdup(o->name) : twb_sweep_default_name();
-    twb_sweep_name_trials(specs, s.n, sweep_name);
+    if (o->run)
+        specs[0].run_name = g_strdup(o->run);
+    else
+        twb_sweep_name_trials(specs, s.n, sweep_name);
     int rc = twb_sweep_check_names_free(o->base.logdb, specs, s.n);
     if (rc) {
         char *taken = g_strdup(tw_last_error());
@@ -447,23 +522,34 @@ static int run_sweep(sweep_options *o)
                o->base.logdb);
         fflush(stdout);
         catch_stop_signals(true);
-        for (s.current = 0; s.current < s.n && !stop_requested; s.current++) {
-            run_trial(&s, &data, sweep_name);
-            print_trial_line(&s, &s.trials[s.current]);
+        int ran = 0;
+        if (o->parallel > 1 && s.n > 1) {
+            ran = run_parallel(&s, sweep_name);
+            if (ran < 0) {
+                fprintf(stderr, "twb sweep: %s\n", tw_last_error());
+                rc = -1;
+                ran = 0;
+            }
+        } else {
+            for (s.current = 0; s.current < s.n && !stop_requested; s.current++) {
+                run_trial(&s, &data, sweep_name);
+                print_trial_line(&s, &s.trials[s.current]);
+            }
+            ran = s.current;
         }
         catch_stop_signals(false);
         int planned = s.n;
-        s.n = s.current; /* the table shows the trials that ran */
-        if (s.n < planned)
+        s.n = ran; /* the table shows the trials that ran */
+        if (s.n < planned && !rc)
             printf("\nsweep %s stopped: %d of %d trials ran\n", sweep_name, s.n, planned);
-        print_table(&s, sweep_name);
+        if (!rc)
+            print_table(&s, sweep_name);
         s.n = planned;
     }
     twb_data_clear(&data);
     for (int i = 0; i < s.n; i++) {
         g_free(s.trials[i].settings.run_name);
         g_free(s.trials[i].reason);
-        g_free(s.trials[i].monitored);
     }
     g_free(s.trials);
     g_free(sweep_name);

@@ -1,12 +1,18 @@
 /* The window's sweep queue (sweep_queue.h). */
 #include "sweep_queue.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include <tw/error.h>
+#include <tw/model_file.h>
 #include <tw/run_store.h>
 
 #include "sweep_dialog.h"
+#include "sweep_median.h"
+#include "sweep_processes.h"
 #include "sweep_spec.h"
 #include "sweep_trial.h"
 #include "train_controller.h"
@@ -19,7 +25,17 @@ typedef struct {
     gboolean cancel_running;
     gboolean closing;
     guint next_source; /* the idle that starts the next trial */
+    GPtrArray *process_sweeps; /* process_sweep *: sweeps of trials at once */
 } queue;
+
+/* A sweep whose trials train at once, each a process of its own
+ * (sweep_processes.h): they never go through the window's controller. */
+typedef struct {
+    queue *q;
+    twb_sweep_processes *processes;
+    GPtrArray *trials; /* TwSweepTrial, by the processes' index */
+    char *dir, *model; /* the designer's model, written for the processes */
+} process_sweep;
 
 #define CLI_PREFIX "twb sweep: "
 
@@ -31,14 +47,23 @@ static queue *queue_of(TwWindow *win)
 static void run_next(queue *q);
 static gboolean run_next_idle(gpointer data);
 
-/* Tags the run with its sweep; a run that never opened (the data did not
- * load) is not in the database, and the trial's reason says why. */
-static void tag_run(const tw_train_settings *s, const char *sweep)
+/* Tags the run with its sweep (and a run the median rule stopped with the
+ * rule's numbers in its notes, as the CLI does); a run that never opened
+ * (the data did not load) is not in the database, and the trial's reason
+ * says why. */
+static void tag_run(const tw_train_settings *s, const char *sweep, const char *notes)
 {
     tw_run_store *store = tw_run_store_open(s->logdb, 0);
-    if (!store || tw_run_store_set_sweep(store, s->run_name, sweep))
+    if (!store || tw_run_store_set_sweep(store, s->run_name, sweep) ||
+        (notes && tw_run_store_set_notes(store, s->run_name, notes)))
         g_warning("sweep %s: %s", sweep, tw_last_error());
     tw_run_store_close(store);
+}
+
+/* The trial's median rule (set while it runs with the rule on), or NULL. */
+static twb_median_stop *median_of(TwSweepTrial *t)
+{
+    return g_object_get_data(G_OBJECT(t), "median");
 }
 
 static gboolean run_exists(const tw_train_settings *s)
@@ -61,12 +86,13 @@ static void on_trial_done(const twb_train_result *result, gpointer data)
     if (!t)
         return;
     const tw_train_settings *s = g_object_get_data(G_OBJECT(t), "settings");
+    const char *median_reason = median_of(t) ? twb_median_stop_reason(median_of(t)) : NULL;
     if (run_exists(s))
-        tag_run(s, g_object_get_data(G_OBJECT(t), "sweep"));
+        tag_run(s, g_object_get_data(G_OBJECT(t), "sweep"), median_reason);
     switch (result->end) {
     case TWB_TRAIN_FINISHED: tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_FINISHED, NULL); break;
     case TWB_TRAIN_STOPPED:
-        tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_STOPPED, q->cancel_running ? "cancelled" : NULL);
+        tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_STOPPED, q->cancel_running ? "cancelled" : median_reason);
         break;
     default: tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_FAILED, result->message); break;
     }
@@ -93,13 +119,21 @@ static void run_next(queue *q)
     guint n = g_list_model_get_n_items(G_LIST_MODEL(q->trials));
     for (guint i = 0; i < n; i++) {
         TwSweepTrial *t = g_list_model_get_item(G_LIST_MODEL(q->trials), i);
-        if (tw_sweep_trial_status(t) != TW_SWEEP_TRIAL_PENDING) {
+        if (tw_sweep_trial_status(t) != TW_SWEEP_TRIAL_PENDING || g_object_get_data(G_OBJECT(t), "process-sweep")) {
             g_object_unref(t);
             continue;
         }
         q->running = t;
         tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_RUNNING, NULL);
-        if (twb_train_controller_run(q->window, g_object_get_data(G_OBJECT(t), "settings"), on_trial_done, q))
+        const tw_train_settings *settings = g_object_get_data(G_OBJECT(t), "settings");
+        tw_callback median = {0};
+        if (g_object_get_data(G_OBJECT(t), "median-stop")) {
+            /* the worker's thread uses it until done; freed with the trial */
+            twb_median_stop *m = twb_median_stop_new(settings, g_object_get_data(G_OBJECT(t), "sweep"));
+            g_object_set_data_full(G_OBJECT(t), "median", m, (GDestroyNotify)twb_median_stop_free);
+            median = twb_median_stop_callback(m);
+        }
+        if (twb_train_controller_run(q->window, settings, median.on_epoch_end ? &median : NULL, on_trial_done, q))
             return;
         /* the window's banner says why; the sweep goes on */
         q->running = NULL;
@@ -116,6 +150,102 @@ static void on_panel_running(GObject *panel, GParamSpec *pspec, queue *q)
     g_object_get(panel, "running", &running, NULL);
     if (!running && !q->closing && !q->next_source)
         q->next_source = g_idle_add(run_next_idle, q);
+}
+
+/* ---- trials at once ---------------------------------------------------------- */
+static void process_sweep_free(gpointer data)
+{
+    process_sweep *ps = data;
+    twb_sweep_processes_free(ps->processes); /* the running ones stop after their step */
+    g_ptr_array_unref(ps->trials);
+    if (ps->model)
+        g_remove(ps->model);
+    if (ps->dir)
+        g_rmdir(ps->dir);
+    g_free(ps->model);
+    g_free(ps->dir);
+    g_free(ps);
+}
+
+static void on_process_started(int index, gpointer data)
+{
+    process_sweep *ps = data;
+    tw_sweep_trial_set_status(g_ptr_array_index(ps->trials, index), TW_SWEEP_TRIAL_RUNNING, NULL);
+}
+
+/* How the trial went, from the run its process recorded. */
+static void on_process_ended(int index, const char *error, gpointer data)
+{
+    process_sweep *ps = data;
+    TwSweepTrial *t = g_ptr_array_index(ps->trials, index);
+    const tw_train_settings *s = g_object_get_data(G_OBJECT(t), "settings");
+    tw_run_store *store = tw_run_store_open(s->logdb, TW_STORE_READ_ONLY);
+    tw_run_info run;
+    if (!store || tw_run_store_get_run(store, s->run_name, &run)) {
+        /* cancelled before its run opened (the signal ended it then) */
+        if (g_object_get_data(G_OBJECT(t), "cancelled"))
+            tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_CANCELLED, NULL);
+        else
+            tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_FAILED, error ? error : tw_last_error());
+    } else {
+        switch (run.status) {
+        case TW_RUN_FINISHED: tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_FINISHED, NULL); break;
+        case TW_RUN_STOPPED:
+            tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_STOPPED,
+                                      g_object_get_data(G_OBJECT(t), "cancelled") ? "cancelled"
+                                      : *run.notes                                ? run.notes
+                                                                                  : NULL);
+            break;
+        case TW_RUN_FAILED:
+            tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_FAILED, run.failure_reason ? run.failure_reason : error);
+            break;
+        default:
+            tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_FAILED,
+                                      error ? error : "the trial's process ended while it trained");
+            break;
+        }
+        tw_run_info_clear(&run);
+    }
+    tw_run_store_close(store);
+    tw_error_clear();
+}
+
+/* The designer's model as a file the processes read; NULL with a message. */
+static process_sweep *process_sweep_new(queue *q, const char *logdb, const char *sweep, gboolean median_stop,
+                                        int at_once)
+{
+    GError *error = NULL;
+    tw_model *model = tw_model_doc_copy_model(tw_window_doc(q->window), &error);
+    if (!model) {
+        tw_error_set("%s", error->message);
+        g_error_free(error);
+        return NULL;
+    }
+    char *json = tw_model_to_json(model);
+    tw_layer_unref(model);
+    process_sweep *ps = g_new0(process_sweep, 1);
+    ps->q = q;
+    ps->trials = g_ptr_array_new_with_free_func(g_object_unref);
+    ps->dir = g_dir_make_tmp("twb-sweep-XXXXXX", &error);
+    if (ps->dir)
+        ps->model = g_build_filename(ps->dir, "model.json", NULL);
+    if (!json || !ps->dir || !g_file_set_contents(ps->model, json, -1, &error)) {
+        if (error)
+            tw_error_set("cannot write the model for the trials' processes: %s", error->message);
+        g_clear_error(&error);
+        free(json);
+        process_sweep_free(ps);
+        return NULL;
+    }
+    free(json);
+    twb_sweep_processes_callbacks callbacks = {.started = on_process_started, .ended = on_process_ended,
+                                               .user_data = ps};
+    ps->processes = twb_sweep_processes_new(ps->model, logdb, sweep, median_stop, at_once, &callbacks);
+    if (!ps->processes) {
+        process_sweep_free(ps);
+        return NULL;
+    }
+    return ps;
 }
 
 /* ---- the dialog's requests -------------------------------------------------- */
@@ -165,6 +295,12 @@ static void on_start(TwSweepDialog *d, queue *q)
             rc = tw_error_set("the queue holds a sweep named '%s' already; give this one another name", name);
         g_object_unref(t);
     }
+    /* several at once: each trial a process of its own */
+    process_sweep *ps = NULL;
+    if (!rc && tw_sweep_dialog_parallel(d) > 1 && n > 1) {
+        ps = process_sweep_new(q, base->logdb, name, tw_sweep_dialog_median_stop(d), tw_sweep_dialog_parallel(d));
+        rc = ps ? 0 : -1;
+    }
     if (rc) {
         /* sweep_spec.c's messages are the CLI's: the option names match
          * the fields' ("--batch-size"), the program's name does not */
@@ -181,7 +317,14 @@ static void on_start(TwSweepDialog *d, queue *q)
             g_object_set_data_full(G_OBJECT(t), "settings", tw_train_settings_copy(&trials[i]),
                                    (GDestroyNotify)tw_train_settings_free);
             g_object_set_data_full(G_OBJECT(t), "sweep", g_strdup(name), g_free);
+            g_object_set_data(G_OBJECT(t), "median-stop", GINT_TO_POINTER(tw_sweep_dialog_median_stop(d)));
             g_list_store_append(q->trials, t);
+            if (ps) {
+                g_object_set_data(G_OBJECT(t), "process-sweep", ps);
+                g_object_set_data(G_OBJECT(t), "process-index", GINT_TO_POINTER(ps->trials->len));
+                g_ptr_array_add(ps->trials, g_object_ref(t));
+                twb_sweep_processes_add(ps->processes, &trials[i]);
+            }
             g_object_unref(t);
         }
         g_free(trials[i].run_name);
@@ -190,12 +333,25 @@ static void on_start(TwSweepDialog *d, queue *q)
     g_free(name);
     twb_sweep_spec_clear(&spec);
     tw_train_settings_free(base);
-    if (!rc)
+    if (ps)
+        g_ptr_array_add(q->process_sweeps, ps);
+    else if (!rc)
         run_next(q);
 }
 
 static void on_cancel_trial(TwSweepDialog *d, TwSweepTrial *t, queue *q)
 {
+    process_sweep *ps = g_object_get_data(G_OBJECT(t), "process-sweep");
+    if (ps) {
+        TwSweepTrialStatus status = tw_sweep_trial_status(t);
+        if (status == TW_SWEEP_TRIAL_RUNNING)
+            g_object_set_data(G_OBJECT(t), "cancelled", GINT_TO_POINTER(1));
+        if (status == TW_SWEEP_TRIAL_RUNNING || status == TW_SWEEP_TRIAL_PENDING)
+            twb_sweep_processes_cancel(ps->processes, GPOINTER_TO_INT(g_object_get_data(G_OBJECT(t), "process-index")));
+        if (status == TW_SWEEP_TRIAL_PENDING)
+            tw_sweep_trial_set_status(t, TW_SWEEP_TRIAL_CANCELLED, NULL);
+        return;
+    }
     if (t == q->running) {
         q->cancel_running = TRUE;
         twb_train_controller_stop(q->window);
@@ -244,8 +400,10 @@ static void on_window_destroy(GtkWidget *window, queue *q)
     if (q->running) {
         const tw_train_settings *s = g_object_get_data(G_OBJECT(q->running), "settings");
         if (run_exists(s))
-            tag_run(s, g_object_get_data(G_OBJECT(q->running), "sweep"));
+            tag_run(s, g_object_get_data(G_OBJECT(q->running), "sweep"), NULL);
     }
+    /* trials at once: the running processes stop after their step */
+    g_ptr_array_set_size(q->process_sweeps, 0);
     if (q->dialog)
         gtk_window_destroy(GTK_WINDOW(q->dialog));
 }
@@ -256,6 +414,7 @@ static void queue_free(gpointer data)
     q->closing = TRUE;
     g_clear_handle_id(&q->next_source, g_source_remove);
     g_clear_object(&q->running);
+    g_ptr_array_unref(q->process_sweeps);
     g_object_unref(q->trials);
     g_free(q);
 }
@@ -265,6 +424,7 @@ void twb_sweep_queue_attach(TwWindow *win)
     queue *q = g_new0(queue, 1);
     q->window = win;
     q->trials = g_list_store_new(TW_TYPE_SWEEP_TRIAL);
+    q->process_sweeps = g_ptr_array_new_with_free_func(process_sweep_free);
     g_object_set_data_full(G_OBJECT(win), "twb-sweep-queue", q, queue_free);
     GSimpleAction *action = g_simple_action_new("sweep", NULL);
     g_signal_connect(action, "activate", G_CALLBACK(on_sweep_action), win);

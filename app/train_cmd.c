@@ -19,8 +19,11 @@
  * checkpoint's. With --logdb the run goes into the run database: the
  * model, the settings, the batch logs and learning rate every --log-every
  * steps, weight and gradient histograms every --histogram-every steps, the
- * epoch logs, the test metrics and, for a classifier, the evaluation
- * (evaluate_run.c: confusion matrix, per-class figures, examples), which
+ * epoch logs, and the run's result as sweeps and the window store theirs
+ * (twb_train_session_store_result: the last epoch's logs and the test
+ * metrics as final metrics and, for a classifier, the evaluation —
+ * evaluate_run.c: confusion matrix, per-class figures, examples; after
+ * Ctrl+C the epoch's logs only), an evaluation
  * `twb evaluate --logdb F --run NAME` also stores into an existing run. --trace runs the training step traced
  * (tw_fit_options.traced on: a model that cannot be traced, such as one
  * with Dropout, fails with the tracer's message) and, with --logdb, stores
@@ -447,13 +450,6 @@ static void print_json(const train_options *o, tw_model *model, const tw_history
     printf("}\n");
 }
 
-/* The optimizer's update count: the step an evaluation is stored at. */
-static int64_t optimizer_step(tw_model *model)
-{
-    tw_optimizer *opt = tw_model_optimizer(model);
-    return opt ? tw_optimizer_iterations(opt) : 0;
-}
-
 static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_tensor *x, tw_tensor *test_x)
 {
     const train_options *o = run->opt;
@@ -477,12 +473,22 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
         fprintf(stderr, o->checkpoint_dir && !rc ? "; checkpoint saved to %s\n" : "%s\n",
                 o->checkpoint_dir && !rc ? run->session.checkpoint_path : "");
     }
-    tw_logs test = {0};
+    tw_logs test = {0}, result = {0};
     const char *on = test_x ? "test" : "training";
-    if (!rc)
-        rc = tw_model_evaluate(model, test_x ? test_x : x, test_x ? data->test_y : data->y, 256, &test);
+    if (!rc) {
+        /* the run's result as the sweeps' and the window's (train_session.h):
+         * the epoch's logs, and unless Ctrl+C stopped it the test metrics
+         * and the Evaluation tab's confusion matrix and examples */
+        int stored = twb_train_session_store_result(&run->session, h, data, stop_requested, &result);
+        if (stored > 0)
+            fprintf(stderr, "twb train: warning: the evaluation was not stored: %s\n", tw_last_error());
+        rc = stored < 0 ? -1 : 0;
+        for (int i = 0; i < result.n; i++)
+            if (g_str_has_prefix(result.names[i], "test_"))
+                tw_logs_set(&test, result.names[i] + strlen("test_"), result.values[i]);
+    }
     bool quiet = tw_distributed_rank() != 0; /* rank 0 reports for all */
-    if (!rc && !o->json && !quiet) {
+    if (!rc && !o->json && !quiet && test.n) {
         printf("%s:", on);
         for (int i = 0; i < test.n; i++)
             printf(" %s %.4f", test.names[i], test.values[i]);
@@ -490,14 +496,6 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
     }
     if (!rc && o->json && !quiet)
         print_json(o, model, h, &test, on);
-    if (!rc)
-        twb_train_session_log_metrics(&run->session, &test, "test_");
-    /* The confusion matrix and examples for the Evaluation tab; training
-     * went well even when they cannot be stored. */
-    if (!rc && run->session.writer &&
-        twb_evaluation_write(run->session.writer, model, test_x ? test_x : x, test_x ? data->test_y : data->y, data,
-                             optimizer_step(model)) < 0)
-        fprintf(stderr, "twb train: warning: the evaluation was not stored: %s\n", tw_last_error());
     tw_history_free(h);
     return rc;
 }

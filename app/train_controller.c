@@ -144,12 +144,12 @@ static void on_done(const twb_train_result *result, gpointer data)
     g_clear_pointer(&c->worker, twb_train_worker_free);
 }
 
-static gboolean start_run(controller *c, const tw_train_settings *settings)
+static gboolean start_run(controller *c, const tw_train_settings *settings, const tw_callback *epoch_end)
 {
     if (c->worker || !c->panel)
         return FALSE;
     twb_train_worker_callbacks callbacks = {.progress = on_progress, .problem = on_problem, .done = on_done,
-                                        .user_data = c};
+                                        .user_data = c, .epoch_end = epoch_end ? *epoch_end : (tw_callback){0}};
     GError *error = NULL;
     twb_data_spec spec = twb_data_spec_of(settings);
     const twb_data *loaded = NULL;
@@ -171,7 +171,7 @@ static gboolean start_run(controller *c, const tw_train_settings *settings)
 
 static void on_train_requested(TwTrainPanel *panel, const tw_train_settings *settings, gpointer data)
 {
-    start_run(data, settings);
+    start_run(data, settings, NULL);
 }
 
 static void on_pause_requested(TwTrainPanel *panel, gpointer data)
@@ -237,12 +237,12 @@ void twb_train_controller_attach(TwWindow *win)
     tw_train_panel_recheck(c->panel);
 }
 
-gboolean twb_train_controller_run(TwWindow *win, const tw_train_settings *settings, twb_train_controller_done done,
-                                  gpointer user_data)
+gboolean twb_train_controller_run(TwWindow *win, const tw_train_settings *settings, const tw_callback *epoch_end,
+                                  twb_train_controller_done done, gpointer user_data)
 {
     controller *c = g_object_get_data(G_OBJECT(win), "tw-train-controller");
     g_return_val_if_fail(c, FALSE);
-    if (!start_run(c, settings))
+    if (!start_run(c, settings, epoch_end))
         return FALSE;
     c->done = done;
     c->done_data = user_data;

@@ -11,8 +11,10 @@
 
 #include <tw/distributed.h>
 #include <tw/model_file.h>
+#include <tw/optimizers.h>
 #include <tw/run_store.h>
 
+#include "evaluate_run.h"
 #include "train_data.h"
 
 int twb_train_compile(tw_model *model, const tw_train_settings *s, tw_tensor *y)
@@ -178,6 +180,39 @@ void twb_train_session_log_metrics(twb_train_session *ts, const tw_logs *logs, c
     g_free(metrics);
     json_node_unref(root);
     g_object_unref(b);
+}
+
+/* Predictions for the test metrics are made in batches of this many. */
+#define TEST_BATCH 256
+
+int twb_train_session_store_result(twb_train_session *ts, const tw_history *h, const twb_data *data,
+                                   bool stopped_by_person, tw_logs *metrics)
+{
+    tw_logs result = {0}, test = {0};
+    if (h->epochs)
+        result = h->epoch_logs[h->epochs - 1];
+    int rc = 0;
+    tw_tensor *y = NULL, *x = NULL;
+    if (!stopped_by_person) {
+        x = twb_evaluation_inputs(ts->model, data, &y);
+        rc = x ? tw_model_evaluate(ts->model, x, y, TEST_BATCH, &test) : -1;
+    }
+    for (int i = 0; !rc && i < test.n; i++) {
+        char name[sizeof test.names[0]];
+        g_snprintf(name, sizeof name, "test_%s", test.names[i]);
+        tw_logs_set(&result, name, test.values[i]);
+    }
+    twb_train_session_log_metrics(ts, &result, "");
+    if (metrics)
+        *metrics = result;
+    /* the confusion matrix and examples for the Evaluation tab */
+    if (!rc && x && ts->writer) {
+        tw_optimizer *opt = tw_model_optimizer(ts->model);
+        if (twb_evaluation_write(ts->writer, ts->model, x, y, data, opt ? tw_optimizer_iterations(opt) : 0) < 0)
+            rc = 1;
+    }
+    tw_tensor_unref(x);
+    return rc;
 }
 
 const char *twb_train_session_checkpoint_warning(twb_train_session *ts)

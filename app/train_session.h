@@ -25,6 +25,8 @@
 #include <tw/summary.h>
 #include <tw/train_settings.h>
 
+#include "train_data.h"
+
 typedef struct {
     const char *checkpoint_path;    /* NULL: no checkpoints */
     int log_every, histogram_every; /* the run database's logger (tw_summary_logger_new) */
@@ -83,6 +85,21 @@ int twb_train_session_save_stop(twb_train_session *ts, const tw_history *h);
 /* logs as the run's metrics, each name prefixed ("test_" + "loss"). Nothing
  * without a run database. */
 void twb_train_session_log_metrics(twb_train_session *ts, const tw_logs *logs, const char *prefix);
+
+/* The run's result once fit returned h, decided here for `twb train`,
+ * the CLI sweep's trials (sweep_cmd.c) and every run the window trains
+ * (train_worker.c), its sweep trials included: the final metrics are h's last epoch's logs
+ * and, unless a person stopped the run (stopped_by_person: Ctrl+C, Stop,
+ * Cancel, the window closing; nothing more is computed then), the
+ * model's metrics on data's test split (the training data without one)
+ * as "test_loss", "test_accuracy", ..., and for a classifier its
+ * evaluation (evaluate_run.h) at the step the model reached. metrics (may
+ * be NULL) gets what was stored. 0; 1 when the evaluation could not be
+ * stored (a warning: the metrics are, message in tw_last_error); -1 with
+ * a message when the test metrics could not be computed (the epoch's logs
+ * are stored all the same). */
+int twb_train_session_store_result(twb_train_session *ts, const tw_history *h, const twb_data *data,
+                                   bool stopped_by_person, tw_logs *metrics);
 
 /* A checkpoint that could not be saved (a full disk) keeps the previous
  * one and training goes on: the failure's message once, the first time

@@ -14,9 +14,7 @@
 #include <unistd.h>
 
 #include <tw/engine.h>
-#include <tw/optimizers.h>
 
-#include "evaluate_run.h"
 #include "train_data.h"
 #include "train_session.h"
 
@@ -233,6 +231,14 @@ static int on_batch_end(tw_model *model, const tw_progress *p, const tw_logs *lo
     return 0;
 }
 
+/* The caller's epoch-end callback (train_worker.h), on this thread. */
+static int on_epoch_end(tw_model *model, const tw_progress *p, const tw_logs *logs, void *user_data)
+{
+    twb_train_worker *w = user_data;
+    const tw_callback *c = &w->callbacks.epoch_end;
+    return c->on_epoch_end ? c->on_epoch_end(model, p, logs, c->user_data) : 0;
+}
+
 /* ---- training --------------------------------------------------------------- */
 /* Close the run with how it ended; a writer that failed is reported once
  * (lost logs were reported as they happened). */
@@ -298,22 +304,25 @@ static void append_device(tw_model *model, char **message)
 }
 
 /* Fit with the progress reports and the checkpoints; the end goes into r. */
-static void fit(twb_train_worker *w, tw_tensor *x, tw_tensor *y, report *r)
+static void fit(twb_train_worker *w, tw_tensor *x, const twb_data *data, report *r)
 {
     const tw_train_settings *s = w->settings;
-    tw_callback progress = {.on_batch_end = on_batch_end, .user_data = w};
+    tw_callback progress = {.on_batch_end = on_batch_end, .on_epoch_end = on_epoch_end, .user_data = w};
     tw_fit_options options = twb_train_session_fit_options(&w->session, &progress, &w->stop);
     int64_t n = tw_tensor_dim(x, 0);
     w->train_examples = s->validation_split > 0 ? (int64_t)((double)n * (1 - s->validation_split)) : n;
     w->epoch_seen = -1;
-    tw_history *h = tw_model_fit(w->model, x, y, &options);
+    tw_history *h = tw_model_fit(w->model, x, data->y, &options);
     if (!h) {
         fail(r);
         return;
     }
     r->end = h->stopped_early ? TWB_TRAIN_STOPPED : TWB_TRAIN_FINISHED;
-    if (h->epochs) /* the last epoch's logs are the run's final metrics */
-        twb_train_session_log_metrics(&w->session, &h->epoch_logs[h->epochs - 1], "");
+    /* The final metrics and the evaluation, as the CLI sweep's trials
+     * store theirs; an evaluation not stored is a problem, not a failure. */
+    int stored = twb_train_session_store_result(&w->session, h, data, g_atomic_int_get(&w->stop), NULL);
+    if (stored)
+        report_problem(w, tw_last_error());
     if (h->stopped_early) {
         r->message = w->last.steps ? g_strdup_printf("after step %lld of epoch %d", (long long)w->last.step + 1,
                                                      w->last.epoch + 1)
@@ -341,18 +350,6 @@ static void fail_naming_data(report *r, const twb_data *data, tw_tensor *x)
     g_string_free(shape, TRUE);
 }
 
-/* A finished classifier's evaluation into its run, for the Evaluation
- * tab; one that cannot be stored is a problem, not a failed run. */
-static void evaluate(twb_train_worker *w, const twb_data *data)
-{
-    tw_tensor *y;
-    tw_tensor *x = twb_evaluation_inputs(w->model, data, &y);
-    tw_optimizer *opt = tw_model_optimizer(w->model);
-    if (!x || twb_evaluation_write(w->session.writer, w->model, x, y, data, opt ? tw_optimizer_iterations(opt) : 0) < 0)
-        report_problem(w, tw_last_error());
-    tw_tensor_unref(x);
-}
-
 /* Load, compile, fit. */
 static void train(twb_train_worker *w, report *r)
 {
@@ -374,11 +371,9 @@ static void train(twb_train_worker *w, report *r)
         r->end = TWB_TRAIN_STOPPED;
         r->message = g_strdup("before the first step");
     } else {
-        fit(w, x, data->y, r);
+        fit(w, x, data, r);
         if (r->end == TWB_TRAIN_FAILED && !w->last.steps)
             fail_naming_data(r, data, x);
-        if (r->end == TWB_TRAIN_FINISHED && w->session.writer)
-            evaluate(w, data);
     }
     if (w->session.checkpoint && tw_model_checkpoint_saves(w->session.checkpoint) > 0)
         r->checkpoint_path = g_strdup(w->checkpoint_path);

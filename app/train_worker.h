@@ -20,6 +20,7 @@
 
 #include <glib.h>
 
+#include <tw/model.h>
 #include <tw/train_settings.h>
 
 #include "model_doc.h"
@@ -51,6 +52,11 @@ typedef struct {
     void (*problem)(const char *message, gpointer user_data);
     void (*done)(const twb_train_result *result, gpointer user_data);
     gpointer user_data;
+    /* Called on the worker's thread at each epoch's end during fit, after
+     * the checkpoint (a sweep's median rule, sweep_median.h); returning 1
+     * stops the run after that epoch (TWB_TRAIN_STOPPED, yet evaluated as
+     * a finished run is: no person stopped it). Zeroed: none. */
+    tw_callback epoch_end;
 } twb_train_worker_callbacks;
 
 typedef struct twb_train_worker twb_train_worker;

@@ -154,7 +154,7 @@ static bool takes_initial_state(const tw_layer *layer)
 
 bool tw__json_is_call_argument(const char *key)
 {
-    return !strcmp(key, "use_causal_mask");
+    return !strcmp(key, "use_causal_mask") || !strcmp(key, "attention_mask");
 }
 
 /* A call's use_causal_mask: MultiHeadAttention's parameter of that name,
@@ -183,10 +183,75 @@ static int read_call_flag(const entry *e, int k, const char *name, JsonNode *val
     return 0;
 }
 
-/* Keras 3's kwargs hold flags (training, mask: null) and, for recurrent
- * layers, initial_state, whose tensors become inputs after the args'; any
- * other tensor there (a mask) would be an input this reader does not wire. */
-static int read_kwargs(graph *g, const entry *e, int k, JsonNode *kwargs, const char *path, GPtrArray *refs)
+/* MultiHeadAttention's call takes query, value and key as separate
+ * arguments, by position or by name, and attention_mask by name; the
+ * engine's inputs are (query, value[, key][, attention_mask]), its
+ * attention_mask parameter saying whether the last is the mask. */
+static const char *const attention_arguments[] = {"query", "value", "key", "attention_mask"};
+enum { NATTENTION_ARGUMENTS = 4 };
+
+static bool takes_attention_arguments(const tw_layer *layer)
+{
+    return tw_layer_class_param(tw_layer_class_of(layer), "attention_mask") != NULL;
+}
+
+/* Keras 2 writes a tensor in kwargs as [layer, node, tensor] (in lists for
+ * several); Keras 3 as a __keras_tensor__ object. */
+static int kwarg_tensors(graph *g, JsonNode *node, const char *path, bool keras2, GPtrArray *found)
+{
+    if (!keras2)
+        return collect_tensors(g, node, path, found);
+    JsonArray *a = JSON_NODE_HOLDS_ARRAY(node) ? json_node_get_array(node) : NULL;
+    if (!a)
+        return 0;
+    int64_t i64;
+    if (json_array_get_length(a) == 3 && string_of(json_array_get_element(a, 0)) &&
+        int_of(json_array_get_element(a, 1), &i64) && int_of(json_array_get_element(a, 2), &i64))
+        return parse_history(g, node, path, found);
+    for (guint i = 0; i < json_array_get_length(a); i++) {
+        char *p = g_strdup_printf("%s[%u]", path, i);
+        int rc = kwarg_tensors(g, json_array_get_element(a, i), p, keras2, found);
+        g_free(p);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* The tensors of keyword argument `name`: a recurrent layer's
+ * initial_state becomes inputs after the args'; MultiHeadAttention's
+ * arguments go to their place in named; any other tensor there (a mask
+ * Keras derives, Attention's mask) is an input this reader does not wire. */
+static int read_tensor_kwarg(graph *g, const entry *e, const char *name, JsonNode *value, const char *path,
+                             bool keras2, GPtrArray *refs, ref **named)
+{
+    GPtrArray *found = g_ptr_array_new();
+    int rc = kwarg_tensors(g, value, path, keras2, found);
+    int slot = -1;
+    for (int i = 0; takes_attention_arguments(e->layer) && i < NATTENTION_ARGUMENTS; i++)
+        if (!strcmp(name, attention_arguments[i]))
+            slot = i;
+    if (rc || !found->len) {
+    } else if (!strcmp(name, "initial_state") && takes_initial_state(e->layer)) {
+        for (guint i = 0; i < found->len; i++)
+            g_ptr_array_add(refs, found->pdata[i]);
+        g_ptr_array_set_size(found, 0);
+    } else if (slot >= 0 && found->len == 1 && !named[slot]) {
+        named[slot] = g_ptr_array_steal_index(found, 0);
+    } else if (slot >= 0) {
+        rc = fail("%s: expected one tensor for %s's '%s'%s", path, tw_layer_class_of(e->layer)->name, name,
+                  named[slot] ? ", which the call also gives by position" : "");
+    } else {
+        rc = fail("%s: a tensor passed as keyword argument '%s' is not supported", path, name);
+    }
+    refs_free(found);
+    return rc;
+}
+
+/* Keras 3's kwargs: flags (training, mask: null, use_causal_mask) and
+ * tensors (read_tensor_kwarg). */
+static int read_kwargs(graph *g, const entry *e, int k, JsonNode *kwargs, const char *path, GPtrArray *refs,
+                       ref **named)
 {
     if (!kwargs || !JSON_NODE_HOLDS_OBJECT(kwargs))
         return 0;
@@ -196,21 +261,51 @@ static int read_kwargs(graph *g, const entry *e, int k, JsonNode *kwargs, const 
     for (GList *m = members; m && !rc; m = m->next) {
         JsonNode *value = json_object_get_member(obj, m->data);
         char *p = g_strdup_printf("%s.%s", path, (const char *)m->data);
-        if (!strcmp(m->data, "initial_state") && takes_initial_state(e->layer)) {
-            rc = collect_tensors(g, value, p, refs);
-        } else if (tw__json_is_call_argument(m->data)) {
+        if (!strcmp(m->data, "use_causal_mask"))
             rc = read_call_flag(e, k, m->data, value, p);
-        } else {
-            GPtrArray *found = g_ptr_array_new();
-            rc = collect_tensors(g, value, p, found);
-            if (!rc && found->len)
-                rc = fail("%s: a tensor passed as keyword argument '%s' is not supported", p, (const char *)m->data);
-            refs_free(found);
-        }
+        else
+            rc = read_tensor_kwarg(g, e, m->data, value, p, false, refs, named);
         g_free(p);
     }
     g_list_free(members);
     return rc;
+}
+
+/* MultiHeadAttention's inputs in the engine's order, from the positional
+ * ones (query, value, key) in refs and the named ones; the layer's
+ * attention_mask set to whether the call passes one. */
+static int arrange_attention_inputs(const entry *e, int k, const char *path, GPtrArray *refs, ref **named)
+{
+    int rc = 0;
+    if (refs->len > 3)
+        rc = fail("%s: %s '%s' takes at most 3 tensors by position (query, value, key), got %u", path,
+                  tw_layer_class_of(e->layer)->name, e->name, refs->len);
+    for (guint i = 0; !rc && i < refs->len && i < 3; i++)
+        if (named[i])
+            rc = fail("%s: '%s' is given both by position and by name", named[i]->path, attention_arguments[i]);
+    if (rc)
+        return rc;
+    for (guint i = 0; i < refs->len; i++)
+        named[i] = refs->pdata[i];
+    g_ptr_array_set_size(refs, 0);
+    for (int i = 0; i < NATTENTION_ARGUMENTS; i++)
+        if (named[i])
+            g_ptr_array_add(refs, named[i]);
+    if (!named[0] || !named[1]) {
+        for (int i = 0; i < NATTENTION_ARGUMENTS; i++)
+            named[i] = NULL; /* now in refs, freed with them */
+        return fail("%s: %s '%s' needs a query and a value", path, tw_layer_class_of(e->layer)->name, e->name);
+    }
+    bool masked = named[3] != NULL, had = tw_layer_get(e->layer, "attention_mask")->number != 0;
+    for (int i = 0; i < NATTENTION_ARGUMENTS; i++)
+        named[i] = NULL;
+    if (k > 0 && had != masked)
+        return fail("%s: the calls of shared layer '%s' differ in passing an attention_mask; all or none is "
+                    "supported",
+                    path, e->name);
+    if (had != masked && tw_layer_set(e->layer, "attention_mask", masked ? "true" : "false"))
+        return fail("%s: %s", path, tw_last_error());
+    return 0;
 }
 
 /* The inputs of call k of entry e, into refs. */
@@ -218,22 +313,33 @@ static int parse_call(graph *g, const entry *e, int k, GPtrArray *refs)
 {
     JsonNode *node = json_array_get_element(e->nodes, (guint)k);
     char *path = g_strdup_printf("%s.inbound_nodes[%d]", e->path, k);
+    ref *named[NATTENTION_ARGUMENTS] = {NULL};
     int rc = 0;
     if (JSON_NODE_HOLDS_ARRAY(node)) {
         JsonArray *a = json_node_get_array(node);
         g->keras2 = true;
-        for (guint i = 0; i < json_array_get_length(a) && !rc; i++) {
-            char *p = g_strdup_printf("%s[%u]", path, i);
-            rc = parse_history(g, json_array_get_element(a, i), p, refs);
-            /* Keras 2 keeps the call's keyword arguments in each input's fourth item. */
-            JsonNode *item = json_array_get_element(a, i);
+        /* A layer that keeps its input's structure (TFOpLambda) has its one
+         * input written unwrapped: ["dense", 0, 0, {kwargs}]. */
+        bool flat = json_array_get_length(a) && string_of(json_array_get_element(a, 0));
+        guint n = flat ? 1 : json_array_get_length(a);
+        for (guint i = 0; i < n && !rc; i++) {
+            char *p = flat ? g_strdup(path) : g_strdup_printf("%s[%u]", path, i);
+            JsonNode *item = flat ? node : json_array_get_element(a, i);
+            rc = parse_history(g, item, p, refs);
+            /* Keras 2 keeps the call's keyword arguments in each input's
+             * fourth item, the same for every input: flags read from each,
+             * tensors from the first. */
             JsonArray *h = JSON_NODE_HOLDS_ARRAY(item) ? json_node_get_array(item) : NULL;
             JsonNode *kw = h && json_array_get_length(h) == 4 ? json_array_get_element(h, 3) : NULL;
             JsonObject *kwo = kw && JSON_NODE_HOLDS_OBJECT(kw) ? json_node_get_object(kw) : NULL;
             GList *members = kwo ? json_object_get_members(kwo) : NULL;
             for (GList *m = members; m && !rc; m = m->next) {
                 char *mp = g_strdup_printf("%s[3].%s", p, (const char *)m->data);
-                rc = read_call_flag(e, k, m->data, json_object_get_member(kwo, m->data), mp);
+                JsonNode *value = json_object_get_member(kwo, m->data);
+                if (!strcmp(m->data, "use_causal_mask"))
+                    rc = read_call_flag(e, k, m->data, value, mp);
+                else if (i == 0)
+                    rc = read_tensor_kwarg(g, e, m->data, value, mp, true, refs, named);
                 g_free(mp);
             }
             g_list_free(members);
@@ -246,13 +352,20 @@ static int parse_call(graph *g, const entry *e, int k, GPtrArray *refs)
         g_free(p);
         if (!rc) {
             p = g_strdup_printf("%s.kwargs", path);
-            rc = read_kwargs(g, e, k, json_object_get_member(obj, "kwargs"), p, refs);
+            rc = read_kwargs(g, e, k, json_object_get_member(obj, "kwargs"), p, refs, named);
             g_free(p);
         }
     } else {
         rc = fail("%s: expected a list of inputs or {\"args\": ..., \"kwargs\": ...}, got %s", path,
                   tw__json_describe(node));
     }
+    if (!rc && takes_attention_arguments(e->layer))
+        rc = arrange_attention_inputs(e, k, path, refs, named);
+    for (int i = 0; i < NATTENTION_ARGUMENTS; i++)
+        if (named[i]) { /* not placed: the call was refused */
+            g_free(named[i]->path);
+            g_free(named[i]);
+        }
     if (!rc && refs->len == 0)
         rc = fail("%s: the call has no inputs", path);
     if (!rc && refs->len > TW_MAX_LAYER_IO)
@@ -613,12 +726,14 @@ static char *call_kwargs(const tw_layer *layer)
     GString *s = g_string_new(NULL);
     const tw_layer_class *klass = tw_layer_class_of(layer);
     for (int i = 0; i < klass->nparams; i++)
-        if (tw__json_is_call_argument(klass->params[i].key) && tw_layer_param(layer, i)->number)
+        if (tw__json_is_call_argument(klass->params[i].key) && tw_layer_param(layer, i)->number &&
+            strcmp(klass->params[i].key, "attention_mask")) /* a tensor, written with the inputs */
             g_string_append_printf(s, "%s\"%s\": true", s->len ? ", " : "", klass->params[i].key);
     return g_string_free(s, FALSE);
 }
 
-/* kwargs: Keras 2's fourth item's members (the call's keyword arguments). */
+/* kwargs: Keras 2's fourth item's members (the call's keyword arguments),
+ * NULL for none (Keras 3, or a tensor inside Keras 2's kwargs). */
 static void put_history(GString *out, const tw_model *model, const tw_keras_history *h, tw_keras_json_format format,
                         const char *kwargs)
 {
@@ -627,7 +742,7 @@ static void put_history(GString *out, const tw_model *model, const tw_keras_hist
     tw__json_put_string(out, tw_layer_name(layer));
     int node = h->node_index + first_node_index(layer, format == TW_KERAS_JSON_2);
     g_string_append_printf(out, ", %d, %d", node, h->tensor_index);
-    if (format == TW_KERAS_JSON_2)
+    if (kwargs)
         g_string_append_printf(out, ", {%s}", kwargs);
     g_string_append_c(out, ']');
 }
@@ -661,8 +776,42 @@ static void put_keras_tensor(GString *out, const tw_model *model, const tw_keras
     char *dtype = strcmp(tw_layer_class_of(from)->name, "InputLayer") ? NULL : tw_layer_get_text(from, "dtype");
     g_string_append_printf(out, ", \"dtype\": \"%s\", \"keras_history\": ", dtype ? dtype : "float32");
     free(dtype);
-    put_history(out, model, h, TW_KERAS_JSON_3, "");
+    put_history(out, model, h, TW_KERAS_JSON_3, NULL);
     g_string_append(out, "}}");
+}
+
+/* MultiHeadAttention's call, Keras' way: mha(query, value[, key],
+ * attention_mask=mask). Keras 2 writes the query with every other argument
+ * in its kwargs ([["q", 0, 0, {"value": ["v", 0, 0]}]]), Keras 3 the query,
+ * value and key as args and the mask in kwargs. */
+static void put_attention_call(GString *out, const tw_model *model, const tw_keras_history *in, int n,
+                               bool masked, tw_keras_json_format format, const char *flags)
+{
+    int npos = masked ? n - 1 : n;
+    GString *kw = g_string_new(NULL);
+    for (int i = format == TW_KERAS_JSON_2 ? 1 : npos; i < n; i++) {
+        g_string_append_printf(kw, "%s\"%s\": ", kw->len ? ", " : "", i < npos ? (i == 1 ? "value" : "key")
+                                                                                 : "attention_mask");
+        if (format == TW_KERAS_JSON_2)
+            put_history(kw, model, &in[i], format, NULL);
+        else
+            put_keras_tensor(kw, model, &in[i]);
+    }
+    if (flags[0]) /* after the tensors, as Keras orders them */
+        g_string_append_printf(kw, "%s%s", kw->len ? ", " : "", flags);
+    if (format == TW_KERAS_JSON_2) {
+        g_string_append_c(out, '[');
+        put_history(out, model, &in[0], format, kw->str);
+        g_string_append_c(out, ']');
+    } else {
+        g_string_append(out, "{\"args\": [");
+        for (int i = 0; i < npos; i++) {
+            g_string_append(out, i ? ", " : "");
+            put_keras_tensor(out, model, &in[i]);
+        }
+        g_string_append_printf(out, "], \"kwargs\": {%s}}", kw->str);
+    }
+    g_string_free(kw, TRUE);
 }
 
 static void put_nodes(GString *out, const tw_model *model, int layer, tw_keras_json_format format)
@@ -681,6 +830,10 @@ static void put_nodes(GString *out, const tw_model *model, int layer, tw_keras_j
         int n = tw_functional_call_inputs(model, layer, k, in);
         int nargs = states ? 1 : n;
         g_string_append(out, k ? ", " : "");
+        if (takes_attention_arguments(l)) {
+            put_attention_call(out, model, in, n, tw_layer_get(l, "attention_mask")->number != 0, format, kwargs);
+            continue;
+        }
         if (format == TW_KERAS_JSON_2) {
             g_string_append_c(out, '[');
             for (int i = 0; i < n; i++) {

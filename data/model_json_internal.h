@@ -25,8 +25,9 @@ void tw__json_put_layer(GString *out, const tw_layer *layer, tw_keras_json_forma
  * alike; and the config written in one form. */
 tw_model *tw__json_read_functional(JsonNode *config, const char *path);
 /* Keras call arguments the engine keeps as layer parameters, one value for
- * all of a layer's calls (MultiHeadAttention's use_causal_mask): files
- * carry them in each call's kwargs, not in the config. */
+ * all of a layer's calls (MultiHeadAttention's use_causal_mask, and its
+ * attention_mask: whether the last input is the mask): files carry them in
+ * each call's kwargs, not in the config. */
 bool tw__json_is_call_argument(const char *key);
 void tw__json_put_functional_config(GString *out, const tw_model *model, tw_keras_json_format format);
 

@@ -471,6 +471,34 @@ static tw_layer *read_plain_layer(const char *class_name, JsonObject *config, bo
 }
 
 /* {"class_name": "Dense", "config": {...}} at path "layers[3]". */
+/* A class_name no layer class has: the message names the layer and what
+ * the file says of the class's origin. Keras 3 writes a user class's
+ * module and registered_name ("package>Class", from
+ * register_keras_serializable), Keras 2 the registered name as the
+ * class_name; its Python code is never in the file. */
+static void fail_unknown_class(JsonObject *obj, const char *class_name, JsonObject *config, const char *path)
+{
+    const char *name = config ? string_member(config, "name") : NULL;
+    const char *module = string_member(obj, "module"), *registered = string_member(obj, "registered_name");
+    const char *package_end = strchr(class_name, '>');
+    GString *origin = g_string_new(NULL);
+    if (registered)
+        g_string_append_printf(origin, "registered_name \"%s\"", registered);
+    else if (package_end)
+        g_string_append_printf(origin, "registered in package \"%.*s\"", (int)(package_end - class_name), class_name);
+    if (module)
+        g_string_append_printf(origin, "%smodule \"%s\"", origin->len ? ", " : "", module);
+    bool keras = module && (!strcmp(module, "keras") || g_str_has_prefix(module, "keras."));
+    bool user = registered || package_end || (module && !keras);
+    fail("%s%s%s%s: unknown layer class \"%s\"%s%s%s: %s", path, name ? " '" : "", name ? name : "", name ? "'" : "",
+         class_name, origin->len ? " (" : "", origin->str, origin->len ? ")" : "",
+         user    ? "a user-defined class; its Python code is not in the file and cannot run here"
+         : keras ? "a Keras layer Tensor Workbench does not implement"
+                 : "not a Keras layer Tensor Workbench implements; a user-defined class's Python code cannot run "
+                   "here");
+    g_string_free(origin, TRUE);
+}
+
 static tw_layer *read_layer(JsonNode *node, bool first, const char *path)
 {
     JsonObject *obj = object_or_null(node);
@@ -497,6 +525,8 @@ static tw_layer *read_layer(JsonNode *node, bool first, const char *path)
         layer = tw__json_read_functional(config, config_path);
     else if (!JSON_NODE_HOLDS_OBJECT(config))
         fail("%s: expected an object, got %s", config_path, describe(config));
+    else if (!tw_layer_class_find(class_name))
+        fail_unknown_class(obj, class_name, json_node_get_object(config), path);
     else
         layer = read_plain_layer(class_name, json_node_get_object(config), first, path, config_path);
     g_free(config_path);

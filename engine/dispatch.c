@@ -1,5 +1,5 @@
 /* The one path every op takes: check inputs, infer the result, allocate,
- * run the device's kernel, report to the tracer when a function is being
+ * run the device's kernel (unless a shape-only trace skips it), report to the tracer when a function is being
  * traced, record on the active tapes, hand results to the open scope. */
 #include <string.h>
 
@@ -90,8 +90,9 @@ static inline __attribute__((always_inline)) int run(const tw_op_def *op, int ni
             }
         }
         /* A trace records a variable assignment for the graph to perform
-         * (tw/function.h); running it now too would apply it twice. */
-        bool deferred = tw__tracer && (op->flags & TW_OP_STATEFUL);
+         * (tw/function.h); running it now too would apply it twice. A
+         * shape-only trace needs no values computed from its inputs. */
+        bool deferred = tw__tracer && ((op->flags & TW_OP_STATEFUL) || tw__trace_skips(&call));
         if (!deferred && kernel(&call, outs) < 0) {
             release_all(outs, op->noutputs);
             return -1;

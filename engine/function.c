@@ -128,13 +128,15 @@ static int check_call(const tw_function *f, int ninputs, tw_tensor *const *input
     return 0;
 }
 
-/* The graph for the inputs' signature (a reference), tracing when new. */
-static tw_graph *graph_for(tw_function *f, int ninputs, tw_tensor *const *inputs)
+/* The graph for the inputs' signature (a reference), tracing when new
+ * (shape_only: a trace that computes no dynamic values, trace.c). */
+static tw_graph *graph_for(tw_function *f, int ninputs, tw_tensor *const *inputs, bool shape_only)
 {
     tw_graph *g = lookup(f, ninputs, inputs);
     if (g)
         return g;
-    g = tw__trace(f->name, f->fn, f->user_data, ninputs, inputs, MAX_OUTPUTS);
+    g = shape_only ? tw__trace_shapes(f->name, f->fn, f->user_data, ninputs, inputs, MAX_OUTPUTS)
+                   : tw__trace(f->name, f->fn, f->user_data, ninputs, inputs, MAX_OUTPUTS);
     if (g && tw__graph_optimize(g) < 0) {
         tw__graph_unref(g);
         return NULL;
@@ -144,13 +146,23 @@ static tw_graph *graph_for(tw_function *f, int ninputs, tw_tensor *const *inputs
     return g;
 }
 
-const tw_graph *tw_function_get_graph(tw_function *f, int ninputs, tw_tensor *const *inputs)
+static const tw_graph *get_graph(tw_function *f, int ninputs, tw_tensor *const *inputs, bool shape_only)
 {
-    if (check_call(f, ninputs, inputs, "function_get_graph") < 0)
+    if (check_call(f, ninputs, inputs, shape_only ? "function_get_graph_shapes" : "function_get_graph") < 0)
         return NULL;
-    tw_graph *g = graph_for(f, ninputs, inputs);
+    tw_graph *g = graph_for(f, ninputs, inputs, shape_only);
     tw__graph_unref(g); /* the cache keeps it */
     return g;
+}
+
+const tw_graph *tw_function_get_graph(tw_function *f, int ninputs, tw_tensor *const *inputs)
+{
+    return get_graph(f, ninputs, inputs, false);
+}
+
+const tw_graph *tw_function_get_graph_shapes(tw_function *f, int ninputs, tw_tensor *const *inputs)
+{
+    return get_graph(f, ninputs, inputs, true);
 }
 
 /* ---- calls ---------------------------------------------------------------------- */
@@ -172,7 +184,7 @@ static int pack_inputs(int ninputs, tw_tensor *const *inputs, tw_tensor **packed
 
 static int run(tw_function *f, tw_tensor *const *inputs, int ninputs, tw_tensor **outputs, int max_outputs)
 {
-    tw_graph *g = graph_for(f, ninputs, inputs);
+    tw_graph *g = graph_for(f, ninputs, inputs, false);
     if (!g)
         return -1;
     int n = g->noutputs;

@@ -215,7 +215,16 @@ void tw__trace_op(const tw_op_call *call, tw_tensor *const *outs, int noutputs);
 /* The scope of the traced node that computed t, or NULL (not tracing, or t
  * was not computed in this trace). */
 const char *tw__trace_scope_of(const tw_tensor *t);
-void tw__trace_read(const tw_tensor *t, const char *what);
+/* Before the values of t are handed out: 0, or -1 with an error set when a
+ * shape-only trace did not compute them (the trace fails either way when
+ * they are dynamic; see trace.c). */
+int tw__trace_read(const tw_tensor *t, const char *what);
+/* Whether this op's kernel is skipped: a shape-only trace and an input
+ * that is dynamic (see trace.c). */
+bool tw__trace_skips(const tw_op_call *call);
+/* Whether t's values are there to read (false only for what a shape-only
+ * trace did not compute). */
+bool tw__trace_computed(const tw_tensor *t);
 void tw__trace_random(const tw_tensor *t, const char *what);
 /* Something that changes state outside dispatch: the trace fails. */
 void tw__trace_unsupported(const char *what);

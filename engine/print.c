@@ -577,10 +577,12 @@ char *tw_tensor_to_string(const tw_tensor *t)
         tw_error_set("tensor_to_string: tensor has an invalid dtype %d", (int)t->dtype);
         return NULL;
     }
+    /* A shape-only trace (trace.c) left t's values uncomputed: say so. */
+    bool computed = tw__trace_computed(t);
     /* Values are read on the CPU: copy from another device first. */
     const tw_tensor *host = t;
     tw_tensor *copy = NULL;
-    if (t->storage->device.kind != TW_DEVICE_CPU) {
+    if (computed && t->storage->device.kind != TW_DEVICE_CPU) {
         tw_scope_begin();
         copy = tw_tensor_ref(tw_tensor_to((tw_tensor *)t, TW_CPU));
         tw_scope_end();
@@ -589,7 +591,10 @@ char *tw_tensor_to_string(const tw_tensor *t)
         host = copy;
     }
     strbuf values = {0};
-    format_values(host, &values);
+    if (computed)
+        format_values(host, &values);
+    else
+        sb_puts(&values, "<not computed by a shape-only trace>");
 
     strbuf out = {0};
     char shape[TW_MAX_DIMS * 24 + 8];

@@ -126,8 +126,8 @@ const int64_t *tw_tensor_strides(const tw_tensor *t) { return t->strides; }
 int64_t tw_tensor_numel(const tw_tensor *t) { return t->numel; }
 void *tw_tensor_data(const tw_tensor *t)
 {
-    if (tw__tracer)
-        tw__trace_read(t, "tw_tensor_data");
+    if (tw__tracer && tw__trace_read(t, "tw_tensor_data") < 0)
+        return NULL;
     if (t->storage->device.kind != TW_DEVICE_CPU) {
         char name[32];
         tw_error_set("tensor_data: the tensor is on %s, not in host memory; copy it with tw_tensor_to(t, TW_CPU) "
@@ -172,8 +172,8 @@ static int64_t element_offset(const tw_tensor *t, const int64_t *index)
 
 double tw_tensor_get(const tw_tensor *t, const int64_t *index)
 {
-    if (tw__tracer)
-        tw__trace_read(t, "tw_tensor_get");
+    if (tw__tracer && tw__trace_read(t, "tw_tensor_get") < 0)
+        return NAN;
     for (int d = 0; d < t->ndim; d++) {
         if (index[d] < 0 || index[d] >= t->shape[d]) {
             tw_error_set("get: index %lld is out of range for axis %d of size %lld", (long long)index[d], d,
@@ -203,8 +203,8 @@ double tw_tensor_item(const tw_tensor *t)
         tw__shape_error("item", "needs exactly one element, got shape", t);
         return NAN;
     }
-    if (tw__tracer)
-        tw__trace_read(t, "tw_tensor_item");
+    if (tw__tracer && tw__trace_read(t, "tw_tensor_item") < 0)
+        return NAN;
     int64_t zero[TW_MAX_DIMS] = {0};
     return tw_tensor_get(t, zero);
 }
@@ -222,8 +222,8 @@ int tw_tensor_copy_to(const tw_tensor *t, void *buf, size_t bytes)
 {
     if (!t)
         return tw__check_inputs("copy_to", 1, (tw_tensor *const[]){NULL});
-    if (tw__tracer)
-        tw__trace_read(t, "tw_tensor_copy_to");
+    if (tw__tracer && tw__trace_read(t, "tw_tensor_copy_to") < 0)
+        return -1;
     size_t need = (size_t)t->numel * tw_dtype_size(t->dtype);
     if (bytes != need)
         return tw_error_set("copy_to: buffer has %zu bytes, tensor needs %zu", bytes, need);

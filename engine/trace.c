@@ -11,6 +11,16 @@
  * custom gradients. The first reason found is kept and reported when the
  * function returns.
  *
+ * A shape-only trace (tw_function_get_graph_shapes) builds the same graph
+ * without computing what it does not need: an op on a dynamic value skips
+ * its kernel (dispatch asks tw__trace_skips; its outputs are allocated,
+ * their shapes its infer's) and a cond or while node is not run. Nothing
+ * can tell: C code may not read a dynamic value in either kind of trace,
+ * and a shape-only trace refuses the read itself too, so the code sees an
+ * error instead of garbage. Values that are not dynamic (computed from
+ * constants alone) are computed as always, since C code may read them.
+ * Once a shape-only trace has failed it computes and hands out nothing.
+ *
  * A sub-trace (a cond branch, a loop body) has the outer trace as parent:
  * a tensor it has not seen is looked up there (captured there when new) and
  * becomes an input of the sub-graph, so sub-graphs hold no constants or
@@ -39,6 +49,7 @@ struct tw_tracer {
     traced_value *values;
     int nvalues, capacity;
     size_t scope_base; /* the name scope path's length when the trace began */
+    bool shape_only;   /* dynamic values are not computed (see the top) */
     bool failed;
     char reason[512];
 };
@@ -87,6 +98,16 @@ static traced_value *find(const tw_tracer *tr, const tw_tensor *t)
     if (!tw_id_map_get(&tr->ids, t->id, &index))
         return NULL;
     return &tr->values[(uintptr_t)index - 1];
+}
+
+/* t's value in this trace or an outer one (a sub-trace has not captured
+ * every outer value it will use yet), or NULL. */
+static traced_value *find_any(const tw_tracer *tr, const tw_tensor *t)
+{
+    traced_value *v = NULL;
+    for (; !v && tr; tr = tr->parent)
+        v = find(tr, t);
+    return v;
 }
 
 const char *tw__trace_scope_of(const tw_tensor *t)
@@ -243,24 +264,61 @@ void tw__trace_op(const tw_op_call *call, tw_tensor *const *outs, int noutputs)
         free(inputs);
 }
 
-void tw__trace_read(const tw_tensor *t, const char *what)
+/* Whether a shape-only trace left t's values uncomputed: t is dynamic
+ * (a variable's own values are there), or the trace failed before. */
+static bool uncomputed(const tw_tracer *tr, const tw_tensor *t)
+{
+    if (!tr->shape_only)
+        return false;
+    if (tr->failed)
+        return true;
+    const traced_value *v = find_any(tr, t);
+    return v && v->dynamic && !t->variable;
+}
+
+bool tw__trace_skips(const tw_op_call *call)
+{
+    const tw_tracer *tr = tw__tracer;
+    if (!tr->shape_only)
+        return false;
+    if (tr->failed)
+        return true;
+    for (int i = 0; i < call->ninputs; i++) {
+        const traced_value *v = find_any(tr, call->inputs[i]);
+        if (call->inputs[i]->variable || (v && v->dynamic))
+            return true;
+    }
+    return false;
+}
+
+bool tw__trace_computed(const tw_tensor *t)
+{
+    return !tw__tracer || !t || !uncomputed(tw__tracer, t);
+}
+
+int tw__trace_read(const tw_tensor *t, const char *what)
 {
     tw_tracer *tr = tw__tracer;
-    if (!t || tr->failed)
-        return;
-    if (t->variable) {
+    if (!t)
+        return 0;
+    bool refused = uncomputed(tr, t);
+    if (tr->failed) {
+        /* the first reason is kept */
+    } else if (t->variable) {
         fail(tr, "%s reads variable '%s'; a graph cannot depend on values read in C (compute with ops instead, and "
                  "tw_cond or tw_while_loop to branch on them)",
              what, t->variable->name);
-        return;
+    } else {
+        const traced_value *v = find_any(tr, t);
+        if (v && v->dynamic)
+            fail(tr, "%s reads a tensor computed from the inputs; a graph cannot depend on values read in C "
+                     "(compute with ops instead, and tw_cond or tw_while_loop to branch on them)",
+                 what);
     }
-    traced_value *v = find(tr, t);
-    for (tw_tracer *outer = tr->parent; !v && outer; outer = outer->parent)
-        v = find(outer, t);
-    if (v && v->dynamic)
-        fail(tr, "%s reads a tensor computed from the inputs; a graph cannot depend on values read in C (compute "
-                 "with ops instead, and tw_cond or tw_while_loop to branch on them)",
-             what);
+    if (!refused)
+        return 0;
+    return tw_error_set("%s: a shape-only trace (tw_function_get_graph_shapes) did not compute this value: %s", what,
+                        tr->reason);
 }
 
 void tw__trace_random(const tw_tensor *t, const char *what)
@@ -364,10 +422,10 @@ static int run_traced(tw_tracer *tr, const char *name, tw_function_fn fn, void *
     return rc;
 }
 
-tw_graph *tw__trace(const char *function_name, tw_function_fn fn, void *user_data, int ninputs,
-                    tw_tensor *const *inputs, int max_outputs)
+static tw_graph *trace(const char *function_name, tw_function_fn fn, void *user_data, int ninputs,
+                       tw_tensor *const *inputs, int max_outputs, bool shape_only)
 {
-    tw_tracer tr = {.scope_base = strlen(tw_name_scope_current())};
+    tw_tracer tr = {.scope_base = strlen(tw_name_scope_current()), .shape_only = shape_only};
     tr.g = tw__graph_new(function_name, ninputs, inputs);
     tw_tensor **headers = tr.g ? trace_inputs(&tr, ninputs, inputs) : NULL;
     int rc = headers ? run_traced(&tr, function_name, fn, user_data, ninputs, headers, max_outputs)
@@ -383,6 +441,18 @@ tw_graph *tw__trace(const char *function_name, tw_function_fn fn, void *user_dat
         return NULL;
     }
     return tr.g;
+}
+
+tw_graph *tw__trace(const char *function_name, tw_function_fn fn, void *user_data, int ninputs,
+                    tw_tensor *const *inputs, int max_outputs)
+{
+    return trace(function_name, fn, user_data, ninputs, inputs, max_outputs, false);
+}
+
+tw_graph *tw__trace_shapes(const char *function_name, tw_function_fn fn, void *user_data, int ninputs,
+                           tw_tensor *const *inputs, int max_outputs)
+{
+    return trace(function_name, fn, user_data, ninputs, inputs, max_outputs, true);
 }
 
 /* ---- sub-traces (graph_control.c) ------------------------------------------------ */
@@ -446,7 +516,10 @@ int tw__trace_sub(tw_subtrace *st, const char *name, tw_function_fn fn, void *us
 {
     tw_tracer *parent = tw__tracer;
     *st = (tw_subtrace){0};
-    tw_tracer tr = {.parent = parent, .sub = st, .scope_base = strlen(tw_name_scope_current())};
+    tw_tracer tr = {.parent = parent,
+                    .sub = st,
+                    .scope_base = strlen(tw_name_scope_current()),
+                    .shape_only = parent->shape_only};
     tr.g = tw__graph_new(name, nfresh, inputs);
     tw_tensor **fresh = tr.g ? trace_inputs(&tr, nfresh, inputs) : NULL;
     tw_tensor **args = fresh ? calloc((size_t)(ninputs ? ninputs : 1), sizeof *args) : NULL;
@@ -504,4 +577,9 @@ int tw__trace_node_outputs(int node, int n, tw_tensor *const *outs)
 tw_graph *tw__trace_graph(void)
 {
     return tw__tracer->g;
+}
+
+bool tw__trace_is_shape_only(void)
+{
+    return tw__tracer->shape_only;
 }

@@ -1,5 +1,8 @@
 #include "gui_helpers.h"
 
+#include "dashboard_view.h"
+#include "scratch_tree.h"
+
 gboolean timed_out(gpointer data)
 {
     *(gboolean *)data = TRUE;
@@ -15,6 +18,21 @@ void wait_until(gboolean (*cond)(gpointer), gpointer data, double seconds, const
     if (expired)
         g_error("waited %.0f s for %s", seconds, what);
     g_source_remove(timer);
+}
+
+static gboolean wake(gpointer data)
+{
+    return G_SOURCE_CONTINUE;
+}
+
+gboolean wait_polled(GSourceFunc cond, gpointer data, double seconds)
+{
+    guint ticker = g_timeout_add(10, wake, NULL);
+    gint64 end = g_get_monotonic_time() + (gint64)(seconds * G_USEC_PER_SEC);
+    while (!cond(data) && g_get_monotonic_time() < end)
+        g_main_context_iteration(NULL, TRUE);
+    g_source_remove(ticker);
+    return cond(data);
 }
 
 void drain(void)
@@ -61,6 +79,42 @@ GtkWidget *find_named(GtkWidget *root, const char *name)
     return NULL;
 }
 
+void collect_class(GtkWidget *root, const char *css_class, GPtrArray *out)
+{
+    if (gtk_widget_has_css_class(root, css_class))
+        g_ptr_array_add(out, root);
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c))
+        collect_class(c, css_class, out);
+}
+
+GtkWidget *titlebar_find(GtkWindow *window, gboolean (*match)(GtkWidget *widget, gconstpointer data),
+                         gconstpointer data)
+{
+    GPtrArray *todo = g_ptr_array_new();
+    GtkWidget *found = NULL;
+    g_ptr_array_add(todo, gtk_window_get_titlebar(window));
+    while (todo->len && !found) {
+        GtkWidget *w = g_ptr_array_steal_index(todo, todo->len - 1);
+        if (match(w, data))
+            found = w;
+        for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+            g_ptr_array_add(todo, c);
+    }
+    g_ptr_array_free(todo, TRUE);
+    g_assert_nonnull(found);
+    return found;
+}
+
+static gboolean has_action(GtkWidget *widget, gconstpointer action)
+{
+    return GTK_IS_BUTTON(widget) && !g_strcmp0(gtk_actionable_get_action_name(GTK_ACTIONABLE(widget)), action);
+}
+
+GtkWidget *titlebar_button(GtkWindow *window, const char *action)
+{
+    return titlebar_find(window, has_action, action);
+}
+
 void designer_window_open(int width, int height, TwModelDoc **doc, GtkWidget **window, TwDesignerView **view)
 {
     *doc = tw_model_doc_new();
@@ -77,4 +131,78 @@ void designer_window_close(GtkWidget *window, TwModelDoc *doc)
     gtk_window_destroy(GTK_WINDOW(window));
     drain();
     g_object_unref(doc);
+}
+
+char *scratch_logdb(const char *dir_template, char **dir)
+{
+    GError *error = NULL;
+    *dir = g_dir_make_tmp(dir_template, &error);
+    g_assert_no_error(error);
+    return g_build_filename(*dir, "runs.db", NULL);
+}
+
+void scratch_close(GtkWidget *window, char *dir, char *logdb)
+{
+    if (window)
+        gtk_window_destroy(GTK_WINDOW(window));
+    drain();
+    scratch_remove_tree(dir);
+    g_free(dir);
+    g_free(logdb);
+}
+
+void stored_run(const char *logdb, const char *name, tw_run_info *run)
+{
+    tw_run_store *store = tw_run_store_open(logdb, TW_STORE_READ_ONLY);
+    g_assert_nonnull(store);
+    g_assert_cmpint(tw_run_store_get_run(store, name, run), ==, 0);
+    tw_run_store_close(store);
+}
+
+gint64 run_id_of(const char *logdb, const char *name)
+{
+    tw_run_info run;
+    stored_run(logdb, name, &run);
+    gint64 id = run.id;
+    tw_run_info_clear(&run);
+    return id;
+}
+
+const char *const spirals_model =
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"spiral_mlp\", \"layers\": ["
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2], \"name\": \"input\"}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"hidden\", \"units\": 16, \"activation\": \"relu\"}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2, \"activation\": \"softmax\"}}]}}";
+
+TwWindow *train_window_open(GtkApplication *app, const char *model_json, const char *model_path,
+                            void (*attach)(TwWindow *), const char *logdb)
+{
+    TwModelDoc *doc = tw_model_doc_new();
+    GError *error = NULL;
+    gboolean ok = model_path ? tw_model_doc_load(doc, model_path, &error)
+                             : tw_model_doc_load_json(doc, model_json, "spirals.json", &error);
+    must(ok, error);
+    TwWindow *window = tw_window_new(app, doc);
+    g_object_unref(doc);
+    attach(window);
+    g_object_set(tw_window_train_panel(window), "logdb", logdb, NULL);
+    gtk_window_present(GTK_WINDOW(window));
+    return window;
+}
+
+static gboolean dashboard_ready(gpointer dashboard)
+{
+    return tw_dashboard_view_ready(dashboard);
+}
+
+GtkWidget *dashboard_window_open(const char *logdb, const char *tab, GtkWidget **dashboard)
+{
+    GtkWidget *window = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(window), 1280, 800);
+    *dashboard = tw_dashboard_view_new(logdb);
+    gtk_window_set_child(GTK_WINDOW(window), *dashboard);
+    gtk_window_present(GTK_WINDOW(window));
+    tw_dashboard_view_show_tab(TW_DASHBOARD_VIEW(*dashboard), tab);
+    wait_until(dashboard_ready, *dashboard, 10, "the dashboard's first data");
+    return window;
 }

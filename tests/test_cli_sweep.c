@@ -4,7 +4,7 @@
  * each trial a run tagged with the sweep and holding its settings and final
  * metrics; random search drawing inside its ranges, the same draws again;
  * the median stopping rule; Ctrl+C; specifications refused with their
- * message. */
+ * message; trials at once as processes (--parallel). */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -252,6 +252,75 @@ static void test_random(fixture *f, gconstpointer data)
     stored_runs_free(runs);
 }
 
+/* ---- trials at once ------------------------------------------------------------ */
+static gint64 query_int(const char *logdb, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *stmt;
+    g_assert_cmpint(sqlite3_open_v2(logdb, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_prepare_v2(db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_step(stmt), ==, SQLITE_ROW);
+    gint64 value = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return value;
+}
+
+/* --parallel 2: the grid's trials two at once, each a process of its own
+ * (its run's pid), at the same time (two runs' times overlap), recorded as
+ * the sequential sweep records them, a diverging one failed with its
+ * reason. */
+static void test_parallel(fixture *f, gconstpointer data)
+{
+    twb_run run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--learning-rate",
+                          "1e-2,3e-2,1e3", "--batch-size", "32,64", "--optimizer", "sgd", "--epochs", "20",
+                          "--sweep", "par", "--parallel", "2", NULL);
+    g_assert_cmpstr(run.err, ==, "");
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_cmpint(count_lines_starting(run.out, "trial "), ==, 6);
+    g_assert_nonnull(strstr(run.out, "trial 5/6 par-5  learning_rate=1000 batch_size=32  failed: fit: epoch 1"));
+    g_assert_nonnull(strstr(run.out, "sweep par: 6 trials, 4 finished, 0 stopped early, 2 failed; sorted by "
+                                     "test_loss (lowest first)"));
+    GArray *runs = stored_runs(f->logdb);
+    g_assert_cmpint(runs->len, ==, 6);
+    for (guint i = 0; i < 6; i++) {
+        stored_run *r = &g_array_index(runs, stored_run, i);
+        g_assert_cmpstr(r->sweep, ==, "par");
+        char *name = g_strdup_printf("par-%u", i + 1);
+        gboolean found = FALSE;
+        for (guint j = 0; j < runs->len; j++)
+            if (!strcmp(g_array_index(runs, stored_run, j).name, name)) {
+                found = TRUE;
+                stored_run *n = &g_array_index(runs, stored_run, j);
+                /* the grid's values: the last setting fastest */
+                g_assert_cmpfloat(n->learning_rate, ==, ((const double[]){1e-2, 1e-2, 3e-2, 3e-2, 1e3, 1e3})[i]);
+                g_assert_cmpint(n->batch_size, ==, i % 2 ? 64 : 32);
+                if (i < 4) {
+                    g_assert_cmpstr(n->status, ==, "finished");
+                    g_assert_true(n->test_loss >= 0);
+                } else {
+                    g_assert_cmpstr(n->status, ==, "failed");
+                    g_assert_nonnull(strstr(n->reason, "the loss diverged"));
+                }
+            }
+        g_assert_true(found);
+        g_free(name);
+    }
+    stored_runs_free(runs);
+    g_assert_cmpint(query_int(f->logdb, "SELECT count(DISTINCT pid) FROM runs"), ==, 6);
+    g_assert_cmpint(query_int(f->logdb, "SELECT count(*) FROM runs a JOIN runs b ON a.id < b.id "
+                                        "WHERE a.start_time < b.end_time AND b.start_time < a.end_time"),
+                    >, 0);
+    twb_run_clear(&run);
+
+    /* One trial's own command refuses values that make several. */
+    run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--learning-rate", "1e-2,3e-2",
+                  "--sweep", "one", "--run", "one-1", NULL);
+    g_assert_cmpint(run.exit_status, ==, 2);
+    g_assert_cmpstr(run.err, ==, "twb sweep: --run: the values make 2 trials; one trial names one value of each\n");
+    twb_run_clear(&run);
+}
+
 /* ---- the median stopping rule ------------------------------------------------------ */
 static void test_median_stop(fixture *f, gconstpointer data)
 {
@@ -402,5 +471,6 @@ int main(int argc, char **argv)
     ADD("median-stop", test_median_stop);
     ADD("interrupt", test_interrupt);
     ADD("bad-specs", test_bad_specs);
+    ADD("parallel", test_parallel);
     return g_test_run();
 }

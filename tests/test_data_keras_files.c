@@ -870,6 +870,81 @@ static void test_keras3_wrapper_paths(void)
     g_free(dir);
 }
 
+/* A layer class the engine does not know, a user's Python class (Keras 3:
+ * module and registered_name from register_keras_serializable; Keras 2:
+ * "package>Class" as the class_name): refused naming the file, the layer,
+ * its class and where the class comes from, by the readers and by twb's
+ * commands, never a crash. */
+#define USER_CLASS_LAYERS(input, custom, dense)                                                                  \
+    "{\"module\": \"keras.src.models.functional\", \"class_name\": \"Functional\", \"config\": {\"name\": "  \
+    "\"m\", \"layers\": [{\"module\": \"keras.layers\", \"class_name\": \"InputLayer\", \"config\": "            \
+    "{\"batch_shape\": [null, 8], \"dtype\": \"float32\", \"name\": \"x\"}, \"registered_name\": null, "            \
+    "\"name\": \"x\", \"inbound_nodes\": []}, " custom ", " dense "], \"input_layers\": [[\"x\", 0, 0]], "           \
+    "\"output_layers\": [[\"out\", 0, 0]]}, \"registered_name\": \"Functional\"}"
+#define K3_TENSOR(from, dim)                                                                                      \
+    "{\"class_name\": \"__keras_tensor__\", \"config\": {\"shape\": [null, " dim "], \"dtype\": \"float32\", "     \
+    "\"keras_history\": [\"" from "\", 0, 0]}}"
+
+static void test_user_class(void)
+{
+    static const char config[] = USER_CLASS_LAYERS(
+        "", "{\"module\": \"my_project.layers\", \"class_name\": \"MyLayer\", \"config\": {\"name\": \"my_layer\", "
+        "\"units\": 4}, \"registered_name\": \"MyPkg>MyLayer\", \"build_config\": {\"input_shape\": [null, 8]}, "
+        "\"name\": \"my_layer\", \"inbound_nodes\": [{\"args\": [" K3_TENSOR("x", "8") "], \"kwargs\": {}}]}",
+        "{\"module\": \"keras.layers\", \"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2}, "
+        "\"registered_name\": null, \"name\": \"out\", \"inbound_nodes\": [{\"args\": [" K3_TENSOR("my_layer", "4") "], "
+        "\"kwargs\": {}}]}");
+    char *dir = scratch_dir();
+    char *keras = g_build_filename(dir, "custom.keras", NULL);
+    zip_t *za = zip_open(keras, ZIP_CREATE | ZIP_TRUNCATE, NULL);
+    g_assert_nonnull(za);
+    g_assert_cmpint(zip_file_add(za, "metadata.json", zip_source_buffer(za, "{\"keras_version\": \"3.6.0\"}", 26, 0), 0),
+                    >=, 0);
+    g_assert_cmpint(zip_file_add(za, "config.json", zip_source_buffer(za, config, strlen(config), 0), 0), >=, 0);
+    g_assert_cmpint(zip_close(za), ==, 0);
+    static const char why[] = "layers[1] 'my_layer': unknown layer class \"MyLayer\" (registered_name "
+                              "\"MyPkg>MyLayer\", module \"my_project.layers\"): a user-defined class; its Python code "
+                              "is not in the file and cannot run here";
+    char *expected = g_strdup_printf("%s:config.json: %s", keras, why);
+    g_assert_null(tw_model_open(keras));
+    g_assert_cmpstr(tw_last_error(), ==, expected);
+    tw_error_clear();
+    if (g_getenv("TWB")) {
+        const char *const commands[][8] = {{"summary", keras, NULL},
+                                           {"train", keras, "--data", "blobs", "--epochs", "1", NULL},
+                                           {"predict", keras, "--data", "blobs", NULL},
+                                           {"convert", keras, "out.json", NULL}};
+        for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+            twb_run r = run_twb_argv(commands[i]);
+            g_assert_cmpint(r.exit_status, ==, 1);
+            if (!strstr(r.err, expected))
+                g_error("twb %s: expected the message \"%s\", got: %s", commands[i][0], expected, r.err);
+            twb_run_clear(&r);
+        }
+    }
+    /* Keras 2 writes the registered name as the class_name. */
+    static const char k2[] =
+        "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"s\", \"layers\": [{\"class_name\": "
+        "\"MyPkg>MyLayer\", \"config\": {\"name\": \"mine\", \"batch_input_shape\": [null, 8]}}]}}";
+    g_assert_null(tw_model_from_json(k2, strlen(k2), "k2.json"));
+    g_assert_cmpstr(tw_last_error(), ==,
+                    "k2.json: layers[0] 'mine': unknown layer class \"MyPkg>MyLayer\" (registered in package "
+                    "\"MyPkg\"): a user-defined class; its Python code is not in the file and cannot run here");
+    /* A Keras class the engine lacks is not called a user's. */
+    static const char keras_class[] =
+        "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"s\", \"layers\": [{\"module\": \"keras.layers\", "
+        "\"class_name\": \"Unheard\", \"config\": {\"name\": \"u\"}, \"registered_name\": null}]}}";
+    g_assert_null(tw_model_from_json(keras_class, strlen(keras_class), "k3.json"));
+    g_assert_cmpstr(tw_last_error(), ==,
+                    "k3.json: layers[0] 'u': unknown layer class \"Unheard\" (module \"keras.layers\"): a Keras layer "
+                    "Tensor Workbench does not implement");
+    tw_error_clear();
+    g_free(expected);
+    g_free(keras);
+    scratch_remove_tree(dir);
+    g_free(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -911,5 +986,6 @@ int main(int argc, char **argv)
     g_test_add_func("/keras_files/cli", test_cli);
     g_test_add_func("/keras_files/cli_weights", test_cli_weights);
     g_test_add_func("/keras_files/keras3_wrapper_paths", test_keras3_wrapper_paths);
+    g_test_add_func("/keras_files/user_class", test_user_class);
     return g_test_run();
 }

@@ -436,7 +436,8 @@ static void test_messages(void)
 {
     assert_fails(MODEL(DENSE("a", 2, "") ", " DENSE("b", 2, "") ", " DENSE("c", 2, "")
                        ", {\"class_name\": \"Foo\", \"config\": {}}"),
-                 "layers[3]: unknown layer class \"Foo\"");
+                 "layers[3]: unknown layer class \"Foo\": not a Keras layer Tensor Workbench implements; a "
+                 "user-defined class's Python code cannot run here");
     assert_fails(MODEL(DENSE("a", 2, "") ", " DENSE("b", 2, ", \"activation\": \"swoosh\"")),
                  "layers[1].config.activation: expected one of linear, relu, sigmoid, tanh, softmax, gelu, "
                  "leaky_relu, elu, selu, swish, silu, softplus, hard_sigmoid, exponential; got \"swoosh\"");

@@ -430,7 +430,8 @@ static void test_causal_mask_calls(void)
     g_assert_nonnull(m);
     char *k2 = tw_model_to_json(m), *k3 = tw_model_to_json_format(m, TW_KERAS_JSON_3);
     g_assert_null(strstr(k2, "\"use_causal_mask\": false"));
-    g_assert_nonnull(strstr(k2, "[[[\"x\", 0, 0, {\"use_causal_mask\": true}], [\"x\", 0, 0, {\"use_causal_mask\": true}]]]"));
+    /* Keras 2 writes MultiHeadAttention's value with the flags in the query's kwargs. */
+    g_assert_nonnull(strstr(k2, "[[[\"x\", 0, 0, {\"value\": [\"x\", 0, 0], \"use_causal_mask\": true}]]]"));
     g_assert_nonnull(strstr(k3, "], \"kwargs\": {\"use_causal_mask\": true}}]"));
     check_round_trip(m, TW_KERAS_JSON_2, "causal.json");
     check_round_trip(m, TW_KERAS_JSON_3, "causal.json");
@@ -452,6 +453,141 @@ static void test_causal_mask_calls(void)
     free(k2);
     free(k3);
     tw_layer_unref(m);
+}
+
+/* Replace the first `from` in text by `to` (a new string). */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    g_assert_nonnull(at);
+    return g_strdup_printf("%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+}
+
+/* MultiHeadAttention's attention_mask is a tensor in the call: Keras 2
+ * writes mha(x, x, attention_mask=m) as the query with the value and the
+ * mask in its kwargs (tf-keras' Node.serialize), Keras 3 the mask in the
+ * call's kwargs; both read back as the layer's last input, so the mask
+ * acts, and a tensor in another keyword argument is refused, not dropped. */
+static void test_attention_mask_calls(void)
+{
+    tw_node *x = tw_input("x", TW_SHAPE(4, 6));
+    tw_node *m = tw_input("m", TW_SHAPE(4, 4));
+    tw_layer *mha = tw_layer_new("MultiHeadAttention", "mha");
+    g_assert_cmpint(tw_layer_set(mha, "attention_mask", "true") || tw_layer_set(mha, "key_dim", "3"), ==, 0);
+    tw_node *y = tw_apply_n(mha, 3, (tw_node *[]){x, x, m});
+    tw_model *model = tw_functional_new("masked", 2, (tw_node *[]){x, m}, 1, &y);
+    tw_nodes_clear();
+    g_assert_nonnull(model);
+    char *k2 = tw_model_to_json(model), *k3 = tw_model_to_json_format(model, TW_KERAS_JSON_3);
+    g_assert_nonnull(strstr(k2, "[[[\"x\", 0, 0, {\"value\": [\"x\", 0, 0], \"attention_mask\": [\"m\", 0, 0]}]]]"));
+    g_assert_nonnull(strstr(k3, "], \"kwargs\": {\"attention_mask\": {\"class_name\": \"__keras_tensor__\""));
+    /* The flag is the call's, not the config's. */
+    g_assert_null(strstr(k2, "\"attention_mask\": true"));
+    g_assert_null(strstr(k3, "\"attention_mask\": true"));
+    check_round_trip(model, TW_KERAS_JSON_2, "masked.json");
+    check_round_trip(model, TW_KERAS_JSON_3, "masked.json");
+    for (int form = 0; form < 2; form++) {
+        const char *text = form ? k3 : k2;
+        tw_model *again = tw_model_from_json(text, strlen(text), "masked.json");
+        g_assert_nonnull(again);
+        g_assert_cmpint(tw_model_build(again, NULL, 1), ==, 0);
+        /* A mask letting every query step see key step 0 alone: each
+         * attends to that one value, so every output step is the same;
+         * with the mask ignored they would differ. */
+        tw_scope_begin();
+        tw_rng *rng = tw_rng_new(7);
+        tw_tensor *in = tw_random_uniform(rng, TW_FLOAT32, TW_SHAPE(2, 4, 6), -1, 1);
+        tw_rng_free(rng);
+        float first[16] = {0};
+        for (int i = 0; i < 4; i++)
+            first[i * 4] = 1;
+        tw_tensor *mask = tw_tile(tw_tensor_from_data(first, TW_FLOAT32, 3, (int64_t[]){1, 4, 4}), 3,
+                                  (int64_t[]){2, 1, 1});
+        tw_tensor *out;
+        g_assert_cmpint(tw_model_call_n(again, 2, (tw_tensor *[]){in, mask}, &out, false), ==, 1);
+        tw_tensor *spread = tw_sub(tw_max(out, 1, (int[]){1}, false), tw_min(out, 1, (int[]){1}, false));
+        g_assert_cmpfloat(tw_tensor_item(tw_max(tw_abs(spread), 0, NULL, false)), <, 1e-5);
+        tw_tensor *open = tw_ones(TW_FLOAT32, TW_SHAPE(2, 4, 4));
+        g_assert_cmpint(tw_model_call_n(again, 2, (tw_tensor *[]){in, open}, &out, false), ==, 1);
+        spread = tw_sub(tw_max(out, 1, (int[]){1}, false), tw_min(out, 1, (int[]){1}, false));
+        g_assert_cmpfloat(tw_tensor_item(tw_max(tw_abs(spread), 0, NULL, false)), >, 1e-3);
+        tw_scope_end();
+        tw_layer_unref(again);
+    }
+    /* Keras 3 with every argument by name: mha(query=x, value=x, attention_mask=m). */
+    char *by_name = replaced(k3, "{\"args\": [{", "{\"args\": [], \"kwargs\": {\"query\": {");
+    char *at = strstr(by_name, "}}, {\"class_name\": \"__keras_tensor__\"");
+    g_assert_nonnull(at);
+    char *named = replaced(at, "}}, {", "}}, \"value\": {");
+    at[0] = '\0';
+    char *both = g_strconcat(by_name, named, NULL);
+    char *text = replaced(both, "}}], \"kwargs\": {\"attention_mask\"", "}}, \"attention_mask\"");
+    tw_model *again = tw_model_from_json(text, strlen(text), "named.json");
+    if (!again)
+        g_error("by name: %s\n%s", tw_last_error(), text);
+    char *back = tw_model_to_json_format(again, TW_KERAS_JSON_3);
+    g_assert_cmpstr(back, ==, k3);
+    free(back);
+    tw_layer_unref(again);
+    g_free(by_name);
+    g_free(named);
+    g_free(both);
+    g_free(text);
+    /* The value both by position and by name; a mask Keras derives, passed
+     * as a tensor: refused at their place. */
+    char *twice = replaced(k2, "[\"m\", 0, 0]}]]]", "[\"m\", 0, 0]}], [\"x\", 0, 0, {}]]]");
+    g_assert_null(tw_model_from_json(twice, strlen(twice), "masked.json"));
+    g_assert_nonnull(strstr(tw_last_error(), "'mha'.inbound_nodes[0][0][3].value: 'value' is given both by "
+                                             "position and by name"));
+    char *query_mask = replaced(k2, "\"attention_mask\": [", "\"query_mask\": [");
+    g_assert_null(tw_model_from_json(query_mask, strlen(query_mask), "masked.json"));
+    g_assert_nonnull(strstr(tw_last_error(), "'mha'.inbound_nodes[0][0][3].query_mask: a tensor passed as keyword "
+                                             "argument 'query_mask' is not supported"));
+    char *k3_query_mask = replaced(k3, "\"attention_mask\": {", "\"query_mask\": {");
+    g_assert_null(tw_model_from_json(k3_query_mask, strlen(k3_query_mask), "masked.json"));
+    g_assert_nonnull(strstr(tw_last_error(), "'mha'.inbound_nodes[0].kwargs.query_mask: a tensor passed as keyword "
+                                             "argument 'query_mask' is not supported"));
+    tw_error_clear();
+    /* A separate key: Keras 2 names it in the query's kwargs too. */
+    tw_node *q = tw_input("q", TW_SHAPE(4, 6)), *v = tw_input("v", TW_SHAPE(5, 6)), *k = tw_input("k", TW_SHAPE(5, 3));
+    tw_node *mk = tw_input("mk", TW_SHAPE(4, 5));
+    tw_layer *mha_k = tw_layer_new("MultiHeadAttention", "mha_k");
+    g_assert_cmpint(tw_layer_set(mha_k, "attention_mask", "true"), ==, 0);
+    tw_node *yk = tw_apply_n(mha_k, 4, (tw_node *[]){q, v, k, mk});
+    tw_model *keyed = tw_functional_new("keyed", 4, (tw_node *[]){q, v, k, mk}, 1, &yk);
+    tw_nodes_clear();
+    g_assert_nonnull(keyed);
+    char *k2_key = tw_model_to_json(keyed);
+    g_assert_nonnull(strstr(k2_key, "[[[\"q\", 0, 0, {\"value\": [\"v\", 0, 0], \"key\": [\"k\", 0, 0], "
+                                    "\"attention_mask\": [\"mk\", 0, 0]}]]]"));
+    check_round_trip(keyed, TW_KERAS_JSON_2, "keyed.json");
+    check_round_trip(keyed, TW_KERAS_JSON_3, "keyed.json");
+    free(k2_key);
+    tw_layer_unref(keyed);
+    g_free(twice);
+    g_free(query_mask);
+    g_free(k3_query_mask);
+    free(k2);
+    free(k3);
+    tw_layer_unref(model);
+}
+
+/* Keras 2 writes a TFOpLambda's one input unwrapped (the layer keeps its
+ * input's structure): [["dense", 0, 0, {"axis": 1}]] is one call, and the
+ * model is refused for the op's own reason, not the node's form. */
+static void test_tfoplambda_flat_node(void)
+{
+    static const char json[] =
+        "{\"class_name\": \"Functional\", \"config\": {\"name\": \"m\", \"layers\": [{\"class_name\": "
+        "\"InputLayer\", \"config\": {\"batch_input_shape\": [null, 8], \"name\": \"x\"}, \"name\": \"x\", "
+        "\"inbound_nodes\": []}, {\"class_name\": \"TFOpLambda\", \"config\": {\"name\": \"tf.expand_dims\", "
+        "\"function\": \"expand_dims\"}, \"name\": \"tf.expand_dims\", \"inbound_nodes\": [[\"x\", 0, 0, "
+        "{\"axis\": 1}]]}], \"input_layers\": [[\"x\", 0, 0]], \"output_layers\": [[\"tf.expand_dims\", 0, 0]]}}";
+    g_assert_null(tw_model_from_json(json, strlen(json), "tfop.json"));
+    g_assert_cmpstr(tw_last_error(), ==,
+                    "tfop.json: layers[1] 'tf.expand_dims'.inbound_nodes[0]: TFOpLambda 'tf.expand_dims': its output "
+                    "shape is unknown: the file declares none, and it comes from Python code that cannot run here");
+    tw_error_clear();
 }
 
 /* A Functional model's weights through a checkpoint, nested names and all. */
@@ -502,5 +638,7 @@ int main(int argc, char **argv)
     g_test_add_func("/functional-json/seq2seq-states", test_seq2seq_states);
     g_test_add_func("/functional-json/bidirectional-states", test_bidirectional_states);
     g_test_add_func("/functional-json/causal-mask-calls", test_causal_mask_calls);
+    g_test_add_func("/functional-json/attention-mask-calls", test_attention_mask_calls);
+    g_test_add_func("/functional-json/tfoplambda-flat-node", test_tfoplambda_flat_node);
     return g_test_run();
 }

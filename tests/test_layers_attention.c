@@ -6,7 +6,8 @@
  * differences, dropout only in training, and the messages of bad shapes and
  * unsupported attention_axes. The keras-functional corpus' transformer
  * (two MultiHeadAttention blocks, Keras 3 .h5 with its trained weights)
- * predicts as PyTorch computes it from the same weights. */
+ * predicts as PyTorch computes it from the same weights. MultiHeadAttention's
+ * attention_mask against PyTorch's masked attention. */
 #include <glib.h>
 #include <math.h>
 #include <string.h>
@@ -402,6 +403,85 @@ static void test_causal_masks(void)
     tw_scope_end();
 }
 
+/* For gc_check: query and value (then the weights), with a fixed mask. */
+typedef struct {
+    tw_layer *layer;
+    tw_tensor *mask;
+} masked_call;
+
+static tw_tensor *call_qv_mask(tw_tensor *const *inputs, void *data)
+{
+    masked_call *m = data;
+    return call(m->layer, 3, (tw_tensor *[]){inputs[0], inputs[1], m->mask}, true, 3);
+}
+
+/* attention_mask: the call's last input, (batch, query steps, key steps),
+ * 0 hiding a key step from a query step, against PyTorch's attention with
+ * its boolean attn_mask; with use_causal_mask as well (Keras ANDs them). */
+static void test_attention_mask(void)
+{
+    tw_scope_begin();
+    tw_layer *l = MHA("mha_m", {"num_heads", "2"}, {"key_dim", "3"}, {"attention_mask", "true"});
+    const tw_shape in[] = {{3, {-1, 3, 4}}, {3, {-1, 5, 4}}, {3, {-1, 3, 5}}};
+    /* The mask holds no weights: Keras' count. */
+    check_infer(l, in, 3, (tw_shape){3, {-1, 3, 4}}, 3 * 30 + 28);
+    check_infer(l, (tw_shape[]){in[0], in[1], in[1], in[2]}, 4, (tw_shape){3, {-1, 3, 4}}, 3 * 30 + 28);
+    check_infer_error(l, in, 2,
+                      "MultiHeadAttention 'mha_m': takes (query, value, attention_mask) or (query, value, key, "
+                      "attention_mask), got 2 inputs");
+    check_infer_error(l, (tw_shape[]){in[0], in[1], {3, {-1, 5, 3}}}, 3,
+                      "MultiHeadAttention 'mha_m': attention_mask (None, 5, 3) does not fit query (None, 3, 4) and "
+                      "key (None, 5, 4): expected (batch, query steps, key steps)");
+    check_infer_error(l, (tw_shape[]){in[0], in[1], {2, {-1, 3}}}, 3,
+                      "MultiHeadAttention 'mha_m': attention_mask (None, 3) does not fit query (None, 3, 4) and key "
+                      "(None, 5, 4): expected (batch, query steps, key steps)");
+    build_n(l, in, 3);
+    tw_tensor *w[8] = {from(mha_wq, TW_SHAPE(4, 2, 3)), from(mha_bq, TW_SHAPE(2, 3)),
+                       from(mha_wk, TW_SHAPE(4, 2, 3)), from(mha_bk, TW_SHAPE(2, 3)),
+                       from(mha_wv, TW_SHAPE(4, 2, 3)), from(mha_bv, TW_SHAPE(2, 3)),
+                       from(mha_wo, TW_SHAPE(2, 3, 4)), from(mha_bo, TW_SHAPE(4))};
+    set_weights(l, w);
+    tw_tensor *q = from(mha_q, TW_SHAPE(2, 3, 4)), *v = from(mha_v, TW_SHAPE(2, 5, 4));
+    tw_tensor *mask = from(mha_mask, TW_SHAPE(2, 3, 5));
+    check("mha attention_mask (PyTorch)", call(l, 3, (tw_tensor *[]){q, v, mask}, false, 1), TW_SHAPE(2, 3, 4),
+          mha_mask_y, 1e-12);
+    check("mha attention_mask, key given", call(l, 4, (tw_tensor *[]){q, v, v, mask}, false, 1),
+          TW_SHAPE(2, 3, 4), mha_mask_y, 1e-12);
+    /* A boolean mask (what Keras users pass) is the same mask. */
+    check("mha attention_mask as bool", call(l, 3, (tw_tensor *[]){q, v, tw_cast(mask, TW_BOOL)}, false, 1),
+          TW_SHAPE(2, 3, 4), mha_mask_y, 1e-12);
+    /* A mask of ones hides nothing. */
+    check("mha attention_mask of ones", call(l, 3, (tw_tensor *[]){q, v, tw_ones(TW_FLOAT64, TW_SHAPE(2, 3, 5))},
+                                             false, 1),
+          TW_SHAPE(2, 3, 4), mha_y, 1e-12);
+    masked_call mc = {l, mask};
+    tw_tensor *gin[10] = {tw_copy(q), tw_copy(v)};
+    for (int i = 0; i < 8; i++)
+        gin[2 + i] = tw_layer_weight(l, i);
+    gc_check("MultiHeadAttention attention_mask", call_qv_mask, 10, gin, &mc);
+    /* A mask for another batch, refused by name. */
+    tw_call_context ctx = {0};
+    tw_tensor *out[1];
+    g_assert_cmpint(tw_layer_call_n(l, (tw_tensor *[]){q, v, tw_ones(TW_FLOAT64, TW_SHAPE(1, 3, 5))}, 3, out, &ctx),
+                    ==, -1);
+    g_assert_cmpstr(tw_last_error(), ==,
+                    "MultiHeadAttention 'mha_m': attention_mask: expected (batch, query steps, key steps) for a "
+                    "batch of 2, got 15 values in a batch of 1");
+    tw_error_clear();
+    tw_layer_unref(l);
+    l = MHA("mha_mc", {"num_heads", "2"}, {"key_dim", "3"}, {"attention_mask", "true"}, {"use_causal_mask", "true"});
+    build_n(l, in, 3);
+    set_weights(l, w);
+    check("mha attention_mask and use_causal_mask", call(l, 3, (tw_tensor *[]){q, v, mask}, false, 1),
+          TW_SHAPE(2, 3, 4), mha_mask_causal_y, 1e-12);
+    mc.layer = l;
+    for (int i = 0; i < 8; i++)
+        gin[2 + i] = tw_layer_weight(l, i);
+    gc_check("MultiHeadAttention attention_mask and use_causal_mask", call_qv_mask, 10, gin, &mc);
+    tw_layer_unref(l);
+    tw_scope_end();
+}
+
 static void test_corpus_transformer(void)
 {
     char *path = g_test_build_filename(G_TEST_DIST, "..", "..", "shared", "corpus", "keras-functional",
@@ -438,5 +518,6 @@ int main(int argc, char **argv)
     g_test_add_func("/attention/dropout_and_errors", test_attention_dropout_and_errors);
     g_test_add_func("/attention/corpus_transformer", test_corpus_transformer);
     g_test_add_func("/attention/causal_masks", test_causal_masks);
+    g_test_add_func("/attention/mha/attention_mask", test_attention_mask);
     return g_test_run();
 }

@@ -784,7 +784,8 @@ static void test_json_refused(void)
                    "model.json: layers[1].config: missing \"layer\": a TimeDistributed holds the layer it wraps");
     expect_refused(SEQ("{\"class_name\": \"TimeDistributed\", \"config\": {\"layer\": {\"class_name\": \"Dence\", "
                        "\"config\": {}}}}"),
-                   "model.json: layers[0].config.layer: unknown layer class \"Dence\"");
+                   "model.json: layers[0].config.layer: unknown layer class \"Dence\": not a Keras layer Tensor "
+                   "Workbench implements; a user-defined class's Python code cannot run here");
     expect_refused(SEQ("{\"class_name\": \"TimeDistributed\", \"config\": {\"layer\": [1, 2]}}"),
                    "model.json: layers[0].config.layer: expected a layer {\"class_name\": ..., \"config\": ...}, "
                    "got an array");

@@ -15,6 +15,7 @@
 #include <gtk/gtk.h>
 
 #include <tw/summary.h>
+#include <tw/tfevents.h>
 
 #include "chart_card.h"
 #include "dashboard_view.h"
@@ -24,6 +25,7 @@
 #include "run_list.h"
 #include "tag_sections.h"
 #include "gui_helpers.h"
+#include "scratch_tree.h"
 
 /* A value written to a frame showing it: a catastrophic bound (the
  * writer's commit period and a frame are well under it; the target, 100
@@ -31,15 +33,6 @@
 #define MAX_LATENCY_MS 1000.0
 
 /* ---- widgets -------------------------------------------------------------------- */
-/* Widgets with a CSS class under root, in tree order. */
-static void collect_class(GtkWidget *root, const char *css_class, GPtrArray *out)
-{
-    if (gtk_widget_has_css_class(root, css_class))
-        g_ptr_array_add(out, root);
-    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c))
-        collect_class(c, css_class, out);
-}
-
 typedef struct {
     GtkWidget *window, *view;
     TwDashboardView *dashboard;
@@ -467,6 +460,45 @@ static void test_validation_pairing(void)
     wait_card(&f, "validation/loss", -1);
     wait_card(&f, "epoch/loss", 2);
     fixture_close(&f);
+}
+
+/* Older Keras callbacks (and tensorboardX users) write History's names in
+ * one run: acc and val_acc, loss and val_loss. The corpus's TF1 Keras log,
+ * imported, draws each metric with its validation in one chart. */
+static void test_val_prefix_pairing(void)
+{
+    const char *srcdir = g_getenv("G_TEST_SRCDIR");
+    char *logdir = g_build_filename(srcdir ? srcdir : ".", "..", "..", "shared", "corpus", "tfevents",
+                                    "tf1-keras-callback-scalars-graph", NULL);
+    if (!g_file_test(logdir, G_FILE_TEST_IS_DIR)) {
+        g_test_skip("the shared corpus (../shared/corpus/tfevents) is not here");
+        g_free(logdir);
+        return;
+    }
+    fixture f;
+    fixture_init(&f);
+    tw_tb_import_stats stats;
+    g_assert_cmpint(tw_tb_import(logdir, f.logdb, NULL, NULL, &stats), ==, 0);
+    g_assert_cmpint(stats.runs, ==, 1);
+    fixture_show(&f);
+    g_assert_cmpint(tw_dashboard_data_n_runs(f.data), ==, 1);
+    gint64 run = tw_dashboard_data_run(f.data, 0)->id;
+    const char *metrics[] = {"acc", "loss"};
+    for (int i = 0; i < 2; i++) {
+        wait_card(&f, metrics[i], 2);
+        char *val = g_strconcat("val_", metrics[i], NULL);
+        g_assert_null(chart_card(&f, val));
+        int n = 0;
+        const gint64 *ids = tw_chart_card_tag_ids(chart_card(&f, metrics[i]), &n);
+        g_assert_cmpint(ids[0], ==, find_tag_in(f.logdb, run, metrics[i]));
+        g_assert_cmpint(ids[1], ==, find_tag_in(f.logdb, run, val));
+        g_free(val);
+    }
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(find_named(f.view, "pair-validation")), FALSE);
+    wait_card(&f, "val_acc", 1);
+    wait_card(&f, "acc", 1);
+    fixture_close(&f);
+    g_free(logdir);
 }
 
 /* ---- filters ------------------------------------------------------------------------ */
@@ -928,6 +960,53 @@ static void test_live_latency(void)
     g_assert_cmpfloat(latency[ROUNDS / 2], <, MAX_LATENCY_MS);
 }
 
+/* ---- a TensorBoard log directory of many runs ------------------------------------------------ */
+#define LOGDIR_RUNS 100
+
+static gboolean data_has_all_runs(gpointer data)
+{
+    return tw_dashboard_data_n_runs(data) == LOGDIR_RUNS;
+}
+
+/* A log directory followed into the dashboard's file, as twb --logdir
+ * does: every run listed, in the folders' order, while the charts of the
+ * runs before ask for their views (the reader answers views a budget at a
+ * time; before, listing waited on every view asked for). */
+static void test_logdir_many_runs(void)
+{
+    fixture f;
+    fixture_init(&f);
+    char *logdir = g_build_filename(f.dir, "logdir", NULL);
+    for (int r = 0; r < LOGDIR_RUNS; r++) {
+        char *run = g_strdup_printf("%s/run_%03d", logdir, r);
+        tw_tb_writer *w = tw_tb_writer_open(run);
+        g_assert_nonnull(w);
+        for (int s = 0; s < 3; s++)
+            for (int t = 0; t < 20; t++) {
+                char tag[32];
+                g_snprintf(tag, sizeof tag, "%s/metric_%02d", t % 2 ? "train" : "validation", t);
+                g_assert_cmpint(tw_tb_write_scalar(w, tag, s, 1.7e9 + r * 100 + s, 1.0 / (1 + s + t)), ==, 0);
+            }
+        g_assert_cmpint(tw_tb_writer_close(w), ==, 0);
+        g_free(run);
+    }
+    tw_tb_follower *follower = tw_tb_follow(logdir, f.logdb, NULL, NULL);
+    g_assert_nonnull(follower);
+    fixture_show(&f);
+    wait_until(data_has_all_runs, f.data, 120, "every run of the log directory read");
+    count_cond all_rows = {&f, LOGDIR_RUNS};
+    wait_until(n_visible_is, &all_rows, 30, "every run of the log directory listed");
+    for (int r = 0; r < LOGDIR_RUNS; r++) {
+        char name[16];
+        g_snprintf(name, sizeof name, "run_%03d", r);
+        g_assert_cmpstr(tw_dashboard_data_run(f.data, r)->name, ==, name);
+    }
+    tw_tb_follower_stop(follower);
+    scratch_remove_tree(logdir); /* before the fixture's folder goes */
+    g_free(logdir);
+    fixture_close(&f);
+}
+
 /* ---- measured: 200 runs of 20 tags -------------------------------------------------------------- */
 #define MANY_RUNS 200
 #define MANY_TAGS 20
@@ -1032,6 +1111,8 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/dashboard/run-filter", test_run_filter);
     g_test_add_func("/ui/dashboard/run-management", test_run_management);
     g_test_add_func("/ui/dashboard/validation-pairing", test_validation_pairing);
+    g_test_add_func("/ui/dashboard/val-prefix-pairing", test_val_prefix_pairing);
+    g_test_add_func("/ui/dashboard/logdir-many-runs", test_logdir_many_runs);
     g_test_add_func("/ui/dashboard/tag-groups", test_tag_groups);
     g_test_add_func("/ui/dashboard/settings", test_settings);
     g_test_add_func("/ui/dashboard/empty-file", test_empty_file);

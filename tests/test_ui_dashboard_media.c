@@ -18,16 +18,6 @@
 #include "text_card.h"
 #include "gui_helpers.h"
 
-/* ---- widgets -------------------------------------------------------------------- */
-
-static void collect_class(GtkWidget *root, const char *css_class, GPtrArray *out)
-{
-    if (gtk_widget_has_css_class(root, css_class))
-        g_ptr_array_add(out, root);
-    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c))
-        collect_class(c, css_class, out);
-}
-
 /* ---- a window on a scratch database ------------------------------------------- */
 typedef struct {
     GtkWidget *window, *view;
@@ -37,52 +27,17 @@ typedef struct {
 static void fixture_init(fixture *f)
 {
     memset(f, 0, sizeof *f);
-    GError *error = NULL;
-    f->dir = g_dir_make_tmp("twb-media-XXXXXX", &error);
-    g_assert_no_error(error);
-    f->logdb = g_build_filename(f->dir, "runs.db", NULL);
-}
-
-static gboolean is_ready(gpointer view)
-{
-    return tw_dashboard_view_ready(view);
+    f->logdb = scratch_logdb("twb-media-XXXXXX", &f->dir);
 }
 
 static void fixture_show(fixture *f, const char *tab)
 {
-    f->window = gtk_window_new();
-    gtk_window_set_default_size(GTK_WINDOW(f->window), 1280, 800);
-    f->view = tw_dashboard_view_new(f->logdb);
-    gtk_window_set_child(GTK_WINDOW(f->window), f->view);
-    gtk_window_present(GTK_WINDOW(f->window));
-    tw_dashboard_view_show_tab(TW_DASHBOARD_VIEW(f->view), tab);
-    wait_until(is_ready, f->view, 10, "the dashboard's first data");
+    f->window = dashboard_window_open(f->logdb, tab, &f->view);
 }
 
 static void fixture_close(fixture *f)
 {
-    gtk_window_destroy(GTK_WINDOW(f->window));
-    for (int i = 0; i < 5; i++)
-        g_main_context_iteration(NULL, FALSE);
-    for (const char *const *suffix = (const char *const[]){"", "-wal", "-shm", NULL}; *suffix; suffix++) {
-        char *file = g_strconcat(f->logdb, *suffix, NULL);
-        g_remove(file);
-        g_free(file);
-    }
-    g_rmdir(f->dir);
-    g_free(f->logdb);
-    g_free(f->dir);
-}
-
-static gint64 run_id_of(const char *logdb, const char *name)
-{
-    tw_run_store *store = tw_run_store_open(logdb, TW_STORE_READ_ONLY);
-    tw_run_info run;
-    g_assert_cmpint(tw_run_store_get_run(store, name, &run), ==, 0);
-    gint64 id = run.id;
-    tw_run_info_clear(&run);
-    tw_run_store_close(store);
-    return id;
+    scratch_close(f->window, f->dir, f->logdb);
 }
 
 /* ---- images -------------------------------------------------------------------------- */

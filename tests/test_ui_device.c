@@ -11,17 +11,11 @@
 #include <tw/run_store.h>
 
 #include "gui_helpers.h"
+#include "scratch_tree.h"
 #include "train_controller.h"
 #include "window.h"
 
 static GtkApplication *app;
-
-/* A small classifier for the two spirals. */
-static const char *spirals_model =
-    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"spiral_mlp\", \"layers\": ["
-    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2], \"name\": \"input\"}},"
-    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"hidden\", \"units\": 16, \"activation\": \"relu\"}},"
-    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2, \"activation\": \"softmax\"}}]}}";
 
 enum { DATA_SPIRALS = 1 };
 
@@ -45,30 +39,14 @@ static const char *status_text(fixture *f)
 
 static void fixture_open(fixture *f)
 {
-    TwModelDoc *doc = tw_model_doc_new();
-    GError *error = NULL;
-    g_assert_true(tw_model_doc_load_json(doc, spirals_model, "spirals.json", &error));
-    g_assert_no_error(error);
-    f->window = tw_window_new(app, doc);
-    g_object_unref(doc);
-    twb_train_controller_attach(f->window);
+    f->logdb = scratch_logdb("twb-ui-device-XXXXXX", &f->dir);
+    f->window = train_window_open(app, spirals_model, NULL, twb_train_controller_attach, f->logdb);
     f->panel = tw_window_train_panel(f->window);
-    f->dir = g_dir_make_tmp("twb-ui-device-XXXXXX", &error);
-    g_assert_no_error(error);
-    f->logdb = g_build_filename(f->dir, "runs.db", NULL);
-    g_object_set(f->panel, "logdb", f->logdb, NULL);
-    gtk_window_present(GTK_WINDOW(f->window));
 }
 
 static void fixture_close(fixture *f)
 {
-    gtk_window_destroy(GTK_WINDOW(f->window));
-    while (g_main_context_iteration(NULL, FALSE))
-        ;
-    char *rm[] = {"rm", "-rf", f->dir, NULL}; /* the database and the checkpoints */
-    g_spawn_sync(NULL, rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
-    g_free(f->dir);
-    g_free(f->logdb);
+    scratch_close(GTK_WIDGET(f->window), f->dir, f->logdb); /* the database and the checkpoints */
 }
 
 static gboolean ready(gpointer data)
@@ -100,13 +78,10 @@ static void test_choices_listed(void)
 
 static char *stored_settings(fixture *f, const char *run_name)
 {
-    tw_run_store *store = tw_run_store_open(f->logdb, TW_STORE_READ_ONLY);
-    g_assert_nonnull(store);
     tw_run_info run;
-    g_assert_cmpint(tw_run_store_get_run(store, run_name, &run), ==, 0);
+    stored_run(f->logdb, run_name, &run);
     char *json = g_strdup(run.hparams_json);
     tw_run_info_clear(&run);
-    tw_run_store_close(store);
     g_assert_nonnull(json);
     return json;
 }
@@ -165,8 +140,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/device/run-trains-on-chosen-device", test_run_trains_on_chosen_device);
     int rc = g_test_run();
     g_object_unref(app);
-    char *rm[] = {"rm", "-rf", home, NULL};
-    g_spawn_sync(NULL, rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
+    scratch_remove_tree(home);
     g_free(config);
     g_free(data);
     g_free(home);

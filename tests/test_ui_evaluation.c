@@ -142,11 +142,6 @@ static void plain_run(const char *logdb, const char *name)
     g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
 }
 
-static gboolean is_ready(gpointer view)
-{
-    return tw_dashboard_view_ready(view);
-}
-
 static gboolean loaded(gpointer view)
 {
     return !tw_evaluation_view_loading(view);
@@ -154,21 +149,12 @@ static gboolean loaded(gpointer view)
 
 static void fixture_open(fixture *f)
 {
-    GError *error = NULL;
-    f->dir = g_dir_make_tmp("twb-evaluation-XXXXXX", &error);
-    g_assert_no_error(error);
-    f->logdb = g_build_filename(f->dir, "runs.db", NULL);
+    f->logdb = scratch_logdb("twb-evaluation-XXXXXX", &f->dir);
 }
 
 static void fixture_show(fixture *f)
 {
-    f->window = gtk_window_new();
-    gtk_window_set_default_size(GTK_WINDOW(f->window), 1280, 800);
-    f->dashboard = tw_dashboard_view_new(f->logdb);
-    gtk_window_set_child(GTK_WINDOW(f->window), f->dashboard);
-    gtk_window_present(GTK_WINDOW(f->window));
-    tw_dashboard_view_show_tab(TW_DASHBOARD_VIEW(f->dashboard), "evaluation");
-    wait_until(is_ready, f->dashboard, 10, "the dashboard's first data");
+    f->window = dashboard_window_open(f->logdb, "evaluation", &f->dashboard);
     f->view = TW_EVALUATION_VIEW(find_type(f->dashboard, TW_TYPE_EVALUATION_VIEW));
     g_assert_nonnull(f->view);
     wait_until(loaded, f->view, 10, "the evaluation read");
@@ -176,27 +162,7 @@ static void fixture_show(fixture *f)
 
 static void fixture_close(fixture *f)
 {
-    gtk_window_destroy(GTK_WINDOW(f->window));
-    spin(0.05);
-    for (const char *const *suffix = (const char *const[]){"", "-wal", "-shm", NULL}; *suffix; suffix++) {
-        char *file = g_strconcat(f->logdb, *suffix, NULL);
-        g_remove(file);
-        g_free(file);
-    }
-    g_rmdir(f->dir);
-    g_free(f->logdb);
-    g_free(f->dir);
-}
-
-static gint64 run_id_of(const char *logdb, const char *name)
-{
-    tw_run_store *store = tw_run_store_open(logdb, TW_STORE_READ_ONLY);
-    tw_run_info run;
-    g_assert_cmpint(tw_run_store_get_run(store, name, &run), ==, 0);
-    gint64 id = run.id;
-    tw_run_info_clear(&run);
-    tw_run_store_close(store);
-    return id;
+    scratch_close(f->window, f->dir, f->logdb);
 }
 
 static const char *label_text(GtkWidget *root, const char *name)
@@ -354,6 +320,12 @@ static void test_evaluate_action(void)
     tw_run_store *store = tw_run_store_open(f.logdb, 0);
     tw_run_info info;
     g_assert_cmpint(tw_run_store_get_run(store, "r", &info), ==, 0);
+    /* twb train stored one at its end, at the step training reached */
+    tw_stored_tensor t;
+    g_assert_cmpint(tw_run_store_read_tensor(store, info.id, TW_EVAL_TAG_CONFUSION, &t), ==, 1);
+    int64_t trained_step = t.step;
+    g_assert_cmpint(trained_step, >, 0);
+    tw_stored_tensor_clear(&t);
     tw_run_store_close(store);
     g_assert_cmpint(twb_evaluate_stored_run(f.logdb, "r"), ==, 0);
     store = tw_run_store_open(f.logdb, TW_STORE_READ_ONLY);
@@ -362,12 +334,13 @@ static void test_evaluate_action(void)
     g_assert_cmpint(tw_run_store_runs_with_tensor(store, TW_EVAL_TAG_CONFUSION, &ids, &n), ==, 0);
     g_assert_cmpint(n, ==, 1);
     g_assert_cmpint(ids[0], ==, info.id);
+    gint64 info_id = info.id;
     g_free(ids);
-    tw_stored_tensor t;
     g_assert_cmpint(tw_run_store_read_tensor(store, info.id, TW_EVAL_TAG_CONFUSION, &t), ==, 1);
     g_assert_cmpint(t.dims[0], ==, 2);
-    /* twb train stored one at its end; the action's is the newest, at step 0 (no optimizer restored) */
-    g_assert_cmpint(t.step, ==, 0);
+    /* the action's is the newest, at the run's last step, though the model
+     * read back from the checkpoint has no optimizer */
+    g_assert_cmpint(t.step, ==, trained_step);
     tw_stored_tensor_clear(&t);
     tw_run_info after;
     g_assert_cmpint(tw_run_store_get_run(store, "r", &after), ==, 0);
@@ -390,7 +363,12 @@ static void test_evaluate_action(void)
     g_free(dir);
     g_free(model);
     g_free(ck);
-    f.window = gtk_window_new(); /* fixture_close destroys one */
+    /* the tab says the step the model reached */
+    fixture_show(&f);
+    g_assert_cmpint(tw_evaluation_view_run(f.view), ==, info_id);
+    char *step = g_strdup_printf("step %lld", (long long)trained_step);
+    g_assert_nonnull(strstr(label_text(GTK_WIDGET(f.view), "evaluation-summary"), step));
+    g_free(step);
     fixture_close(&f);
 }
 

@@ -5,12 +5,15 @@
  * with its values; a bad value is refused with a message naming the
  * setting; in a second sweep a pending trial is cancelled, then Cancel All
  * stops the running one and drops the rest; random draws from a range; the
- * window closed mid-sweep. Runs under Xvfb.
+ * window closed mid-sweep; the median stopping rule; trials at once as
+ * processes. Runs under Xvfb.
  *
  * TWB_SWEEP_LINGER=S keeps the window up S seconds while the second sweep
  * runs, for a screenshot of the queue (xvfb-run + import). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -22,22 +25,16 @@
 
 #include "dashboard_view.h"
 #include "gui_helpers.h"
+#include "scratch_tree.h"
 #include "hparams_view.h"
 #include "sweep_dialog.h"
+#include "sweep_processes.h"
 #include "sweep_queue.h"
 #include "sweep_trial.h"
 #include "train_controller.h"
 #include "window.h"
 
 static GtkApplication *app;
-
-/* A small classifier for the two spirals (2000 examples): an epoch is a
- * fraction of a second. */
-static const char *spirals_model =
-    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"spiral_mlp\", \"layers\": ["
-    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2], \"name\": \"input\"}},"
-    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"hidden\", \"units\": 16, \"activation\": \"relu\"}},"
-    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2, \"activation\": \"softmax\"}}]}}";
 
 enum { DATA_FASHION_MNIST, DATA_SPIRALS };
 
@@ -48,21 +45,11 @@ typedef struct {
     char *dir, *logdb;
 } fixture;
 
-static gboolean wake(gpointer data)
-{
-    return G_SOURCE_CONTINUE;
-}
-
 typedef gboolean (*condition)(fixture *f);
 
 static void wait_for(fixture *f, condition cond, double timeout, const char *what)
 {
-    guint ticker = g_timeout_add(10, wake, NULL);
-    gint64 end = g_get_monotonic_time() + (gint64)(timeout * G_USEC_PER_SEC);
-    while (!cond(f) && g_get_monotonic_time() < end)
-        g_main_context_iteration(NULL, TRUE);
-    g_source_remove(ticker);
-    if (!cond(f))
+    if (!wait_polled((GSourceFunc)cond, f, timeout))
         g_error("timed out after %.0f s waiting for %s", timeout, what);
 }
 
@@ -78,24 +65,19 @@ static gboolean train_ready(fixture *f)
     return gtk_widget_is_sensitive(named(GTK_WIDGET(f->panel), "train"));
 }
 
+static void attach(TwWindow *window)
+{
+    twb_train_controller_attach(window);
+    twb_sweep_queue_attach(window);
+}
+
 static void fixture_open(fixture *f)
 {
-    TwModelDoc *doc = tw_model_doc_new();
-    GError *error = NULL;
-    g_assert_true(tw_model_doc_load_json(doc, spirals_model, "spirals.json", &error));
-    g_assert_no_error(error);
-    f->window = tw_window_new(app, doc);
-    g_object_unref(doc);
-    twb_train_controller_attach(f->window);
-    twb_sweep_queue_attach(f->window);
+    f->logdb = scratch_logdb("twb-ui-sweep-XXXXXX", &f->dir);
+    f->window = train_window_open(app, spirals_model, NULL, attach, f->logdb);
     f->panel = tw_window_train_panel(f->window);
-    f->dir = g_dir_make_tmp("twb-ui-sweep-XXXXXX", &error);
-    g_assert_no_error(error);
-    f->logdb = g_build_filename(f->dir, "runs.db", NULL);
-    g_object_set(f->panel, "logdb", f->logdb, NULL);
     gtk_drop_down_set_selected(GTK_DROP_DOWN(named(GTK_WIDGET(f->panel), "dataset")), DATA_SPIRALS);
     gtk_spin_button_set_value(GTK_SPIN_BUTTON(named(GTK_WIDGET(f->panel), "epochs")), 1);
-    gtk_window_present(GTK_WINDOW(f->window));
     wait_for(f, train_ready, 120, "the spirals to load and Train to turn on");
     /* the panel's Sweep… button, as a person would */
     GtkWidget *sweep = named(GTK_WIDGET(f->panel), "sweep");
@@ -105,31 +87,9 @@ static void fixture_open(fixture *f)
     g_assert_true(gtk_widget_get_visible(GTK_WIDGET(f->dialog)));
 }
 
-static void remove_tree(const char *path)
-{
-    GDir *dir = g_dir_open(path, 0, NULL);
-    const char *name;
-    while (dir && (name = g_dir_read_name(dir))) {
-        char *child = g_build_filename(path, name, NULL);
-        if (g_file_test(child, G_FILE_TEST_IS_DIR))
-            remove_tree(child);
-        else
-            g_remove(child);
-        g_free(child);
-    }
-    if (dir)
-        g_dir_close(dir);
-    g_rmdir(path);
-}
-
 static void fixture_close(fixture *f)
 {
-    gtk_window_destroy(GTK_WINDOW(f->window));
-    while (g_main_context_iteration(NULL, FALSE))
-        ;
-    remove_tree(f->dir);
-    g_free(f->dir);
-    g_free(f->logdb);
+    scratch_close(GTK_WIDGET(f->window), f->dir, f->logdb);
 }
 
 /* ---- the dialog ------------------------------------------------------------ */
@@ -226,6 +186,23 @@ static void run_settings(fixture *f, const char *run_name, double *learning_rate
     tw_run_store_close(store);
 }
 
+/* One of the run's final metrics as stored (NAN when absent). */
+static double run_metric(fixture *f, const char *run_name, const char *key)
+{
+    tw_run_store *store = tw_run_store_open(f->logdb, TW_STORE_READ_ONLY);
+    tw_run_info run;
+    g_assert_cmpint(tw_run_store_get_run(store, run_name, &run), ==, 0);
+    double value = NAN;
+    JsonNode *node = run.metrics_json ? json_from_string(run.metrics_json, NULL) : NULL;
+    if (node && JSON_NODE_HOLDS_OBJECT(node) && json_object_has_member(json_node_get_object(node), key))
+        value = json_object_get_double_member(json_node_get_object(node), key);
+    if (node)
+        json_node_unref(node);
+    tw_run_info_clear(&run);
+    tw_run_store_close(store);
+    return value;
+}
+
 /* The first widget of the type under root, or NULL. */
 static GtkWidget *find_of_type(GtkWidget *root, GType type)
 {
@@ -294,6 +271,14 @@ static void test_grid_then_cancel(void)
         run_settings(&f, name, &lr, &batch);
         g_assert_cmpfloat_with_epsilon(lr, rates[i], 1e-9);
         g_assert_cmpint(batch, ==, batches[i]);
+        /* the result the CLI sweep stores for a trial (train_session.h):
+         * the last epoch's logs and the test split's metrics */
+        g_assert_false(isnan(run_metric(&f, name, "loss")));
+        g_assert_false(isnan(run_metric(&f, name, "accuracy")));
+        g_assert_cmpfloat(run_metric(&f, name, "test_loss"), >, 0);
+        double accuracy = run_metric(&f, name, "test_accuracy");
+        g_assert_cmpfloat(accuracy, >=, 0);
+        g_assert_cmpfloat(accuracy, <=, 1);
         g_free(name);
     }
 
@@ -323,13 +308,8 @@ static void test_grid_then_cancel(void)
     g_assert_cmpstr(row_status(&f, 5), ==, "cancelled");
     g_assert_false(gtk_widget_get_sensitive(named(queue_row(&f, 5), "cancel")));
     const char *linger = g_getenv("TWB_SWEEP_LINGER");
-    if (linger) {
-        guint ticker = g_timeout_add(10, wake, NULL);
-        gint64 end = g_get_monotonic_time() + (gint64)(atof(linger) * G_USEC_PER_SEC);
-        while (g_get_monotonic_time() < end)
-            g_main_context_iteration(NULL, TRUE);
-        g_source_remove(ticker);
-    }
+    if (linger)
+        spin(atof(linger));
     click(&f, "sweep-cancel-all");
     wait_for(&f, nothing_open, 60, "Cancel All to stop the running trial");
     g_assert_cmpstr(row_status(&f, 4), ==, "stopped: cancelled");
@@ -380,14 +360,11 @@ static void test_random_then_close(void)
         g_assert_cmpfloat(lr, <=, 0.01 * (1 + 1e-3));
     }
     gtk_window_destroy(GTK_WINDOW(f.window));
-    while (g_main_context_iteration(NULL, FALSE))
-        ;
+    drain();
     int stopped;
     g_assert_cmpint(tagged_runs(&f, "drawn", TW_RUN_STOPPED, &stopped), ==, 1);
     g_assert_cmpint(stopped, ==, 1);
-    remove_tree(f.dir);
-    g_free(f.dir);
-    g_free(f.logdb);
+    scratch_close(NULL, f.dir, f.logdb);
 }
 
 static gboolean after_finished(fixture *f)
@@ -414,6 +391,140 @@ static void test_after_panel_run(void)
     fixture_close(&f);
 }
 
+static gboolean median_done(fixture *f)
+{
+    int finished, stopped;
+    return tagged_runs(f, "median", TW_RUN_FINISHED, &finished) == 3 &&
+           tagged_runs(f, "median", TW_RUN_STOPPED, &stopped) == 3 && finished + stopped == 3 && nothing_open(f);
+}
+
+/* The run's notes (never NULL). */
+static char *run_notes(fixture *f, const char *run_name)
+{
+    tw_run_store *store = tw_run_store_open(f->logdb, TW_STORE_READ_ONLY);
+    tw_run_info run;
+    g_assert_cmpint(tw_run_store_get_run(store, run_name, &run), ==, 0);
+    char *notes = g_strdup(run.notes);
+    tw_run_info_clear(&run);
+    tw_run_store_close(store);
+    return notes;
+}
+
+/* The dialog's median stopping rule, the CLI's (app/sweep_median.c): two
+ * trials that learn, then one that cannot (a tiny rate, the same start):
+ * after its first epoch its loss is above the others' running means, and
+ * it stops — its row and its run's notes say why, and it is evaluated as a
+ * finished trial is. */
+static void test_median_stop(void)
+{
+    fixture f;
+    fixture_open(&f);
+    /* the rule watches the training loss then (the spirals' last tenth, the
+     * validation split, is not a fair sample of them) */
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(named(GTK_WIDGET(f.panel), "validation-split")), 0);
+    set_field(&f, "sweep-learning-rate", "0.01,0.02,0.000001");
+    set_field(&f, "sweep-epochs", "3");
+    set_field(&f, "sweep-name", "median");
+    GtkWidget *check = named(GTK_WIDGET(f.dialog), "sweep-median-stop");
+    g_assert_false(gtk_check_button_get_active(GTK_CHECK_BUTTON(check)));
+    gtk_check_button_set_active(GTK_CHECK_BUTTON(check), TRUE);
+    click(&f, "sweep-start");
+    g_assert_null(error_text(&f));
+    wait_for(&f, median_done, 240, "the three trials of 'median' to end");
+    g_assert_cmpstr(row_status(&f, 0), ==, "finished");
+    g_assert_cmpstr(row_status(&f, 1), ==, "finished");
+    const char *why = "stopped by the median stopping rule after epoch 1: best loss ";
+    g_assert_true(g_str_has_prefix(row_status(&f, 2), "stopped: "));
+    g_assert_true(g_str_has_prefix(row_status(&f, 2) + strlen("stopped: "), why));
+    int stopped;
+    g_assert_cmpint(tagged_runs(&f, "median", TW_RUN_STOPPED, &stopped), ==, 3);
+    g_assert_cmpint(stopped, ==, 1);
+    char *notes = run_notes(&f, "median-3");
+    g_assert_true(g_str_has_prefix(notes, why));
+    g_free(notes);
+    g_assert_false(isnan(run_metric(&f, "median-3", "test_loss"))); /* evaluated all the same */
+    fixture_close(&f);
+}
+
+static gboolean together_done(fixture *f)
+{
+    int finished;
+    return tagged_runs(f, "together", TW_RUN_FINISHED, &finished) == 4 && finished == 4 && nothing_open(f);
+}
+
+/* Both running once their runs are in the database (SIGINT before the
+ * run opens would stop a trial with no run to show it). */
+static gboolean two_long_running(fixture *f)
+{
+    int running;
+    return queue_length(f) == 7 && g_str_has_prefix(row_status(f, 4), "running") &&
+           g_str_has_prefix(row_status(f, 5), "running") && tagged_runs(f, "long", TW_RUN_RUNNING, &running) == 2 &&
+           running == 2;
+}
+
+/* "At once" 2: the grid's four trials two at a time, each in a twb process
+ * of its own (its run's pid is neither this process's nor another
+ * trial's), tagged and trained with their values, with the result a
+ * trial stores; the panel stays free meanwhile. */
+static void test_at_once(void)
+{
+    fixture f;
+    fixture_open(&f);
+    set_field(&f, "sweep-learning-rate", "0.01,0.001");
+    set_field(&f, "sweep-batch-size", "32,64");
+    set_field(&f, "sweep-name", "together");
+    gtk_spin_button_set_value(GTK_SPIN_BUTTON(named(GTK_WIDGET(f.dialog), "sweep-parallel")), 2);
+    click(&f, "sweep-start");
+    g_assert_null(error_text(&f));
+    g_assert_cmpint(queue_length(&f), ==, 4);
+    g_assert_false(twb_train_controller_busy(f.window));
+    wait_for(&f, together_done, 240, "four finished runs tagged 'together'");
+    for (int i = 0; i < 4; i++)
+        g_assert_cmpstr(row_status(&f, i), ==, "finished");
+    const double rates[] = {0.01, 0.01, 0.001, 0.001};
+    const gint64 batches[] = {32, 64, 32, 64};
+    tw_run_store *store = tw_run_store_open(f.logdb, TW_STORE_READ_ONLY);
+    gint64 pids[4];
+    for (int i = 0; i < 4; i++) {
+        char *name = g_strdup_printf("together-%d", i + 1);
+        double lr;
+        gint64 batch;
+        run_settings(&f, name, &lr, &batch);
+        g_assert_cmpfloat_with_epsilon(lr, rates[i], 1e-9);
+        g_assert_cmpint(batch, ==, batches[i]);
+        g_assert_cmpfloat(run_metric(&f, name, "test_loss"), >, 0);
+        tw_run_info run;
+        g_assert_cmpint(tw_run_store_get_run(store, name, &run), ==, 0);
+        pids[i] = run.pid;
+        g_assert_cmpint(pids[i], !=, getpid());
+        for (int j = 0; j < i; j++)
+            g_assert_cmpint(pids[i], !=, pids[j]);
+        tw_run_info_clear(&run);
+        g_free(name);
+    }
+    tw_run_store_close(store);
+
+    /* long trials at once: Cancel All stops the two running (their runs
+     * "stopped") and drops the third */
+    set_field(&f, "sweep-learning-rate", "0.01,0.02,0.03");
+    set_field(&f, "sweep-batch-size", "");
+    set_field(&f, "sweep-epochs", "1000");
+    set_field(&f, "sweep-name", "long");
+    click(&f, "sweep-start");
+    g_assert_null(error_text(&f));
+    wait_for(&f, two_long_running, 60, "two long trials to run");
+    g_assert_cmpstr(row_status(&f, 6), ==, "pending");
+    click(&f, "sweep-cancel-all");
+    wait_for(&f, nothing_open, 60, "Cancel All to stop the running processes");
+    g_assert_cmpstr(row_status(&f, 4), ==, "stopped: cancelled");
+    g_assert_cmpstr(row_status(&f, 5), ==, "stopped: cancelled");
+    g_assert_cmpstr(row_status(&f, 6), ==, "cancelled");
+    int stopped;
+    g_assert_cmpint(tagged_runs(&f, "long", TW_RUN_STOPPED, &stopped), ==, 2);
+    g_assert_cmpint(stopped, ==, 2);
+    fixture_close(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -426,14 +537,19 @@ int main(int argc, char **argv)
         g_test_message("no display: run under xvfb-run (meson test --suite gui does)");
         return 77;
     }
+    /* the trials' processes run the twb built with this test */
+    if (g_getenv("TWB"))
+        twb_sweep_processes_set_program(g_getenv("TWB"));
     app = gtk_application_new("io.github.twb.Workbench.TestSweep", G_APPLICATION_NON_UNIQUE);
     g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
     g_test_add_func("/ui/sweep/grid-then-cancel", test_grid_then_cancel);
     g_test_add_func("/ui/sweep/random-then-close", test_random_then_close);
     g_test_add_func("/ui/sweep/after-panel-run", test_after_panel_run);
+    g_test_add_func("/ui/sweep/median-stop", test_median_stop);
+    g_test_add_func("/ui/sweep/at-once", test_at_once);
     int rc = g_test_run();
     g_object_unref(app);
-    remove_tree(home);
+    scratch_remove_tree(home);
     g_free(home);
     return rc;
 }

@@ -27,18 +27,12 @@
 #include "train_worker.h"
 #include "window.h"
 #include "gui_helpers.h"
+#include "scratch_tree.h"
 
 #define CNN_MODEL "examples/models/cnn_fashion_mnist.json"
 #define LINEAR_MODEL "examples/models/linear_regression.json"
 
 static GtkApplication *app;
-
-/* A small classifier for the two spirals. */
-static const char *spirals_model =
-    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"spiral_mlp\", \"layers\": ["
-    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2], \"name\": \"input\"}},"
-    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"hidden\", \"units\": 32, \"activation\": \"relu\"}},"
-    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2, \"activation\": \"softmax\"}}]}}";
 
 /* ---- the window and its widgets ------------------------------------------- */
 typedef struct {
@@ -112,82 +106,28 @@ static const char *progress_text(fixture *f)
 
 static void fixture_open(fixture *f, const char *model_json, const char *model_path)
 {
-    TwModelDoc *doc = tw_model_doc_new();
-    GError *error = NULL;
-    gboolean ok = model_path ? tw_model_doc_load(doc, model_path, &error)
-                             : tw_model_doc_load_json(doc, model_json, "spirals.json", &error);
-    g_assert_no_error(error);
-    g_assert_true(ok);
-    f->window = tw_window_new(app, doc);
+    f->logdb = scratch_logdb("twb-ui-training-XXXXXX", &f->dir);
+    f->window = train_window_open(app, model_json, model_path, twb_train_controller_attach, f->logdb);
     g_object_add_weak_pointer(G_OBJECT(f->window), (gpointer *)&f->window);
-    g_object_unref(doc);
-    twb_train_controller_attach(f->window);
     f->panel = tw_window_train_panel(f->window);
     f->status = panel_widget(f, "status");
     f->progress_text = panel_widget(f, "progress-text");
-    f->dir = g_dir_make_tmp("twb-ui-training-XXXXXX", &error);
-    g_assert_no_error(error);
-    f->logdb = g_build_filename(f->dir, "runs.db", NULL);
-    g_object_set(f->panel, "logdb", f->logdb, NULL);
-    gtk_window_present(GTK_WINDOW(f->window));
-}
-
-static void remove_tree(const char *path)
-{
-    GDir *dir = g_dir_open(path, 0, NULL);
-    const char *name;
-    while (dir && (name = g_dir_read_name(dir))) {
-        char *child = g_build_filename(path, name, NULL);
-        if (g_file_test(child, G_FILE_TEST_IS_DIR))
-            remove_tree(child);
-        else
-            g_remove(child);
-        g_free(child);
-    }
-    if (dir)
-        g_dir_close(dir);
-    g_rmdir(path);
 }
 
 static void fixture_close(fixture *f)
 {
-    if (f->window)
-        gtk_window_destroy(GTK_WINDOW(f->window));
-    while (g_main_context_iteration(NULL, FALSE))
-        ;
-    remove_tree(f->dir);
-    g_free(f->dir);
-    g_free(f->logdb);
+    scratch_close(GTK_WIDGET(f->window), f->dir, f->logdb);
 }
 
 /* ---- waiting on the main loop --------------------------------------------- */
-static gboolean wake(gpointer data)
-{
-    return G_SOURCE_CONTINUE;
-}
-
 typedef gboolean (*condition)(fixture *f);
 
 /* Run the main loop until the condition holds; fail after timeout seconds. */
 static void wait_for(fixture *f, condition cond, double timeout, const char *what)
 {
-    guint ticker = g_timeout_add(10, wake, NULL);
-    gint64 end = g_get_monotonic_time() + (gint64)(timeout * G_USEC_PER_SEC);
-    while (!cond(f) && g_get_monotonic_time() < end)
-        g_main_context_iteration(NULL, TRUE);
-    g_source_remove(ticker);
-    if (!cond(f))
+    if (!wait_polled((GSourceFunc)cond, f, timeout))
         g_error("timed out after %.0f s waiting for %s (status \"%s\", progress \"%s\")", timeout, what,
                 status_text(f), progress_text(f));
-}
-
-static void spin_main_loop(double seconds)
-{
-    guint ticker = g_timeout_add(10, wake, NULL);
-    gint64 end = g_get_monotonic_time() + (gint64)(seconds * G_USEC_PER_SEC);
-    while (g_get_monotonic_time() < end)
-        g_main_context_iteration(NULL, TRUE);
-    g_source_remove(ticker);
 }
 
 static gboolean finished(fixture *f)
@@ -275,13 +215,10 @@ static char *checkpoint_of(fixture *f, const char *run_name)
 /* ---- the run database ------------------------------------------------------ */
 static tw_run_status run_status(fixture *f, const char *run_name)
 {
-    tw_run_store *store = tw_run_store_open(f->logdb, TW_STORE_READ_ONLY);
-    g_assert_nonnull(store);
     tw_run_info run;
-    g_assert_cmpint(tw_run_store_get_run(store, run_name, &run), ==, 0);
+    stored_run(f->logdb, run_name, &run);
     tw_run_status status = run.status;
     tw_run_info_clear(&run);
-    tw_run_store_close(store);
     return status;
 }
 
@@ -384,9 +321,9 @@ static void test_pause_resume(void)
     g_assert_false(gtk_widget_get_visible(panel_widget(&f, "pause")));
     g_assert_true(gtk_widget_get_visible(panel_widget(&f, "resume")));
     g_assert_true(g_str_has_prefix(status_text(&f), "Paused"));
-    spin_main_loop(0.3); /* the worker finishes its step and shows where it paused */
+    spin(0.3); /* the worker finishes its step and shows where it paused */
     char *at_pause = g_strdup(progress_text(&f));
-    spin_main_loop(0.5);
+    spin(0.5);
     g_assert_cmpstr(progress_text(&f), ==, at_pause);
 
     click(&f, "resume");
@@ -394,7 +331,7 @@ static void test_pause_resume(void)
     g_assert_true(g_str_has_prefix(status_text(&f), "Training"));
     gint64 end = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
     while (!strcmp(progress_text(&f), at_pause) && g_get_monotonic_time() < end)
-        spin_main_loop(0.05);
+        spin(0.05);
     g_assert_cmpstr(progress_text(&f), !=, at_pause);
     g_free(at_pause);
 
@@ -411,7 +348,7 @@ static void test_stop_within_a_step(void)
     fixture_open(&f, spirals_model, NULL);
     start_long_run(&f, "stopped");
     click(&f, "pause");
-    spin_main_loop(0.3);
+    spin(0.3);
     int epoch;
     int64_t step, steps;
     shown_position(&f, &epoch, &step, &steps);
@@ -498,22 +435,10 @@ static void test_bad_data_file(void)
     fixture_close(&f);
 }
 
-/* The header bar's Train: the button whose action is win.train. */
+/* The header bar's Train. */
 static GtkWidget *header_train(fixture *f)
 {
-    GPtrArray *todo = g_ptr_array_new();
-    GtkWidget *button = NULL;
-    g_ptr_array_add(todo, gtk_window_get_titlebar(GTK_WINDOW(f->window)));
-    while (todo->len && !button) {
-        GtkWidget *w = g_ptr_array_steal_index(todo, todo->len - 1);
-        if (GTK_IS_BUTTON(w) && !g_strcmp0(gtk_actionable_get_action_name(GTK_ACTIONABLE(w)), "win.train"))
-            button = w;
-        for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
-            g_ptr_array_add(todo, c);
-    }
-    g_ptr_array_free(todo, TRUE);
-    g_assert_nonnull(button);
-    return button;
+    return titlebar_button(GTK_WINDOW(f->window), "win.train");
 }
 
 static gboolean data_checked(fixture *f)
@@ -683,7 +608,7 @@ static void test_eta_only_while_running(void)
     start_long_run(&f, "eta");
     g_assert_true(shows_eta(&f));
     click(&f, "pause");
-    spin_main_loop(0.3);
+    spin(0.3);
     g_assert_false(shows_eta(&f));
     g_assert_true(g_str_has_prefix(progress_text(&f), "Epoch "));
     click(&f, "resume");
@@ -749,12 +674,12 @@ static GtkFileChooserAction choose_logdb(fixture *f, const char *button, const c
     gint64 end = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
     for (;;) {
         g_assert_true(gtk_file_chooser_set_current_folder(chooser, dir, NULL));
-        spin_main_loop(0.2);
+        spin(0.2);
         if (action == GTK_FILE_CHOOSER_ACTION_SAVE)
             gtk_file_chooser_set_current_name(chooser, name);
         else
             g_assert_true(gtk_file_chooser_set_file(chooser, file, NULL));
-        spin_main_loop(0.2);
+        spin(0.2);
         GFile *chosen = gtk_file_chooser_get_file(chooser);
         gboolean taken = chosen && g_file_equal(chosen, file);
         g_clear_object(&chosen);
@@ -769,7 +694,7 @@ static GtkFileChooserAction choose_logdb(fixture *f, const char *button, const c
     /* In Save mode the dialog checks the name (asynchronously) before it answers. */
     gtk_dialog_response(GTK_DIALOG(chooser), GTK_RESPONSE_ACCEPT);
     wait_for(f, chooser_gone, 10, "the chooser to answer");
-    spin_main_loop(0.1);
+    spin(0.1);
     return action;
 }
 
@@ -910,7 +835,7 @@ static void test_logs_lost_banner(void)
     char *at_banner = g_strdup(progress_text(&f));
     gint64 end = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
     while (!strcmp(progress_text(&f), at_banner) && g_get_monotonic_time() < end)
-        spin_main_loop(0.05);
+        spin(0.05);
     g_assert_cmpstr(progress_text(&f), !=, at_banner); /* still training */
     g_assert_true(gtk_widget_get_sensitive(panel_widget(&f, "stop")));
     g_free(at_banner);
@@ -986,7 +911,7 @@ static void test_main_loop_while_cnn_trains(void)
     set_number(&f, "epochs", 1);
     set_number(&f, "batch-size", 64);
     set_text(&f, "run-name", "cnn");
-    spin_main_loop(0.5); /* the window's first frames */
+    spin(0.5); /* the window's first frames */
 
     click(&f, "train");
     wait_for(&f, training, 300, "the first progress report");
@@ -1050,7 +975,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/training/main-loop-while-cnn-trains", test_main_loop_while_cnn_trains);
     int rc = g_test_run();
     g_object_unref(app);
-    remove_tree(home);
+    scratch_remove_tree(home);
     g_free(config);
     g_free(data);
     g_free(home);

@@ -22,6 +22,7 @@
 #include "property_editor.h"
 #include "ui_keys.h"
 #include "gui_helpers.h"
+#include "scratch_tree.h"
 
 #define EXAMPLES "/../examples/models/"
 
@@ -36,18 +37,6 @@ static const char *invalid_model =
     "{\"class_name\": \"Conv2D\", \"config\": {\"name\": \"conv\", \"filters\": 2, \"kernel_size\": [3, 3]}}]}}";
 
 /* ---- helpers ---------------------------------------------------------------- */
-/* Runs the main loop until cond holds, failing after 10 s. */
-static void wait_for(gboolean (*cond)(gpointer), gpointer data, const char *what)
-{
-    gboolean expired = FALSE;
-    guint timer = g_timeout_add_seconds(10, timed_out, &expired);
-    while (!cond(data) && !expired)
-        g_main_context_iteration(NULL, TRUE);
-    if (expired)
-        g_error("waited 10 s for %s", what);
-    g_source_remove(timer);
-}
-
 static gboolean is_mapped(gpointer widget)
 {
     return gtk_widget_get_mapped(widget);
@@ -57,7 +46,7 @@ static TwWindow *open_window(void)
 {
     TwWindow *win = twb_application_new_window(app, NULL);
     gtk_window_present(GTK_WINDOW(win));
-    wait_for(is_mapped, win, "the window to map");
+    wait_until(is_mapped, win, 10, "the window to map");
     return win;
 }
 
@@ -92,21 +81,7 @@ static TwBanner *banner_of(TwWindow *win)
 
 static GtkWidget *train_button(TwWindow *win)
 {
-    GtkWidget *titlebar = gtk_window_get_titlebar(GTK_WINDOW(win));
-    GtkWidget *button = NULL;
-    /* The button whose action is win.train. */
-    GPtrArray *todo = g_ptr_array_new();
-    g_ptr_array_add(todo, titlebar);
-    while (todo->len && !button) {
-        GtkWidget *w = g_ptr_array_steal_index(todo, todo->len - 1);
-        if (GTK_IS_BUTTON(w) && !g_strcmp0(gtk_actionable_get_action_name(GTK_ACTIONABLE(w)), "win.train"))
-            button = w;
-        for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
-            g_ptr_array_add(todo, c);
-    }
-    g_ptr_array_free(todo, TRUE);
-    g_assert_nonnull(button);
-    return button;
+    return titlebar_button(GTK_WINDOW(win), "win.train");
 }
 
 static char *read_text(const char *path)
@@ -569,22 +544,15 @@ static void test_delete_focused_card(void)
 
 /* ---- closing with a popover open ---------------------------------------------------- */
 /* The header bar's close button, as GtkWindowControls makes it. */
+static gboolean is_close_button(GtkWidget *widget, gconstpointer data)
+{
+    return GTK_IS_BUTTON(widget) && gtk_widget_has_css_class(widget, "close") &&
+           gtk_widget_get_ancestor(widget, GTK_TYPE_WINDOW_CONTROLS);
+}
+
 static GtkWidget *close_button(TwWindow *win)
 {
-    GPtrArray *todo = g_ptr_array_new();
-    GtkWidget *button = NULL;
-    g_ptr_array_add(todo, gtk_window_get_titlebar(GTK_WINDOW(win)));
-    while (todo->len && !button) {
-        GtkWidget *w = g_ptr_array_steal_index(todo, todo->len - 1);
-        if (GTK_IS_BUTTON(w) && gtk_widget_has_css_class(w, "close") &&
-            gtk_widget_get_ancestor(w, GTK_TYPE_WINDOW_CONTROLS))
-            button = w;
-        for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
-            g_ptr_array_add(todo, c);
-    }
-    g_ptr_array_free(todo, TRUE);
-    g_assert_nonnull(button);
-    return button;
+    return titlebar_find(GTK_WINDOW(win), is_close_button, NULL);
 }
 
 static GtkWidget *mapped_selectable_label(GtkWidget *root)
@@ -660,7 +628,7 @@ static void close_then_edit(close_focus focus)
         /* The Graph view's inspector has one; back in the designer, the
          * focus is on its way out of the hidden view. */
         activate(win, "show-view", g_variant_new_string("graph"));
-        wait_for(has_selectable_label, win, "a selectable label to map");
+        wait_until(has_selectable_label, win, 10, "a selectable label to map");
         g_assert_true(gtk_widget_grab_focus(mapped_selectable_label(GTK_WIDGET(win))));
         activate(win, "show-view", g_variant_new_string("designer"));
     }
@@ -673,7 +641,7 @@ static void close_then_edit(close_focus focus)
     g_signal_emit_by_name(toggle, "clicked"); /* as the monkey's click does */
     GtkWidget *popover = find_type(dropdown, GTK_TYPE_POPOVER);
     g_assert_nonnull(popover);
-    wait_for(is_mapped, popover, "the drop-down's popover to map");
+    wait_until(is_mapped, popover, 10, "the drop-down's popover to map");
     pointer_over(popover);
 
     g_object_add_weak_pointer(G_OBJECT(win), (gpointer *)&win);
@@ -741,7 +709,7 @@ static void test_popover_of_removed_field(void)
     g_assert_nonnull(dropdown);
     g_signal_emit_by_name(find_type(dropdown, GTK_TYPE_TOGGLE_BUTTON), "clicked");
     GtkWidget *popover = find_type(dropdown, GTK_TYPE_POPOVER);
-    wait_for(is_mapped, popover, "the drop-down's popover to map");
+    wait_until(is_mapped, popover, 10, "the drop-down's popover to map");
     pointer_over(popover);
     g_object_add_weak_pointer(G_OBJECT(popover), (gpointer *)&popover);
     tw_designer_view_select(designer, 0); /* the InputLayer: other fields */
@@ -766,7 +734,7 @@ static void test_emoji_chooser_of_removed_field(void)
     g_assert_true(gtk_widget_activate_action(text, "misc.insert-emoji", NULL));
     GtkWidget *chooser = g_object_get_data(G_OBJECT(text), "gtk-emoji-chooser");
     g_assert_nonnull(chooser);
-    wait_for(is_mapped, chooser, "the emoji chooser to map");
+    wait_until(is_mapped, chooser, 10, "the emoji chooser to map");
     g_object_add_weak_pointer(G_OBJECT(chooser), (gpointer *)&chooser);
     tw_designer_view_select(designer, 0); /* the InputLayer: other fields */
     drain();
@@ -1174,24 +1142,6 @@ static void test_screenshot_errors(void)
     }
 }
 
-/* Removes a folder and what is in it. */
-static void remove_tree(const char *path)
-{
-    GDir *dir = g_dir_open(path, 0, NULL);
-    const char *name;
-    while (dir && (name = g_dir_read_name(dir))) {
-        char *child = g_build_filename(path, name, NULL);
-        if (g_file_test(child, G_FILE_TEST_IS_DIR) && !g_file_test(child, G_FILE_TEST_IS_SYMLINK))
-            remove_tree(child);
-        else
-            g_remove(child);
-        g_free(child);
-    }
-    if (dir)
-        g_dir_close(dir);
-    g_rmdir(path);
-}
-
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1234,7 +1184,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/window/screenshot_errors", test_screenshot_errors);
     int status = g_test_run();
     g_object_unref(app);
-    remove_tree(home);
+    scratch_remove_tree(home);
     g_free(home);
     return status;
 }

@@ -10,7 +10,8 @@ MultiHeadAttention as Keras computes it, written with torch.einsum on
 Keras' weight layout (EinsumDense kernels (dim, heads, size), output kernel
 (heads, value_dim, out)), and cross-checked against PyTorch's own
 torch.nn.functional.multi_head_attention_forward running the attention
-core on the same projections.
+core on the same projections; with an attention_mask too (Keras' additive
+-1e9 against PyTorch's boolean attn_mask).
 Attention (dot and concat scores) and AdditiveAttention as Keras 3 writes
 them, with given scale weights.
 """
@@ -36,12 +37,16 @@ def emit(name, t):
     out.append(f"/* {shape} */\nstatic const double {name}[] = {{\n    {body},\n}};\n")
 
 
-def keras_mha(q, v, k, w, heads, kd):
+def keras_mha(q, v, k, w, heads, kd, mask=None):
+    """mask (B, T, S), 1 keep and 0 hide: Keras' masked softmax adds
+    (1 - mask) * -1e9 to the scores (keras.layers.Softmax), every head alike."""
     wq, bq, wk, bk, wv, bv, wo, bo = w
     Q = torch.einsum("btd,dhk->bthk", q, wq) + bq
     K = torch.einsum("bsd,dhk->bshk", k, wk) + bk
     V = torch.einsum("bsd,dhk->bshk", v, wv) + bv
     scores = torch.einsum("bthk,bshk->bhts", Q / math.sqrt(kd), K)
+    if mask is not None:
+        scores = scores + (1.0 - mask.unsqueeze(1)) * -1e9
     p = torch.softmax(scores, dim=-1)
     c = torch.einsum("bhts,bshk->bthk", p, V)
     return torch.einsum("bthk,hko->bto", c, wo) + bo
@@ -77,6 +82,25 @@ emit("mha_v", v)
 for name, t in zip(["wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo"], w):
     emit("mha_" + name, t)
 emit("mha_y", y)
+
+# Case 1 with an attention_mask (B, T, S), no query step hidden from every
+# key step, cross-checked against PyTorch's attention with its boolean
+# attn_mask (True: not allowed; per batch and head); and the same mask
+# combined with use_causal_mask (Keras ANDs the two).
+mask = torch.tensor([[[1, 1, 0, 1, 0], [1, 0, 1, 1, 1], [0, 1, 1, 0, 1]],
+                     [[1, 1, 1, 1, 1], [1, 1, 0, 0, 0], [1, 0, 1, 0, 1]]], dtype=torch.float64)
+y_mask = keras_mha(q, v, v, w, H, KD, mask)
+hidden = (mask == 0).repeat_interleave(H, dim=0)
+core, _ = F.multi_head_attention_forward(Qp.transpose(0, 1), Kp.transpose(0, 1), Vp.transpose(0, 1), E, H,
+                                         None, None, None, None, False, 0.0, eye, None,
+                                         use_separate_proj_weight=True, q_proj_weight=eye, k_proj_weight=eye,
+                                         v_proj_weight=eye, need_weights=False, attn_mask=hidden)
+y_torch = torch.einsum("bte,eo->bto", core.transpose(0, 1), w[6].reshape(E, D)) + w[7]
+assert torch.allclose(y_mask, y_torch, atol=1e-12), (y_mask - y_torch).abs().max()
+causal = torch.tril(torch.ones(T, S))
+emit("mha_mask", mask)
+emit("mha_mask_y", y_mask)
+emit("mha_mask_causal_y", keras_mha(q, v, v, w, H, KD, mask * causal))
 
 # Case 2: a separate key of another width, value_dim 2, output_shape 3.
 KD2, VD2, O2, DK = 3, 2, 3, 5

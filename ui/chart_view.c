@@ -34,6 +34,13 @@
 #define EXPORT_HEIGHT 450
 #define MAIN_LOOP_RENDER 8000 /* columns and points drawn on the main loop; more go to a thread */
 #define FRAME_RENDER_BUDGET_MS 3 /* chart drawing on the main loop per frame, all charts together */
+/* A chart drawn in a thread is drawn again for new data no sooner than this
+ * many times its last drawing took after that one landed: a chart of 1,000
+ * runs whose series arrive batch by batch would otherwise be redrawn
+ * without pause, each chart shown in a thread of its own, and starve the
+ * threads that read the runs in (a log directory's runs took minutes to
+ * list). The user's zoom and pan do not wait. */
+#define RENDER_GAP_FACTOR 3
 
 /* What a series draws, immutable once derived: shared by the view (hover,
  * CSV) and the render jobs in flight (an atomic reference count). It keeps
@@ -99,6 +106,8 @@ struct _TwChartView {
     chart_image image;
     GCancellable *rendering; /* a render job in a thread; NULL when none */
     double render_ms;         /* what its last render took */
+    gint64 next_render;       /* monotonic time before which no thread render starts */
+    guint render_wait;        /* the timeout that draws again at next_render, or 0 */
 
     gboolean hovering;
     double hover_px, hover_py;
@@ -430,7 +439,18 @@ static gboolean image_current(TwChartView *view, int width, int height, int scal
 
 static void rendered(GtkWidget *widget, tw_image_job *job)
 {
-    take_image(TW_CHART_VIEW(widget), (render_job *)job);
+    TwChartView *view = TW_CHART_VIEW(widget);
+    gboolean drew_data = job_size((render_job *)job) > 0; /* the first data drawn does not wait */
+    take_image(view, (render_job *)job);
+    view->next_render = drew_data ? g_get_monotonic_time() + (gint64)(RENDER_GAP_FACTOR * view->render_ms * 1000) : 0;
+}
+
+static gboolean render_waited(gpointer data)
+{
+    TwChartView *view = data;
+    view->render_wait = 0;
+    gtk_widget_queue_draw(GTK_WIDGET(view));
+    return G_SOURCE_REMOVE;
 }
 
 /* Milliseconds of chart drawing the main loop spent in a frame, over all
@@ -456,11 +476,17 @@ static gboolean fits_in_frame(TwChartView *view, const render_job *job)
 
 /* A new image when the chart changed: at once when small and the frame has
  * room, else in a thread (one at a time; the frame after it lands asks for
- * the next if needed). */
+ * the next if needed, once RENDER_GAP_FACTOR allows). */
 static void update_image(TwChartView *view, int width, int height, int scale)
 {
     if (view->rendering || image_current(view, width, height, scale))
         return;
+    gint64 wait = view->next_render - g_get_monotonic_time();
+    if (wait > 0) { /* the old image stays until then */
+        if (!view->render_wait)
+            view->render_wait = g_timeout_add(MAX(1, (guint)(wait / 1000)), render_waited, view);
+        return;
+    }
     render_job *job = render_job_new(view, width, height, scale);
     if (fits_in_frame(view, job)) {
         tw_image_job_run(&job->base);
@@ -630,6 +656,7 @@ static void set_view(TwChartView *view, double x_lo, double x_hi, double y_lo, d
         x_hi = middle + min_span / 2;
     }
     view->auto_x = FALSE;
+    view->next_render = 0; /* the user's own change */
     view->x_lo = x_lo;
     view->x_hi = x_hi;
     if (!isnan(y_lo) && y_hi > y_lo) {
@@ -653,6 +680,7 @@ void tw_chart_view_reset_zoom(TwChartView *view)
 {
     view->auto_x = TRUE;
     view->auto_y = TRUE;
+    view->next_render = 0;
     probe_extents(view);
     follow_data(view, TRUE);
     changed(view);
@@ -894,6 +922,7 @@ static void tw_chart_view_dispose(GObject *object)
         g_cancellable_cancel(view->rendering);
         g_clear_object(&view->rendering);
     }
+    g_clear_handle_id(&view->render_wait, g_source_remove);
     if (view->data) {
         clear_series(view);
         g_clear_signal_handler(&view->series_handler, view->data);
@@ -942,17 +971,39 @@ GtkWidget *tw_chart_view_new(TwDashboardData *data, const char *tag_name)
     return GTK_WIDGET(view);
 }
 
+/* A series the chart had before keeps what it asked the data for: a run
+ * added to a chart of a thousand asks for its own series alone, where
+ * asking for all of them again had the data thread read every series once
+ * per run added (a log directory's runs arriving one by one took minutes
+ * to list). */
 void tw_chart_view_set_series(TwChartView *view, int n, const gint64 *tag_ids, const tw_rgb *colors,
                               const char *const *labels, const double *time_origins)
 {
+    GHashTable *before = g_hash_table_new(g_int64_hash, g_int64_equal); /* tag id -> slot index + 1 */
+    for (int i = 0; i < view->nseries; i++)
+        g_hash_table_insert(before, &view->series[i].tag_id, GINT_TO_POINTER(i + 1));
+    series_slot *slots = g_new0(series_slot, MAX(n, 1));
+    for (int i = 0; i < n; i++) {
+        slots[i] = (series_slot){.tag_id = tag_ids[i], .color = colors[i], .label = g_strdup(labels[i]),
+                                 .time_origin = time_origins ? time_origins[i] : 0, .asked_lo = NAN};
+        int k = GPOINTER_TO_INT(g_hash_table_lookup(before, &tag_ids[i])) - 1;
+        series_slot *old = k >= 0 ? &view->series[k] : NULL;
+        if (old && old->time_origin == slots[i].time_origin) {
+            slots[i].asked_lo = old->asked_lo;
+            slots[i].asked_hi = old->asked_hi;
+            slots[i].asked_columns = old->asked_columns;
+            slots[i].asked_axis = old->asked_axis;
+        }
+    }
+    g_hash_table_unref(before);
+    /* The new series watched before the old are let go: a series in both
+     * stays watched throughout (the counts never reach 0). */
+    gboolean mapped = gtk_widget_get_mapped(GTK_WIDGET(view));
+    for (int i = 0; mapped && i < n; i++)
+        tw_dashboard_data_watch(view->data, tag_ids[i], TRUE);
     clear_series(view);
     view->nseries = n;
-    view->series = g_new0(series_slot, MAX(n, 1));
-    for (int i = 0; i < n; i++)
-        view->series[i] = (series_slot){.tag_id = tag_ids[i], .color = colors[i], .label = g_strdup(labels[i]),
-                                        .time_origin = time_origins ? time_origins[i] : 0, .asked_lo = NAN};
-    if (gtk_widget_get_mapped(GTK_WIDGET(view)))
-        watch_all(view, TRUE);
+    view->series = slots;
     probe_extents(view);
     if (view->auto_x)
         follow_data(view, TRUE);

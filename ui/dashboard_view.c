@@ -1,8 +1,9 @@
 /* TwDashboardView (dashboard_view.h): a GtkPaned with the sidebar (TwRunList
- * and the chart settings: the template resources/dashboard_view.ui) and
- * the tabs (Scalars, Histograms, Distributions: a TwTagSections each)
- * under a tag filter; a placeholder instead of the tabs while there is
- * nothing to show.
+ * and the chart settings) and the tabs (Scalars, Histograms,
+ * Distributions, Images, Text: a TwTagSections each, whose cards the
+ * factories here make; HParams, Evaluation) under a tag filter; a
+ * placeholder instead of the tabs while there is nothing to show. All of
+ * it is the template resources/dashboard_view.ui.
  *
  * Everything here follows TwDashboardData's signals: "runs-changed" and
  * "tags-changed" recompute which cards exist and what each built chart
@@ -30,10 +31,7 @@
 #include "text_card.h"
 
 #define DASHBOARD_CSS "/io/github/twb/Workbench/dashboard.css"
-#define CARD_WIDTH 420
-#define CARD_HEIGHT 300
 #define READY_POLL_MS 20
-#define IMAGE_CARD_HEIGHT 420
 /* While the Images or Text tab is shown, new images and text records are
  * looked for this often (they have no series the data object tails). */
 #define MEDIA_POLL_MS 2000
@@ -59,7 +57,7 @@ struct _TwDashboardView {
     GtkWidget *hparams; /* the HParams tab */
     GtkWidget *evaluation; /* the Evaluation tab (evaluation_view.c) */
     GtkWidget *pair_check;
-    gboolean pair_validation; /* validation/X drawn in epoch/X's chart (on by default) */
+    gboolean pair_validation; /* validation/X or val_X drawn in epoch/X's or X's chart (on by default) */
     /* The Images and Text tabs: the checked runs' images, listed off the
      * main loop (image_index.h) while the tab is shown. */
     GtkWidget *images, *texts;
@@ -116,22 +114,34 @@ static gint64 histogram_key_run(const char *key)
 }
 
 /* ---- scalar cards ----------------------------------------------------------------- */
-/* Keras' loss and val_loss in one chart: the logger writes a training
- * metric's epoch values as "epoch/X" and its validation as "validation/X"
- * (summary_logger.c). With the setting on, X's validation tag index for the
- * chart of "epoch/X" (else -1), and "validation/X" has no chart of its own
- * while "epoch/X" has one. */
-#define TRAIN_PREFIX "epoch/"
-#define VALIDATION_PREFIX "validation/"
+/* Keras' loss and val_loss in one chart. A run names a metric and its
+ * validation in one of these ways: our logger's "epoch/X" and
+ * "validation/X" (summary_logger.c), or Keras History's own "X" and
+ * "val_X", as older TensorBoard callbacks and tensorboardX users write
+ * them. (TF2's callback writes "epoch_X" in runs "train" and "validation":
+ * one tag, so one chart already.) With the setting on, the chart of the
+ * training tag draws the validation tag too, and the validation tag has no
+ * chart of its own while the training tag has one. */
+static const struct {
+    const char *train, *validation;
+} validation_names[] = {{"epoch/", "validation/"}, {"", "val_"}};
 
-static int paired_tag(TwDashboardView *self, const char *tag, const char *from, const char *to)
+/* The index of the tag paired with tag (its validation tag, or with
+ * to_train its training tag), or -1 when none is in the table. */
+static int paired_tag(TwDashboardView *self, const char *tag, gboolean to_train)
 {
-    if (!self->pair_validation || !g_str_has_prefix(tag, from))
-        return -1;
-    char *other = g_strconcat(to, tag + strlen(from), NULL);
-    int index = tag_index_of(self, other);
-    g_free(other);
-    return index;
+    for (size_t i = 0; self->pair_validation && i < G_N_ELEMENTS(validation_names); i++) {
+        const char *from = to_train ? validation_names[i].validation : validation_names[i].train;
+        const char *to = to_train ? validation_names[i].train : validation_names[i].validation;
+        if (!g_str_has_prefix(tag, from))
+            continue;
+        char *other = g_strconcat(to, tag + strlen(from), NULL);
+        int index = tag_index_of(self, other);
+        g_free(other);
+        if (index >= 0)
+            return index;
+    }
+    return -1;
 }
 
 /* The validation series of the runs shown, after theirs: the run's colour
@@ -158,7 +168,7 @@ static int add_validation_series(TwDashboardView *self, int vi, int n, gint64 *i
 static void update_series(TwDashboardView *self, TwChartCard *card)
 {
     int ti = tag_index_of(self, tw_chart_card_tag(card)), n_runs = tw_dashboard_data_n_runs(self->data), n = 0;
-    int vi = paired_tag(self, tw_chart_card_tag(card), TRAIN_PREFIX, VALIDATION_PREFIX);
+    int vi = paired_tag(self, tw_chart_card_tag(card), FALSE);
     gint64 *ids = g_new(gint64, MAX(2 * n_runs, 1));
     tw_rgb *colors = g_new(tw_rgb, MAX(2 * n_runs, 1));
     const char **labels = g_new0(const char *, MAX(2 * n_runs, 1));
@@ -407,7 +417,7 @@ static void update_cards(TwDashboardView *self)
     for (int t = 0; t < n_tags; t++) {
         const char *tag = tw_dashboard_data_tag_name(self->data, t);
         tw_series_kind kind = tw_dashboard_data_tag_kind(self->data, t);
-        int ei = paired_tag(self, tag, VALIDATION_PREFIX, TRAIN_PREFIX); /* drawn in epoch/X's chart */
+        int ei = paired_tag(self, tag, TRUE); /* drawn in its training tag's chart */
         if (kind == TW_SERIES_SCALAR && any_visible_run_has(self, t) && !(ei >= 0 && any_visible_run_has(self, ei)))
             g_ptr_array_add(scalar_tags, (gpointer)tag);
         /* The hparams plugin's records are kept as text; they are not the text plugin's. */
@@ -724,112 +734,6 @@ static void on_tag_filter(GtkEditable *entry, TwDashboardView *self)
         g_regex_unref(regex);
 }
 
-/* ---- construction ------------------------------------------------------------------------------ */
-static GtkWidget *page(GtkWidget *toolbar, GtkWidget *sections, const char *name)
-{
-    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
-    if (toolbar)
-        gtk_box_append(GTK_BOX(box), toolbar);
-    gtk_widget_set_name(sections, name);
-    gtk_widget_set_vexpand(sections, TRUE);
-    gtk_box_append(GTK_BOX(box), sections);
-    return box;
-}
-
-static GtkWidget *histogram_toolbar(TwDashboardView *self)
-{
-    GtkWidget *bar = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0);
-    gtk_widget_add_css_class(bar, "linked");
-    gtk_widget_add_css_class(bar, "histogram-mode");
-    gtk_widget_set_halign(bar, GTK_ALIGN_START);
-    GtkWidget *offset = gtk_toggle_button_new_with_label("Offset");
-    gtk_widget_set_tooltip_text(offset, "One ridge per step, later steps in front");
-    self->overlay = gtk_toggle_button_new_with_label("Overlay");
-    gtk_widget_set_tooltip_text(self->overlay, "Every step’s outline on one axis, later steps darker");
-    gtk_toggle_button_set_group(GTK_TOGGLE_BUTTON(self->overlay), GTK_TOGGLE_BUTTON(offset));
-    gtk_toggle_button_set_active(GTK_TOGGLE_BUTTON(offset), TRUE);
-    g_signal_connect(self->overlay, "toggled", G_CALLBACK(on_histogram_mode), self);
-    g_signal_connect(offset, "toggled", G_CALLBACK(on_histogram_mode), self);
-    gtk_box_append(GTK_BOX(bar), offset);
-    gtk_box_append(GTK_BOX(bar), self->overlay);
-    return bar;
-}
-
-static GtkWidget *main_area(TwDashboardView *self)
-{
-    const char *no_histograms = "No histograms in the checked runs. <tt>twb train … --histogram-every N</tt> records "
-                                "each weight’s histogram every N steps.";
-    self->scalars = tw_tag_sections_new(CARD_WIDTH, CARD_HEIGHT, make_scalar_card, self);
-    tw_tag_sections_set_empty_text(TW_TAG_SECTIONS(self->scalars),
-                                   "No scalars in the checked runs yet. Check a run on the left, or wait for training "
-                                   "to log its first values.",
-                                   "No scalar tag matches the tag filter.");
-    self->histograms = tw_tag_sections_new(CARD_WIDTH, CARD_HEIGHT, make_histogram_card, self);
-    tw_tag_sections_set_empty_text(TW_TAG_SECTIONS(self->histograms), no_histograms,
-                                   "No histogram tag matches the tag filter.");
-    self->distributions = tw_tag_sections_new(CARD_WIDTH, CARD_HEIGHT, make_distribution_card, self);
-    tw_tag_sections_set_empty_text(TW_TAG_SECTIONS(self->distributions), no_histograms,
-                                   "No histogram tag matches the tag filter.");
-    GtkWidget *tabs = gtk_stack_new();
-    self->rank_lanes = tw_rank_lanes_new();
-    gtk_stack_add_titled(GTK_STACK(tabs), page(self->rank_lanes, self->scalars, "scalars"), "scalars", "Scalars");
-    gtk_stack_add_titled(GTK_STACK(tabs), page(histogram_toolbar(self), self->histograms, "histograms"), "histograms",
-                         "Histograms");
-    gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->distributions, "distributions"), "distributions",
-                         "Distributions");
-    self->hparams = tw_hparams_view_new(TW_RUN_LIST(self->runs));
-    gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->hparams, "hparams"), "hparams", "HParams");
-    self->images = tw_tag_sections_new(CARD_WIDTH, IMAGE_CARD_HEIGHT, make_image_card, self);
-    tw_tag_sections_set_empty_text(TW_TAG_SECTIONS(self->images),
-                                   "No images in the checked runs. <tt>tw_summary_image</tt> logs them, and "
-                                   "TensorBoard logs hold them (<tt>tf.summary.image</tt>, <tt>add_image</tt>).",
-                                   "No image tag matches the tag filter.");
-    gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->images, "images"), "images", "Images");
-    self->texts = tw_tag_sections_new(CARD_WIDTH, CARD_HEIGHT, make_text_card, self);
-    tw_tag_sections_set_empty_text(TW_TAG_SECTIONS(self->texts),
-                                   "No text in the checked runs. <tt>tw_summary_text</tt> logs markdown, as "
-                                   "<tt>tf.summary.text</tt> does.",
-                                   "No text tag matches the tag filter.");
-    gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->texts, "text"), "text", "Text");
-    self->evaluation = tw_evaluation_view_new();
-    gtk_stack_add_titled(GTK_STACK(tabs), page(NULL, self->evaluation, "evaluation"), "evaluation", "Evaluation");
-    g_signal_connect_swapped(tabs, "notify::visible-child", G_CALLBACK(on_tab_shown), self);
-    GtkWidget *bar = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12);
-    gtk_widget_add_css_class(bar, "dashboard-bar");
-    GtkWidget *switcher = gtk_stack_switcher_new();
-    gtk_stack_switcher_set_stack(GTK_STACK_SWITCHER(switcher), GTK_STACK(tabs));
-    self->tag_entry = gtk_search_entry_new();
-    g_object_set(self->tag_entry, "placeholder-text", "Filter tags (regex)", NULL);
-    gtk_widget_set_tooltip_text(self->tag_entry, "Show tags matching a regular expression");
-    gtk_widget_add_css_class(self->tag_entry, "tag-filter");
-    gtk_widget_set_hexpand(self->tag_entry, TRUE);
-    g_signal_connect(self->tag_entry, "search-changed", G_CALLBACK(on_tag_filter), self);
-    gtk_box_append(GTK_BOX(bar), self->tag_entry);
-    /* Five tabs are wider than the page at 800x600: the row scrolls there
-     * (and shows whole where it fits), and each tab is as wide as its name. */
-    gtk_box_layout_set_homogeneous(GTK_BOX_LAYOUT(gtk_widget_get_layout_manager(switcher)), FALSE);
-    GtkWidget *switcher_scroll = gtk_scrolled_window_new();
-    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(switcher_scroll), GTK_POLICY_AUTOMATIC, GTK_POLICY_NEVER);
-    gtk_scrolled_window_set_propagate_natural_width(GTK_SCROLLED_WINDOW(switcher_scroll), TRUE);
-    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(switcher_scroll), switcher);
-    gtk_box_append(GTK_BOX(bar), switcher_scroll);
-    self->switcher = switcher;
-    self->switcher_scroll = switcher_scroll;
-    /* Laid out (or resized): the shown tab in view again. */
-    g_signal_connect_swapped(gtk_scrolled_window_get_hadjustment(GTK_SCROLLED_WINDOW(switcher_scroll)), "changed",
-                             G_CALLBACK(on_tab_row_changed), self);
-    self->tabs = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
-    gtk_box_append(GTK_BOX(self->tabs), bar);
-    gtk_widget_set_vexpand(tabs, TRUE);
-    gtk_box_append(GTK_BOX(self->tabs), tabs);
-    self->tab_stack = tabs;
-    self->message = tw_placeholder_view_new("tw-dashboard-symbolic", "Dashboard", "", "");
-    self->pages = gtk_stack_new();
-    gtk_stack_add_named(GTK_STACK(self->pages), self->message, "message");
-    gtk_stack_add_named(GTK_STACK(self->pages), self->tabs, "tabs");
-    return self->pages;
-}
-
 /* The reader starts when the page is first shown (or its data asked for),
  * with the file chosen by then: a window that sets the file after making
  * the page starts one reader, on that file, and a hidden page reads nothing. */
@@ -933,10 +837,15 @@ static void tw_dashboard_view_class_init(TwDashboardViewClass *klass)
     gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
     gtk_widget_class_set_css_name(widget_class, "dashboardview");
     g_type_ensure(TW_TYPE_RUN_LIST);
+    g_type_ensure(TW_TYPE_PLACEHOLDER_VIEW);
+    g_type_ensure(TW_TYPE_RANK_LANES);
+    g_type_ensure(TW_TYPE_TAG_SECTIONS);
+    g_type_ensure(TW_TYPE_HPARAMS_VIEW);
+    g_type_ensure(TW_TYPE_EVALUATION_VIEW);
     gtk_widget_class_set_template_from_resource(widget_class, "/io/github/twb/Workbench/dashboard_view.ui");
 #define BIND(field, id) \
     gtk_widget_class_bind_template_child_full(widget_class, id, FALSE, G_STRUCT_OFFSET(TwDashboardView, field))
-    BIND(paned, "paned");
+    BIND(paned, "paned"); /* the template's one child, which dispose_template unparents */
     BIND(runs, "runs");
     BIND(smoothing, "smoothing");
     BIND(x_axis[TW_X_STEP], "x_step");
@@ -946,11 +855,30 @@ static void tw_dashboard_view_class_init(TwDashboardViewClass *klass)
     BIND(y_axis[TW_Y_LOG], "y_log");
     BIND(outliers, "outliers");
     BIND(pair_check, "pair_check");
+    BIND(pages, "pages");
+    BIND(message, "message");
+    BIND(tabs, "tabs");
+    BIND(tag_entry, "tag_entry");
+    BIND(switcher_scroll, "switcher_scroll");
+    BIND(switcher, "switcher");
+    BIND(tab_stack, "tab_stack");
+    BIND(rank_lanes, "rank_lanes");
+    BIND(scalars, "scalars");
+    BIND(overlay, "overlay");
+    BIND(histograms, "histograms");
+    BIND(distributions, "distributions");
+    BIND(hparams, "hparams");
+    BIND(images, "images");
+    BIND(texts, "texts");
+    BIND(evaluation, "evaluation");
 #undef BIND
     gtk_widget_class_bind_template_callback(widget_class, on_runs_shown);
     gtk_widget_class_bind_template_callback(widget_class, on_smoothing);
     gtk_widget_class_bind_template_callback(widget_class, on_axes);
     gtk_widget_class_bind_template_callback(widget_class, on_pair_validation);
+    gtk_widget_class_bind_template_callback(widget_class, on_tag_filter);
+    gtk_widget_class_bind_template_callback(widget_class, on_tab_shown);
+    gtk_widget_class_bind_template_callback(widget_class, on_histogram_mode);
 }
 
 static void tw_dashboard_view_init(TwDashboardView *self)
@@ -961,7 +889,17 @@ static void tw_dashboard_view_init(TwDashboardView *self)
     /* The template's settings are the defaults. */
     self->smoothing_weight = gtk_range_get_value(GTK_RANGE(self->smoothing));
     self->pair_validation = gtk_check_button_get_active(GTK_CHECK_BUTTON(self->pair_check));
-    gtk_paned_set_end_child(GTK_PANED(self->paned), main_area(self));
+    tw_tag_sections_set_factory(TW_TAG_SECTIONS(self->scalars), make_scalar_card, self);
+    tw_tag_sections_set_factory(TW_TAG_SECTIONS(self->histograms), make_histogram_card, self);
+    tw_tag_sections_set_factory(TW_TAG_SECTIONS(self->distributions), make_distribution_card, self);
+    tw_tag_sections_set_factory(TW_TAG_SECTIONS(self->images), make_image_card, self);
+    tw_tag_sections_set_factory(TW_TAG_SECTIONS(self->texts), make_text_card, self);
+    /* Each tab as wide as its name (a .ui file cannot reach the switcher's
+     * own layout manager). */
+    gtk_box_layout_set_homogeneous(GTK_BOX_LAYOUT(gtk_widget_get_layout_manager(self->switcher)), FALSE);
+    /* Laid out (or resized): the shown tab in view again. */
+    g_signal_connect_swapped(gtk_scrolled_window_get_hadjustment(GTK_SCROLLED_WINDOW(self->switcher_scroll)), "changed",
+                             G_CALLBACK(on_tab_row_changed), self);
 }
 
 /* ---- dashboard_view.h ------------------------------------------------------------------------------ */

@@ -236,6 +236,8 @@ static const route_cache *all_routes(TwModelDoc *doc, const tw_designer_overlay 
         }
     int end = cache->points->len / 2;
     g_array_append_val(cache->starts, end);
+    tw_designer_boxes boxes = {n, xy, W, H, xy + 2 * n};
+    tw_designer_routes_order_channels(&boxes, cache->points, cache->starts);
     g_array_free(points, TRUE);
     g_free(moved);
     g_object_set_data_full(G_OBJECT(doc), "tw-designer-routes", cache, route_cache_free); /* frees old */

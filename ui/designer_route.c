@@ -323,3 +323,68 @@ int tw_designer_route(const tw_designer_boxes *b, double x0, double y0, double x
     push(points, x1, y1);
     return (points->len - first) / 2;
 }
+
+/* ---- channels ------------------------------------------------------------- */
+
+/* The least room between two tracks of a channel worth spreading into. */
+#define TRACK_GAP 3.0
+
+typedef struct {
+    int edge;
+    double ay, by;   /* the channel: below the source's stub, above the target's */
+    double k1, k2;   /* the order, top track first */
+} step_edge;
+
+static int cmp_step(const void *pa, const void *pb)
+{
+    const step_edge *a = pa, *b = pb;
+    if (a->ay != b->ay)
+        return a->ay < b->ay ? -1 : 1;
+    if (a->by != b->by)
+        return a->by < b->by ? -1 : 1;
+    if (a->k1 != b->k1)
+        return a->k1 < b->k1 ? -1 : 1;
+    if (a->k2 != b->k2)
+        return a->k2 < b->k2 ? -1 : 1;
+    return a->edge - b->edge;
+}
+
+void tw_designer_routes_order_channels(const tw_designer_boxes *b, GArray *points, const GArray *starts)
+{
+    double *p = (double *)points->data;
+    int nedges = (int)starts->len - 1;
+    step_edge *steps = g_new(step_edge, MAX(nedges, 1));
+    int n = 0;
+    for (int e = 0; e < nedges; e++) {
+        int at = g_array_index(starts, int, e), np = g_array_index(starts, int, e + 1) - at;
+        const double *q = p + 2 * at;
+        if (np != 4 || q[0] != q[2] || q[3] != q[5] || q[4] != q[6] || q[2] == q[4])
+            continue;
+        gboolean right = q[6] > q[0];
+        /* Two edges going right cross needlessly when the one starting
+         * further left runs above (it crosses the other's way down); the
+         * mirror for edges going left; from one port, the one going further
+         * runs above. An edge going right and one going left cross as often
+         * whatever their order. */
+        steps[n++] = (step_edge){e, q[1] + S, q[7] - S, right ? -q[0] : q[0], right ? -q[6] : q[6]};
+    }
+    qsort(steps, (size_t)n, sizeof *steps, cmp_step);
+    for (int first = 0, last; first < n; first = last) {
+        for (last = first + 1; last < n && steps[last].ay == steps[first].ay && steps[last].by == steps[first].by;)
+            last++;
+        int k = last - first;
+        double gap = (steps[first].by - steps[first].ay) / (k + 1);
+        if (k < 2 || gap < TRACK_GAP)
+            continue;
+        gboolean free = TRUE;
+        for (int t = 0; t < k && free; t++) {
+            const double *q = p + 2 * g_array_index(starts, int, steps[first + t].edge);
+            free = step(b, q[0], q[1], q[6], q[7], steps[first].ay + gap * (t + 1), TRUE);
+        }
+        for (int t = 0; t < k && free; t++) {
+            double *q = p + 2 * g_array_index(starts, int, steps[first + t].edge);
+            q[3] = q[5] = steps[first].ay + gap * (t + 1);
+        }
+    }
+    g_free(steps);
+}

@@ -31,6 +31,15 @@ typedef struct {
  * step, which may cross boxes. */
 int tw_designer_route(const tw_designer_boxes *boxes, double x0, double y0, double x1, double y1, GArray *points);
 
+/* Routes of several edges, one after the other in points (doubles), edge
+ * e's from point starts[e] to starts[e + 1] (starts: ints, one more than
+ * the edges): the plain steps that cross one channel (the same gap between
+ * their source's stub and their target's) get tracks of their own, spread
+ * across it in the order that leaves only the crossings their ends force.
+ * A channel where a track would meet a box, or would leave less than
+ * 3 units between tracks, stays as it was. */
+void tw_designer_routes_order_channels(const tw_designer_boxes *boxes, GArray *points, const GArray *starts);
+
 /* Whether the segment (ax, ay)-(bx, by) passes through the inside of the
  * rectangle (x, y, w, h) (touching its border does not count). */
 gboolean tw_designer_segment_crosses(double ax, double ay, double bx, double by, double x, double y, double w,

@@ -65,7 +65,7 @@ static tw_tensor *zero_input(tw_model *model, int k, GError **error)
     return x;
 }
 
-char *tw_graph_trace_model(tw_model *model, GError **error)
+static char *trace_model(tw_model *model, bool shape_only, GError **error)
 {
     int ninputs = tw_model_ninputs(model);
     if (ninputs < 1 || ninputs > TW_MAX_LAYER_IO) {
@@ -81,7 +81,8 @@ char *tw_graph_trace_model(tw_model *model, GError **error)
     char *json = NULL;
     tw_function *f = NULL;
     if (!local && tw_model_build(model, NULL, 0) == 0 && (f = tw_function_new(tw_layer_name(model), forward, model))) {
-        const tw_graph *graph = tw_function_get_graph(f, ninputs, x);
+        const tw_graph *graph = shape_only ? tw_function_get_graph_shapes(f, ninputs, x)
+                                           : tw_function_get_graph(f, ninputs, x);
         json = graph ? tw_graph_json(graph) : NULL;
     }
     if (!json && !local)
@@ -92,6 +93,16 @@ char *tw_graph_trace_model(tw_model *model, GError **error)
     for (int k = 0; k < ninputs; k++)
         tw_tensor_unref(x[k]);
     return json;
+}
+
+char *tw_graph_trace_model(tw_model *model, GError **error)
+{
+    return trace_model(model, true, error);
+}
+
+char *tw_graph_trace_model_with_values(tw_model *model, GError **error)
+{
+    return trace_model(model, false, error);
 }
 
 /* Sources that are values rather than data (tucked into the op reading

@@ -81,8 +81,13 @@ typedef struct {
 /* Trace the model's forward pass (inference) for a batch of one zero input
  * of its input shape (one per input of a Functional model, in its input
  * order) and return the graph's JSON (g_free it); NULL with *error set when
- * the model cannot be built or called. Builds the model. */
+ * the model cannot be built or called. Builds the model. The trace is
+ * shape-only (tw_function_get_graph_shapes): no kernel runs on the batch
+ * or the weights, and the graph is the one a full trace gives. */
 char *tw_graph_trace_model(tw_model *model, GError **error);
+/* The same traced with every kernel run (tw_function_get_graph): what the
+ * shape-only trace is checked against. */
+char *tw_graph_trace_model_with_values(tw_model *model, GError **error);
 /* Parse one graph ({"format": "twb-graph", ...}); NULL with *error set. */
 tw_graph_model *tw_graph_model_parse(const char *json, gssize length, GError **error);
 void tw_graph_model_free(tw_graph_model *model);

@@ -11,6 +11,7 @@
 #include <tw/json_depth.h>
 
 #include "csv_field.h"
+#include "hparams_json.h"
 
 typedef enum { OP_NAME, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_RANGE } filter_op;
 
@@ -38,37 +39,69 @@ struct tw_hp_table {
 };
 
 /* ---- reading the runs' JSON ------------------------------------------------- */
-/* A name -> value map of one run's object, flattened ("a.b"). */
-static void flatten(JsonNode *node, const char *prefix, GHashTable *out)
+/* What the runs' objects hold: their members (hparams_json.h), read by the
+ * fast reader, else by json-glib; names and strings in one chunk. */
+typedef struct {
+    JsonParser *parser; /* made when a text needs it */
+    GStringChunk *chunk;
+} reader;
+
+static const char *chunk_text(reader *rd, const char *text)
+{
+    return g_string_chunk_insert_const(rd->chunk, text);
+}
+
+/* json-glib's tree flattened as the fast reader flattens ("a.b"). */
+static void flatten(reader *rd, JsonNode *node, const char *prefix, GArray *out)
 {
     if (JSON_NODE_HOLDS_OBJECT(node)) {
         JsonObject *o = json_node_get_object(node);
         GList *members = json_object_get_members(o);
         for (GList *m = members; m; m = m->next) {
             char *name = *prefix ? g_strconcat(prefix, ".", m->data, NULL) : g_strdup(m->data);
-            flatten(json_object_get_member(o, m->data), name, out);
+            flatten(rd, json_object_get_member(o, m->data), chunk_text(rd, name), out);
             g_free(name);
         }
         g_list_free(members);
         return;
     }
-    if (*prefix)
-        g_hash_table_replace(out, g_strdup(prefix), json_node_ref(node));
+    if (!*prefix)
+        return;
+    tw_hp_json_member m = {prefix, TW_HP_MISSING, 0, NULL};
+    if (JSON_NODE_HOLDS_VALUE(node)) {
+        GType type = json_node_get_value_type(node);
+        if (type == G_TYPE_BOOLEAN) {
+            m.kind = TW_HP_BOOL;
+            m.number = json_node_get_boolean(node);
+        } else if (type == G_TYPE_INT64 || type == G_TYPE_DOUBLE) {
+            m.kind = TW_HP_NUMBER;
+            m.number = json_node_get_double(node);
+        } else {
+            m.kind = TW_HP_STRING;
+            m.text = chunk_text(rd, json_node_get_string(node) ? json_node_get_string(node) : "");
+        }
+    } else if (!JSON_NODE_HOLDS_NULL(node)) { /* an array: its JSON text */
+        char *text = json_to_string(node, FALSE);
+        m.kind = TW_HP_STRING;
+        m.text = chunk_text(rd, text);
+        g_free(text);
+    }
+    g_array_append_val(out, m);
 }
 
 /* The run's flattened object; an absent, unreadable or too deep text is an
  * empty one (a run without settings has no values, nothing more). */
-static GHashTable *read_object(const char *json)
+static GArray *read_object(reader *rd, const char *json)
 {
-    GHashTable *values = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)json_node_unref);
-    if (!json || tw_json_too_deep(json, -1) >= 0)
-        return values;
-    JsonParser *parser = json_parser_new();
-    if (json_parser_load_from_data(parser, json, -1, NULL) && json_parser_get_root(parser) &&
-        JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser)))
-        flatten(json_parser_get_root(parser), "", values);
-    g_object_unref(parser);
-    return values;
+    GArray *members = g_array_new(FALSE, FALSE, sizeof(tw_hp_json_member));
+    if (!json || tw_json_too_deep(json, -1) >= 0 || tw_hp_json_read(json, rd->chunk, members))
+        return members;
+    if (!rd->parser)
+        rd->parser = json_parser_new();
+    if (json_parser_load_from_data(rd->parser, json, -1, NULL) && json_parser_get_root(rd->parser) &&
+        JSON_NODE_HOLDS_OBJECT(json_parser_get_root(rd->parser)))
+        flatten(rd, json_parser_get_root(rd->parser), "", members);
+    return members;
 }
 
 static const char *intern(tw_hp_table *t, const char *text)
@@ -76,33 +109,24 @@ static const char *intern(tw_hp_table *t, const char *text)
     return g_string_chunk_insert_const(t->texts, text);
 }
 
-static tw_hp_value value_of(tw_hp_table *t, JsonNode *node)
+static tw_hp_value value_of(tw_hp_table *t, const tw_hp_json_member *m)
 {
-    if (!node || JSON_NODE_HOLDS_NULL(node))
-        return (tw_hp_value){TW_HP_MISSING, NAN, "", -1};
-    if (JSON_NODE_HOLDS_VALUE(node)) {
-        GType type = json_node_get_value_type(node);
-        char buffer[G_ASCII_DTOSTR_BUF_SIZE];
-        if (type == G_TYPE_BOOLEAN) {
-            bool b = json_node_get_boolean(node);
-            return (tw_hp_value){TW_HP_BOOL, b, b ? "true" : "false", -1};
-        }
-        if (type == G_TYPE_INT64 || type == G_TYPE_DOUBLE) {
-            double v = json_node_get_double(node);
-            g_snprintf(buffer, sizeof buffer, "%.6g", v);
-            return (tw_hp_value){TW_HP_NUMBER, v, intern(t, buffer), -1};
-        }
-        const char *s = json_node_get_string(node);
+    char buffer[G_ASCII_DTOSTR_BUF_SIZE];
+    switch (m->kind) {
+    case TW_HP_BOOL: return (tw_hp_value){TW_HP_BOOL, m->number, m->number ? "true" : "false", -1};
+    case TW_HP_NUMBER:
+        g_snprintf(buffer, sizeof buffer, "%.6g", m->number);
+        return (tw_hp_value){TW_HP_NUMBER, m->number, intern(t, buffer), -1};
+    case TW_HP_STRING: {
+        const char *s = m->text;
         /* the importer writes TensorBoard's non-finite numbers so */
-        if (!g_strcmp0(s, "nan") || !g_strcmp0(s, "inf") || !g_strcmp0(s, "-inf"))
+        if (!strcmp(s, "nan") || !strcmp(s, "inf") || !strcmp(s, "-inf"))
             return (tw_hp_value){TW_HP_NUMBER, s[0] == 'n' ? NAN : s[0] == '-' ? -INFINITY : INFINITY, intern(t, s),
                                 -1};
-        return (tw_hp_value){TW_HP_STRING, NAN, intern(t, s ? s : ""), -1};
+        return (tw_hp_value){TW_HP_STRING, NAN, intern(t, s), -1};
     }
-    char *text = json_to_string(node, FALSE); /* an array */
-    tw_hp_value v = {TW_HP_STRING, NAN, intern(t, text), -1};
-    g_free(text);
-    return v;
+    default: return (tw_hp_value){TW_HP_MISSING, NAN, "", -1};
+    }
 }
 
 /* ---- columns ------------------------------------------------------------------ */
@@ -112,16 +136,12 @@ static int compare_strings(const void *a, const void *b)
 }
 
 /* The names of a role's columns over all runs, sorted. */
-static char **column_names(GHashTable **objects, int n)
+static char **column_names(GArray **objects, int n)
 {
     GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
-    for (int i = 0; i < n; i++) {
-        GHashTableIter it;
-        gpointer key;
-        g_hash_table_iter_init(&it, objects[i]);
-        while (g_hash_table_iter_next(&it, &key, NULL))
-            g_hash_table_add(seen, key);
-    }
+    for (int i = 0; i < n; i++)
+        for (guint k = 0; k < objects[i]->len; k++)
+            g_hash_table_add(seen, (gpointer)g_array_index(objects[i], tw_hp_json_member, k).name);
     guint count = 0;
     char **names = (char **)g_hash_table_get_keys_as_array(seen, &count);
     qsort(names, count, sizeof *names, compare_strings);
@@ -186,16 +206,29 @@ static void column_free(gpointer data)
     g_free(col);
 }
 
-static void add_columns(tw_hp_table *t, GHashTable **objects, int n, tw_hp_role role)
+/* The role's columns, after those there, each name's index in index. */
+static void add_columns(tw_hp_table *t, GArray **objects, int n, tw_hp_role role, GHashTable *index)
 {
     char **names = column_names(objects, n);
     for (char **name = names; *name; name++) {
         tw_hp_column *col = g_new0(tw_hp_column, 1);
         col->name = g_strdup(*name);
         col->role = role;
+        g_hash_table_insert(index, col->name, GINT_TO_POINTER(t->columns->len));
         g_ptr_array_add(t->columns, col);
     }
     g_free(names);
+}
+
+/* The role's cells from each run's members (a name given twice: the last). */
+static void fill_cells(tw_hp_table *t, GArray **objects, GHashTable *index)
+{
+    for (int r = 0; r < t->nrows; r++)
+        for (guint k = 0; k < objects[r]->len; k++) {
+            const tw_hp_json_member *m = &g_array_index(objects[r], tw_hp_json_member, k);
+            int c = GPOINTER_TO_INT(g_hash_table_lookup(index, m->name));
+            t->cells[(size_t)r * t->ncolumns + c] = value_of(t, m);
+        }
 }
 
 tw_hp_table *tw_hp_table_new(const tw_run_info *runs, int n)
@@ -206,31 +239,37 @@ tw_hp_table *tw_hp_table_new(const tw_run_info *runs, int n)
     t->columns = g_ptr_array_new_with_free_func(column_free);
     t->texts = g_string_chunk_new(4096);
     t->filter = g_array_new(FALSE, FALSE, sizeof(filter_term));
-    GHashTable **hparams = g_new(GHashTable *, MAX(n, 1)), **metrics = g_new(GHashTable *, MAX(n, 1));
+    reader rd = {NULL, g_string_chunk_new(4096)};
+    GArray **hparams = g_new(GArray *, MAX(n, 1)), **metrics = g_new(GArray *, MAX(n, 1));
     for (int i = 0; i < n; i++) {
         t->rows[i] = (row_info){runs[i].id, g_strdup(runs[i].name), runs[i].status};
-        hparams[i] = read_object(runs[i].hparams_json);
-        metrics[i] = read_object(runs[i].metrics_json);
+        hparams[i] = read_object(&rd, runs[i].hparams_json);
+        metrics[i] = read_object(&rd, runs[i].metrics_json);
     }
-    add_columns(t, hparams, n, TW_HP_HPARAM);
-    int nhparams = (int)t->columns->len;
-    add_columns(t, metrics, n, TW_HP_METRIC);
+    /* a name's column within its role (a metric may share a setting's name) */
+    GHashTable *hparam_index = g_hash_table_new(g_str_hash, g_str_equal);
+    GHashTable *metric_index = g_hash_table_new(g_str_hash, g_str_equal);
+    add_columns(t, hparams, n, TW_HP_HPARAM, hparam_index);
+    add_columns(t, metrics, n, TW_HP_METRIC, metric_index);
     t->ncolumns = (int)t->columns->len;
-    t->cells = g_new(tw_hp_value, (size_t)MAX(n, 1) * MAX(t->ncolumns, 1));
-    for (int r = 0; r < n; r++)
-        for (int c = 0; c < t->ncolumns; c++) {
-            const tw_hp_column *col = t->columns->pdata[c];
-            GHashTable *object = c < nhparams ? hparams[r] : metrics[r];
-            t->cells[(size_t)r * t->ncolumns + c] = value_of(t, g_hash_table_lookup(object, col->name));
-        }
+    size_t ncells = (size_t)MAX(n, 1) * MAX(t->ncolumns, 1);
+    t->cells = g_new(tw_hp_value, ncells);
+    for (size_t i = 0; i < ncells; i++)
+        t->cells[i] = (tw_hp_value){TW_HP_MISSING, NAN, "", -1};
+    fill_cells(t, hparams, hparam_index);
+    fill_cells(t, metrics, metric_index);
     for (int c = 0; c < t->ncolumns; c++)
         describe_column(t, c);
     for (int i = 0; i < n; i++) {
-        g_hash_table_unref(hparams[i]);
-        g_hash_table_unref(metrics[i]);
+        g_array_unref(hparams[i]);
+        g_array_unref(metrics[i]);
     }
     g_free(hparams);
     g_free(metrics);
+    g_hash_table_unref(hparam_index);
+    g_hash_table_unref(metric_index);
+    g_string_chunk_free(rd.chunk);
+    g_clear_object(&rd.parser);
     t->passes = g_new(bool, MAX(n, 1));
     for (int r = 0; r < n; r++)
         t->passes[r] = true;

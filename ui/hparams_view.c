@@ -71,6 +71,9 @@ struct _TwHparamsView {
 
 G_DEFINE_FINAL_TYPE(TwHparamsView, tw_hparams_view, GTK_TYPE_WIDGET)
 
+enum { PROP_0, PROP_RUN_LIST, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
 static char *column_key(const tw_hp_column *col)
 {
     return g_strconcat(col->role == TW_HP_METRIC ? "m:" : "h:", col->name, NULL);
@@ -680,9 +683,35 @@ static void tw_hparams_view_dispose(GObject *object)
     G_OBJECT_CLASS(tw_hparams_view_parent_class)->dispose(object);
 }
 
+static void tw_hparams_view_set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
+{
+    TwHparamsView *self = TW_HPARAMS_VIEW(object);
+    if (id == PROP_RUN_LIST) {
+        self->runs = g_value_dup_object(value);
+        if (self->runs)
+            g_signal_connect_swapped(self->runs, "changed", G_CALLBACK(on_runs_checked), self);
+    } else {
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    }
+}
+
+static void tw_hparams_view_get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+    if (id == PROP_RUN_LIST)
+        g_value_set_object(value, TW_HPARAMS_VIEW(object)->runs);
+    else
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+}
+
 static void tw_hparams_view_class_init(TwHparamsViewClass *klass)
 {
     G_OBJECT_CLASS(klass)->dispose = tw_hparams_view_dispose;
+    G_OBJECT_CLASS(klass)->set_property = tw_hparams_view_set_property;
+    G_OBJECT_CLASS(klass)->get_property = tw_hparams_view_get_property;
+    /* "run-list": the run list whose checked runs are the selection. */
+    props[PROP_RUN_LIST] = g_param_spec_object("run-list", NULL, NULL, TW_TYPE_RUN_LIST,
+                                               G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+    g_object_class_install_properties(G_OBJECT_CLASS(klass), N_PROPS, props);
     gtk_widget_class_set_layout_manager_type(GTK_WIDGET_CLASS(klass), GTK_TYPE_BIN_LAYOUT);
     gtk_widget_class_set_css_name(GTK_WIDGET_CLASS(klass), "hparamsview");
     gtk_widget_class_install_action(GTK_WIDGET_CLASS(klass), "hparams.export", "s", on_export);
@@ -808,8 +837,5 @@ static void tw_hparams_view_init(TwHparamsView *self)
 
 GtkWidget *tw_hparams_view_new(TwRunList *runs)
 {
-    TwHparamsView *self = g_object_new(TW_TYPE_HPARAMS_VIEW, NULL);
-    self->runs = g_object_ref(runs);
-    g_signal_connect_swapped(runs, "changed", G_CALLBACK(on_runs_checked), self);
-    return GTK_WIDGET(self);
+    return g_object_new(TW_TYPE_HPARAMS_VIEW, "run-list", runs, NULL);
 }

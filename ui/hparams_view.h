@@ -26,7 +26,8 @@ G_BEGIN_DECLS
 #define TW_TYPE_HPARAMS_VIEW (tw_hparams_view_get_type())
 G_DECLARE_FINAL_TYPE(TwHparamsView, tw_hparams_view, TW, HPARAMS_VIEW, GtkWidget)
 
-/* runs: the run list whose checked runs are the selection (a reference is kept). */
+/* runs: the run list whose checked runs are the selection (a reference is
+ * kept; the construct-only property "run-list", for .ui templates). */
 GtkWidget *tw_hparams_view_new(TwRunList *runs);
 /* Rebuild the table from data's runs (after "runs-changed"). */
 void tw_hparams_view_sync(TwHparamsView *view, TwDashboardData *data);

@@ -18,7 +18,7 @@ static const struct {
 struct _TwSweepDialog {
     GtkWindow parent_instance;
     GtkWidget *entries[N_FIELDS];
-    GtkWidget *search, *trials, *name, *error, *counts, *list;
+    GtkWidget *search, *trials, *name, *median_stop, *parallel, *error, *counts, *list;
     GListModel *queue;
 };
 
@@ -204,6 +204,19 @@ static void build(TwSweepDialog *self)
     gtk_entry_set_placeholder_text(GTK_ENTRY(self->name), "sweep-DATE-TIME; trials are NAME-1, NAME-2, …");
     gtk_grid_attach(GTK_GRID(grid), form_label("Sweep name"), 0, row, 1, 1);
     gtk_grid_attach(GTK_GRID(grid), self->name, 1, row++, 2, 1);
+    self->median_stop = gtk_check_button_new_with_mnemonic("Stop _bad trials early (median stopping rule)");
+    gtk_widget_set_name(self->median_stop, "sweep-median-stop");
+    gtk_widget_set_tooltip_text(self->median_stop,
+                                "After each epoch, a trial whose best loss (validation loss with a validation split) "
+                                "is worse than the median of the other trials' running means stops");
+    gtk_grid_attach(GTK_GRID(grid), self->median_stop, 1, row++, 2, 1);
+    self->parallel = gtk_spin_button_new_with_range(1, 64, 1);
+    gtk_widget_set_name(self->parallel, "sweep-parallel");
+    gtk_widget_set_halign(self->parallel, GTK_ALIGN_START);
+    gtk_widget_set_tooltip_text(self->parallel, "Trials trained together, each in a process of its own (1: one after "
+                                                "another, shown in the training panel)");
+    gtk_grid_attach(GTK_GRID(grid), form_label("At once"), 0, row, 1, 1);
+    gtk_grid_attach(GTK_GRID(grid), self->parallel, 1, row++, 1, 1);
     gtk_box_append(GTK_BOX(outer), grid);
 
     self->error = gtk_label_new(NULL);
@@ -313,6 +326,16 @@ const char *tw_sweep_dialog_name(TwSweepDialog *self)
 {
     const char *text = gtk_editable_get_text(GTK_EDITABLE(self->name));
     return *text ? text : NULL;
+}
+
+gboolean tw_sweep_dialog_median_stop(TwSweepDialog *self)
+{
+    return gtk_check_button_get_active(GTK_CHECK_BUTTON(self->median_stop));
+}
+
+int tw_sweep_dialog_parallel(TwSweepDialog *self)
+{
+    return gtk_spin_button_get_value_as_int(GTK_SPIN_BUTTON(self->parallel));
 }
 
 void tw_sweep_dialog_show_error(TwSweepDialog *self, const char *message)

@@ -1,8 +1,10 @@
 /* TwSweepDialog: a sweep from the window. Above, the values to try for
  * learning rate, batch size, optimizer, epochs and seed (a list
  * "1e-3,3e-3" or, for random search, a range "1e-4:1e-2"; empty: the
- * training panel's value), grid or random with N trials, and the sweep's
- * name; Start. Below, the queue: each trial with its values and where it
+ * training panel's value), grid or random with N trials, the sweep's
+ * name, whether the median stopping rule stops bad trials, and how many
+ * trials train at once; Start.
+ * Below, the queue: each trial with its values and where it
  * is (pending, running, finished, stopped, failed with the reason,
  * cancelled), a Cancel on each open one, and Cancel All.
  *
@@ -12,7 +14,8 @@
  * model (TwSweepTrial items). "cancel-trial" (TwSweepTrial *) and
  * "cancel-all" ask to cancel. Widget names for tests: "sweep-learning-rate",
  * "sweep-batch-size", "sweep-optimizer", "sweep-epochs", "sweep-seed",
- * "sweep-search", "sweep-trials", "sweep-name", "sweep-start",
+ * "sweep-search", "sweep-trials", "sweep-name", "sweep-median-stop",
+ * "sweep-parallel", "sweep-start",
  * "sweep-error", "sweep-queue", "sweep-counts", "sweep-cancel-all", and
  * "cancel" on each queue row. */
 #ifndef TW_UI_SWEEP_DIALOG_H
@@ -34,6 +37,10 @@ gboolean tw_sweep_dialog_random(TwSweepDialog *dialog);
 int tw_sweep_dialog_trials(TwSweepDialog *dialog);
 /* The sweep's name, or NULL when the field is empty. */
 const char *tw_sweep_dialog_name(TwSweepDialog *dialog);
+/* Whether bad trials stop early (app/sweep_median.h). */
+gboolean tw_sweep_dialog_median_stop(TwSweepDialog *dialog);
+/* Trials at once (1: one after another on the window's worker). */
+int tw_sweep_dialog_parallel(TwSweepDialog *dialog);
 /* NULL clears the message. */
 void tw_sweep_dialog_show_error(TwSweepDialog *dialog, const char *message);
 

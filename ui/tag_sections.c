@@ -43,6 +43,9 @@ struct _TwTagSections {
 
 G_DEFINE_FINAL_TYPE(TwTagSections, tw_tag_sections, GTK_TYPE_WIDGET)
 
+enum { PROP_0, PROP_CARD_WIDTH, PROP_CARD_HEIGHT, PROP_NO_CARDS_TEXT, PROP_NONE_MATCH_TEXT, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
 static void schedule_check(TwTagSections *s);
 
 /* "train/loss" -> "train"; "loss" -> "loss". */
@@ -285,14 +288,11 @@ void tw_tag_sections_set_filter(TwTagSections *s, GRegex *regex)
     apply_filter(s);
 }
 
-void tw_tag_sections_set_empty_text(TwTagSections *s, const char *no_cards, const char *none_match)
+void tw_tag_sections_set_factory(TwTagSections *s, TwCardFactory factory, gpointer user_data)
 {
     g_return_if_fail(TW_IS_TAG_SECTIONS(s));
-    g_free(s->no_cards);
-    g_free(s->none_match);
-    s->no_cards = g_strdup(no_cards);
-    s->none_match = g_strdup(none_match);
-    apply_filter(s);
+    s->factory = factory;
+    s->factory_data = user_data;
 }
 
 GtkWidget *tw_tag_sections_card(TwTagSections *s, const char *key)
@@ -383,12 +383,67 @@ static void tw_tag_sections_finalize(GObject *object)
     G_OBJECT_CLASS(tw_tag_sections_parent_class)->finalize(object);
 }
 
+static void tw_tag_sections_set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
+{
+    TwTagSections *s = TW_TAG_SECTIONS(object);
+    switch (id) {
+    case PROP_CARD_WIDTH:
+        s->card_width = g_value_get_int(value);
+        break;
+    case PROP_CARD_HEIGHT:
+        s->card_height = g_value_get_int(value);
+        break;
+    case PROP_NO_CARDS_TEXT:
+    case PROP_NONE_MATCH_TEXT: {
+        char **text = id == PROP_NO_CARDS_TEXT ? &s->no_cards : &s->none_match;
+        g_free(*text);
+        *text = g_value_dup_string(value);
+        apply_filter(s);
+        break;
+    }
+    default:
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    }
+}
+
+static void tw_tag_sections_get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+    TwTagSections *s = TW_TAG_SECTIONS(object);
+    switch (id) {
+    case PROP_CARD_WIDTH:
+        g_value_set_int(value, s->card_width);
+        break;
+    case PROP_CARD_HEIGHT:
+        g_value_set_int(value, s->card_height);
+        break;
+    case PROP_NO_CARDS_TEXT:
+        g_value_set_string(value, s->no_cards);
+        break;
+    case PROP_NONE_MATCH_TEXT:
+        g_value_set_string(value, s->none_match);
+        break;
+    default:
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    }
+}
+
 static void tw_tag_sections_class_init(TwTagSectionsClass *klass)
 {
     GObjectClass *object_class = G_OBJECT_CLASS(klass);
     GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
     object_class->dispose = tw_tag_sections_dispose;
     object_class->finalize = tw_tag_sections_finalize;
+    object_class->set_property = tw_tag_sections_set_property;
+    object_class->get_property = tw_tag_sections_get_property;
+    /* A card's slot size is fixed once the sections exist. */
+    GParamFlags size = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
+    props[PROP_CARD_WIDTH] = g_param_spec_int("card-width", NULL, NULL, 1, G_MAXINT, 420, size);
+    props[PROP_CARD_HEIGHT] = g_param_spec_int("card-height", NULL, NULL, 1, G_MAXINT, 300, size);
+    props[PROP_NO_CARDS_TEXT] = g_param_spec_string("no-cards-text", NULL, NULL, "",
+                                                    G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+    props[PROP_NONE_MATCH_TEXT] = g_param_spec_string("none-match-text", NULL, NULL, "",
+                                                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+    g_object_class_install_properties(object_class, N_PROPS, props);
     widget_class->measure = tw_tag_sections_measure;
     widget_class->size_allocate = tw_tag_sections_size_allocate;
     widget_class->map = tw_tag_sections_map;
@@ -417,14 +472,4 @@ static void tw_tag_sections_init(TwTagSections *s)
     gtk_stack_add_named(GTK_STACK(s->stack), s->scrolled, "cards");
     gtk_stack_add_named(GTK_STACK(s->stack), s->empty, "empty");
     gtk_widget_set_parent(s->stack, GTK_WIDGET(s));
-}
-
-GtkWidget *tw_tag_sections_new(int card_width, int card_height, TwCardFactory factory, gpointer user_data)
-{
-    TwTagSections *s = g_object_new(TW_TYPE_TAG_SECTIONS, NULL);
-    s->card_width = card_width;
-    s->card_height = card_height;
-    s->factory = factory;
-    s->factory_data = user_data;
-    return GTK_WIDGET(s);
 }

@@ -22,17 +22,16 @@ G_DECLARE_FINAL_TYPE(TwTagSections, tw_tag_sections, TW, TAG_SECTIONS, GtkWidget
 /* The content of the card for key (called on the main loop when the slot
  * comes into view). */
 typedef GtkWidget *(*TwCardFactory)(const char *key, const char *tag, gpointer user_data);
-
-GtkWidget *tw_tag_sections_new(int card_width, int card_height, TwCardFactory factory, gpointer user_data);
+/* Properties (for .ui templates): "card-width" and "card-height", each
+ * slot's size (construct-only, 420x300 by default), and the Pango markup
+ * shown instead of the sections when there are no cards
+ * ("no-cards-text") or none passes the filter ("none-match-text"). */
+void tw_tag_sections_set_factory(TwTagSections *sections, TwCardFactory factory, gpointer user_data);
 /* The cards: a unique key each and the tag it shows (which gives its
  * group and what the filter matches), in display order within a group.
  * Cards whose key stays keep their content. */
 void tw_tag_sections_set_cards(TwTagSections *sections, int n, const char *const *keys, const char *const *tags);
 void tw_tag_sections_set_filter(TwTagSections *sections, GRegex *regex);
-/* Shown instead of the sections when there are no cards, or none passes
- * the filter (Pango markup). */
-void tw_tag_sections_set_empty_text(TwTagSections *sections, const char *no_cards, const char *none_match);
-
 /* The built content of key's card, or NULL (not built yet, or no such key). */
 GtkWidget *tw_tag_sections_card(TwTagSections *sections, const char *key);
 /* Calls func(key, content, user_data) for each built card. */

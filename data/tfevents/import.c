@@ -322,10 +322,13 @@ int tw__tb_sink_suspend(run_import *ri)
     return end_writer(ri, TW_RUN_FINISHED);
 }
 
+/* A run whose events stopped has its writer closed, which writes its row
+ * too: its row is not written first as well, while the writer's thread may
+ * still hold the file's write lock (the wait, per run of a log directory
+ * of a thousand old runs, slowed their listing). */
 int tw__tb_sink_settle(run_import *ri)
 {
-    int rc = tw__tb_sink_sync(ri);
-    return rc || !ri->w || looks_live(ri) ? rc : end_writer(ri, TW_RUN_FINISHED);
+    return ri->w && !looks_live(ri) ? end_writer(ri, TW_RUN_FINISHED) : tw__tb_sink_sync(ri);
 }
 
 /* A suspended run's writer opened again, appending, for new items. */

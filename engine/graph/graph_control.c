@@ -6,7 +6,8 @@
  * captured; the node's inputs are the fixed ones (cond: the predicate;
  * while: the loop variables' first values) followed by every sub-graph's
  * captures, one input per distinct outer value. The node then runs once,
- * there and then, so the rest of the trace sees real values. */
+ * there and then, so the rest of the trace sees real values (except in a
+ * shape-only trace, which computes no dynamic values: see trace.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,8 +242,33 @@ static int trace_results(int node, int n, tw_tensor **vals, tw_tensor **outputs)
     return rc;
 }
 
+/* The values of a new node's outputs: the node run once on the trace's
+ * values, or, in a shape-only trace, tensors left uncomputed (the outputs
+ * are dynamic, which no C code may read) of the shapes the trace fixed: a
+ * cond's branches agree on them and a loop keeps its variables' (checked). */
+static int control_values(const tw_gnode *node, tw_tensor *const *ins, tw_device device, tw_tensor **vals)
+{
+    if (!tw__trace_is_shape_only()) {
+        tw_tracer *tracer = tw__trace_suspend();
+        int rc = tw__control_run(node, ins, vals);
+        tw__trace_resume(tracer);
+        return rc;
+    }
+    for (int k = 0; k < node->noutputs; k++) {
+        const tw_gout *o = &node->outputs[k];
+        vals[k] = tw__tensor_new(o->desc.dtype, o->desc.ndim, o->desc.shape, device);
+        if (!vals[k]) {
+            for (int j = 0; j < k; j++)
+                tw_tensor_unref(vals[j]);
+            return -1;
+        }
+        vals[k]->weak = o->weak;
+    }
+    return 0;
+}
+
 /* Add the node (inputs: the fixed ones, then the subs' captures), check it
- * and run it once on the trace's values. */
+ * and give it values (control_values). */
 static int add_control(tw_node_kind kind, const tw_attrs *attrs, node_inputs *in, tw_subtrace *st, int nfresh,
                        int noutputs, const tw_gout *gouts, tw_tensor **outputs)
 {
@@ -265,10 +291,8 @@ static int add_control(tw_node_kind kind, const tw_attrs *attrs, node_inputs *in
     if (tw__control_check(g, &g->nodes[node]) < 0)
         return -1;
     tw_tensor *vals[TW_MAX_OUTPUTS];
-    tw_tracer *tracer = tw__trace_suspend();
-    int rc = tw__control_run(&g->nodes[node], in->tensors, vals);
-    tw__trace_resume(tracer);
-    return rc < 0 ? -1 : trace_results(node, noutputs, vals, outputs);
+    return control_values(&g->nodes[node], in->tensors, device, vals) < 0 ? -1
+                                                                         : trace_results(node, noutputs, vals, outputs);
 }
 
 static int alloc_inputs(node_inputs *in, int nfixed, const tw_subtrace *st)

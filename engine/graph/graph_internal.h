@@ -208,6 +208,9 @@ typedef struct tw_tracer tw_tracer;
  * function and what could not be traced. */
 tw_graph *tw__trace(const char *function_name, tw_function_fn fn, void *user_data, int ninputs,
                     tw_tensor *const *inputs, int max_outputs);
+/* The same graph from a trace that computes no dynamic values (trace.c). */
+tw_graph *tw__trace_shapes(const char *function_name, tw_function_fn fn, void *user_data, int ninputs,
+                           tw_tensor *const *inputs, int max_outputs);
 
 /* A function traced into a sub-graph of the current trace (cond branches,
  * loop bodies). Its first nfresh inputs become the sub-graph's own inputs
@@ -237,5 +240,7 @@ int tw__trace_add_node(tw_node_kind kind, const tw_attrs *attrs, tw_device devic
 int tw__trace_node_outputs(int node, int n, tw_tensor *const *outs);
 /* The graph the current trace builds. */
 tw_graph *tw__trace_graph(void);
+/* Whether the current trace is shape-only (computes no dynamic values). */
+bool tw__trace_is_shape_only(void);
 
 #endif

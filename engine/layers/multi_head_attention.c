@@ -1,11 +1,17 @@
 /* MultiHeadAttention: Keras' layer, called on (query, value) or (query,
- * value, key); the key defaults to the value.
+ * value, key); the key defaults to the value. With `attention_mask` set the
+ * call's last input is Keras' attention_mask (batch, query steps, key
+ * steps): where it is 0, Keras' masked softmax adds -1e9 to the score, so
+ * the query step does not attend to that key step (a query step masked
+ * from every key step gets what that softmax gives, as in Keras: in
+ * float32, equal weights).
  *
  *   q = query · Wq + bq         Wq (query_dim, heads, key_dim)
  *   k = key · Wk + bk           Wk (key_dim_in, heads, key_dim)
  *   v = value · Wv + bv         Wv (value_dim_in, heads, value_dim)
- *   p = softmax(q kᵀ / sqrt(key_dim)) over the key axis (with use_causal_mask,
- *       query step i over key steps up to i), dropped out in training
+ *   p = softmax(q kᵀ / sqrt(key_dim) + adders) over the key axis, the adders
+ *       -1e9 where the attention_mask is 0 and (with use_causal_mask) where
+ *       the key step comes after the query step; dropped out in training
  *   y = (p v) · Wo + bo         Wo (heads, value_dim, out), out = output_shape or query_dim
  *
  * Weights are Keras' EinsumDense kernels and biases in Keras' order (query,
@@ -21,7 +27,7 @@
 #include "layer_common.h"
 
 enum { NUM_HEADS, KEY_DIM, VALUE_DIM, DROPOUT, USE_BIAS, OUTPUT_SHAPE, ATTENTION_AXES, KERNEL_INIT, BIAS_INIT,
-       KERNEL_REG, BIAS_REG, USE_CAUSAL_MASK };
+       KERNEL_REG, BIAS_REG, USE_CAUSAL_MASK, ATTENTION_MASK };
 
 static const tw_param_def params[] = {
     [NUM_HEADS] = {"num_heads", TW_PARAM_INT, "2", 1, 1e6, .help = "Number of attention heads"},
@@ -44,6 +50,11 @@ static const tw_param_def params[] = {
      * call (model_json_functional.c), one value for all of a layer's calls. */
     [USE_CAUSAL_MASK] = {"use_causal_mask", TW_PARAM_BOOL, "false",
                          .help = "Each query step attends only to key steps up to its own (a decoder's mask)"},
+    /* Whether the calls pass Keras' attention_mask tensor: it comes in as
+     * the last input, and model files carry it in the call. */
+    [ATTENTION_MASK] = {"attention_mask", TW_PARAM_BOOL, "false",
+                        .help = "The last input is an attention mask (batch, query steps, key steps); 0 hides a key "
+                                "step from a query step"},
 };
 
 typedef struct {
@@ -86,13 +97,39 @@ static int check_attention_axes(const tw_layer *self, int rank)
     return 0;
 }
 
+/* The attention_mask: (batch, query steps..., key steps...), Keras'
+ * (B, T, S) for rank-3 inputs. */
+static int check_mask_shape(const tw_layer *self, const tw_shape *mask, const tw_shape *q, const tw_shape *k)
+{
+    int steps = q->ndim - 2;
+    bool ok = mask->ndim == 1 + 2 * steps;
+    for (int d = 0; ok && d < steps; d++) {
+        int64_t m = mask->dims[1 + d], mk = mask->dims[1 + steps + d];
+        ok = (m < 0 || q->dims[1 + d] < 0 || m == q->dims[1 + d]) &&
+             (mk < 0 || k->dims[1 + d] < 0 || mk == k->dims[1 + d]);
+    }
+    if (ok)
+        return 0;
+    char a[96], b[96], c[96];
+    return TW_LAYER_ERROR(self, "attention_mask %s does not fit query %s and key %s: expected (batch, query steps, "
+                                "key steps)",
+                          tw_shape_format(mask, a, sizeof a), tw_shape_format(q, b, sizeof b),
+                          tw_shape_format(k, c, sizeof c));
+}
+
 static int mha_infer_n(const tw_layer *self, const tw_shape *in, int n, tw_shape *outputs, int *noutputs,
                        tw_weight_spec *w, int *nw)
 {
     *nw = 0;
     *noutputs = 1;
-    if (n != 2 && n != 3)
+    bool masked = tw__param_bool(self, ATTENTION_MASK);
+    if (masked && n != 3 && n != 4)
+        return TW_LAYER_ERROR(self, "takes (query, value, attention_mask) or (query, value, key, attention_mask), "
+                                    "got %d inputs",
+                              n);
+    if (!masked && n != 2 && n != 3)
         return TW_LAYER_ERROR(self, "takes (query, value) or (query, value, key), got %d inputs", n);
+    const tw_shape *mask = masked ? &in[--n] : NULL;
     static const char *const role[] = {"query", "value", "key"};
     char a[96], b[96];
     for (int i = 0; i < n; i++)
@@ -113,6 +150,8 @@ static int mha_infer_n(const tw_layer *self, const tw_shape *in, int n, tw_shape
     if (tw__param_bool(self, USE_CAUSAL_MASK) && q->ndim != 3)
         return TW_LAYER_ERROR(self, "use_causal_mask needs (batch, steps, features) inputs, got query %s",
                               tw_shape_format(q, a, sizeof a));
+    if (mask && check_mask_shape(self, mask, q, k) < 0)
+        return -1;
     int64_t heads = tw__param_int(self, NUM_HEADS), kd = tw__param_int(self, KEY_DIM), vd = value_dim(self);
     int64_t qdim = q->dims[q->ndim - 1], kdim = k->dims[k->ndim - 1], vdim = v->dims[v->ndim - 1];
     const tw_param_value *os = tw_layer_param(self, OUTPUT_SHAPE);
@@ -152,14 +191,37 @@ static tw_tensor *project_heads(tw_tensor *x, tw_tensor *kernel, tw_tensor *bias
     return tw_permute(y, 4, (int[]){0, 2, 1, 3});
 }
 
+/* scores (batch, heads, T, S) + (1 - keep) · -1e9, keep the mask as bool
+ * (Keras casts it so), one mask for every head; no gradient reaches it. */
+static tw_tensor *mask_scores(tw_tensor *scores, tw_tensor *mask)
+{
+    if (!scores)
+        return NULL;
+    int64_t batch = tw_tensor_dim(scores, 0), t = tw_tensor_dim(scores, 2), s = tw_tensor_dim(scores, 3);
+    tw_tensor *keep = tw_cast(tw_cast(tw_stop_gradient(mask), TW_BOOL), tw_tensor_dtype(scores));
+    keep = tw_reshape(tw_contiguous(keep), 4, (int64_t[]){batch, 1, t, s});
+    return tw_add(scores, tw_mul_scalar(tw_rsub_scalar(1.0, keep), -1e9));
+}
+
 static int mha_call_n(tw_layer *self, tw_tensor *const *inputs, int n, tw_tensor **outputs,
                       const tw_call_context *ctx)
 {
+    tw_tensor *mask = tw__param_bool(self, ATTENTION_MASK) ? inputs[--n] : NULL;
     tw_tensor *query = inputs[0], *value = inputs[1], *key = n == 3 ? inputs[2] : inputs[1];
     if (tw_tensor_dim(value, 0) != tw_tensor_dim(query, 0) || tw_tensor_dim(key, 0) != tw_tensor_dim(query, 0))
         return TW_LAYER_ERROR(self, "query, value and key must have the same batch size, got %lld, %lld and %lld",
                               (long long)tw_tensor_dim(query, 0), (long long)tw_tensor_dim(value, 0),
                               (long long)tw_tensor_dim(key, 0));
+    if (mask) {
+        int64_t want = tw_tensor_dim(query, 0);
+        for (int d = 1; d < tw_tensor_ndim(query) - 1; d++)
+            want *= tw_tensor_dim(query, d) * tw_tensor_dim(key, d);
+        if (tw_tensor_dim(mask, 0) != tw_tensor_dim(query, 0) || tw_tensor_numel(mask) != want)
+            return TW_LAYER_ERROR(self, "attention_mask: expected (batch, query steps, key steps) for a batch of "
+                                        "%lld, got %lld values in a batch of %lld",
+                                  (long long)tw_tensor_dim(query, 0), (long long)tw_tensor_numel(mask),
+                                  (long long)tw_tensor_dim(mask, 0));
+    }
     bool bias = tw__param_bool(self, USE_BIAS);
     tw_tensor *const *wt = self->weights;
 #define W(i) wt[bias ? 2 * (i) : (i)]
@@ -169,6 +231,8 @@ static int mha_call_n(tw_layer *self, tw_tensor *const *inputs, int n, tw_tensor
     tw_tensor *k = project_heads(key, W(1), B(1));
     tw_tensor *v = project_heads(value, W(2), B(2));
     tw_tensor *scores = tw_matmul_ex(tw_contiguous(q), tw_contiguous(k), false, true);
+    if (mask)
+        scores = mask_scores(scores, mask);
     if (tw__param_bool(self, USE_CAUSAL_MASK))
         scores = tw__causal_mask_scores(scores);
     tw_tensor *p = tw_softmax(scores, -1);

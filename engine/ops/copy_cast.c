@@ -51,8 +51,8 @@ tw_tensor *tw_tensor_to(tw_tensor *t, tw_device device)
         return tw_copy(t);
     if (!tw__backend(device, "to"))
         return NULL;
-    if (tw__tracer)
-        tw__trace_read(t, "tw_tensor_to");
+    if (tw__tracer && tw__trace_read(t, "tw_tensor_to") < 0)
+        return NULL;
     tw_tensor *c = tw__tensor_new(t->dtype, t->ndim, t->shape, device);
     if (c && tw__copy_between(c, t) < 0) {
         tw_tensor_unref(c);

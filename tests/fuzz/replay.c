@@ -30,6 +30,7 @@ int tw_fuzz_tb_event(const uint8_t *data, size_t size);
 int tw_fuzz_graph_view(const uint8_t *data, size_t size);
 int tw_fuzz_designer_doc(const uint8_t *data, size_t size);
 int tw_fuzz_sweep_spec(const uint8_t *data, size_t size);
+int tw_fuzz_hparams_json(const uint8_t *data, size_t size);
 int tw_fuzz_markdown(const uint8_t *data, size_t size);
 int tw_fuzz_graph_def(const uint8_t *data, size_t size);
 int tw_fuzz_graph_def_read(const uint8_t *data, size_t size);
@@ -47,6 +48,7 @@ static const struct {
                {"graph_view", tw_fuzz_graph_view},
                {"designer_doc", tw_fuzz_designer_doc},
                {"sweep_spec", tw_fuzz_sweep_spec},
+               {"hparams_json", tw_fuzz_hparams_json},
                {"markdown", tw_fuzz_markdown},
                {"graph_def", tw_fuzz_graph_def},
                {"graph_def_read", tw_fuzz_graph_def_read}};

@@ -94,6 +94,21 @@ int tw_function_trace_count(const tw_function *f);
 /* The graph for these inputs' signature, traced now if needed without
  * running it (TensorFlow's get_concrete_function); NULL on failure. */
 const tw_graph *tw_function_get_graph(tw_function *f, int ninputs, tw_tensor *const *inputs);
+/* The same graph from a shape-only trace, which computes no value that
+ * depends on the inputs or on a variable: such ops get their outputs'
+ * shapes from the op's shape rule and skip their kernel, and cond and
+ * while nodes are not run (their outputs' shapes are fixed when traced).
+ * Values computed from constants alone are computed, as C code may read
+ * them. Nothing else can tell the difference, since a trace fails on C
+ * code reading a value computed from the inputs or a variable either way;
+ * here the read itself also fails (tw_tensor_data returns NULL,
+ * tw_tensor_item NAN, ...) instead of handing out values never computed,
+ * and printing one shows "<not computed by a shape-only trace>". Much
+ * cheaper when only the graph is wanted (the graph view of a model). The
+ * graph is cached as a traced one is: a later call runs it. A layer that
+ * builds its weights during the trace from the values of its input would
+ * see uncomputed values: build the model first. */
+const tw_graph *tw_function_get_graph_shapes(tw_function *f, int ninputs, tw_tensor *const *inputs);
 /* The cached graphs, oldest trace first. */
 int tw_function_graph_count(const tw_function *f);
 const tw_graph *tw_function_graph_at(const tw_function *f, int i);
