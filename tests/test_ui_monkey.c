@@ -172,6 +172,17 @@ static void xdotool(TwWindow *win, const char *fmt, ...)
     spin(15); /* the events reach the window */
 }
 
+/* A round trip to the X server, then the main loop until the window has
+ * handled everything that came back (GTK's own requests, such as moving
+ * the window, reach the server at the next round). */
+static void settle(void)
+{
+    for (int round = 0; round < 2; round++) {
+        gdk_display_sync(gdk_display_get_default());
+        drain();
+    }
+}
+
 static void random_point(TwWindow *win, int *x, int *y)
 {
     *x = g_rand_int_range(rng, 0, MAX(1, gtk_widget_get_width(GTK_WIDGET(win))));
@@ -196,23 +207,37 @@ static void x_double_click(TwWindow *win)
             (unsigned long)gdk_x11_surface_get_xid(surface), x, y);
 }
 
-/* Press at one point, move in steps, release at another: a drag. */
+/* Press at one point, move in steps, release at another: a drag, each step
+ * handled before the next is sent, as a hand is slower than the window.
+ * A drag on the header bar moves the window, and without a window manager
+ * (Xvfb) GTK moves it itself. Sent at once, the release was handled before
+ * GTK had begun the move, which then never ended: the window followed
+ * every later pointer motion, off the screen, and swallowed clicks (GTK 4.8
+ * fails gdk_monitor_get_geometry's assertion for a popover that opens off
+ * every monitor; seed 20261128). Nothing keeps the window on the screen
+ * either: it goes back to (0, 0), as a window manager would have kept it. */
+static void drag(TwWindow *win, int x0, int y0, int x1, int y1)
+{
+    unsigned long xid = gdk_x11_surface_get_xid(gtk_native_get_surface(GTK_NATIVE(win)));
+    xdotool(win, "mousemove --window %lu %d %d mousedown 1", xid, x0, y0);
+    settle();
+    int steps[][2] = {{x0 + 8, y0 + 8}, {(x0 + x1) / 2, (y0 + y1) / 2}, {x1, y1}};
+    for (size_t i = 0; i < G_N_ELEMENTS(steps); i++) {
+        xdotool(win, "mousemove --window %lu %d %d", xid, steps[i][0], steps[i][1]);
+        settle();
+    }
+    xdotool(win, "mouseup 1");
+    settle();
+    xdotool(win, "windowmove --sync %lu 0 0", xid);
+    settle();
+}
+
 static void x_drag(TwWindow *win)
 {
-    GdkSurface *surface = gtk_native_get_surface(GTK_NATIVE(win));
-    unsigned long xid = gdk_x11_surface_get_xid(surface);
     int x0, y0, x1, y1;
     random_point(win, &x0, &y0);
     random_point(win, &x1, &y1);
-    xdotool(win,
-            "mousemove --window %lu %d %d mousedown 1 mousemove --window %lu %d %d "
-            "mousemove --window %lu %d %d mousemove --window %lu %d %d mouseup 1",
-            xid, x0, y0, xid, x0 + 8, y0 + 8, xid, (x0 + x1) / 2, (y0 + y1) / 2, xid, x1, y1);
-    /* A drag on the header bar moves the window, and without a window
-     * manager nothing keeps it on the screen; GTK 4.8 then fails an
-     * assertion (gdk_monitor_get_geometry) when a popover opens outside
-     * every monitor. Put it back, as a window manager would have kept it. */
-    xdotool(win, "windowmove %lu 0 0", xid);
+    drag(win, x0, y0, x1, y1);
 }
 
 static void x_key(TwWindow *win)
@@ -600,6 +625,83 @@ static void test_monkey(void)
     g_assert_cmpint(unexpected_warnings, ==, 0);
 }
 
+/* ---- a drag on the header bar, then a right-click -------------------------------- */
+/* A point of widget in the window's X coordinates (its surface's). */
+static void surface_point(TwWindow *win, GtkWidget *widget, double x, double y, int *sx, int *sy)
+{
+    double nx, ny, wx, wy;
+    gtk_native_get_surface_transform(GTK_NATIVE(win), &nx, &ny);
+    g_assert_true(gtk_widget_translate_coordinates(widget, GTK_WIDGET(win), x, y, &wx, &wy));
+    *sx = (int)(wx + nx);
+    *sy = (int)(wy + ny);
+}
+
+/* A point of the header bar that no button covers: a press there and a
+ * move drag the window. */
+static void header_point(TwWindow *win, int *sx, int *sy)
+{
+    GtkWidget *header = gtk_window_get_titlebar(GTK_WINDOW(win));
+    int w = gtk_widget_get_width(header), h = gtk_widget_get_height(header);
+    for (int x = w - 80; x > 0; x -= 4) {
+        double wx, wy;
+        g_assert_true(gtk_widget_translate_coordinates(header, GTK_WIDGET(win), x, h / 2.0, &wx, &wy));
+        GtkWidget *picked = gtk_widget_pick(GTK_WIDGET(win), wx, wy, GTK_PICK_DEFAULT);
+        if (picked && !gtk_widget_get_ancestor(picked, GTK_TYPE_BUTTON) && !GTK_IS_BUTTON(picked)) {
+            surface_point(win, header, x, h / 2.0, sx, sy);
+            return;
+        }
+    }
+    g_assert_not_reached();
+}
+
+/* The window's position on the screen (xdotool getwindowgeometry). */
+static void window_position(TwWindow *win, int *x, int *y)
+{
+    char *command = g_strdup_printf("xdotool getwindowgeometry %lu",
+                                    (unsigned long)gdk_x11_surface_get_xid(gtk_native_get_surface(GTK_NATIVE(win))));
+    char *out = NULL;
+    g_assert_true(g_spawn_command_line_sync(command, &out, NULL, NULL, NULL));
+    const char *at = strstr(out, "Position: ");
+    g_assert_nonnull(at);
+    g_assert_cmpint(sscanf(at, "Position: %d,%d", x, y), ==, 2);
+    g_free(out);
+    g_free(command);
+}
+
+/* After the monkey's drag on the header bar the window is back at (0, 0)
+ * and stays there: a right-click on a card opens its context menu there.
+ * With the drag sent at once, GTK's move never ended, the pointer's next
+ * motion took the window to (-715, 110) and the click went to the move. */
+static void test_header_drag(void)
+{
+    rng = g_rand_new_with_seed(1);
+    TwWindow *win = new_window();
+    unsigned long xid = gdk_x11_surface_get_xid(gtk_native_get_surface(GTK_NATIVE(win)));
+    xdotool(win, "windowmove --sync %lu 0 0", xid);
+    g_action_group_activate_action(G_ACTION_GROUP(win), "template", g_variant_new_string("mlp_fashion_mnist"));
+    TwDesignerView *view = designer_of(win);
+    GtkWidget *stack = tw_designer_view_stack(view);
+    gtk_stack_set_visible_child(GTK_STACK(gtk_widget_get_parent(stack)), stack);
+    spin(100);
+    GtkWidget *row = pick_widget(stack, GTK_TYPE_LIST_BOX_ROW);
+    g_assert_nonnull(row);
+    int hx, hy, cx, cy;
+    header_point(win, &hx, &hy);
+    surface_point(win, row, gtk_widget_get_width(row) / 2.0, gtk_widget_get_height(row) / 2.0, &cx, &cy);
+
+    drag(win, hx, hy, hx - 30, hy + 30);
+    xdotool(win, "mousemove --window %lu %d %d click 3", xid, cx, cy);
+    settle();
+    int x, y;
+    window_position(win, &x, &y);
+    g_assert_cmpint(x, ==, 0);
+    g_assert_cmpint(y, ==, 0);
+    g_assert_nonnull(pick_widget(stack, GTK_TYPE_POPOVER_MENU));
+    gtk_window_destroy(GTK_WINDOW(win));
+    drain();
+    g_rand_free(rng);
+}
+
 /* ---- set-up ------------------------------------------------------------------ */
 
 static void write_file(const char *name, const char *contents, gssize length)
@@ -701,6 +803,7 @@ int main(int argc, char **argv)
     g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
 
     g_test_add_func("/ui/monkey/random-actions", test_monkey);
+    g_test_add_func("/ui/monkey/header-drag", test_header_drag);
     int status = g_test_run();
     g_object_unref(app);
     g_ptr_array_free(model_files, TRUE);

@@ -871,6 +871,86 @@ static void test_nan_loss(void)
     fixture_close(&f);
 }
 
+/* ---- the worker never waits on the main context --------------------------- */
+/* Threads of the process with this name (/proc/self/task/TID/comm). */
+static int threads_named(const char *name)
+{
+    int n = 0;
+    GDir *dir = g_dir_open("/proc/self/task", 0, NULL);
+    const char *tid;
+    while (dir && (tid = g_dir_read_name(dir))) {
+        char *path = g_build_filename("/proc/self/task", tid, "comm", NULL), *comm = NULL;
+        if (g_file_get_contents(path, &comm, NULL, NULL) && !strcmp(g_strchomp(comm), name))
+            n++;
+        g_free(comm);
+        g_free(path);
+    }
+    if (dir)
+        g_dir_close(dir);
+    return n;
+}
+
+typedef struct {
+    fixture *f;
+    int workers_before; /* "twb-train" threads before the run */
+    gboolean called;    /* the locked wait ran */
+    gboolean ended;     /* the worker's thread ended while the context was locked */
+} locked_stop;
+
+static void no_ref(gpointer data)
+{
+    (void)data;
+}
+
+static gboolean nothing(gpointer data)
+{
+    (void)data;
+    return G_SOURCE_REMOVE;
+}
+
+/* GLib calls an indirect callback's `get` with the source's context locked
+ * (g_main_dispatch). Here the main context stays locked, as it would be
+ * while a thread that took its lock waits for a core, and the worker, told
+ * to stop, must still end its run and its thread. */
+static void stop_while_locked(gpointer data, GSource *source, GSourceFunc *func, gpointer *func_data)
+{
+    (void)source;
+    locked_stop *l = data;
+    l->called = TRUE;
+    twb_train_controller_stop(l->f->window);
+    gint64 end = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+    while (threads_named("twb-train") > l->workers_before && g_get_monotonic_time() < end)
+        g_usleep(10000);
+    l->ended = threads_named("twb-train") == l->workers_before;
+    *func = nothing;
+    *func_data = NULL;
+}
+
+/* The worker reports through a mailbox of its own and never takes the main
+ * context's lock: before, g_source_attach woke the main thread while holding
+ * it, and the main loop waited (985 ms once, on a busy machine) for the
+ * niced worker to get a core back and let go. */
+static void test_worker_never_locks_main_context(void)
+{
+    fixture f;
+    fixture_open(&f, spirals_model, NULL);
+    locked_stop l = {.f = &f, .workers_before = threads_named("twb-train")};
+    start_long_run(&f, "locked");
+    g_assert_cmpint(threads_named("twb-train"), >, l.workers_before);
+    static GSourceCallbackFuncs locking = {no_ref, no_ref, stop_while_locked};
+    GSource *source = g_idle_source_new();
+    g_source_set_priority(source, G_PRIORITY_HIGH);
+    g_source_set_callback_indirect(source, &l, &locking);
+    g_source_attach(source, NULL);
+    g_source_unref(source);
+    while (!l.called) /* an iteration that finds the poll set changed dispatches nothing */
+        g_main_context_iteration(NULL, TRUE);
+    g_assert_true(l.ended);
+    wait_for(&f, stopped, 30, "the run to stop");
+    g_assert_cmpint(run_status(&f, "locked"), ==, TW_RUN_STOPPED);
+    fixture_close(&f);
+}
+
 /* ---- the main loop while the CNN trains ------------------------------------ */
 /* The window's frames and the main loop's turns of a 1 ms timer are timed
  * (tests/frame_meter.c) from the first progress report to the Stop click:
@@ -973,6 +1053,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/training/logdb-open-new-remembered", test_logdb_open_new_remembered);
     g_test_add_func("/ui/training/logs-lost-banner", test_logs_lost_banner);
     g_test_add_func("/ui/training/main-loop-while-cnn-trains", test_main_loop_while_cnn_trains);
+    g_test_add_func("/ui/training/worker-never-locks-main-context", test_worker_never_locks_main_context);
     int rc = g_test_run();
     g_object_unref(app);
     scratch_remove_tree(home);
