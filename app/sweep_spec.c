@@ -232,9 +232,8 @@ void twb_sweep_name_trials(tw_train_settings *trials, int n, const char *sweep_n
 
 int twb_sweep_check_names_free(const char *logdb, const tw_train_settings *trials, int n)
 {
-    /* absent, or empty: a run (the window's Train) is creating it, no runs yet */
-    GStatBuf st;
-    if (g_stat(logdb, &st) != 0 || st.st_size == 0)
+    /* no runs yet: absent, or a run (the window's Train) is creating it */
+    if (tw_run_store_is_new(logdb))
         return 0;
     tw_run_store *store = tw_run_store_open(logdb, TW_STORE_READ_ONLY);
     if (!store)

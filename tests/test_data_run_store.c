@@ -297,19 +297,24 @@ static void test_new_file(fixture *f, gconstpointer data)
 /* An empty file becomes a run database; read-only, it is not one yet. */
 static void test_empty_file(fixture *f, gconstpointer data)
 {
+    g_assert_true(tw_run_store_is_new(f->path)); /* absent */
     g_assert_true(g_file_set_contents(f->path, "", 0, NULL));
+    g_assert_true(tw_run_store_is_new(f->path));
     char *message = g_strdup_printf("%s: an empty file, not a run database yet", f->path);
     assert_open_fails(f->path, TW_STORE_READ_ONLY, message);
     g_free(message);
     tw_run_store *store = open_store(f->path, 0);
     g_assert_cmpint(query_int(store->db, "PRAGMA user_version", 0), ==, TW_SCHEMA_VERSION);
     tw_run_store_close(store);
+    g_assert_false(tw_run_store_is_new(f->path));
 
-    /* So does an SQLite file without tables. */
+    /* So does an SQLite file without tables (as one being created looks
+     * to a reader before the schema is committed). */
     char *other = g_build_filename(f->dir, "blank.db", NULL);
     sqlite3 *db = raw_open(other);
     exec(db, "CREATE TABLE t (a); DROP TABLE t");
     sqlite3_close(db);
+    g_assert_true(tw_run_store_is_new(other));
     store = open_store(other, 0);
     g_assert_cmpint(query_int(store->db, "PRAGMA application_id", 0), ==, TW_APPLICATION_ID);
     tw_run_store_close(store);

@@ -365,3 +365,16 @@ sqlite3 *tw__store_connect(const char *path, bool read_only)
     sqlite3_close(db);
     return open_for_writing(path);
 }
+
+bool tw_run_store_is_new(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || st.st_size == 0)
+        return true;
+    /* not open_checked: its inspection refuses exactly this state */
+    sqlite3 *db = open_file(path, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+    int64_t version = -1;
+    bool fresh = db && query_int(db, path, "PRAGMA user_version", &version) == 0 && version == 0;
+    sqlite3_close(db);
+    return fresh;
+}

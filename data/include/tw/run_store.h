@@ -44,6 +44,10 @@ enum {
 /* path NULL: $XDG_DATA_HOME/twb/runs.db (~/.local/share/twb/runs.db), its
  * folder created when opening for writing. */
 tw_run_store *tw_run_store_open(const char *path, unsigned flags);
+/* Whether path holds no run database yet: absent, empty, or an SQLite file
+ * whose schema is not written yet (another process is creating it, so a
+ * read-only open would fail with "not a run database yet"). */
+bool tw_run_store_is_new(const char *path);
 void tw_run_store_close(tw_run_store *store); /* NULL is accepted */
 const char *tw_run_store_path(const tw_run_store *store);
 /* The default file's path (malloc'd). */
