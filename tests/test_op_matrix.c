@@ -426,7 +426,7 @@ static const other_case other_cases[] = {
     {"max_pool2d max_pool2d_grad max_pool2d_grad_grad", case_max_pool, 1, {{4, {1, 3, 3, 2}}}, -2, 2, true},
     {"avg_pool2d avg_pool2d_grad", case_avg_pool, 1, {{4, {1, 3, 3, 2}}}, -2, 2, true},
     {"image_transform image_transform_adjoint", case_image_transform, 1, {{4, {2, 3, 4, 2}}}, -2, 2, true},
-    {"batch_norm batch_norm_grad", case_batch_norm, 3, {{3, {2, 5, 3}}, {1, {3}}, {1, {3}}}, -2, 2, false},
+    {"batch_norm batch_norm_grad", case_batch_norm, 3, {{3, {2, 5, 3}}, {1, {3}}, {1, {3}}}, -2, 2, true},
 };
 
 static void test_other_ops(void)

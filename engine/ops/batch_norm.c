@@ -9,8 +9,8 @@
  *   backward: batch_norm_grad(x, dy, gamma, mean, inv_std) -> dx, dgamma, dbeta,
  *       plus the paths through the mean and inv_std outputs where those
  *       have gradients
- *   batch_norm_grad: no backward rule (no second derivatives through it;
- *       the layer's composite path has them)
+ *   batch_norm_grad: backward through the same formulas written with ops
+ *       (second and higher derivatives)
  *
  * The formulas are kernels/cpu/batch_norm_kernels.h's; CUDA runs cuDNN's
  * spatial batch norm, which saves the same mean and inverse standard
@@ -120,9 +120,51 @@ static int bn_grad_infer(const tw_op_call *call, tw_desc *out)
     return 0;
 }
 
+/* The kernel's formulas (batch_norm_kernels.h) written with ops, mean and
+ * inv_std taken as inputs. */
+static void composite_grad(tw_tensor *const *in, tw_tensor **out)
+{
+    tw_tensor *x = in[0], *dy = in[1], *gamma = in[2], *mean = in[3], *inv = in[4];
+    int axes[TW_MAX_DIMS], n = x->ndim - 1;
+    double rows = 1;
+    for (int d = 0; d < n; d++)
+        axes[d] = d, rows *= (double)x->shape[d];
+    tw_tensor *xhat = tw_mul(tw_sub(x, mean), inv);
+    out[2] = tw_sum(dy, n, axes, false);
+    out[1] = tw_sum(tw_mul(dy, xhat), n, axes, false);
+    tw_tensor *centered = tw_sub(tw_sub(dy, tw_div_scalar(out[2], rows)), tw_mul(xhat, tw_div_scalar(out[1], rows)));
+    out[0] = tw_mul(tw_mul(gamma, inv), centered);
+}
+
+/* Second derivatives: the gradient of <outputs, upstream gradients> through
+ * the composite formulas on a tape of its own, whose rules dispatch ops
+ * that any outer tape records in turn. */
+static int bn_grad_backward(const tw_op_call *call, tw_tensor *const *outs, tw_tensor *const *g, const bool *needs,
+                            tw_tensor **gin)
+{
+    tw_tape *tape = tw_tape_begin(false);
+    for (int i = 0; i < 5; i++)
+        tw_tape_watch(tape, call->inputs[i]);
+    tw_tensor *o[3], *target = NULL;
+    composite_grad(call->inputs, o);
+    for (int k = 0; k < 3; k++)
+        if (g[k]) {
+            tw_tensor *term = tw_sum_all(tw_mul(o[k], g[k]));
+            target = target ? tw_add(target, term) : term;
+        }
+    tw_tape_end(tape);
+    int rc = target ? tw_tape_gradient(tape, target, 5, call->inputs, gin) : 0;
+    tw_tape_free(tape);
+    for (int i = 0; i < 5; i++)
+        if (!needs[i])
+            gin[i] = NULL;
+    return rc;
+}
+
 const tw_op_def tw_op_batch_norm_grad = {
     .id = TW_OP_ID_batch_norm_grad,
     .name = "batch_norm_grad", .noutputs = 3, .ninputs = 5, .infer = bn_grad_infer,
+    .backward = bn_grad_backward,
 };
 
 int tw_batch_norm(tw_tensor *x, tw_tensor *gamma, tw_tensor *beta, double epsilon, tw_tensor **y, tw_tensor **mean,
