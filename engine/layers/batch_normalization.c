@@ -159,8 +159,9 @@ static tw_tensor *bn_call(tw_layer *self, tw_tensor *x, const tw_call_context *c
             reduce[nreduce++] = d;
 
     tw_tensor *mean, *variance;
+    /* (an input of another dtype than the weights keeps the composite path's promotion) */
     if (ctx->training && self->trainable && !ctx->sync_batch_stats && nreduce == in.ndim - 1 &&
-        is_feature[in.ndim - 1] && tw_dtype_is_float(tw_tensor_dtype(x)))
+        is_feature[in.ndim - 1] && tw_tensor_dtype(x) == tw_tensor_dtype(weight_named(self, "moving_mean")))
         return fused_call(self, x);
     if (ctx->training && self->trainable) {
         if ((ctx->sync_batch_stats ? sync_moments(x, nreduce, reduce, &mean, &variance)
