@@ -11,8 +11,10 @@
  * (sum/prod/max/min/argmax/argmin), matmul, the two softmax
  * cross-entropies, gather, one_hot, the variable assignments, the
  * optimizer update (SGD, Adam, AdamW), conv2d and its two gradients (cuDNN),
- * max/avg pooling with their gradients, concat, pad, tile and scatter_add. An op without a CUDA kernel fails with the engine's "OP: no
+ * max/avg pooling with their gradients, concat, pad, tile, scatter_add and the
+ * fused batch_norm with its gradient (cuDNN). An op without a CUDA kernel fails with the engine's "OP: no
  * kernel for device cuda:N". */
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -794,6 +796,56 @@ static int run_scatter_add(const tw_op_call *call, tw_tensor *const *outs)
     return dense_end(&a, rc);
 }
 
+/* ---- batch_norm, batch_norm_grad (ops/batch_norm.c; attrs f[0]: epsilon) ---- */
+/* x as (rows, channels), the channel last: cuDNN's spatial batch norm. */
+static void bn_rows(const tw_tensor *x, int64_t *rows, int64_t *channels)
+{
+    *channels = x->shape[x->ndim - 1];
+    *rows = 1;
+    for (int d = 0; d < x->ndim - 1; d++)
+        *rows *= x->shape[d];
+}
+
+/* The running statistics are NULL, which cuDNN takes as "leave them": the
+ * layer folds mean and inv_std into its moving averages itself. No rows:
+ * the mean and inv_std of nothing are NaN, as the CPU's 0 / 0. */
+static int run_batch_norm(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *x = call->inputs[0];
+    int64_t rows, channels;
+    bn_rows(x, &rows, &channels);
+    dense_args a;
+    int rc = dense_begin(&a, outs[0], 3, call->inputs);
+    if (rc == 0 && rows == 0)
+        rc = twc_fill(a.d, x->dtype, channels, tw__data(outs[1]), NAN) < 0 ||
+                     twc_fill(a.d, x->dtype, channels, tw__data(outs[2]), NAN) < 0
+                 ? -1
+                 : 0;
+    else if (rc == 0 && channels > 0)
+        rc = twc_batch_norm_forward(a.d, x->dtype, true, rows, channels, a.in[0], a.in[1], a.in[2], NULL, NULL, 0,
+                                    call->attrs->f[0], tw__data(outs[0]), tw__data(outs[1]), tw__data(outs[2]));
+    return dense_end(&a, rc);
+}
+
+/* (x, dy, gamma, mean, inv_std) -> dx, dgamma, dbeta from the saved statistics. */
+static int run_batch_norm_grad(const tw_op_call *call, tw_tensor *const *outs)
+{
+    tw_tensor *x = call->inputs[0];
+    int64_t rows, channels;
+    bn_rows(x, &rows, &channels);
+    dense_args a;
+    int rc = dense_begin(&a, outs[0], 5, call->inputs);
+    if (rc == 0 && rows == 0)
+        rc = twc_fill(a.d, x->dtype, channels, tw__data(outs[1]), 0) < 0 ||
+                     twc_fill(a.d, x->dtype, channels, tw__data(outs[2]), 0) < 0
+                 ? -1
+                 : 0;
+    else if (rc == 0 && channels > 0)
+        rc = twc_batch_norm_backward(a.d, x->dtype, rows, channels, a.in[0], a.in[1], a.in[2], a.in[3], a.in[4],
+                                     call->attrs->f[0], tw__data(outs[0]), tw__data(outs[1]), tw__data(outs[2]));
+    return dense_end(&a, rc);
+}
+
 /* Kernels by op number (op_ids.h); every elementwise op of the table runs
  * through run_unary or run_binary. */
 #define UNARY_ENTRY(name, ...) [TW_OP_ID_##name] = run_unary,
@@ -829,6 +881,8 @@ static const tw_kernel_fn kernels[TW_OP_COUNT] = {
     [TW_OP_ID_pad] = run_pad,
     [TW_OP_ID_tile] = run_tile,
     [TW_OP_ID_scatter_add] = run_scatter_add,
+    [TW_OP_ID_batch_norm] = run_batch_norm,
+    [TW_OP_ID_batch_norm_grad] = run_batch_norm_grad,
 };
 
 static tw_kernel_fn cuda_kernel(const tw_op_def *op)
@@ -851,6 +905,15 @@ static bool cuda_supports_op(int index, const tw_op_call *call)
         int64_t kind = call->attrs->i[OPT_KIND];
         if (kind != TW_OPTIMIZER_SGD && kind != TW_OPTIMIZER_ADAM && kind != TW_OPTIMIZER_ADAMW) {
             tw_error_set("optimizer_update: cuda:%d runs SGD, Adam and AdamW; RMSprop and Adagrad not yet", index);
+            return false;
+        }
+    }
+    if (op->id == TW_OP_ID_batch_norm || op->id == TW_OP_ID_batch_norm_grad) {
+        /* cuDNN describes the tensor with int sizes: rows as its batch */
+        const tw_tensor *x = call->inputs[0];
+        if (x->numel > INT_MAX) {
+            tw_error_set("%s: cuda:%d normalizes at most %d elements at once (cuDNN's int sizes), got %lld", op->name,
+                         index, INT_MAX, (long long)x->numel);
             return false;
         }
     }

@@ -22,7 +22,8 @@
     X(depthwise_conv2d) X(depthwise_conv2d_backprop_input) X(depthwise_conv2d_backprop_filter)          \
     X(resize) X(resize_grad)                                                                            \
     X(image_transform) X(image_transform_adjoint)                                                       \
-    X(assign) X(assign_add) X(assign_sub) X(optimizer_update)
+    X(assign) X(assign_add) X(assign_sub) X(optimizer_update)                                           \
+    X(batch_norm) X(batch_norm_grad)
 #define TW_VIEW_OPS(X) X(reshape) X(permute) X(strided_slice) X(broadcast_to) X(stop_gradient) X(custom)
 
 #define TW__OP_ID(name, ...) TW_OP_ID_##name,

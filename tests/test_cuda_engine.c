@@ -4,7 +4,8 @@
  * run on cuda:0 must give the CPU's values (float32 within a few ulps, the
  * device's libm differs; integers exactly), and an MLP and a small CNN
  * trained 200 steps on cuda:0 must give the CPU's losses within float32
- * tolerance. Without a
+ * tolerance; so must the fused batch_norm op, its gradient and a CNN with
+ * BatchNormalization. Without a
  * device it prints the engine's reason and exits 77 (skipped). meson points
  * TW_CUDA_PLUGIN at the built plugin. */
 #include <glib.h>
@@ -149,6 +150,41 @@ static void test_reductions_matmul(void)
     }
 }
 
+/* The fused batch_norm (cuDNN) and its gradient, batch_norm_grad, through
+ * the tape: y, mean, inv_std and the gradients of x, gamma and beta. cuDNN
+ * sums in the tensor's type, the CPU in double: float32 within 1e-4. */
+static void test_batch_norm(void)
+{
+    for (size_t k = 0; k < G_N_ELEMENTS(FLOATS); k++) {
+        tw_dtype dt = FLOATS[k];
+        double tol = dt == TW_FLOAT32 ? 1e-4 : 1e-10;
+        tw_scope_begin();
+        tw_tensor *in[4] = {random_tensor(dt, TW_SHAPE(4, 5, 6, 8), -3, 5), random_tensor(dt, TW_SHAPE(8), 0.5, 2),
+                            random_tensor(dt, TW_SHAPE(8), -1, 1), random_tensor(dt, TW_SHAPE(4, 5, 6, 8), -1, 1)};
+        tw_tensor *out[2][6];
+        for (int pass = 0; pass < 2; pass++) {
+            tw_tensor *x = pass ? on_cuda(in[0]) : in[0], *g = pass ? on_cuda(in[1]) : in[1];
+            tw_tensor *b = pass ? on_cuda(in[2]) : in[2], *w = pass ? on_cuda(in[3]) : in[3];
+            tw_tape *tape = tw_tape_begin(false);
+            tw_tape_watch(tape, x);
+            tw_tape_watch(tape, g);
+            tw_tape_watch(tape, b);
+            tw_tensor **o = out[pass];
+            if (tw_batch_norm(x, g, b, 0.001, &o[0], &o[1], &o[2]) < 0)
+                g_error("batch_norm on %s: %s", pass ? "cuda:0" : "cpu", tw_last_error());
+            tw_tensor *loss = tw_sum_all(tw_mul(o[0], w));
+            tw_tape_end(tape);
+            g_assert_cmpint(tw_tape_gradient(tape, loss, 3, (tw_tensor *const[]){x, g, b}, o + 3), ==, 0);
+            tw_tape_free(tape);
+        }
+        static const char *const what[] = {"batch_norm y", "batch_norm mean", "batch_norm inv_std",
+                                           "batch_norm_grad dx", "batch_norm_grad dgamma", "batch_norm_grad dbeta"};
+        for (int i = 0; i < 6; i++)
+            check(out[1][i], out[0][i], tol, what[i]);
+        tw_scope_end();
+    }
+}
+
 /* A model trained 200 steps (20 epochs of 10 batches of 32) with Adam on
  * the same data from the same seeds: the CPU's losses. */
 typedef tw_model *(*model_fn)(void);
@@ -167,6 +203,20 @@ static tw_model *cnn(void)
     tw_model *m = tw_sequential_new("cnn");
     tw_model_add(m, tw_input_layer(&(tw_shape){4, {-1, 8, 8, 1}}));
     tw_model_add(m, tw_conv2d_layer(4, 3, "relu"));
+    tw_model_add(m, tw_max_pooling2d_layer(2));
+    tw_model_add(m, tw_flatten_layer());
+    tw_model_add(m, tw_dense(2, NULL));
+    return m;
+}
+
+/* The CNN with a BatchNormalization after the convolution: the fused op. */
+static tw_model *cnn_bn(void)
+{
+    tw_model *m = tw_sequential_new("cnn_bn");
+    tw_model_add(m, tw_input_layer(&(tw_shape){4, {-1, 8, 8, 1}}));
+    tw_model_add(m, tw_conv2d_layer(4, 3, NULL));
+    tw_model_add(m, tw_layer_new("BatchNormalization", NULL));
+    tw_model_add(m, tw_layer_new("ReLU", NULL));
     tw_model_add(m, tw_max_pooling2d_layer(2));
     tw_model_add(m, tw_flatten_layer());
     tw_model_add(m, tw_dense(2, NULL));
@@ -225,6 +275,11 @@ static void test_cnn_200_steps(void)
     same_losses(cnn, TW_SHAPE(320, 8, 8, 1));
 }
 
+static void test_cnn_batchnorm_200_steps(void)
+{
+    same_losses(cnn_bn, TW_SHAPE(320, 8, 8, 1));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -239,6 +294,8 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda-engine/reductions-matmul", test_reductions_matmul);
     g_test_add_func("/cuda-engine/mlp-200-steps", test_mlp_200_steps);
     g_test_add_func("/cuda-engine/cnn-200-steps", test_cnn_200_steps);
+    g_test_add_func("/cuda-engine/batch-norm", test_batch_norm);
+    g_test_add_func("/cuda-engine/cnn-batchnorm-200-steps", test_cnn_batchnorm_200_steps);
     int rc = g_test_run();
     g_rand_free(rng);
     return rc;

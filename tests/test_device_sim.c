@@ -209,6 +209,47 @@ static void test_ops_and_gradients_match_cpu(void)
     tw_scope_end();
 }
 
+/* BatchNormalization in training (the fused batch_norm op and its
+ * gradient; without gamma and beta, the ones and zeros it makes itself)
+ * gives the CPU's output, input gradient and moving statistics bit for bit. */
+static void test_batchnorm_on_device(void)
+{
+    tw_scope_begin();
+    tw_rng *rng = tw_rng_new(5);
+    tw_tensor *x = tw_random_normal(rng, TW_FLOAT32, TW_SHAPE(6, 2, 3), 1, 2);
+    double got[2][2][36 + 36 + 3 + 3];
+    for (int plain = 0; plain < 2; plain++)
+        for (int pass = 0; pass < 2; pass++) {
+            tw_device dev = pass ? SIM0 : TW_CPU;
+            g_assert_cmpint(tw_set_default_device(dev), ==, 0);
+            tw_layer *bn = tw_layer_new("BatchNormalization", "bn");
+            if (plain)
+                g_assert_cmpint(tw_layer_set(bn, "center", "false") | tw_layer_set(bn, "scale", "false"), ==, 0);
+            g_assert_cmpint(tw_layer_build(bn, &(tw_shape){3, {-1, 2, 3}}, rng), ==, 0);
+            tw_tensor *xd = tw_tensor_to(x, dev);
+            tw_tape *tape = tw_tape_begin(false);
+            tw_tape_watch(tape, xd);
+            tw_tensor *y = tw_layer_call(bn, xd, true);
+            tw_tensor *loss = tw_sum_all(tw_mul(y, tw_sin(xd)));
+            tw_tape_end(tape);
+            tw_tensor *g;
+            g_assert_cmpint(tw_tape_gradient(tape, loss, 1, &xd, &g), ==, 0);
+            g_assert_true(on(y, dev) && on(g, dev));
+            double *out = got[plain][pass];
+            values(y, out);
+            values(g, out + 36);
+            values(tw_layer_weight(bn, plain ? 0 : 2), out + 72);
+            values(tw_layer_weight(bn, plain ? 1 : 3), out + 75);
+            tw_tape_free(tape);
+            tw_layer_unref(bn);
+            g_assert_cmpint(tw_set_default_device(TW_CPU), ==, 0);
+        }
+    for (int plain = 0; plain < 2; plain++)
+        g_assert_cmpmem(got[plain][0], sizeof got[plain][0], got[plain][1], sizeof got[plain][1]);
+    tw_rng_free(rng);
+    tw_scope_end();
+}
+
 static tw_tensor *traced_w;
 
 static int affine(tw_tensor *const *in, int n, tw_tensor **out, int max, void *user)
@@ -494,6 +535,7 @@ int main(int argc, char **argv)
     g_test_add_func("/device_sim/mixed-devices-refused", test_mixed_devices_refused);
     g_test_add_func("/device_sim/ops-and-gradients", test_ops_and_gradients_match_cpu);
     g_test_add_func("/device_sim/traced-function", test_traced_function_on_device);
+    g_test_add_func("/device_sim/batchnorm", test_batchnorm_on_device);
     g_test_add_func("/device_sim/mlp-trains-as-on-cpu", test_mlp_trains_as_on_cpu);
     g_test_add_func("/device_sim/checkpoint", test_checkpoint_of_device_variables);
     g_test_add_func("/device_sim/histogram", test_histogram_of_device_tensor);

@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "gradcheck.h"
+#include "graph/graph_internal.h"
 #include "internal.h"
+#include "layers/layer_internal.h"
 #include "tw/model.h"
 
 /* ---- helpers ------------------------------------------------------------------ */
@@ -524,6 +526,106 @@ static void test_batchnorm_gradients(void)
     tw_scope_end();
 }
 
+/* |got - want| <= tol * (1 + |want|) elementwise, naming what. */
+static void check_close(const char *what, tw_tensor *want, tw_tensor *got, double tol)
+{
+    if (!want || !got)
+        g_error("%s: %s", what, tw_last_error());
+    g_assert_cmpint(tw_tensor_numel(want), ==, tw_tensor_numel(got));
+    tw_tensor *a = tw_contiguous(tw_cast(want, TW_FLOAT64)), *b = tw_contiguous(tw_cast(got, TW_FLOAT64));
+    const double *va = tw_tensor_data(a), *vb = tw_tensor_data(b);
+    for (int64_t i = 0; i < tw_tensor_numel(a); i++)
+        if (!(fabs(va[i] - vb[i]) <= tol * (1 + fabs(va[i]))))
+            g_error("%s: element %lld is %.17g, the composite path's %.17g", what, (long long)i, vb[i], va[i]);
+}
+
+/* One training step of a BatchNormalization: its output and the gradients
+ * of sum(y * w) for x, gamma and beta (those it has). */
+static void bn_step(tw_layer *bn, tw_tensor *x, tw_tensor *w, tw_tensor *out[4])
+{
+    tw_tape *tape = tw_tape_begin(false);
+    tw_tape_watch(tape, x);
+    tw_tensor *y = tw_layer_call(bn, x, true);
+    tw_tensor *loss = tw_sum_all(tw_mul(y, w));
+    tw_tape_end(tape);
+    int n = bn->nweights - 2; /* gamma and beta, without the moving statistics */
+    tw_tensor *src[3] = {x, n > 0 ? tw_layer_weight(bn, 0) : NULL, n > 1 ? tw_layer_weight(bn, 1) : NULL};
+    out[0] = y, out[1] = out[2] = out[3] = NULL;
+    if (tw_tape_gradient(tape, loss, 1 + n, src, out + 1))
+        g_error("gradient: %s", tw_last_error());
+    tw_tape_free(tape);
+}
+
+static int fn_bn_call(tw_tensor *const *in, int n, tw_tensor **out, int max_out, void *bn)
+{
+    out[0] = tw_layer_call(bn, in[0], true);
+    return out[0] ? 1 : -1;
+}
+
+/* Training with the features last runs the fused batch_norm op; the same
+ * statistics over a channels-first copy (axis 1) take the composite path.
+ * Both give the same outputs, gradients and moving statistics. */
+static void test_batchnorm_fused(void)
+{
+    static const int to_last[] = {0, 2, 3, 1}, to_first[] = {0, 3, 1, 2};
+    static const char *const plain[][2] = {{"center", "false"}, {"scale", "false"}};
+    for (int dt = 0; dt < 2; dt++)
+        for (int with_params = 0; with_params < 2; with_params++) {
+            tw_scope_begin();
+            tw_dtype dtype = dt ? TW_FLOAT64 : TW_FLOAT32;
+            double tol = dt ? 1e-12 : 2e-5;
+            tw_layer *fused = layer_with("BatchNormalization", "fused", with_params ? 0 : 2, plain);
+            tw_layer *composite = layer_with("BatchNormalization", "composite", with_params ? 0 : 2, plain);
+            g_assert_cmpint(tw_layer_set(composite, "axis", "[1]"), ==, 0);
+            for (int k = 0; k < 2; k++) {
+                tw_layer *l = k ? composite : fused;
+                g_assert_cmpint(tw_layer_set(l, "momentum", "0.8"), ==, 0);
+                tw_layer_set_dtype(l, dtype);
+            }
+            build(fused, (tw_shape){4, {-1, 3, 5, 6}});
+            build(composite, (tw_shape){4, {-1, 6, 3, 5}});
+            for (int i = 0; with_params && i < 2; i++) {
+                tw_tensor *v = tw_cast(gc_tensor(20 + (unsigned)i, -1.5, 1.5, TW_SHAPE(6)), dtype);
+                set_weight(fused, i, v);
+                set_weight(composite, i, v);
+            }
+            for (int step = 0; step < 2; step++) {
+                /* channels with their own offsets and scales, as activations have */
+                tw_tensor *x = tw_add(tw_mul(gc_tensor(30 + (unsigned)step, -2, 2, TW_SHAPE(4, 3, 5, 6)),
+                                             gc_tensor(40, 0.1, 3, TW_SHAPE(6))),
+                                      gc_tensor(41, -5, 5, TW_SHAPE(6)));
+                x = tw_cast(x, dtype);
+                tw_tensor *w = tw_cast(gc_tensor(50 + (unsigned)step, -1, 1, TW_SHAPE(4, 3, 5, 6)), dtype);
+                tw_tensor *xf = tw_contiguous(tw_permute(x, 4, to_first));
+                tw_tensor *a[4], *b[4];
+                bn_step(composite, xf, tw_contiguous(tw_permute(w, 4, to_first)), a);
+                bn_step(fused, x, w, b);
+                check_close("y", tw_permute(a[0], 4, to_last), b[0], tol);
+                check_close("dx", tw_permute(a[1], 4, to_last), b[1], tol);
+                for (int i = 2; with_params && i < 4; i++)
+                    check_close(i == 2 ? "dgamma" : "dbeta", a[i], b[i], tol);
+                int n = fused->nweights;
+                check_close("moving_mean", tw_layer_weight(composite, n - 2), tw_layer_weight(fused, n - 2), tol);
+                check_close("moving_variance", tw_layer_weight(composite, n - 1), tw_layer_weight(fused, n - 1), tol);
+            }
+            /* The fused layer's trace holds one batch_norm op, the composite's none. */
+            for (int k = 0; k < 2; k++) {
+                tw_function *f = tw_function_new("bn", fn_bn_call, k ? composite : fused);
+                tw_tensor *x = k ? tw_zeros(dtype, TW_SHAPE(2, 6, 3, 5)) : tw_zeros(dtype, TW_SHAPE(2, 3, 5, 6));
+                const tw_graph *g = tw_function_get_graph(f, 1, &x);
+                g_assert_nonnull(g);
+                int found = 0;
+                for (int i = 0; i < g->nnodes; i++)
+                    found += g->nodes[i].op == tw_op_lookup("batch_norm");
+                g_assert_cmpint(found, ==, k ? 0 : 1);
+                tw_function_free(f);
+            }
+            tw_layer_unref(fused);
+            tw_layer_unref(composite);
+            tw_scope_end();
+        }
+}
+
 /* ---- what every layer shares ---------------------------------------------------- */
 
 static void test_bad_values(void)
@@ -854,6 +956,7 @@ int main(int argc, char **argv)
     g_test_add_func("/layers/batchnorm/shapes", test_batchnorm_shapes);
     g_test_add_func("/layers/batchnorm/statistics", test_batchnorm_statistics);
     g_test_add_func("/layers/batchnorm/gradients", test_batchnorm_gradients);
+    g_test_add_func("/layers/batchnorm/fused", test_batchnorm_fused);
     g_test_add_func("/layers/bad-values", test_bad_values);
     g_test_add_func("/layers/infer-counts", test_infer_counts);
     g_test_add_func("/layers/frozen", test_frozen);

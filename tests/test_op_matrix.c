@@ -380,6 +380,15 @@ static tw_tensor *case_image_transform(tw_tensor *const *in, void *d)
     return tw_image_transform(in[0], tr, 3, 5, TW_IMAGE_BILINEAR, TW_FILL_REFLECT, 0);
 }
 
+/* All three outputs, so the gradients through mean and inv_std are checked too. */
+static tw_tensor *case_batch_norm(tw_tensor *const *in, void *d)
+{
+    tw_tensor *y, *mean, *inv_std;
+    if (tw_batch_norm(in[0], in[1], in[2], 0.01, &y, &mean, &inv_std) < 0)
+        return NULL;
+    return tw_add(tw_add(y, tw_square(mean)), tw_mul_scalar(inv_std, 3));
+}
+
 typedef struct {
     const char *ops; /* what the case covers: its op, and the ops its second derivative runs */
     gc_fn fn;
@@ -417,6 +426,7 @@ static const other_case other_cases[] = {
     {"max_pool2d max_pool2d_grad max_pool2d_grad_grad", case_max_pool, 1, {{4, {1, 3, 3, 2}}}, -2, 2, true},
     {"avg_pool2d avg_pool2d_grad", case_avg_pool, 1, {{4, {1, 3, 3, 2}}}, -2, 2, true},
     {"image_transform image_transform_adjoint", case_image_transform, 1, {{4, {2, 3, 4, 2}}}, -2, 2, true},
+    {"batch_norm batch_norm_grad", case_batch_norm, 3, {{3, {2, 5, 3}}, {1, {3}}, {1, {3}}}, -2, 2, true},
 };
 
 static void test_other_ops(void)

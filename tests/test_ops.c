@@ -1303,6 +1303,28 @@ static void test_clip_by_norm(void)
 
 /* ---- errors --------------------------------------------------------------------------------------------- */
 
+/* tw_batch_norm's y, or NULL when it fails (for check_failed). */
+static tw_tensor *batch_norm_y(tw_tensor *x, tw_tensor *gamma, tw_tensor *beta, double epsilon)
+{
+    tw_tensor *y, *mean, *inv_std;
+    return tw_batch_norm(x, gamma, beta, epsilon, &y, &mean, &inv_std) < 0 ? NULL : y;
+}
+
+/* The fused batch_norm's checks: values are the op matrix's and the
+ * BatchNormalization tests' (test_layers_core.c). */
+static void test_batch_norm_errors(void)
+{
+    tw_scope_begin();
+    tw_tensor *x = tw_zeros(TW_FLOAT32, TW_SHAPE(4, 3)), *c3 = tw_ones(TW_FLOAT32, TW_SHAPE(3));
+    check_failed(batch_norm_y(x, tw_ones(TW_FLOAT32, TW_SHAPE(4)), c3, 0.001), "batch_norm", "gamma has shape (4,), want (3,)");
+    check_failed(batch_norm_y(x, c3, tw_ones(TW_FLOAT64, TW_SHAPE(3)), 0.001), "batch_norm: beta is float64, x is float32");
+    check_failed(batch_norm_y(tw_zeros(TW_INT32, TW_SHAPE(4, 3)), c3, c3, 0.001), "batch_norm: x must be float32 or float64, got int32");
+    check_failed(batch_norm_y(tw_scalar(1), c3, c3, 0.001), "batch_norm: x must have a feature axis");
+    check_failed(batch_norm_y(x, c3, c3, -1), "batch_norm: epsilon must be 0 or more, got -1");
+    check_failed(batch_norm_y(x, NULL, c3, 0.001), "batch_norm");
+    tw_scope_end();
+}
+
 static void test_errors(void)
 {
     tw_scope_begin();
@@ -1421,6 +1443,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ops/moments", test_moments);
     g_test_add_func("/ops/clip-by-norm", test_clip_by_norm);
     g_test_add_func("/ops/errors", test_errors);
+    g_test_add_func("/ops/batch-norm-errors", test_batch_norm_errors);
     g_test_add_func("/ops/error-chaining", test_error_chaining);
     return g_test_run();
 }

@@ -127,6 +127,25 @@ static int sync_moments(tw_tensor *x, int nreduce, const int *reduce, tw_tensor 
     return *variance ? 0 : -1;
 }
 
+/* Training with the features on the last axis: the fused batch_norm op (one
+ * pass for the statistics, one for y; cuDNN on CUDA). The moving variance
+ * gets the batch variance back from inv_std = 1 / sqrt(variance + epsilon),
+ * equal to the composite path's to float rounding of variance + epsilon. */
+static tw_tensor *fused_call(tw_layer *self, tw_tensor *x)
+{
+    double epsilon = tw__param_float(self, EPSILON);
+    tw_tensor *moving = weight_named(self, "moving_mean");
+    tw_tensor *gamma = weight_named(self, "gamma"), *beta = weight_named(self, "beta");
+    tw_tensor *y, *mean, *inv;
+    if (tw_batch_norm(x, gamma ? gamma : tw_ones_like(moving), beta ? beta : tw_zeros_like(moving), epsilon, &y,
+                      &mean, &inv) < 0)
+        return NULL;
+    tw_tape_pause();
+    tw_tensor *variance = tw_sub_scalar(tw_rdiv_scalar(1, tw_square(inv)), epsilon);
+    tw_tape_resume();
+    return update_moving(self, mean, variance) ? NULL : y;
+}
+
 static tw_tensor *bn_call(tw_layer *self, tw_tensor *x, const tw_call_context *ctx)
 {
     tw_shape in = {tw_tensor_ndim(x)}, shape;
@@ -140,6 +159,10 @@ static tw_tensor *bn_call(tw_layer *self, tw_tensor *x, const tw_call_context *c
             reduce[nreduce++] = d;
 
     tw_tensor *mean, *variance;
+    /* (an input of another dtype than the weights keeps the composite path's promotion) */
+    if (ctx->training && self->trainable && !ctx->sync_batch_stats && nreduce == in.ndim - 1 &&
+        is_feature[in.ndim - 1] && tw_tensor_dtype(x) == tw_tensor_dtype(weight_named(self, "moving_mean")))
+        return fused_call(self, x);
     if (ctx->training && self->trainable) {
         if ((ctx->sync_batch_stats ? sync_moments(x, nreduce, reduce, &mean, &variance)
                                    : tw_moments(x, nreduce, reduce, true, &mean, &variance)) ||

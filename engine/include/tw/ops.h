@@ -152,6 +152,15 @@ typedef struct tw_rng tw_rng;
 tw_tensor *tw_dropout(tw_tensor *x, double rate, tw_rng *rng);
 /* Mean and (population) variance over axes, what batch normalization needs. */
 int tw_moments(tw_tensor *x, int naxes, const int *axes, bool keepdims, tw_tensor **mean, tw_tensor **variance);
+/* Batch normalization in training mode, one fused op, the features on the
+ * last axis of x (float32 or float64): with mean and the biased variance
+ * over every other axis, y = (x - mean) / sqrt(variance + epsilon) * gamma
+ * + beta. gamma and beta have shape (C,) for C features (pass ones and
+ * zeros for none). Sets y, and mean and inv_std = 1 / sqrt(variance +
+ * epsilon) of shape (C,); all three differentiable. Returns 0, or -1 with
+ * the error set (and NULLs). */
+int tw_batch_norm(tw_tensor *x, tw_tensor *gamma, tw_tensor *beta, double epsilon, tw_tensor **y, tw_tensor **mean,
+                  tw_tensor **inv_std);
 /* t * clip_norm / max(||t||_2, clip_norm). */
 tw_tensor *tw_clip_by_norm(tw_tensor *t, double clip_norm);
 /* Scale all n tensors by clip_norm / max(global_norm, clip_norm); outs gets n

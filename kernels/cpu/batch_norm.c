@@ -1,0 +1,140 @@
+/* Batch normalization's training-mode passes (batch_norm_kernels.h): per
+ * channel sums in double over blocks of BLOCK rows, each block's partial
+ * sums kept apart and added in block order, then one elementwise pass. */
+#include <math.h>
+
+#include "batch_norm_kernels.h"
+#include "cpu_kernels.h"
+
+/* Rows per partial sum: fixed, so the order of the additions (and the
+ * result) does not depend on how many threads ran the blocks. */
+#define BLOCK 256
+
+/* Which per-channel sums column_sums takes. */
+enum { SUM_X, SUM_SQUARED_DEVIATION, SUM_DY_AND_DY_DEVIATION };
+
+/* s1[c] (and s2[c]) over all rows, as `what` says: sum x; sum (x - mean)^2;
+ * sum dy and sum dy * (x - mean). */
+#define COLUMN_SUMS(T)                                                                                             \
+    static void column_sums_##T(int what, int64_t rows, int64_t C, const T *x, const T *dy, const double *mean,    \
+                                double *s1, double *s2, double *part)                                              \
+    {                                                                                                              \
+        int64_t nblocks = (rows + BLOCK - 1) / BLOCK;                                                              \
+        _Pragma("omp parallel for schedule(static) if (rows * C >= TWK_PARALLEL_MIN && nblocks > 1)")              \
+        for (int64_t b = 0; b < nblocks; b++) {                                                                    \
+            double *p1 = part + b * 2 * C, *p2 = p1 + C;                                                           \
+            for (int64_t c = 0; c < 2 * C; c++)                                                                    \
+                p1[c] = 0;                                                                                         \
+            int64_t end = (b + 1) * BLOCK < rows ? (b + 1) * BLOCK : rows;                                         \
+            for (int64_t r = b * BLOCK; r < end; r++) {                                                            \
+                const T *xr = x + r * C;                                                                           \
+                if (what == SUM_X) {                                                                               \
+                    for (int64_t c = 0; c < C; c++)                                                                \
+                        p1[c] += xr[c];                                                                            \
+                } else if (what == SUM_SQUARED_DEVIATION) {                                                        \
+                    for (int64_t c = 0; c < C; c++) {                                                              \
+                        double d = xr[c] - mean[c];                                                                \
+                        p1[c] += d * d;                                                                            \
+                    }                                                                                              \
+                } else {                                                                                           \
+                    const T *dr = dy + r * C;                                                                      \
+                    for (int64_t c = 0; c < C; c++) {                                                              \
+                        p1[c] += dr[c];                                                                            \
+                        p2[c] += dr[c] * (xr[c] - mean[c]);                                                        \
+                    }                                                                                              \
+                }                                                                                                  \
+            }                                                                                                      \
+        }                                                                                                          \
+        for (int64_t c = 0; c < C; c++)                                                                            \
+            s1[c] = s2[c] = 0;                                                                                     \
+        for (int64_t b = 0; b < nblocks; b++)                                                                      \
+            for (int64_t c = 0; c < C; c++)                                                                        \
+                s1[c] += part[b * 2 * C + c], s2[c] += part[b * 2 * C + C + c];                                    \
+    }
+
+/* out[r,c] = a[c] * u[r,c] + b[c] * v[r,c] + k[c] (v optional), in double. */
+#define AFFINE(T)                                                                                                  \
+    static void affine_##T(int64_t rows, int64_t C, const T *u, const T *v, const double *a, const double *b,      \
+                           const double *k, T *out)                                                                \
+    {                                                                                                              \
+        _Pragma("omp parallel for schedule(static) if (rows * C >= TWK_PARALLEL_MIN && rows > 1)")                 \
+        for (int64_t r = 0; r < rows; r++) {                                                                       \
+            const T *ur = u + r * C;                                                                               \
+            T *o = out + r * C;                                                                                    \
+            if (v) {                                                                                               \
+                const T *vr = v + r * C;                                                                           \
+                for (int64_t c = 0; c < C; c++)                                                                    \
+                    o[c] = (T)(a[c] * ur[c] + b[c] * vr[c] + k[c]);                                                \
+            } else {                                                                                               \
+                for (int64_t c = 0; c < C; c++)                                                                    \
+                    o[c] = (T)(a[c] * ur[c] + k[c]);                                                               \
+            }                                                                                                      \
+        }                                                                                                          \
+    }
+
+#define PASSES(T)                                                                                                  \
+    COLUMN_SUMS(T)                                                                                                 \
+    AFFINE(T)                                                                                                      \
+    static void forward_##T(int64_t rows, int64_t C, const T *x, const T *gamma, const T *beta, double eps, T *y,  \
+                            T *mean_out, T *inv_out, double *w)                                                    \
+    {                                                                                                              \
+        double *mean = w, *scale = w + C, *shift = w + 2 * C, *s2 = w + 3 * C, *part = w + 6 * C;                  \
+        column_sums_##T(SUM_X, rows, C, x, NULL, NULL, mean, s2, part);                                            \
+        for (int64_t c = 0; c < C; c++)                                                                            \
+            mean[c] /= (double)rows;                                                                               \
+        column_sums_##T(SUM_SQUARED_DEVIATION, rows, C, x, NULL, mean, scale, s2, part);                           \
+        for (int64_t c = 0; c < C; c++) {                                                                          \
+            double inv = 1 / sqrt(scale[c] / (double)rows + eps);                                                  \
+            mean_out[c] = (T)mean[c];                                                                              \
+            inv_out[c] = (T)inv;                                                                                   \
+            scale[c] = inv * gamma[c];                                                                             \
+            shift[c] = beta[c] - mean[c] * scale[c];                                                               \
+        }                                                                                                          \
+        affine_##T(rows, C, x, NULL, scale, NULL, shift, y);                                                       \
+    }                                                                                                              \
+    static void backward_##T(int64_t rows, int64_t C, const T *x, const T *dy, const T *gamma, const T *mean_in,   \
+                             const T *inv_in, T *dx, T *dgamma, T *dbeta, double *w)                               \
+    {                                                                                                              \
+        double *mean = w, *sdy = w + C, *sdyx = w + 2 * C, *a = w + 3 * C, *b = w + 4 * C, *k = w + 5 * C;         \
+        double *part = w + 6 * C;                                                                                  \
+        for (int64_t c = 0; c < C; c++)                                                                            \
+            mean[c] = mean_in[c];                                                                                  \
+        column_sums_##T(SUM_DY_AND_DY_DEVIATION, rows, C, x, dy, mean, sdy, sdyx, part);                           \
+        for (int64_t c = 0; c < C; c++) {                                                                          \
+            double inv = inv_in[c], g = gamma[c] * inv;                                                            \
+            dbeta[c] = (T)sdy[c];                                                                                  \
+            dgamma[c] = (T)(sdyx[c] * inv);                                                                        \
+            /* dx = g * dy + b * x + k: the deviation term b * (x - mean) folded */                                \
+            a[c] = g;                                                                                              \
+            b[c] = -g * inv * inv * sdyx[c] / (double)rows;                                                        \
+            k[c] = -g * sdy[c] / (double)rows - b[c] * mean[c];                                                    \
+        }                                                                                                          \
+        affine_##T(rows, C, dy, x, a, b, k, dx);                                                                   \
+    }
+
+PASSES(float)
+PASSES(double)
+
+size_t twk_batch_norm_workspace(int64_t rows, int64_t channels)
+{
+    return (size_t)(6 + 2 * ((rows + BLOCK - 1) / BLOCK)) * (size_t)channels * sizeof(double);
+}
+
+void twk_batch_norm_forward(twk_dtype dtype, int64_t rows, int64_t channels, const void *x, const void *gamma,
+                            const void *beta, double epsilon, void *y, void *mean, void *inv_std, void *workspace)
+{
+    if (dtype == TWK_FLOAT32)
+        forward_float(rows, channels, x, gamma, beta, epsilon, y, mean, inv_std, workspace);
+    else
+        forward_double(rows, channels, x, gamma, beta, epsilon, y, mean, inv_std, workspace);
+}
+
+void twk_batch_norm_backward(twk_dtype dtype, int64_t rows, int64_t channels, const void *x, const void *dy,
+                             const void *gamma, const void *mean, const void *inv_std, void *dx, void *dgamma,
+                             void *dbeta, void *workspace)
+{
+    if (dtype == TWK_FLOAT32)
+        backward_float(rows, channels, x, dy, gamma, mean, inv_std, dx, dgamma, dbeta, workspace);
+    else
+        backward_double(rows, channels, x, dy, gamma, mean, inv_std, dx, dgamma, dbeta, workspace);
+}
