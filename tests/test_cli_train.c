@@ -800,9 +800,13 @@ static void test_resume_checks(fixture *f, gconstpointer data)
     g_free(dir);
 }
 
-/* A full disk (a file size limit here) in the middle of a run: the warning
- * comes at once, before the last epoch, and the run records from which
- * step its logs are lost and ends "finished". */
+/* A full disk (a file size limit here) in the middle of a run: one
+ * warning naming the file and the step from which logs are lost, and the
+ * run ends "finished" with that step recorded. The warning comes when the
+ * writer thread meets the error: during training ("training goes on",
+ * before the last epoch) unless that thread lags behind the whole run, as
+ * it did once on a loaded 2-core machine (the warning then comes at the
+ * end, from closing the run). */
 static void test_full_disk_logdb(fixture *f, gconstpointer data)
 {
     char *db = g_build_filename(f->dir, "runs.db", NULL);
@@ -823,10 +827,12 @@ static void test_full_disk_logdb(fixture *f, gconstpointer data)
     g_assert_true(g_str_has_prefix(warning + strlen("twb train: warning: "), db));
     g_assert_nonnull(strstr(warning, ": cannot write to it: "));
     g_assert_nonnull(strstr(warning, "; the logs of run 'full' from step "));
-    g_assert_nonnull(strstr(warning, " on are lost; training goes on\n"));
     const char *last_epoch = strstr(run.err, "epoch 20/20");
     g_assert_nonnull(last_epoch);
-    g_assert_true(warning < last_epoch);
+    if (warning < last_epoch)
+        g_assert_nonnull(strstr(warning, " on are lost; training goes on\n"));
+    else
+        g_assert_nonnull(strstr(warning, " on are lost\n"));
     twb_run_clear(&run);
     g_assert_cmpint(logdb_int(db,
                               "SELECT count(*) FROM runs WHERE name = ?1 AND status = 'finished' AND "
