@@ -94,6 +94,7 @@ typedef struct {
     int busy_ms;        /* the busy timeout db has now */
     bool failed;        /* records are dropped from now on */
     bool lost_recorded; /* the run row says from which step */
+    tw_record_buffer spare; /* without a thread: the buffer swapped for the queue's */
 } writer_thread;
 
 static double monotonic_ms(void)
@@ -429,7 +430,7 @@ static int write_records(writer_thread *t, const tw_record_buffer *b)
         s->listed = false;
     }
     t->ndirty = 0;
-    return rc == SQLITE_OK ? run(t->stmt[COMMIT]) : rc;
+    return rc;
 }
 
 static void write_batch(writer_thread *t, const tw_record_buffer *b)
@@ -445,11 +446,21 @@ static void write_batch(writer_thread *t, const tw_record_buffer *b)
         return;
     }
     int rc = write_records(t, b);
-    if (rc == SQLITE_OK)
+    if (rc == SQLITE_OK && (rc = run(t->stmt[COMMIT])) == SQLITE_OK)
         return;
     describe(t, rc, why, sizeof why);
     run(t->stmt[ROLLBACK]);
     fail(t, why, b);
+}
+
+static sqlite3_stmt *bind_finish(writer_thread *t)
+{
+    sqlite3_stmt *s = t->stmt[FINISH];
+    sqlite3_bind_int64(s, 1, t->w->run_id);
+    sqlite3_bind_text(s, 2, tw_run_status_name(t->w->close_status), -1, SQLITE_STATIC);
+    sqlite3_bind_double(s, 3, wall_clock());
+    sqlite3_bind_text(s, 4, t->w->close_reason, -1, SQLITE_STATIC);
+    return s;
 }
 
 static void finish_run(writer_thread *t)
@@ -457,11 +468,7 @@ static void finish_run(writer_thread *t)
     record_loss(t, true);
     if (!t->db || t->w->run_id < 0 || t->w->annotate)
         return;
-    sqlite3_stmt *s = t->stmt[FINISH];
-    sqlite3_bind_int64(s, 1, t->w->run_id);
-    sqlite3_bind_text(s, 2, tw_run_status_name(t->w->close_status), -1, SQLITE_STATIC);
-    sqlite3_bind_double(s, 3, wall_clock());
-    sqlite3_bind_text(s, 4, t->w->close_reason, -1, SQLITE_STATIC);
+    sqlite3_stmt *s = bind_finish(t);
     char why[512], *message;
     if (run_alone(t, s, atomic_load(&t->w->busy_limit_ms), why, sizeof why) == 0)
         return;
@@ -566,6 +573,7 @@ static void thread_free(writer_thread *t)
     }
     free(t->tags);
     free(t->dirty);
+    free(t->spare.items);
     g_free(t);
 }
 
@@ -629,4 +637,61 @@ int tw__summary_thread_start(tw_summary_writer *w)
         return tw_error_set("summary writer: cannot start its thread: %s", g_strerror(rc));
     }
     return 0;
+}
+
+/* ---- without a thread (tw__summary_writer_open_inline) ------------------------ */
+int tw__summary_inline_start(tw_summary_writer *w)
+{
+    writer_thread *t = g_new0(writer_thread, 1);
+    t->w = w;
+    t->db = w->db;
+    t->spare.cap = w->queue.pending.cap;
+    if (!(t->spare.items = malloc(t->spare.cap * sizeof *t->spare.items))) {
+        thread_free(t);
+        return tw_error_set("summary writer: out of memory");
+    }
+    if (prepare(t)) {
+        thread_free(t);
+        return -1;
+    }
+    w->inline_state = t;
+    return 0;
+}
+
+/* The queued records into the caller's transaction. A failure leaves that
+ * transaction for the caller to roll back; the writer drops records from
+ * then on, as its thread would. */
+int tw__summary_inline_write(tw_summary_writer *w)
+{
+    writer_thread *t = w->inline_state;
+    tw_record_buffer *mine = &t->spare;
+    uint64_t seq;
+    bool stopping;
+    tw__queue_take(&w->queue, 0, mine, &seq, &stopping);
+    int rc = SQLITE_OK;
+    t->failed |= atomic_load(&w->error) != NULL;
+    if (mine->n && !t->failed) {
+        if (name_tags(t, mine))
+            rc = SQLITE_NOMEM;
+        if (rc == SQLITE_OK)
+            rc = write_records(t, mine);
+        if (rc != SQLITE_OK) {
+            char why[512];
+            describe(t, rc, why, sizeof why);
+            fail(t, why, mine);
+        }
+    }
+    tw__records_clear(mine);
+    return t->failed ? tw_error_set("%s", atomic_load(&w->error)) : 0;
+}
+
+int tw__summary_inline_finish(tw_summary_writer *w)
+{
+    writer_thread *t = w->inline_state;
+    int rc = tw__summary_inline_write(w);
+    if (!rc && !w->annotate && run(bind_finish(t)) != SQLITE_OK)
+        rc = tw__store_sqlite_error(t->db, w->path, "cannot record the end of the run");
+    thread_free(t);
+    w->inline_state = NULL;
+    return rc;
 }
