@@ -95,7 +95,12 @@ typedef struct {
     bool failed;        /* records are dropped from now on */
     bool lost_recorded; /* the run row says from which step */
     tw_record_buffer spare; /* without a thread: the buffer swapped for the queue's */
+    bool shared_statements; /* without a thread: stmt are the caller's (tw_summary_statements) */
 } writer_thread;
+
+struct tw_summary_statements {
+    sqlite3_stmt *stmt[NSTATEMENTS];
+};
 
 static double monotonic_ms(void)
 {
@@ -565,7 +570,7 @@ static void mirror_batch(writer_thread *t, const tw_record_buffer *b)
 /* ---- the thread --------------------------------------------------------------- */
 static void thread_free(writer_thread *t)
 {
-    for (int i = 0; i < NSTATEMENTS; i++)
+    for (int i = 0; i < NSTATEMENTS && !t->shared_statements; i++)
         sqlite3_finalize(t->stmt[i]);
     for (uint32_t i = 0; i < t->ntags; i++) {
         free(t->tags[i].chunk);
@@ -606,13 +611,17 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-static int prepare(writer_thread *t)
+static int prepare_all(sqlite3 *db, const char *path, sqlite3_stmt **stmt)
 {
     for (int i = 0; i < NSTATEMENTS; i++)
-        if (sqlite3_prepare_v3(t->db, statement_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &t->stmt[i], NULL) !=
-            SQLITE_OK)
-            return tw__store_sqlite_error(t->db, t->w->path, "cannot prepare the summary writer's statements");
+        if (sqlite3_prepare_v3(db, statement_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &stmt[i], NULL) != SQLITE_OK)
+            return tw__store_sqlite_error(db, path, "cannot prepare the summary writer's statements");
     return 0;
+}
+
+static int prepare(writer_thread *t)
+{
+    return prepare_all(t->db, t->w->path, t->stmt);
 }
 
 int tw__summary_thread_start(tw_summary_writer *w)
@@ -640,19 +649,36 @@ int tw__summary_thread_start(tw_summary_writer *w)
 }
 
 /* ---- without a thread (tw__summary_writer_open_inline) ------------------------ */
-int tw__summary_inline_start(tw_summary_writer *w)
+tw_summary_statements *tw__summary_statements_new(sqlite3 *db, const char *path)
+{
+    tw_summary_statements *s = g_new0(tw_summary_statements, 1);
+    if (prepare_all(db, path, s->stmt)) {
+        tw__summary_statements_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void tw__summary_statements_free(tw_summary_statements *s)
+{
+    for (int i = 0; s && i < NSTATEMENTS; i++)
+        sqlite3_finalize(s->stmt[i]);
+    g_free(s);
+}
+
+/* Every statement binds all its parameters at each use and is reset after
+ * it, so the writers of one connection can share them. */
+int tw__summary_inline_start(tw_summary_writer *w, tw_summary_statements *statements)
 {
     writer_thread *t = g_new0(writer_thread, 1);
     t->w = w;
     t->db = w->db;
+    t->shared_statements = true;
+    memcpy(t->stmt, statements->stmt, sizeof t->stmt);
     t->spare.cap = w->queue.pending.cap;
     if (!(t->spare.items = malloc(t->spare.cap * sizeof *t->spare.items))) {
         thread_free(t);
         return tw_error_set("summary writer: out of memory");
-    }
-    if (prepare(t)) {
-        thread_free(t);
-        return -1;
     }
     w->inline_state = t;
     return 0;

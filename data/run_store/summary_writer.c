@@ -244,7 +244,8 @@ tw_summary_writer *tw_summary_writer_open(const char *db_path, const char *run_n
     return w;
 }
 
-tw_summary_writer *tw__summary_writer_open_inline(sqlite3 *db, const char *db_path, const char *run_name, bool append)
+tw_summary_writer *tw__summary_writer_open_inline(sqlite3 *db, const char *db_path, const char *run_name, bool append,
+                                                 tw_summary_statements *statements)
 {
     tw_summary_writer *w = g_new0(tw_summary_writer, 1);
     w->run_id = -1;
@@ -257,7 +258,7 @@ tw_summary_writer *tw__summary_writer_open_inline(sqlite3 *db, const char *db_pa
     int rc = tw__queue_init(&w->queue);
     if (!rc)
         rc = create_run(w, append ? &(tw_summary_run_options){.append = true} : NULL);
-    if (rc || tw__summary_inline_start(w)) {
+    if (rc || tw__summary_inline_start(w, statements)) {
         writer_free(w);
         return NULL;
     }

@@ -341,7 +341,7 @@ void tw_tb_follower_stop(tw_tb_follower *f)
     }
     if (f->db && tw__tb_batch_commit(&f->batch) && !f->failed)
         warn(f, tw_last_error());
-    g_free(f->batch.error);
+    tw__tb_batch_end(&f->batch);
     g_hash_table_destroy(f->runs);
     g_hash_table_destroy(f->watches);
     sqlite3_close(f->db);

@@ -298,9 +298,13 @@ sqlite3 *tw__tb_open_database(const char *path)
  * commits first, so it never waits for us while we wait for it. */
 static tw_summary_writer *open_writer(run_import *ri, bool append)
 {
-    if (ri->bulk)
-        return tw__tb_batch_begin(ri->batch) ? NULL
-                                             : tw__summary_writer_open_inline(ri->db, ri->db_path, ri->run, append);
+    if (ri->bulk) {
+        tw_tb_batch *b = ri->batch;
+        if (!b->statements && !(b->statements = tw__summary_statements_new(ri->db, ri->db_path)))
+            return NULL;
+        return tw__tb_batch_begin(b) ? NULL
+                                     : tw__summary_writer_open_inline(ri->db, ri->db_path, ri->run, append, b->statements);
+    }
     if (tw__tb_batch_commit(ri->batch))
         return NULL;
     return tw_summary_writer_open(ri->db_path, ri->run, append ? &(tw_summary_run_options){.append = true} : NULL);
@@ -447,7 +451,7 @@ int tw__tb_import_runs(const char *logdir, const char *db_path, uint64_t bulk_ma
         rc = -1;
     if (rc < 0 && batch.error)
         tw_error_set("%s", batch.error);
-    g_free(batch.error);
+    tw__tb_batch_end(&batch);
     sqlite3_close(db);
     g_strfreev(runs);
     g_free(path);

@@ -8,7 +8,7 @@
 #include <glib.h>
 #include <sqlite3.h>
 
-#include "run_store/store_internal.h"
+#include "run_store/summary_internal.h"
 #include "tfevents_internal.h"
 #include "tw/error.h"
 
@@ -55,6 +55,13 @@ int tw__tb_batch_commit(tw_tb_batch *b)
     b->open = false;
     b->commits++;
     return 0;
+}
+
+void tw__tb_batch_end(tw_tb_batch *b)
+{
+    tw__summary_statements_free(b->statements);
+    b->statements = NULL;
+    g_clear_pointer(&b->error, g_free);
 }
 
 /* The first commit at once (the first run on screen soon), then one per

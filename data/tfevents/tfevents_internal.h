@@ -92,7 +92,8 @@ typedef struct {
     bool open;    /* a transaction is open */
     gint64 since; /* when it began (monotonic microseconds) */
     int commits;
-    char *error; /* the first failure; the batch is over (g_free) */
+    char *error; /* the first failure; the batch is over */
+    struct tw_summary_statements *statements; /* the bulk runs' writers', prepared once */
 } tw_tb_batch;
 /* 0, or -1 with the message (the batch's failure, set and kept). */
 int tw__tb_batch_begin(tw_tb_batch *b);
@@ -100,6 +101,9 @@ int tw__tb_batch_commit(tw_tb_batch *b);
 int tw__tb_batch_commit_due(tw_tb_batch *b);
 /* Roll the open transaction back and end the batch with that message. */
 void tw__tb_batch_fail(tw_tb_batch *b, const char *message);
+/* Free what the batch holds, once its runs are closed and it is committed
+ * (before the connection closes). */
+void tw__tb_batch_end(tw_tb_batch *b);
 
 /* One run being written into the run database (import.c): its summary
  * writer, and what goes into the run's row rather than its series. The
