@@ -57,7 +57,37 @@ struct tw_summary_writer {
      * after each batch; NULL when none or after it failed. */
     struct tw_tb_writer *tb;
     char *tb_path;
+    /* A writer without a thread (tw__summary_writer_open_inline): db is
+     * the caller's, and this its statements and tags (summary_thread.c). */
+    bool shared_db;
+    void *inline_state;
 };
+
+typedef struct tw_summary_statements tw_summary_statements;
+
+/* A writer without a thread or a connection of its own, for importing
+ * many small runs (data/tfevents/import.c): the run is created, its queued
+ * records written and its end recorded on the caller's connection db,
+ * inside the transaction the caller holds there, so a batch of runs costs
+ * one transaction instead of a thread, a connection and a commit per wake
+ * for each. The caller writes the queue out (tw_summary_flush) before it
+ * holds a million records. NULL with a message (a taken name as
+ * tw_summary_writer_open says it). tw_summary_flush writes its queue:
+ * 0, or -1 with a message, after which the caller's transaction is the
+ * caller's to roll back. Once its error is set (tw__summary_fail, also by
+ * the caller when it rolled back for another reason) it writes nothing
+ * more, close included. */
+tw_summary_writer *tw__summary_writer_open_inline(sqlite3 *db, const char *db_path, const char *run_name, bool append,
+                                                 tw_summary_statements *statements);
+/* The inline writers' statements on one connection, prepared once for all
+ * of them (preparing them per run took a fifth of an import of small
+ * runs); freed after the last of those writers closed. NULL with a message. */
+tw_summary_statements *tw__summary_statements_new(sqlite3 *db, const char *path);
+void tw__summary_statements_free(tw_summary_statements *s);
+/* summary_thread.c's side of an inline writer. */
+int tw__summary_inline_start(tw_summary_writer *w, tw_summary_statements *statements);
+int tw__summary_inline_write(tw_summary_writer *w);
+int tw__summary_inline_finish(tw_summary_writer *w);
 
 /* Start the writer thread; it owns w->db from then on and ends after the
  * flush that tw__queue_flush(.., stop) asks for, having set the run's status. */

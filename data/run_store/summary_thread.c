@@ -94,7 +94,13 @@ typedef struct {
     int busy_ms;        /* the busy timeout db has now */
     bool failed;        /* records are dropped from now on */
     bool lost_recorded; /* the run row says from which step */
+    tw_record_buffer spare; /* without a thread: the buffer swapped for the queue's */
+    bool shared_statements; /* without a thread: stmt are the caller's (tw_summary_statements) */
 } writer_thread;
+
+struct tw_summary_statements {
+    sqlite3_stmt *stmt[NSTATEMENTS];
+};
 
 static double monotonic_ms(void)
 {
@@ -429,7 +435,7 @@ static int write_records(writer_thread *t, const tw_record_buffer *b)
         s->listed = false;
     }
     t->ndirty = 0;
-    return rc == SQLITE_OK ? run(t->stmt[COMMIT]) : rc;
+    return rc;
 }
 
 static void write_batch(writer_thread *t, const tw_record_buffer *b)
@@ -445,11 +451,21 @@ static void write_batch(writer_thread *t, const tw_record_buffer *b)
         return;
     }
     int rc = write_records(t, b);
-    if (rc == SQLITE_OK)
+    if (rc == SQLITE_OK && (rc = run(t->stmt[COMMIT])) == SQLITE_OK)
         return;
     describe(t, rc, why, sizeof why);
     run(t->stmt[ROLLBACK]);
     fail(t, why, b);
+}
+
+static sqlite3_stmt *bind_finish(writer_thread *t)
+{
+    sqlite3_stmt *s = t->stmt[FINISH];
+    sqlite3_bind_int64(s, 1, t->w->run_id);
+    sqlite3_bind_text(s, 2, tw_run_status_name(t->w->close_status), -1, SQLITE_STATIC);
+    sqlite3_bind_double(s, 3, wall_clock());
+    sqlite3_bind_text(s, 4, t->w->close_reason, -1, SQLITE_STATIC);
+    return s;
 }
 
 static void finish_run(writer_thread *t)
@@ -457,11 +473,7 @@ static void finish_run(writer_thread *t)
     record_loss(t, true);
     if (!t->db || t->w->run_id < 0 || t->w->annotate)
         return;
-    sqlite3_stmt *s = t->stmt[FINISH];
-    sqlite3_bind_int64(s, 1, t->w->run_id);
-    sqlite3_bind_text(s, 2, tw_run_status_name(t->w->close_status), -1, SQLITE_STATIC);
-    sqlite3_bind_double(s, 3, wall_clock());
-    sqlite3_bind_text(s, 4, t->w->close_reason, -1, SQLITE_STATIC);
+    sqlite3_stmt *s = bind_finish(t);
     char why[512], *message;
     if (run_alone(t, s, atomic_load(&t->w->busy_limit_ms), why, sizeof why) == 0)
         return;
@@ -558,7 +570,7 @@ static void mirror_batch(writer_thread *t, const tw_record_buffer *b)
 /* ---- the thread --------------------------------------------------------------- */
 static void thread_free(writer_thread *t)
 {
-    for (int i = 0; i < NSTATEMENTS; i++)
+    for (int i = 0; i < NSTATEMENTS && !t->shared_statements; i++)
         sqlite3_finalize(t->stmt[i]);
     for (uint32_t i = 0; i < t->ntags; i++) {
         free(t->tags[i].chunk);
@@ -566,6 +578,7 @@ static void thread_free(writer_thread *t)
     }
     free(t->tags);
     free(t->dirty);
+    free(t->spare.items);
     g_free(t);
 }
 
@@ -598,13 +611,17 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-static int prepare(writer_thread *t)
+static int prepare_all(sqlite3 *db, const char *path, sqlite3_stmt **stmt)
 {
     for (int i = 0; i < NSTATEMENTS; i++)
-        if (sqlite3_prepare_v3(t->db, statement_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &t->stmt[i], NULL) !=
-            SQLITE_OK)
-            return tw__store_sqlite_error(t->db, t->w->path, "cannot prepare the summary writer's statements");
+        if (sqlite3_prepare_v3(db, statement_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &stmt[i], NULL) != SQLITE_OK)
+            return tw__store_sqlite_error(db, path, "cannot prepare the summary writer's statements");
     return 0;
+}
+
+static int prepare(writer_thread *t)
+{
+    return prepare_all(t->db, t->w->path, t->stmt);
 }
 
 int tw__summary_thread_start(tw_summary_writer *w)
@@ -629,4 +646,78 @@ int tw__summary_thread_start(tw_summary_writer *w)
         return tw_error_set("summary writer: cannot start its thread: %s", g_strerror(rc));
     }
     return 0;
+}
+
+/* ---- without a thread (tw__summary_writer_open_inline) ------------------------ */
+tw_summary_statements *tw__summary_statements_new(sqlite3 *db, const char *path)
+{
+    tw_summary_statements *s = g_new0(tw_summary_statements, 1);
+    if (prepare_all(db, path, s->stmt)) {
+        tw__summary_statements_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void tw__summary_statements_free(tw_summary_statements *s)
+{
+    for (int i = 0; s && i < NSTATEMENTS; i++)
+        sqlite3_finalize(s->stmt[i]);
+    g_free(s);
+}
+
+/* Every statement binds all its parameters at each use and is reset after
+ * it, so the writers of one connection can share them. */
+int tw__summary_inline_start(tw_summary_writer *w, tw_summary_statements *statements)
+{
+    writer_thread *t = g_new0(writer_thread, 1);
+    t->w = w;
+    t->db = w->db;
+    t->shared_statements = true;
+    memcpy(t->stmt, statements->stmt, sizeof t->stmt);
+    t->spare.cap = w->queue.pending.cap;
+    if (!(t->spare.items = malloc(t->spare.cap * sizeof *t->spare.items))) {
+        thread_free(t);
+        return tw_error_set("summary writer: out of memory");
+    }
+    w->inline_state = t;
+    return 0;
+}
+
+/* The queued records into the caller's transaction. A failure leaves that
+ * transaction for the caller to roll back; the writer drops records from
+ * then on, as its thread would. */
+int tw__summary_inline_write(tw_summary_writer *w)
+{
+    writer_thread *t = w->inline_state;
+    tw_record_buffer *mine = &t->spare;
+    uint64_t seq;
+    bool stopping;
+    tw__queue_take(&w->queue, 0, mine, &seq, &stopping);
+    int rc = SQLITE_OK;
+    t->failed |= atomic_load(&w->error) != NULL;
+    if (mine->n && !t->failed) {
+        if (name_tags(t, mine))
+            rc = SQLITE_NOMEM;
+        if (rc == SQLITE_OK)
+            rc = write_records(t, mine);
+        if (rc != SQLITE_OK) {
+            char why[512];
+            describe(t, rc, why, sizeof why);
+            fail(t, why, mine);
+        }
+    }
+    tw__records_clear(mine);
+    return t->failed ? tw_error_set("%s", atomic_load(&w->error)) : 0;
+}
+
+int tw__summary_inline_finish(tw_summary_writer *w)
+{
+    writer_thread *t = w->inline_state;
+    int rc = tw__summary_inline_write(w);
+    if (!rc && !w->annotate && run(bind_finish(t)) != SQLITE_OK)
+        rc = tw__store_sqlite_error(t->db, w->path, "cannot record the end of the run");
+    thread_free(t);
+    w->inline_state = NULL;
+    return rc;
 }

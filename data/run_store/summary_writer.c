@@ -118,7 +118,8 @@ static int refuse(const tw_summary_writer *w, const tw_summary_run_options *o, b
 /* 1: refused (message set); -1: the file refused the writes. */
 static int create_run(tw_summary_writer *w, const tw_summary_run_options *o)
 {
-    if (tw__store_exec(w->db, w->path, "BEGIN IMMEDIATE"))
+    /* An inline writer's run is created within the caller's transaction. */
+    if (tw__store_exec(w->db, w->path, w->shared_db ? "SAVEPOINT tw_create_run" : "BEGIN IMMEDIATE"))
         return -1;
     int64_t id = -1;
     bool running = false;
@@ -130,14 +131,15 @@ static int create_run(tw_summary_writer *w, const tw_summary_run_options *o)
         w->run_id = exists ? id : sqlite3_last_insert_rowid(w->db);
         if (exists)
             rc = declare_tags(w);
-        if (!rc && !tw__store_exec(w->db, w->path, "COMMIT"))
+        if (!rc && !tw__store_exec(w->db, w->path, w->shared_db ? "RELEASE tw_create_run" : "COMMIT"))
             return 0;
         w->run_id = -1;
         rc = rc ? rc : -1;
     }
     if (rc == 1 && exists == 0 && !(o && o->annotate)) /* another process took the name since we looked */
         taken(w);
-    sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_exec(w->db, w->shared_db ? "ROLLBACK TO tw_create_run; RELEASE tw_create_run" : "ROLLBACK", NULL, NULL,
+                 NULL);
     return rc;
 }
 
@@ -189,7 +191,8 @@ static void writer_free(tw_summary_writer *w)
     tw_tb_writer_close(w->tb); /* a writer whose thread never started */
     g_free(w->tb_path);
     g_free(w->close_reason);
-    sqlite3_close(w->db);
+    if (!w->shared_db)
+        sqlite3_close(w->db);
     tw__queue_destroy(&w->queue);
     g_free(w->path);
     g_free(w->run_name);
@@ -235,6 +238,27 @@ tw_summary_writer *tw_summary_writer_open(const char *db_path, const char *run_n
     if (!rc && w->tb && options->hparams_json)
         rc = tw_summary_hparams(w, options->hparams_json, NULL);
     if (rc || tw__summary_thread_start(w)) {
+        writer_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+tw_summary_writer *tw__summary_writer_open_inline(sqlite3 *db, const char *db_path, const char *run_name, bool append,
+                                                 tw_summary_statements *statements)
+{
+    tw_summary_writer *w = g_new0(tw_summary_writer, 1);
+    w->run_id = -1;
+    w->lost_from_step = -1;
+    w->busy_limit_ms = TW_SUMMARY_BUSY_LIMIT_MS;
+    w->run_name = g_strdup(run_name);
+    w->path = g_strdup(db_path);
+    w->db = db;
+    w->shared_db = true;
+    int rc = tw__queue_init(&w->queue);
+    if (!rc)
+        rc = create_run(w, append ? &(tw_summary_run_options){.append = true} : NULL);
+    if (rc || tw__summary_inline_start(w, statements)) {
         writer_free(w);
         return NULL;
     }
@@ -322,6 +346,8 @@ int tw_summary_flush(tw_summary_writer *w)
 {
     if (!w)
         return bad_call("tw_summary_flush", w, "");
+    if (w->inline_state)
+        return tw__summary_inline_write(w);
     tw__queue_flush(&w->queue, false);
     return 0;
 }
@@ -337,6 +363,11 @@ int tw_summary_writer_close_with_reason(tw_summary_writer *w, tw_run_status stat
         return 0;
     w->close_status = status;
     w->close_reason = reason && *reason ? g_strdup(reason) : NULL;
+    if (w->inline_state) {
+        int rc = tw__summary_inline_finish(w);
+        writer_free(w);
+        return rc;
+    }
     tw__queue_flush(&w->queue, true);
     pthread_join(w->thread, NULL);
     const char *error = atomic_load(&w->error);

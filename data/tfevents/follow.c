@@ -1,8 +1,10 @@
 /* Following a TensorBoard log directory live (tw_tb_follow): a thread
  * imports every run into a run database, then keeps each event file open
  * and reads what its writer appends, woken by inotify the moment a file
- * grows or a folder appears. Records go through each run's summary writer,
- * which writes within milliseconds of a quiet spell, and the dashboard
+ * grows or a folder appears. Records go through each run's summary writer
+ * (a small run's within the follower's batch transaction, committed after
+ * each wake and every TW_TB_BATCH_MS of the first walk; a big one's thread
+ * writes within milliseconds of a quiet spell), and the dashboard
  * reads the database as it reads a training run's, so a value written to
  * an event file is on screen well within 100 ms. A record the writer has
  * only half written is waited for, never reported (TW_TFRECORD_AGAIN).
@@ -52,6 +54,7 @@ struct tw_tb_follower {
     GHashTable *watches; /* watch descriptor -> run name (the folder's path relative to logdir, "." at the top) */
     GHashTable *runs;    /* run name -> followed_run */
     sqlite3 *db;         /* tw__tb_open_database's connection */
+    tw_tb_batch batch;   /* on db: the small runs' transaction */
     bool failed;         /* the database cannot be written: stop */
 };
 
@@ -103,14 +106,31 @@ static void read_file(tw_tb_follower *f, followed_run *run, followed_file *ff)
         warn(f, tw_last_error());
 }
 
-/* Start following an event file (the run opens with its first file). */
+/* A failed batch (the database cannot be written) stops the following. */
+static void check_batch(tw_tb_follower *f)
+{
+    if (!f->batch.error || f->failed)
+        return;
+    char *message = g_strdup_printf("%s; following stopped", f->batch.error);
+    warn(f, message);
+    g_free(message);
+    f->failed = true;
+}
+
+/* Start following an event file (the run opens with its first file,
+ * within the batch when that file is small). */
 static void add_file(tw_tb_follower *f, const char *run_name, const char *name)
 {
     followed_run *run = run_for(f, run_name);
     if (run->refused || g_hash_table_contains(run->files, name))
         return;
+    char *dir = tw__tb_run_dir(f->logdir, run->name);
+    char *path = g_build_filename(dir, name, NULL);
+    g_free(dir);
     if (!run->open) {
-        int rc = tw__tb_sink_open(&run->sink, f->db, f->db_path, run->name, &f->stats, f->warn, f->user_data);
+        GStatBuf st;
+        bool bulk = g_stat(path, &st) != 0 || (uint64_t)st.st_size <= TW_TB_BULK_MAX_BYTES;
+        int rc = tw__tb_sink_open(&run->sink, &f->batch, run->name, bulk, &f->stats, f->warn, f->user_data);
         if (rc < 0) {
             char *message = g_strdup_printf("%s; following stopped", tw_last_error());
             warn(f, message);
@@ -120,12 +140,11 @@ static void add_file(tw_tb_follower *f, const char *run_name, const char *name)
         run->refused = rc != 0;
         run->open = rc == 0;
         run->sink.live = true;
-        if (!run->open)
+        if (!run->open) {
+            g_free(path);
             return;
+        }
     }
-    char *dir = tw__tb_run_dir(f->logdir, run->name);
-    char *path = g_build_filename(dir, name, NULL);
-    g_free(dir);
     followed_file *ff = g_new0(followed_file, 1);
     ff->reader = tw_tfrecord_open(path, tw__tb_sink_warn, &run->sink);
     if (!ff->reader) {
@@ -178,6 +197,8 @@ static void add_folder(tw_tb_follower *f, const char *relative, int depth)
         GStatBuf st;
         if (g_lstat(path, &st) == 0 && S_ISREG(st.st_mode) && tw_tb_is_event_file(name)) {
             add_file(f, relative, name);
+            tw__tb_batch_commit_due(&f->batch);
+            check_batch(f);
         } else if (g_lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && depth < MAX_DEPTH) {
             char *sub = strcmp(relative, ".") ? g_build_filename(relative, name, NULL) : g_strdup(name);
             add_folder(f, sub, depth + 1);
@@ -239,7 +260,10 @@ static gpointer follow_main(gpointer data)
         warn(f, tw_last_error());
         return NULL;
     }
+    f->batch = (tw_tb_batch){.db = f->db, .db_path = f->db_path};
     add_folder(f, ".", 0);
+    tw__tb_batch_commit(&f->batch);
+    check_batch(f);
     char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
     while (!f->failed) {
         struct pollfd fds[2] = {{.fd = f->inotify_fd, .events = POLLIN}, {.fd = f->stop_fd, .events = POLLIN}};
@@ -248,8 +272,11 @@ static gpointer follow_main(gpointer data)
             break;
         if (fds[1].revents)
             break;
-        if (ready == 0)
+        if (ready == 0) {
             sync_runs(f); /* quiet runs turn from running to finished */
+            tw__tb_batch_commit(&f->batch);
+            check_batch(f);
+        }
         if (!(fds[0].revents & POLLIN))
             continue;
         ssize_t got = read(f->inotify_fd, buf, sizeof buf);
@@ -258,7 +285,12 @@ static gpointer follow_main(gpointer data)
             on_event(f, e);
             at += (ssize_t)(sizeof *e + e->len);
         }
+        /* what this wake read, on screen now (a directory appearing with
+         * many runs was walked in batches already) */
+        tw__tb_batch_commit(&f->batch);
+        check_batch(f);
     }
+    tw__tb_batch_commit(&f->batch);
     return NULL;
 }
 
@@ -304,9 +336,12 @@ void tw_tb_follower_stop(tw_tb_follower *f)
     while (g_hash_table_iter_next(&it, NULL, &value)) {
         followed_run *run = value;
         g_hash_table_remove_all(run->files);
-        if (run->open && tw__tb_sink_close(&run->sink, TW_RUN_FINISHED))
+        if (run->open && tw__tb_sink_close(&run->sink, TW_RUN_FINISHED) && !f->batch.error)
             warn(f, tw_last_error());
     }
+    if (f->db && tw__tb_batch_commit(&f->batch) && !f->failed)
+        warn(f, tw_last_error());
+    tw__tb_batch_end(&f->batch);
     g_hash_table_destroy(f->runs);
     g_hash_table_destroy(f->watches);
     sqlite3_close(f->db);

@@ -1,9 +1,12 @@
 /* Importing a TensorBoard log directory into the run database: each run
- * through its own summary writer (so the rows, chunks and transactions are
- * the run store's own), with the events' steps and wall times. Files are
- * streamed record by record; the writer's queue bounds what waits in
- * memory. How each kind is stored: docs/tensorboard.md. */
+ * through its own summary writer (so the rows and chunks are the run
+ * store's own), with the events' steps and wall times; small runs'
+ * writers have no thread and write within the batch's transaction
+ * (import_batch.c), big ones a thread each. Files are streamed record by
+ * record; the writer's queue bounds what waits in memory. How each kind
+ * is stored: docs/tensorboard.md. */
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,10 @@
 typedef tw_tb_sink run_import;
 
 static bool resume(run_import *ri);
+
+/* A bulk run's queue is written out before it holds this many records (a
+ * writer without a thread would wait for room forever). */
+#define BULK_WRITE_RECORDS (1 << 16)
 
 static void warn(run_import *ri, const char *message)
 {
@@ -136,10 +143,23 @@ static void add_graph(run_import *ri, const tw_tb_item *it, double wall)
         ri->stats->graphs++;
 }
 
+/* A bulk run's queued records into the batch; a failure ends the batch
+ * (and so the import or the following). */
+static int write_queued(run_import *ri)
+{
+    if (!ri->bulk || !ri->w)
+        return 0;
+    if (tw__tb_batch_begin(ri->batch) || tw_summary_flush(ri->w)) {
+        tw__tb_batch_fail(ri->batch, tw_last_error());
+        return -1;
+    }
+    return 0;
+}
+
 void tw__tb_sink_item(void *user_data, const tw_tb_item *it)
 {
     run_import *ri = user_data;
-    if (!resume(ri))
+    if (ri->batch->error || !resume(ri))
         return;
     /* An event without a wall time takes the one before it, so the
      * store's wall-time axis never goes back for it. */
@@ -190,6 +210,8 @@ void tw__tb_sink_item(void *user_data, const tw_tb_item *it)
     case TW_TB_FILE_VERSION:
     case TW_TB_SESSION_LOG: break;
     }
+    if (ri->bulk && ri->w->queue.pending.n >= BULK_WRITE_RECORDS)
+        write_queued(ri);
 }
 
 static int import_file(run_import *ri, const char *path)
@@ -272,13 +294,29 @@ sqlite3 *tw__tb_open_database(const char *path)
     return tw__store_connect(path, false);
 }
 
-int tw__tb_sink_open(run_import *ri, sqlite3 *db, const char *db_path, const char *run, tw_tb_import_stats *stats,
+/* A writer thread's connection waits for the write lock: the batch
+ * commits first, so it never waits for us while we wait for it. */
+static tw_summary_writer *open_writer(run_import *ri, bool append)
+{
+    if (ri->bulk) {
+        tw_tb_batch *b = ri->batch;
+        if (!b->statements && !(b->statements = tw__summary_statements_new(ri->db, ri->db_path)))
+            return NULL;
+        return tw__tb_batch_begin(b) ? NULL
+                                     : tw__summary_writer_open_inline(ri->db, ri->db_path, ri->run, append, b->statements);
+    }
+    if (tw__tb_batch_commit(ri->batch))
+        return NULL;
+    return tw_summary_writer_open(ri->db_path, ri->run, append ? &(tw_summary_run_options){.append = true} : NULL);
+}
+
+int tw__tb_sink_open(run_import *ri, tw_tb_batch *batch, const char *run, bool bulk, tw_tb_import_stats *stats,
                      tw_tb_warn_fn warn_fn, void *user_data)
 {
-    *ri = (run_import){.db = db, .db_path = db_path, .run = run, .stats = stats, .warn = warn_fn, .user_data = user_data,
-                       .last_wall = 0, .first_wall = NAN,
+    *ri = (run_import){.db = batch->db, .db_path = batch->db_path, .run = run, .batch = batch, .bulk = bulk,
+                       .stats = stats, .warn = warn_fn, .user_data = user_data, .last_wall = 0, .first_wall = NAN,
                        .refused_tags = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
-    ri->w = tw_summary_writer_open(db_path, run, NULL);
+    ri->w = open_writer(ri, false);
     if (!ri->w) {
         g_hash_table_destroy(ri->refused_tags);
         if (!strstr(tw_last_error(), "already in the file"))
@@ -298,12 +336,17 @@ int tw__tb_sink_sync(run_import *ri)
         tw_summary_hparams(ri->w, ri->hparams_json, NULL);
         g_clear_pointer(&ri->hparams_json, g_free);
     }
+    if (write_queued(ri))
+        return -1;
     bool moved = ri->live && ri->w && !isnan(ri->first_wall) &&
                  (looks_live(ri) != ri->shown_running || (!ri->shown_running && ri->last_wall != ri->shown_end));
     return ri->row_dirty || moved ? set_run_row(ri, ri->run_id, !ri->w) : 0;
 }
 
-/* Close the writer, leaving the run finished at its last event. */
+/* Close the writer, leaving the run finished at its last event. A bulk
+ * run's writer writes its end within the batch (nothing once the batch
+ * failed); a threaded one's waits for the write lock, so the batch
+ * commits first. */
 static int end_writer(run_import *ri, tw_run_status status)
 {
     if (!ri->w)
@@ -312,7 +355,12 @@ static int end_writer(run_import *ri, tw_run_status status)
         tw_summary_hparams(ri->w, ri->hparams_json, NULL);
         g_clear_pointer(&ri->hparams_json, g_free);
     }
-    int rc = tw_summary_writer_close(ri->w, status);
+    int rc = ri->bulk ? tw__tb_batch_begin(ri->batch) : tw__tb_batch_commit(ri->batch);
+    if (rc && ri->bulk)
+        tw__summary_fail(ri->w, g_strdup(tw_last_error()));
+    rc = tw_summary_writer_close(ri->w, status) || rc ? -1 : 0;
+    if (rc && ri->bulk)
+        tw__tb_batch_fail(ri->batch, tw_last_error());
     ri->w = NULL;
     return rc ? rc : set_run_row(ri, ri->run_id, true);
 }
@@ -338,7 +386,7 @@ static bool resume(run_import *ri)
         return true;
     if (ri->failed)
         return false;
-    ri->w = tw_summary_writer_open(ri->db_path, ri->run, &(tw_summary_run_options){.append = true});
+    ri->w = open_writer(ri, true);
     if (!ri->w) {
         char *message = g_strdup_printf("%s; run '%s' is no longer followed", tw_last_error(), ri->run);
         warn(ri, message);
@@ -359,24 +407,35 @@ int tw__tb_sink_close(run_import *ri, tw_run_status status)
 
 /* 1: the run was refused (its name is taken), warned about; -1: the
  * database failed. */
-static int import_run(const char *logdir, const char *run, sqlite3 *db, const char *db_path, tw_tb_warn_fn warn_fn,
-                      void *user_data, tw_tb_import_stats *stats)
+static int import_run(const char *logdir, const char *run, tw_tb_batch *batch, uint64_t bulk_max_bytes,
+                      tw_tb_warn_fn warn_fn, void *user_data, tw_tb_import_stats *stats)
 {
-    run_import ri;
-    int rc = tw__tb_sink_open(&ri, db, db_path, run, stats, warn_fn, user_data);
-    if (rc)
-        return rc;
     char *dir = tw__tb_run_dir(logdir, run);
     char **files = tw_tb_run_files(dir);
-    for (int i = 0; files && files[i]; i++)
+    uint64_t size = 0;
+    for (int i = 0; files && files[i]; i++) {
+        GStatBuf st;
+        size += g_stat(files[i], &st) == 0 ? (uint64_t)st.st_size : 0;
+    }
+    run_import ri;
+    int rc = tw__tb_sink_open(&ri, batch, run, size <= bulk_max_bytes, stats, warn_fn, user_data);
+    for (int i = 0; !rc && files && files[i]; i++)
         import_file(&ri, files[i]);
     g_strfreev(files);
     g_free(dir);
-    return tw__tb_sink_close(&ri, TW_RUN_FINISHED);
+    if (!rc)
+        rc = tw__tb_sink_close(&ri, TW_RUN_FINISHED);
+    return rc < 0 || tw__tb_batch_commit_due(batch) ? -1 : rc;
 }
 
 int tw_tb_import(const char *logdir, const char *db_path, tw_tb_warn_fn warn_fn, void *user_data,
                  tw_tb_import_stats *stats)
+{
+    return tw__tb_import_runs(logdir, db_path, TW_TB_BULK_MAX_BYTES, warn_fn, user_data, stats);
+}
+
+int tw__tb_import_runs(const char *logdir, const char *db_path, uint64_t bulk_max_bytes, tw_tb_warn_fn warn_fn,
+                       void *user_data, tw_tb_import_stats *stats)
 {
     memset(stats, 0, sizeof *stats);
     char **runs = tw_tb_list_runs(logdir);
@@ -384,9 +443,15 @@ int tw_tb_import(const char *logdir, const char *db_path, tw_tb_warn_fn warn_fn,
         return -1;
     char *path = db_path ? g_strdup(db_path) : tw_run_store_default_path();
     sqlite3 *db = tw__tb_open_database(path);
+    tw_tb_batch batch = {.db = db, .db_path = path};
     int rc = db ? 0 : -1;
     for (int i = 0; runs[i] && rc >= 0; i++)
-        rc = import_run(logdir, runs[i], db, path, warn_fn, user_data, stats);
+        rc = import_run(logdir, runs[i], &batch, bulk_max_bytes, warn_fn, user_data, stats);
+    if (rc >= 0 && tw__tb_batch_commit(&batch))
+        rc = -1;
+    if (rc < 0 && batch.error)
+        tw_error_set("%s", batch.error);
+    tw__tb_batch_end(&batch);
     sqlite3_close(db);
     g_strfreev(runs);
     g_free(path);

@@ -71,14 +71,48 @@ uint8_t *tw__tb_graph_def_from_json(const char *json, size_t *n, char *why, size
 char *tw__tb_graph_json_from_graph_def(const uint8_t *data, size_t size, const char *function, char *why,
                                        size_t why_size);
 
+typedef struct tw_summary_writer tw_summary_writer;
+typedef struct sqlite3 sqlite3;
+
+/* The runs of one import or one follower written through one connection
+ * (import_batch.c): a run whose event files are small (at most
+ * TW_TB_BULK_MAX_BYTES when it opens) goes through a summary writer
+ * without a thread, inside the transaction the batch holds, committed at
+ * once the first time and then every TW_TB_BATCH_MS (and whenever a run
+ * with a thread of its own opens or closes, as that thread's connection
+ * waits for the write lock). A thousand runs of a few kilobytes cost a
+ * few dozen transactions instead of a thousand threads, connections and
+ * several commits each. What a commit wrote stays written (kill -9 loses
+ * at most the open batch, whose runs a new import reads again). */
+#define TW_TB_BULK_MAX_BYTES (4 << 20)
+#define TW_TB_BATCH_MS 200
+typedef struct {
+    sqlite3 *db; /* the importer's connection (tw__tb_open_database) */
+    const char *db_path;
+    bool open;    /* a transaction is open */
+    gint64 since; /* when it began (monotonic microseconds) */
+    int commits;
+    char *error; /* the first failure; the batch is over */
+    struct tw_summary_statements *statements; /* the bulk runs' writers', prepared once */
+} tw_tb_batch;
+/* 0, or -1 with the message (the batch's failure, set and kept). */
+int tw__tb_batch_begin(tw_tb_batch *b);
+int tw__tb_batch_commit(tw_tb_batch *b);
+int tw__tb_batch_commit_due(tw_tb_batch *b);
+/* Roll the open transaction back and end the batch with that message. */
+void tw__tb_batch_fail(tw_tb_batch *b, const char *message);
+/* Free what the batch holds, once its runs are closed and it is committed
+ * (before the connection closes). */
+void tw__tb_batch_end(tw_tb_batch *b);
+
 /* One run being written into the run database (import.c): its summary
  * writer, and what goes into the run's row rather than its series. The
  * importer and the live follower (follow.c) feed it the same way. */
-typedef struct tw_summary_writer tw_summary_writer;
-typedef struct sqlite3 sqlite3;
 typedef struct {
-    sqlite3 *db; /* the importer's own connection, for the run rows */
+    sqlite3 *db; /* the batch's connection, for the run rows */
     const char *db_path, *run;
+    tw_tb_batch *batch;
+    bool bulk;            /* written within the batch, without a thread */
     tw_summary_writer *w; /* NULL while suspended */
     int64_t run_id;
     bool failed; /* its writer could not be opened again: items are dropped */
@@ -102,15 +136,18 @@ typedef struct {
  * small runs wait on the disk. NULL with a message. */
 sqlite3 *tw__tb_open_database(const char *path);
 /* 0; 1 when the run's name is taken (warned, counted in refused_runs); -1
- * with a message when the database cannot be written. db: the importer's
- * connection (tw__tb_open_database). */
-int tw__tb_sink_open(tw_tb_sink *s, sqlite3 *db, const char *db_path, const char *run, tw_tb_import_stats *stats,
+ * with a message when the database cannot be written. bulk: the run is
+ * written within the batch, else by a writer thread of its own (callers
+ * choose bulk for event files of at most TW_TB_BULK_MAX_BYTES: a bigger
+ * one reads faster with its writing on another core). */
+int tw__tb_sink_open(tw_tb_sink *s, tw_tb_batch *batch, const char *run, bool bulk, tw_tb_import_stats *stats,
                      tw_tb_warn_fn warn, void *user_data);
 /* A tw_tb_item_fn and a tw_tb_warn_fn taking the sink. */
 void tw__tb_sink_item(void *sink, const tw_tb_item *item);
 void tw__tb_sink_warn(void *sink, const char *message);
 /* Bring the run's row up to date (hyperparameters, start time, model and,
- * for a live run, its status) while the run stays open. */
+ * for a live run, its status) while the run stays open; a bulk run's
+ * queued records are written into the batch. */
 int tw__tb_sink_sync(tw_tb_sink *s);
 /* A followed run gone quiet: its writer (a thread and a connection) is
  * closed, the run finished at its last event; the next item opens it
@@ -122,5 +159,10 @@ int tw__tb_sink_suspend(tw_tb_sink *s);
 int tw__tb_sink_settle(tw_tb_sink *s);
 /* Close the writer with that status; the row gets the events' times. */
 int tw__tb_sink_close(tw_tb_sink *s, tw_run_status status);
+
+/* tw_tb_import with every run through a writer thread of its own
+ * (bulk_max_bytes 0) or the runs up to that size within one batch. */
+int tw__tb_import_runs(const char *logdir, const char *db_path, uint64_t bulk_max_bytes, tw_tb_warn_fn warn_fn,
+                       void *user_data, tw_tb_import_stats *stats);
 
 #endif
