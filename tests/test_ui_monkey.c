@@ -53,6 +53,8 @@ static char *scratch;   /* HOME-like folder of the test's own */
 static char *logdb;     /* the training panel's run database */
 static GPtrArray *model_files;
 static int unexpected_warnings; /* counted by count_warnings() */
+static long current_action = -1; /* the action running, named with a warning */
+static int current_kind = -1;
 
 /* ---- main loop ----------------------------------------------------------- */
 static void drain(void)
@@ -575,6 +577,8 @@ static void test_monkey(void)
         if (!view && ((action >= 4 && action <= 10) || action >= 16))
             action = 13; /* the designer is not shown: show a view instead */
         counts[action]++;
+        current_action = i;
+        current_kind = action;
         if (g_getenv("TWB_MONKEY_TRACE")) {
             GString *path = g_string_new(NULL);
             for (GtkWidget *w = gtk_window_get_focus(GTK_WINDOW(win)); w; w = gtk_widget_get_parent(w))
@@ -607,6 +611,7 @@ static void test_monkey(void)
         if (i % 500 == 499)
             g_test_message("monkey: %ld actions done", i + 1);
     }
+    current_action = current_kind = -1;
     if (win) {
         stop_training(win);
         g_object_remove_weak_pointer(G_OBJECT(win), (gpointer *)&win);
@@ -734,6 +739,26 @@ static void add_models(const char *dir, const char *prefix)
         g_dir_close(d);
 }
 
+/* GTK's "Trying to snapshot TYPE 0x... without a current allocation" names
+ * the widget by type alone; a failure in make test (no trace there) then
+ * cannot say which one. The widget is alive while GTK warns (it is being
+ * drawn), so its path to the window is printed, with what decides whether
+ * it is laid out and drawn. */
+static void describe_unallocated(const char *message)
+{
+    const char *at = strstr(message, " 0x");
+    gpointer pointer = NULL;
+    if (!strstr(message, "without a current allocation") || !at || sscanf(at + 1, "%p", &pointer) != 1 ||
+        !GTK_IS_WIDGET(pointer))
+        return;
+    for (GtkWidget *w = pointer; w; w = gtk_widget_get_parent(w))
+        g_printerr("monkey:   %s '%s'%s%s%s %dx%d%s%s\n", G_OBJECT_TYPE_NAME(w), gtk_widget_get_name(w),
+                   gtk_widget_get_visible(w) ? "" : " hidden", gtk_widget_get_child_visible(w) ? "" : " child-hidden",
+                   gtk_widget_get_mapped(w) ? " mapped" : "", gtk_widget_get_width(w), gtk_widget_get_height(w),
+                   GTK_IS_BUTTON(w) && gtk_button_get_label(GTK_BUTTON(w)) ? " label " : "",
+                   GTK_IS_BUTTON(w) && gtk_button_get_label(GTK_BUTTON(w)) ? gtk_button_get_label(GTK_BUTTON(w)) : "");
+}
+
 /* Criticals stay fatal (g_test_init). Warnings are counted and fail the
  * test at its end, all but one: GTK 4.8 warns "Broken accounting of active
  * state" when a press and its release reach a widget unbalanced (the release
@@ -754,6 +779,10 @@ static GLogWriterOutput count_warnings(GLogLevelFlags level, const GLogField *fi
         if (!g_strcmp0(domain, "Gtk") && message && strstr(message, "Broken accounting of active state"))
             return G_LOG_WRITER_HANDLED;
         unexpected_warnings++;
+        if (current_action >= 0)
+            g_printerr("monkey: the next warning came in action %ld (kind %d)\n", current_action, current_kind);
+        if (message)
+            describe_unallocated(message);
     }
     return g_log_writer_default(level, fields, n, NULL);
 }
