@@ -87,20 +87,27 @@ void collect_class(GtkWidget *root, const char *css_class, GPtrArray *out)
         collect_class(c, css_class, out);
 }
 
-GtkWidget *titlebar_find(GtkWindow *window, gboolean (*match)(GtkWidget *widget, gconstpointer data),
-                         gconstpointer data)
+GtkWidget *widget_find(GtkWidget *root, gboolean (*match)(GtkWidget *widget, gconstpointer data),
+                       gconstpointer data)
 {
-    GPtrArray *todo = g_ptr_array_new();
+    GPtrArray *pending = g_ptr_array_new();
     GtkWidget *found = NULL;
-    g_ptr_array_add(todo, gtk_window_get_titlebar(window));
-    while (todo->len && !found) {
-        GtkWidget *w = g_ptr_array_steal_index(todo, todo->len - 1);
+    g_ptr_array_add(pending, root);
+    while (pending->len && !found) {
+        GtkWidget *w = g_ptr_array_steal_index(pending, pending->len - 1);
         if (match(w, data))
             found = w;
         for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
-            g_ptr_array_add(todo, c);
+            g_ptr_array_add(pending, c);
     }
-    g_ptr_array_free(todo, TRUE);
+    g_ptr_array_free(pending, TRUE);
+    return found;
+}
+
+GtkWidget *titlebar_find(GtkWindow *window, gboolean (*match)(GtkWidget *widget, gconstpointer data),
+                         gconstpointer data)
+{
+    GtkWidget *found = widget_find(gtk_window_get_titlebar(window), match, data);
     g_assert_nonnull(found);
     return found;
 }

@@ -555,21 +555,15 @@ static GtkWidget *close_button(TwWindow *win)
     return titlebar_find(GTK_WINDOW(win), is_close_button, NULL);
 }
 
+static gboolean is_mapped_selectable_label(GtkWidget *w, gconstpointer data)
+{
+    return GTK_IS_LABEL(w) && gtk_label_get_selectable(GTK_LABEL(w)) && gtk_widget_get_focusable(w) &&
+           gtk_widget_get_mapped(w);
+}
+
 static GtkWidget *mapped_selectable_label(GtkWidget *root)
 {
-    GtkWidget *label = NULL;
-    GPtrArray *todo = g_ptr_array_new();
-    g_ptr_array_add(todo, root);
-    while (todo->len && !label) {
-        GtkWidget *w = g_ptr_array_steal_index(todo, todo->len - 1);
-        if (GTK_IS_LABEL(w) && gtk_label_get_selectable(GTK_LABEL(w)) && gtk_widget_get_focusable(w) &&
-            gtk_widget_get_mapped(w))
-            label = w;
-        for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
-            g_ptr_array_add(todo, c);
-    }
-    g_ptr_array_free(todo, TRUE);
-    return label;
+    return widget_find(root, is_mapped_selectable_label, NULL);
 }
 
 static gboolean has_selectable_label(gpointer root)
