@@ -362,26 +362,6 @@ REDUCER(min, TWK_RMIN, run_reduce)
 REDUCER(argmax, TWK_ARGMAX, run_arg)
 REDUCER(argmin, TWK_ARGMIN, run_arg)
 
-/* How cuBLAS reads the last two axes of t (as ops/matmul.c's blas_layout):
- * leading dimension and whether the transpose flag flips; false when the
- * layout needs packing first. */
-static bool blas_layout(const tw_tensor *t, bool *flip, int64_t *ld)
-{
-    int64_t r = t->shape[t->ndim - 2], c = t->shape[t->ndim - 1];
-    int64_t sr = t->strides[t->ndim - 2], sc = t->strides[t->ndim - 1];
-    if ((sc == 1 || c == 1) && (sr >= c || r == 1)) {
-        *flip = false;
-        *ld = r == 1 ? (c > 0 ? c : 1) : sr;
-        return *ld >= (c > 0 ? c : 1);
-    }
-    if ((sr == 1 || r == 1) && (sc >= r || c == 1)) {
-        *flip = true;
-        *ld = c == 1 ? (r > 0 ? r : 1) : sc;
-        return *ld >= (r > 0 ? r : 1);
-    }
-    return false;
-}
-
 /* matmul (attrs i[0], i[1]: transpose a, b): the last batch axis in one
  * strided-batched call, the axes before it looped. */
 static int run_matmul(const tw_op_call *call, tw_tensor *const *outs)
@@ -402,7 +382,7 @@ static int run_matmul(const tw_op_call *call, tw_tensor *const *outs)
     for (int i = 0; i < 2; i++) {
         bool flip;
         int64_t ld;
-        if (blas_layout(ops[i], &flip, &ld))
+        if (tw__blas_layout(ops[i], &flip, &ld))
             continue;
         const void *dense = dense_data(d, ops[i], &tmp[i]);
         if (!dense) {
@@ -418,8 +398,8 @@ static int run_matmul(const tw_op_call *call, tw_tensor *const *outs)
         ops[i] = &packed_t[i];
     }
     a = ops[0], b = ops[1];
-    blas_layout(a, &flip_a, &lda);
-    blas_layout(b, &flip_b, &ldb);
+    tw__blas_layout(a, &flip_a, &lda);
+    tw__blas_layout(b, &flip_b, &ldb);
     int64_t m = c->shape[c->ndim - 2], n = c->shape[c->ndim - 1];
     int64_t k = ta ? a->shape[a->ndim - 2] : a->shape[a->ndim - 1];
     int nb = c->ndim - 2;

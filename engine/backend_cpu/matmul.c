@@ -5,25 +5,7 @@
  * first. */
 #include "backend_cpu/cpu_ops.h"
 #include "cpu/cpu_kernels.h"
-
-/* How BLAS should read the last two axes of t: leading dimension and
- * whether to flip the transpose flag. False if the layout needs packing. */
-static bool blas_layout(const tw_tensor *t, bool *flip, int64_t *ld)
-{
-    int64_t r = t->shape[t->ndim - 2], c = t->shape[t->ndim - 1];
-    int64_t sr = t->strides[t->ndim - 2], sc = t->strides[t->ndim - 1];
-    if ((sc == 1 || c == 1) && (sr >= c || r == 1)) {
-        *flip = false;
-        *ld = r == 1 ? (c > 0 ? c : 1) : sr;
-        return *ld >= (c > 0 ? c : 1);
-    }
-    if ((sr == 1 || r == 1) && (sc >= r || c == 1)) {
-        *flip = true;
-        *ld = c == 1 ? (r > 0 ? r : 1) : sc;
-        return *ld >= (r > 0 ? r : 1);
-    }
-    return false;
-}
+#include "ops/geometry.h"
 
 int tw__cpu_matmul(const tw_op_call *call, tw_tensor *const *outs)
 {
@@ -34,15 +16,15 @@ int tw__cpu_matmul(const tw_op_call *call, tw_tensor *const *outs)
     bool ta = call->attrs->i[0], tb = call->attrs->i[1];
     bool flip_a, flip_b;
     int64_t lda, ldb;
-    tw_tensor *pa = blas_layout(a, &flip_a, &lda) ? tw_tensor_ref(a) : tw__contiguous_raw(a);
-    tw_tensor *pb = blas_layout(b, &flip_b, &ldb) ? tw_tensor_ref(b) : tw__contiguous_raw(b);
+    tw_tensor *pa = tw__blas_layout(a, &flip_a, &lda) ? tw_tensor_ref(a) : tw__contiguous_raw(a);
+    tw_tensor *pb = tw__blas_layout(b, &flip_b, &ldb) ? tw_tensor_ref(b) : tw__contiguous_raw(b);
     if (!pa || !pb) {
         tw_tensor_unref(pa);
         tw_tensor_unref(pb);
         return -1;
     }
-    blas_layout(pa, &flip_a, &lda);
-    blas_layout(pb, &flip_b, &ldb);
+    tw__blas_layout(pa, &flip_a, &lda);
+    tw__blas_layout(pb, &flip_b, &ldb);
     int64_t m = c->shape[c->ndim - 2], n = c->shape[c->ndim - 1], k = a->shape[a->ndim - (ta ? 2 : 1)];
     int nb = c->ndim - 2;
     int64_t batch = tw__numel(nb, c->shape);

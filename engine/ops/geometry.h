@@ -3,7 +3,7 @@
  * their infer functions (engine/ops) and the CPU's kernels
  * (engine/backend_cpu): where their attributes are, and the kernels' shape
  * structs from attrs and shapes, with an error naming op when they do not
- * fit. */
+ * fit; and how a BLAS reads a matrix product's operands. */
 #ifndef TW_OPS_GEOMETRY_H
 #define TW_OPS_GEOMETRY_H
 
@@ -25,6 +25,10 @@ enum { TW_POOL_ATTR_SHAPE = 5 };
 #pragma GCC visibility push(default)
 int tw__conv2d_geometry(const char *op, const tw_attrs *a, const int64_t *in, const int64_t *fil, twk_conv2d_shape *s);
 int tw__pool2d_geometry(const char *op, const tw_attrs *a, const int64_t *in, twk_pool2d_shape *s);
+/* How a BLAS reads the last two axes of t for a matrix product (ops/matmul.c):
+ * leading dimension and whether to flip the transpose flag; false when the
+ * layout needs packing first. */
+bool tw__blas_layout(const tw_tensor *t, bool *flip, int64_t *ld);
 #pragma GCC visibility pop
 int tw__depthwise_geometry(const char *op, const tw_attrs *a, const int64_t *in, const int64_t *fil,
                            twk_depthwise_shape *s);

@@ -1,6 +1,7 @@
 /* Matrix products over the last two axes with broadcast batch axes and
  * optional transposes (the CPU's kernel: engine/backend_cpu/matmul.c). */
 #include "internal.h"
+#include "ops/geometry.h"
 
 enum { ATTR_TRANSPOSE_A, ATTR_TRANSPOSE_B }; /* attrs.i */
 
@@ -70,4 +71,21 @@ tw_tensor *tw_matmul_ex(tw_tensor *a, tw_tensor *b, bool transpose_a, bool trans
 tw_tensor *tw_matmul(tw_tensor *a, tw_tensor *b)
 {
     return tw_matmul_ex(a, b, false, false);
+}
+
+bool tw__blas_layout(const tw_tensor *t, bool *flip, int64_t *ld)
+{
+    int64_t r = t->shape[t->ndim - 2], c = t->shape[t->ndim - 1];
+    int64_t sr = t->strides[t->ndim - 2], sc = t->strides[t->ndim - 1];
+    if ((sc == 1 || c == 1) && (sr >= c || r == 1)) {
+        *flip = false;
+        *ld = r == 1 ? (c > 0 ? c : 1) : sr;
+        return *ld >= (c > 0 ? c : 1);
+    }
+    if ((sr == 1 || r == 1) && (sc >= r || c == 1)) {
+        *flip = true;
+        *ld = c == 1 ? (r > 0 ? r : 1) : sc;
+        return *ld >= (r > 0 ? r : 1);
+    }
+    return false;
 }
