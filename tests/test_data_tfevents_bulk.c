@@ -119,14 +119,22 @@ static char *import_into(const char *logdir, const char *dir, const char *name, 
     return db;
 }
 
-static void test_import_bulk(void)
+/* The corpus's log directory, or NULL with the test skipped when it is absent. */
+static char *corpus_or_skip(void)
 {
     char *logdir = corpus_dir();
-    if (!g_file_test(logdir, G_FILE_TEST_IS_DIR)) {
-        g_test_skip("the shared corpus (../shared/corpus/tfevents) is not here");
-        g_free(logdir);
+    if (g_file_test(logdir, G_FILE_TEST_IS_DIR))
+        return logdir;
+    g_test_skip("the shared corpus (../shared/corpus/tfevents) is not here");
+    g_free(logdir);
+    return NULL;
+}
+
+static void test_import_bulk(void)
+{
+    char *logdir = corpus_or_skip();
+    if (!logdir)
         return;
-    }
     double since = (double)g_get_real_time() / 1e6 - 1;
     char *dir = scratch_dir();
     tw_tb_import_stats per_run, bulk, mixed;
@@ -180,12 +188,9 @@ static int finished_runs(const char *path)
  * its batches: the same rows as the per-run import. */
 static void test_follow_bulk(void)
 {
-    char *logdir = corpus_dir();
-    if (!g_file_test(logdir, G_FILE_TEST_IS_DIR)) {
-        g_test_skip("the shared corpus (../shared/corpus/tfevents) is not here");
-        g_free(logdir);
+    char *logdir = corpus_or_skip();
+    if (!logdir)
         return;
-    }
     double since = (double)g_get_real_time() / 1e6 - 1;
     char *dir = scratch_dir();
     tw_tb_import_stats per_run;
