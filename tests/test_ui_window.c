@@ -390,6 +390,18 @@ static GtkWidget *find_question(void)
     return NULL;
 }
 
+/* Discards the window's edits (a template opened, its question answered
+ * "discard") so that closing does not ask, then closes it. */
+static void discard_and_close(TwWindow *win)
+{
+    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
+    GtkWidget *question = find_question();
+    g_assert_nonnull(question);
+    gtk_dialog_response(GTK_DIALOG(question), 1);
+    drain();
+    close_window(win);
+}
+
 static void test_close_asks_when_modified(void)
 {
     TwWindow *win = open_window();
@@ -534,12 +546,7 @@ static void test_delete_focused_card(void)
     spin(0.3);
     g_assert_null(last);
 
-    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
-    GtkWidget *question = find_question();
-    g_assert_nonnull(question);
-    gtk_dialog_response(GTK_DIALOG(question), 1);
-    drain();
-    close_window(win);
+    discard_and_close(win);
 }
 
 /* ---- closing with a popover open ---------------------------------------------------- */
@@ -661,12 +668,7 @@ static void close_then_edit(close_focus focus)
     activate(win, "delete-layer", NULL);
     g_assert_cmpint(tw_model_doc_n_layers(tw_window_doc(win)), ==, n - 1);
     spin(0.5);
-    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
-    GtkWidget *question = find_question();
-    g_assert_nonnull(question);
-    gtk_dialog_response(GTK_DIALOG(question), 1);
-    drain();
-    close_window(win);
+    discard_and_close(win);
 }
 
 /* A window holding the MLP template with its Dense layer selected (its
@@ -794,13 +796,7 @@ static void test_layer_actions(void)
     g_free(undone);
     g_free(edited);
     g_free(original);
-    /* Discard the edits so that closing does not ask. */
-    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
-    GtkWidget *question = find_question();
-    g_assert_nonnull(question);
-    gtk_dialog_response(GTK_DIALOG(question), 1);
-    drain();
-    close_window(win);
+    discard_and_close(win);
 }
 
 /* ---- Ctrl+Z and Ctrl+Shift+Z ------------------------------------------------------ */
@@ -888,12 +884,7 @@ static void test_undo_keys(void)
         g_free(accel);
     }
     g_object_unref(section);
-    activate(win, "template", g_variant_new_string("mlp_fashion_mnist"));
-    GtkWidget *question = find_question();
-    g_assert_nonnull(question);
-    gtk_dialog_response(GTK_DIALOG(question), 1);
-    drain();
-    close_window(win);
+    discard_and_close(win);
 }
 
 /* ---- twb --logdb FILE ------------------------------------------------------------- */
