@@ -1,7 +1,16 @@
 /* twb sweep MODEL --data D --logdb F [--learning-rate V] [--batch-size V]
- *     [--optimizer V] [--epochs V] [--seed V] [--trials N] [--random]
- *     [--sweep NAME] [--metric NAME] [--median-stop] [--validation-split S]
- *     [--parallel N]
+ *     [--optimizer V] [--epochs V] [--seed V] [--set LAYER.PROPERTY=V]...
+ *     [--trials N] [--random] [--sweep NAME] [--metric NAME] [--median-stop]
+ *     [--validation-split S] [--parallel N] [--device DEV]
+ *     [--checkpoint-dir DIR]
+ *
+ * --set sweeps a numeric property of one of the model's layers (units,
+ * rate, filters), given as often as there are; each trial's model gets its
+ * value before it is compiled, and the run records it as a hyperparameter
+ * ("dense_1.units"). --device trains every trial there, as `twb train
+ * --device`; --checkpoint-dir DIR checkpoints each trial every epoch (and
+ * where a stop left it) to DIR/RUN.safetensors, as the window's worker
+ * does its runs beside their run database.
  *
  * Trials one after another, each trained through the one training set-up
  * that `twb train` and the window use (train_session.h): compiled for its
@@ -50,6 +59,7 @@
 typedef struct {
     const char *model_path, *name, *metric;
     const char *run; /* --run: the one trial's run name (a trial of --parallel's) */
+    const char *checkpoint_dir; /* each trial's checkpoint there, or NULL */
     tw_train_settings base; /* strings point into argv */
     twb_sweep_spec spec;
     bool median_stop, maximize;
@@ -69,6 +79,7 @@ typedef struct {
     sweep_options *o;
     trial *trials;
     int n, current;
+    tw_train_settings *block; /* the spec's trials, holding their layer values */
 } sweep;
 
 /* As train_cmd.c's: a stop signal stops after the step; a second one ends
@@ -116,6 +127,12 @@ static int set_option(sweep_options *o, const char *name, char *value)
             fprintf(stderr, "%s\n", tw_last_error());
             return 2;
         }
+    if (!strcmp(name, "--set")) {
+        if (twb_sweep_spec_set_layer(&o->spec, value) == 0)
+            return 0;
+        fprintf(stderr, "%s\n", tw_last_error());
+        return 2;
+    }
     double v;
     if (!strcmp(name, "--trials")) {
         if (!parse_number(value, 1, TWB_SWEEP_MAX_TRIALS, &v) || v != floor(v))
@@ -142,7 +159,8 @@ static int set_option(sweep_options *o, const char *name, char *value)
         {"--data", (const char **)&o->base.data}, {"--labels", (const char **)&o->base.labels},
         {"--label-column", (const char **)&o->base.label_column}, {"--loss", (const char **)&o->base.loss},
         {"--logdb", (const char **)&o->base.logdb}, {"--sweep", &o->name}, {"--metric", &o->metric},
-        {"--run", &o->run},
+        {"--run", &o->run}, {"--device", (const char **)&o->base.device},
+        {"--checkpoint-dir", &o->checkpoint_dir},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(strings); i++)
         if (!strcmp(name, strings[i].name)) {
@@ -187,6 +205,8 @@ static int parse_args(sweep_options *o, int argc, char **argv)
         return usage("%s", "--metric: the name is empty");
     if (o->run && (!*o->run || !o->name))
         return usage("%s", "--run names one trial's run of a sweep named with --sweep");
+    if (o->checkpoint_dir && !*o->checkpoint_dir)
+        return usage("%s", "--checkpoint-dir: the folder is empty");
     return 0;
 }
 
@@ -218,7 +238,9 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
     tw_tensor *x = model ? twb_fit_input(model, data->x) : NULL;
     if (!rc)
         rc = twb_train_compile(model, &t->settings, data->y);
-    twb_train_session_options options = {.log_every = 10, .histogram_every = 0};
+    char *checkpoint = s->o->checkpoint_dir ? twb_train_checkpoint_in(s->o->checkpoint_dir, t->settings.run_name)
+                                            : NULL;
+    twb_train_session_options options = {.checkpoint_path = checkpoint, .log_every = 10, .histogram_every = 0};
     if (!rc) {
         rc = twb_train_session_open(&session, model, &t->settings, &options);
         opened = true;
@@ -244,6 +266,9 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
         g_free(t->reason);
         t->reason = g_strdup_printf("stopped by a signal (Ctrl+C) at epoch %d, step %lld", h->resume_epoch + 1,
                                     (long long)h->resume_step + 1);
+        /* where it stopped, as the window's worker and `twb train` keep it */
+        if (twb_train_session_save_stop(&session, h))
+            fprintf(stderr, "twb sweep: warning: %s\n", tw_last_error());
     }
     if (!rc) {
         /* the result as the window stores its trials' (train_session.h) */
@@ -265,6 +290,7 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
     tw_history_free(h);
     tw_tensor_unref(x);
     tw_layer_unref(model);
+    g_free(checkpoint);
     t->seconds = (g_get_monotonic_time() - start) / 1e6;
 }
 
@@ -331,6 +357,12 @@ static void print_table(const sweep *s, const char *sweep_name)
     for (int p = 0; p < TWB_SWEEP_NPARAMS; p++)
         if (twb_sweep_param_swept(&s->o->spec, (twb_sweep_param)p))
             printf("  %13s", twb_sweep_param_key((twb_sweep_param)p));
+    for (int i = 0; i < s->o->spec.nlayers; i++)
+        if (twb_sweep_layer_swept(&s->o->spec, i)) {
+            char *key = g_strdup_printf("%s.%s", s->o->spec.layers[i].layer, s->o->spec.layers[i].property);
+            printf("  %13s", key);
+            g_free(key);
+        }
     for (int i = 0; names && i < names->n; i++)
         printf("  %13s", names->names[i]);
     printf("  %s\n", "status");
@@ -349,6 +381,9 @@ static void print_table(const sweep *s, const char *sweep_name)
             default: printf("  %13llu", (unsigned long long)v->seed); break;
             }
         }
+        for (int i = 0; i < s->o->spec.nlayers; i++)
+            if (twb_sweep_layer_swept(&s->o->spec, i))
+                printf("  %13.6g", v->layer_values[i].value);
         for (int i = 0; names && i < names->n; i++) {
             double value = tw_logs_get(&t->metrics, names->names[i]);
             if (isnan(value))
@@ -450,8 +485,10 @@ static int run_parallel(sweep *s, const char *sweep_name)
     parallel_run run = {.s = s, .began = g_new0(gint64, s->n)};
     twb_sweep_processes_callbacks callbacks = {.started = on_process_started, .ended = on_process_ended,
                                                .user_data = &run};
-    twb_sweep_processes *p = twb_sweep_processes_new(s->o->model_path, s->o->base.logdb, sweep_name, s->o->median_stop,
-                                                     s->o->parallel, &callbacks);
+    twb_sweep_processes_options options = {.model_path = s->o->model_path, .logdb = s->o->base.logdb,
+                                           .sweep = sweep_name, .checkpoint_dir = s->o->checkpoint_dir,
+                                           .median_stop = s->o->median_stop, .at_once = s->o->parallel};
+    twb_sweep_processes *p = twb_sweep_processes_new(&options, &callbacks);
     if (!p) {
         g_free(run.began);
         return -1;
@@ -479,13 +516,22 @@ static int run_sweep(sweep_options *o)
 {
     tw_train_settings *specs = NULL;
     sweep s = {.o = o};
-    if (twb_sweep_spec_trials(&o->spec, &o->base, &specs, &s.n)) {
+    /* the model first: the layer properties are checked against it, and
+     * their draws are whole numbers where the layer's are */
+    tw_model *probe = tw_model_open(o->model_path);
+    if (!probe) {
+        fprintf(stderr, "twb sweep: %s\n", tw_last_error());
+        return 1;
+    }
+    if (twb_sweep_spec_check_model(&o->spec, probe) || twb_sweep_spec_trials(&o->spec, &o->base, &specs, &s.n)) {
         fprintf(stderr, "%s\n", tw_last_error());
+        tw_layer_unref(probe);
         return 2;
     }
     if (o->run && s.n != 1) {
         fprintf(stderr, "twb sweep: --run: the values make %d trials; one trial names one value of each\n", s.n);
         g_free(specs);
+        tw_layer_unref(probe);
         return 2;
     }
     char *sweep_name = o->name ? g_strdup(o->name) : twb_sweep_default_name();
@@ -504,12 +550,9 @@ static int run_sweep(sweep_options *o)
         s.trials[i].settings = specs[i];
         s.trials[i].status = TW_RUN_FINISHED;
     }
-    g_free(specs);
+    s.block = specs;
     twb_data data = {0};
     twb_data_spec spec = twb_data_spec_of(&o->base);
-    tw_model *probe = NULL;
-    if (!rc)
-        rc = (probe = tw_model_open(o->model_path)) ? 0 : -1;
     if (!rc)
         rc = twb_data_load(&spec, &data);
     if (!rc)
@@ -552,6 +595,7 @@ static int run_sweep(sweep_options *o)
         g_free(s.trials[i].reason);
     }
     g_free(s.trials);
+    g_free(s.block);
     g_free(sweep_name);
     return rc ? 1 : 0;
 }
@@ -560,6 +604,12 @@ int twb_sweep_command(int argc, char **argv)
 {
     sweep_options o = {.base = tw_train_settings_defaults()};
     int rc = parse_args(&o, argc, argv);
+    /* the trials' models are made on the default device (as twb train's) */
+    tw_device device;
+    if (!rc && o.base.device && (tw_device_parse(o.base.device, &device) || tw_set_default_device(device))) {
+        fprintf(stderr, "twb sweep: --device: %s\n", tw_last_error());
+        rc = 1;
+    }
     if (!rc) {
         if (!o.metric)
             o.metric = "test_loss";

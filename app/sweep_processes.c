@@ -19,9 +19,9 @@ typedef struct {
 } trial;
 
 struct twb_sweep_processes {
-    char *model_path, *sweep;
-    bool median_stop, freed;
-    int at_once, running;
+    twb_sweep_processes_options options; /* its strings owned */
+    bool freed;
+    int running;
     twb_sweep_processes_callbacks callbacks;
     GPtrArray *trials; /* trial * */
 };
@@ -49,55 +49,70 @@ static void trial_free(gpointer data)
     g_free(t);
 }
 
-twb_sweep_processes *twb_sweep_processes_new(const char *model_path, const char *logdb, const char *sweep,
-                                             bool median_stop, int at_once,
+twb_sweep_processes *twb_sweep_processes_new(const twb_sweep_processes_options *o,
                                              const twb_sweep_processes_callbacks *callbacks)
 {
-    tw_run_store *store = tw_run_store_open(logdb, 0);
+    tw_run_store *store = tw_run_store_open(o->logdb, 0);
     if (!store)
         return NULL;
     tw_run_store_close(store);
     twb_sweep_processes *p = g_new0(twb_sweep_processes, 1);
-    p->model_path = g_strdup(model_path);
-    p->sweep = g_strdup(sweep);
-    p->median_stop = median_stop;
-    p->at_once = at_once > 0 ? at_once : 1;
+    p->options = *o;
+    p->options.model_path = g_strdup(o->model_path);
+    p->options.logdb = g_strdup(o->logdb);
+    p->options.sweep = g_strdup(o->sweep);
+    p->options.checkpoint_dir = g_strdup(o->checkpoint_dir);
+    p->options.at_once = o->at_once > 0 ? o->at_once : 1;
     p->callbacks = *callbacks;
     p->trials = g_ptr_array_new_with_free_func(trial_free);
     return p;
 }
 
-/* The trial's own sweep command: every value named, so the spec makes it alone. */
-static char **trial_argv(const twb_sweep_processes *p, const tw_train_settings *s)
+static void processes_free(twb_sweep_processes *p)
+{
+    g_ptr_array_unref(p->trials);
+    g_free((char *)p->options.model_path);
+    g_free((char *)p->options.logdb);
+    g_free((char *)p->options.sweep);
+    g_free((char *)p->options.checkpoint_dir);
+    g_free(p);
+}
+
+static void add_option(GPtrArray *a, const char *option, char *value)
+{
+    g_ptr_array_add(a, g_strdup(option));
+    g_ptr_array_add(a, value);
+}
+
+/* Every value named, so the spec makes the trial alone. */
+char **twb_sweep_trial_argv(const twb_sweep_processes_options *o, const tw_train_settings *s)
 {
     GPtrArray *a = g_ptr_array_new();
     g_ptr_array_add(a, g_strdup(program_path()));
     g_ptr_array_add(a, g_strdup("sweep"));
-    g_ptr_array_add(a, g_strdup(p->model_path));
+    g_ptr_array_add(a, g_strdup(o->model_path));
     const struct {
         const char *option, *value;
-    } strings[] = {{"--data", s->data},     {"--labels", s->labels},  {"--label-column", s->label_column},
-                   {"--loss", s->loss},     {"--logdb", s->logdb},    {"--optimizer", s->optimizer},
-                   {"--sweep", p->sweep},   {"--run", s->run_name}};
+    } strings[] = {{"--data", s->data},       {"--labels", s->labels},     {"--label-column", s->label_column},
+                   {"--loss", s->loss},       {"--logdb", s->logdb},       {"--optimizer", s->optimizer},
+                   {"--device", s->device},   {"--sweep", o->sweep},       {"--run", s->run_name},
+                   {"--checkpoint-dir", o->checkpoint_dir}};
     for (size_t i = 0; i < G_N_ELEMENTS(strings); i++)
-        if (strings[i].value) {
-            g_ptr_array_add(a, g_strdup(strings[i].option));
-            g_ptr_array_add(a, g_strdup(strings[i].value));
-        }
+        if (strings[i].value)
+            add_option(a, strings[i].option, g_strdup(strings[i].value));
     char number[G_ASCII_DTOSTR_BUF_SIZE];
-    if (!isnan(s->learning_rate)) {
-        g_ptr_array_add(a, g_strdup("--learning-rate"));
-        g_ptr_array_add(a, g_strdup(g_ascii_dtostr(number, sizeof number, s->learning_rate)));
+    if (!isnan(s->learning_rate))
+        add_option(a, "--learning-rate", g_strdup(g_ascii_dtostr(number, sizeof number, s->learning_rate)));
+    add_option(a, "--validation-split", g_strdup(g_ascii_dtostr(number, sizeof number, s->validation_split)));
+    add_option(a, "--batch-size", g_strdup_printf("%lld", (long long)s->batch_size));
+    add_option(a, "--epochs", g_strdup_printf("%d", s->epochs));
+    add_option(a, "--seed", g_strdup_printf("%llu", (unsigned long long)s->seed));
+    for (int i = 0; i < s->nlayer_values; i++) {
+        const tw_layer_value *v = &s->layer_values[i];
+        add_option(a, "--set", g_strdup_printf("%s.%s=%s", v->layer, v->property,
+                                               g_ascii_dtostr(number, sizeof number, v->value)));
     }
-    g_ptr_array_add(a, g_strdup("--validation-split"));
-    g_ptr_array_add(a, g_strdup(g_ascii_dtostr(number, sizeof number, s->validation_split)));
-    g_ptr_array_add(a, g_strdup("--batch-size"));
-    g_ptr_array_add(a, g_strdup_printf("%lld", (long long)s->batch_size));
-    g_ptr_array_add(a, g_strdup("--epochs"));
-    g_ptr_array_add(a, g_strdup_printf("%d", s->epochs));
-    g_ptr_array_add(a, g_strdup("--seed"));
-    g_ptr_array_add(a, g_strdup_printf("%llu", (unsigned long long)s->seed));
-    if (p->median_stop)
+    if (o->median_stop)
         g_ptr_array_add(a, g_strdup("--median-stop"));
     g_ptr_array_add(a, NULL);
     return (char **)g_ptr_array_free(a, FALSE);
@@ -145,12 +160,8 @@ static void on_exited(GObject *source, GAsyncResult *result, gpointer data)
         start_more(p);
     }
     g_free(why);
-    if (p->freed && p->running == 0) { /* the last one after the free */
-        g_ptr_array_unref(p->trials);
-        g_free(p->model_path);
-        g_free(p->sweep);
-        g_free(p);
-    }
+    if (p->freed && p->running == 0) /* the last one after the free */
+        processes_free(p);
 }
 
 static void start_trial(twb_sweep_processes *p, trial *t)
@@ -159,7 +170,7 @@ static void start_trial(twb_sweep_processes *p, trial *t)
     GSubprocessLauncher *launcher =
         g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
     /* the cores shared out between the trials running at once */
-    char *threads = g_strdup_printf("%u", MAX(1u, g_get_num_processors() / (guint)p->at_once));
+    char *threads = g_strdup_printf("%u", MAX(1u, g_get_num_processors() / (guint)p->options.at_once));
     g_subprocess_launcher_setenv(launcher, "OMP_NUM_THREADS", threads, TRUE);
     g_free(threads);
     t->process = g_subprocess_launcher_spawnv(launcher, (const char *const *)t->argv, &error);
@@ -181,7 +192,7 @@ static void start_trial(twb_sweep_processes *p, trial *t)
 
 static void start_more(twb_sweep_processes *p)
 {
-    for (guint i = 0; i < p->trials->len && p->running < p->at_once; i++) {
+    for (guint i = 0; i < p->trials->len && p->running < p->options.at_once; i++) {
         trial *t = g_ptr_array_index(p->trials, i);
         if (t->state == PENDING)
             start_trial(p, t);
@@ -193,7 +204,7 @@ int twb_sweep_processes_add(twb_sweep_processes *p, const tw_train_settings *s)
     trial *t = g_new0(trial, 1);
     t->owner = p;
     t->index = (int)p->trials->len;
-    t->argv = trial_argv(p, s);
+    t->argv = twb_sweep_trial_argv(&p->options, s);
     g_ptr_array_add(p->trials, t);
     start_more(p);
     return t->index;
@@ -228,8 +239,5 @@ void twb_sweep_processes_free(twb_sweep_processes *p)
     p->freed = true;
     if (p->running > 0)
         return; /* freed by the last process's end */
-    g_ptr_array_unref(p->trials);
-    g_free(p->model_path);
-    g_free(p->sweep);
-    g_free(p);
+    processes_free(p);
 }

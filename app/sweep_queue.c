@@ -16,6 +16,7 @@
 #include "sweep_spec.h"
 #include "sweep_trial.h"
 #include "train_controller.h"
+#include "train_session.h"
 
 typedef struct {
     TwWindow *window; /* not a reference: the queue lives as long as the window */
@@ -240,7 +241,13 @@ static process_sweep *process_sweep_new(queue *q, const char *logdb, const char 
     free(json);
     twb_sweep_processes_callbacks callbacks = {.started = on_process_started, .ended = on_process_ended,
                                                .user_data = ps};
-    ps->processes = twb_sweep_processes_new(ps->model, logdb, sweep, median_stop, at_once, &callbacks);
+    /* the checkpoints where the worker writes its runs' */
+    char *checkpoints = twb_train_checkpoint_dir(logdb);
+    twb_sweep_processes_options options = {.model_path = ps->model, .logdb = logdb, .sweep = sweep,
+                                           .checkpoint_dir = checkpoints, .median_stop = median_stop,
+                                           .at_once = at_once};
+    ps->processes = twb_sweep_processes_new(&options, &callbacks);
+    g_free(checkpoints);
     if (!ps->processes) {
         process_sweep_free(ps);
         return NULL;
@@ -249,7 +256,7 @@ static process_sweep *process_sweep_new(queue *q, const char *logdb, const char 
 }
 
 /* ---- the dialog's requests -------------------------------------------------- */
-static int read_spec(TwSweepDialog *d, twb_sweep_spec *spec)
+static int read_spec(queue *q, TwSweepDialog *d, twb_sweep_spec *spec)
 {
     for (int p = 0; p < TWB_SWEEP_NPARAMS; p++) {
         char *text = g_strstrip(g_strdup(tw_sweep_dialog_values(d, twb_sweep_param_option((twb_sweep_param)p) + 2)));
@@ -258,6 +265,18 @@ static int read_spec(TwSweepDialog *d, twb_sweep_spec *spec)
         if (rc)
             return -1;
     }
+    /* the layer property: as `twb sweep --set` takes it, checked against
+     * the designer's model as it is now */
+    char *layer = tw_sweep_dialog_layer_setting(d);
+    int rc = layer ? twb_sweep_spec_set_layer(spec, layer) : 0;
+    g_free(layer);
+    tw_model *model = tw_model_doc_model(tw_window_doc(q->window));
+    if (!rc && spec->nlayers && !model)
+        rc = tw_error_set("the designer's graph is not a model yet: a layer property cannot be swept");
+    if (!rc && model)
+        rc = twb_sweep_spec_check_model(spec, model);
+    if (rc)
+        return -1;
     spec->random = tw_sweep_dialog_random(d);
     spec->trials = spec->random ? tw_sweep_dialog_trials(d) : 0;
     spec->sample_seed = (uint64_t)g_get_real_time();
@@ -281,7 +300,7 @@ static void on_start(TwSweepDialog *d, queue *q)
     tw_train_settings *trials = NULL;
     int n = 0;
     char *name = tw_sweep_dialog_name(d) ? g_strdup(tw_sweep_dialog_name(d)) : twb_sweep_default_name();
-    int rc = base->logdb ? read_spec(d, &spec) : tw_error_set("choose a run database in the training panel first");
+    int rc = base->logdb ? read_spec(q, d, &spec) : tw_error_set("choose a run database in the training panel first");
     if (!rc)
         rc = twb_sweep_spec_trials(&spec, base, &trials, &n);
     if (!rc) {
@@ -378,6 +397,7 @@ GtkWidget *twb_sweep_queue_dialog(TwWindow *win)
     g_return_val_if_fail(q, NULL);
     if (!q->dialog) {
         q->dialog = tw_sweep_dialog_new(GTK_WINDOW(win), G_LIST_MODEL(q->trials));
+        tw_sweep_dialog_set_model(TW_SWEEP_DIALOG(q->dialog), tw_model_doc_model(tw_window_doc(win)));
         g_object_add_weak_pointer(G_OBJECT(q->dialog), (gpointer *)&q->dialog);
         g_signal_connect(q->dialog, "start-requested", G_CALLBACK(on_start), q);
         g_signal_connect(q->dialog, "cancel-trial", G_CALLBACK(on_cancel_trial), q);
@@ -389,6 +409,14 @@ GtkWidget *twb_sweep_queue_dialog(TwWindow *win)
 static void on_sweep_action(GSimpleAction *action, GVariant *parameter, gpointer data)
 {
     gtk_window_present(GTK_WINDOW(twb_sweep_queue_dialog(data)));
+}
+
+/* The designer's edits: the dialog's layers and properties follow them. */
+static void on_doc_changed(TwModelDoc *doc, TwWindow *win)
+{
+    queue *q = queue_of(win);
+    if (q && q->dialog)
+        tw_sweep_dialog_set_model(TW_SWEEP_DIALOG(q->dialog), tw_model_doc_model(doc));
 }
 
 /* The window is going: no trial starts any more. The controller's handler,
@@ -432,4 +460,5 @@ void twb_sweep_queue_attach(TwWindow *win)
     g_object_unref(action);
     g_signal_connect(tw_window_train_panel(win), "notify::running", G_CALLBACK(on_panel_running), q);
     g_signal_connect(win, "destroy", G_CALLBACK(on_window_destroy), q);
+    g_signal_connect_object(tw_window_doc(win), "changed", G_CALLBACK(on_doc_changed), win, 0);
 }

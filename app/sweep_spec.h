@@ -1,22 +1,29 @@
 /* What `twb sweep` (sweep_cmd.c) varies: for each of learning rate, batch
- * size, optimizer, epochs and seed a list of values ("1e-3,3e-3") or a
- * range ("1e-4:1e-2", random search only), and the trials they make — the
- * grid of every combination, or N random draws (ranges: the learning rate
- * log-uniform, whole numbers uniform; lists: one of the values).
+ * size, optimizer, epochs and seed, and for any numeric property of a
+ * layer of the model ("--set dense_1.units=32,64"), a list of values
+ * ("1e-3,3e-3") or a range ("1e-4:1e-2", random search only), and the
+ * trials they make — the grid of every combination, or N random draws
+ * (ranges: the learning rate log-uniform, whole numbers uniform, other
+ * layer properties uniform; lists: one of the values).
  *
  *     twb_sweep_spec spec = {0};
  *     if (twb_sweep_spec_set(&spec, TWB_SWEEP_BATCH_SIZE, "32,64")) ... tw_last_error()
+ *     if (twb_sweep_spec_set_layer(&spec, "dense_1.units=32,64")) ...
+ *     if (twb_sweep_spec_check_model(&spec, model)) ...   // before the trials
  *     tw_train_settings *trials; int n;
  *     twb_sweep_spec_trials(&spec, &base, &trials, &n);   // g_free(trials)
  *     twb_sweep_spec_clear(&spec);
  *
- * A trial's strings point into the base settings or the spec: keep both. */
+ * A trial's strings point into the base settings or the spec: keep both.
+ * Its layer values (settings.layer_values) lie in the trials' block:
+ * g_free(trials) frees them too. */
 #ifndef TWB_SWEEP_SPEC_H
 #define TWB_SWEEP_SPEC_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <tw/model.h>
 #include <tw/train_settings.h>
 
 typedef enum {
@@ -36,8 +43,20 @@ typedef struct {
     double min, max;
 } twb_sweep_axis;
 
+/* A layer property swept: --set LAYER.PROPERTY=VALUES. */
+typedef struct {
+    char *layer, *property;
+    char *option; /* "--set dense_1.units", for messages */
+    twb_sweep_axis axis;
+    bool whole;   /* an integer property (twb_sweep_spec_check_model): whole draws */
+} twb_sweep_layer_axis;
+
+#define TWB_SWEEP_MAX_LAYER_AXES 16
+
 typedef struct {
     twb_sweep_axis axes[TWB_SWEEP_NPARAMS];
+    twb_sweep_layer_axis layers[TWB_SWEEP_MAX_LAYER_AXES]; /* in the order given, the last fastest in a grid */
+    int nlayers;
     bool random;
     int trials;           /* 0: the whole grid */
     uint64_t sample_seed; /* random search's draws */
@@ -49,8 +68,21 @@ const char *twb_sweep_param_key(twb_sweep_param p);
 /* The option's value parsed and checked: 0, or -1 with a message naming the
  * option and what is wrong (empty, not a number, 0 batch size, min > max). */
 int twb_sweep_spec_set(twb_sweep_spec *spec, twb_sweep_param p, const char *text);
+/* "LAYER.PROPERTY=VALUES" (the text of --set) parsed: 0, or -1 with a
+ * message (not that form, a property given twice, a value that is not a
+ * number, min > max). Whether the layer has the property and takes the
+ * values, twb_sweep_spec_check_model says. */
+int twb_sweep_spec_set_layer(twb_sweep_spec *spec, const char *text);
+/* Every layer axis against the model (not built): the layer exists, the
+ * property is a number of its class (INT or FLOAT), each listed value and
+ * each end of a range is one the layer takes (tw_layer_set's rules, on a
+ * copy of the layer). Marks integer properties whole. 0, or -1 with a
+ * message naming the --set. */
+int twb_sweep_spec_check_model(twb_sweep_spec *spec, const tw_model *model);
 /* Whether the trials differ in p (more than one value, or a range). */
 bool twb_sweep_param_swept(const twb_sweep_spec *spec, twb_sweep_param p);
+/* The same for layer axis i. */
+bool twb_sweep_layer_swept(const twb_sweep_spec *spec, int i);
 /* The trials, each base with the swept values: 0, or -1 with a message (a
  * range without --random, --random without --trials, a grid too large). */
 int twb_sweep_spec_trials(const twb_sweep_spec *spec, const tw_train_settings *base, tw_train_settings **trials,
@@ -67,7 +99,8 @@ void twb_sweep_name_trials(tw_train_settings *trials, int n, const char *sweep_n
  * is), or -1 with a message: a sweep run again under its name would fail
  * every trial one by one. */
 int twb_sweep_check_names_free(const char *logdb, const tw_train_settings *trials, int n);
-/* The trial's swept values, "learning_rate=0.001 batch_size=32" (g_free). */
+/* The trial's swept values, "learning_rate=0.001 batch_size=32
+ * dense_1.units=64" (g_free). */
 char *twb_sweep_describe(const twb_sweep_spec *spec, const tw_train_settings *trial);
 
 /* A grid larger than this is refused (name fewer values or use --trials). */

@@ -17,8 +17,28 @@
 #include "evaluate_run.h"
 #include "train_data.h"
 
+/* The settings' layer values (a sweep trial's) on the model's layers, which
+ * are not built yet: "layer 'dense_1': units: expected ...". */
+static int set_layer_values(tw_model *model, const tw_train_settings *s)
+{
+    for (int i = 0; i < s->nlayer_values; i++) {
+        const tw_layer_value *v = &s->layer_values[i];
+        tw_layer *layer = tw_model_find_layer(model, v->layer);
+        char text[G_ASCII_DTOSTR_BUF_SIZE];
+        if (!layer || tw_layer_set(layer, v->property, g_ascii_dtostr(text, sizeof text, v->value))) {
+            char *why = g_strdup(tw_last_error());
+            tw_error_set("layer '%s': %s", v->layer, why);
+            g_free(why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int twb_train_compile(tw_model *model, const tw_train_settings *s, tw_tensor *y)
 {
+    if (set_layer_values(model, s))
+        return -1;
     tw_loss loss;
     if (s->loss ? tw_loss_from_name(s->loss, &loss) : twb_default_loss(model, y, &loss))
         return -1;
@@ -252,17 +272,31 @@ int twb_train_session_close(twb_train_session *ts, tw_run_status status, const c
     return rc;
 }
 
-char *twb_train_checkpoint_path(const char *logdb, const char *run_name)
+char *twb_train_checkpoint_dir(const char *logdb)
 {
     char *dir = g_path_get_dirname(logdb);
+    char *path = g_build_filename(dir, "checkpoints", NULL);
+    g_free(dir);
+    return path;
+}
+
+char *twb_train_checkpoint_in(const char *dir, const char *run_name)
+{
     char *file = g_strdup(run_name && *run_name ? run_name : "run");
     for (char *c = file; *c; c++)
         if (!g_ascii_isalnum(*c) && *c != '-' && *c != '_' && (*c != '.' || c == file))
             *c = '_';
     char *name = g_strconcat(file, ".safetensors", NULL);
-    char *path = g_build_filename(dir, "checkpoints", name, NULL);
-    g_free(dir);
+    char *path = g_build_filename(dir, name, NULL);
     g_free(file);
     g_free(name);
+    return path;
+}
+
+char *twb_train_checkpoint_path(const char *logdb, const char *run_name)
+{
+    char *dir = twb_train_checkpoint_dir(logdb);
+    char *path = twb_train_checkpoint_in(dir, run_name);
+    g_free(dir);
     return path;
 }

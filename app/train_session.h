@@ -48,10 +48,11 @@ typedef struct {
     int64_t run_id; /* under mpirun, every rank: rank 0's run (0 or -1: none), for a rank replacing a dead rank 0 */
 } twb_train_session;
 
-/* Compile the model for labels y: the settings' loss, or Keras' usual one
- * for the labels (twb_default_loss); the settings' optimizer at their
- * learning rate (NAN: its default); accuracy when it classifies. 0, or -1
- * with a message. */
+/* Compile the model for labels y, after setting the settings' layer
+ * values on its layers (a sweep trial's; the model not built yet): the
+ * settings' loss, or Keras' usual one for the labels (twb_default_loss);
+ * the settings' optimizer at their learning rate (NAN: its default);
+ * accuracy when it classifies. 0, or -1 with a message. */
 int twb_train_compile(tw_model *model, const tw_train_settings *settings, tw_tensor *y);
 
 /* Under mpirun (tw/distributed.h, after tw_distributed_init) the session
@@ -113,7 +114,12 @@ const char *twb_train_session_checkpoint_warning(twb_train_session *ts);
 int twb_train_session_close(twb_train_session *ts, tw_run_status status, const char *reason);
 
 /* Where the window's runs checkpoint: <folder of logdb>/checkpoints/<run>.safetensors,
- * with characters a file name cannot hold replaced. g_free it. */
+ * with characters a file name cannot hold replaced. g_free it. Its two
+ * halves: the folder (g_free), and a run's file in a folder (g_free), as
+ * `twb sweep --checkpoint-dir DIR` names its trials' (the window's trials
+ * at once pass its folder, so theirs are where its worker's are). */
 char *twb_train_checkpoint_path(const char *logdb, const char *run_name);
+char *twb_train_checkpoint_dir(const char *logdb);
+char *twb_train_checkpoint_in(const char *dir, const char *run_name);
 
 #endif

@@ -25,6 +25,10 @@ tw_train_settings *tw_train_settings_copy(const tw_train_settings *s)
     c->run_name = g_strdup(s->run_name);
     c->logdb = g_strdup(s->logdb);
     c->device = g_strdup(s->device);
+    c->layer_values = s->nlayer_values ? g_new(tw_layer_value, s->nlayer_values) : NULL;
+    for (int i = 0; i < s->nlayer_values; i++)
+        c->layer_values[i] = (tw_layer_value){g_strdup(s->layer_values[i].layer),
+                                              g_strdup(s->layer_values[i].property), s->layer_values[i].value};
     return c;
 }
 
@@ -38,6 +42,11 @@ void tw_train_settings_clear(tw_train_settings *s)
     g_free(s->run_name);
     g_free(s->logdb);
     g_free(s->device);
+    for (int i = 0; i < s->nlayer_values; i++) {
+        g_free(s->layer_values[i].layer);
+        g_free(s->layer_values[i].property);
+    }
+    g_free(s->layer_values);
     *s = (tw_train_settings){0};
 }
 
@@ -77,6 +86,17 @@ char *tw_train_settings_json(const tw_train_settings *s, double learning_rate)
     if (s->device) {
         json_builder_set_member_name(b, "device");
         json_builder_add_string_value(b, s->device);
+    }
+    for (int i = 0; i < s->nlayer_values; i++) {
+        const tw_layer_value *v = &s->layer_values[i];
+        char *key = g_strdup_printf("%s.%s", v->layer, v->property);
+        json_builder_set_member_name(b, key);
+        g_free(key);
+        /* a whole number as one (units), so it reads back as an integer */
+        if (v->value == floor(v->value) && fabs(v->value) < 9007199254740992.0)
+            json_builder_add_int_value(b, (gint64)v->value);
+        else
+            json_builder_add_double_value(b, v->value);
     }
     json_builder_end_object(b);
     JsonNode *root = json_builder_get_root(b);

@@ -4,7 +4,10 @@
  * each trial a run tagged with the sweep and holding its settings and final
  * metrics; random search drawing inside its ranges, the same draws again;
  * the median stopping rule; Ctrl+C; specifications refused with their
- * message; trials at once as processes (--parallel). */
+ * message; trials at once as processes (--parallel); layer properties
+ * swept (--set), each trial's model built with its value and the value a
+ * hyperparameter of its run; --device and --checkpoint-dir for trials one
+ * after another and at once. */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -443,7 +446,39 @@ static void test_bad_specs(fixture *f, gconstpointer data)
         g_free(expected);
         twb_run_clear(&run);
     }
-    twb_run run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--random", NULL);
+    /* layer properties: the form, the layer, the property, the layer's own rules */
+    const struct {
+        const char *value, *message;
+    } layer_cases[] = {
+        {"dense.units", "twb sweep: --set: 'dense.units' is not LAYER.PROPERTY=VALUES (such as dense_1.units=32,64)"},
+        {"dense=8", "twb sweep: --set: 'dense=8' is not LAYER.PROPERTY=VALUES (such as dense_1.units=32,64)"},
+        {"dense.units=", "twb sweep: --set dense.units: no values (give a list such as 1,2 or a range min:max)"},
+        {"dense.units=8,x", "twb sweep: --set dense.units: 'x' is not a number"},
+        {"dense.units=9:3", "twb sweep: --set dense.units: the range 9:3 has its minimum above its maximum"},
+        {"nope.units=8", "twb sweep: --set nope.units: model 'blobs' has no layer named 'nope'"},
+        {"dense.unit=8", "twb sweep: --set dense.unit: layer 'dense' (Dense) has no numeric property 'unit'; it has "
+                         "units"},
+        {"dense.activation=1", "twb sweep: --set dense.activation: layer 'dense' (Dense) has no numeric property "
+                               "'activation'; it has units"},
+        {"dense.units=8,0", "twb sweep: --set dense.units: expected a positive integer, got 0"},
+        {"dense.units=8.5", "twb sweep: --set dense.units: expected a positive integer, got 8.5"},
+        {"dense.units=2:9", "twb sweep: --set dense.units: a range (2:9) needs --random; list the values for a grid"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(layer_cases); i++) {
+        twb_run run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--set",
+                              layer_cases[i].value, NULL);
+        char *expected = g_strconcat(layer_cases[i].message, "\n", NULL);
+        g_assert_cmpstr(run.err, ==, expected);
+        g_assert_cmpint(run.exit_status, ==, 2);
+        g_free(expected);
+        twb_run_clear(&run);
+    }
+    twb_run run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--set", "dense.units=8",
+                          "--set", "dense.units=16", NULL);
+    g_assert_cmpstr(run.err, ==, "twb sweep: --set dense.units given twice; list every value in one (--set "
+                                 "dense.units=1,2,3)\n");
+    twb_run_clear(&run);
+    run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--random", NULL);
     g_assert_cmpstr(run.err, ==, "twb sweep: --random needs --trials N (how many draws)\n");
     twb_run_clear(&run);
     run = run_twb("sweep", f->model, "--data", "blobs", "--batch-size", "1,2", "--batch-size", "3", "--logdb",
@@ -462,6 +497,147 @@ static void test_bad_specs(fixture *f, gconstpointer data)
     g_assert_false(g_file_test(f->logdb, G_FILE_TEST_EXISTS));
 }
 
+/* ---- layer properties ----------------------------------------------------------------- */
+static const char *dropout_model =
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"drop\", \"layers\": ["
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 16, \"activation\": \"relu\","
+    " \"batch_input_shape\": [null, 2]}},"
+    "{\"class_name\": \"Dropout\", \"config\": {\"name\": \"dropout\", \"rate\": 0.1}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense_1\", \"units\": 3}}]}}";
+
+/* A run's stored settings (hparams_json) and model (model_json). */
+static void stored_json(const char *logdb, const char *run_name, char **hparams, char **model)
+{
+    sqlite3 *db;
+    sqlite3_stmt *stmt;
+    g_assert_cmpint(sqlite3_open_v2(logdb, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_prepare_v2(db, "SELECT hparams_json, model_json FROM runs WHERE name = ?", -1, &stmt, NULL),
+                    ==, SQLITE_OK);
+    sqlite3_bind_text(stmt, 1, run_name, -1, SQLITE_STATIC);
+    g_assert_cmpint(sqlite3_step(stmt), ==, SQLITE_ROW);
+    *hparams = column(stmt, 0);
+    *model = column(stmt, 1);
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+}
+
+/* The stored model's layer's config value (Keras JSON: config.layers[i].config). */
+static double model_layer_value(const char *model_json, const char *layer, const char *key)
+{
+    JsonParser *parser = json_parser_new();
+    g_assert_true(json_parser_load_from_data(parser, model_json, -1, NULL));
+    JsonArray *layers = json_object_get_array_member(
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(parser)), "config"), "layers");
+    double value = NAN;
+    for (guint i = 0; i < json_array_get_length(layers); i++) {
+        JsonObject *config = json_object_get_object_member(json_array_get_object_element(layers, i), "config");
+        if (!g_strcmp0(json_object_get_string_member(config, "name"), layer))
+            value = json_object_get_double_member(config, key);
+    }
+    g_object_unref(parser);
+    return value;
+}
+
+/* --set: a grid of a layer's units by learning rate (the layer property
+ * fastest), each trial's model built with its units (the stored model and
+ * the trained weights' count say so) and the value a hyperparameter of its
+ * run and a column of the table; random draws of a whole and a fractional
+ * property inside their ranges. */
+static void test_layer_properties(fixture *f, gconstpointer data)
+{
+    twb_run run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--learning-rate", "1e-2,3e-2",
+                          "--set", "dense.units=4,32", "--sweep", "units", NULL);
+    g_assert_cmpstr(run.err, ==, "");
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(strstr(run.out, "trial 1/4 units-1  learning_rate=0.01 dense.units=4  loss "));
+    g_assert_nonnull(strstr(run.out, "trial 4/4 units-4  learning_rate=0.03 dense.units=32  loss "));
+    g_assert_nonnull(strstr(run.out, "  learning_rate    dense.units           loss"));
+    const double units[] = {4, 32, 4, 32}, rates[] = {1e-2, 1e-2, 3e-2, 3e-2};
+    for (int i = 0; i < 4; i++) {
+        char *name = g_strdup_printf("units-%d", i + 1), *hparams, *model;
+        stored_json(f->logdb, name, &hparams, &model);
+        g_assert_cmpfloat(json_number(hparams, "dense.units"), ==, units[i]);
+        g_assert_cmpfloat(json_number(hparams, "learning_rate"), ==, rates[i]);
+        g_assert_cmpfloat(model_layer_value(model, "dense", "units"), ==, units[i]);
+        g_assert_cmpfloat(model_layer_value(model, "dense_1", "units"), ==, 3); /* the others as the file has them */
+        g_free(hparams);
+        g_free(model);
+        g_free(name);
+    }
+    twb_run_clear(&run);
+
+    char *path = g_build_filename(f->dir, "drop.json", NULL);
+    g_assert_true(g_file_set_contents(path, dropout_model, -1, NULL));
+    run = run_twb("sweep", path, "--data", "blobs", "--logdb", f->logdb, "--set", "dense.units=2:9", "--set",
+                  "dropout.rate=0.2:0.6", "--random", "--trials", "6", "--sweep", "drawn", NULL);
+    g_assert_cmpstr(run.err, ==, "");
+    g_assert_cmpint(run.exit_status, ==, 0);
+    gboolean fractional = FALSE;
+    for (int i = 0; i < 6; i++) {
+        char *name = g_strdup_printf("drawn-%d", i + 1), *hparams, *model;
+        stored_json(f->logdb, name, &hparams, &model);
+        double u = json_number(hparams, "dense.units"), r = json_number(hparams, "dropout.rate");
+        g_assert_cmpfloat(u, >=, 2);
+        g_assert_cmpfloat(u, <=, 9);
+        g_assert_cmpfloat(u, ==, floor(u));
+        g_assert_cmpfloat(r, >=, 0.2);
+        g_assert_cmpfloat(r, <=, 0.6);
+        fractional |= r != floor(r * 100) / 100;
+        g_assert_cmpfloat(model_layer_value(model, "dense", "units"), ==, u);
+        g_assert_cmpfloat(fabs(model_layer_value(model, "dropout", "rate") - r), <, 1e-12);
+        g_free(hparams);
+        g_free(model);
+        g_free(name);
+    }
+    g_assert_true(fractional); /* a rate is drawn from the range, not rounded to a grid */
+    g_free(path);
+    twb_run_clear(&run);
+}
+
+/* ---- device and checkpoints ----------------------------------------------------------- */
+/* --device sim:0 (the simulated device, TW_SIM_DEVICES) and --checkpoint-dir:
+ * trials one after another and two at once each train there (their runs'
+ * settings name it) and leave DIR/RUN.safetensors; a layer property goes
+ * to the processes as to the sequential trials. */
+static void test_device_checkpoints(fixture *f, gconstpointer data)
+{
+    g_setenv("TW_SIM_DEVICES", "1", TRUE); /* the processes inherit it */
+    char *dir = g_build_filename(f->dir, "ck", NULL);
+    const char *parallel[] = {"1", "2"};
+    for (int k = 0; k < 2; k++) {
+        char *sweep = g_strdup_printf("dev%d", k);
+        twb_run run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--set", "dense.units=4,8",
+                              "--device", "sim:0", "--checkpoint-dir", dir, "--parallel", parallel[k], "--sweep",
+                              sweep, NULL);
+        g_assert_cmpstr(run.err, ==, "");
+        g_assert_cmpint(run.exit_status, ==, 0);
+        g_assert_nonnull(strstr(run.out, "2 finished, 0 stopped early, 0 failed"));
+        for (int i = 0; i < 2; i++) {
+            char *name = g_strdup_printf("%s-%d", sweep, i + 1), *hparams, *model;
+            stored_json(f->logdb, name, &hparams, &model);
+            g_assert_nonnull(strstr(hparams, "\"device\":\"sim:0\""));
+            g_assert_cmpfloat(json_number(hparams, "dense.units"), ==, i ? 8 : 4);
+            char *file = g_strdup_printf("%s.safetensors", name);
+            char *checkpoint = g_build_filename(dir, file, NULL);
+            g_assert_true(g_file_test(checkpoint, G_FILE_TEST_IS_REGULAR));
+            g_free(checkpoint);
+            g_free(file);
+            g_free(hparams);
+            g_free(model);
+            g_free(name);
+        }
+        twb_run_clear(&run);
+        g_free(sweep);
+    }
+    g_unsetenv("TW_SIM_DEVICES");
+    /* a device that is not there: refused, naming it */
+    twb_run run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--device", "sim:0", NULL);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_cmpstr(run.err, ==, "twb sweep: --device: set_default_device: device sim:0 is not available\n");
+    twb_run_clear(&run);
+    g_free(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -472,5 +648,7 @@ int main(int argc, char **argv)
     ADD("interrupt", test_interrupt);
     ADD("bad-specs", test_bad_specs);
     ADD("parallel", test_parallel);
+    ADD("layer-properties", test_layer_properties);
+    ADD("device-checkpoints", test_device_checkpoints);
     return g_test_run();
 }

@@ -1,6 +1,8 @@
 /* TwSweepDialog (see sweep_dialog.h): the sweep's form and its queue. */
 #include "sweep_dialog.h"
 
+#include <tw/layers.h>
+
 #include "sweep_trial.h"
 
 /* The swept settings: the field's name after "sweep-", its label, and a hint. */
@@ -19,6 +21,10 @@ struct _TwSweepDialog {
     GtkWindow parent_instance;
     GtkWidget *entries[N_FIELDS];
     GtkWidget *search, *trials, *name, *median_stop, *parallel, *error, *counts, *list;
+    GtkWidget *layer, *property, *layer_values;
+    /* The layer drop-down's choices after "None": the model's layers with
+     * numeric properties, and each one's properties (GStrv). */
+    GPtrArray *layer_names, *layer_properties;
     GListModel *queue;
 };
 
@@ -134,6 +140,43 @@ static void on_items_changed(TwSweepDialog *self)
     update_counts(self);
 }
 
+/* ---- the layer property ------------------------------------------------------ */
+/* The chosen layer's index in layer_names, or -1 for None. */
+static int chosen_layer(TwSweepDialog *self)
+{
+    guint i = gtk_drop_down_get_selected(GTK_DROP_DOWN(self->layer));
+    return i == GTK_INVALID_LIST_POSITION || i == 0 || i > self->layer_names->len ? -1 : (int)i - 1;
+}
+
+/* The chosen layer's numeric properties in the second drop-down, keeping
+ * the one chosen before when the layer has it. */
+static void fill_properties(TwSweepDialog *self, const char *keep)
+{
+    int layer = chosen_layer(self);
+    const char *const *keys = layer >= 0 ? g_ptr_array_index(self->layer_properties, layer) : NULL;
+    GtkStringList *list = gtk_string_list_new(keys);
+    guint selected = 0;
+    for (guint i = 0; keys && keys[i]; i++)
+        if (!g_strcmp0(keys[i], keep))
+            selected = i;
+    gtk_drop_down_set_model(GTK_DROP_DOWN(self->property), G_LIST_MODEL(list));
+    g_object_unref(list);
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(self->property), selected);
+    gtk_widget_set_sensitive(self->property, layer >= 0);
+    gtk_widget_set_sensitive(self->layer_values, layer >= 0);
+}
+
+static void on_layer_changed(TwSweepDialog *self)
+{
+    fill_properties(self, NULL);
+}
+
+static const char *chosen_property(TwSweepDialog *self)
+{
+    GtkStringObject *item = gtk_drop_down_get_selected_item(GTK_DROP_DOWN(self->property));
+    return item ? gtk_string_object_get_string(item) : NULL;
+}
+
 /* ---- the form ------------------------------------------------------------- */
 static void on_start_clicked(TwSweepDialog *self)
 {
@@ -188,6 +231,24 @@ static void build(TwSweepDialog *self)
         gtk_grid_attach(GTK_GRID(grid), entry, 1, row, 2, 1);
         self->entries[i] = entry;
     }
+    /* a numeric property of one of the model's layers */
+    self->layer = gtk_drop_down_new(NULL, NULL);
+    gtk_widget_set_name(self->layer, "sweep-layer");
+    gtk_widget_set_tooltip_text(self->layer, "A layer of the designer's model whose property the trials vary");
+    self->property = gtk_drop_down_new(NULL, NULL);
+    gtk_widget_set_name(self->property, "sweep-property");
+    gtk_widget_set_tooltip_text(self->property, "The layer's numeric property (units, rate, filters, …)");
+    self->layer_values = gtk_entry_new();
+    gtk_widget_set_name(self->layer_values, "sweep-layer-values");
+    gtk_entry_set_placeholder_text(GTK_ENTRY(self->layer_values), "16,32,64  or  8:128 (random)");
+    gtk_widget_set_hexpand(self->layer_values, TRUE);
+    GtkWidget *layer_row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    gtk_box_append(GTK_BOX(layer_row), self->layer);
+    gtk_box_append(GTK_BOX(layer_row), self->property);
+    gtk_box_append(GTK_BOX(layer_row), self->layer_values);
+    g_signal_connect_swapped(self->layer, "notify::selected", G_CALLBACK(on_layer_changed), self);
+    gtk_grid_attach(GTK_GRID(grid), form_label("Layer property"), 0, row, 1, 1);
+    gtk_grid_attach(GTK_GRID(grid), layer_row, 1, row++, 2, 1);
     const char *searches[] = {"Grid: every combination", "Random: N draws", NULL};
     self->search = gtk_drop_down_new_from_strings(searches);
     gtk_widget_set_name(self->search, "sweep-search");
@@ -265,6 +326,7 @@ static void build(TwSweepDialog *self)
 
     gtk_window_set_child(GTK_WINDOW(self), outer);
     on_search_changed(self);
+    tw_sweep_dialog_set_model(self, NULL);
 }
 
 static void tw_sweep_dialog_dispose(GObject *object)
@@ -273,6 +335,8 @@ static void tw_sweep_dialog_dispose(GObject *object)
     if (self->queue)
         g_signal_handlers_disconnect_by_data(self->queue, self);
     g_clear_object(&self->queue);
+    g_clear_pointer(&self->layer_names, g_ptr_array_unref);
+    g_clear_pointer(&self->layer_properties, g_ptr_array_unref);
     G_OBJECT_CLASS(tw_sweep_dialog_parent_class)->dispose(object);
 }
 
@@ -342,4 +406,57 @@ void tw_sweep_dialog_show_error(TwSweepDialog *self, const char *message)
 {
     gtk_label_set_text(GTK_LABEL(self->error), message ? message : "");
     gtk_widget_set_visible(self->error, message != NULL);
+}
+
+void tw_sweep_dialog_set_model(TwSweepDialog *self, const tw_model *model)
+{
+    int old = self->layer_names ? chosen_layer(self) : -1;
+    char *keep_layer = old >= 0 ? g_strdup(g_ptr_array_index(self->layer_names, old)) : NULL;
+    char *keep_property = old >= 0 ? g_strdup(chosen_property(self)) : NULL;
+    g_clear_pointer(&self->layer_names, g_ptr_array_unref);
+    g_clear_pointer(&self->layer_properties, g_ptr_array_unref);
+    self->layer_names = g_ptr_array_new_with_free_func(g_free);
+    self->layer_properties = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+    GtkStringList *choices = gtk_string_list_new((const char *const[]){"None", NULL});
+    guint selected = 0;
+    for (int i = 0; model && i < tw_model_nlayers(model); i++) {
+        const tw_layer *layer = tw_model_layer_at(model, i);
+        const tw_layer_class *klass = tw_layer_class_of(layer);
+        GStrvBuilder *keys = g_strv_builder_new();
+        int n = 0;
+        for (int k = 0; k < klass->nparams; k++)
+            if (klass->params[k].type == TW_PARAM_INT || klass->params[k].type == TW_PARAM_FLOAT) {
+                g_strv_builder_add(keys, klass->params[k].key);
+                n++;
+            }
+        if (n) {
+            g_ptr_array_add(self->layer_names, g_strdup(tw_layer_name(layer)));
+            g_ptr_array_add(self->layer_properties, g_strv_builder_end(keys));
+            gtk_string_list_append(choices, tw_layer_name(layer));
+            if (!g_strcmp0(tw_layer_name(layer), keep_layer))
+                selected = self->layer_names->len;
+        }
+        g_strv_builder_unref(keys);
+    }
+    g_signal_handlers_block_by_func(self->layer, on_layer_changed, self);
+    gtk_drop_down_set_model(GTK_DROP_DOWN(self->layer), G_LIST_MODEL(choices));
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(self->layer), selected);
+    g_signal_handlers_unblock_by_func(self->layer, on_layer_changed, self);
+    g_object_unref(choices);
+    fill_properties(self, keep_property);
+    g_free(keep_layer);
+    g_free(keep_property);
+}
+
+char *tw_sweep_dialog_layer_setting(TwSweepDialog *self)
+{
+    int layer = chosen_layer(self);
+    const char *property = chosen_property(self);
+    char *values = g_strstrip(g_strdup(gtk_editable_get_text(GTK_EDITABLE(self->layer_values))));
+    char *setting = layer >= 0 && property && *values
+                        ? g_strdup_printf("%s.%s=%s", (const char *)g_ptr_array_index(self->layer_names, layer),
+                                          property, values)
+                        : NULL;
+    g_free(values);
+    return setting;
 }

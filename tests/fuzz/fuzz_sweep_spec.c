@@ -1,9 +1,11 @@
 /* libFuzzer target for `twb sweep`'s value parser (app/sweep_spec.c): the
  * input's lines are the values of --learning-rate, --batch-size,
- * --optimizer, --epochs and --seed; a first byte's low bits pick random
- * search and a number of trials. Each refusal names its option; accepted
- * specs give trials whose values lie in what was asked. */
+ * --optimizer, --epochs and --seed, then texts of --set
+ * (LAYER.PROPERTY=VALUES); a first byte's low bits pick random search and
+ * a number of trials. Each refusal names its option; accepted specs give
+ * trials whose values lie in what was asked. */
 #include <math.h>
+#include <string.h>
 
 #include <glib.h>
 
@@ -20,6 +22,14 @@ static void check_trial(const twb_sweep_spec *spec, const tw_train_settings *t)
     if (bs->given && bs->range)
         FUZZ_ASSERT(t->batch_size >= bs->min && t->batch_size <= bs->max);
     FUZZ_ASSERT(t->batch_size >= 1 && t->epochs >= 1 && t->optimizer);
+    FUZZ_ASSERT(t->nlayer_values == spec->nlayers);
+    for (int i = 0; i < spec->nlayers; i++) {
+        const twb_sweep_axis *axis = &spec->layers[i].axis;
+        double v = t->layer_values[i].value;
+        FUZZ_ASSERT(isfinite(v) && !strcmp(t->layer_values[i].layer, spec->layers[i].layer));
+        if (axis->range)
+            FUZZ_ASSERT(v >= axis->min && v <= axis->max);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -28,12 +38,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     twb_sweep_spec spec = {.random = data[0] & 1, .trials = (data[0] >> 1) & 15};
     char *text = g_strndup((const char *)data + 1, size - 1);
-    char **lines = g_strsplit(text, "\n", TWB_SWEEP_NPARAMS);
+    char **lines = g_strsplit(text, "\n", TWB_SWEEP_NPARAMS + 4);
     int rc = 0;
     for (int p = 0; lines[p] && p < TWB_SWEEP_NPARAMS && !rc; p++) {
         rc = twb_sweep_spec_set(&spec, (twb_sweep_param)p, lines[p]);
         if (rc)
             fuzz_check_failure(twb_sweep_param_option((twb_sweep_param)p));
+    }
+    for (int i = TWB_SWEEP_NPARAMS; !rc && i < (int)g_strv_length(lines); i++) {
+        rc = twb_sweep_spec_set_layer(&spec, lines[i]);
+        if (rc)
+            fuzz_check_failure("--set");
     }
     tw_train_settings base = tw_train_settings_defaults(), *trials = NULL;
     int n = 0;

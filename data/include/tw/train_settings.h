@@ -22,6 +22,14 @@ extern "C" {
 
 #pragma GCC visibility push(default)
 
+/* A layer property set on the model before it is compiled: a sweep
+ * trial's ("--set dense_1.units=32"). */
+typedef struct {
+    char *layer;    /* the layer's name, "dense_1" */
+    char *property; /* its config key, "units" */
+    double value;
+} tw_layer_value;
+
 typedef struct {
     char *data;             /* "fashion-mnist", "spirals", "blobs", "linear", or a file path */
     char *labels;           /* labels file beside an IDX/NPY features file, or NULL */
@@ -37,23 +45,27 @@ typedef struct {
     char *logdb;            /* run database file, or NULL: no run database */
     int ranks;              /* data-parallel processes (mpirun -np; batch_size is each one's); 0 or 1: one */
     char *device;           /* where the model trains ("cuda:0", tw_device_parse), or NULL: the CPU */
+    int nlayer_values;
+    tw_layer_value *layer_values; /* set on the model's layers before it is compiled, or NULL */
 } tw_train_settings;
 
 /* Adam with its default rate, batch size 32, one epoch, seed 0, no
- * validation split, strings NULL. */
+ * validation split, strings NULL, no layer values. */
 tw_train_settings tw_train_settings_defaults(void);
 /* A deep copy (tw_train_settings_free); NULL for NULL. */
 tw_train_settings *tw_train_settings_copy(const tw_train_settings *s);
 /* Frees a copy and its strings; NULL is accepted. */
 void tw_train_settings_free(tw_train_settings *s);
-/* Frees the strings of settings filled with copies (g_strdup or strdup)
- * and zeroes them. */
+/* Frees the strings (and the layer values) of settings filled with
+ * copies (g_strdup or strdup, g_new) and zeroes them. */
 void tw_train_settings_clear(tw_train_settings *s);
 
 /* The record of how a run was trained, a JSON object (free()):
  * {"data", "epochs", "batch_size", "seed", "optimizer", "learning_rate",
- * "validation_split"}, "ranks" when more than one and "device" when set. learning_rate: the rate the optimizer was built
- * with (NAN writes null). */
+ * "validation_split"}, "ranks" when more than one and "device" when set,
+ * and each layer value as "LAYER.PROPERTY" ("dense_1.units": 32), so a
+ * sweep's layer properties are hyperparameters of its runs.
+ * learning_rate: the rate the optimizer was built with (NAN writes null). */
 char *tw_train_settings_json(const tw_train_settings *s, double learning_rate);
 
 /* What a running training reports after a step. */
