@@ -6,7 +6,10 @@
  * setting; in a second sweep a pending trial is cancelled, then Cancel All
  * stops the running one and drops the rest; random draws from a range; the
  * window closed mid-sweep; the median stopping rule; trials at once as
- * processes. Runs under Xvfb.
+ * processes, on the panel's device (the simulated one of TW_SIM_DEVICES=1)
+ * with their checkpoints where the worker writes its runs'; a layer's
+ * property swept, the HParams view showing it as a column. Runs under
+ * Xvfb.
  *
  * TWB_SWEEP_LINGER=S keeps the window up S seconds while the second sweep
  * runs, for a screenshot of the queue (xvfb-run + import). */
@@ -26,12 +29,14 @@
 #include "dashboard_view.h"
 #include "gui_helpers.h"
 #include "scratch_tree.h"
+#include "hparams_table.h"
 #include "hparams_view.h"
 #include "sweep_dialog.h"
 #include "sweep_processes.h"
 #include "sweep_queue.h"
 #include "sweep_trial.h"
 #include "train_controller.h"
+#include "train_session.h"
 #include "window.h"
 
 static GtkApplication *app;
@@ -184,6 +189,47 @@ static void run_settings(fixture *f, const char *run_name, double *learning_rate
     json_node_unref(node);
     tw_run_info_clear(&run);
     tw_run_store_close(store);
+}
+
+/* The run's stored settings (hparams_json) and model (model_json); g_free both. */
+static void run_json(fixture *f, const char *run_name, char **hparams, char **model)
+{
+    tw_run_store *store = tw_run_store_open(f->logdb, TW_STORE_READ_ONLY);
+    tw_run_info run;
+    g_assert_cmpint(tw_run_store_get_run(store, run_name, &run), ==, 0);
+    *hparams = g_strdup(run.hparams_json);
+    *model = g_strdup(run.model_json);
+    tw_run_info_clear(&run);
+    tw_run_store_close(store);
+    g_assert_nonnull(*hparams);
+    g_assert_nonnull(*model);
+}
+
+/* A number of a JSON object (NAN when absent). */
+static double json_member(const char *json, const char *key)
+{
+    JsonNode *node = json_from_string(json, NULL);
+    g_assert_nonnull(node);
+    JsonObject *o = json_node_get_object(node);
+    double v = json_object_has_member(o, key) ? json_object_get_double_member(o, key) : NAN;
+    json_node_unref(node);
+    return v;
+}
+
+/* The stored model's "hidden" layer's units (spirals_model's Dense). */
+static double hidden_units(const char *model_json)
+{
+    JsonNode *node = json_from_string(model_json, NULL);
+    JsonArray *layers = json_object_get_array_member(
+        json_object_get_object_member(json_node_get_object(node), "config"), "layers");
+    double units = NAN;
+    for (guint i = 0; i < json_array_get_length(layers); i++) {
+        JsonObject *config = json_object_get_object_member(json_array_get_object_element(layers, i), "config");
+        if (!g_strcmp0(json_object_get_string_member(config, "name"), "hidden"))
+            units = json_object_get_double_member(config, "units");
+    }
+    json_node_unref(node);
+    return units;
 }
 
 /* One of the run's final metrics as stored (NAN when absent). */
@@ -462,16 +508,38 @@ static gboolean two_long_running(fixture *f)
            running == 2;
 }
 
+/* The layer drop-down's choice by its text. */
+static void choose(fixture *f, const char *name, const char *text)
+{
+    GtkDropDown *down = GTK_DROP_DOWN(named(GTK_WIDGET(f->dialog), name));
+    GListModel *choices = gtk_drop_down_get_model(down);
+    for (guint i = 0; i < g_list_model_get_n_items(choices); i++)
+        if (!g_strcmp0(gtk_string_list_get_string(GTK_STRING_LIST(choices), i), text)) {
+            gtk_drop_down_set_selected(down, i);
+            return;
+        }
+    g_error("%s has no choice '%s'", name, text);
+}
+
 /* "At once" 2: the grid's four trials two at a time, each in a twb process
  * of its own (its run's pid is neither this process's nor another
  * trial's), tagged and trained with their values, with the result a
- * trial stores; the panel stays free meanwhile. */
+ * trial stores; the panel stays free meanwhile. As a trial on the worker,
+ * each trains on the panel's device (sim:0: its run's settings say so)
+ * with the dialog's layer property (the stored model's), and checkpoints
+ * where the worker would (the file the run's menu evaluates from); the
+ * trials cancelled while they run leave theirs too. */
 static void test_at_once(void)
 {
     fixture f;
     fixture_open(&f);
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(named(GTK_WIDGET(f.panel), "device")), 1);
+    g_assert_cmpstr(tw_train_panel_settings(f.panel)->device, ==, "sim:0");
     set_field(&f, "sweep-learning-rate", "0.01,0.001");
     set_field(&f, "sweep-batch-size", "32,64");
+    choose(&f, "sweep-layer", "hidden");
+    choose(&f, "sweep-property", "units");
+    set_field(&f, "sweep-layer-values", "8");
     set_field(&f, "sweep-name", "together");
     gtk_spin_button_set_value(GTK_SPIN_BUTTON(named(GTK_WIDGET(f.dialog), "sweep-parallel")), 2);
     click(&f, "sweep-start");
@@ -493,6 +561,16 @@ static void test_at_once(void)
         g_assert_cmpfloat_with_epsilon(lr, rates[i], 1e-9);
         g_assert_cmpint(batch, ==, batches[i]);
         g_assert_cmpfloat(run_metric(&f, name, "test_loss"), >, 0);
+        char *hparams, *model;
+        run_json(&f, name, &hparams, &model);
+        g_assert_nonnull(strstr(hparams, "\"device\":\"sim:0\""));
+        g_assert_cmpfloat(json_member(hparams, "hidden.units"), ==, 8);
+        g_assert_cmpfloat(hidden_units(model), ==, 8);
+        g_free(hparams);
+        g_free(model);
+        char *checkpoint = twb_train_checkpoint_path(f.logdb, name);
+        g_assert_true(g_file_test(checkpoint, G_FILE_TEST_IS_REGULAR));
+        g_free(checkpoint);
         tw_run_info run;
         g_assert_cmpint(tw_run_store_get_run(store, name, &run), ==, 0);
         pids[i] = run.pid;
@@ -508,6 +586,7 @@ static void test_at_once(void)
      * "stopped") and drops the third */
     set_field(&f, "sweep-learning-rate", "0.01,0.02,0.03");
     set_field(&f, "sweep-batch-size", "");
+    set_field(&f, "sweep-layer-values", "");
     set_field(&f, "sweep-epochs", "1000");
     set_field(&f, "sweep-name", "long");
     click(&f, "sweep-start");
@@ -522,6 +601,84 @@ static void test_at_once(void)
     int stopped;
     g_assert_cmpint(tagged_runs(&f, "long", TW_RUN_STOPPED, &stopped), ==, 2);
     g_assert_cmpint(stopped, ==, 2);
+    for (int i = 1; i <= 2; i++) {
+        char *name = g_strdup_printf("long-%d", i), *checkpoint = twb_train_checkpoint_path(f.logdb, name);
+        g_assert_true(g_file_test(checkpoint, G_FILE_TEST_IS_REGULAR));
+        g_free(checkpoint);
+        g_free(name);
+    }
+    fixture_close(&f);
+}
+
+static gboolean layer_done(fixture *f)
+{
+    int finished;
+    return tagged_runs(f, "layer", TW_RUN_FINISHED, &finished) == 2 && finished == 2 && nothing_open(f);
+}
+
+static gboolean hparams_has_layer_column(fixture *f)
+{
+    GtkWidget *view = find_of_type(GTK_WIDGET(f->window), TW_TYPE_HPARAMS_VIEW);
+    const tw_hp_table *t = view ? tw_hparams_view_table(TW_HPARAMS_VIEW(view)) : NULL;
+    return t && tw_hp_table_find_column(t, TW_HP_HPARAM, "hidden.units") >= 0 &&
+           tw_hparams_view_n_shown(TW_HPARAMS_VIEW(view)) == 2;
+}
+
+/* The dialog's layer property: the designer's layers with numeric
+ * properties, each with its own; a value the layer refuses is refused
+ * naming it; two trials on the worker, each trained with its units (the
+ * stored model) and the value a hyperparameter of the run, a numeric
+ * column of the HParams view. */
+static void test_layer_property(void)
+{
+    fixture f;
+    fixture_open(&f);
+    GtkDropDown *layer = GTK_DROP_DOWN(named(GTK_WIDGET(f.dialog), "sweep-layer"));
+    GListModel *layers = gtk_drop_down_get_model(layer);
+    g_assert_cmpstr(gtk_string_list_get_string(GTK_STRING_LIST(layers), 0), ==, "None");
+    g_assert_false(gtk_widget_get_sensitive(named(GTK_WIDGET(f.dialog), "sweep-layer-values")));
+    choose(&f, "sweep-layer", "out");
+    choose(&f, "sweep-layer", "hidden");
+    g_assert_true(gtk_widget_get_sensitive(named(GTK_WIDGET(f.dialog), "sweep-layer-values")));
+    choose(&f, "sweep-property", "units");
+    set_field(&f, "sweep-layer-values", "4,0");
+    set_field(&f, "sweep-name", "layer");
+    click(&f, "sweep-start");
+    g_assert_cmpstr(error_text(&f), ==, "--set hidden.units: expected a positive integer, got 0");
+    g_assert_cmpint(queue_length(&f), ==, 0);
+
+    set_field(&f, "sweep-layer-values", "4,32");
+    click(&f, "sweep-start");
+    g_assert_null(error_text(&f));
+    g_assert_cmpint(queue_length(&f), ==, 2);
+    GtkWidget *box = gtk_list_box_row_get_child(GTK_LIST_BOX_ROW(queue_row(&f, 1)));
+    GtkWidget *values = gtk_widget_get_next_sibling(gtk_widget_get_first_child(box));
+    g_assert_cmpstr(gtk_label_get_text(GTK_LABEL(values)), ==, "hidden.units=32");
+    wait_for(&f, layer_done, 240, "two finished runs tagged 'layer'");
+    const double units[] = {4, 32};
+    for (int i = 0; i < 2; i++) {
+        char *name = g_strdup_printf("layer-%d", i + 1), *hparams, *model;
+        run_json(&f, name, &hparams, &model);
+        g_assert_cmpfloat(json_member(hparams, "hidden.units"), ==, units[i]);
+        g_assert_cmpfloat(hidden_units(model), ==, units[i]);
+        g_free(hparams);
+        g_free(model);
+        g_free(name);
+    }
+    /* the designer's model keeps its own units */
+    tw_layer *hidden = tw_model_find_layer(tw_model_doc_model(tw_window_doc(f.window)), "hidden");
+    g_assert_cmpfloat(tw_layer_get(hidden, "units")->number, ==, 16);
+
+    tw_window_show_view(f.window, "dashboard");
+    GtkWidget *dashboard = find_of_type(GTK_WIDGET(f.window), TW_TYPE_DASHBOARD_VIEW);
+    tw_dashboard_view_show_tab(TW_DASHBOARD_VIEW(dashboard), "hparams");
+    wait_for(&f, hparams_has_layer_column, 30, "the HParams view's hidden.units column");
+    GtkWidget *view = find_of_type(GTK_WIDGET(f.window), TW_TYPE_HPARAMS_VIEW);
+    const tw_hp_table *t = tw_hparams_view_table(TW_HPARAMS_VIEW(view));
+    int column = tw_hp_table_find_column(t, TW_HP_HPARAM, "hidden.units");
+    g_assert_cmpint(tw_hp_table_column(t, column)->kind, ==, TW_HP_NUMBER);
+    g_assert_cmpfloat(tw_hp_table_column(t, column)->lo, ==, 4);
+    g_assert_cmpfloat(tw_hp_table_column(t, column)->hi, ==, 32);
     fixture_close(&f);
 }
 
@@ -533,6 +690,9 @@ int main(int argc, char **argv)
     g_assert_nonnull(home);
     g_setenv("XDG_CONFIG_HOME", home, TRUE);
     g_setenv("GTK_A11Y", "none", TRUE); /* no accessibility bus under Xvfb */
+    /* a device besides the CPU for the panel's Device choice (read at the
+     * engine's first question about devices; the trials' processes inherit it) */
+    g_setenv("TW_SIM_DEVICES", "1", TRUE);
     if (!gtk_init_check()) {
         g_test_message("no display: run under xvfb-run (meson test --suite gui does)");
         return 77;
@@ -547,6 +707,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/sweep/after-panel-run", test_after_panel_run);
     g_test_add_func("/ui/sweep/median-stop", test_median_stop);
     g_test_add_func("/ui/sweep/at-once", test_at_once);
+    g_test_add_func("/ui/sweep/layer-property", test_layer_property);
     int rc = g_test_run();
     g_object_unref(app);
     scratch_remove_tree(home);
