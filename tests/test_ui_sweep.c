@@ -304,8 +304,11 @@ static void test_grid_then_cancel(void)
     g_assert_cmpint(queue_length(&f), ==, 4);
     wait_for(&f, grid_finished, 240, "four finished runs tagged 'grid'");
     wait_for(&f, nothing_open, 30, "the queue to show the last trial's end");
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
         g_assert_cmpstr(row_status(&f, i), ==, "finished");
+        /* coloured by its class (resources/sweep.css) */
+        g_assert_true(gtk_widget_has_css_class(named(queue_row(&f, i), "status"), "finished"));
+    }
     g_assert_cmpstr(counts_text(&f), ==, "0 pending · 0 running · 4 finished · 0 failed");
     /* the grid's order, the last setting fastest, trained with its values */
     const double rates[] = {0.01, 0.01, 0.001, 0.001};
@@ -359,6 +362,8 @@ static void test_grid_then_cancel(void)
     click(&f, "sweep-cancel-all");
     wait_for(&f, nothing_open, 60, "Cancel All to stop the running trial");
     g_assert_cmpstr(row_status(&f, 4), ==, "stopped: cancelled");
+    g_assert_true(gtk_widget_has_css_class(named(queue_row(&f, 4), "status"), "stopped"));
+    g_assert_false(gtk_widget_has_css_class(named(queue_row(&f, 4), "status"), "running"));
     g_assert_cmpstr(row_status(&f, 6), ==, "cancelled");
     g_assert_cmpstr(counts_text(&f), ==, "0 pending · 0 running · 4 finished · 0 failed · 1 stopped · 2 cancelled");
     /* in the database: the stopped trial, tagged; the cancelled ones never ran */

@@ -5,6 +5,8 @@
 
 #include "sweep_trial.h"
 
+#define SWEEP_CSS "/io/github/twb/Workbench/sweep.css"
+
 /* The swept settings: the field's name after "sweep-", its label, and a hint. */
 static const struct {
     const char *setting, *label, *hint;
@@ -32,6 +34,21 @@ G_DEFINE_FINAL_TYPE(TwSweepDialog, tw_sweep_dialog, GTK_TYPE_WINDOW)
 
 enum { SIGNAL_START, SIGNAL_CANCEL_TRIAL, SIGNAL_CANCEL_ALL, N_SIGNALS };
 static guint signals[N_SIGNALS];
+
+/* The queue's colours, once per display (a program without the window's
+ * resources, none). */
+static void load_css(GtkWidget *widget)
+{
+    GdkDisplay *display = gtk_widget_get_display(widget);
+    if (g_object_get_data(G_OBJECT(display), "tw-sweep-css") ||
+        !g_resources_get_info(SWEEP_CSS, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL, NULL, NULL))
+        return;
+    GtkCssProvider *provider = gtk_css_provider_new();
+    gtk_css_provider_load_from_resource(provider, SWEEP_CSS);
+    gtk_style_context_add_provider_for_display(display, GTK_STYLE_PROVIDER(provider),
+                                               GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+    g_object_set_data_full(G_OBJECT(display), "tw-sweep-css", provider, g_object_unref);
+}
 
 /* ---- the queue ------------------------------------------------------------ */
 /* "2 pending · 1 running · 1 finished · 0 failed" (stopped and cancelled
@@ -71,13 +88,14 @@ static void show_trial_status(GtkWidget *row, GParamSpec *pspec, TwSweepTrial *t
     gtk_label_set_text(GTK_LABEL(status), text);
     gtk_widget_set_tooltip_text(status, text);
     g_free(text);
-    gtk_widget_remove_css_class(status, "error");
-    gtk_widget_remove_css_class(status, "success");
-    gtk_widget_remove_css_class(status, "dim-label");
-    gtk_widget_add_css_class(status, s == TW_SWEEP_TRIAL_FAILED     ? "error"
-                                     : s == TW_SWEEP_TRIAL_FINISHED ? "success"
-                                     : s == TW_SWEEP_TRIAL_RUNNING  ? "accent"
-                                                                    : "dim-label");
+    /* the status's own class, coloured by resources/sweep.css */
+    for (int k = TW_SWEEP_TRIAL_PENDING; k <= TW_SWEEP_TRIAL_CANCELLED; k++)
+        gtk_widget_remove_css_class(status, tw_sweep_trial_status_name((TwSweepTrialStatus)k));
+    gtk_widget_add_css_class(status, tw_sweep_trial_status_name(s));
+    if (s == TW_SWEEP_TRIAL_PENDING || s == TW_SWEEP_TRIAL_CANCELLED)
+        gtk_widget_add_css_class(status, "dim-label");
+    else
+        gtk_widget_remove_css_class(status, "dim-label");
     gtk_widget_set_sensitive(cancel, tw_sweep_trial_is_open(trial));
     GtkWidget *dialog = gtk_widget_get_ancestor(row, TW_TYPE_SWEEP_DIALOG);
     if (dialog)
@@ -117,6 +135,7 @@ static GtkWidget *create_row(gpointer item, gpointer data)
     gtk_label_set_ellipsize(GTK_LABEL(status), PANGO_ELLIPSIZE_END);
     gtk_widget_set_hexpand(status, TRUE);
     gtk_widget_set_name(status, "status");
+    gtk_widget_add_css_class(status, "trial-status");
     GtkWidget *cancel = gtk_button_new_with_label("Cancel");
     gtk_widget_set_name(cancel, "cancel");
     gtk_widget_set_tooltip_text(cancel, "A pending trial does not run; a running one stops after its step");
@@ -162,7 +181,7 @@ static void fill_properties(TwSweepDialog *self, const char *keep)
     gtk_drop_down_set_model(GTK_DROP_DOWN(self->property), G_LIST_MODEL(list));
     g_object_unref(list);
     gtk_drop_down_set_selected(GTK_DROP_DOWN(self->property), selected);
-    gtk_widget_set_sensitive(self->property, layer >= 0);
+    gtk_widget_set_visible(self->property, layer >= 0); /* empty, it would read "(None)" */
     gtk_widget_set_sensitive(self->layer_values, layer >= 0);
 }
 
@@ -315,6 +334,7 @@ static void build(TwSweepDialog *self)
 
     self->list = gtk_list_box_new();
     gtk_widget_set_name(self->list, "sweep-queue");
+    gtk_widget_add_css_class(self->list, "sweep-queue");
     gtk_list_box_set_selection_mode(GTK_LIST_BOX(self->list), GTK_SELECTION_NONE);
     gtk_widget_add_css_class(self->list, "boxed-list");
     GtkWidget *scroll = gtk_scrolled_window_new();
@@ -356,6 +376,7 @@ static void tw_sweep_dialog_init(TwSweepDialog *self)
     gtk_window_set_title(GTK_WINDOW(self), "Sweep");
     gtk_window_set_default_size(GTK_WINDOW(self), 760, 720);
     build(self);
+    load_css(GTK_WIDGET(self));
 }
 
 GtkWidget *tw_sweep_dialog_new(GtkWindow *parent, GListModel *queue)
