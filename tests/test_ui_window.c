@@ -17,6 +17,7 @@
 #include "dashboard_view.h"
 #include "designer_view.h"
 #include "focus_guard.h"
+#include "popover_guard.h"
 #include "graph_view.h"
 #include "layer_stack.h"
 #include "property_editor.h"
@@ -514,6 +515,34 @@ static void test_removed_focus_before_label(void)
     gtk_box_remove(GTK_BOX(box), button);
     spin(0.3); /* the frames that move the focus on */
     g_assert_true(gtk_root_get_focus(GTK_ROOT(win)) != button);
+    gtk_window_destroy(GTK_WINDOW(win));
+    drain();
+}
+
+/* Return in an open popover while the window's focus is none (as after
+ * its focused widget went): GTK 4.8 asked gtk_widget_is_ancestor about a NULL focus widget, a
+ * critical the monkey found (seed 20261129); ui/popover_guard.c. */
+static void test_return_in_popover_without_focus(void)
+{
+    tw_popover_guard_install();
+    GtkWidget *win = gtk_window_new();
+    GtkWidget *menu_button = gtk_menu_button_new();
+    GtkWidget *popover = gtk_popover_new();
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+    GtkWidget *button = gtk_button_new_with_label("focused");
+    gtk_box_append(GTK_BOX(box), button);
+    gtk_popover_set_child(GTK_POPOVER(popover), box);
+    gtk_menu_button_set_popover(GTK_MENU_BUTTON(menu_button), popover);
+    gtk_window_set_child(GTK_WINDOW(win), menu_button);
+    gtk_window_present(GTK_WINDOW(win));
+    wait_until(is_mapped, menu_button, 10, "the window to show");
+    gtk_menu_button_popup(GTK_MENU_BUTTON(menu_button));
+    wait_until(is_mapped, button, 10, "the popover to show");
+    g_assert_true(gtk_widget_grab_focus(button));
+    gtk_window_set_focus(GTK_WINDOW(win), NULL); /* as when the focused widget went */
+    g_assert_null(gtk_window_get_focus(GTK_WINDOW(win)));
+    g_signal_emit_by_name(popover, "activate-default"); /* what Return does there */
+    g_assert_true(gtk_widget_get_mapped(popover));
     gtk_window_destroy(GTK_WINDOW(win));
     drain();
 }
@@ -1157,6 +1186,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/window/delete_focused_card", test_delete_focused_card);
     g_test_add_func("/ui/window/removed_focus_before_label", test_removed_focus_before_label);
     g_test_add_func("/ui/window/popover_of_removed_field", test_popover_of_removed_field);
+    g_test_add_func("/ui/window/return_in_popover_without_focus", test_return_in_popover_without_focus);
     g_test_add_func("/ui/window/emoji_chooser_of_removed_field", test_emoji_chooser_of_removed_field);
     g_test_add_func("/ui/window/close_with_popover", test_close_with_popover);
     g_test_add_func("/ui/window/close_with_popover_field", test_close_with_popover_field);

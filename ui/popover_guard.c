@@ -12,7 +12,15 @@
  * with it the reference: by popping down one still in place, by turning
  * insensitive one removed with its owner (popping that one down ran the
  * dead owner's handlers: a GtkText's emoji chooser called back the freed
- * text, a critical the monkey found with seed 20261127). */
+ * text, a critical the monkey found with seed 20261127).
+ *
+ * GTK 4.8's popover also answers Return ("activate-default") by asking
+ * whether the window's focus widget is inside it, without checking that
+ * there is one: with the focus gone (its widget removed while the popover
+ * stayed open) that is a critical in gtk_widget_is_ancestor (the monkey,
+ * seed 20261129). A handler of each mapped popover's own runs before
+ * GTK's and ends the emission when there is no focus: with nothing
+ * focused, Return has nothing to activate. */
 #include "popover_guard.h"
 
 #include <gtk/gtk.h>
@@ -32,6 +40,26 @@ static gboolean close_unmapped(gpointer data)
     return G_SOURCE_REMOVE;
 }
 
+static void on_activate_default(GtkPopover *popover, gpointer data)
+{
+    (void)data;
+    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(popover));
+    if (!GTK_IS_WINDOW(root) || !gtk_window_get_focus(GTK_WINDOW(root)))
+        g_signal_stop_emission_by_name(popover, "activate-default");
+}
+
+static gboolean on_map(GSignalInvocationHint *hint, guint n_values, const GValue *values, gpointer data)
+{
+    (void)hint;
+    (void)data;
+    GObject *object = n_values ? g_value_get_object(&values[0]) : NULL;
+    if (GTK_IS_POPOVER(object) && !g_object_get_data(object, "tw-popover-guard")) {
+        g_object_set_data(object, "tw-popover-guard", GINT_TO_POINTER(1));
+        g_signal_connect(object, "activate-default", G_CALLBACK(on_activate_default), NULL);
+    }
+    return TRUE; /* stay installed */
+}
+
 static gboolean on_unmap(GSignalInvocationHint *hint, guint n_values, const GValue *values, gpointer data)
 {
     (void)hint;
@@ -49,7 +77,9 @@ void tw_popover_guard_install(void)
 {
     static gsize installed;
     if (g_once_init_enter(&installed)) {
+        g_type_class_ref(GTK_TYPE_WIDGET); /* its signals exist once its class does; kept */
         g_signal_add_emission_hook(g_signal_lookup("unmap", GTK_TYPE_WIDGET), 0, on_unmap, NULL, NULL);
+        g_signal_add_emission_hook(g_signal_lookup("map", GTK_TYPE_WIDGET), 0, on_map, NULL, NULL);
         g_once_init_leave(&installed, 1);
     }
 }
