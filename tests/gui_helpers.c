@@ -181,6 +181,13 @@ const char *const spirals_model =
     "{\"class_name\": \"Dense\", \"config\": {\"name\": \"hidden\", \"units\": 16, \"activation\": \"relu\"}},"
     "{\"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2, \"activation\": \"softmax\"}}]}}";
 
+const char *const invalid_model =
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"bad\", \"layers\": ["
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 28, 28, 1], \"name\": \"input\"}},"
+    "{\"class_name\": \"Flatten\", \"config\": {\"name\": \"flatten\"}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 4}},"
+    "{\"class_name\": \"Conv2D\", \"config\": {\"name\": \"conv\", \"filters\": 2, \"kernel_size\": [3, 3]}}]}}";
+
 TwWindow *train_window_open(GtkApplication *app, const char *model_json, const char *model_path,
                             void (*attach)(TwWindow *), const char *logdb)
 {

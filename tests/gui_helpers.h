@@ -2,7 +2,8 @@
  * holds or for a while, finding widgets in a window's tree, the
  * designer's window of the designer and canvas suites, the workbench
  * window of the training suites and the Dashboard's window of the
- * dashboard suites, each on a run database in a scratch folder. */
+ * dashboard suites, each on a run database in a scratch folder, and
+ * the models they load. */
 #ifndef TW_TESTS_GUI_HELPERS_H
 #define TW_TESTS_GUI_HELPERS_H
 
@@ -63,6 +64,10 @@ gint64 run_id_of(const char *logdb, const char *name);
 /* A small classifier for the two spirals (2000 examples): 2 inputs, 16
  * ReLU units, 2 softmax outputs; an epoch is a fraction of a second. */
 extern const char *const spirals_model;
+
+/* A model the engine refuses: a Conv2D after a Dense, with no Reshape (the
+ * window and graph suites show its message). */
+extern const char *const invalid_model;
 
 /* The workbench window the training suites train from, on the model of
  * the file model_path or else of the JSON text model_json: attach(window)
