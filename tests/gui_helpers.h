@@ -2,8 +2,8 @@
  * holds or for a while, finding widgets in a window's tree, the
  * designer's window of the designer and canvas suites, the workbench
  * window of the training suites and the Dashboard's window of the
- * dashboard suites, each on a run database in a scratch folder, and
- * the models they load. */
+ * dashboard suites, each on a run database in a scratch folder, the
+ * models they load, and the set-up of the training suites' main. */
 #ifndef TW_TESTS_GUI_HELPERS_H
 #define TW_TESTS_GUI_HELPERS_H
 
@@ -76,6 +76,16 @@ extern const char *const invalid_model;
  * window is presented. */
 TwWindow *train_window_open(GtkApplication *app, const char *model_json, const char *model_path,
                             void (*attach)(TwWindow *), const char *logdb);
+
+/* The start of a training suite's main, after g_test_init: a scratch
+ * home (g_dir_make_tmp's template) for XDG_CONFIG_HOME and XDG_DATA_HOME
+ * (the remembered run database, the trash: G_TEST_OPTION_ISOLATE_DIRS
+ * would hide GTK's GSettings schemas, which the file chooser needs), the
+ * settings Xvfb wants, GTK and the application app_id registered. NULL,
+ * the home removed, when there is no display (the suite returns 77).
+ * train_suite_finish unrefs app, removes the home and returns rc. */
+GtkApplication *train_suite_start(const char *home_template, const char *app_id, char **home);
+int train_suite_finish(int rc, GtkApplication *app, char *home);
 
 /* A 1280x800 window with a Dashboard on logdb, presented, showing tab,
  * once the Dashboard says its first data are on screen; *dashboard is
