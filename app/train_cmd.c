@@ -332,19 +332,27 @@ static tw_shape batch_shape_of(const tw_tensor *x)
     return in;
 }
 
+/* The settings a checkpoint was trained with (its "training_config"'s
+ * "settings", tw_train_settings_json), held by parser; NULL without. */
+static JsonObject *checkpoint_settings(const char *path, JsonParser *parser)
+{
+    char *config = tw_checkpoint_read_metadata(path, "training_config");
+    JsonNode *root = config && json_parser_load_from_data(parser, config, -1, NULL) ? json_parser_get_root(parser)
+                                                                                     : NULL;
+    free(config);
+    JsonObject *top = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
+    JsonNode *node = top ? json_object_get_member(top, "settings") : NULL;
+    return node && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+}
+
 /* The checkpoint's settings (tw_train_settings_json) against this
  * training's: a resumed run repeats the uninterrupted one only with the same
  * data, batch size, seed and learning rate (the compiled optimizer's).
  * Warns, naming what differs. */
 static void compare_settings(const char *path, const tw_train_settings *s, double learning_rate)
 {
-    char *config = tw_checkpoint_read_metadata(path, "training_config");
     JsonParser *parser = json_parser_new();
-    JsonNode *root = config && json_parser_load_from_data(parser, config, -1, NULL) ? json_parser_get_root(parser)
-                                                                                     : NULL;
-    JsonObject *top = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
-    JsonNode *node = top ? json_object_get_member(top, "settings") : NULL;
-    JsonObject *was = node && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+    JsonObject *was = checkpoint_settings(path, parser);
     GString *diff = g_string_new(NULL);
     if (was) {
         const char *data = json_object_get_string_member_with_default(was, "data", NULL);
@@ -377,22 +385,15 @@ static void compare_settings(const char *path, const tw_train_settings *s, doubl
                 path, diff->str + 2);
     g_string_free(diff, TRUE);
     g_object_unref(parser);
-    free(config);
 }
 
 /* The ranks a checkpoint was trained on (its settings' "ranks"; 1 without). */
 static int checkpoint_ranks(const char *path)
 {
-    char *config = tw_checkpoint_read_metadata(path, "training_config");
     JsonParser *parser = json_parser_new();
-    JsonNode *root = config && json_parser_load_from_data(parser, config, -1, NULL) ? json_parser_get_root(parser)
-                                                                                     : NULL;
-    JsonObject *top = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
-    JsonNode *node = top ? json_object_get_member(top, "settings") : NULL;
-    JsonObject *was = node && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+    JsonObject *was = checkpoint_settings(path, parser);
     gint64 ranks = was ? json_object_get_int_member_with_default(was, "ranks", 1) : 1;
     g_object_unref(parser);
-    free(config);
     return ranks > 0 && ranks < INT32_MAX ? (int)ranks : 1;
 }
 

@@ -786,44 +786,41 @@ static void bn_rows(const tw_tensor *x, int64_t *rows, int64_t *channels)
         *rows *= x->shape[d];
 }
 
-/* The running statistics are NULL, which cuDNN takes as "leave them": the
- * layer folds mean and inv_std into its moving averages itself. No rows:
- * the mean and inv_std of nothing are NaN, as the CPU's 0 / 0. */
-static int run_batch_norm(const tw_op_call *call, tw_tensor *const *outs)
+/* Forward (x, gamma, beta) -> y, mean, inv_std, or backward (x, dy, gamma,
+ * mean, inv_std) -> dx, dgamma, dbeta from the saved statistics. The forward
+ * passes NULL running statistics, which cuDNN takes as "leave them": the layer
+ * folds mean and inv_std into its moving averages itself. No rows: the mean
+ * and inv_std of nothing are NaN, as the CPU's 0 / 0, and their gradients 0. */
+static int run_bn(const tw_op_call *call, tw_tensor *const *outs, bool backward)
 {
     tw_tensor *x = call->inputs[0];
     int64_t rows, channels;
     bn_rows(x, &rows, &channels);
     dense_args a;
-    int rc = dense_begin(&a, outs[0], 3, call->inputs);
-    if (rc == 0 && rows == 0)
-        rc = twc_fill(a.d, x->dtype, channels, tw__data(outs[1]), NAN) < 0 ||
-                     twc_fill(a.d, x->dtype, channels, tw__data(outs[2]), NAN) < 0
+    int rc = dense_begin(&a, outs[0], backward ? 5 : 3, call->inputs);
+    if (rc == 0 && rows == 0) {
+        double empty = backward ? 0 : NAN;
+        rc = twc_fill(a.d, x->dtype, channels, tw__data(outs[1]), empty) < 0 ||
+                     twc_fill(a.d, x->dtype, channels, tw__data(outs[2]), empty) < 0
                  ? -1
                  : 0;
+    } else if (rc == 0 && channels > 0 && backward)
+        rc = twc_batch_norm_backward(a.d, x->dtype, rows, channels, a.in[0], a.in[1], a.in[2], a.in[3], a.in[4],
+                                     call->attrs->f[0], tw__data(outs[0]), tw__data(outs[1]), tw__data(outs[2]));
     else if (rc == 0 && channels > 0)
         rc = twc_batch_norm_forward(a.d, x->dtype, true, rows, channels, a.in[0], a.in[1], a.in[2], NULL, NULL, 0,
                                     call->attrs->f[0], tw__data(outs[0]), tw__data(outs[1]), tw__data(outs[2]));
     return dense_end(&a, rc);
 }
 
-/* (x, dy, gamma, mean, inv_std) -> dx, dgamma, dbeta from the saved statistics. */
+static int run_batch_norm(const tw_op_call *call, tw_tensor *const *outs)
+{
+    return run_bn(call, outs, false);
+}
+
 static int run_batch_norm_grad(const tw_op_call *call, tw_tensor *const *outs)
 {
-    tw_tensor *x = call->inputs[0];
-    int64_t rows, channels;
-    bn_rows(x, &rows, &channels);
-    dense_args a;
-    int rc = dense_begin(&a, outs[0], 5, call->inputs);
-    if (rc == 0 && rows == 0)
-        rc = twc_fill(a.d, x->dtype, channels, tw__data(outs[1]), 0) < 0 ||
-                     twc_fill(a.d, x->dtype, channels, tw__data(outs[2]), 0) < 0
-                 ? -1
-                 : 0;
-    else if (rc == 0 && channels > 0)
-        rc = twc_batch_norm_backward(a.d, x->dtype, rows, channels, a.in[0], a.in[1], a.in[2], a.in[3], a.in[4],
-                                     call->attrs->f[0], tw__data(outs[0]), tw__data(outs[1]), tw__data(outs[2]));
-    return dense_end(&a, rc);
+    return run_bn(call, outs, true);
 }
 
 /* Kernels by op number (op_ids.h); every elementwise op of the table runs

@@ -20,7 +20,8 @@
  * main loop drawing beside a training worker takes a core from the worker
  * as another process would. The waiting policy (libgomp's spinning) is read
  * from the environment when libgomp loads, too early for the engine to
- * choose; with no second thread there is no barrier to spin at.
+ * choose; with no second thread there is no barrier to spin at. A
+ * real-time thread keeps its cap: others cannot take its cores.
  * TW_ADAPTIVE_THREADS=0 turns this off. */
 #include <omp.h>
 #include <pthread.h>
@@ -168,6 +169,16 @@ static void sample(long long now)
     me.team_s = team;
 }
 
+/* A real-time thread (chrt -f or -r: SCHED_FIFO, SCHED_RR) preempts every
+ * normal process, so others run only on what its team leaves idle: their
+ * busy time is no reason to shrink the team, and shrinking it would hand
+ * them the core (under chrt -f, the MLP epoch took twice as long). */
+static bool realtime(void)
+{
+    int policy = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
+    return policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
 void tw__threads_adapt(void)
 {
     long long now = clock_ns(CLOCK_MONOTONIC_COARSE);
@@ -183,9 +194,14 @@ void tw__threads_adapt(void)
         me.available = machine.ncpus;
         me.nclocks = 0;
     }
-    if (!me.nclocks)
-        read_team_clocks(current);
-    sample(now);
+    if (realtime()) {
+        me.available = machine.ncpus;
+        me.measured_ns = 0; /* measure afresh should it turn normal again */
+    } else {
+        if (!me.nclocks)
+            read_team_clocks(current);
+        sample(now);
+    }
     int want = me.cap < me.available ? me.cap : me.available;
     if (want != current) {
         omp_set_num_threads(want);

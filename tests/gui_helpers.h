@@ -2,7 +2,8 @@
  * holds or for a while, finding widgets in a window's tree, the
  * designer's window of the designer and canvas suites, the workbench
  * window of the training suites and the Dashboard's window of the
- * dashboard suites, each on a run database in a scratch folder. */
+ * dashboard suites, each on a run database in a scratch folder, the
+ * models they load, and the set-up of the training suites' main. */
 #ifndef TW_TESTS_GUI_HELPERS_H
 #define TW_TESTS_GUI_HELPERS_H
 
@@ -64,6 +65,10 @@ gint64 run_id_of(const char *logdb, const char *name);
  * ReLU units, 2 softmax outputs; an epoch is a fraction of a second. */
 extern const char *const spirals_model;
 
+/* A model the engine refuses: a Conv2D after a Dense, with no Reshape (the
+ * window and graph suites show its message). */
+extern const char *const invalid_model;
+
 /* The workbench window the training suites train from, on the model of
  * the file model_path or else of the JSON text model_json: attach(window)
  * hooks on what the suite needs (the training controller, the sweep
@@ -71,6 +76,16 @@ extern const char *const spirals_model;
  * window is presented. */
 TwWindow *train_window_open(GtkApplication *app, const char *model_json, const char *model_path,
                             void (*attach)(TwWindow *), const char *logdb);
+
+/* The start of a training suite's main, after g_test_init: a scratch
+ * home (g_dir_make_tmp's template) for XDG_CONFIG_HOME and XDG_DATA_HOME
+ * (the remembered run database, the trash: G_TEST_OPTION_ISOLATE_DIRS
+ * would hide GTK's GSettings schemas, which the file chooser needs), the
+ * settings Xvfb wants, GTK and the application app_id registered. NULL,
+ * the home removed, when there is no display (the suite returns 77).
+ * train_suite_finish unrefs app, removes the home and returns rc. */
+GtkApplication *train_suite_start(const char *home_template, const char *app_id, char **home);
+int train_suite_finish(int rc, GtkApplication *app, char *home);
 
 /* A 1280x800 window with a Dashboard on logdb, presented, showing tab,
  * once the Dashboard says its first data are on screen; *dashboard is

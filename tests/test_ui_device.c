@@ -11,7 +11,6 @@
 #include <tw/run_store.h>
 
 #include "gui_helpers.h"
-#include "scratch_tree.h"
 #include "train_controller.h"
 #include "window.h"
 
@@ -121,28 +120,13 @@ static void test_run_trains_on_chosen_device(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    char *home = g_dir_make_tmp("twb-ui-device-home-XXXXXX", NULL);
-    g_assert_nonnull(home);
-    char *config = g_build_filename(home, "config", NULL), *data = g_build_filename(home, "data", NULL);
-    g_setenv("XDG_CONFIG_HOME", config, TRUE);
-    g_setenv("XDG_DATA_HOME", data, TRUE);
-    g_setenv("GTK_A11Y", "none", TRUE);
-    g_setenv("GSK_RENDERER", "cairo", FALSE);
     /* Read at the engine's first question about devices, which the panel asks. */
     g_setenv("TW_SIM_DEVICES", "1", TRUE);
-    if (!gtk_init_check()) {
-        g_test_message("no display: run under xvfb-run (meson test --suite gui does)");
+    char *home;
+    app = train_suite_start("twb-ui-device-home-XXXXXX", "io.github.twb.Workbench.TestDevice", &home);
+    if (!app)
         return 77;
-    }
-    app = gtk_application_new("io.github.twb.Workbench.TestDevice", G_APPLICATION_NON_UNIQUE);
-    g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
     g_test_add_func("/ui/device/choices-listed", test_choices_listed);
     g_test_add_func("/ui/device/run-trains-on-chosen-device", test_run_trains_on_chosen_device);
-    int rc = g_test_run();
-    g_object_unref(app);
-    scratch_remove_tree(home);
-    g_free(config);
-    g_free(data);
-    g_free(home);
-    return rc;
+    return train_suite_finish(g_test_run(), app, home);
 }

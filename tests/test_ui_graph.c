@@ -32,14 +32,6 @@
 #define MAX_LAYOUT_CPU_SECONDS 5.0
 #define MAX_FRAME_CPU_MS 100.0
 
-/* A model the engine refuses: a Conv2D after a Dense, with no Reshape. */
-static const char *invalid_model =
-    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"bad\", \"layers\": ["
-    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 28, 28, 1], \"name\": \"input\"}},"
-    "{\"class_name\": \"Flatten\", \"config\": {\"name\": \"flatten\"}},"
-    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 4}},"
-    "{\"class_name\": \"Conv2D\", \"config\": {\"name\": \"conv\", \"filters\": 2, \"kernel_size\": [3, 3]}}]}}";
-
 static const char *cnn_layers[] = {"conv2d", "max_pooling2d", "conv2d_1", "max_pooling2d_1", "flatten", "dense",
                                    "dense_1"};
 

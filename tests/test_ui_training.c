@@ -27,7 +27,6 @@
 #include "train_worker.h"
 #include "window.h"
 #include "gui_helpers.h"
-#include "scratch_tree.h"
 
 #define CNN_MODEL "examples/models/cnn_fashion_mnist.json"
 #define LINEAR_MODEL "examples/models/linear_regression.json"
@@ -1011,24 +1010,10 @@ static void test_main_loop_while_cnn_trains(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    /* Folders of the test's own for the remembered run database and the
-     * trash (G_TEST_OPTION_ISOLATE_DIRS would hide GTK's GSettings schemas,
-     * which the file chooser needs). */
-    char *home = g_dir_make_tmp("twb-ui-training-home-XXXXXX", NULL);
-    g_assert_nonnull(home);
-    char *config = g_build_filename(home, "config", NULL), *data = g_build_filename(home, "data", NULL);
-    g_setenv("XDG_CONFIG_HOME", config, TRUE);
-    g_setenv("XDG_DATA_HOME", data, TRUE);
-    g_setenv("GSETTINGS_BACKEND", "memory", TRUE); /* the file chooser's own settings: no dconf under Xvfb */
-    g_setenv("GTK_A11Y", "none", TRUE); /* no accessibility bus under Xvfb */
-    /* Under Xvfb GTK's GL renderer runs on Mesa's software rasterizer, whose
-     * frames alone take 12-54 ms with nothing training (measured); Cairo
-     * draws the same frames in 5-6 ms, so the gap measured is the app's. */
-    g_setenv("GSK_RENDERER", "cairo", FALSE);
-    if (!gtk_init_check()) {
-        g_test_message("no display: run under xvfb-run (meson test --suite gui does)");
+    char *home;
+    app = train_suite_start("twb-ui-training-home-XXXXXX", "io.github.twb.Workbench.TestTraining", &home);
+    if (!app)
         return 77;
-    }
     /* Paths in the test are relative to the source tree. */
     const char *srcdir = g_getenv("G_TEST_SRCDIR");
     if (srcdir) {
@@ -1036,8 +1021,6 @@ int main(int argc, char **argv)
         g_assert_cmpint(g_chdir(root), ==, 0);
         g_free(root);
     }
-    app = gtk_application_new("io.github.twb.Workbench.TestTraining", G_APPLICATION_NON_UNIQUE);
-    g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
     g_test_add_func("/ui/training/spirals-run-finishes", test_spirals_run_finishes);
     g_test_add_func("/ui/training/invalid-model-disables-train", test_invalid_model_disables_train);
     g_test_add_func("/ui/training/pause-resume", test_pause_resume);
@@ -1054,11 +1037,5 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/training/logs-lost-banner", test_logs_lost_banner);
     g_test_add_func("/ui/training/main-loop-while-cnn-trains", test_main_loop_while_cnn_trains);
     g_test_add_func("/ui/training/worker-never-locks-main-context", test_worker_never_locks_main_context);
-    int rc = g_test_run();
-    g_object_unref(app);
-    scratch_remove_tree(home);
-    g_free(config);
-    g_free(data);
-    g_free(home);
-    return rc;
+    return train_suite_finish(g_test_run(), app, home);
 }

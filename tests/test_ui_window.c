@@ -29,14 +29,6 @@
 
 static TwbApplication *app;
 
-/* A model the engine refuses: a Conv2D after a Dense, with no Reshape. */
-static const char *invalid_model =
-    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"bad\", \"layers\": ["
-    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 28, 28, 1], \"name\": \"input\"}},"
-    "{\"class_name\": \"Flatten\", \"config\": {\"name\": \"flatten\"}},"
-    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 4}},"
-    "{\"class_name\": \"Conv2D\", \"config\": {\"name\": \"conv\", \"filters\": 2, \"kernel_size\": [3, 3]}}]}}";
-
 /* ---- helpers ---------------------------------------------------------------- */
 static gboolean is_mapped(gpointer widget)
 {

@@ -19,18 +19,6 @@ static const char *const headers[NCOLS] = {"Run", "Smoothed", "Value", "Step", "
 /* The box's last line: how to zoom, since the wheel alone scrolls the page. */
 static const char hint[] = "Ctrl+wheel or drag: zoom · Shift+drag: pan · double-click: reset";
 
-static double chart_x(const tw_chart *chart, const tw_chart_series *s, const tw_scalar_point *p)
-{
-    switch (chart->x_axis) {
-    case TW_X_RELATIVE_TIME:
-        return p->wall_time - s->time_origin;
-    case TW_X_WALL_TIME:
-        return p->wall_time;
-    default:
-        return (double)p->step;
-    }
-}
-
 /* The point the renderer marks for x: among the raw points, or the
  * columns' last points, the one nearest x with a finite drawn value. */
 static bool nearest_point(const tw_chart *chart, const tw_chart_series *s, double x, tw_hover_row *row)
@@ -42,7 +30,7 @@ static bool nearest_point(const tw_chart *chart, const tw_chart_series *s, doubl
         if (!raw && s->columns[i].count == 0)
             continue;
         const tw_scalar_point *p = raw ? &s->points[i] : &s->columns[i].last;
-        double drawn = s->smoothed ? s->smoothed[i] : p->value, d = fabs(chart_x(chart, s, p) - x);
+        double drawn = s->smoothed ? s->smoothed[i] : p->value, d = fabs(tw_chart_point_x(chart, s, p) - x);
         if (isfinite(drawn) && d < best) {
             best = d;
             row->point = *p;
@@ -151,7 +139,7 @@ static void draw_marks(cairo_t *cr, tw_rect plot, const tw_chart *chart, double 
     cairo_stroke(cr);
     for (int r = 0; r < n; r++) {
         const tw_chart_series *s = &chart->series[rows[r].series];
-        double x = tw_chart_x_to_px(chart, plot, chart_x(chart, s, &rows[r].point));
+        double x = tw_chart_x_to_px(chart, plot, tw_chart_point_x(chart, s, &rows[r].point));
         double y = tw_chart_y_to_px(chart, plot, rows[r].smoothed);
         if (!isfinite(x) || !isfinite(y))
             continue;

@@ -181,19 +181,6 @@ void tw_chart_auto_y_range(const tw_chart *chart, bool ignore_outliers, double *
 
 /* ---- drawing helpers ---------------------------------------------------------- */
 
-/* Where a point lies on the chart's x axis. */
-static double point_x(const tw_chart *chart, const tw_chart_series *s, const tw_scalar_point *p)
-{
-    switch (chart->x_axis) {
-    case TW_X_RELATIVE_TIME:
-        return p->wall_time - s->time_origin;
-    case TW_X_WALL_TIME:
-        return p->wall_time;
-    default:
-        return (double)p->step;
-    }
-}
-
 static double column_center_x(const tw_chart *chart, const tw_chart_series *s, int i)
 {
     return chart->x_lo + (i + 0.5) * (chart->x_hi - chart->x_lo) / s->ncolumns;
@@ -298,7 +285,7 @@ static void raster_series(tw_raster *r, const tw_chart *c, tw_rect plot, const t
 {
     if (use_points(s)) {
         for (int64_t i = 0; i < s->npoints; i++)
-            tw_raster_add(r, tw_chart_x_to_px(c, plot, point_x(c, s, &s->points[i])),
+            tw_raster_add(r, tw_chart_x_to_px(c, plot, tw_chart_point_x(c, s, &s->points[i])),
                           tw_chart_y_to_px(c, plot, s->points[i].value));
         return;
     }
@@ -306,8 +293,8 @@ static void raster_series(tw_raster *r, const tw_chart *c, tw_rect plot, const t
         const tw_lod_column *col = &s->columns[i];
         if (col->count == 0)
             continue;
-        double x_first = tw_chart_x_to_px(c, plot, point_x(c, s, &col->first));
-        double x_last = tw_chart_x_to_px(c, plot, point_x(c, s, &col->last));
+        double x_first = tw_chart_x_to_px(c, plot, tw_chart_point_x(c, s, &col->first));
+        double x_last = tw_chart_x_to_px(c, plot, tw_chart_point_x(c, s, &col->last));
         tw_raster_add(r, x_first, tw_chart_y_to_px(c, plot, col->first.value));
         double x_min, x_max;
         if (c->x_axis == TW_X_STEP) {
@@ -348,12 +335,12 @@ static void draw_smoothed(cairo_t *cr, const tw_chart *c, tw_rect plot, const tw
     tw_polyline line = tw_polyline_new(cr, plot);
     if (use_points(s)) {
         for (int64_t i = 0; i < s->npoints; i++)
-            tw_polyline_add(&line, tw_chart_x_to_px(c, plot, point_x(c, s, &s->points[i])),
+            tw_polyline_add(&line, tw_chart_x_to_px(c, plot, tw_chart_point_x(c, s, &s->points[i])),
                          tw_chart_y_to_px(c, plot, s->smoothed[i]));
     } else {
         for (int i = 0; s->columns && i < s->ncolumns; i++)
             if (s->columns[i].count > 0)
-                tw_polyline_add(&line, tw_chart_x_to_px(c, plot, point_x(c, s, &s->columns[i].last)),
+                tw_polyline_add(&line, tw_chart_x_to_px(c, plot, tw_chart_point_x(c, s, &s->columns[i].last)),
                              tw_chart_y_to_px(c, plot, s->smoothed[i]));
     }
     cairo_set_line_width(cr, 2);
@@ -379,7 +366,7 @@ static void draw_lone_point(cairo_t *cr, const tw_chart *c, tw_rect plot, const 
     }
     if (seen != 1 || !isfinite(only->value))
         return;
-    cairo_arc(cr, tw_chart_x_to_px(c, plot, point_x(c, s, only)), tw_chart_y_to_px(c, plot, only->value), 3, 0,
+    cairo_arc(cr, tw_chart_x_to_px(c, plot, tw_chart_point_x(c, s, only)), tw_chart_y_to_px(c, plot, only->value), 3, 0,
               2 * M_PI);
     tw_render_set_color(cr, s->color, 1);
     cairo_fill(cr);
@@ -395,7 +382,7 @@ static bool nearest_value(const tw_chart *c, const tw_chart_series *s, double x,
         const tw_scalar_point *p = use_points(s) ? &s->points[i] : &s->columns[i].last;
         if (!use_points(s) && s->columns[i].count == 0)
             continue;
-        double v = s->smoothed ? s->smoothed[i] : p->value, px = point_x(c, s, p);
+        double v = s->smoothed ? s->smoothed[i] : p->value, px = tw_chart_point_x(c, s, p);
         if (isfinite(v) && fabs(px - x) < best) {
             best = fabs(px - x);
             *at = px, *value = v;

@@ -94,6 +94,20 @@ void tw_chart_ticks(const tw_chart *chart, tw_rect plot, tw_ticks *x, tw_ticks *
  * run's start), "local time" (of day). */
 const char *tw_chart_x_unit(tw_x_axis axis);
 
+/* Where a point lies on the chart's x axis (inline: the renderer asks it
+ * for each of millions of points). */
+static inline double tw_chart_point_x(const tw_chart *chart, const tw_chart_series *s, const tw_scalar_point *p)
+{
+    switch (chart->x_axis) {
+    case TW_X_RELATIVE_TIME:
+        return p->wall_time - s->time_origin;
+    case TW_X_WALL_TIME:
+        return p->wall_time;
+    default:
+        return (double)p->step;
+    }
+}
+
 /* Data <-> pixel mapping for the chart's current view. */
 double tw_chart_x_to_px(const tw_chart *chart, tw_rect plot, double x);
 double tw_chart_px_to_x(const tw_chart *chart, tw_rect plot, double px);

@@ -277,17 +277,27 @@ static void render_damage(cairo_t *cr, int width, int height, const tw_histogram
     g_object_unref(layout);
 }
 
+/* The start of either chart: the context saved, the background, and for
+ * damaged data or none the message alone (false, the context restored);
+ * else true with the values' and steps' ranges. */
+static bool chart_begin(cairo_t *cr, int width, int height, const tw_histogram_chart *chart,
+                        const tw_render_style *style, range *values, range *steps)
+{
+    cairo_save(cr);
+    tw_render_background(cr, width, height, style);
+    if (!chart->damage && extents(chart, values, steps))
+        return true;
+    (chart->damage ? render_damage : render_empty)(cr, width, height, chart, style);
+    cairo_restore(cr);
+    return false;
+}
+
 void tw_histogram_render(cairo_t *cr, int width, int height, const tw_histogram_chart *chart)
 {
     tw_render_style style = tw_render_style_get(chart->dark);
-    cairo_save(cr);
-    tw_render_background(cr, width, height, &style);
     range values, steps;
-    if (chart->damage || !extents(chart, &values, &steps)) {
-        (chart->damage ? render_damage : render_empty)(cr, width, height, chart, &style);
-        cairo_restore(cr);
+    if (!chart_begin(cr, width, height, chart, &style, &values, &steps))
         return;
-    }
     values = padded(values, 0.02);
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
     cairo_set_antialias(cr, CAIRO_ANTIALIAS_FAST); /* a hundred outlines: see chart_render.c */
@@ -320,14 +330,9 @@ static void band_path(cairo_t *cr, const double (*p)[TW_DISTRIBUTION_BANDS], con
 void tw_distribution_render(cairo_t *cr, int width, int height, const tw_histogram_chart *chart)
 {
     tw_render_style style = tw_render_style_get(chart->dark);
-    cairo_save(cr);
-    tw_render_background(cr, width, height, &style);
     range values, steps;
-    if (chart->damage || !extents(chart, &values, &steps)) {
-        (chart->damage ? render_damage : render_empty)(cr, width, height, chart, &style);
-        cairo_restore(cr);
+    if (!chart_begin(cr, width, height, chart, &style, &values, &steps))
         return;
-    }
     tw_rect plot = {58, 30, width - 58 - 18, height - 30 - 24};
     values = padded(values, 0.05);
     bool one_step = !(steps.hi > steps.lo);

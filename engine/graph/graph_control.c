@@ -310,6 +310,19 @@ static void sub_gouts(const tw_graph *g, tw_gout *gouts)
         gouts[k] = g->nodes[g->outputs[k].node].outputs[g->outputs[k].output];
 }
 
+/* The end of a traced cond or while: a failure fails the whole trace; the
+ * two sub-traces and the node's inputs are freed either way. */
+static int traced_end(int rc, tw_subtrace *st, node_inputs *in, int noutputs)
+{
+    if (rc < 0 && tw_error_pending())
+        tw__trace_fail(tw_last_error());
+    tw__subtrace_clear(&st[0]);
+    tw__subtrace_clear(&st[1]);
+    free(in->refs);
+    free(in->tensors);
+    return rc < 0 ? -1 : noutputs;
+}
+
 static int traced_cond(tw_tensor *pred, tw_function_fn true_fn, tw_function_fn false_fn, void *user_data, int ninputs,
                        tw_tensor *const *inputs, tw_tensor **outputs, int max_outputs)
 {
@@ -331,13 +344,7 @@ static int traced_cond(tw_tensor *pred, tw_function_fn true_fn, tw_function_fn f
         sub_gouts(st[0].g, gouts);
         rc = add_control(TW_NODE_COND, NULL, &in, st, 0, n, gouts, outputs);
     }
-    if (rc < 0 && tw_error_pending())
-        tw__trace_fail(tw_last_error());
-    tw__subtrace_clear(&st[0]);
-    tw__subtrace_clear(&st[1]);
-    free(in.refs);
-    free(in.tensors);
-    return rc < 0 ? -1 : n;
+    return traced_end(rc, st, &in, n);
 }
 
 static int traced_while(tw_function_fn cond_fn, tw_function_fn body_fn, void *user_data, int nvars,
@@ -364,13 +371,7 @@ static int traced_while(tw_function_fn cond_fn, tw_function_fn body_fn, void *us
     attrs.i[1] = nvars;
     if (rc == 0)
         rc = add_control(TW_NODE_WHILE, &attrs, &in, st, nvars, nvars, gouts, outputs);
-    if (rc < 0 && tw_error_pending())
-        tw__trace_fail(tw_last_error());
-    tw__subtrace_clear(&st[0]);
-    tw__subtrace_clear(&st[1]);
-    free(in.refs);
-    free(in.tensors);
-    return rc < 0 ? -1 : nvars;
+    return traced_end(rc, st, &in, nvars);
 }
 
 /* ---- eagerly ------------------------------------------------------------------------ */

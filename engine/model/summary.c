@@ -131,18 +131,34 @@ static void functional_shape(const tw_layer *model, int i, char *buf, size_t siz
         snprintf(buf + len, size - len, "]");
 }
 
-static char *functional_summary(const tw_model *model, int line_length)
+/* Each layer's output shape and parameter count for the table, from the
+ * model's input shape in (NULL: a Functional model's own inputs); free it.
+ * NULL, with the failing layer's message as the error, when a layer's input
+ * cannot work. */
+static tw_layer_info *layer_infos(const tw_model *model, const tw_shape *in)
 {
     int n = model->nchildren;
     tw_layer_info *info = calloc(n ? n : 1, sizeof *info);
+    if (tw_model_infer(model, in, info) == n)
+        return info;
+    for (int i = 0; i < n; i++)
+        if (info[i].error[0])
+            tw_error_set("%s", info[i].error);
+    free(info);
+    return NULL;
+}
+
+static char *functional_summary(const tw_model *model, int line_length)
+{
+    int n = model->nchildren;
+    tw_layer_info *info = layer_infos(model, NULL);
     int64_t trainable = 0, non_trainable = 0;
-    if (tw_model_infer(model, NULL, info) != n || model->klass->count_params(model, &trainable, &non_trainable)) {
-        for (int i = 0; i < n; i++)
-            if (info[i].error[0])
-                tw_error_set("%s", info[i].error);
+    if (info && model->klass->count_params(model, &trainable, &non_trainable)) {
         free(info);
         return NULL;
     }
+    if (!info)
+        return NULL;
     if (line_length <= 0)
         line_length = 98;
     int stops[3] = {line_length * 33 / 100, line_length * 55 / 100, line_length * 67 / 100};
@@ -197,14 +213,9 @@ char *tw_model_summary(const tw_model *model, int line_length)
         return NULL;
     }
     int n = model->nchildren;
-    tw_layer_info *info = calloc(n ? n : 1, sizeof *info);
-    if (tw_model_infer(model, in, info) != n) {
-        for (int i = 0; i < n; i++)
-            if (info[i].error[0])
-                tw_error_set("%s", info[i].error);
-        free(info);
+    tw_layer_info *info = layer_infos(model, in);
+    if (!info)
         return NULL;
-    }
     if (line_length <= 0)
         line_length = 65;
     int stops[2] = {line_length * 45 / 100, line_length * 85 / 100};
