@@ -58,11 +58,21 @@ MESSAGES = [
     ("FieldsEntry", [("key", 1, "string", OPT, None), ("value", 2, "msg", OPT, "Value")]),
     ("ListValue", [("values", 1, "msg", REP, "Value")]),
     # graph_def: GraphDef, NodeDef, the attr map's entries, AttrValue's list of shapes.
-    ("GraphDef", [("node", 1, "msg", REP, "NodeDef")]),
+    ("GraphDef", [("node", 1, "msg", REP, "NodeDef"), ("library", 2, "msg", OPT, "FunctionDefLibrary")]),
     ("NodeDef", [("name", 1, "string", OPT, None), ("op", 2, "string", OPT, None),
                  ("input", 3, "string", REP, None), ("attr", 5, "msg", REP, "AttrEntry")]),
     ("AttrEntry", [("key", 1, "string", OPT, None), ("value", 2, "msg", OPT, "AttrValue")]),
-    ("AttrValue", [("list", 1, "msg", OPT, "AttrList")]),
+    ("AttrValue", [("list", 1, "msg", OPT, "AttrList"), ("func", 10, "msg", OPT, "NameAttrList")]),
+    ("NameAttrList", [("name", 1, "string", OPT, None)]),
+    # The function library: function.proto's FunctionDefLibrary and
+    # FunctionDef (signature, node_def, the ret map), op_def.proto's OpDef.
+    ("FunctionDefLibrary", [("function", 1, "msg", REP, "FunctionDef")]),
+    ("FunctionDef", [("signature", 1, "msg", OPT, "OpDef"), ("node_def", 3, "msg", REP, "NodeDef"),
+                     ("ret", 4, "msg", REP, "RetEntry")]),
+    ("RetEntry", [("key", 1, "string", OPT, None), ("value", 2, "string", OPT, None)]),
+    ("OpDef", [("name", 1, "string", OPT, None), ("input_arg", 2, "msg", REP, "ArgDef"),
+               ("output_arg", 3, "msg", REP, "ArgDef")]),
+    ("ArgDef", [("name", 1, "string", OPT, None)]),
     ("AttrList", [("shape", 7, "msg", REP, "TensorShapeProto")]),
 ]
 
@@ -151,7 +161,17 @@ def main():
                 shapes = [None if s.unknown_rank else [d.size for d in s.dim]
                           for a in n.attr if a.key == "_output_shapes" for s in a.value.list.shape]
                 nodes.append({"name": n.name, "op": n.op, "inputs": list(n.input), "shapes": shapes})
-            print(json.dumps({"kind": "graph", "step": e.step, "nodes": nodes}))
+            functions = []
+            for f in g.library.function:
+                functions.append({"name": f.signature.name, "inputs": [a.name for a in f.signature.input_arg],
+                                  "outputs": [a.name for a in f.signature.output_arg],
+                                  "nodes": [{"name": n.name, "op": n.op, "inputs": list(n.input),
+                                             "f": [a.value.func.name for a in n.attr if a.key == "f"]}
+                                            for n in f.node_def],
+                                  "ret": {r.key: r.value for r in f.ret}})
+            calls = {n.name: [a.value.func.name for a in n.attr if a.key == "f"] for n in g.node}
+            print(json.dumps({"kind": "graph", "step": e.step, "nodes": nodes, "functions": functions,
+                              "calls": calls}))
             continue
         for v in e.summary.value:
             out = {"tag": v.tag, "step": e.step, "wall_time": e.wall_time.hex(),

@@ -4,7 +4,8 @@
  * time, a zombie), runs listed, renamed, deleted with all their series and
  * annotated; scalars read after cursors across full chunks and a growing
  * open chunk, from the end cursor and by range, NaN and infinities kept; level-of-detail columns checked
- * against a pass over every point on random series; histograms and texts.
+ * against a pass over every point on random series; histograms and texts;
+ * statements kept per connection read on across schema changes and errors.
  * Fixtures are written as the summary writer writes: chunks through
  * tw__chunk_accepts and tw__chunk_bind, rows with bound SQL. */
 #include <float.h>
@@ -931,6 +932,66 @@ static void read_expect(tw_run_store *store, int64_t tag, tw_series_cursor *curs
     free(points);
 }
 
+/* The readers' statements are kept per connection (statements.c): read
+ * again after another connection changed the schema and added rows, after
+ * a read that failed on a damaged chunk, and after one that stopped early
+ * (each use must leave its statement reset, or it would hold the old
+ * snapshot); the data version moves only when another connection commits. */
+static void test_kept_statements(fixture *f, gconstpointer data)
+{
+    tw_run_store *writer = open_store(f->path, 0);
+    int64_t run = add_finished_run(writer->db, "r", 1);
+    int64_t good = add_tag(writer->db, run, "good", "scalar"), bad = add_tag(writer->db, run, "bad", "scalar");
+    series_writer *w = series_writer_new(writer->db, good);
+    tw_scalar_point first[TW_CHUNK_POINTS + 1];
+    for (int i = 0; i <= TW_CHUNK_POINTS; i++)
+        first[i] = point_at(i);
+    series_write(w, first, TW_CHUNK_POINTS + 1); /* a full chunk and one point */
+    series_writer *b = series_writer_new(writer->db, bad);
+    series_write(b, first, 1);
+    exec(writer->db, "UPDATE scalar_chunks SET points = x'0102' WHERE tag_id = (SELECT id FROM tags WHERE name = 'bad')");
+
+    tw_run_store *reader = open_store(f->path, TW_STORE_READ_ONLY);
+    int64_t version = -1, again = -1;
+    g_assert_cmpint(tw_run_store_data_version(reader, &version), ==, 0);
+    g_assert_cmpint(tw_run_store_data_version(reader, &again), ==, 0);
+    g_assert_cmpint(again, ==, version);
+    tw_tag_info *tags = NULL;
+    int n = 0;
+    g_assert_cmpint(tw_run_store_list_tags(reader, run, &tags, &n), ==, 0);
+    g_assert_cmpint(n, ==, 2);
+    tw_tag_info_free(tags, n);
+    tw_series_cursor cursor = {0};
+    int64_t next = 0;
+    read_expect(reader, good, &cursor, 1, 1, &next); /* stops inside the first chunk */
+
+    exec(writer->db, "CREATE INDEX extra_index ON tags (kind); CREATE TABLE extra (x)");
+    add_tag(writer->db, run, "later", "scalar");
+    series_add(w, point_at(TW_CHUNK_POINTS + 1));
+    exec(writer->db, "BEGIN");
+    series_flush(w);
+    exec(writer->db, "COMMIT");
+    g_assert_cmpint(tw_run_store_data_version(reader, &again), ==, 0);
+    g_assert_cmpint(again, !=, version);
+
+    g_assert_cmpint(tw_run_store_list_tags(reader, run, &tags, &n), ==, 0);
+    g_assert_cmpint(n, ==, 3);
+    g_assert_cmpstr(tags[1].name, ==, "good");
+    g_assert_cmpint(tags[1].count, ==, TW_CHUNK_POINTS + 2);
+    tw_tag_info_free(tags, n);
+    tw_series_cursor bad_cursor = {0};
+    tw_scalar_point *points = NULL;
+    int64_t got = 0;
+    g_assert_cmpint(tw_run_store_read_scalars(reader, bad, &bad_cursor, 0, &points, &got), ==, -1);
+    read_expect(reader, good, &cursor, 0, TW_CHUNK_POINTS + 1, &next);
+    g_assert_cmpint(next, ==, TW_CHUNK_POINTS + 2);
+    g_assert_cmpint(tw_run_store_read_scalars(reader, bad, &bad_cursor, 0, &points, &got), ==, -1);
+    tw_run_store_close(reader);
+    g_free(w);
+    g_free(b);
+    tw_run_store_close(writer);
+}
+
 static void test_read_scalars(fixture *f, gconstpointer data)
 {
     tw_run_store *store = open_store(f->path, 0);
@@ -1494,6 +1555,7 @@ int main(int argc, char **argv)
     ADD("interrupted", test_interrupted);
     ADD("interrupted-ends-at-last-row", test_interrupted_ends_at_last_row);
     ADD("damaged-chunk-names-file", test_damaged_chunk_names_file);
+    ADD("kept-statements", test_kept_statements);
     ADD("schema-1-file", test_schema_1_file);
     ADD("runs", test_runs);
     ADD("run-management", test_run_management);

@@ -503,6 +503,38 @@ static void assert_frames_reserved(const tw_graph_arrangement *a, const char *wh
     }
 }
 
+/* An edge with neither end inside a frame runs past it on one side: level
+ * with the frame it changes side at most twice, from its producer beside
+ * the frame to that side and from there to its reader (a zig-zag crosses
+ * the frame between layers again and again), and no point of it is on
+ * the frame. */
+static void assert_edges_pass_frames(const tw_graph_arrangement *a, const char *what)
+{
+    const tw_graph_model *m = a->model;
+    for (int f = 0; f < a->nframes; f++) {
+        const tw_graph_frame *fr = &a->frames[f];
+        for (int e = 0; e < a->layout->nedges; e++) {
+            const tw_layout_edge *edge = &a->layout->edges[e];
+            if (scope_holds(m, &a->graph->nodes[edge->from], fr->scope) ||
+                scope_holds(m, &a->graph->nodes[edge->to], fr->scope))
+                continue;
+            int side = 0, changes = 0; /* side: -1 left of the frame, 1 right */
+            for (int i = 0; i < edge->npoints; i++) {
+                double x = edge->points[2 * i], y = edge->points[2 * i + 1];
+                if (y <= fr->y || y >= fr->y + fr->height)
+                    continue;
+                int here = x <= fr->x ? -1 : x >= fr->x + fr->width ? 1 : 0;
+                changes += side && here != side;
+                if (here == 0 || changes > 2)
+                    g_error("%s: edge %d (%s to %s) crosses the frame of %s", what, e,
+                            tw_visible_node_title(m, &a->graph->nodes[edge->from]),
+                            tw_visible_node_title(m, &a->graph->nodes[edge->to]), m->scopes[fr->scope].path);
+                side = here;
+            }
+        }
+    }
+}
+
 static void check_every_scope_open(char *json, const char *what)
 {
     GError *error = NULL;
@@ -515,11 +547,13 @@ static void check_every_scope_open(char *json, const char *what)
     tw_graph_arrangement *a = tw_graph_arrangement_new(m, open);
     g_assert_cmpint(a->nframes, ==, m->nscopes - 1);
     assert_frames_reserved(a, what);
+    assert_edges_pass_frames(a, what);
     /* Every other scope open (the rest boxes) */
     for (int s = 1; s < m->nscopes; s++)
         open[s] = s % 2 == 1;
     tw_graph_arrangement *b = tw_graph_arrangement_rearrange(a, open);
     assert_frames_reserved(b, what);
+    assert_edges_pass_frames(b, what);
     tw_graph_arrangement_unref(b);
     tw_graph_arrangement_unref(a);
     g_free(open);

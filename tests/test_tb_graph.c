@@ -4,7 +4,9 @@
  * sources (ui/graph_source.c) read it. The shared corpus's Keras-callback
  * graphs are checked node by node against tests/tb_decode.py (Debian's
  * python3-protobuf, descriptors of its own); hand-made GraphDefs cover
- * cycles, control inputs, missing producers and damage. */
+ * cycles, control inputs, missing producers, damage and a function
+ * library (calls drawn as their functions' bodies, its field numbers
+ * checked against tb_decode.py too: no corpus file holds one). */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -244,6 +246,142 @@ static void test_damage(void)
     g_byte_array_unref(g);
 }
 
+/* ---- the function library (function.proto, op_def.proto field numbers) ---------------------- */
+
+/* A NodeDef calling function f through its "f" attr (AttrValue.func, NameAttrList.name). */
+static void add_call(GByteArray *into, int field, const char *name, const char *op, const char *f,
+                     const char *const *inputs)
+{
+    GByteArray *n = g_byte_array_new(), *entry = g_byte_array_new(), *value = g_byte_array_new(),
+               *func = g_byte_array_new();
+    string_field(n, 1, name);
+    string_field(n, 2, op);
+    for (int i = 0; inputs && inputs[i]; i++)
+        string_field(n, 3, inputs[i]);
+    if (f) {
+        string_field(func, 1, f);
+        bytes_field(value, 10, func->data, func->len);
+        string_field(entry, 1, "f");
+        bytes_field(entry, 2, value->data, value->len);
+        bytes_field(n, 5, entry->data, entry->len);
+    }
+    bytes_field(into, field, n->data, n->len);
+    g_byte_array_unref(n), g_byte_array_unref(entry), g_byte_array_unref(value), g_byte_array_unref(func);
+}
+
+/* A FunctionDef into a FunctionDefLibrary: signature (name, input and
+ * output args by name), body (NodeDefs written by the caller into body,
+ * field 3) and ret ("out=node:arg:k" pairs). */
+static void add_function(GByteArray *library, const char *name, const char *const *in, const char *const *out,
+                         GByteArray *body, const char *const *ret)
+{
+    GByteArray *f = g_byte_array_new(), *sig = g_byte_array_new();
+    string_field(sig, 1, name);
+    for (int field = 2; field <= 3; field++)
+        for (const char *const *a = field == 2 ? in : out; a && *a; a++) {
+            GByteArray *arg = g_byte_array_new();
+            string_field(arg, 1, *a);
+            bytes_field(sig, field, arg->data, arg->len);
+            g_byte_array_unref(arg);
+        }
+    bytes_field(f, 1, sig->data, sig->len);
+    g_byte_array_append(f, body->data, body->len);
+    for (int i = 0; ret && ret[i]; i++) {
+        char **kv = g_strsplit(ret[i], "=", 2);
+        GByteArray *entry = g_byte_array_new();
+        string_field(entry, 1, kv[0]);
+        string_field(entry, 2, kv[1]);
+        bytes_field(f, 4, entry->data, entry->len);
+        g_byte_array_unref(entry);
+        g_strfreev(kv);
+    }
+    bytes_field(library, 1, f->data, f->len);
+    g_byte_array_unref(f), g_byte_array_unref(sig);
+}
+
+/* A TF2 graph: a StatefulPartitionedCall of a function that calls another
+ * through PartitionedCall, a function calling itself, one never called. */
+static GByteArray *function_graph(void)
+{
+    GByteArray *g = g_byte_array_new(), *library = g_byte_array_new(), *body = g_byte_array_new();
+    add_node(g, "x", "Placeholder", NULL, 2);
+    add_node(g, "w", "Placeholder", NULL, -1);
+    add_call(g, 1, "call", "StatefulPartitionedCall", "__inference_f_1", (const char *const[]){"x", "w", "^x", NULL});
+    add_node(g, "out", "Identity", (const char *const[]){"call:1", NULL}, -1);
+    add_call(g, 1, "r", "__rec_4", NULL, (const char *const[]){"x", NULL});
+
+    add_call(body, 3, "mul", "Mul", NULL, (const char *const[]){"a", "b:0", NULL});
+    add_call(body, 3, "inner", "PartitionedCall", "__inference_g_2", (const char *const[]){"mul:z:0", NULL});
+    add_function(library, "__inference_f_1", (const char *const[]){"a", "b", NULL},
+                 (const char *const[]){"y", "z", NULL}, body,
+                 (const char *const[]){"z=inner:output:0", "y=mul:z:0", NULL});
+    g_byte_array_set_size(body, 0);
+    add_call(body, 3, "relu", "Relu", NULL, (const char *const[]){"u", NULL});
+    add_function(library, "__inference_g_2", (const char *const[]){"u", NULL}, (const char *const[]){"v", NULL},
+                 body, (const char *const[]){"v=relu:activations:0", NULL});
+    g_byte_array_set_size(body, 0);
+    add_call(body, 3, "c", "Const", NULL, NULL);
+    add_function(library, "__unused_3", NULL, (const char *const[]){"c", NULL}, body,
+                 (const char *const[]){"c=c:output:0", NULL});
+    g_byte_array_set_size(body, 0);
+    add_call(body, 3, "again", "__rec_4", NULL, (const char *const[]){"p", NULL});
+    add_function(library, "__rec_4", (const char *const[]){"p", NULL}, (const char *const[]){"q", NULL}, body,
+                 (const char *const[]){"q=again:q:0", NULL});
+    bytes_field(g, 2, library->data, library->len);
+    g_byte_array_unref(library), g_byte_array_unref(body);
+    return g;
+}
+
+static void assert_inputs(JsonObject *root, const char *node, const char *const *expected)
+{
+    JsonArray *in = json_object_get_array_member(node_named(root, node), "inputs");
+    guint n = 0;
+    for (; expected[n]; n++) {
+        g_assert_cmpuint(n, <, json_array_get_length(in));
+        char *text = input_text(root, json_array_get_array_element(in, n));
+        g_assert_cmpstr(text, ==, expected[n]);
+        g_free(text);
+    }
+    g_assert_cmpuint(json_array_get_length(in), ==, n);
+}
+
+/* Each call is drawn as its function's body in the scope "call/function",
+ * the body's arguments wired to the call's inputs and its returns to what
+ * read the call's outputs; a call of a function already being drawn
+ * around it stays one node; a function no node calls is said. */
+static void test_function_library(void)
+{
+    GByteArray *g = function_graph();
+    char why[256];
+    char *json = tw__tb_graph_json_from_graph_def(g->data, g->len, "graph_def", why, sizeof why);
+    g_assert_nonnull(json);
+    g_assert_cmpstr(why, ==, "1 library function called by no node drawn (not drawn)");
+    JsonParser *parser = json_parser_new();
+    JsonObject *root = parse(json, parser);
+    assert_ordered(root);
+    g_assert_cmpuint(json_array_get_length(json_object_get_array_member(root, "nodes")), ==, 6);
+    const char *mul = "call/__inference_f_1/mul", *relu = "call/__inference_f_1/inner/__inference_g_2/relu";
+    g_assert_cmpstr(json_object_get_string_member(node_named(root, mul), "scope"), ==, "call/__inference_f_1");
+    g_assert_cmpstr(json_object_get_string_member(node_named(root, relu), "scope"), ==,
+                    "call/__inference_f_1/inner/__inference_g_2");
+    g_assert_cmpstr(json_object_get_string_member(node_named(root, relu), "op"), ==, "Relu");
+    assert_inputs(root, mul, (const char *const[]){"x", "w", NULL});
+    assert_inputs(root, relu, (const char *const[]){mul, NULL});
+    assert_inputs(root, "out", (const char *const[]){relu, NULL}); /* call:1 is z, the inner call's v */
+    assert_inputs(root, "r/__rec_4/again", (const char *const[]){"x", NULL});
+    g_assert_cmpstr(json_object_get_string_member(node_named(root, "r/__rec_4/again"), "op"), ==, "__rec_4");
+
+    GError *error = NULL;
+    tw_graph_model *model = tw_graph_model_parse(json, -1, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(tw_graph_model_find_scope(model, "call/__inference_f_1"), >, 0);
+    g_assert_cmpint(tw_graph_model_find_scope(model, "call/__inference_f_1/inner/__inference_g_2"), >, 0);
+    tw_graph_model_free(model);
+    g_object_unref(parser);
+    g_free(json);
+    g_byte_array_unref(g);
+}
+
 /* A chain of 100,000 nodes written last to first: ordering it must not
  * recurse once per node. */
 static void test_long_chain(void)
@@ -345,6 +483,91 @@ static char *read_graph(const char *file)
     g_assert_cmpint(g.warnings, ==, 0);
     g_assert_nonnull(g.json);
     return g.json;
+}
+
+/* One event holding graph_def (Event field 4), framed as a TFRecord. */
+static void write_graph_event(const char *path, const GByteArray *graph)
+{
+    GByteArray *event = g_byte_array_new(), *file = g_byte_array_new();
+    bytes_field(event, 4, graph->data, graph->len);
+    uint64_t n = event->len;
+    uint32_t crc = tw_tfrecord_masked_crc(&n, 8);
+    g_byte_array_append(file, (const uint8_t *)&n, 8);
+    g_byte_array_append(file, (const uint8_t *)&crc, 4);
+    g_byte_array_append(file, event->data, event->len);
+    crc = tw_tfrecord_masked_crc(event->data, event->len);
+    g_byte_array_append(file, (const uint8_t *)&crc, 4);
+    g_assert_true(g_file_set_contents(path, (const char *)file->data, file->len, NULL));
+    g_byte_array_unref(event), g_byte_array_unref(file);
+}
+
+static JsonObject *independent_function(JsonObject *graph, const char *name)
+{
+    JsonArray *functions = json_object_get_array_member(graph, "functions");
+    for (guint i = 0; i < json_array_get_length(functions); i++)
+        if (!strcmp(json_object_get_string_member(json_array_get_object_element(functions, i), "name"), name))
+            return json_array_get_object_element(functions, i);
+    return NULL;
+}
+
+/* Every node of the function's body as the independent reader reads it
+ * is ours under prefix, with its op; a node calling a library function
+ * (its "f") is that function's body one scope down. */
+static int check_body(JsonObject *theirs, JsonObject *ours, const char *prefix, const char *function, int depth)
+{
+    JsonObject *f = independent_function(theirs, function);
+    g_assert_nonnull(f);
+    JsonArray *body = json_object_get_array_member(f, "nodes");
+    int checked = 0;
+    for (guint i = 0; i < json_array_get_length(body); i++) {
+        JsonObject *n = json_array_get_object_element(body, i);
+        JsonArray *calls = json_object_get_array_member(n, "f");
+        const char *callee = json_array_get_length(calls) ? json_array_get_string_element(calls, 0) : NULL;
+        char *name = g_strconcat(prefix, json_object_get_string_member(n, "name"), NULL);
+        if (callee && independent_function(theirs, callee) && depth < 4) {
+            char *inner = g_strconcat(name, "/", callee, "/", NULL);
+            checked += check_body(theirs, ours, inner, callee, depth + 1);
+            g_free(inner);
+        } else {
+            g_assert_cmpstr(json_object_get_string_member(node_named(ours, name), "op"), ==,
+                            json_object_get_string_member(n, "op"));
+            checked++;
+        }
+        g_free(name);
+    }
+    return checked;
+}
+
+/* The library's field numbers against the independent reader: the
+ * function graph, written to an event file, read by tb_decode.py; each
+ * call's body as it reads it is the one drawn. */
+static void test_function_library_independent(void)
+{
+    char *dir = g_dir_make_tmp("twb-tb-graph-XXXXXX", NULL), *file = g_build_filename(dir, "events.out.tfevents.1.f", NULL);
+    GByteArray *g = function_graph();
+    write_graph_event(file, g);
+    JsonNode *expected = independent_graph(file);
+    if (expected) {
+        JsonObject *theirs = json_node_get_object(expected);
+        char why[256];
+        char *json = tw__tb_graph_json_from_graph_def(g->data, g->len, "graph_def", why, sizeof why);
+        JsonParser *parser = json_parser_new();
+        JsonObject *ours = parse(json, parser);
+        JsonArray *calls = json_object_get_array_member(json_object_get_object_member(theirs, "calls"), "call");
+        g_assert_cmpuint(json_array_get_length(calls), ==, 1);
+        const char *callee = json_array_get_string_element(calls, 0);
+        char *prefix = g_strconcat("call/", callee, "/", NULL);
+        g_assert_cmpint(check_body(theirs, ours, prefix, callee, 0), ==, 2); /* mul, and relu inside inner */
+        g_assert_cmpuint(json_array_get_length(json_object_get_array_member(theirs, "functions")), ==, 4);
+        g_free(prefix);
+        g_object_unref(parser);
+        g_free(json);
+        json_node_unref(expected);
+    }
+    g_byte_array_unref(g);
+    scratch_remove_tree(dir);
+    g_free(file);
+    g_free(dir);
 }
 
 /* Each node of the independent reading is a node of ours: op, data inputs
@@ -490,6 +713,8 @@ int main(int argc, char **argv)
     g_test_add_func("/tb_graph/resource-tucked", test_resource_tucked);
     g_test_add_func("/tb_graph/damage", test_damage);
     g_test_add_func("/tb_graph/long-chain", test_long_chain);
+    g_test_add_func("/tb_graph/function-library", test_function_library);
+    g_test_add_func("/tb_graph/function-library-independent", test_function_library_independent);
     g_test_add_data_func("/tb_graph/corpus/tf1-keras", "tf1-keras-callback-scalars-graph", check_corpus_graph);
     g_test_add_data_func("/tb_graph/corpus/tf2-keras", "tf2-keras-callback-histograms", check_corpus_graph);
     g_test_add_func("/tb_graph/import-to-graph-view", test_import_to_graph_view);

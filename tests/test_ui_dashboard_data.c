@@ -1,6 +1,7 @@
 /* TwDashboardData, the dashboard's reader thread (GObject only, no
  * display): a file that appears later, a file that is not a run database,
- * runs and tags written by another process, a series written by a writer
+ * runs and tags written by another process, a writer killed between
+ * polls (its run turns interrupted though the file did not change), a series written by a writer
  * thread while watched (its view extended from the appended points alone,
  * equal to a fresh reduction), a committed point on the main loop within
  * milliseconds, zooming in to raw points, histograms, a view
@@ -10,10 +11,12 @@
  *
  * Run with `--write-child DB RUN TAG FIRST N` the program is a writer
  * process: it writes N points of TAG from step FIRST into run RUN of DB
- * (appending when the run is there) and closes the run. */
+ * (appending when the run is there) and closes the run; with N = -1 it
+ * writes the point FIRST and waits to be killed. */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
@@ -320,6 +323,12 @@ static int child_main(char **argv)
     if (!w)
         return 1;
     int64_t first = g_ascii_strtoll(argv[5], NULL, 10), n = g_ascii_strtoll(argv[6], NULL, 10);
+    if (n < 0) { /* a writer that dies: one point, then it waits to be killed */
+        tw_summary_scalar(w, argv[4], value_at(first), first);
+        tw_summary_flush(w);
+        for (;;)
+            pause();
+    }
     for (int64_t s = first; s < first + n; s++)
         tw_summary_scalar(w, argv[4], value_at(s), s);
     return tw_summary_writer_close(w, TW_RUN_FINISHED) ? 1 : 0;
@@ -356,6 +365,35 @@ static gboolean run_finished(gpointer q)
     query *w = q;
     int r = find_run(w->data, w->run);
     return r >= 0 && tw_dashboard_data_run(w->data, r)->status == TW_RUN_FINISHED;
+}
+
+static gboolean run_interrupted(gpointer q)
+{
+    query *w = q;
+    int r = find_run(w->data, w->run);
+    return r >= 0 && tw_dashboard_data_run(w->data, r)->status == TW_RUN_INTERRUPTED;
+}
+
+/* A poll that finds the file as it was reads only the running runs again:
+ * a writer killed between polls writes nothing, and its run still turns
+ * interrupted. */
+static void test_writer_killed(fixture *f, gconstpointer unused)
+{
+    write_run(f->path, "done", "train/loss", 100);
+    TwDashboardData *data = tw_dashboard_data_new(f->path);
+    wait_until(has_runs, data, 10, "the first run");
+    gint status = -1;
+    GPid pid = spawn_writer(f->path, "dies", "train/loss", 0, -1);
+    g_child_watch_add(pid, child_exited, &status);
+    query q = {data, "dies", "train/loss"};
+    wait_until(has_tag, &q, 10, "the killed writer's run");
+    g_assert_cmpint(tw_dashboard_data_run(data, find_run(data, "dies"))->status, ==, TW_RUN_RUNNING);
+    spin(0.2); /* polls that find nothing new */
+    g_assert_cmpint(kill(pid, SIGKILL), ==, 0);
+    wait_until(child_done, &status, 10, "the killed writer");
+    wait_until(run_interrupted, &q, 10, "the run interrupted");
+    g_assert_cmpint(tw_dashboard_data_run(data, find_run(data, "done"))->status, ==, TW_RUN_FINISHED);
+    g_object_unref(data);
 }
 
 static void test_other_process(fixture *f, gconstpointer unused)
@@ -874,6 +912,7 @@ int main(int argc, char **argv)
     ADD("not-a-database", test_not_a_database);
     ADD("switch-file", test_switch_file);
     ADD("other-process", test_other_process);
+    ADD("writer-killed", test_writer_killed);
     ADD("live", test_live);
     ADD("latency", test_latency);
     ADD("zoom-raw", test_zoom_raw);

@@ -122,6 +122,10 @@ typedef struct {
     GHashTable *series;     /* tag id -> series_state */
     GHashTable *views_waiting; /* tag id -> tw_view_request: asked for, not yet read */
     gint64 next_poll;
+    /* The file's data version when the last poll read it all (-1: not
+     * yet): a poll finding it unchanged has nothing new to read. */
+    gint64 data_version;
+    gboolean tail_unfinished; /* the last tail ran out of time: more to read */
     int inotify; /* the file's folder, for writes to the file and its log; -1 */
     GSource *inotify_source;
 } reader;
@@ -216,6 +220,8 @@ static void series_read(series_state *s, tw_dashboard_batch *b)
 static void close_file(reader *r, tw_dashboard_batch *b)
 {
     g_clear_pointer(&r->store, tw_run_store_close);
+    r->data_version = -1;
+    r->tail_unfinished = FALSE;
     tw_run_info_free(r->runs, r->n_runs);
     r->runs = NULL;
     r->n_runs = 0;
@@ -274,12 +280,14 @@ static gboolean tags_same(const run_tags *a, const tw_tag_info *tags, int n)
     return TRUE;
 }
 
-/* Lists a run's tags again when it is running (tags come and go with its
- * writer) or has changed since; *changed says whether they differ. */
-static int refresh_run_tags(reader *r, const tw_run_info *run, const tw_run_info *before, gboolean *changed)
+/* Lists a run's tags again when it has changed since, or is running (tags
+ * come and go with its writer) and the file has changed; *changed says
+ * whether they differ. */
+static int refresh_run_tags(reader *r, const tw_run_info *run, const tw_run_info *before, gboolean file_changed,
+                            gboolean *changed)
 {
     run_tags *known = g_hash_table_lookup(r->run_tags, &run->id);
-    if (known && run->status != TW_RUN_RUNNING && before && run_equal(run, before))
+    if (known && (run->status != TW_RUN_RUNNING || !file_changed) && before && run_equal(run, before))
         return 0;
     tw_tag_info *tags;
     int n;
@@ -350,9 +358,32 @@ static void forget_gone_runs(reader *r, const tw_run_info *runs, int n)
             g_hash_table_iter_remove(&iter);
 }
 
-/* Runs and tags, into the batch when they changed. */
-static int poll_runs(reader *r, tw_dashboard_batch *b)
+/* With the file as the last poll read it, only a running run can read
+ * differently: its writer may have died (listed as interrupted). Those few
+ * are read alone; one that cannot be read counts as changed. */
+static gboolean running_runs_changed(reader *r)
 {
+    for (int i = 0; i < r->n_runs; i++) {
+        if (r->runs[i].status != TW_RUN_RUNNING)
+            continue;
+        tw_run_info now;
+        if (tw_run_store_get_run(r->store, r->runs[i].name, &now))
+            return TRUE;
+        gboolean changed = !run_equal(&now, &r->runs[i]);
+        tw_run_info_clear(&now);
+        if (changed)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* Runs and tags, into the batch when they changed; with the file
+ * unchanged, only when a running run's writer died, and not their tags. */
+static int poll_runs(reader *r, tw_dashboard_batch *b, gboolean file_changed)
+{
+    if (!file_changed && !running_runs_changed(r))
+        return 0;
+    tw_error_clear();
     tw_run_info *runs;
     int n;
     if (tw_run_store_list_runs(r->store, &runs, &n))
@@ -363,7 +394,8 @@ static int poll_runs(reader *r, tw_dashboard_batch *b)
     gboolean tags_changed = runs_changed;
     int status = 0;
     for (int i = 0; status == 0 && i < n; i++)
-        status = refresh_run_tags(r, &runs[i], find_run(r->runs, r->n_runs, runs[i].id), &tags_changed);
+        status = refresh_run_tags(r, &runs[i], find_run(r->runs, r->n_runs, runs[i].id), file_changed,
+                                  &tags_changed);
     if (status || !runs_changed) {
         tw_run_info_free(runs, n);
     } else {
@@ -391,8 +423,9 @@ static int poll_runs(reader *r, tw_dashboard_batch *b)
 }
 
 /* The file as it is now: reopened when it appears or is replaced, closed
- * when it goes; runs and tags when open. */
-static void poll_file(reader *r, tw_dashboard_batch *b)
+ * when it goes; runs and tags when open. TRUE when the file may hold
+ * something new since the last poll. */
+static gboolean poll_file(reader *r, tw_dashboard_batch *b)
 {
     GStatBuf st;
     gboolean exists = g_stat(r->path, &st) == 0;
@@ -403,9 +436,14 @@ static void poll_file(reader *r, tw_dashboard_batch *b)
     if (!r->store && exists && (!r->error || g_get_monotonic_time() >= r->retry_at))
         open_file(r, b, &st);
     if (!r->store)
-        return;
+        return FALSE;
     tw_error_clear();
-    set_error(r, b, poll_runs(r, b) ? tw_last_error() : NULL);
+    gint64 version = -1;
+    gboolean file_changed = tw_run_store_data_version(r->store, &version) || version != r->data_version;
+    int status = poll_runs(r, b, file_changed);
+    set_error(r, b, status ? tw_last_error() : NULL);
+    r->data_version = status ? -1 : version;
+    return file_changed;
 }
 
 /* ---- views ------------------------------------------------------------------------ */
@@ -568,6 +606,7 @@ static void apply_watches(reader *r, GHashTable *watches, tw_dashboard_batch *b)
 static void tail_series(reader *r, tw_dashboard_batch *b)
 {
     gint64 deadline = g_get_monotonic_time() + TAIL_BUDGET;
+    r->tail_unfinished = FALSE;
     GHashTableIter iter;
     gpointer value;
     g_hash_table_iter_init(&iter, r->series);
@@ -588,6 +627,7 @@ static void tail_series(reader *r, tw_dashboard_batch *b)
             free(points);
             grew |= n > 0;
         }
+        r->tail_unfinished |= n == TAIL_BATCH;
         if (grew)
             post_view(b, s);
     }
@@ -804,18 +844,20 @@ static gpointer reader_main(gpointer user_data)
             switch_file(r, g_steal_pointer(&asked.path), b);
             poll = TRUE;
         }
+        gboolean file_changed = FALSE;
         if (poll) {
             r->next_poll = g_get_monotonic_time() + POLL_INTERVAL;
-            poll_file(r, b);
+            file_changed = poll_file(r, b);
         }
         answer_views(r, asked.views, &b);
         apply_watches(r, asked.watches, b);
         answer_histograms(r, asked.histograms, b);
-        if (poll) {
+        if (poll && (file_changed || r->tail_unfinished))
             tail_series(r, b);
+        if (poll && file_changed)
             refresh_histograms(r, b);
+        if (poll)
             retry_views(r, b);
-        }
         tw_dashboard_requests_clear(&asked);
         post(r->shared, r->path, b);
     }
@@ -829,6 +871,7 @@ GThread *tw_dashboard_reader_start(tw_dashboard_shared *shared)
     reader *r = g_new0(reader, 1);
     r->shared = shared;
     r->inotify = -1;
+    r->data_version = -1;
     r->run_tags = tw_id_table_new((GDestroyNotify)run_tags_free);
     r->tag_counts = tw_id_table_new(g_free);
     r->series = tw_id_table_new((GDestroyNotify)series_state_free);

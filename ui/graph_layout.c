@@ -324,15 +324,16 @@ static void item_extent(int it, const extended *x, const group_box *boxes, int *
 }
 
 /* One group's items from left to right in the order of the centres they
- * want, each as far left as it wants but NODE_GAP clear of the items before
- * it in every layer it covers (right[] holds each layer's right end so far,
- * -inf between groups). Items' lefts go to left[]. */
-static void pack_group(const int *items, int nitems, const extended *x, group_box *boxes, const double *center,
+ * want (want[] for nodes), each as far left as it wants but NODE_GAP clear
+ * of the items before it in every layer it covers (right[] holds each
+ * layer's right end so far, -inf between groups). Items' lefts go to
+ * left[]. */
+static void pack_group(const int *items, int nitems, const extended *x, group_box *boxes, const double *want,
                        double *right, double *left, keyed *order)
 {
     for (int i = 0; i < nitems; i++) {
         int it = items[i];
-        order[i] = (keyed){it, it < x->total ? center[it] : boxes[it - x->total].want};
+        order[i] = (keyed){it, it < x->total ? want[it] : boxes[it - x->total].want};
     }
     qsort(order, (size_t)nitems, sizeof *order, keyed_compare);
     for (int i = 0; i < nitems; i++) {
@@ -398,6 +399,19 @@ static void pack_nesting(const tw_layout_nesting *nest, int n, int m, const int 
     for (int g = 1; g < ng; g++)
         if (boxes[g].hi >= boxes[g].lo) /* an empty group takes no room */
             items[fill[nest->parent[g]]++] = total + g;
+    /* A long edge's dummies all want the mean of their centres: each is
+     * packed on the same side of every frame beside it, so the edge runs
+     * straight past a frame instead of crossing it from side to side
+     * wherever the smoothed centres pass the frame's own. */
+    double *want = g_memdup2(center, sizeof(double) * (size_t)MAX(total, 1));
+    for (int e = 0; e < m; e++) {
+        int c0 = x->chain_start[e] + 1, c1 = x->chain_start[e + 1] - 1;
+        double sum = 0;
+        for (int c = c0; c < c1; c++)
+            sum += center[x->chain[c]];
+        for (int c = c0; c < c1; c++)
+            want[x->chain[c]] = sum / (c1 - c0);
+    }
     double *right = g_new(double, MAX(nlayers, 1)), *left = g_new(double, total + ng);
     keyed *order = g_new(keyed, MAX(total + ng, 1));
     for (int l = 0; l < nlayers; l++)
@@ -408,7 +422,7 @@ static void pack_nesting(const tw_layout_nesting *nest, int n, int m, const int 
         int k0 = count[g], k1 = fill[g];
         if (b->hi < b->lo)
             continue;
-        pack_group(items + k0, k1 - k0, x, boxes, center, right, left, order);
+        pack_group(items + k0, k1 - k0, x, boxes, want, right, left, order);
         double lo = G_MAXDOUBLE, hi = -G_MAXDOUBLE;
         for (int k = k0; k < k1; k++) {
             int l0, l1;
@@ -437,6 +451,7 @@ static void pack_nesting(const tw_layout_nesting *nest, int n, int m, const int 
             end_depth[boxes[g].hi] = MAX(end_depth[boxes[g].hi], depth[g]);
         }
     g_free(order), g_free(right), g_free(left), g_free(offset), g_free(items), g_free(fill), g_free(count);
+    g_free(want);
     g_free(boxes), g_free(depth), g_free(group);
 }
 

@@ -205,25 +205,26 @@ static const char *const range_sql[] = {
 static int reduce(reduction *r, tw_run_store *store, int64_t tag_id)
 {
     sqlite3_stmt *range = NULL, *points = NULL;
-    int rc = sqlite3_prepare_v2(store->db, range_sql[r->axis], -1, &range, NULL);
+    int rc = tw__store_statement(store, range_sql[r->axis], &range);
     if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(store->db, "SELECT points FROM scalar_chunks WHERE id = ?1", -1, &points, NULL);
+        rc = tw__store_statement(store, "SELECT points FROM scalar_chunks WHERE id = ?1", &points);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(range, 1, tag_id) | sqlite3_bind_double(range, 2, r->lo) |
              sqlite3_bind_double(range, 3, r->hi);
+    if (rc == SQLITE_OK && tw__store_run(store, "BEGIN") != SQLITE_DONE)
+        rc = SQLITE_ERROR;
     tw_chunk *chunk = g_new(tw_chunk, 1);
-    int status = rc == SQLITE_OK ? tw__store_exec(store->db, store->path, "BEGIN")
-                                 : tw__store_sqlite_error(store->db, store->path, "cannot read the series");
+    int status = rc == SQLITE_OK ? 0 : tw__store_sqlite_error(store->db, store->path, "cannot read the series");
     bool began = status == 0;
     while (status == 0 && (rc = sqlite3_step(range)) == SQLITE_ROW)
         if (add_summary(r, range))
             status = add_decoded(r, store, points, sqlite3_column_int64(range, C_ID), chunk);
     if (status == 0 && rc != SQLITE_DONE)
         status = tw__store_sqlite_error(store->db, store->path, "cannot read the series");
-    sqlite3_finalize(range);
-    sqlite3_finalize(points);
+    tw__store_statement_done(range);
+    tw__store_statement_done(points);
     if (began)
-        sqlite3_exec(store->db, "COMMIT", NULL, NULL, NULL);
+        tw__store_run(store, "COMMIT");
     g_free(chunk);
     return status;
 }

@@ -29,7 +29,7 @@ static int tag_stats(tw_run_store *store, tw_tag_info *tag)
         [TW_SERIES_GRAPH] = "SELECT count(*), min(step), max(step) FROM texts WHERE tag_id = ?1",
     };
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(store->db, sql[tag->kind], -1, &stmt, NULL);
+    int rc = tw__store_statement(store, sql[tag->kind], &stmt);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 1, tag->id);
     if (rc == SQLITE_OK)
@@ -41,7 +41,7 @@ static int tag_stats(tw_run_store *store, tw_tag_info *tag)
     } else {
         tw__store_sqlite_error(store->db, store->path, "cannot count a tag's points");
     }
-    sqlite3_finalize(stmt);
+    tw__store_statement_done(stmt);
     return rc == SQLITE_ROW ? 0 : -1;
 }
 
@@ -57,8 +57,7 @@ int tw_run_store_list_tags(tw_run_store *store, int64_t run_id, tw_tag_info **ta
     *tags = NULL;
     *n = 0;
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(store->db, "SELECT id, name, kind FROM tags WHERE run_id = ?1 ORDER BY name", -1,
-                                &stmt, NULL);
+    int rc = tw__store_statement(store, "SELECT id, name, kind FROM tags WHERE run_id = ?1 ORDER BY name", &stmt);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 1, run_id);
     GArray *list = g_array_new(FALSE, FALSE, sizeof(tw_tag_info));
@@ -75,7 +74,7 @@ int tw_run_store_list_tags(tw_run_store *store, int64_t run_id, tw_tag_info **ta
     }
     if (status == 0 && rc != SQLITE_DONE)
         status = tw__store_sqlite_error(store->db, store->path, "cannot list the tags");
-    sqlite3_finalize(stmt);
+    tw__store_statement_done(stmt);
     int count = (int)list->len;
     tw_tag_info *array = (tw_tag_info *)g_array_free(list, FALSE);
     if (status) {
@@ -90,7 +89,7 @@ int tw_run_store_list_tags(tw_run_store *store, int64_t run_id, tw_tag_info **ta
 int64_t tw_run_store_find_tag(tw_run_store *store, int64_t run_id, const char *name)
 {
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(store->db, "SELECT id FROM tags WHERE run_id = ?1 AND name = ?2", -1, &stmt, NULL);
+    int rc = tw__store_statement(store, "SELECT id FROM tags WHERE run_id = ?1 AND name = ?2", &stmt);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 1, run_id) | sqlite3_bind_text(stmt, 2, name, -1, SQLITE_STATIC);
     if (rc == SQLITE_OK)
@@ -98,7 +97,7 @@ int64_t tw_run_store_find_tag(tw_run_store *store, int64_t run_id, const char *n
     int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1;
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         tw__store_sqlite_error(store->db, store->path, "cannot look the tag up");
-    sqlite3_finalize(stmt);
+    tw__store_statement_done(stmt);
     return id;
 }
 
@@ -133,10 +132,8 @@ int tw_run_store_read_scalars(tw_run_store *store, int64_t tag_id, tw_series_cur
         return tw_error_set("%s: read_scalars: max is %lld, not 0 (all) or a number of points", store->path,
                             (long long)max);
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(store->db,
-                                "SELECT id, points FROM scalar_chunks WHERE tag_id = ?1 AND id >= ?2 "
-                                "AND (id > ?2 OR count > ?3) ORDER BY id",
-                                -1, &stmt, NULL);
+    int rc = tw__store_statement(store, "SELECT id, points FROM scalar_chunks WHERE tag_id = ?1 AND id >= ?2 "
+                                "AND (id > ?2 OR count > ?3) ORDER BY id", &stmt);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 1, tag_id) | sqlite3_bind_int64(stmt, 2, cursor->chunk) |
              sqlite3_bind_int64(stmt, 3, cursor->index);
@@ -160,7 +157,7 @@ int tw_run_store_read_scalars(tw_run_store *store, int64_t tag_id, tw_series_cur
     }
     if (status == 0 && rc != SQLITE_OK && rc != SQLITE_DONE)
         status = tw__store_sqlite_error(store->db, store->path, "cannot read the series");
-    sqlite3_finalize(stmt);
+    tw__store_statement_done(stmt);
     g_free(chunk);
     if (status) {
         free(*points);
@@ -177,9 +174,7 @@ int tw_run_store_read_scalars(tw_run_store *store, int64_t tag_id, tw_series_cur
 int tw_run_store_scalar_end(tw_run_store *store, int64_t tag_id, tw_series_cursor *cursor)
 {
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(store->db,
-                                "SELECT id, count FROM scalar_chunks WHERE tag_id = ?1 ORDER BY id DESC LIMIT 1", -1,
-                                &stmt, NULL);
+    int rc = tw__store_statement(store, "SELECT id, count FROM scalar_chunks WHERE tag_id = ?1 ORDER BY id DESC LIMIT 1", &stmt);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 1, tag_id);
     if (rc == SQLITE_OK)
@@ -190,7 +185,7 @@ int tw_run_store_scalar_end(tw_run_store *store, int64_t tag_id, tw_series_curso
         *cursor = (tw_series_cursor){0, 0};
     else
         tw__store_sqlite_error(store->db, store->path, "cannot find the end of the series");
-    sqlite3_finalize(stmt);
+    tw__store_statement_done(stmt);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -224,7 +219,7 @@ int tw_run_store_read_scalar_range(tw_run_store *store, int64_t tag_id, tw_axis 
         return tw_error_set("%s: read_scalar_range: the range [%g, %g] with max %lld", store->path, lo, hi,
                             (long long)max);
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(store->db, overlap_sql[axis], -1, &stmt, NULL);
+    int rc = tw__store_statement(store, overlap_sql[axis], &stmt);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 1, tag_id) | sqlite3_bind_double(stmt, 2, lo) | sqlite3_bind_double(stmt, 3, hi);
     tw_chunk *chunk = g_new(tw_chunk, 1);
@@ -239,7 +234,7 @@ int tw_run_store_read_scalar_range(tw_run_store *store, int64_t tag_id, tw_axis 
     }
     if (status == 0 && rc != SQLITE_OK && rc != SQLITE_DONE)
         status = tw__store_sqlite_error(store->db, store->path, "cannot read the series");
-    sqlite3_finalize(stmt);
+    tw__store_statement_done(stmt);
     g_free(chunk);
     if (status) {
         free(*points);
@@ -262,8 +257,7 @@ void tw_histogram_free(tw_histogram *histograms, int n)
 static int count_histograms(tw_run_store *store, int64_t tag_id, int64_t lo, int64_t hi, int64_t *count)
 {
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(store->db, "SELECT count(*) FROM histograms WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3",
-                                -1, &stmt, NULL);
+    int rc = tw__store_statement(store, "SELECT count(*) FROM histograms WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3", &stmt);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 1, tag_id) | sqlite3_bind_int64(stmt, 2, lo) | sqlite3_bind_int64(stmt, 3, hi);
     if (rc == SQLITE_OK)
@@ -272,7 +266,7 @@ static int count_histograms(tw_run_store *store, int64_t tag_id, int64_t lo, int
         *count = sqlite3_column_int64(stmt, 0);
     else
         tw__store_sqlite_error(store->db, store->path, "cannot count the histograms");
-    sqlite3_finalize(stmt);
+    tw__store_statement_done(stmt);
     return rc == SQLITE_ROW ? 0 : -1;
 }
 
@@ -307,22 +301,19 @@ int tw_run_store_read_histograms(tw_run_store *store, int64_t tag_id, int64_t st
     if (max_records < 0)
         return tw_error_set("%s: read_histograms: max_records is %d", store->path, max_records);
     /* One read transaction: the count and the rows agree while a writer adds more. */
-    if (tw__store_exec(store->db, store->path, "BEGIN"))
-        return -1;
+    if (tw__store_run(store, "BEGIN") != SQLITE_DONE)
+        return tw__store_sqlite_error(store->db, store->path, "cannot begin reading the histograms");
     int64_t total = 0;
     if (count_histograms(store, tag_id, step_lo, step_hi, &total)) {
-        sqlite3_exec(store->db, "COMMIT", NULL, NULL, NULL);
+        tw__store_run(store, "COMMIT");
         return -1;
     }
     int64_t picks = max_records > 0 && max_records < total ? max_records : total;
     sqlite3_stmt *ids = NULL, *row = NULL;
-    int rc = sqlite3_prepare_v2(store->db,
-                                "SELECT id FROM histograms WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3 "
-                                "ORDER BY step, id",
-                                -1, &ids, NULL);
+    int rc = tw__store_statement(store, "SELECT id FROM histograms WHERE tag_id = ?1 AND step BETWEEN ?2 AND ?3 "
+                                "ORDER BY step, id", &ids);
     if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(store->db, "SELECT " TW_HISTOGRAM_COLUMNS " FROM histograms WHERE id = ?1", -1, &row,
-                                NULL);
+        rc = tw__store_statement(store, "SELECT " TW_HISTOGRAM_COLUMNS " FROM histograms WHERE id = ?1", &row);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(ids, 1, tag_id) | sqlite3_bind_int64(ids, 2, step_lo) |
              sqlite3_bind_int64(ids, 3, step_hi);
@@ -340,9 +331,9 @@ int tw_run_store_read_histograms(tw_run_store *store, int64_t tag_id, int64_t st
     }
     if (status == 0 && rc != SQLITE_OK && rc != SQLITE_DONE)
         status = tw__store_sqlite_error(store->db, store->path, "cannot read the histograms");
-    sqlite3_finalize(ids);
-    sqlite3_finalize(row);
-    sqlite3_exec(store->db, "COMMIT", NULL, NULL, NULL);
+    tw__store_statement_done(ids);
+    tw__store_statement_done(row);
+    tw__store_run(store, "COMMIT");
     if (status) {
         tw_histogram_free(list, got);
         return -1;
@@ -368,9 +359,7 @@ int tw_run_store_read_texts(tw_run_store *store, int64_t tag_id, tw_series_curso
     *out = NULL;
     *n = 0;
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(store->db,
-                                "SELECT id, step, wall_time, body FROM texts WHERE tag_id = ?1 AND id > ?2 ORDER BY id",
-                                -1, &stmt, NULL);
+    int rc = tw__store_statement(store, "SELECT id, step, wall_time, body FROM texts WHERE tag_id = ?1 AND id > ?2 ORDER BY id", &stmt);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 1, tag_id) | sqlite3_bind_int64(stmt, 2, cursor->chunk);
     GArray *list = g_array_new(FALSE, FALSE, sizeof(tw_text_record));
@@ -382,7 +371,7 @@ int tw_run_store_read_texts(tw_run_store *store, int64_t tag_id, tw_series_curso
         last = sqlite3_column_int64(stmt, 0);
         rc = SQLITE_OK;
     }
-    sqlite3_finalize(stmt);
+    tw__store_statement_done(stmt);
     int count = (int)list->len;
     tw_text_record *array = (tw_text_record *)g_array_free(list, FALSE);
     if (rc != SQLITE_DONE) {

@@ -72,7 +72,7 @@ tw_run_store *tw_run_store_open(const char *path, unsigned flags)
         return NULL;
     }
     tw_run_store *store = g_new(tw_run_store, 1);
-    *store = (tw_run_store){db, file, read_only, version};
+    *store = (tw_run_store){db, file, read_only, version, tw__store_statements_new()};
     return store;
 }
 
@@ -80,6 +80,7 @@ void tw_run_store_close(tw_run_store *store)
 {
     if (!store)
         return;
+    g_hash_table_unref(store->statements); /* finalized before the connection closes */
     sqlite3_close(store->db);
     g_free(store->path);
     g_free(store);
@@ -178,7 +179,7 @@ int tw_run_store_list_runs(tw_run_store *store, tw_run_info **runs, int *n)
     *n = 0;
     sqlite3_stmt *stmt = NULL;
     char *sql = select_runs(store, "1", "ORDER BY start_time, id");
-    int rc = sqlite3_prepare_v2(store->db, sql, -1, &stmt, NULL);
+    int rc = tw__store_statement(store, sql, &stmt);
     g_free(sql);
     GArray *list = g_array_new(FALSE, FALSE, sizeof(tw_run_info));
     while (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
@@ -187,12 +188,13 @@ int tw_run_store_list_runs(tw_run_store *store, tw_run_info **runs, int *n)
         g_array_append_val(list, run);
         rc = SQLITE_OK;
     }
-    sqlite3_finalize(stmt);
     int count = (int)list->len;
     tw_run_info *array = (tw_run_info *)g_array_free(list, FALSE);
-    if (rc != SQLITE_DONE) {
+    int status = rc == SQLITE_DONE ? 0 : tw__store_sqlite_error(store->db, store->path, "cannot list the runs");
+    tw__store_statement_done(stmt);
+    if (status) {
         tw_run_info_free(array, count);
-        return tw__store_sqlite_error(store->db, store->path, "cannot list the runs");
+        return -1;
     }
     *runs = array;
     *n = count;
@@ -204,7 +206,7 @@ int tw_run_store_get_run(tw_run_store *store, const char *name, tw_run_info *run
     *run = (tw_run_info){0};
     sqlite3_stmt *stmt = NULL;
     char *sql = select_runs(store, "name = ?1", "");
-    int rc = sqlite3_prepare_v2(store->db, sql, -1, &stmt, NULL);
+    int rc = tw__store_statement(store, sql, &stmt);
     g_free(sql);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
@@ -216,7 +218,7 @@ int tw_run_store_get_run(tw_run_store *store, const char *name, tw_run_info *run
         tw_error_set("%s: no run named '%s'", store->path, name);
     else
         tw__store_sqlite_error(store->db, store->path, "cannot read the run");
-    sqlite3_finalize(stmt);
+    tw__store_statement_done(stmt);
     return rc == SQLITE_ROW ? 0 : -1;
 }
 

@@ -40,6 +40,7 @@
 #ifndef TW_RUN_STORE_INTERNAL_H
 #define TW_RUN_STORE_INTERNAL_H
 
+#include <glib.h>
 #include <sqlite3.h>
 
 #include "tw/run_store.h"
@@ -121,7 +122,21 @@ struct tw_run_store {
     char *path;
     bool read_only;
     int version; /* the file's schema */
+    GHashTable *statements; /* SQL text -> its prepared statement (statements.c) */
 };
+
+/* The store's statement for this SQL, prepared on its first use and kept
+ * (statements.c); an SQLite result code, the message
+ * in sqlite3_errmsg as after sqlite3_prepare_v2. Used in place of
+ * prepare and finalize: tw__store_statement_done (NULL accepted) resets
+ * it and clears its bindings, which every use must do before the statement is asked for again.
+ * tw__store_run steps one with no result (BEGIN, COMMIT): SQLITE_DONE,
+ * or the error's code with no message set. The table is made by tw__store_statements_new
+ * and destroyed before the connection closes. */
+int tw__store_statement(tw_run_store *store, const char *sql, sqlite3_stmt **stmt);
+void tw__store_statement_done(sqlite3_stmt *stmt);
+int tw__store_run(tw_run_store *store, const char *sql);
+GHashTable *tw__store_statements_new(void);
 
 /* When a run last wrote: the wall time of its newest row (scalar chunk,
  * histogram, text), or its start time when it has none; NaN on error. An

@@ -12,7 +12,17 @@
  * where it already is one, and an input that closes a cycle is left out.
  * Control inputs ("^name") carry no tensor and are left out too; both are
  * how TensorFlow graphs are, not damage. An input naming no node is
- * damage: left out, and the note says how many. */
+ * damage: left out, and the note says how many.
+ *
+ * TF2 keeps most of a graph in the GraphDef's function library: the graph
+ * holds a StatefulPartitionedCall (or PartitionedCall, or an op named as
+ * the function) and the function's body holds the ops. Each such call is
+ * drawn as its function's body, in the scope "call/function" (collapsible
+ * like a name scope; the call node itself is not written), every use of a
+ * body argument wired to the call's input and every reader of the call's
+ * output to the node the body returns; calls inside bodies likewise. A
+ * function no drawn node calls (If and While branches, gradients) is not
+ * drawn, and the note says how many. */
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,13 +33,31 @@
 /* An output index above this ("node:99999999") is taken as damage: no op
  * has that many outputs, and the node's outputs are allocated up to it. */
 #define MAX_OUTPUT_INDEX 4096
+/* Calls drawn as their functions' bodies: while the nodes stay under
+ * MAX_NODES, at most MAX_DEPTH calls deep; an input followed through at
+ * most MAX_STEPS arguments and returns. Past those a call is one node. */
+#define MAX_NODES 200000
+#define MAX_DEPTH 32
+#define MAX_STEPS 256
 
 typedef struct {
     int node, output; /* -1: left out */
 } edge;
 
+/* The graph itself, or one call's copy of a library function's body. */
+typedef struct frame {
+    const struct frame *parent; /* NULL: the graph */
+    int call;                   /* the call node, in the parent's frame; -1 */
+    const Tensorflow__FunctionDef *function; /* NULL: the graph */
+    int depth;
+    GHashTable *local; /* node name in this frame -> node index */
+} frame;
+
 typedef struct {
     const Tensorflow__NodeDef *def;
+    const frame *frame;
+    char *name, *scope;
+    const frame *body; /* a call drawn as its function's body (not written itself); NULL */
     edge *inputs;
     int ninputs;
     int noutputs;
@@ -96,29 +124,6 @@ static void append_json_string(GString *out, const char *s)
     g_free(valid);
 }
 
-/* "name", "name:k" (k a decimal) or "^name" (a control input: *control). */
-static edge parse_input(const char *text, GHashTable *index, bool *control)
-{
-    edge e = {-1, -1};
-    *control = text[0] == '^';
-    if (*control)
-        return e;
-    const char *colon = strrchr(text, ':');
-    int k = 0;
-    char *name = NULL;
-    if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1) && strlen(colon + 1) < 6) {
-        k = atoi(colon + 1);
-        name = g_strndup(text, (gsize)(colon - text));
-    } else {
-        name = g_strdup(text);
-    }
-    gpointer found;
-    if (k <= MAX_OUTPUT_INDEX && g_hash_table_lookup_extended(index, name, NULL, &found))
-        e = (edge){GPOINTER_TO_INT(found), k};
-    g_free(name);
-    return e;
-}
-
 /* Depth-first post-order from every node in file order, without recursion
  * (a chain of 100,000 nodes is one path); an input to a node still on the
  * path closes a cycle and is cut. Returns the nodes by position. */
@@ -176,15 +181,12 @@ static void append_node(GString *out, const node_info *nodes, int v, int id)
 {
     const node_info *ni = &nodes[v];
     const Tensorflow__NodeDef *def = ni->def;
-    const char *name = def->name ? def->name : "";
-    const char *slash = strrchr(name, '/');
-    char *scope = slash ? g_strndup(name, (gsize)(slash - name)) : g_strdup("");
     g_string_append_printf(out, "%s\n  {\"id\": %d, \"op\": ", id ? "," : "", id);
     append_json_string(out, def->op && def->op[0] ? def->op : "?");
     g_string_append(out, ", \"name\": ");
-    append_json_string(out, name);
+    append_json_string(out, ni->name);
     g_string_append(out, ", \"scope\": ");
-    append_json_string(out, scope);
+    append_json_string(out, ni->scope);
     g_string_append(out, ", \"inputs\": [");
     int written = 0;
     for (int k = 0; k < ni->ninputs; k++)
@@ -202,7 +204,169 @@ static void append_node(GString *out, const node_info *nodes, int v, int id)
         g_string_append_c(out, '}');
     }
     g_string_append(out, "], \"attrs\": {\"ints\": [], \"floats\": []}}");
-    g_free(scope);
+}
+
+/* ---- the function library ----------------------------------------------------------------- */
+
+/* The library function a node calls: its op names one (a direct call), or
+ * its "f" attr does (StatefulPartitionedCall, PartitionedCall); NULL. If
+ * and While name theirs in other attrs and are drawn as they are. */
+static const Tensorflow__FunctionDef *called_function(const Tensorflow__NodeDef *def, GHashTable *functions)
+{
+    const Tensorflow__FunctionDef *f = def->op ? g_hash_table_lookup(functions, def->op) : NULL;
+    const Tensorflow__AttrValue *a = attr(def, "f");
+    if (!f && a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && a->func->name)
+        f = g_hash_table_lookup(functions, a->func->name);
+    return f;
+}
+
+static const char *function_name(const Tensorflow__FunctionDef *f)
+{
+    return f->signature && f->signature->name ? f->signature->name : "";
+}
+
+/* A function whose body is being drawn further up this frame's chain
+ * (a recursive call) is not drawn again inside itself. */
+static bool on_chain(const frame *fr, const Tensorflow__FunctionDef *f)
+{
+    for (; fr; fr = fr->parent)
+        if (fr->function == f)
+            return true;
+    return false;
+}
+
+/* The graph reading: its nodes and frames as they grow, the library. */
+typedef struct {
+    GArray *nodes;     /* node_info */
+    GPtrArray *frames; /* frame *, owned */
+    GHashTable *functions; /* signature name -> FunctionDef */
+    GHashTable *drawn;     /* FunctionDefs drawn at least once */
+    int duplicates;        /* body nodes of a name taken already in their function (left out) */
+} reading;
+
+#define NODE(rd, i) (&g_array_index((rd)->nodes, node_info, (i)))
+
+static frame *frame_new(reading *rd, const frame *parent, int call, const Tensorflow__FunctionDef *f)
+{
+    frame *fr = g_new0(frame, 1);
+    *fr = (frame){parent, call, f, parent ? parent->depth + 1 : 0, g_hash_table_new(g_str_hash, g_str_equal)};
+    g_ptr_array_add(rd->frames, fr);
+    return fr;
+}
+
+static void frame_free(gpointer p)
+{
+    frame *fr = p;
+    g_hash_table_unref(fr->local);
+    g_free(fr);
+}
+
+/* Adds a node of frame fr; FALSE when its name is taken in the frame. */
+static bool add_node(reading *rd, frame *fr, const Tensorflow__NodeDef *def, const char *prefix)
+{
+    const char *local = def->name ? def->name : "";
+    if (!local[0] || g_hash_table_contains(fr->local, local))
+        return false;
+    node_info ni = {.def = def, .frame = fr};
+    ni.name = g_strconcat(prefix, local, NULL);
+    const char *slash = strrchr(ni.name, '/');
+    ni.scope = slash ? g_strndup(ni.name, (gsize)(slash - ni.name)) : g_strdup("");
+    g_hash_table_insert(fr->local, (gpointer)local, GINT_TO_POINTER(rd->nodes->len));
+    g_array_append_val(rd->nodes, ni);
+    return true;
+}
+
+/* A call whose function has a body becomes that body, in the scope
+ * "call/function", while the nodes stay under MAX_NODES and the calls
+ * under MAX_DEPTH deep. Nodes added are expanded in turn (a function
+ * calling others). */
+static void expand_calls(reading *rd)
+{
+    for (guint i = 0; i < rd->nodes->len; i++) {
+        node_info *ni = NODE(rd, i);
+        const Tensorflow__FunctionDef *f = called_function(ni->def, rd->functions);
+        if (!f || f->n_node_def == 0 || ni->frame->depth >= MAX_DEPTH || on_chain(ni->frame, f) ||
+            rd->nodes->len + f->n_node_def > MAX_NODES)
+            continue;
+        frame *body = frame_new(rd, ni->frame, (int)i, f);
+        ni->body = body;
+        g_hash_table_add(rd->drawn, (gpointer)f);
+        char *prefix = g_strconcat(ni->name, "/", function_name(f), "/", NULL);
+        for (size_t k = 0; k < f->n_node_def; k++)
+            if (!add_node(rd, body, f->node_def[k], prefix))
+                rd->duplicates++;
+        g_free(prefix);
+    }
+}
+
+static bool all_digits(const char *s)
+{
+    return s[0] && strspn(s, "0123456789") == strlen(s) && strlen(s) < 6;
+}
+
+static edge resolve(reading *rd, const frame *fr, const char *text, int steps);
+
+/* The call's k-th data input (control inputs skipped), in the call's frame. */
+static edge call_input(reading *rd, const frame *body, int k, int steps)
+{
+    const node_info *call = NODE(rd, body->call);
+    for (size_t i = 0; i < call->def->n_input; i++) {
+        const char *in = call->def->input[i] ? call->def->input[i] : "";
+        if (in[0] != '^' && k-- == 0)
+            return resolve(rd, call->frame, in, steps + 1);
+    }
+    return (edge){-1, -1};
+}
+
+/* Output k of a call drawn as its body: the body's return for the k-th
+ * output argument. */
+static edge body_output(reading *rd, const frame *body, int k, int steps)
+{
+    const Tensorflow__OpDef *sig = body->function->signature;
+    if (!sig || k < 0 || (size_t)k >= sig->n_output_arg || !sig->output_arg[k]->name)
+        return (edge){-1, -1};
+    for (size_t i = 0; i < body->function->n_ret; i++) {
+        const Tensorflow__FunctionDef__RetEntry *r = body->function->ret[i];
+        if (r->key && r->value && !strcmp(r->key, sig->output_arg[k]->name))
+            return resolve(rd, body, r->value, steps + 1);
+    }
+    return (edge){-1, -1};
+}
+
+/* An input as its frame writes it, to the node and output it reads. The
+ * graph writes "node" or "node:k". A function body writes "arg" or
+ * "arg:0" for its k-th input argument (the call's k-th input; an argument
+ * that is a list counts as one) and "node:out:k" for a node's output
+ * argument "out", taken as the node's output k (which output argument a
+ * name is needs each op's OpDef, which the file does not hold). A call
+ * drawn as its body is read through its return. A chain of more than
+ * MAX_STEPS such hops (calls wired in a loop) is left out. */
+static edge resolve(reading *rd, const frame *fr, const char *text, int steps)
+{
+    edge none = {-1, -1};
+    if (steps > MAX_STEPS || text[0] == '^')
+        return none;
+    const char *first = strchr(text, ':'), *last = strrchr(text, ':');
+    int k = last && all_digits(last + 1) ? atoi(last + 1) : 0;
+    char *name;
+    if (!fr->function) /* "node:k"; a ':' not followed by a number is part of the name */
+        name = last && all_digits(last + 1) ? g_strndup(text, (gsize)(last - text)) : g_strdup(text);
+    else
+        name = first ? g_strndup(text, (gsize)(first - text)) : g_strdup(text);
+    const Tensorflow__OpDef *sig = fr->function ? fr->function->signature : NULL;
+    for (size_t a = 0; sig && first == last && a < sig->n_input_arg; a++)
+        if (sig->input_arg[a]->name && !strcmp(sig->input_arg[a]->name, name)) {
+            g_free(name);
+            return call_input(rd, fr, (int)a, steps);
+        }
+    gpointer found;
+    edge e = none;
+    if (k <= MAX_OUTPUT_INDEX && g_hash_table_lookup_extended(fr->local, name, NULL, &found)) {
+        const node_info *producer = NODE(rd, GPOINTER_TO_INT(found));
+        e = producer->body ? body_output(rd, producer->body, k, steps) : (edge){GPOINTER_TO_INT(found), k};
+    }
+    g_free(name);
+    return e;
 }
 
 char *tw__tb_graph_json_from_graph_def(const uint8_t *data, size_t size, const char *function, char *why,
@@ -218,62 +382,88 @@ char *tw__tb_graph_json_from_graph_def(const uint8_t *data, size_t size, const c
             snprintf(why, why_size, "not a GraphDef message");
         return NULL;
     }
-    int n = (int)MIN(g->n_node, (size_t)G_MAXINT / 2);
-    if (n == 0) {
+    int n_graph = (int)MIN(g->n_node, (size_t)G_MAXINT / 2);
+    if (n_graph == 0) {
         snprintf(why, why_size, "the GraphDef has no nodes");
         tensorflow__graph_def__free_unpacked(g, NULL);
         return NULL;
     }
-    GHashTable *index = g_hash_table_new(g_str_hash, g_str_equal);
-    node_info *nodes = g_new0(node_info, n);
+    reading rd = {g_array_new(FALSE, TRUE, sizeof(node_info)), g_ptr_array_new_with_free_func(frame_free),
+                  g_hash_table_new(g_str_hash, g_str_equal), g_hash_table_new(NULL, NULL), 0};
+    const Tensorflow__FunctionDefLibrary *library = g->library;
+    for (size_t i = 0; library && i < library->n_function; i++) /* the first of a name */
+        if (!g_hash_table_contains(rd.functions, function_name(library->function[i])))
+            g_hash_table_insert(rd.functions, (gpointer)function_name(library->function[i]), library->function[i]);
     char *result = NULL;
-    int unknown = 0;
-    for (int i = 0; i < n; i++) {
-        nodes[i].def = g->node[i];
-        const char *name = g->node[i]->name ? g->node[i]->name : "";
-        if (!name[0] || g_hash_table_contains(index, name)) {
+    frame *top = frame_new(&rd, NULL, -1, NULL);
+    for (int i = 0; i < n_graph; i++)
+        if (!add_node(&rd, top, g->node[i], "")) {
+            const char *name = g->node[i]->name ? g->node[i]->name : "";
             snprintf(why, why_size, name[0] ? "node %d: a second node named '%.100s'" : "node %d has no name", i,
                      name);
             goto out;
         }
-        g_hash_table_insert(index, (gpointer)name, GINT_TO_POINTER(i));
-    }
+    expand_calls(&rd);
+    int n = (int)rd.nodes->len, unknown = 0;
     for (int i = 0; i < n; i++) {
-        const Tensorflow__NodeDef *def = nodes[i].def;
+        node_info *ni = NODE(&rd, i);
+        const Tensorflow__NodeDef *def = ni->def;
         const Tensorflow__AttrValue *shapes = attr(def, "_output_shapes");
         if (shapes && shapes->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST)
-            nodes[i].noutputs = (int)MIN(shapes->list->n_shape, (size_t)MAX_OUTPUT_INDEX + 1);
-        nodes[i].inputs = g_new(edge, MAX(def->n_input, 1));
+            ni->noutputs = (int)MIN(shapes->list->n_shape, (size_t)MAX_OUTPUT_INDEX + 1);
+        ni->inputs = g_new(edge, MAX(def->n_input, 1));
+        if (ni->body) /* drawn as its body: read through it */
+            continue;
         for (size_t k = 0; k < def->n_input; k++) {
-            bool control;
-            edge e = parse_input(def->input[k] ? def->input[k] : "", index, &control);
-            unknown += !control && e.node < 0;
-            nodes[i].inputs[nodes[i].ninputs++] = e;
+            const char *in = def->input[k] ? def->input[k] : "";
+            edge e = resolve(&rd, ni->frame, in, 0);
+            unknown += in[0] != '^' && e.node < 0;
+            ni->inputs[ni->ninputs++] = e;
         }
     }
     for (int i = 0; i < n; i++) /* a producer has at least the outputs read from it */
-        for (int k = 0; k < nodes[i].ninputs; k++) {
-            edge e = nodes[i].inputs[k];
-            if (e.node >= 0 && nodes[e.node].noutputs <= e.output)
-                nodes[e.node].noutputs = e.output + 1;
+        for (int k = 0; k < NODE(&rd, i)->ninputs; k++) {
+            edge e = NODE(&rd, i)->inputs[k];
+            if (e.node >= 0 && NODE(&rd, e.node)->noutputs <= e.output)
+                NODE(&rd, e.node)->noutputs = e.output + 1;
         }
+    node_info *nodes = NODE(&rd, 0);
     int *by_position = order_nodes(nodes, n);
+    for (int p = 0, id = 0; p < n; p++) /* the JSON's ids: a call drawn as its body is not written */
+        nodes[by_position[p]].order = nodes[by_position[p]].body ? -1 : id++;
     GString *out = g_string_new("{\"format\": \"twb-graph\", \"version\": 1, \"function\": ");
     append_json_string(out, function);
     g_string_append(out, ", \"inputs\": [], \"outputs\": [], \"nodes\": [");
-    for (int p = 0; p < n; p++)
-        append_node(out, nodes, by_position[p], p);
+    for (int p = 0, id = 0; p < n; p++)
+        if (!nodes[by_position[p]].body)
+            append_node(out, nodes, by_position[p], id++);
     g_string_append(out, "]}\n");
     g_free(by_position);
     result = g_string_free(out, FALSE);
+    int unused = library ? (int)g_hash_table_size(rd.functions) - (int)g_hash_table_size(rd.drawn) : 0;
+    GString *note = g_string_new(NULL);
     if (unknown)
-        snprintf(why, why_size, "%d input%s name%s no node of the graph (left out)", unknown, unknown == 1 ? "" : "s",
-                 unknown == 1 ? "s" : "");
+        g_string_append_printf(note, "%d input%s name%s no node of the graph (left out)", unknown,
+                               unknown == 1 ? "" : "s", unknown == 1 ? "s" : "");
+    if (rd.duplicates)
+        g_string_append_printf(note, "%s%d function node%s of a name taken in %s function (left out)",
+                               note->len ? "; " : "", rd.duplicates, rd.duplicates == 1 ? "" : "s",
+                               rd.duplicates == 1 ? "its" : "their");
+    if (unused > 0)
+        g_string_append_printf(note, "%s%d library function%s called by no node drawn (not drawn)",
+                               note->len ? "; " : "", unused, unused == 1 ? "" : "s");
+    g_strlcpy(why, note->str, why_size);
+    g_string_free(note, TRUE);
 out:
-    for (int i = 0; i < n; i++)
-        g_free(nodes[i].inputs);
-    g_free(nodes);
-    g_hash_table_unref(index);
+    for (guint i = 0; i < rd.nodes->len; i++) {
+        g_free(NODE(&rd, i)->inputs);
+        g_free(NODE(&rd, i)->name);
+        g_free(NODE(&rd, i)->scope);
+    }
+    g_array_free(rd.nodes, TRUE);
+    g_ptr_array_free(rd.frames, TRUE);
+    g_hash_table_unref(rd.functions);
+    g_hash_table_unref(rd.drawn);
     tensorflow__graph_def__free_unpacked(g, NULL);
     return result;
 }

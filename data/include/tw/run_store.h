@@ -84,6 +84,10 @@ typedef struct {
 
 /* Runs by start time, oldest first; runs in the trash are left out. */
 int tw_run_store_list_runs(tw_run_store *store, tw_run_info **runs, int *n);
+/* A number that changes whenever another connection commits to the file
+ * (SQLite's PRAGMA data_version): a reader that finds the number it saw
+ * last has nothing new to read. 0, or -1 with a message. */
+int tw_run_store_data_version(tw_run_store *store, int64_t *version);
 int tw_run_store_get_run(tw_run_store *store, const char *name, tw_run_info *run);
 void tw_run_info_clear(tw_run_info *run);
 void tw_run_info_free(tw_run_info *runs, int n);
