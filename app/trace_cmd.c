@@ -1,11 +1,13 @@
 /* twb trace MODEL.json [--checkpoint FILE] --batch N --output FILE.twbgraph
  *
  * Loads a Keras model file (and trained weights), traces its inference
- * forward pass (tw_model_call with training off, inside a tw_function) for
- * a float32 batch of N examples of the model's input shape, and writes the
+ * forward pass (tw_model_call_n with training off, inside a tw_function)
+ * for a float32 batch of N examples of each of the model's inputs' shapes
+ * (a Functional model's several inputs and outputs too), and writes the
  * graph with its weights as a graph file (tw/graph_file.h) that
  * `twb run-graph` runs without the model file. */
 #include <errno.h>
+#include <glib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,49 +68,91 @@ static int parse_args(trace_options *o, int argc, char **argv)
     return 0;
 }
 
-static int forward(tw_tensor *const *inputs, int ninputs, tw_tensor **outputs, int max_outputs, void *user_data)
+static int forward(tw_tensor *const *inputs, int ninputs, tw_tensor **outputs, int max_outputs, void *model)
 {
-    (void)ninputs;
-    (void)max_outputs;
-    outputs[0] = tw_model_call(user_data, inputs[0], false);
-    return outputs[0] ? 1 : -1;
+    if (tw_model_noutputs(model) > max_outputs)
+        return tw_error_set("the model has %d outputs; a traced function returns at most %d",
+                            tw_model_noutputs(model), max_outputs);
+    return tw_model_call_n(model, ninputs, inputs, outputs, false);
 }
 
-/* The model with its weights: restored from the checkpoint, or freshly
- * initialised (seed 0) without one. */
-static int prepare(tw_model *model, const trace_options *o, tw_shape *input)
+/* Input k's declared shape with its batch axis: a Functional model's
+ * InputLayer's, a Sequential model's first layer's. */
+static bool declared_input(tw_model *model, int k, tw_shape *shape)
 {
-    const tw_shape *declared = tw_model_input_shape(model);
-    if (!declared)
-        return tw_error_set("%s: the model declares no input shape (an InputLayer or batch_input_shape on its first "
-                            "layer); a graph needs one",
-                            o->model_path);
-    *input = *declared;
-    input->dims[0] = o->batch;
-    for (int i = 1; i < input->ndim; i++)
-        if (input->dims[i] < 1)
-            return tw_error_set("%s: the input shape's dimension %d is unknown; a graph needs every size", o->model_path,
-                                i);
+    if (!tw_layer_is_functional(model)) {
+        const tw_shape *s = tw_model_input_shape(model);
+        if (s)
+            *shape = *s;
+        return s != NULL;
+    }
+    tw_keras_history h;
+    tw_shape outputs[TW_MAX_LAYER_IO];
+    if (tw_functional_input(model, k, &h) < 0 ||
+        tw_functional_call_outputs(model, h.layer, h.node_index, outputs) <= h.tensor_index)
+        return false;
+    *shape = outputs[h.tensor_index];
+    return true;
+}
+
+/* The model with its weights (restored from the checkpoint, or freshly
+ * initialised, seed 0, without one) and the shape of each of its inputs
+ * for a batch of o->batch. */
+static int prepare(tw_model *model, const trace_options *o, int ninputs, tw_shape *inputs)
+{
+    for (int k = 0; k < ninputs; k++) {
+        if (!declared_input(model, k, &inputs[k]))
+            return tw_error_set("%s: the model declares no input shape (an InputLayer or batch_input_shape on its "
+                                "first layer); a graph needs one",
+                                o->model_path);
+        inputs[k].dims[0] = o->batch;
+        for (int i = 1; i < inputs[k].ndim; i++)
+            if (inputs[k].dims[i] < 1)
+                return tw_error_set("%s: input %d's shape has dimension %d unknown; a graph needs every size",
+                                    o->model_path, k, i);
+    }
     if (o->checkpoint && tw_checkpoint_restore(o->checkpoint, model, NULL) < 0)
         return -1;
     return tw_layer_built(model) ? 0 : tw_model_build(model, NULL, 0);
 }
 
-static int trace_and_save(tw_model *model, const trace_options *o, const tw_shape *input)
+/* "float32 (4, 28, 28)" for each output of the graph, comma-separated. */
+static void describe_outputs(const tw_graph *g, GString *out)
+{
+    for (int k = 0; k < tw_graph_noutputs(g); k++) {
+        char text[160];
+        const int64_t *shape;
+        int output;
+        int node = tw_graph_output(g, k, &output);
+        int ndim = tw_graph_node_output_shape(g, node, output, &shape);
+        g_string_append_printf(out, "%s%s %s", k ? ", " : "", tw_dtype_name(tw_graph_node_output_dtype(g, node, output)),
+                               tw_shape_str(ndim, shape, text, sizeof text));
+    }
+}
+
+static int trace_and_save(tw_model *model, const trace_options *o, int ninputs, const tw_shape *inputs)
 {
     tw_function *f = tw_function_new(tw_layer_name(model), forward, model);
     tw_scope_begin();
-    tw_tensor *x = f ? tw_zeros(TW_FLOAT32, input->ndim, input->dims) : NULL;
-    const tw_graph *g = x ? tw_function_get_graph(f, 1, &x) : NULL;
+    tw_tensor *x[TW_MAX_LAYER_IO] = {NULL};
+    bool made = f != NULL;
+    for (int k = 0; made && k < ninputs; k++)
+        made = (x[k] = tw_zeros(TW_FLOAT32, inputs[k].ndim, inputs[k].dims)) != NULL;
+    const tw_graph *g = made ? tw_function_get_graph(f, ninputs, x) : NULL;
     int rc = g ? tw_graph_save(o->output, g) : -1;
     if (rc == 0) {
-        char in[160], out[160];
-        const int64_t *shape;
-        int output_node = tw_graph_output(g, 0, NULL);
-        int ndim = tw_graph_node_output_shape(g, output_node, 0, &shape);
-        printf("%s: traced '%s' for input float32 %s: %d nodes, output %s %s\n", o->output, tw_graph_function_name(g),
-               tw_shape_str(input->ndim, input->dims, in, sizeof in), tw_graph_node_count(g),
-               tw_dtype_name(tw_graph_node_output_dtype(g, output_node, 0)), tw_shape_str(ndim, shape, out, sizeof out));
+        GString *ins = g_string_new(NULL), *outs = g_string_new(NULL);
+        for (int k = 0; k < ninputs; k++) {
+            char text[160];
+            g_string_append_printf(ins, "%sfloat32 %s", k ? ", " : "",
+                                   tw_shape_str(inputs[k].ndim, inputs[k].dims, text, sizeof text));
+        }
+        describe_outputs(g, outs);
+        printf("%s: traced '%s' for input%s %s: %d nodes, output%s %s\n", o->output, tw_graph_function_name(g),
+               ninputs == 1 ? "" : "s", ins->str, tw_graph_node_count(g), tw_graph_noutputs(g) == 1 ? "" : "s",
+               outs->str);
+        g_string_free(ins, TRUE);
+        g_string_free(outs, TRUE);
     }
     tw_scope_end();
     tw_function_free(f);
@@ -129,8 +173,13 @@ int twb_trace_command(int argc, char **argv)
     if (rc)
         return rc;
     tw_model *model = tw_model_open(o.model_path);
-    tw_shape input;
-    rc = model && prepare(model, &o, &input) == 0 ? trace_and_save(model, &o, &input) : -1;
+    tw_shape inputs[TW_MAX_LAYER_IO];
+    int ninputs = model ? tw_model_ninputs(model) : 0;
+    if (model && (ninputs < 1 || ninputs > TW_MAX_LAYER_IO))
+        rc = tw_error_set("%s: the model has %d inputs; a graph is traced for 1 to %d", o.model_path, ninputs,
+                          TW_MAX_LAYER_IO);
+    else
+        rc = model && prepare(model, &o, ninputs, inputs) == 0 ? trace_and_save(model, &o, ninputs, inputs) : -1;
     if (rc)
         fprintf(stderr, "twb trace: %s\n", tw_last_error());
     tw_layer_unref(model);

@@ -240,10 +240,38 @@ static tw_model *open_checkpoint(const char *path)
     return model;
 }
 
+/* A file named .keras or .h5 whose bytes are neither a zip archive nor
+ * HDF5 (an empty file, a damaged start, a download that kept an error
+ * page): refused as what its name promises, not read as JSON, whose reader
+ * would report a JSON syntax error. 0 when the name promises neither. */
+static int refuse_misnamed(const char *path, tw_model_format format)
+{
+    if (format != TW_MODEL_FORMAT_JSON)
+        return 0;
+    const char *dot = strrchr(path, '.');
+    if (!dot || strchr(dot, '/'))
+        return 0;
+    bool keras = !g_ascii_strcasecmp(dot, ".keras");
+    if (!keras && g_ascii_strcasecmp(dot, ".h5") && g_ascii_strcasecmp(dot, ".hdf5"))
+        return 0;
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0; /* the file reader says what is wrong with the path */
+    if (st.st_size == 0)
+        return tw_error_set("%s: the file is empty (0 bytes); a %s file is %s", path, keras ? ".keras" : ".h5",
+                            keras ? "a zip archive" : "HDF5");
+    return tw_error_set(keras ? "%s: not a .keras file: no zip signature at its start (a .keras file is a zip "
+                                "archive of metadata.json, config.json and model.weights.h5)"
+                              : "%s: not a Keras .h5 file: no HDF5 signature at its start (corrupt, or not HDF5)",
+                        path);
+}
+
 tw_model *tw_model_open(const char *path)
 {
     last_had_weights = false;
     tw_model_format format = format_of_file(path);
+    if (refuse_misnamed(path, format))
+        return NULL;
     if (format == TW_MODEL_FORMAT_JSON)
         return tw_model_load(path);
     if (format == TW_MODEL_FORMAT_SAFETENSORS) {
@@ -265,6 +293,8 @@ tw_model *tw_model_open(const char *path)
 int tw_model_load_weights(tw_model *model, const char *path)
 {
     tw_model_format format = format_of_file(path);
+    if (refuse_misnamed(path, format))
+        return -1;
     if (format == TW_MODEL_FORMAT_SAFETENSORS)
         return build_for_weights(model, path) || tw_checkpoint_restore(path, model, NULL) ? -1 : 0;
     if (format == TW_MODEL_FORMAT_JSON)

@@ -686,7 +686,8 @@ static JsonParser *parse(const char *json, size_t length, const char *source)
         const char *message = error->message;
         if (g_str_has_prefix(message, "<data>:"))
             message += strlen("<data>:");
-        fail("%s%s%s", source, colon, message);
+        /* A place (line:column) follows the colon directly; words need a space. */
+        fail("%s%s%s%s", source, colon, g_ascii_isdigit(message[0]) || !colon[0] ? "" : " ", message);
         g_error_free(error);
         g_object_unref(parser);
         return NULL;

@@ -213,11 +213,86 @@ static void test_refused_graphs(fixture *f, gconstpointer data)
     tw_scope_end();
 }
 
+/* A Functional model of two inputs and two outputs: traced with both
+ * inputs (a one-input trace refused it: "takes 2 inputs, got 1"), run on
+ * two NPY files into two, giving the eager outputs. A Lambda in the model
+ * is refused by name. */
+#define TWO_BY_TWO(last)                                                                                            \
+    "{\"class_name\": \"Functional\", \"config\": {\"name\": \"two\", \"layers\": ["                                \
+    "{\"class_name\": \"InputLayer\", \"name\": \"a\", \"inbound_nodes\": [], \"config\": {\"name\": \"a\", "      \
+    "\"batch_input_shape\": [null, 3]}}, "                                                                        \
+    "{\"class_name\": \"InputLayer\", \"name\": \"b\", \"inbound_nodes\": [], \"config\": {\"name\": \"b\", "      \
+    "\"batch_input_shape\": [null, 2]}}, "                                                                        \
+    "{\"class_name\": \"Concatenate\", \"name\": \"cat\", \"config\": {\"name\": \"cat\"}, "                       \
+    "\"inbound_nodes\": [[[\"a\", 0, 0, {}], [\"b\", 0, 0, {}]]]}, "                                               \
+    "{\"class_name\": \"Dense\", \"name\": \"d\", \"config\": {\"name\": \"d\", \"units\": 4}, "                   \
+    "\"inbound_nodes\": [[[\"cat\", 0, 0, {}]]]}, " last "], "                                                     \
+    "\"input_layers\": [[\"a\", 0, 0], [\"b\", 0, 0]], \"output_layers\": [[\"d\", 0, 0], [\"e\", 0, 0]]}}"
+
+static void test_two_inputs_two_outputs(fixture *f, gconstpointer data)
+{
+    (void)data;
+    tw_scope_begin();
+    char *model_path = in_dir(f, "two.json"), *b_path = in_dir(f, "b.npy"), *z_path = in_dir(f, "z.npy");
+    const char *json = TWO_BY_TWO("{\"class_name\": \"Dense\", \"name\": \"e\", \"config\": {\"name\": \"e\", "
+                                  "\"units\": 1}, \"inbound_nodes\": [[[\"b\", 0, 0, {}]]]}");
+    g_assert_true(g_file_set_contents(model_path, json, -1, NULL));
+    tw_tensor *a = uniform(3, TW_SHAPE(5, 3)), *b = uniform(4, TW_SHAPE(5, 2));
+    g_assert_cmpint(tw_npy_save(f->x, a), ==, 0);
+    g_assert_cmpint(tw_npy_save(b_path, b), ==, 0);
+    tw_model *model = tw_model_load(model_path);
+    g_assert_nonnull(model);
+    g_assert_cmpint(tw_model_build(model, NULL, 7), ==, 0);
+    g_assert_cmpint(tw_checkpoint_save(f->checkpoint, model, NULL, NULL, NULL), ==, 0);
+    tw_tensor *expected[2];
+    g_assert_cmpint(tw_model_call_n(model, 2, (tw_tensor *[]){a, b}, expected, false), ==, 2);
+    tw_layer_unref(model);
+
+    twb_run run = run_twb("trace", model_path, "--checkpoint", f->checkpoint, "--batch", "5", "--output", f->graph,
+                          NULL);
+    g_test_message("%s%s", run.out, run.err);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(strstr(run.out, "traced 'two' for inputs float32 (5, 3), float32 (5, 2)"));
+    g_assert_nonnull(strstr(run.out, "outputs float32 (5, 4), float32 (5, 1)"));
+    twb_run_clear(&run);
+    run = run_twb("run-graph", f->graph, "--input", f->x, "--input", b_path, "--output", f->y, "--output", z_path,
+                  NULL);
+    g_test_message("%s%s", run.out, run.err);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    twb_run_clear(&run);
+    const char *outs[2] = {f->y, z_path};
+    for (int k = 0; k < 2; k++) {
+        tw_tensor *got = tw_npy_load(outs[k]);
+        g_assert_nonnull(got);
+        g_assert_cmpint(tw_tensor_numel(got), ==, tw_tensor_numel(expected[k]));
+        const float *e = tw_tensor_data(expected[k]), *g = tw_tensor_data(got);
+        for (int64_t i = 0; i < tw_tensor_numel(got); i++)
+            g_assert_cmpfloat(fabs((double)e[i] - g[i]), <=, 1e-6);
+    }
+
+    /* The second output a Lambda: the trace names it. */
+    json = TWO_BY_TWO("{\"class_name\": \"Lambda\", \"name\": \"e\", \"config\": {\"name\": \"e\", \"function\": "
+                      "[\"4wEAAA==\", null, null], \"function_type\": \"lambda\", \"output_shape\": [1], "
+                      "\"output_shape_type\": \"raw\"}, \"inbound_nodes\": [[[\"b\", 0, 0, {}]]]}");
+    g_assert_true(g_file_set_contents(model_path, json, -1, NULL));
+    run = run_twb("trace", model_path, "--batch", "5", "--output", f->graph, NULL);
+    g_test_message("%s%s", run.out, run.err);
+    g_assert_cmpint(run.exit_status, ==, 1);
+    g_assert_nonnull(strstr(run.err, "Lambda 'e': runs Python code saved in the Keras file (a lambda), which cannot "
+                                     "run here"));
+    twb_run_clear(&run);
+    g_free(model_path);
+    g_free(b_path);
+    g_free(z_path);
+    tw_scope_end();
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add("/cli/graph/trace_and_run", fixture, NULL, setup, test_trace_and_run, teardown);
     g_test_add("/cli/graph/bad_input", fixture, NULL, setup, test_bad_input, teardown);
     g_test_add("/cli/graph/refused_graphs", fixture, NULL, setup, test_refused_graphs, teardown);
+    g_test_add("/cli/graph/two_inputs_two_outputs", fixture, NULL, setup, test_two_inputs_two_outputs, teardown);
     return g_test_run();
 }

@@ -589,6 +589,20 @@ static void test_bad_files(void)
     assert_refused(bad_keras, NULL);
     g_free(copy);
 
+    /* A damaged start, text and an empty file under each name: refused as
+     * what the name promises, not as JSON with a syntax error. */
+    uint8_t *start = g_memdup2(h5_bytes, h5_size);
+    memcpy(start, "garbage!", 8);
+    write_bytes(bad, start, h5_size);
+    assert_refused(bad, "not a Keras .h5 file: no HDF5 signature at its start");
+    write_bytes(bad_keras, (const uint8_t *)"not a zip\n", 10);
+    assert_refused(bad_keras, "not a .keras file: no zip signature at its start");
+    write_bytes(bad, start, 0);
+    assert_refused(bad, "the file is empty (0 bytes); a .h5 file is HDF5");
+    write_bytes(bad_keras, start, 0);
+    assert_refused(bad_keras, "the file is empty (0 bytes); a .keras file is a zip archive");
+    g_free(start);
+
     /* A zip with no config.json, and one whose config.json inflates past the cap. */
     zip_t *za = zip_open(bad_keras, ZIP_CREATE | ZIP_TRUNCATE, NULL);
     g_assert_nonnull(za);
