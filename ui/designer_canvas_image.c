@@ -151,6 +151,17 @@ void tw_designer_image_paint(tw_designer_image *im, GtkWidget *widget, cairo_t *
      * a factor of two (beyond, too few or too many tiles would show). */
     double ratio = im->zoom > 0 ? view->zoom / im->zoom : 0;
     gboolean scalable = zoom_moving && g_hash_table_size(im->tiles) > 0 && ratio >= 0.5 && ratio <= 2;
+    if (zoom_moving && im->zoom != view->zoom && !scalable) {
+        /* Drawn directly, tiles kept, until the zoom settles: a frame of
+         * the zoom gesture costs one drawing of the view, not of its tiles. */
+        cairo_save(cr);
+        cairo_rectangle(cr, 0, 0, width, height);
+        cairo_clip(cr);
+        tw_designer_viewport direct = {view->zoom, view->ox - px, view->oy - py};
+        tw_designer_draw_document(cr, doc, &direct, overlay);
+        cairo_restore(cr);
+        return;
+    }
     double fx = view->ox - floor(view->ox), fy = view->oy - floor(view->oy);
     gboolean same_place = im->zoom == view->zoom ? im->fx == fx && im->fy == fy : scalable;
     if (im->content != content || im->scale != scale || !same_place) {

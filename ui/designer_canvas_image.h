@@ -9,7 +9,8 @@
  * outside the view are dropped. All are dropped when what is drawn changes
  * (the canvas counts its changes in `content`). While the canvas says the
  * zoom is moving, tiles of another zoom (within a factor of two) are shown
- * scaled; once it settles they are drawn anew at the new zoom. The
+ * scaled, and beyond that the view is drawn directly; once the zoom
+ * settles the tiles are drawn anew at it. The
  * document is read on the main loop, as the canvas does. Tiles are never
  * drawn on after they are made, and frames paint them as kept images
  * (widget_image.h), so no frame's Cairo node makes a copy of one. */
