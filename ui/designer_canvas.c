@@ -8,9 +8,11 @@
 #include "designer_arrange.h"
 #include "designer_blocks.h"
 #include "designer_canvas_draw.h"
+#include "designer_canvas_image.h"
 
 #define REACH 9.0  /* pixels: how near a port or an edge the pointer must be */
 #define NUDGE 10.0 /* document units an arrow key moves the selection */
+#define ZOOM_SETTLE_MS 150 /* the zoom still this long: the image is drawn at it */
 
 typedef enum { DRAG_NONE, DRAG_CONNECT, DRAG_MOVE, DRAG_BAND, DRAG_MINIMAP } DragKind;
 
@@ -31,6 +33,9 @@ struct _TwDesignerCanvas {
     double pan_x, pan_y; /* the viewport's offset when a pan began */
     guint generation;    /* bumped on every change: an arrange of an older document is dropped */
     GCancellable *arrange;
+    tw_designer_image *image; /* the drawing kept between frames */
+    guint content;            /* bumped whenever what is drawn changes, the viewport aside */
+    guint zoom_settle;        /* the zoom moved lately: the image is shown scaled until this fires */
 };
 
 enum { SELECTION_CHANGED, ARRANGED, N_SIGNALS };
@@ -78,9 +83,16 @@ static void clear_selection(TwDesignerCanvas *c)
     c->edge_node = -1;
 }
 
+/* What is drawn changed (not only the viewport). */
+static void redraw(TwDesignerCanvas *c)
+{
+    c->content++;
+    gtk_widget_queue_draw(GTK_WIDGET(c));
+}
+
 static void selection_changed(TwDesignerCanvas *c)
 {
-    gtk_widget_queue_draw(GTK_WIDGET(c));
+    redraw(c);
     g_signal_emit(c, signals[SELECTION_CHANGED], 0);
 }
 
@@ -383,7 +395,7 @@ gboolean tw_designer_canvas_toggle_nested(TwDesignerCanvas *c, int node)
     if (count && !tw_model_doc_move_nodes(c->doc, below, count, 0, extra, &error))
         report(c, "make room", error);
     g_free(below);
-    gtk_widget_queue_draw(GTK_WIDGET(c));
+    redraw(c);
     return TRUE;
 }
 
@@ -481,7 +493,7 @@ static void drag_update(TwDesignerCanvas *c, double x, double y)
         return;
     }
     to_doc(c, x, y, &c->x1, &c->y1);
-    gtk_widget_queue_draw(GTK_WIDGET(c));
+    redraw(c);
 }
 
 static int connect_target(TwDesignerCanvas *c)
@@ -519,7 +531,7 @@ static void drag_end(TwDesignerCanvas *c)
         }
         selection_changed(c);
     }
-    gtk_widget_queue_draw(GTK_WIDGET(c));
+    redraw(c);
 }
 
 void tw_designer_canvas_drag(TwDesignerCanvas *c, double x0, double y0, double x1, double y1, GdkModifierType state)
@@ -576,7 +588,7 @@ static void on_drag_end(GtkGestureDrag *gesture, double dx, double dy, TwDesigne
     /* A press without a move is a click (on_pressed) unless it began on a port. */
     if (fabs(dx) < 3 && fabs(dy) < 3) {
         c->drag = DRAG_NONE;
-        gtk_widget_queue_draw(GTK_WIDGET(c));
+        redraw(c);
         return;
     }
     on_drag_update(gesture, dx, dy, c);
@@ -603,19 +615,36 @@ static void on_pan_begin(GtkGestureDrag *gesture, double x, double y, TwDesigner
 
 static void on_pan_update(GtkGestureDrag *gesture, double dx, double dy, TwDesignerCanvas *c)
 {
-    c->view.ox = c->pan_x + dx;
-    c->view.oy = c->pan_y + dy;
+    tw_designer_canvas_pan(c, c->pan_x + dx - c->view.ox, c->pan_y + dy - c->view.oy);
+}
+
+void tw_designer_canvas_pan(TwDesignerCanvas *c, double dx, double dy)
+{
+    c->view.ox += dx;
+    c->view.oy += dy;
     c->fitted_once = TRUE;
     gtk_widget_queue_draw(GTK_WIDGET(c));
 }
 
 /* ---- viewport ------------------------------------------------------------- */
+static gboolean zoom_settled(gpointer data)
+{
+    TwDesignerCanvas *c = data;
+    c->zoom_settle = 0;
+    gtk_widget_queue_draw(GTK_WIDGET(c));
+    return G_SOURCE_REMOVE;
+}
+
+/* Frames meanwhile show the kept image scaled, until the zoom is still
+ * for ZOOM_SETTLE_MS (designer_canvas_image.h). */
 void tw_designer_canvas_zoom(TwDesignerCanvas *c, double factor, double x, double y)
 {
     double zoom = CLAMP(c->view.zoom * factor, 0.01, 4.0);
     c->view.ox = x - (x - c->view.ox) * zoom / c->view.zoom;
     c->view.oy = y - (y - c->view.oy) * zoom / c->view.zoom;
     c->view.zoom = zoom;
+    g_clear_handle_id(&c->zoom_settle, g_source_remove);
+    c->zoom_settle = g_timeout_add(ZOOM_SETTLE_MS, zoom_settled, c);
     gtk_widget_queue_draw(GTK_WIDGET(c));
 }
 
@@ -669,9 +698,7 @@ static gboolean on_scroll(GtkEventControllerScroll *scroll, double dx, double dy
             gdk_event_get_position(event, &x, &y);
         tw_designer_canvas_zoom(c, pow(1.1, -dy), x, y);
     } else {
-        c->view.ox -= dx * 30;
-        c->view.oy -= dy * 30;
-        gtk_widget_queue_draw(GTK_WIDGET(c));
+        tw_designer_canvas_pan(c, -dx * 30, -dy * 30);
     }
     c->fitted_once = TRUE;
     return TRUE;
@@ -723,6 +750,8 @@ void tw_designer_canvas_arrange(TwDesignerCanvas *c)
     if (c->arrange)
         g_cancellable_cancel(c->arrange);
     g_clear_object(&c->arrange);
+    g_clear_handle_id(&c->zoom_settle, g_source_remove);
+    g_clear_pointer(&c->image, tw_designer_image_free);
     ArrangeJob *job = g_new0(ArrangeJob, 1);
     job->n = tw_model_doc_n_layers(c->doc);
     job->generation = c->generation;
@@ -921,7 +950,7 @@ static void on_doc_changed(TwModelDoc *doc, TwDesignerCanvas *c)
 {
     c->generation++;
     sync_selection_size(c);
-    gtk_widget_queue_draw(GTK_WIDGET(c));
+    redraw(c);
 }
 
 static void on_doc_loaded(TwModelDoc *doc, GParamSpec *pspec, TwDesignerCanvas *c)
@@ -959,7 +988,19 @@ static void tw_designer_canvas_snapshot(GtkWidget *widget, GtkSnapshot *snapshot
         overlay.hover_target = c->drag == DRAG_CONNECT ? connect_target(c) : -1;
     }
     cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &GRAPHENE_RECT_INIT(0, 0, w, h));
-    tw_designer_draw(cr, c->doc, &c->view, w, h, &overlay);
+    if (c->image && (c->drag == DRAG_NONE || c->drag == DRAG_MINIMAP)) {
+        /* The kept image; its content is this widget's changes and the
+         * selection (hashed, so that no path that changes it is missed). */
+        guint content = c->content * 31u + (guint)c->edge_node * 7u + (guint)c->edge_input;
+        for (guint i = 0; i < c->selected->len; i++)
+            content = content * 33u + (guint)g_array_index(c->selected, gboolean, i);
+        tw_designer_image_paint(c->image, widget, cr, c->doc, &c->view, w, h, content, c->zoom_settle != 0,
+                                &overlay);
+        tw_designer_draw_minimap(cr, c->doc, &c->view, w, h);
+    } else {
+        /* Moving boxes, a new edge or the rubber band: drawn afresh. */
+        tw_designer_draw(cr, c->doc, &c->view, w, h, &overlay);
+    }
     cairo_destroy(cr);
 }
 
@@ -969,6 +1010,8 @@ static void tw_designer_canvas_dispose(GObject *object)
     if (c->arrange)
         g_cancellable_cancel(c->arrange);
     g_clear_object(&c->arrange);
+    g_clear_handle_id(&c->zoom_settle, g_source_remove);
+    g_clear_pointer(&c->image, tw_designer_image_free);
     if (c->doc)
         g_signal_handlers_disconnect_by_data(c->doc, c);
     g_clear_object(&c->doc);
@@ -1001,6 +1044,7 @@ static void tw_designer_canvas_init(TwDesignerCanvas *c)
     c->primary = -1;
     c->edge_node = -1;
     c->view.zoom = 1.0;
+    c->image = tw_designer_image_new();
     GtkWidget *widget = GTK_WIDGET(c);
     gtk_widget_set_focusable(widget, TRUE);
     gtk_widget_set_hexpand(widget, TRUE);

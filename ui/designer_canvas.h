@@ -85,6 +85,8 @@ void tw_designer_canvas_arrange(TwDesignerCanvas *canvas);
 gboolean tw_designer_canvas_arranging(TwDesignerCanvas *canvas);
 void tw_designer_canvas_fit(TwDesignerCanvas *canvas);
 void tw_designer_canvas_zoom(TwDesignerCanvas *canvas, double factor, double x, double y);
+/* The view moved by (dx, dy) widget pixels (a middle-button drag, scrolling). */
+void tw_designer_canvas_pan(TwDesignerCanvas *canvas, double dx, double dy);
 double tw_designer_canvas_scale(TwDesignerCanvas *canvas);
 /* Where the minimap is now (widget pixels); FALSE when none is shown. */
 gboolean tw_designer_canvas_minimap(TwDesignerCanvas *canvas, tw_designer_minimap *map);

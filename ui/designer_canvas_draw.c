@@ -391,7 +391,21 @@ static void route_path(cairo_t *cr, const double *p, int n)
     cairo_line_to(cr, p[2 * n - 2], p[2 * n - 1]);
 }
 
-static void draw_edges(cairo_t *cr, TwModelDoc *doc, const tw_designer_overlay *o)
+/* Whether any of the route's points' bounding box, widened by a stroke,
+ * meets the doc-unit rectangle (x0, y0)-(x1, y1). */
+static gboolean route_meets(const double *p, int n, double x0, double y0, double x1, double y1)
+{
+    double a = G_MAXDOUBLE, b = G_MAXDOUBLE, c = -G_MAXDOUBLE, d = -G_MAXDOUBLE;
+    for (int k = 0; k < n; k++) {
+        a = MIN(a, p[2 * k]), c = MAX(c, p[2 * k]);
+        b = MIN(b, p[2 * k + 1]), d = MAX(d, p[2 * k + 1]);
+    }
+    return c >= x0 - 4 && a <= x1 + 4 && d >= y0 - 4 && b <= y1 + 4;
+}
+
+/* The edges whose routes meet the doc-unit rectangle (x0, y0)-(x1, y1). */
+static void draw_edges(cairo_t *cr, TwModelDoc *doc, const tw_designer_overlay *o, double x0, double y0, double x1,
+                       double y1)
 {
     const route_cache *cache = all_routes(doc, o);
     int k = 0;
@@ -399,6 +413,8 @@ static void draw_edges(cairo_t *cr, TwModelDoc *doc, const tw_designer_overlay *
         for (int e = 0; e < tw_model_doc_node_ninputs(doc, i); e++) {
             int n;
             const double *p = cached_route(cache, k++, &n);
+            if (!route_meets(p, n, x0, y0, x1, y1))
+                continue;
             gboolean selected = o->edge_node == i && o->edge_input == e;
             if (selected)
                 cairo_set_source_rgb(cr, 0.15, 0.45, 0.9);
@@ -613,18 +629,18 @@ static void draw_minimap(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewpor
     cairo_restore(cr);
 }
 
-void tw_designer_draw(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *view, double width, double height,
-                      const tw_designer_overlay *o)
+void tw_designer_draw_document(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *view,
+                               const tw_designer_overlay *o)
 {
     cairo_save(cr);
     cairo_set_source_rgb(cr, 0.94, 0.94, 0.95);
     cairo_paint(cr);
     cairo_translate(cr, view->ox, view->oy);
     cairo_scale(cr, view->zoom, view->zoom);
-    /* The part of the document in view, for culling boxes. */
-    double x0 = -view->ox / view->zoom, y0 = -view->oy / view->zoom;
-    double x1 = x0 + width / view->zoom, y1 = y0 + height / view->zoom;
-    draw_edges(cr, doc, o);
+    /* The part of the document inside the clip, for culling. */
+    double x0, y0, x1, y1;
+    cairo_clip_extents(cr, &x0, &y0, &x1, &y1);
+    draw_edges(cr, doc, o, x0, y0, x1, y1);
     PangoLayout *layout = pango_cairo_create_layout(cr);
     for (int i = 0; i < tw_model_doc_n_layers(doc); i++) {
         double x, y;
@@ -649,6 +665,22 @@ void tw_designer_draw(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *
         cairo_set_line_width(cr, 1.0 / view->zoom);
         cairo_stroke(cr);
     }
+    cairo_restore(cr);
+}
+
+void tw_designer_draw_minimap(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *view, double width,
+                              double height)
+{
+    draw_minimap(cr, doc, view, width, height);
+}
+
+void tw_designer_draw(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *view, double width, double height,
+                      const tw_designer_overlay *o)
+{
+    cairo_save(cr);
+    cairo_rectangle(cr, 0, 0, width, height);
+    cairo_clip(cr);
+    tw_designer_draw_document(cr, doc, view, o);
     cairo_restore(cr);
     draw_minimap(cr, doc, view, width, height);
 }

@@ -67,8 +67,15 @@ void tw_designer_format_count(int64_t n, char *buf, size_t size);
  * while unknown); g_free. */
 char *tw_designer_box_shapes(TwModelDoc *doc, int node);
 
-/* Draw the document into a width x height widget area. */
+/* Draw the document into a width x height widget area, minimap included. */
 void tw_designer_draw(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *view, double width, double height,
                       const tw_designer_overlay *overlay);
+/* Its parts: the document (background, edges, boxes, the overlay's new
+ * edge and rubber band) inside cr's clip, only the edges and boxes that
+ * meet it drawn; the minimap of a width x height widget area over it. */
+void tw_designer_draw_document(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *view,
+                               const tw_designer_overlay *overlay);
+void tw_designer_draw_minimap(cairo_t *cr, TwModelDoc *doc, const tw_designer_viewport *view, double width,
+                              double height);
 
 #endif

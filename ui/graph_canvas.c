@@ -11,9 +11,15 @@
 #define MAX_SCALE 4.0
 #define MAIN_LOOP_RENDER_MS 2.0 /* a drawing that took longer goes to a thread next time */
 #define MAIN_LOOP_NODES 300     /* the first drawing of a graph this small is on the main loop */
+/* The image covers the view and a margin of this share of its width and
+ * height on every side, so that a pan only moves it; a new one, centred on
+ * the view, is drawn in a thread once the view has moved half a margin
+ * off the image's centre, before it reaches the image's edge. */
+#define MARGIN 0.5
 
 /* The graph drawn for one state: the arrangement, selection, highlight
- * and viewport it shows. Under GSK's GL renderer frames show it as a
+ * and zoom it shows, over the view and its margins (viewport: the
+ * image's top-left corner). Under GSK's GL renderer frames show it as a
  * texture (uploaded once); under its Cairo renderer it is painted from a
  * Cairo node (a texture would be copied every frame), as chart_view.c. */
 typedef struct {
@@ -77,6 +83,17 @@ static void changed(TwGraphCanvas *c)
 
 /* ---- the image ------------------------------------------------------------------ */
 
+/* The margins around a width x height view, in widget pixels. */
+static int margin_x(int width)
+{
+    return (int)(width * MARGIN);
+}
+
+static int margin_y(int height)
+{
+    return (int)(height * MARGIN);
+}
+
 /* Everything a drawing needs, owned, so that a thread can draw it. */
 typedef struct {
     tw_image_job base;
@@ -104,14 +121,17 @@ static void render_job_finalize(tw_image_job *base)
     g_free(job->highlighted);
 }
 
+/* A drawing of the view (width x height) and its margins. */
 static render_job *render_job_new(TwGraphCanvas *c, int width, int height, int scale, gboolean dark)
 {
     render_job *job = g_new0(render_job, 1);
-    job->base = (tw_image_job){.width = width, .height = height, .scale = scale, .draw = render_job_draw,
-                               .finalize = render_job_finalize};
+    int mx = margin_x(width), my = margin_y(height);
+    job->base = (tw_image_job){.width = width + 2 * mx, .height = height + 2 * my, .scale = scale,
+                               .draw = render_job_draw, .finalize = render_job_finalize};
     job->dark = dark;
     job->generation = c->generation;
-    job->viewport = c->viewport;
+    job->viewport = (tw_graph_viewport){c->viewport.scale, c->viewport.origin_x - mx / c->viewport.scale,
+                                        c->viewport.origin_y - my / c->viewport.scale};
     job->arrangement = tw_graph_arrangement_ref(c->arrangement);
     job->selected = c->selected;
     job->color_by = c->color_by;
@@ -137,16 +157,39 @@ static void take_image(TwGraphCanvas *c, render_job *job)
     tw_image_job_free(&job->base);
 }
 
-static gboolean same_viewport(const tw_graph_viewport *a, const tw_graph_viewport *b)
+/* The view's top-left corner in the image's pixels (at the image's zoom). */
+static void view_in_image(const graph_image *im, const tw_graph_viewport *now, double *x, double *y)
 {
-    return a->scale == b->scale && a->origin_x == b->origin_x && a->origin_y == b->origin_y;
+    *x = (now->origin_x - im->viewport.origin_x) * im->viewport.scale;
+    *y = (now->origin_y - im->viewport.origin_y) * im->viewport.scale;
 }
 
+/* The image shows what is drawn now, at the current zoom. */
+static gboolean image_same(TwGraphCanvas *c, int scale, gboolean dark)
+{
+    const graph_image *im = &c->image;
+    return im->surface && im->generation == c->generation && im->scale == scale && im->dark == dark &&
+           im->viewport.scale == c->viewport.scale;
+}
+
+/* ... and covers the whole view. */
 static gboolean image_current(TwGraphCanvas *c, int width, int height, int scale, gboolean dark)
 {
     const graph_image *im = &c->image;
-    return im->surface && im->generation == c->generation && im->width == width && im->height == height &&
-           im->scale == scale && im->dark == dark && same_viewport(&im->viewport, &c->viewport);
+    double x, y;
+    view_in_image(im, &c->viewport, &x, &y);
+    return image_same(c, scale, dark) && x >= 0 && y >= 0 && x + width <= im->width && y + height <= im->height;
+}
+
+/* ... and the view is within half a margin of the image's centre. */
+static gboolean image_centred(TwGraphCanvas *c, int width, int height, int scale, gboolean dark)
+{
+    const graph_image *im = &c->image;
+    double x, y;
+    view_in_image(im, &c->viewport, &x, &y);
+    double mx = (im->width - width) / 2.0, my = (im->height - height) / 2.0;
+    return image_current(c, width, height, scale, dark) && fabs(x - mx) <= margin_x(width) / 2.0 &&
+           fabs(y - my) <= margin_y(height) / 2.0;
 }
 
 static void rendered(GtkWidget *widget, tw_image_job *job)
@@ -154,16 +197,18 @@ static void rendered(GtkWidget *widget, tw_image_job *job)
     take_image(TW_GRAPH_CANVAS(widget), (render_job *)job);
 }
 
-/* A new image when what is drawn changed: on the main loop when the last
- * one was cheap, else in a thread (one at a time). */
+/* A new image when what is drawn or the zoom changed: on the main loop
+ * when the last one was cheap, else in a thread (one at a time); when the
+ * view has only moved off the image's centre, in a thread, the frames
+ * meanwhile moving the image (panning costs no drawing on the main loop). */
 static void update_image(TwGraphCanvas *c, int width, int height, int scale, gboolean dark)
 {
-    if (c->rendering || image_current(c, width, height, scale, dark))
+    if (c->rendering || image_centred(c, width, height, scale, dark))
         return;
     render_job *job = render_job_new(c, width, height, scale, dark);
     gboolean cheap = c->image.surface ? c->render_ms <= MAIN_LOOP_RENDER_MS
                                       : c->arrangement->layout->nnodes <= MAIN_LOOP_NODES;
-    if (cheap) {
+    if (cheap && !image_current(c, width, height, scale, dark)) {
         tw_image_job_run(&job->base);
         take_image(c, job);
         return;
@@ -201,23 +246,31 @@ static void tw_graph_canvas_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
     float dy = (float)round((then->origin_y - now->origin_y) * now->scale);
     graphene_rect_t whole = GRAPHENE_RECT_INIT(0, 0, im->width, im->height);
     gtk_snapshot_push_clip(snapshot, &area);
-    gtk_snapshot_save(snapshot);
-    gtk_snapshot_translate(snapshot, &GRAPHENE_POINT_INIT(dx, dy));
-    gtk_snapshot_scale(snapshot, zoom, zoom);
     if (tw_widget_cairo_rendered(widget)) {
-        cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &whole);
-        cairo_set_source_surface(cr, im->surface, 0, 0);
-        /* Scaled only until the new image lands: the cheapest filter. */
-        cairo_pattern_set_filter(cairo_get_source(cr), zoom == 1 ? CAIRO_FILTER_NEAREST : CAIRO_FILTER_FAST);
+        /* A Cairo node the size of the view, whatever the image's, the
+         * image's part in view copied in. */
+        cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &area);
+        cairo_translate(cr, dx, dy);
+        cairo_scale(cr, zoom, zoom);
+        cairo_rectangle(cr, 0, 0, im->width, im->height);
+        cairo_clip(cr);
+        tw_cairo_set_source_kept(cr, im->surface, 0, 0);
+        /* Scaled only until the new image lands: the cheapest filter. At
+         * zoom 1 bilinear is a plain copy on whole pixels and smooth where
+         * the frame itself is scaled (as designer_canvas_image.c). */
+        cairo_pattern_set_filter(cairo_get_source(cr), zoom == 1 ? CAIRO_FILTER_BILINEAR : CAIRO_FILTER_FAST);
         cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE); /* opaque: a copy, no blending */
         cairo_paint(cr);
         cairo_destroy(cr);
     } else {
         if (!im->texture)
             im->texture = tw_texture_of_surface(im->surface);
+        gtk_snapshot_save(snapshot);
+        gtk_snapshot_translate(snapshot, &GRAPHENE_POINT_INIT(dx, dy));
+        gtk_snapshot_scale(snapshot, zoom, zoom);
         gtk_snapshot_append_texture(snapshot, im->texture, &whole);
+        gtk_snapshot_restore(snapshot);
     }
-    gtk_snapshot_restore(snapshot);
     gtk_snapshot_pop(snapshot);
     gboolean current = image_current(c, width, height, scale, dark);
     if (current && !c->drawn && !c->drawn_idle)

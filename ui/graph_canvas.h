@@ -4,11 +4,14 @@
  * a click on a scope's expander or a double click on a scope opens or
  * closes it (the canvas asks, with "scope-toggled"; the view rearranges).
  *
- * The graph is drawn into an image kept between frames: when the last
- * drawing was cheap (a few milliseconds) it is drawn again on the main
- * loop, else in a worker thread, the frames meanwhile showing the last
- * image moved and scaled to the current viewport, so a frame costs the
- * same whatever the graph's size. */
+ * The graph is drawn into an image kept between frames, of the view and
+ * a margin of half its size on every side: when what is drawn or the zoom
+ * changes and the last drawing was cheap (a few milliseconds) it is drawn
+ * again on the main loop, else in a worker thread, the frames meanwhile
+ * showing the last image moved and scaled to the current viewport; a pan
+ * only moves the image, and a new one centred on the view is drawn in a
+ * thread before the view reaches its edge. So a frame costs the same
+ * whatever the graph's size. */
 #ifndef TW_UI_GRAPH_CANVAS_H
 #define TW_UI_GRAPH_CANVAS_H
 

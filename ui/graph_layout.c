@@ -13,28 +13,34 @@
 #define ORDER_SWEEPS 4     /* down and up barycenter sweeps each */
 #define PLACE_SWEEPS 6
 
-/* Compressed adjacency: the neighbours of v are list[start[v] .. start[v+1]). */
+/* Compressed adjacency: the neighbours of v are list[start[v] .. start[v+1]);
+ * bias, when there is one, is added to each neighbour's position when a
+ * layer is ordered by them. */
 typedef struct {
     int *start, *list;
+    double *bias;
 } adjacency;
 
-static adjacency adjacency_new(int n, int m, const int *from, const int *to)
+static adjacency adjacency_new(int n, int m, const int *from, const int *to, const double *bias)
 {
-    adjacency a = {g_new0(int, n + 1), g_new(int, MAX(m, 1))};
+    adjacency a = {g_new0(int, n + 1), g_new(int, MAX(m, 1)), bias ? g_new(double, MAX(m, 1)) : NULL};
     for (int e = 0; e < m; e++)
         a.start[from[e] + 1]++;
     for (int v = 0; v < n; v++)
         a.start[v + 1] += a.start[v];
     int *fill = g_memdup2(a.start, sizeof(int) * (size_t)n);
-    for (int e = 0; e < m; e++)
+    for (int e = 0; e < m; e++) {
+        if (bias)
+            a.bias[fill[from[e]]] = bias[e];
         a.list[fill[from[e]]++] = to[e]; /* edges in input order: deterministic */
+    }
     g_free(fill);
     return a;
 }
 
 static void adjacency_free(adjacency *a)
 {
-    g_free(a->start), g_free(a->list);
+    g_free(a->start), g_free(a->list), g_free(a->bias);
 }
 
 /* Layers by longest path from the sources; an edge that closes a cycle is
@@ -45,7 +51,7 @@ static int *rank_nodes(int n, int m, const int *edges, bool *reversed)
     int *from = g_new(int, MAX(m, 1)), *to = g_new(int, MAX(m, 1)), *ids = g_new(int, MAX(m, 1));
     for (int e = 0; e < m; e++)
         from[e] = edges[2 * e], to[e] = edges[2 * e + 1], ids[e] = e;
-    adjacency out = adjacency_new(n, m, from, ids);
+    adjacency out = adjacency_new(n, m, from, ids, NULL);
     int *indegree = g_new0(int, n), *layer = g_new0(int, n), *queue = g_new(int, n);
     bool *done = g_new0(bool, n);
     for (int e = 0; e < m; e++)
@@ -115,6 +121,14 @@ static void extended_build(extended *x, int n, const double *widths, const doubl
     x->seg_to = g_new(int, MAX(nsegments, 1));
     x->chain_start = g_new(int, m + 1);
     x->chain = g_new(int, nsegments + m);
+    /* A node's inputs are its edges in: the k-th of K in the list lands at
+     * (k + 1/2) / K - 1/2 of the node's width in the layer's order, so that
+     * the layer above orders its feeders as the ports they feed (left to
+     * right) and the last segments into a node do not cross. */
+    int *nin = g_new0(int, n), *kth = g_new(int, MAX(m, 1));
+    double *bias = g_new0(double, MAX(nsegments, 1));
+    for (int e = 0; e < m; e++)
+        kth[e] = nin[edges[2 * e + 1]]++;
     int next = n, s = 0, c = 0;
     for (int e = 0; e < m; e++) {
         int top = edges[2 * e + (reversed[e] ? 1 : 0)], bottom = edges[2 * e + (reversed[e] ? 0 : 1)];
@@ -125,14 +139,17 @@ static void extended_build(extended *x, int n, const double *widths, const doubl
             int v = l == rank[bottom] ? bottom : next++;
             if (v != bottom)
                 x->layer[v] = l, x->width[v] = 0;
+            if (v == bottom && !reversed[e])
+                bias[s] = (kth[e] + 0.5) / nin[bottom] - 0.5;
             x->seg_from[s] = prev, x->seg_to[s] = v, s++;
             x->chain[c++] = v;
             prev = v;
         }
     }
     x->chain_start[m] = c;
-    x->down = adjacency_new(total, nsegments, x->seg_from, x->seg_to);
-    x->up = adjacency_new(total, nsegments, x->seg_to, x->seg_from);
+    x->down = adjacency_new(total, nsegments, x->seg_from, x->seg_to, bias);
+    x->up = adjacency_new(total, nsegments, x->seg_to, x->seg_from, NULL);
+    g_free(nin), g_free(kth), g_free(bias);
 }
 
 static void extended_free(extended *x)
@@ -163,7 +180,7 @@ static void order_layer(int *members, int count, const adjacency *near, const do
         int v = members[i], k0 = near->start[v], k1 = near->start[v + 1];
         double sum = 0;
         for (int k = k0; k < k1; k++)
-            sum += pos[near->list[k]];
+            sum += pos[near->list[k]] + (near->bias ? near->bias[k] : 0);
         scratch[i] = (keyed){v, k1 > k0 ? sum / (k1 - k0) : i};
     }
     qsort(scratch, (size_t)count, sizeof *scratch, keyed_compare);

@@ -35,7 +35,9 @@ typedef struct {
 } tw_layout_rect;
 
 /* Lay out nnodes boxes of the given sizes and nedges edges (from, to pairs;
- * no self loops). Cycles are broken by reversing the edges that close them. */
+ * no self loops). Cycles are broken by reversing the edges that close them.
+ * The edges into a node, in list order, are its inputs left to right: the
+ * boxes feeding a node are ordered as the inputs they feed. */
 tw_graph_layout *tw_graph_layout_new(int nnodes, const double *widths, const double *heights, int nedges,
                                      const int *edges);
 /* Boxes nested in frames (the graph view's open scopes): group 0 is the

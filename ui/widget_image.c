@@ -77,3 +77,48 @@ void tw_image_job_start(GtkWidget *widget, GCancellable **rendering, tw_image_jo
     g_task_run_in_thread(task, run_in_thread);
     g_object_unref(task);
 }
+
+/* ---- a kept image as a source ------------------------------------------------------ */
+
+/* A raster source over the image: each copy of the pattern (a recording
+ * surface keeps one) holds a reference, and no snapshot is taken. */
+static void kept_copy_finish(cairo_pattern_t *pattern, void *data)
+{
+    cairo_surface_destroy(data);
+}
+
+static cairo_status_t kept_copy(cairo_pattern_t *pattern, void *data, const cairo_pattern_t *other)
+{
+    cairo_surface_reference(data);
+    return CAIRO_STATUS_SUCCESS;
+}
+
+static cairo_surface_t *kept_acquire(cairo_pattern_t *pattern, void *data, cairo_surface_t *target,
+                                     const cairo_rectangle_int_t *extents)
+{
+    return cairo_surface_reference(data);
+}
+
+static void kept_release(cairo_pattern_t *pattern, void *data, cairo_surface_t *surface)
+{
+    cairo_surface_destroy(surface);
+}
+
+void tw_cairo_set_source_kept(cairo_t *cr, cairo_surface_t *image, double x, double y)
+{
+    double sx, sy;
+    cairo_surface_get_device_scale(image, &sx, &sy);
+    int width = cairo_image_surface_get_width(image), height = cairo_image_surface_get_height(image);
+    cairo_pattern_t *pattern = cairo_pattern_create_raster_source(cairo_surface_reference(image),
+                                                                  cairo_surface_get_content(image), width, height);
+    cairo_raster_source_pattern_set_acquire(pattern, kept_acquire, kept_release);
+    cairo_raster_source_pattern_set_copy(pattern, kept_copy);
+    cairo_raster_source_pattern_set_finish(pattern, kept_copy_finish);
+    /* Pattern space is the image's pixels: user (x, y) is pixel (0, 0). */
+    cairo_matrix_t m;
+    cairo_matrix_init_scale(&m, sx, sy);
+    cairo_matrix_translate(&m, -x, -y);
+    cairo_pattern_set_matrix(pattern, &m);
+    cairo_set_source(cr, pattern);
+    cairo_pattern_destroy(pattern);
+}

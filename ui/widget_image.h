@@ -35,4 +35,12 @@ void tw_image_job_free(tw_image_job *job);
 typedef void (*tw_image_job_done)(GtkWidget *widget, tw_image_job *job);
 void tw_image_job_start(GtkWidget *widget, GCancellable **rendering, tw_image_job *job, tw_image_job_done done);
 
+/* cairo_set_source_surface for an image that is never drawn on again,
+ * without the copy Cairo would otherwise make of it: under GSK's Cairo
+ * renderer (GTK 4.8) a Cairo node records its drawing, and the recording
+ * takes a copy-on-write snapshot of a surface source, so that destroying
+ * the image while a frame's node still holds it copies it whole first, on
+ * the main loop. The raster source this sets holds a reference instead. */
+void tw_cairo_set_source_kept(cairo_t *cr, cairo_surface_t *image, double x, double y);
+
 #endif
