@@ -130,7 +130,7 @@ int tw_dispatch(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, cons
         outs[k] = NULL;
     if (tw__check_arity(op, ninputs) < 0 || tw__check_inputs(op->name, ninputs, inputs) < 0)
         return -1;
-    tw__threads_adapt();
+    tw__threads_adapt_op();
     tw_device device = ninputs > 0 ? inputs[0]->storage->device : tw_default_device();
     bool one_device = true;
     for (int i = 1; i < ninputs; i++)

@@ -85,8 +85,21 @@ uint64_t tw__system_allocations(void);
 /* Release pooled memory that is not in use (tests call it before leak checks). */
 void tw__pool_trim(void);
 /* Fit the calling thread's OpenMP thread count to the cores other processes
- * leave free (threads.c); cheap, called by dispatch and graph runs. */
+ * leave free (threads.c): measures at most every 200 ms; graph runs call it. */
 void tw__threads_adapt(void);
+/* Dispatch's per-op form: every TW__ADAPT_EVERY_OPS-th op of a thread (and
+ * the first after tw_set_num_threads) calls tw__threads_adapt. Reading the
+ * clock and the thread's state on every op cost about 50 instructions, a
+ * twentieth of a 16-element add. */
+#define TW__ADAPT_EVERY_OPS 16
+extern TW_HOT_THREAD_LOCAL int tw__ops_until_adapt;
+static inline void tw__threads_adapt_op(void)
+{
+    if (__builtin_expect(--tw__ops_until_adapt < 0, 0)) {
+        tw__ops_until_adapt = TW__ADAPT_EVERY_OPS - 1;
+        tw__threads_adapt();
+    }
+}
 
 /* One Philox4x32-10 block (random.c); exposed for its known-answer test. */
 void tw__philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);

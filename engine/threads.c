@@ -11,7 +11,7 @@
  * Fashion-MNIST MLP epoch with two threads ran at 12,000-16,000 samples/s
  * (sometimes 1,100) against about 98,000 on a quiet machine, while one
  * thread, which the scheduler keeps on the free core, runs at the speed of
- * one core. So dispatch and graph runs call tw__threads_adapt(), which at
+ * one core. So graph runs and every 16th op call tw__threads_adapt(), which at
  * most every ADAPT_PERIOD_NS measures how much CPU others used on the cores
  * this process may run on (/proc/stat's busy time of those cores minus the
  * CPU time of the calling thread's OpenMP team) and sets the calling
@@ -61,6 +61,8 @@ static _Thread_local struct {
     int nclocks;
     clockid_t clocks[MAX_TEAM];
 } me;
+
+TW_HOT_THREAD_LOCAL int tw__ops_until_adapt;
 
 static long long clock_ns(clockid_t id)
 {
@@ -215,6 +217,7 @@ void tw_set_num_threads(int n)
     me.cap = n > 0 ? n : omp_get_num_procs();
     me.applied = 0;
     me.next_check_ns = 0; /* adapt to the load at the next op */
+    tw__ops_until_adapt = 0;
     omp_set_num_threads(me.cap);
 }
 
