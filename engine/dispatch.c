@@ -83,7 +83,7 @@ static inline __attribute__((always_inline)) int run(const tw_op_def *op, int ni
                 return -1;
         }
         for (int k = 0; k < op->noutputs; k++) {
-            outs[k] = tw__tensor_new(descs[k].dtype, descs[k].ndim, descs[k].shape, device);
+            outs[k] = tw__tensor_new_checked(descs[k].dtype, descs[k].ndim, descs[k].shape, device);
             if (!outs[k]) {
                 release_all(outs, k);
                 return -1;

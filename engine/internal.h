@@ -56,13 +56,17 @@ struct tw_tensor {
 /* A new contiguous tensor with fresh (pooled, uninitialised) storage; owned
  * by the caller, not by any scope. NULL with an error when memory runs out. */
 tw_tensor *tw__tensor_new(tw_dtype dtype, int ndim, const int64_t *shape, tw_device device);
+/* The same for a shape that has passed tw__check_shape (dispatch's outputs):
+ * checking it again cost every op a second walk of the shape. */
+tw_tensor *tw__tensor_new_checked(tw_dtype dtype, int ndim, const int64_t *shape, tw_device device);
 /* A new tensor header over existing storage (a view); owned by the caller. */
 tw_tensor *tw__tensor_view(tw_tensor *base, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset);
 void tw__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 /* The element count; the shape must have passed tw__check_shape. */
 int64_t tw__numel(int ndim, const int64_t *shape);
 /* 0, or -1 with "OP: shape (...) has more than INT64_MAX elements" (or "OP:
- * negative dimension in shape (...)"): every shape a tensor takes passes it. */
+ * negative dimension in shape (...)", "OP: rank N is outside 0..TW_MAX_DIMS"): every
+ * shape a tensor takes passes it. */
 int tw__check_shape(const char *op, int ndim, const int64_t *shape);
 /* Raw data pointer of element 0 (storage data + offset). */
 static inline void *tw__data(const tw_tensor *t)
