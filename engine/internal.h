@@ -71,7 +71,7 @@ int tw__check_shape(const char *op, int ndim, const int64_t *shape);
 /* Raw data pointer of element 0 (storage data + offset). */
 static inline void *tw__data(const tw_tensor *t)
 {
-    return (char *)t->storage->data + t->offset * (int64_t)tw_dtype_size(t->dtype);
+    return (char *)t->storage->data + t->offset * (int64_t)twk_dtype_size(t->dtype);
 }
 /* A contiguous copy (or a new reference when already contiguous), without
  * dispatch: not recorded, not scoped. For kernels. */

@@ -71,7 +71,7 @@ tw_tensor *tw__tensor_new_checked(tw_dtype dtype, int ndim, const int64_t *shape
 {
     int64_t numel = tw__numel(ndim, shape);
     size_t bytes;
-    if (__builtin_mul_overflow((size_t)numel, tw_dtype_size(dtype), &bytes)) {
+    if (__builtin_mul_overflow((size_t)numel, twk_dtype_size(dtype), &bytes)) {
         char buf[160];
         tw_error_set("tensor: shape %s of %s needs more bytes than memory can address",
                      tw_shape_str(ndim, shape, buf, sizeof buf), tw_dtype_name(dtype));
