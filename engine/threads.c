@@ -94,14 +94,25 @@ static double busy_seconds(void)
     while (fgets(line, sizeof line, f)) {
         if (strncmp(line, "cpu", 3) != 0)
             break; /* the per-core lines come first */
-        int cpu;
-        unsigned long long user, nice, sys, idle, iowait, irq, softirq, steal = 0;
-        if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &user, &nice, &sys, &idle, &iowait,
-                   &irq, &softirq, &steal) < 8)
-            continue; /* the "cpu " total */
+        /* strtoull, not sscanf: a sample with sscanf cost about 15,000
+         * instructions on two cores */
+        if (line[3] < '0' || line[3] > '9')
+            continue; /* the "cpu " total (strtol would skip its space) */
+        char *p = line + 3, *end;
+        long cpu = strtol(p, &end, 10);
         if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &machine.cpus))
+            continue; /* a core not ours */
+        enum { USER, NICE, SYS, IDLE, IOWAIT, IRQ, SOFTIRQ, STEAL, FIELDS };
+        unsigned long long v[FIELDS] = {0};
+        int n = 0;
+        for (p = end; n < FIELDS; n++, p = end) {
+            v[n] = strtoull(p, &end, 10);
+            if (end == p)
+                break;
+        }
+        if (n < STEAL)
             continue;
-        busy += user + nice + sys + irq + softirq + steal;
+        busy += v[USER] + v[NICE] + v[SYS] + v[IRQ] + v[SOFTIRQ] + v[STEAL];
         any = true;
     }
     fclose(f);
