@@ -83,7 +83,7 @@ static inline __attribute__((always_inline)) int run(const tw_op_def *op, int ni
                 return -1;
         }
         for (int k = 0; k < op->noutputs; k++) {
-            outs[k] = tw__tensor_new(descs[k].dtype, descs[k].ndim, descs[k].shape, device);
+            outs[k] = tw__tensor_new_checked(descs[k].dtype, descs[k].ndim, descs[k].shape, device);
             if (!outs[k]) {
                 release_all(outs, k);
                 return -1;
@@ -126,18 +126,25 @@ static __attribute__((noinline)) int run_joined(const tw_op_def *op, int ninputs
 int tw_dispatch(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, const tw_attrs *attrs, void *ctx,
                 tw_tensor **outs)
 {
-    for (int k = 0; k < op->noutputs; k++)
-        outs[k] = NULL;
-    if (tw__check_arity(op, ninputs) < 0 || tw__check_inputs(op->name, ninputs, inputs) < 0)
-        return -1;
-    tw__threads_adapt();
-    tw_device device = ninputs > 0 ? inputs[0]->storage->device : tw_default_device();
-    bool one_device = true;
-    for (int i = 1; i < ninputs; i++)
-        one_device &= same_device(inputs[i]->storage->device, device);
-    if (__builtin_expect(one_device, 1))
-        return run(op, ninputs, inputs, attrs, ctx, outs, device);
-    return run_joined(op, ninputs, inputs, attrs, ctx, outs);
+    int rc;
+    if (tw__check_arity(op, ninputs) < 0 || tw__check_inputs(op->name, ninputs, inputs) < 0) {
+        rc = -1;
+    } else {
+        tw__threads_adapt_op();
+        tw_device device = ninputs > 0 ? inputs[0]->storage->device : tw_default_device();
+        bool one_device = true;
+        for (int i = 1; i < ninputs; i++)
+            one_device &= same_device(inputs[i]->storage->device, device);
+        rc = __builtin_expect(one_device, 1) ? run(op, ninputs, inputs, attrs, ctx, outs, device)
+                                             : run_joined(op, ninputs, inputs, attrs, ctx, outs);
+    }
+    /* On success run() set every output. A failure leaves no reference in
+     * outs (release_all), so clearing them here, not before each op, spares
+     * the eager path a memset call. */
+    if (rc < 0)
+        for (int k = 0; k < op->noutputs; k++)
+            outs[k] = NULL;
+    return rc;
 }
 
 tw_tensor *tw_dispatch1(const tw_op_def *op, int ninputs, tw_tensor *const *inputs, const tw_attrs *attrs)

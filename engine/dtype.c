@@ -5,22 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct {
-    const char *name;
-    size_t size;
-} dtype_info[TW_DTYPE_COUNT] = {
-    [TW_FLOAT32] = {"float32", 4}, [TW_FLOAT64] = {"float64", 8}, [TW_INT32] = {"int32", 4},
-    [TW_INT64] = {"int64", 8},     [TW_UINT8] = {"uint8", 1},     [TW_BOOL] = {"bool", 1},
+static const char *const dtype_names[TW_DTYPE_COUNT] = {
+    [TW_FLOAT32] = "float32", [TW_FLOAT64] = "float64", [TW_INT32] = "int32",
+    [TW_INT64] = "int64",     [TW_UINT8] = "uint8",     [TW_BOOL] = "bool",
 };
 
+/* The sizes are the kernels' (kernels/twk_dtype.h, numbered alike). */
 size_t tw_dtype_size(tw_dtype dtype)
 {
-    return (unsigned)dtype < TW_DTYPE_COUNT ? dtype_info[dtype].size : 0;
+    return twk_dtype_size(dtype);
 }
 
 const char *tw_dtype_name(tw_dtype dtype)
 {
-    return (unsigned)dtype < TW_DTYPE_COUNT ? dtype_info[dtype].name : "invalid";
+    return (unsigned)dtype < TW_DTYPE_COUNT ? dtype_names[dtype] : "invalid";
 }
 
 bool tw_dtype_is_float(tw_dtype dtype)

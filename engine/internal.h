@@ -56,18 +56,22 @@ struct tw_tensor {
 /* A new contiguous tensor with fresh (pooled, uninitialised) storage; owned
  * by the caller, not by any scope. NULL with an error when memory runs out. */
 tw_tensor *tw__tensor_new(tw_dtype dtype, int ndim, const int64_t *shape, tw_device device);
+/* The same for a shape that has passed tw__check_shape (dispatch's outputs):
+ * checking it again cost every op a second walk of the shape. */
+tw_tensor *tw__tensor_new_checked(tw_dtype dtype, int ndim, const int64_t *shape, tw_device device);
 /* A new tensor header over existing storage (a view); owned by the caller. */
 tw_tensor *tw__tensor_view(tw_tensor *base, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset);
 void tw__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 /* The element count; the shape must have passed tw__check_shape. */
 int64_t tw__numel(int ndim, const int64_t *shape);
 /* 0, or -1 with "OP: shape (...) has more than INT64_MAX elements" (or "OP:
- * negative dimension in shape (...)"): every shape a tensor takes passes it. */
+ * negative dimension in shape (...)", "OP: rank N is outside 0..TW_MAX_DIMS"): every
+ * shape a tensor takes passes it. */
 int tw__check_shape(const char *op, int ndim, const int64_t *shape);
 /* Raw data pointer of element 0 (storage data + offset). */
 static inline void *tw__data(const tw_tensor *t)
 {
-    return (char *)t->storage->data + t->offset * (int64_t)tw_dtype_size(t->dtype);
+    return (char *)t->storage->data + t->offset * (int64_t)twk_dtype_size(t->dtype);
 }
 /* A contiguous copy (or a new reference when already contiguous), without
  * dispatch: not recorded, not scoped. For kernels. */
@@ -85,8 +89,21 @@ uint64_t tw__system_allocations(void);
 /* Release pooled memory that is not in use (tests call it before leak checks). */
 void tw__pool_trim(void);
 /* Fit the calling thread's OpenMP thread count to the cores other processes
- * leave free (threads.c); cheap, called by dispatch and graph runs. */
+ * leave free (threads.c): measures at most every 200 ms; graph runs call it. */
 void tw__threads_adapt(void);
+/* Dispatch's per-op form: every TW__ADAPT_EVERY_OPS-th op of a thread (and
+ * the first after tw_set_num_threads) calls tw__threads_adapt. Reading the
+ * clock and the thread's state on every op cost about 50 instructions, a
+ * twentieth of a 16-element add. */
+#define TW__ADAPT_EVERY_OPS 16
+extern TW_HOT_THREAD_LOCAL int tw__ops_until_adapt;
+static inline void tw__threads_adapt_op(void)
+{
+    if (__builtin_expect(--tw__ops_until_adapt < 0, 0)) {
+        tw__ops_until_adapt = TW__ADAPT_EVERY_OPS - 1;
+        tw__threads_adapt();
+    }
+}
 
 /* One Philox4x32-10 block (random.c); exposed for its known-answer test. */
 void tw__philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);

@@ -19,6 +19,8 @@ int64_t tw__numel(int ndim, const int64_t *shape)
 int tw__check_shape(const char *op, int ndim, const int64_t *shape)
 {
     char buf[160];
+    if ((unsigned)ndim > TW_MAX_DIMS)
+        return tw_error_set("%s: rank %d is outside 0..%d", op, ndim, TW_MAX_DIMS);
     int64_t n = 1; /* zeros count as ones: contiguous strides multiply the other sizes all the same */
     for (int d = 0; d < ndim; d++) {
         if (shape[d] < 0)
@@ -39,7 +41,7 @@ void tw__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
     }
 }
 
-static tw_tensor *header_new(tw_dtype dtype, int ndim, const int64_t *shape)
+static tw_tensor *header_new(tw_dtype dtype, int ndim, const int64_t *shape, int64_t numel)
 {
     tw_tensor *t = tw__header_alloc();
     if (!t) {
@@ -52,7 +54,7 @@ static tw_tensor *header_new(tw_dtype dtype, int ndim, const int64_t *shape)
     t->weak = false;
     if (ndim > 0)
         memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
-    t->numel = tw__numel(ndim, shape);
+    t->numel = numel;
     t->offset = 0;
     t->storage = NULL;
     t->variable = NULL;
@@ -62,20 +64,20 @@ static tw_tensor *header_new(tw_dtype dtype, int ndim, const int64_t *shape)
 
 tw_tensor *tw__tensor_new(tw_dtype dtype, int ndim, const int64_t *shape, tw_device device)
 {
-    if (ndim < 0 || ndim > TW_MAX_DIMS) {
-        tw_error_set("tensor: rank %d is outside 0..%d", ndim, TW_MAX_DIMS);
-        return NULL;
-    }
-    if (tw__check_shape("tensor", ndim, shape) < 0)
-        return NULL;
+    return tw__check_shape("tensor", ndim, shape) < 0 ? NULL : tw__tensor_new_checked(dtype, ndim, shape, device);
+}
+
+tw_tensor *tw__tensor_new_checked(tw_dtype dtype, int ndim, const int64_t *shape, tw_device device)
+{
+    int64_t numel = tw__numel(ndim, shape);
     size_t bytes;
-    if (__builtin_mul_overflow((size_t)tw__numel(ndim, shape), tw_dtype_size(dtype), &bytes)) {
+    if (__builtin_mul_overflow((size_t)numel, twk_dtype_size(dtype), &bytes)) {
         char buf[160];
         tw_error_set("tensor: shape %s of %s needs more bytes than memory can address",
                      tw_shape_str(ndim, shape, buf, sizeof buf), tw_dtype_name(dtype));
         return NULL;
     }
-    tw_tensor *t = header_new(dtype, ndim, shape);
+    tw_tensor *t = header_new(dtype, ndim, shape, numel);
     if (!t)
         return NULL;
     t->storage = tw__storage_new(bytes ? bytes : 1, device);
@@ -89,7 +91,7 @@ tw_tensor *tw__tensor_new(tw_dtype dtype, int ndim, const int64_t *shape, tw_dev
 
 tw_tensor *tw__tensor_view(tw_tensor *base, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset)
 {
-    tw_tensor *t = header_new(base->dtype, ndim, shape);
+    tw_tensor *t = header_new(base->dtype, ndim, shape, tw__numel(ndim, shape));
     if (!t)
         return NULL;
     memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
