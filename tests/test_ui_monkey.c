@@ -86,6 +86,8 @@ static void step(const char *fmt, ...)
 static void print_recent_steps(void)
 {
     g_mutex_lock(&steps_lock);
+    if (current_action < 0 && n_steps)
+        g_printerr("monkey: the next warning came after the actions\n");
     for (guint i = n_steps > RECENT_STEPS ? n_steps - RECENT_STEPS : 0; i < n_steps; i++)
         g_printerr("monkey:   before it: %s\n", recent_steps[i % RECENT_STEPS]);
     g_mutex_unlock(&steps_lock);
@@ -665,6 +667,7 @@ static void test_monkey(void)
             g_test_message("monkey: %ld actions done", i + 1);
     }
     current_action = current_kind = -1;
+    step("after the actions: training stopped, the window closed");
     if (win) {
         stop_training(win);
         g_object_remove_weak_pointer(G_OBJECT(win), (gpointer *)&win);
@@ -832,10 +835,9 @@ static GLogWriterOutput count_warnings(GLogLevelFlags level, const GLogField *fi
         if (!g_strcmp0(domain, "Gtk") && message && strstr(message, "Broken accounting of active state"))
             return G_LOG_WRITER_HANDLED;
         unexpected_warnings++;
-        if (current_action >= 0) {
+        if (current_action >= 0)
             g_printerr("monkey: the next warning came in action %ld (kind %d)\n", current_action, current_kind);
-            print_recent_steps();
-        }
+        print_recent_steps();
         if (message)
             describe_unallocated(message);
     }
