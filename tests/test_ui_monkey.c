@@ -27,7 +27,9 @@
  * and TWB_MONKEY_ACTIONS the number of actions (TWB_MONKEY_TRACE=1 also
  * prints each action's number and kind with the focus widget's path, each
  * xdotool command, window action and button clicked, with its widget
- * path): make test runs a short fixed-seed round; the 10,000-action rounds run under ASan by hand:
+ * path; a warning prints the last twelve of these even without the trace):
+ * make test runs a short fixed-seed round; the 10,000-action rounds run
+ * under ASan by hand:
  *   TWB_MONKEY_ACTIONS=10000 xvfb-run -a -s "-screen 0 1920x1200x24" \
  *     build-asan/tests/test_ui_monkey
  * Runs under Xvfb (tests/meson.build). */
@@ -55,6 +57,50 @@ static GPtrArray *model_files;
 static int unexpected_warnings; /* counted by count_warnings() */
 static long current_action = -1; /* the action running, named with a warning */
 static int current_kind = -1;
+
+/* ---- what the monkey did ------------------------------------------------- */
+/* The last steps (actions, xdotool commands, window actions, buttons
+ * clicked), kept even without TWB_MONKEY_TRACE: a warning in make test,
+ * which runs without the trace, prints them (count_warnings). A warning
+ * may come from another thread, hence the lock. */
+#define RECENT_STEPS 12
+static char *recent_steps[RECENT_STEPS];
+static guint n_steps;
+static GMutex steps_lock;
+
+static void step(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+static void step(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    if (g_getenv("TWB_MONKEY_TRACE"))
+        g_test_message("monkey: %s", text);
+    g_mutex_lock(&steps_lock);
+    g_free(recent_steps[n_steps % RECENT_STEPS]);
+    recent_steps[n_steps++ % RECENT_STEPS] = text;
+    g_mutex_unlock(&steps_lock);
+}
+
+static void print_recent_steps(void)
+{
+    g_mutex_lock(&steps_lock);
+    if (current_action < 0 && n_steps)
+        g_printerr("monkey: the next warning came after the actions\n");
+    for (guint i = n_steps > RECENT_STEPS ? n_steps - RECENT_STEPS : 0; i < n_steps; i++)
+        g_printerr("monkey:   before it: %s\n", recent_steps[i % RECENT_STEPS]);
+    g_mutex_unlock(&steps_lock);
+}
+
+/* "GtkButton < GtkBox < ... < TwWindow", or "none" (free it). */
+static char *widget_path(GtkWidget *widget)
+{
+    GString *path = g_string_new(NULL);
+    for (GtkWidget *w = widget; w; w = gtk_widget_get_parent(w))
+        g_string_append_printf(path, "%s%s", path->len ? " < " : "", G_OBJECT_TYPE_NAME(w));
+    return path->len ? g_string_free(path, FALSE) : (g_string_free(path, TRUE), g_strdup("none"));
+}
 
 /* ---- main loop ----------------------------------------------------------- */
 static void drain(void)
@@ -163,8 +209,7 @@ static void xdotool(TwWindow *win, const char *fmt, ...)
     va_end(ap);
     char *command = g_strdup_printf("xdotool windowfocus --sync %lu %s", (unsigned long)gdk_x11_surface_get_xid(surface),
                                     args);
-    if (g_getenv("TWB_MONKEY_TRACE"))
-        g_test_message("monkey: xdotool %s", args);
+    step("xdotool %s", args);
     GError *error = NULL;
     int status = 0;
     if (!g_spawn_command_line_sync(command, NULL, NULL, &status, &error))
@@ -322,7 +367,9 @@ static void canvas_action(TwWindow *win, TwDesignerView *view)
     double x1 = g_rand_double_range(rng, 0, w), y1 = g_rand_double_range(rng, 0, h);
     int node = n ? g_rand_int_range(rng, 0, n) : -1, other = n ? g_rand_int_range(rng, 0, n) : -1;
     GdkModifierType state = g_rand_boolean(rng) ? 0 : GDK_CONTROL_MASK;
-    switch (g_rand_int_range(rng, 0, 16)) {
+    int which = g_rand_int_range(rng, 0, 16);
+    step("canvas action %d", which);
+    switch (which) {
     case 0:
         tw_designer_canvas_drop_class(c, random_class(view), x0, y0);
         break;
@@ -404,27 +451,39 @@ static void edit_field(TwWindow *win, TwDesignerView *view)
         GtkWidget *w = pick_widget(editor, GTK_TYPE_DROP_DOWN);
         if (w) {
             guint n = g_list_model_get_n_items(gtk_drop_down_get_model(GTK_DROP_DOWN(w)));
-            if (n)
-                gtk_drop_down_set_selected(GTK_DROP_DOWN(w), g_rand_int_range(rng, 0, n));
+            if (n) {
+                guint selected = g_rand_int_range(rng, 0, n);
+                step("field: drop-down '%s' item %u", gtk_widget_get_name(w), selected);
+                gtk_drop_down_set_selected(GTK_DROP_DOWN(w), selected);
+            }
         }
         return;
     }
     if (kind == 1) {
         GtkWidget *w = pick_widget(editor, GTK_TYPE_SWITCH);
-        if (w)
+        if (w) {
+            step("field: switch '%s'", gtk_widget_get_name(w));
             gtk_switch_set_active(GTK_SWITCH(w), !gtk_switch_get_active(GTK_SWITCH(w)));
+        }
         return;
     }
     GtkWidget *w = pick_widget(editor, GTK_TYPE_EDITABLE);
     if (!w || !gtk_widget_get_sensitive(w))
         return;
+    /* Named now: the drains below may rebuild the editor. */
+    char *what = g_strdup_printf("%s '%s'", G_OBJECT_TYPE_NAME(w), gtk_widget_get_name(w));
     gtk_widget_grab_focus(w);
     drain();
+    const char *text = NULL;
     if (!gtk_widget_in_destruction(w) && gtk_widget_get_mapped(w)) {
-        gtk_editable_set_text(GTK_EDITABLE(w), random_text());
+        text = random_text();
+        gtk_editable_set_text(GTK_EDITABLE(w), text);
         drain();
     }
-    switch (g_rand_int_range(rng, 0, 3)) {
+    int how = g_rand_int_range(rng, 0, 3);
+    step("field: %s text '%s', %s", what, text ? text : "(none)", how == 0 ? "Enter" : how == 1 ? "left" : "pending");
+    g_free(what);
+    switch (how) {
     case 0: /* Enter, as a person presses it in the focused field */
         xdotool(win, "key Return");
         break;
@@ -448,8 +507,7 @@ static void window_action(TwWindow *win)
 {
     static const char *actions[] = {"undo", "undo", "redo", "delete-layer", "duplicate-layer"};
     const char *name = actions[g_rand_int_range(rng, 0, G_N_ELEMENTS(actions))];
-    if (g_getenv("TWB_MONKEY_TRACE"))
-        g_test_message("monkey: action win.%s", name);
+    step("action win.%s", name);
     if (g_action_group_get_action_enabled(G_ACTION_GROUP(win), name))
         g_action_group_activate_action(G_ACTION_GROUP(win), name, NULL);
 }
@@ -457,18 +515,22 @@ static void window_action(TwWindow *win)
 static void show_view(TwWindow *win)
 {
     static const char *views[] = {"designer", "designer", "dashboard", "graph"};
-    g_action_group_activate_action(G_ACTION_GROUP(win), "show-view",
-                                   g_variant_new_string(views[g_rand_int_range(rng, 0, G_N_ELEMENTS(views))]));
+    const char *name = views[g_rand_int_range(rng, 0, G_N_ELEMENTS(views))];
+    step("view %s", name);
+    g_action_group_activate_action(G_ACTION_GROUP(win), "show-view", g_variant_new_string(name));
 }
 
 static void open_something(TwWindow *win)
 {
     if (g_rand_boolean(rng)) {
         static const char *templates[] = {"linear_regression", "mlp_fashion_mnist", "cnn_fashion_mnist"};
-        g_action_group_activate_action(G_ACTION_GROUP(win), "template",
-                                       g_variant_new_string(templates[g_rand_int_range(rng, 0, 3)]));
+        const char *name = templates[g_rand_int_range(rng, 0, 3)];
+        step("template %s", name);
+        g_action_group_activate_action(G_ACTION_GROUP(win), "template", g_variant_new_string(name));
     } else {
-        tw_window_open_file(win, model_files->pdata[g_rand_int_range(rng, 0, model_files->len)]);
+        const char *path = model_files->pdata[g_rand_int_range(rng, 0, model_files->len)];
+        step("open %s", path);
+        tw_window_open_file(win, path);
     }
 }
 
@@ -486,6 +548,7 @@ static void training(TwWindow *win)
     TwTrainPanel *panel = tw_window_train_panel(win);
     static const char *buttons[] = {"train", "train", "pause", "resume", "stop"};
     const char *name = buttons[g_rand_int_range(rng, 0, G_N_ELEMENTS(buttons))];
+    step("training: %s", name);
     if (!strcmp(name, "train")) {
         GtkWidget *dataset = find_named(GTK_WIDGET(panel), "dataset");
         if (GTK_IS_DROP_DOWN(dataset)) {
@@ -509,14 +572,10 @@ static void click_button(TwWindow *win)
 {
     GtkWidget *button = pick_widget(GTK_WIDGET(win), GTK_TYPE_BUTTON);
     if (button && gtk_widget_is_sensitive(button)) {
-        if (g_getenv("TWB_MONKEY_TRACE")) {
-            GString *path = g_string_new(NULL);
-            for (GtkWidget *w = button; w; w = gtk_widget_get_parent(w))
-                g_string_append_printf(path, "%s%s", path->len ? " < " : "", G_OBJECT_TYPE_NAME(w));
-            g_test_message("monkey: click %s '%s'", path->str,
-                           gtk_button_get_label(GTK_BUTTON(button)) ? gtk_button_get_label(GTK_BUTTON(button)) : "");
-            g_string_free(path, TRUE);
-        }
+        char *path = widget_path(button);
+        const char *label = gtk_button_get_label(GTK_BUTTON(button));
+        step("click %s '%s'", path, label ? label : "");
+        g_free(path);
         g_signal_emit_by_name(button, "clicked");
     }
 }
@@ -579,13 +638,9 @@ static void test_monkey(void)
         counts[action]++;
         current_action = i;
         current_kind = action;
-        if (g_getenv("TWB_MONKEY_TRACE")) {
-            GString *path = g_string_new(NULL);
-            for (GtkWidget *w = gtk_window_get_focus(GTK_WINDOW(win)); w; w = gtk_widget_get_parent(w))
-                g_string_append_printf(path, "%s%s", path->len ? " < " : "", G_OBJECT_TYPE_NAME(w));
-            g_test_message("monkey: action %ld: kind %d (focus: %s)", i, action, path->len ? path->str : "none");
-            g_string_free(path, TRUE);
-        }
+        char *focus = widget_path(gtk_window_get_focus(GTK_WINDOW(win)));
+        step("action %ld: kind %d (focus: %s)", i, action, focus);
+        g_free(focus);
         switch (action) {
         case 0: x_click(win); break;
         case 1: x_drag(win); break;
@@ -612,6 +667,7 @@ static void test_monkey(void)
             g_test_message("monkey: %ld actions done", i + 1);
     }
     current_action = current_kind = -1;
+    step("after the actions: training stopped, the window closed");
     if (win) {
         stop_training(win);
         g_object_remove_weak_pointer(G_OBJECT(win), (gpointer *)&win);
@@ -781,6 +837,7 @@ static GLogWriterOutput count_warnings(GLogLevelFlags level, const GLogField *fi
         unexpected_warnings++;
         if (current_action >= 0)
             g_printerr("monkey: the next warning came in action %ld (kind %d)\n", current_action, current_kind);
+        print_recent_steps();
         if (message)
             describe_unallocated(message);
     }

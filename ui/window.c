@@ -10,6 +10,7 @@
 #include "graph_view.h"
 #include "focus_guard.h"
 #include "popover_guard.h"
+#include "path_bar_guard.h"
 #include "designer_canvas.h"
 #include "designer_view.h"
 #include "property_editor.h"
@@ -745,6 +746,7 @@ static void tw_window_class_init(TwWindowClass *klass)
     g_object_class_install_properties(object_class, N_PROPS, props);
 
     tw_popover_guard_install();
+    tw_path_bar_guard_install();
     g_type_ensure(TW_TYPE_BANNER);
     g_type_ensure(TW_TYPE_DASHBOARD_VIEW);
     g_type_ensure(TW_TYPE_GRAPH_VIEW);
