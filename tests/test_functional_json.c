@@ -227,10 +227,19 @@ static void test_double_encoded_and_lambda(void)
     tw_tensor *x = tw_zeros(TW_FLOAT32, TW_SHAPE(2, 4));
     tw_tensor *out[TW_MAX_LAYER_IO];
     g_assert_cmpint(tw_model_predict_n(m, 2, (tw_tensor *[]){x, x}, 2, out), ==, -1);
-    g_assert_cmpstr(tw_last_error(), ==,
-                    "Lambda 'distance': runs Python code saved in the Keras file (a lambda), which cannot run here; "
-                    "the model can be summarized but not run or trained");
+    const char *expected = "Lambda 'distance': runs Python code saved in the Keras file (a lambda), which cannot "
+                           "run here; the model can be summarized but not run or trained";
+    g_assert_cmpstr(tw_last_error(), ==, expected);
     tw_scope_end();
+    /* Asked before running: the same reason, from the layer or the model
+     * holding it; the Sequential tower runs. */
+    tw_error_clear();
+    g_assert_cmpint(tw_layer_check_runnable(tw_model_find_layer(m, "tower")), ==, 0);
+    g_assert_cmpint(tw_layer_check_runnable(tw_model_find_layer(m, "distance")), ==, -1);
+    g_assert_cmpstr(tw_last_error(), ==, expected);
+    tw_error_clear();
+    g_assert_cmpint(tw_layer_check_runnable(m), ==, -1);
+    g_assert_cmpstr(tw_last_error(), ==, expected);
     tw_layer_unref(m);
     g_string_free(outer, TRUE);
     /* A Lambda whose output shape is Python too: refused, saying why. */

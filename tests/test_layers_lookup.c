@@ -168,6 +168,12 @@ static void test_string_lookup(void)
     g_assert_null(tw_layer_call(layer, tw_zeros(TW_FLOAT32, TW_SHAPE(2)), false));
     assert_error("StringLookup 'words': maps strings to indices, and the engine has no string tensors");
     tw_scope_end();
+    /* Asked before running, the same reason. */
+    char *call_error = g_strdup(tw_last_error());
+    tw_error_clear();
+    g_assert_cmpint(tw_layer_check_runnable(layer), ==, -1);
+    g_assert_cmpstr(tw_last_error(), ==, call_error);
+    g_free(call_error);
     tw_layer_unref(layer);
 }
 
@@ -313,6 +319,9 @@ static void test_corpus_02(void)
         g_assert_null(tw_model_call(tower, tw_zeros(TW_FLOAT32, TW_SHAPE(2)), false));
         assert_error("StringLookup 'string_lookup");
         tw_scope_end();
+        /* The Sequential holding it says so before running. */
+        g_assert_cmpint(tw_layer_check_runnable(tower), ==, -1);
+        assert_error("StringLookup 'string_lookup");
         tw_layer_unref(tower);
         g_free(json);
         found++;

@@ -6,8 +6,9 @@
  * pasted with its inner edge, keys, a Sequential model read as a column,
  * the minimap, edges routed clear of every box in the templates, the
  * palette's blocks, a drawn graph saved and trained by `twb train` and
- * another trained from the window's Train button, and every corpus file
- * opened and saved unchanged. */
+ * another trained from the window's Train button, every corpus file
+ * opened and saved unchanged, and a corpus Lambda marked as not runnable
+ * with Train off. */
 #include <gtk/gtk.h>
 #include <math.h>
 #include <glib/gstdio.h>
@@ -23,6 +24,7 @@
 #include "designer_route.h"
 #include "designer_view.h"
 #include "layer_palette.h"
+#include "layer_stack.h"
 #include "train_controller.h"
 #include "gui_helpers.h"
 #include "window.h"
@@ -1199,6 +1201,93 @@ static void test_drawn_graph_trains_from_window(void)
     g_free(dir);
 }
 
+/* A label under root (shown or not) whose text is text. */
+static gboolean has_label(GtkWidget *root, const char *text)
+{
+    if (GTK_IS_LABEL(root) && !g_strcmp0(gtk_label_get_text(GTK_LABEL(root)), text))
+        return TRUE;
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c))
+        if (has_label(c, text))
+            return TRUE;
+    return FALSE;
+}
+
+/* A corpus model whose Lambda holds Python code: it opens with every shape
+ * and saves, but its box and card carry the engine's reason and both Train
+ * buttons are off with that reason. */
+static void test_lambda_cannot_run(void)
+{
+    char *dir = corpus_dir("keras-functional");
+    char *path = g_build_filename(dir, "03-triplet-siamese-shared-sequential.json", NULL);
+    g_free(dir);
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        g_test_skip("the corpus (../shared/corpus/keras-functional) is not there");
+        g_free(path);
+        return;
+    }
+    GtkApplication *app = gtk_application_new("io.github.twb.Workbench.TestCanvasLambda", G_APPLICATION_NON_UNIQUE);
+    g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
+    TwModelDoc *doc = tw_model_doc_new();
+    TwWindow *win = tw_window_new(app, doc);
+    twb_train_controller_attach(win);
+    gtk_window_set_default_size(GTK_WINDOW(win), 1280, 860);
+    gtk_window_present(GTK_WINDOW(win));
+    GError *error = NULL;
+    must(tw_model_doc_load(doc, path, &error), error);
+    drain();
+
+    int lambda = -1;
+    for (int i = 0; i < tw_model_doc_n_layers(doc); i++)
+        if (!strcmp(tw_layer_class_of(tw_model_doc_layer(doc, i))->name, "Lambda"))
+            lambda = i;
+    g_assert_cmpint(lambda, >=, 0);
+    /* A valid model: shapes known, no failing layer. */
+    g_assert_cmpint(tw_model_doc_error_index(doc), ==, -1);
+    const tw_shape *shape = tw_model_doc_node_output(doc, lambda, 0);
+    g_assert_nonnull(shape);
+    char buf[64];
+    g_assert_cmpstr(tw_shape_format(shape, buf, sizeof buf), ==, "(None, 1)");
+    /* The mark on the box is the engine's reason, naming the layer. */
+    const char *mark = tw_model_doc_node_error(doc, lambda);
+    g_assert_nonnull(mark);
+    g_assert_true(g_str_has_prefix(mark, "Lambda 'lambda': runs Python code saved in the Keras file (a lambda)"));
+    g_assert_cmpstr(tw_model_doc_node_cannot_run(doc, lambda), ==, mark);
+    g_assert_cmpstr(tw_model_doc_error(doc), ==, mark);
+    for (int i = 0; i < tw_model_doc_n_layers(doc); i++)
+        if (i != lambda)
+            g_assert_null(tw_model_doc_node_error(doc, i));
+    /* The layer list's card says the same, and the status line why it cannot train. */
+    GtkWidget *view = find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW);
+    g_assert_true(has_label(find_type(view, TW_TYPE_LAYER_STACK), mark));
+    char *status = g_strdup_printf("Cannot train: %s", mark);
+    g_assert_true(has_label(view, status));
+    g_free(status);
+    /* Both Train buttons: off, the reason in the tooltip. */
+    GtkWidget *header = header_train(GTK_WIDGET(win));
+    GtkWidget *panel_train = find_named(GTK_WIDGET(tw_window_train_panel(win)), "train");
+    g_assert_nonnull(header);
+    g_assert_nonnull(panel_train);
+    GtkWidget *buttons[] = {header, panel_train};
+    for (int b = 0; b < 2; b++) {
+        g_assert_false(gtk_widget_is_sensitive(buttons[b]));
+        g_assert_cmpstr(gtk_widget_get_tooltip_text(buttons[b]), ==, mark);
+    }
+    g_assert_false(tw_train_panel_request_train(tw_window_train_panel(win)));
+    /* The model still saves. */
+    char *tmp = g_dir_make_tmp("twb-canvas-lambda-XXXXXX", NULL), *saved = g_build_filename(tmp, "m.json", NULL);
+    must(tw_model_doc_save(doc, saved, &error), error);
+    g_remove(saved);
+    g_rmdir(tmp);
+    g_free(saved);
+    g_free(tmp);
+
+    gtk_window_destroy(GTK_WINDOW(win));
+    drain();
+    g_object_unref(doc);
+    g_object_unref(app);
+    g_free(path);
+}
+
 #define ADD(path, fn) g_test_add("/ui/canvas/" path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
 
 int main(int argc, char **argv)
@@ -1221,5 +1310,6 @@ int main(int argc, char **argv)
     ADD("saved_graph_trains", test_saved_graph_trains);
     g_test_add_func("/ui/canvas/drawn_graph_trains_from_window", test_drawn_graph_trains_from_window);
     ADD("corpus_open_save", test_corpus_open_save);
+    g_test_add_func("/ui/canvas/lambda_cannot_run", test_lambda_cannot_run);
     return g_test_run();
 }

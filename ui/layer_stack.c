@@ -414,7 +414,10 @@ static void update_card(TwLayerStack *self, int index)
     tw_layer *layer = tw_model_doc_layer(self->doc, index);
     const tw_layer_info *info = tw_model_doc_info(self->doc, index);
     int error_index = tw_model_doc_error_index(self->doc);
-    gboolean failing = index == error_index;
+    /* The first failing layer, or one that cannot run in a valid model. */
+    const char *message = index == error_index ? tw_model_doc_error(self->doc)
+                                               : tw_model_doc_node_cannot_run(self->doc, index);
+    gboolean failing = message != NULL;
     gboolean inferred = info->output.ndim > 0;
     char shape[160] = "—", params[96] = "";
     if (inferred) {
@@ -428,7 +431,7 @@ static void update_card(TwLayerStack *self, int index)
     gboolean has_params = inferred && info->trainable_params + info->non_trainable_params > 0;
     gtk_label_set_text(GTK_LABEL(c->tag), tw_layer_trainable(layer) ? "trainable" : "frozen");
     gtk_widget_set_visible(c->tag, has_params);
-    gtk_label_set_text(GTK_LABEL(c->message), failing ? tw_model_doc_error(self->doc) : "");
+    gtk_label_set_text(GTK_LABEL(c->message), failing ? message : "");
     gtk_widget_set_visible(c->message, failing);
     set_class(c->row, "layer-error", failing);
     set_class(c->row, "layer-unreached", !inferred && !failing);

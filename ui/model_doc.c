@@ -44,6 +44,7 @@ typedef struct {
     tw_shape *outputs;
     tw_layer_info info; /* info.output is outputs[0] */
     char *error;        /* the node's message, or NULL */
+    gboolean cannot_run; /* error says why the layer cannot run here; its shapes are known */
 } NodeInfo;
 
 typedef struct {
@@ -282,6 +283,12 @@ static void infer_node(TwModelDoc *doc, int i, gboolean chain)
     info->noutputs = noutputs;
     info->outputs = g_memdup2(outputs, sizeof(tw_shape) * noutputs);
     info->info.output = outputs[0];
+    /* A Lambda or a StringLookup: the model is valid (it summarizes and
+     * saves) but cannot train; the engine says why. */
+    if (tw_layer_check_runnable(node->layer)) {
+        node_fails(info, tw_last_error());
+        info->cannot_run = TRUE;
+    }
 }
 
 /* Each layer's parameters once, however many nodes call it. */
@@ -342,8 +349,19 @@ static void infer(TwModelDoc *doc)
         return;
     }
     for (int i = 0; i < n; i++)
-        if (doc->info[i].error) {
+        if (doc->info[i].error && !doc->info[i].cannot_run) {
             set_error(doc, i, doc->info[i].error);
+            return;
+        }
+}
+
+/* A valid model holding a layer that cannot run: why it cannot train. */
+static void note_cannot_run(TwModelDoc *doc)
+{
+    for (int i = 0; i < n_nodes(doc) && doc->error_index < 0; i++)
+        if (doc->info[i].cannot_run) {
+            g_free(doc->error);
+            doc->error = g_strdup(doc->info[i].error);
             return;
         }
 }
@@ -693,6 +711,7 @@ static void derive(TwModelDoc *doc)
     if (doc->model) {
         doc->keras = keras_with_positions(doc, doc->model);
     }
+    note_cannot_run(doc);
 }
 
 static void emit_changed(TwModelDoc *doc)
@@ -1177,6 +1196,11 @@ const tw_shape *tw_model_doc_node_output(TwModelDoc *doc, int node, int port)
 const char *tw_model_doc_node_error(TwModelDoc *doc, int node)
 {
     return valid_node(doc, node) ? doc->info[node].error : NULL;
+}
+
+const char *tw_model_doc_node_cannot_run(TwModelDoc *doc, int node)
+{
+    return valid_node(doc, node) && doc->info[node].cannot_run ? doc->info[node].error : NULL;
 }
 
 void tw_model_doc_node_position(TwModelDoc *doc, int node, double *x, double *y)

@@ -86,6 +86,10 @@ const tw_shape *tw_model_doc_node_output(TwModelDoc *doc, int node, int port);
 /* The engine's message or the graph's ("dangling input ...") for this
  * node, or NULL. */
 const char *tw_model_doc_node_error(TwModelDoc *doc, int node);
+/* That message when it says why the node's layer cannot run here (a
+ * Lambda's Python code, tw_layer_check_runnable), or NULL. The model is
+ * still valid: it summarizes and saves, but cannot train. */
+const char *tw_model_doc_node_cannot_run(TwModelDoc *doc, int node);
 void tw_model_doc_node_position(TwModelDoc *doc, int node, double *x, double *y);
 /* Whether the positions came from the user (a file's twb_designer key, or
  * edits) rather than the automatic placement of a load. */
@@ -166,7 +170,8 @@ const tw_layer_info *tw_model_doc_info(TwModelDoc *doc, int index);
  * the number of nodes when the problem is the model's, e.g. no input shape
  * or no layers). */
 int tw_model_doc_error_index(TwModelDoc *doc);
-/* Why the model cannot train ("conv2d: expected input of rank 4 ..."), or NULL. */
+/* Why the model cannot train ("conv2d: expected input of rank 4 ...", or
+ * a layer that cannot run here while the error index is -1), or NULL. */
 const char *tw_model_doc_error(TwModelDoc *doc);
 void tw_model_doc_totals(TwModelDoc *doc, int64_t *trainable, int64_t *non_trainable);
 

@@ -33,6 +33,15 @@ static int opaque_infer_n(const tw_layer *self, const tw_shape *inputs, int n, t
     return 0;
 }
 
+static const char *opaque_cannot_run(const tw_layer *self)
+{
+    return strcmp(self->klass->name, "Lambda")
+               ? "runs Python code saved in the Keras file (a TensorFlow op recorded by name), which cannot run "
+                 "here; the model can be summarized but not run or trained"
+               : "runs Python code saved in the Keras file (a lambda), which cannot run here; the model can be "
+                 "summarized but not run or trained";
+}
+
 static int opaque_call_n(tw_layer *self, tw_tensor *const *inputs, int n, tw_tensor **outputs,
                          const tw_call_context *ctx)
 {
@@ -40,9 +49,7 @@ static int opaque_call_n(tw_layer *self, tw_tensor *const *inputs, int n, tw_ten
     (void)n;
     (void)outputs;
     (void)ctx;
-    return TW_LAYER_ERROR(self, "runs Python code saved in the Keras file (%s), which cannot run here; the model "
-                                "can be summarized but not run or trained",
-                          strcmp(self->klass->name, "Lambda") ? "a TensorFlow op recorded by name" : "a lambda");
+    return TW_LAYER_ERROR(self, "%s", opaque_cannot_run(self));
 }
 
 const tw_layer_class tw_layer_class_Lambda = {
@@ -53,6 +60,7 @@ const tw_layer_class tw_layer_class_Lambda = {
     .nparams = sizeof params / sizeof params[0],
     .infer_n = opaque_infer_n,
     .call_n = opaque_call_n,
+    .cannot_run = opaque_cannot_run,
 };
 
 const tw_layer_class tw_layer_class_TFOpLambda = {
@@ -61,4 +69,5 @@ const tw_layer_class tw_layer_class_TFOpLambda = {
     .summary = "A TensorFlow op recorded by Keras 2: keeps its place, cannot run",
     .infer_n = opaque_infer_n,
     .call_n = opaque_call_n,
+    .cannot_run = opaque_cannot_run,
 };

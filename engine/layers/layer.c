@@ -554,6 +554,20 @@ static int build_on_call(tw_layer *layer, tw_tensor *const *inputs, int ninputs,
     return rc;
 }
 
+int tw_layer_check_runnable(const tw_layer *layer)
+{
+    if (!layer)
+        return tw_error_set("layer: NULL");
+    const char *why = layer->klass->cannot_run ? layer->klass->cannot_run(layer) : NULL;
+    if (why)
+        return TW_LAYER_ERROR(layer, "%s", why);
+    /* Containers and wrappers hold their layers as children. */
+    for (int i = 0; i < layer->nchildren; i++)
+        if (tw_layer_check_runnable(layer->children[i]))
+            return -1;
+    return 0;
+}
+
 tw_tensor *tw_layer_call_ex(tw_layer *layer, tw_tensor *x, const tw_call_context *ctx)
 {
     if (!x)

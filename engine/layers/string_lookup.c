@@ -6,12 +6,18 @@
  * the layer. See docs/architecture.md. */
 #include "lookup.h"
 
+static const char *string_lookup_cannot_run(const tw_layer *self)
+{
+    (void)self;
+    return "maps strings to indices, and the engine has no string tensors: a model holding it opens, summarizes "
+           "and shows its shapes, but cannot run; feed the indices instead";
+}
+
 static tw_tensor *string_lookup_call(tw_layer *self, tw_tensor *x, const tw_call_context *ctx)
 {
     (void)x;
     (void)ctx;
-    TW_LAYER_ERROR(self, "maps strings to indices, and the engine has no string tensors: a model holding it opens, "
-                         "summarizes and shows its shapes, but cannot run; feed the indices instead");
+    TW_LAYER_ERROR(self, "%s", string_lookup_cannot_run(self));
     return NULL;
 }
 
@@ -32,4 +38,5 @@ const tw_layer_class tw_layer_class_StringLookup = {
     .call = string_lookup_call,
     .finalize = lookup_finalize,
     .clone_extra = lookup_clone_extra,
+    .cannot_run = string_lookup_cannot_run,
 };

@@ -171,6 +171,11 @@ typedef struct tw_layer_class {
     /* Containers whose structure is not in their config (Functional)
      * copy themselves for tw_layer_clone. Optional. */
     tw_layer *(*clone)(const tw_layer *self, const char *name);
+    /* Layers that open, infer and count but cannot be called here (Python
+     * code from a Keras file, string tensors): why, without the layer's
+     * name; their call fails with the same reason. NULL when it runs.
+     * Optional. */
+    const char *(*cannot_run)(const tw_layer *self);
 } tw_layer_class;
 
 /* Built-in classes are registered from the start; programs may add theirs. */
@@ -244,6 +249,12 @@ tw_tensor *tw_layer_call(tw_layer *layer, tw_tensor *x, bool training);
  * op's do. */
 int tw_layer_call_n(tw_layer *layer, tw_tensor *const *inputs, int ninputs, tw_tensor **outputs,
                     const tw_call_context *ctx);
+/* Whether the layer can be called here, asked before running it (the
+ * designer marks and Train buttons): 0, or -1 with the reason as the last
+ * error ("Lambda 'scale': runs Python code saved in the Keras file ..."),
+ * the layer's own or that of the first layer inside it (wrapped layers,
+ * nested models) that cannot run. */
+int tw_layer_check_runnable(const tw_layer *layer);
 
 /* Weights in creation order (borrowed references; variables). */
 int tw_layer_nweights(const tw_layer *layer);
