@@ -862,7 +862,7 @@ static int inspect_fashion_mnist_split(const char *split, GString *out)
         put_range(out, "value range", &s.features.stats);
         put_pixels(out, &s);
         if (s.has_labels)
-            put_labels(out, "labels", &s, twb_fashion_mnist_classes, 10);
+            put_labels(out, "labels", &s, tw_fashion_mnist_classes, 10);
         else
             put(out, "labels", "none");
     }

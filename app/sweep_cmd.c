@@ -240,7 +240,8 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
         rc = twb_train_compile(model, &t->settings, data->y);
     char *checkpoint = s->o->checkpoint_dir ? twb_train_checkpoint_in(s->o->checkpoint_dir, t->settings.run_name)
                                             : NULL;
-    twb_train_session_options options = {.checkpoint_path = checkpoint, .log_every = 10, .histogram_every = 0};
+    twb_train_session_options options = {.checkpoint_path = checkpoint, .log_every = TWB_LOG_EVERY_STEPS,
+                                         .histogram_every = TWB_HISTOGRAM_EVERY_STEPS};
     if (!rc) {
         rc = twb_train_session_open(&session, model, &t->settings, &options);
         opened = true;

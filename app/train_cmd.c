@@ -590,8 +590,8 @@ static int evaluate_or_predict(train_options *o, tw_model *model, bool file_has_
 
 int twb_train_command(const char *command, int argc, char **argv)
 {
-    train_options o = {.command = command, .settings = tw_train_settings_defaults(), .log_every = 10,
-                       .histogram_every = 100};
+    train_options o = {.command = command, .settings = tw_train_settings_defaults(), .log_every = TWB_LOG_EVERY_STEPS,
+                       .histogram_every = TWB_HISTOGRAM_EVERY_STEPS};
     int rc = parse_args(&o, argc, argv);
     if (rc)
         return rc;

@@ -50,13 +50,9 @@ static tw_tensor *features_for_training(tw_tensor *x)
     return cast;
 }
 
-const char *const twb_fashion_mnist_classes[10] = {
-    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
-};
-
 static int load_fashion_mnist(twb_data *out)
 {
-    out->class_names = twb_fashion_mnist_classes;
+    out->class_names = tw_fashion_mnist_classes;
     out->class_count = 10;
     if (materialize(tw_dataset_scale(tw_dataset_fashion_mnist("train"), 0, 1.0 / 255), &out->x, &out->y) ||
         materialize(tw_dataset_scale(tw_dataset_fashion_mnist("test"), 0, 1.0 / 255), &out->test_x, &out->test_y))

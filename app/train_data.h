@@ -23,9 +23,6 @@ typedef struct {
     int64_t class_count;            /* how many names */
 } twb_data;
 
-/* Fashion-MNIST's ten classes, by label. */
-extern const char *const twb_fashion_mnist_classes[10];
-
 /* The data the settings name (borrowing their strings). */
 twb_data_spec twb_data_spec_of(const tw_train_settings *settings);
 /* 0, or -1 with a message (tw_last_error) naming the file. */

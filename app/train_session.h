@@ -27,6 +27,15 @@
 
 #include "train_data.h"
 
+/* How often every run twb trains logs to the run database: the batch's
+ * values every TWB_LOG_EVERY_STEPS steps, the weight and gradient
+ * histograms every TWB_HISTOGRAM_EVERY_STEPS. One cadence for `twb train`
+ * (its --log-every / --histogram-every defaults), `twb sweep`'s trials
+ * (the window's trials at once among them) and the window's worker, so
+ * their runs compare in the dashboard. */
+#define TWB_LOG_EVERY_STEPS 10
+#define TWB_HISTOGRAM_EVERY_STEPS 100
+
 typedef struct {
     const char *checkpoint_path;    /* NULL: no checkpoints */
     int log_every, histogram_every; /* the run database's logger (tw_summary_logger_new) */

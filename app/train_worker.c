@@ -32,8 +32,6 @@
 
 #define PROGRESS_INTERVAL_US 50000 /* at most 20 progress reports a second */
 #define WORKER_NICE 10             /* the window and the X server come first */
-#define LOG_EVERY_STEPS 10         /* as twb train */
-#define HISTOGRAM_EVERY_STEPS 100
 
 struct twb_train_worker {
     GSource *mailbox; /* main thread only: watches `wake` on the main context */
@@ -392,8 +390,9 @@ static void train(twb_train_worker *w, report *r)
     }
     const twb_data *data = &w->data;
     tw_tensor *x = twb_fit_input(w->model, data->x);
-    twb_train_session_options options = {
-        .checkpoint_path = w->checkpoint_path, .log_every = LOG_EVERY_STEPS, .histogram_every = HISTOGRAM_EVERY_STEPS};
+    twb_train_session_options options = {.checkpoint_path = w->checkpoint_path,
+                                         .log_every = TWB_LOG_EVERY_STEPS,
+                                         .histogram_every = TWB_HISTOGRAM_EVERY_STEPS};
     if (twb_train_compile(w->model, s, data->y)) {
         fail_naming_data(r, data, x);
     } else if (twb_train_session_open(&w->session, w->model, s, &options)) {

@@ -4,7 +4,8 @@
  * each trial a run tagged with the sweep and holding its settings and final
  * metrics; random search drawing inside its ranges, the same draws again;
  * the median stopping rule; Ctrl+C; specifications refused with their
- * message; trials at once as processes (--parallel); layer properties
+ * message; trials at once as processes (--parallel), their runs with
+ * histograms as twb train's; layer properties
  * swept (--set), each trial's model built with its value and the value a
  * hyperparameter of its run; --device and --checkpoint-dir for trials one
  * after another and at once. */
@@ -311,6 +312,16 @@ static void test_parallel(fixture *f, gconstpointer data)
     }
     stored_runs_free(runs);
     g_assert_cmpint(query_int(f->logdb, "SELECT count(DISTINCT pid) FROM runs"), ==, 6);
+    /* Each finished trial logs weight and gradient histograms at twb
+     * train's cadence (every 100 steps; 20 epochs are hundreds of steps). */
+    for (int k = 0; k < 2; k++) {
+        char *sql = g_strdup_printf("SELECT count(DISTINCT r.id) FROM runs r JOIN tags t ON t.run_id = r.id "
+                                    "JOIN histograms h ON h.tag_id = t.id WHERE r.status = 'finished' "
+                                    "AND t.kind = 'histogram' AND t.name LIKE '%s/%%' AND h.step = 100",
+                                    k ? "gradients" : "weights");
+        g_assert_cmpint(query_int(f->logdb, sql), ==, 4);
+        g_free(sql);
+    }
     g_assert_cmpint(query_int(f->logdb, "SELECT count(*) FROM runs a JOIN runs b ON a.id < b.id "
                                         "WHERE a.start_time < b.end_time AND b.start_time < a.end_time"),
                     >, 0);

@@ -8,6 +8,10 @@
 
 #define SYSTEM_DIR "/usr/share/datasets/fashion-mnist"
 
+const char *const tw_fashion_mnist_classes[10] = {
+    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+};
+
 /* The file `base` (raw or with ".gz") in dir, or NULL. */
 static char *find_file(const char *dir, const char *base)
 {

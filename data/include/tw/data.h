@@ -114,6 +114,8 @@ tw_dataset *tw_dataset_csv(const char *path, const tw_csv_options *options);
  * $TWB_DATA_DIR or /usr/share/datasets/fashion-mnist; elements are
  * ((28, 28) uint8 image, uint8 label). The error says how to install it. */
 tw_dataset *tw_dataset_fashion_mnist(const char *split);
+/* Fashion-MNIST's ten class names, by label ("T-shirt/top", ...). */
+extern const char *const tw_fashion_mnist_classes[10];
 
 /* Synthetic sets, all seeded. */
 /* The seeds' linear set: x ~ N(0, 1), y = 3x + 2 + N(0, noise^2); float32 scalars. */
