@@ -214,6 +214,10 @@ static void test_delete_duplicate_move(Fixture *f, gconstpointer data)
     g_assert_cmpstr(card(f, 5, "class"), ==, "Dropout");
     g_assert_cmpstr(card(f, 5, "shape"), ==, "(None, 32)");
     g_assert_cmpint(tw_designer_view_selected(f->view), ==, 5);
+    /* Text dragged from a label (the monkey's seed 20261129, action 4819)
+     * is refused without a warning. */
+    g_assert_false(tw_layer_stack_drop_class(f->stack, "n:JSON data must be UTF-8 enc", 2));
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, 6);
 
     g_assert_true(gtk_widget_activate_action(stack, "stack.delete", "i", 5));
     g_assert_true(gtk_widget_activate_action(stack, "stack.delete", "i", 2));

@@ -99,6 +99,8 @@ gboolean tw_layer_stack_drop_class(TwLayerStack *stack, const char *class_name, 
 {
     if (tw_model_doc_is_graph(stack->doc)) /* the totals line says why */
         return FALSE;
+    if (!tw_layer_class_find(class_name))
+        return FALSE; /* text dragged from elsewhere (a label's words): not ours to drop */
     GError *error = NULL;
     if (!tw_model_doc_insert(stack->doc, position, class_name, &error)) {
         report(error);
