@@ -76,35 +76,18 @@ static int forward(tw_tensor *const *inputs, int ninputs, tw_tensor **outputs, i
     return tw_model_call_n(model, ninputs, inputs, outputs, false);
 }
 
-/* Input k's declared shape with its batch axis: a Functional model's
- * InputLayer's, a Sequential model's first layer's. */
-static bool declared_input(tw_model *model, int k, tw_shape *shape)
-{
-    if (!tw_layer_is_functional(model)) {
-        const tw_shape *s = tw_model_input_shape(model);
-        if (s)
-            *shape = *s;
-        return s != NULL;
-    }
-    tw_keras_history h;
-    tw_shape outputs[TW_MAX_LAYER_IO];
-    if (tw_functional_input(model, k, &h) < 0 ||
-        tw_functional_call_outputs(model, h.layer, h.node_index, outputs) <= h.tensor_index)
-        return false;
-    *shape = outputs[h.tensor_index];
-    return true;
-}
-
 /* The model with its weights (restored from the checkpoint, or freshly
  * initialised, seed 0, without one) and the shape of each of its inputs
  * for a batch of o->batch. */
 static int prepare(tw_model *model, const trace_options *o, int ninputs, tw_shape *inputs)
 {
     for (int k = 0; k < ninputs; k++) {
-        if (!declared_input(model, k, &inputs[k]))
+        const tw_shape *declared = tw_model_input_shape_at(model, k);
+        if (!declared)
             return tw_error_set("%s: the model declares no input shape (an InputLayer or batch_input_shape on its "
                                 "first layer); a graph needs one",
                                 o->model_path);
+        inputs[k] = *declared;
         inputs[k].dims[0] = o->batch;
         for (int i = 1; i < inputs[k].ndim; i++)
             if (inputs[k].dims[i] < 1)

@@ -234,6 +234,13 @@ static void test_functional_graph(void)
     g_assert_true(tw_layer_is_functional(m));
     g_assert_cmpint(tw_functional_ninputs(m), ==, 2);
     g_assert_cmpint(tw_functional_noutputs(m), ==, 2);
+    /* Each input's declared shape, with its batch axis; none past the last. */
+    const tw_shape *in_b = tw_model_input_shape_at(m, 1);
+    g_assert_nonnull(in_b);
+    g_assert_cmpint(in_b->ndim, ==, 2);
+    g_assert_cmpint(in_b->dims[1], ==, 4);
+    g_assert_null(tw_model_input_shape_at(m, 2));
+    g_assert_null(tw_model_input_shape_at(m, -1));
     /* Layers in the order of their first call, each once. */
     const char *names[] = {"a", "b", "shared", "add", "head1", "concatenate", "head2"};
     g_assert_cmpint(tw_model_nlayers(m), ==, G_N_ELEMENTS(names));

@@ -23,43 +23,24 @@ static int forward(tw_tensor *const *inputs, int ninputs, tw_tensor **outputs, i
     return tw_model_call_n(model, ninputs, inputs, outputs, false);
 }
 
-/* Input k's shape with its batch axis: a Functional model's InputLayer's,
- * a Sequential model's first layer's. */
-static bool input_shape(tw_model *model, int k, tw_shape *shape)
-{
-    if (!tw_layer_is_functional(model)) {
-        const tw_shape *s = tw_model_input_shape(model);
-        if (s)
-            *shape = *s;
-        return s != NULL;
-    }
-    tw_keras_history h;
-    tw_shape outputs[TW_MAX_LAYER_IO];
-    if (tw_functional_input(model, k, &h) < 0 ||
-        tw_functional_call_outputs(model, h.layer, h.node_index, outputs) <= h.tensor_index)
-        return false;
-    *shape = outputs[h.tensor_index];
-    return true;
-}
-
 /* A zero batch of one for input k, or NULL with *error set. */
 static tw_tensor *zero_input(tw_model *model, int k, GError **error)
 {
-    tw_shape shape;
-    if (!input_shape(model, k, &shape) || shape.ndim < 1) {
+    const tw_shape *declared = tw_model_input_shape_at(model, k);
+    if (!declared || declared->ndim < 1) {
         g_set_error(error, GRAPH_ERROR, 1, "The model has no input shape: give its first layer one");
         return NULL;
     }
     int64_t dims[TW_MAX_DIMS];
-    for (int d = 0; d < shape.ndim; d++) {
-        dims[d] = d == 0 ? 1 : shape.dims[d];
+    for (int d = 0; d < declared->ndim; d++) {
+        dims[d] = d == 0 ? 1 : declared->dims[d];
         if (dims[d] < 1) {
             g_set_error(error, GRAPH_ERROR, 1, "The model's input shape has an unknown size (input %d, axis %d)", k,
                         d);
             return NULL;
         }
     }
-    tw_tensor *x = tw_zeros(TW_FLOAT32, shape.ndim, dims);
+    tw_tensor *x = tw_zeros(TW_FLOAT32, declared->ndim, dims);
     if (!x)
         g_set_error(error, GRAPH_ERROR, 1, "The model cannot be traced: %s", tw_last_error());
     return x;

@@ -268,6 +268,13 @@ const tw_shape *tw_model_input_shape(const tw_model *model)
     return tw_layer_input_shape(first);
 }
 
+const tw_shape *tw_model_input_shape_at(const tw_model *model, int k)
+{
+    if (tw_layer_is_functional(model))
+        return k >= 0 && k < tw_model_ninputs(model) ? tw__functional_input_shape(model, k) : NULL;
+    return k == 0 ? tw_model_input_shape(model) : NULL;
+}
+
 int tw_model_infer(const tw_model *model, const tw_shape *input, tw_layer_info *info)
 {
     if (check_model(model, "model infer"))

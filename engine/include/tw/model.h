@@ -53,6 +53,10 @@ tw_layer *tw_model_find_layer(const tw_model *model, const char *name);
 /* The model's input shape: its first layer's batch_input_shape (an
  * InputLayer's, or any first layer's), searched into nested models. */
 const tw_shape *tw_model_input_shape(const tw_model *model);
+/* Input k's shape with its batch axis: a Functional model's k-th
+ * InputLayer's; a Sequential model has input 0 only. NULL when there is no
+ * such input or no shape. */
+const tw_shape *tw_model_input_shape_at(const tw_model *model, int k);
 
 /* Per-layer static inference for summaries and the designer: fills one
  * entry per layer of this model (not recursing into nested ones, whose
