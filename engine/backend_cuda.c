@@ -12,7 +12,7 @@
  * cross-entropies, gather, one_hot, the variable assignments, the
  * optimizer update (SGD, Adam, AdamW), conv2d and its two gradients (cuDNN),
  * max/avg pooling with their gradients, concat, pad, tile, scatter_add and the
- * fused batch_norm with its gradient (cuDNN). An op without a CUDA kernel fails with the engine's "OP: no
+ * fused batch_norm with its gradient (batch_norm.cu). An op without a CUDA kernel fails with the engine's "OP: no
  * kernel for device cuda:N". */
 #include <limits.h>
 #include <math.h>
@@ -777,25 +777,16 @@ static int run_scatter_add(const tw_op_call *call, tw_tensor *const *outs)
 }
 
 /* ---- batch_norm, batch_norm_grad (ops/batch_norm.c; attrs f[0]: epsilon) ---- */
-/* x as (rows, channels), the channel last: cuDNN's spatial batch norm. */
-static void bn_rows(const tw_tensor *x, int64_t *rows, int64_t *channels)
-{
-    *channels = x->shape[x->ndim - 1];
-    *rows = 1;
-    for (int d = 0; d < x->ndim - 1; d++)
-        *rows *= x->shape[d];
-}
-
 /* Forward (x, gamma, beta) -> y, mean, inv_std, or backward (x, dy, gamma,
- * mean, inv_std) -> dx, dgamma, dbeta from the saved statistics. The forward
- * passes NULL running statistics, which cuDNN takes as "leave them": the layer
- * folds mean and inv_std into its moving averages itself. No rows: the mean
- * and inv_std of nothing are NaN, as the CPU's 0 / 0, and their gradients 0. */
+ * mean, inv_std) -> dx, dgamma, dbeta from the saved statistics, over x as
+ * (rows, channels) with the channel last. No rows: the mean and inv_std of
+ * nothing are NaN, as the CPU's 0 / 0, and their gradients 0. */
 static int run_bn(const tw_op_call *call, tw_tensor *const *outs, bool backward)
 {
     tw_tensor *x = call->inputs[0];
-    int64_t rows, channels;
-    bn_rows(x, &rows, &channels);
+    int64_t channels = x->shape[x->ndim - 1], rows = 1;
+    for (int d = 0; d < x->ndim - 1; d++)
+        rows *= x->shape[d];
     dense_args a;
     int rc = dense_begin(&a, outs[0], backward ? 5 : 3, call->inputs);
     if (rc == 0 && rows == 0) {
@@ -806,10 +797,10 @@ static int run_bn(const tw_op_call *call, tw_tensor *const *outs, bool backward)
                  : 0;
     } else if (rc == 0 && channels > 0 && backward)
         rc = twc_batch_norm_backward(a.d, x->dtype, rows, channels, a.in[0], a.in[1], a.in[2], a.in[3], a.in[4],
-                                     call->attrs->f[0], tw__data(outs[0]), tw__data(outs[1]), tw__data(outs[2]));
+                                     tw__data(outs[0]), tw__data(outs[1]), tw__data(outs[2]));
     else if (rc == 0 && channels > 0)
-        rc = twc_batch_norm_forward(a.d, x->dtype, true, rows, channels, a.in[0], a.in[1], a.in[2], NULL, NULL, 0,
-                                    call->attrs->f[0], tw__data(outs[0]), tw__data(outs[1]), tw__data(outs[2]));
+        rc = twc_batch_norm_forward(a.d, x->dtype, rows, channels, a.in[0], a.in[1], a.in[2], call->attrs->f[0],
+                                    tw__data(outs[0]), tw__data(outs[1]), tw__data(outs[2]));
     return dense_end(&a, rc);
 }
 
@@ -882,15 +873,6 @@ static bool cuda_supports_op(int index, const tw_op_call *call)
         int64_t kind = call->attrs->i[OPT_KIND];
         if (kind != TW_OPTIMIZER_SGD && kind != TW_OPTIMIZER_ADAM && kind != TW_OPTIMIZER_ADAMW) {
             tw_error_set("optimizer_update: cuda:%d runs SGD, Adam and AdamW; RMSprop and Adagrad not yet", index);
-            return false;
-        }
-    }
-    if (op->id == TW_OP_ID_batch_norm || op->id == TW_OP_ID_batch_norm_grad) {
-        /* cuDNN describes the tensor with int sizes: rows as its batch */
-        const tw_tensor *x = call->inputs[0];
-        if (x->numel > INT_MAX) {
-            tw_error_set("%s: cuda:%d normalizes at most %d elements at once (cuDNN's int sizes), got %lld", op->name,
-                         index, INT_MAX, (long long)x->numel);
             return false;
         }
     }

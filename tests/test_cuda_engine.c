@@ -150,9 +150,9 @@ static void test_reductions_matmul(void)
     }
 }
 
-/* The fused batch_norm (cuDNN) and its gradient, batch_norm_grad, through
- * the tape: y, mean, inv_std and the gradients of x, gamma and beta. cuDNN
- * sums in the tensor's type, the CPU in double: float32 within 1e-4. */
+/* The fused batch_norm (batch_norm.cu) and its gradient, batch_norm_grad,
+ * through the tape: y, mean, inv_std and the gradients of x, gamma and beta.
+ * Both sum in double, in different orders: float32 within 1e-4. */
 static void test_batch_norm(void)
 {
     for (size_t k = 0; k < G_N_ELEMENTS(FLOATS); k++) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpu/batch_norm_kernels.h"
 #include "cpu/conv_kernels.h"
 #include "cpu/gather_kernels.h"
 #include "cuda/twc_kernels.h"
@@ -205,6 +206,44 @@ static void test_binary(void)
                 g_free(ha), g_free(hb), g_free(want), g_free(got);
             }
         }
+    g_assert_cmpint(failures, ==, 0);
+}
+
+/* Copies that are transposes (twc_copy's tiled path): NHWC to NCHW and
+ * back, a filter's (rows, columns) swap, partial tiles, more batch indices
+ * than one grid holds, every element size, against the CPU's copy. */
+static void test_transpose_copy(void)
+{
+    typedef struct {
+        int64_t n, h, w, c;
+    } nhwc;
+    static const nhwc cases[] = {{3, 37, 45, 70}, {2, 7, 7, 2048}, {1, 100, 1, 33}, {70000, 2, 1, 3}, {4, 1, 1, 5}};
+    static const size_t sizes[] = {1, 2, 4, 8};
+    for (size_t k = 0; k < G_N_ELEMENTS(cases); k++)
+        for (size_t z = 0; z < G_N_ELEMENTS(sizes); z++)
+            for (int back = 0; back < 2; back++) {
+                nhwc t = cases[k];
+                size_t sz = sizes[z], bytes = (size_t)(t.n * t.h * t.w * t.c) * sz;
+                /* NHWC -> NCHW: the shape in NCHW order, NHWC's strides read */
+                const int64_t shape[4] = {t.n, t.c, t.h, t.w};
+                const int64_t nchw[4] = {t.c * t.h * t.w, t.h * t.w, t.w, 1};
+                const int64_t nhwc_st[4] = {t.h * t.w * t.c, 1, t.w * t.c, t.c};
+                const int64_t *dst_st = back ? nhwc_st : nchw, *src_st = back ? nchw : nhwc_st;
+                void *src = g_malloc(bytes), *want = g_malloc(bytes);
+                fill_random(TWK_UINT8, src, (int64_t)bytes, 0, 256);
+                twk_copy(sz, 4, shape, want, dst_st, src, src_st);
+                void *dsrc = up(src, bytes), *ddst = dzeros(bytes);
+                g_assert_cmpint(twc_copy(dev, sz, 4, shape, ddst, dst_st, dsrc, src_st), ==, 0);
+                void *got = down(ddst, bytes);
+                if (memcmp(got, want, bytes) != 0) {
+                    g_printerr("transpose copy: %lldx%lldx%lldx%lld, %zu-byte elements, %s differs\n",
+                               (long long)t.n, (long long)t.h, (long long)t.w, (long long)t.c, sz,
+                               back ? "NCHW to NHWC" : "NHWC to NCHW");
+                    failures++;
+                }
+                twc_free(dev, dsrc), twc_free(dev, ddst);
+                g_free(src), g_free(want), g_free(got);
+            }
     g_assert_cmpint(failures, ==, 0);
 }
 
@@ -645,47 +684,55 @@ static void test_conv_pool(void)
     g_assert_cmpint(failures, ==, 0);
 }
 
-/* Batch normalization in training mode against the formulas in double. */
+/* Batch normalization in training mode against the CPU kernel: y, mean,
+ * inv_std and the three gradients, over few rows and many (several column
+ * blocks and row chunks), float32 and float64. */
 static void test_batch_norm(void)
 {
-    enum { R = 300, C = 7 };
-    float x[R * C], gamma[C], beta[C], dy[R * C];
-    for (int i = 0; i < R * C; i++)
-        x[i] = (float)g_rand_double_range(rng, -2, 3), dy[i] = (float)g_rand_double_range(rng, -1, 1);
-    for (int c = 0; c < C; c++)
-        gamma[c] = (float)g_rand_double_range(rng, 0.5, 2), beta[c] = (float)g_rand_double_range(rng, -1, 1);
-    float rm[C] = {0}, rv[C];
-    for (int c = 0; c < C; c++)
-        rv[c] = 1;
-    void *dx_ = up(x, sizeof x), *dg = up(gamma, sizeof gamma), *db = up(beta, sizeof beta), *drm = up(rm, sizeof rm);
-    void *drv = up(rv, sizeof rv), *dyv = dzeros(sizeof x), *dmean = dzeros(sizeof rm), *dinv = dzeros(sizeof rm);
-    double eps = 1e-3;
-    if (twc_batch_norm_forward(dev, TWK_FLOAT32, true, R, C, dx_, dg, db, drm, drv, 0.99, eps, dyv, dmean, dinv) != 0)
-        g_error("batch norm: %s", twc_last_error());
-    float want[R * C], *got = down(dyv, sizeof x);
-    for (int c = 0; c < C; c++) {
-        double mean = 0, var = 0;
-        for (int r = 0; r < R; r++)
-            mean += x[r * C + c];
-        mean /= R;
-        for (int r = 0; r < R; r++)
-            var += (x[r * C + c] - mean) * (x[r * C + c] - mean);
-        var /= R;
-        for (int r = 0; r < R; r++)
-            want[r * C + c] = (float)((x[r * C + c] - mean) / sqrt(var + eps) * gamma[c] + beta[c]);
-    }
-    agree(TWK_FLOAT32, got, want, R * C, 1e-4, "batch norm");
-    g_free(got);
-    void *ddx = dzeros(sizeof x), *ddg = dzeros(sizeof gamma), *ddb = dzeros(sizeof beta), *ddy = up(dy, sizeof dy);
-    g_assert_cmpint(twc_batch_norm_backward(dev, TWK_FLOAT32, R, C, dx_, ddy, dg, dmean, dinv, eps, ddx, ddg, ddb), ==, 0);
-    float *gdb = down(ddb, sizeof beta), bwant[C] = {0};
-    for (int i = 0; i < R * C; i++)
-        bwant[i % C] += dy[i];
-    agree(TWK_FLOAT32, gdb, bwant, C, 1e-4, "batch norm beta gradient");
-    g_free(gdb);
-    void *all[] = {dx_, dg, db, drm, drv, dyv, dmean, dinv, ddx, ddg, ddb, ddy};
-    for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
-        twc_free(dev, all[i]);
+    static const int64_t cases[][2] = {{1, 3}, {7, 5}, {300, 7}, {5000, 70}, {3136, 256}};
+    static const twk_dtype dtypes[] = {TWK_FLOAT32, TWK_FLOAT64};
+    for (size_t t = 0; t < G_N_ELEMENTS(dtypes); t++)
+        for (size_t k = 0; k < G_N_ELEMENTS(cases); k++) {
+            twk_dtype dt = dtypes[t];
+            int64_t R = cases[k][0], C = cases[k][1];
+            size_t sz = twk_dtype_size(dt), big = (size_t)(R * C) * sz, small = (size_t)C * sz;
+            void *x = g_malloc(big), *dy = g_malloc(big), *gamma = g_malloc(small), *beta = g_malloc(small);
+            fill_random(dt, x, R * C, -2, 3);
+            fill_random(dt, dy, R * C, -1, 1);
+            fill_random(dt, gamma, C, 0.5, 2);
+            fill_random(dt, beta, C, -1, 1);
+            /* the CPU's outputs: y, mean, inv_std, dx, dgamma, dbeta */
+            void *want[6], *got[6], *dev_out[6];
+            for (int i = 0; i < 6; i++) {
+                size_t bytes = i == 0 || i == 3 ? big : small;
+                want[i] = g_malloc(bytes);
+                dev_out[i] = dzeros(bytes);
+            }
+            void *work = g_malloc(twk_batch_norm_workspace(R, C));
+            double eps = 1e-3;
+            twk_batch_norm_forward(dt, R, C, x, gamma, beta, eps, want[0], want[1], want[2], work);
+            twk_batch_norm_backward(dt, R, C, x, dy, gamma, want[1], want[2], want[3], want[4], want[5], work);
+            void *dx_ = up(x, big), *ddy = up(dy, big), *dg = up(gamma, small), *db = up(beta, small);
+            if (twc_batch_norm_forward(dev, dt, R, C, dx_, dg, db, eps, dev_out[0], dev_out[1], dev_out[2]) != 0 ||
+                twc_batch_norm_backward(dev, dt, R, C, dx_, ddy, dg, dev_out[1], dev_out[2], dev_out[3], dev_out[4],
+                                        dev_out[5]) != 0)
+                g_error("batch norm: %s", twc_last_error());
+            static const char *const what[] = {"batch norm y", "batch norm mean", "batch norm inv_std",
+                                               "batch norm dx", "batch norm dgamma", "batch norm dbeta"};
+            for (int i = 0; i < 6; i++) {
+                int64_t n = i == 0 || i == 3 ? R * C : C;
+                got[i] = down(dev_out[i], (size_t)n * sz);
+                /* summation order differs: a few more ulps than one op */
+                if (!agree(dt, got[i], want[i], n, 20 * tol(dt), what[i]))
+                    g_printerr("  (%s, %lld rows x %lld channels)\n", dt == TWK_FLOAT32 ? "float32" : "float64",
+                               (long long)R, (long long)C);
+                g_free(got[i]);
+                g_free(want[i]);
+                twc_free(dev, dev_out[i]);
+            }
+            twc_free(dev, dx_), twc_free(dev, ddy), twc_free(dev, dg), twc_free(dev, db);
+            g_free(x), g_free(dy), g_free(gamma), g_free(beta), g_free(work);
+        }
     g_assert_cmpint(failures, ==, 0);
 }
 
@@ -730,6 +777,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/unary", test_unary);
     g_test_add_func("/cuda/binary", test_binary);
     g_test_add_func("/cuda/cast-copy-where-fill", test_cast_copy_where_fill);
+    g_test_add_func("/cuda/transpose-copy", test_transpose_copy);
     g_test_add_func("/cuda/reduce", test_reduce);
     g_test_add_func("/cuda/softmax-xent", test_softmax_xent);
     g_test_add_func("/cuda/moves", test_moves);

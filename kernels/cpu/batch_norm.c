@@ -3,6 +3,7 @@
  * sums kept apart and added in block order, then one elementwise pass. */
 #include <math.h>
 
+#include "../include/batch_norm_formula.h"
 #include "batch_norm_kernels.h"
 #include "cpu_kernels.h"
 
@@ -84,11 +85,11 @@ enum { SUM_X, SUM_SQUARED_DEVIATION, SUM_DY_AND_DY_DEVIATION };
             mean[c] /= (double)rows;                                                                               \
         column_sums_##T(SUM_SQUARED_DEVIATION, rows, C, x, NULL, mean, scale, s2, part);                           \
         for (int64_t c = 0; c < C; c++) {                                                                          \
-            double inv = 1 / sqrt(scale[c] / (double)rows + eps);                                                  \
+            double inv;                                                                                            \
+            twk_bn_forward_channel(mean[c], scale[c], (double)rows, eps, gamma[c], beta[c], &inv, &scale[c],       \
+                                   &shift[c]);                                                                     \
             mean_out[c] = (T)mean[c];                                                                              \
             inv_out[c] = (T)inv;                                                                                   \
-            scale[c] = inv * gamma[c];                                                                             \
-            shift[c] = beta[c] - mean[c] * scale[c];                                                               \
         }                                                                                                          \
         affine_##T(rows, C, x, NULL, scale, NULL, shift, y);                                                       \
     }                                                                                                              \
@@ -101,13 +102,11 @@ enum { SUM_X, SUM_SQUARED_DEVIATION, SUM_DY_AND_DY_DEVIATION };
             mean[c] = mean_in[c];                                                                                  \
         column_sums_##T(SUM_DY_AND_DY_DEVIATION, rows, C, x, dy, mean, sdy, sdyx, part);                           \
         for (int64_t c = 0; c < C; c++) {                                                                          \
-            double inv = inv_in[c], g = gamma[c] * inv;                                                            \
+            double dg;                                                                                             \
+            twk_bn_backward_channel(mean[c], inv_in[c], gamma[c], sdy[c], sdyx[c], (double)rows, &dg, &a[c], &b[c], \
+                                    &k[c]);                                                                        \
             dbeta[c] = (T)sdy[c];                                                                                  \
-            dgamma[c] = (T)(sdyx[c] * inv);                                                                        \
-            /* dx = g * dy + b * x + k: the deviation term b * (x - mean) folded */                                \
-            a[c] = g;                                                                                              \
-            b[c] = -g * inv * inv * sdyx[c] / (double)rows;                                                        \
-            k[c] = -g * sdy[c] / (double)rows - b[c] * mean[c];                                                    \
+            dgamma[c] = (T)dg;                                                                                     \
         }                                                                                                          \
         affine_##T(rows, C, dy, x, a, b, k, dx);                                                                   \
     }

@@ -108,7 +108,6 @@ static unsigned blocks_for(int64_t n)
  * neighbouring columns (coalesced reads) over one chunk of rows, writes its
  * partial sums (double) and a second kernel adds the chunks' partials in
  * order, so the result does not depend on scheduling. */
-enum { COL_W = 32, COL_H = 8, COL_BLOCKS = 2048 };
 
 template <typename T>
 __global__ void column_partials(int64_t nrows, int64_t ncols, int64_t rs, int64_t chunk, const T *x, double *part)
@@ -148,11 +147,8 @@ static int column_sum(twc_device *dev, twk_dtype dtype, const twc_reduce_map *m,
     if ((dtype != TWK_FLOAT32 && dtype != TWK_FLOAT64) || m->nkeep != 1 || m->keep_strides[0] != 1 ||
         m->nred != 1 || m->nreduce < 4 * COL_H)
         return 0;
-    int64_t ncols = m->nout, nrows = m->nreduce, rs = m->red_strides[0];
-    int64_t cblocks = (ncols + COL_W - 1) / COL_W, want = COL_BLOCKS / cblocks, most = (nrows + 4 * COL_H - 1) / (4 * COL_H);
-    int64_t nparts = want < 1 ? 1 : want > most ? most : want;
-    int64_t chunk = (nrows + nparts - 1) / nparts;
-    nparts = (nrows + chunk - 1) / chunk;
+    int64_t ncols = m->nout, nrows = m->nreduce, rs = m->red_strides[0], chunk;
+    int64_t cblocks = (ncols + COL_W - 1) / COL_W, nparts = twc__column_parts(nrows, ncols, &chunk);
     if (cblocks > 65535 * 16)
         return 0;
     double *part = (double *)twc_alloc(dev, (size_t)(nparts * ncols) * sizeof(double));

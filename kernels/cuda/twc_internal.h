@@ -119,6 +119,24 @@ template <typename T> static inline T twc__value_as(twk_dtype dtype, double valu
         return (T)(int64_t)value;
 }
 
+/* Column sums over (rows, columns), the columns contiguous (reduce.cu,
+ * batch_norm.cu): a block of COL_W x COL_H threads takes COL_W neighbouring
+ * columns (coalesced reads) over one chunk of rows and writes its partial
+ * sums; a second kernel adds the chunks' partials in order, so results do not
+ * depend on scheduling. The number of chunks (about COL_BLOCKS blocks in
+ * all, at least 4 * COL_H rows a chunk) and their rows. */
+enum { COL_W = 32, COL_H = 8, COL_BLOCKS = 2048 };
+static inline int64_t twc__column_parts(int64_t nrows, int64_t ncols, int64_t *chunk)
+{
+    int64_t cblocks = (ncols + COL_W - 1) / COL_W, want = COL_BLOCKS / cblocks;
+    int64_t most = (nrows + 4 * COL_H - 1) / (4 * COL_H);
+    int64_t nparts = want < 1 ? 1 : want > most ? most : want;
+    if (nparts < 1)
+        nparts = 1;
+    *chunk = (nrows + nparts - 1) / nparts;
+    return *chunk > 0 ? (nrows + *chunk - 1) / *chunk : 1;
+}
+
 #define TWC_FOR(i, n) for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
 #endif

@@ -160,19 +160,16 @@ TWC_API int twc_max_pool2d_grad(twc_device *dev, twk_dtype dtype, const twk_pool
 TWC_API int twc_avg_pool2d(twc_device *dev, twk_dtype dtype, const twk_pool2d_shape *s, const void *x, void *y);
 TWC_API int twc_avg_pool2d_grad(twc_device *dev, twk_dtype dtype, const twk_pool2d_shape *s, const void *dy,
                                 void *dx);
-/* Batch normalization over (rows, channels) with the channel last (NHWC
- * flattened): training computes the batch mean and the inverse standard
- * deviation into save_mean/save_inv_std and folds them into the running
- * statistics with momentum as Keras (running = running * momentum + batch *
- * (1 - momentum)); cuDNN folds in the unbiased (n / (n - 1)) batch
- * variance. Inference uses the running statistics. */
-TWC_API int twc_batch_norm_forward(twc_device *dev, twk_dtype dtype, bool training, int64_t rows, int64_t channels,
-                                   const void *x, const void *gamma, const void *beta, void *running_mean,
-                                   void *running_var, double momentum, double epsilon, void *y, void *save_mean,
-                                   void *save_inv_std);
+/* Batch normalization in training mode over (rows, channels) with the
+ * channel last (NHWC flattened), batch_norm.cu: the CPU kernel's passes
+ * (kernels/cpu/batch_norm_kernels.h) with the same outputs: y and the batch
+ * mean and inverse standard deviation; the gradient from those. */
+TWC_API int twc_batch_norm_forward(twc_device *dev, twk_dtype dtype, int64_t rows, int64_t channels, const void *x,
+                                   const void *gamma, const void *beta, double epsilon, void *y, void *mean,
+                                   void *inv_std);
 TWC_API int twc_batch_norm_backward(twc_device *dev, twk_dtype dtype, int64_t rows, int64_t channels, const void *x,
-                                    const void *dy, const void *gamma, const void *save_mean,
-                                    const void *save_inv_std, double epsilon, void *dx, void *dgamma, void *dbeta);
+                                    const void *dy, const void *gamma, const void *mean, const void *inv_std,
+                                    void *dx, void *dgamma, void *dbeta);
 
 #ifdef __cplusplus
 }
