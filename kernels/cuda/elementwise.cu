@@ -60,6 +60,37 @@ template <typename T> __global__ void copy_kernel(twc_walk w, char *dst, const c
     }
 }
 
+/* A copy whose innermost axis q is contiguous in dst and whose next axis p
+ * is contiguous in src (a transpose: NHWC <-> NCHW, HWIO filters to
+ * cuDNN's): one element per thread would read or write one float per
+ * 32-byte sector. Each block moves a TILE x TILE square of (p, q) of one
+ * batch index (blockIdx.z, then strided) through shared memory, reading
+ * along p and writing along q, both coalesced. */
+enum { TILE = 32, TILE_ROWS = 8 };
+template <typename T>
+__global__ void transpose_kernel(int64_t batch, int64_t np, int64_t nq, int64_t dst_b, int64_t dst_p, int64_t src_b,
+                                 int64_t src_q, T *dst, const T *src)
+{
+    __shared__ T tile[TILE][TILE + 1];
+    int64_t p0 = (int64_t)blockIdx.x * TILE, q0 = (int64_t)blockIdx.y * TILE;
+    for (int64_t b = blockIdx.z; b < batch; b += gridDim.z) {
+        const T *s = src + b * src_b;
+        T *d = dst + b * dst_b;
+        for (int k = threadIdx.y; k < TILE; k += TILE_ROWS) {
+            int64_t p = p0 + threadIdx.x, q = q0 + k;
+            if (p < np && q < nq)
+                tile[k][threadIdx.x] = s[p + q * src_q];
+        }
+        __syncthreads();
+        for (int k = threadIdx.y; k < TILE; k += TILE_ROWS) {
+            int64_t q = q0 + threadIdx.x, p = p0 + k;
+            if (p < np && q < nq)
+                d[p * dst_p + q] = tile[threadIdx.x][k];
+        }
+        __syncthreads();
+    }
+}
+
 /* twk_load / twk_store of kernels/cpu/copy.c: through double, float to
  * integer truncating and saturating, NaN to 0, bool as nonzero. */
 static __device__ double load_as_double(twk_dtype dtype, const char *p)
@@ -170,6 +201,21 @@ int twc_copy(twc_device *dev, size_t itemsize, int ndim, const int64_t *shape, v
         return go;
     if (w.ndim == 1 && w.strides[0][0] == 1 && w.strides[1][0] == 1)
         return twc_copy_device(dev, dst, src, (size_t)w.numel * itemsize);
+    int q = w.ndim - 1, p = w.ndim - 2;
+    if ((w.ndim == 2 || w.ndim == 3) && w.strides[0][q] == 1 && w.strides[1][p] == 1) {
+        int64_t batch = w.ndim == 3 ? w.shape[0] : 1, np = w.shape[p], nq = w.shape[q];
+        int64_t tiles_p = (np + TILE - 1) / TILE, tiles_q = (nq + TILE - 1) / TILE;
+        if (tiles_p <= INT32_MAX && tiles_q <= 65535) {
+            dim3 grid((unsigned)tiles_p, (unsigned)tiles_q, (unsigned)(batch < 65535 ? batch : 65535));
+            dim3 block(TILE, TILE_ROWS);
+            int64_t dst_b = w.ndim == 3 ? w.strides[0][0] : 0, src_b = w.ndim == 3 ? w.strides[1][0] : 0;
+            return twc__by_size(itemsize, "copy", [&](auto e) {
+                using T = TWC_TYPE(e);
+                transpose_kernel<T><<<grid, block, 0, dev->stream>>>(batch, np, nq, dst_b, w.strides[0][p], src_b,
+                                                                     w.strides[1][q], (T *)dst, (const T *)src);
+            });
+        }
+    }
     return twc__by_size(itemsize, "copy", [&](auto p) {
         copy_kernel<TWC_TYPE(p)><<<twc__grid(w.numel), TWC_THREADS, 0, dev->stream>>>(w, (char *)dst, (const char *)src);
     });
