@@ -1,20 +1,20 @@
-/* Convolution and batch normalization through cuDNN (its legacy
- * descriptor API, still in cuDNN 9), and pooling kernels of our own: cuDNN
- * pads symmetrically and breaks max ties its own way, while the engine's
- * SAME padding puts the odd row after and TensorFlow's rule gives a window's
- * gradient to its first maximum.
+/* Convolution through cuDNN (its legacy descriptor API, still in cuDNN 9),
+ * and pooling kernels of our own: cuDNN pads symmetrically and breaks max
+ * ties its own way, while the engine's SAME padding puts the odd row after
+ * and TensorFlow's rule gives a window's gradient to its first maximum.
  *
- * cuDNN filters are KRSC (out, h, w, in) in NHWC mode and the engine's are
- * HWIO, so filters are transposed into a temporary block and back. Where the
- * padding after exceeds the padding before, the input is padded explicitly
- * by the difference (zeros after) and cuDNN pads both sides by the amount
- * before. Float32 convolutions use FMA math only (no TF32), to stay within
- * float32 rounding of the CPU.
- *
- * Float64 convolutions run in NCHW (filters KCRS) on transposed copies: on
- * an H200 with cuDNN 9, the heuristics offered no NHWC algorithm for a
- * float64 input gradient, and float64 is for checking, not for speed. * (On the H200, float32 ResNet50 training in NCHW this way was 4% slower
- * than in NHWC.) */
+ * cuDNN runs every convolution in NCHW (filters KCRS) on copies of the
+ * engine's NHWC blocks and HWIO filters, made by twc_copy's tiled transpose.
+ * On an H200 (cuDNN 9, float32, FMA math) the ResNet50 training step took
+ * 0.067 s this way against 0.072 s on the NHWC blocks themselves, both with
+ * cuDNN's heuristics; float64 has no NHWC algorithm for the input gradient
+ * there at all. (The CNN of Fashion-MNIST, small images and few channels,
+ * lost: 0.89 s an epoch against 0.82 s, its transposes' launches weighing
+ * more than its convolutions' gain.) Where the padding after exceeds the
+ * padding before, the input is padded explicitly by the difference (zeros
+ * after) and cuDNN pads both sides by the amount before. Float32
+ * convolutions use FMA math only (no TF32), to stay within float32 rounding
+ * of the CPU. */
 #include "twc_internal.h"
 
 static cudnnDataType_t dnn_type(twk_dtype dtype)
@@ -30,7 +30,6 @@ typedef struct {
     cudnnConvolutionDescriptor_t conv;
     int64_t xh, xw;     /* input as cuDNN sees it (with the rows added after) */
     size_t itemsize;
-    bool nchw;          /* cuDNN sees NCHW copies (float64), else the NHWC blocks */
     void *tmp[5];       /* blocks from twc_alloc, freed by conv_end */
 } conv_call;
 
@@ -60,8 +59,7 @@ static int conv_begin(conv_call *c, twc_device *dev, twk_dtype dtype, const twk_
     if (twc__use(dev) < 0)
         return -1;
     c->itemsize = twk_dtype_size(dtype);
-    c->nchw = dtype == TWK_FLOAT64;
-    cudnnTensorFormat_t layout = c->nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+    cudnnTensorFormat_t layout = CUDNN_TENSOR_NCHW;
     c->xh = s->in_h + extra_after(s->in_h, s->out_h, s->k_h, s->stride_h, s->dilation_h, s->pad_top);
     c->xw = s->in_w + extra_after(s->in_w, s->out_w, s->k_w, s->stride_w, s->dilation_w, s->pad_left);
     cudnnDataType_t t = dnn_type(dtype);
@@ -95,21 +93,18 @@ static void *conv_tmp(conv_call *c, int slot, size_t bytes)
     return c->tmp[slot];
 }
 
-/* Strides of cuDNN's filter block, indexed (out, h, w, in): KRSC or KCRS. */
-static void dnn_filter_strides(const conv_call *c, const twk_conv2d_shape *s, int64_t st[4])
+/* Strides of cuDNN's KCRS filter block, indexed (out, h, w, in). */
+static void dnn_filter_strides(const twk_conv2d_shape *s, int64_t st[4])
 {
     int64_t kh = s->k_h, kw = s->k_w, ci = s->in_c;
-    if (c->nchw)
-        st[0] = ci * kh * kw, st[1] = kw, st[2] = 1, st[3] = kh * kw;
-    else
-        st[0] = kh * kw * ci, st[1] = kw * ci, st[2] = ci, st[3] = 1;
+    st[0] = ci * kh * kw, st[1] = kw, st[2] = 1, st[3] = kh * kw;
 }
 
 /* HWIO filter -> cuDNN's block and back. */
 static int filter_to_dnn(conv_call *c, const twk_conv2d_shape *s, const void *hwio, void *dnn)
 {
     int64_t kh = s->k_h, kw = s->k_w, ci = s->in_c, co = s->out_c, dst[4];
-    dnn_filter_strides(c, s, dst);
+    dnn_filter_strides(s, dst);
     const int64_t shape[4] = {co, kh, kw, ci}, src[4] = {1, kw * ci * co, ci * co, co};
     return twc_copy(c->dev, c->itemsize, 4, shape, dnn, dst, hwio, src);
 }
@@ -117,30 +112,30 @@ static int filter_to_dnn(conv_call *c, const twk_conv2d_shape *s, const void *hw
 static int filter_to_hwio(conv_call *c, const twk_conv2d_shape *s, const void *dnn, void *hwio)
 {
     int64_t kh = s->k_h, kw = s->k_w, ci = s->in_c, co = s->out_c, st[4];
-    dnn_filter_strides(c, s, st);
+    dnn_filter_strides(s, st);
     const int64_t shape[4] = {kh, kw, ci, co}, dst[4] = {kw * ci * co, ci * co, co, 1};
     const int64_t src[4] = {st[1], st[2], st[3], st[0]};
     return twc_copy(c->dev, c->itemsize, 4, shape, hwio, dst, dnn, src);
 }
 
-/* An NHWC block (n, h, w, ch) as cuDNN reads it: itself, or its NCHW copy in tmp[slot]. */
+/* An NHWC block (n, h, w, ch) as cuDNN reads it: its NCHW copy in tmp[slot]. */
 static const void *to_dnn(conv_call *c, int slot, const void *nhwc, int64_t n, int64_t h, int64_t w, int64_t ch)
 {
-    if (!nhwc || !c->nchw)
-        return nhwc;
+    if (!nhwc)
+        return NULL;
     void *t = conv_tmp(c, slot, (size_t)(n * h * w * ch) * c->itemsize);
     const int64_t shape[4] = {n, ch, h, w}, dst[4] = {ch * h * w, h * w, w, 1}, src[4] = {h * w * ch, 1, w * ch, ch};
     return t && twc_copy(c->dev, c->itemsize, 4, shape, t, dst, nhwc, src) == 0 ? t : NULL;
 }
 
-/* cuDNN's result of (n, dh, dw, ch) in its layout into the engine's NHWC
- * block (n, h, w, ch): drops the rows and columns added after. */
+/* cuDNN's NCHW result of (n, ch, dh, dw) into the engine's NHWC block
+ * (n, h, w, ch): drops the rows and columns added after. */
 static int from_dnn(conv_call *c, const void *dnn, int64_t dh, int64_t dw, void *nhwc, int64_t n, int64_t h,
                     int64_t w, int64_t ch)
 {
     const int64_t shape[4] = {n, h, w, ch}, dst[4] = {h * w * ch, w * ch, ch, 1};
-    const int64_t nchw[4] = {ch * dh * dw, dw, 1, dh * dw}, nhwc_src[4] = {dh * dw * ch, dw * ch, ch, 1};
-    return twc_copy(c->dev, c->itemsize, 4, shape, nhwc, dst, dnn, c->nchw ? nchw : nhwc_src);
+    const int64_t src[4] = {ch * dh * dw, dw, 1, dh * dw};
+    return twc_copy(c->dev, c->itemsize, 4, shape, nhwc, dst, dnn, src);
 }
 
 /* x padded with zeros after to (xh, xw), as cuDNN reads it. */
@@ -159,16 +154,15 @@ static const void *dnn_input(conv_call *c, twk_dtype dtype, const twk_conv2d_sha
     return to_dnn(c, 2, xp, s->batch, c->xh, c->xw, s->in_c);
 }
 
-/* The algorithm and workspace size for this convolution's pass: the first
- * one cuDNN's heuristics find usable, asked once per device, shape, dtype
- * and pass and then kept (the heuristics cost a good part of a millisecond
- * a call, more than a small convolution itself). On the H200, timing every
- * algorithm instead (cudnnFind*) and keeping the fastest deterministic one
- * made the CNN epoch 1.4x and the ResNet50 step 1.15x slower (the
- * gradients' passes most), so the heuristics may pick non-deterministic
- * algorithms, and a CUDA run's gradients may then differ in their last
- * bits from one run to the next. search(perf, &found) and workspace(algo,
- * &bytes) wrap the pass's two cuDNN calls. 0 or -1. */
+/* The algorithm and workspace size for this convolution's pass: the
+ * fastest usable one of cuDNN's timing of every algorithm (cudnnFind*, as
+ * PyTorch's cudnn.benchmark), asked once per device, shape, dtype and pass
+ * and then kept. On the H200 that made the ResNet50 step 0.063 s against
+ * 0.068 s with the heuristics' first choice (cudnnGet*_v7), and the CNN
+ * epoch 0.95 s against 0.89 s. The fastest may be a non-deterministic
+ * algorithm, so a CUDA run's gradients may differ in their last bits from
+ * one run to the next. search(perf, &found) and workspace(algo, &bytes)
+ * wrap the pass's two cuDNN calls. 0 or -1. */
 template <typename Perf, typename Search, typename Workspace>
 static int choose_algo(conv_call *c, twk_dtype dtype, twk_conv_pass pass, const twk_conv2d_shape *s, Search search,
                        Workspace workspace, int *algo, size_t *ws_bytes, const char *what)
@@ -219,12 +213,12 @@ int twc_conv2d_forward(twc_device *dev, twk_dtype dtype, const twk_conv2d_shape 
     if (conv_begin(&c, dev, dtype, s, what) == 0) {
         void *f = conv_tmp(&c, 0, (size_t)(s->k_h * s->k_w * s->in_c * s->out_c) * c.itemsize);
         const void *xd = f ? dnn_input(&c, dtype, s, x) : NULL;
-        void *yd = c.nchw ? conv_tmp(&c, 3, (size_t)(s->batch * s->out_h * s->out_w * s->out_c) * c.itemsize) : y;
+        void *yd = conv_tmp(&c, 3, (size_t)(s->batch * s->out_h * s->out_w * s->out_c) * c.itemsize);
         int algo = 0;
         size_t ws_bytes = 0;
         void *ws = NULL;
         auto search = [&](cudnnConvolutionFwdAlgoPerf_t *perf, int *found) {
-            return cudnnGetConvolutionForwardAlgorithm_v7(dev->dnn, c.x, c.f, c.conv, c.y, 8, found, perf);
+            return cudnnFindConvolutionForwardAlgorithm(dev->dnn, c.x, c.f, c.conv, c.y, 8, found, perf);
         };
         auto workspace = [&](cudnnConvolutionFwdAlgo_t a, size_t *bytes) {
             return cudnnGetConvolutionForwardWorkspaceSize(dev->dnn, c.x, c.f, c.conv, c.y, a, bytes);
@@ -238,7 +232,7 @@ int twc_conv2d_forward(twc_device *dev, twk_dtype dtype, const twk_conv2d_shape 
                  twc__dnn(cudnnConvolutionForward(dev->dnn, one(dtype, &BLEND), c.x, xd, c.f, f, c.conv,
                                                   (cudnnConvolutionFwdAlgo_t)algo, ws, ws_bytes,
                                                   zero(dtype, &BLEND), c.y, yd), what) == 0)
-            rc = yd == y ? 0 : from_dnn(&c, yd, s->out_h, s->out_w, y, s->batch, s->out_h, s->out_w, s->out_c);
+            rc = from_dnn(&c, yd, s->out_h, s->out_w, y, s->batch, s->out_h, s->out_w, s->out_c);
     }
     conv_end(&c);
     return rc;
@@ -251,15 +245,14 @@ int twc_conv2d_backprop_input(twc_device *dev, twk_dtype dtype, const twk_conv2d
     conv_call c;
     int rc = -1;
     if (conv_begin(&c, dev, dtype, s, what) == 0) {
-        bool direct = c.xh == s->in_h && c.xw == s->in_w && !c.nchw;
         void *f = conv_tmp(&c, 0, (size_t)(s->k_h * s->k_w * s->in_c * s->out_c) * c.itemsize);
         const void *dyd = to_dnn(&c, 3, dy, s->batch, s->out_h, s->out_w, s->out_c);
-        void *dxd = direct ? dx : conv_tmp(&c, 1, (size_t)(s->batch * c.xh * c.xw * s->in_c) * c.itemsize);
+        void *dxd = conv_tmp(&c, 1, (size_t)(s->batch * c.xh * c.xw * s->in_c) * c.itemsize);
         int algo = 0;
         size_t ws_bytes = 0;
         void *ws = NULL;
         auto search = [&](cudnnConvolutionBwdDataAlgoPerf_t *perf, int *found) {
-            return cudnnGetConvolutionBackwardDataAlgorithm_v7(dev->dnn, c.f, c.y, c.conv, c.x, 8, found, perf);
+            return cudnnFindConvolutionBackwardDataAlgorithm(dev->dnn, c.f, c.y, c.conv, c.x, 8, found, perf);
         };
         auto workspace = [&](cudnnConvolutionBwdDataAlgo_t a, size_t *bytes) {
             return cudnnGetConvolutionBackwardDataWorkspaceSize(dev->dnn, c.f, c.y, c.conv, c.x, a, bytes);
@@ -273,7 +266,7 @@ int twc_conv2d_backprop_input(twc_device *dev, twk_dtype dtype, const twk_conv2d
                  twc__dnn(cudnnConvolutionBackwardData(dev->dnn, one(dtype, &BLEND), c.f, f, c.y, dyd, c.conv,
                                                        (cudnnConvolutionBwdDataAlgo_t)algo, ws, ws_bytes,
                                                        zero(dtype, &BLEND), c.x, dxd), what) == 0)
-            rc = direct ? 0 : from_dnn(&c, dxd, c.xh, c.xw, dx, s->batch, s->in_h, s->in_w, s->in_c);
+            rc = from_dnn(&c, dxd, c.xh, c.xw, dx, s->batch, s->in_h, s->in_w, s->in_c);
     }
     conv_end(&c);
     return rc;
@@ -293,7 +286,7 @@ int twc_conv2d_backprop_filter(twc_device *dev, twk_dtype dtype, const twk_conv2
         size_t ws_bytes = 0;
         void *ws = NULL;
         auto search = [&](cudnnConvolutionBwdFilterAlgoPerf_t *perf, int *found) {
-            return cudnnGetConvolutionBackwardFilterAlgorithm_v7(dev->dnn, c.x, c.y, c.conv, c.f, 8, found, perf);
+            return cudnnFindConvolutionBackwardFilterAlgorithm(dev->dnn, c.x, c.y, c.conv, c.f, 8, found, perf);
         };
         auto workspace = [&](cudnnConvolutionBwdFilterAlgo_t a, size_t *bytes) {
             return cudnnGetConvolutionBackwardFilterWorkspaceSize(dev->dnn, c.x, c.y, c.conv, c.f, a, bytes);
@@ -478,69 +471,4 @@ int twc_avg_pool2d_grad(twc_device *dev, twk_dtype dtype, const twk_pool2d_shape
     else
         avg_pool_grad_kernel<<<twc__grid(n), TWC_THREADS, 0, dev->stream>>>(*s, n, (const double *)dy, (double *)dx);
     return twc__launched("avg_pool2d gradient");
-}
-
-/* ---- batch normalization (cuDNN spatial mode over (rows, 1, 1, channels)) ---------- */
-static int bn_descs(twk_dtype dtype, int64_t rows, int64_t channels, cudnnTensorDescriptor_t *x,
-                    cudnnTensorDescriptor_t *p, const char *what)
-{
-    cudnnDataType_t t = dnn_type(dtype);
-    *x = *p = NULL;
-    if (twc__dnn(cudnnCreateTensorDescriptor(x), what) < 0 || twc__dnn(cudnnCreateTensorDescriptor(p), what) < 0 ||
-        twc__dnn(cudnnSetTensor4dDescriptor(*x, CUDNN_TENSOR_NHWC, t, (int)rows, (int)channels, 1, 1), what) < 0 ||
-        twc__dnn(cudnnSetTensor4dDescriptor(*p, CUDNN_TENSOR_NHWC, t, 1, (int)channels, 1, 1), what) < 0)
-        return -1;
-    return 0;
-}
-
-static void bn_free(cudnnTensorDescriptor_t x, cudnnTensorDescriptor_t p)
-{
-    if (x) cudnnDestroyTensorDescriptor(x);
-    if (p) cudnnDestroyTensorDescriptor(p);
-}
-
-int twc_batch_norm_forward(twc_device *dev, twk_dtype dtype, bool training, int64_t rows, int64_t channels,
-                           const void *x, const void *gamma, const void *beta, void *running_mean, void *running_var,
-                           double momentum, double epsilon, void *y, void *save_mean, void *save_inv_std)
-{
-    static const char what[] = "batch_normalization";
-    if (dtype != TWK_FLOAT32 && dtype != TWK_FLOAT64)
-        return twc__fail("%s: dtype %d is not a float type", what, dtype);
-    if (epsilon < CUDNN_BN_MIN_EPSILON)
-        return twc__fail("%s: epsilon %g is below cuDNN's minimum %g", what, epsilon, CUDNN_BN_MIN_EPSILON);
-    if (twc__use(dev) < 0)
-        return -1;
-    cudnnTensorDescriptor_t xd, pd;
-    int rc = bn_descs(dtype, rows, channels, &xd, &pd, what);
-    if (rc == 0 && training)
-        rc = twc__dnn(cudnnBatchNormalizationForwardTraining(dev->dnn, CUDNN_BATCHNORM_SPATIAL, one(dtype, &BLEND),
-                                                             zero(dtype, &BLEND), xd, x, xd, y, pd, gamma, beta,
-                                                             1.0 - momentum, running_mean, running_var, epsilon,
-                                                             save_mean, save_inv_std), what);
-    else if (rc == 0)
-        rc = twc__dnn(cudnnBatchNormalizationForwardInference(dev->dnn, CUDNN_BATCHNORM_SPATIAL, one(dtype, &BLEND),
-                                                              zero(dtype, &BLEND), xd, x, xd, y, pd, gamma, beta,
-                                                              running_mean, running_var, epsilon), what);
-    bn_free(xd, pd);
-    return rc;
-}
-
-int twc_batch_norm_backward(twc_device *dev, twk_dtype dtype, int64_t rows, int64_t channels, const void *x,
-                            const void *dy, const void *gamma, const void *save_mean, const void *save_inv_std,
-                            double epsilon, void *dx, void *dgamma, void *dbeta)
-{
-    static const char what[] = "batch_normalization gradient";
-    if (dtype != TWK_FLOAT32 && dtype != TWK_FLOAT64)
-        return twc__fail("%s: dtype %d is not a float type", what, dtype);
-    if (twc__use(dev) < 0)
-        return -1;
-    cudnnTensorDescriptor_t xd, pd;
-    int rc = bn_descs(dtype, rows, channels, &xd, &pd, what);
-    if (rc == 0)
-        rc = twc__dnn(cudnnBatchNormalizationBackward(dev->dnn, CUDNN_BATCHNORM_SPATIAL, one(dtype, &BLEND),
-                                                      zero(dtype, &BLEND), one(dtype, &BLEND), zero(dtype, &BLEND), xd,
-                                                      x, xd, dy, xd, dx, pd, gamma, dgamma, dbeta, epsilon, save_mean,
-                                                      save_inv_std), what);
-    bn_free(xd, pd);
-    return rc;
 }
