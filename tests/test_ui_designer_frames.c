@@ -9,38 +9,22 @@
 #include "designer_view.h"
 #include "frame_meter.h"
 #include "gui_helpers.h"
-#include "nasnet_size.h"
+#include "ui_frames.h"
 
 #define MAX_FRAME_CPU_MS 100.0
 #define ROUNDS 3
 
-/* Each frame moves the view: a pan, or a zoom step in and out around a point. */
-typedef struct {
-    TwDesignerCanvas *canvas;
-    gboolean zoom;
-    int frames;
-} mover;
-
-static gboolean move_each_frame(GtkWidget *widget, GdkFrameClock *clock, gpointer data)
+static void designer_pan(GtkWidget *canvas, double dx, double dy)
 {
-    mover *mv = data;
-    mv->frames++;
-    if (mv->zoom)
-        tw_designer_canvas_zoom(mv->canvas, (mv->frames / 8) % 2 ? 1 / 1.15 : 1.15, 500, 300);
-    else
-        tw_designer_canvas_pan(mv->canvas, (mv->frames / 40) % 2 ? -23 : 23, -9);
-    return G_SOURCE_CONTINUE;
+    tw_designer_canvas_pan(TW_DESIGNER_CANVAS(canvas), dx, dy);
 }
 
-static frame_stats moving_round(GtkWidget *window, TwDesignerCanvas *canvas, gboolean zoom, const char *what)
+static void designer_zoom(GtkWidget *canvas, double factor, double x, double y)
 {
-    mover mv = {canvas, zoom, 0};
-    frame_meter *m = frame_meter_start(window, what);
-    guint tick = gtk_widget_add_tick_callback(GTK_WIDGET(canvas), move_each_frame, &mv, NULL);
-    spin(1.5);
-    gtk_widget_remove_tick_callback(GTK_WIDGET(canvas), tick);
-    return frame_meter_stop(m);
+    tw_designer_canvas_zoom(TW_DESIGNER_CANVAS(canvas), factor, x, y);
 }
+
+static const ui_frames_moves designer_moves = {designer_pan, designer_zoom};
 
 /* Life size, the middle of the model in the middle of the canvas. */
 static void life_size_middle(TwDesignerCanvas *canvas, int node)
@@ -87,9 +71,9 @@ static void open_and_move(const char *label, const char *file, const char *json,
     for (int r = 0; r < ROUNDS; r++) {
         life_size_middle(canvas, n / 2);
         g_assert_cmpfloat_with_epsilon(tw_designer_canvas_scale(canvas), 1.0, 1e-9);
-        pans[r] = moving_round(window, canvas, FALSE, pan_what);
+        pans[r] = ui_frames_round(window, GTK_WIDGET(canvas), &designer_moves, FALSE, pan_what);
         life_size_middle(canvas, n / 2);
-        zooms[r] = moving_round(window, canvas, TRUE, zoom_what);
+        zooms[r] = ui_frames_round(window, GTK_WIDGET(canvas), &designer_moves, TRUE, zoom_what);
     }
     assert_frames(pans);
     assert_frames(zooms);
@@ -97,29 +81,11 @@ static void open_and_move(const char *label, const char *file, const char *json,
     designer_window_close(window, doc);
 }
 
-static void test_resnet50(void)
-{
-    open_and_move("ResNet50", "resnet50.json", NULL, 177);
-}
-
-static void test_nasnet_size(void)
-{
-    char *json = nasnet_size_json();
-    open_and_move("1,000-layer NASNet-size model", NULL, json, 1000);
-    g_free(json);
-}
-
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    g_setenv("GTK_A11Y", "none", TRUE);
-    /* Frame times are the app's with GSK's Cairo renderer (test_ui_graph.c). */
-    g_setenv("GSK_RENDERER", "cairo", FALSE);
-    if (!gtk_init_check()) {
-        g_test_message("no display: run under xvfb-run (meson test --suite gui does)");
+    if (!ui_frames_init_gtk())
         return 77;
-    }
-    g_test_add_func("/ui/designer_frames/resnet50", test_resnet50);
-    g_test_add_func("/ui/designer_frames/nasnet-size", test_nasnet_size);
+    ui_frames_add_large_models("/ui/designer_frames", open_and_move);
     return g_test_run();
 }
