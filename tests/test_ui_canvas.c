@@ -477,8 +477,7 @@ static void test_arrange(Fixture *f, gconstpointer data)
     g_free(before);
 }
 
-/* ResNet50 opens readable from the top, with a minimap that moves the view. */
-static void test_minimap(Fixture *f, gconstpointer data)
+static void load_resnet50(Fixture *f)
 {
     char *path = g_build_filename(g_getenv("G_TEST_SRCDIR") ? g_getenv("G_TEST_SRCDIR") : ".", "..", "examples",
                                   "models", "resnet50.json", NULL);
@@ -486,6 +485,12 @@ static void test_minimap(Fixture *f, gconstpointer data)
     must(tw_model_doc_load(f->doc, path, &error), error);
     g_free(path);
     drain();
+}
+
+/* ResNet50 opens readable from the top, with a minimap that moves the view. */
+static void test_minimap(Fixture *f, gconstpointer data)
+{
+    load_resnet50(f);
     int n = tw_model_doc_n_layers(f->doc);
     g_assert_cmpint(n, ==, 177);
     g_assert_true(tw_model_doc_is_graph(f->doc));
@@ -561,12 +566,7 @@ static frame_tally zoom_and_settle(Fixture *f, double factor, int steps)
  * shows that scaled meanwhile. Counted in tiles, not timed. */
 static void test_zoom_redraw_spread(Fixture *f, gconstpointer data)
 {
-    char *path = g_build_filename(g_getenv("G_TEST_SRCDIR") ? g_getenv("G_TEST_SRCDIR") : ".", "..", "examples",
-                                  "models", "resnet50.json", NULL);
-    GError *error = NULL;
-    must(tw_model_doc_load(f->doc, path, &error), error);
-    g_free(path);
-    drain();
+    load_resnet50(f);
     GtkWidget *w = GTK_WIDGET(f->canvas);
     /* The view's tiles: at least this many are drawn anew at a new zoom. */
     int in_view = ((gtk_widget_get_width(w) + 255) / 256) * ((gtk_widget_get_height(w) + 255) / 256);
