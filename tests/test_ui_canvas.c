@@ -4,7 +4,8 @@
  * connecting ports, a layer inserted on an edge, an edge deleted and the
  * error shown, undo and redo restoring exact documents, a block copied and
  * pasted with its inner edge, keys, a Sequential model read as a column,
- * the minimap, edges routed clear of every box in the templates, the
+ * the minimap, the kept drawing redrawn a few tiles a frame after a zoom,
+ * edges routed clear of every box in the templates, the
  * palette's blocks, a drawn graph saved and trained by `twb train` and
  * another trained from the window's Train button, every corpus file
  * opened and saved unchanged, and a corpus Lambda marked as not runnable
@@ -466,6 +467,9 @@ static void test_arrange(Fixture *f, gconstpointer data)
     tw_model_doc_node_position(f->doc, 2, &x, &y2);
     g_assert_cmpfloat(y0, <, y1); /* layers down the page */
     g_assert_cmpfloat(y1, <, y2);
+    /* The canvas keeps its drawing in tiles after arranging, as before. */
+    tw_designer_image_counts counts;
+    g_assert_true(tw_designer_canvas_image_counts(f->canvas, &counts));
     g_assert_true(tw_model_doc_undo(f->doc));
     char *after = tw_model_doc_state(f->doc);
     g_assert_cmpstr(after, ==, before);
@@ -473,8 +477,7 @@ static void test_arrange(Fixture *f, gconstpointer data)
     g_free(before);
 }
 
-/* ResNet50 opens readable from the top, with a minimap that moves the view. */
-static void test_minimap(Fixture *f, gconstpointer data)
+static void load_resnet50(Fixture *f)
 {
     char *path = g_build_filename(g_getenv("G_TEST_SRCDIR") ? g_getenv("G_TEST_SRCDIR") : ".", "..", "examples",
                                   "models", "resnet50.json", NULL);
@@ -482,6 +485,12 @@ static void test_minimap(Fixture *f, gconstpointer data)
     must(tw_model_doc_load(f->doc, path, &error), error);
     g_free(path);
     drain();
+}
+
+/* ResNet50 opens readable from the top, with a minimap that moves the view. */
+static void test_minimap(Fixture *f, gconstpointer data)
+{
+    load_resnet50(f);
     int n = tw_model_doc_n_layers(f->doc);
     g_assert_cmpint(n, ==, 177);
     g_assert_true(tw_model_doc_is_graph(f->doc));
@@ -498,6 +507,103 @@ static void test_minimap(Fixture *f, gconstpointer data)
     /* Fit shows it all, and then no map is needed. */
     tw_designer_canvas_fit(f->canvas);
     g_assert_false(tw_designer_canvas_minimap(f->canvas, &map));
+}
+
+/* ---- the kept drawing after a zoom ---------------------------------------- */
+/* What the canvas's image drew in each frame, from after-paint to after-paint. */
+typedef struct {
+    TwDesignerCanvas *canvas;
+    tw_designer_image_counts last;
+    guint64 most_tiles; /* in one frame */
+    int frames_with_tiles;
+    guint64 tiles, views;
+} frame_tally;
+
+static void tally_frame(GdkFrameClock *clock, gpointer data)
+{
+    frame_tally *t = data;
+    tw_designer_image_counts now;
+    g_assert_true(tw_designer_canvas_image_counts(t->canvas, &now));
+    guint64 tiles = now.tiles - t->last.tiles;
+    t->most_tiles = MAX(t->most_tiles, tiles);
+    t->frames_with_tiles += tiles > 0;
+    t->tiles += tiles;
+    t->views += now.views - t->last.views;
+    t->last = now;
+}
+
+static gboolean settled(gpointer canvas)
+{
+    return !tw_designer_canvas_settling(canvas);
+}
+
+/* Zooms by factor around the canvas's centre in `steps` steps, one a frame
+ * (steps 0: all before one frame), and tallies the frames until the image
+ * has settled at the new zoom. */
+static frame_tally zoom_and_settle(Fixture *f, double factor, int steps)
+{
+    GtkWidget *w = GTK_WIDGET(f->canvas);
+    frame_tally t = {f->canvas};
+    g_assert_true(tw_designer_canvas_image_counts(f->canvas, &t.last));
+    GdkFrameClock *clock = gtk_widget_get_frame_clock(w);
+    gulong painted = g_signal_connect(clock, "after-paint", G_CALLBACK(tally_frame), &t);
+    double cx = gtk_widget_get_width(w) / 2.0, cy = gtk_widget_get_height(w) / 2.0;
+    if (steps == 0)
+        tw_designer_canvas_zoom(f->canvas, factor, cx, cy);
+    for (int i = 0; i < steps; i++) {
+        tw_designer_canvas_zoom(f->canvas, pow(factor, 1.0 / steps), cx, cy);
+        spin(0.02);
+    }
+    wait_until(settled, f->canvas, 10, "the image at the new zoom");
+    spin(0.1); /* frames at rest draw nothing more */
+    g_signal_handler_disconnect(clock, painted);
+    return t;
+}
+
+/* After a zoom stops, the tiles of the new zoom are drawn a few a frame
+ * while the old ones stand in, scaled: no frame draws all the view's
+ * tiles at once. A zoom beyond twice the tiles' draws the view once and
+ * shows that scaled meanwhile. Counted in tiles, not timed. */
+static void test_zoom_redraw_spread(Fixture *f, gconstpointer data)
+{
+    load_resnet50(f);
+    GtkWidget *w = GTK_WIDGET(f->canvas);
+    /* The view's tiles: at least this many are drawn anew at a new zoom. */
+    int in_view = ((gtk_widget_get_width(w) + 255) / 256) * ((gtk_widget_get_height(w) + 255) / 256);
+    g_test_message("the canvas: %d x %d px", gtk_widget_get_width(w), gtk_widget_get_height(w));
+    g_assert_cmpint(in_view, >, TW_DESIGNER_IMAGE_TILES_PER_FRAME);
+    zoom_and_settle(f, 1.0 / tw_designer_canvas_scale(f->canvas), 0); /* life size, settled */
+
+    struct {
+        double factor;
+        int steps;
+        gboolean direct; /* beyond a factor of two: the view drawn directly, once */
+    } zooms[] = {{1.15 * 1.15, 2, FALSE}, {1 / 1.3, 3, FALSE}, {3.0, 0, TRUE}, {1 / 3.0, 0, TRUE}};
+    for (size_t i = 0; i < G_N_ELEMENTS(zooms); i++) {
+        double before = tw_designer_canvas_scale(f->canvas);
+        frame_tally t = zoom_and_settle(f, zooms[i].factor, zooms[i].steps);
+        g_test_message("zoom by %.3f: %" G_GUINT64_FORMAT " tiles in %d frames, at most %" G_GUINT64_FORMAT
+                       " a frame; %" G_GUINT64_FORMAT " views drawn directly",
+                       zooms[i].factor, t.tiles, t.frames_with_tiles, t.most_tiles, t.views);
+        g_assert_cmpfloat_with_epsilon(tw_designer_canvas_scale(f->canvas), before * zooms[i].factor, 1e-9);
+        g_assert_cmpuint(t.tiles, >=, in_view);
+        g_assert_cmpuint(t.most_tiles, <=, TW_DESIGNER_IMAGE_TILES_PER_FRAME);
+        g_assert_cmpint(t.frames_with_tiles, >=, in_view / TW_DESIGNER_IMAGE_TILES_PER_FRAME);
+        g_assert_cmpuint(t.views, ==, zooms[i].direct ? 1 : 0);
+    }
+    /* At rest, once the ring around the view is drawn (a few tiles a
+     * frame), a frame copies tiles and draws none. */
+    for (int i = 0; i < 20; i++) {
+        gtk_widget_queue_draw(w);
+        spin(0.03);
+    }
+    frame_tally rest = {f->canvas};
+    g_assert_true(tw_designer_canvas_image_counts(f->canvas, &rest.last));
+    gulong painted = g_signal_connect(gtk_widget_get_frame_clock(w), "after-paint", G_CALLBACK(tally_frame), &rest);
+    gtk_widget_queue_draw(w);
+    spin(0.1);
+    g_signal_handler_disconnect(gtk_widget_get_frame_clock(w), painted);
+    g_assert_cmpuint(rest.tiles + rest.views, ==, 0);
 }
 
 /* Every edge of every template, as arranged on open and with a box dragged
@@ -1302,6 +1408,7 @@ int main(int argc, char **argv)
     ADD("sequential_column", test_sequential_column);
     ADD("arrange", test_arrange);
     ADD("minimap", test_minimap);
+    ADD("zoom_redraw_spread", test_zoom_redraw_spread);
     ADD("routes_avoid_boxes", test_routes_avoid_boxes);
     ADD("route_crossings", test_route_crossings);
     ADD("box_shows_every_output", test_box_shows_every_output);

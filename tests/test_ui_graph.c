@@ -25,7 +25,7 @@
 #include "graph_source.h"
 #include "graph_view.h"
 #include "gui_helpers.h"
-#include "nasnet_size.h"
+#include "ui_frames.h"
 
 /* A catastrophic bound only (a quadratic step would pass it by far), in
  * CPU time of this thread, so that a busy machine does not fail the test:
@@ -793,23 +793,17 @@ static void on_canvas_painted(GdkFrameClock *clock, gpointer data)
     canvas_frame_ms = 0;
 }
 
-/* Each frame moves the view: a pan, or a zoom step in and out around a point. */
-typedef struct {
-    TwGraphCanvas *canvas;
-    gboolean zoom;
-    int frames;
-} mover;
-
-static gboolean move_each_frame(GtkWidget *widget, GdkFrameClock *clock, gpointer data)
+static void graph_pan(GtkWidget *canvas, double dx, double dy)
 {
-    mover *mv = data;
-    mv->frames++;
-    if (mv->zoom)
-        tw_graph_canvas_zoom(mv->canvas, (mv->frames / 8) % 2 ? 1 / 1.15 : 1.15, 500, 300);
-    else
-        tw_graph_canvas_pan(mv->canvas, (mv->frames / 40) % 2 ? -23 : 23, -9);
-    return G_SOURCE_CONTINUE;
+    tw_graph_canvas_pan(TW_GRAPH_CANVAS(canvas), dx, dy);
 }
+
+static void graph_zoom(GtkWidget *canvas, double factor, double x, double y)
+{
+    tw_graph_canvas_zoom(TW_GRAPH_CANVAS(canvas), factor, x, y);
+}
+
+static const ui_frames_moves graph_moves = {graph_pan, graph_zoom};
 
 /* A round's frames (tests/frame_meter.c) and the canvas's longest part of one. */
 typedef struct {
@@ -819,15 +813,11 @@ typedef struct {
 
 static moving_stats moving_round(GtkWidget *window, TwGraphCanvas *canvas, gboolean zoom, const char *what)
 {
-    mover mv = {canvas, zoom, 0};
     canvas_frame_ms = longest_canvas_ms = 0;
     GdkFrameClock *clock = gtk_widget_get_frame_clock(window);
     gulong painted = g_signal_connect(clock, "after-paint", G_CALLBACK(on_canvas_painted), NULL);
-    frame_meter *m = frame_meter_start(window, what);
-    guint tick = gtk_widget_add_tick_callback(GTK_WIDGET(canvas), move_each_frame, &mv, NULL);
-    spin(1.5);
-    gtk_widget_remove_tick_callback(GTK_WIDGET(canvas), tick);
-    moving_stats s = {frame_meter_stop(m), longest_canvas_ms};
+    moving_stats s = {ui_frames_round(window, GTK_WIDGET(canvas), &graph_moves, zoom, what), 0};
+    s.longest_canvas_ms = longest_canvas_ms;
     g_signal_handler_disconnect(clock, painted);
     g_printerr("# %s: the canvas's longest part of a frame %.1f ms CPU\n", what, s.longest_canvas_ms);
     return s;
@@ -987,29 +977,11 @@ static void open_and_move(const char *label, const char *file, const char *json,
     fixture_close(&f);
 }
 
-static void test_resnet50(void)
-{
-    open_and_move("ResNet50", "resnet50.json", NULL, 177);
-}
-
-static void test_nasnet_size(void)
-{
-    char *json = nasnet_size_json();
-    open_and_move("1,000-layer NASNet-size model", NULL, json, 1000);
-    g_free(json);
-}
-
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    g_setenv("GTK_A11Y", "none", TRUE);
-    /* Frame times are the app's with GSK's Cairo renderer; Mesa's software
-     * GL under Xvfb takes 12-54 ms a frame by itself (test_ui_training.c). */
-    g_setenv("GSK_RENDERER", "cairo", FALSE);
-    if (!gtk_init_check()) {
-        g_test_message("no display: run under xvfb-run (meson test --suite gui does)");
+    if (!ui_frames_init_gtk())
         return 77;
-    }
     g_test_add_func("/ui/graph/cnn-boxes", test_cnn_boxes);
     g_test_add_func("/ui/graph/functional", test_functional);
     g_test_add_func("/ui/graph/templates", test_templates);
@@ -1019,7 +991,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/graph/run-database", test_run_database);
     g_test_add_func("/ui/graph/profile", test_profile);
     g_test_add_func("/ui/graph/big-graph", test_big_graph);
-    g_test_add_func("/ui/graph/resnet50", test_resnet50);
-    g_test_add_func("/ui/graph/nasnet-size", test_nasnet_size);
+    ui_frames_add_large_models("/ui/graph", open_and_move);
     return g_test_run();
 }

@@ -36,6 +36,8 @@ struct _TwDesignerCanvas {
     tw_designer_image *image; /* the drawing kept between frames */
     guint content;            /* bumped whenever what is drawn changes, the viewport aside */
     guint zoom_settle;        /* the zoom moved lately: the image is shown scaled until this fires */
+    gboolean tiles_pending;   /* the image lacks tiles of the view it settled on */
+    guint more_tiles;         /* a tick that queues the frame that draws more of them */
 };
 
 enum { SELECTION_CHANGED, ARRANGED, N_SIGNALS };
@@ -631,6 +633,7 @@ static gboolean zoom_settled(gpointer data)
 {
     TwDesignerCanvas *c = data;
     c->zoom_settle = 0;
+    c->tiles_pending = TRUE; /* until a frame says otherwise */
     gtk_widget_queue_draw(GTK_WIDGET(c));
     return G_SOURCE_REMOVE;
 }
@@ -750,8 +753,6 @@ void tw_designer_canvas_arrange(TwDesignerCanvas *c)
     if (c->arrange)
         g_cancellable_cancel(c->arrange);
     g_clear_object(&c->arrange);
-    g_clear_handle_id(&c->zoom_settle, g_source_remove);
-    g_clear_pointer(&c->image, tw_designer_image_free);
     ArrangeJob *job = g_new0(ArrangeJob, 1);
     job->n = tw_model_doc_n_layers(c->doc);
     job->generation = c->generation;
@@ -960,6 +961,25 @@ static void on_doc_loaded(TwModelDoc *doc, GParamSpec *pspec, TwDesignerCanvas *
     selection_changed(c);
 }
 
+static gboolean draw_more_tiles(GtkWidget *widget, GdkFrameClock *clock, gpointer data)
+{
+    TW_DESIGNER_CANVAS(widget)->more_tiles = 0;
+    gtk_widget_queue_draw(widget);
+    return G_SOURCE_REMOVE;
+}
+
+gboolean tw_designer_canvas_image_counts(TwDesignerCanvas *c, tw_designer_image_counts *counts)
+{
+    if (c->image)
+        *counts = tw_designer_image_get_counts(c->image);
+    return c->image != NULL;
+}
+
+gboolean tw_designer_canvas_settling(TwDesignerCanvas *c)
+{
+    return c->zoom_settle != 0 || c->tiles_pending;
+}
+
 static void tw_designer_canvas_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
 {
     TwDesignerCanvas *c = TW_DESIGNER_CANVAS(widget);
@@ -994,8 +1014,13 @@ static void tw_designer_canvas_snapshot(GtkWidget *widget, GtkSnapshot *snapshot
         guint content = c->content * 31u + (guint)c->edge_node * 7u + (guint)c->edge_input;
         for (guint i = 0; i < c->selected->len; i++)
             content = content * 33u + (guint)g_array_index(c->selected, gboolean, i);
-        tw_designer_image_paint(c->image, widget, cr, c->doc, &c->view, w, h, content, c->zoom_settle != 0,
-                                &overlay);
+        gboolean more = tw_designer_image_paint(c->image, widget, cr, c->doc, &c->view, w, h, content,
+                                                c->zoom_settle != 0, &overlay);
+        /* A frame's snapshot may not queue another: a tick of the next
+         * frame does. */
+        c->tiles_pending = more;
+        if (more && !c->more_tiles)
+            c->more_tiles = gtk_widget_add_tick_callback(widget, draw_more_tiles, NULL, NULL);
         tw_designer_draw_minimap(cr, c->doc, &c->view, w, h);
     } else {
         /* Moving boxes, a new edge or the rubber band: drawn afresh. */
@@ -1011,6 +1036,9 @@ static void tw_designer_canvas_dispose(GObject *object)
         g_cancellable_cancel(c->arrange);
     g_clear_object(&c->arrange);
     g_clear_handle_id(&c->zoom_settle, g_source_remove);
+    if (c->more_tiles)
+        gtk_widget_remove_tick_callback(GTK_WIDGET(c), c->more_tiles);
+    c->more_tiles = 0;
     g_clear_pointer(&c->image, tw_designer_image_free);
     if (c->doc)
         g_signal_handlers_disconnect_by_data(c->doc, c);

@@ -28,6 +28,7 @@
 #include <gtk/gtk.h>
 
 #include "designer_canvas_draw.h"
+#include "designer_canvas_image.h"
 #include "model_doc.h"
 
 G_BEGIN_DECLS
@@ -88,6 +89,12 @@ void tw_designer_canvas_zoom(TwDesignerCanvas *canvas, double factor, double x, 
 /* The view moved by (dx, dy) widget pixels (a middle-button drag, scrolling). */
 void tw_designer_canvas_pan(TwDesignerCanvas *canvas, double dx, double dy);
 double tw_designer_canvas_scale(TwDesignerCanvas *canvas);
+/* What the canvas's kept image (designer_canvas_image.h) has drawn; FALSE
+ * when it keeps none. */
+gboolean tw_designer_canvas_image_counts(TwDesignerCanvas *canvas, tw_designer_image_counts *counts);
+/* TRUE while the zoom is moving, or the image still draws tiles of the
+ * view it settled on, a few a frame. */
+gboolean tw_designer_canvas_settling(TwDesignerCanvas *canvas);
 /* Where the minimap is now (widget pixels); FALSE when none is shown. */
 gboolean tw_designer_canvas_minimap(TwDesignerCanvas *canvas, tw_designer_minimap *map);
 
