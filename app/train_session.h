@@ -63,6 +63,11 @@ typedef struct {
  * the settings' optimizer at their learning rate (NAN: its default);
  * accuracy when it classifies. 0, or -1 with a message. */
 int twb_train_compile(tw_model *model, const tw_train_settings *settings, tw_tensor *y);
+/* The settings' layer values (a sweep trial's) on the model's layers,
+ * each found by its path (tw_model_find_layer_path: "encoder/dense_1" in a
+ * nested model). A value the layer already has is left alone; another is
+ * refused on a built layer. 0, or -1 with a message naming the layer. */
+int twb_train_set_layer_values(tw_model *model, const tw_train_settings *settings);
 
 /* Under mpirun (tw/distributed.h, after tw_distributed_init) the session
  * trains data-parallel: settings->ranks says how many ranks, fit is

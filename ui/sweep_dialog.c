@@ -429,6 +429,37 @@ void tw_sweep_dialog_show_error(TwSweepDialog *self, const char *message)
     gtk_widget_set_visible(self->error, message != NULL);
 }
 
+typedef struct {
+    TwSweepDialog *self;
+    GtkStringList *choices;
+    const char *keep;   /* the layer chosen before */
+    guint selected;     /* its place among the new choices, 0: None */
+} listing;
+
+/* A layer with numeric properties becomes a choice, by its path
+ * ("encoder/dense_1" inside a nested model). */
+static int add_layer_choice(const char *path, tw_layer *layer, void *user_data)
+{
+    listing *l = user_data;
+    const tw_layer_class *klass = tw_layer_class_of(layer);
+    GStrvBuilder *keys = g_strv_builder_new();
+    int n = 0;
+    for (int k = 0; k < klass->nparams; k++)
+        if (klass->params[k].type == TW_PARAM_INT || klass->params[k].type == TW_PARAM_FLOAT) {
+            g_strv_builder_add(keys, klass->params[k].key);
+            n++;
+        }
+    if (n) {
+        g_ptr_array_add(l->self->layer_names, g_strdup(path));
+        g_ptr_array_add(l->self->layer_properties, g_strv_builder_end(keys));
+        gtk_string_list_append(l->choices, path);
+        if (!g_strcmp0(path, l->keep))
+            l->selected = l->self->layer_names->len;
+    }
+    g_strv_builder_unref(keys);
+    return 0;
+}
+
 void tw_sweep_dialog_set_model(TwSweepDialog *self, const tw_model *model)
 {
     int old = self->layer_names ? chosen_layer(self) : -1;
@@ -438,32 +469,14 @@ void tw_sweep_dialog_set_model(TwSweepDialog *self, const tw_model *model)
     g_clear_pointer(&self->layer_properties, g_ptr_array_unref);
     self->layer_names = g_ptr_array_new_with_free_func(g_free);
     self->layer_properties = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
-    GtkStringList *choices = gtk_string_list_new((const char *const[]){"None", NULL});
-    guint selected = 0;
-    for (int i = 0; model && i < tw_model_nlayers(model); i++) {
-        const tw_layer *layer = tw_model_layer_at(model, i);
-        const tw_layer_class *klass = tw_layer_class_of(layer);
-        GStrvBuilder *keys = g_strv_builder_new();
-        int n = 0;
-        for (int k = 0; k < klass->nparams; k++)
-            if (klass->params[k].type == TW_PARAM_INT || klass->params[k].type == TW_PARAM_FLOAT) {
-                g_strv_builder_add(keys, klass->params[k].key);
-                n++;
-            }
-        if (n) {
-            g_ptr_array_add(self->layer_names, g_strdup(tw_layer_name(layer)));
-            g_ptr_array_add(self->layer_properties, g_strv_builder_end(keys));
-            gtk_string_list_append(choices, tw_layer_name(layer));
-            if (!g_strcmp0(tw_layer_name(layer), keep_layer))
-                selected = self->layer_names->len;
-        }
-        g_strv_builder_unref(keys);
-    }
+    listing l = {self, gtk_string_list_new((const char *const[]){"None", NULL}), keep_layer, 0};
+    if (model)
+        tw_model_foreach_layer(model, add_layer_choice, &l);
     g_signal_handlers_block_by_func(self->layer, on_layer_changed, self);
-    gtk_drop_down_set_model(GTK_DROP_DOWN(self->layer), G_LIST_MODEL(choices));
-    gtk_drop_down_set_selected(GTK_DROP_DOWN(self->layer), selected);
+    gtk_drop_down_set_model(GTK_DROP_DOWN(self->layer), G_LIST_MODEL(l.choices));
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(self->layer), l.selected);
     g_signal_handlers_unblock_by_func(self->layer, on_layer_changed, self);
-    g_object_unref(choices);
+    g_object_unref(l.choices);
     fill_properties(self, keep_property);
     g_free(keep_layer);
     g_free(keep_property);

@@ -46,11 +46,13 @@ gboolean tw_sweep_dialog_median_stop(TwSweepDialog *dialog);
 /* Trials at once (1: one after another on the window's worker). */
 int tw_sweep_dialog_parallel(TwSweepDialog *dialog);
 /* The layer drop-down's choices: the model's layers that have numeric
- * properties (INT or FLOAT parameters), each with those; the choice made
- * stays when the layer is still there. NULL: None only. */
+ * properties (INT or FLOAT parameters), each with those, the layers of
+ * nested models among them by their paths ("encoder/dense_1",
+ * tw_model_foreach_layer); the choice made stays when the layer is still
+ * there. NULL: None only. */
 void tw_sweep_dialog_set_model(TwSweepDialog *dialog, const tw_model *model);
 /* The layer property to sweep as `twb sweep --set` takes it,
- * "dense_1.units=32,64" (g_free), or NULL when no layer is chosen or its
+ * "dense_1.units=32,64" or "encoder/dense_1.units=32,64" (g_free), or NULL when no layer is chosen or its
  * values are empty. */
 char *tw_sweep_dialog_layer_setting(TwSweepDialog *dialog);
 /* NULL clears the message. */
