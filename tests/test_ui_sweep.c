@@ -691,10 +691,11 @@ static void test_layer_property(void)
 }
 
 /* A model whose layers sit in nested models: the drop-down lists them by
- * path, the choice survives a new model that still has it, and the
- * setting it gives is one `twb sweep --set` takes (checked against the
- * model as the queue checks it). */
-static void test_nested_layers(void)
+ * path; rows added and removed; the choices survive a new model that still
+ * has them, and the settings they give are ones `twb sweep --set` takes
+ * (checked against the model as the queue checks it), their grid every
+ * combination. */
+static void test_layer_rows(void)
 {
     static const char *json =
         "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"outer\", \"layers\": ["
@@ -719,15 +720,50 @@ static void test_nested_layers(void)
     choose(&f, "sweep-layer", "block/hidden");
     choose(&f, "sweep-property", "units");
     set_field(&f, "sweep-layer-values", "4,8");
-    tw_sweep_dialog_set_model(f.dialog, model); /* the designer's "changed": the choice stays */
-    char *setting = tw_sweep_dialog_layer_setting(f.dialog);
-    g_assert_cmpstr(setting, ==, "block/hidden.units=4,8");
+    /* a second row: another layer's property, the grid of both */
+    g_assert_null(find_named(GTK_WIDGET(f.dialog), "sweep-layer-2"));
+    click(&f, "sweep-add-layer");
+    g_assert_false(gtk_widget_get_sensitive(named(GTK_WIDGET(f.dialog), "sweep-layer-values-2")));
+    choose(&f, "sweep-layer-2", "block/drop");
+    choose(&f, "sweep-property-2", "rate");
+    set_field(&f, "sweep-layer-values-2", "0.1,0.5");
+    tw_sweep_dialog_set_model(f.dialog, model); /* the designer's "changed": the choices stay */
+    char **settings = tw_sweep_dialog_layer_settings(f.dialog);
+    g_assert_cmpuint(g_strv_length(settings), ==, 2);
+    g_assert_cmpstr(settings[0], ==, "block/hidden.units=4,8");
+    g_assert_cmpstr(settings[1], ==, "block/drop.rate=0.1,0.5");
     twb_sweep_spec spec = {0};
-    g_assert_cmpint(twb_sweep_spec_set_layer(&spec, setting), ==, 0);
+    for (char **s = settings; *s; s++)
+        g_assert_cmpint(twb_sweep_spec_set_layer(&spec, *s), ==, 0);
     g_assert_cmpint(twb_sweep_spec_check_model(&spec, model), ==, 0);
     g_assert_true(spec.layers[0].whole);
+    g_assert_false(spec.layers[1].whole);
+    tw_train_settings base = tw_train_settings_defaults(), *trials;
+    int n;
+    g_assert_cmpint(twb_sweep_spec_trials(&spec, &base, &trials, &n), ==, 0);
+    g_assert_cmpint(n, ==, 4);
+    g_assert_cmpfloat(trials[3].layer_values[0].value, ==, 8);
+    g_assert_cmpfloat(trials[3].layer_values[1].value, ==, 0.5);
+    g_free(trials);
     twb_sweep_spec_clear(&spec);
-    g_free(setting);
+    g_strfreev(settings);
+    /* a third row, then the second removed: the third's becomes row 2 */
+    click(&f, "sweep-add-layer");
+    choose(&f, "sweep-layer-3", "dense_1");
+    set_field(&f, "sweep-layer-values-3", "3,5");
+    click(&f, "sweep-remove-layer-2");
+    g_assert_null(find_named(GTK_WIDGET(f.dialog), "sweep-layer-3"));
+    g_assert_cmpstr(gtk_editable_get_text(GTK_EDITABLE(named(GTK_WIDGET(f.dialog), "sweep-layer-values-2"))), ==,
+                    "3,5");
+    settings = tw_sweep_dialog_layer_settings(f.dialog);
+    g_assert_cmpuint(g_strv_length(settings), ==, 2);
+    g_assert_cmpstr(settings[1], ==, "dense_1.units=3,5");
+    g_strfreev(settings);
+    /* a row set back to None gives nothing */
+    choose(&f, "sweep-layer", "None");
+    settings = tw_sweep_dialog_layer_settings(f.dialog);
+    g_assert_cmpuint(g_strv_length(settings), ==, 1);
+    g_strfreev(settings);
     gtk_window_destroy(GTK_WINDOW(f.dialog));
     tw_layer_unref(model);
     g_object_unref(queue);
@@ -759,7 +795,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/sweep/median-stop", test_median_stop);
     g_test_add_func("/ui/sweep/at-once", test_at_once);
     g_test_add_func("/ui/sweep/layer-property", test_layer_property);
-    g_test_add_func("/ui/sweep/nested-layers", test_nested_layers);
+    g_test_add_func("/ui/sweep/layer-rows", test_layer_rows);
     int rc = g_test_run();
     g_object_unref(app);
     scratch_remove_tree(home);
