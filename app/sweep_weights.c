@@ -116,14 +116,12 @@ tw_model *twb_sweep_trial_model(const char *path, const tw_train_settings *s, ch
     *notice = NULL;
     tw_model *model = tw_model_open(path);
     if (!model || !tw_model_open_had_weights())
-        return model;
+        return twb_model_with_layer_values(model, s);
     char *changed = changed_values(model, s);
     if (!changed)
         return model; /* the file's architecture: every weight as it is */
-    tw_model *copy = tw_layer_clone(model, tw_layer_name(model));
+    tw_model *copy = twb_model_with_layer_values(tw_layer_clone(model, tw_layer_name(model)), s);
     int rc = copy ? 0 : -1;
-    if (!rc)
-        rc = twb_train_set_layer_values(copy, s);
     /* as fit builds an unbuilt model: from the declared input, the trial's seed */
     if (!rc)
         rc = tw_model_build(copy, NULL, s->seed);

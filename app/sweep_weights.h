@@ -25,9 +25,10 @@
 /* The run's text tag holding the notice. */
 #define TWB_SWEEP_WEIGHTS_TAG "sweep/weights"
 
-/* The model file opened for the trial: as the file has it when it holds no
- * weights (twb_train_compile then sets the values) or when every layer
- * value is the file's already; otherwise the copy described above, and
+/* The model file opened for the trial: without weights in the file, with
+ * the trial's values set (twb_model_with_layer_values); with them, as the
+ * file has it when every layer value is the file's already, otherwise the
+ * copy described above, and
  * *notice the fresh weights (g_free; NULL when every weight was kept).
  * NULL with a message naming the file or the layer. */
 tw_model *twb_sweep_trial_model(const char *path, const tw_train_settings *trial, char **notice);

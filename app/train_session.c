@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <glib.h>
 #include <json-glib/json-glib.h>
@@ -38,6 +39,32 @@ int twb_train_set_layer_values(tw_model *model, const tw_train_settings *s)
         }
     }
     return 0;
+}
+
+static int is_functional(const char *path, tw_layer *layer, void *user_data)
+{
+    (void)path;
+    (void)user_data;
+    return tw_layer_is_functional(layer);
+}
+
+tw_model *twb_model_with_layer_values(tw_model *model, const tw_train_settings *s)
+{
+    if (!model || !s->nlayer_values)
+        return model;
+    if (twb_train_set_layer_values(model, s)) {
+        tw_layer_unref(model);
+        return NULL;
+    }
+    /* A Functional model's graph keeps the shapes its layers had when it
+     * was made: read it again from its JSON, which has the new values. */
+    if (!tw_layer_is_functional(model) && !tw_model_foreach_layer(model, is_functional, NULL))
+        return model;
+    char *json = tw_model_to_json(model);
+    tw_model *again = json ? tw_model_from_json(json, strlen(json), tw_layer_name(model)) : NULL;
+    free(json);
+    tw_layer_unref(model);
+    return again;
 }
 
 int twb_train_compile(tw_model *model, const tw_train_settings *s, tw_tensor *y)

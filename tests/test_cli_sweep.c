@@ -9,7 +9,8 @@
  * swept (--set), each trial's model built with its value and the value a
  * hyperparameter of its run; --device and --checkpoint-dir for trials one
  * after another and at once; layers of nested models by path, and a model
- * file with weights whose changed shapes start fresh. */
+ * file with weights whose changed shapes start fresh; a Functional model's
+ * layer property. */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -720,6 +721,44 @@ static void test_nested_and_weights(fixture *f, gconstpointer data)
     g_free(keras);
 }
 
+/* A Functional model's layer property: each trial's graph follows its
+ * value (the next layer takes the new width), in this process and in the
+ * processes of --parallel. */
+static void test_functional(fixture *f, gconstpointer data)
+{
+    static const char *functional =
+        "{\"class_name\": \"Functional\", \"config\": {\"name\": \"func\", \"layers\": ["
+        "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2], \"dtype\": \"float32\","
+        " \"name\": \"x\"}, \"name\": \"x\", \"inbound_nodes\": []},"
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 16, \"activation\": \"relu\"},"
+        " \"name\": \"dense\", \"inbound_nodes\": [[[\"x\", 0, 0, {}]]]},"
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 3}, \"name\": \"out\","
+        " \"inbound_nodes\": [[[\"dense\", 0, 0, {}]]]}],"
+        " \"input_layers\": [[\"x\", 0, 0]], \"output_layers\": [[\"out\", 0, 0]]}}";
+    char *path = g_build_filename(f->dir, "func.json", NULL);
+    g_assert_true(g_file_set_contents(path, functional, -1, NULL));
+    const char *parallel[] = {"1", "2"};
+    for (int k = 0; k < 2; k++) {
+        char *sweep = g_strdup_printf("func%d", k);
+        twb_run run = run_twb("sweep", path, "--data", "blobs", "--logdb", f->logdb, "--set", "dense.units=4,8",
+                              "--parallel", parallel[k], "--sweep", sweep, NULL);
+        g_assert_cmpstr(run.err, ==, "");
+        g_assert_cmpint(run.exit_status, ==, 0);
+        g_assert_nonnull(strstr(run.out, "2 finished, 0 stopped early, 0 failed"));
+        for (int i = 0; i < 2; i++) {
+            char *name = g_strdup_printf("%s-%d", sweep, i + 1), *hparams, *model;
+            stored_json(f->logdb, name, &hparams, &model);
+            g_assert_cmpfloat(model_layer_value(model, "dense", "units"), ==, i ? 8 : 4);
+            g_free(hparams);
+            g_free(model);
+            g_free(name);
+        }
+        twb_run_clear(&run);
+        g_free(sweep);
+    }
+    g_free(path);
+}
+
 /* ---- device and checkpoints ----------------------------------------------------------- */
 /* --device sim:0 (the simulated device, TW_SIM_DEVICES) and --checkpoint-dir:
  * trials one after another and two at once each train there (their runs'
@@ -777,5 +816,6 @@ int main(int argc, char **argv)
     ADD("layer-properties", test_layer_properties);
     ADD("device-checkpoints", test_device_checkpoints);
     ADD("nested-and-weights", test_nested_and_weights);
+    ADD("functional", test_functional);
     return g_test_run();
 }

@@ -5,7 +5,8 @@
  * trial's seed initialises them, keeps the others, and says which in the
  * notice; a nested model's layer by its path; a file without weights and a
  * value the file has already are left as they are; a layer that is not
- * there is refused, naming the candidates. */
+ * there is refused, naming the candidates; a Functional model read again
+ * for its layer values (twb_model_with_layer_values). */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include "scratch_tree.h"
 #include "sweep_weights.h"
+#include "train_session.h"
 
 static const char *blobs_json =
     "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"blobs\", \"layers\": ["
@@ -215,10 +217,55 @@ static void test_nested(fixture *f, gconstpointer data)
     g_free(path);
 }
 
+static const char *functional_json =
+    "{\"class_name\": \"Functional\", \"config\": {\"name\": \"func\", \"layers\": ["
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2], \"dtype\": \"float32\","
+    " \"name\": \"x\"}, \"name\": \"x\", \"inbound_nodes\": []},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 16}, \"name\": \"dense\","
+    " \"inbound_nodes\": [[[\"x\", 0, 0, {}]]]},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 3}, \"name\": \"out\","
+    " \"inbound_nodes\": [[[\"dense\", 0, 0, {}]]]}],"
+    " \"input_layers\": [[\"x\", 0, 0]], \"output_layers\": [[\"out\", 0, 0]]}}";
+
+/* A Functional model's graph keeps its layers' shapes: with a layer value
+ * it is read again, so the next layer builds for the new width (it built
+ * for the old one, and the trial failed at its first step); over a file
+ * with weights too. A Sequential model stays the same object. */
+static void test_functional(fixture *f, gconstpointer data)
+{
+    tw_layer_value units[] = {{"dense", "units", 8}};
+    tw_train_settings s = trial(units, 1);
+    tw_model *model = twb_model_with_layer_values(tw_model_from_json(functional_json, strlen(functional_json), "f"), &s);
+    g_assert_nonnull(model);
+    g_assert_cmpint(tw_model_build(model, NULL, 1), ==, 0);
+    g_assert_cmpint(tw_tensor_shape(weight(model, "dense/kernel"))[1], ==, 8);
+    g_assert_cmpint(tw_tensor_shape(weight(model, "out/kernel"))[0], ==, 8);
+    tw_layer_unref(model);
+
+    char *path = write_keras(f, functional_json, "func.keras");
+    char *notice = NULL;
+    model = twb_sweep_trial_model(path, &s, &notice);
+    g_assert_nonnull(model);
+    g_assert_cmpstr(notice, ==, "dense.units=8: 3 weights of func.keras start fresh, their shapes changed: "
+                                "dense/kernel (2, 16) -> (2, 8), dense/bias (16,) -> (8,), out/kernel (16, 3) -> (8, 3); "
+                                "1 kept from the file");
+    g_free(notice);
+    tw_layer_unref(model);
+    g_free(path);
+
+    char *json = g_strdup_printf(blobs_json, 16);
+    tw_model *sequential = tw_model_from_json(json, strlen(json), "s");
+    g_assert_true(twb_model_with_layer_values(sequential, &s) == sequential);
+    g_assert_cmpfloat(tw_layer_get(tw_model_find_layer(sequential, "dense"), "units")->number, ==, 8);
+    tw_layer_unref(sequential);
+    g_free(json);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add("/sweep/weights/flat", fixture, NULL, setup, test_flat, teardown);
     g_test_add("/sweep/weights/nested", fixture, NULL, setup, test_nested, teardown);
+    g_test_add("/sweep/weights/functional", fixture, NULL, setup, test_functional, teardown);
     return g_test_run();
 }
