@@ -1,8 +1,6 @@
 /* A sweep trial's model over a model file's weights (sweep_weights.h). */
 #include "sweep_weights.h"
 
-#include <math.h>
-
 #include <glib.h>
 
 #include <tw/error.h>
