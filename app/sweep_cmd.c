@@ -5,9 +5,13 @@
  *     [--checkpoint-dir DIR]
  *
  * --set sweeps a numeric property of one of the model's layers (units,
- * rate, filters), given as often as there are; each trial's model gets its
- * value before it is compiled, and the run records it as a hyperparameter
- * ("dense_1.units"). --device trains every trial there, as `twb train
+ * rate, filters), given as often as there are; a layer of a nested model
+ * by its path ("encoder/dense_1.units") or by its name when no other layer
+ * has it; each trial's model gets its value before it is compiled, and the
+ * run records it as a hyperparameter ("dense_1.units"). Over a model file
+ * with weights, the weights whose shapes the values change start fresh and
+ * the others are the file's (sweep_weights.h), said on stderr and in the
+ * run's text tag sweep/weights. --device trains every trial there, as `twb train
  * --device`; --checkpoint-dir DIR checkpoints each trial every epoch (and
  * where a stop left it) to DIR/RUN.safetensors, as the window's worker
  * does its runs beside their run database.
@@ -53,6 +57,7 @@
 #include "sweep_median.h"
 #include "sweep_processes.h"
 #include "sweep_spec.h"
+#include "sweep_weights.h"
 #include "train_data.h"
 #include "train_session.h"
 
@@ -231,7 +236,12 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
 {
     trial *t = &s->trials[s->current];
     gint64 start = g_get_monotonic_time();
-    tw_model *model = tw_model_open(s->o->model_path);
+    char *notice = NULL; /* the file's weights that start fresh (sweep_weights.h) */
+    tw_model *model = twb_sweep_trial_model(s->o->model_path, &t->settings, &notice);
+    if (notice) {
+        fprintf(stderr, "twb sweep: %s: %s\n", t->settings.run_name, notice);
+        fflush(stderr);
+    }
     twb_train_session session = {0};
     bool opened = false;
     int rc = model ? 0 : -1;
@@ -248,6 +258,8 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
     }
     if (!rc)
         tag_run(s->o, t, sweep_name); /* at once: the window's view groups it while it trains */
+    if (!rc && notice && tw_summary_text(session.writer, TWB_SWEEP_WEIGHTS_TAG, notice, 0))
+        fprintf(stderr, "twb sweep: warning: %s\n", tw_last_error());
     twb_median_stop *median = s->o->median_stop ? twb_median_stop_new(&t->settings, sweep_name) : NULL;
     tw_callback own = median ? twb_median_stop_callback(median) : (tw_callback){0};
     tw_history *h = NULL;
@@ -292,6 +304,7 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
     tw_tensor_unref(x);
     tw_layer_unref(model);
     g_free(checkpoint);
+    g_free(notice);
     t->seconds = (g_get_monotonic_time() - start) / 1e6;
 }
 
@@ -330,6 +343,13 @@ static int compare_trials(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A layer value's column: as wide as its "LAYER.PROPERTY" heading (paths
+ * into nested models are long), at least the table's 13. */
+static int layer_column_width(const twb_sweep_spec *spec, int i)
+{
+    return (int)MAX(13, strlen(spec->layers[i].layer) + 1 + strlen(spec->layers[i].property));
+}
+
 static void print_table(const sweep *s, const char *sweep_name)
 {
     trial **order = g_new(trial *, s->n);
@@ -361,7 +381,7 @@ static void print_table(const sweep *s, const char *sweep_name)
     for (int i = 0; i < s->o->spec.nlayers; i++)
         if (twb_sweep_layer_swept(&s->o->spec, i)) {
             char *key = g_strdup_printf("%s.%s", s->o->spec.layers[i].layer, s->o->spec.layers[i].property);
-            printf("  %13s", key);
+            printf("  %*s", layer_column_width(&s->o->spec, i), key);
             g_free(key);
         }
     for (int i = 0; names && i < names->n; i++)
@@ -384,7 +404,7 @@ static void print_table(const sweep *s, const char *sweep_name)
         }
         for (int i = 0; i < s->o->spec.nlayers; i++)
             if (twb_sweep_layer_swept(&s->o->spec, i))
-                printf("  %13.6g", v->layer_values[i].value);
+                printf("  %*.6g", layer_column_width(&s->o->spec, i), v->layer_values[i].value);
         for (int i = 0; names && i < names->n; i++) {
             double value = tw_logs_get(&t->metrics, names->names[i]);
             if (isnan(value))

@@ -265,11 +265,13 @@ static int read_spec(queue *q, TwSweepDialog *d, twb_sweep_spec *spec)
         if (rc)
             return -1;
     }
-    /* the layer property: as `twb sweep --set` takes it, checked against
-     * the designer's model as it is now */
-    char *layer = tw_sweep_dialog_layer_setting(d);
-    int rc = layer ? twb_sweep_spec_set_layer(spec, layer) : 0;
-    g_free(layer);
+    /* the layer properties: as `twb sweep --set` takes them, checked
+     * against the designer's model as it is now */
+    char **layers = tw_sweep_dialog_layer_settings(d);
+    int rc = 0;
+    for (char **l = layers; *l && !rc; l++)
+        rc = twb_sweep_spec_set_layer(spec, *l);
+    g_strfreev(layers);
     tw_model *model = tw_model_doc_model(tw_window_doc(q->window));
     if (!rc && spec->nlayers && !model)
         rc = tw_error_set("the designer's graph is not a model yet: a layer property cannot be swept");

@@ -184,10 +184,13 @@ static int check_value(const twb_sweep_layer_axis *l, tw_layer *copy, double v)
 
 static int check_layer_axis(twb_sweep_layer_axis *l, const tw_model *model)
 {
-    tw_layer *layer = tw_model_find_layer(model, l->layer);
-    if (!layer)
-        return tw_error_set("twb sweep: %s: model '%s' has no layer named '%s'", l->option, tw_layer_name(model),
-                            l->layer);
+    tw_layer *layer = tw_model_find_layer_path(model, l->layer, NULL);
+    if (!layer) {
+        char *why = g_strdup(tw_last_error()); /* the candidates: the layers of that name, or all */
+        tw_error_set("twb sweep: %s: %s", l->option, why);
+        g_free(why);
+        return -1;
+    }
     const tw_layer_class *klass = tw_layer_class_of(layer);
     const tw_param_def *def = tw_layer_class_param(klass, l->property);
     if (!def || (def->type != TW_PARAM_INT && def->type != TW_PARAM_FLOAT)) {

@@ -1,6 +1,7 @@
 /* What `twb sweep` (sweep_cmd.c) varies: for each of learning rate, batch
  * size, optimizer, epochs and seed, and for any numeric property of a
- * layer of the model ("--set dense_1.units=32,64"), a list of values
+ * layer of the model ("--set dense_1.units=32,64"; a layer of a nested
+ * model by its path, "encoder/dense_1.units", tw_model_find_layer_path), a list of values
  * ("1e-3,3e-3") or a range ("1e-4:1e-2", random search only), and the
  * trials they make — the grid of every combination, or N random draws
  * (ranges: the learning rate log-uniform, whole numbers uniform, other
@@ -73,7 +74,8 @@ int twb_sweep_spec_set(twb_sweep_spec *spec, twb_sweep_param p, const char *text
  * number, min > max). Whether the layer has the property and takes the
  * values, twb_sweep_spec_check_model says. */
 int twb_sweep_spec_set_layer(twb_sweep_spec *spec, const char *text);
-/* Every layer axis against the model (not built): the layer exists, the
+/* Every layer axis against the model: the layer exists (by path, or a
+ * bare name found once; the message names the candidates), the
  * property is a number of its class (INT or FLOAT), each listed value and
  * each end of a range is one the layer takes (tw_layer_set's rules, on a
  * copy of the layer). Marks integer properties whole. 0, or -1 with a

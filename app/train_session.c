@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <glib.h>
 #include <json-glib/json-glib.h>
@@ -17,15 +18,20 @@
 #include "evaluate_run.h"
 #include "train_data.h"
 
-/* The settings' layer values (a sweep trial's) on the model's layers, which
- * are not built yet: "layer 'dense_1': units: expected ...". */
-static int set_layer_values(tw_model *model, const tw_train_settings *s)
+int twb_train_set_layer_values(tw_model *model, const tw_train_settings *s)
 {
     for (int i = 0; i < s->nlayer_values; i++) {
         const tw_layer_value *v = &s->layer_values[i];
-        tw_layer *layer = tw_model_find_layer(model, v->layer);
+        tw_layer *layer = tw_model_find_layer_path(model, v->layer, NULL);
+        if (!layer)
+            return -1; /* the message names the model's candidates */
+        /* a value the layer has already: nothing changes, built or not
+         * (twb_sweep_trial_model sets them before it builds) */
+        const tw_param_value *now = tw_layer_get(layer, v->property);
+        if (now && !now->is_null && now->number == v->value)
+            continue;
         char text[G_ASCII_DTOSTR_BUF_SIZE];
-        if (!layer || tw_layer_set(layer, v->property, g_ascii_dtostr(text, sizeof text, v->value))) {
+        if (tw_layer_set(layer, v->property, g_ascii_dtostr(text, sizeof text, v->value))) {
             char *why = g_strdup(tw_last_error());
             tw_error_set("layer '%s': %s", v->layer, why);
             g_free(why);
@@ -35,9 +41,35 @@ static int set_layer_values(tw_model *model, const tw_train_settings *s)
     return 0;
 }
 
+static int is_functional(const char *path, tw_layer *layer, void *user_data)
+{
+    (void)path;
+    (void)user_data;
+    return tw_layer_is_functional(layer);
+}
+
+tw_model *twb_model_with_layer_values(tw_model *model, const tw_train_settings *s)
+{
+    if (!model || !s->nlayer_values)
+        return model;
+    if (twb_train_set_layer_values(model, s)) {
+        tw_layer_unref(model);
+        return NULL;
+    }
+    /* A Functional model's graph keeps the shapes its layers had when it
+     * was made: read it again from its JSON, which has the new values. */
+    if (!tw_layer_is_functional(model) && !tw_model_foreach_layer(model, is_functional, NULL))
+        return model;
+    char *json = tw_model_to_json(model);
+    tw_model *again = json ? tw_model_from_json(json, strlen(json), tw_layer_name(model)) : NULL;
+    free(json);
+    tw_layer_unref(model);
+    return again;
+}
+
 int twb_train_compile(tw_model *model, const tw_train_settings *s, tw_tensor *y)
 {
-    if (set_layer_values(model, s))
+    if (twb_train_set_layer_values(model, s))
         return -1;
     tw_loss loss;
     if (s->loss ? tw_loss_from_name(s->loss, &loss) : twb_default_loss(model, y, &loss))

@@ -63,6 +63,19 @@ typedef struct {
  * the settings' optimizer at their learning rate (NAN: its default);
  * accuracy when it classifies. 0, or -1 with a message. */
 int twb_train_compile(tw_model *model, const tw_train_settings *settings, tw_tensor *y);
+/* The settings' layer values (a sweep trial's) on the model's layers,
+ * each found by its path (tw_model_find_layer_path: "encoder/dense_1" in a
+ * nested model). A value the layer already has is left alone; another is
+ * refused on a built layer. 0, or -1 with a message naming the layer. */
+int twb_train_set_layer_values(tw_model *model, const tw_train_settings *settings);
+/* The model (not built; the caller's reference taken over) with the
+ * settings' layer values: the same model, or, when it holds a Functional
+ * model (whose graph keeps the shapes its layers had when it was made), the
+ * model read again from its JSON so that the graph follows the values. NULL
+ * with a message, the reference dropped. Every path that trains a sweep
+ * trial calls it before twb_train_compile (which then finds the values
+ * set). */
+tw_model *twb_model_with_layer_values(tw_model *model, const tw_train_settings *settings);
 
 /* Under mpirun (tw/distributed.h, after tw_distributed_init) the session
  * trains data-parallel: settings->ranks says how many ranks, fit is

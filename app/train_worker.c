@@ -389,6 +389,11 @@ static void train(twb_train_worker *w, report *r)
         return;
     }
     const twb_data *data = &w->data;
+    /* a sweep trial's layer values (a Functional model read again for them) */
+    if (!(w->model = twb_model_with_layer_values(w->model, s))) {
+        fail(r);
+        return;
+    }
     tw_tensor *x = twb_fit_input(w->model, data->x);
     twb_train_session_options options = {.checkpoint_path = w->checkpoint_path,
                                          .log_every = TWB_LOG_EVERY_STEPS,

@@ -8,7 +8,9 @@
  * histograms as twb train's; layer properties
  * swept (--set), each trial's model built with its value and the value a
  * hyperparameter of its run; --device and --checkpoint-dir for trials one
- * after another and at once. */
+ * after another and at once; layers of nested models by path, and a model
+ * file with weights whose changed shapes start fresh; a Functional model's
+ * layer property. */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -466,7 +468,10 @@ static void test_bad_specs(fixture *f, gconstpointer data)
         {"dense.units=", "twb sweep: --set dense.units: no values (give a list such as 1,2 or a range min:max)"},
         {"dense.units=8,x", "twb sweep: --set dense.units: 'x' is not a number"},
         {"dense.units=9:3", "twb sweep: --set dense.units: the range 9:3 has its minimum above its maximum"},
-        {"nope.units=8", "twb sweep: --set nope.units: model 'blobs' has no layer named 'nope'"},
+        {"nope.units=8", "twb sweep: --set nope.units: model 'blobs' has no layer named 'nope'; its layers are "
+                         "dense, dense_1"},
+        {"dense/x.units=8", "twb sweep: --set dense/x.units: model 'blobs' has no layer 'dense/x': 'dense' is a "
+                            "Dense layer, not a model holding layers"},
         {"dense.unit=8", "twb sweep: --set dense.unit: layer 'dense' (Dense) has no numeric property 'unit'; it has "
                          "units"},
         {"dense.activation=1", "twb sweep: --set dense.activation: layer 'dense' (Dense) has no numeric property "
@@ -605,6 +610,155 @@ static void test_layer_properties(fixture *f, gconstpointer data)
     twb_run_clear(&run);
 }
 
+/* ---- nested models and model files with weights ------------------------------------- */
+static const char *nested_model =
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"outer\", \"layers\": ["
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"block\", \"layers\": ["
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 16, \"activation\": \"relu\","
+    " \"batch_input_shape\": [null, 2]}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"hidden\", \"units\": 8, \"activation\": \"relu\"}}]}},"
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"block_1\", \"layers\": ["
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 8, \"activation\": \"relu\"}}]}},"
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense_1\", \"units\": 3}}]}}";
+
+/* The config of layer `path` ("block/hidden") in a stored Keras JSON model. */
+static JsonObject *nested_config(JsonObject *model, const char *path)
+{
+    const char *slash = strchr(path, '/');
+    JsonArray *layers = json_object_get_array_member(json_object_get_object_member(model, "config"), "layers");
+    for (guint i = 0; i < json_array_get_length(layers); i++) {
+        JsonObject *layer = json_array_get_object_element(layers, i);
+        const char *name = json_object_get_string_member(json_object_get_object_member(layer, "config"), "name");
+        if (slash ? strlen(name) == (size_t)(slash - path) && !strncmp(name, path, slash - path) : !strcmp(name, path))
+            return slash ? nested_config(layer, slash + 1) : json_object_get_object_member(layer, "config");
+    }
+    return NULL;
+}
+
+static double nested_value(const char *model_json, const char *path, const char *key)
+{
+    JsonParser *parser = json_parser_new();
+    g_assert_true(json_parser_load_from_data(parser, model_json, -1, NULL));
+    JsonObject *config = nested_config(json_node_get_object(json_parser_get_root(parser)), path);
+    g_assert_nonnull(config);
+    double value = json_object_get_double_member(config, key);
+    g_object_unref(parser);
+    return value;
+}
+
+/* The body of a run's text tag, or NULL. */
+static char *stored_text(const char *logdb, const char *run_name, const char *tag)
+{
+    sqlite3 *db;
+    sqlite3_stmt *stmt;
+    g_assert_cmpint(sqlite3_open_v2(logdb, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_prepare_v2(db,
+                                       "SELECT texts.body FROM texts JOIN tags ON texts.tag_id = tags.id "
+                                       "JOIN runs ON tags.run_id = runs.id WHERE runs.name = ? AND tags.name = ?",
+                                       -1, &stmt, NULL),
+                    ==, SQLITE_OK);
+    sqlite3_bind_text(stmt, 1, run_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 2, tag, -1, SQLITE_STATIC);
+    char *body = sqlite3_step(stmt) == SQLITE_ROW ? column(stmt, 0) : NULL;
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return body;
+}
+
+/* --set reaches the layers of nested models by path and by a name no other
+ * layer has; an ambiguous name is refused with its candidates. Over a .keras
+ * file with weights every trial trains: the one with the file's units keeps
+ * every weight silently, the other says which start fresh, on stderr and in
+ * its run's sweep/weights text. */
+static void test_nested_and_weights(fixture *f, gconstpointer data)
+{
+    char *json = g_build_filename(f->dir, "nested.json", NULL);
+    char *keras = g_build_filename(f->dir, "nested.keras", NULL);
+    g_assert_true(g_file_set_contents(json, nested_model, -1, NULL));
+    twb_run run = run_twb("sweep", json, "--data", "blobs", "--logdb", f->logdb, "--set", "block/dense.units=4,32",
+                          "--set", "hidden.units=2", "--sweep", "path", NULL);
+    g_assert_cmpstr(run.err, ==, "");
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(strstr(run.out, "trial 2/2 path-2  block/dense.units=32  loss "));
+    g_assert_nonnull(strstr(run.out, "  block/dense.units           loss")); /* the column as wide as its name */
+    for (int i = 0; i < 2; i++) {
+        char *name = g_strdup_printf("path-%d", i + 1), *hparams, *model;
+        stored_json(f->logdb, name, &hparams, &model);
+        g_assert_cmpfloat(json_number(hparams, "block/dense.units"), ==, i ? 32 : 4);
+        g_assert_cmpfloat(nested_value(model, "block/dense", "units"), ==, i ? 32 : 4);
+        g_assert_cmpfloat(nested_value(model, "block/hidden", "units"), ==, 2);
+        g_assert_cmpfloat(nested_value(model, "block_1/dense", "units"), ==, 8); /* the other "dense" */
+        g_free(hparams);
+        g_free(model);
+        g_free(name);
+    }
+    twb_run_clear(&run);
+    run = run_twb("sweep", json, "--data", "blobs", "--logdb", f->logdb, "--set", "dense.units=4", NULL);
+    g_assert_cmpint(run.exit_status, ==, 2);
+    g_assert_cmpstr(run.err, ==, "twb sweep: --set dense.units: model 'outer': 'dense' names block/dense, "
+                                 "block_1/dense; give the layer's path\n");
+    twb_run_clear(&run);
+
+    run = run_twb("convert", json, keras, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    twb_run_clear(&run);
+    run = run_twb("sweep", keras, "--data", "blobs", "--logdb", f->logdb, "--set", "block/hidden.units=8,4",
+                  "--sweep", "w", NULL);
+    const char *notice = "block/hidden.units=4: 3 weights of nested.keras start fresh, their shapes changed: "
+                         "block/hidden/kernel (16, 8) -> (16, 4), block/hidden/bias (8,) -> (4,), "
+                         "block_1/dense/kernel (8, 8) -> (4, 8); 5 kept from the file";
+    char *err = g_strdup_printf("twb sweep: w-2: %s\n", notice);
+    g_assert_cmpstr(run.err, ==, err);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(strstr(run.out, "2 finished, 0 stopped early, 0 failed"));
+    char *text = stored_text(f->logdb, "w-2", "sweep/weights");
+    g_assert_cmpstr(text, ==, notice);
+    g_free(text);
+    g_assert_null(stored_text(f->logdb, "w-1", "sweep/weights"));
+    g_free(err);
+    twb_run_clear(&run);
+    g_free(json);
+    g_free(keras);
+}
+
+/* A Functional model's layer property: each trial's graph follows its
+ * value (the next layer takes the new width), in this process and in the
+ * processes of --parallel. */
+static void test_functional(fixture *f, gconstpointer data)
+{
+    static const char *functional =
+        "{\"class_name\": \"Functional\", \"config\": {\"name\": \"func\", \"layers\": ["
+        "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2], \"dtype\": \"float32\","
+        " \"name\": \"x\"}, \"name\": \"x\", \"inbound_nodes\": []},"
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 16, \"activation\": \"relu\"},"
+        " \"name\": \"dense\", \"inbound_nodes\": [[[\"x\", 0, 0, {}]]]},"
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 3}, \"name\": \"out\","
+        " \"inbound_nodes\": [[[\"dense\", 0, 0, {}]]]}],"
+        " \"input_layers\": [[\"x\", 0, 0]], \"output_layers\": [[\"out\", 0, 0]]}}";
+    char *path = g_build_filename(f->dir, "func.json", NULL);
+    g_assert_true(g_file_set_contents(path, functional, -1, NULL));
+    const char *parallel[] = {"1", "2"};
+    for (int k = 0; k < 2; k++) {
+        char *sweep = g_strdup_printf("func%d", k);
+        twb_run run = run_twb("sweep", path, "--data", "blobs", "--logdb", f->logdb, "--set", "dense.units=4,8",
+                              "--parallel", parallel[k], "--sweep", sweep, NULL);
+        g_assert_cmpstr(run.err, ==, "");
+        g_assert_cmpint(run.exit_status, ==, 0);
+        g_assert_nonnull(strstr(run.out, "2 finished, 0 stopped early, 0 failed"));
+        for (int i = 0; i < 2; i++) {
+            char *name = g_strdup_printf("%s-%d", sweep, i + 1), *hparams, *model;
+            stored_json(f->logdb, name, &hparams, &model);
+            g_assert_cmpfloat(model_layer_value(model, "dense", "units"), ==, i ? 8 : 4);
+            g_free(hparams);
+            g_free(model);
+            g_free(name);
+        }
+        twb_run_clear(&run);
+        g_free(sweep);
+    }
+    g_free(path);
+}
+
 /* ---- device and checkpoints ----------------------------------------------------------- */
 /* --device sim:0 (the simulated device, TW_SIM_DEVICES) and --checkpoint-dir:
  * trials one after another and two at once each train there (their runs'
@@ -661,5 +815,7 @@ int main(int argc, char **argv)
     ADD("parallel", test_parallel);
     ADD("layer-properties", test_layer_properties);
     ADD("device-checkpoints", test_device_checkpoints);
+    ADD("nested-and-weights", test_nested_and_weights);
+    ADD("functional", test_functional);
     return g_test_run();
 }

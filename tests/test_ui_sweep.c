@@ -8,7 +8,8 @@
  * window closed mid-sweep; the median stopping rule; trials at once as
  * processes, on the panel's device (the simulated one of TW_SIM_DEVICES=1)
  * with their checkpoints where the worker writes its runs'; a layer's
- * property swept, the HParams view showing it as a column. Runs under
+ * property swept, the HParams view showing it as a column; the layers of
+ * nested models listed by their paths. Runs under
  * Xvfb.
  *
  * TWB_SWEEP_LINGER=S keeps the window up S seconds while the second sweep
@@ -24,6 +25,7 @@
 #include <gtk/gtk.h>
 
 #include <tw/error.h>
+#include <tw/model_file.h>
 #include <tw/run_store.h>
 
 #include "dashboard_view.h"
@@ -34,6 +36,7 @@
 #include "sweep_dialog.h"
 #include "sweep_processes.h"
 #include "sweep_queue.h"
+#include "sweep_spec.h"
 #include "sweep_trial.h"
 #include "train_controller.h"
 #include "train_session.h"
@@ -687,6 +690,85 @@ static void test_layer_property(void)
     fixture_close(&f);
 }
 
+/* A model whose layers sit in nested models: the drop-down lists them by
+ * path; rows added and removed; the choices survive a new model that still
+ * has them, and the settings they give are ones `twb sweep --set` takes
+ * (checked against the model as the queue checks it), their grid every
+ * combination. */
+static void test_layer_rows(void)
+{
+    static const char *json =
+        "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"outer\", \"layers\": ["
+        "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"block\", \"layers\": ["
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense\", \"units\": 16,"
+        " \"batch_input_shape\": [null, 2]}},"
+        "{\"class_name\": \"Dropout\", \"config\": {\"name\": \"drop\", \"rate\": 0.1}},"
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"hidden\", \"units\": 8}}]}},"
+        "{\"class_name\": \"Flatten\", \"config\": {\"name\": \"flatten\"}},"
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"dense_1\", \"units\": 3}}]}}";
+    GListStore *queue = g_list_store_new(TW_TYPE_SWEEP_TRIAL);
+    fixture f = {.dialog = TW_SWEEP_DIALOG(tw_sweep_dialog_new(NULL, G_LIST_MODEL(queue)))};
+    tw_model *model = tw_model_from_json(json, strlen(json), "nested");
+    g_assert_nonnull(model);
+    tw_sweep_dialog_set_model(f.dialog, model);
+    GListModel *layers = gtk_drop_down_get_model(GTK_DROP_DOWN(named(GTK_WIDGET(f.dialog), "sweep-layer")));
+    GString *listed = g_string_new(NULL);
+    for (guint i = 0; i < g_list_model_get_n_items(layers); i++)
+        g_string_append_printf(listed, "%s%s", i ? " " : "", gtk_string_list_get_string(GTK_STRING_LIST(layers), i));
+    g_assert_cmpstr(listed->str, ==, "None block/dense block/drop block/hidden dense_1"); /* no Flatten: no numbers */
+    g_string_free(listed, TRUE);
+    choose(&f, "sweep-layer", "block/hidden");
+    choose(&f, "sweep-property", "units");
+    set_field(&f, "sweep-layer-values", "4,8");
+    /* a second row: another layer's property, the grid of both */
+    g_assert_null(find_named(GTK_WIDGET(f.dialog), "sweep-layer-2"));
+    click(&f, "sweep-add-layer");
+    g_assert_false(gtk_widget_get_sensitive(named(GTK_WIDGET(f.dialog), "sweep-layer-values-2")));
+    choose(&f, "sweep-layer-2", "block/drop");
+    choose(&f, "sweep-property-2", "rate");
+    set_field(&f, "sweep-layer-values-2", "0.1,0.5");
+    tw_sweep_dialog_set_model(f.dialog, model); /* the designer's "changed": the choices stay */
+    char **settings = tw_sweep_dialog_layer_settings(f.dialog);
+    g_assert_cmpuint(g_strv_length(settings), ==, 2);
+    g_assert_cmpstr(settings[0], ==, "block/hidden.units=4,8");
+    g_assert_cmpstr(settings[1], ==, "block/drop.rate=0.1,0.5");
+    twb_sweep_spec spec = {0};
+    for (char **s = settings; *s; s++)
+        g_assert_cmpint(twb_sweep_spec_set_layer(&spec, *s), ==, 0);
+    g_assert_cmpint(twb_sweep_spec_check_model(&spec, model), ==, 0);
+    g_assert_true(spec.layers[0].whole);
+    g_assert_false(spec.layers[1].whole);
+    tw_train_settings base = tw_train_settings_defaults(), *trials;
+    int n;
+    g_assert_cmpint(twb_sweep_spec_trials(&spec, &base, &trials, &n), ==, 0);
+    g_assert_cmpint(n, ==, 4);
+    g_assert_cmpfloat(trials[3].layer_values[0].value, ==, 8);
+    g_assert_cmpfloat(trials[3].layer_values[1].value, ==, 0.5);
+    g_free(trials);
+    twb_sweep_spec_clear(&spec);
+    g_strfreev(settings);
+    /* a third row, then the second removed: the third's becomes row 2 */
+    click(&f, "sweep-add-layer");
+    choose(&f, "sweep-layer-3", "dense_1");
+    set_field(&f, "sweep-layer-values-3", "3,5");
+    click(&f, "sweep-remove-layer-2");
+    g_assert_null(find_named(GTK_WIDGET(f.dialog), "sweep-layer-3"));
+    g_assert_cmpstr(gtk_editable_get_text(GTK_EDITABLE(named(GTK_WIDGET(f.dialog), "sweep-layer-values-2"))), ==,
+                    "3,5");
+    settings = tw_sweep_dialog_layer_settings(f.dialog);
+    g_assert_cmpuint(g_strv_length(settings), ==, 2);
+    g_assert_cmpstr(settings[1], ==, "dense_1.units=3,5");
+    g_strfreev(settings);
+    /* a row set back to None gives nothing */
+    choose(&f, "sweep-layer", "None");
+    settings = tw_sweep_dialog_layer_settings(f.dialog);
+    g_assert_cmpuint(g_strv_length(settings), ==, 1);
+    g_strfreev(settings);
+    gtk_window_destroy(GTK_WINDOW(f.dialog));
+    tw_layer_unref(model);
+    g_object_unref(queue);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -713,6 +795,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/sweep/median-stop", test_median_stop);
     g_test_add_func("/ui/sweep/at-once", test_at_once);
     g_test_add_func("/ui/sweep/layer-property", test_layer_property);
+    g_test_add_func("/ui/sweep/layer-rows", test_layer_rows);
     int rc = g_test_run();
     g_object_unref(app);
     scratch_remove_tree(home);

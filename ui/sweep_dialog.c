@@ -1,6 +1,8 @@
 /* TwSweepDialog (see sweep_dialog.h): the sweep's form and its queue. */
 #include "sweep_dialog.h"
 
+#include <string.h>
+
 #include <tw/layers.h>
 
 #include "sweep_trial.h"
@@ -23,8 +25,9 @@ struct _TwSweepDialog {
     GtkWindow parent_instance;
     GtkWidget *entries[N_FIELDS];
     GtkWidget *search, *trials, *name, *median_stop, *parallel, *error, *counts, *list;
-    GtkWidget *layer, *property, *layer_values;
-    /* The layer drop-down's choices after "None": the model's layers with
+    GtkWidget *layer_box; /* the layer property rows, then Add */
+    GPtrArray *rows;      /* layer_row *, in order */
+    /* The layer drop-downs' choices after "None": the model's layers with
      * numeric properties, and each one's properties (GStrv). */
     GPtrArray *layer_names, *layer_properties;
     GListModel *queue;
@@ -159,41 +162,130 @@ static void on_items_changed(TwSweepDialog *self)
     update_counts(self);
 }
 
-/* ---- the layer property ------------------------------------------------------ */
-/* The chosen layer's index in layer_names, or -1 for None. */
-static int chosen_layer(TwSweepDialog *self)
+/* ---- the layer properties ------------------------------------------------------ */
+/* One layer property row: a layer, one of its numeric properties, the
+ * values; rows after the first have a Remove button. */
+typedef struct {
+    GtkWidget *box, *layer, *property, *values, *remove;
+} layer_row;
+
+/* The row's chosen layer's index in layer_names, or -1 for None. */
+static int chosen_layer(TwSweepDialog *self, const layer_row *row)
 {
-    guint i = gtk_drop_down_get_selected(GTK_DROP_DOWN(self->layer));
-    return i == GTK_INVALID_LIST_POSITION || i == 0 || i > self->layer_names->len ? -1 : (int)i - 1;
+    guint i = gtk_drop_down_get_selected(GTK_DROP_DOWN(row->layer));
+    return i == GTK_INVALID_LIST_POSITION || i == 0 || !self->layer_names || i > self->layer_names->len ? -1
+                                                                                                       : (int)i - 1;
 }
 
-/* The chosen layer's numeric properties in the second drop-down, keeping
- * the one chosen before when the layer has it. */
-static void fill_properties(TwSweepDialog *self, const char *keep)
+/* The chosen layer's numeric properties in the row's second drop-down,
+ * keeping the one chosen before when the layer has it. */
+static void fill_properties(TwSweepDialog *self, layer_row *row, const char *keep)
 {
-    int layer = chosen_layer(self);
+    int layer = chosen_layer(self, row);
     const char *const *keys = layer >= 0 ? g_ptr_array_index(self->layer_properties, layer) : NULL;
     GtkStringList *list = gtk_string_list_new(keys);
     guint selected = 0;
     for (guint i = 0; keys && keys[i]; i++)
         if (!g_strcmp0(keys[i], keep))
             selected = i;
-    gtk_drop_down_set_model(GTK_DROP_DOWN(self->property), G_LIST_MODEL(list));
+    gtk_drop_down_set_model(GTK_DROP_DOWN(row->property), G_LIST_MODEL(list));
     g_object_unref(list);
-    gtk_drop_down_set_selected(GTK_DROP_DOWN(self->property), selected);
-    gtk_widget_set_visible(self->property, layer >= 0); /* empty, it would read "(None)" */
-    gtk_widget_set_sensitive(self->layer_values, layer >= 0);
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(row->property), selected);
+    gtk_widget_set_visible(row->property, layer >= 0); /* empty, it would read "(None)" */
+    gtk_widget_set_sensitive(row->values, layer >= 0);
 }
 
-static void on_layer_changed(TwSweepDialog *self)
+static void on_layer_changed(GtkDropDown *down, GParamSpec *pspec, TwSweepDialog *self)
 {
-    fill_properties(self, NULL);
+    fill_properties(self, g_object_get_data(G_OBJECT(down), "row"), NULL);
 }
 
-static const char *chosen_property(TwSweepDialog *self)
+static const char *chosen_property(const layer_row *row)
 {
-    GtkStringObject *item = gtk_drop_down_get_selected_item(GTK_DROP_DOWN(self->property));
+    GtkStringObject *item = gtk_drop_down_get_selected_item(GTK_DROP_DOWN(row->property));
     return item ? gtk_string_object_get_string(item) : NULL;
+}
+
+/* The widgets' names for tests: the first row's "sweep-layer",
+ * "sweep-property", "sweep-layer-values"; row k's (from 2) the same with
+ * "-k", and its "sweep-remove-layer-k". */
+static void name_rows(TwSweepDialog *self)
+{
+    for (guint k = 0; k < self->rows->len; k++) {
+        layer_row *row = g_ptr_array_index(self->rows, k);
+        char suffix[16] = "";
+        if (k)
+            g_snprintf(suffix, sizeof suffix, "-%u", k + 1);
+        struct {
+            GtkWidget *widget;
+            const char *name;
+        } names[] = {{row->layer, "sweep-layer"}, {row->property, "sweep-property"},
+                     {row->values, "sweep-layer-values"}, {row->remove, "sweep-remove-layer"}};
+        for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
+            if (names[i].widget) {
+                char *name = g_strconcat(names[i].name, suffix, NULL);
+                gtk_widget_set_name(names[i].widget, name);
+                g_free(name);
+            }
+    }
+}
+
+/* The layer drop-down's choices: None and the model's layers. */
+static GListModel *layer_choices(TwSweepDialog *self)
+{
+    GtkStringList *list = gtk_string_list_new((const char *const[]){"None", NULL});
+    for (guint i = 0; self->layer_names && i < self->layer_names->len; i++)
+        gtk_string_list_append(list, g_ptr_array_index(self->layer_names, i));
+    return G_LIST_MODEL(list);
+}
+
+static void on_remove_clicked(GtkButton *button, TwSweepDialog *self)
+{
+    for (guint k = 1; k < self->rows->len; k++) {
+        layer_row *row = g_ptr_array_index(self->rows, k);
+        if (row->remove == GTK_WIDGET(button)) {
+            gtk_box_remove(GTK_BOX(self->layer_box), row->box);
+            g_ptr_array_remove_index(self->rows, k);
+            break;
+        }
+    }
+    name_rows(self);
+}
+
+static void add_layer_row(TwSweepDialog *self)
+{
+    layer_row *row = g_new0(layer_row, 1);
+    row->layer = gtk_drop_down_new(layer_choices(self), NULL);
+    gtk_widget_set_tooltip_text(row->layer, "A layer of the designer's model whose property the trials vary "
+                                            "(a nested model's layer by its path)");
+    g_object_set_data(G_OBJECT(row->layer), "row", row);
+    row->property = gtk_drop_down_new(NULL, NULL);
+    gtk_widget_set_tooltip_text(row->property, "The layer's numeric property (units, rate, filters, …)");
+    row->values = gtk_entry_new();
+    gtk_entry_set_placeholder_text(GTK_ENTRY(row->values), "16,32,64  or  8:128 (random)");
+    gtk_widget_set_hexpand(row->values, TRUE);
+    row->box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    gtk_box_append(GTK_BOX(row->box), row->layer);
+    gtk_box_append(GTK_BOX(row->box), row->property);
+    gtk_box_append(GTK_BOX(row->box), row->values);
+    if (self->rows->len) {
+        row->remove = gtk_button_new_from_icon_name("list-remove-symbolic");
+        gtk_widget_set_tooltip_text(row->remove, "Remove this layer property");
+        g_signal_connect(row->remove, "clicked", G_CALLBACK(on_remove_clicked), self);
+        gtk_box_append(GTK_BOX(row->box), row->remove);
+    }
+    /* before the Add button, the box's last child */
+    GtkWidget *add = gtk_widget_get_last_child(self->layer_box);
+    gtk_box_insert_child_after(GTK_BOX(self->layer_box), row->box, add ? gtk_widget_get_prev_sibling(add) : NULL);
+    g_signal_connect(row->layer, "notify::selected", G_CALLBACK(on_layer_changed), self);
+    g_ptr_array_add(self->rows, row);
+    fill_properties(self, row, NULL);
+    name_rows(self);
+}
+
+static void on_add_clicked(TwSweepDialog *self)
+{
+    add_layer_row(self);
 }
 
 /* ---- the form ------------------------------------------------------------- */
@@ -250,24 +342,19 @@ static void build(TwSweepDialog *self)
         gtk_grid_attach(GTK_GRID(grid), entry, 1, row, 2, 1);
         self->entries[i] = entry;
     }
-    /* a numeric property of one of the model's layers */
-    self->layer = gtk_drop_down_new(NULL, NULL);
-    gtk_widget_set_name(self->layer, "sweep-layer");
-    gtk_widget_set_tooltip_text(self->layer, "A layer of the designer's model whose property the trials vary");
-    self->property = gtk_drop_down_new(NULL, NULL);
-    gtk_widget_set_name(self->property, "sweep-property");
-    gtk_widget_set_tooltip_text(self->property, "The layer's numeric property (units, rate, filters, …)");
-    self->layer_values = gtk_entry_new();
-    gtk_widget_set_name(self->layer_values, "sweep-layer-values");
-    gtk_entry_set_placeholder_text(GTK_ENTRY(self->layer_values), "16,32,64  or  8:128 (random)");
-    gtk_widget_set_hexpand(self->layer_values, TRUE);
-    GtkWidget *layer_row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
-    gtk_box_append(GTK_BOX(layer_row), self->layer);
-    gtk_box_append(GTK_BOX(layer_row), self->property);
-    gtk_box_append(GTK_BOX(layer_row), self->layer_values);
-    g_signal_connect_swapped(self->layer, "notify::selected", G_CALLBACK(on_layer_changed), self);
-    gtk_grid_attach(GTK_GRID(grid), form_label("Layer property"), 0, row, 1, 1);
-    gtk_grid_attach(GTK_GRID(grid), layer_row, 1, row++, 2, 1);
+    /* numeric properties of the model's layers, a row each */
+    self->layer_box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
+    GtkWidget *add = gtk_button_new_with_mnemonic("Add _Layer Property");
+    gtk_widget_set_name(add, "sweep-add-layer");
+    gtk_widget_set_halign(add, GTK_ALIGN_START);
+    gtk_widget_set_tooltip_text(add, "Sweep another layer property too (the grid takes every combination)");
+    g_signal_connect_swapped(add, "clicked", G_CALLBACK(on_add_clicked), self);
+    gtk_box_append(GTK_BOX(self->layer_box), add);
+    GtkWidget *label = form_label("Layer property");
+    gtk_widget_set_valign(label, GTK_ALIGN_START);
+    gtk_widget_set_margin_top(label, 6);
+    gtk_grid_attach(GTK_GRID(grid), label, 0, row, 1, 1);
+    gtk_grid_attach(GTK_GRID(grid), self->layer_box, 1, row++, 2, 1);
     const char *searches[] = {"Grid: every combination", "Random: N draws", NULL};
     self->search = gtk_drop_down_new_from_strings(searches);
     gtk_widget_set_name(self->search, "sweep-search");
@@ -347,6 +434,7 @@ static void build(TwSweepDialog *self)
     gtk_window_set_child(GTK_WINDOW(self), outer);
     on_search_changed(self);
     tw_sweep_dialog_set_model(self, NULL);
+    add_layer_row(self);
 }
 
 static void tw_sweep_dialog_dispose(GObject *object)
@@ -360,9 +448,17 @@ static void tw_sweep_dialog_dispose(GObject *object)
     G_OBJECT_CLASS(tw_sweep_dialog_parent_class)->dispose(object);
 }
 
+/* The rows' structs outlive the widgets that point at them. */
+static void tw_sweep_dialog_finalize(GObject *object)
+{
+    g_ptr_array_unref(TW_SWEEP_DIALOG(object)->rows);
+    G_OBJECT_CLASS(tw_sweep_dialog_parent_class)->finalize(object);
+}
+
 static void tw_sweep_dialog_class_init(TwSweepDialogClass *klass)
 {
     G_OBJECT_CLASS(klass)->dispose = tw_sweep_dialog_dispose;
+    G_OBJECT_CLASS(klass)->finalize = tw_sweep_dialog_finalize;
     signals[SIGNAL_START] =
         g_signal_new("start-requested", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
     signals[SIGNAL_CANCEL_TRIAL] = g_signal_new("cancel-trial", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
@@ -375,6 +471,7 @@ static void tw_sweep_dialog_init(TwSweepDialog *self)
 {
     gtk_window_set_title(GTK_WINDOW(self), "Sweep");
     gtk_window_set_default_size(GTK_WINDOW(self), 760, 720);
+    self->rows = g_ptr_array_new_with_free_func(g_free);
     build(self);
     load_css(GTK_WIDGET(self));
 }
@@ -429,55 +526,83 @@ void tw_sweep_dialog_show_error(TwSweepDialog *self, const char *message)
     gtk_widget_set_visible(self->error, message != NULL);
 }
 
+/* A layer with numeric properties becomes a choice, by its path
+ * ("encoder/dense_1" inside a nested model). */
+static int add_layer_choice(const char *path, tw_layer *layer, void *user_data)
+{
+    TwSweepDialog *self = user_data;
+    const tw_layer_class *klass = tw_layer_class_of(layer);
+    GStrvBuilder *keys = g_strv_builder_new();
+    int n = 0;
+    for (int k = 0; k < klass->nparams; k++)
+        if (klass->params[k].type == TW_PARAM_INT || klass->params[k].type == TW_PARAM_FLOAT) {
+            g_strv_builder_add(keys, klass->params[k].key);
+            n++;
+        }
+    if (n) {
+        g_ptr_array_add(self->layer_names, g_strdup(path));
+        g_ptr_array_add(self->layer_properties, g_strv_builder_end(keys));
+    }
+    g_strv_builder_unref(keys);
+    return 0;
+}
+
+/* The row's choices again, keeping its layer and property when the model
+ * still has them. */
+static void refill_row(TwSweepDialog *self, layer_row *row, const char *keep_layer, const char *keep_property)
+{
+    guint selected = 0;
+    for (guint i = 0; keep_layer && i < self->layer_names->len; i++)
+        if (!strcmp(g_ptr_array_index(self->layer_names, i), keep_layer))
+            selected = i + 1;
+    GListModel *choices = layer_choices(self);
+    g_signal_handlers_block_by_func(row->layer, on_layer_changed, self);
+    gtk_drop_down_set_model(GTK_DROP_DOWN(row->layer), choices);
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(row->layer), selected);
+    g_signal_handlers_unblock_by_func(row->layer, on_layer_changed, self);
+    g_object_unref(choices);
+    fill_properties(self, row, keep_property);
+}
+
 void tw_sweep_dialog_set_model(TwSweepDialog *self, const tw_model *model)
 {
-    int old = self->layer_names ? chosen_layer(self) : -1;
-    char *keep_layer = old >= 0 ? g_strdup(g_ptr_array_index(self->layer_names, old)) : NULL;
-    char *keep_property = old >= 0 ? g_strdup(chosen_property(self)) : NULL;
+    /* each row's choice, by name, before the lists change */
+    GPtrArray *keep = g_ptr_array_new_with_free_func(g_free);
+    for (guint k = 0; k < self->rows->len; k++) {
+        layer_row *row = g_ptr_array_index(self->rows, k);
+        int old = chosen_layer(self, row);
+        g_ptr_array_add(keep, old >= 0 ? g_strdup(g_ptr_array_index(self->layer_names, old)) : NULL);
+        g_ptr_array_add(keep, old >= 0 ? g_strdup(chosen_property(row)) : NULL);
+    }
     g_clear_pointer(&self->layer_names, g_ptr_array_unref);
     g_clear_pointer(&self->layer_properties, g_ptr_array_unref);
     self->layer_names = g_ptr_array_new_with_free_func(g_free);
     self->layer_properties = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
-    GtkStringList *choices = gtk_string_list_new((const char *const[]){"None", NULL});
-    guint selected = 0;
-    for (int i = 0; model && i < tw_model_nlayers(model); i++) {
-        const tw_layer *layer = tw_model_layer_at(model, i);
-        const tw_layer_class *klass = tw_layer_class_of(layer);
-        GStrvBuilder *keys = g_strv_builder_new();
-        int n = 0;
-        for (int k = 0; k < klass->nparams; k++)
-            if (klass->params[k].type == TW_PARAM_INT || klass->params[k].type == TW_PARAM_FLOAT) {
-                g_strv_builder_add(keys, klass->params[k].key);
-                n++;
-            }
-        if (n) {
-            g_ptr_array_add(self->layer_names, g_strdup(tw_layer_name(layer)));
-            g_ptr_array_add(self->layer_properties, g_strv_builder_end(keys));
-            gtk_string_list_append(choices, tw_layer_name(layer));
-            if (!g_strcmp0(tw_layer_name(layer), keep_layer))
-                selected = self->layer_names->len;
-        }
-        g_strv_builder_unref(keys);
-    }
-    g_signal_handlers_block_by_func(self->layer, on_layer_changed, self);
-    gtk_drop_down_set_model(GTK_DROP_DOWN(self->layer), G_LIST_MODEL(choices));
-    gtk_drop_down_set_selected(GTK_DROP_DOWN(self->layer), selected);
-    g_signal_handlers_unblock_by_func(self->layer, on_layer_changed, self);
-    g_object_unref(choices);
-    fill_properties(self, keep_property);
-    g_free(keep_layer);
-    g_free(keep_property);
+    if (model)
+        tw_model_foreach_layer(model, add_layer_choice, self);
+    for (guint k = 0; k < self->rows->len; k++)
+        refill_row(self, g_ptr_array_index(self->rows, k), g_ptr_array_index(keep, 2 * k),
+                   g_ptr_array_index(keep, 2 * k + 1));
+    g_ptr_array_unref(keep);
 }
 
-char *tw_sweep_dialog_layer_setting(TwSweepDialog *self)
+char **tw_sweep_dialog_layer_settings(TwSweepDialog *self)
 {
-    int layer = chosen_layer(self);
-    const char *property = chosen_property(self);
-    char *values = g_strstrip(g_strdup(gtk_editable_get_text(GTK_EDITABLE(self->layer_values))));
-    char *setting = layer >= 0 && property && *values
-                        ? g_strdup_printf("%s.%s=%s", (const char *)g_ptr_array_index(self->layer_names, layer),
-                                          property, values)
-                        : NULL;
-    g_free(values);
-    return setting;
+    GStrvBuilder *out = g_strv_builder_new();
+    for (guint k = 0; k < self->rows->len; k++) {
+        layer_row *row = g_ptr_array_index(self->rows, k);
+        int layer = chosen_layer(self, row);
+        const char *property = chosen_property(row);
+        char *values = g_strstrip(g_strdup(gtk_editable_get_text(GTK_EDITABLE(row->values))));
+        if (layer >= 0 && property && *values) {
+            char *setting = g_strdup_printf("%s.%s=%s", (const char *)g_ptr_array_index(self->layer_names, layer),
+                                            property, values);
+            g_strv_builder_add(out, setting);
+            g_free(setting);
+        }
+        g_free(values);
+    }
+    char **settings = g_strv_builder_end(out);
+    g_strv_builder_unref(out);
+    return settings;
 }

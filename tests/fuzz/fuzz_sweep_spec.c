@@ -3,7 +3,9 @@
  * --optimizer, --epochs and --seed, then texts of --set
  * (LAYER.PROPERTY=VALUES); a first byte's low bits pick random search and
  * a number of trials. Each refusal names its option; accepted specs give
- * trials whose values lie in what was asked. */
+ * trials whose values lie in what was asked. The --set texts are then
+ * checked against a model holding a nested one (tw_model_find_layer_path's
+ * paths and bare names, each layer's own rules). */
 #include <math.h>
 #include <string.h>
 
@@ -11,6 +13,26 @@
 
 #include "fuzz_check.h"
 #include "sweep_spec.h"
+
+/* outer: block (Sequential: dense, hidden, dropout), dense, dense_1 — "dense"
+ * names two layers, "hidden" one nested layer. */
+static tw_model *nested_model(void)
+{
+    static tw_model *model;
+    if (model)
+        return model;
+    tw_model *block = tw_sequential_new("block");
+    tw_model_add(block, tw_dense(8, "relu"));
+    tw_layer *hidden = tw_dense(4, NULL);
+    tw_layer_set_name(hidden, "hidden");
+    tw_model_add(block, hidden);
+    tw_model_add(block, tw_layer_new("Dropout", "dropout"));
+    model = tw_sequential_new("outer");
+    tw_model_add(model, block);
+    tw_model_add(model, tw_dense(3, NULL));
+    tw_model_add(model, tw_dense(2, NULL));
+    return model;
+}
 
 static void check_trial(const twb_sweep_spec *spec, const tw_train_settings *t)
 {
@@ -50,6 +72,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc)
             fuzz_check_failure("--set");
     }
+    if (!rc && spec.nlayers && twb_sweep_spec_check_model(&spec, nested_model()))
+        fuzz_check_failure("--set"); /* and the sweep goes on: the trials need no model */
     tw_train_settings base = tw_train_settings_defaults(), *trials = NULL;
     int n = 0;
     if (!rc && twb_sweep_spec_trials(&spec, &base, &trials, &n) == 0) {

@@ -25,7 +25,7 @@ extern "C" {
 /* A layer property set on the model before it is compiled: a sweep
  * trial's ("--set dense_1.units=32"). */
 typedef struct {
-    char *layer;    /* the layer's name, "dense_1" */
+    char *layer;    /* the layer's path, "dense_1" or "encoder/dense_1" (tw_model_find_layer_path) */
     char *property; /* its config key, "units" */
     double value;
 } tw_layer_value;

@@ -49,6 +49,21 @@ int tw_model_remove(tw_model *model, int index); /* drops the model's reference 
 int tw_model_nlayers(const tw_model *model);
 tw_layer *tw_model_layer_at(const tw_model *model, int index); /* borrowed */
 tw_layer *tw_model_find_layer(const tw_model *model, const char *name);
+/* Layers of nested models (a Sequential or Functional model used as a
+ * layer) by path: a layer's path is its name in the model, and
+ * "encoder/dense_1" for the layer dense_1 of the nested model encoder, as
+ * weight paths name them (tw_layer_foreach_weight). Wrappers' layers are
+ * not entered. tw_model_foreach_layer calls fn for every layer, depth first
+ * (a nested model, then its layers); a non-zero return stops the walk and
+ * is returned. */
+typedef int (*tw_layer_path_fn)(const char *path, tw_layer *layer, void *user_data);
+int tw_model_foreach_layer(const tw_model *model, tw_layer_path_fn fn, void *user_data);
+/* A layer by path; a bare name that is not one of the model's own layers
+ * finds the one nested layer of that name. NULL with a message naming the
+ * candidates: the paths of every layer of that name when there are several,
+ * else the model's layers. full_path (NULL: not wanted) gets the found
+ * layer's path (free()). Borrowed. */
+tw_layer *tw_model_find_layer_path(const tw_model *model, const char *path, char **full_path);
 
 /* The model's input shape: its first layer's batch_input_shape (an
  * InputLayer's, or any first layer's), searched into nested models. */
