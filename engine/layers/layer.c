@@ -10,6 +10,10 @@
 
 const char *tw_shape_format(const tw_shape *shape, char *buf, size_t size)
 {
+    if (!tw_shape_known(shape)) {
+        snprintf(buf, size, "?");
+        return buf;
+    }
     int len = snprintf(buf, size, "(");
     for (int i = 0; i < shape->ndim && len < (int)size; i++) {
         const char *sep = i ? ", " : "";
@@ -302,10 +306,24 @@ static int infer_children(const tw_layer *layer, const tw_shape *input, tw_shape
     return 0;
 }
 
+bool tw__shapes_unknown_to(const tw_layer *layer, const tw_shape *inputs, int ninputs)
+{
+    if (layer->klass->takes_unknown_shapes)
+        return false;
+    for (int i = 0; i < ninputs; i++)
+        if (!tw_shape_known(&inputs[i]))
+            return true;
+    return false;
+}
+
 int tw__layer_class_infer(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs,
                           int *noutputs, tw_weight_spec *weights, int *nweights)
 {
     *nweights = 0;
+    /* Weights need sizes: what calls this builds or checks them. */
+    if (tw__shapes_unknown_to(layer, inputs, ninputs))
+        return TW_LAYER_ERROR(layer, "its input shape is unknown (it comes from Python code that cannot run "
+                                     "here), so its weights cannot be made");
     if (ninputs == 1 && layer->klass->infer) {
         *noutputs = 1;
         return layer->klass->infer(layer, inputs, outputs, weights, nweights);
@@ -313,6 +331,60 @@ int tw__layer_class_infer(const tw_layer *layer, const tw_shape *inputs, int nin
     if (layer->klass->infer_n)
         return layer->klass->infer_n(layer, inputs, ninputs, outputs, noutputs, weights, nweights);
     return TW_LAYER_ERROR(layer, "takes one input, got %d", ninputs);
+}
+
+/* A layer given an input of unknown shape: its parameters are counted
+ * when they come out the same for every stand-in of that input that the
+ * layer takes, at least two, or none at all for the one it takes: weights
+ * that do not depend on that input (an Embedding's, a Dropout's none).
+ * The stand-ins: 1 to 5 axes besides the batch, every size 32, then 48,
+ * and the shapes of the call's known inputs (a merge takes only those).
+ * Dense's kernel takes the last size, so its count changes and stays
+ * unknown. A nested model counts its own graph. */
+static int counts_without_shape(const tw_layer *layer, const tw_shape *inputs, int ninputs, int64_t *t, int64_t *nt)
+{
+    if (layer->klass->count_params)
+        return layer->klass->count_params(layer, t, nt) ? -1 : 0;
+    tw_shape stand_ins[10 + TW_MAX_LAYER_IO];
+    int nstand = 0;
+    for (int rank = 2; rank <= 6; rank++)
+        for (int64_t size = 32; size <= 48; size += 16) {
+            tw_shape *p = &stand_ins[nstand++];
+            *p = (tw_shape){rank, {-1}};
+            for (int d = 1; d < rank; d++)
+                p->dims[d] = size;
+        }
+    for (int k = 0; k < ninputs; k++)
+        if (tw_shape_known(&inputs[k]))
+            stand_ins[nstand++] = inputs[k];
+    int agreeing = 0;
+    for (int s = 0; s < nstand; s++) {
+        tw_shape probe[TW_MAX_LAYER_IO];
+        for (int k = 0; k < ninputs; k++)
+            probe[k] = tw_shape_known(&inputs[k]) ? inputs[k] : stand_ins[s];
+        int64_t pt = 0, pnt = 0;
+        if (tw_layer_infer_n(layer, probe, ninputs, NULL, NULL, &pt, &pnt))
+            continue;
+        if (agreeing && (pt != *t || pnt != *nt))
+            return 1;
+        *t = pt, *nt = pnt;
+        agreeing++;
+    }
+    tw_error_clear(); /* the stand-ins' refusals are no error of the model */
+    return agreeing >= 2 || (agreeing == 1 && *t + *nt == 0) ? 0 : 1;
+}
+
+int tw__layer_infer_counts(const tw_layer *layer, const tw_shape *inputs, int ninputs, int64_t *trainable,
+                           int64_t *non_trainable)
+{
+    *trainable = *non_trainable = 0;
+    if (tw__shapes_unknown_to(layer, inputs, ninputs)) {
+        int rc = counts_without_shape(layer, inputs, ninputs, trainable, non_trainable);
+        if (rc)
+            *trainable = *non_trainable = 0;
+        return rc;
+    }
+    return tw_layer_infer_n(layer, inputs, ninputs, NULL, NULL, trainable, non_trainable);
 }
 
 int tw_layer_infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
@@ -325,7 +397,13 @@ int tw_layer_infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs,
     if (ninputs < 1 || ninputs > TW_MAX_LAYER_IO)
         return TW_LAYER_ERROR(layer, "takes 1 to %d inputs, got %d", TW_MAX_LAYER_IO, ninputs);
     int rc;
-    if (layer->klass->count_params)
+    if (tw__shapes_unknown_to(layer, inputs, ninputs)) {
+        out[0] = (tw_shape){TW_SHAPE_UNKNOWN};
+        rc = trainable_params || non_trainable_params ? counts_without_shape(layer, inputs, ninputs, &t, &nt) : 0;
+        if (rc > 0)
+            rc = TW_LAYER_ERROR(layer, "its parameter count depends on its input shape, which is unknown (it comes "
+                                       "from Python code that cannot run here)");
+    } else if (layer->klass->count_params)
         rc = tw__layer_class_infer(layer, inputs, ninputs, out, &nout, specs, &n) ||
              layer->klass->count_params(layer, &t, &nt);
     else if (layer->klass->infer_wrapped_n)

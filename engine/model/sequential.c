@@ -284,8 +284,16 @@ int tw_model_infer(const tw_model *model, const tw_shape *input, tw_layer_info *
     tw_shape shape = *input;
     for (int i = 0; i < model->nchildren; i++) {
         memset(&info[i], 0, sizeof info[i]);
-        if (tw_layer_infer(model->children[i], &shape, &info[i].output, &info[i].trainable_params,
-                           &info[i].non_trainable_params)) {
+        const tw_layer *l = model->children[i];
+        int rc;
+        if (tw__shapes_unknown_to(l, &shape, 1)) { /* after a Lambda of unknown shape */
+            info[i].output = (tw_shape){TW_SHAPE_UNKNOWN};
+            rc = tw__layer_infer_counts(l, &shape, 1, &info[i].trainable_params, &info[i].non_trainable_params);
+            info[i].params_unknown = rc > 0;
+        } else {
+            rc = tw_layer_infer(l, &shape, &info[i].output, &info[i].trainable_params, &info[i].non_trainable_params);
+        }
+        if (rc < 0) {
             snprintf(info[i].error, sizeof info[i].error, "%s", tw_last_error());
             return i;
         }
