@@ -374,7 +374,7 @@ static void test_double_encoded_and_lambda(void)
     free(summary);
     g_assert_cmpint(tw_model_count_params(m, NULL, NULL, NULL), ==, -1);
     g_assert_cmpstr(tw_last_error(), ==,
-                    "model 'm': the parameter count of layer 'd' depends on its input shape, which is unknown (it "
+                    "model 'm': the parameter count of layer 'd' depends on an input shape that is unknown (it "
                     "comes from Python code that cannot run here)");
     g_assert_cmpint(tw_model_build(m, NULL, 1), ==, -1);
     g_assert_cmpstr(tw_last_error(), ==,
@@ -422,12 +422,46 @@ static void test_counts_after_unknown_shape(void)
     g_assert_cmpint(tw_layer_infer_n(dense, &unknown, 1, out, &nout, NULL, NULL), ==, 0);
     g_assert_false(tw_shape_known(&out[0]));
     g_assert_cmpint(tw_layer_infer_n(dense, &unknown, 1, out, &nout, &t, &nt), ==, -1);
-    g_assert_nonnull(strstr(tw_last_error(), ": its parameter count depends on its input shape, which is unknown "
+    g_assert_nonnull(strstr(tw_last_error(), ": its parameter count depends on an input shape that is unknown "
                                              "(it comes from Python code that cannot run here)"));
     g_assert_cmpint(tw_layer_infer_n(conv, &unknown, 1, out, &nout, &t, &nt), ==, -1);
     tw_error_clear();
     char buf[16];
     g_assert_cmpstr(tw_shape_format(&unknown, buf, sizeof buf), ==, "?");
+    /* A Sequential model, and one nested in a Functional model: the same
+     * "?" rows, the known counts, and the totals as the known part. */
+    const char *seq = "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"seq\", \"layers\": ["
+                      "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 4], \"name\": \"i\"}}, "
+                      "{\"class_name\": \"Lambda\", \"config\": {\"name\": \"f\", \"function\": \"x\", "
+                      "\"output_shape\": null}}, "
+                      "{\"class_name\": \"Embedding\", \"config\": {\"name\": \"e\", \"input_dim\": 10, \"output_dim\": 4}}, "
+                      "{\"class_name\": \"Dense\", \"config\": {\"name\": \"d\", \"units\": 2}}]}}";
+    tw_model *m = tw_model_from_json(seq, strlen(seq), "seq.json");
+    if (!m)
+        g_error("%s", tw_last_error());
+    char *summary = tw_model_summary(m, 0);
+    g_assert_nonnull(strstr(summary, "f (Lambda)                   ?                         0\n"));
+    g_assert_nonnull(strstr(summary, "e (Embedding)                ?                         40\n"));
+    g_assert_nonnull(strstr(summary, "d (Dense)                    ?                         ?\n"));
+    g_assert_nonnull(strstr(summary, "Total params: unknown, at least 40\n"));
+    free(summary);
+    g_assert_cmpint(tw_model_count_params(m, NULL, NULL, NULL), ==, -1);
+    g_assert_cmpstr(tw_last_error(), ==,
+                    "Sequential 'seq': its parameter count depends on an input shape that is unknown (it comes from "
+                    "Python code that cannot run here)");
+    tw_error_clear();
+    tw_node *x = tw_input("x", TW_SHAPE(4));
+    tw_node *y = tw_apply(m, x);
+    g_assert_nonnull(y);
+    g_assert_false(tw_shape_known(tw_node_shape(y)));
+    tw_model *outer = tw_functional_new("outer", 1, &x, 1, &y);
+    tw_nodes_clear();
+    g_assert_nonnull(outer);
+    summary = tw_model_summary(outer, 0);
+    g_assert_nonnull(strstr(summary, "seq (Sequential)                ?                    ?           x[0][0]\n"));
+    g_assert_nonnull(strstr(summary, "Total params: unknown, at least 40\n"));
+    free(summary);
+    tw_layer_unref(outer);
     tw_layer_unref(emb), tw_layer_unref(drop), tw_layer_unref(add), tw_layer_unref(dense), tw_layer_unref(conv);
 }
 

@@ -290,16 +290,25 @@ tw_dtype tw_layer_dtype(const tw_layer *layer)
     return layer->dtype;
 }
 
+static int infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
+                   int64_t *t, int64_t *nt, bool count, bool *unknown);
+
 /* A container's output is its children's in order, and its parameters are
  * theirs: one walk gives both (asking its class's infer too would infer
  * every child twice per level, exponential in the nesting depth). */
-static int infer_children(const tw_layer *layer, const tw_shape *input, tw_shape *out, int64_t *t, int64_t *nt)
+static int infer_children(const tw_layer *layer, const tw_shape *input, tw_shape *out, int64_t *t, int64_t *nt,
+                          bool count, bool *unknown)
 {
     *out = *input;
     for (int i = 0; i < layer->nchildren; i++) {
         int64_t ct = 0, cnt = 0;
-        if (tw_layer_infer(layer->children[i], out, out, &ct, &cnt))
+        tw_shape outs[TW_MAX_LAYER_IO];
+        int nout = 1;
+        if (infer_n(layer->children[i], out, 1, outs, &nout, &ct, &cnt, count, unknown))
             return -1;
+        if (nout != 1)
+            return TW_LAYER_ERROR(layer->children[i], "gives %d outputs where one is expected", nout);
+        *out = outs[0];
         *t += layer->trainable ? ct : 0;
         *nt += cnt + (layer->trainable ? 0 : ct);
     }
@@ -357,8 +366,8 @@ static int counts_without_shape(const tw_layer *layer, const tw_shape *inputs, i
     for (int k = 0; k < ninputs; k++)
         if (tw_shape_known(&inputs[k]))
             stand_ins[nstand++] = inputs[k];
-    int agreeing = 0;
-    for (int s = 0; s < nstand; s++) {
+    int agreeing = 0, s;
+    for (s = 0; s < nstand; s++) {
         tw_shape probe[TW_MAX_LAYER_IO];
         for (int k = 0; k < ninputs; k++)
             probe[k] = tw_shape_known(&inputs[k]) ? inputs[k] : stand_ins[s];
@@ -366,29 +375,22 @@ static int counts_without_shape(const tw_layer *layer, const tw_shape *inputs, i
         if (tw_layer_infer_n(layer, probe, ninputs, NULL, NULL, &pt, &pnt))
             continue;
         if (agreeing && (pt != *t || pnt != *nt))
-            return 1;
+            break;
         *t = pt, *nt = pnt;
         agreeing++;
     }
     tw_error_clear(); /* the stand-ins' refusals are no error of the model */
-    return agreeing >= 2 || (agreeing == 1 && *t + *nt == 0) ? 0 : 1;
+    if (s == nstand && (agreeing >= 2 || (agreeing == 1 && *t + *nt == 0)))
+        return 0;
+    *t = *nt = 0; /* nothing counted */
+    return 1;
 }
 
-int tw__layer_infer_counts(const tw_layer *layer, const tw_shape *inputs, int ninputs, int64_t *trainable,
-                           int64_t *non_trainable)
-{
-    *trainable = *non_trainable = 0;
-    if (tw__shapes_unknown_to(layer, inputs, ninputs)) {
-        int rc = counts_without_shape(layer, inputs, ninputs, trainable, non_trainable);
-        if (rc)
-            *trainable = *non_trainable = 0;
-        return rc;
-    }
-    return tw_layer_infer_n(layer, inputs, ninputs, NULL, NULL, trainable, non_trainable);
-}
-
-int tw_layer_infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
-                     int64_t *trainable_params, int64_t *non_trainable_params)
+/* tw_layer_infer_n's work. count: the counts are wanted (an unknown
+ * input's stand-ins are tried only then); *unknown is set when one depends
+ * on a shape not known, the counts then being the known part. */
+static int infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
+                   int64_t *trainable_params, int64_t *non_trainable_params, bool count, bool *unknown)
 {
     tw_weight_spec specs[TW_MAX_LAYER_WEIGHTS];
     int n = 0, nout = 1;
@@ -396,24 +398,25 @@ int tw_layer_infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs,
     int64_t t = 0, nt = 0;
     if (ninputs < 1 || ninputs > TW_MAX_LAYER_IO)
         return TW_LAYER_ERROR(layer, "takes 1 to %d inputs, got %d", TW_MAX_LAYER_IO, ninputs);
-    int rc;
+    int rc = 0;
     if (tw__shapes_unknown_to(layer, inputs, ninputs)) {
         out[0] = (tw_shape){TW_SHAPE_UNKNOWN};
-        rc = trainable_params || non_trainable_params ? counts_without_shape(layer, inputs, ninputs, &t, &nt) : 0;
-        if (rc > 0)
-            rc = TW_LAYER_ERROR(layer, "its parameter count depends on its input shape, which is unknown (it comes "
-                                       "from Python code that cannot run here)");
-    } else if (layer->klass->count_params)
-        rc = tw__layer_class_infer(layer, inputs, ninputs, out, &nout, specs, &n) ||
-             layer->klass->count_params(layer, &t, &nt);
-    else if (layer->klass->infer_wrapped_n)
+        int c = count ? counts_without_shape(layer, inputs, ninputs, &t, &nt) : 0;
+        rc = c < 0 ? -1 : 0;
+        *unknown |= c > 0;
+    } else if (layer->klass->count_params) {
+        rc = tw__layer_class_infer(layer, inputs, ninputs, out, &nout, specs, &n);
+        int c = rc ? 0 : layer->klass->count_params(layer, &t, &nt);
+        rc = rc || c < 0 ? -1 : 0;
+        *unknown |= c > 0;
+    } else if (layer->klass->infer_wrapped_n)
         rc = layer->klass->infer_wrapped_n(layer, inputs, ninputs, out, &nout, &t, &nt);
     else if ((layer->klass->infer_wrapped || layer->nchildren) && ninputs != 1)
         rc = TW_LAYER_ERROR(layer, "takes one input, got %d", ninputs);
     else if (layer->klass->infer_wrapped)
         rc = layer->klass->infer_wrapped(layer, inputs, out, &t, &nt);
     else if (layer->nchildren)
-        rc = infer_children(layer, inputs, out, &t, &nt);
+        rc = infer_children(layer, inputs, out, &t, &nt, count, unknown);
     else
         rc = tw__layer_class_infer(layer, inputs, ninputs, out, &nout, specs, &n);
     if (rc)
@@ -433,6 +436,30 @@ int tw_layer_infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs,
         memcpy(outputs, out, sizeof *out * nout);
     if (noutputs)
         *noutputs = nout;
+    *trainable_params = t;
+    *non_trainable_params = nt;
+    return 0;
+}
+
+int tw__layer_infer_partial(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs,
+                            int *noutputs, int64_t *trainable, int64_t *non_trainable)
+{
+    bool unknown = false;
+    if (infer_n(layer, inputs, ninputs, outputs, noutputs, trainable, non_trainable, true, &unknown))
+        return -1;
+    return unknown ? 1 : 0;
+}
+
+int tw_layer_infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
+                     int64_t *trainable_params, int64_t *non_trainable_params)
+{
+    bool count = trainable_params || non_trainable_params, unknown = false;
+    int64_t t, nt;
+    if (infer_n(layer, inputs, ninputs, outputs, noutputs, &t, &nt, count, &unknown))
+        return -1;
+    if (count && unknown)
+        return TW_LAYER_ERROR(layer, "its parameter count depends on an input shape that is unknown (it comes "
+                                     "from Python code that cannot run here)");
     if (trainable_params)
         *trainable_params = t;
     if (non_trainable_params)

@@ -174,7 +174,8 @@ typedef struct tw_layer_class {
                   const tw_call_context *ctx);
     /* Containers whose children's shapes are fixed when they are made
      * (Functional models): the parameters of the layers inside, each
-     * counted once. Their infer_n then gives only the shapes. Optional. */
+     * counted once; 1 when some count depends on a shape not known (the
+     * rest counted). Their infer_n then gives only the shapes. Optional. */
     int (*count_params)(const tw_layer *self, int64_t *trainable, int64_t *non_trainable);
     /* Containers whose structure is not in their config (Functional)
      * copy themselves for tw_layer_clone. Optional. */
