@@ -441,8 +441,8 @@ static int infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs, t
     return 0;
 }
 
-int tw__layer_infer_partial(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs,
-                            int *noutputs, int64_t *trainable, int64_t *non_trainable)
+int tw_layer_infer_partial(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs,
+                           int *noutputs, int64_t *trainable, int64_t *non_trainable)
 {
     bool unknown = false;
     if (infer_n(layer, inputs, ninputs, outputs, noutputs, trainable, non_trainable, true, &unknown))

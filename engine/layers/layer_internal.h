@@ -61,13 +61,6 @@ int tw__layer_class_infer(const tw_layer *layer, const tw_shape *inputs, int nin
 /* Whether a layer of this class cannot infer from these inputs: one is of
  * unknown shape and the class does not take such (layer.c). */
 bool tw__shapes_unknown_to(const tw_layer *layer, const tw_shape *inputs, int ninputs);
-/* tw_layer_infer_n for inputs of any shape, known or not, the counts
- * wanted (outputs and noutputs may be NULL): 0 all counted, 1 some count
- * depends on a shape not known (the counts are the known part), -1 an
- * error. */
-int tw__layer_infer_partial(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs,
-                            int *noutputs, int64_t *trainable, int64_t *non_trainable);
-
 /* Shorthands for class implementations. */
 static inline int64_t tw__param_int(const tw_layer *l, int i) { return (int64_t)l->values[i].number; }
 static inline double tw__param_float(const tw_layer *l, int i) { return l->values[i].number; }

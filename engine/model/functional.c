@@ -111,7 +111,7 @@ int tw__functional_count(const tw_layer *model, int64_t *trainable, int64_t *non
         tw_shape in[TW_MAX_LAYER_IO];
         int n = first_call_shapes(model, i, in);
         int64_t t = 0, nt = 0;
-        int rc = tw__layer_infer_partial(model->children[i], in, n, NULL, NULL, &t, &nt);
+        int rc = tw_layer_infer_partial(model->children[i], in, n, NULL, NULL, &t, &nt);
         if (rc < 0)
             return -1;
         if (rc > 0 && *unknown < 0)
@@ -250,8 +250,8 @@ int tw__functional_layer_info(const tw_layer *model, tw_layer_info *info)
         int n = first_call_shapes(model, i, in);
         const tw_fn_call *c = &st->calls[st->layer_calls[st->layer_first[i]]];
         info[i].output = st->shapes[c->first_value];
-        int rc = tw__layer_infer_partial(model->children[i], in, n, NULL, NULL, &info[i].trainable_params,
-                                         &info[i].non_trainable_params);
+        int rc = tw_layer_infer_partial(model->children[i], in, n, NULL, NULL, &info[i].trainable_params,
+                                        &info[i].non_trainable_params);
         if (rc < 0) {
             snprintf(info[i].error, sizeof info[i].error, "%s", tw_last_error());
             return i;

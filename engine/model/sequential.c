@@ -286,8 +286,8 @@ int tw_model_infer(const tw_model *model, const tw_shape *input, tw_layer_info *
         memset(&info[i], 0, sizeof info[i]);
         tw_shape out[TW_MAX_LAYER_IO];
         int nout = 0;
-        int rc = tw__layer_infer_partial(model->children[i], &shape, 1, out, &nout, &info[i].trainable_params,
-                                         &info[i].non_trainable_params);
+        int rc = tw_layer_infer_partial(model->children[i], &shape, 1, out, &nout, &info[i].trainable_params,
+                                        &info[i].non_trainable_params);
         if (rc >= 0 && nout != 1)
             rc = TW_LAYER_ERROR(model->children[i], "gives %d outputs where one is expected", nout);
         if (rc < 0) {

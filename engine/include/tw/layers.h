@@ -247,6 +247,12 @@ int tw_layer_infer(const tw_layer *layer, const tw_shape *input, tw_shape *outpu
  * output; asked for counts that depend on it, it fails saying so. */
 int tw_layer_infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
                      int64_t *trainable_params, int64_t *non_trainable_params);
+/* tw_layer_infer_n with the counts wanted, for inputs of any shape:
+ * 0 all counted; 1 some count depends on an input shape that is unknown
+ * (after a Lambda whose file gives none), the counts being the known part;
+ * -1 an error. outputs and noutputs may be NULL. */
+int tw_layer_infer_partial(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs,
+                           int *noutputs, int64_t *trainable, int64_t *non_trainable);
 
 /* Create the weights for an input shape (initialised from rng), then apply
  * weights waiting from a deferred restore. Building twice with the same
