@@ -110,8 +110,8 @@ static void totals(text *t, int64_t trainable, int64_t non_trainable, bool unkno
         with_commas(non_trainable, c, sizeof c));
     rule(t, '_', line_length);
     if (unknown_shapes)
-        put(t, "Output Shape ?: not known here: it comes from Python code (a Lambda) whose output shape the file "
-               "does not give.\n");
+        put(t, "Output Shape ?: not known here: it comes from Python code (a Lambda or TFOpLambda) whose output "
+               "shape the file does not give.\n");
     if (unknown_params)
         put(t, "Param # ?: the layer's weights take their sizes from an input of unknown shape.\n");
 }
