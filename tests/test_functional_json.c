@@ -462,6 +462,27 @@ static void test_counts_after_unknown_shape(void)
     g_assert_nonnull(strstr(summary, "Total params: unknown, at least 40\n"));
     free(summary);
     tw_layer_unref(outer);
+    /* A Functional model with a count missing inside, itself called after
+     * a Lambda of unknown shape: "?", and the count refused naming it. */
+    tw_node *i = tw_input("i", TW_SHAPE(4));
+    tw_node *h = tw_apply(tw_dense(2, NULL), tw_apply(tw_layer_new("Lambda", "g"), i));
+    tw_model *inner = tw_functional_new("inner", 1, &i, 1, &h);
+    tw_node *x2 = tw_input("x2", TW_SHAPE(4));
+    tw_node *y2 = tw_apply(inner, tw_apply(tw_layer_new("Lambda", "g2"), x2));
+    tw_model *outer2 = tw_functional_new("outer2", 1, &x2, 1, &y2);
+    tw_nodes_clear();
+    g_assert_nonnull(outer2);
+    summary = tw_model_summary(outer2, 0);
+    g_assert_nonnull(summary);
+    g_assert_nonnull(strstr(summary, "inner (Functional)              ?                    ?           g2[0][0]\n"));
+    g_assert_nonnull(strstr(summary, "Total params: unknown, at least 0\n"));
+    free(summary);
+    g_assert_cmpint(tw_model_count_params(outer2, NULL, NULL, NULL), ==, -1);
+    g_assert_cmpstr(tw_last_error(), ==,
+                    "model 'outer2': the parameter count of layer 'inner' depends on an input shape that is unknown "
+                    "(it comes from Python code that cannot run here)");
+    tw_error_clear();
+    tw_layer_unref(outer2);
     tw_layer_unref(emb), tw_layer_unref(drop), tw_layer_unref(add), tw_layer_unref(dense), tw_layer_unref(conv);
 }
 

@@ -353,7 +353,7 @@ int tw__layer_class_infer(const tw_layer *layer, const tw_shape *inputs, int nin
 static int counts_without_shape(const tw_layer *layer, const tw_shape *inputs, int ninputs, int64_t *t, int64_t *nt)
 {
     if (layer->klass->count_params)
-        return layer->klass->count_params(layer, t, nt) ? -1 : 0;
+        return layer->klass->count_params(layer, t, nt); /* 1: some count inside it is unknown */
     tw_shape stand_ins[10 + TW_MAX_LAYER_IO];
     int nstand = 0;
     for (int rank = 2; rank <= 6; rank++)
