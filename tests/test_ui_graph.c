@@ -567,6 +567,28 @@ static void test_layers_that_cannot_run(void)
     }
     g_assert_cmpint(boxes, ==, 5);
     fixture_close(&f);
+
+    /* A Sequential model: its chain, the layer that cannot run marked. */
+    static const char sequential[] =
+        "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"words\", \"layers\": ["
+        "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null], \"dtype\": \"string\", "
+        "\"name\": \"text\"}}, "
+        "{\"class_name\": \"StringLookup\", \"config\": {\"name\": \"lookup\", \"vocabulary\": [\"x\", \"y\"]}}, "
+        "{\"class_name\": \"Embedding\", \"config\": {\"name\": \"emb\", \"input_dim\": 4, \"output_dim\": 2}}]}}";
+    tw_graph_arrangement *chain = tw_designer_graph_load(sequential, &error);
+    g_assert_no_error(error);
+    m = chain->model;
+    g_assert_cmpint(m->nnodes, ==, 3);
+    g_assert_cmpstr(m->nodes[0].op, ==, "input");
+    g_assert_cmpstr(m->nodes[1].op, ==, "StringLookup");
+    g_assert_cmpint(m->nodes[1].input_node[0], ==, 0);
+    g_assert_true(g_str_has_prefix(m->nodes[1].cannot_run, "StringLookup 'lookup': maps strings to indices"));
+    g_assert_cmpstr(m->nodes[2].op, ==, "Embedding");
+    g_assert_null(m->nodes[2].cannot_run);
+    g_assert_cmpstr(tw_graph_tensor_format(&m->nodes[2].outputs[0], shape, sizeof shape), ==, "(None, 2)");
+    g_assert_cmpint(m->noutputs, ==, 1);
+    g_assert_cmpint(m->output_node[0], ==, 2);
+    tw_graph_arrangement_unref(chain);
 }
 
 /* ---- the run database ------------------------------------------------------------------ */
