@@ -72,8 +72,12 @@ int twb_convert_command(int argc, char **argv)
         fprintf(stderr, "twb convert: %s\n", tw_last_error());
     } else {
         int64_t total = 0;
-        tw_model_count_params(model, &total, NULL, NULL);
-        printf("%s: %s, %lld parameters%s\n", paths[1], tw_model_format_name(format), (long long)total,
+        /* After a Lambda of unknown shape a count may be unknown: no number. */
+        char count[64] = "parameters not all known (after a shape that is unknown)";
+        if (!tw_model_count_params(model, &total, NULL, NULL))
+            snprintf(count, sizeof count, "%lld parameters", (long long)total);
+        tw_error_clear();
+        printf("%s: %s, %s%s\n", paths[1], tw_model_format_name(format), count,
                fresh ? " (freshly initialised: the input has no weights)"
                      : format == TW_MODEL_FORMAT_JSON && had_weights ? " (architecture only: the weights are not written)"
                                                                      : "");

@@ -622,6 +622,14 @@ int twb_train_command(const char *command, int argc, char **argv)
         return 1;
     }
     tw_model *model = tw_model_open(o.model_path);
+    /* A layer that opens but cannot run (a Lambda's Python code, whose
+     * output shape may be unknown too): its reason, before any data. */
+    if (model && tw_layer_check_runnable(model)) {
+        fprintf(stderr, "twb %s: %s: %s\n", command, o.model_path, tw_last_error());
+        tw_layer_unref(model);
+        tw_distributed_finalize();
+        return 1;
+    }
     bool file_has_weights = model && tw_model_open_had_weights();
     /* Built from the model's input shape by the load, which checks every
      * weight before assigning any. */

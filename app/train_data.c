@@ -300,6 +300,10 @@ static int check_labels(tw_model *model, const tw_shape *out, const twb_data *da
 
 int twb_data_check(tw_model *model, const twb_data *data)
 {
+    /* A layer that cannot run (a Lambda, whose output shape may be unknown
+     * too): its reason, before any shape is read. */
+    if (tw_layer_check_runnable(model))
+        return -1;
     const char *name = tw_layer_name(model);
     int ninputs = tw_model_ninputs(model), noutputs = tw_model_noutputs(model);
     if (ninputs > 1 || noutputs > 1) /* a dataset here is one x and one y */

@@ -70,8 +70,6 @@ typedef struct {
     int done;        /* calls made so far */
     tw_node ***outputs; /* per call: its outputs, NULL-terminated */
     int *noutputs;
-    bool shape_is_code; /* a Lambda whose output_shape is Python code */
-    bool consumed;      /* some call in the file takes one of its outputs */
 } entry;
 
 typedef struct {
@@ -415,16 +413,6 @@ static int try_call(graph *g, entry *e, int k)
         refs_free(refs);
         return rc > 0 ? 0 : -1;
     }
-    if (shapeless_lambda(e)) {
-        fail("%s.inbound_nodes[%d]: Lambda '%s': its output shape cannot be known, so the model cannot open: the "
-             "file gives %s, Python code cannot run here, and %s",
-             e->path, k, e->name, e->shape_is_code ? "output_shape as Python code (a lambda)" : "no output_shape",
-             e->consumed ? "no layer that takes its output records its input shape (build_config)"
-                         : "no layer takes its output (it is only a model output), so no recorded input shape "
-                           "gives it");
-        refs_free(refs);
-        return -1;
-    }
     tw_node *outs[TW_MAX_LAYER_IO];
     int n = tw_apply_multi(tw_layer_ref(e->layer), (int)refs->len, inputs, outs);
     if (n < 0) {
@@ -502,7 +490,9 @@ static char *shape_text(JsonNode *node)
 /* A Lambda's output shape is Python code or absent, but a layer that takes
  * its output records what it was given: Keras 3 (and 2.13+) write each
  * layer's build_config.input_shape, the shapes of its first call's inputs
- * in order. That shape is the Lambda's output, read, not guessed. */
+ * in order. That shape is the Lambda's output, read, not guessed. With no
+ * such record its shape stays unknown (TW_SHAPE_UNKNOWN): the model opens
+ * and summarizes with "?" there. */
 static void lambda_shapes_from_consumers(graph *g, JsonArray *layers)
 {
     for (int i = 0; i < g->n; i++) {
@@ -520,7 +510,6 @@ static void lambda_shapes_from_consumers(graph *g, JsonArray *layers)
             for (guint k = 0; k < refs->len; k++) {
                 ref *r = refs->pdata[k];
                 entry *from = &g->entries[r->layer];
-                from->consumed = true;
                 if (!a || call || r->node != 0 || r->tensor != 0 || !shapeless_lambda(from))
                     continue;
                 JsonNode *one = refs->len == 1 ? shapes
@@ -528,7 +517,7 @@ static void lambda_shapes_from_consumers(graph *g, JsonArray *layers)
                                                                 : NULL;
                 char *text = shape_text(one);
                 if (text && tw_layer_set(from->layer, "output_shape", text))
-                    tw_error_clear(); /* left shapeless: refused where it is called */
+                    tw_error_clear(); /* left shapeless: its shape is unknown */
                 g_free(text);
             }
             refs_free(refs);
@@ -556,7 +545,6 @@ static int read_entries(graph *g, JsonArray *layers, const char *prefix)
         bool input = class_name && !strcmp(class_name, "InputLayer");
         JsonNode *lambda = class_name && !strcmp(class_name, "Lambda") ? without_code_shape(obj) : NULL;
         e->layer = tw__json_read_layer(lambda ? lambda : node, input, at);
-        e->shape_is_code = lambda != NULL;
         if (lambda)
             json_node_unref(lambda);
         if (!e->layer) {

@@ -906,6 +906,43 @@ static void test_checkpoint_mismatch_named(fixture *f, gconstpointer data)
     g_free(dir);
 }
 
+/* A model whose Lambda is Python code of unknown output shape: it
+ * summarizes ("?" there, Keras' counts elsewhere), and train, predict and
+ * sweep refuse it with the Lambda's reason before reading any data. */
+static void test_lambda_refused(fixture *f, gconstpointer data)
+{
+    static const char json[] =
+        "{\"class_name\": \"Functional\", \"config\": {\"name\": \"m\", \"layers\": ["
+        "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2], \"name\": \"in\"}, "
+        "\"name\": \"in\", \"inbound_nodes\": []}, "
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"d\", \"units\": 3}, \"name\": \"d\", "
+        "\"inbound_nodes\": [[[\"in\", 0, 0, {}]]]}, "
+        "{\"class_name\": \"Lambda\", \"config\": {\"name\": \"f\", \"function\": \"x\", \"output_shape\": "
+        "[\"4wEA\", null, null], \"output_shape_type\": \"lambda\"}, \"name\": \"f\", "
+        "\"inbound_nodes\": [[[\"d\", 0, 0, {}]]]}], "
+        "\"input_layers\": [[\"in\", 0, 0]], \"output_layers\": [[\"f\", 0, 0]]}}";
+    char *path = g_build_filename(f->dir, "lambda.json", NULL);
+    char *db = g_build_filename(f->dir, "runs.db", NULL);
+    g_assert_true(g_file_set_contents(path, json, -1, NULL));
+    twb_run run = run_twb("summary", path, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(strstr(run.out, "f (Lambda)                      ?                    0           d[0][0]\n"));
+    g_assert_nonnull(strstr(run.out, "Total params: 9\n"));
+    twb_run_clear(&run);
+    const char *reason = "Lambda 'f': runs Python code saved in the Keras file (a lambda), which cannot run here; "
+                         "the model can be summarized but not run or trained";
+    const char *commands[] = {"train", "evaluate", "predict", "sweep"};
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+        bool logdb = !strcmp(commands[i], "train") || !strcmp(commands[i], "sweep"); /* the others log nothing */
+        run = run_twb(commands[i], path, "--data", "spirals", logdb ? "--logdb" : NULL, db, NULL);
+        g_test_message("twb %s: %s", commands[i], run.err);
+        g_assert_cmpint(run.exit_status, ==, 1);
+        g_assert_nonnull(strstr(run.err, reason));
+        twb_run_clear(&run);
+    }
+    g_free(path), g_free(db);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -920,6 +957,7 @@ int main(int argc, char **argv)
                test_interrupt_saves_checkpoint,
                teardown);
     g_test_add("/cli-train/bad-input", fixture, NULL, setup, test_bad_input, teardown);
+    g_test_add("/cli-train/lambda-refused", fixture, NULL, setup, test_lambda_refused, teardown);
     g_test_add_func("/cli-train/fashion-mnist-mlp", test_fashion_mnist_mlp);
     g_test_add("/cli-train/logdb", fixture, NULL, setup, test_logdb, teardown);
     g_test_add("/cli-train/evaluation-stored", fixture, NULL, setup, test_evaluation_stored, teardown);

@@ -1145,8 +1145,8 @@ static void test_corpus_open_save(Fixture *f, gconstpointer data)
             char *path = g_build_filename(dir, entry, NULL);
             GError *error = NULL;
             if (!tw_model_doc_load(f->doc, path, &error)) {
-                /* Files the engine's loader refuses (a Lambda of unknown
-                 * shape, weights without a model) say so, naming the file. */
+                /* Files the engine's loader refuses (weights without a
+                 * model) say so, naming the file. */
                 g_test_message("%s: %s", entry, error->message);
                 g_assert_nonnull(strstr(error->message, entry));
                 g_clear_error(&error);

@@ -494,6 +494,103 @@ static void test_messages(void)
     fixture_close(&f);
 }
 
+/* ---- layers that cannot run ------------------------------------------------------------ */
+/* A Lambda of unknown output shape (Python code for output_shape) and a
+ * StringLookup have no ops to trace: the model is drawn layer by layer,
+ * those two marked with the engine's reason, the Lambda's shape "?". */
+static const char lambda_and_lookup[] =
+    "{\"class_name\": \"Functional\", \"config\": {\"name\": \"m\", \"layers\": ["
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 4], \"name\": \"a\"}, "
+    "\"name\": \"a\", \"inbound_nodes\": []}, "
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null], \"dtype\": \"string\", "
+    "\"name\": \"s\"}, \"name\": \"s\", \"inbound_nodes\": []}, "
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"d\", \"units\": 3}, \"name\": \"d\", "
+    "\"inbound_nodes\": [[[\"a\", 0, 0, {}]]]}, "
+    "{\"class_name\": \"Lambda\", \"config\": {\"name\": \"f\", \"function\": \"x\", \"output_shape\": "
+    "[\"4wEA\", null, null], \"output_shape_type\": \"lambda\"}, \"name\": \"f\", "
+    "\"inbound_nodes\": [[[\"d\", 0, 0, {}]]]}, "
+    "{\"class_name\": \"StringLookup\", \"config\": {\"name\": \"lookup\", \"vocabulary\": [\"x\", \"y\"]}, "
+    "\"name\": \"lookup\", \"inbound_nodes\": [[[\"s\", 0, 0, {}]]]}], "
+    "\"input_layers\": [[\"a\", 0, 0], [\"s\", 0, 0]], \"output_layers\": [[\"f\", 0, 0], [\"lookup\", 0, 0]]}}";
+
+static int node_named(const tw_graph_model *m, const char *name)
+{
+    for (int i = 0; i < m->nnodes; i++)
+        if (!strcmp(m->nodes[i].name, name))
+            return i;
+    return -1;
+}
+
+static void test_layers_that_cannot_run(void)
+{
+    fixture f;
+    fixture_open(&f, NULL);
+    GError *error = NULL;
+    g_assert_true(tw_model_doc_load_json(f.doc, lambda_and_lookup, "lambda.json", &error));
+    g_assert_no_error(error);
+    spin(0.5); /* the debounce */
+    wait_ready(f.view, "the layer graph");
+    g_assert_null(tw_graph_view_message(f.view));
+    const tw_graph_arrangement *a = arrangement(&f);
+    g_assert_nonnull(a);
+    const tw_graph_model *m = a->model;
+    g_assert_true(m->layer_level);
+    g_assert_nonnull(m->note);
+    g_assert_cmpstr(m->note, ==, "Drawn layer by layer, not traced into ops: Lambda 'f' cannot run here");
+    g_assert_cmpint(m->nnodes, ==, 5);
+    g_assert_cmpint(m->noutputs, ==, 2);
+    int a_in = node_named(m, "a"), d = node_named(m, "d"), lambda = node_named(m, "f"), lookup = node_named(m, "lookup");
+    g_assert_cmpint(a_in, >=, 0);
+    g_assert_cmpstr(m->nodes[a_in].op, ==, "input");
+    g_assert_cmpstr(m->nodes[d].op, ==, "Dense");
+    g_assert_cmpint(m->nodes[d].kind, ==, TW_OP_KIND_LINEAR);
+    g_assert_null(m->nodes[d].cannot_run);
+    g_assert_cmpint(m->nodes[d].input_node[0], ==, a_in);
+    char shape[64];
+    g_assert_cmpstr(tw_graph_tensor_format(&m->nodes[d].outputs[0], shape, sizeof shape), ==, "(None, 3)");
+    g_assert_cmpstr(m->nodes[lambda].op, ==, "Lambda");
+    g_assert_cmpint(m->nodes[lambda].input_node[0], ==, d);
+    g_assert_cmpstr(tw_graph_tensor_format(&m->nodes[lambda].outputs[0], shape, sizeof shape), ==, "?");
+    g_assert_true(g_str_has_prefix(m->nodes[lambda].cannot_run, "Lambda 'f': runs Python code saved in the Keras "
+                                                                "file (a lambda), which cannot run here"));
+    g_assert_true(g_str_has_prefix(m->nodes[lookup].cannot_run, "StringLookup 'lookup': maps strings to indices"));
+    /* The boxes say it too, and the whole graph is laid out. */
+    int boxes = 0;
+    for (int v = 0; v < a->graph->nnodes; v++) {
+        if (a->graph->nodes[v].is_scope || a->graph->nodes[v].output >= 0)
+            continue;
+        boxes++;
+        char *detail = tw_visible_node_detail(m, &a->graph->nodes[v]);
+        if (a->graph->nodes[v].index == lambda)
+            g_assert_cmpstr(detail, ==, "Lambda · cannot run here");
+        g_free(detail);
+    }
+    g_assert_cmpint(boxes, ==, 5);
+    fixture_close(&f);
+
+    /* A Sequential model: its chain, the layer that cannot run marked. */
+    static const char sequential[] =
+        "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"words\", \"layers\": ["
+        "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null], \"dtype\": \"string\", "
+        "\"name\": \"text\"}}, "
+        "{\"class_name\": \"StringLookup\", \"config\": {\"name\": \"lookup\", \"vocabulary\": [\"x\", \"y\"]}}, "
+        "{\"class_name\": \"Embedding\", \"config\": {\"name\": \"emb\", \"input_dim\": 4, \"output_dim\": 2}}]}}";
+    tw_graph_arrangement *chain = tw_designer_graph_load(sequential, &error);
+    g_assert_no_error(error);
+    m = chain->model;
+    g_assert_cmpint(m->nnodes, ==, 3);
+    g_assert_cmpstr(m->nodes[0].op, ==, "input");
+    g_assert_cmpstr(m->nodes[1].op, ==, "StringLookup");
+    g_assert_cmpint(m->nodes[1].input_node[0], ==, 0);
+    g_assert_true(g_str_has_prefix(m->nodes[1].cannot_run, "StringLookup 'lookup': maps strings to indices"));
+    g_assert_cmpstr(m->nodes[2].op, ==, "Embedding");
+    g_assert_null(m->nodes[2].cannot_run);
+    g_assert_cmpstr(tw_graph_tensor_format(&m->nodes[2].outputs[0], shape, sizeof shape), ==, "(None, 2)");
+    g_assert_cmpint(m->noutputs, ==, 1);
+    g_assert_cmpint(m->output_node[0], ==, 2);
+    tw_graph_arrangement_unref(chain);
+}
+
 /* ---- the run database ------------------------------------------------------------------ */
 typedef struct {
     TwGraphView *view;
@@ -988,6 +1085,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/graph/search", test_search);
     g_test_add_func("/ui/graph/export", test_export);
     g_test_add_func("/ui/graph/messages", test_messages);
+    g_test_add_func("/ui/graph/layers-that-cannot-run", test_layers_that_cannot_run);
     g_test_add_func("/ui/graph/run-database", test_run_database);
     g_test_add_func("/ui/graph/profile", test_profile);
     g_test_add_func("/ui/graph/big-graph", test_big_graph);

@@ -305,6 +305,42 @@ static void test_conv_after_dense(void)
     g_object_unref(doc);
 }
 
+/* A Lambda whose output shape the file does not give, then layers: the
+ * document stays a model (it saves and is drawn), the Embedding's count is
+ * known, the Dense's depends on the unknown shape and its node says so,
+ * and the first reason (the Lambda's) keeps Train off. */
+static void test_after_unknown_shape(void)
+{
+    static const char json[] =
+        "{\"class_name\": \"Functional\", \"config\": {\"name\": \"m\", \"layers\": ["
+        "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2], \"name\": \"in\"}, "
+        "\"name\": \"in\", \"inbound_nodes\": []}, "
+        "{\"class_name\": \"Lambda\", \"config\": {\"name\": \"f\", \"function\": \"x\", \"output_shape\": "
+        "[\"4wEA\", null, null], \"output_shape_type\": \"lambda\"}, \"name\": \"f\", "
+        "\"inbound_nodes\": [[[\"in\", 0, 0, {}]]]}, "
+        "{\"class_name\": \"Embedding\", \"config\": {\"name\": \"emb\", \"input_dim\": 10, \"output_dim\": 4}, "
+        "\"name\": \"emb\", \"inbound_nodes\": [[[\"f\", 0, 0, {}]]]}, "
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"d\", \"units\": 3}, \"name\": \"d\", "
+        "\"inbound_nodes\": [[[\"emb\", 0, 0, {}]]]}], "
+        "\"input_layers\": [[\"in\", 0, 0]], \"output_layers\": [[\"d\", 0, 0]]}}";
+    TwModelDoc *doc = tw_model_doc_new();
+    GError *error = NULL;
+    must(tw_model_doc_load_json(doc, json, "lambda.json", &error), error);
+    g_assert_nonnull(tw_model_doc_model(doc));
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, 4);
+    g_assert_true(g_str_has_prefix(tw_model_doc_node_cannot_run(doc, 1), "Lambda 'f': runs Python code"));
+    g_assert_null(tw_model_doc_node_cannot_run(doc, 2));
+    g_assert_false(tw_model_doc_info(doc, 2)->params_unknown);
+    g_assert_cmpint(tw_model_doc_info(doc, 2)->trainable_params, ==, 40);
+    g_assert_cmpstr(tw_model_doc_node_cannot_run(doc, 3), ==,
+                    "Dense 'd': its parameter count depends on an input shape that is unknown (it comes from Python "
+                    "code that cannot run here)");
+    g_assert_true(tw_model_doc_info(doc, 3)->params_unknown);
+    g_assert_true(g_str_has_prefix(tw_model_doc_error(doc), "Lambda 'f': runs Python code"));
+    assert_totals(doc, 40, 0); /* the known part */
+    g_object_unref(doc);
+}
+
 static void test_pool_bigger_than_input(void)
 {
     TwModelDoc *doc = tw_model_doc_new();
@@ -628,6 +664,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/model_doc/input_shape_text", test_input_shape_text);
     g_test_add_func("/ui/model_doc/invalid/conv_after_dense", test_conv_after_dense);
     g_test_add_func("/ui/model_doc/invalid/pool_bigger_than_input", test_pool_bigger_than_input);
+    g_test_add_func("/ui/model_doc/after_unknown_shape", test_after_unknown_shape);
     g_test_add_func("/ui/model_doc/invalid/no_input_shape", test_no_input_shape);
     g_test_add_func("/ui/model_doc/undo_redo_exact", test_undo_redo_exact);
     g_test_add_func("/ui/model_doc/undo_restores_inference", test_undo_restores_inference);

@@ -36,8 +36,9 @@ static void add_field(TwGraphInspector *self, const char *key, const char *value
 
 static char *tensor_text(const tw_graph_tensor *t)
 {
-    char shape[160];
-    return g_strdup_printf("%s %s", tw_graph_tensor_format(t, shape, sizeof shape), t->dtype);
+    char shape[160]; /* a layer graph's tensors have no dtype written */
+    tw_graph_tensor_format(t, shape, sizeof shape);
+    return t->dtype[0] ? g_strdup_printf("%s %s", shape, t->dtype) : g_strdup(shape);
 }
 
 static void on_input_clicked(GtkButton *button, TwGraphInspector *self)
@@ -90,6 +91,22 @@ static void show_node(TwGraphInspector *self, const tw_graph_model *m, const tw_
 {
     const tw_graph_node *n = &m->nodes[v->index];
     add_label(self, n->name, "graph-inspector-title");
+    if (m->layer_level) { /* a layer graph: a box is a layer call, its op the class */
+        add_field(self, "Layer", n->op);
+        if (n->cannot_run) {
+            add_label(self, "Cannot run here", "graph-inspector-key");
+            add_label(self, n->cannot_run, "graph-inspector-warning");
+        }
+        add_inputs(self, m, n);
+        add_label(self, "Outputs", "graph-inspector-key");
+        for (int k = 0; k < n->noutputs; k++) {
+            char shape[160], *text = g_strdup_printf("%d: %s", k,
+                                                     tw_graph_tensor_format(&n->outputs[k], shape, sizeof shape));
+            add_label(self, text, NULL);
+            g_free(text);
+        }
+        return;
+    }
     add_field(self, "Op", n->op);
     add_time(self, m, v);
     add_field(self, "Scope", n->scope[0] ? n->scope : "(top level)");
@@ -159,6 +176,8 @@ void tw_graph_inspector_show(TwGraphInspector *self, const tw_graph_arrangement 
     gtk_widget_set_sensitive(self->trace, selected);
     if (a && a->model->profile_error)
         add_label(self, a->model->profile_error, "graph-inspector-warning");
+    if (a && a->model->note)
+        add_label(self, a->model->note, "graph-inspector-warning");
     if (!selected) {
         add_label(self, "Click a box to see its op, attributes, and its inputs' and outputs' shapes.", "dim-label");
         return;

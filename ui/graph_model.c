@@ -15,6 +15,15 @@ static JsonArray *array_member(JsonObject *o, const char *name)
     return node && JSON_NODE_HOLDS_ARRAY(node) ? json_node_get_array(node) : NULL;
 }
 
+/* The member when it is a string, else NULL. */
+static const char *string_member(JsonObject *o, const char *name)
+{
+    JsonNode *node = json_object_get_member(o, name);
+    return node && JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == G_TYPE_STRING
+               ? json_node_get_string(node)
+               : NULL;
+}
+
 static int forward(tw_tensor *const *inputs, int ninputs, tw_tensor **outputs, int max_outputs, void *model)
 {
     if (tw_model_noutputs(model) > max_outputs)
@@ -162,6 +171,29 @@ int64_t tw_graph_tensor_numel(const tw_graph_tensor *t)
     return n;
 }
 
+/* A layer graph's box colour, from the layer class's palette group: the
+ * weights' work (convolutions, recurrences, attention, Dense, Embedding),
+ * pooling, reshaping, inputs; the rest (activations, merges, dropout,
+ * normalization, Lambda) as elementwise. */
+static tw_op_kind layer_kind_of(const char *op)
+{
+    static const char *const linear[] = {"Dense", "Embedding", "EinsumDense", NULL};
+    static const char *const shape[] = {"Flatten", "Reshape", "Permute", "RepeatVector", "Concatenate",
+                                        "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", NULL};
+    const tw_layer_class *klass = tw_layer_class_find(op);
+    const char *group = klass ? klass->group : "";
+    if (!strcmp(op, "input"))
+        return TW_OP_KIND_SOURCE;
+    if (g_strv_contains(linear, op) || !strcmp(group, "Convolution") || !strcmp(group, "Recurrent") ||
+        !strcmp(group, "Attention"))
+        return TW_OP_KIND_LINEAR;
+    if (!strcmp(group, "Pooling"))
+        return TW_OP_KIND_REDUCTION;
+    if (g_strv_contains(shape, op))
+        return TW_OP_KIND_SHAPE;
+    return TW_OP_KIND_ELEMENTWISE;
+}
+
 /* The scope for path, made with its ancestors when new. */
 static int scope_for(tw_graph_model *m, GHashTable *index, const char *path)
 {
@@ -213,7 +245,7 @@ static gboolean parse_node(tw_graph_model *m, int id, JsonObject *o, GHashTable 
     n->op = g_strdup(json_object_get_string_member_with_default(o, "op", "?"));
     n->name = g_strdup(json_object_get_string_member_with_default(o, "name", n->op));
     n->scope = g_strdup(json_object_get_string_member_with_default(o, "scope", ""));
-    n->kind = tw_op_kind_of(n->op);
+    n->kind = m->layer_level ? layer_kind_of(n->op) : tw_op_kind_of(n->op);
     n->scope_index = scope_for(m, scopes, n->scope);
     n->ninputs = (int)json_array_get_length(inputs);
     n->input_node = g_new(int, n->ninputs);
@@ -245,6 +277,7 @@ static gboolean parse_node(tw_graph_model *m, int id, JsonObject *o, GHashTable 
     n->ints = g_new(int64_t, MAX(n->nints, 1));
     for (int k = 0; k < n->nints; k++)
         n->ints[k] = json_array_get_int_element(ints, (guint)k);
+    n->cannot_run = g_strdup(string_member(o, "cannot_run"));
     n->nfloats = floats ? (int)json_array_get_length(floats) : 0;
     n->floats = g_new(double, MAX(n->nfloats, 1));
     for (int k = 0; k < n->nfloats; k++)
@@ -296,6 +329,8 @@ static tw_graph_model *parse_graph(JsonObject *root, GError **error)
     }
     tw_graph_model *m = g_new0(tw_graph_model, 1);
     m->function = g_strdup(json_object_get_string_member_with_default(root, "function", "function"));
+    m->layer_level = g_strcmp0(string_member(root, "level"), "layers") == 0;
+    m->note = g_strdup(string_member(root, "note"));
     m->nnodes = (int)json_array_get_length(nodes);
     m->nodes = g_new0(tw_graph_node, m->nnodes);
     GHashTable *scopes = g_hash_table_new(g_str_hash, g_str_equal);
@@ -355,14 +390,14 @@ void tw_graph_model_free(tw_graph_model *m)
     for (int i = 0; i < m->nnodes; i++) {
         tw_graph_node *n = &m->nodes[i];
         g_free(n->op), g_free(n->name), g_free(n->scope), g_free(n->ints), g_free(n->floats);
-        g_free(n->input_node), g_free(n->input_output), g_free(n->outputs);
+        g_free(n->input_node), g_free(n->input_output), g_free(n->outputs), g_free(n->cannot_run);
     }
     for (int s = 0; s < m->nscopes; s++) {
         g_free(m->scopes[s].path), g_free(m->scopes[s].layer_class);
         g_strfreev(m->scopes[s].layer_fields);
     }
     g_free(m->nodes), g_free(m->scopes), g_free(m->function), g_free(m->output_node), g_free(m->output_output);
-    g_free(m->node_us), g_free(m->scope_us), g_free(m->profile_error);
+    g_free(m->node_us), g_free(m->scope_us), g_free(m->profile_error), g_free(m->note);
     g_free(m);
 }
 
@@ -734,5 +769,6 @@ char *tw_visible_node_detail(const tw_graph_model *m, const tw_visible_node *v)
         return g_strdup(tw_graph_tensor_format(&m->nodes[v->index].outputs[m->output_output[v->output]], shape,
                                                sizeof shape));
     }
-    return g_strdup(m->nodes[v->index].op);
+    const tw_graph_node *n = &m->nodes[v->index];
+    return n->cannot_run ? g_strdup_printf("%s · cannot run here", n->op) : g_strdup(n->op);
 }

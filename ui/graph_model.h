@@ -46,6 +46,7 @@ typedef struct {
     int nints, nfloats;     /* the op's attributes (the attrs object's ints and floats) */
     int64_t *ints;
     double *floats;
+    char *cannot_run;       /* a layer graph's layer that cannot run here: why; else NULL */
 } tw_graph_node;
 
 typedef struct {
@@ -76,6 +77,10 @@ typedef struct {
     double step_us;
     int profile_runs;
     char *profile_error;    /* why a stored profile could not be read, or NULL */
+    /* A layer graph (graph_layers.h): nodes are layer calls, ops their
+     * classes; note says why the model was drawn so (or NULL). */
+    bool layer_level;
+    char *note;
 } tw_graph_model;
 
 /* Trace the model's forward pass (inference) for a batch of one zero input

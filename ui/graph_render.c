@@ -21,6 +21,7 @@
 
 static const tw_rgb accent = {0.85, 0.25, 0.15};
 static const tw_rgb heat_accent = {0.10, 0.45, 0.95}; /* red would vanish on the hot boxes */
+static const tw_rgb blocked = {0.80, 0.10, 0.10};     /* the border of a layer that cannot run */
 
 void tw_graph_node_size(const tw_graph_model *m, const tw_visible_node *v, double *width, double *height)
 {
@@ -283,9 +284,15 @@ static void draw_node(cairo_t *cr, const tw_graph_scene *s, int v, PangoLayout *
     tw_render_set_color(cr, fill, 1);
     cairo_fill_preserve(cr);
     bool selected = v == s->selected, lit = s->highlighted && s->highlighted[v];
-    tw_render_set_color(cr, selected || lit ? (heat->on ? heat_accent : accent) : style->axis, 1);
-    cairo_set_line_width(cr, selected ? 3 : lit ? 2 : node->is_scope ? 1.5 : 1);
+    /* A layer that cannot run here (a layer graph's Lambda): dashed red. */
+    bool cannot_run = !node->is_scope && node->output < 0 && s->model->nodes[node->index].cannot_run;
+    tw_render_set_color(cr, selected || lit ? (heat->on ? heat_accent : accent) : cannot_run ? blocked : style->axis,
+                        1);
+    cairo_set_line_width(cr, selected ? 3 : lit || cannot_run ? 2 : node->is_scope ? 1.5 : 1);
+    if (cannot_run && !selected && !lit)
+        cairo_set_dash(cr, (const double[]){5, 3}, 2, 0);
     cairo_stroke(cr);
+    cairo_set_dash(cr, NULL, 0, 0);
     if (!title)
         return;
     char *text = tw_visible_node_title(s->model, node), *more = detail_text(s, node, heat);

@@ -9,6 +9,7 @@
 #include <tw/model_file.h>
 #include <tw/run_store.h>
 
+#include "graph_layers.h"
 #include "graph_profile.h"
 
 #define SOURCE_ERROR g_quark_from_static_string("tw-graph-source")
@@ -188,7 +189,23 @@ tw_graph_arrangement *tw_designer_graph_load(const char *keras_json, GError **er
         return NULL;
     }
     GError *trace_error = NULL;
-    char *json = tw_graph_trace_model(model, &trace_error);
+    char *json;
+    /* A layer that cannot run (a Lambda's Python code, a StringLookup) has
+     * no ops to trace: the model is drawn layer by layer, as Netron draws
+     * any model, those layers marked with their reason. */
+    if (tw_layer_check_runnable(model)) {
+        /* "Lambda 'f': runs Python code ...": the layer in the note, its
+         * reason on its box and in the side panel. */
+        const char *why = tw_last_error(), *end = strstr(why, "': ");
+        char *note = end ? g_strdup_printf("Drawn layer by layer, not traced into ops: %.*s' cannot run here",
+                                           (int)(end - why), why)
+                         : g_strdup_printf("Drawn layer by layer, not traced into ops: %s", why);
+        tw_error_clear();
+        json = tw_graph_layers_json(model, note, &trace_error);
+        g_free(note);
+    } else {
+        json = tw_graph_trace_model(model, &trace_error);
+    }
     tw_layer_unref(model);
     if (!json) {
         const char *message = trace_error->message;

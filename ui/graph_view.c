@@ -169,7 +169,7 @@ static void show_arrangement(TwGraphView *view, tw_graph_arrangement *a, gboolea
     apply_color(view);
     double x, y;
     if (fresh) {
-        set_note(view, a->model->profile_error);
+        set_note(view, a->model->note ? a->model->note : a->model->profile_error);
         tw_graph_canvas_fit(view->canvas);
     } else if (view->anchor_scope >= 0 && scope_point(a, view->anchor_scope, &x, &y)) {
         tw_graph_viewport vp = tw_graph_canvas_viewport(view->canvas);

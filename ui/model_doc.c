@@ -238,7 +238,7 @@ static void infer_node(TwModelDoc *doc, int i, gboolean chain)
     NodeInfo *info = &doc->info[i];
     const char *name = tw_layer_name(node->layer);
     tw_shape inputs[TW_MAX_LAYER_IO], outputs[TW_MAX_LAYER_IO];
-    int ninputs = node->nin, noutputs = 1;
+    int ninputs = node->nin, noutputs = 1, unknown_count = 0;
     if (is_input_layer(node->layer)) {
         const tw_shape *shape = tw_layer_input_shape(node->layer);
         if (!shape) {
@@ -274,8 +274,9 @@ static void infer_node(TwModelDoc *doc, int i, gboolean chain)
             }
             inputs[k] = from->outputs[node->in[k].port];
         }
-        if (tw_layer_infer_n(node->layer, inputs, ninputs, outputs, &noutputs, &info->info.trainable_params,
-                             &info->info.non_trainable_params)) {
+        unknown_count = tw_layer_infer_partial(node->layer, inputs, ninputs, outputs, &noutputs,
+                                               &info->info.trainable_params, &info->info.non_trainable_params);
+        if (unknown_count < 0) {
             node_fails(info, tw_last_error());
             return;
         }
@@ -287,6 +288,15 @@ static void infer_node(TwModelDoc *doc, int i, gboolean chain)
      * saves) but cannot train; the engine says why. */
     if (tw_layer_check_runnable(node->layer)) {
         node_fails(info, tw_last_error());
+        info->cannot_run = TRUE;
+    } else if (unknown_count) {
+        /* After a Lambda of unknown shape: its weights' sizes are unknown,
+         * so it cannot be built, but the model still opens and saves. The
+         * engine's message says so when asked for the counts. */
+        int64_t t, nt;
+        info->info.params_unknown = true;
+        if (tw_layer_infer_n(node->layer, inputs, ninputs, NULL, NULL, &t, &nt))
+            node_fails(info, tw_last_error());
         info->cannot_run = TRUE;
     }
 }

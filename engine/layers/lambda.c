@@ -2,8 +2,9 @@
  * a Keras file (a lambda's bytecode, or a TensorFlow op Keras 2 recorded
  * by name). That code cannot run here and is never guessed: the layer
  * holds its place in the model with the output shape the file declares
- * (Lambda's output_shape, without the batch axis), so the model opens,
- * counts and summarizes; calling it fails, naming the layer and why. */
+ * (Lambda's output_shape, without the batch axis), or an unknown shape
+ * (TW_SHAPE_UNKNOWN) where it declares none, so the model opens, counts
+ * and summarizes; calling it fails, naming the layer and why. */
 #include <string.h>
 
 #include "layer_internal.h"
@@ -23,12 +24,13 @@ static int opaque_infer_n(const tw_layer *self, const tw_shape *inputs, int n, t
     *nw = 0;
     *noutputs = 1;
     const tw_param_value *shape = self->klass->nparams ? tw_layer_param(self, OUTPUT_SHAPE) : NULL;
-    if (!shape || shape->is_null)
-        return TW_LAYER_ERROR(self, "its output shape is unknown: the file declares none, and it comes from Python "
-                                    "code that cannot run here");
+    if (!shape || shape->is_null) {
+        outputs[0] = (tw_shape){TW_SHAPE_UNKNOWN};
+        return 0;
+    }
     if (shape->n + 1 > TW_MAX_DIMS)
         return TW_LAYER_ERROR(self, "output_shape has %d axes; at most %d", shape->n, TW_MAX_DIMS - 1);
-    outputs[0] = (tw_shape){shape->n + 1, {inputs[0].dims[0]}};
+    outputs[0] = (tw_shape){shape->n + 1, {tw_shape_known(&inputs[0]) ? inputs[0].dims[0] : -1}};
     memcpy(outputs[0].dims + 1, shape->ints, sizeof(int64_t) * (size_t)shape->n);
     return 0;
 }
@@ -61,6 +63,7 @@ const tw_layer_class tw_layer_class_Lambda = {
     .infer_n = opaque_infer_n,
     .call_n = opaque_call_n,
     .cannot_run = opaque_cannot_run,
+    .takes_unknown_shapes = true,
 };
 
 const tw_layer_class tw_layer_class_TFOpLambda = {
@@ -70,4 +73,5 @@ const tw_layer_class tw_layer_class_TFOpLambda = {
     .infer_n = opaque_infer_n,
     .call_n = opaque_call_n,
     .cannot_run = opaque_cannot_run,
+    .takes_unknown_shapes = true,
 };

@@ -10,6 +10,10 @@
 
 const char *tw_shape_format(const tw_shape *shape, char *buf, size_t size)
 {
+    if (!tw_shape_known(shape)) {
+        snprintf(buf, size, "?");
+        return buf;
+    }
     int len = snprintf(buf, size, "(");
     for (int i = 0; i < shape->ndim && len < (int)size; i++) {
         const char *sep = i ? ", " : "";
@@ -286,26 +290,49 @@ tw_dtype tw_layer_dtype(const tw_layer *layer)
     return layer->dtype;
 }
 
+static int infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
+                   int64_t *t, int64_t *nt, bool count, bool *unknown);
+
 /* A container's output is its children's in order, and its parameters are
  * theirs: one walk gives both (asking its class's infer too would infer
  * every child twice per level, exponential in the nesting depth). */
-static int infer_children(const tw_layer *layer, const tw_shape *input, tw_shape *out, int64_t *t, int64_t *nt)
+static int infer_children(const tw_layer *layer, const tw_shape *input, tw_shape *out, int64_t *t, int64_t *nt,
+                          bool count, bool *unknown)
 {
     *out = *input;
     for (int i = 0; i < layer->nchildren; i++) {
         int64_t ct = 0, cnt = 0;
-        if (tw_layer_infer(layer->children[i], out, out, &ct, &cnt))
+        tw_shape outs[TW_MAX_LAYER_IO];
+        int nout = 1;
+        if (infer_n(layer->children[i], out, 1, outs, &nout, &ct, &cnt, count, unknown))
             return -1;
+        if (nout != 1)
+            return TW_LAYER_ERROR(layer->children[i], "gives %d outputs where one is expected", nout);
+        *out = outs[0];
         *t += layer->trainable ? ct : 0;
         *nt += cnt + (layer->trainable ? 0 : ct);
     }
     return 0;
 }
 
+bool tw__shapes_unknown_to(const tw_layer *layer, const tw_shape *inputs, int ninputs)
+{
+    if (layer->klass->takes_unknown_shapes)
+        return false;
+    for (int i = 0; i < ninputs; i++)
+        if (!tw_shape_known(&inputs[i]))
+            return true;
+    return false;
+}
+
 int tw__layer_class_infer(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs,
                           int *noutputs, tw_weight_spec *weights, int *nweights)
 {
     *nweights = 0;
+    /* Weights need sizes: what calls this builds or checks them. */
+    if (tw__shapes_unknown_to(layer, inputs, ninputs))
+        return TW_LAYER_ERROR(layer, "its input shape is unknown (it comes from Python code that cannot run "
+                                     "here), so its weights cannot be made");
     if (ninputs == 1 && layer->klass->infer) {
         *noutputs = 1;
         return layer->klass->infer(layer, inputs, outputs, weights, nweights);
@@ -315,8 +342,55 @@ int tw__layer_class_infer(const tw_layer *layer, const tw_shape *inputs, int nin
     return TW_LAYER_ERROR(layer, "takes one input, got %d", ninputs);
 }
 
-int tw_layer_infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
-                     int64_t *trainable_params, int64_t *non_trainable_params)
+/* A layer given an input of unknown shape: its parameters are counted
+ * when they come out the same for every stand-in of that input that the
+ * layer takes, at least two, or none at all for the one it takes: weights
+ * that do not depend on that input (an Embedding's, a Dropout's none).
+ * The stand-ins: 1 to 5 axes besides the batch, every size 32, then 48,
+ * and the shapes of the call's known inputs (a merge takes only those).
+ * Dense's kernel takes the last size, so its count changes and stays
+ * unknown. A nested model counts its own graph. */
+static int counts_without_shape(const tw_layer *layer, const tw_shape *inputs, int ninputs, int64_t *t, int64_t *nt)
+{
+    if (layer->klass->count_params)
+        return layer->klass->count_params(layer, t, nt); /* 1: some count inside it is unknown */
+    tw_shape stand_ins[10 + TW_MAX_LAYER_IO];
+    int nstand = 0;
+    for (int rank = 2; rank <= 6; rank++)
+        for (int64_t size = 32; size <= 48; size += 16) {
+            tw_shape *p = &stand_ins[nstand++];
+            *p = (tw_shape){rank, {-1}};
+            for (int d = 1; d < rank; d++)
+                p->dims[d] = size;
+        }
+    for (int k = 0; k < ninputs; k++)
+        if (tw_shape_known(&inputs[k]))
+            stand_ins[nstand++] = inputs[k];
+    int agreeing = 0, s;
+    for (s = 0; s < nstand; s++) {
+        tw_shape probe[TW_MAX_LAYER_IO];
+        for (int k = 0; k < ninputs; k++)
+            probe[k] = tw_shape_known(&inputs[k]) ? inputs[k] : stand_ins[s];
+        int64_t pt = 0, pnt = 0;
+        if (tw_layer_infer_n(layer, probe, ninputs, NULL, NULL, &pt, &pnt))
+            continue;
+        if (agreeing && (pt != *t || pnt != *nt))
+            break;
+        *t = pt, *nt = pnt;
+        agreeing++;
+    }
+    tw_error_clear(); /* the stand-ins' refusals are no error of the model */
+    if (s == nstand && (agreeing >= 2 || (agreeing == 1 && *t + *nt == 0)))
+        return 0;
+    *t = *nt = 0; /* nothing counted */
+    return 1;
+}
+
+/* tw_layer_infer_n's work. count: the counts are wanted (an unknown
+ * input's stand-ins are tried only then); *unknown is set when one depends
+ * on a shape not known, the counts then being the known part. */
+static int infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
+                   int64_t *trainable_params, int64_t *non_trainable_params, bool count, bool *unknown)
 {
     tw_weight_spec specs[TW_MAX_LAYER_WEIGHTS];
     int n = 0, nout = 1;
@@ -324,18 +398,25 @@ int tw_layer_infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs,
     int64_t t = 0, nt = 0;
     if (ninputs < 1 || ninputs > TW_MAX_LAYER_IO)
         return TW_LAYER_ERROR(layer, "takes 1 to %d inputs, got %d", TW_MAX_LAYER_IO, ninputs);
-    int rc;
-    if (layer->klass->count_params)
-        rc = tw__layer_class_infer(layer, inputs, ninputs, out, &nout, specs, &n) ||
-             layer->klass->count_params(layer, &t, &nt);
-    else if (layer->klass->infer_wrapped_n)
+    int rc = 0;
+    if (tw__shapes_unknown_to(layer, inputs, ninputs)) {
+        out[0] = (tw_shape){TW_SHAPE_UNKNOWN};
+        int c = count ? counts_without_shape(layer, inputs, ninputs, &t, &nt) : 0;
+        rc = c < 0 ? -1 : 0;
+        *unknown |= c > 0;
+    } else if (layer->klass->count_params) {
+        rc = tw__layer_class_infer(layer, inputs, ninputs, out, &nout, specs, &n);
+        int c = rc ? 0 : layer->klass->count_params(layer, &t, &nt);
+        rc = rc || c < 0 ? -1 : 0;
+        *unknown |= c > 0;
+    } else if (layer->klass->infer_wrapped_n)
         rc = layer->klass->infer_wrapped_n(layer, inputs, ninputs, out, &nout, &t, &nt);
     else if ((layer->klass->infer_wrapped || layer->nchildren) && ninputs != 1)
         rc = TW_LAYER_ERROR(layer, "takes one input, got %d", ninputs);
     else if (layer->klass->infer_wrapped)
         rc = layer->klass->infer_wrapped(layer, inputs, out, &t, &nt);
     else if (layer->nchildren)
-        rc = infer_children(layer, inputs, out, &t, &nt);
+        rc = infer_children(layer, inputs, out, &t, &nt, count, unknown);
     else
         rc = tw__layer_class_infer(layer, inputs, ninputs, out, &nout, specs, &n);
     if (rc)
@@ -355,6 +436,30 @@ int tw_layer_infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs,
         memcpy(outputs, out, sizeof *out * nout);
     if (noutputs)
         *noutputs = nout;
+    *trainable_params = t;
+    *non_trainable_params = nt;
+    return 0;
+}
+
+int tw_layer_infer_partial(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs,
+                           int *noutputs, int64_t *trainable, int64_t *non_trainable)
+{
+    bool unknown = false;
+    if (infer_n(layer, inputs, ninputs, outputs, noutputs, trainable, non_trainable, true, &unknown))
+        return -1;
+    return unknown ? 1 : 0;
+}
+
+int tw_layer_infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
+                     int64_t *trainable_params, int64_t *non_trainable_params)
+{
+    bool count = trainable_params || non_trainable_params, unknown = false;
+    int64_t t, nt;
+    if (infer_n(layer, inputs, ninputs, outputs, noutputs, &t, &nt, count, &unknown))
+        return -1;
+    if (count && unknown)
+        return TW_LAYER_ERROR(layer, "its parameter count depends on an input shape that is unknown (it comes "
+                                     "from Python code that cannot run here)");
     if (trainable_params)
         *trainable_params = t;
     if (non_trainable_params)

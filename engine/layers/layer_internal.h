@@ -58,6 +58,9 @@ tw_layer *tw__layer_new_of(const tw_layer_class *klass, const char *name);
 int tw__layer_class_infer(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs,
                           int *noutputs, tw_weight_spec *weights, int *nweights);
 
+/* Whether a layer of this class cannot infer from these inputs: one is of
+ * unknown shape and the class does not take such (layer.c). */
+bool tw__shapes_unknown_to(const tw_layer *layer, const tw_shape *inputs, int ninputs);
 /* Shorthands for class implementations. */
 static inline int64_t tw__param_int(const tw_layer *l, int i) { return (int64_t)l->values[i].number; }
 static inline double tw__param_float(const tw_layer *l, int i) { return l->values[i].number; }

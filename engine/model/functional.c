@@ -65,7 +65,8 @@ static int functional_infer_n(const tw_layer *self, const tw_shape *inputs, int 
     *noutputs = st->noutputs;
     for (int i = 0; i < st->noutputs; i++) {
         outputs[i] = st->shapes[st->outputs[i]];
-        outputs[i].dims[0] = inputs[0].dims[0];
+        if (tw_shape_known(&outputs[i]))
+            outputs[i].dims[0] = inputs[0].dims[0];
     }
     return 0;
 }
@@ -78,7 +79,9 @@ static int call_input_shapes(const tw_functional_state *st, const tw_fn_call *c,
     return c->ninputs;
 }
 
-/* The shapes layer i was first called with (an InputLayer: its own). */
+/* The shapes layer i was first called with (an InputLayer: its own); for
+ * a shared layer whose first call was on an unknown shape, those of its
+ * first call on known ones, which fix its weights. */
 static int first_call_shapes(const tw_layer *model, int layer, tw_shape *shapes)
 {
     const tw_functional_state *st = state_of(model);
@@ -87,21 +90,44 @@ static int first_call_shapes(const tw_layer *model, int layer, tw_shape *shapes)
         shapes[0] = st->shapes[c->first_value];
         return 1;
     }
-    return call_input_shapes(st, c, shapes);
+    const tw_layer *l = model->children[layer];
+    int n = call_input_shapes(st, c, shapes);
+    for (int k = st->layer_first[layer] + 1; k < st->layer_first[layer + 1] && tw__shapes_unknown_to(l, shapes, n);
+         k++) {
+        tw_shape other[TW_MAX_LAYER_IO];
+        int m = call_input_shapes(st, &st->calls[st->layer_calls[k]], other);
+        if (!tw__shapes_unknown_to(l, other, m)) {
+            memcpy(shapes, other, sizeof *other * (size_t)m);
+            n = m;
+        }
+    }
+    return n;
+}
+
+int tw__functional_count(const tw_layer *model, int64_t *trainable, int64_t *non_trainable, int *unknown)
+{
+    *unknown = -1;
+    for (int i = 0; i < model->nchildren; i++) {
+        tw_shape in[TW_MAX_LAYER_IO];
+        int n = first_call_shapes(model, i, in);
+        int64_t t = 0, nt = 0;
+        int rc = tw_layer_infer_partial(model->children[i], in, n, NULL, NULL, &t, &nt);
+        if (rc < 0)
+            return -1;
+        if (rc > 0 && *unknown < 0)
+            *unknown = i;
+        *trainable += model->trainable ? t : 0;
+        *non_trainable += nt + (model->trainable ? 0 : t);
+    }
+    return 0;
 }
 
 static int functional_count_params(const tw_layer *self, int64_t *trainable, int64_t *non_trainable)
 {
-    for (int i = 0; i < self->nchildren; i++) {
-        tw_shape in[TW_MAX_LAYER_IO];
-        int n = first_call_shapes(self, i, in);
-        int64_t t = 0, nt = 0;
-        if (tw_layer_infer_n(self->children[i], in, n, NULL, NULL, &t, &nt))
-            return -1;
-        *trainable += self->trainable ? t : 0;
-        *non_trainable += nt + (self->trainable ? 0 : t);
-    }
-    return 0;
+    int unknown;
+    if (tw__functional_count(self, trainable, non_trainable, &unknown))
+        return -1;
+    return unknown >= 0 ? 1 : 0;
 }
 
 static int functional_build_children(tw_layer *self, const tw_shape *input, tw_rng *rng)
@@ -224,11 +250,13 @@ int tw__functional_layer_info(const tw_layer *model, tw_layer_info *info)
         int n = first_call_shapes(model, i, in);
         const tw_fn_call *c = &st->calls[st->layer_calls[st->layer_first[i]]];
         info[i].output = st->shapes[c->first_value];
-        if (tw_layer_infer_n(model->children[i], in, n, NULL, NULL, &info[i].trainable_params,
-                             &info[i].non_trainable_params)) {
+        int rc = tw_layer_infer_partial(model->children[i], in, n, NULL, NULL, &info[i].trainable_params,
+                                        &info[i].non_trainable_params);
+        if (rc < 0) {
             snprintf(info[i].error, sizeof info[i].error, "%s", tw_last_error());
             return i;
         }
+        info[i].params_unknown = rc > 0;
     }
     return model->nchildren;
 }

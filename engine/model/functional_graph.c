@@ -94,6 +94,8 @@ static int check_shared(tw_layer *layer, const tw_shape *inputs, const tw_weight
             nfirst = c->ninputs;
             for (int k = 0; k < nfirst; k++)
                 first[k] = c->inputs[k]->shape;
+            if (tw__shapes_unknown_to(layer, first, nfirst))
+                continue; /* a call on an unknown shape fixes no weights */
             if (tw__layer_class_infer(layer, first, nfirst, outs, &nouts, earlier, &nhad))
                 return -1;
             had = earlier;
@@ -192,8 +194,9 @@ int tw_apply_multi(tw_layer *layer, int ninputs, tw_node *const *inputs, tw_node
     int nout = 0;
     tw_weight_spec specs[TW_MAX_LAYER_WEIGHTS];
     int nspecs = 0;
+    /* On an unknown shape the weights are unknown too: nothing to check. */
     if (tw_layer_infer_n(layer, in, ninputs, out, &nout, NULL, NULL) ||
-        (!layer->nchildren && (tw__layer_class_infer(layer, in, ninputs, out, &nout, specs, &nspecs) ||
+        (!layer->nchildren && !tw__shapes_unknown_to(layer, in, ninputs) && (tw__layer_class_infer(layer, in, ninputs, out, &nout, specs, &nspecs) ||
                                check_shared(layer, in, specs, nspecs)))) {
         tw_layer_unref(layer);
         return -1;

@@ -51,5 +51,8 @@ extern const tw_layer_class tw__functional_class;
 int tw__functional_build(tw_layer *model, const tw_shape *input, uint64_t seed);
 const tw_shape *tw__functional_input_shape(const tw_layer *model, int index);
 int tw__functional_layer_info(const tw_layer *model, tw_layer_info *info);
+/* The parameters of the layers whose counts are known; *unknown is the
+ * first layer whose count depends on an unknown shape, or -1. */
+int tw__functional_count(const tw_layer *model, int64_t *trainable, int64_t *non_trainable, int *unknown);
 
 #endif

@@ -284,11 +284,18 @@ int tw_model_infer(const tw_model *model, const tw_shape *input, tw_layer_info *
     tw_shape shape = *input;
     for (int i = 0; i < model->nchildren; i++) {
         memset(&info[i], 0, sizeof info[i]);
-        if (tw_layer_infer(model->children[i], &shape, &info[i].output, &info[i].trainable_params,
-                           &info[i].non_trainable_params)) {
+        tw_shape out[TW_MAX_LAYER_IO];
+        int nout = 0;
+        int rc = tw_layer_infer_partial(model->children[i], &shape, 1, out, &nout, &info[i].trainable_params,
+                                        &info[i].non_trainable_params);
+        if (rc >= 0 && nout != 1)
+            rc = TW_LAYER_ERROR(model->children[i], "gives %d outputs where one is expected", nout);
+        if (rc < 0) {
             snprintf(info[i].error, sizeof info[i].error, "%s", tw_last_error());
             return i;
         }
+        info[i].output = out[0];
+        info[i].params_unknown = rc > 0; /* after a Lambda of unknown shape */
         shape = info[i].output;
     }
     return model->nchildren;
@@ -385,8 +392,13 @@ int tw_model_count_params(const tw_model *model, int64_t *total, int64_t *traina
     if (check_model(model, "count_params"))
         return -1;
     if (tw_layer_is_functional(model)) {
-        if (model->klass->count_params(model, &t, &nt))
+        int unknown;
+        if (tw__functional_count(model, &t, &nt, &unknown))
             return -1;
+        if (unknown >= 0)
+            return tw_error_set("model '%s': the parameter count of layer '%s' depends on an input shape that is "
+                                "unknown (it comes from Python code that cannot run here)",
+                                model->name, model->children[unknown]->name);
     } else {
         if (model->built)
             in = model->input_shape;

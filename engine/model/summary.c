@@ -16,7 +16,9 @@
  * Shape, Param #, Connected to) at 33%, 55% and 67% of 98 characters,
  * every layer once with its calls' inputs as "layer[node][tensor]", one
  * per line; an InputLayer's shape is printed as the list Keras prints,
- * and a layer called on several shapes shows "multiple". */
+ * and a layer called on several shapes shows "multiple". A shape not
+ * known (after a Lambda whose file gives none) is "?", and so is a count
+ * that depends on one; lines under the totals say what "?" means. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,13 +98,31 @@ static void row(text *t, const int *stops, const char *const *fields)
     row_n(t, stops, fields, 3);
 }
 
-static void totals(text *t, int64_t trainable, int64_t non_trainable, int line_length)
+/* unknown_params: some layer's count depends on a shape not known, so
+ * the totals are the known part; unknown_shapes: some shape is "?". */
+static void totals(text *t, int64_t trainable, int64_t non_trainable, bool unknown_params, bool unknown_shapes,
+                   int line_length)
 {
     char a[32], b[32], c[32];
-    put(t, "Total params: %s\nTrainable params: %s\nNon-trainable params: %s\n",
-        with_commas(trainable + non_trainable, a, sizeof a), with_commas(trainable, b, sizeof b),
+    const char *pre = unknown_params ? "unknown, at least " : "";
+    put(t, "Total params: %s%s\nTrainable params: %s%s\nNon-trainable params: %s%s\n", pre,
+        with_commas(trainable + non_trainable, a, sizeof a), pre, with_commas(trainable, b, sizeof b), pre,
         with_commas(non_trainable, c, sizeof c));
     rule(t, '_', line_length);
+    if (unknown_shapes)
+        put(t, "Output Shape ?: not known here: it comes from Python code (a Lambda or TFOpLambda) whose output "
+               "shape the file does not give.\n");
+    if (unknown_params)
+        put(t, "Param # ?: the layer's weights take their sizes from an input of unknown shape.\n");
+}
+
+/* The Param # column: "?" where the count depends on an unknown shape. */
+static void param_text(const tw_layer_info *info, char *buf, size_t size)
+{
+    if (info->params_unknown)
+        snprintf(buf, size, "?");
+    else
+        with_commas(info->trainable_params + info->non_trainable_params, buf, size);
 }
 
 /* The Output Shape column of layer i of a Functional model. */
@@ -115,7 +135,8 @@ static void functional_shape(const tw_layer *model, int i, char *buf, size_t siz
         bool same = m == n;
         for (int j = 0; same && j < n; j++)
             same = first[j].ndim == other[j].ndim &&
-                   !memcmp(first[j].dims + 1, other[j].dims + 1, sizeof(int64_t) * (size_t)(first[j].ndim - 1));
+                   (first[j].ndim < 2 ||
+                    !memcmp(first[j].dims + 1, other[j].dims + 1, sizeof(int64_t) * (size_t)(first[j].ndim - 1)));
         if (!same) {
             snprintf(buf, size, "multiple");
             return;
@@ -153,7 +174,8 @@ static char *functional_summary(const tw_model *model, int line_length)
     int n = model->nchildren;
     tw_layer_info *info = layer_infos(model, NULL);
     int64_t trainable = 0, non_trainable = 0;
-    if (info && model->klass->count_params(model, &trainable, &non_trainable)) {
+    int unknown = -1;
+    if (info && tw__functional_count(model, &trainable, &non_trainable, &unknown)) {
         free(info);
         return NULL;
     }
@@ -167,6 +189,7 @@ static char *functional_summary(const tw_model *model, int line_length)
     rule(&t, '_', line_length);
     row_n(&t, stops, (const char *const[]){"Layer (type)", "Output Shape", "Param #", "Connected to"}, 4);
     rule(&t, '=', line_length);
+    bool unknown_shapes = false;
     for (int i = 0; i < n; i++) {
         const tw_layer *l = model->children[i];
         if (i)
@@ -174,7 +197,8 @@ static char *functional_summary(const tw_model *model, int line_length)
         char name[160], shape[256], params[32], from[160];
         snprintf(name, sizeof name, "%s (%s)", l->name, l->klass->name);
         functional_shape(model, i, shape, sizeof shape);
-        with_commas(info[i].trainable_params + info[i].non_trainable_params, params, sizeof params);
+        unknown_shapes |= strchr(shape, '?') != NULL;
+        param_text(&info[i], params, sizeof params);
         bool first = true;
         for (int k = 0; k < tw_functional_layer_ncalls(model, i); k++) {
             tw_keras_history in[TW_MAX_LAYER_IO];
@@ -193,7 +217,7 @@ static char *functional_summary(const tw_model *model, int line_length)
             row_n(&t, stops, (const char *const[]){name, shape, params, ""}, 4);
     }
     rule(&t, '=', line_length);
-    totals(&t, trainable, non_trainable, line_length);
+    totals(&t, trainable, non_trainable, unknown >= 0, unknown_shapes, line_length);
     free(info);
     return t.buf;
 }
@@ -225,11 +249,13 @@ char *tw_model_summary(const tw_model *model, int line_length)
     row(&t, stops, (const char *const[]){"Layer (type)", "Output Shape", "Param #"});
     rule(&t, '=', line_length);
     int64_t trainable = 0, non_trainable = 0;
-    bool first = true;
+    bool first = true, unknown_params = false, unknown_shapes = false;
     for (int i = 0; i < n; i++) {
         const tw_layer *l = model->children[i];
         trainable += info[i].trainable_params;
         non_trainable += info[i].non_trainable_params;
+        unknown_params |= info[i].params_unknown;
+        unknown_shapes |= !tw_shape_known(&info[i].output);
         if (!strcmp(l->klass->name, "InputLayer"))
             continue;
         if (!first)
@@ -238,11 +264,11 @@ char *tw_model_summary(const tw_model *model, int line_length)
         char name[160], shape[128], params[32];
         snprintf(name, sizeof name, "%s (%s)", l->name, l->klass->name);
         tw_shape_format(&info[i].output, shape, sizeof shape);
-        with_commas(info[i].trainable_params + info[i].non_trainable_params, params, sizeof params);
+        param_text(&info[i], params, sizeof params);
         row(&t, stops, (const char *const[]){name, shape, params});
     }
     rule(&t, '=', line_length);
-    totals(&t, trainable, non_trainable, line_length);
+    totals(&t, trainable, non_trainable, unknown_params, unknown_shapes, line_length);
     free(info);
     return t.buf;
 }

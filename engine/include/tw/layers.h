@@ -37,7 +37,15 @@ typedef struct {
     int64_t dims[TW_MAX_DIMS];
 } tw_shape;
 
-/* "(None, 28, 28, 1)" into buf, Keras' way of printing shapes. */
+/* A shape not known at all, rank included (Keras' TensorShape(None)): the
+ * output of Python code whose shape a Keras file does not give (a Lambda)
+ * and of the layers after it. Such a model opens and summarizes, and is
+ * built only up to it. */
+#define TW_SHAPE_UNKNOWN (-1)
+static inline bool tw_shape_known(const tw_shape *shape) { return shape->ndim >= 0; }
+
+/* "(None, 28, 28, 1)" into buf, Keras' way of printing shapes; "?" for an
+ * unknown shape. */
 const char *tw_shape_format(const tw_shape *shape, char *buf, size_t size);
 int64_t tw_shape_numel(const tw_shape *shape); /* -1 when a size is unknown */
 
@@ -166,7 +174,8 @@ typedef struct tw_layer_class {
                   const tw_call_context *ctx);
     /* Containers whose children's shapes are fixed when they are made
      * (Functional models): the parameters of the layers inside, each
-     * counted once. Their infer_n then gives only the shapes. Optional. */
+     * counted once; 1 when some count depends on a shape not known (the
+     * rest counted). Their infer_n then gives only the shapes. Optional. */
     int (*count_params)(const tw_layer *self, int64_t *trainable, int64_t *non_trainable);
     /* Containers whose structure is not in their config (Functional)
      * copy themselves for tw_layer_clone. Optional. */
@@ -176,6 +185,12 @@ typedef struct tw_layer_class {
      * name; their call fails with the same reason. NULL when it runs.
      * Optional. */
     const char *(*cannot_run)(const tw_layer *self);
+    /* infer/infer_n take inputs of unknown shape (TW_SHAPE_UNKNOWN) and
+     * say what comes out (Lambda: the output_shape it declares). Without
+     * it, a layer given one gives one unknown output, and its parameters
+     * are counted only where they do not depend on that input
+     * (tw_layer_infer_n). */
+    bool takes_unknown_shapes;
 } tw_layer_class;
 
 /* Built-in classes are registered from the start; programs may add theirs. */
@@ -228,9 +243,16 @@ int tw_layer_infer(const tw_layer *layer, const tw_shape *input, tw_shape *outpu
 
 /* The same for a layer of several inputs and outputs (any layer: a
  * one-input class takes ninputs 1). outputs has room for TW_MAX_LAYER_IO;
- * *noutputs gets the count. */
+ * *noutputs gets the count. An input of unknown shape gives an unknown
+ * output; asked for counts that depend on it, it fails saying so. */
 int tw_layer_infer_n(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs, int *noutputs,
                      int64_t *trainable_params, int64_t *non_trainable_params);
+/* tw_layer_infer_n with the counts wanted, for inputs of any shape:
+ * 0 all counted; 1 some count depends on an input shape that is unknown
+ * (after a Lambda whose file gives none), the counts being the known part;
+ * -1 an error. outputs and noutputs may be NULL. */
+int tw_layer_infer_partial(const tw_layer *layer, const tw_shape *inputs, int ninputs, tw_shape *outputs,
+                           int *noutputs, int64_t *trainable, int64_t *non_trainable);
 
 /* Create the weights for an input shape (initialised from rng), then apply
  * weights waiting from a deferred restore. Building twice with the same

@@ -82,6 +82,9 @@ typedef struct {
     tw_shape output;
     int64_t trainable_params, non_trainable_params;
     char error[256];
+    /* The counts depend on an input of unknown shape (after a Lambda whose
+     * shape the file does not give): both are 0 and mean nothing. */
+    bool params_unknown;
 } tw_layer_info;
 int tw_model_infer(const tw_model *model, const tw_shape *input, tw_layer_info *info);
 
