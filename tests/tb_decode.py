@@ -62,7 +62,8 @@ MESSAGES = [
     ("NodeDef", [("name", 1, "string", OPT, None), ("op", 2, "string", OPT, None),
                  ("input", 3, "string", REP, None), ("attr", 5, "msg", REP, "AttrEntry")]),
     ("AttrEntry", [("key", 1, "string", OPT, None), ("value", 2, "msg", OPT, "AttrValue")]),
-    ("AttrValue", [("list", 1, "msg", OPT, "AttrList"), ("func", 10, "msg", OPT, "NameAttrList")]),
+    ("AttrValue", [("list", 1, "msg", OPT, "AttrList"), ("i", 3, "int64", OPT, None),
+                   ("func", 10, "msg", OPT, "NameAttrList")]),
     ("NameAttrList", [("name", 1, "string", OPT, None)]),
     # The function library: function.proto's FunctionDefLibrary and
     # FunctionDef (signature, node_def, the ret map), op_def.proto's OpDef.
@@ -73,7 +74,7 @@ MESSAGES = [
     ("OpDef", [("name", 1, "string", OPT, None), ("input_arg", 2, "msg", REP, "ArgDef"),
                ("output_arg", 3, "msg", REP, "ArgDef")]),
     ("ArgDef", [("name", 1, "string", OPT, None)]),
-    ("AttrList", [("shape", 7, "msg", REP, "TensorShapeProto")]),
+    ("AttrList", [("type", 6, "int32", REP, None), ("shape", 7, "msg", REP, "TensorShapeProto")]),
 ]
 
 
@@ -145,6 +146,12 @@ def hparam(v):
     return kind
 
 
+def body_attr(v):
+    """A function body node's attr as the output lengths read it: an int
+    (Unpack's num), or a list of types by its length (output_types)."""
+    return v.i if v.HasField("i") else len(v.list.type)
+
+
 def main():
     c = build_classes()
     for data in records(sys.argv[1]):
@@ -166,7 +173,8 @@ def main():
                 functions.append({"name": f.signature.name, "inputs": [a.name for a in f.signature.input_arg],
                                   "outputs": [a.name for a in f.signature.output_arg],
                                   "nodes": [{"name": n.name, "op": n.op, "inputs": list(n.input),
-                                             "f": [a.value.func.name for a in n.attr if a.key == "f"]}
+                                             "f": [a.value.func.name for a in n.attr if a.key == "f"],
+                                             "attrs": {a.key: body_attr(a.value) for a in n.attr if a.key != "f"}}
                                             for n in f.node_def],
                                   "ret": {r.key: r.value for r in f.ret}})
             calls = {n.name: [a.value.func.name for a in n.attr if a.key == "f"] for n in g.node}

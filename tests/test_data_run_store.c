@@ -992,6 +992,43 @@ static void test_kept_statements(fixture *f, gconstpointer data)
     tw_run_store_close(writer);
 }
 
+/* tw_run_store_read_begin holds one snapshot over several reads (the
+ * dashboard reader's poll): the readers that begin a transaction of their
+ * own (the LOD, histograms) read inside it, rows another connection
+ * commits meanwhile are seen after tw_run_store_read_end, and a second
+ * begin is refused with a message. */
+static void test_read_snapshot(fixture *f, gconstpointer data)
+{
+    tw_run_store *writer = open_store(f->path, 0);
+    int64_t run = add_finished_run(writer->db, "r", 1);
+    int64_t tag = add_tag(writer->db, run, "loss", "scalar");
+    series_writer *w = series_writer_new(writer->db, tag);
+    tw_scalar_point points[20];
+    for (int i = 0; i < 20; i++)
+        points[i] = point_at(i);
+    series_write(w, points, 10);
+
+    tw_run_store *reader = open_store(f->path, TW_STORE_READ_ONLY);
+    tw_series_cursor cursor = {0};
+    int64_t next = 0;
+    g_assert_cmpint(tw_run_store_read_begin(reader), ==, 0);
+    read_expect(reader, tag, &cursor, 0, 10, &next);
+    series_write(w, points + 10, 10); /* committed by the writer's connection */
+    read_expect(reader, tag, &cursor, 0, 0, &next); /* the snapshot holds */
+    tw_lod_column column;
+    g_assert_cmpint(tw_run_store_read_lod(reader, tag, TW_AXIS_STEP, 0, 1e6, 1, &column), ==, 0);
+    g_assert_cmpint(column.count, ==, 10);
+    g_assert_cmpint(tw_run_store_read_begin(reader), ==, -1);
+    g_assert_nonnull(strstr(tw_last_error(), "a transaction is open already"));
+    tw_run_store_read_end(reader);
+    read_expect(reader, tag, &cursor, 0, 10, &next);
+    g_assert_cmpint(tw_run_store_read_lod(reader, tag, TW_AXIS_STEP, 0, 1e6, 1, &column), ==, 0);
+    g_assert_cmpint(column.count, ==, 20);
+    tw_run_store_close(reader);
+    g_free(w);
+    tw_run_store_close(writer);
+}
+
 static void test_read_scalars(fixture *f, gconstpointer data)
 {
     tw_run_store *store = open_store(f->path, 0);
@@ -1556,6 +1593,7 @@ int main(int argc, char **argv)
     ADD("interrupted-ends-at-last-row", test_interrupted_ends_at_last_row);
     ADD("damaged-chunk-names-file", test_damaged_chunk_names_file);
     ADD("kept-statements", test_kept_statements);
+    ADD("read-snapshot", test_read_snapshot);
     ADD("schema-1-file", test_schema_1_file);
     ADD("runs", test_runs);
     ADD("run-management", test_run_management);

@@ -13,6 +13,7 @@
 
 #include "scratch_tree.h"
 #include "tw/engine.h"
+#include "tw/model_file.h"
 #include "tw/run_store.h"
 #include "tw/tfevents.h"
 
@@ -1170,6 +1171,73 @@ static void test_import(void)
     g_free(dir);
 }
 
+/* The Keras callback's model config (plugin graph_keras_model), imported
+ * as the run's model_json, opens as a model: the corpus's TF2 run builds
+ * with 1,292,935 parameters (counted by hand from the config: conv2d 320,
+ * conv2d_1 18,496, conv2d_2 73,856, conv2d_3 147,584, dense 1,049,088,
+ * dense_1 3,591) and 7 outputs, and each Conv2D and Dense layer has as
+ * many as TensorFlow's own weight histograms of that run hold values
+ * (layer/kernel_0 and layer/bias_0). */
+static void test_keras_model_config(void)
+{
+    char *corpus = corpus_dir(), *logdir = g_build_filename(corpus, "tf2-keras-callback-histograms", NULL);
+    if (!g_file_test(logdir, G_FILE_TEST_IS_DIR)) {
+        g_test_skip("the shared corpus (../shared/corpus/tfevents) is not here");
+        g_free(corpus), g_free(logdir);
+        return;
+    }
+    char *dir = g_dir_make_tmp("twb-tfevents-XXXXXX", NULL), *db = g_build_filename(dir, "runs.db", NULL);
+    tw_tb_import_stats stats;
+    g_assert_cmpint(tw_tb_import(logdir, db, NULL, NULL, &stats), ==, 0);
+    tw_run_store *store = tw_run_store_open(db, TW_STORE_READ_ONLY);
+    g_assert_nonnull(store);
+    tw_run_info run = {0};
+    g_assert_cmpint(tw_run_store_get_run(store, ".", &run), ==, 0);
+    g_assert_nonnull(run.model_json);
+    tw_model *model = tw_model_from_json(run.model_json, strlen(run.model_json), "tf2-keras-callback-histograms");
+    g_assert_nonnull(model);
+    g_assert_cmpint(tw_model_build(model, NULL, 1), ==, 0);
+    int64_t total = 0, trainable = 0, frozen = 0;
+    g_assert_cmpint(tw_model_count_params(model, &total, &trainable, &frozen), ==, 0);
+    g_assert_cmpint(total, ==, 1292935);
+    int n = tw_model_nlayers(model);
+    tw_layer_info *info = g_new0(tw_layer_info, n);
+    const tw_shape *input = tw_model_input_shape(model);
+    g_assert_nonnull(input);
+    g_assert_cmpint(tw_model_infer(model, input, info), ==, n);
+    g_assert_cmpint(info[n - 1].output.ndim, ==, 2);
+    g_assert_cmpint(info[n - 1].output.dims[1], ==, 7);
+    int checked = 0;
+    for (int i = 0; i < n; i++) {
+        const char *name = tw_layer_name(tw_model_layer_at(model, i));
+        double values = 0;
+        for (int w = 0; w < 2; w++) {
+            char *tag = g_strdup_printf("%s/%s_0/histogram", name, w ? "bias" : "kernel");
+            int64_t id = tw_run_store_find_tag(store, run.id, tag);
+            g_free(tag);
+            if (id < 0)
+                continue;
+            tw_histogram *hs;
+            int nh;
+            g_assert_cmpint(tw_run_store_read_histograms(store, id, INT64_MIN, INT64_MAX, 0, &hs, &nh), ==, 0);
+            g_assert_cmpint(nh, >, 0);
+            values += hs[0].count;
+            tw_histogram_free(hs, nh);
+        }
+        if (values > 0) {
+            g_assert_cmpfloat(values, ==, (double)info[i].trainable_params);
+            checked++;
+        }
+    }
+    g_assert_cmpint(checked, ==, 6);
+    g_free(info);
+    tw_layer_unref(model);
+    tw_run_info_clear(&run);
+    tw_run_store_close(store);
+    scratch_remove_tree(dir);
+    g_free(db), g_free(dir), g_free(logdir), g_free(corpus);
+}
+
 /* ---- following a live directory ---------------------------------------------- */
 static void append(const char *path, GByteArray *bytes, size_t from, size_t to)
 {
@@ -1295,6 +1363,7 @@ int main(int argc, char **argv)
     g_test_add_func("/tfevents/hparams_and_events", test_hparams_and_events);
     g_test_add_func("/tfevents/bad_messages", test_bad_messages);
     g_test_add_func("/tfevents/import", test_import);
+    g_test_add_func("/tfevents/keras_model_config", test_keras_model_config);
     g_test_add_func("/tfevents/follow", test_follow);
     return g_test_run();
 }

@@ -382,6 +382,139 @@ static void test_function_library(void)
     g_byte_array_unref(g);
 }
 
+/* A body NodeDef with one attr (when key is set): an int (AttrValue.i,
+ * field 3) as Unpack's "num", or, type_list, a list of value float32
+ * types (AttrValue.list.type, field 6) as IteratorGetNext's "output_types". */
+static void add_attr_node(GByteArray *into, const char *name, const char *op, const char *const *inputs,
+                          const char *key, bool type_list, int value)
+{
+    GByteArray *n = g_byte_array_new(), *entry = g_byte_array_new(), *attr_value = g_byte_array_new(),
+               *list = g_byte_array_new();
+    string_field(n, 1, name);
+    string_field(n, 2, op);
+    for (int i = 0; inputs && inputs[i]; i++)
+        string_field(n, 3, inputs[i]);
+    if (key) {
+        if (type_list) {
+            for (int i = 0; i < value; i++) {
+                varint(list, 6 << 3 | 0);
+                varint(list, 1); /* DT_FLOAT */
+            }
+            bytes_field(attr_value, 1, list->data, list->len);
+        } else {
+            varint(attr_value, 3 << 3 | 0);
+            varint(attr_value, (uint64_t)value);
+        }
+        string_field(entry, 1, key);
+        bytes_field(entry, 2, attr_value->data, attr_value->len);
+        bytes_field(n, 5, entry->data, entry->len);
+    }
+    bytes_field(into, 3, n->data, n->len);
+    g_byte_array_unref(n), g_byte_array_unref(entry), g_byte_array_unref(attr_value), g_byte_array_unref(list);
+}
+
+/* Body inputs "node:arg:k" and the flat output each is, by TensorFlow's
+ * OpDefs (Split's "output" is num_split tensors, IteratorGetNext's
+ * "components" output_types long, FusedBatchNormV3's sixth output
+ * reserve_space_3, the function two's second output argument out_b);
+ * MysteryOp is known to nobody: output k of each name. NULL: left out. */
+static const struct {
+    const char *reader, *input, *drawn;
+} output_arguments[] = {
+    {"c1", "split:output:2", "split:2"},
+    {"c1", "unpack:output:1", "unpack:1"},
+    {"c2", "next:components:1", "next:1"},
+    {"c2", "uniq:idx:0", "uniq:1"},
+    {"c3", "fbn:batch_variance:0", "fbn:2"},
+    {"c3", "fbn:reserve_space_3:0", "fbn:5"},
+    {"c4", "mystery:first:0", "mystery"},
+    {"c4", "mystery:second:1", "mystery:1"},
+    {"c5", "split:output:3", NULL}, /* num_split is 3 */
+    {"c5", "uniq:count:0", NULL},   /* Unique has y and idx */
+    {"c6", "two:out_b:0", "two/__inference_two/rb"},
+};
+
+/* A call of a function whose body reads ops of several output arguments
+ * and lists (attrs num_split, num, output_types), an op nobody knows, and
+ * a direct call of a function of two outputs. */
+static GByteArray *output_arguments_graph(void)
+{
+    GByteArray *g = g_byte_array_new(), *library = g_byte_array_new(), *body = g_byte_array_new();
+    add_node(g, "x", "Placeholder", NULL, -1);
+    add_node(g, "it", "Placeholder", NULL, -1);
+    add_call(g, 1, "call", "StatefulPartitionedCall", "__inference_multi", (const char *const[]){"x", "it", NULL});
+    add_node(g, "out0", "Identity", (const char *const[]){"call:0", NULL}, -1);
+    add_node(g, "out1", "Identity", (const char *const[]){"call:1", NULL}, -1);
+
+    add_attr_node(body, "split", "Split", (const char *const[]){"a", "a", NULL}, "num_split", false, 3);
+    add_attr_node(body, "unpack", "Unpack", (const char *const[]){"a", NULL}, "num", false, 2);
+    add_attr_node(body, "next", "IteratorGetNext", (const char *const[]){"i", NULL}, "output_types", true, 3);
+    add_attr_node(body, "uniq", "Unique", (const char *const[]){"a", NULL}, NULL, false, 0);
+    add_attr_node(body, "fbn", "FusedBatchNormV3", (const char *const[]){"a", NULL}, NULL, false, 0);
+    add_attr_node(body, "mystery", "MysteryOp", (const char *const[]){"a", NULL}, NULL, false, 0);
+    add_attr_node(body, "two", "__inference_two", (const char *const[]){"a", NULL}, NULL, false, 0);
+    for (size_t i = 0; i < G_N_ELEMENTS(output_arguments);) {
+        const char *reader = output_arguments[i].reader, *inputs[3] = {NULL, NULL, NULL};
+        for (int k = 0; i < G_N_ELEMENTS(output_arguments) && !strcmp(output_arguments[i].reader, reader); i++)
+            inputs[k++] = output_arguments[i].input;
+        add_attr_node(body, reader, "AddV2", inputs, NULL, false, 0);
+    }
+    add_function(library, "__inference_multi", (const char *const[]){"a", "i", NULL},
+                 (const char *const[]){"p", "q", NULL}, body, (const char *const[]){"p=c1:z:0", "q=c2:z:0", NULL});
+    g_byte_array_set_size(body, 0);
+    add_attr_node(body, "ra", "Neg", (const char *const[]){"u", NULL}, NULL, false, 0);
+    add_attr_node(body, "rb", "Neg", (const char *const[]){"u", NULL}, NULL, false, 0);
+    add_function(library, "__inference_two", (const char *const[]){"u", NULL},
+                 (const char *const[]){"out_a", "out_b", NULL}, body,
+                 (const char *const[]){"out_a=ra:y:0", "out_b=rb:y:0", NULL});
+    bytes_field(g, 2, library->data, library->len);
+    g_byte_array_unref(library), g_byte_array_unref(body);
+    return g;
+}
+
+static guint outputs_of(JsonObject *root, const char *node)
+{
+    return json_array_get_length(json_object_get_array_member(node_named(root, node), "outputs"));
+}
+
+/* "node:arg:k" is drawn on the flat output TensorFlow's OpDef gives it;
+ * what no OpDef here places is said in the note. */
+static void test_output_arguments(void)
+{
+    GByteArray *g = output_arguments_graph();
+    char why[400];
+    char *json = tw__tb_graph_json_from_graph_def(g->data, g->len, "graph_def", why, sizeof why);
+    g_assert_nonnull(json);
+    g_assert_cmpstr(why, ==,
+                    "2 inputs name an output its op does not have (left out); 1 node of ops whose outputs are "
+                    "not known here (MysteryOp) read through several output arguments (each drawn as output k)");
+    JsonParser *parser = json_parser_new();
+    JsonObject *root = parse(json, parser);
+    assert_ordered(root);
+    const char *prefix = "call/__inference_multi/";
+    for (size_t i = 0; i < G_N_ELEMENTS(output_arguments);) {
+        const char *reader = output_arguments[i].reader, *want[3] = {NULL, NULL, NULL};
+        char *owned[3] = {NULL, NULL, NULL};
+        for (int k = 0; i < G_N_ELEMENTS(output_arguments) && !strcmp(output_arguments[i].reader, reader); i++)
+            if (output_arguments[i].drawn)
+                want[k] = owned[k] = g_strconcat(prefix, output_arguments[i].drawn, NULL), k++;
+        char *name = g_strconcat(prefix, reader, NULL);
+        assert_inputs(root, name, want);
+        g_free(name), g_free(owned[0]), g_free(owned[1]), g_free(owned[2]);
+    }
+    assert_inputs(root, "out0", (const char *const[]){"call/__inference_multi/c1", NULL});
+    assert_inputs(root, "out1", (const char *const[]){"call/__inference_multi/c2", NULL});
+    /* every output the op has, read or not */
+    g_assert_cmpuint(outputs_of(root, "call/__inference_multi/split"), ==, 3);
+    g_assert_cmpuint(outputs_of(root, "call/__inference_multi/unpack"), ==, 2);
+    g_assert_cmpuint(outputs_of(root, "call/__inference_multi/next"), ==, 3);
+    g_assert_cmpuint(outputs_of(root, "call/__inference_multi/fbn"), ==, 6);
+    g_assert_cmpuint(outputs_of(root, "call/__inference_multi/uniq"), ==, 2);
+    g_object_unref(parser);
+    g_free(json);
+    g_byte_array_unref(g);
+}
+
 /* A chain of 100,000 nodes written last to first: ordering it must not
  * recurse once per node. */
 static void test_long_chain(void)
@@ -570,6 +703,52 @@ static void test_function_library_independent(void)
     g_free(dir);
 }
 
+/* The output-arguments graph as the independent reader reads it: the
+ * attrs the lengths come from (AttrValue.i, ListValue.type), the body's
+ * inputs and two's output arguments as output_arguments assumes them. */
+static void test_output_arguments_independent(void)
+{
+    char *dir = g_dir_make_tmp("twb-tb-graph-XXXXXX", NULL);
+    char *file = g_build_filename(dir, "events.out.tfevents.1.o", NULL);
+    GByteArray *g = output_arguments_graph();
+    write_graph_event(file, g);
+    JsonNode *expected = independent_graph(file);
+    if (expected) {
+        JsonObject *theirs = json_node_get_object(expected);
+        JsonArray *body = json_object_get_array_member(independent_function(theirs, "__inference_multi"), "nodes");
+        const struct {
+            const char *node, *attr;
+            gint64 value;
+        } lengths[] = {{"split", "num_split", 3}, {"unpack", "num", 2}, {"next", "output_types", 3}};
+        for (size_t i = 0; i < G_N_ELEMENTS(lengths); i++)
+            for (guint j = 0; j < json_array_get_length(body); j++) {
+                JsonObject *n = json_array_get_object_element(body, j);
+                if (!strcmp(json_object_get_string_member(n, "name"), lengths[i].node))
+                    g_assert_cmpint(json_object_get_int_member(json_object_get_object_member(n, "attrs"),
+                                                               lengths[i].attr), ==, lengths[i].value);
+            }
+        guint checked = 0;
+        for (guint j = 0; j < json_array_get_length(body); j++) {
+            JsonObject *n = json_array_get_object_element(body, j);
+            JsonArray *in = json_object_get_array_member(n, "inputs");
+            for (guint k = 0; k < json_array_get_length(in); k++)
+                for (size_t e = 0; e < G_N_ELEMENTS(output_arguments); e++)
+                    if (!strcmp(output_arguments[e].reader, json_object_get_string_member(n, "name")) &&
+                        !strcmp(output_arguments[e].input, json_array_get_string_element(in, k)))
+                        checked++;
+        }
+        g_assert_cmpuint(checked, ==, G_N_ELEMENTS(output_arguments));
+        JsonArray *outs = json_object_get_array_member(independent_function(theirs, "__inference_two"), "outputs");
+        g_assert_cmpuint(json_array_get_length(outs), ==, 2);
+        g_assert_cmpstr(json_array_get_string_element(outs, 1), ==, "out_b");
+        json_node_unref(expected);
+    }
+    g_byte_array_unref(g);
+    scratch_remove_tree(dir);
+    g_free(file);
+    g_free(dir);
+}
+
 /* Each node of the independent reading is a node of ours: op, data inputs
  * in order (control inputs left out), the _output_shapes. */
 static void check_corpus_graph(gconstpointer run)
@@ -715,6 +894,8 @@ int main(int argc, char **argv)
     g_test_add_func("/tb_graph/long-chain", test_long_chain);
     g_test_add_func("/tb_graph/function-library", test_function_library);
     g_test_add_func("/tb_graph/function-library-independent", test_function_library_independent);
+    g_test_add_func("/tb_graph/output-arguments", test_output_arguments);
+    g_test_add_func("/tb_graph/output-arguments-independent", test_output_arguments_independent);
     g_test_add_data_func("/tb_graph/corpus/tf1-keras", "tf1-keras-callback-scalars-graph", check_corpus_graph);
     g_test_add_data_func("/tb_graph/corpus/tf2-keras", "tf2-keras-callback-histograms", check_corpus_graph);
     g_test_add_func("/tb_graph/import-to-graph-view", test_import_to_graph_view);

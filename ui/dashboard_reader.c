@@ -849,6 +849,12 @@ static gpointer reader_main(gpointer user_data)
             r->next_poll = g_get_monotonic_time() + POLL_INTERVAL;
             file_changed = poll_file(r, b);
         }
+        /* The reads below in one read transaction: one snapshot, and one
+         * WAL read lock instead of one per series (with a thousand runs
+         * listed, thousands of tails and views a poll). A file that cannot
+         * begin one is read as before, each read on its own. */
+        gboolean snapshot = r->store && tw_run_store_read_begin(r->store) == 0;
+        tw_error_clear();
         answer_views(r, asked.views, &b);
         apply_watches(r, asked.watches, b);
         answer_histograms(r, asked.histograms, b);
@@ -858,6 +864,8 @@ static gpointer reader_main(gpointer user_data)
             refresh_histograms(r, b);
         if (poll)
             retry_views(r, b);
+        if (snapshot && r->store)
+            tw_run_store_read_end(r->store);
         tw_dashboard_requests_clear(&asked);
         post(r->shared, r->path, b);
     }

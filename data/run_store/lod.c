@@ -211,11 +211,11 @@ static int reduce(reduction *r, tw_run_store *store, int64_t tag_id)
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(range, 1, tag_id) | sqlite3_bind_double(range, 2, r->lo) |
              sqlite3_bind_double(range, 3, r->hi);
-    if (rc == SQLITE_OK && tw__store_run(store, "BEGIN") != SQLITE_DONE)
+    bool began = false;
+    if (rc == SQLITE_OK && tw__store_read_begin(store, &began) != SQLITE_DONE)
         rc = SQLITE_ERROR;
     tw_chunk *chunk = g_new(tw_chunk, 1);
     int status = rc == SQLITE_OK ? 0 : tw__store_sqlite_error(store->db, store->path, "cannot read the series");
-    bool began = status == 0;
     while (status == 0 && (rc = sqlite3_step(range)) == SQLITE_ROW)
         if (add_summary(r, range))
             status = add_decoded(r, store, points, sqlite3_column_int64(range, C_ID), chunk);
@@ -223,8 +223,7 @@ static int reduce(reduction *r, tw_run_store *store, int64_t tag_id)
         status = tw__store_sqlite_error(store->db, store->path, "cannot read the series");
     tw__store_statement_done(range);
     tw__store_statement_done(points);
-    if (began)
-        tw__store_run(store, "COMMIT");
+    tw__store_read_end(store, began);
     g_free(chunk);
     return status;
 }

@@ -301,11 +301,12 @@ int tw_run_store_read_histograms(tw_run_store *store, int64_t tag_id, int64_t st
     if (max_records < 0)
         return tw_error_set("%s: read_histograms: max_records is %d", store->path, max_records);
     /* One read transaction: the count and the rows agree while a writer adds more. */
-    if (tw__store_run(store, "BEGIN") != SQLITE_DONE)
+    bool began;
+    if (tw__store_read_begin(store, &began) != SQLITE_DONE)
         return tw__store_sqlite_error(store->db, store->path, "cannot begin reading the histograms");
     int64_t total = 0;
     if (count_histograms(store, tag_id, step_lo, step_hi, &total)) {
-        tw__store_run(store, "COMMIT");
+        tw__store_read_end(store, began);
         return -1;
     }
     int64_t picks = max_records > 0 && max_records < total ? max_records : total;
@@ -333,7 +334,7 @@ int tw_run_store_read_histograms(tw_run_store *store, int64_t tag_id, int64_t st
         status = tw__store_sqlite_error(store->db, store->path, "cannot read the histograms");
     tw__store_statement_done(ids);
     tw__store_statement_done(row);
-    tw__store_run(store, "COMMIT");
+    tw__store_read_end(store, began);
     if (status) {
         tw_histogram_free(list, got);
         return -1;

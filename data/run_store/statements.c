@@ -9,6 +9,7 @@
  * tells a poller whether there is anything new to read at all. */
 #include <glib.h>
 
+#include "tw/error.h"
 #include "store_internal.h"
 
 int tw__store_statement(tw_run_store *store, const char *sql, sqlite3_stmt **stmt)
@@ -50,6 +51,34 @@ int tw__store_run(tw_run_store *store, const char *sql)
         rc = sqlite3_step(stmt);
     tw__store_statement_done(stmt);
     return rc;
+}
+
+int tw__store_read_begin(tw_run_store *store, bool *began)
+{
+    *began = sqlite3_get_autocommit(store->db) != 0;
+    return *began ? tw__store_run(store, "BEGIN") : SQLITE_DONE;
+}
+
+/* SQLite may have rolled the transaction back itself (an I/O error):
+ * then there is nothing to commit. */
+void tw__store_read_end(tw_run_store *store, bool began)
+{
+    if (began && !sqlite3_get_autocommit(store->db))
+        tw__store_run(store, "COMMIT");
+}
+
+int tw_run_store_read_begin(tw_run_store *store)
+{
+    if (!sqlite3_get_autocommit(store->db))
+        return tw_error_set("%s: read_begin: a transaction is open already", store->path);
+    return tw__store_run(store, "BEGIN") == SQLITE_DONE
+               ? 0
+               : tw__store_sqlite_error(store->db, store->path, "cannot begin reading");
+}
+
+void tw_run_store_read_end(tw_run_store *store)
+{
+    tw__store_read_end(store, true);
 }
 
 static void finalize(gpointer stmt)

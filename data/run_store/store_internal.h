@@ -136,6 +136,11 @@ struct tw_run_store {
 int tw__store_statement(tw_run_store *store, const char *sql, sqlite3_stmt **stmt);
 void tw__store_statement_done(sqlite3_stmt *stmt);
 int tw__store_run(tw_run_store *store, const char *sql);
+/* BEGIN for a reader's consistent view, unless one is open already (the
+ * caller's tw_run_store_read_begin): *began says whether to end it with
+ * tw__store_read_end. SQLITE_DONE or an error code. */
+int tw__store_read_begin(tw_run_store *store, bool *began);
+void tw__store_read_end(tw_run_store *store, bool began);
 GHashTable *tw__store_statements_new(void);
 
 /* When a run last wrote: the wall time of its newest row (scalar chunk,

@@ -22,7 +22,17 @@
  * body argument wired to the call's input and every reader of the call's
  * output to the node the body returns; calls inside bodies likewise. A
  * function no drawn node calls (If and While branches, gradients) is not
- * drawn, and the note says how many. */
+ * drawn, and the note says how many.
+ *
+ * A body names a node's output "node:arg:k": the k-th tensor of output
+ * argument "arg". The graph view numbers outputs flat, so an argument's
+ * place comes from the op's output arguments: a library function's
+ * signature, or op_outputs.c's table of the common ops with several
+ * outputs or lists (Unpack's "output" is num tensors long). An op the
+ * table does not know is taken to have the one argument read (output k),
+ * which is right for most ops; a node of such an op read through two
+ * argument names is said in the note, since its edges may then share an
+ * output. */
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,6 +72,8 @@ typedef struct {
     int ninputs;
     int noutputs;
     int order; /* position in the JSON */
+    char *read_as; /* an op not in the table: the first output argument read by name; NULL */
+    bool read_as_several; /* ... and another one too */
 } node_info;
 
 /* TensorFlow's DataType (types.proto) by number; reference types (+100)
@@ -242,6 +254,7 @@ typedef struct {
     GHashTable *functions; /* signature name -> FunctionDef */
     GHashTable *drawn;     /* FunctionDefs drawn at least once */
     int duplicates;        /* body nodes of a name taken already in their function (left out) */
+    int no_such_output;    /* inputs naming an output argument or index the op does not have (left out) */
 } reading;
 
 #define NODE(rd, i) (&g_array_index((rd)->nodes, node_info, (i)))
@@ -319,7 +332,9 @@ static edge call_input(reading *rd, const frame *body, int k, int steps)
 }
 
 /* Output k of a call drawn as its body: the body's return for the k-th
- * output argument. */
+ * output argument (a function's output arguments are one tensor each, as
+ * tf.function writes them: a StatefulPartitionedCall's "output:k" is its
+ * function's k-th). */
 static edge body_output(reading *rd, const frame *body, int k, int steps)
 {
     const Tensorflow__OpDef *sig = body->function->signature;
@@ -333,14 +348,103 @@ static edge body_output(reading *rd, const frame *body, int k, int steps)
     return (edge){-1, -1};
 }
 
+/* A list output argument's length on node def: the int attr number_attr
+ * names or the length of the type list type_list_attr names; 1 for a
+ * single tensor; -1 when the node lacks the attr. */
+static int arg_length(const Tensorflow__NodeDef *def, const tw_tb_output_arg *arg)
+{
+    if (!arg->number_attr && !arg->type_list_attr)
+        return 1;
+    const Tensorflow__AttrValue *a = attr(def, arg->number_attr ? arg->number_attr : arg->type_list_attr);
+    if (arg->number_attr)
+        return a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_I && a->i >= 0 && a->i <= MAX_OUTPUT_INDEX
+                   ? (int)a->i
+                   : -1;
+    return a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && a->list->n_type <= MAX_OUTPUT_INDEX
+               ? (int)a->list->n_type
+               : -1;
+}
+
+/* The output arguments of a node's op: a library function's signature
+ * (each argument one tensor unless it says otherwise) or the table's;
+ * NULL when neither knows the op. *copy is what to g_free. */
+static const tw_tb_output_arg *output_args(reading *rd, const Tensorflow__NodeDef *def, int *n,
+                                           tw_tb_output_arg **copy)
+{
+    *copy = NULL;
+    const Tensorflow__FunctionDef *f = def->op ? g_hash_table_lookup(rd->functions, def->op) : NULL;
+    if (f && f->signature) {
+        *n = (int)MIN(f->signature->n_output_arg, (size_t)MAX_OUTPUT_INDEX);
+        *copy = g_new0(tw_tb_output_arg, MAX(*n, 1));
+        for (int i = 0; i < *n; i++) { /* an empty attr name is none (proto3 writers) */
+            const Tensorflow__OpDef__ArgDef *arg = f->signature->output_arg[i];
+            const char *number = arg->number_attr, *types = arg->type_list_attr;
+            (*copy)[i] = (tw_tb_output_arg){arg->name, number && number[0] ? number : NULL,
+                                            types && types[0] ? types : NULL};
+        }
+        return *copy;
+    }
+    return tw__tb_op_output_args(def->op, n);
+}
+
+/* How many outputs a node's op has, when its output arguments and their
+ * lengths are known; else 0. */
+static int known_outputs(reading *rd, const Tensorflow__NodeDef *def)
+{
+    tw_tb_output_arg *copy;
+    int n, total = 0;
+    const tw_tb_output_arg *args = output_args(rd, def, &n, &copy);
+    for (int i = 0; args && i < n && total >= 0; i++) {
+        int len = arg_length(def, &args[i]);
+        total = len < 0 ? -1 : total + len;
+    }
+    g_free(copy);
+    return CLAMP(total, 0, MAX_OUTPUT_INDEX + 1);
+}
+
+/* Output "arg:k" of node v as a flat output index: the lengths of the
+ * output arguments before arg added to k. -1 when the op has no such
+ * output (left out, counted). An op nobody here knows, or a length its
+ * node does not give, leaves k as it is (see the top of the file). */
+static int flat_output(reading *rd, int v, const char *arg, int k)
+{
+    node_info *ni = NODE(rd, v);
+    tw_tb_output_arg *copy;
+    int n;
+    const tw_tb_output_arg *args = output_args(rd, ni->def, &n, &copy);
+    if (!args) {
+        if (!ni->read_as)
+            ni->read_as = g_strdup(arg);
+        else if (strcmp(ni->read_as, arg))
+            ni->read_as_several = true;
+        return k;
+    }
+    int flat = 0, found = -1;
+    for (int i = 0; i < n; i++) {
+        int len = arg_length(ni->def, &args[i]);
+        if (args[i].name && !strcmp(args[i].name, arg)) {
+            found = (len < 0 || k < len) && flat + k <= MAX_OUTPUT_INDEX ? flat + k : -1;
+            break;
+        }
+        if (len < 0) { /* a length before arg is not on the node */
+            g_free(copy);
+            return k;
+        }
+        flat += len;
+    }
+    g_free(copy);
+    if (found < 0)
+        rd->no_such_output++;
+    return found;
+}
+
 /* An input as its frame writes it, to the node and output it reads. The
- * graph writes "node" or "node:k". A function body writes "arg" or
- * "arg:0" for its k-th input argument (the call's k-th input; an argument
- * that is a list counts as one) and "node:out:k" for a node's output
- * argument "out", taken as the node's output k (which output argument a
- * name is needs each op's OpDef, which the file does not hold). A call
- * drawn as its body is read through its return. A chain of more than
- * MAX_STEPS such hops (calls wired in a loop) is left out. */
+ * graph writes "node" or "node:k" (k a flat output index). A function
+ * body writes "arg" or "arg:0" for its k-th input argument (the call's
+ * k-th input; an argument that is a list counts as one) and "node:out:k"
+ * for the k-th tensor of a node's output argument "out" (flat_output).
+ * A call drawn as its body is read through its return. A chain of more
+ * than MAX_STEPS such hops (calls wired in a loop) is left out. */
 static edge resolve(reading *rd, const frame *fr, const char *text, int steps)
 {
     edge none = {-1, -1};
@@ -362,11 +466,48 @@ static edge resolve(reading *rd, const frame *fr, const char *text, int steps)
     gpointer found;
     edge e = none;
     if (k <= MAX_OUTPUT_INDEX && g_hash_table_lookup_extended(fr->local, name, NULL, &found)) {
-        const node_info *producer = NODE(rd, GPOINTER_TO_INT(found));
-        e = producer->body ? body_output(rd, producer->body, k, steps) : (edge){GPOINTER_TO_INT(found), k};
+        int v = GPOINTER_TO_INT(found);
+        if (fr->function && first != last) { /* "node:out:k" */
+            char *arg = g_strndup(first + 1, (gsize)(last - first - 1));
+            k = flat_output(rd, v, arg, k);
+            g_free(arg);
+        }
+        const node_info *producer = NODE(rd, v);
+        if (k >= 0)
+            e = producer->body ? body_output(rd, producer->body, k, steps) : (edge){v, k};
     }
     g_free(name);
     return e;
+}
+
+/* Nodes of ops output_args does not know, read through several output
+ * argument names: each name was drawn as output k, so they may share one.
+ * The note names the first three ops. */
+static void append_several_note(GString *note, reading *rd)
+{
+    int several = 0;
+    GPtrArray *ops = g_ptr_array_new();
+    for (guint i = 0; i < rd->nodes->len; i++) {
+        const node_info *ni = NODE(rd, i);
+        if (!ni->read_as_several)
+            continue;
+        several++;
+        const char *op = ni->def->op ? ni->def->op : "?";
+        bool listed = false;
+        for (guint j = 0; j < ops->len; j++)
+            listed |= !strcmp(g_ptr_array_index(ops, j), op);
+        if (!listed)
+            g_ptr_array_add(ops, (gpointer)op);
+    }
+    if (several) {
+        g_string_append_printf(note, "%s%d node%s of ops whose outputs are not known here (", note->len ? "; " : "",
+                               several, several == 1 ? "" : "s");
+        for (guint j = 0; j < MIN(ops->len, 3); j++)
+            g_string_append_printf(note, "%s%.60s", j ? ", " : "", (const char *)g_ptr_array_index(ops, j));
+        g_string_append_printf(note, "%s) read through several output arguments (each drawn as output k)",
+                               ops->len > 3 ? ", ..." : "");
+    }
+    g_ptr_array_free(ops, TRUE);
 }
 
 char *tw__tb_graph_json_from_graph_def(const uint8_t *data, size_t size, const char *function, char *why,
@@ -411,13 +552,15 @@ char *tw__tb_graph_json_from_graph_def(const uint8_t *data, size_t size, const c
         const Tensorflow__AttrValue *shapes = attr(def, "_output_shapes");
         if (shapes && shapes->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST)
             ni->noutputs = (int)MIN(shapes->list->n_shape, (size_t)MAX_OUTPUT_INDEX + 1);
+        ni->noutputs = MAX(ni->noutputs, known_outputs(&rd, def));
         ni->inputs = g_new(edge, MAX(def->n_input, 1));
         if (ni->body) /* drawn as its body: read through it */
             continue;
         for (size_t k = 0; k < def->n_input; k++) {
             const char *in = def->input[k] ? def->input[k] : "";
+            int no_such_output = rd.no_such_output;
             edge e = resolve(&rd, ni->frame, in, 0);
-            unknown += in[0] != '^' && e.node < 0;
+            unknown += in[0] != '^' && e.node < 0 && rd.no_such_output == no_such_output; /* counted there */
             ni->inputs[ni->ninputs++] = e;
         }
     }
@@ -452,10 +595,16 @@ char *tw__tb_graph_json_from_graph_def(const uint8_t *data, size_t size, const c
     if (unused > 0)
         g_string_append_printf(note, "%s%d library function%s called by no node drawn (not drawn)",
                                note->len ? "; " : "", unused, unused == 1 ? "" : "s");
+    if (rd.no_such_output)
+        g_string_append_printf(note, "%s%d input%s name%s an output its op does not have (left out)",
+                               note->len ? "; " : "", rd.no_such_output, rd.no_such_output == 1 ? "" : "s",
+                               rd.no_such_output == 1 ? "s" : "");
+    append_several_note(note, &rd);
     g_strlcpy(why, note->str, why_size);
     g_string_free(note, TRUE);
 out:
     for (guint i = 0; i < rd.nodes->len; i++) {
+        g_free(NODE(&rd, i)->read_as);
         g_free(NODE(&rd, i)->inputs);
         g_free(NODE(&rd, i)->name);
         g_free(NODE(&rd, i)->scope);

@@ -71,6 +71,20 @@ uint8_t *tw__tb_graph_def_from_json(const char *json, size_t *n, char *why, size
 char *tw__tb_graph_json_from_graph_def(const uint8_t *data, size_t size, const char *function, char *why,
                                        size_t why_size);
 
+/* One output argument of an op (op_def.proto's ArgDef): its name, and
+ * when it is a list, the node attr its length is (number_attr, an int) or
+ * the list of types whose length it is (type_list_attr); both NULL: one
+ * tensor. */
+typedef struct {
+    const char *name, *number_attr, *type_list_attr;
+} tw_tb_output_arg;
+#define TW_TB_MAX_OUTPUT_ARGS 6
+
+/* The output arguments of a common TensorFlow op with several outputs or
+ * a list of them, in order (*n of them; op_outputs.c); NULL for an op the
+ * table does not know. */
+const tw_tb_output_arg *tw__tb_op_output_args(const char *op, int *n);
+
 typedef struct tw_summary_writer tw_summary_writer;
 typedef struct sqlite3 sqlite3;
 

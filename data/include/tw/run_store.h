@@ -88,6 +88,15 @@ int tw_run_store_list_runs(tw_run_store *store, tw_run_info **runs, int *n);
  * (SQLite's PRAGMA data_version): a reader that finds the number it saw
  * last has nothing new to read. 0, or -1 with a message. */
 int tw_run_store_data_version(tw_run_store *store, int64_t *version);
+/* One read transaction over the reads that follow, until
+ * tw_run_store_read_end: they see the file as it was at the first, and
+ * SQLite takes the write-ahead log's read lock once instead of once per
+ * read (two fcntl calls and a check of its page cache each), which is
+ * most of reading a few points from each of thousands of series. Rows
+ * committed meanwhile are seen after the end. Not nested; no writing in
+ * between. 0, or -1 with a message. */
+int tw_run_store_read_begin(tw_run_store *store);
+void tw_run_store_read_end(tw_run_store *store);
 int tw_run_store_get_run(tw_run_store *store, const char *name, tw_run_info *run);
 void tw_run_info_clear(tw_run_info *run);
 void tw_run_info_free(tw_run_info *runs, int n);
