@@ -461,6 +461,72 @@ static void test_pool_against_naive(void)
     tw_scope_end();
 }
 
+/* The max-pool gradient against a direct scatter in double: each window's
+ * gradient to its first maximum (row-major), summed where windows overlap.
+ * The cases include windows that do not overlap and leave elements outside
+ * every window (stride above the pool size, a VALID remainder), whose
+ * gradient must be exactly 0 although nothing clears the output first, and
+ * 67 channels (two blocks of the kernel). The output's memory is first
+ * likely dirtied: freed tensors of NaNs of the same size. */
+static void test_max_pool_grad_against_naive(void)
+{
+    static const tw_pool2d_params cases[] = {
+        {2, 2, 0, 0, TW_PADDING_VALID}, {2, 2, 3, 3, TW_PADDING_VALID}, {2, 3, 3, 4, TW_PADDING_SAME},
+        {3, 3, 3, 3, TW_PADDING_SAME},  {3, 3, 2, 2, TW_PADDING_SAME},  {2, 2, 1, 1, TW_PADDING_VALID},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
+        for (int f32 = 0; f32 < 2; f32++) {
+            tw_scope_begin();
+            const tw_pool2d_params *p = &cases[i];
+            tw_tensor *x = gc_tensor(500 + i, -3, 3, TW_SHAPE(2, 7, 9, 67));
+            if (f32)
+                x = tw_cast(x, TW_FLOAT32);
+            tw_scope_begin();
+            for (int k = 0; k < 8; k++)
+                g_assert_nonnull(tw_full(NAN, tw_tensor_dtype(x), 4, tw_tensor_shape(x)));
+            tw_scope_end();
+            tw_tape *tape = tw_tape_begin(false);
+            tw_tape_watch(tape, x);
+            tw_tensor *y = tw_max_pool2d(x, p);
+            tw_tensor *u = gc_tensor(600 + i, -1, 1, 4, tw_tensor_shape(y));
+            tw_tensor *s = tw_sum_all(tw_mul(y, f32 ? tw_cast(u, TW_FLOAT32) : u));
+            tw_tape_end(tape);
+            tw_tensor *g;
+            g_assert_cmpint(tw_tape_gradient(tape, s, TW_TENSORS(x), &g), ==, 0);
+            tw_tape_free(tape);
+
+            const int64_t *xs = tw_tensor_shape(x), *ys = tw_tensor_shape(y);
+            int sh = p->stride_h ? p->stride_h : p->pool_h, sw = p->stride_w ? p->stride_w : p->pool_w;
+            int64_t pt, pl;
+            tf_out(xs[1], p->pool_h, sh, 1, p->padding, &pt);
+            tf_out(xs[2], p->pool_w, sw, 1, p->padding, &pl);
+            tw_tensor *want = tw_zeros(TW_FLOAT64, 4, xs);
+            double *wd = tw_tensor_data(want);
+            for (int64_t n = 0; n < xs[0]; n++)
+                for (int64_t oi = 0; oi < ys[1]; oi++)
+                    for (int64_t oj = 0; oj < ys[2]; oj++)
+                        for (int64_t c = 0; c < xs[3]; c++) {
+                            int64_t best = -1;
+                            for (int64_t a = 0; a < p->pool_h; a++)
+                                for (int64_t b = 0; b < p->pool_w; b++) {
+                                    int64_t ih = oi * sh - pt + a, iw = oj * sw - pl + b;
+                                    if (ih < 0 || ih >= xs[1] || iw < 0 || iw >= xs[2])
+                                        continue;
+                                    int64_t k = ((n * xs[1] + ih) * xs[2] + iw) * xs[3] + c;
+                                    if (best < 0 || at(x, k) > at(x, best))
+                                        best = k;
+                                }
+                            if (best >= 0)
+                                wd[best] += at(u, ((n * ys[1] + oi) * ys[2] + oj) * ys[3] + c);
+                        }
+            for (int64_t k = 0; k < tw_tensor_numel(x); k++)
+                if (fabs(at(g, k) - wd[k]) > (f32 ? 1e-6 : 0))
+                    g_error("max_pool2d gradient case %zu (%s), element %lld: %g, want %g", i,
+                            f32 ? "float32" : "float64", (long long)k, at(g, k), wd[k]);
+            tw_scope_end();
+        }
+}
+
 static tw_tensor *max_pool_fn(tw_tensor *const *in, void *data) { return tw_max_pool2d(in[0], data); }
 static tw_tensor *avg_pool_fn(tw_tensor *const *in, void *data) { return tw_avg_pool2d(in[0], data); }
 static tw_tensor *max_pool_square_fn(tw_tensor *const *in, void *data)
@@ -673,6 +739,7 @@ int main(int argc, char **argv)
     g_test_add_func("/pool/against-naive", test_pool_against_naive);
     g_test_add_func("/pool/gradients", test_pool_gradients);
     g_test_add_func("/pool/max-grad-ops", test_max_pool_grad_ops);
+    g_test_add_func("/pool/max-grad-against-naive", test_max_pool_grad_against_naive);
     g_test_add_func("/pool/errors", test_pool_errors);
     g_test_add_func("/conv-pool/empty", test_empty);
     g_test_add_func("/conv-pool/registered", test_registered);

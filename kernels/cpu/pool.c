@@ -118,29 +118,62 @@ static inline void window(const twk_pool2d_shape *s, int64_t oh, int64_t ow, int
         }                                                                                                       \
     }                                                                                                           \
                                                                                                                 \
+    /* Channels [c0, c0 + cl) of image n's gradient: each window's dy goes to its first maximum. Where          \
+     * windows do not overlap (stride >= pool), every element gets at most one value: it is written, not        \
+     * added, and only the elements outside every window are zeroed (no pass clearing dx first). The sum        \
+     * 0 + g keeps what the added form gives for a -0 gradient. */                                              \
+    static ALWAYS_INLINE void max_pool_grad_image_##sfx(const twk_pool2d_shape *s, const T *x, const T *dy,     \
+                                                         T *dx, int64_t n, int64_t c0, int64_t cl,              \
+                                                         bool disjoint)                                         \
+    {                                                                                                           \
+        const int64_t C = s->channels;                                                                          \
+        IT arg[CHANNEL_BLOCK];                                                                                  \
+        if (disjoint) {                                                                                         \
+            for (int64_t ih = 0; ih < s->in_h; ih++) {                                                          \
+                int64_t th = ih + s->pad_top, oh = th / s->stride_h;                                            \
+                bool row_in = oh < s->out_h && th - oh * s->stride_h < s->pool_h;                               \
+                for (int64_t iw = 0; iw < s->in_w; iw++) {                                                      \
+                    int64_t tw = iw + s->pad_left, ow = tw / s->stride_w;                                       \
+                    if (!row_in || ow >= s->out_w || tw - ow * s->stride_w >= s->pool_w)                        \
+                        memset(dx + PIXEL(n, ih, iw) + c0, 0, sizeof(T) * (size_t)cl);                          \
+                }                                                                                               \
+            }                                                                                                   \
+        }                                                                                                       \
+        for (int64_t oh = 0; oh < s->out_h; oh++)                                                               \
+            for (int64_t ow = 0; ow < s->out_w; ow++) {                                                         \
+                int64_t h0, h1, w0, w1;                                                                         \
+                window(s, oh, ow, &h0, &h1, &w0, &w1);                                                          \
+                if (!argmax_##sfx(s, x, n, h0, h1, w0, w1, c0, cl, arg))                                        \
+                    continue;                                                                                   \
+                const T *restrict g = dy + ((n * s->out_h + oh) * s->out_w + ow) * C + c0;                      \
+                IT k = 0;                                                                                       \
+                for (int64_t ih = h0; ih < h1; ih++)                                                            \
+                    for (int64_t iw = w0; iw < w1; iw++, k++) {                                                 \
+                        T *restrict d = dx + PIXEL(n, ih, iw) + c0;                                             \
+                        if (disjoint)                                                                           \
+                            for (int64_t c = 0; c < cl; c++)                                                    \
+                                d[c] = (T)0 + masked_##sfx(-(IT)(arg[c] == k), g[c]);                           \
+                        else                                                                                    \
+                            for (int64_t c = 0; c < cl; c++)                                                    \
+                                d[c] += masked_##sfx(-(IT)(arg[c] == k), g[c]);                                 \
+                    }                                                                                           \
+            }                                                                                                   \
+    }                                                                                                           \
+                                                                                                                \
     static void max_pool_grad_##sfx(const twk_pool2d_shape *s, const T *x, const T *dy, T *dx)                  \
     {                                                                                                           \
         const int64_t C = s->channels, ncb = (C + CHANNEL_BLOCK - 1) / CHANNEL_BLOCK, jobs = s->batch * ncb;    \
-        memset(dx, 0, sizeof(T) * (size_t)(s->batch * s->in_h * s->in_w * C));                                  \
+        const bool disjoint = s->stride_h >= s->pool_h && s->stride_w >= s->pool_w;                             \
+        if (!disjoint)                                                                                          \
+            memset(dx, 0, sizeof(T) * (size_t)(s->batch * s->in_h * s->in_w * C));                              \
         OMP_FOR(PAR_IF(s->batch * s->out_h * s->out_w * C * s->pool_h * s->pool_w, jobs))                       \
         for (int64_t job = 0; job < jobs; job++) {                                                              \
-            int64_t n = job / ncb, c0 = job % ncb * CHANNEL_BLOCK, cl = imin(CHANNEL_BLOCK, C - c0);            \
-            IT arg[CHANNEL_BLOCK];                                                                              \
-            for (int64_t oh = 0; oh < s->out_h; oh++)                                                           \
-                for (int64_t ow = 0; ow < s->out_w; ow++) {                                                     \
-                    int64_t h0, h1, w0, w1;                                                                     \
-                    window(s, oh, ow, &h0, &h1, &w0, &w1);                                                      \
-                    if (!argmax_##sfx(s, x, n, h0, h1, w0, w1, c0, cl, arg))                                    \
-                        continue;                                                                               \
-                    const T *restrict g = dy + ((n * s->out_h + oh) * s->out_w + ow) * C + c0;                  \
-                    IT k = 0;                                                                                   \
-                    for (int64_t ih = h0; ih < h1; ih++)                                                        \
-                        for (int64_t iw = w0; iw < w1; iw++, k++) {                                             \
-                            T *restrict d = dx + PIXEL(n, ih, iw) + c0;                                         \
-                            for (int64_t c = 0; c < cl; c++)                                                    \
-                                d[c] += masked_##sfx(-(IT)(arg[c] == k), g[c]);                                 \
-                        }                                                                                       \
-                }                                                                                               \
+            int64_t n = job / ncb, c0 = job % ncb * CHANNEL_BLOCK;                                              \
+            /* A constant flag each: the two forms get loops of their own. */                                   \
+            if (disjoint)                                                                                       \
+                max_pool_grad_image_##sfx(s, x, dy, dx, n, c0, imin(CHANNEL_BLOCK, C - c0), true);              \
+            else                                                                                                \
+                max_pool_grad_image_##sfx(s, x, dy, dx, n, c0, imin(CHANNEL_BLOCK, C - c0), false);             \
         }                                                                                                       \
     }                                                                                                           \
                                                                                                                 \
