@@ -2,7 +2,8 @@
  * going on the worker thread, the question about unsaved changes answered
  * each way (Discard, Save, Cancel and then Discard), each of the three views
  * shown, a model file just opened (its graph still loading on the graph
- * view's thread) or the Open dialog up. The window must go at once (or stay,
+ * view's thread), the Open dialog up or the Dashboard's dialog renaming a
+ * run. The window must go at once (or stay,
  * for Cancel), the run be stored as stopped, and nothing of the closed
  * window may run afterwards: the main loop runs on for a while and opens
  * the next window, with every GTK and GLib critical fatal (g_test_init).
@@ -16,7 +17,10 @@
 #include <tw/run_store.h>
 
 #include "application.h"
+#include "dashboard_view.h"
 #include "gui_helpers.h"
+#include "hparams_view.h"
+#include "run_list.h"
 #include "scratch_tree.h"
 #include "train_panel.h"
 
@@ -274,6 +278,103 @@ static void test_open_dialog_up(void)
     g_free(path);
 }
 
+/* ---- closing while the Dashboard asks about a run ----------------------------------- */
+static GtkWidget *rename_window(void)
+{
+    GListModel *toplevels = gtk_window_get_toplevels();
+    for (guint i = 0; i < g_list_model_get_n_items(toplevels); i++) {
+        GtkWidget *w = g_list_model_get_item(toplevels, i);
+        g_object_unref(w);
+        if (!g_strcmp0(gtk_widget_get_name(w), "run-edit-window"))
+            return w;
+    }
+    return NULL;
+}
+
+static gboolean has_runs(gpointer runs)
+{
+    return tw_run_list_n_visible(runs) > 0;
+}
+
+/* Rename… on a run of the Dashboard brings up a small window asking for the
+ * name; the workbench window closed meanwhile takes it along. It stayed up,
+ * and its Rename then used the freed run list. */
+static void test_rename_dialog_up(void)
+{
+    char *path;
+    TwWindow *win = open_window(&path);
+    char *name = start_long_run(win);
+    show_view(win, "dashboard");
+    TwDashboardView *dashboard = TW_DASHBOARD_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DASHBOARD_VIEW));
+    GtkWidget *runs = find_type(GTK_WIDGET(dashboard), TW_TYPE_RUN_LIST);
+    g_assert_nonnull(runs);
+    g_assert_true(wait_polled(has_runs, runs, 30));
+    gint64 id = tw_dashboard_data_run(tw_dashboard_view_data(dashboard), 0)->id;
+    gtk_widget_activate_action(runs, "runs.rename", "x", id);
+    drain();
+    g_assert_nonnull(rename_window());
+    g_object_add_weak_pointer(G_OBJECT(win), (gpointer *)&win);
+    click_close(win); /* not modified: no question */
+    g_assert_null(win);
+    g_assert_null(rename_window());
+    g_assert_cmpint(run_status(name), ==, TW_RUN_STOPPED);
+    after_close();
+    g_free(name);
+    g_free(path);
+}
+
+/* ---- closing while an export asks where ------------------------------------------------ */
+static gboolean is_svg_button(GtkWidget *w, gconstpointer data)
+{
+    return GTK_IS_BUTTON(w) && !g_strcmp0(gtk_button_get_label(GTK_BUTTON(w)), "SVG…");
+}
+
+static GtkWidget *file_chooser(void)
+{
+    GListModel *toplevels = gtk_window_get_toplevels();
+    for (guint i = 0; i < g_list_model_get_n_items(toplevels); i++) {
+        GtkWidget *w = g_list_model_get_item(toplevels, i);
+        g_object_unref(w);
+        if (GTK_IS_FILE_CHOOSER(w) && gtk_widget_get_visible(w))
+            return w;
+    }
+    return NULL;
+}
+
+/* The Graph view's SVG… (or the HParams tab's export) asks where to
+ * write; the window closed meanwhile takes the question along. It stayed
+ * up, and an answer then wrote through the freed view. */
+static void close_while_exporting(gboolean graph)
+{
+    char *path;
+    TwWindow *win = open_window(&path);
+    show_view(win, graph ? "graph" : "dashboard");
+    spin(0.3);
+    if (graph) {
+        GtkWidget *svg = widget_find(GTK_WIDGET(win), is_svg_button, NULL);
+        g_assert_nonnull(svg);
+        g_signal_emit_by_name(svg, "clicked");
+    } else {
+        GtkWidget *hparams = find_type(GTK_WIDGET(win), TW_TYPE_HPARAMS_VIEW);
+        g_assert_nonnull(hparams);
+        g_assert_true(gtk_widget_activate_action(hparams, "hparams.export", "s", "csv"));
+    }
+    drain();
+    g_assert_nonnull(file_chooser());
+    g_object_add_weak_pointer(G_OBJECT(win), (gpointer *)&win);
+    click_close(win);
+    g_assert_null(win);
+    g_assert_null(file_chooser());
+    after_close();
+    g_free(path);
+}
+
+static void test_export_dialog_up(void)
+{
+    close_while_exporting(TRUE);
+    close_while_exporting(FALSE);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -295,6 +396,8 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/close/training-cancel-then-close", test_training_cancel_then_close);
     g_test_add_func("/ui/close/just-opened", test_just_opened);
     g_test_add_func("/ui/close/open-dialog-up", test_open_dialog_up);
+    g_test_add_func("/ui/close/rename-dialog-up", test_rename_dialog_up);
+    g_test_add_func("/ui/close/export-dialog-up", test_export_dialog_up);
     int rc = g_test_run();
     scratch_close(NULL, dir, logdb);
     return train_suite_finish(rc, GTK_APPLICATION(app), home);
