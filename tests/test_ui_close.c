@@ -2,11 +2,12 @@
  * going on the worker thread, the question about unsaved changes answered
  * each way (Discard, Save, Cancel and then Discard), each of the three views
  * shown, a model file just opened (its graph still loading on the graph
- * view's thread), the Open dialog up or the Dashboard's dialog renaming a
- * run. The window must go at once (or stay,
- * for Cancel), the run be stored as stopped, and nothing of the closed
- * window may run afterwards: the main loop runs on for a while and opens
- * the next window, with every GTK and GLib critical fatal (g_test_init).
+ * view's thread), the Open dialog, an export's file chooser or the
+ * Dashboard's window renaming a run up. The window must go at once (or stay,
+ * for Cancel) with the dialogs it opened, the run be stored as stopped,
+ * and nothing of the closed window may run afterwards: the main loop runs
+ * on for a while and opens the next window, with every GTK and GLib
+ * critical fatal (g_test_init).
  * The monkey test found a notify on a finalized object after such a close
  * (seed 861777358, a weighted mix). Runs under Xvfb (tests/meson.build). */
 #include <gtk/gtk.h>
