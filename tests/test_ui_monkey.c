@@ -173,13 +173,16 @@ static TwDesignerView *designer_of(TwWindow *win)
  * changes discarded. */
 static void answer_dialogs(TwWindow *win)
 {
+    /* Discard in a question before closing frees the window: only its
+     * address is compared after that, never cast. */
+    gconstpointer main_window = win;
     for (int round = 0; round < 4; round++) {
         GListModel *toplevels = gtk_window_get_toplevels();
         GtkWidget *other = NULL;
         for (guint i = 0; i < g_list_model_get_n_items(toplevels) && !other; i++) {
             GtkWidget *w = g_list_model_get_item(toplevels, i);
             g_object_unref(w);
-            if (w != GTK_WIDGET(win) && gtk_widget_get_visible(w) && GTK_IS_WINDOW(w))
+            if ((gconstpointer)w != main_window && gtk_widget_get_visible(w) && GTK_IS_WINDOW(w))
                 other = w;
         }
         if (!other)
@@ -266,6 +269,7 @@ static void x_double_click(TwWindow *win)
 static void drag(TwWindow *win, int x0, int y0, int x1, int y1)
 {
     unsigned long xid = gdk_x11_surface_get_xid(gtk_native_get_surface(GTK_NATIVE(win)));
+    g_object_add_weak_pointer(G_OBJECT(win), (gpointer *)&win);
     xdotool(win, "mousemove --window %lu %d %d mousedown 1", xid, x0, y0);
     settle();
     int steps[][2] = {{x0 + 8, y0 + 8}, {(x0 + x1) / 2, (y0 + y1) / 2}, {x1, y1}};
@@ -275,6 +279,9 @@ static void drag(TwWindow *win, int x0, int y0, int x1, int y1)
     }
     xdotool(win, "mouseup 1");
     settle();
+    if (!win) /* the release closed it: the drag began and ended on its close button */
+        return;
+    g_object_remove_weak_pointer(G_OBJECT(win), (gpointer *)&win);
     xdotool(win, "windowmove --sync %lu 0 0", xid);
     settle();
 }

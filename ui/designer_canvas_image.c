@@ -37,16 +37,23 @@ struct tw_designer_image {
     tw_designer_image_counts counts;
 };
 
+/* (tx, ty) as one number; shifted unsigned, as tiles left of or above the
+ * document's origin have negative indices. */
+static gint64 tile_number(int tx, int ty)
+{
+    return (gint64)(((guint64)(guint32)tx << 32) | (guint32)ty);
+}
+
 static gint64 *tile_key(int tx, int ty)
 {
     gint64 *key = g_new(gint64, 1);
-    *key = ((gint64)tx << 32) ^ (gint64)(guint32)ty;
+    *key = tile_number(tx, ty);
     return key;
 }
 
 static tile *tile_at(const tile_set *set, int tx, int ty)
 {
-    gint64 key = ((gint64)tx << 32) ^ (gint64)(guint32)ty;
+    gint64 key = tile_number(tx, ty);
     return g_hash_table_lookup(set->tiles, &key);
 }
 

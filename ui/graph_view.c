@@ -50,6 +50,7 @@ struct _TwGraphView {
     int search_at;        /* the last match's place among the matches */
     char *search_label;
     gboolean ready;
+    GtkNativeDialog *export_dialog; /* while an export asks where: it goes with the view */
 };
 
 enum { PROP_0, PROP_READY, N_PROPS };
@@ -433,11 +434,20 @@ static void export_response(GtkNativeDialog *dialog, int response, TwGraphView *
         g_clear_error(&error);
         g_object_unref(file);
     }
-    g_object_unref(dialog);
+    gtk_native_dialog_destroy(dialog);
+    g_clear_object(&view->export_dialog);
+}
+
+static void drop_export_dialog(TwGraphView *view)
+{
+    if (view->export_dialog)
+        gtk_native_dialog_destroy(view->export_dialog);
+    g_clear_object(&view->export_dialog);
 }
 
 static void export_ask(TwGraphView *view, gboolean svg)
 {
+    drop_export_dialog(view);
     GtkNative *native = gtk_widget_get_native(GTK_WIDGET(view));
     GtkFileChooserNative *dialog = gtk_file_chooser_native_new(svg ? "Export the Graph as SVG" : "Export the Graph as PNG",
                                                                GTK_IS_WINDOW(native) ? GTK_WINDOW(native) : NULL,
@@ -446,7 +456,8 @@ static void export_ask(TwGraphView *view, gboolean svg)
     g_object_set_data(G_OBJECT(dialog), "tw-svg", GINT_TO_POINTER(svg));
     g_signal_connect(dialog, "response", G_CALLBACK(export_response), view);
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(dialog), TRUE);
-    gtk_native_dialog_show(GTK_NATIVE_DIALOG(dialog));
+    view->export_dialog = GTK_NATIVE_DIALOG(dialog);
+    gtk_native_dialog_show(view->export_dialog);
 }
 
 static void on_export_png(GtkButton *button, TwGraphView *view)
@@ -742,6 +753,7 @@ static void tw_graph_view_dispose(GObject *object)
     TwGraphView *view = TW_GRAPH_VIEW(object);
     g_cancellable_cancel(view->cancellable);
     g_clear_handle_id(&view->debounce, g_source_remove);
+    drop_export_dialog(view);
     if (view->doc)
         g_clear_signal_handler(&view->doc_handler, view->doc);
     g_clear_object(&view->doc);

@@ -50,6 +50,7 @@ struct _TwHparamsView {
     GtkWidget parent_instance;
     GtkWidget *box, *entry, *columns_button, *columns_box, *empty, *header, *list_view;
     GtkWidget *export_error; /* why the last export failed, under the toolbar */
+    GtkNativeDialog *export_dialog; /* while an export asks where: it goes with the view */
     tw_hp_layout layout;      /* the columns shown, read by every row (hparams_rows.h) */
     GtkCustomSorter *sorter;
     GtkWidget *parallel, *scatter, *scatter_x, *scatter_y;
@@ -625,13 +626,21 @@ static void on_export_chosen(GtkNativeDialog *dialog, int response, TwHparamsVie
         g_object_unref(file);
     }
     gtk_native_dialog_destroy(dialog);
-    g_object_unref(dialog);
+    g_clear_object(&self->export_dialog);
+}
+
+static void drop_export_dialog(TwHparamsView *self)
+{
+    if (self->export_dialog)
+        gtk_native_dialog_destroy(self->export_dialog);
+    g_clear_object(&self->export_dialog);
 }
 
 static void on_export(GtkWidget *widget, const char *action, GVariant *parameter)
 {
     TwHparamsView *self = TW_HPARAMS_VIEW(widget);
     const char *target = g_variant_get_string(parameter, NULL); /* "csv", "parallel.png", ... */
+    drop_export_dialog(self);
     GtkRoot *root = gtk_widget_get_root(widget);
     GtkFileChooserNative *dialog = gtk_file_chooser_native_new("Export", GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL,
                                                                GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
@@ -642,7 +651,8 @@ static void on_export(GtkWidget *widget, const char *action, GVariant *parameter
     g_free(name);
     g_object_set_data_full(G_OBJECT(dialog), "what", what, g_free);
     g_signal_connect(dialog, "response", G_CALLBACK(on_export_chosen), self);
-    gtk_native_dialog_show(GTK_NATIVE_DIALOG(dialog));
+    self->export_dialog = GTK_NATIVE_DIALOG(dialog);
+    gtk_native_dialog_show(self->export_dialog);
 }
 
 static GtkWidget *export_button(void)
@@ -664,6 +674,7 @@ static GtkWidget *export_button(void)
 static void tw_hparams_view_dispose(GObject *object)
 {
     TwHparamsView *self = TW_HPARAMS_VIEW(object);
+    drop_export_dialog(self);
     if (self->runs)
         g_signal_handlers_disconnect_by_data(self->runs, self);
     g_clear_object(&self->runs);

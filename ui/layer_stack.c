@@ -350,7 +350,7 @@ static void add_card_controllers(TwLayerStack *self, GtkWidget *row)
 
     GtkGesture *click = gtk_gesture_click_new();
     gtk_gesture_single_set_button(GTK_GESTURE_SINGLE(click), GDK_BUTTON_SECONDARY);
-    g_signal_connect(click, "pressed", G_CALLBACK(on_right_click), self);
+    g_signal_connect_object(click, "pressed", G_CALLBACK(on_right_click), self, 0);
     gtk_widget_add_controller(row, GTK_EVENT_CONTROLLER(click));
 }
 
@@ -616,7 +616,11 @@ static void make_list(TwLayerStack *self)
     self->list = gtk_list_box_new();
     gtk_widget_add_css_class(self->list, "layer-stack");
     gtk_list_box_set_selection_mode(GTK_LIST_BOX(self->list), GTK_SELECTION_SINGLE);
-    g_signal_connect(self->list, "row-selected", G_CALLBACK(on_row_selected), self);
+    /* The list box can outlive the stack (GTK keeps a focused widget a
+     * while after its window's other widgets went), and it reports its
+     * selected row removed as it goes: the stack's handlers go with the
+     * stack. */
+    g_signal_connect_object(self->list, "row-selected", G_CALLBACK(on_row_selected), self, 0);
     GtkWidget *empty = gtk_label_new("No layers yet.\nDouble-click a layer in the palette, or drag one here.");
     gtk_label_set_justify(GTK_LABEL(empty), GTK_JUSTIFY_CENTER);
     gtk_widget_add_css_class(empty, "dim-label");
@@ -625,10 +629,10 @@ static void make_list(TwLayerStack *self)
     GtkDropTarget *drop = gtk_drop_target_new(G_TYPE_INVALID, GDK_ACTION_COPY | GDK_ACTION_MOVE);
     gtk_drop_target_set_gtypes(drop, (GType[]){G_TYPE_STRING, G_TYPE_INT}, 2);
     gtk_drop_target_set_preload(drop, TRUE);
-    g_signal_connect(drop, "motion", G_CALLBACK(on_drop_motion), self);
-    g_signal_connect(drop, "enter", G_CALLBACK(on_drop_motion), self);
-    g_signal_connect(drop, "leave", G_CALLBACK(on_drop_leave), self);
-    g_signal_connect(drop, "drop", G_CALLBACK(on_drop), self);
+    g_signal_connect_object(drop, "motion", G_CALLBACK(on_drop_motion), self, 0);
+    g_signal_connect_object(drop, "enter", G_CALLBACK(on_drop_motion), self, 0);
+    g_signal_connect_object(drop, "leave", G_CALLBACK(on_drop_leave), self, 0);
+    g_signal_connect_object(drop, "drop", G_CALLBACK(on_drop), self, 0);
     gtk_widget_add_controller(self->list, GTK_EVENT_CONTROLLER(drop));
 
     GtkEventController *keys = gtk_shortcut_controller_new();
@@ -652,7 +656,7 @@ static void tw_layer_stack_init(TwLayerStack *self)
     gtk_widget_set_vexpand(scroller, TRUE);
     gtk_widget_set_parent(scroller, widget);
     GtkGesture *background = gtk_gesture_click_new();
-    g_signal_connect(background, "pressed", G_CALLBACK(on_background_pressed), self);
+    g_signal_connect_object(background, "pressed", G_CALLBACK(on_background_pressed), self, 0);
     gtk_widget_add_controller(scroller, GTK_EVENT_CONTROLLER(background));
 
     self->model_error = label("model-error", 0);

@@ -340,7 +340,7 @@ static void empty_trash(TwRunList *list)
 
 /* ---- asking for a name, notes or a colour ---- */
 typedef struct {
-    TwRunList *list;
+    TwRunList *list; /* a reference: an edit asked of a disposed list is dropped (edit_run) */
     tw_run_edit_kind kind;
     char *name;
     GtkWidget *window, *input;
@@ -349,6 +349,7 @@ typedef struct {
 static void ask_free(gpointer data)
 {
     ask *a = data;
+    g_object_unref(a->list);
     g_free(a->name);
     g_free(a);
 }
@@ -399,7 +400,7 @@ static void ask_for(TwRunList *list, TwRunItem *item, tw_run_edit_kind kind)
     static const char *const titles[] = {[TW_RUN_EDIT_RENAME] = "Rename Run", [TW_RUN_EDIT_NOTES] = "Run Notes",
                                          [TW_RUN_EDIT_COLOR] = "Run Colour"};
     ask *a = g_new0(ask, 1);
-    *a = (ask){list, kind, g_strdup(item->name)};
+    *a = (ask){g_object_ref(list), kind, g_strdup(item->name)};
     a->window = gtk_window_new();
     gtk_widget_set_name(a->window, "run-edit-window");
     gtk_window_set_title(GTK_WINDOW(a->window), titles[kind]);
@@ -408,6 +409,8 @@ static void ask_for(TwRunList *list, TwRunItem *item, tw_run_edit_kind kind)
     GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(list));
     if (GTK_IS_WINDOW(root))
         gtk_window_set_transient_for(GTK_WINDOW(a->window), GTK_WINDOW(root));
+    /* It asks about the window's run list: it goes when that window goes. */
+    gtk_window_set_destroy_with_parent(GTK_WINDOW(a->window), TRUE);
     g_object_set_data_full(G_OBJECT(a->window), "ask", a, ask_free);
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 8);
     gtk_widget_set_margin_start(box, 12);
