@@ -490,28 +490,57 @@ static int export_tfevents(const runs_args *a)
     char *file = NULL;
     if (tw_tb_export_run(a->logdb, a->positional[0], a->output, &file, &stats))
         return failure("export");
-    printf("Wrote %s: %lld scalar points, %lld histograms, %lld images, %lld texts, %lld graphs%s.\n", file,
+    printf("Wrote %s: %lld scalar points, %lld histograms, %lld images, %lld texts, %lld graphs%s%s.\n", file,
            (long long)stats.scalars, (long long)stats.histograms, (long long)stats.images, (long long)stats.texts,
-           (long long)stats.graphs, stats.hparams ? ", the hyperparameters" : "");
+           (long long)stats.graphs, stats.hparams ? ", the hyperparameters" : "", stats.models ? ", the model" : "");
     if (stats.graphs_left_out)
         printf("Left out: %lld graph records that are not twb graphs.\n", (long long)stats.graphs_left_out);
     g_free(file);
     return 0;
 }
 
+/* The run's model (a Keras model file's JSON: what twb train stored, or
+ * the model config a Keras TensorBoard callback wrote) to a->output, else
+ * to standard output. */
+static int export_model(const runs_args *a)
+{
+    if (a->tag)
+        return usage("export", "--format model writes the run's model; --tag is for csv and json");
+    tw_run_info run;
+    tw_run_store *store = open_run(a, TW_STORE_READ_ONLY, &run);
+    if (!store)
+        return failure("export");
+    tw_run_store_close(store);
+    int status = 0;
+    GError *error = NULL;
+    if (!run.model_json)
+        status = tw_error_set("run '%s' has no model stored", run.name);
+    else if (a->output && !g_file_set_contents(a->output, run.model_json, -1, &error))
+        status = tw_error_set("%s", error->message);
+    else if (!a->output && (fputs(run.model_json, stdout) == EOF || putchar('\n') == EOF || fflush(stdout)))
+        status = tw_error_set("cannot write the export: %s", g_strerror(errno));
+    else if (a->output)
+        printf("Wrote the model of run '%s' to %s.\n", run.name, a->output);
+    g_clear_error(&error);
+    tw_run_info_clear(&run);
+    return status ? failure("export") : 0;
+}
+
 static int command_export(const runs_args *a)
 {
     if (a->format && strcmp(a->format, "tfevents") == 0)
         return export_tfevents(a);
+    if (a->format && strcmp(a->format, "model") == 0)
+        return export_model(a);
     if (a->output)
-        return usage("export", "--output is for --format tfevents");
+        return usage("export", "--output is for --format tfevents and model");
     if (!a->tag)
         return usage("export", "name the series with --tag TAG");
     if (!a->format)
-        return usage("export", "choose --format csv, json or tfevents");
+        return usage("export", "choose --format csv, json, tfevents or model");
     bool json = strcmp(a->format, "json") == 0;
     if (!json && strcmp(a->format, "csv") != 0)
-        return usage("export", "unknown format '%s' (there are: csv, json, tfevents)", a->format);
+        return usage("export", "unknown format '%s' (there are: csv, json, tfevents, model)", a->format);
     tw_run_info run;
     tw_run_store *store = open_run(a, TW_STORE_READ_ONLY, &run);
     int64_t tag_id = -1;
@@ -598,8 +627,11 @@ static void print_usage(void)
          "                       a scalar series as TensorBoard's download: CSV with the\n"
          "                       header wall_time,step,value, or JSON [[wall_time, step, value], ...]\n"
          "  export RUN --format tfevents --output DIR\n"
-         "                       the whole run (scalars, histograms, images, text, hyperparameters)\n"
-         "                       as a TensorBoard event file in DIR\n"
+         "                       the whole run (scalars, histograms, images, text, hyperparameters,\n"
+         "                       graphs, the model) as a TensorBoard event file in DIR\n"
+         "  export RUN --format model [--output FILE]\n"
+         "                       the run's model as a Keras model file (JSON), which\n"
+         "                       twb and the Designer open\n"
          "  delete RUN           delete a run and all its series\n"
          "  rename OLD NEW       rename a run\n"
          "  notes RUN TEXT       set a run's notes");

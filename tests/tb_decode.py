@@ -200,6 +200,13 @@ def main():
                 p = c["HParamsPluginData"]()
                 p.ParseFromString(v.metadata.plugin_data.content)
                 out.update(kind="hparams", hparams={h.key: hparam(h.value) for h in p.session_start_info.hparams})
+            elif v.metadata.plugin_data.plugin_name == "graph_keras_model":
+                # The Keras callback's model config: one string, the plugin's
+                # content its version.
+                t = v.tensor
+                out.update(kind="keras_model", dtype=t.dtype, rank=len(t.tensor_shape.dim),
+                           content=v.metadata.plugin_data.content.decode("utf-8"),
+                           config=[x.decode("utf-8") for x in t.string_val])
             elif v.HasField("tensor") and v.tensor.dtype == 2 and len(v.tensor.double_val) == 1:
                 out.update(kind="scalar", value=v.tensor.double_val[0].hex())
             elif v.HasField("tensor") and v.tensor.dtype == 7 and len(v.tensor.string_val) == 1:

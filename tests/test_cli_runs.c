@@ -266,11 +266,11 @@ static void test_export(fixture *f, gconstpointer data)
     assert_run(&run, 1, "",
                "twb: runs export: tag 'weights/kernel' of run 'mlp' holds histograms; export writes scalar series\n");
     run = RUNS(f, "export", "mlp", "--tag", "train/loss", "--format", "xml");
-    assert_run(&run, 2, "", "twb: runs export: unknown format 'xml' (there are: csv, json, tfevents)\nTry 'twb runs --help'.\n");
+    assert_run(&run, 2, "", "twb: runs export: unknown format 'xml' (there are: csv, json, tfevents, model)\nTry 'twb runs --help'.\n");
     run = RUNS(f, "export", "mlp", "--format", "csv");
     assert_run(&run, 2, "", "twb: runs export: name the series with --tag TAG\nTry 'twb runs --help'.\n");
     run = RUNS(f, "export", "mlp", "--tag", "train/loss");
-    assert_run(&run, 2, "", "twb: runs export: choose --format csv, json or tfevents\nTry 'twb runs --help'.\n");
+    assert_run(&run, 2, "", "twb: runs export: choose --format csv, json, tfevents or model\nTry 'twb runs --help'.\n");
 
     /* The whole run as a TensorBoard event file (its contents: test_data_tfevents_write). */
     char *out = g_build_filename(f->dir, "tb", NULL);
@@ -278,6 +278,7 @@ static void test_export(fixture *f, gconstpointer data)
     g_assert_cmpint(run.exit_status, ==, 0);
     g_assert_true(g_str_has_prefix(run.out, "Wrote "));
     g_assert_nonnull(strstr(run.out, ": 6 scalar points, "));
+    g_assert_nonnull(strstr(run.out, ", the hyperparameters, the model.\n")); /* the model config, as Keras writes it */
     GDir *d = g_dir_open(out, 0, NULL);
     g_assert_nonnull(d);
     const char *name = g_dir_read_name(d);
@@ -291,8 +292,28 @@ static void test_export(fixture *f, gconstpointer data)
     assert_run(&run, 2, "",
                "twb: runs export: --format tfevents writes a folder: name it with --output DIR\nTry 'twb runs --help'.\n");
     run = RUNS(f, "export", "mlp", "--tag", "train/loss", "--format", "csv", "--output", out);
-    assert_run(&run, 2, "", "twb: runs export: --output is for --format tfevents\nTry 'twb runs --help'.\n");
+    assert_run(&run, 2, "", "twb: runs export: --output is for --format tfevents and model\nTry 'twb runs --help'.\n");
     g_free(out);
+
+    /* The run's model as a Keras model file: to standard output, or to --output. */
+    static const char model[] = "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"mlp\", "
+                                "\"layers\": [{}, {}, {}]}}";
+    run = RUNS(f, "export", "mlp", "--format", "model");
+    assert_run(&run, 0, "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"mlp\", \"layers\": [{}, {}, {}]}}\n",
+               "");
+    char *file = g_build_filename(f->dir, "mlp.json", NULL), *text = NULL;
+    run = RUNS(f, "export", "mlp", "--format", "model", "--output", file);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_true(g_file_get_contents(file, &text, NULL, NULL));
+    g_assert_cmpstr(text, ==, model);
+    twb_run_clear(&run);
+    run = RUNS(f, "export", "cnn", "--format", "model");
+    assert_run(&run, 1, "", "twb: runs export: run 'cnn' has no model stored\n");
+    run = RUNS(f, "export", "mlp", "--format", "model", "--tag", "train/loss");
+    assert_run(&run, 2, "",
+               "twb: runs export: --format model writes the run's model; --tag is for csv and json\nTry 'twb runs --help'.\n");
+    g_free(text);
+    g_free(file);
 }
 
 static void test_rename_notes_delete(fixture *f, gconstpointer data)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <tw/engine.h>
+#include <tw/model_file.h>
 #include <tw/summary.h>
 #include <tw/tfevents.h>
 
@@ -477,11 +478,81 @@ static void test_independent_decoder(void)
     g_free(dir);
 }
 
+/* ---- the run's model, as the Keras callback writes it ----------------------------------------- */
+/* A run's model_json exported as the Keras TensorBoard callback's model
+ * config (tag "keras", a rank-0 string tensor of plugin
+ * "graph_keras_model" whose content is "1", at step 0), read by the
+ * independent decoder as such, and imported back as the run's model_json,
+ * byte for byte, which builds as the same model. */
+static void test_export_model_config(void)
+{
+    const char *srcdir = g_getenv("G_TEST_SRCDIR");
+    char *model_path = g_build_filename(srcdir ? srcdir : ".", "..", "examples", "models", "mlp_fashion_mnist.json",
+                                        NULL);
+    char *model = NULL;
+    g_assert_true(g_file_get_contents(model_path, &model, NULL, NULL));
+    char *dir = scratch(), *db = g_build_filename(dir, "runs.db", NULL), *out = g_build_filename(dir, "exported", NULL);
+    char *back = g_build_filename(dir, "back.db", NULL);
+    tw_summary_run_options o = {.model_json = model};
+    tw_summary_writer *w = tw_summary_writer_open(db, "run", &o);
+    g_assert_nonnull(w);
+    g_assert_cmpint(tw_summary_scalar(w, "loss", 0.5, 1), ==, 0);
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+
+    tw_tb_export_stats stats;
+    char *exported = NULL;
+    g_assert_cmpint(tw_tb_export_run(db, "run", out, &exported, &stats), ==, 0);
+    g_assert_cmpint(stats.models, ==, 1);
+    GPtrArray *lines = decode(exported);
+    if (lines) {
+        int configs = 0;
+        for (guint i = 0; i < lines->len; i++) {
+            JsonObject *v = json_node_get_object(lines->pdata[i]);
+            if (g_strcmp0(json_object_get_string_member_with_default(v, "kind", ""), "keras_model"))
+                continue;
+            configs++;
+            g_assert_cmpstr(json_object_get_string_member(v, "tag"), ==, "keras");
+            g_assert_cmpint(json_object_get_int_member(v, "step"), ==, 0);
+            g_assert_cmpstr(json_object_get_string_member(v, "plugin"), ==, "graph_keras_model");
+            g_assert_cmpstr(json_object_get_string_member(v, "content"), ==, "1");
+            g_assert_cmpint(json_object_get_int_member(v, "dtype"), ==, 7); /* DT_STRING */
+            g_assert_cmpint(json_object_get_int_member(v, "rank"), ==, 0);
+            JsonArray *config = json_object_get_array_member(v, "config");
+            g_assert_cmpuint(json_array_get_length(config), ==, 1);
+            g_assert_cmpstr(json_array_get_string_element(config, 0), ==, model);
+        }
+        g_assert_cmpint(configs, ==, 1);
+        g_ptr_array_unref(lines);
+    }
+
+    tw_tb_import_stats imported;
+    g_assert_cmpint(tw_tb_import(out, back, NULL, NULL, &imported), ==, 0);
+    g_assert_cmpint(imported.warnings, ==, 0);
+    tw_run_store *s = tw_run_store_open(back, TW_STORE_READ_ONLY);
+    tw_run_info run;
+    g_assert_cmpint(tw_run_store_get_run(s, ".", &run), ==, 0);
+    g_assert_cmpstr(run.model_json, ==, model);
+    tw_model *built = tw_model_from_json(run.model_json, strlen(run.model_json), "the imported run");
+    g_assert_nonnull(built);
+    tw_layer_unref(built);
+    tw_run_info_clear(&run);
+    tw_run_store_close(s);
+    g_free(exported);
+    scratch_remove_tree(dir);
+    g_free(back);
+    g_free(out);
+    g_free(db);
+    g_free(dir);
+    g_free(model);
+    g_free(model_path);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/tfevents-write/training-writer-round-trip", test_training_writer_round_trip);
     g_test_add_func("/tfevents-write/export-round-trip", test_export_round_trip);
     g_test_add_func("/tfevents-write/independent-decoder", test_independent_decoder);
+    g_test_add_func("/tfevents-write/export-model-config", test_export_model_config);
     return g_test_run();
 }

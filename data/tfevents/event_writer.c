@@ -267,6 +267,35 @@ int tw_tb_write_text(tw_tb_writer *w, const char *tag, int64_t step, double wall
     return write_tensor(w, tag, step, wall_time, &t, "text");
 }
 
+/* The Keras model config as the Keras TensorBoard callback writes it
+ * (tf.summary's keras_model): a rank-0 string tensor under the tag
+ * "keras", of plugin "graph_keras_model" whose content is the plugin's
+ * version, "1". */
+int tw_tb_write_keras_model(tw_tb_writer *w, int64_t step, double wall_time, const char *model_json)
+{
+    static const char tag[] = "keras";
+    Tensorflow__TensorProto t = TENSORFLOW__TENSOR_PROTO__INIT;
+    Tensorflow__TensorShapeProto shape = TENSORFLOW__TENSOR_SHAPE_PROTO__INIT;
+    ProtobufCBinaryData s = {.len = strlen(model_json), .data = (uint8_t *)model_json};
+    t.has_dtype = true;
+    t.dtype = TW_TB_DT_STRING;
+    t.tensor_shape = &shape;
+    t.n_string_val = 1;
+    t.string_val = &s;
+    Tensorflow__SummaryMetadata m = TENSORFLOW__SUMMARY_METADATA__INIT;
+    Tensorflow__SummaryMetadata__PluginData p = TENSORFLOW__SUMMARY_METADATA__PLUGIN_DATA__INIT;
+    Tensorflow__Summary__Value v = TENSORFLOW__SUMMARY__VALUE__INIT;
+    v.tag = (char *)tag;
+    v.metadata = metadata_for(w, tag, &m, &p, "graph_keras_model");
+    if (v.metadata) {
+        p.has_content = true;
+        p.content = (ProtobufCBinaryData){.len = 1, .data = (uint8_t *)"1"};
+    }
+    v.value_case = TENSORFLOW__SUMMARY__VALUE__VALUE_TENSOR;
+    v.tensor = &t;
+    return write_value(w, step, wall_time, &v);
+}
+
 /* A traced graph (twb's graph JSON) as the event's graph_def. */
 int tw_tb_write_graph(tw_tb_writer *w, int64_t step, double wall_time, const char *graph_json)
 {

@@ -1,7 +1,9 @@
 /* A stored run written out as a TensorBoard event file (twb runs export):
- * every scalar, histogram, image and text record of the run, and its
- * hyperparameters, through the event writer (event_writer.c). */
+ * every scalar, histogram, image and text record of the run, its
+ * hyperparameters and its model (the Keras callback's model config),
+ * through the event writer (event_writer.c). */
 #include <glib.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,6 +121,11 @@ int tw_tb_export_run(const char *db_path, const char *run_name, const char *dir,
     int rc = w ? 0 : -1;
     if (rc == 0 && run.hparams_json && (rc = tw_tb_write_hparams(w, run.hparams_json, run.start_time)) == 0)
         stats->hparams++;
+    /* The model config at step 0, where the Keras callback writes it (its
+     * on_train_begin), so that the run opens as a model again. */
+    if (rc == 0 && run.model_json &&
+        (rc = tw_tb_write_keras_model(w, 0, isfinite(run.start_time) ? run.start_time : 0, run.model_json)) == 0)
+        stats->models++;
     tw_tag_info *tags = NULL;
     int ntags = 0;
     if (rc == 0)

@@ -212,18 +212,24 @@ int tw_tb_write_text(tw_tb_writer *w, const char *tag, int64_t step, double wall
  * and output shapes (_output_shapes). 1, with a message, when the JSON is
  * not a twb graph (nothing written); -1 when the file cannot be written. */
 int tw_tb_write_graph(tw_tb_writer *w, int64_t step, double wall_time, const char *graph_json);
+/* A Keras model config (JSON) as the Keras TensorBoard callback writes it:
+ * tag "keras", plugin "graph_keras_model" (read back as the run's
+ * model_json). */
+int tw_tb_write_keras_model(tw_tb_writer *w, int64_t step, double wall_time, const char *model_json);
 /* A JSON object of hyperparameters as the hparams plugin's session start. */
 int tw_tb_write_hparams(tw_tb_writer *w, const char *hparams_json, double wall_time);
 
 typedef struct {
     int64_t scalars, histograms, images, texts, hparams, graphs;
+    int64_t models; /* the run's model_json, written as the Keras callback's model config */
     int64_t graphs_left_out; /* graph records that are not twb graphs */
 } tw_tb_export_stats;
 
 /* Write the stored run run_name of the database at db_path (NULL: the
  * default) as one event file in dir: its scalars, histograms, images,
  * texts (the hparams plugin's text records left out: the run's
- * hyperparameters are written as the plugin's session start instead).
+ * hyperparameters are written as the plugin's session start instead),
+ * graphs and the run's model_json (as the Keras callback's model config).
  * *file (g_free; may be NULL) gets the file's path. -1 with a message. */
 int tw_tb_export_run(const char *db_path, const char *run_name, const char *dir, char **file,
                      tw_tb_export_stats *stats);
