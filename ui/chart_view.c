@@ -68,7 +68,8 @@ typedef struct {
     int width, height, scale;
     gboolean dark;
     guint generation;
-    tw_chart view; /* ranges and axes; no series */
+    tw_chart view;  /* ranges and axes; no series */
+    int64_t points; /* the points its columns hold, over every series */
 } chart_image;
 
 typedef struct {
@@ -104,6 +105,7 @@ struct _TwChartView {
     gboolean dirty; /* the drawn data must be derived again */
     guint generation; /* counts derivations: an image is current when it has this one */
     chart_image image;
+    int64_t points_shown; /* image.points as the last frame painted it */
     GCancellable *rendering; /* a render job in a thread; NULL when none */
     double render_ms;         /* what its last render took */
     gint64 next_render;       /* monotonic time before which no thread render starts */
@@ -419,13 +421,22 @@ static void image_clear(chart_image *im)
     g_clear_pointer(&im->surface, cairo_surface_destroy);
 }
 
+static int64_t points_in(const tw_chart *chart)
+{
+    int64_t n = 0;
+    for (int i = 0; i < chart->nseries; i++)
+        for (int k = 0; k < chart->series[i].ncolumns; k++)
+            n += chart->series[i].columns[k].count;
+    return n;
+}
+
 static void take_image(TwChartView *view, render_job *job)
 {
     view->render_ms = job->base.ms;
     image_clear(&view->image);
     view->image = (chart_image){.surface = job->base.surface, .width = job->base.width, .height = job->base.height,
                                 .scale = job->base.scale, .dark = job->dark, .generation = job->generation,
-                                .view = job->view};
+                                .view = job->view, .points = points_in(&job->chart)};
     job->base.surface = NULL;
     tw_image_job_free(&job->base);
 }
@@ -622,6 +633,7 @@ static void tw_chart_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
     if (width <= 0 || height <= 0)
         return;
     update_image(view, width, height, gtk_widget_get_scale_factor(widget));
+    view->points_shown = view->image.surface ? view->image.points : 0;
     graphene_rect_t bounds = GRAPHENE_RECT_INIT(0, 0, width, height);
     gboolean overlays = view->drag == DRAG_ZOOM || hover_inside(view);
     if (!view->image.surface) /* the first image is being drawn */
@@ -1087,4 +1099,10 @@ gboolean tw_chart_view_export_csv(TwChartView *view, const char *path, GError **
     tw_chart_series *series = g_newa(tw_chart_series, MAX(view->nseries, 1));
     tw_chart chart = export_chart(view, series);
     return tw_chart_export_csv(&chart, path, error);
+}
+
+int64_t tw_chart_view_points_shown(TwChartView *view)
+{
+    g_return_val_if_fail(TW_IS_CHART_VIEW(view), 0);
+    return view->points_shown;
 }

@@ -48,6 +48,10 @@ void tw_chart_view_get_range(TwChartView *view, double *x_lo, double *x_hi, doub
  * first: run, smoothed, value, step, time, tab-separated; g_free), or NULL
  * when the pointer is not over the plot. */
 char *tw_chart_view_hover_text(TwChartView *view);
+/* The points (over every series) of the chart the last frame painted:
+ * when a new point is on screen, for the tests and benchmarks that time
+ * a value's way there. */
+int64_t tw_chart_view_points_shown(TwChartView *view);
 gboolean tw_chart_view_export_png(TwChartView *view, const char *path, GError **error);
 gboolean tw_chart_view_export_svg(TwChartView *view, const char *path, GError **error);
 gboolean tw_chart_view_export_csv(TwChartView *view, const char *path, GError **error);
