@@ -5,7 +5,8 @@
  * that another process writes while the window follows it — a
  * SummaryWriter-style Python writer of our own (tests/tb_write.py) — whose
  * new point reaches the chart on screen (a catastrophic bound only; bench/run
- * tfevents_live_screen times it). */
+ * tfevents_live_screen times it); a run's model (the Keras callback's
+ * model config) opened in the Designer from the run list's menu. */
 #include <glib/gstdio.h>
 #include <gtk/gtk.h>
 #include <stdio.h>
@@ -50,6 +51,11 @@ static gboolean run_listed(gpointer view)
 {
     TwDashboardData *data = tw_dashboard_view_data(view);
     return tw_dashboard_data_n_runs(data) == 1 && !g_strcmp0(tw_dashboard_data_run(data, 0)->name, "train");
+}
+
+static gboolean two_runs(gpointer view)
+{
+    return tw_dashboard_data_n_runs(tw_dashboard_view_data(view)) == 2;
 }
 
 /* The window shows the directory's runs: its Dashboard follows dir, is
@@ -301,6 +307,118 @@ out:
     g_free(dir);
 }
 
+/* ---- a run's model opened in the Designer ------------------------------------------ */
+static gboolean named_run_row(GtkWidget *widget, gconstpointer name)
+{
+    GtkListItem *list_item = g_object_get_data(G_OBJECT(widget), "list-item");
+    GObject *item = list_item && g_object_get_data(G_OBJECT(widget), "menu") ? gtk_list_item_get_item(list_item) : NULL;
+    char *item_name = NULL;
+    if (item)
+        g_object_get(item, "name", &item_name, NULL);
+    gboolean match = !g_strcmp0(item_name, name);
+    g_free(item_name);
+    return match;
+}
+
+/* The run's menu, as Shift+F10 on its row pops it up (its shortcut's
+ * action), and the menu's entry of that label once the menu is on screen. */
+typedef struct {
+    GtkWindow *win;
+    const char *run;
+} row_wait;
+
+static gboolean row_built(gpointer data)
+{
+    row_wait *r = data;
+    return widget_find(GTK_WIDGET(r->win), named_run_row, r->run) != NULL;
+}
+
+static GtkWidget *menu_entry(GtkWindow *win, const char *run, const char *label)
+{
+    row_wait r = {win, run};
+    wait_until(row_built, &r, 10, "the run's row"); /* rows enter the list a few per frame */
+    GtkWidget *row = widget_find(GTK_WIDGET(win), named_run_row, run);
+    GListModel *controllers = gtk_widget_observe_controllers(row);
+    for (guint i = 0; i < g_list_model_get_n_items(controllers); i++) {
+        GObject *c = g_list_model_get_item(controllers, i);
+        if (GTK_IS_SHORTCUT_CONTROLLER(c)) {
+            GtkShortcut *shortcut = g_list_model_get_item(G_LIST_MODEL(c), 0);
+            gtk_shortcut_action_activate(gtk_shortcut_get_action(shortcut), 0, row, NULL);
+            g_object_unref(shortcut);
+        }
+        g_object_unref(c);
+    }
+    g_object_unref(controllers);
+    GtkWidget *popover = g_object_get_data(G_OBJECT(row), "menu");
+    wait_until((gboolean(*)(gpointer))gtk_widget_get_mapped, popover, 10, "the run's menu");
+    GtkWidget *found = NULL;
+    GtkWidget *stack[256] = {popover};
+    for (int top = 1; top > 0 && !found;) {
+        GtkWidget *w = stack[--top];
+        if (!strcmp(G_OBJECT_TYPE_NAME(w), "GtkModelButton")) { /* a private GTK type */
+            GtkWidget *text = find_type(w, GTK_TYPE_LABEL);
+            if (text && !g_strcmp0(gtk_label_get_text(GTK_LABEL(text)), label))
+                found = w;
+        }
+        for (GtkWidget *c = gtk_widget_get_first_child(w); c && top < 256; c = gtk_widget_get_next_sibling(c))
+            stack[top++] = c;
+    }
+    g_assert_nonnull(found);
+    return found;
+}
+
+/* A run with a model_json (here the Keras callback's model config of an
+ * imported log) offers "Open Model in Designer", which opens the model in
+ * the Designer with no file; a run without one has the entry greyed out. */
+static void test_open_run_model(void)
+{
+    char *path = g_build_filename(g_getenv("G_TEST_SRCDIR"), "..", "examples", "models", "mlp_fashion_mnist.json", NULL);
+    char *model = NULL;
+    g_assert_true(g_file_get_contents(path, &model, NULL, NULL));
+    char *dir = g_dir_make_tmp("twb-ui-logdir-XXXXXX", NULL), *logs = g_build_filename(dir, "logs", NULL);
+    const char *runs[] = {"keras", "plain"};
+    for (int r = 0; r < 2; r++) {
+        char *run = g_build_filename(logs, runs[r], NULL);
+        tw_tb_writer *w = tw_tb_writer_open(run);
+        g_assert_nonnull(w);
+        if (r == 0)
+            g_assert_cmpint(tw_tb_write_keras_model(w, 0, 1.7e9, model), ==, 0);
+        g_assert_cmpint(tw_tb_write_scalar(w, "epoch_loss", 0, 1.7e9, 0.5), ==, 0);
+        g_assert_cmpint(tw_tb_writer_close(w), ==, 0);
+        g_free(run);
+    }
+    GtkWindow *win = open_window();
+    tw_window_open_logdir(TW_WINDOW(win), logs);
+    TwDashboardView *dashboard = dashboard_of(win);
+    wait_until(two_runs, dashboard, 20, "the two runs in the Dashboard");
+
+    GtkWidget *entry = menu_entry(win, "plain", "Open Model in Designer");
+    g_assert_false(gtk_widget_get_sensitive(entry));
+    gtk_popover_popdown(GTK_POPOVER(gtk_widget_get_ancestor(entry, GTK_TYPE_POPOVER)));
+    entry = menu_entry(win, "keras", "Open Model in Designer");
+    g_assert_true(gtk_widget_get_sensitive(entry));
+    gtk_widget_activate(entry);
+    drain();
+    g_assert_cmpstr(tw_window_visible_view(TW_WINDOW(win)), ==, "designer");
+    TwModelDoc *doc = tw_window_doc(TW_WINDOW(win)), *reference = tw_model_doc_new();
+    g_assert_true(tw_model_doc_load(reference, path, NULL));
+    g_assert_null(tw_model_doc_path(doc)); /* no file: Save asks where */
+    g_assert_nonnull(tw_model_doc_model(doc));
+    g_assert_cmpint(tw_model_doc_n_layers(doc), ==, tw_model_doc_n_layers(reference));
+    char *opened = tw_model_doc_to_json(doc), *expected = tw_model_doc_to_json(reference);
+    g_assert_cmpstr(opened, ==, expected);
+    g_free(opened);
+    g_free(expected);
+    g_object_unref(reference);
+    gtk_window_destroy(win);
+    drain();
+    scratch_remove_tree(dir);
+    g_free(logs);
+    g_free(dir);
+    g_free(model);
+    g_free(path);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -320,6 +438,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/logdir/option", test_option);
     g_test_add_func("/ui/logdir/open-action", test_open_action);
     g_test_add_func("/ui/logdir/live-python-writer", test_live_python_writer);
+    g_test_add_func("/ui/logdir/open-run-model", test_open_run_model);
     int status = g_test_run();
     g_object_unref(app);
     scratch_remove_tree(home);

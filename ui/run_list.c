@@ -32,6 +32,7 @@ struct _TwRunItem {
     gboolean pinned;
     char *notes;
     char *reason; /* the failed run's third line: why, or "" */
+    char *model_json; /* the run's model (Keras JSON), or NULL */
 };
 
 enum { ITEM_PROP_0, ITEM_PROP_NAME, ITEM_PROP_STATUS, ITEM_PROP_DURATION, ITEM_PROP_RUNNING, ITEM_PROP_CHECKED,
@@ -77,6 +78,7 @@ static void tw_run_item_finalize(GObject *object)
     g_free(item->host);
     g_free(item->failure_reason);
     g_free(item->notes);
+    g_free(item->model_json);
     g_free(item->reason);
     G_OBJECT_CLASS(tw_run_item_parent_class)->finalize(object);
 }
@@ -166,6 +168,10 @@ static void item_update(TwRunItem *item, const tw_run_info *run)
     if (g_strcmp0(item->notes, run->notes)) {
         g_free(item->notes);
         item->notes = g_strdup(run->notes);
+    }
+    if (g_strcmp0(item->model_json, run->model_json)) {
+        g_free(item->model_json);
+        item->model_json = g_strdup(run->model_json);
     }
     GdkRGBA rgba;
     item->has_color = run->color && gdk_rgba_parse(&rgba, run->color);
@@ -482,6 +488,8 @@ static void on_run_action(GtkWidget *widget, const char *action, GVariant *param
         edit_run(list, TW_RUN_EDIT_PIN, item->name, item->pinned ? "0" : "1");
     else if (!strcmp(action, "runs.delete"))
         edit_run(list, TW_RUN_EDIT_TRASH, item->name, NULL);
+    else if (!strcmp(action, "runs.open-model") && item->model_json) /* the window's (ui/window.c) */
+        gtk_widget_activate_action(widget, "win.open-run-model", "(ss)", item->name, item->model_json);
 }
 
 static void on_undo(GtkWidget *widget, const char *action, GVariant *parameter)
@@ -496,7 +504,8 @@ static void on_undo(GtkWidget *widget, const char *action, GVariant *parameter)
 
 static void install_run_actions(GtkWidgetClass *klass)
 {
-    static const char *const actions[] = {"runs.rename", "runs.notes", "runs.color", "runs.pin", "runs.delete"};
+    static const char *const actions[] = {"runs.rename", "runs.notes", "runs.color", "runs.pin", "runs.delete",
+                                          "runs.open-model"};
     for (size_t i = 0; i < G_N_ELEMENTS(actions); i++)
         gtk_widget_class_install_action(klass, actions[i], "x", on_run_action);
     gtk_widget_class_install_action(klass, "runs.undo", NULL, on_undo);
@@ -529,6 +538,10 @@ static void popup_row_menu(GtkWidget *row, double x, double y)
     menu_add(menu, "_Colour…", "runs.color", item->id);
     menu_add(menu, item->pinned ? "_Unpin" : "_Pin to Top", "runs.pin", item->id);
     menu_add(menu, "_Delete", "runs.delete", item->id);
+    /* The model twb trained, or the Keras callback's model config of an
+     * imported log: greyed out when the run has none. */
+    menu_add(menu, "Open _Model in Designer", "runs.open-model", item->id);
+    gtk_widget_action_set_enabled(GTK_WIDGET(list_of(row)), "runs.open-model", item->model_json != NULL);
     if (list_of(row)->path) { /* the application's (app/evaluate_action.c): off where there is none */
         GMenuItem *evaluate = g_menu_item_new("_Evaluate on Test Data", NULL);
         g_menu_item_set_action_and_target_value(evaluate, "app.evaluate-run",

@@ -477,6 +477,33 @@ static void on_open_recent(GSimpleAction *action, GVariant *parameter, gpointer 
                     g_variant_dup_string(parameter, NULL), g_free);
 }
 
+/* A run's model (win.open-run-model, from the run list's menu): the run's
+ * name and its Keras model JSON, opened as a model with no file. */
+static void load_run_model(TwWindow *win, gpointer data)
+{
+    const char *name, *json;
+    g_variant_get(data, "(&s&s)", &name, &json);
+    char *source = g_strdup_printf("the model of run “%s”", name);
+    GError *error = NULL;
+    if (tw_model_doc_load_json(win->doc, json, source, &error)) {
+        tw_banner_hide(TW_BANNER(win->banner));
+        tw_window_show_view(win, "designer");
+    } else {
+        char *text = g_strdup_printf("Could not open %s: %s", source, error->message);
+        tw_window_show_banner(win, text, TRUE);
+        g_free(text);
+        g_error_free(error);
+    }
+    update_title(win);
+    g_free(source);
+}
+
+static void on_open_run_model(GSimpleAction *action, GVariant *parameter, gpointer data)
+{
+    confirm_discard(TW_WINDOW(data), "before opening the run's model", load_run_model, g_variant_ref(parameter),
+                    (GDestroyNotify)g_variant_unref);
+}
+
 static void on_logdir_chosen(GtkNativeDialog *dialog, int response, gpointer data)
 {
     GFile *folder = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog)) : NULL;
@@ -533,6 +560,7 @@ static const GActionEntry window_actions[] = {
     {"open", on_open, NULL, NULL, NULL, {0}},
     {"open-recent", on_open_recent, "s", NULL, NULL, {0}},
     {"open-logdir", on_open_logdir, NULL, NULL, NULL, {0}},
+    {"open-run-model", on_open_run_model, "(ss)", NULL, NULL, {0}},
     {"save", on_save, NULL, NULL, NULL, {0}},
     {"save-as", on_save_as, NULL, NULL, NULL, {0}},
     {"template", on_template, "s", NULL, NULL, {0}},

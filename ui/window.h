@@ -2,7 +2,10 @@
  * switcher (Designer, Dashboard, Graph) and Train; the Designer view with
  * the training panel beside it; a banner for errors. Actions (win.*):
  * undo, redo, delete-layer, duplicate-layer, train, open, save, save-as,
- * template::NAME, show-view::NAME, open-recent::PATH. */
+ * template::NAME, show-view::NAME, open-recent::PATH, open-logdir,
+ * open-run-model((run name, model JSON)): a stored run's model opened in
+ * the Designer as a model with no file (the run list's "Open Model in
+ * Designer"). */
 #ifndef TW_UI_WINDOW_H
 #define TW_UI_WINDOW_H
 
