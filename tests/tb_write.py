@@ -15,11 +15,11 @@ Workbench's C).
         microseconds at which its append began, one a line.
 
     tb_write.py keras DIR
-        A log directory as the Keras TensorBoard callback writes one (TF2
-        tensor summaries): runs DIR/train and DIR/validation with
-        epoch_loss over 20 epochs, and in train a weight histogram
-        (dense/kernel_0, a [30, 3] tensor of plugin histograms) at every
-        epoch and an image (an RGB PNG, plugin images) every 5 epochs.
+        A log directory as Keras' TensorBoard callback of the TF1 era
+        wrote one (histogram_freq=1, write_images): one event file in
+        DIR, 20 epochs of the scalars loss and val_loss (simple_value),
+        a HistogramProto of a layer's weights (dense/kernel_0) at every
+        epoch and a Summary.Image (an RGB PNG) every 5 epochs.
 
 Exit status 2 when python3-protobuf is missing (the caller skips)."""
 import math
@@ -36,7 +36,6 @@ except SystemExit:  # tb_decode exits 2 without python3-protobuf
     sys.exit(2)
 
 C = tb_decode.build_classes()
-DT_FLOAT, DT_DOUBLE, DT_STRING = 1, 2, 7
 
 
 def record(event):
@@ -62,30 +61,16 @@ def simple_scalar(tag, x):
     return C["SummaryValue"](tag=tag, simple_value=x)
 
 
-def tensor_value(tag, plugin, tensor, first):
-    v = C["SummaryValue"](tag=tag, tensor=tensor)
-    if first:  # TF2 sends a tag's plugin with its first value only
-        v.metadata.plugin_data.plugin_name = plugin
-    return v
-
-
-def tf2_scalar(tag, x, first):
-    t = C["TensorProto"](dtype=DT_FLOAT, float_val=[x])
-    t.tensor_shape.SetInParent()
-    return tensor_value(tag, "scalars", t, first)
-
-
-def tf2_histogram(tag, samples, first, k=30):
+def histogram(tag, samples, k=30):
+    """A HistogramProto (TF1's tf.summary.histogram): k equal buckets."""
     lo, hi = min(samples), max(samples)
     width = (hi - lo) / k
     counts = [0.0] * k
     for x in samples:
         counts[min(k - 1, int((x - lo) / width))] += 1
-    rows = [(lo + i * width, lo + (i + 1) * width, counts[i]) for i in range(k)]
-    t = C["TensorProto"](dtype=DT_DOUBLE, tensor_content=b"".join(struct.pack("<3d", *r) for r in rows))
-    t.tensor_shape.dim.add(size=k)
-    t.tensor_shape.dim.add(size=3)
-    return tensor_value(tag, "histograms", t, first)
+    h = C["HistogramProto"](min=lo, max=hi, num=len(samples), sum=sum(samples), sum_squares=sum(x * x for x in samples),
+                            bucket_limit=[lo + (i + 1) * width for i in range(k)], bucket=counts)
+    return C["SummaryValue"](tag=tag, histo=h)
 
 
 def png(width, height, pixel):
@@ -97,10 +82,10 @@ def png(width, height, pixel):
             chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
 
 
-def tf2_image(tag, width, height, data, first):
-    t = C["TensorProto"](dtype=DT_STRING, string_val=[str(width).encode(), str(height).encode(), data])
-    t.tensor_shape.dim.add(size=3)
-    return tensor_value(tag, "images", t, first)
+def image(tag, width, height, data):
+    """A Summary.Image (TF1's tf.summary.image)."""
+    return C["SummaryValue"](tag=tag, image=C["SummaryImage"](width=width, height=height, colorspace=3,
+                                                            encoded_image_string=data))
 
 
 def serve(path):
@@ -119,31 +104,29 @@ def serve(path):
 def keras(logdir):
     start = 1700000000.0
     epochs = 20
-    for run in ("train", "validation"):
-        folder = os.path.join(logdir, run)
-        os.makedirs(folder, exist_ok=True)
-        out = [file_version(start)]
-        for epoch in range(epochs):
-            wall = start + 30 * epoch
-            loss = 2.3 * math.exp(-epoch / 6) + (0.05 if run == "train" else 0.12)
-            values = [tf2_scalar("epoch_loss", loss, epoch == 0)]
-            if run == "train":
-                # Weights spreading from a narrow normal as training goes on.
-                spread = 0.05 + 0.02 * epoch
-                samples = [spread * math.sqrt(-2 * math.log((i + 0.5) / 512)) * math.cos(2 * math.pi * i * 0.618)
-                           for i in range(512)]
-                values.append(tf2_histogram("dense/kernel_0", samples, epoch == 0))
-            out.append(event(epoch, wall, values))
-            if run == "train" and epoch % 5 == 0:
-                # A 64x64 picture that sharpens from noise into rings.
-                sharp = epoch / (epochs - 5)
-                pixel = lambda x, y: (
-                    int(127 + 127 * sharp * math.sin(math.hypot(x - 32, y - 32) / 3)),
-                    int(255 * x / 63), int(((x * 7919 + y * 104729 + epoch) % 256) * (1 - sharp)))
-                out.append(event(epoch, wall, [tf2_image("epoch_samples", 64, 64, png(64, 64, pixel), epoch == 0)]))
-        name = "events.out.tfevents.%d.twb-test.%d.0.v2" % (start, os.getpid())
-        with open(os.path.join(folder, name), "wb") as f:
-            f.write(b"".join(out))
+    os.makedirs(logdir, exist_ok=True)
+    out = [file_version(start)]
+    for epoch in range(epochs):
+        wall = start + 30 * epoch
+        loss = 2.3 * math.exp(-epoch / 6) + 0.05
+        val_loss = 2.3 * math.exp(-epoch / 7) + 0.12 + 0.004 * max(0, epoch - 12) ** 2
+        # Weights spreading from a narrow normal as training goes on.
+        spread = 0.05 + 0.02 * epoch
+        samples = [spread * math.sqrt(-2 * math.log((i + 0.5) / 512)) * math.cos(2 * math.pi * i * 0.618)
+                   for i in range(512)]
+        values = [simple_scalar("loss", loss), simple_scalar("val_loss", val_loss),
+                  histogram("dense/kernel_0", samples)]
+        if epoch % 5 == 0:
+            # A 64x64 picture that sharpens from noise into rings.
+            sharp = epoch / (epochs - 5)
+            pixel = lambda x, y: (
+                int(127 + 127 * sharp * math.sin(math.hypot(x - 32, y - 32) / 3)),
+                int(255 * x / 63), int(((x * 7919 + y * 104729 + epoch) % 256) * (1 - sharp)))
+            values.append(image("dense/kernel_0/image", 64, 64, png(64, 64, pixel)))
+        out.append(event(epoch, wall, values))
+    name = "events.out.tfevents.%d.twb-test" % start
+    with open(os.path.join(logdir, name), "wb") as f:
+        f.write(b"".join(out))
 
 
 def main():
