@@ -13,7 +13,7 @@
 int twb_evaluation_write(tw_summary_writer *w, tw_model *model, tw_tensor *x, tw_tensor *y, const twb_data *data,
                          int64_t step)
 {
-    if (data->classes < 1)
+    if (!twb_evaluation_applies(data))
         return 1;
     tw_tensor *out = tw_model_predict(model, x, PREDICT_BATCH);
     if (!out)
@@ -30,11 +30,9 @@ int twb_evaluation_write(tw_summary_writer *w, tw_model *model, tw_tensor *x, tw
     return rc;
 }
 
-tw_tensor *twb_evaluation_inputs(tw_model *model, const twb_data *data, tw_tensor **y)
+bool twb_evaluation_applies(const twb_data *data)
 {
-    bool test = data->test_x != NULL;
-    *y = test ? data->test_y : data->y;
-    return twb_fit_input(model, test ? data->test_x : data->x);
+    return data->classes > 0 && data->ninputs == 1 && tw_tensor_ndim(data->y) == 1;
 }
 
 /* The step the run's logs reached (its last epoch's end): a model read
@@ -65,14 +63,14 @@ static int64_t run_last_step(const char *logdb, const char *run, tw_model *model
 
 int twb_evaluation_store(const char *logdb, const char *run, tw_model *model, const twb_data *data)
 {
-    if (data->classes < 1)
+    if (!twb_evaluation_applies(data))
         return 1;
     int64_t step = run_last_step(logdb, run, model);
     tw_summary_writer *w = tw_summary_writer_open(logdb, run, &(tw_summary_run_options){.annotate = true});
     if (!w)
         return -1;
-    tw_tensor *y;
-    tw_tensor *x = twb_evaluation_inputs(model, data, &y);
+    tw_tensor *x, *y;
+    twb_fit_inputs(model, data, true, &x, &y);
     int rc = x ? twb_evaluation_write(w, model, x, y, data, step) : -1;
     tw_tensor_unref(x);
     /* The writer's own failure (a read-only file) is the message then. */

@@ -157,6 +157,9 @@ static int set_option(sweep_options *o, const char *name, char *value)
         o->base.validation_split = v;
         return 0;
     }
+    if (!strcmp(name, "--data") && o->base.data) /* a trial's processes get one (sweep_processes.c) */
+        return usage("%s", "--data given twice: a sweep trains on one data set; for a model of several inputs, a "
+                           "built-in set of as many (fashion-mnist-pairs, reverse-sequences)");
     const struct {
         const char *name;
         const char **field;
@@ -245,7 +248,6 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
     twb_train_session session = {0};
     bool opened = false;
     int rc = model ? 0 : -1;
-    tw_tensor *x = model ? twb_fit_input(model, data->x) : NULL;
     if (!rc)
         rc = twb_train_compile(model, &t->settings, data->y);
     char *checkpoint = s->o->checkpoint_dir ? twb_train_checkpoint_in(s->o->checkpoint_dir, t->settings.run_name)
@@ -265,7 +267,7 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
     tw_history *h = NULL;
     if (!rc) {
         tw_fit_options fit = twb_train_session_fit_options(&session, median ? &own : NULL, &stop_requested);
-        h = tw_model_fit(model, x, data->y, &fit);
+        h = twb_train_session_fit(&session, data, &fit);
         rc = h ? 0 : -1;
     }
     if (h && median && twb_median_stop_reason(median)) {
@@ -301,7 +303,6 @@ static void run_trial(sweep *s, const twb_data *data, const char *sweep_name)
     if (opened && t->status == TW_RUN_STOPPED)
         tag_run(s->o, t, sweep_name); /* the notes say why */
     tw_history_free(h);
-    tw_tensor_unref(x);
     tw_layer_unref(model);
     g_free(checkpoint);
     g_free(notice);

@@ -1,4 +1,6 @@
 /* twb train MODEL.json --data fashion-mnist|FILE [options] [--logdb FILE [--run NAME]]
+ * (a model of several inputs: --data once per input, in the model's input
+ * order, or a built-in set of as many: fashion-mnist-pairs, reverse-sequences)
  * twb evaluate MODEL [--checkpoint FILE | --weights FILE] --data ... [--logdb FILE --run NAME]
  * twb predict MODEL [--checkpoint FILE | --weights FILE] --data ... [--output FILE.npy]
  * (the checkpoint may be left out when MODEL, a .keras or .h5, carries
@@ -63,6 +65,7 @@ typedef struct {
     const char *command;
     const char *model_path;
     tw_train_settings settings; /* its strings point into argv */
+    char *more_data[TWB_MAX_INPUTS]; /* --data after the first (NULL-terminated): settings.more_data */
     char *checkpoint_dir, *checkpoint, *output;
     char *weights; /* --weights FILE: put into the model as it opens */
     char *tfevents; /* --tfevents DIR: a TensorBoard event file beside the run database */
@@ -148,6 +151,17 @@ static int set_option(train_options *o, const char *name, char *value)
         return 0;
     }
     tw_train_settings *s = &o->settings;
+    if (!strcmp(name, "--data") && s->data) { /* once per model input */
+        int n = 0;
+        while (o->more_data[n])
+            n++;
+        if (n + 1 == TWB_MAX_INPUTS)
+            return usage(o->command, "more than %s --data files: data for at most that many inputs",
+                         G_STRINGIFY(TWB_MAX_INPUTS));
+        o->more_data[n] = value;
+        s->more_data = o->more_data;
+        return 0;
+    }
     const struct {
         const char *name;
         char **field;
@@ -332,6 +346,21 @@ static tw_shape batch_shape_of(const tw_tensor *x)
     return in;
 }
 
+/* Build the model unless it is: for one input from the examples' shape as
+ * fitted to it (an input with a None axis takes the data's), for several
+ * from the model's own input shapes. */
+static int build_for(tw_model *model, const twb_data *data, uint64_t seed)
+{
+    if (tw_layer_built(model))
+        return 0;
+    if (data->ninputs > 1)
+        return tw_model_build(model, NULL, seed);
+    tw_tensor *x = twb_fit_input(model, 0, data->x[0]);
+    tw_shape in = batch_shape_of(x);
+    tw_tensor_unref(x);
+    return tw_model_build(model, &in, seed);
+}
+
 /* The settings a checkpoint was trained with (its "training_config"'s
  * "settings", tw_train_settings_json), held by parser; NULL without. */
 static JsonObject *checkpoint_settings(const char *path, JsonParser *parser)
@@ -358,6 +387,13 @@ static void compare_settings(const char *path, const tw_train_settings *s, doubl
         const char *data = json_object_get_string_member_with_default(was, "data", NULL);
         if (data && strcmp(data, s->data))
             g_string_append_printf(diff, ", data %s (was %s)", s->data, data);
+        for (int k = 0; s->more_data && s->more_data[k]; k++) {
+            char key[32];
+            g_snprintf(key, sizeof key, "data_%d", k + 1);
+            data = json_object_get_string_member_with_default(was, key, NULL);
+            if (data && strcmp(data, s->more_data[k]))
+                g_string_append_printf(diff, ", data of input %d %s (was %s)", k + 1, s->more_data[k], data);
+        }
         gint64 batch = json_object_get_int_member_with_default(was, "batch_size", s->batch_size);
         if (batch != s->batch_size)
             g_string_append_printf(diff, ", batch size %lld (was %lld)", (long long)s->batch_size, (long long)batch);
@@ -397,7 +433,7 @@ static int checkpoint_ranks(const char *path)
     return ranks > 0 && ranks < INT32_MAX ? (int)ranks : 1;
 }
 
-static int restore(train_run *run, tw_model *model, tw_tensor *x, tw_fit_options *fit)
+static int restore(train_run *run, tw_model *model, const twb_data *data, tw_fit_options *fit)
 {
     const char *path = run->session.checkpoint_path;
     if (!run->opt->resume)
@@ -407,8 +443,7 @@ static int restore(train_run *run, tw_model *model, tw_tensor *x, tw_fit_options
         return 0;
     }
     /* Optimizer slots are restored into the built model's variables. */
-    tw_shape in = batch_shape_of(x);
-    if ((!tw_layer_built(model) && tw_model_build(model, &in, fit->seed)) ||
+    if (build_for(model, data, fit->seed) ||
         tw_checkpoint_restore(path, model, tw_model_optimizer(model)) ||
         tw_checkpoint_resume_position(path, &fit->initial_epoch, &fit->initial_step))
         return -1;
@@ -420,7 +455,7 @@ static int restore(train_run *run, tw_model *model, tw_tensor *x, tw_fit_options
                             "epoch depend on it)",
                             path, ranks, ranks == 1 ? "" : "s", now_ranks, ranks);
     /* A position past the data's batches cannot be one this data gave. */
-    int64_t examples = tw_tensor_dim(x, 0), global = fit->batch_size * now_ranks,
+    int64_t examples = tw_tensor_dim(data->x[0], 0), global = fit->batch_size * now_ranks,
             steps = examples / global + (examples % global != 0);
     if (fit->initial_step >= steps)
         return tw_error_set("%s: the training config says step %lld, past the %lld steps of an epoch of this data "
@@ -451,7 +486,7 @@ static void print_json(const train_options *o, tw_model *model, const tw_history
     printf("}\n");
 }
 
-static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_tensor *x, tw_tensor *test_x)
+static int fit_and_report(train_run *run, tw_model *model, twb_data *data)
 {
     const train_options *o = run->opt;
     /* The session puts the checkpoint first: the epoch's line then says
@@ -460,9 +495,9 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
         .on_batch_end = on_batch_end, .on_epoch_end = on_epoch_end, .on_train_end = on_train_end, .user_data = run};
     tw_fit_options fit = twb_train_session_fit_options(&run->session, &own, &stop_requested);
     fit.traced = o->trace ? TW_TRACE_ON : TW_TRACE_AUTO;
-    if (restore(run, model, x, &fit))
+    if (restore(run, model, data, &fit))
         return -1;
-    tw_history *h = tw_model_fit(model, x, data->y, &fit);
+    tw_history *h = twb_train_session_fit(&run->session, data, &fit);
     if (!h)
         return -1;
     int rc = 0;
@@ -475,7 +510,7 @@ static int fit_and_report(train_run *run, tw_model *model, twb_data *data, tw_te
                 o->checkpoint_dir && !rc ? run->session.checkpoint_path : "");
     }
     tw_logs test = {0}, result = {0};
-    const char *on = test_x ? "test" : "training";
+    const char *on = data->test_x[0] ? "test" : "training";
     if (!rc) {
         /* the run's result as the sweeps' and the window's (train_session.h):
          * the epoch's logs, and unless Ctrl+C stopped it the test metrics
@@ -507,7 +542,6 @@ static int train(train_options *o, tw_model *model, twb_data *data)
     /* Under mpirun only rank 0 shows progress. */
     FILE *devnull = tw_distributed_rank() ? fopen("/dev/null", "w") : NULL;
     twb_progress_init(&run.progress, devnull ? devnull : o->json ? stderr : stdout);
-    tw_tensor *x = twb_fit_input(model, data->x), *test_x = twb_fit_input(model, data->test_x);
     char *checkpoint_path = o->checkpoint_dir ? g_build_filename(o->checkpoint_dir, CHECKPOINT_NAME, NULL) : NULL;
     twb_train_session_options options = {.checkpoint_path = checkpoint_path, .log_every = o->log_every,
                                          .histogram_every = o->histogram_every, .resume = o->resume,
@@ -520,7 +554,7 @@ static int train(train_options *o, tw_model *model, twb_data *data)
         if (run.session.writer && tw_summary_writer_tfevents_path(run.session.writer) && !o->json)
             printf("TensorBoard event file: %s\n", tw_summary_writer_tfevents_path(run.session.writer));
         catch_stop_signals(true);
-        rc = fit_and_report(&run, model, data, x, test_x);
+        rc = fit_and_report(&run, model, data);
         catch_stop_signals(false);
     }
     if (run.profiled) { /* fit failed before its end */
@@ -531,8 +565,6 @@ static int train(train_options *o, tw_model *model, twb_data *data)
     if (devnull)
         fclose(devnull);
     g_free(checkpoint_path);
-    tw_tensor_unref(x);
-    tw_tensor_unref(test_x);
     return rc;
 }
 
@@ -547,13 +579,11 @@ static int evaluate_or_predict(train_options *o, tw_model *model, bool file_has_
                             "--weights FILE",
                             o->command,
                             o->model_path);
-    bool test = data->test_x != NULL;
-    tw_tensor *x = twb_fit_input(model, test ? data->test_x : data->x);
-    tw_tensor *y = test ? data->test_y : data->y;
+    tw_tensor *x[TWB_MAX_INPUTS], *y;
+    int nx = twb_fit_inputs(model, data, true, x, &y);
     /* Built first (from the data's shape), so the restore checks every
      * weight against the model and its messages name the checkpoint. */
-    tw_shape in = batch_shape_of(x);
-    int rc = tw_layer_built(model) ? 0 : tw_model_build(model, &in, 0);
+    int rc = build_for(model, data, 0);
     if (!rc && o->checkpoint)
         rc = tw_checkpoint_restore(o->checkpoint, model, NULL);
     if (!strcmp(o->command, "evaluate")) {
@@ -561,7 +591,7 @@ static int evaluate_or_predict(train_options *o, tw_model *model, bool file_has_
         if (!rc)
             rc = twb_train_compile(model, &o->settings, y);
         if (!rc)
-            rc = tw_model_evaluate(model, x, y, o->settings.batch_size, &logs);
+            rc = tw_model_evaluate_n(model, nx, x, 1, &y, o->settings.batch_size, &logs);
         for (int i = 0; !rc && i < logs.n; i++)
             printf(o->json ? "%s\"%s\": %.6g" : "%s%s %.4f", i ? (o->json ? ", " : " ") : (o->json ? "{" : ""),
                    logs.names[i], logs.values[i]);
@@ -569,23 +599,47 @@ static int evaluate_or_predict(train_options *o, tw_model *model, bool file_has_
             printf(o->json ? "}\n" : "\n");
         int stored = rc || !o->settings.logdb ? 0 : twb_evaluation_store(o->settings.logdb, o->settings.run_name, model, data);
         if (stored == 1)
-            rc = tw_error_set("--run: %s has no classes (float targets); the stored evaluation is a classifier's",
+            rc = tw_error_set("--run: the stored evaluation is a classifier's of one input with one class label per "
+                              "example; %s is not such data",
                               data->description);
         else if (stored)
             rc = -1;
         else if (!rc && o->settings.logdb && !o->json)
             printf("evaluation stored in run '%s' of %s\n", o->settings.run_name, o->settings.logdb);
     } else if (!rc) {
-        tw_tensor *pred = tw_model_predict(model, x, o->settings.batch_size);
-        rc = pred ? 0 : -1;
-        if (pred && o->output)
-            rc = tw_npy_save(o->output, pred);
-        else if (pred)
-            tw_tensor_print(pred, stdout);
-        tw_tensor_unref(pred);
+        tw_tensor *pred[TW_MAX_LAYER_IO];
+        int npred = tw_model_predict_n(model, nx, x, o->settings.batch_size, pred);
+        rc = npred == 1 ? 0 : -1;
+        if (npred > 1)
+            tw_error_set("predict: model '%s' gives %d outputs; twb predict writes one", tw_layer_name(model), npred);
+        if (!rc && o->output)
+            rc = tw_npy_save(o->output, pred[0]);
+        else if (!rc)
+            tw_tensor_print(pred[0], stdout);
+        for (int k = 0; k < npred; k++)
+            tw_tensor_unref(pred[k]);
     }
-    tw_tensor_unref(x);
+    twb_inputs_clear(nx, x);
     return rc;
+}
+
+/* Files of examples, one per model input (--data given once per input),
+ * counted before any is read. 0, or -1 with a message. */
+static int check_data_files(const train_options *o, tw_model *model)
+{
+    if (twb_data_is_builtin(o->settings.data, NULL))
+        return 0; /* twb_data_check compares the set's inputs with the model's */
+    int files = 1, inputs = tw_model_ninputs(model);
+    while (o->more_data[files - 1])
+        files++;
+    if (files < inputs)
+        return tw_error_set("%s: model '%s' takes %d inputs, got %d --data file%s: give --data once per input, in "
+                            "the model's input order (--data A.npy --data B.npy --labels Y.npy)",
+                            o->model_path, tw_layer_name(model), inputs, files, files == 1 ? "" : "s");
+    if (files > inputs)
+        return tw_error_set("%s: model '%s' takes %d input%s, got %d --data files: give --data once per input",
+                            o->model_path, tw_layer_name(model), inputs, inputs == 1 ? "" : "s", files);
+    return 0;
 }
 
 int twb_train_command(const char *command, int argc, char **argv)
@@ -647,7 +701,8 @@ int twb_train_command(const char *command, int argc, char **argv)
     if (model && !tw_model_input_shape(model)) /* a fault of the file: name it */
         tw_error_set("%s: model '%s' has no input shape; give its first layer one or add an InputLayer",
                      o.model_path, tw_layer_name(model));
-    if (!model || !tw_model_input_shape(model) || twb_data_load(&spec, &data)) {
+    if (!model || !tw_model_input_shape(model) || check_data_files(&o, model) || twb_data_load(&spec, &data) ||
+        (tw_model_ninputs(model) != data.ninputs && twb_data_check(model, &data))) {
         fprintf(stderr, "twb %s: %s\n", command, tw_last_error());
         tw_layer_unref(model);
         tw_distributed_finalize();

@@ -29,6 +29,7 @@ typedef struct {
 /* What a load's thread works on. */
 typedef struct {
     char *data, *labels, *label_column;
+    char **more_data;
     uint64_t seed;
     twb_data loaded;
     char *error;
@@ -50,16 +51,12 @@ static void job_free(gpointer data)
 {
     job *j = data;
     g_free(j->data);
+    g_strfreev(j->more_data);
     g_free(j->labels);
     g_free(j->label_column);
     twb_data_clear(&j->loaded);
     g_free(j->error);
     g_free(j);
-}
-
-static gboolean is_synthetic(const char *name)
-{
-    return !strcmp(name, "spirals") || !strcmp(name, "blobs") || !strcmp(name, "linear");
 }
 
 /* A file as its path, size and modification time ("" when it cannot be read:
@@ -76,10 +73,14 @@ static void append_file(GString *key, const char *path)
 static char *key_of(const twb_data_spec *spec)
 {
     GString *key = g_string_new(spec->data);
-    if (is_synthetic(spec->data)) {
-        g_string_append_printf(key, "\x1f%" G_GUINT64_FORMAT, spec->seed);
-    } else if (strcmp(spec->data, "fashion-mnist")) {
+    bool seeded;
+    if (twb_data_is_builtin(spec->data, &seeded)) {
+        if (seeded)
+            g_string_append_printf(key, "\x1f%" G_GUINT64_FORMAT, spec->seed);
+    } else {
         append_file(key, spec->data);
+        for (int k = 0; spec->more_data && spec->more_data[k]; k++)
+            append_file(key, spec->more_data[k]);
         append_file(key, spec->labels);
         g_string_append_printf(key, "\x1f%s", spec->label_column ? spec->label_column : "");
     }
@@ -149,7 +150,8 @@ static void drop_old(twb_data_cache *c)
 static void load_on_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
     job *j = data;
-    twb_data_spec spec = {.data = j->data, .labels = j->labels, .label_column = j->label_column, .seed = j->seed};
+    twb_data_spec spec = {.data = j->data, .more_data = (const char *const *)j->more_data, .labels = j->labels,
+                          .label_column = j->label_column, .seed = j->seed};
     if (twb_data_load(&spec, &j->loaded))
         j->error = g_strdup(tw_last_error());
     g_task_return_boolean(task, TRUE);
@@ -187,6 +189,7 @@ void twb_data_cache_load(twb_data_cache *c, const twb_data_spec *spec)
     g_hash_table_insert(c->entries, key, e);
     job *j = g_new0(job, 1);
     j->data = g_strdup(spec->data);
+    j->more_data = g_strdupv((char **)spec->more_data);
     j->labels = g_strdup(spec->labels);
     j->label_column = g_strdup(spec->label_column);
     j->seed = spec->seed;

@@ -206,6 +206,15 @@ tw_fit_options twb_train_session_fit_options(twb_train_session *ts, const tw_cal
     return fit;
 }
 
+tw_history *twb_train_session_fit(twb_train_session *ts, const twb_data *data, const tw_fit_options *fit)
+{
+    tw_tensor *x[TWB_MAX_INPUTS], *y;
+    int nx = twb_fit_inputs(ts->model, data, false, x, &y);
+    tw_history *h = tw_model_fit_n(ts->model, nx, x, 1, &y, fit);
+    twb_inputs_clear(nx, x);
+    return h;
+}
+
 int twb_train_session_save_stop(twb_train_session *ts, const tw_history *h)
 {
     if (!ts->checkpoint)
@@ -243,11 +252,11 @@ int twb_train_session_store_result(twb_train_session *ts, const tw_history *h, c
     tw_logs result = {0}, test = {0};
     if (h->epochs)
         result = h->epoch_logs[h->epochs - 1];
-    int rc = 0;
-    tw_tensor *y = NULL, *x = NULL;
+    int rc = 0, nx = 0;
+    tw_tensor *x[TWB_MAX_INPUTS], *y = NULL;
     if (!stopped_by_person) {
-        x = twb_evaluation_inputs(ts->model, data, &y);
-        rc = x ? tw_model_evaluate(ts->model, x, y, TEST_BATCH, &test) : -1;
+        nx = twb_fit_inputs(ts->model, data, true, x, &y);
+        rc = tw_model_evaluate_n(ts->model, nx, x, 1, &y, TEST_BATCH, &test);
     }
     for (int i = 0; !rc && i < test.n; i++) {
         char name[sizeof test.names[0]];
@@ -257,13 +266,14 @@ int twb_train_session_store_result(twb_train_session *ts, const tw_history *h, c
     twb_train_session_log_metrics(ts, &result, "");
     if (metrics)
         *metrics = result;
-    /* the confusion matrix and examples for the Evaluation tab */
-    if (!rc && x && ts->writer) {
+    /* the confusion matrix and examples for the Evaluation tab, for a
+     * classifier of one input (twb_evaluation_applies) */
+    if (!rc && nx && ts->writer && twb_evaluation_applies(data)) {
         tw_optimizer *opt = tw_model_optimizer(ts->model);
-        if (twb_evaluation_write(ts->writer, ts->model, x, y, data, opt ? tw_optimizer_iterations(opt) : 0) < 0)
+        if (twb_evaluation_write(ts->writer, ts->model, x[0], y, data, opt ? tw_optimizer_iterations(opt) : 0) < 0)
             rc = 1;
     }
-    tw_tensor_unref(x);
+    twb_inputs_clear(nx, x);
     return rc;
 }
 

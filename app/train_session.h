@@ -8,7 +8,7 @@
  *     if (twb_train_compile(model, settings, y) == 0 &&
  *         twb_train_session_open(&ts, model, &options) == 0) {
  *         tw_fit_options fit = twb_train_session_fit_options(&ts, &my_callback, &stop);
- *         tw_history *h = tw_model_fit(model, x, y, &fit);
+ *         tw_history *h = twb_train_session_fit(&ts, &data, &fit);
  *         ... twb_train_session_log_metrics(&ts, &logs, "test_") ...
  *     }
  *     twb_train_session_close(&ts, TW_RUN_FINISHED, NULL);
@@ -99,6 +99,11 @@ int twb_train_session_open(twb_train_session *ts, tw_model *model, const tw_trai
  * first (so own's epoch end can tell whether it failed), then own (may be
  * NULL), then the run database's logger. Valid while ts is. */
 tw_fit_options twb_train_session_fit_options(twb_train_session *ts, const tw_callback *own, volatile int *stop);
+
+/* Fit the model on data's training arrays, one per input, each fitted to
+ * its input (twb_fit_inputs): tw_model_fit_n, as Keras' fit([x1, x2], y).
+ * The history, or NULL with a message. */
+tw_history *twb_train_session_fit(twb_train_session *ts, const twb_data *data, const tw_fit_options *fit);
 
 /* A stopped fit's checkpoint at h's resume position, so a resumed run goes
  * on from the step it stopped after. 0 without checkpoints; -1 with a

@@ -333,15 +333,15 @@ static void append_device(tw_model *model, char **message)
 }
 
 /* Fit with the progress reports and the checkpoints; the end goes into r. */
-static void fit(twb_train_worker *w, tw_tensor *x, const twb_data *data, report *r)
+static void fit(twb_train_worker *w, const twb_data *data, report *r)
 {
     const tw_train_settings *s = w->settings;
     tw_callback progress = {.on_batch_end = on_batch_end, .on_epoch_end = on_epoch_end, .user_data = w};
     tw_fit_options options = twb_train_session_fit_options(&w->session, &progress, &w->stop);
-    int64_t n = tw_tensor_dim(x, 0);
+    int64_t n = tw_tensor_dim(data->x[0], 0);
     w->train_examples = s->validation_split > 0 ? (int64_t)((double)n * (1 - s->validation_split)) : n;
     w->epoch_seen = -1;
-    tw_history *h = tw_model_fit(w->model, x, data->y, &options);
+    tw_history *h = twb_train_session_fit(&w->session, data, &options);
     if (!h) {
         fail(r);
         return;
@@ -366,13 +366,19 @@ static void fit(twb_train_worker *w, tw_tensor *x, const twb_data *data, report 
 }
 
 /* When the model and the data do not fit each other, the message says what
- * the data is: "... (the data: linear (1000 examples), shape (1000,))". */
-static void fail_naming_data(report *r, const twb_data *data, tw_tensor *x)
+ * the data is: "... (the data: linear (1000 examples), shape (1000,))",
+ * the shape of each input's examples as the model gets them. */
+static void fail_naming_data(report *r, const twb_data *data, tw_model *model)
 {
-    GString *shape = g_string_new("(");
-    for (int i = 0; i < tw_tensor_ndim(x); i++)
-        g_string_append_printf(shape, "%s%lld", i ? ", " : "", (long long)tw_tensor_dim(x, i));
-    g_string_append(shape, tw_tensor_ndim(x) == 1 ? ",)" : ")");
+    GString *shape = g_string_new(NULL);
+    for (int k = 0; k < data->ninputs; k++) {
+        tw_tensor *x = twb_fit_input(model, k, data->x[k]);
+        g_string_append(shape, k ? " and (" : "(");
+        for (int i = 0; i < tw_tensor_ndim(x); i++)
+            g_string_append_printf(shape, "%s%lld", i ? ", " : "", (long long)tw_tensor_dim(x, i));
+        g_string_append(shape, tw_tensor_ndim(x) == 1 ? ",)" : ")");
+        tw_tensor_unref(x);
+    }
     r->end = TWB_TRAIN_FAILED;
     g_free(r->message);
     r->message = g_strdup_printf("%s (the data: %s, shape %s)", tw_last_error(), data->description, shape->str);
@@ -384,7 +390,7 @@ static void train(twb_train_worker *w, report *r)
 {
     const tw_train_settings *s = w->settings;
     twb_data_spec spec = twb_data_spec_of(s);
-    if (!w->data.x && twb_data_load(&spec, &w->data)) {
+    if (!w->data.x[0] && twb_data_load(&spec, &w->data)) {
         fail(r);
         return;
     }
@@ -394,26 +400,24 @@ static void train(twb_train_worker *w, report *r)
         fail(r);
         return;
     }
-    tw_tensor *x = twb_fit_input(w->model, data->x);
     twb_train_session_options options = {.checkpoint_path = w->checkpoint_path,
                                          .log_every = TWB_LOG_EVERY_STEPS,
                                          .histogram_every = TWB_HISTOGRAM_EVERY_STEPS};
     if (twb_train_compile(w->model, s, data->y)) {
-        fail_naming_data(r, data, x);
+        fail_naming_data(r, data, w->model);
     } else if (twb_train_session_open(&w->session, w->model, s, &options)) {
         fail(r);
     } else if (g_atomic_int_get(&w->stop)) {
         r->end = TWB_TRAIN_STOPPED;
         r->message = g_strdup("before the first step");
     } else {
-        fit(w, x, data, r);
+        fit(w, data, r);
         if (r->end == TWB_TRAIN_FAILED && !w->last.steps)
-            fail_naming_data(r, data, x);
+            fail_naming_data(r, data, w->model);
     }
     if (w->session.checkpoint && tw_model_checkpoint_saves(w->session.checkpoint) > 0)
         r->checkpoint_path = g_strdup(w->checkpoint_path);
     close_session(w, r->end);
-    tw_tensor_unref(x);
 }
 
 /* This thread's priority only (Linux's nice is per thread). */

@@ -18,6 +18,7 @@ tw_train_settings *tw_train_settings_copy(const tw_train_settings *s)
     tw_train_settings *c = g_new(tw_train_settings, 1);
     *c = *s;
     c->data = g_strdup(s->data);
+    c->more_data = g_strdupv(s->more_data);
     c->labels = g_strdup(s->labels);
     c->label_column = g_strdup(s->label_column);
     c->optimizer = g_strdup(s->optimizer);
@@ -35,6 +36,7 @@ tw_train_settings *tw_train_settings_copy(const tw_train_settings *s)
 void tw_train_settings_clear(tw_train_settings *s)
 {
     g_free(s->data);
+    g_strfreev(s->more_data);
     g_free(s->labels);
     g_free(s->label_column);
     g_free(s->optimizer);
@@ -64,6 +66,12 @@ char *tw_train_settings_json(const tw_train_settings *s, double learning_rate)
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "data");
     json_builder_add_string_value(b, s->data);
+    for (int i = 0; s->more_data && s->more_data[i]; i++) {
+        char key[32];
+        g_snprintf(key, sizeof key, "data_%d", i + 1);
+        json_builder_set_member_name(b, key);
+        json_builder_add_string_value(b, s->more_data[i]);
+    }
     json_builder_set_member_name(b, "epochs");
     json_builder_add_int_value(b, s->epochs);
     json_builder_set_member_name(b, "batch_size");

@@ -501,6 +501,11 @@ static void test_bad_specs(fixture *f, gconstpointer data)
                   f->logdb, NULL);
     g_assert_cmpstr(run.err, ==, "twb sweep: --batch-size given twice; list every value in one (--batch-size 1,2,3)\n");
     twb_run_clear(&run);
+    /* One data set a sweep: a model of two inputs takes a built-in set of two. */
+    run = run_twb("sweep", f->model, "--data", "blobs", "--data", "spirals", "--logdb", f->logdb, NULL);
+    g_assert_cmpint(run.exit_status, ==, 2);
+    g_assert_true(g_str_has_prefix(run.err, "twb sweep: --data given twice: a sweep trains on one data set"));
+    twb_run_clear(&run);
     run = run_twb("sweep", f->model, "--data", "blobs", NULL);
     g_assert_cmpint(run.exit_status, ==, 2);
     g_assert_true(g_str_has_prefix(run.err, "twb sweep: name the run database with --logdb FILE"));

@@ -1131,8 +1131,23 @@ static void test_train_settings_record(void)
     g_assert_cmpstr(copy->optimizer, ==, "adam");
     g_assert_null(copy->labels);
     g_assert_cmpint(copy->batch_size, ==, 16);
+    g_assert_null(copy->more_data);
     tw_train_settings_free(copy);
     tw_train_settings_free(NULL);
+
+    /* a model of two inputs: a file each, the second as "data_1" */
+    char a[] = "a.npy", b[] = "b.npy";
+    char *more[] = {b, NULL};
+    s.data = a;
+    s.more_data = more;
+    json = tw_train_settings_json(&s, 0.5);
+    g_assert_nonnull(strstr(json, "{\"data\":\"a.npy\",\"data_1\":\"b.npy\",\"epochs\":2,"));
+    free(json);
+    copy = tw_train_settings_copy(&s);
+    b[0] = 'B';
+    g_assert_cmpstr(copy->more_data[0], ==, "b.npy");
+    g_assert_null(copy->more_data[1]);
+    tw_train_settings_free(copy);
 }
 
 int main(int argc, char **argv)

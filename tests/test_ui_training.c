@@ -30,6 +30,8 @@
 
 #define CNN_MODEL "examples/models/cnn_fashion_mnist.json"
 #define LINEAR_MODEL "examples/models/linear_regression.json"
+#define SIAMESE_MODEL "examples/models/siamese_fashion_mnist.json"
+#define SEQ2SEQ_MODEL "examples/models/seq2seq_lstm.json"
 
 static GtkApplication *app;
 
@@ -203,7 +205,7 @@ static void click(fixture *f, const char *name)
     g_signal_emit_by_name(button, "clicked");
 }
 
-enum { DATA_FASHION_MNIST, DATA_SPIRALS, DATA_BLOBS, DATA_LINEAR };
+enum { DATA_FASHION_MNIST, DATA_SPIRALS, DATA_BLOBS, DATA_LINEAR, DATA_PAIRS, DATA_SEQUENCES };
 enum { OPT_SGD, OPT_ADAM };
 
 static char *checkpoint_of(fixture *f, const char *run_name)
@@ -506,7 +508,8 @@ static void test_model_checked_against_data(void)
                    "{\"class_name\": \"Dense\", \"name\": \"d\", \"config\": {\"name\": \"d\", \"units\": 2, "
                    "\"activation\": \"softmax\"}, \"inbound_nodes\": [[[\"c\", 0, 0, {}]]]}], "
                    "\"input_layers\": [[\"a\", 0, 0], [\"b\", 0, 0]], \"output_layers\": [[\"d\", 0, 0]]}}");
-    assert_cannot_train(&f, "model 'pair' takes 2 inputs and gives 1 output", "tw_model_fit_n");
+    assert_cannot_train(&f, "model 'pair' takes 2 inputs; spirals (2000 examples) gives 1",
+                        "one array of examples per input");
     /* A regression output of two values for the linear set's one target. */
     choose(&f, "dataset", DATA_LINEAR);
     load_model(&f, "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"wide\", \"layers\": ["
@@ -526,6 +529,61 @@ static void test_model_checked_against_data(void)
         choose(&f, "dataset", DATA_FASHION_MNIST);
         g_assert_false(g_str_has_prefix(tw_train_panel_cannot_train(f.panel), "Loading "));
     }
+    fixture_close(&f);
+}
+
+/* The siamese template (two inputs of images) cannot train on Fashion-MNIST's
+ * one, and says which data it takes; on Fashion-MNIST pairs Train turns on
+ * and the run trains a few steps until stopped. */
+static gboolean logged_steps(fixture *f)
+{
+    int epoch;
+    int64_t step, steps;
+    shown_position(f, &epoch, &step, &steps);
+    return step >= TWB_LOG_EVERY_STEPS;
+}
+
+static void test_siamese_trains_on_pairs(void)
+{
+    if (!g_file_test("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", G_FILE_TEST_EXISTS)) {
+        g_test_skip("Fashion-MNIST is not installed (apt install dataset-fashion-mnist)");
+        return;
+    }
+    fixture f;
+    fixture_open(&f, NULL, SIAMESE_MODEL);
+    choose(&f, "dataset", DATA_FASHION_MNIST);
+    assert_cannot_train(&f, "takes 2 inputs; Fashion-MNIST (60000 train, 10000 test) gives 1", "choose Fashion-MNIST pairs");
+    choose(&f, "dataset", DATA_PAIRS);
+    set_number(&f, "epochs", 1);
+    set_text(&f, "run-name", "siamese");
+    click(&f, "train");
+    wait_for(&f, training, 120, "the siamese network's first step");
+    wait_for(&f, logged_steps, 120, "the siamese network's first logged steps");
+    click(&f, "stop");
+    wait_for(&f, stopped, 60, "the siamese run to stop");
+    g_assert_cmpint(run_status(&f, "siamese"), ==, TW_RUN_STOPPED);
+    g_assert_cmpint(tag_count(&f, "siamese", "train/loss"), >=, 1);
+    fixture_close(&f);
+}
+
+/* The seq2seq template (an encoder's and a decoder's sequence) trains an
+ * epoch of the reversed sequences, a class per position, and finishes
+ * with test metrics (the confusion matrix, a one-input classifier's, is
+ * left out). */
+static void test_seq2seq_trains_on_sequences(void)
+{
+    fixture f;
+    fixture_open(&f, NULL, SEQ2SEQ_MODEL);
+    choose(&f, "dataset", DATA_SPIRALS);
+    assert_cannot_train(&f, "takes 2 inputs; spirals (2000 examples) gives 1", "choose Reversed sequences");
+    choose(&f, "dataset", DATA_SEQUENCES);
+    set_number(&f, "epochs", 1);
+    set_text(&f, "run-name", "seq2seq");
+    click(&f, "train");
+    wait_for(&f, finished, 300, "the seq2seq run to finish");
+    g_assert_nonnull(strstr(text_of(panel_widget(&f, "metrics")), "Accuracy"));
+    g_assert_cmpint(run_status(&f, "seq2seq"), ==, TW_RUN_FINISHED);
+    g_assert_cmpint(tag_count(&f, "seq2seq", "epoch/loss"), ==, 1);
     fixture_close(&f);
 }
 
@@ -555,7 +613,7 @@ static void test_data_loaded_once(void)
     cache_loaded = FALSE;
     twb_data_cache_load(cache, &spec);
     g_assert_cmpint(twb_data_cache_lookup(cache, &spec, &again, NULL), ==, TWB_DATA_READY);
-    g_assert_true(again == data && again->x == data->x);
+    g_assert_true(again == data && again->x[0] == data->x[0]);
     spec.seed = 4; /* another seed is other data */
     g_assert_cmpint(twb_data_cache_lookup(cache, &spec, NULL, NULL), ==, TWB_DATA_ABSENT);
     spec.data = "/nonexistent/file.csv";
@@ -584,8 +642,8 @@ static void test_input_shape_overflow(void)
     twb_data data;
     g_assert_cmpint(twb_data_load(&spec, &data), ==, 0);
     tw_model *model = tw_model_doc_model(doc);
-    tw_tensor *x = twb_fit_input(model, data.x);
-    g_assert_true(x == data.x); /* not reshaped to a shape that does not exist */
+    tw_tensor *x = twb_fit_input(model, 0, data.x[0]);
+    g_assert_true(x == data.x[0]); /* not reshaped to a shape that does not exist */
     tw_tensor_unref(x);
     g_assert_cmpint(twb_data_check(model, &data), ==, -1);
     g_test_message("%s", tw_last_error());
@@ -1030,6 +1088,8 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/training/data-does-not-fit-model", test_data_does_not_fit_model);
     g_test_add_func("/ui/training/nan-loss", test_nan_loss);
     g_test_add_func("/ui/training/model-checked-against-data", test_model_checked_against_data);
+    g_test_add_func("/ui/training/siamese-trains-on-pairs", test_siamese_trains_on_pairs);
+    g_test_add_func("/ui/training/seq2seq-trains-on-sequences", test_seq2seq_trains_on_sequences);
     g_test_add_func("/ui/training/data-loaded-once", test_data_loaded_once);
     g_test_add_func("/ui/training/input-shape-overflow", test_input_shape_overflow);
     g_test_add_func("/ui/training/eta-only-while-running", test_eta_only_while_running);

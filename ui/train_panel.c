@@ -26,7 +26,8 @@
 #define SETTINGS_LOGDB "run-database"
 #define RUNNING_REASON "Training is running; stop it in the training panel"
 
-/* The dataset choices; the last one is a file. */
+/* The dataset choices (twb_data_load's built-in sets); the last one is a
+ * file. The two-input sets feed the siamese and seq2seq templates. */
 static const struct {
     const char *id, *label;
 } datasets[] = {
@@ -34,6 +35,8 @@ static const struct {
     {"spirals", "Spirals (synthetic)"},
     {"blobs", "Blobs (synthetic)"},
     {"linear", "Linear (synthetic)"},
+    {"fashion-mnist-pairs", "Fashion-MNIST pairs"},
+    {"reverse-sequences", "Reversed sequences"},
     {NULL, "A file…"},
 };
 #define FILE_DATASET (G_N_ELEMENTS(datasets) - 1)

@@ -31,7 +31,8 @@ typedef struct {
 } tw_layer_value;
 
 typedef struct {
-    char *data;             /* "fashion-mnist", "spirals", "blobs", "linear", or a file path */
+    char *data;             /* "fashion-mnist", "spirals", ... (twb_data_load), or a file path: input 0's */
+    char **more_data;       /* the files of a model's later inputs (NULL-terminated), or NULL */
     char *labels;           /* labels file beside an IDX/NPY features file, or NULL */
     char *label_column;     /* CSV, or NULL */
     double validation_split;
@@ -62,7 +63,8 @@ void tw_train_settings_clear(tw_train_settings *s);
 
 /* The record of how a run was trained, a JSON object (free()):
  * {"data", "epochs", "batch_size", "seed", "optimizer", "learning_rate",
- * "validation_split"}, "ranks" when more than one and "device" when set,
+ * "validation_split"}, "data_1", "data_2", ... for more_data's files,
+ * "ranks" when more than one and "device" when set,
  * and each layer value as "LAYER.PROPERTY" ("dense_1.units": 32), so a
  * sweep's layer properties are hyperparameters of its runs.
  * learning_rate: the rate the optimizer was built with (NAN writes null). */
