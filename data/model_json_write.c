@@ -153,6 +153,28 @@ static void put_shape(GString *out, const tw_shape *shape)
     g_string_append_c(out, ']');
 }
 
+/* Keys of Keras 3's constructors that Keras 2.15's (the version the files
+ * are stamped with) does not take: Keras 2 refuses an unknown keyword, so
+ * they are left out of the Keras 2 form (reading one back gives the
+ * engine's default there). */
+static const struct {
+    const char *class_name, *key;
+} keras3_only_keys[] = {
+    {"Cropping1D", "data_format"},      {"ZeroPadding1D", "data_format"},  {"CenterCrop", "data_format"},
+    {"RandomFlip", "data_format"},      {"RandomRotation", "data_format"}, {"RandomZoom", "data_format"},
+    {"RandomTranslation", "data_format"}, {"RandomContrast", "value_range"}, {"RandomContrast", "data_format"},
+    {"Resizing", "pad_to_aspect_ratio"}, {"Resizing", "fill_mode"},       {"Resizing", "fill_value"},
+    {"Resizing", "antialias"},          {"Resizing", "data_format"},
+};
+
+static bool keras2_lacks(const char *class_name, const char *key)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(keras3_only_keys); i++)
+        if (!strcmp(keras3_only_keys[i].class_name, class_name) && !strcmp(keras3_only_keys[i].key, key))
+            return true;
+    return false;
+}
+
 static void put_model_config(GString *out, const tw_model *model, tw_keras_json_format format);
 static void put_wrapped(GString *out, const tw_layer *wrapper, tw_keras_json_format format);
 static void put_lookup(GString *out, const tw_layer *layer);
@@ -186,7 +208,8 @@ static void put_layer_as(GString *out, const tw_layer *layer, bool first, const 
         put_shape(out, shape);
     }
     for (int i = 0; i < klass->nparams; i++) {
-        if (tw__json_is_call_argument(klass->params[i].key))
+        if (tw__json_is_call_argument(klass->params[i].key) ||
+            (format == TW_KERAS_JSON_2 && keras2_lacks(klass->name, klass->params[i].key)))
             continue;
         g_string_append(out, ", ");
         put_key(out, klass->params[i].key);
