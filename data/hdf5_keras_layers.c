@@ -123,10 +123,13 @@ char *tw__keras_snake_case(const char *class_name)
 }
 
 /* Keras 3 saves Functional models under the class name "Functional"; the
- * engine may call them "Model" (Keras 2's name). */
+ * engine may call them "Model" (Keras 2's name). A class the engine does
+ * not know is saved under its Python class's name (Keras 2's class_name
+ * "MyPkg>MyLayer" without its package). */
 static char *object_name(const tw_layer *layer)
 {
-    const char *name = tw_layer_class_of(layer)->name;
+    const char *python_class = tw_user_layer_python_class(layer);
+    const char *name = python_class ? python_class : tw_layer_class_of(layer)->name;
     return tw__keras_snake_case(!strcmp(name, "Model") ? "Functional" : name);
 }
 

@@ -436,10 +436,17 @@ static void assert_fails(const char *json, const char *expected)
 
 static void test_messages(void)
 {
-    assert_fails(MODEL(DENSE("a", 2, "") ", " DENSE("b", 2, "") ", " DENSE("c", 2, "")
-                       ", {\"class_name\": \"Foo\", \"config\": {}}"),
-                 "layers[3]: unknown layer class \"Foo\": not a Keras layer Tensor Workbench implements; a "
-                 "user-defined class's Python code cannot run here");
+    /* A class no layer has opens holding its place, and cannot run. */
+    tw_model *foo = from_json(MODEL(DENSE("a", 2, "") ", " DENSE("b", 2, "") ", " DENSE("c", 2, "")
+                                    ", {\"class_name\": \"Foo\", \"config\": {}}"));
+    g_assert_nonnull(foo);
+    g_assert_cmpint(tw_layer_check_runnable(foo), ==, -1);
+    g_assert_cmpstr(tw_last_error(), ==,
+                    "UserLayer 'user_layer': its class \"Foo\" is not a Keras layer Tensor Workbench implements (a "
+                    "user-defined class's Python code cannot run here); the model can be summarized but not run or "
+                    "trained");
+    tw_error_clear();
+    tw_layer_unref(foo);
     assert_fails(MODEL(DENSE("a", 2, "") ", " DENSE("b", 2, ", \"activation\": \"swoosh\"")),
                  "layers[1].config.activation: expected one of linear, relu, sigmoid, tanh, softmax, gelu, "
                  "leaky_relu, elu, selu, swish, silu, softplus, hard_sigmoid, exponential; got \"swoosh\"");

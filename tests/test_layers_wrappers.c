@@ -782,10 +782,16 @@ static void test_json_refused(void)
                    "model.json: layers[1].config: missing \"layer\": a Bidirectional holds the layer it wraps");
     expect_refused(SEQ(INPUT("[null, 5, 2]") ", {\"class_name\": \"TimeDistributed\", \"config\": {\"layer\": null}}"),
                    "model.json: layers[1].config: missing \"layer\": a TimeDistributed holds the layer it wraps");
-    expect_refused(SEQ("{\"class_name\": \"TimeDistributed\", \"config\": {\"layer\": {\"class_name\": \"Dence\", "
-                       "\"config\": {}}}}"),
-                   "model.json: layers[0].config.layer: unknown layer class \"Dence\": not a Keras layer Tensor "
-                   "Workbench implements; a user-defined class's Python code cannot run here");
+    /* A class no layer has, wrapped: the model opens and cannot run, naming it. */
+    const char *dence = SEQ("{\"class_name\": \"TimeDistributed\", \"config\": {\"layer\": {\"class_name\": "
+                            "\"Dence\", \"config\": {}}}}");
+    tw_model *wrapped = tw_model_from_json(dence, strlen(dence), "model.json");
+    if (!wrapped)
+        g_error("%s", tw_last_error());
+    g_assert_cmpint(tw_layer_check_runnable(wrapped), ==, -1);
+    g_assert_nonnull(strstr(tw_last_error(), "its class \"Dence\" is not a Keras layer Tensor Workbench implements"));
+    tw_error_clear();
+    tw_layer_unref(wrapped);
     expect_refused(SEQ("{\"class_name\": \"TimeDistributed\", \"config\": {\"layer\": [1, 2]}}"),
                    "model.json: layers[0].config.layer: expected a layer {\"class_name\": ..., \"config\": ...}, "
                    "got an array");

@@ -292,6 +292,28 @@ int tw_layer_set_trainable(tw_layer *layer, bool trainable);
  * has none), recorded on active tapes. */
 tw_tensor *tw_layer_regularization_loss(const tw_layer *layer);
 
+/* ---- layers of a class the engine does not know ---------------------------- */
+/* A Keras file's layer of a user's Python class (Keras 3's module and
+ * registered_name, Keras 2's "Package>Class" class_name) or of a Keras
+ * class not implemented here, kept so the model opens, summarizes and is
+ * written back: what the file says of it verbatim (module,
+ * registered_name and build_config NULL where the file has none; config
+ * and build_config as JSON text, config without its "name" and
+ * "trainable", which the layer holds) and why it cannot run. Its output
+ * shape is its "output_shape" parameter (without the batch axis, as the
+ * file records it: none, unknown, by default); its parameter count is
+ * unknown; calling it fails with why, prefixed "UserLayer 'name': ". */
+typedef struct {
+    const char *class_name, *module, *registered_name, *config, *build_config, *why;
+} tw_user_class;
+tw_layer *tw_user_layer_new(const char *name, const tw_user_class *keras);
+/* What the file said of it; NULL for a layer of another class. */
+const tw_user_class *tw_user_layer_keras(const tw_layer *layer);
+/* Its Python class's name, as Keras' summary prints it and Keras 3 names
+ * its weights' group: the class_name without a package ("MyPkg>MyLayer"
+ * in Keras 2's form -> "MyLayer"); NULL for a layer of another class. */
+const char *tw_user_layer_python_class(const tw_layer *layer);
+
 /* ---- wrappers (Bidirectional, TimeDistributed) ----------------------------- */
 /* A wrapper holds the layer it wraps as a layer inside it, like a model's
  * layers: its weights are the inner layer's ("bidirectional/forward_lstm/
