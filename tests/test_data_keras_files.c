@@ -1063,6 +1063,62 @@ static void test_user_class(void)
     g_free(dir);
 }
 
+/* A .keras file whose weights hold a user layer's variables (saved by
+ * its own code under its group, "layers/dense" for a Python class DENSE):
+ * their sizes are its parameter count, and the model's counts are known. */
+static void test_user_class_weights(void)
+{
+    /* The weights: a Dense(4) where the user layer is, then Dense(2). */
+    static const char dense[] = USER_CLASS_LAYERS(
+        "{\"module\": \"keras.layers\", \"class_name\": \"Dense\", \"config\": {\"name\": \"my_layer\", \"units\": "
+        "4}, \"registered_name\": null, \"name\": \"my_layer\", \"inbound_nodes\": [{\"args\": [" K3_TENSOR("x", "8")
+        "], \"kwargs\": {}}]}",
+        "{\"module\": \"keras.layers\", \"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2}, "
+        "\"registered_name\": null, \"name\": \"out\", \"inbound_nodes\": [{\"args\": [" K3_TENSOR("my_layer", "4") "], "
+        "\"kwargs\": {}}]}");
+    static const char user[] = USER_CLASS_LAYERS(
+        "{\"module\": \"my_project.layers\", \"class_name\": \"DENSE\", \"config\": {\"name\": \"my_layer\", "
+        "\"units\": 4}, \"registered_name\": \"MyPkg>DENSE\", \"name\": \"my_layer\", \"inbound_nodes\": [{\"args\": "
+        "[" K3_TENSOR("x", "8") "], \"kwargs\": {}}]}",
+        "{\"module\": \"keras.layers\", \"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2}, "
+        "\"registered_name\": null, \"name\": \"out\", \"inbound_nodes\": [{\"args\": [" K3_TENSOR("my_layer", "4") "], "
+        "\"kwargs\": {}}]}");
+    char *dir = scratch_dir();
+    char *keras = g_build_filename(dir, "user_weights.keras", NULL);
+    tw_model *made = tw_model_from_json(dense, strlen(dense), "dense.json");
+    g_assert_nonnull(made);
+    g_assert_cmpint(tw_model_write(made, keras, TW_MODEL_FORMAT_KERAS), ==, 0);
+    tw_layer_unref(made);
+    zip_t *za = zip_open(keras, 0, NULL);
+    g_assert_nonnull(za);
+    zip_int64_t at = zip_name_locate(za, "config.json", 0);
+    g_assert_cmpint(at, >=, 0);
+    g_assert_cmpint(zip_file_replace(za, (zip_uint64_t)at, zip_source_buffer(za, user, strlen(user), 0), 0), ==, 0);
+    g_assert_cmpint(zip_close(za), ==, 0);
+
+    tw_model *m = tw_model_open(keras);
+    if (!m)
+        g_error("%s: %s", keras, tw_last_error());
+    g_assert_true(tw_model_open_had_weights());
+    int64_t total, trainable, frozen;
+    g_assert_cmpint(tw_model_count_params(m, &total, &trainable, &frozen), ==, 0);
+    g_assert_cmpint(total, ==, 8 * 4 + 4 + 4 * 2 + 2);
+    char *summary = tw_model_summary(m, 0);
+    g_assert_nonnull(strstr(summary, "Total params: 46\n"));
+    GRegex *row = g_regex_new("my_layer \\(DENSE\\) +\\(None, 4\\) +36 ", 0, 0, NULL);
+    if (!g_regex_match(row, summary, 0, NULL))
+        g_error("no row for my_layer with 36 parameters in:\n%s", summary);
+    g_regex_unref(row);
+    free(summary);
+    /* counted, it still cannot run */
+    g_assert_cmpint(tw_layer_check_runnable(m), ==, -1);
+    tw_error_clear();
+    tw_layer_unref(m);
+    g_free(keras);
+    scratch_remove_tree(dir);
+    g_free(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1105,5 +1161,6 @@ int main(int argc, char **argv)
     g_test_add_func("/keras_files/cli_weights", test_cli_weights);
     g_test_add_func("/keras_files/keras3_wrapper_paths", test_keras3_wrapper_paths);
     g_test_add_func("/keras_files/user_class", test_user_class);
+    g_test_add_func("/keras_files/user_class_weights", test_user_class_weights);
     return g_test_run();
 }

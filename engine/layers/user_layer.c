@@ -4,9 +4,10 @@
  * Keras class not implemented here. Its code is not in the file, so, as
  * Lambda (lambda.c), it holds its place with the output shape the file
  * records ("output_shape", which the Functional reader sets from the
- * layers it feeds) or an unknown one; its parameters are not known (they
- * are made by that code); calling it fails naming its class. What the file
- * says of it is kept verbatim to be written back. */
+ * layers it feeds) or an unknown one; its parameters are made by that
+ * code, so their count is unknown unless a weights file gives it (the
+ * Keras 3 reader sets it); calling it fails naming its class. What the
+ * file says of it is kept verbatim to be written back. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,8 @@ static const tw_param_def params[] = {
 typedef struct {
     tw_user_class keras; /* pointers to the copies below */
     char *class_name, *module, *registered_name, *config, *build_config, *why;
+    bool counted; /* a weights file gave the counts */
+    int64_t trainable, non_trainable;
 } user_state;
 
 static const char *user_cannot_run(const tw_layer *self)
@@ -39,12 +42,14 @@ static int user_call_n(tw_layer *self, tw_tensor *const *inputs, int n, tw_tenso
     return TW_LAYER_ERROR(self, "%s", user_cannot_run(self));
 }
 
-/* Its weights are made by its Python code: their count is not known. */
+/* Its weights are made by its Python code: their count is not known
+ * unless a weights file gave it. */
 static int user_count_params(const tw_layer *self, int64_t *trainable, int64_t *non_trainable)
 {
-    (void)self;
-    *trainable = *non_trainable = 0;
-    return 1;
+    const user_state *st = self->state;
+    *trainable = st->counted ? st->trainable : 0;
+    *non_trainable = st->counted ? st->non_trainable : 0;
+    return st->counted ? 0 : 1;
 }
 
 static void user_finalize(tw_layer *self)
@@ -77,7 +82,12 @@ static void set_keras(tw_layer *layer, const tw_user_class *keras)
 
 static int user_clone_extra(tw_layer *copy, const tw_layer *layer)
 {
-    set_keras(copy, &((const user_state *)layer->state)->keras);
+    const user_state *from = layer->state;
+    user_state *to = copy->state;
+    set_keras(copy, &from->keras);
+    to->counted = from->counted;
+    to->trainable = from->trainable;
+    to->non_trainable = from->non_trainable;
     return 0;
 }
 
@@ -119,4 +129,18 @@ const char *tw_user_layer_python_class(const tw_layer *layer)
     const tw_user_class *keras = tw_user_layer_keras(layer);
     const char *package_end = keras ? strrchr(keras->class_name, '>') : NULL;
     return package_end ? package_end + 1 : keras ? keras->class_name : NULL;
+}
+
+int tw_user_layer_set_param_count(tw_layer *layer, int64_t trainable, int64_t non_trainable)
+{
+    if (!tw_user_layer_keras(layer))
+        return tw_error_set("user layer: %s is not a layer of a class the engine does not know",
+                            layer ? tw_layer_name(layer) : "NULL");
+    if (trainable < 0 || non_trainable < 0)
+        return TW_LAYER_ERROR(layer, "a parameter count cannot be negative");
+    user_state *st = layer->state;
+    st->counted = true;
+    st->trainable = trainable;
+    st->non_trainable = non_trainable;
+    return 0;
 }

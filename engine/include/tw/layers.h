@@ -302,7 +302,8 @@ tw_tensor *tw_layer_regularization_loss(const tw_layer *layer);
  * "trainable", which the layer holds) and why it cannot run. Its output
  * shape is its "output_shape" parameter (without the batch axis, as the
  * file records it: none, unknown, by default); its parameter count is
- * unknown; calling it fails with why, prefixed "UserLayer 'name': ". */
+ * unknown unless a weights file gives it (tw_user_layer_set_param_count);
+ * calling it fails with why, prefixed "UserLayer 'name': ". */
 typedef struct {
     const char *class_name, *module, *registered_name, *config, *build_config, *why;
 } tw_user_class;
@@ -313,6 +314,10 @@ const tw_user_class *tw_user_layer_keras(const tw_layer *layer);
  * its weights' group: the class_name without a package ("MyPkg>MyLayer"
  * in Keras 2's form -> "MyLayer"); NULL for a layer of another class. */
 const char *tw_user_layer_python_class(const tw_layer *layer);
+/* Its parameter count as a weights file gives it (the sizes of what is
+ * saved under its name; the file does not say which are trainable, so
+ * the reader counts them all trainable): known from then on. */
+int tw_user_layer_set_param_count(tw_layer *layer, int64_t trainable, int64_t non_trainable);
 
 /* ---- wrappers (Bidirectional, TimeDistributed) ----------------------------- */
 /* A wrapper holds the layer it wraps as a layer inside it, like a model's
