@@ -128,8 +128,7 @@ char *tw__keras_snake_case(const char *class_name)
  * "MyPkg>MyLayer" without its package). */
 static char *object_name(const tw_layer *layer)
 {
-    const char *python_class = tw_user_layer_python_class(layer);
-    const char *name = python_class ? python_class : tw_layer_class_of(layer)->name;
+    const char *name = tw_layer_class_shown(layer);
     return tw__keras_snake_case(!strcmp(name, "Model") ? "Functional" : name);
 }
 

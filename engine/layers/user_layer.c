@@ -144,3 +144,9 @@ int tw_user_layer_set_param_count(tw_layer *layer, int64_t trainable, int64_t no
     st->non_trainable = non_trainable;
     return 0;
 }
+
+const char *tw_layer_class_shown(const tw_layer *layer)
+{
+    const char *python_class = tw_user_layer_python_class(layer);
+    return python_class ? python_class : layer->klass->name;
+}

@@ -117,15 +117,6 @@ static void totals(text *t, int64_t trainable, int64_t non_trainable, bool unkno
                "Python code of a class not known here.\n");
 }
 
-/* The class a row names: for a class the engine does not know, the
- * Python class's name as Keras' summary gives it (Keras 2's class_name
- * "MyPkg>MyLayer" without its package). */
-static const char *class_shown(const tw_layer *l)
-{
-    const char *python_class = tw_user_layer_python_class(l);
-    return python_class ? python_class : l->klass->name;
-}
-
 /* The Param # column: "?" where the count depends on an unknown shape. */
 static void param_text(const tw_layer_info *info, char *buf, size_t size)
 {
@@ -205,7 +196,7 @@ static char *functional_summary(const tw_model *model, int line_length)
         if (i)
             rule(&t, '_', line_length);
         char name[160], shape[256], params[32], from[160];
-        snprintf(name, sizeof name, "%s (%s)", l->name, class_shown(l));
+        snprintf(name, sizeof name, "%s (%s)", l->name, tw_layer_class_shown(l));
         functional_shape(model, i, shape, sizeof shape);
         unknown_shapes |= strchr(shape, '?') != NULL;
         param_text(&info[i], params, sizeof params);
@@ -272,7 +263,7 @@ char *tw_model_summary(const tw_model *model, int line_length)
             rule(&t, '_', line_length);
         first = false;
         char name[160], shape[128], params[32];
-        snprintf(name, sizeof name, "%s (%s)", l->name, class_shown(l));
+        snprintf(name, sizeof name, "%s (%s)", l->name, tw_layer_class_shown(l));
         tw_shape_format(&info[i].output, shape, sizeof shape);
         param_text(&info[i], params, sizeof params);
         row(&t, stops, (const char *const[]){name, shape, params});

@@ -314,6 +314,10 @@ const tw_user_class *tw_user_layer_keras(const tw_layer *layer);
  * its weights' group: the class_name without a package ("MyPkg>MyLayer"
  * in Keras 2's form -> "MyLayer"); NULL for a layer of another class. */
 const char *tw_user_layer_python_class(const tw_layer *layer);
+/* The class shown for a layer (summaries, the designer's boxes, the
+ * layer graph): tw_user_layer_python_class for a class the engine does not
+ * know, else its class's name. */
+const char *tw_layer_class_shown(const tw_layer *layer);
 /* Its parameter count as a weights file gives it (the sizes of what is
  * saved under its name; the file does not say which are trainable, so
  * the reader counts them all trainable): known from then on. */
