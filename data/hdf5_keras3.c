@@ -45,6 +45,53 @@ static char *group_of(const char *dataset)
     return g_strndup(dataset, (gsize)(slash - dataset));
 }
 
+static herr_t add_dataset_size(hid_t obj, const char *path, const H5O_info_t *info, void *data)
+{
+    if (info->type != H5O_TYPE_DATASET)
+        return 0;
+    hid_t d = H5Dopen2(obj, path, H5P_DEFAULT);
+    hid_t space = d >= 0 ? H5Dget_space(d) : -1;
+    hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+    if (space >= 0)
+        H5Sclose(space);
+    if (d >= 0)
+        H5Dclose(d);
+    if (n < 0)
+        return -1;
+    *(int64_t *)data += n;
+    return 0;
+}
+
+/* A layer of a class the engine does not know has its variables saved by
+ * its own code under its group: their sizes are its parameter count. */
+static int count_user_layers(tw_model *model, hid_t file, const char *name)
+{
+    GPtrArray *layers = g_ptr_array_new(), *groups = g_ptr_array_new_with_free_func(g_free);
+    tw__keras3_user_groups(model, layers, groups);
+    int rc = 0;
+    for (guint i = 0; i < layers->len && !rc; i++) {
+        if (!tw__h5_has_link(file, groups->pdata[i]))
+            continue; /* nothing saved: its count stays unknown */
+        int64_t total = 0;
+        tw__h5_lock();
+        hid_t g = H5Gopen2(file, groups->pdata[i], H5P_DEFAULT);
+        herr_t visited = g >= 0 ? H5Ovisit2(g, H5_INDEX_NAME, H5_ITER_INC, add_dataset_size, &total, H5O_INFO_BASIC)
+                                : -1;
+        if (g >= 0)
+            H5Gclose(g);
+        H5Eclear2(H5E_DEFAULT);
+        tw__h5_unlock();
+        if (visited < 0)
+            rc = tw_error_set("%s: cannot read the variables under '%s' of layer '%s'", name,
+                              (const char *)groups->pdata[i], tw_layer_name(layers->pdata[i]));
+        else
+            rc = tw_user_layer_set_param_count(layers->pdata[i], total, 0);
+    }
+    g_ptr_array_unref(layers);
+    g_ptr_array_unref(groups);
+    return rc;
+}
+
 int tw__keras3_apply_weights(tw_model *model, hid_t file, size_t cap, const char *name)
 {
     GPtrArray *groups = g_ptr_array_new_with_free_func(g_free);
@@ -86,6 +133,9 @@ int tw__keras3_apply_weights(tw_model *model, hid_t file, size_t cap, const char
     }
     for (guint i = 0; i < values->len && !rc; i++)
         rc = tw__keras_assign(&g_array_index(vars, tw_keras3_var, i).weight, values->pdata[i], name);
+    /* Its weights are made by its own code: the file gives their count. */
+    if (!rc)
+        rc = count_user_layers(model, file, name);
     g_hash_table_unref(counted);
     g_ptr_array_unref(values);
     g_array_unref(vars);

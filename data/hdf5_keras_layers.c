@@ -123,10 +123,12 @@ char *tw__keras_snake_case(const char *class_name)
 }
 
 /* Keras 3 saves Functional models under the class name "Functional"; the
- * engine may call them "Model" (Keras 2's name). */
+ * engine may call them "Model" (Keras 2's name). A class the engine does
+ * not know is saved under its Python class's name (Keras 2's class_name
+ * "MyPkg>MyLayer" without its package). */
 static char *object_name(const tw_layer *layer)
 {
-    const char *name = tw_layer_class_of(layer)->name;
+    const char *name = tw_layer_class_shown(layer);
     return tw__keras_snake_case(!strcmp(name, "Model") ? "Functional" : name);
 }
 
@@ -137,29 +139,55 @@ static bool has_cell(const tw_layer *layer)
 
 static int walk3(tw_layer *layer, const char *group, GPtrArray *groups, GArray *vars);
 
+/* A container's child's group, "<group>/layers/<name>" or, for the
+ * second object of a name, "<name>_1" and on; used counts the names. */
+static char *child_group(GHashTable *used, const char *group, const tw_layer *child)
+{
+    char *name = object_name(child);
+    gpointer seen;
+    char *child_group;
+    if (g_hash_table_lookup_extended(used, name, NULL, &seen)) {
+        int count = GPOINTER_TO_INT(seen) + 1;
+        g_hash_table_insert(used, g_strdup(name), GINT_TO_POINTER(count));
+        child_group = g_strdup_printf("%s%slayers/%s_%d", group, *group ? "/" : "", name, count);
+    } else {
+        g_hash_table_insert(used, g_strdup(name), GINT_TO_POINTER(0));
+        child_group = g_strdup_printf("%s%slayers/%s", group, *group ? "/" : "", name);
+    }
+    free(name);
+    return child_group;
+}
+
 static int walk3_container(tw_model *model, const char *group, GPtrArray *groups, GArray *vars)
 {
     GHashTable *used = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     int rc = 0;
     for (int i = 0; i < tw__keras_nlayers(model) && !rc; i++) {
         tw_layer *child = tw__keras_layer_at(model, i);
-        char *name = object_name(child);
-        gpointer seen;
-        char *child_group;
-        if (g_hash_table_lookup_extended(used, name, NULL, &seen)) {
-            int count = GPOINTER_TO_INT(seen) + 1;
-            g_hash_table_insert(used, g_strdup(name), GINT_TO_POINTER(count));
-            child_group = g_strdup_printf("%s%slayers/%s_%d", group, *group ? "/" : "", name, count);
-        } else {
-            g_hash_table_insert(used, g_strdup(name), GINT_TO_POINTER(0));
-            child_group = g_strdup_printf("%s%slayers/%s", group, *group ? "/" : "", name);
-        }
-        free(name);
-        rc = walk3(child, child_group, groups, vars);
-        g_free(child_group);
+        char *at = child_group(used, group, child);
+        rc = walk3(child, at, groups, vars);
+        g_free(at);
     }
     g_hash_table_unref(used);
     return rc;
+}
+
+static void user_groups(tw_model *model, const char *group, GPtrArray *layers, GPtrArray *groups)
+{
+    GHashTable *used = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (int i = 0; i < tw__keras_nlayers(model); i++) {
+        tw_layer *child = tw__keras_layer_at(model, i);
+        char *at = child_group(used, group, child);
+        if (tw_user_layer_keras(child)) {
+            g_ptr_array_add(layers, child);
+            g_ptr_array_add(groups, at);
+            continue;
+        }
+        if (tw_layer_is_model(child))
+            user_groups(child, at, layers, groups);
+        g_free(at);
+    }
+    g_hash_table_unref(used);
 }
 
 /* Keras 3 saves a wrapper's layers as its attributes: Bidirectional's
@@ -214,6 +242,11 @@ static int walk3_attention(tw_layer *layer, const char *group, GPtrArray *groups
 
 static int walk3(tw_layer *layer, const char *group, GPtrArray *groups, GArray *vars)
 {
+    /* A class the engine does not know: what its code saved is not held
+     * here, so nothing is written for it (not an empty group, which would
+     * say it has no weights). */
+    if (tw_user_layer_keras(layer))
+        return 0;
     g_ptr_array_add(groups, g_strdup_printf("%s%svars", group, *group ? "/" : ""));
     if (tw_layer_is_model(layer))
         return walk3_container(layer, group, groups, vars);
@@ -250,6 +283,11 @@ static int walk3(tw_layer *layer, const char *group, GPtrArray *groups, GArray *
 int tw__keras3_vars(tw_model *model, GPtrArray *groups, GArray *vars)
 {
     return walk3(model, "", groups, vars);
+}
+
+void tw__keras3_user_groups(tw_model *model, GPtrArray *layers, GPtrArray *groups)
+{
+    user_groups(model, "", layers, groups);
 }
 
 int tw__keras_check(const tw_keras_weight *w, const tw_tensor *value, const char *where)

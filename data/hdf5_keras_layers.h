@@ -48,6 +48,10 @@ typedef struct {
     tw_keras_weight weight;
 } tw_keras3_var;
 int tw__keras3_vars(tw_model *model, GPtrArray *groups, GArray *vars);
+/* The layers of a class the engine does not know (UserLayer), at any
+ * depth of nested models, and the group Keras 3 saves each one's
+ * variables under ("layers/my_layer"; the caller frees the strings). */
+void tw__keras3_user_groups(tw_model *model, GPtrArray *layers, GPtrArray *groups);
 
 void tw__keras_weight_clear(tw_keras_weight *w);
 

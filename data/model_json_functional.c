@@ -58,6 +58,7 @@ typedef struct {
     int layer;
     int64_t node, tensor;
     char *path;
+    JsonNode *shape; /* Keras 3's record of the tensor's shape; NULL in Keras 2's form */
 } ref;
 
 typedef struct {
@@ -138,6 +139,8 @@ static int collect_tensors(graph *g, JsonNode *node, const char *path, GPtrArray
     char *p = g_strdup_printf("%s.config.keras_history", path);
     int rc = history ? parse_history(g, history, p, refs) : fail("%s: missing", p);
     g_free(p);
+    if (!rc)
+        ((ref *)refs->pdata[refs->len - 1])->shape = json_object_get_member(c, "shape");
     return rc;
 }
 
@@ -372,10 +375,13 @@ static int parse_call(graph *g, const entry *e, int k, GPtrArray *refs)
     return rc;
 }
 
-static bool shapeless_lambda(const entry *e)
+/* A layer whose shape is made by code not in the file (a Lambda, a class
+ * the engine does not know) and not declared there. */
+static bool shapeless_code(const entry *e)
 {
     const tw_param_value *shape = tw_layer_get(e->layer, "output_shape");
-    return !strcmp(tw_layer_class_of(e->layer)->name, "Lambda") && shape && shape->is_null;
+    return (!strcmp(tw_layer_class_of(e->layer)->name, "Lambda") || tw_user_layer_keras(e->layer)) && shape &&
+           shape->is_null;
 }
 
 /* Make call k of e when its inputs exist: 1 made, 0 waiting, -1 failed. */
@@ -487,12 +493,14 @@ static char *shape_text(JsonNode *node)
     return g_string_free(text, FALSE);
 }
 
-/* A Lambda's output shape is Python code or absent, but a layer that takes
- * its output records what it was given: Keras 3 (and 2.13+) write each
- * layer's build_config.input_shape, the shapes of its first call's inputs
- * in order. That shape is the Lambda's output, read, not guessed. With no
- * such record its shape stays unknown (TW_SHAPE_UNKNOWN): the model opens
- * and summarizes with "?" there. */
+/* A Lambda's output shape is Python code or absent (and a class the
+ * engine does not know declares none), but a layer that takes its output
+ * records what it was given: Keras 3 (and 2.13+) write each layer's
+ * build_config.input_shape, the shapes of its first call's inputs in
+ * order, and Keras 3 each input tensor's shape in the call itself. That
+ * shape is the layer's output, read, not guessed. With no such record its
+ * shape stays unknown (TW_SHAPE_UNKNOWN): the model opens and summarizes
+ * with "?" there. */
 static void lambda_shapes_from_consumers(graph *g, JsonArray *layers)
 {
     for (int i = 0; i < g->n; i++) {
@@ -510,9 +518,10 @@ static void lambda_shapes_from_consumers(graph *g, JsonArray *layers)
             for (guint k = 0; k < refs->len; k++) {
                 ref *r = refs->pdata[k];
                 entry *from = &g->entries[r->layer];
-                if (!a || call || r->node != 0 || r->tensor != 0 || !shapeless_lambda(from))
+                if (r->node != 0 || r->tensor != 0 || !shapeless_code(from))
                     continue;
-                JsonNode *one = refs->len == 1 ? shapes
+                JsonNode *one = !a || call                    ? r->shape
+                                : refs->len == 1              ? shapes
                                 : k < json_array_get_length(a) ? json_array_get_element(a, k)
                                                                 : NULL;
                 char *text = shape_text(one);
@@ -871,6 +880,35 @@ static void put_input_layer(GString *out, const tw_layer *layer, tw_keras_json_f
     free(dtype);
 }
 
+/* Keras 2's form records no tensor shapes, and a class the engine does
+ * not know declares none: a layer it feeds gets Keras 2.13+'s
+ * build_config, the shapes of its first call's inputs, from which the
+ * reader takes that class's output shape again. Only when all are known. */
+static void put_shapes_after_user_layer(GString *out, const tw_model *model, int layer)
+{
+    tw_keras_history in[TW_MAX_LAYER_IO];
+    int n = tw_functional_layer_ncalls(model, layer) > 0 ? tw_functional_call_inputs(model, layer, 0, in) : 0;
+    bool fed = false;
+    tw_shape shapes[TW_MAX_LAYER_IO];
+    for (int i = 0; i < n; i++) {
+        tw_shape outs[TW_MAX_LAYER_IO];
+        tw_functional_call_outputs(model, in[i].layer, in[i].node_index, outs);
+        shapes[i] = outs[in[i].tensor_index];
+        if (!tw_shape_known(&shapes[i]))
+            return;
+        fed |= tw_user_layer_keras(tw_model_layer_at(model, in[i].layer)) != NULL;
+    }
+    if (!fed)
+        return;
+    g_string_append(out, ", \"build_config\": {\"input_shape\": ");
+    g_string_append(out, n > 1 ? "[" : "");
+    for (int i = 0; i < n; i++) {
+        g_string_append(out, i ? ", " : "");
+        tw__json_put_shape(out, &shapes[i]);
+    }
+    g_string_append(out, n > 1 ? "]}" : "}");
+}
+
 void tw__json_put_functional_config(GString *out, const tw_model *model, tw_keras_json_format format)
 {
     g_string_append(out, "{\"name\": ");
@@ -884,6 +922,11 @@ void tw__json_put_functional_config(GString *out, const tw_model *model, tw_kera
         g_string_append(out, i ? ", " : "");
         if (!strcmp(klass->name, "InputLayer")) {
             put_input_layer(out, layer, format);
+        } else if (tw_user_layer_keras(layer)) {
+            GString *one = g_string_new(NULL);
+            tw__json_put_layer(one, layer, format);
+            g_string_append_len(out, one->str, (gssize)one->len - 1); /* opened again for the name */
+            g_string_free(one, TRUE);
         } else {
             /* {"class_name": ..., "config": ...}, opened again for Keras 3's keys. */
             GString *one = g_string_new(NULL);
@@ -906,6 +949,8 @@ void tw__json_put_functional_config(GString *out, const tw_model *model, tw_kera
         tw__json_put_string(out, tw_layer_name(layer));
         g_string_append(out, ", \"inbound_nodes\": ");
         put_nodes(out, model, i, format);
+        if (format == TW_KERAS_JSON_2)
+            put_shapes_after_user_layer(out, model, i);
         g_string_append_c(out, '}');
     }
     g_string_append(out, "], \"input_layers\": ");

@@ -17,7 +17,12 @@ const char *tw__json_describe(JsonNode *node); /* "an object", "a string", ... *
 /* model_json_write.c */
 void tw__json_put_string(GString *out, const char *s);
 void tw__json_put_shape(GString *out, const tw_shape *shape);
-/* {"class_name": ..., "config": ...} of a layer of a Functional model. */
+/* Any JSON value as Python's json.dumps writes it, floats in their
+ * shortest form that reads back the same. */
+void tw__json_put_node(GString *out, JsonNode *node);
+/* {"class_name": ..., "config": ...} of a layer of a Functional model (a
+ * layer of a class the engine does not know: whole, with Keras 3's module
+ * and registered_name in that form). */
 void tw__json_put_layer(GString *out, const tw_layer *layer, tw_keras_json_format format);
 
 /* model_json_functional.c: a Functional model's config (class_name

@@ -470,15 +470,15 @@ static tw_layer *read_plain_layer(const char *class_name, JsonObject *config, bo
     return layer;
 }
 
-/* {"class_name": "Dense", "config": {...}} at path "layers[3]". */
-/* A class_name no layer class has: the message names the layer and what
- * the file says of the class's origin. Keras 3 writes a user class's
- * module and registered_name ("package>Class", from
- * register_keras_serializable), Keras 2 the registered name as the
- * class_name; its Python code is never in the file. */
-static void fail_unknown_class(JsonObject *obj, const char *class_name, JsonObject *config, const char *path)
+/* A class_name no layer class has: a UserLayer (tw_user_layer_new) that
+ * keeps what the file says of it and, for why it cannot run, what the file
+ * says of the class's origin. Keras 3 writes a user class's module and
+ * registered_name ("package>Class", from register_keras_serializable),
+ * Keras 2 the registered name as the class_name; its Python code is never
+ * in the file. */
+static tw_layer *read_user_layer(JsonObject *obj, const char *class_name, JsonObject *config, bool first,
+                                 const char *config_path)
 {
-    const char *name = config ? string_member(config, "name") : NULL;
     const char *module = string_member(obj, "module"), *registered = string_member(obj, "registered_name");
     const char *package_end = strchr(class_name, '>');
     GString *origin = g_string_new(NULL);
@@ -490,15 +490,54 @@ static void fail_unknown_class(JsonObject *obj, const char *class_name, JsonObje
         g_string_append_printf(origin, "%smodule \"%s\"", origin->len ? ", " : "", module);
     bool keras = module && (!strcmp(module, "keras") || g_str_has_prefix(module, "keras."));
     bool user = registered || package_end || (module && !keras);
-    fail("%s%s%s%s: unknown layer class \"%s\"%s%s%s: %s", path, name ? " '" : "", name ? name : "", name ? "'" : "",
-         class_name, origin->len ? " (" : "", origin->str, origin->len ? ")" : "",
-         user    ? "a user-defined class; its Python code is not in the file and cannot run here"
-         : keras ? "a Keras layer Tensor Workbench does not implement"
-                 : "not a Keras layer Tensor Workbench implements; a user-defined class's Python code cannot run "
-                   "here");
+    char *why = g_strdup_printf(
+        "its class \"%s\"%s%s%s is %s; the model can be summarized but not run or trained", class_name,
+        origin->len ? " (" : "", origin->str, origin->len ? ")" : "",
+        user    ? "a user-defined class whose Python code is not in the file and cannot run here"
+        : keras ? "a Keras layer Tensor Workbench does not implement"
+                : "not a Keras layer Tensor Workbench implements (a user-defined class's Python code cannot run here)");
     g_string_free(origin, TRUE);
+    /* The config as the file has it, less the name and trainable the layer holds. */
+    GString *rest = g_string_new("{");
+    GList *members = json_object_get_members(config);
+    for (GList *m = members; m; m = m->next) {
+        if (!strcmp(m->data, "name") || !strcmp(m->data, "trainable"))
+            continue;
+        g_string_append(rest, rest->len > 1 ? ", " : "");
+        tw__json_put_string(rest, m->data);
+        g_string_append(rest, ": ");
+        tw__json_put_node(rest, json_object_get_member(config, m->data));
+    }
+    g_list_free(members);
+    g_string_append_c(rest, '}');
+    JsonNode *bc = json_object_get_member(obj, "build_config");
+    GString *build = bc ? g_string_new(NULL) : NULL;
+    if (bc)
+        tw__json_put_node(build, bc);
+    tw_user_class info = {class_name, module, registered, rest->str, build ? build->str : NULL, why};
+    tw_layer *layer = tw_user_layer_new(NULL, &info);
+    g_free(why);
+    g_string_free(rest, TRUE);
+    if (build)
+        g_string_free(build, TRUE);
+    /* The first layer's input shape is the model's, as for any class. */
+    const char *shape_key = json_object_has_member(config, "batch_shape") ? "batch_shape" : "batch_input_shape";
+    JsonNode *shape = json_object_get_member(config, shape_key);
+    char *shape_path = g_strdup_printf("%s.%s", config_path, shape_key);
+    int rc = read_name(layer, config, config_path);
+    if (!rc && shape && first)
+        rc = read_input_shape(layer, shape, shape_path);
+    if (!rc)
+        rc = read_trainable(layer, config, config_path);
+    g_free(shape_path);
+    if (rc) {
+        tw_layer_unref(layer);
+        return NULL;
+    }
+    return layer;
 }
 
+/* {"class_name": "Dense", "config": {...}} at path "layers[3]". */
 static tw_layer *read_layer(JsonNode *node, bool first, const char *path)
 {
     JsonObject *obj = object_or_null(node);
@@ -525,8 +564,10 @@ static tw_layer *read_layer(JsonNode *node, bool first, const char *path)
         layer = tw__json_read_functional(config, config_path);
     else if (!JSON_NODE_HOLDS_OBJECT(config))
         fail("%s: expected an object, got %s", config_path, describe(config));
-    else if (!tw_layer_class_find(class_name))
-        fail_unknown_class(obj, class_name, json_node_get_object(config), path);
+    else if (!tw_layer_class_find(class_name)) {
+        tw_error_clear();
+        layer = read_user_layer(obj, class_name, json_node_get_object(config), first, config_path);
+    }
     else
         layer = read_plain_layer(class_name, json_node_get_object(config), first, path, config_path);
     g_free(config_path);

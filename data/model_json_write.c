@@ -153,6 +153,101 @@ static void put_shape(GString *out, const tw_shape *shape)
     g_string_append_c(out, ']');
 }
 
+/* Keys of Keras 3's constructors that Keras 2.15's (the version the files
+ * are stamped with) does not take: Keras 2 refuses an unknown keyword, so
+ * they are left out of the Keras 2 form (reading one back gives the
+ * engine's default there). */
+static const struct {
+    const char *class_name, *key;
+} keras3_only_keys[] = {
+    {"Cropping1D", "data_format"},      {"ZeroPadding1D", "data_format"},  {"CenterCrop", "data_format"},
+    {"RandomFlip", "data_format"},      {"RandomRotation", "data_format"}, {"RandomZoom", "data_format"},
+    {"RandomTranslation", "data_format"}, {"RandomContrast", "value_range"}, {"RandomContrast", "data_format"},
+    {"Resizing", "pad_to_aspect_ratio"}, {"Resizing", "fill_mode"},       {"Resizing", "fill_value"},
+    {"Resizing", "antialias"},          {"Resizing", "data_format"},
+};
+
+static bool keras2_lacks(const char *class_name, const char *key)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(keras3_only_keys); i++)
+        if (!strcmp(keras3_only_keys[i].class_name, class_name) && !strcmp(keras3_only_keys[i].key, key))
+            return true;
+    return false;
+}
+
+/* Any JSON value, as Python's json.dumps writes it (floats as put_float). */
+static void put_node(GString *out, JsonNode *node)
+{
+    if (JSON_NODE_HOLDS_OBJECT(node)) {
+        JsonObject *obj = json_node_get_object(node);
+        GList *members = json_object_get_members(obj);
+        g_string_append_c(out, '{');
+        for (GList *m = members; m; m = m->next) {
+            g_string_append(out, m == members ? "" : ", ");
+            put_key(out, m->data);
+            put_node(out, json_object_get_member(obj, m->data));
+        }
+        g_string_append_c(out, '}');
+        g_list_free(members);
+    } else if (JSON_NODE_HOLDS_ARRAY(node)) {
+        JsonArray *a = json_node_get_array(node);
+        g_string_append_c(out, '[');
+        for (guint i = 0; i < json_array_get_length(a); i++) {
+            g_string_append(out, i ? ", " : "");
+            put_node(out, json_array_get_element(a, i));
+        }
+        g_string_append_c(out, ']');
+    } else if (JSON_NODE_HOLDS_NULL(node)) {
+        g_string_append(out, "null");
+    } else if (json_node_get_value_type(node) == G_TYPE_STRING) {
+        put_string(out, json_node_get_string(node));
+    } else if (json_node_get_value_type(node) == G_TYPE_BOOLEAN) {
+        g_string_append(out, json_node_get_boolean(node) ? "true" : "false");
+    } else if (json_node_get_value_type(node) == G_TYPE_DOUBLE) {
+        put_float(out, json_node_get_double(node));
+    } else {
+        g_string_append_printf(out, "%" G_GINT64_FORMAT, json_node_get_int(node));
+    }
+}
+
+/* A layer of a class the engine does not know, as the file had it: Keras
+ * 3's module, class_name, registered_name and build_config, or Keras 2's
+ * class_name (the registered name, "Package>Class", where there is one);
+ * its config verbatim after the name and trainable the layer holds. */
+static void put_user_layer(GString *out, const tw_layer *layer, const tw_user_class *keras, const char *name,
+                           tw_keras_json_format format)
+{
+    bool k3 = format == TW_KERAS_JSON_3;
+    g_string_append_c(out, '{');
+    if (k3) {
+        g_string_append(out, "\"module\": ");
+        if (keras->module)
+            put_string(out, keras->module);
+        else
+            g_string_append(out, "null");
+        g_string_append(out, ", ");
+    }
+    g_string_append(out, "\"class_name\": ");
+    put_string(out, !k3 && keras->registered_name ? keras->registered_name : keras->class_name);
+    g_string_append(out, ", \"config\": {\"name\": ");
+    put_string(out, name ? name : tw_layer_name(layer));
+    g_string_append_printf(out, ", \"trainable\": %s", tw_layer_trainable(layer) ? "true" : "false");
+    if (strcmp(keras->config, "{}"))
+        g_string_append_printf(out, ", %s", keras->config + 1); /* its members and closing brace */
+    else
+        g_string_append_c(out, '}');
+    if (k3) {
+        g_string_append(out, ", \"registered_name\": ");
+        if (keras->registered_name)
+            put_string(out, keras->registered_name);
+        else
+            g_string_append(out, "null");
+        if (keras->build_config)
+            g_string_append_printf(out, ", \"build_config\": %s", keras->build_config);
+    }
+    g_string_append_c(out, '}');
+}
+
 static void put_model_config(GString *out, const tw_model *model, tw_keras_json_format format);
 static void put_wrapped(GString *out, const tw_layer *wrapper, tw_keras_json_format format);
 static void put_lookup(GString *out, const tw_layer *layer);
@@ -164,6 +259,11 @@ static void put_layer_as(GString *out, const tw_layer *layer, bool first, const 
                          tw_keras_json_format format)
 {
     const tw_layer_class *klass = tw_layer_class_of(layer);
+    const tw_user_class *keras = tw_user_layer_keras(layer);
+    if (keras) {
+        put_user_layer(out, layer, keras, name, format);
+        return;
+    }
     g_string_append(out, "{\"class_name\": ");
     put_string(out, klass->name);
     g_string_append(out, ", \"config\": ");
@@ -186,7 +286,8 @@ static void put_layer_as(GString *out, const tw_layer *layer, bool first, const 
         put_shape(out, shape);
     }
     for (int i = 0; i < klass->nparams; i++) {
-        if (tw__json_is_call_argument(klass->params[i].key))
+        if (tw__json_is_call_argument(klass->params[i].key) ||
+            (format == TW_KERAS_JSON_2 && keras2_lacks(klass->name, klass->params[i].key)))
             continue;
         g_string_append(out, ", ");
         put_key(out, klass->params[i].key);
@@ -276,6 +377,11 @@ static void put_model_config(GString *out, const tw_model *model, tw_keras_json_
 void tw__json_put_string(GString *out, const char *s)
 {
     put_string(out, s);
+}
+
+void tw__json_put_node(GString *out, JsonNode *node)
+{
+    put_node(out, node);
 }
 
 void tw__json_put_shape(GString *out, const tw_shape *shape)

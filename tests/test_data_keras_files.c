@@ -886,74 +886,234 @@ static void test_keras3_wrapper_paths(void)
 
 /* A layer class the engine does not know, a user's Python class (Keras 3:
  * module and registered_name from register_keras_serializable; Keras 2:
- * "package>Class" as the class_name): refused naming the file, the layer,
- * its class and where the class comes from, by the readers and by twb's
- * commands, never a crash. */
-#define USER_CLASS_LAYERS(input, custom, dense)                                                                  \
+ * "package>Class" as the class_name): the model opens, its shapes taken
+ * from the rest of the graph (or unknown), summarizes with the class's
+ * name and its count unknown, cannot run (train and predict refuse it
+ * naming the layer, class and origin), and writes its config back as the
+ * file had it. */
+#define USER_CLASS_LAYERS(custom, dense)                                                                          \
     "{\"module\": \"keras.src.models.functional\", \"class_name\": \"Functional\", \"config\": {\"name\": "  \
-    "\"m\", \"layers\": [{\"module\": \"keras.layers\", \"class_name\": \"InputLayer\", \"config\": "            \
-    "{\"batch_shape\": [null, 8], \"dtype\": \"float32\", \"name\": \"x\"}, \"registered_name\": null, "            \
-    "\"name\": \"x\", \"inbound_nodes\": []}, " custom ", " dense "], \"input_layers\": [[\"x\", 0, 0]], "           \
-    "\"output_layers\": [[\"out\", 0, 0]]}, \"registered_name\": \"Functional\"}"
+    "\"m\", \"trainable\": true, \"layers\": [{\"module\": \"keras.layers\", \"class_name\": \"InputLayer\", "     \
+    "\"config\": {\"batch_shape\": [null, 8], \"dtype\": \"float32\", \"sparse\": false, \"name\": \"x\"}, "       \
+    "\"registered_name\": null, \"name\": \"x\", \"inbound_nodes\": []}, " custom ", " dense "], "                  \
+    "\"input_layers\": [[\"x\", 0, 0]], \"output_layers\": [[\"out\", 0, 0]]}, \"registered_name\": "              \
+    "\"Functional\", \"build_config\": {\"input_shape\": null}}"
 #define K3_TENSOR(from, dim)                                                                                      \
     "{\"class_name\": \"__keras_tensor__\", \"config\": {\"shape\": [null, " dim "], \"dtype\": \"float32\", "     \
     "\"keras_history\": [\"" from "\", 0, 0]}}"
+/* The user layer's config as the file has it: floats, nesting, nulls. */
+#define USER_CONFIG "\"units\": 4, \"scale\": 0.2, \"extra\": {\"steps\": [1, 2.5, null, true, \"s\"]}"
+
+/* Opens path (a model file) and checks it as the files above are. */
+static tw_model *open_user_model(const char *path, const char *row, const char *why)
+{
+    tw_model *m = tw_model_open(path);
+    if (!m)
+        g_error("%s: %s", path, tw_last_error());
+    char *summary = tw_model_summary(m, 0);
+    if (!strstr(summary, row))
+        g_error("%s: no row \"%s\" in the summary:\n%s", path, row, summary);
+    g_assert_nonnull(strstr(summary, "Total params: unknown, at least "));
+    free(summary);
+    g_assert_cmpint(tw_layer_check_runnable(m), ==, -1);
+    g_assert_cmpstr(tw_last_error(), ==, why);
+    tw_error_clear();
+    return m;
+}
+
+/* twb summarizes the file and refuses to train on it or predict with it,
+ * naming the layer and why. */
+static void check_user_cli(const char *path, const char *row, const char *why)
+{
+    if (!g_getenv("TWB"))
+        return;
+    twb_run r = run_twb_argv((const char *[]){"summary", path, NULL});
+    g_assert_cmpint(r.exit_status, ==, 0);
+    if (!strstr(r.out, row))
+        g_error("twb summary %s: no row \"%s\" in:\n%s%s", path, row, r.out, r.err);
+    twb_run_clear(&r);
+    const char *const commands[][8] = {{"train", path, "--data", "blobs", "--epochs", "1", NULL},
+                                       {"predict", path, "--data", "blobs", NULL}};
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+        r = run_twb_argv(commands[i]);
+        g_assert_cmpint(r.exit_status, ==, 1);
+        if (!strstr(r.err, why))
+            g_error("twb %s: expected the message \"%s\", got: %s", commands[i][0], why, r.err);
+        twb_run_clear(&r);
+    }
+}
+
+/* Written in form, read back and written again: the same text, holding
+ * the layer's own part as expected. */
+static void check_user_round_trip(tw_model *m, tw_keras_json_format format, const char *expected)
+{
+    char *first = tw_model_to_json_format(m, format);
+    if (!strstr(first, expected))
+        g_error("form %d: \"%s\" is not in %s", format + 2, expected, first);
+    tw_model *again = tw_model_from_json(first, strlen(first), "written.json");
+    if (!again)
+        g_error("form %d does not read back: %s\n%s", format + 2, tw_last_error(), first);
+    char *second = tw_model_to_json_format(again, format);
+    g_assert_cmpstr(second, ==, first);
+    free(second);
+    free(first);
+    tw_layer_unref(again);
+}
 
 static void test_user_class(void)
 {
     static const char config[] = USER_CLASS_LAYERS(
-        "", "{\"module\": \"my_project.layers\", \"class_name\": \"MyLayer\", \"config\": {\"name\": \"my_layer\", "
-        "\"units\": 4}, \"registered_name\": \"MyPkg>MyLayer\", \"build_config\": {\"input_shape\": [null, 8]}, "
-        "\"name\": \"my_layer\", \"inbound_nodes\": [{\"args\": [" K3_TENSOR("x", "8") "], \"kwargs\": {}}]}",
+        "{\"module\": \"my_project.layers\", \"class_name\": \"MyLayer\", \"config\": {\"name\": \"my_layer\", "
+        "\"trainable\": true, " USER_CONFIG "}, \"registered_name\": \"MyPkg>MyLayer\", \"build_config\": "
+        "{\"input_shape\": [null, 8]}, \"name\": \"my_layer\", \"inbound_nodes\": [{\"args\": [" K3_TENSOR("x", "8")
+        "], \"kwargs\": {}}]}",
         "{\"module\": \"keras.layers\", \"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2}, "
         "\"registered_name\": null, \"name\": \"out\", \"inbound_nodes\": [{\"args\": [" K3_TENSOR("my_layer", "4") "], "
         "\"kwargs\": {}}]}");
     char *dir = scratch_dir();
+    char *k3_path = g_build_filename(dir, "custom3.json", NULL);
+    g_assert_true(g_file_set_contents(k3_path, config, -1, NULL));
+    /* Its output shape is what the Dense after it records being given. */
+    static const char why[] = "UserLayer 'my_layer': its class \"MyLayer\" (registered_name \"MyPkg>MyLayer\", "
+                              "module \"my_project.layers\") is a user-defined class whose Python code is not in the "
+                              "file and cannot run here; the model can be summarized but not run or trained";
+    tw_model *m = open_user_model(k3_path, "my_layer (MyLayer)", why);
+    tw_layer_info info[3];
+    g_assert_cmpint(tw_model_infer(m, tw_model_input_shape(m), info), ==, 3);
+    g_assert_cmpint(info[1].output.ndim, ==, 2);
+    g_assert_cmpint(info[1].output.dims[1], ==, 4);
+    g_assert_true(info[1].params_unknown);
+    g_assert_false(info[2].params_unknown);
+    g_assert_cmpint(info[2].trainable_params, ==, 4 * 2 + 2);
+    check_user_cli(k3_path, "my_layer (MyLayer)", why);
+    check_user_round_trip(m, TW_KERAS_JSON_3,
+                          "{\"module\": \"my_project.layers\", \"class_name\": \"MyLayer\", \"config\": {\"name\": "
+                          "\"my_layer\", \"trainable\": true, " USER_CONFIG "}, \"registered_name\": \"MyPkg>MyLayer\", "
+                          "\"build_config\": {\"input_shape\": [null, 8]}, \"name\": \"my_layer\"");
+    /* Keras 2 writes the registered name as the class_name, and the Dense
+     * the shape it is given, which no tensor records in that form. */
+    check_user_round_trip(m, TW_KERAS_JSON_2,
+                          "{\"class_name\": \"MyPkg>MyLayer\", \"config\": {\"name\": \"my_layer\", \"trainable\": "
+                          "true, " USER_CONFIG "}, \"name\": \"my_layer\"");
+    check_user_round_trip(m, TW_KERAS_JSON_2, "\"build_config\": {\"input_shape\": [null, 4]}");
+
+    /* Saved as .keras (whose config.json is Keras 2's form) and reopened:
+     * the same shapes, config and reason, the class as Keras 2 names it. */
     char *keras = g_build_filename(dir, "custom.keras", NULL);
-    zip_t *za = zip_open(keras, ZIP_CREATE | ZIP_TRUNCATE, NULL);
-    g_assert_nonnull(za);
-    g_assert_cmpint(zip_file_add(za, "metadata.json", zip_source_buffer(za, "{\"keras_version\": \"3.6.0\"}", 26, 0), 0),
-                    >=, 0);
-    g_assert_cmpint(zip_file_add(za, "config.json", zip_source_buffer(za, config, strlen(config), 0), 0), >=, 0);
-    g_assert_cmpint(zip_close(za), ==, 0);
-    static const char why[] = "layers[1] 'my_layer': unknown layer class \"MyLayer\" (registered_name "
-                              "\"MyPkg>MyLayer\", module \"my_project.layers\"): a user-defined class; its Python code "
-                              "is not in the file and cannot run here";
-    char *expected = g_strdup_printf("%s:config.json: %s", keras, why);
-    g_assert_null(tw_model_open(keras));
-    g_assert_cmpstr(tw_last_error(), ==, expected);
-    tw_error_clear();
-    if (g_getenv("TWB")) {
-        const char *const commands[][8] = {{"summary", keras, NULL},
-                                           {"train", keras, "--data", "blobs", "--epochs", "1", NULL},
-                                           {"predict", keras, "--data", "blobs", NULL},
-                                           {"convert", keras, "out.json", NULL}};
-        for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
-            twb_run r = run_twb_argv(commands[i]);
-            g_assert_cmpint(r.exit_status, ==, 1);
-            if (!strstr(r.err, expected))
-                g_error("twb %s: expected the message \"%s\", got: %s", commands[i][0], expected, r.err);
-            twb_run_clear(&r);
-        }
-    }
-    /* Keras 2 writes the registered name as the class_name. */
+    g_assert_cmpint(tw_model_write(m, keras, TW_MODEL_FORMAT_KERAS), ==, 0);
+    tw_layer_unref(m);
+    static const char why_k2[] = "UserLayer 'my_layer': its class \"MyPkg>MyLayer\" (registered in package \"MyPkg\") "
+                                 "is a user-defined class whose Python code is not in the file and cannot run here; "
+                                 "the model can be summarized but not run or trained";
+    m = open_user_model(keras, "my_layer (MyLayer)", why_k2);
+    g_assert_cmpint(tw_model_infer(m, tw_model_input_shape(m), info), ==, 3);
+    g_assert_cmpint(info[1].output.dims[1], ==, 4);
+    g_assert_cmpint(info[2].trainable_params, ==, 4 * 2 + 2);
+    check_user_cli(keras, "my_layer (MyLayer)", why_k2);
+    char *again = g_build_filename(dir, "again.keras", NULL);
+    g_assert_cmpint(tw_model_write(m, again, TW_MODEL_FORMAT_KERAS), ==, 0);
+    size_t n1, n2;
+    char *c1 = tw_model_file_config(keras, &n1), *c2 = tw_model_file_config(again, &n2);
+    g_assert_nonnull(c1);
+    g_assert_nonnull(strstr(c1, "\"config\": {\"name\": \"my_layer\", \"trainable\": true, " USER_CONFIG "}"));
+    g_assert_cmpstr(c2, ==, c1);
+    free(c1);
+    free(c2);
+    g_free(again);
+    tw_layer_unref(m);
+
+    /* A Keras 2 file: the class's shape is recorded nowhere, so it and the
+     * Dense's count after it are unknown. */
     static const char k2[] =
         "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"s\", \"layers\": [{\"class_name\": "
-        "\"MyPkg>MyLayer\", \"config\": {\"name\": \"mine\", \"batch_input_shape\": [null, 8]}}]}}";
-    g_assert_null(tw_model_from_json(k2, strlen(k2), "k2.json"));
-    g_assert_cmpstr(tw_last_error(), ==,
-                    "k2.json: layers[0] 'mine': unknown layer class \"MyPkg>MyLayer\" (registered in package "
-                    "\"MyPkg\"): a user-defined class; its Python code is not in the file and cannot run here");
+        "\"MyPkg>MyLayer\", \"config\": {\"name\": \"mine\", \"trainable\": true, \"batch_input_shape\": [null, 8], "
+        USER_CONFIG "}}, {\"class_name\": \"Dense\", \"config\": {\"name\": \"d\", \"units\": 2}}]}, "
+        "\"keras_version\": \"2.15.0\", \"backend\": \"tensorflow\"}";
+    char *k2_path = g_build_filename(dir, "custom2.json", NULL);
+    g_assert_true(g_file_set_contents(k2_path, k2, -1, NULL));
+    static const char why2[] = "UserLayer 'mine': its class \"MyPkg>MyLayer\" (registered in package \"MyPkg\") is a "
+                               "user-defined class whose Python code is not in the file and cannot run here; the "
+                               "model can be summarized but not run or trained";
+    m = open_user_model(k2_path, "mine (MyLayer)", why2);
+    g_assert_cmpint(tw_model_infer(m, tw_model_input_shape(m), info), ==, 2);
+    g_assert_false(tw_shape_known(&info[0].output));
+    g_assert_true(info[0].params_unknown && info[1].params_unknown);
+    check_user_cli(k2_path, "mine (MyLayer)", why2);
+    check_user_round_trip(m, TW_KERAS_JSON_2,
+                          "{\"class_name\": \"MyPkg>MyLayer\", \"config\": {\"name\": \"mine\", \"trainable\": true, "
+                          "\"batch_input_shape\": [null, 8], " USER_CONFIG "}}");
+    tw_layer_unref(m);
+
     /* A Keras class the engine lacks is not called a user's. */
     static const char keras_class[] =
         "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"s\", \"layers\": [{\"module\": \"keras.layers\", "
         "\"class_name\": \"Unheard\", \"config\": {\"name\": \"u\"}, \"registered_name\": null}]}}";
-    g_assert_null(tw_model_from_json(keras_class, strlen(keras_class), "k3.json"));
+    m = tw_model_from_json(keras_class, strlen(keras_class), "k3.json");
+    g_assert_nonnull(m);
+    g_assert_cmpint(tw_layer_check_runnable(m), ==, -1);
     g_assert_cmpstr(tw_last_error(), ==,
-                    "k3.json: layers[0] 'u': unknown layer class \"Unheard\" (module \"keras.layers\"): a Keras layer "
-                    "Tensor Workbench does not implement");
+                    "UserLayer 'u': its class \"Unheard\" (module \"keras.layers\") is a Keras layer Tensor Workbench "
+                    "does not implement; the model can be summarized but not run or trained");
     tw_error_clear();
-    g_free(expected);
+    tw_layer_unref(m);
+    g_free(k2_path);
+    g_free(k3_path);
+    g_free(keras);
+    scratch_remove_tree(dir);
+    g_free(dir);
+}
+
+/* A .keras file whose weights hold a user layer's variables (saved by
+ * its own code under its group, "layers/dense" for a Python class DENSE):
+ * their sizes are its parameter count, and the model's counts are known. */
+static void test_user_class_weights(void)
+{
+    /* The weights: a Dense(4) where the user layer is, then Dense(2). */
+    static const char dense[] = USER_CLASS_LAYERS(
+        "{\"module\": \"keras.layers\", \"class_name\": \"Dense\", \"config\": {\"name\": \"my_layer\", \"units\": "
+        "4}, \"registered_name\": null, \"name\": \"my_layer\", \"inbound_nodes\": [{\"args\": [" K3_TENSOR("x", "8")
+        "], \"kwargs\": {}}]}",
+        "{\"module\": \"keras.layers\", \"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2}, "
+        "\"registered_name\": null, \"name\": \"out\", \"inbound_nodes\": [{\"args\": [" K3_TENSOR("my_layer", "4") "], "
+        "\"kwargs\": {}}]}");
+    static const char user[] = USER_CLASS_LAYERS(
+        "{\"module\": \"my_project.layers\", \"class_name\": \"DENSE\", \"config\": {\"name\": \"my_layer\", "
+        "\"units\": 4}, \"registered_name\": \"MyPkg>DENSE\", \"name\": \"my_layer\", \"inbound_nodes\": [{\"args\": "
+        "[" K3_TENSOR("x", "8") "], \"kwargs\": {}}]}",
+        "{\"module\": \"keras.layers\", \"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2}, "
+        "\"registered_name\": null, \"name\": \"out\", \"inbound_nodes\": [{\"args\": [" K3_TENSOR("my_layer", "4") "], "
+        "\"kwargs\": {}}]}");
+    char *dir = scratch_dir();
+    char *keras = g_build_filename(dir, "user_weights.keras", NULL);
+    tw_model *made = tw_model_from_json(dense, strlen(dense), "dense.json");
+    g_assert_nonnull(made);
+    g_assert_cmpint(tw_model_write(made, keras, TW_MODEL_FORMAT_KERAS), ==, 0);
+    tw_layer_unref(made);
+    zip_t *za = zip_open(keras, 0, NULL);
+    g_assert_nonnull(za);
+    zip_int64_t at = zip_name_locate(za, "config.json", 0);
+    g_assert_cmpint(at, >=, 0);
+    g_assert_cmpint(zip_file_replace(za, (zip_uint64_t)at, zip_source_buffer(za, user, strlen(user), 0), 0), ==, 0);
+    g_assert_cmpint(zip_close(za), ==, 0);
+
+    tw_model *m = tw_model_open(keras);
+    if (!m)
+        g_error("%s: %s", keras, tw_last_error());
+    g_assert_true(tw_model_open_had_weights());
+    int64_t total, trainable, frozen;
+    g_assert_cmpint(tw_model_count_params(m, &total, &trainable, &frozen), ==, 0);
+    g_assert_cmpint(total, ==, 8 * 4 + 4 + 4 * 2 + 2);
+    char *summary = tw_model_summary(m, 0);
+    g_assert_nonnull(strstr(summary, "Total params: 46\n"));
+    GRegex *row = g_regex_new("my_layer \\(DENSE\\) +\\(None, 4\\) +36 ", 0, 0, NULL);
+    if (!g_regex_match(row, summary, 0, NULL))
+        g_error("no row for my_layer with 36 parameters in:\n%s", summary);
+    g_regex_unref(row);
+    free(summary);
+    /* counted, it still cannot run */
+    g_assert_cmpint(tw_layer_check_runnable(m), ==, -1);
+    tw_error_clear();
+    tw_layer_unref(m);
     g_free(keras);
     scratch_remove_tree(dir);
     g_free(dir);
@@ -1001,5 +1161,6 @@ int main(int argc, char **argv)
     g_test_add_func("/keras_files/cli_weights", test_cli_weights);
     g_test_add_func("/keras_files/keras3_wrapper_paths", test_keras3_wrapper_paths);
     g_test_add_func("/keras_files/user_class", test_user_class);
+    g_test_add_func("/keras_files/user_class_weights", test_user_class_weights);
     return g_test_run();
 }

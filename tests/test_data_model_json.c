@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <json-glib/json-glib.h>
+
 #include "tw/engine.h"
 #include "tw/model_file.h"
 
@@ -434,10 +436,17 @@ static void assert_fails(const char *json, const char *expected)
 
 static void test_messages(void)
 {
-    assert_fails(MODEL(DENSE("a", 2, "") ", " DENSE("b", 2, "") ", " DENSE("c", 2, "")
-                       ", {\"class_name\": \"Foo\", \"config\": {}}"),
-                 "layers[3]: unknown layer class \"Foo\": not a Keras layer Tensor Workbench implements; a "
-                 "user-defined class's Python code cannot run here");
+    /* A class no layer has opens holding its place, and cannot run. */
+    tw_model *foo = from_json(MODEL(DENSE("a", 2, "") ", " DENSE("b", 2, "") ", " DENSE("c", 2, "")
+                                    ", {\"class_name\": \"Foo\", \"config\": {}}"));
+    g_assert_nonnull(foo);
+    g_assert_cmpint(tw_layer_check_runnable(foo), ==, -1);
+    g_assert_cmpstr(tw_last_error(), ==,
+                    "UserLayer 'user_layer': its class \"Foo\" is not a Keras layer Tensor Workbench implements (a "
+                    "user-defined class's Python code cannot run here); the model can be summarized but not run or "
+                    "trained");
+    tw_error_clear();
+    tw_layer_unref(foo);
     assert_fails(MODEL(DENSE("a", 2, "") ", " DENSE("b", 2, ", \"activation\": \"swoosh\"")),
                  "layers[1].config.activation: expected one of linear, relu, sigmoid, tanh, softmax, gelu, "
                  "leaky_relu, elu, selu, swish, silu, softplus, hard_sigmoid, exponential; got \"swoosh\"");
@@ -801,6 +810,67 @@ static void test_save_failures(void)
     remove_dir(dir);
 }
 
+/* The keys of the config of the only layer of a model's JSON, in order. */
+static char *layer_config_keys(const char *json)
+{
+    JsonParser *parser = json_parser_new();
+    g_assert_true(json_parser_load_from_data(parser, json, -1, NULL));
+    JsonObject *top = json_object_get_object_member(json_node_get_object(json_parser_get_root(parser)), "config");
+    JsonObject *layer = json_array_get_object_element(json_object_get_array_member(top, "layers"), 0);
+    GList *members = json_object_get_members(json_object_get_object_member(layer, "config"));
+    GString *keys = g_string_new(NULL);
+    for (GList *m = members; m; m = m->next)
+        g_string_append_printf(keys, "%s%s", keys->len ? " " : "", (const char *)m->data);
+    g_list_free(members);
+    g_object_unref(parser);
+    return g_string_free(keys, FALSE);
+}
+
+/* The Keras 2 form (stamped 2.15.0) holds only the keys Keras 2.15's
+ * constructor of each layer takes, which refuses any other; the Keras 3
+ * form keeps Keras 3's. */
+static void test_keras2_keys(void)
+{
+    static const struct {
+        const char *class_name, *keras2, *keras3;
+    } cases[] = {
+        {"Cropping1D", "cropping", "cropping data_format"},
+        {"ZeroPadding1D", "padding", "padding data_format"},
+        {"CenterCrop", "height width", "height width data_format"},
+        {"RandomFlip", "mode seed", "mode seed data_format"},
+        {"RandomRotation", "factor fill_mode interpolation seed fill_value",
+         "factor fill_mode interpolation seed fill_value data_format"},
+        {"RandomZoom", "height_factor width_factor fill_mode interpolation seed fill_value",
+         "height_factor width_factor fill_mode interpolation seed fill_value data_format"},
+        {"RandomTranslation", "height_factor width_factor fill_mode interpolation seed fill_value",
+         "height_factor width_factor fill_mode interpolation seed fill_value data_format"},
+        {"RandomContrast", "factor seed", "factor seed value_range data_format"},
+        {"Resizing", "height width interpolation crop_to_aspect_ratio",
+         "height width interpolation crop_to_aspect_ratio pad_to_aspect_ratio fill_mode fill_value antialias "
+         "data_format"},
+        /* Keras 2 has data_format where these take it. */
+        {"Cropping2D", "cropping data_format", "cropping data_format"},
+        {"SpatialDropout2D", "rate data_format seed", "rate data_format seed"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        tw_model *model = tw_sequential_new("m");
+        g_assert_cmpint(tw_model_add(model, tw_layer_new(cases[i].class_name, "l")), ==, 0);
+        for (int form = 0; form < 2; form++) {
+            char *json = tw_model_to_json_format(model, form ? TW_KERAS_JSON_3 : TW_KERAS_JSON_2);
+            g_assert_nonnull(json);
+            char *keys = layer_config_keys(json);
+            char *expected = g_strdup_printf("name trainable dtype %s", form ? cases[i].keras3 : cases[i].keras2);
+            if (strcmp(keys, expected))
+                g_error("%s, Keras %d form: config keys \"%s\", expected \"%s\"", cases[i].class_name, form + 2,
+                        keys, expected);
+            g_free(expected);
+            g_free(keys);
+            free(json);
+        }
+        tw_layer_unref(model);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -819,5 +889,6 @@ int main(int argc, char **argv)
     g_test_add_func("/model_json/json-types", test_json_types);
     g_test_add_func("/model_json/save-and-load", test_save_and_load);
     g_test_add_func("/model_json/save-failures", test_save_failures);
+    g_test_add_func("/model_json/keras2-keys", test_keras2_keys);
     return g_test_run();
 }

@@ -130,6 +130,16 @@ static tw_tensor *call_seeded(tw_tensor *const *inputs, void *layer)
     return call_with(layer, inputs[0], true, 5);
 }
 
+/* The layer in float64, its gradient to the input checked against finite
+ * differences in training with the same draws on every call. The layer
+ * is taken. */
+static void check_seeded_gradient(const char *what, tw_layer *layer, unsigned seed, int ndim, const int64_t *shape)
+{
+    tw_layer_set_dtype(layer, TW_FLOAT64);
+    gc_check(what, call_seeded, 1, (tw_tensor *[]){gc_tensor(seed, -1, 1, ndim, shape)}, layer);
+    tw_layer_unref(layer);
+}
+
 /* ---- LayerNormalization ------------------------------------------------------------ */
 
 static void test_layer_normalization(void)
@@ -351,6 +361,10 @@ static void test_gaussian_noise(void)
     check_error("rate: expected a number from 0 up to (not including) 1, got 1");
     g_assert_null(tw_layer_call(g, tw_zeros(TW_INT32, TW_SHAPE(2, 2)), true));
     check_error("GaussianNoise 'noise': expected a float input, got int32");
+    check_seeded_gradient("gaussian_noise", LAYER("GaussianNoise", "noise64", {"stddev", "0.5"}), 11,
+                          TW_SHAPE(3, 4));
+    check_seeded_gradient("gaussian_dropout", LAYER("GaussianDropout", "gdrop64", {"rate", "0.2"}), 12,
+                          TW_SHAPE(3, 4));
     tw_layer_unref(g);
     tw_layer_unref(d);
     tw_scope_end();
@@ -384,6 +398,8 @@ static void test_alpha_dropout(void)
     tw_rng_free(rng);
     g_assert_cmpfloat(fabs(mean), <, 0.03);
     g_assert_cmpfloat(fabs(std - 1), <, 0.03);
+    /* the dropped values are constants: their gradient is zero */
+    gc_check("alpha_dropout", call_seeded, 1, (tw_tensor *[]){gc_tensor(13, -1, 1, TW_SHAPE(4, 5))}, ad);
     tw_layer_unref(ad);
     tw_scope_end();
 }
@@ -431,12 +447,30 @@ static void test_spatial_dropout(void)
     check_channels(seq, call_with(s1, seq, true, 2), 20, 5, 6, 0.5, &dropped);
     g_assert_cmpint(dropped, >, 30);
     g_assert_cmpint(dropped, <, 90);
+    check_seeded_gradient("spatial_dropout1d", LAYER("SpatialDropout1D", "s1_64", {"rate", "0.5"}), 14,
+                          TW_SHAPE(3, 4, 5));
+    check_seeded_gradient("spatial_dropout2d", LAYER("SpatialDropout2D", "s2_64", {"rate", "0.4"}), 15,
+                          TW_SHAPE(2, 3, 3, 4));
     tw_layer_unref(s1);
     tw_layer_unref(s2);
     tw_scope_end();
 }
 
 /* ---- ActivityRegularization ------------------------------------------------------------ */
+
+/* The output plus the activity penalty it collects (a scalar, broadcast),
+ * so the penalty's gradient reaches the input. */
+static tw_tensor *call_collecting(tw_tensor *const *inputs, void *layer)
+{
+    tw_tensor *penalty = NULL;
+    tw_call_context ctx = {.training = true, .activity_loss = &penalty};
+    tw_tensor *y = tw_layer_call_ex(layer, inputs[0], &ctx);
+    if (!y || !penalty)
+        g_error("activity regularization: %s", y ? "no penalty collected" : tw_last_error());
+    tw_tensor *out = tw_add(y, penalty);
+    tw_tensor_unref(penalty);
+    return out;
+}
 
 /* dense(1, no bias, kernel 0.5) then, when l2 > 0, ActivityRegularization(l2). */
 static tw_model *activity_model(double l2)
@@ -481,6 +515,12 @@ static void test_activity_regularization(void)
     /* nothing collects it: the identity */
     g_assert_true(same(tw_layer_call(act, x, true), x));
     tw_layer_unref(act);
+    /* the penalty's gradient, L1's sign and L2's 2x, over the batch */
+    tw_layer *act64 = LAYER("ActivityRegularization", "act64", {"l1", "0.1"}, {"l2", "0.3"});
+    tw_layer_set_dtype(act64, TW_FLOAT64);
+    gc_check("activity_regularization", call_collecting, 1, (tw_tensor *[]){gc_tensor(16, -1, 1, TW_SHAPE(3, 4))},
+             act64);
+    tw_layer_unref(act64);
 
     /* The training step adds it to the loss: x = [1, 2], y = 0, kernel 0.5,
      * SGD 0.1. The mean squared error's gradient is mean(2 * pred * x) =
@@ -535,6 +575,10 @@ static void test_normalization(void)
     check_infer(c, (tw_shape){2, {-1, 2}}, (tw_shape){2, {-1, 2}}, 0, 0);
     CHECK("normalization by config", tw_layer_call(c, MAKE(TW_FLOAT32, TW_SHAPE(1, 2), 1.5, 0), false), TW_SHAPE(1, 2),
           1e-6, 2, -1);
+    tw_layer *c64 = LAYER("Normalization", "c64", {"mean", "0.485, 0.456, 0.406"}, {"variance", "1,4,0.25"});
+    tw_layer_set_dtype(c64, TW_FLOAT64);
+    gc_check("normalization", call_training, 1, (tw_tensor *[]){gc_tensor(17, -1, 1, TW_SHAPE(2, 3))}, c64);
+    tw_layer_unref(c64);
     tw_layer *per = LAYER("Normalization", "per", {"mean", "0.485, 0.456, 0.406"}, {"variance", "1,4,0.25"},
                           {"invert", "true"});
     char *text = tw_layer_get_text(per, "mean");
@@ -762,6 +806,17 @@ static void test_random_geometry(void)
         double e = fmin(fmax((expect[i] - 30) * f + 30, 0), 100);
         g_assert_cmpfloat(fabs(cv[i] - e), <, 1e-3);
     }
+
+    /* The geometric ones sample the images bilinearly, a linear map of them
+     * for fixed draws; contrast's range is wide enough not to clip. */
+    check_seeded_gradient("random_zoom", LAYER("RandomZoom", "zoom64", {"height_factor", "[-0.3, 0.2]"},
+                                               {"width_factor", "0.1"}), 18, TW_SHAPE(2, 3, 4, 1));
+    check_seeded_gradient("random_translation", LAYER("RandomTranslation", "shift64", {"height_factor", "0.2"},
+                                                      {"width_factor", "[-0.1, 0.3]"}, {"fill_mode", "constant"}),
+                          19, TW_SHAPE(2, 3, 4, 1));
+    check_seeded_gradient("random_contrast", LAYER("RandomContrast", "contrast64", {"factor", "0.5"},
+                                                   {"value_range", "-100,100"}),
+                          20, TW_SHAPE(2, 3, 3, 2));
 
     tw_layer_unref(half);
     tw_layer_unref(zoom);

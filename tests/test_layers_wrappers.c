@@ -782,10 +782,16 @@ static void test_json_refused(void)
                    "model.json: layers[1].config: missing \"layer\": a Bidirectional holds the layer it wraps");
     expect_refused(SEQ(INPUT("[null, 5, 2]") ", {\"class_name\": \"TimeDistributed\", \"config\": {\"layer\": null}}"),
                    "model.json: layers[1].config: missing \"layer\": a TimeDistributed holds the layer it wraps");
-    expect_refused(SEQ("{\"class_name\": \"TimeDistributed\", \"config\": {\"layer\": {\"class_name\": \"Dence\", "
-                       "\"config\": {}}}}"),
-                   "model.json: layers[0].config.layer: unknown layer class \"Dence\": not a Keras layer Tensor "
-                   "Workbench implements; a user-defined class's Python code cannot run here");
+    /* A class no layer has, wrapped: the model opens and cannot run, naming it. */
+    const char *dence = SEQ("{\"class_name\": \"TimeDistributed\", \"config\": {\"layer\": {\"class_name\": "
+                            "\"Dence\", \"config\": {}}}}");
+    tw_model *wrapped = tw_model_from_json(dence, strlen(dence), "model.json");
+    if (!wrapped)
+        g_error("%s", tw_last_error());
+    g_assert_cmpint(tw_layer_check_runnable(wrapped), ==, -1);
+    g_assert_nonnull(strstr(tw_last_error(), "its class \"Dence\" is not a Keras layer Tensor Workbench implements"));
+    tw_error_clear();
+    tw_layer_unref(wrapped);
     expect_refused(SEQ("{\"class_name\": \"TimeDistributed\", \"config\": {\"layer\": [1, 2]}}"),
                    "model.json: layers[0].config.layer: expected a layer {\"class_name\": ..., \"config\": ...}, "
                    "got an array");
@@ -1005,6 +1011,13 @@ static void test_corpus_06(void)
     assert_summary_lines(model, "summaries/06-ner-lstm-timedistributed.summary.txt");
     assert_totals(model, 4141254, 4141254, 0);
     assert_fixpoint(model);
+    /* Its Embedding has mask_zero, which this engine does not do: the
+     * model cannot run as Keras would. Without the mask it runs. */
+    g_assert_cmpint(tw_layer_check_runnable(model), ==, -1);
+    g_assert_nonnull(strstr(tw_last_error(), "Embedding 'embedding_1': mask_zero=true masks padded steps"));
+    tw_error_clear();
+    g_assert_cmpint(tw_layer_set(tw_model_find_layer(model, "embedding_1"), "mask_zero", "false"), ==, 0);
+    g_assert_cmpint(tw_layer_check_runnable(model), ==, 0);
     tw_model_build(model, NULL, 1);
     tw_scope_begin();
     tw_tensor *y = tw_model_call(model, tw_zeros(TW_INT32, TW_SHAPE(2, 256)), false);

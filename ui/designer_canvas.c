@@ -919,7 +919,7 @@ static gboolean on_query_tooltip(GtkWidget *widget, int x, int y, gboolean keybo
         return FALSE;
     tw_layer *layer = tw_model_doc_layer(c->doc, node);
     GString *text = g_string_new(NULL);
-    g_string_append_printf(text, "%s '%s'", tw_layer_class_of(layer)->name, tw_layer_name(layer));
+    g_string_append_printf(text, "%s '%s'", tw_layer_class_shown(layer), tw_layer_name(layer));
     for (int k = 0; k < tw_model_doc_node_noutputs(c->doc, node); k++) {
         const tw_shape *shape = tw_model_doc_node_output(c->doc, node, k);
         char buf[96];

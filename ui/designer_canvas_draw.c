@@ -73,7 +73,7 @@ char **tw_designer_nested_rows(TwModelDoc *doc, int node)
             tw_shape_format(&info[i].output, shape, sizeof shape);
             tw_designer_format_count(info[i].trainable_params + info[i].non_trainable_params, count, sizeof count);
         }
-        char *row = g_strdup_printf("%s\t%s\t%s\t%s", tw_layer_class_of(layer)->name, tw_layer_name(layer), shape,
+        char *row = g_strdup_printf("%s\t%s\t%s\t%s", tw_layer_class_shown(layer), tw_layer_name(layer), shape,
                                     count);
         g_strv_builder_add(rows, row);
         g_free(row);
@@ -492,7 +492,7 @@ static void draw_box(cairo_t *cr, PangoLayout *layout, TwModelDoc *doc, int i, c
     cairo_stroke(cr);
 
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.12);
-    text(cr, layout, tw_layer_class_of(layer)->name, x + 8, y + 5, W - 16, TRUE);
+    text(cr, layout, tw_layer_class_shown(layer), x + 8, y + 5, W - 16, TRUE);
     char line[160], count[32];
     const tw_layer_info *info = tw_model_doc_info(doc, i);
     tw_designer_format_count(info->trainable_params + info->non_trainable_params, count, sizeof count);

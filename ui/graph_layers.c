@@ -33,7 +33,7 @@ static void add_shape(JsonBuilder *b, const tw_shape *shape)
 static void add_node(JsonBuilder *b, int id, const tw_layer *layer, int node_index, const int (*inputs)[2],
                      int ninputs, const tw_shape *outputs, int noutputs)
 {
-    const char *klass = tw_layer_class_of(layer)->name;
+    const char *klass = tw_layer_class_shown(layer);
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "id");
     json_builder_add_int_value(b, id);

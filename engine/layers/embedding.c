@@ -2,7 +2,11 @@
  * length) of indices in [0, input_dim); output (batch, length, output_dim).
  * Float inputs (what a float32 dataset gives) are cast to int32, as Keras
  * does. The gradient reaches the table through gather's rule (a scatter-add
- * into the rows that were used). */
+ * into the rows that were used).
+ * mask_zero is read and written as Keras has it, but Keras' masking (index
+ * 0 as a padded step that LSTMs skip and the loss leaves out) is not done
+ * here: a layer with it set cannot run, rather than give results that
+ * differ from Keras' on padded input. */
 #include <stdio.h>
 
 #include "layer_internal.h"
@@ -16,7 +20,8 @@ static const tw_param_def params[] = {
                          .help = "How the table starts"},
     [EMBEDDINGS_REG] = {"embeddings_regularizer", TW_PARAM_REGULARIZER, "", .help = "L1/L2 penalty on the table"},
     [MASK_ZERO] = {"mask_zero", TW_PARAM_BOOL, "false",
-                   .help = "Accepted from Keras files and ignored: no layer here consumes masks"},
+                   .help = "Keras: index 0 marks a padded step that later layers skip. Not done here: a "
+                           "model with it set opens and summarizes but cannot run"},
     [INPUT_LENGTH] = {"input_length", TW_PARAM_INT, "", 1, 1e9, .nullable = true,
                       .help = "Length of the sequences when fixed; the input must match it"},
 };
@@ -43,8 +48,19 @@ static int embedding_infer(const tw_layer *self, const tw_shape *input, tw_shape
     return 0;
 }
 
+static const char *embedding_cannot_run(const tw_layer *self)
+{
+    return tw__param_bool(self, MASK_ZERO) ? "mask_zero=true masks padded steps, which this engine does not do yet; "
+                                             "set mask_zero to false to run it without the mask"
+                                           : NULL;
+}
+
 static tw_tensor *embedding_call(tw_layer *self, tw_tensor *x, const tw_call_context *ctx)
 {
+    if (embedding_cannot_run(self)) {
+        TW_LAYER_ERROR(self, "%s", embedding_cannot_run(self));
+        return NULL;
+    }
     tw_dtype dtype = tw_tensor_dtype(x);
     if (dtype != TW_INT32 && dtype != TW_INT64)
         x = tw_cast(x, TW_INT32);
@@ -65,4 +81,5 @@ const tw_layer_class tw_layer_class_Embedding = {
     .nparams = sizeof params / sizeof params[0],
     .infer = embedding_infer,
     .call = embedding_call,
+    .cannot_run = embedding_cannot_run,
 };

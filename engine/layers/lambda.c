@@ -16,8 +16,8 @@ static const tw_param_def params[] = {
                       .help = "The output shape without the batch axis, as the file declares it"},
 };
 
-static int opaque_infer_n(const tw_layer *self, const tw_shape *inputs, int n, tw_shape *outputs, int *noutputs,
-                          tw_weight_spec *w, int *nw)
+int tw__declared_shape_infer_n(const tw_layer *self, const tw_shape *inputs, int n, tw_shape *outputs,
+                               int *noutputs, tw_weight_spec *w, int *nw)
 {
     (void)w;
     (void)n;
@@ -60,7 +60,7 @@ const tw_layer_class tw_layer_class_Lambda = {
     .summary = "Python code from a Keras file: keeps its place and shape, cannot run",
     .params = params,
     .nparams = sizeof params / sizeof params[0],
-    .infer_n = opaque_infer_n,
+    .infer_n = tw__declared_shape_infer_n,
     .call_n = opaque_call_n,
     .cannot_run = opaque_cannot_run,
     .takes_unknown_shapes = true,
@@ -70,7 +70,7 @@ const tw_layer_class tw_layer_class_TFOpLambda = {
     .name = "TFOpLambda",
     .group = "Core",
     .summary = "A TensorFlow op recorded by Keras 2: keeps its place, cannot run",
-    .infer_n = opaque_infer_n,
+    .infer_n = tw__declared_shape_infer_n,
     .call_n = opaque_call_n,
     .cannot_run = opaque_cannot_run,
     .takes_unknown_shapes = true,

@@ -134,7 +134,8 @@ tw_layer *tw_layer_clone(const tw_layer *layer, const char *name)
 {
     if (layer->klass->clone)
         return layer->klass->clone(layer, name);
-    tw_layer *copy = tw_layer_new(layer->klass->name, name);
+    /* Its own class, registered or not (UserLayer is not). */
+    tw_layer *copy = tw__layer_new_of(layer->klass, name);
     if (!copy)
         return NULL;
     for (int i = 0; i < layer->klass->nparams; i++) {

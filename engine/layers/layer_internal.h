@@ -61,6 +61,13 @@ int tw__layer_class_infer(const tw_layer *layer, const tw_shape *inputs, int nin
 /* Whether a layer of this class cannot infer from these inputs: one is of
  * unknown shape and the class does not take such (layer.c). */
 bool tw__shapes_unknown_to(const tw_layer *layer, const tw_shape *inputs, int ninputs);
+/* lambda.c: Lambda's infer_n, which UserLayer (user_layer.c) shares: one
+ * output, of the shape the "output_shape" parameter (its first, where the
+ * class has parameters) declares after the batch axis, or unknown
+ * (TW_SHAPE_UNKNOWN) when it is none; no weights. */
+int tw__declared_shape_infer_n(const tw_layer *self, const tw_shape *inputs, int n, tw_shape *outputs,
+                               int *noutputs, tw_weight_spec *w, int *nw);
+
 /* Shorthands for class implementations. */
 static inline int64_t tw__param_int(const tw_layer *l, int i) { return (int64_t)l->values[i].number; }
 static inline double tw__param_float(const tw_layer *l, int i) { return l->values[i].number; }

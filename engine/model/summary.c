@@ -110,10 +110,11 @@ static void totals(text *t, int64_t trainable, int64_t non_trainable, bool unkno
         with_commas(non_trainable, c, sizeof c));
     rule(t, '_', line_length);
     if (unknown_shapes)
-        put(t, "Output Shape ?: not known here: it comes from Python code (a Lambda or TFOpLambda) whose output "
-               "shape the file does not give.\n");
+        put(t, "Output Shape ?: not known here: it comes from Python code (a Lambda or TFOpLambda, or a class "
+               "not known here) whose output shape the file does not give.\n");
     if (unknown_params)
-        put(t, "Param # ?: the layer's weights take their sizes from an input of unknown shape.\n");
+        put(t, "Param # ?: the layer's weights take their sizes from an input of unknown shape, or are made by "
+               "Python code of a class not known here.\n");
 }
 
 /* The Param # column: "?" where the count depends on an unknown shape. */
@@ -195,7 +196,7 @@ static char *functional_summary(const tw_model *model, int line_length)
         if (i)
             rule(&t, '_', line_length);
         char name[160], shape[256], params[32], from[160];
-        snprintf(name, sizeof name, "%s (%s)", l->name, l->klass->name);
+        snprintf(name, sizeof name, "%s (%s)", l->name, tw_layer_class_shown(l));
         functional_shape(model, i, shape, sizeof shape);
         unknown_shapes |= strchr(shape, '?') != NULL;
         param_text(&info[i], params, sizeof params);
@@ -262,7 +263,7 @@ char *tw_model_summary(const tw_model *model, int line_length)
             rule(&t, '_', line_length);
         first = false;
         char name[160], shape[128], params[32];
-        snprintf(name, sizeof name, "%s (%s)", l->name, l->klass->name);
+        snprintf(name, sizeof name, "%s (%s)", l->name, tw_layer_class_shown(l));
         tw_shape_format(&info[i].output, shape, sizeof shape);
         param_text(&info[i], params, sizeof params);
         row(&t, stops, (const char *const[]){name, shape, params});

@@ -292,6 +292,37 @@ int tw_layer_set_trainable(tw_layer *layer, bool trainable);
  * has none), recorded on active tapes. */
 tw_tensor *tw_layer_regularization_loss(const tw_layer *layer);
 
+/* ---- layers of a class the engine does not know ---------------------------- */
+/* A Keras file's layer of a user's Python class (Keras 3's module and
+ * registered_name, Keras 2's "Package>Class" class_name) or of a Keras
+ * class not implemented here, kept so the model opens, summarizes and is
+ * written back: what the file says of it verbatim (module,
+ * registered_name and build_config NULL where the file has none; config
+ * and build_config as JSON text, config without its "name" and
+ * "trainable", which the layer holds) and why it cannot run. Its output
+ * shape is its "output_shape" parameter (without the batch axis, as the
+ * file records it: none, unknown, by default); its parameter count is
+ * unknown unless a weights file gives it (tw_user_layer_set_param_count);
+ * calling it fails with why, prefixed "UserLayer 'name': ". */
+typedef struct {
+    const char *class_name, *module, *registered_name, *config, *build_config, *why;
+} tw_user_class;
+tw_layer *tw_user_layer_new(const char *name, const tw_user_class *keras);
+/* What the file said of it; NULL for a layer of another class. */
+const tw_user_class *tw_user_layer_keras(const tw_layer *layer);
+/* Its Python class's name, as Keras' summary prints it and Keras 3 names
+ * its weights' group: the class_name without a package ("MyPkg>MyLayer"
+ * in Keras 2's form -> "MyLayer"); NULL for a layer of another class. */
+const char *tw_user_layer_python_class(const tw_layer *layer);
+/* The class shown for a layer (summaries, the designer's boxes, the
+ * layer graph): tw_user_layer_python_class for a class the engine does not
+ * know, else its class's name. */
+const char *tw_layer_class_shown(const tw_layer *layer);
+/* Its parameter count as a weights file gives it (the sizes of what is
+ * saved under its name; the file does not say which are trainable, so
+ * the reader counts them all trainable): known from then on. */
+int tw_user_layer_set_param_count(tw_layer *layer, int64_t trainable, int64_t non_trainable);
+
 /* ---- wrappers (Bidirectional, TimeDistributed) ----------------------------- */
 /* A wrapper holds the layer it wraps as a layer inside it, like a model's
  * layers: its weights are the inner layer's ("bidirectional/forward_lstm/
