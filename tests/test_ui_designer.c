@@ -497,6 +497,47 @@ static void test_move_takes_focus(Fixture *f, gconstpointer data)
     g_assert_cmpstr(card(f, 1, "class"), ==, "Dropout");
 }
 
+typedef struct {
+    GtkWidget *window, *stack;
+} focus_wait;
+
+static gboolean focus_in_stack(gpointer data)
+{
+    focus_wait *w = data;
+    GtkWidget *focus = gtk_root_get_focus(GTK_ROOT(w->window));
+    return focus && gtk_widget_is_ancestor(focus, w->stack);
+}
+
+/* A click on the layer list's empty space, below the cards, takes the
+ * keyboard focus from the field that had it (to the selected card), as a
+ * click on a card does: a real click, through the list's gestures. */
+static void test_background_click_takes_focus(Fixture *f, gconstpointer data)
+{
+    GtkWidget *stack = GTK_WIDGET(f->stack);
+    gtk_stack_set_visible_child(GTK_STACK(gtk_widget_get_parent(stack)), stack); /* the List page */
+    add(f, "Dense");
+    add(f, "Dropout");
+    tw_designer_view_select(f->view, 1);
+    GtkWidget *name = tw_property_editor_field(f->editor, "name");
+    g_assert_true(gtk_widget_grab_focus(name));
+    drain();
+    GtkWidget *scroller = find_type(stack, GTK_TYPE_SCROLLED_WINDOW);
+    int width = gtk_widget_get_width(scroller), height = gtk_widget_get_height(scroller);
+    GtkWidget *last_card = gtk_widget_get_last_child(find_type(scroller, GTK_TYPE_LIST_BOX));
+    double cards_x, cards_end;
+    g_assert_true(gtk_widget_translate_coordinates(last_card, scroller, 0, gtk_widget_get_height(last_card),
+                                                   &cards_x, &cards_end));
+    g_assert_cmpfloat(cards_end, <, height - 20); /* there is empty space below the cards */
+    focus_wait w = {f->window, stack};
+    if (!ui_click_send(f->window, scroller, width / 2.0, height - 10, focus_in_stack, &w)) {
+        g_test_skip("no xdotool or no X11 display to click with");
+        return;
+    }
+    g_assert_true(focus_in_stack(&w));
+    g_assert_cmpint(tw_layer_stack_get_selected(f->stack), ==, 1);
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, 3);
+}
+
 static GtkWidget *palette_row(GtkWidget *widget, const char *class_name)
 {
     const tw_layer_class *klass = g_object_get_data(G_OBJECT(widget), "layer-class");
@@ -569,6 +610,7 @@ int main(int argc, char **argv)
     ADD("editor/field_after_rebuild", test_field_after_rebuild);
     ADD("editor/typed_text_kept", test_typed_text_kept);
     ADD("stack/move_takes_focus", test_move_takes_focus);
+    ADD("stack/background_click_takes_focus", test_background_click_takes_focus);
     ADD("palette/enter", test_palette_enter);
     ADD("editor/short_key", test_short_key);
     return g_test_run();
