@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -378,6 +379,27 @@ static void test_bad_files(fixture *f, gconstpointer data)
     g_free(text);
 }
 
+/* A FIFO or a device as the run database is refused before SQLite opens
+ * it: opening a FIFO with no writer waited forever, /dev/zero read as "an
+ * empty file". The alarm fails the test instead of hanging it. */
+static void test_not_a_regular_file(fixture *f, gconstpointer data)
+{
+    char *fifo = g_build_filename(f->dir, "pipe.db", NULL);
+    g_assert_cmpint(mkfifo(fifo, 0600), ==, 0);
+    const char *files[] = {fifo, "/dev/zero"};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        alarm(60);
+        twb_run run = run_twb("runs", "list", "--logdb", files[i], NULL);
+        alarm(0);
+        char *err = g_strdup_printf(
+            "twb: runs list: %s: is not a regular file (a device, pipe or socket), not a run database\n", files[i]);
+        assert_run(&run, 1, "", err);
+        g_free(err);
+    }
+    g_remove(fifo);
+    g_free(fifo);
+}
+
 /* Without --logdb: $XDG_DATA_HOME/twb/runs.db (main() points it at a
  * scratch folder). */
 static void test_default_file(void)
@@ -440,6 +462,7 @@ int main(int argc, char **argv)
     g_test_add("/cli/runs/export", fixture, NULL, setup, test_export, teardown);
     g_test_add("/cli/runs/rename-notes-delete", fixture, NULL, setup, test_rename_notes_delete, teardown);
     g_test_add("/cli/runs/bad-files", fixture, NULL, setup, test_bad_files, teardown);
+    g_test_add("/cli/runs/not-a-regular-file", fixture, NULL, setup, test_not_a_regular_file, teardown);
     g_test_add_func("/cli/runs/default-file", test_default_file);
     g_test_add_func("/cli/runs/usage", test_usage);
     int status = g_test_run();

@@ -800,6 +800,58 @@ static void test_resume_checks(fixture *f, gconstpointer data)
     g_free(dir);
 }
 
+/* Resuming on other data than the checkpoint was trained on (a CSV file
+ * after spirals) warns, naming both; the run goes on. */
+static void test_resume_other_data(fixture *f, gconstpointer data)
+{
+    char *dir = g_build_filename(f->dir, "ck", NULL), *ckpt = g_build_filename(dir, "checkpoint.safetensors", NULL);
+    char *csv = g_build_filename(f->dir, "points.csv", NULL);
+    GString *rows = g_string_new("x,y,label\n");
+    for (int i = 0; i < 2000; i++)
+        g_string_append_printf(rows, "%d.5,%d.25,%d\n", i % 7, i % 5, i % 2);
+    g_assert_true(g_file_set_contents(csv, rows->str, (gssize)rows->len, NULL));
+    g_string_free(rows, TRUE);
+    twb_run run = run_twb("train", f->model, "--data", "spirals", "--epochs", "1", "--checkpoint-dir", dir, NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    twb_run_clear(&run);
+
+    run = run_twb("train", f->model, "--data", csv, "--label-column", "label", "--epochs", "2", "--checkpoint-dir",
+                  dir, "--resume", NULL);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    char *message = g_strdup_printf("twb train: warning: %s was saved with other training settings: data %s (was "
+                                    "spirals); the resumed run will not repeat the uninterrupted one\n",
+                                    ckpt, csv);
+    g_assert_nonnull(strstr(run.err, message));
+    g_assert_nonnull(strstr(run.out, "epoch 2/2"));
+    g_free(message);
+    twb_run_clear(&run);
+    g_free(csv), g_free(ckpt), g_free(dir);
+}
+
+/* A FIFO or a device as --logdb: refused before training, naming the
+ * file (opening the FIFO waited forever). The alarm fails the test
+ * instead of hanging it. */
+static void test_logdb_not_a_regular_file(fixture *f, gconstpointer data)
+{
+    char *fifo = g_build_filename(f->dir, "runs.db", NULL);
+    g_assert_cmpint(mkfifo(fifo, 0600), ==, 0);
+    const char *files[] = {fifo, "/dev/zero"};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        alarm(60);
+        twb_run run = run_twb("train", f->model, "--data", "spirals", "--epochs", "1", "--logdb", files[i], NULL);
+        alarm(0);
+        g_assert_cmpint(run.exit_status, ==, 1);
+        char *err = g_strdup_printf(
+            "twb train: %s: is not a regular file (a device, pipe or socket), not a run database\n", files[i]);
+        g_assert_cmpstr(run.err, ==, err);
+        g_assert_null(strstr(run.out, "epoch"));
+        g_free(err);
+        twb_run_clear(&run);
+    }
+    g_remove(fifo);
+    g_free(fifo);
+}
+
 /* A full disk (a file size limit here) in the middle of a run: one
  * warning naming the file and the step from which logs are lost, and the
  * run ends "finished" with that step recorded. The warning comes when the
@@ -967,6 +1019,8 @@ int main(int argc, char **argv)
     g_test_add("/cli-train/read-only-logdb", fixture, NULL, setup, test_read_only_logdb, teardown);
     g_test_add("/cli-train/divergence-fails", fixture, NULL, setup, test_divergence_fails, teardown);
     g_test_add("/cli-train/resume-checks", fixture, NULL, setup, test_resume_checks, teardown);
+    g_test_add("/cli-train/resume-other-data", fixture, NULL, setup, test_resume_other_data, teardown);
+    g_test_add("/cli-train/logdb-not-a-regular-file", fixture, NULL, setup, test_logdb_not_a_regular_file, teardown);
     g_test_add("/cli-train/full-disk-logdb", fixture, NULL, setup, test_full_disk_logdb, teardown);
     g_test_add("/cli-train/full-disk-checkpoint", fixture, NULL, setup, test_full_disk_checkpoint, teardown);
     g_test_add("/cli-train/checkpoint-mismatch-named", fixture, NULL, setup, test_checkpoint_mismatch_named,

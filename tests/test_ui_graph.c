@@ -825,6 +825,60 @@ static void test_profile(void)
     g_free(json), g_free(slow), g_free(profile);
 }
 
+/* ---- stored JSON nested too deep ----------------------------------------------------------- */
+/* A stored graph, and a stored profile beside a good graph, each nested
+ * deeper than the JSON readers recurse: the graph view says so, naming
+ * the run database, the run and the tag, and the good graph still shows. */
+static void test_stored_too_deep(void)
+{
+    char *dir = g_dir_make_tmp("twb-graph-XXXXXX", NULL);
+    char *db = g_build_filename(dir, "runs.db", NULL);
+    GString *deep = g_string_new("{\"format\": \"twb-graph\", \"version\": 1, \"nodes\": ");
+    for (int i = 0; i < 100000; i++)
+        g_string_append_c(deep, '[');
+    char *json = cnn_graph_json();
+    tw_summary_writer *w = tw_summary_writer_open(db, "cnn-3", NULL);
+    g_assert_nonnull(w);
+    g_assert_cmpint(tw_summary_graph(w, "graph/deep", deep->str, 0), ==, 0);
+    g_assert_cmpint(tw_summary_graph(w, "graph/train_step", json, 0), ==, 0);
+    g_assert_cmpint(tw_summary_text(w, "profile/train_step", deep->str, 0), ==, 0);
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+
+    fixture f;
+    fixture_open(&f, NULL);
+    tw_graph_view_set_logdb(f.view, db);
+    sources_wait sw = {f.view, 3};
+    wait_until(has_sources, &sw, 30, "the stored graphs listed");
+    tw_graph_view_select_source(f.view, source_index(&f, "cnn-3 · graph/deep"));
+    wait_ready(f.view, "the deep graph's message");
+    char *expected = g_strdup_printf("The graph “graph/deep” of run “cnn-3” in %s is not a graph the view can read: "
+                                     "graph JSON: JSON nested deeper than 512 levels (at byte ",
+                                     db);
+    const char *message = tw_graph_view_message(f.view);
+    g_assert_nonnull(message);
+    g_assert_true(g_str_has_prefix(message, expected));
+    g_assert_null(arrangement(&f));
+    g_free(expected);
+
+    tw_graph_view_select_source(f.view, source_index(&f, "cnn-3 · graph/train_step"));
+    wait_ready(f.view, "the graph with the deep profile");
+    g_assert_null(tw_graph_view_message(f.view));
+    g_assert_nonnull(arrangement(&f));
+    g_assert_false(color_shown(&f));
+    expected = g_strdup_printf("The profile “profile/train_step” of run “cnn-3” in %s cannot be read: "
+                               "profile JSON: JSON nested deeper than 512 levels (at byte ",
+                               db);
+    g_assert_nonnull(strstr(tw_graph_view_note(f.view), expected));
+    g_free(expected);
+    fixture_close(&f);
+
+    char *wal = g_strconcat(db, "-wal", NULL), *shm = g_strconcat(db, "-shm", NULL);
+    g_remove(wal), g_remove(shm), g_remove(db), g_rmdir(dir);
+    g_free(wal), g_free(shm), g_free(db), g_free(dir);
+    g_string_free(deep, TRUE);
+    g_free(json);
+}
+
 /* ---- measured: a 5,000-node graph --------------------------------------------------------- */
 #define BIG_NODES 5000
 #define BIG_SCOPE 25 /* nodes per block scope */
@@ -1088,6 +1142,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/graph/layers-that-cannot-run", test_layers_that_cannot_run);
     g_test_add_func("/ui/graph/run-database", test_run_database);
     g_test_add_func("/ui/graph/profile", test_profile);
+    g_test_add_func("/ui/graph/stored-too-deep", test_stored_too_deep);
     g_test_add_func("/ui/graph/big-graph", test_big_graph);
     ui_frames_add_large_models("/ui/graph", open_and_move);
     return g_test_run();

@@ -993,35 +993,72 @@ static void minimum(GtkWidget *widget, GtkOrientation orientation, int for_size,
     gtk_widget_measure(widget, orientation, for_size, min, NULL, NULL, NULL);
 }
 
-/* The window fits an 800x600 screen: the header bar and every view ask
- * for no more than that (panels scroll or give way). */
+/* What asks for the width when the window is too wide: every widget whose
+ * minimum width is over limit, indented by depth, for the failure's message. */
+static void describe_wide(GtkWidget *widget, int limit, int depth, GString *out)
+{
+    int min;
+    minimum(widget, GTK_ORIENTATION_HORIZONTAL, -1, &min);
+    if (min <= limit)
+        return;
+    g_string_append_printf(out, "%*s%s%s%s: %d px\n", 2 * depth, "", G_OBJECT_TYPE_NAME(widget),
+                           gtk_widget_get_name(widget)[0] ? " " : "", gtk_widget_get_name(widget), min);
+    for (GtkWidget *c = gtk_widget_get_first_child(widget); c; c = gtk_widget_get_next_sibling(c))
+        if (gtk_widget_get_visible(c))
+            describe_wide(c, limit, depth + 1, out);
+}
+
+/* The smallest the realized window can be on screen, less the frame
+ * around its client-side decorations (where resizing grabs; the window's
+ * own measure counts it, its width does not), failing the test with what
+ * asks for the width when that is over 800x600. */
+static void assert_fits(TwWindow *win, const char *what)
+{
+    drain();
+    GtkWidget *widget = GTK_WIDGET(win);
+    int frame_w = gdk_surface_get_width(gtk_native_get_surface(GTK_NATIVE(win))) - gtk_widget_get_width(widget);
+    int frame_h = gdk_surface_get_height(gtk_native_get_surface(GTK_NATIVE(win))) - gtk_widget_get_height(widget);
+    int width, height;
+    minimum(widget, GTK_ORIENTATION_HORIZONTAL, -1, &width);
+    minimum(widget, GTK_ORIENTATION_VERTICAL, 800 + frame_w, &height);
+    width -= frame_w, height -= frame_h;
+    g_test_message("%s: the window is at least %dx%d", what, width, height);
+    if (width > 800) {
+        GString *wide = g_string_new(NULL);
+        describe_wide(widget, 100, 0, wide);
+        g_error("%s: the window is at least %d px wide, more than 800:\n%s", what, width, wide->str);
+    }
+    if (height > 600)
+        g_error("%s: the window is at least %d px high, more than 600", what, height);
+}
+
+/* The window fits an 800x600 screen with a model open: the realized
+ * window itself (its header bar, the views of its stack, the training
+ * panel beside the designer, the property editor of each layer) asks for
+ * no more than that in every view (panels scroll or give way). */
 static void test_fits_800x600(void)
 {
     TwWindow *win = open_window();
-    activate(win, "template", g_variant_new_string("cnn_fashion_mnist"));
-    GtkWidget *titlebar = gtk_window_get_titlebar(GTK_WINDOW(win));
-    GtkWidget *content = gtk_window_get_child(GTK_WINDOW(win));
-    GtkStack *stack = GTK_STACK(find_type(GTK_WIDGET(win), GTK_TYPE_STACK));
+    TwModelDoc *doc = tw_window_doc(win);
+    TwDesignerView *designer = TW_DESIGNER_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DESIGNER_VIEW));
+    assert_fits(win, "no model");
+    char *model = example_path("resnet_fashion_mnist.json");
+    GError *error = NULL;
+    must(tw_model_doc_load(doc, model, &error), error);
+    g_free(model);
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(tw_window_train_panel(win))));
     const char *views[] = {"designer", "dashboard", "graph"};
-    int widest = 0, tallest = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(views); i++) {
         tw_window_show_view(win, views[i]);
-        drain();
-        int bar_w, bar_h, content_w, content_h, page_w, page_h;
-        GtkWidget *page = gtk_stack_get_child_by_name(stack, views[i]);
-        minimum(titlebar, GTK_ORIENTATION_HORIZONTAL, -1, &bar_w);
-        minimum(titlebar, GTK_ORIENTATION_VERTICAL, 800, &bar_h);
-        minimum(content, GTK_ORIENTATION_HORIZONTAL, -1, &content_w);
-        minimum(content, GTK_ORIENTATION_VERTICAL, 800, &content_h);
-        minimum(page, GTK_ORIENTATION_HORIZONTAL, -1, &page_w);
-        minimum(page, GTK_ORIENTATION_VERTICAL, 800, &page_h);
-        g_test_message("%s: header bar %dx%d, content %dx%d, page %dx%d", views[i], bar_w, bar_h, content_w,
-                       content_h, page_w, page_h);
-        widest = MAX(widest, MAX(bar_w, content_w));
-        tallest = MAX(tallest, bar_h + content_h);
+        assert_fits(win, views[i]);
     }
-    g_assert_cmpint(widest, <=, 800);
-    g_assert_cmpint(tallest, <=, 600);
+    tw_window_show_view(win, "designer");
+    for (int i = 0; i < tw_model_doc_n_layers(doc); i++) {
+        tw_designer_view_select(designer, i);
+        char *what = g_strdup_printf("the designer, layer %d selected", i);
+        assert_fits(win, what);
+        g_free(what);
+    }
     close_window(win);
 }
 
@@ -1117,6 +1154,37 @@ static void test_screenshot(void)
     run_result_clear(&r);
     g_remove(file);
     g_free(file);
+    g_rmdir(dir);
+    g_free(dir);
+    g_free(model);
+}
+
+/* At 800x600, with and without a model, each view's picture is that size:
+ * twb --screenshot refuses a window that its smallest size made larger. */
+static void test_screenshot_800x600(void)
+{
+    char *dir = scratch_dir();
+    char *model = example_path("resnet_fashion_mnist.json");
+    const char *views[] = {"designer", "dashboard", "graph"};
+    for (int with_model = 0; with_model < 2; with_model++)
+        for (size_t i = 0; i < G_N_ELEMENTS(views); i++) {
+            char *file = g_strdup_printf("%s/%s.png", dir, views[i]);
+            const char *args[] = {"--screenshot", file, "--view", views[i], "--size", "800x600",
+                                  with_model ? "--model" : NULL, model, NULL};
+            run_result r = run_twb(args);
+            if (r.status != 0)
+                g_error("twb --screenshot --view %s --size 800x600%s: exit %d: %s", views[i],
+                        with_model ? " --model resnet_fashion_mnist.json" : "", r.status, r.err);
+            GError *error = NULL;
+            GdkPixbuf *shot = gdk_pixbuf_new_from_file(file, &error);
+            g_assert_no_error(error);
+            g_assert_cmpint(gdk_pixbuf_get_width(shot), ==, 800);
+            g_assert_cmpint(gdk_pixbuf_get_height(shot), ==, 600);
+            g_object_unref(shot);
+            run_result_clear(&r);
+            g_remove(file);
+            g_free(file);
+        }
     g_rmdir(dir);
     g_free(dir);
     g_free(model);
@@ -1255,6 +1323,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/window/undo_keys", test_undo_keys);
     g_test_add_func("/ui/window/logdb_option", test_logdb_option);
     g_test_add_func("/ui/window/screenshot", test_screenshot);
+    g_test_add_func("/ui/window/screenshot_800x600", test_screenshot_800x600);
     g_test_add_func("/ui/window/screenshot_errors", test_screenshot_errors);
     g_test_add_func("/ui/window/chooser_before_its_folder", test_chooser_before_its_folder);
     int status = g_test_run();

@@ -87,9 +87,9 @@ static char *last_text(tw_run_store *store, int64_t tag_id)
     return text;
 }
 
-/* The profile stored beside graph g, read into model: none is fine; one
- * that cannot be read is said in model->profile_error. */
-static void add_profile(tw_run_store *store, const tw_stored_graph *g, tw_graph_model *model)
+/* The profile stored beside graph g in logdb, read into model: none is
+ * fine; one that cannot be read is said in model->profile_error. */
+static void add_profile(const char *logdb, tw_run_store *store, const tw_stored_graph *g, tw_graph_model *model)
 {
     if (!g_str_has_prefix(g->tag, GRAPH_TAG_PREFIX))
         return;
@@ -98,11 +98,11 @@ static void add_profile(tw_run_store *store, const tw_stored_graph *g, tw_graph_
     char *json = tag_id >= 0 ? last_text(store, tag_id) : NULL;
     GError *error = NULL;
     if (tag_id >= 0 && !json)
-        model->profile_error = g_strdup_printf("The profile “%s” of run “%s” cannot be read: %s", tag, g->run,
-                                               tw_last_error());
+        model->profile_error = g_strdup_printf("The profile “%s” of run “%s” cannot be read from %s: %s", tag,
+                                               g->run, logdb, tw_last_error());
     else if (json && !tw_graph_profile_apply(model, json, &error))
-        model->profile_error = g_strdup_printf("The profile “%s” of run “%s” cannot be read: %s", tag, g->run,
-                                               error->message);
+        model->profile_error = g_strdup_printf("The profile “%s” of run “%s” in %s cannot be read: %s", tag,
+                                               g->run, logdb, error->message);
     g_clear_error(&error);
     g_free(json), g_free(tag);
 }
@@ -122,13 +122,13 @@ tw_graph_arrangement *tw_stored_graph_load(const char *logdb, const tw_stored_gr
     tw_graph_model *model = tw_graph_model_parse(json, -1, &parse_error);
     g_free(json);
     if (!model) {
-        g_set_error(error, SOURCE_ERROR, 1, "The graph “%s” of run “%s” is not a graph the view can read: %s", g->tag,
-                    g->run, parse_error->message);
+        g_set_error(error, SOURCE_ERROR, 1, "The graph “%s” of run “%s” in %s is not a graph the view can read: %s",
+                    g->tag, g->run, logdb, parse_error->message);
         g_error_free(parse_error);
         tw_run_store_close(store);
         return NULL;
     }
-    add_profile(store, g, model);
+    add_profile(logdb, store, g, model);
     tw_run_store_close(store);
     return tw_graph_arrangement_new(model, NULL);
 }

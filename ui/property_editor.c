@@ -756,10 +756,13 @@ static void tw_property_editor_init(TwPropertyEditor *self)
     self->content = gtk_box_new(GTK_ORIENTATION_VERTICAL, 10);
     gtk_widget_add_css_class(self->content, "property-editor");
     GtkWidget *scroller = gtk_scrolled_window_new();
-    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroller), GTK_POLICY_AUTOMATIC, GTK_POLICY_AUTOMATIC);
     /* Asks for 280 pixels (its share of a 1280-pixel window) and makes do
-     * with fewer (the designer's panes give way in a narrow window). */
+     * with fewer (the designer's panes give way in a narrow window): a
+     * layer's widest field (a pair of spin buttons, 252 px) scrolls
+     * sideways below 280 rather than widening an 800-pixel window. */
     gtk_scrolled_window_set_propagate_natural_width(GTK_SCROLLED_WINDOW(scroller), TRUE);
+    gtk_scrolled_window_set_min_content_width(GTK_SCROLLED_WINDOW(scroller), 140);
     gtk_scrolled_window_set_max_content_width(GTK_SCROLLED_WINDOW(scroller), 280);
     gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroller), self->content);
     gtk_widget_set_parent(scroller, GTK_WIDGET(self));

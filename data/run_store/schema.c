@@ -359,6 +359,12 @@ sqlite3 *tw__store_connect(const char *path, bool read_only)
         tw_error_set("%s: is a folder, not a run database", path);
         return NULL;
     }
+    /* SQLite would wait forever opening a FIFO with no writer, and read a
+     * device as an empty file. */
+    if (!S_ISREG(st.st_mode)) {
+        tw_error_set("%s: is not a regular file (a device, pipe or socket), not a run database", path);
+        return NULL;
+    }
     sqlite3 *db = open_checked(path, read_only);
     if (!db || read_only)
         return db;
