@@ -12,6 +12,8 @@
 
 #include <glib/gstdio.h>
 
+#include <tw/summary.h>
+
 #include "application.h"
 #include "banner.h"
 #include "dashboard_view.h"
@@ -1062,6 +1064,52 @@ static void test_fits_800x600(void)
     close_window(win);
 }
 
+static gboolean dashboard_ready(gpointer view)
+{
+    return tw_dashboard_view_ready(view);
+}
+
+/* With runs, the Dashboard's pages (every tab: the stack is as wide as its
+ * widest page) fit an 800-pixel window too: the HParams tab's two plots
+ * used to ask for 728 px beside the 300-pixel run list, which pushed the
+ * tabs and charts past the window's edge. */
+static void test_dashboard_fits_800(void)
+{
+    char *dir = scratch_dir();
+    char *logdb = g_build_filename(dir, "runs.db", NULL);
+    tw_summary_run_options options = {.hparams_json = "{\"learning_rate\": 0.001, \"batch_size\": 32}"};
+    tw_summary_writer *w = tw_summary_writer_open(logdb, "run-1", &options);
+    g_assert_nonnull(w);
+    for (int step = 1; step <= 5; step++)
+        g_assert_cmpint(tw_summary_scalar(w, "train/loss", 1.0 / step, step), ==, 0);
+    g_assert_cmpint(tw_summary_hparams(w, NULL, "{\"test_loss\": 0.2}"), ==, 0);
+    g_assert_cmpint(tw_summary_writer_close(w, TW_RUN_FINISHED), ==, 0);
+
+    TwWindow *win = open_window();
+    tw_window_set_logdb(win, logdb);
+    tw_window_show_view(win, "dashboard");
+    TwDashboardView *dashboard = TW_DASHBOARD_VIEW(find_type(GTK_WIDGET(win), TW_TYPE_DASHBOARD_VIEW));
+    wait_until(dashboard_ready, dashboard, 60, "the dashboard's first data");
+    const char *tabs[] = {"scalars", "hparams"};
+    for (size_t i = 0; i < G_N_ELEMENTS(tabs); i++) {
+        tw_dashboard_view_show_tab(dashboard, tabs[i]);
+        drain();
+        int min;
+        gtk_widget_measure(GTK_WIDGET(dashboard), GTK_ORIENTATION_HORIZONTAL, -1, &min, NULL, NULL, NULL);
+        if (min > 800) {
+            GString *wide = g_string_new(NULL);
+            describe_wide(GTK_WIDGET(dashboard), 300, 0, wide);
+            g_error("the Dashboard with a run (%s tab) is at least %d px wide, more than 800:\n%s", tabs[i], min,
+                    wide->str);
+        }
+    }
+    close_window(win);
+    g_unlink(logdb);
+    g_rmdir(dir);
+    g_free(logdb);
+    g_free(dir);
+}
+
 /* ---- twb --screenshot ------------------------------------------------------------- */
 typedef struct {
     int status;
@@ -1321,6 +1369,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/window/layer_actions", test_layer_actions);
     g_test_add_func("/ui/window/fits_800x600", test_fits_800x600);
     g_test_add_func("/ui/window/undo_keys", test_undo_keys);
+    g_test_add_func("/ui/window/dashboard_fits_800", test_dashboard_fits_800);
     g_test_add_func("/ui/window/logdb_option", test_logdb_option);
     g_test_add_func("/ui/window/screenshot", test_screenshot);
     g_test_add_func("/ui/window/screenshot_800x600", test_screenshot_800x600);

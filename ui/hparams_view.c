@@ -783,9 +783,18 @@ static GtkWidget *plots(TwHparamsView *self)
     GtkWidget *right = gtk_box_new(GTK_ORIENTATION_VERTICAL, 4);
     gtk_box_append(GTK_BOX(right), axes);
     gtk_box_append(GTK_BOX(right), self->scatter);
-    GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 8);
-    gtk_box_append(GTK_BOX(row), self->parallel);
-    gtk_box_append(GTK_BOX(row), right);
+    /* Side by side, or one above the other where the page is narrower
+     * than both (an 800-pixel window): a flow box of two. */
+    GtkWidget *row = gtk_flow_box_new();
+    gtk_flow_box_set_selection_mode(GTK_FLOW_BOX(row), GTK_SELECTION_NONE);
+    gtk_flow_box_set_homogeneous(GTK_FLOW_BOX(row), TRUE);
+    gtk_flow_box_set_max_children_per_line(GTK_FLOW_BOX(row), 2);
+    gtk_flow_box_set_column_spacing(GTK_FLOW_BOX(row), 8);
+    gtk_flow_box_set_row_spacing(GTK_FLOW_BOX(row), 8);
+    gtk_flow_box_append(GTK_FLOW_BOX(row), self->parallel);
+    gtk_flow_box_append(GTK_FLOW_BOX(row), right);
+    for (GtkWidget *c = gtk_widget_get_first_child(row); c; c = gtk_widget_get_next_sibling(c))
+        gtk_widget_set_focusable(c, FALSE);
     return row;
 }
 
@@ -830,7 +839,14 @@ static void tw_hparams_view_init(TwHparamsView *self)
     gtk_widget_add_css_class(self->empty, "dim-label");
     GtkWidget *paned = gtk_paned_new(GTK_ORIENTATION_VERTICAL);
     gtk_paned_set_start_child(GTK_PANED(paned), scrolled);
-    gtk_paned_set_end_child(GTK_PANED(paned), plots(self));
+    /* Stacked in a narrow window, the plots scroll rather than make the
+     * window taller. */
+    GtkWidget *plots_scroll = gtk_scrolled_window_new();
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(plots_scroll), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+    gtk_scrolled_window_set_propagate_natural_height(GTK_SCROLLED_WINDOW(plots_scroll), TRUE);
+    gtk_scrolled_window_set_min_content_height(GTK_SCROLLED_WINDOW(plots_scroll), PLOT_HEIGHT);
+    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(plots_scroll), plots(self));
+    gtk_paned_set_end_child(GTK_PANED(paned), plots_scroll);
     gtk_paned_set_resize_end_child(GTK_PANED(paned), FALSE);
     gtk_paned_set_shrink_end_child(GTK_PANED(paned), FALSE);
     gtk_widget_set_vexpand(paned, TRUE);
