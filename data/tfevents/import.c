@@ -169,6 +169,7 @@ void tw__tb_sink_item(void *user_data, const tw_tb_item *it)
         ri->first_wall = it->wall_time;
         ri->row_dirty = true;
     }
+    tw__tb_metrics_note(&ri->batch->metrics, ri->run, ri->run_id, it);
     switch (it->kind) {
     case TW_TB_SCALAR:
         if (tw__queue_scalar(&ri->w->queue, it->tag, it->value, it->step, wall))
