@@ -101,6 +101,11 @@ typedef struct sqlite3 sqlite3;
 #define TW_TB_BULK_MAX_BYTES (4 << 20)
 #define TW_TB_BATCH_MS 200
 
+/* Bytes per value of "float32", "float64", "int32" or "int64"; n values
+ * (doubles) packed into out in that dtype, little-endian (tensor_pack.c). */
+size_t tw__tb_dtype_width(const char *dtype);
+void tw__tb_pack_numbers(const char *dtype, const double *values, int64_t n, void *out);
+
 /* The imported runs' final metrics, gathered from their items
  * (import_metrics.c). */
 typedef struct {
