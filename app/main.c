@@ -196,10 +196,12 @@ static void print_help(FILE *out)
           "  --screenshot FILE.png [--view designer|dashboard|graph] [--model FILE]\n"
           "        [--logdb FILE] [--size WxH]\n"
           "        [--tab scalars|histograms|distributions|images|text|hparams|\n"
-          "        evaluation]\n"
+          "        evaluation] [--select RUN,RUN...]\n"
           "                   write the window as it would appear at that size\n"
           "                   (default 1280x800) as a PNG, and exit; the dark style\n"
-          "                   with GTK_THEME=Adwaita:dark\n",
+          "                   with GTK_THEME=Adwaita:dark; --select checks exactly\n"
+          "                   those runs (their HParams rows selected, the charts\n"
+          "                   drawing them) and shows the first one's evaluation\n",
           out);
 }
 
