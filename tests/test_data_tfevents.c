@@ -1260,6 +1260,12 @@ static void test_import_metrics(void)
     frame(train, scalar_event(11.0, 1, "epoch_loss", 0.75f));
     frame(train, scalar_event(12.0, 2, "epoch_loss", 0.25f));
     write_run(other, "a/train", train);
+    /* an exported twb run's tags */
+    GByteArray *own = g_byte_array_new();
+    frame(own, scalar_event(12.0, 2, "epoch/loss", 0.25f));
+    frame(own, scalar_event(12.0, 2, "validation/loss", 0.5f));
+    frame(own, scalar_event(12.0, 2, "train/loss", 0.75f));
+    write_run(other, "b", own);
     validation = g_byte_array_new();
     frame(validation, scalar_event(12.0, 2, "epoch_loss", 0.5f));
     frame(validation, scalar_event(12.0, 2, "epoch_accuracy", 0.875f));
@@ -1270,6 +1276,9 @@ static void test_import_metrics(void)
     g_free(metrics);
     metrics = metrics_of(db2, "a/validation");
     g_assert_cmpstr(metrics, ==, "{\"val_accuracy\":0.875,\"val_loss\":0.5}");
+    g_free(metrics);
+    metrics = metrics_of(db2, "b");
+    g_assert_cmpstr(metrics, ==, "{\"loss\":0.25,\"train/loss\":0.75,\"val_loss\":0.5}");
     g_free(metrics);
     scratch_remove_tree(other);
     scratch_remove_tree(logdir);

@@ -5,7 +5,8 @@
  * in the log directory, the last value of each of a run's scalar tags.
  * Names are Keras's: "epoch_loss" in a "validation" group or run is
  * "val_loss", in "train" (or the run itself) "loss", as twb names its own
- * runs' metrics; another group's is "group/tag". */
+ * runs' metrics (an exported twb run's "epoch/loss" and "validation/loss"
+ * come back as "loss" and "val_loss"); another group's is "group/tag". */
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
@@ -57,10 +58,16 @@ void tw__tb_metrics_note(tw_tb_metrics *m, const char *run, int64_t run_id, cons
     }
 }
 
-/* The Keras name of a tag's value in a group (or run folder) named where. */
+/* The Keras name of a tag's value in a group (or run folder) named where:
+ * Keras's "epoch_loss" or twb's own "epoch/loss" is "loss", twb's
+ * "validation/loss" (or a "validation" folder's loss) "val_loss". */
 static char *metric_name(const char *where, const char *tag)
 {
-    const char *base = g_str_has_prefix(tag, "epoch_") ? tag + strlen("epoch_") : tag;
+    const char *base = g_str_has_prefix(tag, "epoch_")   ? tag + strlen("epoch_")
+                       : g_str_has_prefix(tag, "epoch/") ? tag + strlen("epoch/")
+                                                         : tag;
+    if (g_str_has_prefix(tag, "validation/") && !where[0])
+        return g_strconcat("val_", tag + strlen("validation/"), NULL);
     if (!strcmp(where, "validation"))
         return g_strconcat("val_", base, NULL);
     if (!where[0] || !strcmp(where, "train"))
