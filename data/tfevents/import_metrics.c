@@ -46,9 +46,13 @@ static metrics_run *run_of(tw_tb_metrics *m, const char *name, int64_t id)
 void tw__tb_metrics_note(tw_tb_metrics *m, const char *run, int64_t run_id, const tw_tb_item *it)
 {
     if (it->kind == TW_TB_SCALAR) {
-        double *v = g_new(double, 1);
+        metrics_run *r = run_of(m, run, run_id);
+        double *v = g_hash_table_lookup(r->last, it->tag); /* a tag's points update its one entry */
+        if (!v) {
+            v = g_new(double, 1);
+            g_hash_table_insert(r->last, g_strdup(it->tag), v);
+        }
         *v = it->value;
-        g_hash_table_insert(run_of(m, run, run_id)->last, g_strdup(it->tag), v);
     } else if (it->kind == TW_TB_HPARAMS_START) {
         run_of(m, run, run_id)->session = true;
     } else if (it->kind == TW_TB_HPARAMS_EXPERIMENT) {
