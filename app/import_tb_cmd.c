@@ -16,8 +16,10 @@ static void usage(FILE *out)
           "Copy every run of a TensorBoard log directory (each folder under DIR holding\n"
           "events.out.tfevents.* files, named by its path relative to DIR) into the run\n"
           "database (default: $XDG_DATA_HOME/twb/runs.db; --logdb names another file).\n"
-          "Scalars, histograms, images, text, hparams and graphs (each GraphDef as the\n"
-          "run's graph_def series, drawn by the Graph view) are stored; meta graphs,\n"
+          "Scalars, histograms, images, text, hparams, graphs (each GraphDef as the\n"
+          "run's graph_def series, drawn by the Graph view) and tensors of numbers\n"
+          "(evaluation tables) are stored, and each run's final metrics (the last\n"
+          "values of the hparams experiment's metrics, or of every scalar); meta graphs,\n"
           "audio and other plugins' values are counted but not read.\n",
           out);
 }
@@ -63,10 +65,10 @@ int twb_import_tb_command(int argc, char **argv)
         return 1;
     }
     printf("Imported %lld runs (%lld files, %lld records) in %.2f s: %lld scalar points, %lld histograms, "
-           "%lld images, %lld texts, %lld hparams records, %lld graphs.\n",
+           "%lld images, %lld texts, %lld hparams records, %lld graphs, %lld tensors.\n",
            (long long)s.runs, (long long)s.files, (long long)s.records, seconds, (long long)s.scalars,
            (long long)s.histograms, (long long)s.images, (long long)s.texts, (long long)s.hparams,
-           (long long)s.graphs);
+           (long long)s.graphs, (long long)s.tensors);
     if (s.other)
         printf("Not read: %lld values of other kinds (meta graphs, audio, other plugins).\n", (long long)s.other);
     if (s.warnings)

@@ -33,6 +33,45 @@
 
 enum { EXIT_USAGE = 2 };
 
+static void print_help(FILE *out);
+
+/* `twb COMMAND --help` (or -h): the command's own lines of the help. */
+static bool asks_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return true;
+    return false;
+}
+
+/* The help's entry for command (from its "  COMMAND ..." line to the next
+ * command's), on stdout; false when the help has none. */
+static bool print_command_help(const char *command)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    if (!out)
+        return false;
+    print_help(out);
+    fclose(out);
+    char *start = NULL;
+    size_t n = strlen(command);
+    for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        bool entry = line[0] == ' ' && line[1] == ' ' && line[2] != ' ';
+        if (start && entry) {
+            *line = '\0';
+            break;
+        }
+        if (!start && entry && !strncmp(line + 2, command, n) && line[2 + n] == ' ')
+            start = line;
+    }
+    if (start)
+        printf("Usage: twb %s", start + 2);
+    free(text);
+    return start != NULL;
+}
+
 static void print_help(FILE *out)
 {
     fputs("Usage: twb [COMMAND [OPTIONS]]\n"
@@ -162,10 +201,12 @@ static void print_help(FILE *out)
           "  --screenshot FILE.png [--view designer|dashboard|graph] [--model FILE]\n"
           "        [--logdb FILE] [--size WxH]\n"
           "        [--tab scalars|histograms|distributions|images|text|hparams|\n"
-          "        evaluation]\n"
+          "        evaluation] [--select RUN,RUN...]\n"
           "                   write the window as it would appear at that size\n"
           "                   (default 1280x800) as a PNG, and exit; the dark style\n"
-          "                   with GTK_THEME=Adwaita:dark\n",
+          "                   with GTK_THEME=Adwaita:dark; --select checks exactly\n"
+          "                   those runs (their HParams rows selected, the charts\n"
+          "                   drawing them) and shows the first one's evaluation\n",
           out);
 }
 
@@ -368,6 +409,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(command, "-V") == 0 || strcmp(command, "--version") == 0)
         return print_version();
+    if (command[0] != '-' && asks_help(argc - 2, argv + 2) && print_command_help(command))
+        return 0;
     if (command[0] == '-' && is_screenshot(argc - 1, argv + 1))
         return twb_screenshot_command(argc - 1, argv + 1);
     if (strcmp(command, "example") == 0)

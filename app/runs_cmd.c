@@ -493,6 +493,8 @@ static int export_tfevents(const runs_args *a)
     printf("Wrote %s: %lld scalar points, %lld histograms, %lld images, %lld texts, %lld graphs%s%s.\n", file,
            (long long)stats.scalars, (long long)stats.histograms, (long long)stats.images, (long long)stats.texts,
            (long long)stats.graphs, stats.hparams ? ", the hyperparameters" : "", stats.models ? ", the model" : "");
+    if (stats.tensors)
+        printf("Tensors: %lld (the evaluations' tables).\n", (long long)stats.tensors);
     if (stats.graphs_left_out)
         printf("Left out: %lld graph records that are not twb graphs.\n", (long long)stats.graphs_left_out);
     g_free(file);

@@ -15,7 +15,9 @@
 
 #include "application.h"
 #include "dashboard_view.h"
+#include "evaluation_view.h"
 #include "graph_view.h"
+#include "run_list.h"
 
 /* A window that has drawn nothing by then will not. */
 #define FRAME_TIMEOUT_SECONDS 30
@@ -25,7 +27,8 @@
 
 typedef struct {
     const char *output, *view, *model, *logdb;
-    const char *tab; /* the dashboard's tab, or NULL */
+    const char *tab;    /* the dashboard's tab, or NULL */
+    const char *select; /* "RUN,RUN": the runs checked (the HParams rows selected), or NULL */
     int width, height;
 } shot_options;
 
@@ -43,6 +46,8 @@ typedef struct {
     gulong ready_handler;
     guint data_timeout;
     gboolean data_done; /* waited once: no more */
+    gboolean selected;  /* --select applied */
+    guint eval_poll;    /* waiting for the Evaluation tab's run to load */
     GdkTexture *texture; /* the picture, or NULL and why */
     GError *render_error;
     int width, height;
@@ -107,8 +112,8 @@ static const char *option_value(int argc, char **argv, int *i, const char *name,
 
 static int parse(int argc, char **argv, shot_options *o)
 {
-    static const char *const names[] = {"--screenshot", "--view", "--model", "--logdb", "--size", "--tab"};
-    const char **targets[] = {&o->output, &o->view, &o->model, &o->logdb, NULL, &o->tab};
+    static const char *const names[] = {"--screenshot", "--view", "--model", "--logdb", "--size", "--tab", "--select"};
+    const char **targets[] = {&o->output, &o->view, &o->model, &o->logdb, NULL, &o->tab, &o->select};
     const char *size = NULL;
     for (int i = 0; i < argc; i++) {
         size_t k = 0;
@@ -191,6 +196,9 @@ static void stop_waiting(shot *s)
     if (s->timeout)
         g_source_remove(s->timeout);
     s->timeout = 0;
+    if (s->eval_poll)
+        g_source_remove(s->eval_poll);
+    s->eval_poll = 0;
 }
 
 static void capture(shot *s)
@@ -314,6 +322,62 @@ static gboolean waiting_for_data(shot *s)
     return TRUE;
 }
 
+static gboolean poll_evaluation(gpointer data)
+{
+    shot *s = data;
+    GtkWidget *view = find_type(GTK_WIDGET(s->win), TW_TYPE_EVALUATION_VIEW);
+    if (view && tw_evaluation_view_loading(TW_EVALUATION_VIEW(view)))
+        return G_SOURCE_CONTINUE;
+    s->eval_poll = 0;
+    s->frames = 0;
+    gtk_widget_queue_draw(GTK_WIDGET(s->win));
+    return G_SOURCE_REMOVE;
+}
+
+/* --select RUN,RUN once the Dashboard has its runs: exactly those checked
+ * (the HParams table selects their rows, the charts draw only them) and
+ * the first one's evaluation shown. FALSE, with a message, when a name is
+ * not a run of the database. */
+static gboolean select_runs(shot *s)
+{
+    s->selected = TRUE;
+    GtkWidget *dashboard = find_type(GTK_WIDGET(s->win), TW_TYPE_DASHBOARD_VIEW);
+    GtkWidget *list = dashboard ? find_type(dashboard, TW_TYPE_RUN_LIST) : NULL;
+    TwDashboardData *data = dashboard ? tw_dashboard_view_data(TW_DASHBOARD_VIEW(dashboard)) : NULL;
+    if (!list || !data) {
+        fail(s, "--select: the window has no Dashboard with runs (give --view dashboard --logdb FILE)");
+        return FALSE;
+    }
+    char **names = g_strsplit(s->options.select, ",", -1);
+    gint64 *ids = g_new0(gint64, g_strv_length(names) + 1);
+    gboolean found_all = TRUE;
+    for (int k = 0; names[k] && found_all; k++) {
+        found_all = FALSE;
+        for (int i = 0; i < tw_dashboard_data_n_runs(data) && !found_all; i++)
+            if (!strcmp(tw_dashboard_data_run(data, i)->name, names[k])) {
+                ids[k] = tw_dashboard_data_run(data, i)->id;
+                found_all = TRUE;
+            }
+        if (!found_all)
+            fail(s, "--select: '%s' is not a run of %s", names[k], s->options.logdb);
+    }
+    for (int i = 0; found_all && i < tw_dashboard_data_n_runs(data); i++) {
+        gint64 id = tw_dashboard_data_run(data, i)->id;
+        gboolean wanted = FALSE;
+        for (int k = 0; names[k]; k++)
+            wanted |= ids[k] == id;
+        tw_run_list_set_checked(TW_RUN_LIST(list), id, wanted);
+    }
+    GtkWidget *evaluation = find_type(dashboard, TW_TYPE_EVALUATION_VIEW);
+    if (found_all && evaluation) {
+        tw_evaluation_view_show_run(TW_EVALUATION_VIEW(evaluation), ids[0]);
+        s->eval_poll = g_timeout_add(50, poll_evaluation, s);
+    }
+    g_strfreev(names);
+    g_free(ids);
+    return found_all;
+}
+
 /* After the first frame, one more (and the view being ready); after
  * that, the picture (saved outside the frame clock's paint, from an idle). */
 static void on_after_paint(GdkFrameClock *clock, shot *s)
@@ -324,8 +388,18 @@ static void on_after_paint(GdkFrameClock *clock, shot *s)
         gtk_widget_queue_draw(GTK_WIDGET(s->win));
         return;
     }
-    if (waiting_for_data(s))
+    if (waiting_for_data(s) || s->eval_poll)
         return;
+    if (s->options.select && !s->selected) {
+        if (!select_runs(s)) {
+            stop_waiting(s);
+            g_application_quit(s->app);
+            return;
+        }
+        s->frames = 0;
+        gtk_widget_queue_draw(GTK_WIDGET(s->win));
+        return;
+    }
     stop_waiting(s);
     capture(s);
     g_idle_add(take, s);

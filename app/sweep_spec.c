@@ -84,8 +84,9 @@ static int set_axis(twb_sweep_axis *axis, const param_def *d, const char *option
     if (axis->given)
         return tw_error_set("twb sweep: %s given twice; list every value in one (%s 1,2,3)", option, option);
     if (!text || !*text)
-        return tw_error_set("twb sweep: %s: no values (give a list such as %s or a range min:max)", option,
-                            optimizer ? "adam,sgd" : "1,2");
+        return tw_error_set(optimizer ? "twb sweep: %s: no values (give a list such as %s)"
+                                      : "twb sweep: %s: no values (give a list such as %s or a range min:max)",
+                            option, optimizer ? "adam,sgd" : "1,2");
     axis->given = true;
     const char *colon = strchr(text, ':');
     if (colon)
@@ -319,6 +320,14 @@ static int check_trials(const twb_sweep_spec *spec, double *grid)
             return -1;
     if (spec->random && spec->trials < 1)
         return tw_error_set("twb sweep: --random needs --trials N (how many draws)");
+    bool swept = false; /* a range, or more than one value */
+    for (int p = 0; p < TWB_SWEEP_NPARAMS; p++)
+        swept |= spec->axes[p].given && (spec->axes[p].range || spec->axes[p].n > 1);
+    for (int i = 0; i < spec->nlayers; i++)
+        swept |= spec->layers[i].axis.range || spec->layers[i].axis.n > 1;
+    if (spec->random && !swept)
+        return tw_error_set("twb sweep: --random draws the swept settings' values, and none is swept; give one "
+                            "(--learning-rate 1e-4:1e-2, --batch-size 32,64, --set LAYER.PROPERTY=8:64, ...)");
     if (!spec->random && !spec->trials && *grid > TWB_SWEEP_MAX_TRIALS)
         return tw_error_set("twb sweep: the grid has %.0f trials, more than %d; list fewer values or add --trials N",
                             *grid, TWB_SWEEP_MAX_TRIALS);

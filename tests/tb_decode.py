@@ -43,6 +43,7 @@ MESSAGES = [
     ("PluginData", [("plugin_name", 1, "string", OPT, None), ("content", 2, "bytes", OPT, None)]),
     ("TensorProto", [("dtype", 1, "int32", OPT, None), ("tensor_shape", 2, "msg", OPT, "TensorShapeProto"),
                      ("tensor_content", 4, "bytes", OPT, None), ("float_val", 5, "float", REP, None),
+                     ("int_val", 7, "int32", REP, None), ("int64_val", 10, "int64", REP, None),
                      ("double_val", 6, "double", REP, None), ("string_val", 8, "bytes", REP, None)]),
     ("TensorShapeProto", [("dim", 2, "msg", REP, "Dim"), ("unknown_rank", 3, "bool", OPT, None)]),
     ("Dim", [("size", 1, "int64", OPT, None)]),
@@ -152,6 +153,18 @@ def body_attr(v):
     return v.i if v.HasField("i") else len(v.list.type)
 
 
+# A numeric TensorProto's dtypes (DT_FLOAT, DT_DOUBLE, DT_INT32, DT_INT64):
+# the struct format of one value in tensor_content, and the typed list.
+NUMBERS = {1: ("<f", "float_val"), 2: ("<d", "double_val"), 3: ("<i", "int_val"), 9: ("<q", "int64_val")}
+
+
+def numbers(t):
+    fmt, field = NUMBERS[t.dtype]
+    if t.tensor_content:
+        return [x for (x,) in struct.iter_unpack(fmt, t.tensor_content)]
+    return list(getattr(t, field))
+
+
 def main():
     c = build_classes()
     for data in records(sys.argv[1]):
@@ -211,6 +224,9 @@ def main():
                 out.update(kind="scalar", value=v.tensor.double_val[0].hex())
             elif v.HasField("tensor") and v.tensor.dtype == 7 and len(v.tensor.string_val) == 1:
                 out.update(kind="text", text=v.tensor.string_val[0].decode("utf-8"))
+            elif v.HasField("tensor") and v.tensor.dtype in NUMBERS:
+                out.update(kind="tensor", dtype=v.tensor.dtype, shape=[d.size for d in v.tensor.tensor_shape.dim],
+                           values=[float(x).hex() for x in numbers(v.tensor)])
             else:
                 out.update(kind="other")
             print(json.dumps(out))

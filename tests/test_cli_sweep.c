@@ -447,6 +447,7 @@ static void test_bad_specs(fixture *f, gconstpointer data)
                                      "adamw, rmsprop, adagrad"},
         {"--optimizer", "adam:sgd", "twb sweep: --optimizer: 'adam:sgd': optimizers are listed (adam,sgd), not "
                                     "ranges"},
+        {"--optimizer", "", "twb sweep: --optimizer: no values (give a list such as adam,sgd)"},
         {"--trials", "0", "twb sweep: --trials: '0' is not a number of trials (1 to 10000)\nTry 'twb --help'."},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -497,6 +498,24 @@ static void test_bad_specs(fixture *f, gconstpointer data)
     run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--random", NULL);
     g_assert_cmpstr(run.err, ==, "twb sweep: --random needs --trials N (how many draws)\n");
     twb_run_clear(&run);
+    /* nothing swept (one value is no sweep): every draw would be the same trial */
+    run = run_twb("sweep", f->model, "--data", "blobs", "--logdb", f->logdb, "--random", "--trials", "3", "--epochs",
+                  "1", NULL);
+    g_assert_cmpint(run.exit_status, ==, 2);
+    g_assert_true(g_str_has_prefix(run.err, "twb sweep: --random draws the swept settings' values, and none is swept"));
+    g_assert_false(g_file_test(f->logdb, G_FILE_TEST_EXISTS));
+    twb_run_clear(&run);
+    /* --help: the command's usage, for sweep and train (the same parser) */
+    const char *const commands[] = {"sweep", "train"};
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+        run = run_twb(commands[i], "--help", NULL);
+        g_assert_cmpint(run.exit_status, ==, 0);
+        char *usage = g_strdup_printf("Usage: twb %s MODEL.json --data", commands[i]);
+        g_assert_true(g_str_has_prefix(run.out, usage));
+        g_assert_cmpstr(run.err, ==, "");
+        g_free(usage);
+        twb_run_clear(&run);
+    }
     run = run_twb("sweep", f->model, "--data", "blobs", "--batch-size", "1,2", "--batch-size", "3", "--logdb",
                   f->logdb, NULL);
     g_assert_cmpstr(run.err, ==, "twb sweep: --batch-size given twice; list every value in one (--batch-size 1,2,3)\n");

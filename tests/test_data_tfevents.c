@@ -1178,6 +1178,113 @@ static void test_import(void)
  * dense_1 3,591) and 7 outputs, and each Conv2D and Dense layer has as
  * many as TensorFlow's own weight histograms of that run hold values
  * (layer/kernel_0 and layer/bias_0). */
+/* A file of one event holding the hparams plugin's data (field 2: the
+ * experiment, 3: a session's start). */
+static GByteArray *hparams_file(int field, GByteArray *data)
+{
+    GByteArray *plugin_data = g_byte_array_new(), *s = g_byte_array_new(), *f = g_byte_array_new();
+    put_message(plugin_data, field, data);
+    put_message(s, 1, hparams_value(field == 2 ? "_hparams_/experiment" : "_hparams_/session_start_info", plugin_data));
+    GByteArray *e = event(10.0, 0);
+    put_message(e, 5, s);
+    frame(f, e);
+    return f;
+}
+
+static void write_run(const char *logdir, const char *run, GByteArray *file)
+{
+    char *dir = g_build_filename(logdir, run, NULL);
+    g_assert_cmpint(g_mkdir_with_parents(dir, 0700), ==, 0);
+    g_free(write_file(dir, "events.out.tfevents.1.test", file, file->len));
+    g_byte_array_unref(file);
+    g_free(dir);
+}
+
+static char *metrics_of(const char *db, const char *run)
+{
+    tw_run_store *store = tw_run_store_open(db, TW_STORE_READ_ONLY);
+    g_assert_nonnull(store);
+    tw_run_info info;
+    g_assert_cmpint(tw_run_store_get_run(store, run, &info), ==, 0);
+    char *metrics = g_strdup(info.metrics_json);
+    tw_run_info_clear(&info);
+    tw_run_store_close(store);
+    return metrics;
+}
+
+/* Imported runs get the last value of the metrics the hparams experiment
+ * names (a tag of the session's run or of its group's subfolder run), and
+ * without an experiment every scalar tag's last value, in Keras's names. */
+static void test_import_metrics(void)
+{
+    char *logdir = scratch_dir(), *db = g_build_filename(logdir, "runs.db", NULL);
+    /* Experiment{metric_infos{name{group "validation", tag "epoch_accuracy"}},
+     * metric_infos{name{tag "loss"}}}, at the log directory's root */
+    GByteArray *experiment = g_byte_array_new(), *info = g_byte_array_new(), *name = g_byte_array_new();
+    put_string(name, 1, "validation");
+    put_string(name, 2, "epoch_accuracy");
+    put_message(info, 1, name);
+    put_message(experiment, 5, info);
+    info = g_byte_array_new(), name = g_byte_array_new();
+    put_string(name, 2, "loss");
+    put_message(info, 1, name);
+    put_message(experiment, 5, info);
+    write_run(logdir, ".", hparams_file(2, experiment));
+    /* session "s1": hparams{"lr": 0.1}, its own loss, a validation folder */
+    GByteArray *start = g_byte_array_new(), *entry = g_byte_array_new(), *val = g_byte_array_new();
+    put_string(entry, 1, "lr");
+    put_double(val, 2, 0.1);
+    put_message(entry, 2, val);
+    put_message(start, 3, entry);
+    GByteArray *session = hparams_file(3, start);
+    frame(session, scalar_event(11.0, 1, "loss", 0.75f));
+    frame(session, scalar_event(12.0, 2, "loss", 0.5f));
+    frame(session, scalar_event(12.0, 2, "other", 3.0f));
+    write_run(logdir, "s1", session);
+    GByteArray *validation = g_byte_array_new();
+    frame(validation, scalar_event(11.0, 1, "epoch_accuracy", 0.25f));
+    frame(validation, scalar_event(12.0, 2, "epoch_accuracy", 0.625f));
+    write_run(logdir, "s1/validation", validation);
+
+    tw_tb_import_stats stats;
+    g_assert_cmpint(tw_tb_import(logdir, db, NULL, NULL, &stats), ==, 0);
+    char *metrics = metrics_of(db, "s1");
+    g_assert_cmpstr(metrics, ==, "{\"val_accuracy\":0.625,\"loss\":0.5}");
+    g_free(metrics);
+    metrics = metrics_of(db, "s1/validation"); /* no session: the experiment's metrics are the sessions' */
+    g_assert_null(metrics);
+
+    /* No experiment (a Keras callback's runs alone): each run's own tags. */
+    char *other = scratch_dir(), *db2 = g_build_filename(other, "runs.db", NULL);
+    GByteArray *train = g_byte_array_new();
+    frame(train, scalar_event(11.0, 1, "epoch_loss", 0.75f));
+    frame(train, scalar_event(12.0, 2, "epoch_loss", 0.25f));
+    write_run(other, "a/train", train);
+    /* an exported twb run's tags */
+    GByteArray *own = g_byte_array_new();
+    frame(own, scalar_event(12.0, 2, "epoch/loss", 0.25f));
+    frame(own, scalar_event(12.0, 2, "validation/loss", 0.5f));
+    frame(own, scalar_event(12.0, 2, "train/loss", 0.75f));
+    write_run(other, "b", own);
+    validation = g_byte_array_new();
+    frame(validation, scalar_event(12.0, 2, "epoch_loss", 0.5f));
+    frame(validation, scalar_event(12.0, 2, "epoch_accuracy", 0.875f));
+    write_run(other, "a/validation", validation);
+    g_assert_cmpint(tw_tb_import(other, db2, NULL, NULL, &stats), ==, 0);
+    metrics = metrics_of(db2, "a/train");
+    g_assert_cmpstr(metrics, ==, "{\"loss\":0.25}");
+    g_free(metrics);
+    metrics = metrics_of(db2, "a/validation");
+    g_assert_cmpstr(metrics, ==, "{\"val_accuracy\":0.875,\"val_loss\":0.5}");
+    g_free(metrics);
+    metrics = metrics_of(db2, "b");
+    g_assert_cmpstr(metrics, ==, "{\"loss\":0.25,\"train/loss\":0.75,\"val_loss\":0.5}");
+    g_free(metrics);
+    scratch_remove_tree(other);
+    scratch_remove_tree(logdir);
+    g_free(db2), g_free(other), g_free(db), g_free(logdir);
+}
+
 static void test_keras_model_config(void)
 {
     char *corpus = corpus_dir(), *logdir = g_build_filename(corpus, "tf2-keras-callback-histograms", NULL);
@@ -1363,6 +1470,7 @@ int main(int argc, char **argv)
     g_test_add_func("/tfevents/hparams_and_events", test_hparams_and_events);
     g_test_add_func("/tfevents/bad_messages", test_bad_messages);
     g_test_add_func("/tfevents/import", test_import);
+    g_test_add_func("/tfevents/import_metrics", test_import_metrics);
     g_test_add_func("/tfevents/keras_model_config", test_keras_model_config);
     g_test_add_func("/tfevents/follow", test_follow);
     return g_test_run();

@@ -42,6 +42,9 @@ static const char graph[] =
 static const double scalar_values[] = {0.5, -0.0, 1e-300, 4.9e-324, 1.7976931348623157e308, INFINITY, -INFINITY, NAN,
                                        0.1, 3.0};
 
+static int32_t confusion[9] = {5, 1, 0, 2, 7, -1, 0, 0, 2147483647};
+static float per_class[6] = {0.5f, 0.25f, 1e-30f, -3.5f, 0.0f, 1.0f};
+
 static void write_everything(tw_summary_writer *w)
 {
     tw_scope_begin();
@@ -62,6 +65,11 @@ static void write_everything(tw_summary_writer *w)
     float gray[6] = {0, 0.25f, 0.5f, 0.75f, 1, 0.1f};
     g_assert_cmpint(tw_summary_image(w, "gray", tw_tensor_from_data(gray, TW_FLOAT32, TW_SHAPE(2, 3, 1)), 6), ==, 0);
     g_assert_cmpint(tw_summary_graph(w, "graph/f", graph, 0), ==, 0);
+    /* An evaluation's tables: a confusion matrix and a per-class table. */
+    g_assert_cmpint(tw_summary_tensor(w, "eval/confusion", tw_tensor_from_data(confusion, TW_INT32, TW_SHAPE(3, 3)), 7),
+                    ==, 0);
+    g_assert_cmpint(tw_summary_tensor(w, "eval/per_class", tw_tensor_from_data(per_class, TW_FLOAT32, TW_SHAPE(3, 2)), 7),
+                    ==, 0);
     /* Not a twb graph: left out of the event file, which goes on. */
     g_assert_cmpint(tw_summary_graph(w, "graph/other", "{\"x\": 1}", 0), ==, 0);
     tw_scope_end();
@@ -219,6 +227,25 @@ static void compare_runs(const char *db_a, const char *run_a, const char *db_b, 
     }
     tw_image_info_free(ia, nia);
     tw_image_info_free(ib, nib);
+    /* Tensors: the same dtype, shape and values. */
+    tw_stored_tensor *xa, *xb;
+    char **tags_a, **tags_b;
+    int nxa, nxb;
+    g_assert_cmpint(tw_run_store_read_run_tensors(a, ra.id, &xa, &tags_a, &nxa), ==, 0);
+    g_assert_cmpint(tw_run_store_read_run_tensors(b, rb.id, &xb, &tags_b, &nxb), ==, 0);
+    g_assert_cmpint(nxa, ==, 2);
+    g_assert_cmpint(nxb, ==, nxa);
+    for (int i = 0; i < nxa; i++) {
+        g_assert_cmpstr(tags_a[i], ==, tags_b[i]);
+        g_assert_cmpstr(xa[i].dtype, ==, xb[i].dtype);
+        g_assert_cmpint(xa[i].step, ==, xb[i].step);
+        g_assert_cmpint(xa[i].ndim, ==, xb[i].ndim);
+        g_assert_cmpmem(xa[i].dims, sizeof(int64_t) * (size_t)xa[i].ndim, xb[i].dims, sizeof(int64_t) * (size_t)xb[i].ndim);
+        g_assert_cmpmem(xa[i].values, sizeof(double) * (size_t)xa[i].numel, xb[i].values,
+                        sizeof(double) * (size_t)xb[i].numel);
+    }
+    tw_stored_tensors_free(xa, tags_a, nxa);
+    tw_stored_tensors_free(xb, tags_b, nxb);
     tw_run_info_clear(&ra);
     tw_run_info_clear(&rb);
     tw_run_store_close(a);
@@ -278,6 +305,7 @@ static void test_export_round_trip(void)
     g_assert_cmpint(stats.hparams, ==, 1);
     g_assert_cmpint(stats.graphs, ==, 1);
     g_assert_cmpint(stats.graphs_left_out, ==, 1);
+    g_assert_cmpint(stats.tensors, ==, 2);
     import_back(out, back);
     compare_runs(db, "run", back, ".");
 
@@ -353,7 +381,7 @@ static void check_decoded(GPtrArray *lines, const char *db)
     tw_image_info *images;
     int ni;
     g_assert_cmpint(tw_run_store_list_images(s, run.id, NULL, &images, &ni), ==, 0);
-    int scalars = 0, histograms = 0, texts = 0, nimages = 0, nhparams = 0, versions = 0, graphs = 0;
+    int scalars = 0, histograms = 0, texts = 0, nimages = 0, nhparams = 0, versions = 0, graphs = 0, tensors = 0;
     bool used[8] = {false};
     g_assert_cmpint(ni, <=, 8);
     for (guint i = 0; i < lines->len; i++) {
@@ -436,6 +464,20 @@ static void check_decoded(GPtrArray *lines, const char *db)
             g_assert_true(json_object_get_boolean_member(hp, "deep"));
             g_assert_cmpuint(json_array_get_length(json_object_get_array_member(hp, "layers")), ==, 2);
             nhparams++;
+        } else if (!strcmp(kind, "tensor")) {
+            /* TF2's generic tensor: no plugin, dtype, shape, tensor_content */
+            bool is_confusion = !strcmp(json_object_get_string_member(o, "tag"), "eval/confusion");
+            g_assert_cmpstr(json_object_get_string_member(o, "plugin"), ==, "");
+            g_assert_cmpint(json_object_get_int_member(o, "dtype"), ==, is_confusion ? 3 /* DT_INT32 */ : 1 /* DT_FLOAT */);
+            JsonArray *shape = json_object_get_array_member(o, "shape"), *values = json_object_get_array_member(o, "values");
+            g_assert_cmpuint(json_array_get_length(shape), ==, 2);
+            g_assert_cmpint(json_array_get_int_element(shape, 0), ==, 3);
+            g_assert_cmpint(json_array_get_int_element(shape, 1), ==, is_confusion ? 3 : 2);
+            g_assert_cmpuint(json_array_get_length(values), ==, is_confusion ? 9 : 6);
+            for (guint k = 0; k < json_array_get_length(values); k++)
+                g_assert_cmpfloat(g_ascii_strtod(json_array_get_string_element(values, k), NULL), ==,
+                                  is_confusion ? (double)confusion[k] : (double)per_class[k]);
+            tensors++;
         } else {
             g_error("tb_decode.py read a value of kind %s", kind);
         }
@@ -447,6 +489,7 @@ static void check_decoded(GPtrArray *lines, const char *db)
     g_assert_cmpint(nimages, ==, 3);
     g_assert_cmpint(nhparams, ==, 1);
     g_assert_cmpint(graphs, ==, 1);
+    g_assert_cmpint(tensors, ==, 2);
     tw_image_info_free(images, ni);
     tw_histogram_free(h, nh);
     tw_run_info_clear(&run);

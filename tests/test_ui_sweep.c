@@ -5,7 +5,8 @@
  * with its values; a bad value is refused with a message naming the
  * setting; in a second sweep a pending trial is cancelled, then Cancel All
  * stops the running one and drops the rest; random draws from a range; the
- * window closed mid-sweep; the median stopping rule; trials at once as
+ * window closed mid-sweep; a failing trial (a diverging loss) shown failed
+ * with its reason while the next one runs; the median stopping rule; trials at once as
  * processes, on the panel's device (the simulated one of TW_SIM_DEVICES=1)
  * with their checkpoints where the worker writes its runs'; a layer's
  * property swept, the HParams view showing it as a column; the layers of
@@ -79,10 +80,10 @@ static void attach(TwWindow *window)
     twb_sweep_queue_attach(window);
 }
 
-static void fixture_open(fixture *f)
+static void fixture_open_model(fixture *f, const char *model)
 {
     f->logdb = scratch_logdb("twb-ui-sweep-XXXXXX", &f->dir);
-    f->window = train_window_open(app, spirals_model, NULL, attach, f->logdb);
+    f->window = train_window_open(app, model, NULL, attach, f->logdb);
     f->panel = tw_window_train_panel(f->window);
     gtk_drop_down_set_selected(GTK_DROP_DOWN(named(GTK_WIDGET(f->panel), "dataset")), DATA_SPIRALS);
     gtk_spin_button_set_value(GTK_SPIN_BUTTON(named(GTK_WIDGET(f->panel), "epochs")), 1);
@@ -93,6 +94,11 @@ static void fixture_open(fixture *f)
     g_signal_emit_by_name(sweep, "clicked");
     f->dialog = TW_SWEEP_DIALOG(twb_sweep_queue_dialog(f->window));
     g_assert_true(gtk_widget_get_visible(GTK_WIDGET(f->dialog)));
+}
+
+static void fixture_open(fixture *f)
+{
+    fixture_open_model(f, spirals_model);
 }
 
 static void fixture_close(fixture *f)
@@ -445,6 +451,48 @@ static void test_after_panel_run(void)
     fixture_close(&f);
 }
 
+static gboolean diverged_done(fixture *f)
+{
+    int finished, failed;
+    return tagged_runs(f, "diverge", TW_RUN_FINISHED, &finished) == 2 && finished == 1 &&
+           tagged_runs(f, "diverge", TW_RUN_FAILED, &failed) == 2 && failed == 1;
+}
+
+/* A trial that fails (learning rate 1000 with Adam: the loss diverges) is
+ * "failed" in the queue with the trainer's reason, its run failed with it,
+ * and the next trial still runs and finishes. */
+static void test_failing_trial(void)
+{
+    /* logits out (no softmax to saturate): a learning rate of 1000 blows the loss up */
+    static const char logits_model[] =
+        "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"spiral_logits\", \"layers\": ["
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"hidden\", \"units\": 64, \"activation\": \"relu\","
+        " \"batch_input_shape\": [null, 2]}},"
+        "{\"class_name\": \"Dense\", \"config\": {\"name\": \"out\", \"units\": 2}}]}}";
+    fixture f;
+    fixture_open_model(&f, logits_model);
+    set_field(&f, "sweep-learning-rate", "1000,0.01");
+    set_field(&f, "sweep-optimizer", "adam");
+    set_field(&f, "sweep-seed", "1");
+    set_field(&f, "sweep-epochs", "2");
+    set_field(&f, "sweep-name", "diverge");
+    click(&f, "sweep-start");
+    g_assert_cmpstr(error_text(&f), ==, NULL);
+    g_assert_cmpint(queue_length(&f), ==, 2);
+    wait_for(&f, diverged_done, 120, "the diverging trial to fail and the next to finish");
+    g_assert_true(g_str_has_prefix(row_status(&f, 0), "failed: "));
+    g_assert_nonnull(strstr(row_status(&f, 0), "the loss diverged"));
+    g_assert_cmpstr(row_status(&f, 1), ==, "finished");
+    g_assert_cmpstr(counts_text(&f), ==, "0 pending · 0 running · 1 finished · 1 failed");
+    double learning_rate;
+    gint64 batch_size;
+    run_settings(&f, "diverge-1", &learning_rate, &batch_size);
+    g_assert_cmpfloat(learning_rate, ==, 1000);
+    run_settings(&f, "diverge-2", &learning_rate, &batch_size);
+    g_assert_cmpfloat(learning_rate, ==, 0.01);
+    fixture_close(&f);
+}
+
 static gboolean median_done(fixture *f)
 {
     int finished, stopped;
@@ -792,6 +840,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/sweep/grid-then-cancel", test_grid_then_cancel);
     g_test_add_func("/ui/sweep/random-then-close", test_random_then_close);
     g_test_add_func("/ui/sweep/after-panel-run", test_after_panel_run);
+    g_test_add_func("/ui/sweep/failing-trial", test_failing_trial);
     g_test_add_func("/ui/sweep/median-stop", test_median_stop);
     g_test_add_func("/ui/sweep/at-once", test_at_once);
     g_test_add_func("/ui/sweep/layer-property", test_layer_property);

@@ -545,7 +545,10 @@ static int mirror_record(writer_thread *t, const tw_summary_record *r)
             tw_error_clear();
         return tw_tb_writer_flush(tb) < 0 ? -1 : 0;
     case TW_RECORD_TAG: return 0;
-    case TW_RECORD_TENSOR: return 0; /* not written into event files yet */
+    case TW_RECORD_TENSOR: {
+        const tw_tensor_payload *p = r->payload;
+        return tw_tb_write_tensor(tb, tag, r->step, r->wall_time, p->dtype, p->ndim, p->dims, p->data, p->size);
+    }
     }
     return 0;
 }

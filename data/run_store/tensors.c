@@ -89,6 +89,24 @@ static int decode(const char *dtype, const void *blob, size_t bytes, tw_stored_t
     return 0;
 }
 
+/* The row's step, wall time, dtype, shape and data from column first on. */
+static int read_row(tw_run_store *store, sqlite3_stmt *stmt, int first, int64_t run_id, const char *tag,
+                    tw_stored_tensor *out)
+{
+    out->step = sqlite3_column_int64(stmt, first);
+    out->wall_time = sqlite3_column_double(stmt, first + 1);
+    const char *dtype = (const char *)sqlite3_column_text(stmt, first + 2);
+    const char *shape = (const char *)sqlite3_column_text(stmt, first + 3);
+    const void *blob = sqlite3_column_blob(stmt, first + 4);
+    size_t bytes = (size_t)sqlite3_column_bytes(stmt, first + 4);
+    if (parse_shape(shape, out) || decode(dtype ? dtype : "", blob, bytes, out)) {
+        tw_stored_tensor_clear(out);
+        return tw_error_set("%s: run %lld, tensor '%s': a damaged row (dtype %s, shape %s, %zu bytes)", store->path,
+                            (long long)run_id, tag, dtype ? dtype : "NULL", shape ? shape : "NULL", bytes);
+    }
+    return 0;
+}
+
 int tw_run_store_read_tensor(tw_run_store *store, int64_t run_id, const char *tag, tw_stored_tensor *out)
 {
     memset(out, 0, sizeof *out);
@@ -105,20 +123,7 @@ int tw_run_store_read_tensor(tw_run_store *store, int64_t run_id, const char *ta
         rc = sqlite3_step(stmt);
     int status;
     if (rc == SQLITE_ROW) {
-        out->step = sqlite3_column_int64(stmt, 0);
-        out->wall_time = sqlite3_column_double(stmt, 1);
-        const char *dtype = (const char *)sqlite3_column_text(stmt, 2);
-        const char *shape = (const char *)sqlite3_column_text(stmt, 3);
-        const void *blob = sqlite3_column_blob(stmt, 4);
-        size_t bytes = (size_t)sqlite3_column_bytes(stmt, 4);
-        if (parse_shape(shape, out) || decode(dtype ? dtype : "", blob, bytes, out)) {
-            tw_stored_tensor_clear(out);
-            status = tw_error_set("%s: run %lld, tensor '%s': a damaged row (dtype %s, shape %s, %zu bytes)",
-                                  store->path, (long long)run_id, tag, dtype ? dtype : "NULL",
-                                  shape ? shape : "NULL", bytes);
-        } else {
-            status = 1;
-        }
+        status = read_row(store, stmt, 0, run_id, tag, out) ? -1 : 1;
     } else if (rc == SQLITE_DONE) {
         status = 0;
     } else {
@@ -154,4 +159,55 @@ int tw_run_store_runs_with_tensor(tw_run_store *store, const char *tag, int64_t 
     else
         *ids = array;
     return status;
+}
+
+int tw_run_store_read_run_tensors(tw_run_store *store, int64_t run_id, tw_stored_tensor **tensors, char ***tags,
+                                  int *n)
+{
+    *tensors = NULL;
+    *tags = NULL;
+    *n = 0;
+    if (!has_tensors_table(store))
+        return 0;
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(store->db,
+                                "SELECT tag, step, wall_time, dtype, shape, data FROM tensors WHERE run_id = ?1 "
+                                "ORDER BY id",
+                                -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 1, run_id);
+    GArray *list = g_array_new(FALSE, TRUE, sizeof(tw_stored_tensor));
+    GPtrArray *names = g_ptr_array_new();
+    int status = 0;
+    while (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        const char *tag = (const char *)sqlite3_column_text(stmt, 0);
+        tw_stored_tensor t = {0};
+        if (read_row(store, stmt, 1, run_id, tag ? tag : "", &t)) {
+            status = -1;
+            break;
+        }
+        g_array_append_val(list, t);
+        g_ptr_array_add(names, g_strdup(tag ? tag : ""));
+        rc = SQLITE_OK;
+    }
+    if (!status && rc != SQLITE_DONE)
+        status = tw__store_sqlite_error(store->db, store->path, "cannot read the run's tensors");
+    sqlite3_finalize(stmt);
+    g_ptr_array_add(names, NULL);
+    *n = (int)list->len;
+    *tensors = (tw_stored_tensor *)g_array_free(list, FALSE);
+    *tags = (char **)g_ptr_array_free(names, FALSE);
+    if (status) {
+        tw_stored_tensors_free(*tensors, *tags, *n);
+        *tensors = NULL, *tags = NULL, *n = 0;
+    }
+    return status;
+}
+
+void tw_stored_tensors_free(tw_stored_tensor *tensors, char **tags, int n)
+{
+    for (int i = 0; i < n; i++)
+        tw_stored_tensor_clear(&tensors[i]);
+    g_free(tensors);
+    g_strfreev(tags);
 }

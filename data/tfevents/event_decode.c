@@ -403,6 +403,52 @@ static const char *plugin_of(tw_tb_decoder *d, const Tensorflow__Summary__Value 
     return named;
 }
 
+/* The most elements a tensor of no plugin may claim with a single value
+ * filling its shape (its memory is taken for them). */
+#define MAX_FILLED_ELEMENTS (1 << 23)
+
+/* A tensor of numbers of no plugin (tw_tb_write_tensor's, TF2's
+ * tf.summary.write without metadata): its values as doubles. */
+static void tensor_numbers(tw_tb_decoder *d, tw_tb_item *it, const Tensorflow__TensorProto *t, tw_tb_item_fn fn,
+                           void *ud)
+{
+    int rank;
+    int64_t numel = tensor_numel(t, &rank);
+    if (numel < 0 || rank > TW_TB_TENSOR_MAX_DIMS) {
+        warn(d, it, "a tensor of rank %d or of a shape no tensor has; left out", rank);
+        return;
+    }
+    /* The shape is only a claim: memory for it is taken once the values
+     * are there (or one value fills a shape of bounded size). */
+    size_t width = t->dtype == TW_TB_DT_FLOAT || t->dtype == TW_TB_DT_INT32 ? 4 : t->dtype == TW_TB_DT_HALF ? 2 : 8;
+    size_t have = t->has_tensor_content && t->tensor_content.len ? t->tensor_content.len / width
+                  : t->dtype == TW_TB_DT_FLOAT                   ? t->n_float_val
+                  : t->dtype == TW_TB_DT_DOUBLE                  ? t->n_double_val
+                  : t->dtype == TW_TB_DT_INT64                   ? t->n_int64_val
+                                                                 : t->n_int_val;
+    if ((uint64_t)numel != have && !(have == 1 && numel <= MAX_FILLED_ELEMENTS)) {
+        warn(d, it, "a tensor whose shape needs %lld values, with %zu; left out", (long long)numel, have);
+        return;
+    }
+    double *values = g_new(double, MAX(numel, 1));
+    char why[256];
+    if (tensor_doubles(t, values, numel, why, sizeof why)) {
+        warn(d, it, "%s; left out", why);
+        g_free(values);
+        return;
+    }
+    it->kind = TW_TB_TENSOR;
+    it->tensor = (tw_tb_tensor){.dtype = t->dtype == TW_TB_DT_DOUBLE  ? "float64"
+                                         : t->dtype == TW_TB_DT_INT32 ? "int32"
+                                         : t->dtype == TW_TB_DT_INT64 ? "int64"
+                                                                      : "float32",
+                                .ndim = rank, .numel = numel, .values = values};
+    for (int i = 0; i < rank; i++)
+        it->tensor.dims[i] = t->tensor_shape->dim[i]->size;
+    fn(ud, it);
+    g_free(values);
+}
+
 static void decode_value(tw_tb_decoder *d, tw_tb_item *it, const Tensorflow__Summary__Value *v, tw_tb_item_fn fn,
                          void *ud)
 {
@@ -467,17 +513,16 @@ static void decode_value(tw_tb_decoder *d, tw_tb_item *it, const Tensorflow__Sum
         it->kind = TW_TB_KERAS_MODEL;
         it->text = text_copy(d, t->string_val[0].data, t->string_val[0].len, &it->text_len);
         fn(ud, it);
-    } else if (!plugin[0] && (t->dtype == TW_TB_DT_FLOAT || t->dtype == TW_TB_DT_DOUBLE)) {
-        /* No plugin named for the tag anywhere in the file: a rank-0 number
-         * is read as a scalar, as tf.summary.scalar's data is. */
+    } else if (!plugin[0] && (t->dtype == TW_TB_DT_FLOAT || t->dtype == TW_TB_DT_DOUBLE || t->dtype == TW_TB_DT_HALF ||
+                              t->dtype == TW_TB_DT_INT32 || t->dtype == TW_TB_DT_INT64)) {
+        /* No plugin named for the tag anywhere in the file: a rank-0 float
+         * is read as a scalar, as tf.summary.scalar's data is; other
+         * numbers as a tensor. */
         int rank;
-        if (tensor_numel(t, &rank) == 1 && rank == 0) {
+        if (t->dtype != TW_TB_DT_INT32 && t->dtype != TW_TB_DT_INT64 && tensor_numel(t, &rank) == 1 && rank == 0)
             tensor_scalar(d, it, t, fn, ud);
-            return;
-        }
-        it->kind = TW_TB_OTHER;
-        it->text = "a tensor of no plugin";
-        fn(ud, it);
+        else
+            tensor_numbers(d, it, t, fn, ud);
     } else {
         it->kind = TW_TB_OTHER;
         it->text = plugin[0] ? plugin : "a tensor of no plugin";

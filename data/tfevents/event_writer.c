@@ -296,6 +296,47 @@ int tw_tb_write_keras_model(tw_tb_writer *w, int64_t step, double wall_time, con
     return write_value(w, step, wall_time, &v);
 }
 
+/* A tensor of numbers (an evaluation's confusion matrix, a per-class
+ * table), as TF2's tf.summary.write writes one without a plugin: a
+ * TensorProto of its dtype and shape, the values little-endian in
+ * tensor_content, and no plugin data (TensorBoard's generic tensor). */
+int tw_tb_write_tensor(tw_tb_writer *w, const char *tag, int64_t step, double wall_time, const char *dtype, int ndim,
+                       const int64_t *dims, const void *data, size_t size)
+{
+    static const struct {
+        const char *name;
+        int dtype;
+    } dtypes[] = {{"float32", TW_TB_DT_FLOAT}, {"float64", TW_TB_DT_DOUBLE}, {"int32", TW_TB_DT_INT32},
+                  {"int64", TW_TB_DT_INT64}};
+    Tensorflow__TensorProto t = TENSORFLOW__TENSOR_PROTO__INIT;
+    for (size_t i = 0; i < G_N_ELEMENTS(dtypes); i++)
+        if (!strcmp(dtype, dtypes[i].name))
+            t.dtype = dtypes[i].dtype;
+    if (!t.dtype)
+        return tw_error_set("%s: tensor '%s': a %s tensor cannot be written", w->path, tag, dtype);
+    Tensorflow__TensorShapeProto__Dim dim[TW_TB_TENSOR_MAX_DIMS], *dim_at[TW_TB_TENSOR_MAX_DIMS];
+    Tensorflow__TensorShapeProto shape = TENSORFLOW__TENSOR_SHAPE_PROTO__INIT;
+    if (ndim > TW_TB_TENSOR_MAX_DIMS)
+        return tw_error_set("%s: tensor '%s': rank %d, more than %d", w->path, tag, ndim, TW_TB_TENSOR_MAX_DIMS);
+    for (int i = 0; i < ndim; i++) {
+        dim[i] = (Tensorflow__TensorShapeProto__Dim)TENSORFLOW__TENSOR_SHAPE_PROTO__DIM__INIT;
+        dim[i].has_size = true;
+        dim[i].size = dims[i];
+        dim_at[i] = &dim[i];
+    }
+    shape.n_dim = (size_t)ndim;
+    shape.dim = dim_at;
+    t.has_dtype = true;
+    t.tensor_shape = &shape;
+    t.has_tensor_content = true;
+    t.tensor_content = (ProtobufCBinaryData){.len = size, .data = (uint8_t *)data};
+    Tensorflow__Summary__Value v = TENSORFLOW__SUMMARY__VALUE__INIT;
+    v.tag = (char *)tag;
+    v.value_case = TENSORFLOW__SUMMARY__VALUE__VALUE_TENSOR;
+    v.tensor = &t;
+    return write_value(w, step, wall_time, &v);
+}
+
 /* A traced graph (twb's graph JSON) as the event's graph_def. */
 int tw_tb_write_graph(tw_tb_writer *w, int64_t step, double wall_time, const char *graph_json)
 {

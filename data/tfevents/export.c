@@ -103,6 +103,25 @@ static int export_images(tw_run_store *store, tw_tb_writer *w, int64_t run_id, t
     return rc;
 }
 
+/* The run's tensor records (an evaluation's tables) in their dtypes. */
+static int export_tensors(tw_run_store *store, tw_tb_writer *w, int64_t run_id, tw_tb_export_stats *stats)
+{
+    tw_stored_tensor *t = NULL;
+    char **tags = NULL;
+    int n = 0;
+    int rc = tw_run_store_read_run_tensors(store, run_id, &t, &tags, &n);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        size_t size = (size_t)t[i].numel * tw__tb_dtype_width(t[i].dtype);
+        uint8_t *data = g_malloc(MAX(size, 1));
+        tw__tb_pack_numbers(t[i].dtype, t[i].values, t[i].numel, data);
+        rc = tw_tb_write_tensor(w, tags[i], t[i].step, t[i].wall_time, t[i].dtype, t[i].ndim, t[i].dims, data, size);
+        g_free(data);
+        stats->tensors += rc == 0;
+    }
+    tw_stored_tensors_free(t, tags, n);
+    return rc;
+}
+
 int tw_tb_export_run(const char *db_path, const char *run_name, const char *dir, char **file,
                      tw_tb_export_stats *stats)
 {
@@ -142,6 +161,8 @@ int tw_tb_export_run(const char *db_path, const char *run_name, const char *dir,
     }
     if (rc == 0)
         rc = export_images(store, w, run.id, stats);
+    if (rc == 0)
+        rc = export_tensors(store, w, run.id, stats);
     tw_tag_info_free(tags, ntags);
     if (rc == 0 && file)
         *file = g_strdup(tw_tb_writer_path(w));

@@ -143,6 +143,26 @@ static void add_graph(run_import *ri, const tw_tb_item *it, double wall)
         ri->stats->graphs++;
 }
 
+/* A tensor of numbers as the store keeps tw_summary_tensor's: its values
+ * in its dtype, row-major. */
+static void add_tensor(run_import *ri, const tw_tb_item *it, double wall)
+{
+    const tw_tb_tensor *t = &it->tensor;
+    size_t size = (size_t)t->numel * tw__tb_dtype_width(t->dtype);
+    tw_tensor_payload *p = calloc(1, sizeof *p + size);
+    if (!p)
+        return;
+    g_strlcpy(p->dtype, t->dtype, sizeof p->dtype);
+    p->ndim = t->ndim;
+    memcpy(p->dims, t->dims, sizeof(int64_t) * (size_t)t->ndim);
+    p->size = size;
+    tw__tb_pack_numbers(t->dtype, t->values, t->numel, p->data);
+    if (tw__queue_push(&ri->w->queue, TW_RECORD_TENSOR, it->tag, it->step, wall, p))
+        refused(ri, it);
+    else
+        ri->stats->tensors++;
+}
+
 /* A bulk run's queued records into the batch; a failure ends the batch
  * (and so the import or the following). */
 static int write_queued(run_import *ri)
@@ -169,6 +189,7 @@ void tw__tb_sink_item(void *user_data, const tw_tb_item *it)
         ri->first_wall = it->wall_time;
         ri->row_dirty = true;
     }
+    tw__tb_metrics_note(&ri->batch->metrics, ri->run, ri->run_id, it);
     switch (it->kind) {
     case TW_TB_SCALAR:
         if (tw__queue_scalar(&ri->w->queue, it->tag, it->value, it->step, wall))
@@ -205,6 +226,7 @@ void tw__tb_sink_item(void *user_data, const tw_tb_item *it)
         break;
     case TW_TB_IMAGE: add_image(ri, it, wall); break;
     case TW_TB_GRAPH_DEF: add_graph(ri, it, wall); break;
+    case TW_TB_TENSOR: add_tensor(ri, it, wall); break;
     case TW_TB_META_GRAPH_DEF:
     case TW_TB_OTHER: ri->stats->other++; break;
     case TW_TB_FILE_VERSION:

@@ -46,6 +46,11 @@ int tw__tb_batch_commit(tw_tb_batch *b)
 {
     if (b->error)
         return failed(b);
+    /* the runs' metrics with what the batch wrote (their rows exist by then) */
+    if (b->metrics.dirty && (tw__tb_batch_begin(b) || tw__tb_metrics_write(&b->metrics, b->db, b->db_path))) {
+        tw__tb_batch_fail(b, tw_last_error());
+        return -1;
+    }
     if (!b->open)
         return 0;
     if (tw__store_exec(b->db, b->db_path, "COMMIT")) {
@@ -61,6 +66,7 @@ void tw__tb_batch_end(tw_tb_batch *b)
 {
     tw__summary_statements_free(b->statements);
     b->statements = NULL;
+    tw__tb_metrics_clear(&b->metrics);
     g_clear_pointer(&b->error, g_free);
 }
 

@@ -100,6 +100,27 @@ typedef struct sqlite3 sqlite3;
  * at most the open batch, whose runs a new import reads again). */
 #define TW_TB_BULK_MAX_BYTES (4 << 20)
 #define TW_TB_BATCH_MS 200
+
+/* Bytes per value of "float32", "float64", "int32" or "int64"; n values
+ * (doubles) packed into out in that dtype, little-endian (tensor_pack.c). */
+size_t tw__tb_dtype_width(const char *dtype);
+void tw__tb_pack_numbers(const char *dtype, const double *values, int64_t n, void *out);
+
+/* The imported runs' final metrics, gathered from their items
+ * (import_metrics.c). */
+typedef struct {
+    GHashTable *runs;      /* run name -> its newest scalars, NULL before the first */
+    char *experiment_json; /* the hparams plugin's experiment, the last one read */
+    bool dirty;            /* items came since the last write */
+    bool all_dirty;        /* an experiment came: every run's metrics are written again */
+} tw_tb_metrics;
+/* What the item tells of the run's metrics (scalars, a session, the experiment). */
+void tw__tb_metrics_note(tw_tb_metrics *m, const char *run, int64_t run_id, const tw_tb_item *it);
+/* The runs' metrics_json from what was noted, when anything new was: 0, or
+ * -1 with a message. */
+int tw__tb_metrics_write(tw_tb_metrics *m, sqlite3 *db, const char *db_path);
+void tw__tb_metrics_clear(tw_tb_metrics *m);
+
 typedef struct {
     sqlite3 *db; /* the importer's connection (tw__tb_open_database) */
     const char *db_path;
@@ -108,6 +129,7 @@ typedef struct {
     int commits;
     char *error; /* the first failure; the batch is over */
     struct tw_summary_statements *statements; /* the bulk runs' writers', prepared once */
+    tw_tb_metrics metrics; /* written with the batch's commits (tw__tb_batch_commit) */
 } tw_tb_batch;
 /* 0, or -1 with the message (the batch's failure, set and kept). */
 int tw__tb_batch_begin(tw_tb_batch *b);

@@ -268,6 +268,11 @@ typedef struct {
  * file, run and tag). */
 int tw_run_store_read_tensor(tw_run_store *store, int64_t run_id, const char *tag, tw_stored_tensor *out);
 void tw_stored_tensor_clear(tw_stored_tensor *t);
+/* Every tensor record of a run, in writing order, each with its tag
+ * (tags[i], NULL-terminated): 0, or -1 with a message. */
+int tw_run_store_read_run_tensors(tw_run_store *store, int64_t run_id, tw_stored_tensor **tensors, char ***tags,
+                                  int *n);
+void tw_stored_tensors_free(tw_stored_tensor *tensors, char **tags, int n);
 /* The ids of the runs with a tensor under tag (malloc'd, ascending; none
  * in an older file without the table). */
 int tw_run_store_runs_with_tensor(tw_run_store *store, const char *tag, int64_t **ids, int *n);

@@ -88,7 +88,7 @@ int tw_summary_image(tw_summary_writer *w, const char *tag, tw_tensor *images, i
 /* A tensor's values (float32, float64, int32 or int64, rank at most
  * TW_STORED_TENSOR_MAX_DIMS, on the CPU) with its dtype and shape,
  * copied on the calling thread; tw_run_store_read_tensor reads it back.
- * Not mirrored into TensorBoard event files yet. */
+ * Mirrored into the event file as TF2's generic tensor (tw_tb_write_tensor). */
 int tw_summary_tensor(tw_summary_writer *w, const char *tag, tw_tensor *values, int64_t step);
 /* A graph as JSON (the graph view's format, see docs/run_database.md). */
 int tw_summary_graph(tw_summary_writer *w, const char *tag, const char *graph_json, int64_t step);

@@ -87,6 +87,7 @@ typedef enum {
     TW_TB_HPARAMS_START,     /* text: the session's hyperparameters as a JSON object */
     TW_TB_HPARAMS_END,       /* text: {"status": "success"|"failure"|"running"|"unknown", "end_time": seconds} */
     TW_TB_SESSION_LOG,       /* session_status (1 start, 2 stop, 3 checkpoint), text: its message or checkpoint path */
+    TW_TB_TENSOR,            /* tensor: a tensor of numbers of no plugin (not a rank-0 float: a scalar) */
     TW_TB_OTHER,             /* a value of a kind not read (audio, other plugins): text names it */
 } tw_tb_kind;
 
@@ -105,6 +106,15 @@ typedef struct {
     size_t size;
 } tw_tb_image;
 
+#define TW_TB_TENSOR_MAX_DIMS 8
+typedef struct {
+    const char *dtype; /* "float32", "float64", "int32" or "int64" (a half tensor's values read as float32) */
+    int ndim;
+    int64_t dims[TW_TB_TENSOR_MAX_DIMS];
+    int64_t numel;
+    const double *values; /* numel, row-major */
+} tw_tb_tensor;
+
 typedef struct {
     tw_tb_kind kind;
     const char *tag;   /* "" for an event's own fields (file_version, graph_def, session_log) */
@@ -116,6 +126,7 @@ typedef struct {
     int session_status;
     tw_tb_histogram histogram;
     tw_tb_image image;
+    tw_tb_tensor tensor;
     const char *text; /* NUL-terminated */
     size_t text_len;
     const uint8_t *bytes;
@@ -160,6 +171,7 @@ typedef struct {
     int64_t refused_runs; /* their names were already in the database */
     int64_t scalars, histograms, texts, hparams, images;
     int64_t graphs;        /* GraphDefs stored as the graph series "graph_def" */
+    int64_t tensors;       /* tensors of numbers of no plugin (evaluation tables) */
     int64_t other;         /* read but not stored (meta graphs, audio, other plugins: docs/tensorboard.md) */
     int64_t warnings;
 } tw_tb_import_stats;
@@ -207,6 +219,11 @@ int tw_tb_write_image(tw_tb_writer *w, const char *tag, int64_t step, double wal
                       int channels, const uint8_t *data, size_t size);
 /* A rank-0 string tensor of plugin "text" (markdown). */
 int tw_tb_write_text(tw_tb_writer *w, const char *tag, int64_t step, double wall_time, const char *text);
+/* A tensor of numbers ("float32", "float64", "int32" or "int64"; data:
+ * its values row-major, little-endian, size bytes) as a TF2 tensor summary
+ * without a plugin; our reader reads it back as a tensor (TW_TB_TENSOR). */
+int tw_tb_write_tensor(tw_tb_writer *w, const char *tag, int64_t step, double wall_time, const char *dtype, int ndim,
+                       const int64_t *dims, const void *data, size_t size);
 /* A traced graph (twb's graph JSON, docs/graph_json.md) as the event's
  * GraphDef: its top-level nodes with their scope-path names, ops, inputs
  * and output shapes (_output_shapes). 1, with a message, when the JSON is
@@ -223,6 +240,7 @@ typedef struct {
     int64_t scalars, histograms, images, texts, hparams, graphs;
     int64_t models; /* the run's model_json, written as the Keras callback's model config */
     int64_t graphs_left_out; /* graph records that are not twb graphs */
+    int64_t tensors;         /* tensor records (an evaluation's tables) */
 } tw_tb_export_stats;
 
 /* Write the stored run run_name of the database at db_path (NULL: the
