@@ -295,6 +295,7 @@ static void update_crumbs(TwDesignerView *self)
         } else {
             crumb = gtk_label_new(name);
             gtk_widget_add_css_class(crumb, "heading");
+            gtk_widget_set_margin_start(crumb, 6); /* a button's padding, which the label lacks */
         }
         gtk_box_insert_child_after(GTK_BOX(self->crumbs), crumb, gtk_widget_get_prev_sibling(self->crumb_message));
         if (i + 1 < n)
