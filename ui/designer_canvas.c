@@ -40,7 +40,7 @@ struct _TwDesignerCanvas {
     guint more_tiles;         /* a tick that queues the frame that draws more of them */
 };
 
-enum { SELECTION_CHANGED, ARRANGED, N_SIGNALS };
+enum { SELECTION_CHANGED, ARRANGED, EDIT_NESTED, LEAVE_NESTED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 G_DEFINE_FINAL_TYPE(TwDesignerCanvas, tw_designer_canvas, GTK_TYPE_WIDGET)
@@ -780,6 +780,45 @@ gboolean tw_designer_canvas_arranging(TwDesignerCanvas *c)
     return c->arrange != NULL;
 }
 
+/* ---- drill-down into nested models ------------------------------------------- */
+gboolean tw_designer_canvas_edit_nested(TwDesignerCanvas *c, int node)
+{
+    tw_layer *layer = tw_model_doc_layer(c->doc, node);
+    if (!layer || !tw_layer_is_model(layer))
+        return FALSE;
+    g_signal_emit(c, signals[EDIT_NESTED], 0, node);
+    return TRUE;
+}
+
+static void on_edit_nested_action(GtkWidget *widget, const char *name, GVariant *parameter)
+{
+    TwDesignerCanvas *c = TW_DESIGNER_CANVAS(widget);
+    tw_designer_canvas_edit_nested(c, c->primary);
+}
+
+/* A right-click on a box selects it and offers what applies to it: for
+ * now, editing a nested model. */
+static void on_context_pressed(GtkGestureClick *gesture, int n_press, double x, double y, TwDesignerCanvas *c)
+{
+    double dx, dy;
+    to_doc(c, x, y, &dx, &dy);
+    int box = tw_designer_hit_box(c->doc, dx, dy);
+    tw_layer *layer = tw_model_doc_layer(c->doc, box);
+    if (!layer || !tw_layer_is_model(layer))
+        return;
+    tw_designer_canvas_select(c, box);
+    GMenu *menu = g_menu_new();
+    g_menu_append(menu, "Edit Nested Model", "canvas.edit-nested");
+    GtkWidget *popover = gtk_popover_menu_new_from_model(G_MENU_MODEL(menu));
+    g_object_unref(menu);
+    gtk_widget_set_parent(popover, GTK_WIDGET(c));
+    gtk_popover_set_pointing_to(GTK_POPOVER(popover), &(GdkRectangle){(int)x, (int)y, 1, 1});
+    gtk_popover_set_has_arrow(GTK_POPOVER(popover), FALSE);
+    /* Unparented when it closes, after the action ran. */
+    g_signal_connect(popover, "closed", G_CALLBACK(gtk_widget_unparent), NULL);
+    gtk_popover_popup(GTK_POPOVER(popover));
+}
+
 /* ---- keys ----------------------------------------------------------------- */
 static gboolean on_key(GtkEventControllerKey *key, guint keyval, guint keycode, GdkModifierType state,
                        TwDesignerCanvas *c)
@@ -826,7 +865,12 @@ static gboolean on_key(GtkEventControllerKey *key, guint keyval, guint keycode, 
         return TRUE;
     case GDK_KEY_Return:
     case GDK_KEY_KP_Enter:
+        if (shift)
+            return tw_designer_canvas_edit_nested(c, c->primary);
         return tw_designer_canvas_toggle_nested(c, c->primary);
+    case GDK_KEY_Escape:
+        g_signal_emit(c, signals[LEAVE_NESTED], 0);
+        return TRUE;
     case GDK_KEY_Tab:
     case GDK_KEY_ISO_Left_Tab:
         tw_designer_canvas_follow_edge(c, !(shift || keyval == GDK_KEY_ISO_Left_Tab));
@@ -1064,6 +1108,11 @@ static void tw_designer_canvas_class_init(TwDesignerCanvasClass *klass)
                                               NULL, NULL, NULL, G_TYPE_NONE, 0);
     signals[ARRANGED] = g_signal_new("arranged", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                      G_TYPE_NONE, 0);
+    signals[EDIT_NESTED] = g_signal_new("edit-nested", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                                        NULL, G_TYPE_NONE, 1, G_TYPE_INT);
+    signals[LEAVE_NESTED] = g_signal_new("leave-nested", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                                         NULL, G_TYPE_NONE, 0);
+    gtk_widget_class_install_action(widget_class, "canvas.edit-nested", NULL, on_edit_nested_action);
 }
 
 static void tw_designer_canvas_init(TwDesignerCanvas *c)
@@ -1090,6 +1139,11 @@ static void tw_designer_canvas_init(TwDesignerCanvas *c)
     gtk_gesture_single_set_button(GTK_GESTURE_SINGLE(click), GDK_BUTTON_PRIMARY);
     g_signal_connect(click, "released", G_CALLBACK(on_released), c);
     gtk_widget_add_controller(widget, GTK_EVENT_CONTROLLER(click));
+
+    GtkGesture *context = gtk_gesture_click_new();
+    gtk_gesture_single_set_button(GTK_GESTURE_SINGLE(context), GDK_BUTTON_SECONDARY);
+    g_signal_connect(context, "pressed", G_CALLBACK(on_context_pressed), c);
+    gtk_widget_add_controller(widget, GTK_EVENT_CONTROLLER(context));
 
     GtkGesture *pan = gtk_gesture_drag_new();
     gtk_gesture_single_set_button(GTK_GESTURE_SINGLE(pan), GDK_BUTTON_MIDDLE);

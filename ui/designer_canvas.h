@@ -14,11 +14,14 @@
  * - scroll pans, Ctrl+scroll zooms around the pointer, a middle-button drag
  *   pans; +, - and 0 zoom and fit; a model larger than the view gets a
  *   minimap in the corner, where a click or a drag moves the view;
+ * - a right-click on a nested model's box offers Edit Nested Model;
  * - keys: Delete, Ctrl+C/V/D (copy, paste, duplicate a selection with its
  *   inner edges), Ctrl+A, Tab / Shift+Tab along edges, arrows move the
  *   selection, Alt+Up/Down reorder within a chain, Ctrl+L auto-arrange,
  *   Enter (or a double-click) opens or closes a nested model's box in
- *   place, listing its layers.
+ *   place, listing its layers; Shift+Enter edits it ("edit-nested",
+ *   which the designer view answers by drilling down) and Escape asks to
+ *   go back out ("leave-nested").
  *
  * The functions below are those actions; the tests call them as the
  * gestures do. Points are in widget pixels unless said otherwise. */
@@ -71,6 +74,9 @@ gboolean tw_designer_canvas_drop_class(TwDesignerCanvas *canvas, const char *cla
  * or back up (one undo step of positions; being open is view state).
  * FALSE when node is not a nested model. */
 gboolean tw_designer_canvas_toggle_nested(TwDesignerCanvas *canvas, int node);
+/* Edit Nested Model (the context menu, Shift+Enter): emits "edit-nested"
+ * with node; FALSE when node is not a nested model. */
+gboolean tw_designer_canvas_edit_nested(TwDesignerCanvas *canvas, int node);
 /* A palette entry activated (double-click, Enter): after the selected
  * box, fed by it, or appended to a chain. */
 gboolean tw_designer_canvas_append_class(TwDesignerCanvas *canvas, const char *class_name);

@@ -1,7 +1,14 @@
 /* TwDesignerView (designer_view.h): palette | canvas or layer list |
  * property editor in two GtkPaneds. The canvas and the list share one
  * selected layer, which drives the editor; a class activated in the
- * palette goes in after the selected layer. */
+ * palette goes in after the selected layer.
+ *
+ * Drill-down: each level is a document with its own canvas, list and
+ * editor (the top one the view's document, each below a nested model of
+ * the one above, loaded from its JSON); the deepest is shown, the others
+ * kept as they were, and a breadcrumb bar above the canvas names the
+ * path. Going back writes the level's model into its parent's nested
+ * layer as one edit of the parent (tw_model_doc_replace_nested). */
 #include "designer_view.h"
 
 #include "designer_canvas.h"
@@ -12,16 +19,28 @@
 
 #define DESIGNER_CSS "/io/github/twb/Workbench/designer.css"
 
+typedef struct {
+    TwModelDoc *doc;
+    int node; /* the nested model's node in the level above; -1 at the top */
+    GtkWidget *canvas, *stack, *editor; /* references: kept while hidden */
+    char *page;                         /* canvas or list, while hidden */
+} Level;
+
 struct _TwDesignerView {
     GtkWidget parent_instance;
     TwModelDoc *doc;
-    GtkWidget *palette, *stack, *editor;
-    GtkWidget *canvas, *pages, *status, *problem;
+    GPtrArray *levels; /* of Level, the top first; the last is shown */
+    GtkWidget *palette, *stack, *editor; /* the shown level's */
+    GtkWidget *canvas, *pages, *status, *problem, *inner;
+    GtkWidget *crumbs, *crumb_message;
     gboolean syncing; /* a selection passed from the canvas to the list or back */
 };
 
 enum { PROP_0, PROP_DOC, N_PROPS };
 static GParamSpec *props[N_PROPS];
+
+enum { SHOWN_CHANGED, N_SIGNALS };
+static guint signals[N_SIGNALS];
 
 G_DEFINE_FINAL_TYPE(TwDesignerView, tw_designer_view, GTK_TYPE_WIDGET)
 
@@ -48,6 +67,8 @@ static void on_layer_activated(TwLayerPalette *palette, const char *class_name, 
 
 static void on_stack_selected(TwLayerStack *stack, GParamSpec *pspec, TwDesignerView *self)
 {
+    if (GTK_WIDGET(stack) != self->stack) /* a hidden level's */
+        return;
     int index = tw_layer_stack_get_selected(stack);
     tw_property_editor_set_index(TW_PROPERTY_EDITOR(self->editor), index);
     if (self->syncing)
@@ -59,6 +80,8 @@ static void on_stack_selected(TwLayerStack *stack, GParamSpec *pspec, TwDesigner
 
 static void on_canvas_selected(TwDesignerCanvas *canvas, TwDesignerView *self)
 {
+    if (GTK_WIDGET(canvas) != self->canvas)
+        return;
     int index = tw_designer_canvas_primary(canvas);
     tw_property_editor_set_index(TW_PROPERTY_EDITOR(self->editor), index);
     if (self->syncing)
@@ -72,6 +95,8 @@ static void on_canvas_selected(TwDesignerCanvas *canvas, TwDesignerView *self)
  * cannot train. */
 static void update_status(TwModelDoc *doc, TwDesignerView *self)
 {
+    if (doc != tw_designer_view_doc(self)) /* a hidden level's */
+        return;
     int64_t trainable, frozen;
     tw_model_doc_totals(doc, &trainable, &frozen);
     const char *error = tw_model_doc_error(doc);
@@ -113,9 +138,6 @@ static GtkWidget *tool_button(const char *label, const char *tooltip, GCallback 
  * the layer list, and the status line. */
 static GtkWidget *middle(TwDesignerView *self)
 {
-    self->pages = gtk_stack_new();
-    gtk_stack_add_titled(GTK_STACK(self->pages), self->canvas, "canvas", "Canvas");
-    gtk_stack_add_titled(GTK_STACK(self->pages), self->stack, "list", "List");
     GtkWidget *bar = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
     gtk_widget_add_css_class(bar, "designer-toolbar");
     GtkWidget *switcher = gtk_stack_switcher_new();
@@ -135,6 +157,7 @@ static GtkWidget *middle(TwDesignerView *self)
     gtk_widget_add_css_class(self->problem, "error");
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
     gtk_box_append(GTK_BOX(box), bar);
+    gtk_box_append(GTK_BOX(box), self->crumbs);
     gtk_box_append(GTK_BOX(box), self->pages);
     gtk_box_append(GTK_BOX(box), self->status);
     gtk_box_append(GTK_BOX(box), self->problem);
@@ -183,19 +206,263 @@ void tw_designer_paned_initial_width(GtkPaned *paned, gboolean end, int width, i
                           (GClosureNotify)(void (*)(void))g_free, 0);
 }
 
+static Level *shown(TwDesignerView *self)
+{
+    return g_ptr_array_index(self->levels, self->levels->len - 1);
+}
+
+static void level_free(gpointer data)
+{
+    Level *level = data;
+    g_object_unref(level->canvas);
+    g_object_unref(level->stack);
+    g_object_unref(level->editor);
+    g_object_unref(level->doc);
+    g_free(level->page);
+    g_free(level);
+}
+
+static void emit_shown_changed(TwDesignerView *self)
+{
+    g_signal_emit(self, signals[SHOWN_CHANGED], 0);
+}
+
+static void on_level_doc_changed(TwModelDoc *doc, TwDesignerView *self)
+{
+    if (doc != tw_designer_view_doc(self))
+        return;
+    gtk_widget_set_visible(self->crumb_message, FALSE); /* a refusal's message is about what was */
+    emit_shown_changed(self);
+}
+
+static void on_level_doc_notify(TwModelDoc *doc, GParamSpec *pspec, TwDesignerView *self)
+{
+    if (doc == tw_designer_view_doc(self))
+        emit_shown_changed(self);
+}
+
+static void on_edit_nested(TwDesignerCanvas *canvas, int node, TwDesignerView *self);
+static void on_leave_nested(TwDesignerCanvas *canvas, TwDesignerView *self);
+
+static Level *level_new(TwDesignerView *self, TwModelDoc *doc, int node)
+{
+    Level *level = g_new0(Level, 1);
+    level->doc = g_object_ref(doc);
+    level->node = node;
+    level->page = g_strdup("canvas");
+    level->stack = g_object_ref_sink(tw_layer_stack_new(doc));
+    level->canvas = g_object_ref_sink(tw_designer_canvas_new(doc));
+    level->editor = g_object_ref_sink(tw_property_editor_new(doc));
+    g_signal_connect_object(level->stack, "notify::selected", G_CALLBACK(on_stack_selected), self, 0);
+    g_signal_connect_object(level->canvas, "selection-changed", G_CALLBACK(on_canvas_selected), self, 0);
+    g_signal_connect_object(level->canvas, "edit-nested", G_CALLBACK(on_edit_nested), self, 0);
+    g_signal_connect_object(level->canvas, "leave-nested", G_CALLBACK(on_leave_nested), self, 0);
+    g_signal_connect_object(doc, "changed", G_CALLBACK(update_status), self, 0);
+    g_signal_connect_object(doc, "changed", G_CALLBACK(on_level_doc_changed), self, 0);
+    g_signal_connect_object(doc, "notify::can-undo", G_CALLBACK(on_level_doc_notify), self, 0);
+    g_signal_connect_object(doc, "notify::can-redo", G_CALLBACK(on_level_doc_notify), self, 0);
+    return level;
+}
+
+/* ---- the breadcrumb ------------------------------------------------------- */
+static void on_crumb_clicked(GtkButton *button, TwDesignerView *self)
+{
+    int depth = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(button), "tw-depth"));
+    tw_designer_view_leave_to(self, depth, NULL);
+}
+
+/* "model › base › block": every level above the shown one a button that
+ * goes back to it; hidden at the top. */
+static void update_crumbs(TwDesignerView *self)
+{
+    GtkWidget *child;
+    while ((child = gtk_widget_get_first_child(self->crumbs)) && child != self->crumb_message)
+        gtk_box_remove(GTK_BOX(self->crumbs), child);
+    guint n = self->levels->len;
+    for (guint i = 0; i < n; i++) {
+        Level *level = g_ptr_array_index(self->levels, i);
+        const char *name = i == 0 ? tw_model_doc_name(level->doc)
+                                  : tw_layer_name(tw_model_doc_layer(((Level *)g_ptr_array_index(self->levels, i - 1))->doc,
+                                                                     level->node));
+        GtkWidget *crumb;
+        if (i + 1 < n) {
+            crumb = gtk_button_new_with_label(name);
+            gtk_widget_add_css_class(crumb, "flat");
+            gtk_widget_set_focus_on_click(crumb, FALSE);
+            gtk_widget_set_tooltip_text(crumb, "Back to this model, keeping the edits made inside (Escape: one level)");
+            g_object_set_data(G_OBJECT(crumb), "tw-depth", GINT_TO_POINTER(i));
+            g_signal_connect(crumb, "clicked", G_CALLBACK(on_crumb_clicked), self);
+        } else {
+            crumb = gtk_label_new(name);
+            gtk_widget_add_css_class(crumb, "heading");
+            gtk_widget_set_margin_start(crumb, 6); /* a button's padding, which the label lacks */
+        }
+        gtk_box_insert_child_after(GTK_BOX(self->crumbs), crumb, gtk_widget_get_prev_sibling(self->crumb_message));
+        if (i + 1 < n)
+            gtk_box_insert_child_after(GTK_BOX(self->crumbs), gtk_label_new("›"), crumb);
+    }
+    gtk_widget_set_visible(self->crumbs, n > 1);
+}
+
+/* The shown level's widgets in place of the others'. */
+static void show_level(TwDesignerView *self, Level *level)
+{
+    if (self->canvas) {
+        Level *was = NULL;
+        for (guint i = 0; i < self->levels->len && !was; i++)
+            if (((Level *)g_ptr_array_index(self->levels, i))->canvas == self->canvas)
+                was = g_ptr_array_index(self->levels, i);
+        if (was) {
+            g_free(was->page);
+            was->page = g_strdup(gtk_stack_get_visible_child_name(GTK_STACK(self->pages)));
+        }
+        gtk_stack_remove(GTK_STACK(self->pages), self->canvas);
+        gtk_stack_remove(GTK_STACK(self->pages), self->stack);
+    }
+    self->canvas = level->canvas;
+    self->stack = level->stack;
+    self->editor = level->editor;
+    gtk_stack_add_titled(GTK_STACK(self->pages), self->canvas, "canvas", "Canvas");
+    gtk_stack_add_titled(GTK_STACK(self->pages), self->stack, "list", "List");
+    gtk_stack_set_visible_child_name(GTK_STACK(self->pages), level->page);
+    if (self->inner)
+        gtk_paned_set_end_child(GTK_PANED(self->inner), self->editor);
+    update_crumbs(self);
+    if (self->status) /* built after the top level */
+        update_status(level->doc, self);
+}
+
+static void on_edit_nested(TwDesignerCanvas *canvas, int node, TwDesignerView *self)
+{
+    GError *error = NULL;
+    if (!tw_designer_view_enter_nested(self, node, &error)) {
+        gtk_label_set_text(GTK_LABEL(self->crumb_message), error->message);
+        gtk_widget_set_visible(self->crumb_message, TRUE);
+        gtk_widget_set_visible(self->crumbs, TRUE);
+        g_error_free(error);
+    }
+}
+
+static void on_leave_nested(TwDesignerCanvas *canvas, TwDesignerView *self)
+{
+    if (self->levels->len > 1)
+        tw_designer_view_leave_to(self, (int)self->levels->len - 2, NULL);
+}
+
+gboolean tw_designer_view_enter_nested(TwDesignerView *self, int node, GError **error)
+{
+    TwModelDoc *parent = tw_designer_view_doc(self);
+    char *json = tw_model_doc_nested_json(parent, node);
+    if (!json) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "layer %d is not a nested model", node);
+        return FALSE;
+    }
+    TwModelDoc *child = tw_model_doc_new();
+    gboolean ok = tw_model_doc_load_json(child, json, tw_layer_name(tw_model_doc_layer(parent, node)), error);
+    g_free(json);
+    if (ok) {
+        Level *level = level_new(self, child, node);
+        g_ptr_array_add(self->levels, level);
+        show_level(self, level);
+        gtk_widget_set_visible(self->crumb_message, FALSE);
+        if (tw_model_doc_n_layers(child))
+            tw_designer_view_select(self, 0);
+        gtk_widget_grab_focus(self->canvas);
+        emit_shown_changed(self);
+    }
+    g_object_unref(child);
+    return ok;
+}
+
+gboolean tw_designer_view_leave_to(TwDesignerView *self, int depth, GError **error)
+{
+    while ((int)self->levels->len - 1 > MAX(depth, 0)) {
+        Level *level = shown(self), *parent = g_ptr_array_index(self->levels, self->levels->len - 2);
+        GError *failed = NULL;
+        /* An untouched level leaves the parent as it was: no edit, no step. */
+        if (tw_model_doc_modified(level->doc)) {
+            if (!tw_model_doc_model(level->doc))
+                g_set_error(&failed, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "the nested model is not a model yet: %s",
+                            tw_model_doc_error(level->doc));
+            else {
+                char *json = tw_model_doc_to_json(level->doc);
+                tw_model_doc_replace_nested(parent->doc, level->node, json, &failed);
+                g_free(json);
+            }
+        }
+        if (failed) { /* stay inside, with the reason */
+            char *text = g_strdup_printf("Cannot go back: %s", failed->message);
+            gtk_label_set_text(GTK_LABEL(self->crumb_message), text);
+            gtk_widget_set_tooltip_text(self->crumb_message, text);
+            gtk_widget_set_visible(self->crumb_message, TRUE);
+            g_free(text);
+            g_propagate_error(error, failed);
+            return FALSE;
+        }
+        int node = level->node;
+        g_ptr_array_remove_index(self->levels, self->levels->len - 1); /* its widgets live on in the stack */
+        show_level(self, parent);
+        gtk_widget_set_visible(self->crumb_message, FALSE);
+        tw_designer_view_select(self, node);
+        gtk_widget_grab_focus(self->canvas);
+        emit_shown_changed(self);
+    }
+    return TRUE;
+}
+
+gboolean tw_designer_view_pending(TwDesignerView *self)
+{
+    for (guint i = 1; i < self->levels->len; i++)
+        if (tw_model_doc_modified(((Level *)g_ptr_array_index(self->levels, i))->doc))
+            return TRUE;
+    return FALSE;
+}
+
+/* The top document loaded anew: the levels below were of the old model. */
+static void on_top_loaded(TwModelDoc *doc, GParamSpec *pspec, TwDesignerView *self)
+{
+    if (self->levels->len < 2)
+        return;
+    show_level(self, g_ptr_array_index(self->levels, 0));
+    g_ptr_array_set_size(self->levels, 1);
+    gtk_widget_set_visible(self->crumb_message, FALSE);
+    emit_shown_changed(self);
+}
+
+int tw_designer_view_depth(TwDesignerView *self)
+{
+    return (int)self->levels->len - 1;
+}
+
+TwModelDoc *tw_designer_view_doc(TwDesignerView *self)
+{
+    return self->levels && self->levels->len ? shown(self)->doc : self->doc;
+}
+
 static void tw_designer_view_constructed(GObject *object)
 {
     TwDesignerView *self = TW_DESIGNER_VIEW(object);
     G_OBJECT_CLASS(tw_designer_view_parent_class)->constructed(object);
     self->palette = tw_layer_palette_new();
-    self->stack = tw_layer_stack_new(self->doc);
-    self->canvas = tw_designer_canvas_new(self->doc);
-    self->editor = tw_property_editor_new(self->doc);
     g_signal_connect(self->palette, "layer-activated", G_CALLBACK(on_layer_activated), self);
-    g_signal_connect(self->stack, "notify::selected", G_CALLBACK(on_stack_selected), self);
-    g_signal_connect(self->canvas, "selection-changed", G_CALLBACK(on_canvas_selected), self);
-    g_signal_connect_object(self->doc, "changed", G_CALLBACK(update_status), self, 0);
-    GtkWidget *inner = paned(middle(self), self->editor, TRUE, FALSE);
+    self->pages = gtk_stack_new();
+    self->crumbs = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 2);
+    gtk_widget_add_css_class(self->crumbs, "designer-breadcrumb");
+    self->crumb_message = gtk_label_new(NULL);
+    gtk_widget_add_css_class(self->crumb_message, "error");
+    gtk_label_set_ellipsize(GTK_LABEL(self->crumb_message), PANGO_ELLIPSIZE_END);
+    gtk_label_set_xalign(GTK_LABEL(self->crumb_message), 0);
+    gtk_widget_set_hexpand(self->crumb_message, TRUE);
+    gtk_widget_set_margin_start(self->crumb_message, 12);
+    gtk_box_append(GTK_BOX(self->crumbs), self->crumb_message);
+    gtk_widget_set_visible(self->crumb_message, FALSE);
+    self->levels = g_ptr_array_new_with_free_func(level_free);
+    Level *top = level_new(self, self->doc, -1);
+    g_ptr_array_add(self->levels, top);
+    show_level(self, top);
+    g_signal_connect_object(self->doc, "notify::path", G_CALLBACK(on_top_loaded), self, 0);
+    self->inner = paned(middle(self), self->editor, TRUE, FALSE);
+    GtkWidget *inner = self->inner;
     GtkWidget *outer = paned(self->palette, inner, FALSE, TRUE);
     /* Their widths in a 1280-pixel window that also holds the training panel. */
     tw_designer_paned_initial_width(GTK_PANED(outer), FALSE, 220, 940);
@@ -234,6 +501,7 @@ static void tw_designer_view_dispose(GObject *object)
     GtkWidget *child;
     while ((child = gtk_widget_get_first_child(GTK_WIDGET(object))))
         gtk_widget_unparent(child);
+    g_clear_pointer(&self->levels, g_ptr_array_unref);
     g_clear_object(&self->doc);
     G_OBJECT_CLASS(tw_designer_view_parent_class)->dispose(object);
 }
@@ -250,6 +518,8 @@ static void tw_designer_view_class_init(TwDesignerViewClass *klass)
     props[PROP_DOC] = g_param_spec_object("doc", NULL, NULL, TW_TYPE_MODEL_DOC,
                                           G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
     g_object_class_install_properties(object_class, N_PROPS, props);
+    signals[SHOWN_CHANGED] = g_signal_new("shown-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                                          NULL, NULL, G_TYPE_NONE, 0);
     gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
     gtk_widget_class_set_css_name(widget_class, "designerview");
 }

@@ -3,7 +3,17 @@
  * to, as the list of layer cards (TwLayerStack), with a status line of
  * totals and the reason it cannot train, and the property editor of the
  * selected layer (right), all showing one TwModelDoc.
- * tw_designer_view_palette/canvas/stack/property_editor give its parts. */
+ * tw_designer_view_palette/canvas/stack/property_editor give its parts
+ * (those of the level shown).
+ *
+ * Nested models are edited by drilling down: Edit Nested Model (the
+ * canvas's "edit-nested") shows the nested model as a document of its own
+ * (tw_designer_view_doc), every edit and undo applying to it, under a
+ * breadcrumb bar ("model › base"); going back (a crumb, Escape on the
+ * canvas) writes it into the outer model's layer as one undoable edit of
+ * that model, or, when it no longer fits there, stays and shows why.
+ * "shown-changed" is emitted when the shown document changes, is
+ * switched, or its undo or redo becomes possible or not. */
 #ifndef TW_UI_DESIGNER_VIEW_H
 #define TW_UI_DESIGNER_VIEW_H
 
@@ -17,6 +27,18 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE(TwDesignerView, tw_designer_view, TW, DESIGNER_VIEW, GtkWidget)
 
 GtkWidget *tw_designer_view_new(TwModelDoc *doc);
+/* The document shown: the view's own, or the nested model drilled into. */
+TwModelDoc *tw_designer_view_doc(TwDesignerView *view);
+/* How many levels down the shown document is (0: the view's own). */
+int tw_designer_view_depth(TwDesignerView *view);
+/* Drill into the nested model at node of the shown document. */
+gboolean tw_designer_view_enter_nested(TwDesignerView *view, int node, GError **error);
+/* Back up to level depth (0: the top), each level written into the one
+ * above; stops, showing and returning the engine's message, at a level
+ * whose model no longer fits where it is called. */
+gboolean tw_designer_view_leave_to(TwDesignerView *view, int depth, GError **error);
+/* Whether a level below the top has edits not yet written back. */
+gboolean tw_designer_view_pending(TwDesignerView *view);
 /* The selected layer's index, -1 for none. */
 int tw_designer_view_selected(TwDesignerView *view);
 void tw_designer_view_select(TwDesignerView *view, int index);

@@ -1118,6 +1118,11 @@ char *tw_model_doc_state(TwModelDoc *doc)
     return g_strdup(doc->state);
 }
 
+const char *tw_model_doc_name(TwModelDoc *doc)
+{
+    return doc->name;
+}
+
 const char *tw_model_doc_path(TwModelDoc *doc)
 {
     return doc->path;
@@ -1889,4 +1894,74 @@ tw_model *tw_model_doc_copy_model(TwModelDoc *doc, GError **error)
     if (!copy)
         engine_fail(error);
     return copy;
+}
+
+/* ---- nested models ---------------------------------------------------------- */
+char *tw_model_doc_nested_json(TwModelDoc *doc, int node)
+{
+    if (!valid_node(doc, node) || !tw_layer_is_model(node_at(doc, node)->layer))
+        return NULL;
+    return tw_model_to_json(node_at(doc, node)->layer);
+}
+
+/* The messages of the nodes that call layer, joined; NULL when none fails. */
+static char *layer_errors(TwModelDoc *doc, const tw_layer *layer)
+{
+    GString *out = NULL;
+    for (int i = 0; i < n_nodes(doc); i++)
+        if (node_at(doc, i)->layer == layer && doc->info[i].error && !doc->info[i].cannot_run) {
+            if (!out)
+                out = g_string_new(NULL);
+            else
+                g_string_append(out, "; ");
+            g_string_append(out, doc->info[i].error);
+        }
+    return out ? g_string_free(out, FALSE) : NULL;
+}
+
+gboolean tw_model_doc_replace_nested(TwModelDoc *doc, int node, const char *json, GError **error)
+{
+    g_return_val_if_fail(TW_IS_MODEL_DOC(doc) && json, FALSE);
+    begin_edit(doc);
+    if (!valid_node(doc, node) || !tw_layer_is_model(node_at(doc, node)->layer)) {
+        g_set_error(error, doc_error_quark(), 0, "node %d is not a nested model", node);
+        return FALSE;
+    }
+    tw_model *fresh = tw_model_from_json(json, strlen(json), NULL);
+    if (!fresh)
+        return engine_fail(error);
+    tw_layer *old = node_at(doc, node)->layer;
+    /* The layer keeps its name (what the outer model and the weight paths
+     * call it) and whether it is frozen. */
+    if (tw_layer_set_name(fresh, tw_layer_name(old)) || tw_layer_set_trainable(fresh, tw_layer_trainable(old))) {
+        tw_layer_unref(fresh);
+        return engine_fail(error);
+    }
+    char *before = layer_errors(doc, old);
+    /* Every call of a shared nested model (one encoder for three inputs)
+     * takes the new one; each node holds a reference. */
+    tw_layer_ref(old);
+    for (int i = 0; i < n_nodes(doc); i++) {
+        Node *n = node_at(doc, i);
+        if (n->layer == old) {
+            n->layer = tw_layer_ref(fresh);
+            tw_layer_unref(old);
+        }
+    }
+    tw_layer_unref(old);
+    infer(doc);
+    char *after = layer_errors(doc, fresh);
+    tw_layer_unref(fresh);
+    if (after && !before) {
+        g_set_error(error, doc_error_quark(), 0, "%s", after);
+        char *state = g_strdup(doc->state);
+        restore(doc, state, NULL);
+        g_free(state);
+        derive(doc);
+        g_free(after);
+        return FALSE;
+    }
+    g_free(before);
+    g_free(after);
+    return commit(doc, error);
 }

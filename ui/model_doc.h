@@ -52,6 +52,7 @@ char *tw_model_doc_to_json(TwModelDoc *doc);
 /* The document's own JSON: exactly what undo and redo restore. */
 char *tw_model_doc_state(TwModelDoc *doc);
 const char *tw_model_doc_path(TwModelDoc *doc); /* NULL until loaded or saved */
+const char *tw_model_doc_name(TwModelDoc *doc); /* the model's name */
 gboolean tw_model_doc_modified(TwModelDoc *doc);
 
 /* The model (borrowed, unbuilt, rebuilt after every edit; do not edit it):
@@ -70,6 +71,18 @@ tw_layer *tw_model_doc_layer(TwModelDoc *doc, int index); /* borrowed */
  * and redo. FALSE for a node that is not a nested model. */
 gboolean tw_model_doc_node_expanded(TwModelDoc *doc, int node);
 gboolean tw_model_doc_set_node_expanded(TwModelDoc *doc, int node, gboolean expanded);
+
+/* A nested model's own Keras JSON (g_free), which a document of its own
+ * loads to edit it (drill-down); NULL when node is not a nested model. */
+char *tw_model_doc_nested_json(TwModelDoc *doc, int node);
+/* The nested model at node replaced by the model of json (Keras JSON, as
+ * tw_model_doc_to_json writes it): one edit. The layer keeps its name,
+ * whether it is frozen, its inbound edges and its position; every call of
+ * a shared nested model takes the new one. Refused, the document
+ * unchanged, with the engine's message when the new model does not fit
+ * the inputs it is called on (and the old one did). The document holds
+ * no weights, so there are none to keep or lose. */
+gboolean tw_model_doc_replace_nested(TwModelDoc *doc, int node, const char *json, GError **error);
 
 /* ---- the graph ------------------------------------------------------------ */
 /* Connected inputs of node, in port order, and the output each comes from. */

@@ -91,11 +91,26 @@ static void set_enabled(TwWindow *win, const char *name, gboolean enabled)
     g_simple_action_set_enabled(G_SIMPLE_ACTION(action), enabled);
 }
 
+/* The document the designer shows: the window's, or a nested model of it
+ * being edited (designer_view.h); undo, redo and the layer actions act on it. */
+static TwModelDoc *shown_doc(TwWindow *win)
+{
+    return win->designer ? tw_designer_view_doc(TW_DESIGNER_VIEW(win->designer)) : win->doc;
+}
+
+/* Changes not saved: the document's, or those inside a nested model not
+ * yet written back into it. */
+static gboolean unsaved(TwWindow *win)
+{
+    return tw_model_doc_modified(win->doc) ||
+           (win->designer && tw_designer_view_pending(TW_DESIGNER_VIEW(win->designer)));
+}
+
 static void update_actions(TwWindow *win)
 {
-    set_enabled(win, "undo", tw_model_doc_can_undo(win->doc));
-    set_enabled(win, "redo", tw_model_doc_can_redo(win->doc));
-    gboolean has_layers = tw_model_doc_n_layers(win->doc) > 0;
+    set_enabled(win, "undo", tw_model_doc_can_undo(shown_doc(win)));
+    set_enabled(win, "redo", tw_model_doc_can_redo(shown_doc(win)));
+    gboolean has_layers = tw_model_doc_n_layers(shown_doc(win)) > 0;
     set_enabled(win, "delete-layer", has_layers);
     set_enabled(win, "duplicate-layer", has_layers);
     /* The panel says why Train is off: the model, a run going, the data. */
@@ -152,7 +167,9 @@ static void load_file(TwWindow *win, const char *path)
 static gboolean save_file(TwWindow *win, const char *path)
 {
     GError *error = NULL;
-    if (!tw_model_doc_save(win->doc, path, &error)) {
+    /* Edits inside a nested model go into the document first. */
+    if (!tw_designer_view_leave_to(TW_DESIGNER_VIEW(win->designer), 0, &error) ||
+        !tw_model_doc_save(win->doc, path, &error)) {
         show_file_error(win, "save", path, error->message);
         g_error_free(error);
         return FALSE;
@@ -325,7 +342,7 @@ static void confirm_discard(TwWindow *win, const char *doing, TwContinuation nex
 {
     Pending *pending = g_new(Pending, 1);
     *pending = (Pending){next, data, free_data};
-    if (!tw_model_doc_modified(win->doc)) {
+    if (!unsaved(win)) {
         pending_run(win, pending);
         g_free(pending);
         return;
@@ -381,7 +398,7 @@ static void on_undo(GSimpleAction *action, GVariant *parameter, gpointer data)
     if (text)
         gtk_widget_activate_action(text, "text.undo", NULL);
     else
-        tw_model_doc_undo(win->doc);
+        tw_model_doc_undo(shown_doc(win));
 }
 
 static void on_redo(GSimpleAction *action, GVariant *parameter, gpointer data)
@@ -391,7 +408,7 @@ static void on_redo(GSimpleAction *action, GVariant *parameter, gpointer data)
     if (text)
         gtk_widget_activate_action(text, "text.redo", NULL);
     else
-        tw_model_doc_redo(win->doc);
+        tw_model_doc_redo(shown_doc(win));
 }
 
 /* ---- actions ---------------------------------------------------------------------- */
@@ -410,7 +427,7 @@ static void on_delete_layer(GSimpleAction *action, GVariant *parameter, gpointer
 {
     TwWindow *win = data;
     TwDesignerView *designer = TW_DESIGNER_VIEW(win->designer);
-    if (tw_model_doc_is_graph(win->doc)) { /* the canvas's selection: boxes or an edge */
+    if (tw_model_doc_is_graph(shown_doc(win))) { /* the canvas's selection: boxes or an edge */
         tw_designer_canvas_delete_selection(TW_DESIGNER_CANVAS(tw_designer_view_canvas(designer)));
         return;
     }
@@ -418,11 +435,11 @@ static void on_delete_layer(GSimpleAction *action, GVariant *parameter, gpointer
     if (selected < 0)
         return;
     GError *error = NULL;
-    if (!tw_model_doc_remove(win->doc, selected, &error)) {
+    if (!tw_model_doc_remove(shown_doc(win), selected, &error)) {
         report_edit_error(win, "delete", error);
         return;
     }
-    int n = tw_model_doc_n_layers(win->doc);
+    int n = tw_model_doc_n_layers(shown_doc(win));
     if (n > 0)
         tw_designer_view_select(designer, MIN(selected, n - 1));
 }
@@ -431,7 +448,7 @@ static void on_duplicate_layer(GSimpleAction *action, GVariant *parameter, gpoin
 {
     TwWindow *win = data;
     TwDesignerView *designer = TW_DESIGNER_VIEW(win->designer);
-    if (tw_model_doc_is_graph(win->doc)) {
+    if (tw_model_doc_is_graph(shown_doc(win))) {
         tw_designer_canvas_duplicate(TW_DESIGNER_CANVAS(tw_designer_view_canvas(designer)));
         return;
     }
@@ -439,7 +456,7 @@ static void on_duplicate_layer(GSimpleAction *action, GVariant *parameter, gpoin
     if (selected < 0)
         return;
     GError *error = NULL;
-    if (!tw_model_doc_duplicate(win->doc, selected, &error))
+    if (!tw_model_doc_duplicate(shown_doc(win), selected, &error))
         report_edit_error(win, "duplicate", error);
     else
         tw_designer_view_select(designer, selected + 1);
@@ -682,6 +699,7 @@ static void build_designer_page(TwWindow *win)
     g_signal_connect_object(win->train_panel, "notify::logdb", G_CALLBACK(on_panel_logdb), win, 0);
     g_signal_connect_object(win->train_panel, "notify::cannot-train", G_CALLBACK(update_actions), win,
                             G_CONNECT_SWAPPED);
+    g_signal_connect_object(win->designer, "shown-changed", G_CALLBACK(update_actions), win, G_CONNECT_SWAPPED);
     on_panel_logdb(G_OBJECT(win->train_panel), NULL, win);
 }
 
@@ -708,7 +726,7 @@ static void close_confirmed(TwWindow *win, gpointer data)
 static gboolean tw_window_close_request(GtkWindow *window)
 {
     TwWindow *win = TW_WINDOW(window);
-    if (win->closing_confirmed || !tw_model_doc_modified(win->doc))
+    if (win->closing_confirmed || !unsaved(win))
         return GTK_WINDOW_CLASS(tw_window_parent_class)->close_request(window);
     confirm_discard(win, "before closing", close_confirmed, NULL, NULL);
     return TRUE; /* not yet */
