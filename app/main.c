@@ -35,6 +35,18 @@ enum { EXIT_USAGE = 2 };
 
 static void print_help(FILE *out);
 
+/* The commands whose parsers print no usage of their own (runs, summary,
+ * convert, save, trace, import-tensorboard and run-graph do, more fully):
+ * for these `twb COMMAND --help` is the command's entry of twb --help. */
+static bool help_from_entry(const char *command)
+{
+    static const char *const commands[] = {"train", "evaluate", "predict", "sweep", "data", "example"};
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(command, commands[i]))
+            return true;
+    return false;
+}
+
 /* `twb COMMAND --help` (or -h): the command's own lines of the help. */
 static bool asks_help(int argc, char **argv)
 {
@@ -409,7 +421,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(command, "-V") == 0 || strcmp(command, "--version") == 0)
         return print_version();
-    if (command[0] != '-' && asks_help(argc - 2, argv + 2) && print_command_help(command))
+    if (help_from_entry(command) && asks_help(argc - 2, argv + 2) && print_command_help(command))
         return 0;
     if (command[0] == '-' && is_screenshot(argc - 1, argv + 1))
         return twb_screenshot_command(argc - 1, argv + 1);
