@@ -39,16 +39,26 @@ static void put_key(GString *out, const char *key)
 
 /* The shortest text that reads back as the same double, always with a
  * decimal point or exponent so it stays a float ("1.0", "0.001", "1e-07"),
- * in the C locale whatever the program's. Parameter values are finite. */
+ * in the C locale whatever the program's. As Python's repr, an exponent
+ * only below 1e-4 or from 1e16 on: 140.0, not %g's 1.4e+02. Parameter
+ * values are finite. */
 static void put_float(GString *out, double v)
 {
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    for (int digits = 1; digits <= 17; digits++) {
+    int digits = 1;
+    for (; digits <= 17; digits++) {
         char format[8];
         g_snprintf(format, sizeof format, "%%.%dg", digits);
         g_ascii_formatd(buf, sizeof buf, format, v);
         if (g_ascii_strtod(buf, NULL) == v)
             break;
+    }
+    const char *e = strchr(buf, 'e');
+    int exponent = e ? atoi(e + 1) : 0;
+    if (e && exponent >= 0 && exponent < 16) {
+        char format[8];
+        g_snprintf(format, sizeof format, "%%.%df", MAX(0, MIN(digits, 17) - 1 - exponent));
+        g_ascii_formatd(buf, sizeof buf, format, v);
     }
     g_string_append(out, buf);
     if (!strpbrk(buf, ".e"))
@@ -382,6 +392,15 @@ void tw__json_put_string(GString *out, const char *s)
 void tw__json_put_node(GString *out, JsonNode *node)
 {
     put_node(out, node);
+}
+
+char *tw_json_node_to_text(JsonNode *node)
+{
+    GString *out = g_string_new(NULL);
+    put_node(out, node);
+    char *text = strdup(out->str); /* malloc'd, as the header promises */
+    g_string_free(out, TRUE);
+    return text;
 }
 
 void tw__json_put_shape(GString *out, const tw_shape *shape)

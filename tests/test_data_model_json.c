@@ -871,6 +871,80 @@ static void test_keras2_keys(void)
     }
 }
 
+/* A Functional model calling a nested Sequential twice and a nested
+ * Functional once, each entry (and the file) carrying extra keys beside
+ * "class_name" and "config" as the designer writes its box positions
+ * there; ours is the form without them. */
+#define NESTED_FUNCTIONAL(EXTRA)                                                                                    \
+    "{\"class_name\": \"Functional\", \"config\": {\"name\": \"top\", \"layers\": ["                                \
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 4], \"name\": \"in\"},"            \
+    " \"name\": \"in\", \"inbound_nodes\": []},"                                                                    \
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"enc\", \"layers\": ["                                \
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 4], \"name\": \"enc_in\"}},"       \
+    DENSE("e1", 4, ", \"kernel_regularizer\": {\"class_name\": \"L1L2\", \"config\": {\"l1\": 0.2, \"l2\": 1.0}}")  \
+    "]}" EXTRA ", \"name\": \"enc\", \"inbound_nodes\": [[[\"in\", 0, 0, {}]], [[\"e_again\", 0, 0, {}]]]},"        \
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"e_again\", \"units\": 4}, \"name\": \"e_again\","          \
+    " \"inbound_nodes\": [[[\"enc\", 1, 0, {}]]]},"                                                                 \
+    "{\"class_name\": \"Functional\", \"config\": {\"name\": \"head\", \"layers\": ["                              \
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 4], \"name\": \"h_in\"},"          \
+    " \"name\": \"h_in\", \"inbound_nodes\": []},"                                                                  \
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"h1\", \"units\": 2}, \"name\": \"h1\","                   \
+    " \"inbound_nodes\": [[[\"h_in\", 0, 0, {}]]]}],"                                                               \
+    " \"input_layers\": [[\"h_in\", 0, 0]], \"output_layers\": [[\"h1\", 0, 0]]}" EXTRA ", \"name\": \"head\","     \
+    " \"inbound_nodes\": [[[\"enc\", 2, 0, {}]]]}],"                                                                \
+    " \"input_layers\": [[\"in\", 0, 0]], \"output_layers\": [[\"head\", 1, 0]]}" EXTRA "}"
+
+#define DESIGNER_KEY ", \"twb_designer\": {\"positions\": {\"e1\": [[40.5, 60.0]], \"h1\": [[1, 2]]}}"
+
+/* Extra keys beside a nested model's "class_name" and "config" (where
+ * the designer keeps the positions of boxes inside it, and where Keras'
+ * deserialize_keras_object ignores them, as at the top of the file) are
+ * read past: the model is the one without them. */
+static void test_extra_keys_ignored(void)
+{
+    tw_model *plain = must_load_json(NESTED_FUNCTIONAL(""));
+    tw_model *marked = must_load_json(NESTED_FUNCTIONAL(DESIGNER_KEY));
+    char *a = tw_model_to_json(plain), *b = tw_model_to_json(marked);
+    g_assert_cmpstr(a, ==, b);
+    g_assert_null(strstr(b, "twb_designer"));
+    free(a);
+    free(b);
+    tw_layer_unref(plain);
+    tw_layer_unref(marked);
+}
+
+/* A model's JSON parsed and written again with tw_json_node_to_text is
+ * the text the engine wrote, in both of Keras' forms: floats keep their
+ * shortest text (0.2, 1.0), ints stay ints. The designer relies on it to
+ * add its keys to a model's JSON and leave the rest as it was. */
+static void test_node_text_round_trip(void)
+{
+    tw_model *models[] = {must_load_json(NESTED_FUNCTIONAL("")), sample_model()};
+    for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
+        for (int format = TW_KERAS_JSON_2; format <= TW_KERAS_JSON_3; format++) {
+            char *json = tw_model_to_json_format(models[m], (tw_keras_json_format)format);
+            JsonParser *parser = json_parser_new();
+            g_assert_true(json_parser_load_from_data(parser, json, -1, NULL));
+            char *again = tw_json_node_to_text(json_parser_get_root(parser));
+            g_assert_cmpstr(again, ==, json);
+            free(again);
+            free(json);
+            g_object_unref(parser);
+        }
+        tw_layer_unref(models[m]);
+    }
+    /* Floats as Python's repr writes them: an exponent only below 1e-4
+     * or from 1e16 on. */
+    const char *numbers = "{\"a\": 140.0, \"b\": 1e-05, \"c\": 1e+16, \"d\": 1000000000000000.0, \"e\": 0.0001, "
+                          "\"f\": [2.5, 3, -7.0]}";
+    JsonParser *parser = json_parser_new();
+    g_assert_true(json_parser_load_from_data(parser, numbers, -1, NULL));
+    char *again = tw_json_node_to_text(json_parser_get_root(parser));
+    g_assert_cmpstr(again, ==, numbers);
+    free(again);
+    g_object_unref(parser);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -890,5 +964,7 @@ int main(int argc, char **argv)
     g_test_add_func("/model_json/save-and-load", test_save_and_load);
     g_test_add_func("/model_json/save-failures", test_save_failures);
     g_test_add_func("/model_json/keras2-keys", test_keras2_keys);
+    g_test_add_func("/model_json/extra-keys-ignored", test_extra_keys_ignored);
+    g_test_add_func("/model_json/node-text-round-trip", test_node_text_round_trip);
     return g_test_run();
 }

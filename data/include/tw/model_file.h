@@ -54,6 +54,14 @@ char *tw_model_to_json(const tw_model *model);
  * tw_model_to_json writes Keras 2's. */
 typedef enum { TW_KERAS_JSON_2, TW_KERAS_JSON_3 } tw_keras_json_format;
 char *tw_model_to_json_format(const tw_model *model, tw_keras_json_format format);
+
+/* A parsed JSON value (json-glib's JsonNode) laid out as tw_model_to_json
+ * lays out a model (", " and ": ", floats in their shortest text, 1.0
+ * kept apart from 1), so that a model's JSON parsed, given keys of a
+ * program's own and written again, keeps the engine's text everywhere
+ * else (malloc'd; free()). */
+struct _JsonNode;
+char *tw_json_node_to_text(struct _JsonNode *node);
 int tw_model_save_format(const tw_model *model, const char *path, tw_keras_json_format format);
 /* Write the JSON atomically, as checkpoints are written: a temporary file
  * in the same directory, flushed to disk, renamed over path, then the
