@@ -6,11 +6,15 @@
  * Ctrl+Shift+Z as the window's undo and redo. Checks: the parent changes as
  * one undo step that restores the exact document, a nested model that no
  * longer fits its input is refused with the engine's message and the view
- * stays inside, nested-in-nested, and a Sequential shared by three inputs. */
+ * stays inside, nested-in-nested, and a Sequential shared by three inputs;
+ * and that boxes moved inside a nested model stay where they were put. */
+#include <glib/gstdio.h>
 #include <gtk/gtk.h>
+#include <json-glib/json-glib.h>
 #include <string.h>
 
 #include <tw/engine.h>
+#include <tw/model_file.h>
 
 #include "designer_canvas.h"
 #include "designer_view.h"
@@ -265,6 +269,37 @@ static void test_nested_in_nested(Fixture *f, gconstpointer data)
     g_free(before);
 }
 
+/* Where node's box is in the shown document, entering the nested model
+ * at outer_node first and going back out after. */
+static void position_inside(Fixture *f, int outer_node, const char *name, double *x, double *y)
+{
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), outer_node));
+    drain();
+    TwModelDoc *child = tw_designer_view_doc(f->view);
+    tw_model_doc_node_position(child, node_named(child, name), x, y);
+    GError *error = NULL;
+    g_assert_false(tw_model_doc_modified(child)); /* placed as kept, not arranged anew */
+    must(tw_designer_view_leave_to(f->view, 0, &error), error);
+    drain();
+}
+
+/* A box of the shown nested model dragged on screen; its new place.
+ * Positions are kept to a tenth of a unit, hence the comparisons to
+ * 0.05 below. */
+static void drag_inside(Fixture *f, const char *name, double *x, double *y)
+{
+    TwModelDoc *child = tw_designer_view_doc(f->view);
+    int node = node_named(child, name);
+    double x0, y0, cx, cy;
+    tw_model_doc_node_position(child, node, &x0, &y0);
+    tw_designer_canvas_box_center(canvas(f), node, &cx, &cy);
+    tw_designer_canvas_drag(canvas(f), cx, cy, cx + 150, cy + 70, 0);
+    drain();
+    tw_model_doc_node_position(child, node, x, y);
+    g_assert_cmpfloat(*x, >, x0);
+    g_assert_cmpfloat(*y, >, y0);
+}
+
 /* The corpus's triplet model: three inputs call one Sequential encoder.
  * Editing it once changes every call. */
 static void test_shared_nested(Fixture *f, gconstpointer data)
@@ -304,9 +339,139 @@ static void test_shared_nested(Fixture *f, gconstpointer data)
     g_assert_cmpint(tw_model_doc_error_index(f->doc), ==, -1); /* a model (its Lambda cannot run here) */
     g_assert_cmpint(total(f->doc), ==, had + added);
     tw_layer *shared = tw_model_doc_layer(f->doc, first);
+    int last = -1;
     for (int i = 0; i < n; i++)
-        if (tw_layer_is_model(tw_model_doc_layer(f->doc, i)))
+        if (tw_layer_is_model(tw_model_doc_layer(f->doc, i))) {
             g_assert_true(tw_model_doc_layer(f->doc, i) == shared);
+            last = i;
+        }
+
+    /* A box moved inside through one call is where it was put through
+     * another: the positions are the shared layer's. */
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), first));
+    drain();
+    child = tw_designer_view_doc(f->view);
+    char *name = g_strdup(tw_layer_name(tw_model_doc_layer(child, 1)));
+    double x1, y1, x, y;
+    drag_inside(f, name, &x1, &y1);
+    must(tw_designer_view_leave_to(f->view, 0, &error), error);
+    drain();
+    g_assert_cmpint(last, !=, first);
+    position_inside(f, last, name, &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+    g_free(name);
+}
+
+/* A box moved inside a nested model stays where it was put: back out and
+ * in again, through undo and redo of the parent, and through a save to
+ * JSON and opening that file again. The file keeps the place where Keras
+ * ignores it: beside the nested model's "class_name" and "config", as at
+ * the top, and the engine's reader takes the file as before. */
+static void test_positions_kept(Fixture *f, gconstpointer data)
+{
+    load(f, NESTED_JSON(""));
+    int base = node_named(f->doc, "base");
+    double x0, y0, x1, y1, x, y;
+    position_inside(f, base, "d1", &x0, &y0);
+    g_assert_false(tw_model_doc_can_undo(f->doc));
+
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), base));
+    drain();
+    drag_inside(f, "d1", &x1, &y1);
+    GError *error = NULL;
+    must(tw_designer_view_leave_to(f->view, 0, &error), error);
+    drain();
+    g_assert_true(tw_model_doc_modified(f->doc));
+    position_inside(f, base, "d1", &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+
+    key_or_action(f, "ctrl+z", "win.undo");
+    position_inside(f, base, "d1", &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x0, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y0, 0.05);
+    key_or_action(f, "ctrl+shift+z", "win.redo");
+    position_inside(f, base, "d1", &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+
+    char *dir = g_dir_make_tmp("twb-nested-XXXXXX", NULL);
+    char *file = g_build_filename(dir, "nested.json", NULL);
+    must(tw_model_doc_save(f->doc, file, &error), error);
+    char *text = NULL;
+    g_assert_true(g_file_get_contents(file, &text, NULL, NULL));
+    tw_model *read = tw_model_from_json(text, strlen(text), file);
+    g_assert_nonnull(read);
+    tw_layer_unref(read);
+    JsonParser *parser = json_parser_new();
+    g_assert_true(json_parser_load_from_data(parser, text, -1, NULL));
+    JsonObject *entry = json_array_get_object_element(
+        json_object_get_array_member(json_object_get_object_member(
+                                         json_node_get_object(json_parser_get_root(parser)), "config"),
+                                     "layers"),
+        (guint)base);
+    g_assert_cmpstr(json_object_get_string_member(entry, "class_name"), ==, "Sequential");
+    JsonArray *kept = json_array_get_array_element(
+        json_object_get_array_member(
+            json_object_get_object_member(json_object_get_object_member(entry, "twb_designer"), "positions"),
+            "d1"),
+        0);
+    g_assert_cmpfloat_with_epsilon(json_array_get_double_element(kept, 0), x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(json_array_get_double_element(kept, 1), y1, 0.05);
+    g_object_unref(parser);
+    g_free(text);
+
+    must(tw_model_doc_load(f->doc, file, &error), error);
+    drain();
+    position_inside(f, node_named(f->doc, "base"), "d1", &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+    g_assert_false(tw_model_doc_modified(f->doc));
+    g_unlink(file);
+    g_rmdir(dir);
+    g_free(file);
+    g_free(dir);
+}
+
+/* Two levels down: the block's positions, kept in its entry inside
+ * base's entry, come back after a save and a reopen; renaming base on
+ * the way keeps them with it. */
+static void test_positions_kept_deeper(Fixture *f, gconstpointer data)
+{
+    load(f, NESTED_JSON(BLOCK_JSON));
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(f->doc, "base")));
+    TwModelDoc *base = tw_designer_view_doc(f->view);
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(base, "block")));
+    drain();
+    double x1, y1, x, y;
+    drag_inside(f, "b1", &x1, &y1);
+    GError *error = NULL;
+    must(tw_designer_view_leave_to(f->view, 0, &error), error);
+    drain();
+    must(tw_model_doc_rename_layer(f->doc, node_named(f->doc, "base"), "trunk", &error), error);
+    char *dir = g_dir_make_tmp("twb-nested-XXXXXX", NULL);
+    char *file = g_build_filename(dir, "nested.json", NULL);
+    must(tw_model_doc_save(f->doc, file, &error), error);
+    must(tw_model_doc_load(f->doc, file, &error), error);
+    drain();
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(f->doc, "trunk")));
+    drain();
+    base = tw_designer_view_doc(f->view);
+    g_assert_false(tw_model_doc_modified(base));
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(base, "block")));
+    drain();
+    TwModelDoc *block = tw_designer_view_doc(f->view);
+    tw_model_doc_node_position(block, node_named(block, "b1"), &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+    must(tw_designer_view_leave_to(f->view, 0, &error), error);
+    drain();
+    g_assert_false(tw_model_doc_modified(f->doc));
+    g_unlink(file);
+    g_rmdir(dir);
+    g_free(file);
+    g_free(dir);
 }
 
 #define ADD(path, fn) g_test_add("/ui/designer_nested/" path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
@@ -318,5 +483,7 @@ int main(int argc, char **argv)
     ADD("misfit_refused", test_misfit_refused);
     ADD("nested_in_nested", test_nested_in_nested);
     ADD("shared_nested", test_shared_nested);
+    ADD("positions_kept", test_positions_kept);
+    ADD("positions_kept_deeper", test_positions_kept_deeper);
     return g_test_run();
 }

@@ -4,6 +4,7 @@
  * save. GObject only: no display needed. */
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -655,6 +656,99 @@ static void test_changing_signal(void)
     g_object_unref(doc);
 }
 
+/* The positions kept in a nested model's entry: d1 of base at (x, y), or
+ * FALSE when the entry keeps none. */
+static gboolean kept_in_entry(const char *json, guint entry, const char *layer, double *x, double *y)
+{
+    JsonParser *parser = json_parser_new();
+    g_assert_true(json_parser_load_from_data(parser, json, -1, NULL));
+    JsonObject *top = json_node_get_object(json_parser_get_root(parser));
+    JsonObject *object = entry == G_MAXUINT
+                             ? top
+                             : json_array_get_object_element(
+                                   json_object_get_array_member(json_object_get_object_member(top, "config"), "layers"),
+                                   entry);
+    JsonNode *ours = json_object_get_member(object, "twb_designer");
+    gboolean kept = ours != NULL;
+    if (kept) {
+        JsonArray *xy = json_array_get_array_element(
+            json_object_get_array_member(
+                json_object_get_object_member(json_node_get_object(ours), "positions"), layer),
+            0);
+        *x = json_array_get_double_element(xy, 0);
+        *y = json_array_get_double_element(xy, 1);
+    }
+    g_object_unref(parser);
+    return kept;
+}
+
+#define NESTED_KEPT                                                                                                 \
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"outer\", \"layers\": ["                              \
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 8], \"name\": \"in\"}},"           \
+    "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"base\", \"layers\": ["                               \
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 8], \"name\": \"base_in\"}},"      \
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"d1\", \"units\": 4}}]},"                                  \
+    " \"twb_designer\": {\"positions\": {\"base_in\": [[10, 20]], \"d1\": [[30.5, 140.0]]}}},"                     \
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"head\", \"units\": 2}}]}}"
+
+/* Positions inside a nested model, as a file keeps them in the model's
+ * entry: a drill-down's JSON has them at its top, the saved JSON in the
+ * entry again; a replace takes the new ones in one undoable step; a
+ * rename keeps them, a removal drops them (and its undo brings them
+ * back). */
+static void test_nested_positions(void)
+{
+    TwModelDoc *doc = tw_model_doc_new();
+    GError *error = NULL;
+    g_assert_true(tw_model_doc_load_json(doc, NESTED_KEPT, "nested.json", &error));
+    double x, y;
+    char *inner = tw_model_doc_nested_json(doc, 1);
+    g_assert_true(kept_in_entry(inner, G_MAXUINT, "d1", &x, &y));
+    g_assert_cmpfloat(x, ==, 30.5);
+    g_assert_cmpfloat(y, ==, 140.0);
+    g_assert_nonnull(tw_model_from_json(inner, strlen(inner), "inner"));
+    char *saved = tw_model_doc_to_json(doc);
+    g_assert_true(kept_in_entry(saved, 1, "d1", &x, &y));
+    g_assert_cmpfloat(x, ==, 30.5);
+    g_assert_false(tw_model_doc_modified(doc));
+
+    /* The nested model's JSON with d1 elsewhere, as its own document saves it. */
+    char *moved = g_strdup(inner);
+    char *at = strstr(moved, "[[30.5, 140.0]]");
+    g_assert_nonnull(at);
+    memcpy(at, "[[77.0, 140.0]]", strlen("[[77.0, 140.0]]"));
+    g_assert_true(tw_model_doc_replace_nested(doc, 1, moved, &error));
+    char *now = tw_model_doc_to_json(doc);
+    g_assert_true(kept_in_entry(now, 1, "d1", &x, &y));
+    g_assert_cmpfloat(x, ==, 77.0);
+    g_free(now);
+    g_assert_true(tw_model_doc_undo(doc));
+    now = tw_model_doc_to_json(doc);
+    g_assert_cmpstr(now, ==, saved);
+    g_free(now);
+    g_assert_true(tw_model_doc_redo(doc));
+
+    g_assert_true(tw_model_doc_rename_layer(doc, 1, "trunk", &error));
+    now = tw_model_doc_to_json(doc);
+    g_assert_true(kept_in_entry(now, 1, "d1", &x, &y));
+    g_assert_cmpfloat(x, ==, 77.0);
+    g_free(now);
+    char *renamed = tw_model_doc_state(doc);
+    g_assert_true(tw_model_doc_remove(doc, 1, &error));
+    now = tw_model_doc_state(doc);
+    g_assert_null(strstr(now, "77.0"));
+    g_free(now);
+    g_assert_true(tw_model_doc_undo(doc));
+    now = tw_model_doc_state(doc);
+    g_assert_cmpstr(now, ==, renamed);
+    g_free(now);
+    g_free(renamed);
+    g_free(moved);
+    g_free(saved);
+    g_free(inner);
+    g_object_unref(doc);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -676,5 +770,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/model_doc/corpus", test_corpus);
     g_test_add_func("/ui/model_doc/template", test_template);
     g_test_add_func("/ui/model_doc/changing_signal", test_changing_signal);
+    g_test_add_func("/ui/model_doc/nested_positions", test_nested_positions);
     return g_test_run();
 }

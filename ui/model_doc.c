@@ -21,9 +21,9 @@
 #include <tw/model_file.h>
 
 #include "designer_arrange.h"
+#include "nested_positions.h"
 
 #define MAX_UNDO 500
-#define POSITIONS_KEY "twb_designer"
 
 static const char no_input_message[] = "Add an InputLayer or give the first layer an input shape";
 static const char no_layers_message[] = "The model has no layers: add an InputLayer, then layers from the palette";
@@ -68,6 +68,9 @@ struct _TwModelDoc {
     char *error;
     int64_t trainable, non_trainable;
     GHashTable *expanded; /* names of nested models shown open; view state */
+    /* The box positions inside nested models, by layer name
+     * (nested_positions.h): part of the state, so undo restores them. */
+    JsonObject *nested;
 };
 
 enum { PROP_0, PROP_PATH, PROP_MODIFIED, PROP_CAN_UNDO, PROP_CAN_REDO, N_PROPS };
@@ -542,6 +545,43 @@ static char *write_state(const char *name, gboolean sequential, GArray *nodes, c
     return g_string_free(out, !ok);
 }
 
+/* The positions inside the nested models among the nodes (the others'
+ * are left behind: a deleted layer's, a renamed one's old name), or NULL
+ * when there are none. */
+static JsonObject *nested_in_use(JsonObject *nested, GArray *nodes)
+{
+    JsonObject *used = NULL;
+    for (guint i = 0; i < nodes->len; i++) {
+        const tw_layer *layer = g_array_index(nodes, Node, i).layer;
+        const char *name = tw_layer_name(layer);
+        if (!tw_layer_is_model(layer) || !json_object_has_member(nested, name))
+            continue;
+        if (!used)
+            used = json_object_new();
+        json_object_set_member(used, name, json_node_copy(json_object_get_member(nested, name)));
+    }
+    return used;
+}
+
+/* The document's state: its nodes and the positions inside its nested
+ * models. */
+static char *doc_state(TwModelDoc *doc)
+{
+    char *state = write_state(doc->name, doc->sequential, doc->nodes, NULL, 0);
+    JsonObject *used = state ? nested_in_use(doc->nested, doc->nodes) : NULL;
+    if (!used)
+        return state;
+    JsonNode *node = json_node_init_object(json_node_alloc(), used);
+    char *text = tw_json_node_to_text(node);
+    json_node_unref(node);
+    json_object_unref(used);
+    GString *out = g_string_new_len(state, (gssize)strlen(state) - 1); /* the closing brace */
+    g_string_append_printf(out, ", \"nested\": %s}", text);
+    free(text);
+    g_free(state);
+    return g_string_free(out, FALSE);
+}
+
 /* Typed members of a JSON object, NULL or FALSE when absent or of
  * another type (the text may come from outside: a clipboard). */
 static JsonArray *array_member(JsonObject *o, const char *key)
@@ -619,7 +659,8 @@ static gboolean read_node(JsonObject *o, GArray *nodes, guint base, guint k, gui
 /* The nodes of a state (or a clipboard text), appended to nodes; layers
  * are new objects. FALSE, with nodes as they were, when the text is not
  * one of ours. */
-static gboolean read_nodes(const char *text, GArray *nodes, char **name, gboolean *sequential, GError **error)
+static gboolean read_nodes(const char *text, GArray *nodes, char **name, gboolean *sequential, JsonObject **nested,
+                           GError **error)
 {
     JsonParser *parser = json_parser_new();
     gboolean ok = json_parser_load_from_data(parser, text, -1, NULL);
@@ -649,6 +690,10 @@ static gboolean read_nodes(const char *text, GArray *nodes, char **name, gboolea
                                  json_node_get_value_type(name_node) == G_TYPE_STRING
                              ? json_node_get_string(name_node)
                              : "model");
+    JsonNode *inner = obj ? json_object_get_member(obj, "nested") : NULL;
+    if (ok && nested)
+        *nested = inner && JSON_NODE_HOLDS_OBJECT(inner) ? json_object_ref(json_node_get_object(inner))
+                                                         : json_object_new();
     JsonNode *seq = obj ? json_object_get_member(obj, "sequential") : NULL;
     if (ok && sequential)
         *sequential = seq && JSON_NODE_HOLDS_VALUE(seq) && json_node_get_value_type(seq) == G_TYPE_BOOLEAN &&
@@ -672,7 +717,7 @@ static char *keras_with_positions(TwModelDoc *doc, const tw_model *model)
         return NULL;
     GString *out = g_string_new_len(json, (gssize)(strrchr(json, '}') - json));
     free(json);
-    g_string_append(out, ", \"" POSITIONS_KEY "\": {\"positions\": {");
+    g_string_append(out, ", \"" TW_DESIGNER_KEY "\": {\"positions\": {");
     GHashTable *done = g_hash_table_new(NULL, NULL);
     gboolean first = TRUE;
     for (int i = 0; i < n_nodes(doc); i++) {
@@ -690,7 +735,15 @@ static char *keras_with_positions(TwModelDoc *doc, const tw_model *model)
     }
     g_hash_table_unref(done);
     g_string_append(out, "}}}");
-    return g_string_free(out, FALSE);
+    JsonObject *used = nested_in_use(doc->nested, doc->nodes);
+    if (!used)
+        return g_string_free(out, FALSE);
+    JsonObject *tree = json_object_new();
+    json_object_set_object_member(tree, "nested", used);
+    char *text = tw_nested_positions_apply(out->str, tree);
+    json_object_unref(tree);
+    g_string_free(out, TRUE);
+    return text;
 }
 
 /* ---- the document's state ------------------------------------------------- */
@@ -737,10 +790,13 @@ static gboolean restore(TwModelDoc *doc, const char *state, GError **error)
     GArray *nodes = nodes_new();
     char *name = NULL;
     gboolean sequential;
-    if (!read_nodes(state, nodes, &name, &sequential, error)) {
+    JsonObject *nested = NULL;
+    if (!read_nodes(state, nodes, &name, &sequential, &nested, error)) {
         g_array_unref(nodes);
         return FALSE;
     }
+    json_object_unref(doc->nested);
+    doc->nested = nested;
     g_array_unref(doc->nodes);
     doc->nodes = nodes;
     g_free(doc->name);
@@ -761,7 +817,7 @@ static void begin_edit(TwModelDoc *doc)
 /* After an edit of the nodes: one undo step, unless nothing changed. */
 static gboolean commit(TwModelDoc *doc, GError **error)
 {
-    char *state = write_state(doc->name, doc->sequential, doc->nodes, NULL, 0);
+    char *state = doc_state(doc);
     if (!state) {
         g_set_error(error, doc_error_quark(), 0, "the edited model does not write: %s", tw_last_error());
         char *old = g_strdup(doc->state);
@@ -801,6 +857,7 @@ static void tw_model_doc_finalize(GObject *object)
     info_free(doc);
     g_free(doc->error);
     g_hash_table_unref(doc->expanded);
+    json_object_unref(doc->nested);
     G_OBJECT_CLASS(tw_model_doc_parent_class)->finalize(object);
 }
 
@@ -853,6 +910,7 @@ static void tw_model_doc_init(TwModelDoc *doc)
     doc->name = g_strdup("model");
     doc->sequential = TRUE;
     doc->expanded = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    doc->nested = json_object_new();
 }
 
 /* A chain's column: boxes one below the other. */
@@ -894,7 +952,7 @@ static gboolean start_over(TwModelDoc *doc, const char *name, gboolean sequentia
     g_free(doc->name);
     doc->name = g_strdup(name && *name ? name : "model");
     doc->sequential = sequential;
-    char *state = write_state(doc->name, doc->sequential, doc->nodes, NULL, 0);
+    char *state = doc_state(doc);
     if (!state)
         return engine_fail(error);
     g_free(doc->state);
@@ -982,7 +1040,7 @@ static GArray *sequential_nodes(tw_model *model)
 static gboolean apply_positions(GArray *nodes, JsonNode *root)
 {
     JsonObject *top = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
-    JsonNode *ours = top ? json_object_get_member(top, POSITIONS_KEY) : NULL;
+    JsonNode *ours = top ? json_object_get_member(top, TW_DESIGNER_KEY) : NULL;
     JsonObject *our_object = ours && JSON_NODE_HOLDS_OBJECT(ours) ? json_node_get_object(ours) : NULL;
     JsonNode *table = our_object ? json_object_get_member(our_object, "positions") : NULL;
     JsonObject *pos = table && JSON_NODE_HOLDS_OBJECT(table) ? json_node_get_object(table) : NULL;
@@ -1024,6 +1082,12 @@ static gboolean replace_model(TwModelDoc *doc, tw_model *loaded, JsonNode *root,
     tw_layer_unref(loaded);
     sort_topologically(nodes);
     gboolean positioned = apply_positions(nodes, root);
+    JsonObject *tree = tw_nested_positions_tree(root);
+    JsonNode *nested = tree ? json_object_get_member(tree, "nested") : NULL;
+    json_object_unref(doc->nested);
+    doc->nested = nested ? json_object_ref(json_node_get_object(nested)) : json_object_new();
+    if (tree)
+        json_object_unref(tree);
     gboolean ok = start_over(doc, name, !functional, nodes, path, error);
     g_free(name);
     if (ok && !positioned) {
@@ -1033,7 +1097,7 @@ static gboolean replace_model(TwModelDoc *doc, tw_model *loaded, JsonNode *root,
             place_column(doc, 0);
         else
             place_layered(doc);
-        char *state = write_state(doc->name, doc->sequential, doc->nodes, NULL, 0);
+        char *state = doc_state(doc);
         g_free(doc->state);
         doc->state = state;
         g_free(doc->saved_state);
@@ -1417,8 +1481,18 @@ gboolean tw_model_doc_rename_layer(TwModelDoc *doc, int index, const char *name,
         g_set_error(error, doc_error_quark(), 0, "another layer is already named \"%s\"; names must be unique", name);
         return FALSE;
     }
-    if (tw_layer_set_name(node_at(doc, index)->layer, name))
+    char *old = g_strdup(tw_layer_name(node_at(doc, index)->layer));
+    if (tw_layer_set_name(node_at(doc, index)->layer, name)) {
+        g_free(old);
         return engine_fail(error);
+    }
+    /* A nested model's positions follow its name. */
+    JsonNode *tree = json_object_dup_member(doc->nested, old);
+    if (tree) {
+        json_object_remove_member(doc->nested, old);
+        json_object_set_member(doc->nested, name, tree);
+    }
+    g_free(old);
     return commit(doc, error);
 }
 
@@ -1794,7 +1868,7 @@ int tw_model_doc_paste(TwModelDoc *doc, const char *text, double dx, double dy, 
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc) && text, -1);
     begin_edit(doc);
     int first = n_nodes(doc);
-    if (!read_nodes(text, doc->nodes, NULL, NULL, error))
+    if (!read_nodes(text, doc->nodes, NULL, NULL, NULL, error))
         return -1;
     GHashTable *renamed = g_hash_table_new(NULL, NULL);
     for (int i = first; i < n_nodes(doc); i++) {
@@ -1901,7 +1975,13 @@ char *tw_model_doc_nested_json(TwModelDoc *doc, int node)
 {
     if (!valid_node(doc, node) || !tw_layer_is_model(node_at(doc, node)->layer))
         return NULL;
-    return tw_model_to_json(node_at(doc, node)->layer);
+    const tw_layer *layer = node_at(doc, node)->layer;
+    char *json = tw_model_to_json(layer);
+    /* With the positions kept inside it, at the top as in a file of ours. */
+    JsonNode *tree = json ? json_object_get_member(doc->nested, tw_layer_name(layer)) : NULL;
+    char *out = tw_nested_positions_apply(json, tree ? json_node_get_object(tree) : NULL);
+    free(json);
+    return out;
 }
 
 /* The messages of the nodes that call layer, joined; NULL when none fails. */
@@ -1937,6 +2017,15 @@ gboolean tw_model_doc_replace_nested(TwModelDoc *doc, int node, const char *json
         tw_layer_unref(fresh);
         return engine_fail(error);
     }
+    /* The positions inside it go with it (restore takes the old ones back
+     * on a refusal, as it takes back the nodes). */
+    JsonNode *root = parse_root(json, -1);
+    JsonObject *tree = tw_nested_positions_tree(root);
+    json_node_unref(root);
+    if (tree)
+        json_object_set_object_member(doc->nested, tw_layer_name(old), tree);
+    else if (json_object_has_member(doc->nested, tw_layer_name(old)))
+        json_object_remove_member(doc->nested, tw_layer_name(old));
     char *before = layer_errors(doc, old);
     /* Every call of a shared nested model (one encoder for three inputs)
      * takes the new one; each node holds a reference. */
