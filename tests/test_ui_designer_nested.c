@@ -474,6 +474,51 @@ static void test_positions_kept_deeper(Fixture *f, gconstpointer data)
     g_free(dir);
 }
 
+static gboolean arranged(gpointer data)
+{
+    return !tw_designer_canvas_arranging(data);
+}
+
+/* Arrange inside a nested model (the toolbar's button): the layered
+ * layout replaces the column a visit starts with, and the next visit
+ * finds it. */
+static void test_arranged_kept(Fixture *f, gconstpointer data)
+{
+    load(f, NESTED_JSON(""));
+    int base = node_named(f->doc, "base");
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), base));
+    drain();
+    TwModelDoc *child = tw_designer_view_doc(f->view);
+    int n = tw_model_doc_n_layers(child);
+    double *before = g_new(double, 2 * n), *after = g_new(double, 2 * n);
+    for (int i = 0; i < n; i++)
+        tw_model_doc_node_position(child, i, &before[2 * i], &before[2 * i + 1]);
+    tw_designer_canvas_arrange(canvas(f));
+    wait_until(arranged, canvas(f), 10, "the arrangement");
+    drain();
+    gboolean moved = FALSE;
+    for (int i = 0; i < n; i++) {
+        tw_model_doc_node_position(child, i, &after[2 * i], &after[2 * i + 1]);
+        moved = moved || after[2 * i] != before[2 * i] || after[2 * i + 1] != before[2 * i + 1];
+    }
+    g_assert_true(moved);
+    char **names = g_new0(char *, n + 1);
+    for (int i = 0; i < n; i++)
+        names[i] = g_strdup(tw_layer_name(tw_model_doc_layer(child, i)));
+    GError *error = NULL;
+    must(tw_designer_view_leave_to(f->view, 0, &error), error);
+    drain();
+    for (int i = 0; i < n; i++) {
+        double x, y;
+        position_inside(f, base, names[i], &x, &y);
+        g_assert_cmpfloat_with_epsilon(x, after[2 * i], 0.05);
+        g_assert_cmpfloat_with_epsilon(y, after[2 * i + 1], 0.05);
+    }
+    g_strfreev(names);
+    g_free(before);
+    g_free(after);
+}
+
 #define ADD(path, fn) g_test_add("/ui/designer_nested/" path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
 
 int main(int argc, char **argv)
@@ -485,5 +530,6 @@ int main(int argc, char **argv)
     ADD("shared_nested", test_shared_nested);
     ADD("positions_kept", test_positions_kept);
     ADD("positions_kept_deeper", test_positions_kept_deeper);
+    ADD("arranged_kept", test_arranged_kept);
     return g_test_run();
 }
