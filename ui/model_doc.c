@@ -60,7 +60,7 @@ struct _TwModelDoc {
     tw_model *model;
     char *state;       /* the document's JSON now */
     char *saved_state; /* as loaded or saved; modified means state differs */
-    char *keras;       /* what a save writes, NULL while not a model */
+    char *keras;       /* the model with its positions (keras_to_save adds the nested ones), NULL while not a model */
     char *path;
     GPtrArray *undo, *redo; /* of Step, newest last */
     NodeInfo *info;         /* one per node */
@@ -735,14 +735,21 @@ static char *keras_with_positions(TwModelDoc *doc, const tw_model *model)
     }
     g_hash_table_unref(done);
     g_string_append(out, "}}}");
+    return g_string_free(out, FALSE);
+}
+
+/* What a save writes: doc->keras with the positions inside its nested
+ * models, added only here (a parse and a rewrite of the whole text, too
+ * slow for every edit of a large model). */
+static char *keras_to_save(TwModelDoc *doc)
+{
     JsonObject *used = nested_in_use(doc->nested, doc->nodes);
     if (!used)
-        return g_string_free(out, FALSE);
+        return g_strdup(doc->keras);
     JsonObject *tree = json_object_new();
     json_object_set_object_member(tree, "nested", used);
-    char *text = tw_nested_positions_apply(out->str, tree);
+    char *text = tw_nested_positions_apply(doc->keras, tree);
     json_object_unref(tree);
-    g_string_free(out, TRUE);
     return text;
 }
 
@@ -1155,7 +1162,10 @@ gboolean tw_model_doc_save(TwModelDoc *doc, const char *path, GError **error)
         return FALSE;
     }
     GError *io = NULL;
-    if (!g_file_set_contents(path, doc->keras, -1, &io)) {
+    char *text = keras_to_save(doc);
+    gboolean written = g_file_set_contents(path, text, -1, &io);
+    g_free(text);
+    if (!written) {
         g_set_error(error, doc_error_quark(), 0, "model save: %s", io->message);
         g_error_free(io);
         return FALSE;
@@ -1174,7 +1184,7 @@ gboolean tw_model_doc_save(TwModelDoc *doc, const char *path, GError **error)
 
 char *tw_model_doc_to_json(TwModelDoc *doc)
 {
-    return g_strdup(doc->keras ? doc->keras : doc->state);
+    return doc->keras ? keras_to_save(doc) : g_strdup(doc->state);
 }
 
 char *tw_model_doc_state(TwModelDoc *doc)
