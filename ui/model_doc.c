@@ -545,22 +545,20 @@ static char *write_state(const char *name, gboolean sequential, GArray *nodes, c
     return g_string_free(out, !ok);
 }
 
-/* The positions inside the nested models among the nodes (the others'
- * are left behind: a deleted layer's, a renamed one's old name), or NULL
- * when there are none. */
-static JsonObject *nested_in_use(JsonObject *nested, GArray *nodes)
+/* Only the positions inside the nested models among the nodes are kept:
+ * a deleted layer's go, and so do a renamed one's under its old name. */
+static void drop_unused_nested(TwModelDoc *doc)
 {
-    JsonObject *used = NULL;
-    for (guint i = 0; i < nodes->len; i++) {
-        const tw_layer *layer = g_array_index(nodes, Node, i).layer;
+    JsonObject *used = json_object_new();
+    for (int i = 0; i < n_nodes(doc); i++) {
+        const tw_layer *layer = node_at(doc, i)->layer;
         const char *name = tw_layer_name(layer);
-        if (!tw_layer_is_model(layer) || !json_object_has_member(nested, name))
-            continue;
-        if (!used)
-            used = json_object_new();
-        json_object_set_member(used, name, json_node_copy(json_object_get_member(nested, name)));
+        if (tw_layer_is_model(layer) && json_object_has_member(doc->nested, name) &&
+            !json_object_has_member(used, name))
+            json_object_set_member(used, name, json_object_dup_member(doc->nested, name));
     }
-    return used;
+    json_object_unref(doc->nested);
+    doc->nested = used;
 }
 
 /* The document's state: its nodes and the positions inside its nested
@@ -568,13 +566,12 @@ static JsonObject *nested_in_use(JsonObject *nested, GArray *nodes)
 static char *doc_state(TwModelDoc *doc)
 {
     char *state = write_state(doc->name, doc->sequential, doc->nodes, NULL, 0);
-    JsonObject *used = state ? nested_in_use(doc->nested, doc->nodes) : NULL;
-    if (!used)
+    drop_unused_nested(doc);
+    if (!state || !json_object_get_size(doc->nested))
         return state;
-    JsonNode *node = json_node_init_object(json_node_alloc(), used);
+    JsonNode *node = json_node_init_object(json_node_alloc(), doc->nested);
     char *text = tw_json_node_to_text(node);
     json_node_unref(node);
-    json_object_unref(used);
     GString *out = g_string_new_len(state, (gssize)strlen(state) - 1); /* the closing brace */
     g_string_append_printf(out, ", \"nested\": %s}", text);
     free(text);
@@ -743,11 +740,10 @@ static char *keras_with_positions(TwModelDoc *doc, const tw_model *model)
  * slow for every edit of a large model). */
 static char *keras_to_save(TwModelDoc *doc)
 {
-    JsonObject *used = nested_in_use(doc->nested, doc->nodes);
-    if (!used)
+    if (!json_object_get_size(doc->nested))
         return g_strdup(doc->keras);
     JsonObject *tree = json_object_new();
-    json_object_set_object_member(tree, "nested", used);
+    json_object_set_object_member(tree, "nested", json_object_ref(doc->nested));
     char *text = tw_nested_positions_apply(doc->keras, tree);
     json_object_unref(tree);
     return text;

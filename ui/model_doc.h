@@ -37,12 +37,15 @@ TwModelDoc *tw_model_doc_new(void);
  * flag). tw_model_doc_load takes every file tw_model_open takes (Keras
  * JSON, .keras, .h5; the architecture, not the weights). Errors name the
  * file and the place, as tw_model_open does. Box positions come from the
- * file's "twb_designer" key when it has one, else from auto-arrange. */
+ * file's "twb_designer" key when it has one, else from auto-arrange; those
+ * inside nested models from the same key in their entries
+ * (nested_positions.h), kept for drill-down. */
 gboolean tw_model_doc_load(TwModelDoc *doc, const char *path, GError **error);
 gboolean tw_model_doc_load_json(TwModelDoc *doc, const char *json, const char *source_name, GError **error);
 /* Save as Keras JSON (atomically): Sequential while the document is a
  * Sequential model's chain, else Functional; the box positions go under a
- * top-level "twb_designer" key, which Keras ignores. Sets the path and
+ * top-level "twb_designer" key, which Keras ignores, and those inside a
+ * nested model under the same key in its entry. Sets the path and
  * clears modified. Refused, with the reason, while the graph is not a
  * model (tw_model_doc_model is NULL). */
 gboolean tw_model_doc_save(TwModelDoc *doc, const char *path, GError **error);
@@ -73,11 +76,13 @@ gboolean tw_model_doc_node_expanded(TwModelDoc *doc, int node);
 gboolean tw_model_doc_set_node_expanded(TwModelDoc *doc, int node, gboolean expanded);
 
 /* A nested model's own Keras JSON (g_free), which a document of its own
- * loads to edit it (drill-down); NULL when node is not a nested model. */
+ * loads to edit it (drill-down), with the box positions kept inside it as
+ * a file of ours has them; NULL when node is not a nested model. */
 char *tw_model_doc_nested_json(TwModelDoc *doc, int node);
 /* The nested model at node replaced by the model of json (Keras JSON, as
  * tw_model_doc_to_json writes it): one edit. The layer keeps its name,
- * whether it is frozen, its inbound edges and its position; every call of
+ * whether it is frozen, its inbound edges and its position, and takes the
+ * positions json keeps (its own and its nested models'); every call of
  * a shared nested model takes the new one. Refused, the document
  * unchanged, with the engine's message when the new model does not fit
  * the inputs it is called on (and the old one did). The document holds
