@@ -26,18 +26,23 @@ static JsonArray *layers_of(JsonObject *model)
     return layers && JSON_NODE_HOLDS_ARRAY(layers) ? json_node_get_array(layers) : NULL;
 }
 
+static const char *string_member(JsonObject *o, const char *key)
+{
+    JsonNode *node = o ? json_object_get_member(o, key) : NULL;
+    return node && JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == G_TYPE_STRING
+               ? json_node_get_string(node)
+               : NULL;
+}
+
 /* An entry's name when it is a nested model (its config's "name", which
  * Sequential and Functional lists both write), else NULL. */
 static const char *nested_model_name(JsonObject *entry)
 {
-    const char *class_name = entry ? json_object_get_string_member_with_default(entry, "class_name", "") : "";
-    if (strcmp(class_name, "Sequential") && strcmp(class_name, "Functional") && strcmp(class_name, "Model"))
+    const char *class_name = string_member(entry, "class_name");
+    if (!class_name ||
+        (strcmp(class_name, "Sequential") && strcmp(class_name, "Functional") && strcmp(class_name, "Model")))
         return NULL;
-    JsonObject *config = object_member(entry, "config");
-    JsonNode *name = config ? json_object_get_member(config, "name") : NULL;
-    return name && JSON_NODE_HOLDS_VALUE(name) && json_node_get_value_type(name) == G_TYPE_STRING
-               ? json_node_get_string(name)
-               : NULL;
+    return string_member(object_member(entry, "config"), "name");
 }
 
 JsonObject *tw_nested_positions_tree(JsonNode *model_node)
