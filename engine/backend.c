@@ -116,18 +116,25 @@ int tw_device_count(tw_device_kind kind)
     return b ? b->device_count() : 0;
 }
 
+/* "device cuda:0 is not available (the plugin's reason)" into buf. */
+static const char *unavailable(tw_device device, char *buf, size_t size)
+{
+    char name[32];
+    const char *why = (unsigned)device.kind < TW_DEVICE_KIND_COUNT ? plugin_message[device.kind] : "";
+    snprintf(buf, size, "device %s is not available%s%s%s", tw_device_name(device, name, sizeof name),
+             *why ? " (" : "", why, *why ? ")" : "");
+    return buf;
+}
+
 const char *tw_device_describe(tw_device device, char *buf, size_t size)
 {
-    unsigned errors = tw__error_count();
-    const tw_backend *b = tw__backend(device, "device");
-    if (b && b->describe)
+    const tw_backend *b = backend_of(device.kind);
+    if (!b || device.index < 0 || device.index >= b->device_count())
+        unavailable(device, buf, size);
+    else if (b->describe)
         b->describe(device.index, buf, size);
-    else if (b)
-        tw_device_name(device, buf, size);
     else
-        snprintf(buf, size, "%s", tw_last_error());
-    if (tw__error_count() != errors)
-        tw_error_clear(); /* a description, not a failure */
+        tw_device_name(device, buf, size);
     return buf;
 }
 
@@ -136,10 +143,8 @@ const tw_backend *tw__backend(tw_device device, const char *what)
     const tw_backend *b = backend_of(device.kind);
     if (b && device.index >= 0 && device.index < b->device_count())
         return b;
-    char name[32];
-    const char *why = (unsigned)device.kind < TW_DEVICE_KIND_COUNT ? plugin_message[device.kind] : "";
-    tw_error_set("%s: device %s is not available%s%s%s", what, tw_device_name(device, name, sizeof name),
-                 *why ? " (" : "", why, *why ? ")" : "");
+    char why[1024];
+    tw_error_set("%s: %s", what, unavailable(device, why, sizeof why));
     return NULL;
 }
 
