@@ -6,10 +6,12 @@
 #include "hparams_view.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <tw/error.h>
 
+#include "hparams_layer.h"
 #include "hparams_render.h"
 #include "hparams_rows.h"
 
@@ -54,6 +56,7 @@ struct _TwHparamsView {
     tw_hp_layout layout;      /* the columns shown, read by every row (hparams_rows.h) */
     GtkCustomSorter *sorter;
     GtkWidget *parallel, *scatter, *scatter_x, *scatter_y;
+    tw_hp_layer *parallel_base, *scatter_base; /* the plots' grey layers, kept (hparams_layer.h) */
     TwRunList *runs;
     tw_hp_table *table;
     char **column_keys;       /* "h:name" / "m:name" of the columns built, to tell when they change */
@@ -125,12 +128,18 @@ static void runs_from_selection(TwHparamsView *self)
         }
     for (guint i = 0; i < ids->len; i++)
         g_hash_table_add(chosen, &g_array_index(ids, gint64, i));
-    self->pushing = TRUE;
-    for (int r = 0; r < tw_hp_table_n_rows(self->table); r++) {
-        gint64 id = tw_hp_table_run_id(self->table, r);
-        tw_run_list_set_checked(self->runs, id, g_hash_table_contains(chosen, &id));
+    int n_rows = tw_hp_table_n_rows(self->table);
+    gint64 *runs = g_new(gint64, MAX(n_rows, 1));
+    gboolean *checked = g_new(gboolean, MAX(n_rows, 1));
+    for (int r = 0; r < n_rows; r++) {
+        runs[r] = tw_hp_table_run_id(self->table, r);
+        checked[r] = g_hash_table_contains(chosen, &runs[r]);
     }
+    self->pushing = TRUE;
+    tw_run_list_set_checked_many(self->runs, runs, checked, n_rows); /* one "changed" for the charts */
     self->pushing = FALSE;
+    g_free(runs);
+    g_free(checked);
     g_hash_table_unref(chosen);
     g_array_unref(ids);
     gtk_widget_queue_draw(self->parallel);
@@ -229,16 +238,74 @@ static void draw_scatter_job(cairo_t *cr, int width, int height, void *user_data
     plot_data_clear(&d);
 }
 
+/* On screen a plot is its kept base layer with the selected rows drawn
+ * over it: a selection change draws only those. */
+typedef struct {
+    const tw_hp_plot *plot;
+    const int *columns; /* the parallel plot's axes; the scatter's x and y */
+    int ncolumns;
+} base_job;
+
+static void draw_parallel_base(cairo_t *cr, int width, int height, void *user_data)
+{
+    base_job *job = user_data;
+    tw_hp_render_parallel_base(cr, width, height, job->plot, job->columns, job->ncolumns);
+}
+
+static void draw_scatter_base(cairo_t *cr, int width, int height, void *user_data)
+{
+    base_job *job = user_data;
+    tw_hp_render_scatter_base(cr, width, height, job->plot, job->columns[0], job->columns[1]);
+}
+
+static int compare_ints(const void *a, const void *b)
+{
+    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* The base layer draws the rows shown in the table's order, not the
+ * sort's: the grey is the same whichever way the table is sorted, and a
+ * sort keeps the layer. Its key beyond its size: the theme, those rows
+ * and the columns drawn (the table itself: set_runs invalidates). */
+static void paint_base(tw_hp_layer *layer, GtkDrawingArea *area, cairo_t *cr, int width, int height,
+                       const tw_hp_plot *plot, const int *columns, int ncolumns, tw_hp_draw draw)
+{
+    tw_hp_plot unsorted = *plot;
+    int *rows = g_memdup2(plot->rows, sizeof(int) * MAX(plot->nrows, 1));
+    qsort(rows, plot->nrows, sizeof(int), compare_ints);
+    unsorted.rows = rows;
+    GArray *key = g_array_sized_new(FALSE, FALSE, sizeof(int), 3 + plot->nrows + ncolumns);
+    int head[] = {plot->dark, plot->nrows, ncolumns};
+    g_array_append_vals(key, head, G_N_ELEMENTS(head));
+    g_array_append_vals(key, rows, plot->nrows);
+    g_array_append_vals(key, columns, ncolumns);
+    base_job job = {&unsorted, columns, ncolumns};
+    tw_hp_layer_paint(layer, cr, width, height, gtk_widget_get_scale_factor(GTK_WIDGET(area)), key, draw, &job);
+    g_array_unref(key);
+    g_free(rows);
+}
+
 static void draw_parallel(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
 {
-    draw_job job = {data, is_dark(GTK_WIDGET(area))};
-    draw_parallel_job(cr, width, height, &job);
+    TwHparamsView *self = data;
+    plot_data d;
+    plot_data_init(self, &d, is_dark(GTK_WIDGET(area)));
+    int columns[TW_HP_MAX_AXES];
+    int n = axis_columns(self, columns);
+    paint_base(self->parallel_base, area, cr, width, height, &d.plot, columns, n, draw_parallel_base);
+    tw_hp_render_parallel_selected(cr, width, height, &d.plot, columns, n);
+    plot_data_clear(&d);
 }
 
 static void draw_scatter(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
 {
-    draw_job job = {data, is_dark(GTK_WIDGET(area))};
-    draw_scatter_job(cr, width, height, &job);
+    TwHparamsView *self = data;
+    plot_data d;
+    plot_data_init(self, &d, is_dark(GTK_WIDGET(area)));
+    int columns[] = {self->scatter_x_column, self->scatter_y_column};
+    paint_base(self->scatter_base, area, cr, width, height, &d.plot, columns, 2, draw_scatter_base);
+    tw_hp_render_scatter_selected(cr, width, height, &d.plot, columns[0], columns[1]);
+    plot_data_clear(&d);
 }
 
 /* A click on a point selects its run (Ctrl: adds or removes it). */
@@ -455,6 +522,8 @@ void tw_hparams_view_set_runs(TwHparamsView *self, const tw_run_info *runs, int 
     }
     tw_hp_table *old = self->table;
     self->table = table;
+    tw_hp_layer_invalidate(self->parallel_base); /* drawn from the old table's values */
+    tw_hp_layer_invalidate(self->scatter_base);
     rebuild_columns(self);
     relayout(self);
     GPtrArray *items = g_ptr_array_new_with_free_func(g_object_unref);
@@ -686,6 +755,8 @@ static void tw_hparams_view_dispose(GObject *object)
     g_clear_object(&self->filtered);
     g_clear_object(&self->store);
     g_clear_pointer(&self->table, tw_hp_table_free);
+    g_clear_pointer(&self->parallel_base, tw_hp_layer_free);
+    g_clear_pointer(&self->scatter_base, tw_hp_layer_free);
     g_clear_pointer(&self->column_keys, g_strfreev);
     g_clear_pointer(&self->hidden, g_hash_table_unref);
     g_clear_pointer(&self->query, g_free);
@@ -802,6 +873,8 @@ static void tw_hparams_view_init(TwHparamsView *self)
 {
     self->hidden = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     self->scatter_x_column = self->scatter_y_column = -1;
+    self->parallel_base = tw_hp_layer_new();
+    self->scatter_base = tw_hp_layer_new();
     self->store = g_list_store_new(TW_TYPE_HP_ROW);
     self->filter = gtk_custom_filter_new(row_passes, self, NULL);
     self->filtered = gtk_filter_list_model_new(G_LIST_MODEL(g_object_ref(self->store)),
