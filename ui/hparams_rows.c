@@ -154,6 +154,8 @@ GtkWidget *tw_hp_cells_new(const tw_hp_layout *layout, gboolean header)
 
 void tw_hp_cells_set_row(TwHpCells *cells, int row)
 {
+    if (cells->row == row)
+        return;
     cells->row = row;
     gtk_widget_queue_draw(GTK_WIDGET(cells));
 }

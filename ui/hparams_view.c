@@ -1,8 +1,16 @@
 /* TwHparamsView (hparams_view.h): a GtkListView of TwHpCells rows under
  * a header of the same kind (hparams_rows.h) over a GListStore of row
- * items, filtered (GtkFilterListModel) and sorted by the clicked header's
- * column (GtkSortListModel), with a GtkMultiSelection mirrored to and from
- * the run list's check boxes; two GtkDrawingAreas drawing the plots. */
+ * items, the table's rows passing the filter sorted by the clicked
+ * header's column, with a GtkMultiSelection mirrored to and from the run
+ * list's check boxes; two GtkDrawingAreas drawing the plots.
+ *
+ * The store's items are places in the order, not rows: filtering or
+ * sorting rewrites which row each item holds and redraws the rows' widgets,
+ * and only adds or removes items at the end. GTK 4.8's list view keeps a
+ * widget for each of up to 200 items it had; items it has not seen get new
+ * widgets (and the old are destroyed): a filter through a
+ * GtkFilterListModel of row items built and destroyed ~150 widgets, most
+ * of its frame with 1,000 runs. */
 #include "hparams_view.h"
 
 #include <math.h>
@@ -62,10 +70,7 @@ struct _TwHparamsView {
     char **column_keys;       /* "h:name" / "m:name" of the columns built, to tell when they change */
     GHashTable *hidden;       /* keys of hidden columns (kept across rebuilds) */
     char *query;              /* the last valid filter */
-    GListStore *store;
-    GtkFilterListModel *filtered;
-    GtkCustomFilter *filter;
-    GtkSortListModel *sorted;
+    GListStore *store;        /* TwHpRow: the rows shown, in order (update_rows) */
     GtkMultiSelection *selection;
     gboolean syncing;         /* setting the selection from the run list */
     gboolean pushing;         /* checking runs from the selection */
@@ -86,7 +91,7 @@ static char *column_key(const tw_hp_column *col)
 /* ---- the selection <-> the run list's checks ------------------------------------- */
 static void selection_from_runs(TwHparamsView *self)
 {
-    GListModel *model = G_LIST_MODEL(self->sorted);
+    GListModel *model = G_LIST_MODEL(self->store);
     guint n = g_list_model_get_n_items(model);
     GtkBitset *selected = gtk_bitset_new_empty(), *mask = gtk_bitset_new_range(0, n);
     for (guint i = 0; i < n; i++) {
@@ -117,7 +122,7 @@ static void runs_from_selection(TwHparamsView *self)
     if (!self->table)
         return;
     GHashTable *chosen = g_hash_table_new(g_int64_hash, g_int64_equal);
-    GListModel *model = G_LIST_MODEL(self->sorted);
+    GListModel *model = G_LIST_MODEL(self->store);
     guint n = g_list_model_get_n_items(model);
     GArray *ids = g_array_new(FALSE, FALSE, sizeof(gint64));
     for (guint i = 0; i < n; i++)
@@ -164,7 +169,7 @@ typedef struct {
 static void plot_data_init(TwHparamsView *self, plot_data *d, gboolean dark)
 {
     int n = self->table ? tw_hp_table_n_rows(self->table) : 0;
-    GListModel *model = G_LIST_MODEL(self->sorted);
+    GListModel *model = G_LIST_MODEL(self->store);
     guint shown = g_list_model_get_n_items(model);
     d->rows = g_new(int, MAX(shown, 1));
     d->selected = g_new0(bool, MAX(n, 1));
@@ -378,7 +383,9 @@ static void on_scatter_axis(TwHparamsView *self)
 /* ---- the table's columns ---------------------------------------------------------------- */
 static void setup_row(GtkSignalListItemFactory *factory, GtkListItem *list_item, TwHparamsView *self)
 {
-    gtk_list_item_set_child(list_item, tw_hp_cells_new(&self->layout, FALSE));
+    GtkWidget *cells = tw_hp_cells_new(&self->layout, FALSE);
+    g_object_set_data(G_OBJECT(cells), "list-item", list_item); /* for update_rows */
+    gtk_list_item_set_child(list_item, cells);
 }
 
 static void bind_row(GtkSignalListItemFactory *factory, GtkListItem *list_item)
@@ -391,18 +398,58 @@ static void bind_row(GtkSignalListItemFactory *factory, GtkListItem *list_item)
 static int compare_rows(gconstpointer a, gconstpointer b, gpointer data)
 {
     TwHparamsView *self = data;
-    const TwHpRow *x = a, *y = b;
+    int x = *(const int *)a, y = *(const int *)b;
     if (!self->table || self->layout.sort_column < TW_HP_NAME_COLUMN)
-        return GTK_ORDERING_EQUAL;
-    const tw_hp_value *vx = self->layout.sort_column >= 0 ? tw_hp_table_cell(self->table, x->row, self->layout.sort_column)
+        return 0;
+    const tw_hp_value *vx = self->layout.sort_column >= 0 ? tw_hp_table_cell(self->table, x, self->layout.sort_column)
                                                            : NULL;
-    const tw_hp_value *vy = self->layout.sort_column >= 0 ? tw_hp_table_cell(self->table, y->row, self->layout.sort_column)
+    const tw_hp_value *vy = self->layout.sort_column >= 0 ? tw_hp_table_cell(self->table, y, self->layout.sort_column)
                                                            : NULL;
-    int c = tw_hp_table_compare(self->table, self->layout.sort_column, x->row, y->row);
+    int c = tw_hp_table_compare(self->table, self->layout.sort_column, x, y);
     gboolean missing = vx && vy && (vx->kind == TW_HP_MISSING) != (vy->kind == TW_HP_MISSING);
     if (self->layout.descending && !missing)
         c = -c;
-    return c < 0 ? GTK_ORDERING_SMALLER : c > 0 ? GTK_ORDERING_LARGER : GTK_ORDERING_EQUAL;
+    return c;
+}
+
+/* The store holds the rows passing the filter, sorted (g_qsort_with_data
+ * is stable: unsorted or equal, the table's order, newest first). Items
+ * are rewritten in place and their widgets told; only the count's change
+ * goes through the store, at its end. The selection, by place, is set
+ * from the runs' checks after. */
+static void update_rows(TwHparamsView *self)
+{
+    int n = self->table ? tw_hp_table_n_rows(self->table) : 0, shown = 0;
+    int *order = g_new(int, MAX(n, 1));
+    for (int r = 0; r < n; r++)
+        if (tw_hp_table_row_passes(self->table, r))
+            order[shown++] = r;
+    g_qsort_with_data(order, shown, sizeof(int), compare_rows, self);
+    GListModel *model = G_LIST_MODEL(self->store);
+    guint had = g_list_model_get_n_items(model), kept = MIN(had, (guint)shown);
+    for (guint i = 0; i < kept; i++) {
+        TwHpRow *item = g_list_model_get_item(model, i);
+        item->row = order[i];
+        item->id = tw_hp_table_run_id(self->table, order[i]);
+        g_object_unref(item);
+    }
+    GPtrArray *added = g_ptr_array_new_with_free_func(g_object_unref);
+    for (int i = (int)kept; i < shown; i++)
+        g_ptr_array_add(added, hp_row_new(order[i], tw_hp_table_run_id(self->table, order[i])));
+    self->syncing = TRUE;
+    g_list_store_splice(self->store, kept, had - kept, added->pdata, added->len);
+    self->syncing = FALSE;
+    g_ptr_array_unref(added);
+    g_free(order);
+    /* the widgets of items kept: bound before, shown their new rows */
+    for (GtkWidget *w = gtk_widget_get_first_child(self->list_view); w; w = gtk_widget_get_next_sibling(w)) {
+        GtkWidget *cells = gtk_widget_get_first_child(w);
+        GtkListItem *list_item = cells ? g_object_get_data(G_OBJECT(cells), "list-item") : NULL;
+        TwHpRow *item = list_item ? gtk_list_item_get_item(list_item) : NULL;
+        if (item)
+            tw_hp_cells_set_row(TW_HP_CELLS(cells), item->row);
+    }
+    selection_from_runs(self);
 }
 
 /* The layout again (columns shown, widths), the rows drawn again. */
@@ -473,12 +520,6 @@ static void rebuild_columns(TwHparamsView *self)
 }
 
 /* ---- the filter --------------------------------------------------------------------- */
-static gboolean row_passes(gpointer item, gpointer data)
-{
-    TwHparamsView *self = data;
-    return self->table && tw_hp_table_row_passes(self->table, TW_HP_ROW(item)->row);
-}
-
 static void on_filter_changed(TwHparamsView *self)
 {
     const char *text = gtk_editable_get_text(GTK_EDITABLE(self->entry));
@@ -494,10 +535,7 @@ static void on_filter_changed(TwHparamsView *self)
                                              "(a word alone matches run names)");
     g_free(self->query);
     self->query = g_strdup(text);
-    self->syncing = TRUE;
-    gtk_filter_changed(GTK_FILTER(self->filter), GTK_FILTER_CHANGE_DIFFERENT);
-    self->syncing = FALSE;
-    selection_from_runs(self);
+    update_rows(self);
 }
 
 /* ---- public ------------------------------------------------------------------------------ */
@@ -526,13 +564,7 @@ void tw_hparams_view_set_runs(TwHparamsView *self, const tw_run_info *runs, int 
     tw_hp_layer_invalidate(self->scatter_base);
     rebuild_columns(self);
     relayout(self);
-    GPtrArray *items = g_ptr_array_new_with_free_func(g_object_unref);
-    for (int r = 0; r < n; r++)
-        g_ptr_array_add(items, hp_row_new(r, tw_hp_table_run_id(table, r)));
-    self->syncing = TRUE;
-    g_list_store_splice(self->store, 0, g_list_model_get_n_items(G_LIST_MODEL(self->store)), items->pdata, items->len);
-    self->syncing = FALSE;
-    g_ptr_array_unref(items);
+    update_rows(self);
     tw_hp_table_free(old);
     g_free(self->x_choices);
     g_free(self->y_choices);
@@ -544,7 +576,6 @@ void tw_hparams_view_set_runs(TwHparamsView *self, const tw_run_info *runs, int 
     g_signal_handlers_unblock_by_func(self->scatter_x, on_scatter_axis, self);
     g_signal_handlers_unblock_by_func(self->scatter_y, on_scatter_axis, self);
     gtk_widget_set_visible(self->empty, n == 0);
-    selection_from_runs(self);
 }
 
 const tw_hp_table *tw_hparams_view_table(TwHparamsView *self)
@@ -554,12 +585,12 @@ const tw_hp_table *tw_hparams_view_table(TwHparamsView *self)
 
 guint tw_hparams_view_n_shown(TwHparamsView *self)
 {
-    return g_list_model_get_n_items(G_LIST_MODEL(self->sorted));
+    return g_list_model_get_n_items(G_LIST_MODEL(self->store));
 }
 
 gint64 tw_hparams_view_shown_run(TwHparamsView *self, guint position)
 {
-    TwHpRow *item = g_list_model_get_item(G_LIST_MODEL(self->sorted), position);
+    TwHpRow *item = g_list_model_get_item(G_LIST_MODEL(self->store), position);
     gint64 id = item ? item->id : -1;
     g_clear_object(&item);
     return id;
@@ -567,7 +598,7 @@ gint64 tw_hparams_view_shown_run(TwHparamsView *self, guint position)
 
 void tw_hparams_view_select(TwHparamsView *self, const gint64 *run_ids, int n)
 {
-    GListModel *model = G_LIST_MODEL(self->sorted);
+    GListModel *model = G_LIST_MODEL(self->store);
     guint count = g_list_model_get_n_items(model);
     GtkBitset *selected = gtk_bitset_new_empty(), *mask = gtk_bitset_new_range(0, count);
     for (guint i = 0; i < count; i++) {
@@ -605,7 +636,7 @@ void tw_hparams_view_sort(TwHparamsView *self, const char *column, gboolean desc
         return;
     self->layout.sort_column = c;
     self->layout.descending = descending;
-    gtk_sorter_changed(GTK_SORTER(self->sorter), GTK_SORTER_CHANGE_DIFFERENT);
+    update_rows(self);
     tw_hp_cells_invalidate(self->header);
 }
 
@@ -749,10 +780,7 @@ static void tw_hparams_view_dispose(GObject *object)
     g_clear_object(&self->runs);
     g_clear_pointer(&self->box, gtk_widget_unparent);
     g_clear_object(&self->selection);
-    g_clear_object(&self->sorted);
-    g_clear_object(&self->sorter);
     tw_hp_layout_clear(&self->layout);
-    g_clear_object(&self->filtered);
     g_clear_object(&self->store);
     g_clear_pointer(&self->table, tw_hp_table_free);
     g_clear_pointer(&self->parallel_base, tw_hp_layer_free);
@@ -876,14 +904,8 @@ static void tw_hparams_view_init(TwHparamsView *self)
     self->parallel_base = tw_hp_layer_new();
     self->scatter_base = tw_hp_layer_new();
     self->store = g_list_store_new(TW_TYPE_HP_ROW);
-    self->filter = gtk_custom_filter_new(row_passes, self, NULL);
-    self->filtered = gtk_filter_list_model_new(G_LIST_MODEL(g_object_ref(self->store)),
-                                               GTK_FILTER(self->filter));
     self->layout.sort_column = -2; /* newest first, as the run list, until a header is clicked */
-    self->sorter = gtk_custom_sorter_new(compare_rows, self, NULL);
-    self->sorted = gtk_sort_list_model_new(G_LIST_MODEL(g_object_ref(self->filtered)),
-                                           GTK_SORTER(g_object_ref(self->sorter)));
-    self->selection = gtk_multi_selection_new(G_LIST_MODEL(g_object_ref(self->sorted)));
+    self->selection = gtk_multi_selection_new(G_LIST_MODEL(g_object_ref(self->store)));
     g_signal_connect_swapped(self->selection, "selection-changed", G_CALLBACK(on_selection_changed), self);
     GtkListItemFactory *factory = gtk_signal_list_item_factory_new();
     g_signal_connect(factory, "setup", G_CALLBACK(setup_row), self);
