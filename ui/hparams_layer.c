@@ -55,22 +55,27 @@ static void draw_layer(tw_hp_layer *layer, int width, int height, int scale, tw_
     cairo_surface_destroy(recording);
 }
 
-void tw_hp_layer_paint(tw_hp_layer *layer, cairo_t *cr, int width, int height, int scale, const GArray *key,
-                       tw_hp_draw draw, void *user_data)
+void tw_hp_layer_update(tw_hp_layer *layer, int width, int height, int scale, const GArray *key, tw_hp_draw draw,
+                        void *user_data)
 {
-    if (width < 1 || height < 1)
-        return;
     scale = MAX(scale, 1);
-    if (!layer->image || width != layer->width || height != layer->height || scale != layer->scale ||
-        !same_key(layer->key, key)) {
-        tw_hp_layer_invalidate(layer);
-        draw_layer(layer, width, height, scale, draw, user_data);
-        layer->width = width;
-        layer->height = height;
-        layer->scale = scale;
-        g_array_set_size(layer->key, 0);
-        g_array_append_vals(layer->key, key->data, key->len);
-    }
+    if (width < 1 || height < 1 ||
+        (layer->image && width == layer->width && height == layer->height && scale == layer->scale &&
+         same_key(layer->key, key)))
+        return;
+    tw_hp_layer_invalidate(layer);
+    draw_layer(layer, width, height, scale, draw, user_data);
+    layer->width = width;
+    layer->height = height;
+    layer->scale = scale;
+    g_array_set_size(layer->key, 0);
+    g_array_append_vals(layer->key, key->data, key->len);
+}
+
+void tw_hp_layer_paint(tw_hp_layer *layer, cairo_t *cr)
+{
+    if (!layer->image)
+        return;
     cairo_save(cr);
     cairo_set_source_surface(cr, layer->image, 0, 0);
     cairo_paint(cr);

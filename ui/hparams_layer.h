@@ -5,7 +5,7 @@
  * takes a fraction of a millisecond.
  *
  * What the layer depends on: its size and scale, and the caller's key, a
- * list of integers (the theme, the rows shown, the columns...); a paint
+ * list of integers (the theme, the rows shown, the columns...); an update
  * where any differs from the last one draws the layer again. What a key
  * cannot hold (the table's contents) is told with tw_hp_layer_invalidate. */
 #ifndef TW_UI_HPARAMS_LAYER_H
@@ -20,12 +20,15 @@ typedef struct tw_hp_layer tw_hp_layer;
 
 tw_hp_layer *tw_hp_layer_new(void);
 void tw_hp_layer_free(tw_hp_layer *layer);
-/* The next paint draws the layer again, whatever its key. */
+/* The next update draws the layer again, whatever its key. */
 void tw_hp_layer_invalidate(tw_hp_layer *layer);
-/* Paints the layer onto cr at (0, 0), width x height in cr's units, at
- * scale device pixels a unit; draws it first with draw(cr, width, height,
- * user_data) unless the size, scale and key (of int) are the last paint's. */
-void tw_hp_layer_paint(tw_hp_layer *layer, cairo_t *cr, int width, int height, int scale, const GArray *key,
-                       tw_hp_draw draw, void *user_data);
+/* Draws the layer with draw(cr, width, height, user_data), width x height
+ * in cairo units at scale device pixels a unit, unless the size, scale and
+ * key (of int) are those it was last drawn for. */
+void tw_hp_layer_update(tw_hp_layer *layer, int width, int height, int scale, const GArray *key, tw_hp_draw draw,
+                        void *user_data);
+/* Paints the layer as last drawn onto cr at (0, 0); nothing before the
+ * first update. */
+void tw_hp_layer_paint(tw_hp_layer *layer, cairo_t *cr);
 
 #endif

@@ -268,13 +268,25 @@ static int compare_ints(const void *a, const void *b)
     return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
-/* The base layer draws the rows shown in the table's order, not the
- * sort's: the grey is the same whichever way the table is sorted, and a
- * sort keeps the layer. Its key beyond its size: the theme, those rows
- * and the columns drawn (the table itself: set_runs invalidates). */
-static void paint_base(tw_hp_layer *layer, GtkDrawingArea *area, cairo_t *cr, int width, int height,
-                       const tw_hp_plot *plot, const int *columns, int ncolumns, tw_hp_draw draw)
+/* The plot's columns: the parallel plot's axes, the scatter's x and y. */
+static int plot_columns(TwHparamsView *self, GtkWidget *area, int *columns)
 {
+    if (area == self->parallel)
+        return axis_columns(self, columns);
+    columns[0] = self->scatter_x_column;
+    columns[1] = self->scatter_y_column;
+    return 2;
+}
+
+/* The area's base layer brought up to date. It draws the rows shown in
+ * the table's order, not the sort's: the grey is the same whichever way
+ * the table is sorted, and a sort keeps the layer. Its key beyond its
+ * size: the theme, those rows and the columns drawn (the table itself:
+ * set_runs invalidates). */
+static tw_hp_layer *update_base(TwHparamsView *self, GtkWidget *area, const tw_hp_plot *plot, int width, int height)
+{
+    int columns[TW_HP_MAX_AXES];
+    int ncolumns = plot_columns(self, area, columns);
     tw_hp_plot unsorted = *plot;
     int *rows = g_memdup2(plot->rows, sizeof(int) * MAX(plot->nrows, 1));
     qsort(rows, plot->nrows, sizeof(int), compare_ints);
@@ -285,9 +297,31 @@ static void paint_base(tw_hp_layer *layer, GtkDrawingArea *area, cairo_t *cr, in
     g_array_append_vals(key, rows, plot->nrows);
     g_array_append_vals(key, columns, ncolumns);
     base_job job = {&unsorted, columns, ncolumns};
-    tw_hp_layer_paint(layer, cr, width, height, gtk_widget_get_scale_factor(GTK_WIDGET(area)), key, draw, &job);
+    tw_hp_layer *layer = area == self->parallel ? self->parallel_base : self->scatter_base;
+    tw_hp_layer_update(layer, width, height, gtk_widget_get_scale_factor(area), key,
+                       area == self->parallel ? draw_parallel_base : draw_scatter_base, &job);
     g_array_unref(key);
     g_free(rows);
+    return layer;
+}
+
+/* The plots' base layers drawn as soon as the rows change, not at the
+ * next frame: GTK starts a frame at most every 16.7 ms, and a change made
+ * just after one (the next keystroke of a filter) waits for the next; the
+ * layers are drawn in that wait rather than after it. The frame then
+ * finds them up to date, unless the plots' size changed meanwhile. */
+static void prepare_plots(TwHparamsView *self)
+{
+    GtkWidget *areas[] = {self->parallel, self->scatter};
+    for (size_t i = 0; i < G_N_ELEMENTS(areas); i++) {
+        int width = gtk_widget_get_width(areas[i]), height = gtk_widget_get_height(areas[i]);
+        if (!gtk_widget_get_mapped(areas[i]) || width < 1 || height < 1)
+            continue; /* drawn when shown */
+        plot_data d;
+        plot_data_init(self, &d, is_dark(areas[i]));
+        update_base(self, areas[i], &d.plot, width, height);
+        plot_data_clear(&d);
+    }
 }
 
 static void draw_parallel(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
@@ -295,9 +329,9 @@ static void draw_parallel(GtkDrawingArea *area, cairo_t *cr, int width, int heig
     TwHparamsView *self = data;
     plot_data d;
     plot_data_init(self, &d, is_dark(GTK_WIDGET(area)));
+    tw_hp_layer_paint(update_base(self, GTK_WIDGET(area), &d.plot, width, height), cr);
     int columns[TW_HP_MAX_AXES];
     int n = axis_columns(self, columns);
-    paint_base(self->parallel_base, area, cr, width, height, &d.plot, columns, n, draw_parallel_base);
     tw_hp_render_parallel_selected(cr, width, height, &d.plot, columns, n);
     plot_data_clear(&d);
 }
@@ -307,9 +341,8 @@ static void draw_scatter(GtkDrawingArea *area, cairo_t *cr, int width, int heigh
     TwHparamsView *self = data;
     plot_data d;
     plot_data_init(self, &d, is_dark(GTK_WIDGET(area)));
-    int columns[] = {self->scatter_x_column, self->scatter_y_column};
-    paint_base(self->scatter_base, area, cr, width, height, &d.plot, columns, 2, draw_scatter_base);
-    tw_hp_render_scatter_selected(cr, width, height, &d.plot, columns[0], columns[1]);
+    tw_hp_layer_paint(update_base(self, GTK_WIDGET(area), &d.plot, width, height), cr);
+    tw_hp_render_scatter_selected(cr, width, height, &d.plot, self->scatter_x_column, self->scatter_y_column);
     plot_data_clear(&d);
 }
 
@@ -450,6 +483,7 @@ static void update_rows(TwHparamsView *self)
             tw_hp_cells_set_row(TW_HP_CELLS(cells), item->row);
     }
     selection_from_runs(self);
+    prepare_plots(self);
 }
 
 /* The layout again (columns shown, widths), the rows drawn again. */
@@ -564,8 +598,6 @@ void tw_hparams_view_set_runs(TwHparamsView *self, const tw_run_info *runs, int 
     tw_hp_layer_invalidate(self->scatter_base);
     rebuild_columns(self);
     relayout(self);
-    update_rows(self);
-    tw_hp_table_free(old);
     g_free(self->x_choices);
     g_free(self->y_choices);
     int x = self->scatter_x_column, y = self->scatter_y_column;
@@ -575,6 +607,8 @@ void tw_hparams_view_set_runs(TwHparamsView *self, const tw_run_info *runs, int 
     self->y_choices = fill_dropdown(self, self->scatter_y, TW_HP_METRIC, y, "test_loss", &self->scatter_y_column);
     g_signal_handlers_unblock_by_func(self->scatter_x, on_scatter_axis, self);
     g_signal_handlers_unblock_by_func(self->scatter_y, on_scatter_axis, self);
+    update_rows(self); /* with the scatter's columns chosen: its layer is drawn for them */
+    tw_hp_table_free(old);
     gtk_widget_set_visible(self->empty, n == 0);
 }
 
