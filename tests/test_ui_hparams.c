@@ -435,12 +435,13 @@ static void test_selection_linking(void)
     fixture_close(&f);
 }
 
-/* ---- the plots' kept layers -------------------------------------------------------- */
+/* ---- the plots' kept layers and the rows' kept cells -------------------------------- */
 typedef struct {
     const char *filter;  /* the filter's text */
     gboolean dark;       /* the dark theme */
     int table_height;    /* the table's part of the window above the plots (its paned's position) */
-} plot_state;
+    int n_chosen;        /* of t3 and t4: selected (those shown) after the filter */
+} view_state;
 
 static gboolean frame_drawn(gpointer data)
 {
@@ -463,24 +464,32 @@ static void next_frame(GtkWidget *window)
     g_signal_handler_disconnect(clock, handler);
 }
 
-/* f's window with the runs t3 and t4 selected, sorted by the test loss,
- * in the state s. */
-static void set_plot_state(fixture *f, const plot_state *s)
+/* f's window (sorted by the test loss) in the state s, drawn. */
+static void set_view_state(fixture *f, const view_state *s)
 {
     g_object_set(gtk_settings_get_default(), "gtk-application-prefer-dark-theme", s->dark, NULL);
     GtkWidget *paned = find_type(GTK_WIDGET(f->hparams), GTK_TYPE_PANED);
     gtk_paned_set_position(GTK_PANED(paned), s->table_height);
     gtk_editable_set_text(tw_hparams_view_filter_entry(f->hparams), s->filter);
     g_signal_emit_by_name(tw_hparams_view_filter_entry(f->hparams), "search-changed");
+    gint64 chosen[] = {run_id(f, "t3"), run_id(f, "t4")};
+    tw_hparams_view_select(f->hparams, chosen, s->n_chosen);
     next_frame(f->window);
 }
 
-/* The plot named so as f's window showed it in its last frame. */
-static cairo_surface_t *plot_pixels(fixture *f, const char *name)
+/* A plot by its name, or the table's rows ("table"). */
+static GtkWidget *view_part(fixture *f, const char *name)
 {
-    GtkWidget *area = find_named(GTK_WIDGET(f->hparams), name);
-    int width = gtk_widget_get_width(area), height = gtk_widget_get_height(area);
-    GdkPaintable *paintable = gtk_widget_paintable_new(area);
+    if (!strcmp(name, "table"))
+        return find_type(GTK_WIDGET(f->hparams), GTK_TYPE_LIST_VIEW);
+    return find_named(GTK_WIDGET(f->hparams), name);
+}
+
+/* The widget as its window showed it in its last frame. */
+static cairo_surface_t *widget_pixels(GtkWidget *widget)
+{
+    int width = gtk_widget_get_width(widget), height = gtk_widget_get_height(widget);
+    GdkPaintable *paintable = gtk_widget_paintable_new(widget);
     GtkSnapshot *snapshot = gtk_snapshot_new();
     gdk_paintable_snapshot(paintable, snapshot, width, height);
     GskRenderNode *node = gtk_snapshot_free_to_node(snapshot);
@@ -508,41 +517,42 @@ static void assert_same_pixels(cairo_surface_t *a, cairo_surface_t *b, const cha
             g_error("%s: row %d differs from a window that drew it afresh", what, y);
 }
 
-/* The plots keep their grey layer between frames (hparams_layer.h): after
- * each change (a selection, the theme, the plots' size, the filter) they
- * show what a window brought straight to the same state draws. */
-static void test_plot_layers(void)
+/* The plots keep their grey layer between frames (hparams_layer.h) and
+ * the rows their cells (hparams_rows.h): after each change (a selection,
+ * the theme, the plots' size, the filter, with rows selected and without)
+ * they show what a window brought straight to the same state draws. */
+static void test_kept_drawings(void)
 {
     fixture f;
     fixture_open(&f);
     tw_hparams_view_sort(f.hparams, "test_loss", FALSE);
-    plot_state s = {"", FALSE, 400};
-    set_plot_state(&f, &s);
-    const plot_state steps[] = {
-        {"", FALSE, 400},                /* selecting */
-        {"", TRUE, 400},                 /* the theme */
-        {"", TRUE, 320},                 /* the size */
-        {"batch_size>=64", TRUE, 320},   /* the filter */
-        {"batch_size>=64", FALSE, 320},  /* the theme again, filtered */
-        {"batch_size<64", FALSE, 320},   /* as many rows, others */
+    set_view_state(&f, &(view_state){"", FALSE, 400, 0});
+    const view_state steps[] = {
+        {"", FALSE, 400, 2},               /* selecting */
+        {"", TRUE, 400, 2},                /* the theme */
+        {"", TRUE, 320, 2},                /* the size */
+        {"batch_size>=64", TRUE, 320, 2},  /* the filter */
+        {"batch_size>=64", FALSE, 320, 2}, /* the theme again, filtered */
+        {"batch_size<64", FALSE, 320, 2},  /* as many rows, others */
+        {"batch_size<64", FALSE, 320, 0},  /* none selected */
+        {"batch_size>=64", FALSE, 320, 0}, /* other rows, none selected */
     };
-    gint64 chosen[] = {run_id(&f, "t3"), run_id(&f, "t4")};
+    const char *parts[] = {"hparams-parallel", "hparams-scatter", "table"};
     for (size_t i = 0; i < G_N_ELEMENTS(steps); i++) {
-        if (i == 0)
-            tw_hparams_view_select(f.hparams, chosen, 2);
-        set_plot_state(&f, &steps[i]);
+        set_view_state(&f, &steps[i]);
+        cairo_surface_t *kept[G_N_ELEMENTS(parts)];
+        for (size_t p = 0; p < G_N_ELEMENTS(parts); p++) /* before the other window takes the focus */
+            kept[p] = widget_pixels(view_part(&f, parts[p]));
         fixture fresh = f;
         fixture_window(&fresh, 4);
         tw_hparams_view_sort(fresh.hparams, "test_loss", FALSE);
-        tw_hparams_view_select(fresh.hparams, chosen, 2);
-        set_plot_state(&fresh, &steps[i]);
-        const char *plots[] = {"hparams-parallel", "hparams-scatter"};
-        for (size_t p = 0; p < G_N_ELEMENTS(plots); p++) {
-            cairo_surface_t *kept = plot_pixels(&f, plots[p]), *drawn = plot_pixels(&fresh, plots[p]);
-            char *what = g_strdup_printf("step %zu, %s", i, plots[p]);
-            assert_same_pixels(kept, drawn, what);
+        set_view_state(&fresh, &steps[i]);
+        for (size_t p = 0; p < G_N_ELEMENTS(parts); p++) {
+            cairo_surface_t *drawn = widget_pixels(view_part(&fresh, parts[p]));
+            char *what = g_strdup_printf("step %zu, %s", i, parts[p]);
+            assert_same_pixels(kept[p], drawn, what);
             g_free(what);
-            cairo_surface_destroy(kept);
+            cairo_surface_destroy(kept[p]);
             cairo_surface_destroy(drawn);
         }
         gtk_window_destroy(GTK_WINDOW(fresh.window));
@@ -689,7 +699,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/hparams/render", test_render);
     if (gtk_init_check()) {
         g_test_add_func("/ui/hparams/selection-linking", test_selection_linking);
-        g_test_add_func("/ui/hparams/plot-layers", test_plot_layers);
+        g_test_add_func("/ui/hparams/kept-drawings", test_kept_drawings);
         g_test_add_func("/ui/hparams/many-runs", test_many_runs);
     }
     else

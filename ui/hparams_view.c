@@ -474,7 +474,10 @@ static void update_rows(TwHparamsView *self)
     self->syncing = FALSE;
     g_ptr_array_unref(added);
     g_free(order);
-    /* the widgets of items kept: bound before, shown their new rows */
+    selection_from_runs(self);
+    /* The widgets of items kept: bound before, shown their new rows. After
+     * the selection: a row on screen draws its cells at once, in the
+     * colours of its state (selected or not). */
     for (GtkWidget *w = gtk_widget_get_first_child(self->list_view); w; w = gtk_widget_get_next_sibling(w)) {
         GtkWidget *cells = gtk_widget_get_first_child(w);
         GtkListItem *list_item = cells ? g_object_get_data(G_OBJECT(cells), "list-item") : NULL;
@@ -482,7 +485,6 @@ static void update_rows(TwHparamsView *self)
         if (item)
             tw_hp_cells_set_row(TW_HP_CELLS(cells), item->row);
     }
-    selection_from_runs(self);
     prepare_plots(self);
 }
 
