@@ -287,15 +287,9 @@ static gboolean two_drawn(gpointer data)
     return drawn_runs(data) == 2;
 }
 
-static void fixture_open(fixture *f)
+/* A window of the Dashboard on f->logdb, on its HParams tab showing n rows. */
+static void fixture_window(fixture *f, int n)
 {
-    memset(f, 0, sizeof *f);
-    f->dir = g_dir_make_tmp("twb-hparams-XXXXXX", NULL);
-    f->logdb = g_build_filename(f->dir, "runs.db", NULL);
-    write_trial(f->logdb, "t1", 1e-3, 32, 0.50);
-    write_trial(f->logdb, "t2", 1e-3, 64, 0.40);
-    write_trial(f->logdb, "t3", 1e-2, 32, 0.20);
-    write_trial(f->logdb, "t4", 1e-2, 64, 0.30);
     f->window = gtk_window_new();
     gtk_window_set_default_size(GTK_WINDOW(f->window), 1280, 800);
     GtkWidget *view = tw_dashboard_view_new(f->logdb);
@@ -307,7 +301,19 @@ static void fixture_open(fixture *f)
     gtk_window_present(GTK_WINDOW(f->window));
     wait_until(is_ready, view, 10, "the dashboard's first data");
     tw_dashboard_view_show_tab(f->dashboard, "hparams");
-    wait_rows(f, 4);
+    wait_rows(f, n);
+}
+
+static void fixture_open(fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    f->dir = g_dir_make_tmp("twb-hparams-XXXXXX", NULL);
+    f->logdb = g_build_filename(f->dir, "runs.db", NULL);
+    write_trial(f->logdb, "t1", 1e-3, 32, 0.50);
+    write_trial(f->logdb, "t2", 1e-3, 64, 0.40);
+    write_trial(f->logdb, "t3", 1e-2, 32, 0.20);
+    write_trial(f->logdb, "t4", 1e-2, 64, 0.30);
+    fixture_window(f, 4);
 }
 
 static void fixture_close(fixture *f)
@@ -426,6 +432,132 @@ static void test_selection_linking(void)
     wait_until(t5_first, &f, 10, "t5's metrics, sorted first"); /* still sorted */
     g_assert_true(tw_hparams_view_selected(f.hparams, run_id(&f, "t4")));
     g_assert_true(tw_hparams_view_selected(f.hparams, run_id(&f, "t1")));
+    fixture_close(&f);
+}
+
+/* ---- the plots' kept layers and the rows' kept cells -------------------------------- */
+typedef struct {
+    const char *filter;  /* the filter's text */
+    gboolean dark;       /* the dark theme */
+    int table_height;    /* the table's part of the window above the plots (its paned's position) */
+    int n_chosen;        /* of t3 and t4: selected (those shown) after the filter */
+} view_state;
+
+static gboolean frame_drawn(gpointer data)
+{
+    return *(gboolean *)data;
+}
+
+static void on_frame_drawn(GdkFrameClock *clock, gboolean *drawn)
+{
+    *drawn = TRUE;
+}
+
+/* Runs the main loop to the end of the window's next frame. */
+static void next_frame(GtkWidget *window)
+{
+    gboolean drawn = FALSE;
+    GdkFrameClock *clock = gtk_widget_get_frame_clock(window);
+    gulong handler = g_signal_connect(clock, "after-paint", G_CALLBACK(on_frame_drawn), &drawn);
+    gtk_widget_queue_draw(window);
+    wait_until(frame_drawn, &drawn, 10, "a frame");
+    g_signal_handler_disconnect(clock, handler);
+}
+
+/* f's window (sorted by the test loss) in the state s, drawn. */
+static void set_view_state(fixture *f, const view_state *s)
+{
+    g_object_set(gtk_settings_get_default(), "gtk-application-prefer-dark-theme", s->dark, NULL);
+    GtkWidget *paned = find_type(GTK_WIDGET(f->hparams), GTK_TYPE_PANED);
+    gtk_paned_set_position(GTK_PANED(paned), s->table_height);
+    gtk_editable_set_text(tw_hparams_view_filter_entry(f->hparams), s->filter);
+    g_signal_emit_by_name(tw_hparams_view_filter_entry(f->hparams), "search-changed");
+    gint64 chosen[] = {run_id(f, "t3"), run_id(f, "t4")};
+    tw_hparams_view_select(f->hparams, chosen, s->n_chosen);
+    next_frame(f->window);
+}
+
+/* A plot by its name, or the table's rows ("table"). */
+static GtkWidget *view_part(fixture *f, const char *name)
+{
+    if (!strcmp(name, "table"))
+        return find_type(GTK_WIDGET(f->hparams), GTK_TYPE_LIST_VIEW);
+    return find_named(GTK_WIDGET(f->hparams), name);
+}
+
+/* The widget as its window showed it in its last frame. */
+static cairo_surface_t *widget_pixels(GtkWidget *widget)
+{
+    int width = gtk_widget_get_width(widget), height = gtk_widget_get_height(widget);
+    GdkPaintable *paintable = gtk_widget_paintable_new(widget);
+    GtkSnapshot *snapshot = gtk_snapshot_new();
+    gdk_paintable_snapshot(paintable, snapshot, width, height);
+    GskRenderNode *node = gtk_snapshot_free_to_node(snapshot);
+    g_assert_nonnull(node);
+    cairo_surface_t *pixels = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
+    cairo_t *cr = cairo_create(pixels);
+    gsk_render_node_draw(node, cr);
+    cairo_destroy(cr);
+    cairo_surface_flush(pixels);
+    gsk_render_node_unref(node);
+    g_object_unref(paintable);
+    return pixels;
+}
+
+static void assert_same_pixels(cairo_surface_t *a, cairo_surface_t *b, const char *what)
+{
+    int width = cairo_image_surface_get_width(a), height = cairo_image_surface_get_height(a);
+    if (width != cairo_image_surface_get_width(b) || height != cairo_image_surface_get_height(b))
+        g_error("%s: %dx%d against %dx%d", what, width, height, cairo_image_surface_get_width(b),
+                cairo_image_surface_get_height(b));
+    int stride = cairo_image_surface_get_stride(a);
+    const unsigned char *pa = cairo_image_surface_get_data(a), *pb = cairo_image_surface_get_data(b);
+    for (int y = 0; y < height; y++)
+        if (memcmp(pa + y * stride, pb + y * stride, width * 4))
+            g_error("%s: row %d differs from a window that drew it afresh", what, y);
+}
+
+/* The plots keep their grey layer between frames (hparams_layer.h) and
+ * the rows their cells (hparams_rows.h): after each change (a selection,
+ * the theme, the plots' size, the filter, with rows selected and without)
+ * they show what a window brought straight to the same state draws. */
+static void test_kept_drawings(void)
+{
+    fixture f;
+    fixture_open(&f);
+    tw_hparams_view_sort(f.hparams, "test_loss", FALSE);
+    set_view_state(&f, &(view_state){"", FALSE, 400, 0});
+    const view_state steps[] = {
+        {"", FALSE, 400, 2},               /* selecting */
+        {"", TRUE, 400, 2},                /* the theme */
+        {"", TRUE, 320, 2},                /* the size */
+        {"batch_size>=64", TRUE, 320, 2},  /* the filter */
+        {"batch_size>=64", FALSE, 320, 2}, /* the theme again, filtered */
+        {"batch_size<64", FALSE, 320, 2},  /* as many rows, others */
+        {"batch_size<64", FALSE, 320, 0},  /* none selected */
+        {"batch_size>=64", FALSE, 320, 0}, /* other rows, none selected */
+    };
+    const char *parts[] = {"hparams-parallel", "hparams-scatter", "table"};
+    for (size_t i = 0; i < G_N_ELEMENTS(steps); i++) {
+        set_view_state(&f, &steps[i]);
+        cairo_surface_t *kept[G_N_ELEMENTS(parts)];
+        for (size_t p = 0; p < G_N_ELEMENTS(parts); p++) /* before the other window takes the focus */
+            kept[p] = widget_pixels(view_part(&f, parts[p]));
+        fixture fresh = f;
+        fixture_window(&fresh, 4);
+        tw_hparams_view_sort(fresh.hparams, "test_loss", FALSE);
+        set_view_state(&fresh, &steps[i]);
+        for (size_t p = 0; p < G_N_ELEMENTS(parts); p++) {
+            cairo_surface_t *drawn = widget_pixels(view_part(&fresh, parts[p]));
+            char *what = g_strdup_printf("step %zu, %s", i, parts[p]);
+            assert_same_pixels(kept[p], drawn, what);
+            g_free(what);
+            cairo_surface_destroy(kept[p]);
+            cairo_surface_destroy(drawn);
+        }
+        gtk_window_destroy(GTK_WINDOW(fresh.window));
+    }
+    g_object_set(gtk_settings_get_default(), "gtk-application-prefer-dark-theme", FALSE, NULL);
     fixture_close(&f);
 }
 
@@ -567,6 +699,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/hparams/render", test_render);
     if (gtk_init_check()) {
         g_test_add_func("/ui/hparams/selection-linking", test_selection_linking);
+        g_test_add_func("/ui/hparams/kept-drawings", test_kept_drawings);
         g_test_add_func("/ui/hparams/many-runs", test_many_runs);
     }
     else

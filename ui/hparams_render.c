@@ -45,25 +45,36 @@ static void axis_ends(const tw_hp_column *col, char *lo, char *hi, size_t size)
     }
 }
 
-void tw_hp_render_parallel(cairo_t *cr, int width, int height, const tw_hp_plot *plot, const int *columns,
-                           int ncolumns)
+/* The parallel plot's axes: their x, and the top and bottom of their
+ * values. FALSE when there is nothing to draw lines on. */
+static bool parallel_axes(int width, int height, const tw_hp_plot *plot, int ncolumns, double *xs, double *top,
+                          double *bottom)
+{
+    if (ncolumns < 1 || plot->nrows == 0)
+        return false;
+    double left = MARGIN_SIDE, right = width - MARGIN_SIDE;
+    double step = ncolumns > 1 ? (right - left) / (ncolumns - 1) : 0;
+    for (int a = 0; a < ncolumns; a++)
+        xs[a] = ncolumns > 1 ? left + a * step : width / 2.0;
+    *top = MARGIN_TOP;
+    *bottom = height - MARGIN_BOTTOM;
+    return true;
+}
+
+void tw_hp_render_parallel_base(cairo_t *cr, int width, int height, const tw_hp_plot *plot, const int *columns,
+                                int ncolumns)
 {
     tw_render_style style = tw_render_style_get(plot->dark);
     tw_render_background(cr, width, height, &style);
     ncolumns = MIN(ncolumns, TW_HP_MAX_AXES);
-    if (ncolumns < 1 || plot->nrows == 0) {
+    double xs[TW_HP_MAX_AXES], top, bottom;
+    if (!parallel_axes(width, height, plot, ncolumns, xs, &top, &bottom)) {
         const char *note = !plot->table || tw_hp_table_n_rows(plot->table) == 0 ? "No runs yet"
                            : ncolumns < 1 ? "No columns whose values differ"
                                           : "No runs pass the filter";
         tw_render_note(cr, width, height, note, &style);
         return;
     }
-    double top = MARGIN_TOP, bottom = height - MARGIN_BOTTOM;
-    double left = MARGIN_SIDE, right = width - MARGIN_SIDE;
-    double step = ncolumns > 1 ? (right - left) / (ncolumns - 1) : 0;
-    double xs[TW_HP_MAX_AXES];
-    for (int a = 0; a < ncolumns; a++)
-        xs[a] = ncolumns > 1 ? left + a * step : width / 2.0;
     /* the axes with their names and ends */
     PangoLayout *layout = tw_render_label_layout(cr, 11, false);
     cairo_set_line_width(cr, 1.0);
@@ -82,12 +93,12 @@ void tw_hp_render_parallel(cairo_t *cr, int width, int height, const tw_hp_plot 
         tw_render_label(cr, layout, lo, xs[a] + 3, bottom + 2, 0, 0, style.muted);
     }
     g_object_unref(layout);
-    /* The unselected rows first, grey and thin: between each pair of
-     * neighbouring axes all their segments as one path, stroked once,
-     * without antialiasing, a segment drawn once however many rows share
-     * its pixels (a stroke per row took cairo 1.3 s for 1,000 runs of 30
-     * columns; this about a tenth). Then the selected on top, a stroke
-     * each in its run's colour. A missing value breaks the row's line. */
+    /* Every row, grey and thin (the selected ones too: their colour goes
+     * over it): between each pair of neighbouring axes all their segments
+     * as one path, stroked once, without antialiasing, a segment drawn
+     * once however many rows share its pixels (a stroke per row took
+     * cairo 1.3 s for 1,000 runs of 30 columns; this about a tenth). A
+     * missing value breaks the row's line. */
     draw_row_style(cr, plot, -1, false);
     cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
     GHashTable *drawn = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -95,8 +106,6 @@ void tw_hp_render_parallel(cairo_t *cr, int width, int height, const tw_hp_plot 
         g_hash_table_remove_all(drawn);
         for (int i = 0; i < plot->nrows; i++) {
             int r = plot->rows[i];
-            if (plot->selected && plot->selected[r])
-                continue;
             double p = tw_hp_table_position(plot->table, r, columns[a]);
             double q = tw_hp_table_position(plot->table, r, columns[a + 1]);
             if (isnan(p) || isnan(q))
@@ -112,6 +121,16 @@ void tw_hp_render_parallel(cairo_t *cr, int width, int height, const tw_hp_plot 
     }
     g_hash_table_unref(drawn);
     cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
+}
+
+/* A stroke each in its run's colour. */
+void tw_hp_render_parallel_selected(cairo_t *cr, int width, int height, const tw_hp_plot *plot, const int *columns,
+                                    int ncolumns)
+{
+    ncolumns = MIN(ncolumns, TW_HP_MAX_AXES);
+    double xs[TW_HP_MAX_AXES], top, bottom;
+    if (!parallel_axes(width, height, plot, ncolumns, xs, &top, &bottom))
+        return;
     for (int i = 0; i < plot->nrows; i++) {
         int r = plot->rows[i];
         if (!plot->selected || !plot->selected[r])
@@ -137,6 +156,13 @@ void tw_hp_render_parallel(cairo_t *cr, int width, int height, const tw_hp_plot 
     }
 }
 
+void tw_hp_render_parallel(cairo_t *cr, int width, int height, const tw_hp_plot *plot, const int *columns,
+                           int ncolumns)
+{
+    tw_hp_render_parallel_base(cr, width, height, plot, columns, ncolumns);
+    tw_hp_render_parallel_selected(cr, width, height, plot, columns, ncolumns);
+}
+
 /* ---- the scatter ---------------------------------------------------------------- */
 static tw_rect scatter_area(int width, int height)
 {
@@ -157,7 +183,8 @@ static bool scatter_point(const tw_hp_plot *plot, tw_rect area, int row, int x_c
     return true;
 }
 
-void tw_hp_render_scatter(cairo_t *cr, int width, int height, const tw_hp_plot *plot, int x_column, int y_column)
+void tw_hp_render_scatter_base(cairo_t *cr, int width, int height, const tw_hp_plot *plot, int x_column,
+                               int y_column)
 {
     tw_render_style style = tw_render_style_get(plot->dark);
     tw_render_background(cr, width, height, &style);
@@ -183,25 +210,44 @@ void tw_hp_render_scatter(cairo_t *cr, int width, int height, const tw_hp_plot *
     tw_render_label(cr, layout, y_title, 4, 4, 0, 0, style.text);
     g_free(y_title);
     g_object_unref(layout);
+    /* every row's point grey (the selected ones too: theirs goes over it) */
     int drawn = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        draw_row_style(cr, plot, -1, false);
-        for (int i = 0; i < plot->nrows; i++) {
-            int r = plot->rows[i];
-            bool selected = plot->selected && plot->selected[r];
-            double x, y;
-            if (selected != (pass == 1) || !scatter_point(plot, area, r, x_column, y_column, &x, &y))
-                continue;
-            if (pass == 1)
-                draw_row_style(cr, plot, r, true);
-            cairo_new_sub_path(cr);
-            cairo_arc(cr, x, y, selected ? POINT_RADIUS + 1 : POINT_RADIUS, 0, 2 * G_PI);
-            cairo_fill(cr);
-            drawn++;
-        }
+    draw_row_style(cr, plot, -1, false);
+    for (int i = 0; i < plot->nrows; i++) {
+        double x, y;
+        if (!scatter_point(plot, area, plot->rows[i], x_column, y_column, &x, &y))
+            continue;
+        cairo_new_sub_path(cr);
+        cairo_arc(cr, x, y, POINT_RADIUS, 0, 2 * G_PI);
+        cairo_fill(cr);
+        drawn++;
     }
     if (!drawn)
         tw_render_note(cr, width, height, "No run has both values", &style);
+}
+
+void tw_hp_render_scatter_selected(cairo_t *cr, int width, int height, const tw_hp_plot *plot, int x_column,
+                                   int y_column)
+{
+    if (x_column < 0 || y_column < 0)
+        return;
+    tw_rect area = scatter_area(width, height);
+    for (int i = 0; i < plot->nrows; i++) {
+        int r = plot->rows[i];
+        double x, y;
+        if (!plot->selected || !plot->selected[r] || !scatter_point(plot, area, r, x_column, y_column, &x, &y))
+            continue;
+        draw_row_style(cr, plot, r, true);
+        cairo_new_sub_path(cr);
+        cairo_arc(cr, x, y, POINT_RADIUS + 1, 0, 2 * G_PI);
+        cairo_fill(cr);
+    }
+}
+
+void tw_hp_render_scatter(cairo_t *cr, int width, int height, const tw_hp_plot *plot, int x_column, int y_column)
+{
+    tw_hp_render_scatter_base(cr, width, height, plot, x_column, y_column);
+    tw_hp_render_scatter_selected(cr, width, height, plot, x_column, y_column);
 }
 
 int tw_hp_scatter_hit(int width, int height, const tw_hp_plot *plot, int x_column, int y_column, double x, double y)

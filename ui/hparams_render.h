@@ -7,8 +7,14 @@
  * their column's linear or log scale, categories evenly spaced) and a line
  * per row through its values; a missing value breaks the row's line. The
  * scatter plots one column against another (an x hyperparameter, a y
- * metric). Selected rows are drawn in their run's colour over the others,
- * which are grey. */
+ * metric). Every row is drawn grey, and the selected rows in their run's
+ * colour over that.
+ *
+ * Each plot is two layers, so a view may keep the first as an image and
+ * draw only the second when the selection changes: _base (the
+ * background, axes, labels and every row in grey; it does not read the
+ * selection or the colours) and _selected (the selected rows in colour).
+ * tw_hp_render_parallel and tw_hp_render_scatter draw both. */
 #ifndef TW_UI_HPARAMS_RENDER_H
 #define TW_UI_HPARAMS_RENDER_H
 
@@ -31,8 +37,16 @@ typedef struct {
 #define TW_HP_MAX_AXES 64
 void tw_hp_render_parallel(cairo_t *cr, int width, int height, const tw_hp_plot *plot, const int *columns,
                            int ncolumns);
-/* The row's point in the scatter at (x, y) in pixels, or -1: for clicks. */
+void tw_hp_render_parallel_base(cairo_t *cr, int width, int height, const tw_hp_plot *plot, const int *columns,
+                                int ncolumns);
+void tw_hp_render_parallel_selected(cairo_t *cr, int width, int height, const tw_hp_plot *plot, const int *columns,
+                                    int ncolumns);
 void tw_hp_render_scatter(cairo_t *cr, int width, int height, const tw_hp_plot *plot, int x_column, int y_column);
+void tw_hp_render_scatter_base(cairo_t *cr, int width, int height, const tw_hp_plot *plot, int x_column,
+                               int y_column);
+void tw_hp_render_scatter_selected(cairo_t *cr, int width, int height, const tw_hp_plot *plot, int x_column,
+                                   int y_column);
+/* The row's point in the scatter at (x, y) in pixels, or -1: for clicks. */
 int tw_hp_scatter_hit(int width, int height, const tw_hp_plot *plot, int x_column, int y_column, double x, double y);
 
 /* A plot to a file: PNG or SVG by what the path ends in. 0, or -1 with a

@@ -60,6 +60,12 @@ struct _TwHpCells {
     const tw_hp_layout *layout;
     gboolean header;
     int row; /* -1 until bound */
+    /* The cells drawn (NULL: nothing to draw), kept while the row, the
+     * layout, the style, the colour and the height stay: see cells_draw. */
+    GskRenderNode *node;
+    gboolean drawn;
+    int drawn_height;
+    GdkRGBA drawn_color;
 };
 
 G_DEFINE_FINAL_TYPE(TwHpCells, tw_hp_cells, GTK_TYPE_WIDGET)
@@ -89,16 +95,35 @@ static const char *cell_text(const TwHpCells *cells, int column, gboolean *dim, 
     return *dim ? "–" : v->text;
 }
 
-static void snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
+static GdkRGBA text_color(GtkWidget *widget)
 {
-    TwHpCells *cells = TW_HP_CELLS(widget);
-    const tw_hp_layout *layout = cells->layout;
-    if (!layout->table || (!cells->header && (cells->row < 0 || cells->row >= tw_hp_table_n_rows(layout->table))))
-        return;
     GdkRGBA fg;
     G_GNUC_BEGIN_IGNORE_DEPRECATIONS
     gtk_style_context_get_color(gtk_widget_get_style_context(widget), &fg);
     G_GNUC_END_IGNORE_DEPRECATIONS
+    return fg;
+}
+
+/* The cells as a render node. Kept, so a row is laid out with Pango when
+ * it changes, not at every frame; and drawn at once when the view gives a
+ * row on screen another (tw_hp_cells_set_row): GTK starts a frame at most
+ * every 16.7 ms, and a filter or sort typed just after one waits for the
+ * next, which then only has to show the rows. Drawn that early, a row may
+ * not have its style for the frame yet (it was selected, and is not):
+ * the snapshot draws it again when the colour differs. */
+static void cells_draw(TwHpCells *cells)
+{
+    GtkWidget *widget = GTK_WIDGET(cells);
+    const tw_hp_layout *layout = cells->layout;
+    int height = gtk_widget_get_height(widget);
+    GdkRGBA fg = text_color(widget);
+    g_clear_pointer(&cells->node, gsk_render_node_unref);
+    cells->drawn = TRUE;
+    cells->drawn_height = height;
+    cells->drawn_color = fg;
+    if (!layout->table || (!cells->header && (cells->row < 0 || cells->row >= tw_hp_table_n_rows(layout->table))))
+        return;
+    GtkSnapshot *snapshot = gtk_snapshot_new();
     GdkRGBA dimmed = {fg.red, fg.green, fg.blue, fg.alpha * 0.45}, line = {fg.red, fg.green, fg.blue, 0.12};
     GdkRGBA red = {0.88, 0.11, 0.14, 1};
     PangoLayout *pl = gtk_widget_create_pango_layout(widget, NULL);
@@ -109,7 +134,6 @@ static void snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
         pango_layout_set_attributes(pl, attrs);
         pango_attr_list_unref(attrs);
     }
-    int height = gtk_widget_get_height(widget);
     for (int i = 0; i < layout->ncolumns; i++) {
         gboolean dim, alert;
         const char *text = cell_text(cells, layout->columns[i], &dim, &alert);
@@ -129,6 +153,36 @@ static void snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
             gtk_snapshot_append_color(snapshot, &line, &GRAPHENE_RECT_INIT(layout->x[i], 0, 1, height));
     }
     g_object_unref(pl);
+    cells->node = gtk_snapshot_free_to_node(snapshot);
+}
+
+static void cells_forget(TwHpCells *cells)
+{
+    g_clear_pointer(&cells->node, gsk_render_node_unref);
+    cells->drawn = FALSE;
+}
+
+static void snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
+{
+    TwHpCells *cells = TW_HP_CELLS(widget);
+    GdkRGBA fg = text_color(widget);
+    if (!cells->drawn || cells->drawn_height != gtk_widget_get_height(widget) || !gdk_rgba_equal(&fg, &cells->drawn_color))
+        cells_draw(cells);
+    if (cells->node)
+        gtk_snapshot_append_node(snapshot, cells->node);
+}
+
+/* The colours and the font are the style's. */
+static void css_changed(GtkWidget *widget, GtkCssStyleChange *change)
+{
+    cells_forget(TW_HP_CELLS(widget));
+    GTK_WIDGET_CLASS(tw_hp_cells_parent_class)->css_changed(widget, change);
+}
+
+static void dispose(GObject *object)
+{
+    cells_forget(TW_HP_CELLS(object));
+    G_OBJECT_CLASS(tw_hp_cells_parent_class)->dispose(object);
 }
 
 static void tw_hp_cells_class_init(TwHpCellsClass *klass)
@@ -136,6 +190,8 @@ static void tw_hp_cells_class_init(TwHpCellsClass *klass)
     GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
     widget_class->measure = measure;
     widget_class->snapshot = snapshot;
+    widget_class->css_changed = css_changed;
+    G_OBJECT_CLASS(klass)->dispose = dispose;
     gtk_widget_class_set_css_name(widget_class, "hpcells");
 }
 
@@ -154,14 +210,21 @@ GtkWidget *tw_hp_cells_new(const tw_hp_layout *layout, gboolean header)
 
 void tw_hp_cells_set_row(TwHpCells *cells, int row)
 {
+    if (cells->row == row)
+        return;
     cells->row = row;
+    cells_forget(cells);
+    if (gtk_widget_get_mapped(GTK_WIDGET(cells)))
+        cells_draw(cells);
     gtk_widget_queue_draw(GTK_WIDGET(cells));
 }
 
 void tw_hp_cells_invalidate(GtkWidget *root)
 {
-    if (TW_IS_HP_CELLS(root))
+    if (TW_IS_HP_CELLS(root)) {
+        cells_forget(TW_HP_CELLS(root));
         gtk_widget_queue_resize(root); /* and drawn again */
+    }
     for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c))
         tw_hp_cells_invalidate(c);
 }

@@ -5,7 +5,9 @@
  * columns took seven seconds to open that way; these open within a frame.
  *
  * Every row reads one tw_hp_layout that the view keeps (which columns are
- * shown, where, the sort): change it, then tw_hp_cells_invalidate. */
+ * shown, where, the sort): change it, then tw_hp_cells_invalidate. A row
+ * keeps its cells drawn until its row, that layout, its style or colour
+ * change. */
 #ifndef TW_UI_HPARAMS_ROWS_H
 #define TW_UI_HPARAMS_ROWS_H
 
@@ -38,7 +40,8 @@ G_DECLARE_FINAL_TYPE(TwHpCells, tw_hp_cells, TW, HP_CELLS, GtkWidget)
 /* The header's titles, or a row's cells once tw_hp_cells_set_row gives it one. */
 GtkWidget *tw_hp_cells_new(const tw_hp_layout *layout, gboolean header);
 void tw_hp_cells_set_row(TwHpCells *cells, int row);
-/* Every TwHpCells under root drawn and measured again (a new layout). */
+/* Every TwHpCells under root drawn and measured again (a new layout, or
+ * the table under it). */
 void tw_hp_cells_invalidate(GtkWidget *root);
 
 #endif

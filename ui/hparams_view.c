@@ -1,15 +1,25 @@
 /* TwHparamsView (hparams_view.h): a GtkListView of TwHpCells rows under
  * a header of the same kind (hparams_rows.h) over a GListStore of row
- * items, filtered (GtkFilterListModel) and sorted by the clicked header's
- * column (GtkSortListModel), with a GtkMultiSelection mirrored to and from
- * the run list's check boxes; two GtkDrawingAreas drawing the plots. */
+ * items, the table's rows passing the filter sorted by the clicked
+ * header's column, with a GtkMultiSelection mirrored to and from the run
+ * list's check boxes; two GtkDrawingAreas drawing the plots.
+ *
+ * The store's items are places in the order, not rows: filtering or
+ * sorting rewrites which row each item holds and redraws the rows' widgets,
+ * and only adds or removes items at the end. GTK 4.8's list view keeps a
+ * widget for each of up to 200 items it had; items it has not seen get new
+ * widgets (and the old are destroyed): a filter through a
+ * GtkFilterListModel of row items built and destroyed ~150 widgets, most
+ * of its frame with 1,000 runs. */
 #include "hparams_view.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <tw/error.h>
 
+#include "hparams_layer.h"
 #include "hparams_render.h"
 #include "hparams_rows.h"
 
@@ -54,15 +64,13 @@ struct _TwHparamsView {
     tw_hp_layout layout;      /* the columns shown, read by every row (hparams_rows.h) */
     GtkCustomSorter *sorter;
     GtkWidget *parallel, *scatter, *scatter_x, *scatter_y;
+    tw_hp_layer *parallel_base, *scatter_base; /* the plots' grey layers, kept (hparams_layer.h) */
     TwRunList *runs;
     tw_hp_table *table;
     char **column_keys;       /* "h:name" / "m:name" of the columns built, to tell when they change */
     GHashTable *hidden;       /* keys of hidden columns (kept across rebuilds) */
     char *query;              /* the last valid filter */
-    GListStore *store;
-    GtkFilterListModel *filtered;
-    GtkCustomFilter *filter;
-    GtkSortListModel *sorted;
+    GListStore *store;        /* TwHpRow: the rows shown, in order (update_rows) */
     GtkMultiSelection *selection;
     gboolean syncing;         /* setting the selection from the run list */
     gboolean pushing;         /* checking runs from the selection */
@@ -83,7 +91,7 @@ static char *column_key(const tw_hp_column *col)
 /* ---- the selection <-> the run list's checks ------------------------------------- */
 static void selection_from_runs(TwHparamsView *self)
 {
-    GListModel *model = G_LIST_MODEL(self->sorted);
+    GListModel *model = G_LIST_MODEL(self->store);
     guint n = g_list_model_get_n_items(model);
     GtkBitset *selected = gtk_bitset_new_empty(), *mask = gtk_bitset_new_range(0, n);
     for (guint i = 0; i < n; i++) {
@@ -114,7 +122,7 @@ static void runs_from_selection(TwHparamsView *self)
     if (!self->table)
         return;
     GHashTable *chosen = g_hash_table_new(g_int64_hash, g_int64_equal);
-    GListModel *model = G_LIST_MODEL(self->sorted);
+    GListModel *model = G_LIST_MODEL(self->store);
     guint n = g_list_model_get_n_items(model);
     GArray *ids = g_array_new(FALSE, FALSE, sizeof(gint64));
     for (guint i = 0; i < n; i++)
@@ -125,12 +133,18 @@ static void runs_from_selection(TwHparamsView *self)
         }
     for (guint i = 0; i < ids->len; i++)
         g_hash_table_add(chosen, &g_array_index(ids, gint64, i));
-    self->pushing = TRUE;
-    for (int r = 0; r < tw_hp_table_n_rows(self->table); r++) {
-        gint64 id = tw_hp_table_run_id(self->table, r);
-        tw_run_list_set_checked(self->runs, id, g_hash_table_contains(chosen, &id));
+    int n_rows = tw_hp_table_n_rows(self->table);
+    gint64 *runs = g_new(gint64, MAX(n_rows, 1));
+    gboolean *checked = g_new(gboolean, MAX(n_rows, 1));
+    for (int r = 0; r < n_rows; r++) {
+        runs[r] = tw_hp_table_run_id(self->table, r);
+        checked[r] = g_hash_table_contains(chosen, &runs[r]);
     }
+    self->pushing = TRUE;
+    tw_run_list_set_checked_many(self->runs, runs, checked, n_rows); /* one "changed" for the charts */
     self->pushing = FALSE;
+    g_free(runs);
+    g_free(checked);
     g_hash_table_unref(chosen);
     g_array_unref(ids);
     gtk_widget_queue_draw(self->parallel);
@@ -155,7 +169,7 @@ typedef struct {
 static void plot_data_init(TwHparamsView *self, plot_data *d, gboolean dark)
 {
     int n = self->table ? tw_hp_table_n_rows(self->table) : 0;
-    GListModel *model = G_LIST_MODEL(self->sorted);
+    GListModel *model = G_LIST_MODEL(self->store);
     guint shown = g_list_model_get_n_items(model);
     d->rows = g_new(int, MAX(shown, 1));
     d->selected = g_new0(bool, MAX(n, 1));
@@ -229,16 +243,107 @@ static void draw_scatter_job(cairo_t *cr, int width, int height, void *user_data
     plot_data_clear(&d);
 }
 
+/* On screen a plot is its kept base layer with the selected rows drawn
+ * over it: a selection change draws only those. */
+typedef struct {
+    const tw_hp_plot *plot;
+    const int *columns; /* the parallel plot's axes; the scatter's x and y */
+    int ncolumns;
+} base_job;
+
+static void draw_parallel_base(cairo_t *cr, int width, int height, void *user_data)
+{
+    base_job *job = user_data;
+    tw_hp_render_parallel_base(cr, width, height, job->plot, job->columns, job->ncolumns);
+}
+
+static void draw_scatter_base(cairo_t *cr, int width, int height, void *user_data)
+{
+    base_job *job = user_data;
+    tw_hp_render_scatter_base(cr, width, height, job->plot, job->columns[0], job->columns[1]);
+}
+
+static int compare_ints(const void *a, const void *b)
+{
+    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* The plot's columns: the parallel plot's axes, the scatter's x and y. */
+static int plot_columns(TwHparamsView *self, GtkWidget *area, int *columns)
+{
+    if (area == self->parallel)
+        return axis_columns(self, columns);
+    columns[0] = self->scatter_x_column;
+    columns[1] = self->scatter_y_column;
+    return 2;
+}
+
+/* The area's base layer brought up to date. It draws the rows shown in
+ * the table's order, not the sort's: the grey is the same whichever way
+ * the table is sorted, and a sort keeps the layer. Its key beyond its
+ * size: the theme, those rows and the columns drawn (the table itself:
+ * set_runs invalidates). */
+static tw_hp_layer *update_base(TwHparamsView *self, GtkWidget *area, const tw_hp_plot *plot, int width, int height)
+{
+    int columns[TW_HP_MAX_AXES];
+    int ncolumns = plot_columns(self, area, columns);
+    tw_hp_plot unsorted = *plot;
+    int *rows = g_memdup2(plot->rows, sizeof(int) * MAX(plot->nrows, 1));
+    qsort(rows, plot->nrows, sizeof(int), compare_ints);
+    unsorted.rows = rows;
+    GArray *key = g_array_sized_new(FALSE, FALSE, sizeof(int), 3 + plot->nrows + ncolumns);
+    int head[] = {plot->dark, plot->nrows, ncolumns};
+    g_array_append_vals(key, head, G_N_ELEMENTS(head));
+    g_array_append_vals(key, rows, plot->nrows);
+    g_array_append_vals(key, columns, ncolumns);
+    base_job job = {&unsorted, columns, ncolumns};
+    tw_hp_layer *layer = area == self->parallel ? self->parallel_base : self->scatter_base;
+    tw_hp_layer_update(layer, width, height, gtk_widget_get_scale_factor(area), key,
+                       area == self->parallel ? draw_parallel_base : draw_scatter_base, &job);
+    g_array_unref(key);
+    g_free(rows);
+    return layer;
+}
+
+/* The plots' base layers drawn as soon as the rows change, not at the
+ * next frame: GTK starts a frame at most every 16.7 ms, and a change made
+ * just after one (the next keystroke of a filter) waits for the next; the
+ * layers are drawn in that wait rather than after it. The frame then
+ * finds them up to date, unless the plots' size changed meanwhile. */
+static void prepare_plots(TwHparamsView *self)
+{
+    GtkWidget *areas[] = {self->parallel, self->scatter};
+    for (size_t i = 0; i < G_N_ELEMENTS(areas); i++) {
+        int width = gtk_widget_get_width(areas[i]), height = gtk_widget_get_height(areas[i]);
+        if (!gtk_widget_get_mapped(areas[i]) || width < 1 || height < 1)
+            continue; /* drawn when shown */
+        plot_data d;
+        plot_data_init(self, &d, is_dark(areas[i]));
+        update_base(self, areas[i], &d.plot, width, height);
+        plot_data_clear(&d);
+    }
+}
+
 static void draw_parallel(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
 {
-    draw_job job = {data, is_dark(GTK_WIDGET(area))};
-    draw_parallel_job(cr, width, height, &job);
+    TwHparamsView *self = data;
+    plot_data d;
+    plot_data_init(self, &d, is_dark(GTK_WIDGET(area)));
+    tw_hp_layer_paint(update_base(self, GTK_WIDGET(area), &d.plot, width, height), cr);
+    int columns[TW_HP_MAX_AXES];
+    int n = axis_columns(self, columns);
+    tw_hp_render_parallel_selected(cr, width, height, &d.plot, columns, n);
+    plot_data_clear(&d);
 }
 
 static void draw_scatter(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
 {
-    draw_job job = {data, is_dark(GTK_WIDGET(area))};
-    draw_scatter_job(cr, width, height, &job);
+    TwHparamsView *self = data;
+    plot_data d;
+    plot_data_init(self, &d, is_dark(GTK_WIDGET(area)));
+    tw_hp_layer_paint(update_base(self, GTK_WIDGET(area), &d.plot, width, height), cr);
+    tw_hp_render_scatter_selected(cr, width, height, &d.plot, self->scatter_x_column, self->scatter_y_column);
+    plot_data_clear(&d);
 }
 
 /* A click on a point selects its run (Ctrl: adds or removes it). */
@@ -311,7 +416,9 @@ static void on_scatter_axis(TwHparamsView *self)
 /* ---- the table's columns ---------------------------------------------------------------- */
 static void setup_row(GtkSignalListItemFactory *factory, GtkListItem *list_item, TwHparamsView *self)
 {
-    gtk_list_item_set_child(list_item, tw_hp_cells_new(&self->layout, FALSE));
+    GtkWidget *cells = tw_hp_cells_new(&self->layout, FALSE);
+    g_object_set_data(G_OBJECT(cells), "list-item", list_item); /* for update_rows */
+    gtk_list_item_set_child(list_item, cells);
 }
 
 static void bind_row(GtkSignalListItemFactory *factory, GtkListItem *list_item)
@@ -324,18 +431,61 @@ static void bind_row(GtkSignalListItemFactory *factory, GtkListItem *list_item)
 static int compare_rows(gconstpointer a, gconstpointer b, gpointer data)
 {
     TwHparamsView *self = data;
-    const TwHpRow *x = a, *y = b;
+    int x = *(const int *)a, y = *(const int *)b;
     if (!self->table || self->layout.sort_column < TW_HP_NAME_COLUMN)
-        return GTK_ORDERING_EQUAL;
-    const tw_hp_value *vx = self->layout.sort_column >= 0 ? tw_hp_table_cell(self->table, x->row, self->layout.sort_column)
+        return 0;
+    const tw_hp_value *vx = self->layout.sort_column >= 0 ? tw_hp_table_cell(self->table, x, self->layout.sort_column)
                                                            : NULL;
-    const tw_hp_value *vy = self->layout.sort_column >= 0 ? tw_hp_table_cell(self->table, y->row, self->layout.sort_column)
+    const tw_hp_value *vy = self->layout.sort_column >= 0 ? tw_hp_table_cell(self->table, y, self->layout.sort_column)
                                                            : NULL;
-    int c = tw_hp_table_compare(self->table, self->layout.sort_column, x->row, y->row);
+    int c = tw_hp_table_compare(self->table, self->layout.sort_column, x, y);
     gboolean missing = vx && vy && (vx->kind == TW_HP_MISSING) != (vy->kind == TW_HP_MISSING);
     if (self->layout.descending && !missing)
         c = -c;
-    return c < 0 ? GTK_ORDERING_SMALLER : c > 0 ? GTK_ORDERING_LARGER : GTK_ORDERING_EQUAL;
+    return c;
+}
+
+/* The store holds the rows passing the filter, sorted (g_qsort_with_data
+ * is stable: unsorted or equal, the table's order, newest first). Items
+ * are rewritten in place and their widgets told; only the count's change
+ * goes through the store, at its end. The selection, by place, is set
+ * from the runs' checks after. */
+static void update_rows(TwHparamsView *self)
+{
+    int n = self->table ? tw_hp_table_n_rows(self->table) : 0, shown = 0;
+    int *order = g_new(int, MAX(n, 1));
+    for (int r = 0; r < n; r++)
+        if (tw_hp_table_row_passes(self->table, r))
+            order[shown++] = r;
+    g_qsort_with_data(order, shown, sizeof(int), compare_rows, self);
+    GListModel *model = G_LIST_MODEL(self->store);
+    guint had = g_list_model_get_n_items(model), kept = MIN(had, (guint)shown);
+    for (guint i = 0; i < kept; i++) {
+        TwHpRow *item = g_list_model_get_item(model, i);
+        item->row = order[i];
+        item->id = tw_hp_table_run_id(self->table, order[i]);
+        g_object_unref(item);
+    }
+    GPtrArray *added = g_ptr_array_new_with_free_func(g_object_unref);
+    for (int i = (int)kept; i < shown; i++)
+        g_ptr_array_add(added, hp_row_new(order[i], tw_hp_table_run_id(self->table, order[i])));
+    self->syncing = TRUE;
+    g_list_store_splice(self->store, kept, had - kept, added->pdata, added->len);
+    self->syncing = FALSE;
+    g_ptr_array_unref(added);
+    g_free(order);
+    selection_from_runs(self);
+    /* The widgets of items kept: bound before, shown their new rows. After
+     * the selection: a row on screen draws its cells at once, in the
+     * colours of its state (selected or not). */
+    for (GtkWidget *w = gtk_widget_get_first_child(self->list_view); w; w = gtk_widget_get_next_sibling(w)) {
+        GtkWidget *cells = gtk_widget_get_first_child(w);
+        GtkListItem *list_item = cells ? g_object_get_data(G_OBJECT(cells), "list-item") : NULL;
+        TwHpRow *item = list_item ? gtk_list_item_get_item(list_item) : NULL;
+        if (item)
+            tw_hp_cells_set_row(TW_HP_CELLS(cells), item->row);
+    }
+    prepare_plots(self);
 }
 
 /* The layout again (columns shown, widths), the rows drawn again. */
@@ -406,12 +556,6 @@ static void rebuild_columns(TwHparamsView *self)
 }
 
 /* ---- the filter --------------------------------------------------------------------- */
-static gboolean row_passes(gpointer item, gpointer data)
-{
-    TwHparamsView *self = data;
-    return self->table && tw_hp_table_row_passes(self->table, TW_HP_ROW(item)->row);
-}
-
 static void on_filter_changed(TwHparamsView *self)
 {
     const char *text = gtk_editable_get_text(GTK_EDITABLE(self->entry));
@@ -427,10 +571,7 @@ static void on_filter_changed(TwHparamsView *self)
                                              "(a word alone matches run names)");
     g_free(self->query);
     self->query = g_strdup(text);
-    self->syncing = TRUE;
-    gtk_filter_changed(GTK_FILTER(self->filter), GTK_FILTER_CHANGE_DIFFERENT);
-    self->syncing = FALSE;
-    selection_from_runs(self);
+    update_rows(self);
 }
 
 /* ---- public ------------------------------------------------------------------------------ */
@@ -455,16 +596,10 @@ void tw_hparams_view_set_runs(TwHparamsView *self, const tw_run_info *runs, int 
     }
     tw_hp_table *old = self->table;
     self->table = table;
+    tw_hp_layer_invalidate(self->parallel_base); /* drawn from the old table's values */
+    tw_hp_layer_invalidate(self->scatter_base);
     rebuild_columns(self);
     relayout(self);
-    GPtrArray *items = g_ptr_array_new_with_free_func(g_object_unref);
-    for (int r = 0; r < n; r++)
-        g_ptr_array_add(items, hp_row_new(r, tw_hp_table_run_id(table, r)));
-    self->syncing = TRUE;
-    g_list_store_splice(self->store, 0, g_list_model_get_n_items(G_LIST_MODEL(self->store)), items->pdata, items->len);
-    self->syncing = FALSE;
-    g_ptr_array_unref(items);
-    tw_hp_table_free(old);
     g_free(self->x_choices);
     g_free(self->y_choices);
     int x = self->scatter_x_column, y = self->scatter_y_column;
@@ -474,8 +609,9 @@ void tw_hparams_view_set_runs(TwHparamsView *self, const tw_run_info *runs, int 
     self->y_choices = fill_dropdown(self, self->scatter_y, TW_HP_METRIC, y, "test_loss", &self->scatter_y_column);
     g_signal_handlers_unblock_by_func(self->scatter_x, on_scatter_axis, self);
     g_signal_handlers_unblock_by_func(self->scatter_y, on_scatter_axis, self);
+    update_rows(self); /* with the scatter's columns chosen: its layer is drawn for them */
+    tw_hp_table_free(old);
     gtk_widget_set_visible(self->empty, n == 0);
-    selection_from_runs(self);
 }
 
 const tw_hp_table *tw_hparams_view_table(TwHparamsView *self)
@@ -485,12 +621,12 @@ const tw_hp_table *tw_hparams_view_table(TwHparamsView *self)
 
 guint tw_hparams_view_n_shown(TwHparamsView *self)
 {
-    return g_list_model_get_n_items(G_LIST_MODEL(self->sorted));
+    return g_list_model_get_n_items(G_LIST_MODEL(self->store));
 }
 
 gint64 tw_hparams_view_shown_run(TwHparamsView *self, guint position)
 {
-    TwHpRow *item = g_list_model_get_item(G_LIST_MODEL(self->sorted), position);
+    TwHpRow *item = g_list_model_get_item(G_LIST_MODEL(self->store), position);
     gint64 id = item ? item->id : -1;
     g_clear_object(&item);
     return id;
@@ -498,7 +634,7 @@ gint64 tw_hparams_view_shown_run(TwHparamsView *self, guint position)
 
 void tw_hparams_view_select(TwHparamsView *self, const gint64 *run_ids, int n)
 {
-    GListModel *model = G_LIST_MODEL(self->sorted);
+    GListModel *model = G_LIST_MODEL(self->store);
     guint count = g_list_model_get_n_items(model);
     GtkBitset *selected = gtk_bitset_new_empty(), *mask = gtk_bitset_new_range(0, count);
     for (guint i = 0; i < count; i++) {
@@ -536,7 +672,7 @@ void tw_hparams_view_sort(TwHparamsView *self, const char *column, gboolean desc
         return;
     self->layout.sort_column = c;
     self->layout.descending = descending;
-    gtk_sorter_changed(GTK_SORTER(self->sorter), GTK_SORTER_CHANGE_DIFFERENT);
+    update_rows(self);
     tw_hp_cells_invalidate(self->header);
 }
 
@@ -680,12 +816,11 @@ static void tw_hparams_view_dispose(GObject *object)
     g_clear_object(&self->runs);
     g_clear_pointer(&self->box, gtk_widget_unparent);
     g_clear_object(&self->selection);
-    g_clear_object(&self->sorted);
-    g_clear_object(&self->sorter);
     tw_hp_layout_clear(&self->layout);
-    g_clear_object(&self->filtered);
     g_clear_object(&self->store);
     g_clear_pointer(&self->table, tw_hp_table_free);
+    g_clear_pointer(&self->parallel_base, tw_hp_layer_free);
+    g_clear_pointer(&self->scatter_base, tw_hp_layer_free);
     g_clear_pointer(&self->column_keys, g_strfreev);
     g_clear_pointer(&self->hidden, g_hash_table_unref);
     g_clear_pointer(&self->query, g_free);
@@ -802,15 +937,11 @@ static void tw_hparams_view_init(TwHparamsView *self)
 {
     self->hidden = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     self->scatter_x_column = self->scatter_y_column = -1;
+    self->parallel_base = tw_hp_layer_new();
+    self->scatter_base = tw_hp_layer_new();
     self->store = g_list_store_new(TW_TYPE_HP_ROW);
-    self->filter = gtk_custom_filter_new(row_passes, self, NULL);
-    self->filtered = gtk_filter_list_model_new(G_LIST_MODEL(g_object_ref(self->store)),
-                                               GTK_FILTER(self->filter));
     self->layout.sort_column = -2; /* newest first, as the run list, until a header is clicked */
-    self->sorter = gtk_custom_sorter_new(compare_rows, self, NULL);
-    self->sorted = gtk_sort_list_model_new(G_LIST_MODEL(g_object_ref(self->filtered)),
-                                           GTK_SORTER(g_object_ref(self->sorter)));
-    self->selection = gtk_multi_selection_new(G_LIST_MODEL(g_object_ref(self->sorted)));
+    self->selection = gtk_multi_selection_new(G_LIST_MODEL(g_object_ref(self->store)));
     g_signal_connect_swapped(self->selection, "selection-changed", G_CALLBACK(on_selection_changed), self);
     GtkListItemFactory *factory = gtk_signal_list_item_factory_new();
     g_signal_connect(factory, "setup", G_CALLBACK(setup_row), self);

@@ -219,6 +219,8 @@ struct _TwRunList {
     char *path;         /* the run database the runs are in (changes go there) */
     GPtrArray *trashed; /* names deleted this session, the last on top: Undo takes it back */
     GtkWidget *bar, *bar_label, *undo; /* "Deleted “x”. Undo", or a change's error */
+    gboolean batch;   /* checking many runs: one "changed" after them */
+    gboolean batched; /* a check changed during it */
 };
 
 enum { SIGNAL_CHANGED, N_SIGNALS };
@@ -263,7 +265,10 @@ static void on_filter_changed(TwRunList *list)
 
 static void on_item_checked(TwRunList *list)
 {
-    g_signal_emit(list, signals[SIGNAL_CHANGED], 0);
+    if (list->batch)
+        list->batched = TRUE;
+    else
+        g_signal_emit(list, signals[SIGNAL_CHANGED], 0);
 }
 
 /* ---- changing runs: rename, notes, colour, pin, delete with undo ---------------------- */
@@ -918,6 +923,17 @@ void tw_run_list_set_checked(TwRunList *list, gint64 run_id, gboolean checked)
     TwRunItem *item = g_hash_table_lookup(list->items, &run_id);
     if (item)
         g_object_set(item, "checked", checked, NULL);
+}
+
+void tw_run_list_set_checked_many(TwRunList *list, const gint64 *run_ids, const gboolean *checked, int n)
+{
+    list->batch = TRUE;
+    list->batched = FALSE;
+    for (int i = 0; i < n; i++)
+        tw_run_list_set_checked(list, run_ids[i], checked[i]);
+    list->batch = FALSE;
+    if (list->batched)
+        g_signal_emit(list, signals[SIGNAL_CHANGED], 0);
 }
 
 gboolean tw_run_list_checked(TwRunList *list, gint64 run_id)

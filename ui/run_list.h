@@ -33,6 +33,9 @@ void tw_run_list_reset(TwRunList *list);
 gboolean tw_run_list_shown(TwRunList *list, gint64 run_id);
 tw_rgb tw_run_list_color(TwRunList *list, gint64 run_id);
 void tw_run_list_set_checked(TwRunList *list, gint64 run_id, gboolean checked);
+/* Each run_ids[i] checked or not as checked[i], with one "changed" for
+ * them all (none when nothing changed). */
+void tw_run_list_set_checked_many(TwRunList *list, const gint64 *run_ids, const gboolean *checked, int n);
 gboolean tw_run_list_checked(TwRunList *list, gint64 run_id);
 /* Runs passing the filter (the rows there are), and the filter entry. */
 guint tw_run_list_n_visible(TwRunList *list);
