@@ -397,6 +397,7 @@ static void on_after_paint(GdkFrameClock *clock, shot *s)
             return;
         }
         s->frames = 0;
+        s->data_done = FALSE; /* the selected runs' cards read their data */
         gtk_widget_queue_draw(GTK_WIDGET(s->win));
         return;
     }

@@ -245,6 +245,19 @@ static void test_runs(void)
     int n = 0;
     tw_chart_card_tag_ids(card, &n);
     g_assert_cmpint(n, ==, 2);
+    /* Checking a run: the view is not ready (a screenshot waits) until the
+     * new line's data is read. */
+    tw_run_list_set_checked(f.runs, run_id(&f, "old"), TRUE);
+    g_assert_false(tw_dashboard_view_ready(f.dashboard));
+    wait_until(is_ready, f.view, 60, "the checked run's data");
+    const gint64 *ids = tw_chart_card_tag_ids(chart_card(&f, "train/loss"), &n);
+    g_assert_cmpint(n, ==, 3);
+    for (int i = 0; i < n; i++)
+        g_assert_nonnull(tw_dashboard_data_series_view(f.data, ids[i]));
+    tw_run_list_set_checked(f.runs, run_id(&f, "old"), FALSE);
+    wait_until(is_ready, f.view, 60, "one run fewer");
+    tw_chart_card_tag_ids(chart_card(&f, "train/loss"), &n);
+    g_assert_cmpint(n, ==, 2);
 
     /* The running run's duration ticks. */
     GPtrArray *durations = row_texts(&f, "run-duration");

@@ -473,10 +473,14 @@ static gboolean update_cards_idle(gpointer data)
     return G_SOURCE_REMOVE;
 }
 
+static void restart_ready(TwDashboardView *self);
+
+/* Other runs shown: other cards, not ready until their data is on screen. */
 static void on_runs_shown(TwDashboardView *self)
 {
     if (!self->cards_idle)
         self->cards_idle = g_idle_add_full(G_PRIORITY_DEFAULT, update_cards_idle, self, NULL);
+    restart_ready(self);
 }
 
 /* ---- the placeholder or the tabs --------------------------------------------------------- */
