@@ -40,8 +40,11 @@ VALGRIND_TIMEOUT_MULTIPLIER := 3
 .PHONY: run test bench deps bench-deps build clean fuzz
 .DEFAULT_GOAL := build
 
+# From the build tree the engine does not find the CUDA plugin (built in
+# kernels/cuda/, not beside libtw-engine.so as installed): name it.
+CUDA_PLUGIN := $(BUILD)/kernels/cuda/libtw-cuda.so
 run: build
-	$(BUILD)/app/twb
+	TW_CUDA_PLUGIN=$$([ -f $(CUDA_PLUGIN) ] && echo $(CUDA_PLUGIN)) $(BUILD)/app/twb
 
 deps:
 	@tools/install-deps $(PACKAGES)
