@@ -3,6 +3,7 @@
  * KerasTensors record them, until tw_nodes_clear. Layers without a name are
  * named here, when first called, as Keras names them at creation:
  * "dense", "dense_1", ... counted per thread since the last clear. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,32 @@ void tw_nodes_clear(void)
     memset(&graph, 0, sizeof graph);
 }
 
+/* A thread that recorded calls frees its graph when it exits: readers of
+ * model files mark and release, which keeps the arrays (and the name
+ * counts) for the thread's next model, and the window reads models on
+ * threads that end (10,000 monkey actions under ASan leaked them). */
+static pthread_key_t graph_key;
+static pthread_once_t graph_key_once = PTHREAD_ONCE_INIT;
+
+static void graph_thread_exit(void *unused)
+{
+    (void)unused;
+    tw_nodes_clear();
+}
+
+static void graph_key_create(void)
+{
+    pthread_key_create(&graph_key, graph_thread_exit);
+}
+
+/* Called before the thread's first allocation: the key's value must be
+ * non-NULL for its destructor to run. */
+static void graph_freed_at_thread_exit(void)
+{
+    pthread_once(&graph_key_once, graph_key_create);
+    pthread_setspecific(graph_key, &graph);
+}
+
 static void auto_name(tw_layer *layer)
 {
     if (layer->name[0])
@@ -60,6 +87,8 @@ static void auto_name(tw_layer *layer)
     while (i < graph.nnames && strcmp(graph.names[i].base, base))
         i++;
     if (i == graph.nnames) {
+        if (!graph.names)
+            graph_freed_at_thread_exit();
         graph.names = realloc(graph.names, sizeof *graph.names * (size_t)(graph.nnames + 1));
         snprintf(graph.names[i].base, sizeof graph.names[i].base, "%s", base);
         graph.names[i].next = 0;
@@ -132,6 +161,8 @@ static tw_symbolic_call *record(tw_layer *layer, int ninputs, tw_node *const *in
     for (int i = 0; i < nouts; i++)
         c->outputs[i] = (tw_node){c, i, outs[i]};
     if (graph.n == graph.capacity) {
+        if (!graph.calls)
+            graph_freed_at_thread_exit();
         graph.capacity = graph.capacity ? 2 * graph.capacity : 64;
         graph.calls = realloc(graph.calls, sizeof *graph.calls * (size_t)graph.capacity);
     }
