@@ -873,6 +873,29 @@ static void test_histogram_damage(void)
     free_histograms(h, 5);
 }
 
+/* No histograms yet read: the title alone; read and none: the note too. */
+static void test_histogram_loading(void)
+{
+    const int width = 480, height = 300;
+    int marked[2];
+    for (int loading = 0; loading <= 1; loading++) {
+        cairo_t *cr;
+        cairo_surface_t *surface = surface_new(width, height, &cr);
+        tw_histogram_chart hc = {.n = 0, .color = tw_run_color(2), .title = "w", .loading = loading};
+        tw_histogram_render(cr, width, height, &hc);
+        marked[loading] = 0;
+        for (int y = 40; y < height - 30; y++) /* below the title */
+            for (int x = 0; x < width; x++) {
+                pixel p = pixel_at(surface, x, y);
+                marked[loading] += fabs(p.r - light_bg.r) + fabs(p.g - light_bg.g) + fabs(p.b - light_bg.b) > 0.1;
+            }
+        cairo_destroy(cr);
+        cairo_surface_destroy(surface);
+    }
+    g_assert_cmpint(marked[0], >, 20); /* "No histograms" */
+    g_assert_cmpint(marked[1], ==, 0);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -898,6 +921,7 @@ int main(int argc, char **argv)
     g_test_add_func("/render/histogram-modes", test_histogram_modes);
     g_test_add_func("/render/histogram-labels-apart", test_histogram_labels_apart);
     g_test_add_func("/render/histogram-damage", test_histogram_damage);
+    g_test_add_func("/render/histogram-loading", test_histogram_loading);
     g_test_add_func("/render/distribution-bands", test_distribution_bands);
     return g_test_run();
 }

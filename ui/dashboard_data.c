@@ -299,6 +299,11 @@ void tw_dashboard_data_request_histograms(TwDashboardData *data, gint64 tag_id, 
     g_mutex_unlock(&data->shared.lock);
 }
 
+gboolean tw_dashboard_data_histograms_read(TwDashboardData *data, gint64 tag_id)
+{
+    return g_hash_table_contains(data->histograms, &tag_id);
+}
+
 const tw_histogram *tw_dashboard_data_histograms(TwDashboardData *data, gint64 tag_id, int *n)
 {
     tw_histogram_list *list = g_hash_table_lookup(data->histograms, &tag_id);

@@ -84,6 +84,8 @@ const TwSeriesView *tw_dashboard_data_series_view(TwDashboardData *data, gint64 
  * answer comes with "series-changed" and is read with _histograms. */
 void tw_dashboard_data_request_histograms(TwDashboardData *data, gint64 tag_id, int max_records);
 const tw_histogram *tw_dashboard_data_histograms(TwDashboardData *data, gint64 tag_id, int *n);
+/* Whether an answer for the tag's histograms came (it may hold none). */
+gboolean tw_dashboard_data_histograms_read(TwDashboardData *data, gint64 tag_id);
 
 G_END_DECLS
 

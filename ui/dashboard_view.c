@@ -543,10 +543,9 @@ static void chart_ready_each(const char *key, GtkWidget *card, gpointer data)
 static void histogram_ready_each(const char *key, GtkWidget *view, gpointer data)
 {
     ReadyCheck *check = data;
-    int n = 0;
     gint64 id = tw_histogram_view_tag_id(TW_HISTOGRAM_VIEW(view));
     check->ready = check->ready &&
-                   (tw_dashboard_data_histograms(check->data, id, &n) || tw_dashboard_data_series_error(check->data, id));
+                   (tw_dashboard_data_histograms_read(check->data, id) || tw_dashboard_data_series_error(check->data, id));
 }
 
 static void media_ready_each(const char *key, GtkWidget *card, gpointer data)

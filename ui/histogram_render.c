@@ -257,7 +257,8 @@ static void render_empty(cairo_t *cr, int width, int height, const tw_histogram_
                          const tw_render_style *style)
 {
     tw_render_title(cr, chart->title, 10, width - 20, style);
-    tw_render_note(cr, width, height, "No histograms", style);
+    if (!chart->loading)
+        tw_render_note(cr, width, height, "No histograms", style);
 }
 
 /* A tag that cannot be read: its message, wrapped, in red, where the

@@ -35,6 +35,7 @@ typedef struct {
     const char *title;
     bool dark;
     const char *damage; /* why the tag cannot be read (a damaged record), drawn instead; NULL */
+    bool loading;       /* not read yet: the title alone, not "No histograms" */
 } tw_histogram_chart;
 
 /* Offset: one ridge per step, later steps in front and lower, a step axis

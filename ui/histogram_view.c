@@ -65,6 +65,7 @@ static void tw_histogram_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
         .title = view->title,
         .dark = is_dark(widget),
         .damage = tw_dashboard_data_series_error(view->data, view->tag_id),
+        .loading = !tw_dashboard_data_histograms_read(view->data, view->tag_id),
     };
     cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &GRAPHENE_RECT_INIT(0, 0, width, height));
     if (view->mode == TW_HISTOGRAM_VIEW_DISTRIBUTION)
