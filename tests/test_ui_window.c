@@ -1014,7 +1014,7 @@ static void describe_wide(GtkWidget *widget, int limit, int depth, GString *out)
  * around its client-side decorations (where resizing grabs; the window's
  * own measure counts it, its width does not), failing the test with what
  * asks for the width when that is over 800x600. */
-static void assert_fits(TwWindow *win, const char *what)
+static void assert_fits(gpointer win, const char *what)
 {
     drain();
     GtkWidget *widget = GTK_WIDGET(win);
@@ -1067,6 +1067,39 @@ static void test_fits_800x600(void)
 static gboolean dashboard_ready(gpointer view)
 {
     return tw_dashboard_view_ready(view);
+}
+
+static gboolean any_visible_of_type(GtkWidget *root, GType type)
+{
+    if (G_TYPE_CHECK_INSTANCE_TYPE(root, type) && gtk_widget_get_visible(root))
+        return TRUE;
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c))
+        if (any_visible_of_type(c, type))
+            return TRUE;
+    return FALSE;
+}
+
+/* The Keyboard Shortcuts window (Ctrl+?) holds each section on one page
+ * and fits 800x600. With a section of two pages, GTK's own page switcher
+ * (buttons "1" and "2") warned "GtkLabel reported min width -4" when the
+ * window was dragged narrow; the monkey test found it. */
+static void test_shortcuts_window(void)
+{
+    TwWindow *win = open_window();
+    activate(win, "show-help-overlay", NULL);
+    GtkShortcutsWindow *help = gtk_application_window_get_help_overlay(GTK_APPLICATION_WINDOW(win));
+    g_assert_nonnull(help);
+    wait_until(is_mapped, help, 10, "the shortcuts window to map");
+    g_assert_false(any_visible_of_type(GTK_WIDGET(help), GTK_TYPE_STACK_SWITCHER));
+    assert_fits(help, "the shortcuts window");
+    /* Dragged down to its minimum and back: no warning (the suite's
+     * warnings are fatal). */
+    gtk_window_set_default_size(GTK_WINDOW(help), 1, 1);
+    drain();
+    gtk_window_set_default_size(GTK_WINDOW(help), 800, 600);
+    drain();
+    gtk_widget_set_visible(GTK_WIDGET(help), FALSE);
+    close_window(win);
 }
 
 /* With runs, the Dashboard's pages (every tab: the stack is as wide as its
@@ -1370,6 +1403,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/window/fits_800x600", test_fits_800x600);
     g_test_add_func("/ui/window/undo_keys", test_undo_keys);
     g_test_add_func("/ui/window/dashboard_fits_800", test_dashboard_fits_800);
+    g_test_add_func("/ui/window/shortcuts_window", test_shortcuts_window);
     g_test_add_func("/ui/window/logdb_option", test_logdb_option);
     g_test_add_func("/ui/window/screenshot", test_screenshot);
     g_test_add_func("/ui/window/screenshot_800x600", test_screenshot_800x600);
