@@ -7,7 +7,8 @@
  * one undo step that restores the exact document, a nested model that no
  * longer fits its input is refused with the engine's message and the view
  * stays inside, nested-in-nested, and a Sequential shared by three inputs;
- * and that boxes moved inside a nested model stay where they were put. */
+ * that boxes moved inside a nested model stay where they were put, also
+ * in its copies (Ctrl+D, Ctrl+C/V). */
 #include <glib/gstdio.h>
 #include <gtk/gtk.h>
 #include <json-glib/json-glib.h>
@@ -474,6 +475,69 @@ static void test_positions_kept_deeper(Fixture *f, gconstpointer data)
     g_free(dir);
 }
 
+/* The node of the shown document's last nested model, a copy just made. */
+static int last_nested(TwModelDoc *doc)
+{
+    for (int i = tw_model_doc_n_layers(doc) - 1; i >= 0; i--)
+        if (tw_layer_is_model(tw_model_doc_layer(doc, i)))
+            return i;
+    g_error("no nested model");
+}
+
+/* Copies of a nested model keep the boxes inside it where the original
+ * has them: Ctrl+D on a chain (the window's action, the stack's
+ * duplicate), Ctrl+C and Ctrl+V of a block of two boxes on the canvas,
+ * and Ctrl+D of the canvas's selection once the model is a graph. Each
+ * copy has a name of its own, which its positions go under. */
+static void test_copies_keep_positions(Fixture *f, gconstpointer data)
+{
+    load(f, NESTED_JSON(""));
+    int base = node_named(f->doc, "base");
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), base));
+    drain();
+    double x1, y1, x, y;
+    drag_inside(f, "d1", &x1, &y1);
+    GError *error = NULL;
+    must(tw_designer_view_leave_to(f->view, 0, &error), error);
+    drain();
+
+    tw_designer_canvas_select(canvas(f), base);
+    g_assert_false(tw_model_doc_is_graph(f->doc));
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(f->win), "win.duplicate-layer", NULL));
+    drain();
+    int copy = last_nested(f->doc);
+    g_assert_cmpint(copy, ==, base + 1);
+    position_inside(f, copy, "d1", &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+
+    int n = tw_model_doc_n_layers(f->doc);
+    tw_designer_canvas_select_many(canvas(f), (int[]){base, node_named(f->doc, "head")}, 2);
+    g_assert_true(tw_designer_canvas_copy(canvas(f)));
+    g_assert_true(tw_designer_canvas_paste(canvas(f)));
+    drain();
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, n + 2);
+    copy = last_nested(f->doc);
+    g_assert_cmpint(copy, >=, n);
+    position_inside(f, copy, "d1", &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+
+    g_assert_true(tw_model_doc_is_graph(f->doc));
+    tw_designer_canvas_select(canvas(f), copy);
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(f->win), "win.duplicate-layer", NULL));
+    drain();
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, n + 3);
+    position_inside(f, last_nested(f->doc), "d1", &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+    /* The names differ, and the original keeps its place too. */
+    g_assert_cmpstr(tw_layer_name(tw_model_doc_layer(f->doc, last_nested(f->doc))), !=, "base");
+    position_inside(f, base, "d1", &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+}
+
 static gboolean arranged(gpointer data)
 {
     return !tw_designer_canvas_arranging(data);
@@ -531,5 +595,6 @@ int main(int argc, char **argv)
     ADD("positions_kept", test_positions_kept);
     ADD("positions_kept_deeper", test_positions_kept_deeper);
     ADD("arranged_kept", test_arranged_kept);
+    ADD("copies_keep_positions", test_copies_keep_positions);
     return g_test_run();
 }
