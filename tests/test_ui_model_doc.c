@@ -742,6 +742,19 @@ static void test_nested_positions(void)
     g_assert_true(kept_in_entry(pasted, G_MAXUINT, "d1", &x, &y));
     g_assert_cmpfloat(x, ==, 77.0);
     g_free(pasted);
+    g_object_unref(other);
+    /* A clipboard text from elsewhere whose tree is not an object: pasted
+     * without the positions. */
+    char *cut = strstr(copied, ", \"nested\": ");
+    g_assert_nonnull(cut);
+    *cut = 0;
+    char *odd = g_strconcat(copied, ", \"nested\": {\"trunk\": 5}}", NULL);
+    other = tw_model_doc_new();
+    g_assert_cmpint(tw_model_doc_paste(other, odd, 0, 0, &error), ==, 1);
+    pasted = tw_model_doc_nested_json(other, 1);
+    g_assert_false(kept_in_entry(pasted, G_MAXUINT, "d1", &x, &y));
+    g_free(pasted);
+    g_free(odd);
     g_free(copied);
     g_object_unref(other);
     char *renamed = tw_model_doc_state(doc);

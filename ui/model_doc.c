@@ -562,12 +562,13 @@ static void drop_unused_nested(TwModelDoc *doc)
 }
 
 /* A copy of a nested model, named copy, laid out inside as the one named
- * original is (within a document, or from a clipboard's text). */
+ * original is (within a document, or from a clipboard's text, which may
+ * come from outside: a tree that is not an object is left out). */
 static void copy_nested_positions(TwModelDoc *doc, JsonObject *from, const char *original, const char *copy)
 {
-    JsonNode *tree = json_object_dup_member(from, original);
-    if (tree)
-        json_object_set_member(doc->nested, copy, tree);
+    JsonNode *tree = json_object_get_member(from, original);
+    if (tree && JSON_NODE_HOLDS_OBJECT(tree))
+        json_object_set_member(doc->nested, copy, json_node_copy(tree));
 }
 
 /* A state text (write_state's, taken) with the positions inside nested
