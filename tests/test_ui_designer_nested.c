@@ -7,7 +7,8 @@
  * one undo step that restores the exact document, a nested model that no
  * longer fits its input is refused with the engine's message and the view
  * stays inside, nested-in-nested, and a Sequential shared by three inputs;
- * and that boxes moved inside a nested model stay where they were put. */
+ * that boxes moved inside a nested model stay where they were put, also
+ * in its copies (Ctrl+D, Ctrl+C/V). */
 #include <glib/gstdio.h>
 #include <gtk/gtk.h>
 #include <json-glib/json-glib.h>
@@ -474,6 +475,153 @@ static void test_positions_kept_deeper(Fixture *f, gconstpointer data)
     g_free(dir);
 }
 
+/* The node of the shown document's last nested model, a copy just made. */
+static int last_nested(TwModelDoc *doc)
+{
+    for (int i = tw_model_doc_n_layers(doc) - 1; i >= 0; i--)
+        if (tw_layer_is_model(tw_model_doc_layer(doc, i)))
+            return i;
+    g_error("no nested model");
+}
+
+/* Copies of a nested model keep the boxes inside it where the original
+ * has them: Ctrl+D on a chain (the window's action, the stack's
+ * duplicate), Ctrl+C and Ctrl+V of a block of two boxes on the canvas,
+ * and Ctrl+D of the canvas's selection once the model is a graph. Each
+ * copy has a name of its own, which its positions go under. */
+static void test_copies_keep_positions(Fixture *f, gconstpointer data)
+{
+    load(f, NESTED_JSON(""));
+    int base = node_named(f->doc, "base");
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), base));
+    drain();
+    double x1, y1, x, y;
+    drag_inside(f, "d1", &x1, &y1);
+    GError *error = NULL;
+    must(tw_designer_view_leave_to(f->view, 0, &error), error);
+    drain();
+
+    tw_designer_canvas_select(canvas(f), base);
+    g_assert_false(tw_model_doc_is_graph(f->doc));
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(f->win), "win.duplicate-layer", NULL));
+    drain();
+    int copy = last_nested(f->doc);
+    g_assert_cmpint(copy, ==, base + 1);
+    position_inside(f, copy, "d1", &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+
+    int n = tw_model_doc_n_layers(f->doc);
+    tw_designer_canvas_select_many(canvas(f), (int[]){base, node_named(f->doc, "head")}, 2);
+    g_assert_true(tw_designer_canvas_copy(canvas(f)));
+    g_assert_true(tw_designer_canvas_paste(canvas(f)));
+    drain();
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, n + 2);
+    copy = last_nested(f->doc);
+    g_assert_cmpint(copy, >=, n);
+    position_inside(f, copy, "d1", &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+
+    g_assert_true(tw_model_doc_is_graph(f->doc));
+    tw_designer_canvas_select(canvas(f), copy);
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(f->win), "win.duplicate-layer", NULL));
+    drain();
+    g_assert_cmpint(tw_model_doc_n_layers(f->doc), ==, n + 3);
+    position_inside(f, last_nested(f->doc), "d1", &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+    /* The names differ, and the original keeps its place too. */
+    g_assert_cmpstr(tw_layer_name(tw_model_doc_layer(f->doc, last_nested(f->doc))), !=, "base");
+    position_inside(f, base, "d1", &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+}
+
+static void count_train(TwTrainPanel *panel, const tw_train_settings *settings, int *count)
+{
+    (*count)++;
+}
+
+static gboolean trained(gpointer data)
+{
+    return *(int *)data > 0;
+}
+
+/* Train in the header and in the training panel: off with the same reason
+ * while the designer shows a nested model. */
+static void assert_train_off(Fixture *f, const char *why)
+{
+    GtkWidget *header = titlebar_button(GTK_WINDOW(f->win), "win.train");
+    GtkWidget *button = find_named(GTK_WIDGET(tw_window_train_panel(f->win)), "train");
+    g_assert_false(g_action_group_get_action_enabled(G_ACTION_GROUP(f->win), "train"));
+    g_assert_false(gtk_widget_get_sensitive(header));
+    g_assert_false(gtk_widget_get_sensitive(button));
+    g_assert_cmpstr(gtk_widget_get_tooltip_text(header), ==, why);
+    g_assert_cmpstr(gtk_widget_get_tooltip_text(button), ==, why);
+    g_assert_cmpstr(tw_train_panel_cannot_train(tw_window_train_panel(f->win)), ==, why);
+}
+
+/* While the designer shows a nested model, Train (the header's, the
+ * panel's and Ctrl+Return's action) is off and says to go back: it trains
+ * the top model, which has the edits made inside only once going back
+ * writes them in. The status line shows the nested model's totals, named.
+ * Back at the top, Train is on again and trains the model with the edits. */
+static void test_train_inside(Fixture *f, gconstpointer data)
+{
+    load(f, NESTED_JSON(""));
+    TwTrainPanel *panel = tw_window_train_panel(f->win);
+    int requests = 0;
+    g_signal_connect(panel, "train-requested", G_CALLBACK(count_train), &requests);
+    GtkLabel *status = GTK_LABEL(tw_designer_view_status(f->view));
+    g_assert_null(tw_train_panel_cannot_train(panel));
+    g_assert_true(g_action_group_get_action_enabled(G_ACTION_GROUP(f->win), "train"));
+    g_assert_true(g_str_has_prefix(gtk_label_get_text(status), "3 layers · Total params: 59 "));
+
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(f->doc, "base")));
+    drain();
+    TwModelDoc *child = tw_designer_view_doc(f->view);
+    const char *why = tw_train_panel_cannot_train(panel);
+    g_assert_nonnull(why);
+    g_test_message("inside: %s", why);
+    g_assert_true(g_str_has_prefix(why, "Inside base: go back to outer to train it (Escape)"));
+    assert_train_off(f, why);
+    g_assert_true(g_str_has_prefix(gtk_label_get_text(status), "Inside base: 3 layers · Total params: 51 "));
+
+    /* An edit inside: still off; the totals follow the nested model. */
+    tw_designer_canvas_select(canvas(f), node_named(child, "d2"));
+    g_assert_true(tw_designer_canvas_append_class(canvas(f), "Dense"));
+    GError *error = NULL;
+    must(tw_model_doc_set_param(child, tw_designer_canvas_primary(canvas(f)), "units", "5", &error), error);
+    drain();
+    assert_train_off(f, why);
+    g_assert_true(g_str_has_prefix(gtk_label_get_text(status), "Inside base: 4 layers · Total params: 71 "));
+    gtk_widget_activate_action(GTK_WIDGET(f->win), "win.train", NULL);
+    g_assert_false(tw_train_panel_request_train(panel));
+    drain();
+    g_assert_cmpint(requests, ==, 0);
+
+    /* Escape: the edit goes into the top model as one step, and Train,
+     * clicked, trains it. */
+    gtk_widget_grab_focus(GTK_WIDGET(canvas(f)));
+    if (!ui_keys_send(GTK_WIDGET(f->win), "Escape", at_top, f->view))
+        must(tw_designer_view_leave_to(f->view, 0, &error), error);
+    drain();
+    g_assert_cmpint(tw_designer_view_depth(f->view), ==, 0);
+    g_assert_null(tw_train_panel_cannot_train(panel));
+    GtkWidget *button = find_named(GTK_WIDGET(panel), "train");
+    g_assert_true(gtk_widget_get_sensitive(button));
+    g_assert_true(gtk_widget_get_sensitive(titlebar_button(GTK_WINDOW(f->win), "win.train")));
+    g_assert_true(g_str_has_prefix(gtk_label_get_text(status), "3 layers · Total params: 83 "));
+    g_assert_cmpint(total(f->doc), ==, 36 + 15 + 20 + 12);
+    if (!ui_click_send(GTK_WIDGET(f->win), button, gtk_widget_get_width(button) / 2.0,
+                       gtk_widget_get_height(button) / 2.0, trained, &requests))
+        g_assert_true(tw_train_panel_request_train(panel));
+    drain();
+    g_assert_cmpint(requests, ==, 1);
+    g_signal_handlers_disconnect_by_func(panel, count_train, &requests);
+}
+
 static gboolean arranged(gpointer data)
 {
     return !tw_designer_canvas_arranging(data);
@@ -531,5 +679,7 @@ int main(int argc, char **argv)
     ADD("positions_kept", test_positions_kept);
     ADD("positions_kept_deeper", test_positions_kept_deeper);
     ADD("arranged_kept", test_arranged_kept);
+    ADD("copies_keep_positions", test_copies_keep_positions);
+    ADD("train_inside", test_train_inside);
     return g_test_run();
 }

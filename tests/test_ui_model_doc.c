@@ -694,8 +694,8 @@ static gboolean kept_in_entry(const char *json, guint entry, const char *layer, 
 /* Positions inside a nested model, as a file keeps them in the model's
  * entry: a drill-down's JSON has them at its top, the saved JSON in the
  * entry again; a replace takes the new ones in one undoable step; a
- * rename keeps them, a removal drops them (and its undo brings them
- * back). */
+ * rename keeps them, and so does a copy pasted into another document;
+ * a removal drops them (and its undo brings them back). */
 static void test_nested_positions(void)
 {
     TwModelDoc *doc = tw_model_doc_new();
@@ -733,6 +733,30 @@ static void test_nested_positions(void)
     g_assert_true(kept_in_entry(now, 1, "d1", &x, &y));
     g_assert_cmpfloat(x, ==, 77.0);
     g_free(now);
+    /* Copied to another document through the clipboard's text, the
+     * nested model keeps its inner layout there. */
+    char *copied = tw_model_doc_copy_nodes(doc, (int[]){1}, 1);
+    TwModelDoc *other = tw_model_doc_new();
+    g_assert_cmpint(tw_model_doc_paste(other, copied, 0, 0, &error), ==, 1);
+    char *pasted = tw_model_doc_nested_json(other, 1);
+    g_assert_true(kept_in_entry(pasted, G_MAXUINT, "d1", &x, &y));
+    g_assert_cmpfloat(x, ==, 77.0);
+    g_free(pasted);
+    g_object_unref(other);
+    /* A clipboard text from elsewhere whose tree is not an object: pasted
+     * without the positions. */
+    char *cut = strstr(copied, ", \"nested\": ");
+    g_assert_nonnull(cut);
+    *cut = 0;
+    char *odd = g_strconcat(copied, ", \"nested\": {\"trunk\": 5}}", NULL);
+    other = tw_model_doc_new();
+    g_assert_cmpint(tw_model_doc_paste(other, odd, 0, 0, &error), ==, 1);
+    pasted = tw_model_doc_nested_json(other, 1);
+    g_assert_false(kept_in_entry(pasted, G_MAXUINT, "d1", &x, &y));
+    g_free(pasted);
+    g_free(odd);
+    g_free(copied);
+    g_object_unref(other);
     char *renamed = tw_model_doc_state(doc);
     g_assert_true(tw_model_doc_remove(doc, 1, &error));
     now = tw_model_doc_state(doc);

@@ -34,6 +34,7 @@ struct _TwDesignerView {
     GtkWidget *canvas, *pages, *status, *problem, *inner;
     GtkWidget *crumbs, *crumb_message;
     gboolean syncing; /* a selection passed from the canvas to the list or back */
+    char *cannot_train; /* why Train is off while a nested model is shown, else NULL */
 };
 
 enum { PROP_0, PROP_DOC, N_PROPS };
@@ -91,8 +92,22 @@ static void on_canvas_selected(TwDesignerCanvas *canvas, TwDesignerView *self)
     self->syncing = FALSE;
 }
 
+/* The name a level goes by in the breadcrumb: the top model's, else the
+ * nested model's layer name in the level above. */
+static const char *level_name(TwDesignerView *self, guint i)
+{
+    Level *level = g_ptr_array_index(self->levels, i);
+    if (i == 0)
+        return tw_model_doc_name(level->doc);
+    Level *above = g_ptr_array_index(self->levels, i - 1);
+    return tw_layer_name(tw_model_doc_layer(above->doc, level->node));
+}
+
 /* "12 layers · Total params: 54,410 · Trainable: ... " and why the model
- * cannot train. */
+ * cannot train. Inside a nested model, the totals and the problem are the
+ * nested model's (what the canvas shows, and what editing there changes),
+ * named so: the top model's would not show the edits not yet written
+ * back. */
 static void update_status(TwModelDoc *doc, TwDesignerView *self)
 {
     if (doc != tw_designer_view_doc(self)) /* a hidden level's */
@@ -104,10 +119,13 @@ static void update_status(TwModelDoc *doc, TwDesignerView *self)
     tw_designer_format_count(trainable + frozen, total_s, sizeof total_s);
     tw_designer_format_count(trainable, trainable_s, sizeof trainable_s);
     tw_designer_format_count(frozen, frozen_s, sizeof frozen_s);
-    char *text = g_strdup_printf("%d layers · Total params: %s · Trainable: %s · Non-trainable: %s",
+    guint depth = self->levels->len - 1;
+    char *inside = depth ? g_strdup_printf("Inside %s: ", level_name(self, depth)) : g_strdup("");
+    char *text = g_strdup_printf("%s%d layers · Total params: %s · Trainable: %s · Non-trainable: %s", inside,
                                  tw_model_doc_n_layers(doc), total_s, trainable_s, frozen_s);
     gtk_label_set_text(GTK_LABEL(self->status), text);
     g_free(text);
+    g_free(inside);
     text = error ? g_strdup_printf("Cannot train: %s", error) : NULL;
     gtk_label_set_text(GTK_LABEL(self->problem), text ? text : "");
     gtk_widget_set_tooltip_text(self->problem, text);
@@ -280,10 +298,7 @@ static void update_crumbs(TwDesignerView *self)
         gtk_box_remove(GTK_BOX(self->crumbs), child);
     guint n = self->levels->len;
     for (guint i = 0; i < n; i++) {
-        Level *level = g_ptr_array_index(self->levels, i);
-        const char *name = i == 0 ? tw_model_doc_name(level->doc)
-                                  : tw_layer_name(tw_model_doc_layer(((Level *)g_ptr_array_index(self->levels, i - 1))->doc,
-                                                                     level->node));
+        const char *name = level_name(self, i);
         GtkWidget *crumb;
         if (i + 1 < n) {
             crumb = gtk_button_new_with_label(name);
@@ -302,6 +317,16 @@ static void update_crumbs(TwDesignerView *self)
             gtk_box_insert_child_after(GTK_BOX(self->crumbs), gtk_label_new("›"), crumb);
     }
     gtk_widget_set_visible(self->crumbs, n > 1);
+    /* Train trains the top model, the window's document, which takes the
+     * edits made down here only when they are written back on the way up
+     * (one undo step). Until then training it would ignore the edits on
+     * screen, and training a model with them would train one that no
+     * document holds yet: Train waits for the way back instead. */
+    g_free(self->cannot_train);
+    self->cannot_train = n > 1 ? g_strdup_printf("Inside %s: go back to %s to train it (Escape); the edits made "
+                                                 "inside go into it then, as one undo step",
+                                                 level_name(self, n - 1), level_name(self, 0))
+                               : NULL;
 }
 
 /* The shown level's widgets in place of the others'. */
@@ -429,6 +454,11 @@ static void on_top_loaded(TwModelDoc *doc, GParamSpec *pspec, TwDesignerView *se
     emit_shown_changed(self);
 }
 
+const char *tw_designer_view_cannot_train(TwDesignerView *self)
+{
+    return self->cannot_train;
+}
+
 int tw_designer_view_depth(TwDesignerView *self)
 {
     return (int)self->levels->len - 1;
@@ -503,6 +533,7 @@ static void tw_designer_view_dispose(GObject *object)
         gtk_widget_unparent(child);
     g_clear_pointer(&self->levels, g_ptr_array_unref);
     g_clear_object(&self->doc);
+    g_clear_pointer(&self->cannot_train, g_free);
     G_OBJECT_CLASS(tw_designer_view_parent_class)->dispose(object);
 }
 

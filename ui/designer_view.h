@@ -39,6 +39,12 @@ gboolean tw_designer_view_enter_nested(TwDesignerView *view, int node, GError **
 gboolean tw_designer_view_leave_to(TwDesignerView *view, int depth, GError **error);
 /* Whether a level below the top has edits not yet written back. */
 gboolean tw_designer_view_pending(TwDesignerView *view);
+/* Why Train is off while a nested model is shown ("Inside base: go back
+ * to model to train it (Escape); ..."): Train trains the top model, which
+ * has the edits made inside only once they are written back; NULL at the
+ * top. The window hands it to the training panel
+ * (tw_train_panel_set_blocked) on "shown-changed". */
+const char *tw_designer_view_cannot_train(TwDesignerView *view);
 /* The selected layer's index, -1 for none. */
 int tw_designer_view_selected(TwDesignerView *view);
 void tw_designer_view_select(TwDesignerView *view, int index);
@@ -46,7 +52,8 @@ GtkWidget *tw_designer_view_palette(TwDesignerView *view);
 GtkWidget *tw_designer_view_stack(TwDesignerView *view);
 GtkWidget *tw_designer_view_canvas(TwDesignerView *view);
 /* The status line's labels: the totals, and why the model cannot train
- * (hidden while it can). */
+ * (hidden while it can); inside a nested model, that model's own
+ * ("Inside base: 3 layers · ..."). */
 GtkWidget *tw_designer_view_status(TwDesignerView *view);
 GtkWidget *tw_designer_view_problem(TwDesignerView *view);
 GtkWidget *tw_designer_view_property_editor(TwDesignerView *view);

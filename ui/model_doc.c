@@ -561,15 +561,23 @@ static void drop_unused_nested(TwModelDoc *doc)
     doc->nested = used;
 }
 
-/* The document's state: its nodes and the positions inside its nested
- * models. */
-static char *doc_state(TwModelDoc *doc)
+/* A copy of a nested model, named copy, laid out inside as the one named
+ * original is (within a document, or from a clipboard's text, which may
+ * come from outside: a tree that is not an object is left out). */
+static void copy_nested_positions(TwModelDoc *doc, JsonObject *from, const char *original, const char *copy)
 {
-    char *state = write_state(doc->name, doc->sequential, doc->nodes, NULL, 0);
-    drop_unused_nested(doc);
-    if (!state || !json_object_get_size(doc->nested))
+    JsonNode *tree = json_object_get_member(from, original);
+    if (tree && JSON_NODE_HOLDS_OBJECT(tree))
+        json_object_set_member(doc->nested, copy, json_node_copy(tree));
+}
+
+/* A state text (write_state's, taken) with the positions inside nested
+ * models as its "nested" member, when there are any. */
+static char *with_nested(char *state, JsonObject *nested)
+{
+    if (!state || !json_object_get_size(nested))
         return state;
-    JsonNode *node = json_node_init_object(json_node_alloc(), doc->nested);
+    JsonNode *node = json_node_init_object(json_node_alloc(), nested);
     char *text = tw_json_node_to_text(node);
     json_node_unref(node);
     GString *out = g_string_new_len(state, (gssize)strlen(state) - 1); /* the closing brace */
@@ -577,6 +585,15 @@ static char *doc_state(TwModelDoc *doc)
     free(text);
     g_free(state);
     return g_string_free(out, FALSE);
+}
+
+/* The document's state: its nodes and the positions inside its nested
+ * models. */
+static char *doc_state(TwModelDoc *doc)
+{
+    char *state = write_state(doc->name, doc->sequential, doc->nodes, NULL, 0);
+    drop_unused_nested(doc);
+    return with_nested(state, doc->nested);
 }
 
 /* Typed members of a JSON object, NULL or FALSE when absent or of
@@ -1456,6 +1473,8 @@ gboolean tw_model_doc_duplicate(TwModelDoc *doc, int index, GError **error)
     char *base = snake_case(class_name);
     char *name = unique_name(doc, base);
     tw_layer *copy = tw_layer_clone(node_at(doc, index)->layer, name);
+    if (copy && tw_layer_is_model(copy))
+        copy_nested_positions(doc, doc->nested, tw_layer_name(node_at(doc, index)->layer), name);
     g_free(name);
     g_free(base);
     if (!copy)
@@ -1853,8 +1872,19 @@ char *tw_model_doc_copy_nodes(TwModelDoc *doc, const int *nodes, int n)
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc), NULL);
     for (int k = 0; k < n; k++)
         g_return_val_if_fail(valid_node(doc, nodes[k]), NULL);
-    return write_state(doc->name, FALSE, doc->nodes, nodes, n);
+    /* The positions inside the nested models copied go along: a copy of
+     * a nested model is laid out inside as the original is. */
+    JsonObject *nested = json_object_new();
+    for (int k = 0; k < n; k++) {
+        const char *name = tw_layer_name(node_at(doc, nodes[k])->layer);
+        if (json_object_has_member(doc->nested, name) && !json_object_has_member(nested, name))
+            json_object_set_member(nested, name, json_object_dup_member(doc->nested, name));
+    }
+    char *text = with_nested(write_state(doc->name, FALSE, doc->nodes, nodes, n), nested);
+    json_object_unref(nested);
+    return text;
 }
+
 
 /* A pasted layer's name: its own when free, else the next free one of
  * its base ("conv2d_3" -> "conv2d_4"...). */
@@ -1874,7 +1904,8 @@ int tw_model_doc_paste(TwModelDoc *doc, const char *text, double dx, double dy, 
     g_return_val_if_fail(TW_IS_MODEL_DOC(doc) && text, -1);
     begin_edit(doc);
     int first = n_nodes(doc);
-    if (!read_nodes(text, doc->nodes, NULL, NULL, NULL, error))
+    JsonObject *nested = NULL;
+    if (!read_nodes(text, doc->nodes, NULL, NULL, &nested, error))
         return -1;
     GHashTable *renamed = g_hash_table_new(NULL, NULL);
     for (int i = first; i < n_nodes(doc); i++) {
@@ -1884,10 +1915,13 @@ int tw_model_doc_paste(TwModelDoc *doc, const char *text, double dx, double dy, 
         if (!g_hash_table_add(renamed, node->layer))
             continue; /* a shared layer, renamed once */
         char *name = paste_name(doc, tw_layer_name(node->layer));
+        if (tw_layer_is_model(node->layer))
+            copy_nested_positions(doc, nested, tw_layer_name(node->layer), name);
         tw_layer_set_name(node->layer, name);
         g_free(name);
     }
     g_hash_table_unref(renamed);
+    json_object_unref(nested);
     leave_sequential(doc);
     doc->user_positions = TRUE;
     if (n_nodes(doc) == first)

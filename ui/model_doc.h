@@ -170,7 +170,9 @@ gboolean tw_model_doc_move_nodes(TwModelDoc *doc, const int *nodes, int n, doubl
 gboolean tw_model_doc_set_positions(TwModelDoc *doc, const double *xy, GError **error);
 /* The selected nodes with the edges among them, as text for the clipboard
  * (g_free), and that text pasted as new nodes (new names) moved by dx, dy;
- * returns the index of the first new node (they are the last ones) or -1. */
+ * returns the index of the first new node (they are the last ones) or -1.
+ * A nested model's copy keeps the box positions inside it under its new
+ * name, as tw_model_doc_duplicate's does. */
 char *tw_model_doc_copy_nodes(TwModelDoc *doc, const int *nodes, int n);
 int tw_model_doc_paste(TwModelDoc *doc, const char *text, double dx, double dy, GError **error);
 

@@ -66,6 +66,7 @@ struct _TwTrainPanel {
     gpointer check_data;
     char *data_problem; /* the check's last answer */
     char *cannot_train; /* what "cannot-train" last said */
+    char *blocked;      /* tw_train_panel_set_blocked's reason, or NULL */
 
     GtkWidget *root, *form;
     GtkWidget *dataset, *data_file_button, *labels_button, *label_column;
@@ -182,6 +183,8 @@ static const char *cannot_train(TwTrainPanel *self)
         return "No model";
     if (self->state != STATE_IDLE)
         return RUNNING_REASON;
+    if (self->blocked)
+        return self->blocked;
     const char *error = tw_model_doc_error(self->doc);
     if (error)
         return error;
@@ -217,6 +220,16 @@ const char *tw_train_panel_cannot_train(TwTrainPanel *self)
 {
     g_return_val_if_fail(TW_IS_TRAIN_PANEL(self), NULL);
     return self->cannot_train;
+}
+
+void tw_train_panel_set_blocked(TwTrainPanel *self, const char *reason)
+{
+    g_return_if_fail(TW_IS_TRAIN_PANEL(self));
+    if (!g_strcmp0(reason, self->blocked))
+        return;
+    g_free(self->blocked);
+    self->blocked = g_strdup(reason);
+    update_sensitivity(self);
 }
 
 void tw_train_panel_set_data_check(TwTrainPanel *self, TwTrainDataCheck check, gpointer user_data)
@@ -885,6 +898,7 @@ static void tw_train_panel_finalize(GObject *object)
     g_free(self->running_name);
     g_free(self->data_problem);
     g_free(self->cannot_train);
+    g_free(self->blocked);
     g_clear_pointer(&self->device_names, g_ptr_array_unref);
     G_OBJECT_CLASS(tw_train_panel_parent_class)->finalize(object);
 }

@@ -35,8 +35,9 @@ G_DECLARE_FINAL_TYPE(TwTrainPanel, tw_train_panel, TW, TRAIN_PANEL, GtkWidget)
 
 /* Signals: "train-requested" (const tw_train_settings *), "pause-requested",
  * "resume-requested", "stop-requested". Train is insensitive while the doc
- * is invalid, the model has nothing to train, or the data check says no,
- * with the reason as its tooltip. */
+ * is invalid, the model has nothing to train, the data check says no, or
+ * the panel is blocked (tw_train_panel_set_blocked), with the reason as its
+ * tooltip. */
 GtkWidget *tw_train_panel_new(TwModelDoc *doc);
 
 /* The application's check of the model against the data the settings
@@ -47,6 +48,10 @@ GtkWidget *tw_train_panel_new(TwModelDoc *doc);
 typedef char *(*TwTrainDataCheck)(const tw_train_settings *settings, tw_model *model, gpointer user_data);
 void tw_train_panel_set_data_check(TwTrainPanel *panel, TwTrainDataCheck check, gpointer user_data);
 void tw_train_panel_recheck(TwTrainPanel *panel);
+/* A reason from outside the panel that Train is off (the designer shows
+ * a nested model: designer_view.h), NULL for none; Train says it before
+ * the model's own problems. */
+void tw_train_panel_set_blocked(TwTrainPanel *panel, const char *reason);
 /* Why Train is off now, or NULL: the "cannot-train" property. */
 const char *tw_train_panel_cannot_train(TwTrainPanel *panel);
 const tw_train_settings *tw_train_panel_settings(TwTrainPanel *panel);

@@ -120,6 +120,15 @@ static void update_actions(TwWindow *win)
     gtk_widget_set_tooltip_text(win->train_button, why ? why : "Train the model (Ctrl+Return)");
 }
 
+/* The designer drilled into a nested model or back: Train trains the
+ * top model only (designer_view.h), so it is off while inside. */
+static void on_shown_changed(TwWindow *win)
+{
+    tw_train_panel_set_blocked(TW_TRAIN_PANEL(win->train_panel),
+                               tw_designer_view_cannot_train(TW_DESIGNER_VIEW(win->designer)));
+    update_actions(win);
+}
+
 static void on_doc_changed(TwWindow *win)
 {
     update_actions(win);
@@ -699,7 +708,7 @@ static void build_designer_page(TwWindow *win)
     g_signal_connect_object(win->train_panel, "notify::logdb", G_CALLBACK(on_panel_logdb), win, 0);
     g_signal_connect_object(win->train_panel, "notify::cannot-train", G_CALLBACK(update_actions), win,
                             G_CONNECT_SWAPPED);
-    g_signal_connect_object(win->designer, "shown-changed", G_CALLBACK(update_actions), win, G_CONNECT_SWAPPED);
+    g_signal_connect_object(win->designer, "shown-changed", G_CALLBACK(on_shown_changed), win, G_CONNECT_SWAPPED);
     on_panel_logdb(G_OBJECT(win->train_panel), NULL, win);
 }
 
