@@ -429,9 +429,11 @@ static void lower_priority(void)
 static gpointer worker_main(gpointer data)
 {
     twb_train_worker *w = data;
+    /* Every core, as `twb train` uses: the engine's adaptive thread count
+     * (engine/threads) gives way by itself to the main loop, the renderer
+     * and other programs when they keep cores busy, and this thread's
+     * lower priority lets the window draw first. */
     lower_priority();
-    /* Leave a core to the main loop. */
-    tw_set_num_threads(MAX(1, (int)g_get_num_processors() - 1));
     report *r = g_new0(report, 1);
     /* The model builds its variables on this thread's default device, as
      * `twb train --device` does (fit copies each batch to them). */
