@@ -858,6 +858,14 @@ static void test_optimizer_round_trip(void)
     assert_error_names(path, "optimizer entry 'optimizer/dense/kernel/m': ");
     g_assert_cmpint(equal_weights(d, d_copy), ==, 4); /* checked before any weight was assigned */
     g_assert_cmpint(tw_optimizer_iterations(sgd), ==, 0);
+    /* With the training settings `twb train` writes, the message names
+     * both optimizers and what to do. */
+    char *named = g_build_filename(dir, "named.safetensors", NULL);
+    g_assert_cmpint(tw_checkpoint_save(named, a, adam_a, NULL, "{\"settings\": {\"optimizer\": \"adam\"}}"), ==, 0);
+    g_assert_cmpint(tw_checkpoint_restore(named, d, sgd), ==, -1);
+    assert_error_names(named, "the checkpoint was saved by optimizer adam, this one is sgd: its state "
+                              "('optimizer/dense/kernel/m') has no place here; resume with optimizer adam");
+    g_free(named);
     tw_layer_unref(d);
     tw_layer_unref(d_copy);
     char *plain = g_build_filename(dir, "plain.safetensors", NULL);

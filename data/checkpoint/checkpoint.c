@@ -3,10 +3,12 @@
  * what the file is. Restoring checks names, shapes and dtypes before it
  * assigns anything, so a checkpoint of another model fails cleanly. */
 #include <glib.h>
+#include <json-glib/json-glib.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "safetensors_internal.h"
+#include "tw/json_depth.h"
 
 #define FORMAT "twb-checkpoint"
 #define VERSION "1"
@@ -249,6 +251,29 @@ static int restore_weights(tw_safetensors *st, const char *path, tw_model *model
     return 0;
 }
 
+/* The optimizer the checkpoint's training settings name (the metadata
+ * "training_config"'s settings.optimizer, which `twb train` and the window
+ * write), or NULL. */
+static char *saved_optimizer(tw_safetensors *st)
+{
+    const char *config = tw_safetensors_metadata(st, "training_config");
+    if (config && tw_json_too_deep(config, -1) >= 0)
+        return NULL;
+    JsonParser *parser = json_parser_new();
+    char *name = NULL;
+    JsonNode *root = config && json_parser_load_from_data(parser, config, -1, NULL) ? json_parser_get_root(parser)
+                                                                                     : NULL;
+    JsonObject *top = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
+    JsonNode *settings = top ? json_object_get_member(top, "settings") : NULL;
+    if (settings && JSON_NODE_HOLDS_OBJECT(settings)) {
+        JsonNode *n = json_object_get_member(json_node_get_object(settings), "optimizer");
+        if (n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_STRING)
+            name = g_strdup(json_node_get_string(n));
+    }
+    g_object_unref(parser);
+    return name;
+}
+
 /* "optimizer/<weight path>/<slot>" -> the weight and the slot name. */
 static tw_tensor *slot_for(tw_safetensors *st, const char *path, const weight_list *w, tw_optimizer *optimizer,
                            const char *name)
@@ -263,7 +288,15 @@ static tw_tensor *slot_for(tw_safetensors *st, const char *path, const weight_li
     }
     tw_tensor *slot = tw_optimizer_slot(optimizer, variable, slash + 1);
     if (!slot) {
-        tw_error_set("%s: optimizer entry '%s': %s", path, name, tw_last_error());
+        const char *now = tw_optimizer_kind_name(tw_optimizer_get_config(optimizer)->kind);
+        char *saved = saved_optimizer(st);
+        if (saved && g_ascii_strcasecmp(saved, now))
+            tw_error_set("%s: the checkpoint was saved by optimizer %s, this one is %s: its state ('%s') has no "
+                         "place here; resume with optimizer %s, or start again without the checkpoint",
+                         path, saved, now, name, saved);
+        else
+            tw_error_set("%s: optimizer entry '%s': %s", path, name, tw_last_error());
+        g_free(saved);
         return NULL;
     }
     return check_like(st, path, name, slot, "optimizer") ? NULL : slot;
