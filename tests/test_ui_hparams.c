@@ -18,6 +18,7 @@
 #include "hparams_render.h"
 #include "hparams_table.h"
 #include "hparams_view.h"
+#include "line_mask.h"
 #include "run_list.h"
 #include "tag_sections.h"
 #include "frame_meter.h"
@@ -215,6 +216,125 @@ static void test_render(void)
     g_assert_cmpint(tw_hp_scatter_hit(400, 300, &plot, x, y, 5, 5), ==, -1);
     cairo_destroy(cr);
     cairo_surface_destroy(s);
+    tw_hp_table_free(t);
+}
+
+/* ---- the grey rows' lines --------------------------------------------------------- */
+static gboolean mask_at(const tw_line_mask *m, int x, int y)
+{
+    return x >= 0 && x < m->width && y >= 0 && y < m->height && m->data[y * m->stride + x];
+}
+
+/* A line in the mask (line_mask.h): along its longer direction one pixel a
+ * step, each the nearest to the true line, both ends, nothing else (and
+ * nothing outside the mask); painted, each covered pixel once, where two
+ * lines cross too. */
+static void test_line_mask(void)
+{
+    const int lines[][4] = {
+        {2, 3, 17, 9},   /* shallow */
+        {5, 30, 8, 2},   /* steep, upwards */
+        {20, 20, 0, 0},  /* diagonal, backwards */
+        {10, 10, 10, 10}, /* a point */
+        {-5, 4, 12, 30}, /* leaving the mask on the left */
+        {3, 35, 3, 50},  /* leaving it at the bottom */
+    };
+    for (size_t l = 0; l < G_N_ELEMENTS(lines); l++) {
+        int x0 = lines[l][0], y0 = lines[l][1], x1 = lines[l][2], y1 = lines[l][3];
+        tw_line_mask m;
+        tw_line_mask_init(&m, 40, 40);
+        tw_line_mask_line(&m, x0, y0, x1, y1);
+        gboolean steep = abs(y1 - y0) > abs(x1 - x0);
+        int from = steep ? MIN(y0, y1) : MIN(x0, x1), to = steep ? MAX(y0, y1) : MAX(x0, x1), expected = 0;
+        for (int k = from; k <= to; k++) { /* each step along the line */
+            double exact = steep ? (y1 == y0 ? x0 : x0 + (double)(k - y0) * (x1 - x0) / (y1 - y0))
+                                 : (x1 == x0 ? y0 : y0 + (double)(k - x0) * (y1 - y0) / (x1 - x0));
+            int hits = 0;
+            for (int j = 0; j < 40; j++)
+                if (steep ? mask_at(&m, j, k) : mask_at(&m, k, j)) {
+                    g_assert_cmpfloat(fabs(j - exact), <=, 0.5);
+                    hits++;
+                }
+            int nearest = (int)floor(exact + 0.5);
+            gboolean inside = k >= 0 && k < 40 && nearest >= 0 && nearest < 40;
+            g_assert_cmpint(hits, ==, inside ? 1 : 0);
+            expected += hits;
+        }
+        if (x0 >= 0 && y0 < 40)
+            g_assert_true(mask_at(&m, x0, y0));
+        if (x1 >= 0 && y1 < 40)
+            g_assert_true(mask_at(&m, x1, y1));
+        int covered = 0;
+        for (int y = 0; y < 40; y++)
+            for (int x = 0; x < 40; x++)
+                covered += mask_at(&m, x, y);
+        g_assert_cmpint(covered, ==, expected); /* nothing off the line */
+        tw_line_mask_clear(&m);
+    }
+    /* two crossing lines painted half transparent red over white: every
+     * covered pixel the same pink, the crossing too */
+    tw_line_mask m;
+    tw_line_mask_init(&m, 21, 21);
+    tw_line_mask_line(&m, 0, 0, 20, 20);
+    tw_line_mask_line(&m, 0, 20, 20, 0);
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 21, 21);
+    cairo_t *cr = cairo_create(s);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+    cairo_set_source_rgba(cr, 1, 0, 0, 0.5);
+    tw_line_mask_paint(&m, cr);
+    cairo_destroy(cr);
+    tw_rgb pink = {1, 0.5, 0.5}, white = {1, 1, 1};
+    g_assert_cmpint(count_color(s, pink), ==, 41); /* 21 + 21, (10, 10) shared */
+    g_assert_cmpint(count_color(s, white), ==, 21 * 21 - 41);
+    cairo_surface_destroy(s);
+    tw_line_mask_clear(&m);
+}
+
+/* The parallel plot's grey rows drawn into an image: each row passing the
+ * filter as a line from axis to axis, none for a row filtered out. */
+static void test_grey_rows(void)
+{
+    int n;
+    const tw_run_info *runs = odd_runs(&n);
+    tw_hp_table *t = tw_hp_table_new(runs, n);
+    int axes[] = {col(t, TW_HP_HPARAM, "lr"), col(t, TW_HP_HPARAM, "bs")};
+    int all[] = {0, 1}, only_a[] = {0};
+    tw_hp_plot plot = {t, all, 2, NULL, NULL, false};
+    cairo_surface_t *both = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 400, 300);
+    cairo_surface_t *one = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 400, 300);
+    cairo_t *cr = cairo_create(both);
+    tw_hp_render_parallel_base(cr, 400, 300, &plot, axes, 2);
+    cairo_destroy(cr);
+    plot.rows = only_a;
+    plot.nrows = 1;
+    cr = cairo_create(one);
+    tw_hp_render_parallel_base(cr, 400, 300, &plot, axes, 2);
+    cairo_destroy(cr);
+    cairo_surface_flush(both);
+    cairo_surface_flush(one);
+    /* a (lr 0.001, the lowest on its log axis; bs 32, the lowest) runs
+     * along the bottom, b (lr 0.1, bs 64) from the middle of the first
+     * axis to the top of the second; axes at x 48 and 352, values from
+     * y 36 to 278 */
+    const uint32_t *pb = (const uint32_t *)cairo_image_surface_get_data(both);
+    const uint32_t *po = (const uint32_t *)cairo_image_surface_get_data(one);
+    int stride = cairo_image_surface_get_stride(both) / 4;
+    uint32_t background = pb[250 * stride + 200]; /* between the two */
+    for (int x = 60; x < 340; x += 7) {
+        double yb = 157 + (x - 48) * (36.0 - 157) / (352 - 48);
+        int ya = 278;
+        g_assert_cmphex(pb[ya * stride + x], !=, background);
+        g_assert_cmphex(po[ya * stride + x], !=, background);
+        int yr = (int)lround(yb);
+        gboolean b_drawn = pb[yr * stride + x] != background || pb[(yr - 1) * stride + x] != background ||
+                           pb[(yr + 1) * stride + x] != background;
+        g_assert_true(b_drawn);
+        for (int y = yr - 1; y <= yr + 1; y++) /* filtered out: not drawn */
+            g_assert_cmphex(po[y * stride + x], ==, background);
+    }
+    cairo_surface_destroy(both);
+    cairo_surface_destroy(one);
     tw_hp_table_free(t);
 }
 
@@ -697,6 +817,8 @@ int main(int argc, char **argv)
     g_setenv("GSK_RENDERER", "cairo", FALSE);
     g_test_add_func("/ui/hparams/table", test_table);
     g_test_add_func("/ui/hparams/render", test_render);
+    g_test_add_func("/ui/hparams/line-mask", test_line_mask);
+    g_test_add_func("/ui/hparams/grey-rows", test_grey_rows);
     if (gtk_init_check()) {
         g_test_add_func("/ui/hparams/selection-linking", test_selection_linking);
         g_test_add_func("/ui/hparams/kept-drawings", test_kept_drawings);
