@@ -338,6 +338,39 @@ static void test_grey_rows(void)
     tw_hp_table_free(t);
 }
 
+/* The scatter's grey points drawn into an image: each row passing the
+ * filter a dot, none for a row filtered out, two at one place darker than
+ * one. */
+static uint32_t scatter_pixel(const tw_hp_table *t, const int *rows, int nrows, int x, int y)
+{
+    tw_hp_plot plot = {t, rows, nrows, NULL, NULL, false};
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 400, 300);
+    cairo_t *cr = cairo_create(s);
+    tw_hp_render_scatter_base(cr, 400, 300, &plot, col(t, TW_HP_HPARAM, "lr"), col(t, TW_HP_METRIC, "acc"));
+    cairo_destroy(cr);
+    cairo_surface_flush(s);
+    uint32_t pixel = ((const uint32_t *)cairo_image_surface_get_data(s))[y * cairo_image_surface_get_stride(s) / 4 + x];
+    cairo_surface_destroy(s);
+    return pixel;
+}
+
+static void test_grey_points(void)
+{
+    int n;
+    const tw_run_info *runs = odd_runs(&n);
+    tw_hp_table *t = tw_hp_table_new(runs, n);
+    /* a (lr 0.001, acc 0.9) at the top left of the plot area (64, 30) +
+     * 8, b (lr 0.1, the middle of the log axis; acc 0.8) at its bottom */
+    int a_only[] = {0}, a_b[] = {0, 1}, a_twice[] = {0, 0};
+    uint32_t background = scatter_pixel(t, a_only, 1, 150, 150);
+    g_assert_cmphex(scatter_pixel(t, a_only, 1, 72, 38), !=, background);
+    g_assert_cmphex(scatter_pixel(t, a_only, 1, 224, 252), ==, background); /* b filtered out */
+    g_assert_cmphex(scatter_pixel(t, a_b, 2, 224, 252), !=, background);
+    uint32_t once = scatter_pixel(t, a_only, 1, 72, 38), twice = scatter_pixel(t, a_twice, 2, 72, 38);
+    g_assert_cmpint(twice & 0xff, <, once & 0xff); /* darker blue, of a light background */
+    tw_hp_table_free(t);
+}
+
 /* ---- the window ----------------------------------------------------------------- */
 
 typedef struct {
@@ -825,6 +858,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/hparams/render", test_render);
     g_test_add_func("/ui/hparams/line-mask", test_line_mask);
     g_test_add_func("/ui/hparams/grey-rows", test_grey_rows);
+    g_test_add_func("/ui/hparams/grey-points", test_grey_points);
     if (gtk_init_check()) {
         g_test_add_func("/ui/hparams/selection-linking", test_selection_linking);
         g_test_add_func("/ui/hparams/kept-drawings", test_kept_drawings);
