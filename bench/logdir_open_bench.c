@@ -31,6 +31,7 @@
 #include "dashboard_data.h"
 #include "dashboard_view.h"
 #include "tag_sections.h"
+#include "widget_tree.h"
 
 #define TARGET_S 1.0
 #define GIVE_UP_S 300.0
@@ -124,18 +125,6 @@ static void after_paint(GdkFrameClock *clock, bench *b)
     if (b->all_runs < 0 && tw_dashboard_data_n_runs(d) >= b->runs)
         b->all_runs = now;
     gtk_widget_queue_draw(GTK_WIDGET(b->view)); /* keep frames coming */
-}
-
-static GtkWidget *find_named(GtkWidget *root, const char *name)
-{
-    if (!g_strcmp0(gtk_widget_get_name(root), name))
-        return root;
-    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-        GtkWidget *found = find_named(c, name);
-        if (found)
-            return found;
-    }
-    return NULL;
 }
 
 int main(int argc, char **argv)

@@ -34,6 +34,7 @@
 #include "application.h"
 #include "renderer_choice.h"
 #include "train_panel.h"
+#include "widget_tree.h"
 
 #define SKIP_STEPS 50
 #define GIVE_UP_S 3600.0
@@ -99,18 +100,6 @@ out:
     tw_run_info_free(runs, n);
     tw_run_store_close(store);
     return rc;
-}
-
-static GtkWidget *find_named(GtkWidget *root, const char *name)
-{
-    if (!g_strcmp0(gtk_widget_get_name(root), name))
-        return root;
-    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-        GtkWidget *found = find_named(c, name);
-        if (found)
-            return found;
-    }
-    return NULL;
 }
 
 static gboolean wait_until(gboolean (*cond)(GtkWidget *), GtkWidget *w)

@@ -12,6 +12,7 @@
 #include <tw/run_store.h>
 
 #include "designer_view.h"
+#include "widget_tree.h"
 #include "window.h"
 
 /* A GSourceFunc setting the gboolean at data. */
@@ -28,15 +29,8 @@ void drain(void);
 void must(gboolean ok, GError *error);
 /* Runs the main loop for `seconds`. */
 void spin(double seconds);
-/* The first widget of the type, or named so, under root (root included). */
-GtkWidget *find_type(GtkWidget *root, GType type);
-GtkWidget *find_named(GtkWidget *root, const char *name);
 /* Appends to out every widget under root (root included) with the CSS class. */
 void collect_class(GtkWidget *root, const char *css_class, GPtrArray *out);
-/* The first widget under root (depth first, root included) that match
- * accepts, or NULL. */
-GtkWidget *widget_find(GtkWidget *root, gboolean (*match)(GtkWidget *widget, gconstpointer data),
-                       gconstpointer data);
 /* The first widget of the window's header bar for which match(widget,
  * data) holds, and the header bar's button whose action is `action`
  * ("win.train"); each fails the test when there is none. */

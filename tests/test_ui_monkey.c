@@ -48,6 +48,7 @@
 #include "property_editor.h"
 #include "scratch_tree.h"
 #include "train_panel.h"
+#include "widget_tree.h"
 
 static TwbApplication *app;
 static GRand *rng;
@@ -144,18 +145,6 @@ static GtkWidget *pick_widget(GtkWidget *root, GType type)
     GtkWidget *w = all->len ? all->pdata[g_rand_int_range(rng, 0, all->len)] : NULL;
     g_ptr_array_free(all, TRUE);
     return w;
-}
-
-static GtkWidget *find_named(GtkWidget *root, const char *name)
-{
-    if (!g_strcmp0(gtk_widget_get_name(root), name))
-        return root;
-    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-        GtkWidget *found = find_named(c, name);
-        if (found)
-            return found;
-    }
-    return NULL;
 }
 
 static TwDesignerView *designer_of(TwWindow *win)
