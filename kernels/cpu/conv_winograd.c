@@ -60,31 +60,53 @@ size_t twk_conv_winograd_workspace(const twk_conv2d_shape *s, bool filter_grad)
     return (size_t)((g.u_floats + g.thread_floats * g.nthreads) * (int64_t)sizeof(float));
 }
 
-/* U[e][block][c][64] = (G g G^T)[e] for every (c, o); flip: the filter of
- * the input-gradient convolution (see pack_filter in conv_direct.c). */
-static void wino_filter_transform(const twk_conv2d_shape *s, const float *f, bool flip, float *u)
+/* Lane l of a gather: element l * stride. */
+static TW_AVX512 __m512i lane_offsets(int64_t stride)
 {
-    const int64_t C = s->in_c, O = s->out_c, nb = nblocks(s);
-    memset(u, 0, sizeof(float) * (size_t)(16 * nb * C * OBLOCK));
+    return _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                              _mm512_set1_epi32((int)stride));
+}
+
+/* U[e][block][c][64] = (G g G^T)[e] for every (c, o), 16 output channels a
+ * vector (lanes past out_c zero; the vectors of a block past its last are
+ * never read); flip: the filter of the input-gradient convolution (see
+ * pack_filter in conv_direct.c), whose 16 output channels lie in_c apart
+ * and are gathered, a chunk of 16 input channels at a time so the lines
+ * gathered for one stay in L1 for the next. */
+static TW_AVX512 void wino_filter_transform(const twk_conv2d_shape *s, const float *f, bool flip, float *u)
+{
+    const int64_t C = s->in_c, O = s->out_c, nb = nblocks(s), nv = (O + 15) / 16, cchunks = (C + 15) / 16;
+    const int64_t estride = nb * C * OBLOCK;
+    const __m512i lanes = lane_offsets(C);
+    const __m512 half = _mm512_set1_ps(0.5f);
 #pragma omp parallel for schedule(static) if (C * O >= 4096)
-    for (int64_t c = 0; c < C; c++) {
-        for (int64_t o = 0; o < O; o++) {
-            float g[3][3], t[4][3];
-            for (int kh = 0; kh < 3; kh++)
-                for (int kw = 0; kw < 3; kw++)
-                    g[kh][kw] = !flip ? f[((kh * 3 + kw) * C + c) * O + o]
-                                      : f[(((2 - kh) * 3 + (2 - kw)) * O + o) * C + c];
-            for (int j = 0; j < 3; j++) {
-                t[0][j] = g[0][j];
-                t[1][j] = 0.5f * (g[0][j] + g[1][j] + g[2][j]);
-                t[2][j] = 0.5f * (g[0][j] - g[1][j] + g[2][j]);
-                t[3][j] = g[2][j];
-            }
-            for (int a = 0; a < 4; a++) {
-                float v[4] = {t[a][0], 0.5f * (t[a][0] + t[a][1] + t[a][2]), 0.5f * (t[a][0] - t[a][1] + t[a][2]),
-                              t[a][2]};
-                for (int b = 0; b < 4; b++)
-                    u[(((a * 4 + b) * nb + o / OBLOCK) * C + c) * OBLOCK + o % OBLOCK] = v[b];
+    for (int64_t cc = 0; cc < cchunks; cc++) {
+        for (int64_t ov = 0; ov < nv; ov++) {
+            const int64_t o = ov * 16;
+            const __mmask16 m = first_lanes(O - o);
+            for (int64_t c = cc * 16; c < imin(C, cc * 16 + 16); c++) {
+                __m512 g[3][3], t[4][3];
+                for (int kh = 0; kh < 3; kh++)
+                    for (int kw = 0; kw < 3; kw++)
+                        g[kh][kw] = !flip ? _mm512_maskz_loadu_ps(m, f + ((kh * 3 + kw) * C + c) * O + o)
+                                          : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, lanes,
+                                                                     f + (((2 - kh) * 3 + (2 - kw)) * O + o) * C + c,
+                                                                     4);
+                for (int j = 0; j < 3; j++) {
+                    t[0][j] = g[0][j];
+                    t[1][j] = _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(g[0][j], g[1][j]), g[2][j]));
+                    t[2][j] = _mm512_mul_ps(half, _mm512_add_ps(_mm512_sub_ps(g[0][j], g[1][j]), g[2][j]));
+                    t[3][j] = g[2][j];
+                }
+                float *dst = u + ((ov / 4) * C + c) * OBLOCK + (ov % 4) * 16;
+                for (int a = 0; a < 4; a++) {
+                    __m512 sum = _mm512_add_ps(_mm512_add_ps(t[a][0], t[a][1]), t[a][2]);
+                    __m512 dif = _mm512_add_ps(_mm512_sub_ps(t[a][0], t[a][1]), t[a][2]);
+                    _mm512_store_ps(dst + (a * 4 + 0) * estride, t[a][0]);
+                    _mm512_store_ps(dst + (a * 4 + 1) * estride, _mm512_mul_ps(half, sum));
+                    _mm512_store_ps(dst + (a * 4 + 2) * estride, _mm512_mul_ps(half, dif));
+                    _mm512_store_ps(dst + (a * 4 + 3) * estride, t[a][2]);
+                }
             }
         }
     }
@@ -292,30 +314,37 @@ static void wino_filter_products(const twk_conv2d_shape *s, const wino_geom *g, 
         }
 }
 
-/* dg = G^T (sum of the used threads' dU) G */
-static void wino_filter_output(const twk_conv2d_shape *s, const wino_geom *g, const float *threads, int used,
-                               float *df)
+/* dg = G^T (sum of the used threads' dU) G, 16 output channels a vector. */
+static TW_AVX512 void wino_filter_output(const twk_conv2d_shape *s, const wino_geom *g, const float *threads,
+                                         int used, float *df)
 {
-    const int64_t C = s->in_c, O = s->out_c;
+    const int64_t C = s->in_c, O = s->out_c, nv = (O + 15) / 16;
+    const float *dus = threads + 16 * g->nt * (g->cp + g->op);
+    const __m512 half = _mm512_set1_ps(0.5f);
 #pragma omp parallel for schedule(static) if (C * O >= 4096)
     for (int64_t c = 0; c < C; c++) {
-        for (int64_t o = 0; o < O; o++) {
-            float du[4][4], r[3][4];
+        for (int64_t ov = 0; ov < nv; ov++) {
+            const int64_t o = ov * 16;
+            const __mmask16 m = first_lanes(O - o);
+            __m512 du[4][4], r[3][4];
             for (int e = 0; e < 16; e++) {
-                float sum = 0;
-                for (int t = 0; t < used; t++)
-                    sum += threads[t * g->thread_floats + 16 * g->nt * (g->cp + g->op) + (e * C + c) * g->op + o];
+                __m512 sum = _mm512_load_ps(dus + (e * C + c) * g->op + o);
+                for (int t = 1; t < used; t++)
+                    sum = _mm512_add_ps(sum, _mm512_load_ps(dus + t * g->thread_floats + (e * C + c) * g->op + o));
                 du[e / 4][e % 4] = sum;
             }
             for (int j = 0; j < 4; j++) {
-                r[0][j] = du[0][j] + 0.5f * (du[1][j] + du[2][j]);
-                r[1][j] = 0.5f * (du[1][j] - du[2][j]);
-                r[2][j] = 0.5f * (du[1][j] + du[2][j]) + du[3][j];
+                __m512 mid = _mm512_mul_ps(half, _mm512_add_ps(du[1][j], du[2][j]));
+                r[0][j] = _mm512_add_ps(du[0][j], mid);
+                r[1][j] = _mm512_mul_ps(half, _mm512_sub_ps(du[1][j], du[2][j]));
+                r[2][j] = _mm512_add_ps(mid, du[3][j]);
             }
             for (int kh = 0; kh < 3; kh++) {
-                df[((kh * 3 + 0) * C + c) * O + o] = r[kh][0] + 0.5f * (r[kh][1] + r[kh][2]);
-                df[((kh * 3 + 1) * C + c) * O + o] = 0.5f * (r[kh][1] - r[kh][2]);
-                df[((kh * 3 + 2) * C + c) * O + o] = 0.5f * (r[kh][1] + r[kh][2]) + r[kh][3];
+                __m512 mid = _mm512_mul_ps(half, _mm512_add_ps(r[kh][1], r[kh][2]));
+                _mm512_mask_storeu_ps(df + ((kh * 3 + 0) * C + c) * O + o, m, _mm512_add_ps(r[kh][0], mid));
+                _mm512_mask_storeu_ps(df + ((kh * 3 + 1) * C + c) * O + o, m,
+                                      _mm512_mul_ps(half, _mm512_sub_ps(r[kh][1], r[kh][2])));
+                _mm512_mask_storeu_ps(df + ((kh * 3 + 2) * C + c) * O + o, m, _mm512_add_ps(mid, r[kh][3]));
             }
         }
     }
