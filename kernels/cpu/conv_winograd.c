@@ -21,6 +21,9 @@
 #include "conv_internal.h"
 
 #define WINO_L2_BYTES ((int64_t)768 << 10) /* per thread: one block's V and M */
+/* Per thread, one block's V and dM for a filter gradient whose partial dU
+ * outgrows L2 (see wino_of). */
+#define WINO_BIG_BLOCK_BYTES ((int64_t)8 << 20)
 
 bool twk_conv_winograd_shape_ok(const twk_conv2d_shape *s)
 {
@@ -44,13 +47,26 @@ static wino_geom wino_of(const twk_conv2d_shape *s, bool filter_grad)
     g.ntiles = s->batch * g.tiles_h * g.tiles_w;
     g.cp = (s->in_c + 15) / 16 * 16;
     g.op = nblocks(s) * OBLOCK;
+    g.nthreads = omp_get_max_threads();
     int64_t per_tile = 16 * (g.cp + g.op) * (int64_t)sizeof(float);
-    g.nt = imax(TILE_ROWS, imin(120, WINO_L2_BYTES / per_tile) / TILE_ROWS * TILE_ROWS);
+    if (!filter_grad || 16 * s->in_c * g.op * (int64_t)sizeof(float) <= WINO_L2_BYTES) {
+        g.nt = imax(TILE_ROWS, imin(120, WINO_L2_BYTES / per_tile) / TILE_ROWS * TILE_ROWS);
+    } else {
+        /* Each block reads and writes the thread's whole partial dU (16 in_c
+         * x out_c): past L2, 12-tile blocks of ResNet50's 512-channel layers
+         * spent twice the products' time on that traffic. So blocks as
+         * large as WINO_BIG_BLOCK_BYTES allows, as few per thread as that
+         * makes, of equal size. */
+        int64_t share = (g.ntiles + g.nthreads - 1) / g.nthreads;
+        int64_t cap = imax(TILE_ROWS, WINO_BIG_BLOCK_BYTES / per_tile);
+        int64_t nblk = g.nthreads * ((share + cap - 1) / cap);
+        int64_t nt = (g.ntiles + nblk - 1) / nblk;
+        g.nt = (nt + TILE_ROWS - 1) / TILE_ROWS * TILE_ROWS;
+    }
     g.u_floats = align64(16 * nblocks(s) * s->in_c * OBLOCK * (int64_t)sizeof(float)) / (int64_t)sizeof(float);
     g.thread_floats = align64(16 * g.nt * (g.cp + g.op) * (int64_t)sizeof(float) +
                               (filter_grad ? 16 * s->in_c * g.op * (int64_t)sizeof(float) : 0)) /
                       (int64_t)sizeof(float);
-    g.nthreads = omp_get_max_threads();
     return g;
 }
 
