@@ -14,37 +14,53 @@
 /* Which per-channel sums column_sums takes. */
 enum { SUM_X, SUM_SQUARED_DEVIATION, SUM_DY_AND_DY_DEVIATION };
 
-/* s1[c] (and s2[c]) over all rows, as `what` says: sum x; sum (x - mean)^2;
- * sum dy and sum dy * (x - mean). */
+/* The loops over a block of rows are compiled once per ISA (the
+ * vectorizer turns each into 8-lane double arithmetic with AVX-512 where
+ * baseline x86-64 has 2); no FMA contraction, so every clone gives the
+ * same bits. The parallel loops stay outside them: OpenMP outlines its
+ * regions before the clones are made, and a region's body would not be
+ * cloned. */
+#define CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+
+/* p1[c] (and p2[c]) = the sums of rows [r0, r1), as `what` says: sum x;
+ * sum (x - mean)^2; sum dy and sum dy * (x - mean). */
+#define BLOCK_SUMS(T)                                                                                              \
+    CLONES static void block_sums_##T(int what, int64_t r0, int64_t r1, int64_t C, const T *x, const T *dy,       \
+                                      const double *mean, double *p1, double *p2)                                  \
+    {                                                                                                              \
+        for (int64_t c = 0; c < C; c++)                                                                            \
+            p1[c] = p2[c] = 0;                                                                                     \
+        for (int64_t r = r0; r < r1; r++) {                                                                        \
+            const T *xr = x + r * C;                                                                               \
+            if (what == SUM_X) {                                                                                   \
+                for (int64_t c = 0; c < C; c++)                                                                    \
+                    p1[c] += xr[c];                                                                                \
+            } else if (what == SUM_SQUARED_DEVIATION) {                                                            \
+                for (int64_t c = 0; c < C; c++) {                                                                  \
+                    double d = xr[c] - mean[c];                                                                    \
+                    p1[c] += d * d;                                                                                \
+                }                                                                                                  \
+            } else {                                                                                               \
+                const T *dr = dy + r * C;                                                                          \
+                for (int64_t c = 0; c < C; c++) {                                                                  \
+                    p1[c] += dr[c];                                                                                \
+                    p2[c] += dr[c] * (xr[c] - mean[c]);                                                            \
+                }                                                                                                  \
+            }                                                                                                      \
+        }                                                                                                          \
+    }
+
+/* s1[c] (and s2[c]) over all rows, as `what` says. */
 #define COLUMN_SUMS(T)                                                                                             \
+    BLOCK_SUMS(T)                                                                                                  \
     static void column_sums_##T(int what, int64_t rows, int64_t C, const T *x, const T *dy, const double *mean,    \
                                 double *s1, double *s2, double *part)                                              \
     {                                                                                                              \
         int64_t nblocks = (rows + BLOCK - 1) / BLOCK;                                                              \
         _Pragma("omp parallel for schedule(static) if (rows * C >= TWK_PARALLEL_MIN && nblocks > 1)")              \
         for (int64_t b = 0; b < nblocks; b++) {                                                                    \
-            double *p1 = part + b * 2 * C, *p2 = p1 + C;                                                           \
-            for (int64_t c = 0; c < 2 * C; c++)                                                                    \
-                p1[c] = 0;                                                                                         \
             int64_t end = (b + 1) * BLOCK < rows ? (b + 1) * BLOCK : rows;                                         \
-            for (int64_t r = b * BLOCK; r < end; r++) {                                                            \
-                const T *xr = x + r * C;                                                                           \
-                if (what == SUM_X) {                                                                               \
-                    for (int64_t c = 0; c < C; c++)                                                                \
-                        p1[c] += xr[c];                                                                            \
-                } else if (what == SUM_SQUARED_DEVIATION) {                                                        \
-                    for (int64_t c = 0; c < C; c++) {                                                              \
-                        double d = xr[c] - mean[c];                                                                \
-                        p1[c] += d * d;                                                                            \
-                    }                                                                                              \
-                } else {                                                                                           \
-                    const T *dr = dy + r * C;                                                                      \
-                    for (int64_t c = 0; c < C; c++) {                                                              \
-                        p1[c] += dr[c];                                                                            \
-                        p2[c] += dr[c] * (xr[c] - mean[c]);                                                        \
-                    }                                                                                              \
-                }                                                                                                  \
-            }                                                                                                      \
+            block_sums_##T(what, b * BLOCK, end, C, x, dy, mean, part + b * 2 * C, part + b * 2 * C + C);          \
         }                                                                                                          \
         for (int64_t c = 0; c < C; c++)                                                                            \
             s1[c] = s2[c] = 0;                                                                                     \
@@ -53,13 +69,13 @@ enum { SUM_X, SUM_SQUARED_DEVIATION, SUM_DY_AND_DY_DEVIATION };
                 s1[c] += part[b * 2 * C + c], s2[c] += part[b * 2 * C + C + c];                                    \
     }
 
-/* out[r,c] = a[c] * u[r,c] + b[c] * v[r,c] + k[c] (v optional), in double. */
-#define AFFINE(T)                                                                                                  \
-    static void affine_##T(int64_t rows, int64_t C, const T *u, const T *v, const double *a, const double *b,      \
-                           const double *k, T *out)                                                                \
+/* out[r,c] = a[c] * u[r,c] + b[c] * v[r,c] + k[c] (v optional), in double,
+ * for rows [r0, r1). */
+#define AFFINE_ROWS(T)                                                                                             \
+    CLONES static void affine_rows_##T(int64_t r0, int64_t r1, int64_t C, const T *u, const T *v, const double *a, \
+                                       const double *b, const double *k, T *out)                                   \
     {                                                                                                              \
-        _Pragma("omp parallel for schedule(static) if (rows * C >= TWK_PARALLEL_MIN && rows > 1)")                 \
-        for (int64_t r = 0; r < rows; r++) {                                                                       \
+        for (int64_t r = r0; r < r1; r++) {                                                                        \
             const T *ur = u + r * C;                                                                               \
             T *o = out + r * C;                                                                                    \
             if (v) {                                                                                               \
@@ -70,6 +86,20 @@ enum { SUM_X, SUM_SQUARED_DEVIATION, SUM_DY_AND_DY_DEVIATION };
                 for (int64_t c = 0; c < C; c++)                                                                    \
                     o[c] = (T)(a[c] * ur[c] + k[c]);                                                               \
             }                                                                                                      \
+        }                                                                                                          \
+    }
+
+/* The same over all rows, the threads taking blocks of BLOCK rows. */
+#define AFFINE(T)                                                                                                  \
+    AFFINE_ROWS(T)                                                                                                 \
+    static void affine_##T(int64_t rows, int64_t C, const T *u, const T *v, const double *a, const double *b,      \
+                           const double *k, T *out)                                                                \
+    {                                                                                                              \
+        int64_t nblocks = (rows + BLOCK - 1) / BLOCK;                                                              \
+        _Pragma("omp parallel for schedule(static) if (rows * C >= TWK_PARALLEL_MIN && nblocks > 1)")              \
+        for (int64_t blk = 0; blk < nblocks; blk++) {                                                              \
+            int64_t end = (blk + 1) * BLOCK < rows ? (blk + 1) * BLOCK : rows;                                     \
+            affine_rows_##T(blk * BLOCK, end, C, u, v, a, b, k, out);                                              \
         }                                                                                                          \
     }
 
