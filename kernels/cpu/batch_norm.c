@@ -12,7 +12,7 @@
 #define BLOCK 256
 
 /* Which per-channel sums column_sums takes. */
-enum { SUM_X, SUM_SQUARED_DEVIATION, SUM_DY_AND_DY_DEVIATION };
+enum { SUM_SHIFTED, SUM_DY_AND_DY_DEVIATION };
 
 /* The loops over a block of rows are compiled once per ISA (the
  * vectorizer turns each into 8-lane double arithmetic with AVX-512 where
@@ -22,29 +22,27 @@ enum { SUM_X, SUM_SQUARED_DEVIATION, SUM_DY_AND_DY_DEVIATION };
  * cloned. */
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
 
-/* p1[c] (and p2[c]) = the sums of rows [r0, r1), as `what` says: sum x;
- * sum (x - mean)^2; sum dy and sum dy * (x - mean). */
+/* p1[c] and p2[c] = the sums of rows [r0, r1), as `what` says: sum d and
+ * sum d^2 with d = x - ref; sum dy and sum dy * (x - ref) (ref: the mean). */
 #define BLOCK_SUMS(T)                                                                                              \
     CLONES static void block_sums_##T(int what, int64_t r0, int64_t r1, int64_t C, const T *x, const T *dy,       \
-                                      const double *mean, double *p1, double *p2)                                  \
+                                      const double *ref, double *p1, double *p2)                                  \
     {                                                                                                              \
         for (int64_t c = 0; c < C; c++)                                                                            \
             p1[c] = p2[c] = 0;                                                                                     \
         for (int64_t r = r0; r < r1; r++) {                                                                        \
             const T *xr = x + r * C;                                                                               \
-            if (what == SUM_X) {                                                                                   \
-                for (int64_t c = 0; c < C; c++)                                                                    \
-                    p1[c] += xr[c];                                                                                \
-            } else if (what == SUM_SQUARED_DEVIATION) {                                                            \
+            if (what == SUM_SHIFTED) {                                                                             \
                 for (int64_t c = 0; c < C; c++) {                                                                  \
-                    double d = xr[c] - mean[c];                                                                    \
-                    p1[c] += d * d;                                                                                \
+                    double d = xr[c] - ref[c];                                                                     \
+                    p1[c] += d;                                                                                    \
+                    p2[c] += d * d;                                                                                \
                 }                                                                                                  \
             } else {                                                                                               \
                 const T *dr = dy + r * C;                                                                          \
                 for (int64_t c = 0; c < C; c++) {                                                                  \
                     p1[c] += dr[c];                                                                                \
-                    p2[c] += dr[c] * (xr[c] - mean[c]);                                                            \
+                    p2[c] += dr[c] * (xr[c] - ref[c]);                                                             \
                 }                                                                                                  \
             }                                                                                                      \
         }                                                                                                          \
@@ -53,14 +51,14 @@ enum { SUM_X, SUM_SQUARED_DEVIATION, SUM_DY_AND_DY_DEVIATION };
 /* s1[c] (and s2[c]) over all rows, as `what` says. */
 #define COLUMN_SUMS(T)                                                                                             \
     BLOCK_SUMS(T)                                                                                                  \
-    static void column_sums_##T(int what, int64_t rows, int64_t C, const T *x, const T *dy, const double *mean,    \
+    static void column_sums_##T(int what, int64_t rows, int64_t C, const T *x, const T *dy, const double *ref,     \
                                 double *s1, double *s2, double *part)                                              \
     {                                                                                                              \
         int64_t nblocks = (rows + BLOCK - 1) / BLOCK;                                                              \
         _Pragma("omp parallel for schedule(static) if (rows * C >= TWK_PARALLEL_MIN && nblocks > 1)")              \
         for (int64_t b = 0; b < nblocks; b++) {                                                                    \
             int64_t end = (b + 1) * BLOCK < rows ? (b + 1) * BLOCK : rows;                                         \
-            block_sums_##T(what, b * BLOCK, end, C, x, dy, mean, part + b * 2 * C, part + b * 2 * C + C);          \
+            block_sums_##T(what, b * BLOCK, end, C, x, dy, ref, part + b * 2 * C, part + b * 2 * C + C);           \
         }                                                                                                          \
         for (int64_t c = 0; c < C; c++)                                                                            \
             s1[c] = s2[c] = 0;                                                                                     \
@@ -109,11 +107,20 @@ enum { SUM_X, SUM_SQUARED_DEVIATION, SUM_DY_AND_DY_DEVIATION };
     static void forward_##T(int64_t rows, int64_t C, const T *x, const T *gamma, const T *beta, double eps, T *y,  \
                             T *mean_out, T *inv_out, double *w)                                                    \
     {                                                                                                              \
-        double *mean = w, *scale = w + C, *shift = w + 2 * C, *s2 = w + 3 * C, *part = w + 6 * C;                  \
-        column_sums_##T(SUM_X, rows, C, x, NULL, NULL, mean, s2, part);                                            \
+        double *mean = w, *scale = w + C, *shift = w + 2 * C, *s2 = w + 3 * C, *ref = w + 4 * C;                   \
+        double *part = w + 6 * C;                                                                                  \
+        /* One pass for the mean and the squared deviations: sums of                                               \
+         * d = x - (the channel's first value) and d^2, in double; the shift                                       \
+         * keeps sum d^2 - (sum d)^2 / rows from cancelling when the mean is                                       \
+         * far from zero against the spread. */                                                                    \
         for (int64_t c = 0; c < C; c++)                                                                            \
-            mean[c] /= (double)rows;                                                                               \
-        column_sums_##T(SUM_SQUARED_DEVIATION, rows, C, x, NULL, mean, scale, s2, part);                           \
+            ref[c] = rows > 0 ? (double)x[c] : 0;                                                                  \
+        column_sums_##T(SUM_SHIFTED, rows, C, x, NULL, ref, mean, s2, part);                                       \
+        for (int64_t c = 0; c < C; c++) {                                                                          \
+            double d = mean[c] / (double)rows, ssd = s2[c] - mean[c] * d;                                          \
+            mean[c] = ref[c] + d;                                                                                  \
+            scale[c] = ssd > 0 ? ssd : 0;                                                                          \
+        }                                                                                                          \
         for (int64_t c = 0; c < C; c++) {                                                                          \
             double inv;                                                                                            \
             twk_bn_forward_channel(mean[c], scale[c], (double)rows, eps, gamma[c], beta[c], &inv, &scale[c],       \
