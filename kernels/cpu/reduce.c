@@ -182,10 +182,15 @@ REDUCERS(uint8_t, int64_t)
 
 /* out[j] = sum_i x[i*rs + j] for contiguous rows: reads memory in order,
  * one block of columns at a time so the accumulators (double, as for every
- * float sum) stay on the stack. */
+ * float sum) stay on the stack. Compiled per ISA (8 double lanes with
+ * AVX-512 where baseline x86-64 has 2), without FMA contraction, so every
+ * clone gives the same bits. One thread: splitting the columns of rows as
+ * short as ResNet50's bias gradients (64 to 256 floats) between two
+ * threads made the sums 2-5 times slower (the line pairs each fetches). */
 #define SUM_ROWS_BLOCK 512
 #define SUM_ROWS(T)                                                                                   \
-    static void sum_rows_##T(const T *x, int64_t nrows, int64_t rs, int64_t ncols, T *out)            \
+    __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off"))) static  \
+    void sum_rows_##T(const T *x, int64_t nrows, int64_t rs, int64_t ncols, T *out)                   \
     {                                                                                                 \
         double acc[SUM_ROWS_BLOCK];                                                                   \
         for (int64_t j0 = 0; j0 < ncols; j0 += SUM_ROWS_BLOCK) {                                      \
