@@ -12,7 +12,10 @@
  * blocks small enough that V and M stay in the thread's L2. The filter
  * gradient follows from the same transforms transposed:
  *     dU[e][c][o] = sum_tiles V[e][tile][c] (A dY A^T)[e][tile][o],
- *     dg = G^T dU G.
+ *     dg = G^T dU G,
+ * each thread summing into its own dU, which every block reads and writes:
+ * when dU outgrows L2 the blocks are as large as WINO_BIG_BLOCK_BYTES
+ * allows instead (wino_of).
  * The input gradient is the forward pass of the flipped filter on the
  * output gradient, as in the direct path. Rounding differs from a direct
  * sum by a few float32 ulps of the largest terms. */
