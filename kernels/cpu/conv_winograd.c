@@ -79,38 +79,40 @@ size_t twk_conv_winograd_workspace(const twk_conv2d_shape *s, bool filter_grad)
     return (size_t)((g.u_floats + g.thread_floats * g.nthreads) * (int64_t)sizeof(float));
 }
 
-/* Lane l of a gather: element l * stride. */
-static TW_AVX512 __m512i lane_offsets(int64_t stride)
-{
-    return _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                              _mm512_set1_epi32((int)stride));
-}
-
 /* U[e][block][c][64] = (G g G^T)[e] for every (c, o), 16 output channels a
  * vector (lanes past out_c zero; the vectors of a block past its last are
  * never read); flip: the filter of the input-gradient convolution (see
- * pack_filter in conv_direct.c), whose 16 output channels lie in_c apart
- * and are gathered, a chunk of 16 input channels at a time so the lines
- * gathered for one stay in L1 for the next. */
+ * pack_filter in conv_direct.c), whose 16 output channels lie in_c apart:
+ * each line of them (16 c of one output channel) is copied whole into a
+ * transposed 16 x 16 block on the stack as soon as it is read, for the
+ * reason pack_filter gives (gathering them one c at a time kept 16 lines
+ * in the same few L1 sets). */
 static TW_AVX512 void wino_filter_transform(const twk_conv2d_shape *s, const float *f, bool flip, float *u)
 {
-    const int64_t C = s->in_c, O = s->out_c, nb = nblocks(s), nv = (O + 15) / 16, cchunks = (C + 15) / 16;
+    const int64_t C = s->in_c, O = s->out_c, nb = nblocks(s), nv = (O + 15) / 16;
     const int64_t estride = nb * C * OBLOCK;
-    const __m512i lanes = lane_offsets(C);
     const __m512 half = _mm512_set1_ps(0.5f);
 #pragma omp parallel for schedule(static) if (C * O >= 4096)
-    for (int64_t cc = 0; cc < cchunks; cc++) {
-        for (int64_t ov = 0; ov < nv; ov++) {
-            const int64_t o = ov * 16;
-            const __mmask16 m = first_lanes(O - o);
-            for (int64_t c = cc * 16; c < imin(C, cc * 16 + 16); c++) {
+    for (int64_t ov = 0; ov < nv; ov++) {
+        const int64_t o = ov * 16, on = imin(16, O - o);
+        const __mmask16 m = first_lanes(O - o);
+        float ft[9][16][16]; /* flip: [kh * 3 + kw][c - c0][o lane] */
+        for (int64_t c0 = 0; c0 < C; c0 += 16) {
+            const int64_t cn = imin(16, C - c0);
+            if (flip)
+                for (int kh = 0; kh < 3; kh++)
+                    for (int kw = 0; kw < 3; kw++) {
+                        const float *src = f + (((2 - kh) * 3 + (2 - kw)) * O + o) * C + c0;
+                        for (int64_t ol = 0; ol < on; ol++)
+                            for (int64_t cl = 0; cl < cn; cl++)
+                                ft[kh * 3 + kw][cl][ol] = src[ol * C + cl];
+                    }
+            for (int64_t c = c0; c < c0 + cn; c++) {
                 __m512 g[3][3], t[4][3];
                 for (int kh = 0; kh < 3; kh++)
                     for (int kw = 0; kw < 3; kw++)
                         g[kh][kw] = !flip ? _mm512_maskz_loadu_ps(m, f + ((kh * 3 + kw) * C + c) * O + o)
-                                          : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, lanes,
-                                                                     f + (((2 - kh) * 3 + (2 - kw)) * O + o) * C + c,
-                                                                     4);
+                                          : _mm512_maskz_loadu_ps(m, ft[kh * 3 + kw][c - c0]);
                 for (int j = 0; j < 3; j++) {
                     t[0][j] = g[0][j];
                     t[1][j] = _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(g[0][j], g[1][j]), g[2][j]));
