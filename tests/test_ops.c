@@ -1301,6 +1301,33 @@ static void test_clip_by_norm(void)
     tw_scope_end();
 }
 
+/* batch_norm's statistics of a channel whose mean is far from zero against
+ * its spread (1e7 + integers in [-8, 8], exact in float32): the sums run in
+ * one pass, shifted by the channel's first value, so sum d^2 - (sum d)^2 / n
+ * does not cancel (unshifted, inv_std came out 0.6% off). */
+static void test_batch_norm_offset_statistics(void)
+{
+    tw_scope_begin();
+    enum { ROWS = 1000, C = 3 };
+    static float x[ROWS * C];
+    double sum[C] = {0}, ssd[C] = {0};
+    for (int r = 0; r < ROWS; r++)
+        for (int c = 0; c < C; c++)
+            sum[c] += x[r * C + c] = 1e7f + (float)((r * 7 + c * 3) % 17 - 8);
+    for (int r = 0; r < ROWS; r++)
+        for (int c = 0; c < C; c++)
+            ssd[c] += (x[r * C + c] - sum[c] / ROWS) * (x[r * C + c] - sum[c] / ROWS);
+    tw_tensor *y, *mean, *inv_std, *ones = tw_ones(TW_FLOAT32, TW_SHAPE(C)), *zeros = tw_zeros(TW_FLOAT32, TW_SHAPE(C));
+    g_assert_cmpint(tw_batch_norm(tw_tensor_from_data(x, TW_FLOAT32, TW_SHAPE(ROWS, C)), ones, zeros, 0, &y, &mean,
+                                  &inv_std), ==, 0);
+    const float *m = tw_tensor_data(mean), *inv = tw_tensor_data(inv_std);
+    for (int c = 0; c < C; c++) {
+        g_assert_cmpfloat(fabs(m[c] - sum[c] / ROWS), <=, 1.0);                 /* float32's spacing at 1e7 */
+        g_assert_cmpfloat(fabs(inv[c] * sqrt(ssd[c] / ROWS) - 1), <, 1e-6);
+    }
+    tw_scope_end();
+}
+
 /* ---- errors --------------------------------------------------------------------------------------------- */
 
 /* tw_batch_norm's y, or NULL when it fails (for check_failed). */
@@ -1444,6 +1471,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ops/clip-by-norm", test_clip_by_norm);
     g_test_add_func("/ops/errors", test_errors);
     g_test_add_func("/ops/batch-norm-errors", test_batch_norm_errors);
+    g_test_add_func("/ops/batch-norm-offset-statistics", test_batch_norm_offset_statistics);
     g_test_add_func("/ops/error-chaining", test_error_chaining);
     return g_test_run();
 }

@@ -12,39 +12,53 @@
 #define BLOCK 256
 
 /* Which per-channel sums column_sums takes. */
-enum { SUM_X, SUM_SQUARED_DEVIATION, SUM_DY_AND_DY_DEVIATION };
+enum { SUM_SHIFTED, SUM_DY_AND_DY_DEVIATION };
 
-/* s1[c] (and s2[c]) over all rows, as `what` says: sum x; sum (x - mean)^2;
- * sum dy and sum dy * (x - mean). */
+/* The loops over a block of rows are compiled once per ISA (the
+ * vectorizer turns each into 8-lane double arithmetic with AVX-512 where
+ * baseline x86-64 has 2); no FMA contraction, so every clone gives the
+ * same bits. The parallel loops stay outside them: OpenMP outlines its
+ * regions before the clones are made, and a region's body would not be
+ * cloned. */
+#define CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+
+/* p1[c] and p2[c] = the sums of rows [r0, r1), as `what` says: sum d and
+ * sum d^2 with d = x - ref; sum dy and sum dy * (x - ref) (ref: the mean). */
+#define BLOCK_SUMS(T)                                                                                              \
+    CLONES static void block_sums_##T(int what, int64_t r0, int64_t r1, int64_t C, const T *x, const T *dy,       \
+                                      const double *ref, double *p1, double *p2)                                  \
+    {                                                                                                              \
+        for (int64_t c = 0; c < C; c++)                                                                            \
+            p1[c] = p2[c] = 0;                                                                                     \
+        for (int64_t r = r0; r < r1; r++) {                                                                        \
+            const T *xr = x + r * C;                                                                               \
+            if (what == SUM_SHIFTED) {                                                                             \
+                for (int64_t c = 0; c < C; c++) {                                                                  \
+                    double d = xr[c] - ref[c];                                                                     \
+                    p1[c] += d;                                                                                    \
+                    p2[c] += d * d;                                                                                \
+                }                                                                                                  \
+            } else {                                                                                               \
+                const T *dr = dy + r * C;                                                                          \
+                for (int64_t c = 0; c < C; c++) {                                                                  \
+                    p1[c] += dr[c];                                                                                \
+                    p2[c] += dr[c] * (xr[c] - ref[c]);                                                             \
+                }                                                                                                  \
+            }                                                                                                      \
+        }                                                                                                          \
+    }
+
+/* s1[c] (and s2[c]) over all rows, as `what` says. */
 #define COLUMN_SUMS(T)                                                                                             \
-    static void column_sums_##T(int what, int64_t rows, int64_t C, const T *x, const T *dy, const double *mean,    \
+    BLOCK_SUMS(T)                                                                                                  \
+    static void column_sums_##T(int what, int64_t rows, int64_t C, const T *x, const T *dy, const double *ref,     \
                                 double *s1, double *s2, double *part)                                              \
     {                                                                                                              \
         int64_t nblocks = (rows + BLOCK - 1) / BLOCK;                                                              \
         _Pragma("omp parallel for schedule(static) if (rows * C >= TWK_PARALLEL_MIN && nblocks > 1)")              \
         for (int64_t b = 0; b < nblocks; b++) {                                                                    \
-            double *p1 = part + b * 2 * C, *p2 = p1 + C;                                                           \
-            for (int64_t c = 0; c < 2 * C; c++)                                                                    \
-                p1[c] = 0;                                                                                         \
             int64_t end = (b + 1) * BLOCK < rows ? (b + 1) * BLOCK : rows;                                         \
-            for (int64_t r = b * BLOCK; r < end; r++) {                                                            \
-                const T *xr = x + r * C;                                                                           \
-                if (what == SUM_X) {                                                                               \
-                    for (int64_t c = 0; c < C; c++)                                                                \
-                        p1[c] += xr[c];                                                                            \
-                } else if (what == SUM_SQUARED_DEVIATION) {                                                        \
-                    for (int64_t c = 0; c < C; c++) {                                                              \
-                        double d = xr[c] - mean[c];                                                                \
-                        p1[c] += d * d;                                                                            \
-                    }                                                                                              \
-                } else {                                                                                           \
-                    const T *dr = dy + r * C;                                                                      \
-                    for (int64_t c = 0; c < C; c++) {                                                              \
-                        p1[c] += dr[c];                                                                            \
-                        p2[c] += dr[c] * (xr[c] - mean[c]);                                                        \
-                    }                                                                                              \
-                }                                                                                                  \
-            }                                                                                                      \
+            block_sums_##T(what, b * BLOCK, end, C, x, dy, ref, part + b * 2 * C, part + b * 2 * C + C);           \
         }                                                                                                          \
         for (int64_t c = 0; c < C; c++)                                                                            \
             s1[c] = s2[c] = 0;                                                                                     \
@@ -53,13 +67,13 @@ enum { SUM_X, SUM_SQUARED_DEVIATION, SUM_DY_AND_DY_DEVIATION };
                 s1[c] += part[b * 2 * C + c], s2[c] += part[b * 2 * C + C + c];                                    \
     }
 
-/* out[r,c] = a[c] * u[r,c] + b[c] * v[r,c] + k[c] (v optional), in double. */
-#define AFFINE(T)                                                                                                  \
-    static void affine_##T(int64_t rows, int64_t C, const T *u, const T *v, const double *a, const double *b,      \
-                           const double *k, T *out)                                                                \
+/* out[r,c] = a[c] * u[r,c] + b[c] * v[r,c] + k[c] (v optional), in double,
+ * for rows [r0, r1). */
+#define AFFINE_ROWS(T)                                                                                             \
+    CLONES static void affine_rows_##T(int64_t r0, int64_t r1, int64_t C, const T *u, const T *v, const double *a, \
+                                       const double *b, const double *k, T *out)                                   \
     {                                                                                                              \
-        _Pragma("omp parallel for schedule(static) if (rows * C >= TWK_PARALLEL_MIN && rows > 1)")                 \
-        for (int64_t r = 0; r < rows; r++) {                                                                       \
+        for (int64_t r = r0; r < r1; r++) {                                                                        \
             const T *ur = u + r * C;                                                                               \
             T *o = out + r * C;                                                                                    \
             if (v) {                                                                                               \
@@ -73,17 +87,40 @@ enum { SUM_X, SUM_SQUARED_DEVIATION, SUM_DY_AND_DY_DEVIATION };
         }                                                                                                          \
     }
 
+/* The same over all rows, the threads taking blocks of BLOCK rows. */
+#define AFFINE(T)                                                                                                  \
+    AFFINE_ROWS(T)                                                                                                 \
+    static void affine_##T(int64_t rows, int64_t C, const T *u, const T *v, const double *a, const double *b,      \
+                           const double *k, T *out)                                                                \
+    {                                                                                                              \
+        int64_t nblocks = (rows + BLOCK - 1) / BLOCK;                                                              \
+        _Pragma("omp parallel for schedule(static) if (rows * C >= TWK_PARALLEL_MIN && nblocks > 1)")              \
+        for (int64_t blk = 0; blk < nblocks; blk++) {                                                              \
+            int64_t end = (blk + 1) * BLOCK < rows ? (blk + 1) * BLOCK : rows;                                     \
+            affine_rows_##T(blk * BLOCK, end, C, u, v, a, b, k, out);                                              \
+        }                                                                                                          \
+    }
+
 #define PASSES(T)                                                                                                  \
     COLUMN_SUMS(T)                                                                                                 \
     AFFINE(T)                                                                                                      \
     static void forward_##T(int64_t rows, int64_t C, const T *x, const T *gamma, const T *beta, double eps, T *y,  \
                             T *mean_out, T *inv_out, double *w)                                                    \
     {                                                                                                              \
-        double *mean = w, *scale = w + C, *shift = w + 2 * C, *s2 = w + 3 * C, *part = w + 6 * C;                  \
-        column_sums_##T(SUM_X, rows, C, x, NULL, NULL, mean, s2, part);                                            \
+        double *mean = w, *scale = w + C, *shift = w + 2 * C, *s2 = w + 3 * C, *ref = w + 4 * C;                   \
+        double *part = w + 6 * C;                                                                                  \
+        /* One pass for the mean and the squared deviations: sums of                                               \
+         * d = x - (the channel's first value) and d^2, in double; the shift                                       \
+         * keeps sum d^2 - (sum d)^2 / rows from cancelling when the mean is                                       \
+         * far from zero against the spread. */                                                                    \
         for (int64_t c = 0; c < C; c++)                                                                            \
-            mean[c] /= (double)rows;                                                                               \
-        column_sums_##T(SUM_SQUARED_DEVIATION, rows, C, x, NULL, mean, scale, s2, part);                           \
+            ref[c] = rows > 0 ? (double)x[c] : 0;                                                                  \
+        column_sums_##T(SUM_SHIFTED, rows, C, x, NULL, ref, mean, s2, part);                                       \
+        for (int64_t c = 0; c < C; c++) {                                                                          \
+            double d = mean[c] / (double)rows, ssd = s2[c] - mean[c] * d;                                          \
+            mean[c] = ref[c] + d;                                                                                  \
+            scale[c] = ssd > 0 ? ssd : 0;                                                                          \
+        }                                                                                                          \
         for (int64_t c = 0; c < C; c++) {                                                                          \
             double inv;                                                                                            \
             twk_bn_forward_channel(mean[c], scale[c], (double)rows, eps, gamma[c], beta[c], &inv, &scale[c],       \

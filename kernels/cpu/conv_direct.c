@@ -103,18 +103,36 @@ static void pad_images(const twk_conv2d_shape *s, const padded_geom *p, const fl
 
 /* Filter as [block][K][64] (zero-filled past out_c); row k = (kh, kw, c) in
  * HWIO order. flip: the filter of the input-gradient convolution, whose
- * (kh, kw, c, o) is the original's (k_h-1-kh, k_w-1-kw, o, c). */
+ * (kh, kw, c, o) is the original's (k_h-1-kh, k_w-1-kw, o, c). The threads
+ * take blocks. The flipped filter's output channels lie in_c apart, a
+ * power of two of 2 KiB or more in ResNet50, so lines held across output
+ * channels fall in the same few L1 sets and evict each other: each line
+ * (16 c of one output channel) is used whole as soon as it is read,
+ * scattered into 16 rows of the block. */
 static void pack_filter(const twk_conv2d_shape *s, const float *f, bool flip, float *packed)
 {
-    const int64_t K = k_size(s), O = s->out_c, nb = nblocks(s);
-    const int64_t C = s->in_c;
-    memset(packed, 0, sizeof(float) * (size_t)(nb * K * OBLOCK));
-    for (int64_t k = 0; k < K; k++) {
-        int64_t kh = k / (s->k_w * C), kw = k / C % s->k_w, c = k % C;
-        for (int64_t o = 0; o < O; o++) {
-            float v = !flip ? f[k * O + o]
-                            : f[(((s->k_h - 1 - kh) * s->k_w + (s->k_w - 1 - kw)) * O + o) * C + c];
-            packed[((o / OBLOCK) * K + k) * OBLOCK + o % OBLOCK] = v;
+    const int64_t K = k_size(s), O = s->out_c, nb = nblocks(s), C = s->in_c, taps = s->k_h * s->k_w;
+#pragma omp parallel for schedule(static) if (K * O >= TWK_PARALLEL_MIN && nb > 1)
+    for (int64_t ob = 0; ob < nb; ob++) {
+        const int64_t o0 = ob * OBLOCK, w = imin(OBLOCK, O - o0);
+        for (int64_t t = 0; t < taps; t++) {
+            const int64_t tf = flip ? (s->k_h - 1 - t / s->k_w) * s->k_w + (s->k_w - 1 - t % s->k_w) : t;
+            const float *ft = f + tf * C * O;
+            float *dst = packed + (ob * K + t * C) * OBLOCK;
+            if (flip) {
+                for (int64_t c0 = 0; c0 < C; c0 += 16) {
+                    const int64_t cn = imin(16, C - c0);
+                    for (int64_t o = 0; o < w; o++)
+                        for (int64_t c = 0; c < cn; c++)
+                            dst[(c0 + c) * OBLOCK + o] = ft[(o0 + o) * C + c0 + c];
+                }
+            } else {
+                for (int64_t c = 0; c < C; c++)
+                    memcpy(dst + c * OBLOCK, ft + c * O + o0, sizeof(float) * (size_t)w);
+            }
+            if (w < OBLOCK)
+                for (int64_t c = 0; c < C; c++)
+                    memset(dst + c * OBLOCK + w, 0, sizeof(float) * (size_t)(OBLOCK - w));
         }
     }
 }

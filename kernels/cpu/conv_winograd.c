@@ -12,7 +12,10 @@
  * blocks small enough that V and M stay in the thread's L2. The filter
  * gradient follows from the same transforms transposed:
  *     dU[e][c][o] = sum_tiles V[e][tile][c] (A dY A^T)[e][tile][o],
- *     dg = G^T dU G.
+ *     dg = G^T dU G,
+ * each thread summing into its own dU, which every block reads and writes:
+ * when dU outgrows L2 the blocks are as large as WINO_BIG_BLOCK_BYTES
+ * allows instead (wino_of).
  * The input gradient is the forward pass of the flipped filter on the
  * output gradient, as in the direct path. Rounding differs from a direct
  * sum by a few float32 ulps of the largest terms. */
@@ -21,6 +24,9 @@
 #include "conv_internal.h"
 
 #define WINO_L2_BYTES ((int64_t)768 << 10) /* per thread: one block's V and M */
+/* Per thread, one block's V and dM for a filter gradient whose partial dU
+ * outgrows L2 (see wino_of). */
+#define WINO_BIG_BLOCK_BYTES ((int64_t)8 << 20)
 
 bool twk_conv_winograd_shape_ok(const twk_conv2d_shape *s)
 {
@@ -44,13 +50,26 @@ static wino_geom wino_of(const twk_conv2d_shape *s, bool filter_grad)
     g.ntiles = s->batch * g.tiles_h * g.tiles_w;
     g.cp = (s->in_c + 15) / 16 * 16;
     g.op = nblocks(s) * OBLOCK;
+    g.nthreads = omp_get_max_threads();
     int64_t per_tile = 16 * (g.cp + g.op) * (int64_t)sizeof(float);
-    g.nt = imax(TILE_ROWS, imin(120, WINO_L2_BYTES / per_tile) / TILE_ROWS * TILE_ROWS);
+    if (!filter_grad || 16 * s->in_c * g.op * (int64_t)sizeof(float) <= WINO_L2_BYTES) {
+        g.nt = imax(TILE_ROWS, imin(120, WINO_L2_BYTES / per_tile) / TILE_ROWS * TILE_ROWS);
+    } else {
+        /* Each block reads and writes the thread's whole partial dU (16 in_c
+         * x out_c): past L2, 12-tile blocks of ResNet50's 512-channel layers
+         * spent twice the products' time on that traffic. So blocks as
+         * large as WINO_BIG_BLOCK_BYTES allows, as few per thread as that
+         * makes, of equal size. */
+        int64_t share = (g.ntiles + g.nthreads - 1) / g.nthreads;
+        int64_t cap = imax(TILE_ROWS, WINO_BIG_BLOCK_BYTES / per_tile);
+        int64_t nblk = g.nthreads * ((share + cap - 1) / cap);
+        int64_t nt = (g.ntiles + nblk - 1) / nblk;
+        g.nt = (nt + TILE_ROWS - 1) / TILE_ROWS * TILE_ROWS;
+    }
     g.u_floats = align64(16 * nblocks(s) * s->in_c * OBLOCK * (int64_t)sizeof(float)) / (int64_t)sizeof(float);
     g.thread_floats = align64(16 * g.nt * (g.cp + g.op) * (int64_t)sizeof(float) +
                               (filter_grad ? 16 * s->in_c * g.op * (int64_t)sizeof(float) : 0)) /
                       (int64_t)sizeof(float);
-    g.nthreads = omp_get_max_threads();
     return g;
 }
 
@@ -60,31 +79,55 @@ size_t twk_conv_winograd_workspace(const twk_conv2d_shape *s, bool filter_grad)
     return (size_t)((g.u_floats + g.thread_floats * g.nthreads) * (int64_t)sizeof(float));
 }
 
-/* U[e][block][c][64] = (G g G^T)[e] for every (c, o); flip: the filter of
- * the input-gradient convolution (see pack_filter in conv_direct.c). */
-static void wino_filter_transform(const twk_conv2d_shape *s, const float *f, bool flip, float *u)
+/* U[e][block][c][64] = (G g G^T)[e] for every (c, o), 16 output channels a
+ * vector (lanes past out_c zero; the vectors of a block past its last are
+ * never read); flip: the filter of the input-gradient convolution (see
+ * pack_filter in conv_direct.c), whose 16 output channels lie in_c apart:
+ * each line of them (16 c of one output channel) is copied whole into a
+ * transposed 16 x 16 block on the stack as soon as it is read, for the
+ * reason pack_filter gives (gathering them one c at a time kept 16 lines
+ * in the same few L1 sets). */
+static TW_AVX512 void wino_filter_transform(const twk_conv2d_shape *s, const float *f, bool flip, float *u)
 {
-    const int64_t C = s->in_c, O = s->out_c, nb = nblocks(s);
-    memset(u, 0, sizeof(float) * (size_t)(16 * nb * C * OBLOCK));
+    const int64_t C = s->in_c, O = s->out_c, nb = nblocks(s), nv = (O + 15) / 16;
+    const int64_t estride = nb * C * OBLOCK;
+    const __m512 half = _mm512_set1_ps(0.5f);
 #pragma omp parallel for schedule(static) if (C * O >= 4096)
-    for (int64_t c = 0; c < C; c++) {
-        for (int64_t o = 0; o < O; o++) {
-            float g[3][3], t[4][3];
-            for (int kh = 0; kh < 3; kh++)
-                for (int kw = 0; kw < 3; kw++)
-                    g[kh][kw] = !flip ? f[((kh * 3 + kw) * C + c) * O + o]
-                                      : f[(((2 - kh) * 3 + (2 - kw)) * O + o) * C + c];
-            for (int j = 0; j < 3; j++) {
-                t[0][j] = g[0][j];
-                t[1][j] = 0.5f * (g[0][j] + g[1][j] + g[2][j]);
-                t[2][j] = 0.5f * (g[0][j] - g[1][j] + g[2][j]);
-                t[3][j] = g[2][j];
-            }
-            for (int a = 0; a < 4; a++) {
-                float v[4] = {t[a][0], 0.5f * (t[a][0] + t[a][1] + t[a][2]), 0.5f * (t[a][0] - t[a][1] + t[a][2]),
-                              t[a][2]};
-                for (int b = 0; b < 4; b++)
-                    u[(((a * 4 + b) * nb + o / OBLOCK) * C + c) * OBLOCK + o % OBLOCK] = v[b];
+    for (int64_t ov = 0; ov < nv; ov++) {
+        const int64_t o = ov * 16, on = imin(16, O - o);
+        const __mmask16 m = first_lanes(O - o);
+        float ft[9][16][16]; /* flip: [kh * 3 + kw][c - c0][o lane] */
+        for (int64_t c0 = 0; c0 < C; c0 += 16) {
+            const int64_t cn = imin(16, C - c0);
+            if (flip)
+                for (int kh = 0; kh < 3; kh++)
+                    for (int kw = 0; kw < 3; kw++) {
+                        const float *src = f + (((2 - kh) * 3 + (2 - kw)) * O + o) * C + c0;
+                        for (int64_t ol = 0; ol < on; ol++)
+                            for (int64_t cl = 0; cl < cn; cl++)
+                                ft[kh * 3 + kw][cl][ol] = src[ol * C + cl];
+                    }
+            for (int64_t c = c0; c < c0 + cn; c++) {
+                __m512 g[3][3], t[4][3];
+                for (int kh = 0; kh < 3; kh++)
+                    for (int kw = 0; kw < 3; kw++)
+                        g[kh][kw] = !flip ? _mm512_maskz_loadu_ps(m, f + ((kh * 3 + kw) * C + c) * O + o)
+                                          : _mm512_maskz_loadu_ps(m, ft[kh * 3 + kw][c - c0]);
+                for (int j = 0; j < 3; j++) {
+                    t[0][j] = g[0][j];
+                    t[1][j] = _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(g[0][j], g[1][j]), g[2][j]));
+                    t[2][j] = _mm512_mul_ps(half, _mm512_add_ps(_mm512_sub_ps(g[0][j], g[1][j]), g[2][j]));
+                    t[3][j] = g[2][j];
+                }
+                float *dst = u + ((ov / 4) * C + c) * OBLOCK + (ov % 4) * 16;
+                for (int a = 0; a < 4; a++) {
+                    __m512 sum = _mm512_add_ps(_mm512_add_ps(t[a][0], t[a][1]), t[a][2]);
+                    __m512 dif = _mm512_add_ps(_mm512_sub_ps(t[a][0], t[a][1]), t[a][2]);
+                    _mm512_store_ps(dst + (a * 4 + 0) * estride, t[a][0]);
+                    _mm512_store_ps(dst + (a * 4 + 1) * estride, _mm512_mul_ps(half, sum));
+                    _mm512_store_ps(dst + (a * 4 + 2) * estride, _mm512_mul_ps(half, dif));
+                    _mm512_store_ps(dst + (a * 4 + 3) * estride, t[a][2]);
+                }
             }
         }
     }
@@ -292,30 +335,37 @@ static void wino_filter_products(const twk_conv2d_shape *s, const wino_geom *g, 
         }
 }
 
-/* dg = G^T (sum of the used threads' dU) G */
-static void wino_filter_output(const twk_conv2d_shape *s, const wino_geom *g, const float *threads, int used,
-                               float *df)
+/* dg = G^T (sum of the used threads' dU) G, 16 output channels a vector. */
+static TW_AVX512 void wino_filter_output(const twk_conv2d_shape *s, const wino_geom *g, const float *threads,
+                                         int used, float *df)
 {
-    const int64_t C = s->in_c, O = s->out_c;
+    const int64_t C = s->in_c, O = s->out_c, nv = (O + 15) / 16;
+    const float *dus = threads + 16 * g->nt * (g->cp + g->op);
+    const __m512 half = _mm512_set1_ps(0.5f);
 #pragma omp parallel for schedule(static) if (C * O >= 4096)
     for (int64_t c = 0; c < C; c++) {
-        for (int64_t o = 0; o < O; o++) {
-            float du[4][4], r[3][4];
+        for (int64_t ov = 0; ov < nv; ov++) {
+            const int64_t o = ov * 16;
+            const __mmask16 m = first_lanes(O - o);
+            __m512 du[4][4], r[3][4];
             for (int e = 0; e < 16; e++) {
-                float sum = 0;
-                for (int t = 0; t < used; t++)
-                    sum += threads[t * g->thread_floats + 16 * g->nt * (g->cp + g->op) + (e * C + c) * g->op + o];
+                __m512 sum = _mm512_load_ps(dus + (e * C + c) * g->op + o);
+                for (int t = 1; t < used; t++)
+                    sum = _mm512_add_ps(sum, _mm512_load_ps(dus + t * g->thread_floats + (e * C + c) * g->op + o));
                 du[e / 4][e % 4] = sum;
             }
             for (int j = 0; j < 4; j++) {
-                r[0][j] = du[0][j] + 0.5f * (du[1][j] + du[2][j]);
-                r[1][j] = 0.5f * (du[1][j] - du[2][j]);
-                r[2][j] = 0.5f * (du[1][j] + du[2][j]) + du[3][j];
+                __m512 mid = _mm512_mul_ps(half, _mm512_add_ps(du[1][j], du[2][j]));
+                r[0][j] = _mm512_add_ps(du[0][j], mid);
+                r[1][j] = _mm512_mul_ps(half, _mm512_sub_ps(du[1][j], du[2][j]));
+                r[2][j] = _mm512_add_ps(mid, du[3][j]);
             }
             for (int kh = 0; kh < 3; kh++) {
-                df[((kh * 3 + 0) * C + c) * O + o] = r[kh][0] + 0.5f * (r[kh][1] + r[kh][2]);
-                df[((kh * 3 + 1) * C + c) * O + o] = 0.5f * (r[kh][1] - r[kh][2]);
-                df[((kh * 3 + 2) * C + c) * O + o] = 0.5f * (r[kh][1] + r[kh][2]) + r[kh][3];
+                __m512 mid = _mm512_mul_ps(half, _mm512_add_ps(r[kh][1], r[kh][2]));
+                _mm512_mask_storeu_ps(df + ((kh * 3 + 0) * C + c) * O + o, m, _mm512_add_ps(r[kh][0], mid));
+                _mm512_mask_storeu_ps(df + ((kh * 3 + 1) * C + c) * O + o, m,
+                                      _mm512_mul_ps(half, _mm512_sub_ps(r[kh][1], r[kh][2])));
+                _mm512_mask_storeu_ps(df + ((kh * 3 + 2) * C + c) * O + o, m, _mm512_add_ps(mid, r[kh][3]));
             }
         }
     }
