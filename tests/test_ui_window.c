@@ -963,7 +963,11 @@ static void test_logdb_option(void)
         {{"--logdb=runs.db", "m.json", NULL}, 1, "no display"},
         {{"--logdb", NULL}, 2, "option '--logdb' needs a run database file"},
         {{"--logdb", "a.db", "--logdb", "b.db", NULL}, 2, "option '--logdb' given twice"},
-        {{"--logdb", "a.db", "--frobnicate", NULL}, 2, "unknown option '--logdb'"},
+        /* The wrong argument is named, not the --logdb before it. */
+        {{"--logdb", "a.db", "--frobnicate", NULL}, 2, "unknown option '--frobnicate'"},
+        {{"--logdb", "a.db", "notes.txt", NULL}, 2, "'notes.txt' is not a model file the window opens"},
+        /* Every model file the window's Open takes, in any case. */
+        {{"--logdb", "a.db", "m.keras", "m.h5", "M.JSON", NULL}, 1, "no display"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         GPtrArray *args = g_ptr_array_new();
