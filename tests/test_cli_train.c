@@ -995,6 +995,49 @@ static void test_lambda_refused(fixture *f, gconstpointer data)
     g_free(path), g_free(db);
 }
 
+/* twb train refuses a model that cannot train on the data with the words
+ * of the window's Train and of `twb sweep` (one check, twb_data_check),
+ * before a run is recorded; it trained them. */
+static void test_untrainable_refused(fixture *f, gconstpointer data)
+{
+    static const struct {
+        const char *name, *json, *reason;
+    } cases[] = {
+        {"bare",
+         "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"bare\", \"layers\": [{\"class_name\": "
+         "\"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2]}}]}}",
+         "model 'bare' has no weights to train: add a layer with weights, such as Dense, after its input"},
+        {"three",
+         "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"three\", \"layers\": [{\"class_name\": "
+         "\"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2]}}, {\"class_name\": \"Dense\", "
+         "\"config\": {\"units\": 3, \"activation\": \"softmax\"}}]}}",
+         "model 'three' has 3 output units, but spirals (2000 examples) has 2 classes (labels 0 to 1): sparse "
+         "categorical cross-entropy needs one unit per class"},
+    };
+    char *db = g_build_filename(f->dir, "runs.db", NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *file = g_strconcat(cases[i].name, ".json", NULL);
+        char *path = g_build_filename(f->dir, file, NULL);
+        g_assert_true(g_file_set_contents(path, cases[i].json, -1, NULL));
+        const char *commands[] = {"train", "sweep"};
+        for (size_t c = 0; c < G_N_ELEMENTS(commands); c++) {
+            twb_run run = run_twb(commands[c], path, "--data", "spirals", "--epochs", "1", "--logdb", db, NULL);
+            g_test_message("twb %s %s: %s", commands[c], file, run.err);
+            g_assert_cmpint(run.exit_status, ==, 1);
+            char *line = g_strdup_printf("twb %s: %s\n", commands[c], cases[i].reason);
+            g_assert_cmpstr(run.err, ==, line);
+            g_free(line);
+            twb_run_clear(&run);
+        }
+        g_free(path), g_free(file);
+    }
+    twb_run run = run_twb("runs", "list", "--logdb", db, NULL); /* no run was started */
+    g_assert_null(strstr(run.out, "bare"));
+    g_assert_null(strstr(run.out, "three"));
+    twb_run_clear(&run);
+    g_free(db);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1010,6 +1053,7 @@ int main(int argc, char **argv)
                teardown);
     g_test_add("/cli-train/bad-input", fixture, NULL, setup, test_bad_input, teardown);
     g_test_add("/cli-train/lambda-refused", fixture, NULL, setup, test_lambda_refused, teardown);
+    g_test_add("/cli-train/untrainable-refused", fixture, NULL, setup, test_untrainable_refused, teardown);
     g_test_add_func("/cli-train/fashion-mnist-mlp", test_fashion_mnist_mlp);
     g_test_add("/cli-train/logdb", fixture, NULL, setup, test_logdb, teardown);
     g_test_add("/cli-train/evaluation-stored", fixture, NULL, setup, test_evaluation_stored, teardown);
