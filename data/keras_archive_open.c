@@ -292,6 +292,10 @@ tw_model *tw_model_open(const char *path)
 
 int tw_model_load_weights(tw_model *model, const char *path)
 {
+    /* A missing file or a pipe is not "not a weight file": say what it is. */
+    struct stat st;
+    if (tw__stat_regular_file(path, &st))
+        return -1;
     tw_model_format format = format_of_file(path);
     if (refuse_misnamed(path, format))
         return -1;

@@ -852,6 +852,38 @@ static void test_logdb_not_a_regular_file(fixture *f, gconstpointer data)
     g_free(fifo);
 }
 
+/* --weights on a missing file, a pipe or a folder says so, as every other
+ * reader does; it said "not a weight file" (the format check read nothing
+ * and took the file for JSON). */
+static void test_weights_not_a_file(fixture *f, gconstpointer data)
+{
+    char *fifo = g_build_filename(f->dir, "fifo.h5", NULL);
+    char *missing = g_build_filename(f->dir, "missing.h5", NULL);
+    g_assert_cmpint(mkfifo(fifo, 0600), ==, 0);
+    const struct {
+        const char *path, *why;
+    } cases[] = {
+        {missing, "cannot open: No such file or directory"},
+        {fifo, "is not a regular file (a device, pipe or socket); only files can be read"},
+        {f->dir, "is a directory, not a file"},
+    };
+    const char *commands[] = {"train", "evaluate"};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
+        for (size_t c = 0; c < G_N_ELEMENTS(commands); c++) {
+            alarm(60);
+            twb_run run = run_twb(commands[c], f->model, "--data", "spirals", "--epochs", "1", "--weights",
+                                  cases[i].path, NULL);
+            alarm(0);
+            g_assert_cmpint(run.exit_status, ==, 1);
+            char *err = g_strdup_printf("twb %s: --weights %s: %s\n", commands[c], cases[i].path, cases[i].why);
+            g_assert_cmpstr(run.err, ==, err);
+            g_free(err);
+            twb_run_clear(&run);
+        }
+    g_remove(fifo);
+    g_free(fifo), g_free(missing);
+}
+
 /* A full disk (a file size limit here) in the middle of a run: one
  * warning naming the file and the step from which logs are lost, and the
  * run ends "finished" with that step recorded. The warning comes when the
@@ -1065,6 +1097,7 @@ int main(int argc, char **argv)
     g_test_add("/cli-train/resume-checks", fixture, NULL, setup, test_resume_checks, teardown);
     g_test_add("/cli-train/resume-other-data", fixture, NULL, setup, test_resume_other_data, teardown);
     g_test_add("/cli-train/logdb-not-a-regular-file", fixture, NULL, setup, test_logdb_not_a_regular_file, teardown);
+    g_test_add("/cli-train/weights-not-a-file", fixture, NULL, setup, test_weights_not_a_file, teardown);
     g_test_add("/cli-train/full-disk-logdb", fixture, NULL, setup, test_full_disk_logdb, teardown);
     g_test_add("/cli-train/full-disk-checkpoint", fixture, NULL, setup, test_full_disk_checkpoint, teardown);
     g_test_add("/cli-train/checkpoint-mismatch-named", fixture, NULL, setup, test_checkpoint_mismatch_named,
