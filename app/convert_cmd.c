@@ -61,11 +61,15 @@ int twb_convert_command(int argc, char **argv)
     tw_model *model = tw_model_open(paths[0]);
     bool had_weights = model && tw_model_open_had_weights();
     int rc = model ? 0 : -1;
+    bool fresh = !rc && !had_weights && !weights && !tw_layer_built(model) && format != TW_MODEL_FORMAT_JSON;
+    /* Weights are placed by the input shape the model declares: a model
+     * without one is the input file's fault, not the weight or output file's. */
+    if (!rc && (weights || format != TW_MODEL_FORMAT_JSON))
+        rc = tw_model_build_declared(model, paths[0]);
     if (!rc && weights) {
         rc = tw_model_load_weights(model, weights);
         had_weights = true;
     }
-    bool fresh = !rc && !had_weights && !tw_layer_built(model) && format != TW_MODEL_FORMAT_JSON;
     if (!rc)
         rc = tw_model_write(model, paths[1], format);
     if (rc) {

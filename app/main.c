@@ -12,6 +12,7 @@
 #include <glib.h>
 
 #include <tw/engine.h>
+#include <tw/keras_file.h>
 
 #include "application.h"
 #include "convert_cmd.h"
@@ -87,7 +88,7 @@ static bool print_command_help(const char *command)
 static void print_help(FILE *out)
 {
     fputs("Usage: twb [COMMAND [OPTIONS]]\n"
-          "       twb [--logdb FILE] [MODEL.json...]\n"
+          "       twb [--logdb FILE] [MODEL.json|.keras|.h5...]\n"
           "       twb --logdir DIR\n"
           "\n"
           "Tensor Workbench: design, train and inspect deep-learning models.\n"
@@ -364,10 +365,28 @@ static int command_data(int argc, char **argv)
     return 0;
 }
 
-/* `twb [--logdb FILE] [a.json b.json]`: the window's command line, which
- * the application reads again (app/application.c). 0 when argv is one;
- * EXIT_USAGE after saying what is wrong with its --logdb; -1 when argv is
- * something else (a command). */
+/* A model file the window opens (its Open dialog's filter): Keras JSON,
+ * .keras or .h5, named in any case. */
+static bool is_window_model(const char *arg)
+{
+    tw_model_format format = arg[0] == '-' ? TW_MODEL_FORMAT_AUTO : tw_model_format_for_path(arg);
+    tw_error_clear(); /* a command name is no failure; only the answer is wanted */
+    return format == TW_MODEL_FORMAT_JSON || format == TW_MODEL_FORMAT_KERAS || format == TW_MODEL_FORMAT_H5;
+}
+
+/* --screenshot anywhere among the options (`twb --logdb F --screenshot s.png`). */
+static bool is_screenshot(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--screenshot") || !strncmp(argv[i], "--screenshot=", 13))
+            return true;
+    return false;
+}
+
+/* `twb [--logdb FILE] [--logdir DIR] [a.json b.keras]`: the window's command
+ * line, which the application reads again (app/application.c). 0 when argv
+ * is one; EXIT_USAGE after naming the argument that is wrong in it; -1 when
+ * argv is something else (a command, or a screenshot's options). */
 static int check_window_arguments(int argc, char **argv)
 {
     bool logdb = false, logdir = false;
@@ -386,10 +405,15 @@ static int check_window_arguments(int argc, char **argv)
             value = i + 1 < argc ? argv[++i] : "";
         else if (!strncmp(argv[i], "--logdb=", 8))
             value = argv[i] + 8;
-        else if (argv[i][0] == '-' || !g_str_has_suffix(argv[i], ".json"))
-            return -1;
-        else
+        else if (is_window_model(argv[i]))
             continue;
+        else if (i == 0 || is_screenshot(argc, argv))
+            return -1;
+        /* After a window argument, this one is what is wrong, not argv[0]. */
+        else if (argv[i][0] == '-')
+            return usage_error("unknown option '%s'", argv[i]);
+        else
+            return usage_error("'%s' is not a model file the window opens (.json, .keras or .h5)", argv[i]);
         if (!value[0])
             return usage_error("option '--logdb' needs a run database file");
         if (logdb)
@@ -397,15 +421,6 @@ static int check_window_arguments(int argc, char **argv)
         logdb = true;
     }
     return 0;
-}
-
-/* --screenshot anywhere among the options (`twb --logdb F --screenshot s.png`). */
-static bool is_screenshot(int argc, char **argv)
-{
-    for (int i = 0; i < argc; i++)
-        if (!strcmp(argv[i], "--screenshot") || !strncmp(argv[i], "--screenshot=", 13))
-            return true;
-    return false;
 }
 
 int main(int argc, char **argv)

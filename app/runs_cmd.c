@@ -454,20 +454,20 @@ static int find_scalar_tag(tw_run_store *store, const tw_run_info *run, const ch
     return status == 0 ? 0 : -1;
 }
 
-/* Streamed in batches: memory does not grow with the series. */
+/* Streamed in batches: memory does not grow with the series. The first
+ * batch is read before anything is printed, so a series damaged there
+ * prints nothing but the message. */
 static int export_series(tw_run_store *store, int64_t tag_id, bool json)
 {
     tw_series_cursor cursor = {0};
     bool first = true;
-    if (json)
-        putchar('[');
-    else
-        puts("wall_time,step,value");
-    for (;;) {
+    for (int batch = 0;; batch++) {
         tw_scalar_point *points = NULL;
         int64_t n = 0;
         if (tw_run_store_read_scalars(store, tag_id, &cursor, EXPORT_BATCH, &points, &n))
             return -1;
+        if (batch == 0)
+            fputs(json ? "[" : "wall_time,step,value\n", stdout);
         for (int64_t i = 0; i < n; i++, first = false)
             print_point(&points[i], json, first);
         free(points);
@@ -497,6 +497,11 @@ static int export_tfevents(const runs_args *a)
         printf("Tensors: %lld (the evaluations' tables).\n", (long long)stats.tensors);
     if (stats.graphs_left_out)
         printf("Left out: %lld graph records that are not twb graphs.\n", (long long)stats.graphs_left_out);
+    /* A damaged series is left out, the rest exported (as the dashboard
+     * shows the rest); each is named on stderr. */
+    for (const char *l = stats.left_out_messages, *end; l && (end = strchr(l, '\n')); l = end + 1)
+        fprintf(stderr, "twb: runs export: warning: left out, cannot be read: %.*s\n", (int)(end - l), l);
+    g_free(stats.left_out_messages);
     g_free(file);
     return 0;
 }

@@ -701,8 +701,12 @@ int twb_train_command(const char *command, int argc, char **argv)
     if (model && !tw_model_input_shape(model)) /* a fault of the file: name it */
         tw_error_set("%s: model '%s' has no input shape; give its first layer one or add an InputLayer",
                      o.model_path, tw_layer_name(model));
+    /* train refuses what the window's Train and `twb sweep` refuse, with
+     * their words (twb_data_check: no weights to train, output units
+     * against the classes, ...); evaluate and predict need only inputs the
+     * data can feed (a frozen model has nothing to train, yet evaluates). */
     if (!model || !tw_model_input_shape(model) || check_data_files(&o, model) || twb_data_load(&spec, &data) ||
-        (tw_model_ninputs(model) != data.ninputs && twb_data_check(model, &data))) {
+        ((!strcmp(command, "train") || tw_model_ninputs(model) != data.ninputs) && twb_data_check(model, &data))) {
         fprintf(stderr, "twb %s: %s\n", command, tw_last_error());
         tw_layer_unref(model);
         tw_distributed_finalize();

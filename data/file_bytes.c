@@ -437,24 +437,25 @@ done:
 
 /* ---- files ---------------------------------------------------------------------- */
 
+int tw__stat_regular_file(const char *path, struct stat *st)
+{
+    if (stat(path, st) != 0)
+        return tw_error_set("%s: cannot open: %s", path, g_strerror(errno));
+    if (S_ISDIR(st->st_mode))
+        return tw_error_set("%s: is a directory, not a file", path);
+    if (!S_ISREG(st->st_mode))
+        return tw_error_set("%s: is not a regular file (a device, pipe or socket); only files can be read", path);
+    return 0;
+}
+
 /* The raw bytes of a regular file of at most max bytes. Anything else is
  * refused before it is opened: reading /dev/zero or a pipe would never end,
  * and opening a FIFO with no writer would wait forever. */
 static uint8_t *read_all(const char *path, size_t max, size_t *size)
 {
     struct stat st;
-    if (stat(path, &st) != 0) {
-        tw_error_set("%s: cannot open: %s", path, g_strerror(errno));
+    if (tw__stat_regular_file(path, &st))
         return NULL;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        tw_error_set("%s: is a directory, not a file", path);
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        tw_error_set("%s: is not a regular file (a device, pipe or socket); only files can be read", path);
-        return NULL;
-    }
     if ((uint64_t)st.st_size > max) {
         tw_error_set("%s: the file is %lld bytes, more than the %zu bytes this kind of file may hold", path,
                      (long long)st.st_size, max);

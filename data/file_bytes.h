@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 /* What a format's header says about the size of the whole (decompressed)
  * file, judged from its first `size` bytes: TW_SIZE_MORE while the header is
@@ -41,6 +42,12 @@ bool tw__is_zip(const uint8_t *bytes, size_t size);
 char **tw__zip_list(const uint8_t *zip, size_t size, const char *name);
 uint8_t *tw__zip_member(const uint8_t *zip, size_t size, const char *name, const char *member,
                         tw_expected_size_fn expected, size_t *out_size);
+
+/* 0 when path names a regular file (its stat in st); else -1 with a message
+ * naming it: it cannot be opened (missing, no permission), is a directory,
+ * or is a device, pipe or socket (which would never end, or wait forever
+ * for a writer). Every reader's check before it opens a file. */
+int tw__stat_regular_file(const char *path, struct stat *st);
 
 /* The whole file at path, gunzipped when it is gzip data. Returns a malloc'd
  * buffer (free(); never NULL on success, even for an empty file) and its

@@ -115,7 +115,7 @@ static tw_model_format format_of_file(const char *path)
     return n > 0 ? tw_model_format_of_bytes(head, (size_t)n) : TW_MODEL_FORMAT_JSON;
 }
 
-static int build_for_weights(tw_model *model, const char *name)
+int tw_model_build_declared(tw_model *model, const char *name)
 {
     if (tw_layer_built(model))
         return 0;
@@ -172,7 +172,7 @@ static int apply_image(tw_model *model, const uint8_t *bytes, size_t size, const
     hid_t file = tw__h5_open_image(bytes, size, name);
     if (file < 0)
         return -1;
-    int rc = build_for_weights(model, name) || apply_h5_weights(model, file, size, name) ? -1 : 0;
+    int rc = tw_model_build_declared(model, name) || apply_h5_weights(model, file, size, name) ? -1 : 0;
     close_file(file);
     return rc;
 }
@@ -209,7 +209,7 @@ static tw_model *open_h5(const uint8_t *bytes, size_t size, const char *name, bo
     free(json);
     if (model && tw__h5_has_link(file, "model_weights")) {
         *had_weights = true;
-        if (build_for_weights(model, name) || apply_h5_weights(model, file, size, name)) {
+        if (tw_model_build_declared(model, name) || apply_h5_weights(model, file, size, name)) {
             tw_layer_unref(model);
             model = NULL;
         }
@@ -233,7 +233,7 @@ static tw_model *open_checkpoint(const char *path)
     char *json = tw_checkpoint_read_metadata(path, "model_json");
     tw_model *model = json ? config_model(json, strlen(json), path, "model_json") : NULL;
     free(json);
-    if (model && (build_for_weights(model, path) || tw_checkpoint_restore(path, model, NULL))) {
+    if (model && (tw_model_build_declared(model, path) || tw_checkpoint_restore(path, model, NULL))) {
         tw_layer_unref(model);
         return NULL;
     }
@@ -292,11 +292,15 @@ tw_model *tw_model_open(const char *path)
 
 int tw_model_load_weights(tw_model *model, const char *path)
 {
+    /* A missing file or a pipe is not "not a weight file": say what it is. */
+    struct stat st;
+    if (tw__stat_regular_file(path, &st))
+        return -1;
     tw_model_format format = format_of_file(path);
     if (refuse_misnamed(path, format))
         return -1;
     if (format == TW_MODEL_FORMAT_SAFETENSORS)
-        return build_for_weights(model, path) || tw_checkpoint_restore(path, model, NULL) ? -1 : 0;
+        return tw_model_build_declared(model, path) || tw_checkpoint_restore(path, model, NULL) ? -1 : 0;
     if (format == TW_MODEL_FORMAT_JSON)
         return tw_error_set("%s: not a weight file (a .h5, .weights.h5, .keras or .safetensors file)", path);
     size_t size;
@@ -347,7 +351,7 @@ int tw_model_write(tw_model *model, const char *path, tw_model_format format)
         return -1;
     if (format == TW_MODEL_FORMAT_JSON)
         return tw_model_save(model, path);
-    if (build_for_weights(model, path))
+    if (tw_model_build_declared(model, path))
         return -1;
     char *json = tw_model_to_json(model);
     if (!json)

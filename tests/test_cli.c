@@ -37,7 +37,7 @@ static void test_help(void)
         g_assert_nonnull(strstr(run.out, "example linear-regression [--steps N]"));
         g_assert_nonnull(strstr(run.out, "data inspect FILE [--labels FILE] [--label-column NAME]"));
         g_assert_nonnull(strstr(run.out, "--version"));
-        g_assert_nonnull(strstr(run.out, "twb [--logdb FILE] [MODEL.json...]"));
+        g_assert_nonnull(strstr(run.out, "twb [--logdb FILE] [MODEL.json|.keras|.h5...]"));
         g_assert_nonnull(strstr(run.out, "--screenshot FILE.png [--view designer|dashboard|graph]"));
         g_assert_cmpstr(run.err, ==, "");
         twb_run_clear(&run);

@@ -5,8 +5,11 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -452,6 +455,90 @@ static void test_usage(void)
     twb_run_clear(&run);
 }
 
+/* The single event file in dir, or NULL (g_free). */
+static char *only_file(const char *dir)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *name = d ? g_dir_read_name(d) : NULL;
+    char *path = name ? g_build_filename(dir, name, NULL) : NULL;
+    g_assert_true(!name || !g_dir_read_name(d));
+    if (d)
+        g_dir_close(d);
+    return path;
+}
+
+static void limit_file_size(gpointer limit)
+{
+    struct rlimit r = {GPOINTER_TO_SIZE(limit), GPOINTER_TO_SIZE(limit)};
+    signal(SIGXFSZ, SIG_IGN); /* the write fails instead */
+    setrlimit(RLIMIT_FSIZE, &r);
+}
+
+/* One damaged chunk: the tfevents export writes the rest of the run and
+ * names the series it leaves out, as the dashboard marks its card; the
+ * series' own csv/json export fails with the chunk named and prints
+ * nothing. An event file that cannot be written is removed, not left
+ * half-written. (The damaged chunk failed the whole export and left a
+ * partial file.) */
+static void test_export_damaged(fixture *f, gconstpointer data)
+{
+    char *out = g_build_filename(f->dir, "tb", NULL);
+    twb_run run = RUNS(f, "export", "cnn", "--format", "tfevents", "--output", out);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    twb_run_clear(&run);
+    char *whole = only_file(out);
+    struct stat st;
+    g_assert_cmpint(g_stat(whole, &st), ==, 0);
+    g_remove(whole);
+    g_free(whole);
+
+    /* A file-size limit of half the file: the write fails part way. */
+    char *limit = g_strdup_printf("%lld", (long long)st.st_size / 2);
+    const char *argv[] = {g_getenv("TWB"), "runs", "export", "cnn", "--format", "tfevents", "--output", out,
+                          "--logdb", f->path, NULL};
+    char *err = NULL;
+    int wait_status = 0;
+    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, limit_file_size,
+                               GSIZE_TO_POINTER((gsize)st.st_size / 2), NULL, &err, &wait_status, NULL));
+    g_test_message("limited to %s bytes: %s", limit, err);
+    g_assert_true(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 1);
+    g_assert_nonnull(strstr(err, ": cannot write: File too large; the unfinished file is removed\n"));
+    g_assert_null(only_file(out));
+    g_free(err), g_free(limit);
+
+    tw_run_store *store = tw_run_store_open(f->path, 0);
+    exec(store->db, "UPDATE scalar_chunks SET points = x'0102' WHERE id = (SELECT max(id) FROM scalar_chunks "
+                    "WHERE tag_id = (SELECT id FROM tags WHERE name = 'train/accuracy'))");
+    int64_t loss = add_tag(store->db, 2, "train/loss", "scalar");
+    add_chunk(store->db, loss, &(tw_chunk){.n = 2, .steps = {0, 1}, .wall_times = {1, 2}, .values = {0.5, 0.25}});
+    tw_run_store_close(store);
+    run = RUNS(f, "export", "cnn", "--format", "tfevents", "--output", out);
+    g_test_message("%s%s", run.out, run.err);
+    g_assert_cmpint(run.exit_status, ==, 0);
+    g_assert_nonnull(strstr(run.out, ": 2 scalar points, 0 histograms, 5 images,"));
+    char *prefix = g_strdup_printf("twb: runs export: warning: left out, cannot be read: %s: run “cnn”, tag "
+                                   "“train/accuracy”: scalar chunk ",
+                                   f->path);
+    g_assert_true(g_str_has_prefix(run.err, prefix));
+    g_assert_true(g_str_has_suffix(run.err, ": 2 bytes is not 1 to 512 points of 24 bytes\n"));
+    g_assert_true(strchr(run.err, '\n') == run.err + strlen(run.err) - 1); /* that series only */
+    g_free(prefix);
+    twb_run_clear(&run);
+    char *written = only_file(out);
+    g_assert_nonnull(written);
+    g_free(written);
+
+    const char *formats[] = {"csv", "json"};
+    for (size_t i = 0; i < G_N_ELEMENTS(formats); i++) {
+        run = RUNS(f, "export", "cnn", "--tag", "train/accuracy", "--format", formats[i]);
+        g_assert_cmpint(run.exit_status, ==, 1);
+        g_assert_cmpstr(run.out, ==, "");
+        g_assert_true(g_str_has_suffix(run.err, ": 2 bytes is not 1 to 512 points of 24 bytes\n"));
+        twb_run_clear(&run);
+    }
+    g_free(out);
+}
+
 int main(int argc, char **argv)
 {
     char *data_home = g_dir_make_tmp("twb-data-home-XXXXXX", NULL);
@@ -460,6 +547,7 @@ int main(int argc, char **argv)
     g_test_add("/cli/runs/list", fixture, NULL, setup, test_list, teardown);
     g_test_add("/cli/runs/show", fixture, NULL, setup, test_show, teardown);
     g_test_add("/cli/runs/export", fixture, NULL, setup, test_export, teardown);
+    g_test_add("/cli/runs/export-damaged", fixture, NULL, setup, test_export_damaged, teardown);
     g_test_add("/cli/runs/rename-notes-delete", fixture, NULL, setup, test_rename_notes_delete, teardown);
     g_test_add("/cli/runs/bad-files", fixture, NULL, setup, test_bad_files, teardown);
     g_test_add("/cli/runs/not-a-regular-file", fixture, NULL, setup, test_not_a_regular_file, teardown);

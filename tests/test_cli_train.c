@@ -852,6 +852,38 @@ static void test_logdb_not_a_regular_file(fixture *f, gconstpointer data)
     g_free(fifo);
 }
 
+/* --weights on a missing file, a pipe or a folder says so, as every other
+ * reader does; it said "not a weight file" (the format check read nothing
+ * and took the file for JSON). */
+static void test_weights_not_a_file(fixture *f, gconstpointer data)
+{
+    char *fifo = g_build_filename(f->dir, "fifo.h5", NULL);
+    char *missing = g_build_filename(f->dir, "missing.h5", NULL);
+    g_assert_cmpint(mkfifo(fifo, 0600), ==, 0);
+    const struct {
+        const char *path, *why;
+    } cases[] = {
+        {missing, "cannot open: No such file or directory"},
+        {fifo, "is not a regular file (a device, pipe or socket); only files can be read"},
+        {f->dir, "is a directory, not a file"},
+    };
+    const char *commands[] = {"train", "evaluate"};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
+        for (size_t c = 0; c < G_N_ELEMENTS(commands); c++) {
+            alarm(60);
+            twb_run run = run_twb(commands[c], f->model, "--data", "spirals", "--epochs", "1", "--weights",
+                                  cases[i].path, NULL);
+            alarm(0);
+            g_assert_cmpint(run.exit_status, ==, 1);
+            char *err = g_strdup_printf("twb %s: --weights %s: %s\n", commands[c], cases[i].path, cases[i].why);
+            g_assert_cmpstr(run.err, ==, err);
+            g_free(err);
+            twb_run_clear(&run);
+        }
+    g_remove(fifo);
+    g_free(fifo), g_free(missing);
+}
+
 /* A full disk (a file size limit here) in the middle of a run: one
  * warning naming the file and the step from which logs are lost, and the
  * run ends "finished" with that step recorded. The warning comes when the
@@ -995,6 +1027,49 @@ static void test_lambda_refused(fixture *f, gconstpointer data)
     g_free(path), g_free(db);
 }
 
+/* twb train refuses a model that cannot train on the data with the words
+ * of the window's Train and of `twb sweep` (one check, twb_data_check),
+ * before a run is recorded; it trained them. */
+static void test_untrainable_refused(fixture *f, gconstpointer data)
+{
+    static const struct {
+        const char *name, *json, *reason;
+    } cases[] = {
+        {"bare",
+         "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"bare\", \"layers\": [{\"class_name\": "
+         "\"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2]}}]}}",
+         "model 'bare' has no weights to train: add a layer with weights, such as Dense, after its input"},
+        {"three",
+         "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"three\", \"layers\": [{\"class_name\": "
+         "\"InputLayer\", \"config\": {\"batch_input_shape\": [null, 2]}}, {\"class_name\": \"Dense\", "
+         "\"config\": {\"units\": 3, \"activation\": \"softmax\"}}]}}",
+         "model 'three' has 3 output units, but spirals (2000 examples) has 2 classes (labels 0 to 1): sparse "
+         "categorical cross-entropy needs one unit per class"},
+    };
+    char *db = g_build_filename(f->dir, "runs.db", NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *file = g_strconcat(cases[i].name, ".json", NULL);
+        char *path = g_build_filename(f->dir, file, NULL);
+        g_assert_true(g_file_set_contents(path, cases[i].json, -1, NULL));
+        const char *commands[] = {"train", "sweep"};
+        for (size_t c = 0; c < G_N_ELEMENTS(commands); c++) {
+            twb_run run = run_twb(commands[c], path, "--data", "spirals", "--epochs", "1", "--logdb", db, NULL);
+            g_test_message("twb %s %s: %s", commands[c], file, run.err);
+            g_assert_cmpint(run.exit_status, ==, 1);
+            char *line = g_strdup_printf("twb %s: %s\n", commands[c], cases[i].reason);
+            g_assert_cmpstr(run.err, ==, line);
+            g_free(line);
+            twb_run_clear(&run);
+        }
+        g_free(path), g_free(file);
+    }
+    twb_run run = run_twb("runs", "list", "--logdb", db, NULL); /* no run was started */
+    g_assert_null(strstr(run.out, "bare"));
+    g_assert_null(strstr(run.out, "three"));
+    twb_run_clear(&run);
+    g_free(db);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1010,6 +1085,7 @@ int main(int argc, char **argv)
                teardown);
     g_test_add("/cli-train/bad-input", fixture, NULL, setup, test_bad_input, teardown);
     g_test_add("/cli-train/lambda-refused", fixture, NULL, setup, test_lambda_refused, teardown);
+    g_test_add("/cli-train/untrainable-refused", fixture, NULL, setup, test_untrainable_refused, teardown);
     g_test_add_func("/cli-train/fashion-mnist-mlp", test_fashion_mnist_mlp);
     g_test_add("/cli-train/logdb", fixture, NULL, setup, test_logdb, teardown);
     g_test_add("/cli-train/evaluation-stored", fixture, NULL, setup, test_evaluation_stored, teardown);
@@ -1021,6 +1097,7 @@ int main(int argc, char **argv)
     g_test_add("/cli-train/resume-checks", fixture, NULL, setup, test_resume_checks, teardown);
     g_test_add("/cli-train/resume-other-data", fixture, NULL, setup, test_resume_other_data, teardown);
     g_test_add("/cli-train/logdb-not-a-regular-file", fixture, NULL, setup, test_logdb_not_a_regular_file, teardown);
+    g_test_add("/cli-train/weights-not-a-file", fixture, NULL, setup, test_weights_not_a_file, teardown);
     g_test_add("/cli-train/full-disk-logdb", fixture, NULL, setup, test_full_disk_logdb, teardown);
     g_test_add("/cli-train/full-disk-checkpoint", fixture, NULL, setup, test_full_disk_checkpoint, teardown);
     g_test_add("/cli-train/checkpoint-mismatch-named", fixture, NULL, setup, test_checkpoint_mismatch_named,

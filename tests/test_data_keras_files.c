@@ -727,6 +727,26 @@ static void test_cli(void)
     g_assert_cmpint(r.exit_status, ==, 2);
     g_assert_nonnull(strstr(r.err, "model.onnx: name the format by the extension"));
     twb_run_clear(&r);
+    /* A model without an input shape is the input file's fault, whatever
+     * file its weights were bound for (the output, or --weights). */
+    char *noshape = g_build_filename(dir, "noshape.json", NULL);
+    g_assert_true(g_file_set_contents(noshape,
+                                      "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"m\", \"layers\": "
+                                      "[{\"class_name\": \"Dense\", \"config\": {\"units\": 1}}]}}",
+                                      -1, NULL));
+    const char *const noshape_runs[][6] = {{"convert", noshape, st, NULL},
+                                           {"convert", noshape, back, "--weights", h5, NULL}};
+    message = g_strdup_printf("twb convert: %s: the model declares no input shape (an InputLayer or "
+                              "batch_input_shape on its first layer), so its weights cannot be placed\n",
+                              noshape);
+    for (int i = 0; i < 2; i++) {
+        r = run_twb_argv(noshape_runs[i]);
+        g_assert_cmpint(r.exit_status, ==, 1);
+        g_assert_cmpstr(r.err, ==, message);
+        twb_run_clear(&r);
+    }
+    g_free(message);
+    g_free(noshape);
 
     g_free(graph);
     g_free(back);

@@ -515,6 +515,15 @@ static void test_values_as_written(void)
                  "layers[0].config.units: expected a positive integer, got 2.5");
     assert_fails(MODEL("{\"class_name\": \"Dropout\", \"config\": {\"rate\": 1.1}}"),
                  "layers[0].config.rate: expected a number from 0 to 1, got 1.1");
+    /* Over a limit of 1e9 or more: the limit is said (it was left out). */
+    assert_fails(MODEL("{\"class_name\": \"Dense\", \"config\": {\"units\": 4294967296}}"),
+                 "layers[0].config.units: expected an integer from 1 to 1000000000, got 4294967296");
+    assert_fails(MODEL("{\"class_name\": \"Dense\", \"config\": {\"units\": 9223372036854775807}}"),
+                 "layers[0].config.units: expected an integer from 1 to 1000000000, got 9223372036854775807");
+    assert_fails(MODEL("{\"class_name\": \"Reshape\", \"config\": {\"target_shape\": [4294967296, 2]}}"),
+                 "layers[0].config.target_shape: expected an integer from -1 to 1000000000, got 4294967296");
+    assert_fails(MODEL("{\"class_name\": \"LeakyReLU\", \"config\": {\"alpha\": 5000000000}}"),
+                 "layers[0].config.alpha: expected a number from 0 to 1e+09, got 5000000000");
     assert_fails(MODEL("{\"class_name\": \"Dense\", \"config\": {\"activation\": false}}"),
                  "layers[0].config.activation: expected one of linear, relu, sigmoid, tanh, softmax, gelu, "
                  "leaky_relu, elu, selu, swish, silu, softplus, hard_sigmoid, exponential; got false");

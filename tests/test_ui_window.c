@@ -963,7 +963,11 @@ static void test_logdb_option(void)
         {{"--logdb=runs.db", "m.json", NULL}, 1, "no display"},
         {{"--logdb", NULL}, 2, "option '--logdb' needs a run database file"},
         {{"--logdb", "a.db", "--logdb", "b.db", NULL}, 2, "option '--logdb' given twice"},
-        {{"--logdb", "a.db", "--frobnicate", NULL}, 2, "unknown option '--logdb'"},
+        /* The wrong argument is named, not the --logdb before it. */
+        {{"--logdb", "a.db", "--frobnicate", NULL}, 2, "unknown option '--frobnicate'"},
+        {{"--logdb", "a.db", "notes.txt", NULL}, 2, "'notes.txt' is not a model file the window opens"},
+        /* Every model file the window's Open takes, in any case. */
+        {{"--logdb", "a.db", "m.keras", "m.h5", "M.JSON", NULL}, 1, "no display"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         GPtrArray *args = g_ptr_array_new();
@@ -1060,6 +1064,53 @@ static void test_fits_800x600(void)
         char *what = g_strdup_printf("the designer, layer %d selected", i);
         assert_fits(win, what);
         g_free(what);
+    }
+    close_window(win);
+}
+
+/* The window's surface, client-side frame included, as --size 800x600 makes it. */
+static gboolean is_800_wide(gpointer win)
+{
+    return gdk_surface_get_width(gtk_native_get_surface(GTK_NATIVE(win))) == 800;
+}
+
+/* In an 800x600 window the training panel is all there beside the
+ * designer: it asks for no more width than its scroller gets, so the
+ * spin buttons' + and Stop show without scrolling sideways, while idle and
+ * while paused (Resume in place of Pause). It asked for 301 px of 275 and
+ * scrolled. */
+static void test_training_panel_at_800(void)
+{
+    TwWindow *win = open_window();
+    char *model = example_path("cnn_fashion_mnist.json");
+    GError *error = NULL;
+    must(tw_model_doc_load(tw_window_doc(win), model, &error), error);
+    g_free(model);
+    gtk_window_set_default_size(GTK_WINDOW(win), 800, 600);
+    wait_until(is_800_wide, win, 10, "the window to be 800 px wide");
+    drain();
+    GtkWidget *panel = GTK_WIDGET(tw_window_train_panel(win));
+    GtkWidget *scroller = gtk_widget_get_ancestor(panel, GTK_TYPE_SCROLLED_WINDOW);
+    const char *states[] = {"idle", "paused"};
+    for (size_t i = 0; i < G_N_ELEMENTS(states); i++) {
+        if (i == 1) { /* the buttons of a paused run */
+            gtk_widget_set_visible(find_named(panel, "pause"), FALSE);
+            gtk_widget_set_visible(find_named(panel, "resume"), TRUE);
+            drain();
+        }
+        int min;
+        minimum(panel, GTK_ORIENTATION_HORIZONTAL, -1, &min);
+        g_test_message("%s: the panel asks for %d px, its scroller is %d px", states[i], min,
+                       gtk_widget_get_width(scroller));
+        if (min > gtk_widget_get_width(scroller)) {
+            GString *wide = g_string_new(NULL);
+            describe_wide(panel, 100, 0, wide);
+            g_error("%s: the training panel asks for %d px, more than the %d px it has at 800x600:\n%s", states[i],
+                    min, gtk_widget_get_width(scroller), wide->str);
+        }
+        graphene_rect_t stop;
+        g_assert_true(gtk_widget_compute_bounds(find_named(panel, "stop"), scroller, &stop));
+        g_assert_cmpfloat(stop.origin.x + stop.size.width, <=, gtk_widget_get_width(scroller));
     }
     close_window(win);
 }
@@ -1401,6 +1452,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/window/close_with_popover_label", test_close_with_popover_label);
     g_test_add_func("/ui/window/layer_actions", test_layer_actions);
     g_test_add_func("/ui/window/fits_800x600", test_fits_800x600);
+    g_test_add_func("/ui/window/training_panel_at_800", test_training_panel_at_800);
     g_test_add_func("/ui/window/undo_keys", test_undo_keys);
     g_test_add_func("/ui/window/dashboard_fits_800", test_dashboard_fits_800);
     g_test_add_func("/ui/window/shortcuts_window", test_shortcuts_window);

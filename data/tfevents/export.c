@@ -1,8 +1,11 @@
 /* A stored run written out as a TensorBoard event file (twb runs export):
  * every scalar, histogram, image and text record of the run, its
  * hyperparameters and its model (the Keras callback's model config),
- * through the event writer (event_writer.c). */
+ * through the event writer (event_writer.c). A series that cannot be read
+ * (a damaged chunk) is left out and said; a file that cannot be written is
+ * removed. */
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,96 +30,149 @@ static int png_channels(const uint8_t *p, size_t n)
     }
 }
 
-static int export_scalars(tw_run_store *store, tw_tb_writer *w, const tw_tag_info *tag, tw_tb_export_stats *stats)
+/* One export: where it writes, what it has written, and the series it left
+ * out because they cannot be read. */
+typedef struct {
+    tw_run_store *store;
+    const char *run;
+    tw_tb_writer *w;
+    tw_tb_export_stats *stats;
+    GString *left_out;
+} exporter;
+
+/* A series (or record) that cannot be read, a damaged chunk say: left out
+ * with a line naming the file, the run and the tag, as the dashboard marks
+ * its card, and the store's own message, which names the chunk. The rest
+ * of the run is still written. */
+static void leave_out(exporter *x, const char *tag)
+{
+    const char *path = tw_run_store_path(x->store), *rest = tw_last_error();
+    size_t n = strlen(path);
+    if (!strncmp(rest, path, n) && !strncmp(rest + n, ": ", 2))
+        rest += n + 2; /* the path is said once */
+    g_string_append_printf(x->left_out, "%s: run “%s”, tag “%s”: %s\n", path, x->run, tag, rest);
+    x->stats->left_out++;
+    tw_error_clear();
+}
+
+/* Each export_* returns -1 only when the event file cannot be written. */
+static int export_scalars(exporter *x, const tw_tag_info *tag)
 {
     tw_series_cursor cursor = {0};
     tw_scalar_point *points = NULL;
     int64_t n = 0;
-    int rc = tw_run_store_read_scalars(store, tag->id, &cursor, 0, &points, &n);
+    if (tw_run_store_read_scalars(x->store, tag->id, &cursor, 0, &points, &n)) {
+        leave_out(x, tag->name);
+        return 0;
+    }
+    int rc = 0;
     for (int64_t i = 0; rc == 0 && i < n; i++)
-        rc = tw_tb_write_scalar(w, tag->name, points[i].step, points[i].wall_time, points[i].value);
-    stats->scalars += rc ? 0 : n;
+        rc = tw_tb_write_scalar(x->w, tag->name, points[i].step, points[i].wall_time, points[i].value);
+    x->stats->scalars += rc ? 0 : n;
     free(points);
     return rc;
 }
 
-static int export_histograms(tw_run_store *store, tw_tb_writer *w, const tw_tag_info *tag, tw_tb_export_stats *stats)
+static int export_histograms(exporter *x, const tw_tag_info *tag)
 {
     tw_histogram *h = NULL;
     int n = 0;
-    int rc = tw_run_store_read_histograms(store, tag->id, INT64_MIN, INT64_MAX, 0, &h, &n);
+    if (tw_run_store_read_histograms(x->store, tag->id, INT64_MIN, INT64_MAX, 0, &h, &n)) {
+        leave_out(x, tag->name);
+        return 0;
+    }
+    int rc = 0;
     for (int i = 0; rc == 0 && i < n; i++)
-        rc = tw_tb_write_histogram(w, tag->name, &h[i]);
-    stats->histograms += rc ? 0 : n;
+        rc = tw_tb_write_histogram(x->w, tag->name, &h[i]);
+    x->stats->histograms += rc ? 0 : n;
     tw_histogram_free(h, n);
     return rc;
 }
 
-static int export_texts(tw_run_store *store, tw_tb_writer *w, const tw_tag_info *tag, tw_tb_export_stats *stats)
+static int export_texts(exporter *x, const tw_tag_info *tag)
 {
     tw_series_cursor cursor = {0};
     tw_text_record *t = NULL;
     int n = 0;
-    int rc = tw_run_store_read_texts(store, tag->id, &cursor, &t, &n);
+    if (tw_run_store_read_texts(x->store, tag->id, &cursor, &t, &n)) {
+        leave_out(x, tag->name);
+        return 0;
+    }
+    int rc = 0;
     for (int i = 0; rc == 0 && i < n; i++)
-        rc = tw_tb_write_text(w, tag->name, t[i].step, t[i].wall_time, t[i].text);
-    stats->texts += rc ? 0 : n;
+        rc = tw_tb_write_text(x->w, tag->name, t[i].step, t[i].wall_time, t[i].text);
+    x->stats->texts += rc ? 0 : n;
     tw_text_record_free(t, n);
     return rc;
 }
 
-static int export_graphs(tw_run_store *store, tw_tb_writer *w, const tw_tag_info *tag, tw_tb_export_stats *stats)
+static int export_graphs(exporter *x, const tw_tag_info *tag)
 {
     tw_series_cursor cursor = {0};
     tw_text_record *t = NULL;
     int n = 0;
-    int rc = tw_run_store_read_texts(store, tag->id, &cursor, &t, &n);
+    if (tw_run_store_read_texts(x->store, tag->id, &cursor, &t, &n)) {
+        leave_out(x, tag->name);
+        return 0;
+    }
+    int rc = 0;
     for (int i = 0; rc == 0 && i < n; i++) {
-        int written = tw_tb_write_graph(w, t[i].step, t[i].wall_time, t[i].text);
+        int written = tw_tb_write_graph(x->w, t[i].step, t[i].wall_time, t[i].text);
         if (written < 0)
             rc = -1;
         else if (written > 0)
-            stats->graphs_left_out++, tw_error_clear();
+            x->stats->graphs_left_out++, tw_error_clear();
         else
-            stats->graphs++;
+            x->stats->graphs++;
     }
     tw_text_record_free(t, n);
     return rc;
 }
 
-static int export_images(tw_run_store *store, tw_tb_writer *w, int64_t run_id, tw_tb_export_stats *stats)
+static int export_images(exporter *x, int64_t run_id)
 {
     tw_image_info *images = NULL;
     int n = 0;
-    int rc = tw_run_store_list_images(store, run_id, NULL, &images, &n);
+    if (tw_run_store_list_images(x->store, run_id, NULL, &images, &n)) {
+        leave_out(x, "(the images)");
+        return 0;
+    }
+    int rc = 0;
     for (int i = 0; rc == 0 && i < n; i++) {
-        uint8_t *data;
+        uint8_t *data = NULL;
         size_t size;
-        rc = tw_run_store_read_image(store, images[i].id, &data, &size);
-        if (rc == 0)
-            rc = tw_tb_write_image(w, images[i].tag, images[i].step, images[i].wall_time, images[i].width,
-                                   images[i].height, png_channels(data, size), data, size);
+        if (tw_run_store_read_image(x->store, images[i].id, &data, &size)) {
+            leave_out(x, images[i].tag);
+            continue;
+        }
+        rc = tw_tb_write_image(x->w, images[i].tag, images[i].step, images[i].wall_time, images[i].width,
+                               images[i].height, png_channels(data, size), data, size);
         free(data);
-        stats->images += rc == 0;
+        x->stats->images += rc == 0;
     }
     tw_image_info_free(images, n);
     return rc;
 }
 
 /* The run's tensor records (an evaluation's tables) in their dtypes. */
-static int export_tensors(tw_run_store *store, tw_tb_writer *w, int64_t run_id, tw_tb_export_stats *stats)
+static int export_tensors(exporter *x, int64_t run_id)
 {
     tw_stored_tensor *t = NULL;
     char **tags = NULL;
     int n = 0;
-    int rc = tw_run_store_read_run_tensors(store, run_id, &t, &tags, &n);
+    if (tw_run_store_read_run_tensors(x->store, run_id, &t, &tags, &n)) {
+        leave_out(x, "(the tensors)");
+        return 0;
+    }
+    int rc = 0;
     for (int i = 0; rc == 0 && i < n; i++) {
         size_t size = (size_t)t[i].numel * tw__tb_dtype_width(t[i].dtype);
         uint8_t *data = g_malloc(MAX(size, 1));
         tw__tb_pack_numbers(t[i].dtype, t[i].values, t[i].numel, data);
-        rc = tw_tb_write_tensor(w, tags[i], t[i].step, t[i].wall_time, t[i].dtype, t[i].ndim, t[i].dims, data, size);
+        rc = tw_tb_write_tensor(x->w, tags[i], t[i].step, t[i].wall_time, t[i].dtype, t[i].ndim, t[i].dims, data,
+                                size);
         g_free(data);
-        stats->tensors += rc == 0;
+        x->stats->tensors += rc == 0;
     }
     tw_stored_tensors_free(t, tags, n);
     return rc;
@@ -136,7 +192,8 @@ int tw_tb_export_run(const char *db_path, const char *run_name, const char *dir,
         tw_run_store_close(store);
         return -1;
     }
-    tw_tb_writer *w = tw_tb_writer_open(dir);
+    exporter x = {store, run.name, tw_tb_writer_open(dir), stats, g_string_new("")};
+    tw_tb_writer *w = x.w;
     int rc = w ? 0 : -1;
     if (rc == 0 && run.hparams_json && (rc = tw_tb_write_hparams(w, run.hparams_json, run.start_time)) == 0)
         stats->hparams++;
@@ -151,26 +208,36 @@ int tw_tb_export_run(const char *db_path, const char *run_name, const char *dir,
         rc = tw_run_store_list_tags(store, run.id, &tags, &ntags);
     for (int i = 0; rc == 0 && i < ntags; i++) {
         if (tags[i].kind == TW_SERIES_SCALAR)
-            rc = export_scalars(store, w, &tags[i], stats);
+            rc = export_scalars(&x, &tags[i]);
         else if (tags[i].kind == TW_SERIES_HISTOGRAM)
-            rc = export_histograms(store, w, &tags[i], stats);
+            rc = export_histograms(&x, &tags[i]);
         else if (tags[i].kind == TW_SERIES_TEXT && !g_str_has_prefix(tags[i].name, "_hparams_/"))
-            rc = export_texts(store, w, &tags[i], stats); /* the hparams plugin's records: the run's hparams above */
+            rc = export_texts(&x, &tags[i]); /* the hparams plugin's records: the run's hparams above */
         else if (tags[i].kind == TW_SERIES_GRAPH)
-            rc = export_graphs(store, w, &tags[i], stats);
+            rc = export_graphs(&x, &tags[i]);
     }
     if (rc == 0)
-        rc = export_images(store, w, run.id, stats);
+        rc = export_images(&x, run.id);
     if (rc == 0)
-        rc = export_tensors(store, w, run.id, stats);
+        rc = export_tensors(&x, run.id);
     tw_tag_info_free(tags, ntags);
-    if (rc == 0 && file)
-        *file = g_strdup(tw_tb_writer_path(w));
-    if (tw_tb_writer_close(w) && rc == 0)
+    char *path = w ? g_strdup(tw_tb_writer_path(w)) : NULL;
+    /* The first failure, not close's "an earlier write failed". */
+    char *why = rc ? g_strdup(tw_last_error()) : NULL;
+    if (tw_tb_writer_close(w) && !why) {
         rc = -1;
+        why = g_strdup(tw_last_error());
+    }
+    /* A failed export leaves no partial event file for TensorBoard to show
+     * as if it were the run. */
+    if (why)
+        tw_error_set(rc && path && g_unlink(path) == 0 ? "%s; the unfinished file is removed" : "%s", why);
+    g_free(why);
+    if (rc == 0 && file)
+        *file = g_steal_pointer(&path);
+    g_free(path);
+    stats->left_out_messages = g_string_free(x.left_out, rc != 0 || x.left_out->len == 0); /* NULL when freed */
     tw_run_info_clear(&run);
     tw_run_store_close(store);
-    if (rc && file)
-        g_clear_pointer(file, g_free);
     return rc;
 }

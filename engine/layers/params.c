@@ -48,23 +48,30 @@ static bool parse_number(const char *text, double *out)
     return true;
 }
 
-static void describe_range(const tw_param_def *def, bool integer, char *buf, size_t size)
+/* What the parameter takes. A maximum of 1e9 or more stands for "no real
+ * limit" and is left out, unless the value is over it (above): then the
+ * whole range is the answer. */
+static void describe_range(const tw_param_def *def, bool integer, bool above, char *buf, size_t size)
 {
     const char *what = integer ? "integer" : "number";
-    if (integer && def->min == 1 && def->max >= 1e9)
+    if (above || def->max < 1e9) {
+        if (integer) /* whole numbers in full: 1000000000, not 1e+09 */
+            snprintf(buf, size, "an integer from %.0f to %.0f", def->min, def->max);
+        else
+            snprintf(buf, size, "a number from %g to %g", def->min, def->max);
+    } else if (integer && def->min == 1)
         snprintf(buf, size, "a positive integer");
-    else if (def->min == 0 && def->max >= 1e9)
+    else if (def->min == 0)
         snprintf(buf, size, "a non-negative %s", what);
-    else if (def->max >= 1e9)
-        snprintf(buf, size, "a%s %s of at least %g", integer ? "n" : "", what, def->min);
     else
-        snprintf(buf, size, "a%s %s from %g to %g", integer ? "n" : "", what, def->min, def->max);
+        snprintf(buf, size, "a%s %s of at least %g", integer ? "n" : "", what, def->min);
 }
 
-static int range_error(const tw_param_def *def, bool integer, const char *got, char *err, size_t errsize)
+static int range_error(const tw_param_def *def, bool integer, bool above, const char *got, char *err,
+                       size_t errsize)
 {
     char want[96];
-    describe_range(def, integer, want, sizeof want);
+    describe_range(def, integer, above, want, sizeof want);
     snprintf(err, errsize, "expected %s, got %s", want, got);
     return -1;
 }
@@ -74,7 +81,7 @@ static int check_number(const tw_param_def *def, double v, bool integer, char *e
     char got[48];
     snprintf(got, sizeof got, "%.17g", v);
     if (!isfinite(v) || v < def->min || v > def->max || (integer && v != floor(v)))
-        return range_error(def, integer, got, err, errsize);
+        return range_error(def, integer, v > def->max, got, err, errsize);
     return 0;
 }
 
@@ -216,7 +223,7 @@ int tw__param_parse(const tw_param_def *def, const char *text, tw_param_value *o
     case TW_PARAM_INT:
     case TW_PARAM_FLOAT:
         if (!parse_number(text, &out->number))
-            return range_error(def, def->type == TW_PARAM_INT, quoted, err, errsize);
+            return range_error(def, def->type == TW_PARAM_INT, false, quoted, err, errsize);
         return check_number(def, out->number, def->type == TW_PARAM_INT, err, errsize);
     case TW_PARAM_BOOL:
         if (!strcasecmp(text, "true") || !strcmp(text, "1"))

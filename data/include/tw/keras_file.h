@@ -62,6 +62,14 @@ tw_model *tw_model_open(const char *path);
  * weights from its file. */
 bool tw_model_open_had_weights(void);
 
+/* Build an unbuilt model from its declared input shape, the shape the
+ * weights of a file are placed by (no-op when built). 0, or -1 with a
+ * message that names `name`, the file the model came from: it declares no
+ * input shape, or cannot be built from it. tw_model_load_weights and
+ * tw_model_write call it with the file they read or write; call it first
+ * with the model's own file when that is the one at fault (twb convert). */
+int tw_model_build_declared(tw_model *model, const char *name);
+
 /* Put the weights of a file into a model, built first from its input
  * shape when it is not: a Keras 2 .h5 (full model or save_weights), a
  * Keras 3 .weights.h5 or .keras, or a safetensors checkpoint. Every weight

@@ -241,6 +241,8 @@ typedef struct {
     int64_t models; /* the run's model_json, written as the Keras callback's model config */
     int64_t graphs_left_out; /* graph records that are not twb graphs */
     int64_t tensors;         /* tensor records (an evaluation's tables) */
+    int64_t left_out;        /* series (or images) that could not be read, a damaged chunk say */
+    char *left_out_messages; /* one line each, naming the file, run and tag (g_free); NULL when none */
 } tw_tb_export_stats;
 
 /* Write the stored run run_name of the database at db_path (NULL: the
@@ -248,7 +250,10 @@ typedef struct {
  * texts (the hparams plugin's text records left out: the run's
  * hyperparameters are written as the plugin's session start instead),
  * graphs and the run's model_json (as the Keras callback's model config).
- * *file (g_free; may be NULL) gets the file's path. -1 with a message. */
+ * *file (g_free; may be NULL) gets the file's path. A series that cannot
+ * be read is left out, the rest written, and stats->left_out_messages says
+ * which and why. -1 with a message when the file cannot be written (no
+ * partial file is left) or the run cannot be found. */
 int tw_tb_export_run(const char *db_path, const char *run_name, const char *dir, char **file,
                      tw_tb_export_stats *stats);
 
