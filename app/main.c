@@ -385,8 +385,10 @@ static bool is_screenshot(int argc, char **argv)
 
 /* `twb [--logdb FILE] [--logdir DIR] [a.json b.keras]`: the window's command
  * line, which the application reads again (app/application.c). 0 when argv
- * is one; EXIT_USAGE after naming the argument that is wrong in it; -1 when
- * argv is something else (a command, or a screenshot's options). */
+ * is one; EXIT_USAGE after naming the argument that is wrong in it;
+ * WINDOW_ASKS_HELP when --help follows window arguments; -1 when argv is
+ * something else (a command, or a screenshot's options). */
+#define WINDOW_ASKS_HELP (-2)
 static int check_window_arguments(int argc, char **argv)
 {
     bool logdb = false, logdir = false;
@@ -409,6 +411,8 @@ static int check_window_arguments(int argc, char **argv)
             continue;
         else if (i == 0 || is_screenshot(argc, argv))
             return -1;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return WINDOW_ASKS_HELP;
         /* After a window argument, this one is what is wrong, not argv[0]. */
         else if (argv[i][0] == '-')
             return usage_error("unknown option '%s'", argv[i]);
@@ -426,6 +430,10 @@ static int check_window_arguments(int argc, char **argv)
 int main(int argc, char **argv)
 {
     int window = check_window_arguments(argc - 1, argv + 1);
+    if (window == WINDOW_ASKS_HELP) {
+        print_help(stdout);
+        return 0;
+    }
     if (window >= 0)
         return window ? window : twb_application_main(argc, argv);
 

@@ -966,6 +966,10 @@ static void test_logdb_option(void)
         /* The wrong argument is named, not the --logdb before it. */
         {{"--logdb", "a.db", "--frobnicate", NULL}, 2, "unknown option '--frobnicate'"},
         {{"--logdb", "a.db", "notes.txt", NULL}, 2, "'notes.txt' is not a model file the window opens"},
+        /* Help, not "unknown option '--help'" (exit 0 where the window
+         * itself would fail for want of a display). */
+        {{"--logdb", "a.db", "--help", NULL}, 0, ""},
+        {{"m.json", "-h", NULL}, 0, ""},
         /* Every model file the window's Open takes, in any case. */
         {{"--logdb", "a.db", "m.keras", "m.h5", "M.JSON", NULL}, 1, "no display"},
     };
