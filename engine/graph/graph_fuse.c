@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cpu/cpu_kernels.h"
+#include "cpu/parallel.h"
 #include "graph_internal.h"
 
 #define MAX_BUFFERS 12
@@ -449,7 +450,7 @@ int tw__fgroup_run(const tw_graph *g, const tw_fgroup *grp, tw_tensor **slots, t
     out->weak = root->outputs[0].weak;
     r.out = tw__data(out);
     void (*evaluate)(const fused_run *, int64_t, int64_t) = d->dtype == TW_FLOAT32 ? evaluate_f32 : evaluate_f64;
-    if (numel < TWK_PARALLEL_MIN) {
+    if (!twk_parallel(numel)) {
         evaluate(&r, 0, numel);
     } else {
         int64_t nchunks = (numel + CHUNK - 1) / CHUNK;

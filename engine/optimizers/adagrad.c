@@ -20,12 +20,12 @@ static int adagrad_slots(const tw_optimizer_config *c, const char **names, doubl
         const T lr = (T)u->lr, epsilon = (T)u->config->epsilon, keep = (T)u->keep;                      \
         const T scale = (T)u->scale, clip = (T)u->clip;                                                 \
         const int64_t n = u->n;                                                                         \
-        TW_OPT_PARALLEL_FOR                                                                             \
+        TW_OPT_PARALLEL_FOR(                                                                            \
         for (int64_t i = 0; i < n; i++) {                                                               \
             T gi = tw__opt_grad_##S(g[i], scale, clip);                                                 \
             acc[i] += gi * gi;                                                                          \
             w[i] = w[i] * keep - lr * gi / SQRT(acc[i] + epsilon);                                      \
-        }                                                                                               \
+        });                                                                                             \
     }
 
 DEFINE_ADAGRAD(float, f32, sqrtf)

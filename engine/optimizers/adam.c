@@ -33,13 +33,13 @@ static int adam_slots(const tw_optimizer_config *c, const char **names, double *
         const T one_minus_beta_1 = (T)(1 - c->beta_1), one_minus_beta_2 = (T)(1 - c->beta_2);           \
         const T epsilon = (T)c->epsilon, keep = (T)u->keep, scale = (T)u->scale, clip = (T)u->clip;     \
         const int64_t n = u->n;                                                                         \
-        TW_OPT_PARALLEL_FOR                                                                             \
+        TW_OPT_PARALLEL_FOR(                                                                            \
         for (int64_t i = 0; i < n; i++) {                                                               \
             T gi = tw__opt_grad_##S(g[i], scale, clip);                                                 \
             m[i] = TW_OPT_FLUSH(T, m[i] + (gi - m[i]) * one_minus_beta_1);                              \
             v[i] = TW_OPT_FLUSH(T, v[i] + (gi * gi - v[i]) * one_minus_beta_2);                         \
             w[i] = w[i] * keep - m[i] * alpha / (SQRT(v[i]) + epsilon);                                 \
-        }                                                                                               \
+        });                                                                                             \
     }
 
 DEFINE_ADAM(float, f32, sqrtf)

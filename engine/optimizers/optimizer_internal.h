@@ -5,6 +5,7 @@
 
 #include <float.h>
 #include "cpu/cpu_kernels.h"
+#include "cpu/parallel.h"
 #include "id_map.h"
 #include "backend.h"
 #include "tw/optimizers.h"
@@ -49,9 +50,9 @@ static inline double tw__opt_grad_f64(double g, double scale, double clip)
     return g < -clip ? -clip : (g > clip ? clip : g);
 }
 
-/* Before an update loop over a local `n` elements: threads for large
- * variables (elementwise, so the result does not depend on the thread count). */
-#define TW_OPT_PARALLEL_FOR _Pragma("omp parallel for schedule(static) if (n >= TWK_PARALLEL_MIN)")
+/* An update loop over a local `n` elements: threads for large variables
+ * (elementwise, so the result does not depend on the thread count). */
+#define TW_OPT_PARALLEL_FOR(...) TWK_PARALLEL_FOR(twk_parallel(n), schedule(static), __VA_ARGS__)
 
 /* A decaying slot value below the smallest normal float becomes 0. Moments
  * of weights whose gradients stay 0 (dead units, unused pixels) otherwise

@@ -30,7 +30,7 @@ static int rmsprop_slots(const tw_optimizer_config *c, const char **names, doubl
         const T momentum = (T)c->momentum, epsilon = (T)c->epsilon, keep = (T)u->keep;                  \
         const T scale = (T)u->scale, clip = (T)u->clip;                                                 \
         const int64_t n = u->n;                                                                         \
-        TW_OPT_PARALLEL_FOR                                                                             \
+        TW_OPT_PARALLEL_FOR(                                                                            \
         for (int64_t i = 0; i < n; i++) {                                                               \
             T gi = tw__opt_grad_##S(g[i], scale, clip);                                                 \
             velocity[i] = TW_OPT_FLUSH(T, rho * velocity[i] + one_minus_rho * gi * gi);                 \
@@ -40,7 +40,7 @@ static int rmsprop_slots(const tw_optimizer_config *c, const char **names, doubl
                 increment = mom[i];                                                                     \
             }                                                                                           \
             w[i] = w[i] * keep - increment;                                                             \
-        }                                                                                               \
+        });                                                                                             \
     }
 
 DEFINE_RMSPROP(float, f32, sqrtf)

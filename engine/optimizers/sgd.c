@@ -23,7 +23,7 @@ static int sgd_slots(const tw_optimizer_config *c, const char **names, double *i
         const T scale = (T)u->scale, clip = (T)u->clip;                                                 \
         const bool nesterov = u->config->nesterov;                                                      \
         const int64_t n = u->n;                                                                         \
-        TW_OPT_PARALLEL_FOR                                                                             \
+        TW_OPT_PARALLEL_FOR(                                                                            \
         for (int64_t i = 0; i < n; i++) {                                                               \
             T step = -tw__opt_grad_##S(g[i], scale, clip) * lr;                                         \
             if (m) {                                                                                    \
@@ -31,7 +31,7 @@ static int sgd_slots(const tw_optimizer_config *c, const char **names, double *i
                 step = nesterov ? step + m[i] * momentum : m[i];                                        \
             }                                                                                           \
             w[i] = w[i] * keep + step;                                                                  \
-        }                                                                                               \
+        });                                                                                             \
     }
 
 DEFINE_SGD(float, f32)

@@ -6,6 +6,7 @@
 #include "../include/batch_norm_formula.h"
 #include "batch_norm_kernels.h"
 #include "cpu_kernels.h"
+#include "parallel.h"
 
 /* Rows per partial sum: fixed, so the order of the additions (and the
  * result) does not depend on how many threads ran the blocks. */

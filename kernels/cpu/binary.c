@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "parallel.h"
 
 /* One strided row of FN over IN_T into OUT_T: out[i*so] = FN(a[i*sa], b[i*sb]),
  * specialised for the dense and the single-value cases. */
@@ -61,7 +62,7 @@ void twk_binary(twk_binary_op op, twk_dtype in_dtype, int ndim, const int64_t *s
         packed = packed && out_strides[d] == n && a_strides[d] == n && b_strides[d] == n;
         n *= shape[d];
     }
-    if (packed && n < TWK_PARALLEL_MIN) {
+    if (packed && !twk_parallel(n)) {
         binary_row(op, in_dtype, n, out, 1, a, 1, b, 1);
         return;
     }
@@ -69,28 +70,28 @@ void twk_binary(twk_binary_op op, twk_dtype in_dtype, int ndim, const int64_t *s
     twk_plan_init(&p, ndim, shape, 3, (const int64_t *const[]){out_strides, a_strides, b_strides});
     int64_t isz = (int64_t)twk_dtype_size(in_dtype), osz = (int64_t)out_itemsize(op, in_dtype);
     int64_t so = TWK_INNER_STRIDE(&p, 0), sa = TWK_INNER_STRIDE(&p, 1), sb = TWK_INNER_STRIDE(&p, 2);
-    if (p.rows == 1 && p.inner < TWK_PARALLEL_MIN) {
+    if (p.rows == 1 && !twk_parallel(p.inner)) {
         binary_row(op, in_dtype, p.inner, out, so, a, sa, b, sb);
         return;
     }
     if (p.rows == 1) {
         /* One long row: split it into chunks across threads. */
         int64_t chunk = 8192, nchunks = (p.inner + chunk - 1) / chunk;
-#pragma omp parallel for
+        TWK_PARALLEL_FOR(true, ,
         for (int64_t c = 0; c < nchunks; c++) {
             int64_t i0 = c * chunk, len = p.inner - i0 < chunk ? p.inner - i0 : chunk;
             binary_row(op, in_dtype, len, (char *)out + i0 * so * osz, so, (const char *)a + i0 * sa * isz, sa,
                        (const char *)b + i0 * sb * isz, sb);
-        }
+        });
         return;
     }
-#pragma omp parallel for if (p.rows * p.inner >= TWK_PARALLEL_MIN)
+    TWK_PARALLEL_FOR(twk_parallel(p.rows * p.inner), ,
     for (int64_t r = 0; r < p.rows; r++) {
         int64_t off[3];
         twk_plan_row(&p, 3, r, off);
         binary_row(op, in_dtype, p.inner, (char *)out + off[0] * osz, so, (const char *)a + off[1] * isz, sa,
                    (const char *)b + off[2] * isz, sb);
-    }
+    });
 }
 
 #define WHERE_ROW(T)                                                                                        \
@@ -119,14 +120,14 @@ void twk_where(twk_dtype dtype, int ndim, const int64_t *shape, void *out, const
     twk_plan p;
     twk_plan_init(&p, ndim, shape, 4, (const int64_t *const[]){out_strides, cond_strides, a_strides, b_strides});
     int64_t isz = (int64_t)twk_dtype_size(dtype);
-#pragma omp parallel for if (p.rows * p.inner >= TWK_PARALLEL_MIN && p.rows > 1)
+    TWK_PARALLEL_FOR(twk_parallel(p.rows * p.inner) && p.rows > 1, ,
     for (int64_t r = 0; r < p.rows; r++) {
         int64_t off[4];
         twk_plan_row(&p, 4, r, off);
         where_row(dtype, p.inner, (char *)out + off[0] * isz, TWK_INNER_STRIDE(&p, 0), (const char *)cond + off[1],
                   TWK_INNER_STRIDE(&p, 1), (const char *)a + off[2] * isz, TWK_INNER_STRIDE(&p, 2),
                   (const char *)b + off[3] * isz, TWK_INNER_STRIDE(&p, 3));
-    }
+    });
 }
 
 /* Whether an integer tensor holds a 0 (a divisor checked before division). */

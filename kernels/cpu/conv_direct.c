@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "conv_internal.h"
+#include "parallel.h"
 
 #define PADDED_TARGET_BYTES ((int64_t)16 << 20) /* padded-input chunk */
 
@@ -85,7 +86,7 @@ static void pad_images(const twk_conv2d_shape *s, const padded_geom *p, const fl
 {
     const int64_t C = s->in_c, rows = cn * p->src_h;
     const int64_t lo = imin(s->pad_left, p->src_w), hi = imax(lo, imin(s->pad_left + s->in_w, p->src_w));
-#pragma omp parallel for schedule(static) if (parallel && rows * p->src_w * C >= TWK_PARALLEL_MIN && rows > 1)
+    TWK_PARALLEL_FOR(parallel && twk_parallel(rows * p->src_w * C) && rows > 1, schedule(static),
     for (int64_t q = 0; q < rows; q++) {
         int64_t n = n0 + q / p->src_h, ih = q % p->src_h - s->pad_top;
         float *d = dst + q * p->src_w * C;
@@ -98,7 +99,7 @@ static void pad_images(const twk_conv2d_shape *s, const padded_geom *p, const fl
             memcpy(d + lo * C, x + ((n * s->in_h + ih) * s->in_w + (lo - s->pad_left)) * C,
                    sizeof(float) * (size_t)((hi - lo) * C));
         memset(d + hi * C, 0, sizeof(float) * (size_t)((p->src_w - hi) * C));
-    }
+    });
 }
 
 /* Filter as [block][K][64] (zero-filled past out_c); row k = (kh, kw, c) in
@@ -389,7 +390,7 @@ void twk_conv_direct_backprop_filter(const twk_conv2d_shape *s, const float *x, 
     char *padbase = ws + part_floats * (int64_t)sizeof(float) * nthreads;
     memset(parts, 0, sizeof(float) * (size_t)(part_floats * nthreads));
     bwf_partials(s, &p, x, dy, parts, part_floats, padbase);
-#pragma omp parallel for schedule(static) if (K * O * nthreads >= TWK_PARALLEL_MIN)
+    TWK_PARALLEL_FOR(twk_parallel(K * O * nthreads), schedule(static),
     for (int64_t k = 0; k < K; k++) {
         for (int64_t o = 0; o < O; o++) {
             float sum = 0;
@@ -397,7 +398,7 @@ void twk_conv_direct_backprop_filter(const twk_conv2d_shape *s, const float *x, 
                 sum += parts[t * part_floats + k * ldp + o];
             df[k * O + o] = sum;
         }
-    }
+    });
 }
 
 /* Input gradient at any stride: dcol[M, K] = dout[M, O] x filter^T, the
@@ -435,7 +436,7 @@ void twk_conv_direct_input_grad_cols(const twk_conv2d_shape *s, const float *f, 
         const int64_t r1 = imin(rows, r0 + step), npix = (r1 - r0) * s->out_w;
         const int64_t ntiles = (npix + TILE_ROWS - 1) / TILE_ROWS;
         const float *g = dy + r0 * s->out_w * O;
-#pragma omp parallel for schedule(static) if (npix * K * O >= TWK_PARALLEL_MIN && ntiles > 1)
+        TWK_PARALLEL_FOR(twk_parallel(npix * K * O) && ntiles > 1, schedule(static),
         for (int64_t tile = 0; tile < ntiles; tile++) {
             fwd_args t;
             int64_t p0 = tile * TILE_ROWS;
@@ -452,7 +453,7 @@ void twk_conv_direct_input_grad_cols(const twk_conv2d_shape *s, const float *f, 
                 t.b = packed + b * O * OBLOCK;
                 twk_conv_fwd_table[R][V](&t);
             }
-        }
+        });
         twk_conv_col2im_f32(s, col, r0, r1, dx);
     }
 }

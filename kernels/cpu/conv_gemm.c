@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "conv_internal.h"
+#include "parallel.h"
 
 /* im2col chunk: about a core's L2 (512 KiB on Zen), so OpenBLAS packs the
  * columns while they are still cached; 4 MiB chunks made a ResNet block's
@@ -91,7 +92,7 @@ static void im2col(size_t es, const twk_conv2d_shape *s, const char *x, int64_t 
 {
     const int64_t C = s->in_c, K = k_size(s), KW = s->k_w;
     const int64_t run = KW * C * (int64_t)es, cb = C * (int64_t)es;
-#pragma omp parallel for schedule(static) if ((r1 - r0) * s->out_w * K >= TWK_PARALLEL_MIN && r1 - r0 > 1)
+    TWK_PARALLEL_FOR(twk_parallel((r1 - r0) * s->out_w * K) && r1 - r0 > 1, schedule(static),
     for (int64_t r = r0; r < r1; r++) {
         int64_t n = r / s->out_h, oh = r % s->out_h;
         for (int64_t ow = 0; ow < s->out_w; ow++) {
@@ -126,7 +127,7 @@ static void im2col(size_t es, const twk_conv2d_shape *s, const char *x, int64_t 
                 }
             }
         }
-    }
+    });
 }
 
 /* dx += col2im(col) for output rows [r0, r1): every input row of the images

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "parallel.h"
 
 int twk_coalesce(int ndim, int64_t *shape, int nops, int64_t **strides)
 {
@@ -97,7 +98,7 @@ void twk_copy(size_t itemsize, int ndim, const int64_t *shape, void *dst, const 
     twk_plan p;
     twk_plan_init(&p, ndim, shape, 2, (const int64_t *const[]){dst_strides, src_strides});
     int64_t ds = TWK_INNER_STRIDE(&p, 0) * (int64_t)itemsize, ss = TWK_INNER_STRIDE(&p, 1) * (int64_t)itemsize;
-#pragma omp parallel for if (p.rows * p.inner >= TWK_PARALLEL_MIN && p.rows > 1)
+    TWK_PARALLEL_FOR(twk_parallel(p.rows * p.inner) && p.rows > 1, ,
     for (int64_t r = 0; r < p.rows; r++) {
         int64_t off[2];
         twk_plan_row(&p, 2, r, off);
@@ -109,7 +110,7 @@ void twk_copy(size_t itemsize, int ndim, const int64_t *shape, void *dst, const 
         }
         for (int64_t i = 0; i < p.inner; i++)
             memcpy(d + i * ds, s + i * ss, itemsize);
-    }
+    });
 }
 
 void twk_cast(twk_dtype dst_dtype, twk_dtype src_dtype, int ndim, const int64_t *shape, void *dst,
@@ -126,7 +127,7 @@ void twk_cast(twk_dtype dst_dtype, twk_dtype src_dtype, int ndim, const int64_t 
             d[i] = (float)s[i];
         return;
     }
-#pragma omp parallel for if (p.rows * p.inner >= TWK_PARALLEL_MIN && p.rows > 1)
+    TWK_PARALLEL_FOR(twk_parallel(p.rows * p.inner) && p.rows > 1, ,
     for (int64_t r = 0; r < p.rows; r++) {
         int64_t off[2];
         twk_plan_row(&p, 2, r, off);
@@ -134,5 +135,5 @@ void twk_cast(twk_dtype dst_dtype, twk_dtype src_dtype, int ndim, const int64_t 
         const char *s = (const char *)src + off[1] * ssz;
         for (int64_t i = 0; i < p.inner; i++)
             twk_store(dst_dtype, d + i * ds, twk_load(src_dtype, s + i * ss));
-    }
+    });
 }

@@ -11,9 +11,6 @@
 #include "../include/elementwise.h"
 #include "../twk_dtype.h"
 
-/* Below this many elements loops stay on one thread: forking costs more. */
-#define TWK_PARALLEL_MIN 32768
-
 /* Merge adjacent dimensions that every operand walks contiguously.
  * strides[k] is operand k's stride array (nops operands). Returns new ndim
  * (at least 1); shape and strides are rewritten in place. */

@@ -10,6 +10,7 @@
 
 #include "cpu_kernels.h"
 #include "depthwise_kernels.h"
+#include "parallel.h"
 
 #define CBLOCK 64 /* output channels accumulated together */
 #define CAT_(a, b) a##_##b

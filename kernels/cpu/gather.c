@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "gather_kernels.h"
+#include "parallel.h"
 
 int64_t twk_index_check(twk_dtype index_dtype, int64_t n, const void *indices, int64_t limit)
 {
@@ -28,13 +29,13 @@ void twk_gather(size_t itemsize, int64_t outer, int64_t axis_size, int64_t inner
     size_t row_bytes = (size_t)inner * itemsize;
     if (rows == 0 || row_bytes == 0)
         return;
-#pragma omp parallel for if (rows * inner >= TWK_PARALLEL_MIN && rows > 1)
+    TWK_PARALLEL_FOR(twk_parallel(rows * inner) && rows > 1, ,
     for (int64_t r = 0; r < rows; r++) {
         int64_t o = r / nindices, j = r % nindices;
         int64_t idx = twk_index_at(index_dtype, indices, j);
         memcpy((char *)out + (size_t)r * row_bytes, (const char *)params + (size_t)(o * axis_size + idx) * row_bytes,
                row_bytes);
-    }
+    });
 }
 
 /* Columns per task of scatter-add: tasks own disjoint (outer, column block)
@@ -87,7 +88,7 @@ void twk_scatter_add(twk_dtype dtype, int64_t outer, int64_t axis_size, int64_t 
         return;
     int64_t nblocks = (inner + SCATTER_BLOCK - 1) / SCATTER_BLOCK;
     int64_t tasks = outer * nblocks;
-#pragma omp parallel for if (outer * nindices * inner >= TWK_PARALLEL_MIN && tasks > 1)
+    TWK_PARALLEL_FOR(twk_parallel(outer * nindices * inner) && tasks > 1, ,
     for (int64_t t = 0; t < tasks; t++) {
         int64_t o = t / nblocks, b = t % nblocks;
         int64_t c0 = b * SCATTER_BLOCK, c1 = c0 + SCATTER_BLOCK < inner ? c0 + SCATTER_BLOCK : inner;
@@ -100,7 +101,7 @@ void twk_scatter_add(twk_dtype dtype, int64_t outer, int64_t axis_size, int64_t 
         case TWK_BOOL: scatter_bool(o, c0, c1, axis_size, inner, src, index_dtype, nindices, indices, out); break;
         default: break;
         }
-    }
+    });
 }
 
 void twk_one_hot(twk_dtype dtype, twk_dtype index_dtype, int64_t n, const void *indices, int64_t depth, void *out)
@@ -132,7 +133,7 @@ void twk_tile(size_t itemsize, int ndim, const int64_t *shape, const void *x, co
     if (rows == 0 || orow == 0)
         return;
     size_t width_bytes = (size_t)width * itemsize;
-#pragma omp parallel for if (rows * orow >= TWK_PARALLEL_MIN && rows > 1)
+    TWK_PARALLEL_FOR(twk_parallel(rows * orow) && rows > 1, ,
     for (int64_t r = 0; r < rows; r++) {
         /* Output row r reads input row (i_d mod shape[d]) along each outer axis. */
         int64_t rem = r, off = 0;
@@ -150,5 +151,5 @@ void twk_tile(size_t itemsize, int ndim, const int64_t *shape, const void *x, co
         }
         for (int64_t k = 1; k < reps; k++)
             memcpy(dst + (size_t)k * width_bytes, dst, width_bytes);
-    }
+    });
 }

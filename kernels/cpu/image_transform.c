@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "parallel.h"
 #include "image_transform.h"
 
 static double map_coordinate(double in, int64_t len, int mode)

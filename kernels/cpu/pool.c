@@ -9,6 +9,7 @@
 
 #include "conv_kernels.h"
 #include "cpu_kernels.h"
+#include "parallel.h"
 
 #define CHANNEL_BLOCK 64
 #define ALWAYS_INLINE inline __attribute__((always_inline))

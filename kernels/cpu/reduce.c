@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "parallel.h"
 
 typedef struct {
     int nkeep, nred;
@@ -164,7 +165,7 @@ SUM_DENSE_PARALLEL(double)
     }                                                                                                  \
     static void reduce_all_##T(twk_reduce_op op, const T *x, const reduce_plan *p, void *out)          \
     {                                                                                                  \
-        if (p->nout * p->nreduce < TWK_PARALLEL_MIN || p->nout == 1) {                                 \
+        if (!twk_parallel(p->nout * p->nreduce) || p->nout == 1) {                              \
             for (int64_t o = 0; o < p->nout; o++)                                                      \
                 reduce_one_##T(op, x, p, out, o);                                                      \
             return;                                                                                    \

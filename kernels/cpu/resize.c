@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "parallel.h"
 #include "resize_kernels.h"
 
 #define CHANNEL_BLOCK 64

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "parallel.h"
 
 #define UNARY_ROW(T, FN)                                                                \
     do {                                                                            \
@@ -40,24 +41,24 @@ void twk_unary(twk_unary_op op, twk_dtype dtype, int ndim, const int64_t *shape,
     twk_plan p;
     twk_plan_init(&p, ndim, shape, 2, (const int64_t *const[]){out_strides, x_strides});
     int64_t isz = (int64_t)twk_dtype_size(dtype), so = TWK_INNER_STRIDE(&p, 0), sx = TWK_INNER_STRIDE(&p, 1);
-    if (p.rows == 1 && p.inner < TWK_PARALLEL_MIN) {
+    if (p.rows == 1 && !twk_parallel(p.inner)) {
         unary_row(op, dtype, p.inner, out, so, x, sx, p0, p1);
         return;
     }
     if (p.rows == 1) {
         /* One long row: split it into chunks across threads. */
         int64_t chunk = 8192, nchunks = (p.inner + chunk - 1) / chunk;
-#pragma omp parallel for
+        TWK_PARALLEL_FOR(true, ,
         for (int64_t c = 0; c < nchunks; c++) {
             int64_t i0 = c * chunk, len = p.inner - i0 < chunk ? p.inner - i0 : chunk;
             unary_row(op, dtype, len, (char *)out + i0 * so * isz, so, (const char *)x + i0 * sx * isz, sx, p0, p1);
-        }
+        });
         return;
     }
-#pragma omp parallel for if (p.rows * p.inner >= TWK_PARALLEL_MIN)
+    TWK_PARALLEL_FOR(twk_parallel(p.rows * p.inner), ,
     for (int64_t r = 0; r < p.rows; r++) {
         int64_t off[2];
         twk_plan_row(&p, 2, r, off);
         unary_row(op, dtype, p.inner, (char *)out + off[0] * isz, so, (const char *)x + off[1] * isz, sx, p0, p1);
-    }
+    });
 }
