@@ -56,11 +56,11 @@ enum { SUM_SHIFTED, SUM_DY_AND_DY_DEVIATION };
                                 double *s1, double *s2, double *part)                                              \
     {                                                                                                              \
         int64_t nblocks = (rows + BLOCK - 1) / BLOCK;                                                              \
-        _Pragma("omp parallel for schedule(static) if (rows * C >= TWK_PARALLEL_MIN && nblocks > 1)")              \
+        TWK_PARALLEL_FOR(twk_parallel(rows * C) && nblocks > 1, schedule(static),                                  \
         for (int64_t b = 0; b < nblocks; b++) {                                                                    \
             int64_t end = (b + 1) * BLOCK < rows ? (b + 1) * BLOCK : rows;                                         \
             block_sums_##T(what, b * BLOCK, end, C, x, dy, ref, part + b * 2 * C, part + b * 2 * C + C);           \
-        }                                                                                                          \
+        });                                                                                                        \
         for (int64_t c = 0; c < C; c++)                                                                            \
             s1[c] = s2[c] = 0;                                                                                     \
         for (int64_t b = 0; b < nblocks; b++)                                                                      \
@@ -95,11 +95,11 @@ enum { SUM_SHIFTED, SUM_DY_AND_DY_DEVIATION };
                            const double *k, T *out)                                                                \
     {                                                                                                              \
         int64_t nblocks = (rows + BLOCK - 1) / BLOCK;                                                              \
-        _Pragma("omp parallel for schedule(static) if (rows * C >= TWK_PARALLEL_MIN && nblocks > 1)")              \
+        TWK_PARALLEL_FOR(twk_parallel(rows * C) && nblocks > 1, schedule(static),                                  \
         for (int64_t blk = 0; blk < nblocks; blk++) {                                                              \
             int64_t end = (blk + 1) * BLOCK < rows ? (blk + 1) * BLOCK : rows;                                     \
             affine_rows_##T(blk * BLOCK, end, C, u, v, a, b, k, out);                                              \
-        }                                                                                                          \
+        });                                                                                                        \
     }
 
 #define PASSES(T)                                                                                                  \

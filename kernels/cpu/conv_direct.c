@@ -43,7 +43,7 @@ static padded_geom padded_of(const twk_conv2d_shape *s)
     int64_t img = imax(1, p.src_h * p.src_w * s->in_c * (int64_t)sizeof(float));
     /* Whole images per thread when they divide evenly enough and each is worth a thread. */
     p.per_image = p.nthreads > 1 && (s->batch % p.nthreads == 0 || s->batch >= 4 * p.nthreads) &&
-                  s->out_h * s->out_w * k_size(s) * s->out_c >= TWK_PARALLEL_MIN;
+                  twk_parallel(s->out_h * s->out_w * k_size(s) * s->out_c);
     if (!p.copy) {
         p.src_h = s->in_h;
         p.src_w = s->in_w;
@@ -113,7 +113,7 @@ static void pad_images(const twk_conv2d_shape *s, const padded_geom *p, const fl
 static void pack_filter(const twk_conv2d_shape *s, const float *f, bool flip, float *packed)
 {
     const int64_t K = k_size(s), O = s->out_c, nb = nblocks(s), C = s->in_c, taps = s->k_h * s->k_w;
-#pragma omp parallel for schedule(static) if (K * O >= TWK_PARALLEL_MIN && nb > 1)
+    TWK_PARALLEL_FOR(twk_parallel(K * O) && nb > 1, schedule(static),
     for (int64_t ob = 0; ob < nb; ob++) {
         const int64_t o0 = ob * OBLOCK, w = imin(OBLOCK, O - o0);
         for (int64_t t = 0; t < taps; t++) {
@@ -135,7 +135,7 @@ static void pack_filter(const twk_conv2d_shape *s, const float *f, bool flip, fl
                 for (int64_t c = 0; c < C; c++)
                     memset(dst + c * OBLOCK + w, 0, sizeof(float) * (size_t)(OBLOCK - w));
         }
-    }
+    });
 }
 
 static bool use_taps(const twk_conv2d_shape *s) { return s->in_c >= TAP_MIN_CHANNELS; }
@@ -240,12 +240,12 @@ static void tap_forward(const twk_conv2d_shape *s, const float *packed, float *z
     const int64_t npix = out_pixels(s), tile = tap_tile_rows(s);
     const int64_t ntiles = (npix + tile - 1) / tile;
     /* Threads take equal runs of whole tiles. */
-#pragma omp parallel if (npix * k_size(s) * s->out_c >= TWK_PARALLEL_MIN && ntiles > 1)
+    TWK_PARALLEL(twk_parallel(npix * k_size(s) * s->out_c) && ntiles > 1, ,
     {
         int64_t t0, t1;
         thread_share(ntiles, &t0, &t1);
         tap_pixels(s, packed, zeros, x, t0 * tile, imin(npix, t1 * tile), y);
-    }
+    });
 }
 
 /* out = conv(x, filter) from the padded input, the filter packed. */
@@ -272,12 +272,12 @@ static void padded_forward(const twk_conv2d_shape *s, const float *packed, char 
         float *yc = y + n0 * opix * O;
         int64_t npix = cn * opix, ntiles = (npix + TILE_ROWS - 1) / TILE_ROWS;
         /* Threads take equal runs of whole tiles. */
-#pragma omp parallel if (npix * k_size(s) * O >= TWK_PARALLEL_MIN && ntiles > 1)
+        TWK_PARALLEL(twk_parallel(npix * k_size(s) * O) && ntiles > 1, ,
         {
             int64_t t0, t1;
             thread_share(ntiles, &t0, &t1);
             fwd_pixels(s, &p, packed, src, t0 * TILE_ROWS, imin(npix, t1 * TILE_ROWS), yc);
-        }
+        });
     }
 }
 
@@ -370,12 +370,12 @@ static void bwf_partials(const twk_conv2d_shape *s, const padded_geom *p, const 
         const float *src = padded_source(s, p, x, n0, cn, padbuf, true);
         const float *dyc = dy + n0 * opix * O;
         int64_t rows = cn * s->out_h;
-#pragma omp parallel num_threads(p->nthreads) if (rows * s->out_w * K * O >= TWK_PARALLEL_MIN)
+        TWK_PARALLEL(twk_parallel(rows * s->out_w * K * O), num_threads(p->nthreads),
         {
             int64_t q0, q1;
             thread_share(rows, &q0, &q1);
             bwf_rows(s, p, src, dyc, q0, q1, parts + omp_get_thread_num() * part_floats);
-        }
+        });
     }
 }
 

@@ -138,7 +138,7 @@ static void im2col(size_t es, const twk_conv2d_shape *s, const char *x, int64_t 
         const int64_t C = s->in_c, K = k_size(s);                                                              \
         int64_t n0 = r0 / s->out_h, n1 = (r1 - 1) / s->out_h + 1;                                              \
         int64_t nrows = (n1 - n0) * s->in_h;                                                                   \
-        _Pragma("omp parallel for schedule(static) if (nrows * s->in_w * C >= TWK_PARALLEL_MIN && nrows > 1)") \
+        TWK_PARALLEL_FOR(twk_parallel(nrows * s->in_w * C) && nrows > 1, schedule(static),                     \
         for (int64_t q = 0; q < nrows; q++) {                                                                  \
             int64_t n = n0 + q / s->in_h, ih = q % s->in_h;                                                    \
             T *drow = dx + (n * s->in_h + ih) * s->in_w * C;                                                   \
@@ -162,7 +162,7 @@ static void im2col(size_t es, const twk_conv2d_shape *s, const char *x, int64_t 
                     }                                                                                          \
                 }                                                                                              \
             }                                                                                                  \
-        }                                                                                                      \
+        });                                                                                                    \
     }
 DEFINE_COL2IM(float, f32)
 DEFINE_COL2IM(double, f64)

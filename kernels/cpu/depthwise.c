@@ -120,11 +120,11 @@ static const passes *pick(twk_dtype dtype)
 static void run_rows(rows_fn fn, const twk_depthwise_shape *s, const void *a, const void *b, void *out,
                      int64_t rows, int64_t work)
 {
-#pragma omp parallel if (work >= TWK_PARALLEL_MIN && rows > 1)
+    TWK_PARALLEL(twk_parallel(work) && rows > 1, ,
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
         fn(s, a, b, out, rows * t / nt, rows * (t + 1) / nt);
-    }
+    });
 }
 
 static int64_t taps(const twk_depthwise_shape *s) { return s->k_h * s->k_w; }
@@ -159,7 +159,7 @@ void twk_depthwise_backprop_filter(twk_dtype dtype, const twk_depthwise_shape *s
         return;
     rows_fn fn = pick(dtype)->bwf;
     int used = 1;
-#pragma omp parallel if (work >= TWK_PARALLEL_MIN && rows > 1)
+    TWK_PARALLEL(twk_parallel(work) && rows > 1, ,
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
         char *part = (char *)workspace + (size_t)t * (size_t)size * item;
@@ -167,7 +167,7 @@ void twk_depthwise_backprop_filter(twk_dtype dtype, const twk_depthwise_shape *s
         fn(s, input, grad_output, part, rows * t / nt, rows * (t + 1) / nt);
         if (t == 0)
             used = nt;
-    }
+    });
     memcpy(grad_filter, workspace, (size_t)size * item);
     for (int t = 1; t < used; t++) {
         if (dtype == TWK_FLOAT64) {

@@ -101,7 +101,7 @@ static int sample_points(const twk_image_transform_shape *s, const double *t, in
     static void forward_##sfx(const twk_image_transform_shape *s, const T *img, const T *tr, T *out)          \
     {                                                                                                          \
         const int64_t C = s->channels, plane = s->out_h * s->out_w;                                            \
-        _Pragma("omp parallel for schedule(static) if (s->batch * plane * C >= TWK_PARALLEL_MIN)")            \
+        TWK_PARALLEL_FOR(twk_parallel(s->batch * plane * C), schedule(static),                                \
         for (int64_t n = 0; n < s->batch; n++) {                                                               \
             double t[8];                                                                                       \
             load_##sfx(tr + n * 8, t);                                                                         \
@@ -119,14 +119,14 @@ static int sample_points(const twk_image_transform_shape *s, const double *t, in
                         o[c] = (T)v;                                                                           \
                     }                                                                                          \
                 }                                                                                              \
-        }                                                                                                      \
+        });                                                                                                    \
     }                                                                                                          \
                                                                                                                \
     static void adjoint_##sfx(const twk_image_transform_shape *s, const T *g, const T *tr, T *gi)             \
     {                                                                                                          \
         const int64_t C = s->channels, plane = s->out_h * s->out_w;                                            \
         memset(gi, 0, sizeof(T) * (size_t)(s->batch * s->in_h * s->in_w * C));                                 \
-        _Pragma("omp parallel for schedule(static) if (s->batch * plane * C >= TWK_PARALLEL_MIN)")            \
+        TWK_PARALLEL_FOR(twk_parallel(s->batch * plane * C), schedule(static),                                \
         for (int64_t n = 0; n < s->batch; n++) {                                                               \
             double t[8];                                                                                       \
             load_##sfx(tr + n * 8, t);                                                                         \
@@ -142,7 +142,7 @@ static int sample_points(const twk_image_transform_shape *s, const double *t, in
                             for (int64_t c = 0; c < C; c++)                                                    \
                                 im[pix[i] * C + c] += (T)(w[i] * (double)go[c]);                               \
                 }                                                                                              \
-        }                                                                                                      \
+        });                                                                                                    \
     }
 
 DEFINE_TRANSFORM(float, f32)

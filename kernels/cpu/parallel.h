@@ -39,4 +39,16 @@ static inline bool twk_parallel(int64_t work)
         }                                                                                                   \
     } while (0)
 
+/* The same for a block that splits the work itself by omp_get_thread_num()
+ * and omp_get_num_threads() (`clauses`: the `omp parallel` clauses): run
+ * once on the calling thread, those say 0 of 1, as in a team of one. */
+#define TWK_PARALLEL(team, clauses, ...)                                                                    \
+    do {                                                                                                    \
+        if (team) {                                                                                         \
+            _Pragma(TWK__PRAGMA_STR(omp parallel clauses)) __VA_ARGS__                                      \
+        } else {                                                                                            \
+            __VA_ARGS__                                                                                     \
+        }                                                                                                   \
+    } while (0)
+
 #endif

@@ -29,10 +29,7 @@ static inline void window(const twk_pool2d_shape *s, int64_t oh, int64_t ow, int
 }
 
 #define PIXEL(n, h, w) ((((n) * s->in_h + (h)) * s->in_w + (w)) * C)
-#define PAR_IF(work, jobs) if ((work) >= TWK_PARALLEL_MIN && (jobs) > 1)
-#define STR_(x) #x
-#define STR(x) STR_(x)
-#define OMP_FOR(cond) _Pragma(STR(omp parallel for schedule(static) cond))
+#define WORTH_TEAM(work, jobs) (twk_parallel(work) && (jobs) > 1)
 
 #define DEFINE_POOL(T, IT, sfx)                                                                                 \
     /* Index, among the valid positions of window (h0..h1, w0..w1) in row-major order, of the first             \
@@ -109,14 +106,14 @@ static inline void window(const twk_pool2d_shape *s, int64_t oh, int64_t ow, int
     static void pool_##sfx(const twk_pool2d_shape *s, const T *x, T *y, bool average)                           \
     {                                                                                                           \
         const int64_t rows = s->batch * s->out_h;                                                               \
-        OMP_FOR(PAR_IF(rows * s->out_w * s->channels * s->pool_h * s->pool_w, rows))                            \
+        TWK_PARALLEL_FOR(WORTH_TEAM(rows * s->out_w * s->channels * s->pool_h * s->pool_w, rows), schedule(static), \
         for (int64_t q = 0; q < rows; q++) {                                                                    \
             /* A constant flag each: max and average get loops of their own. */                                 \
             if (average)                                                                                        \
                 pool_row_##sfx(s, x, y, q, true);                                                               \
             else                                                                                                \
                 pool_row_##sfx(s, x, y, q, false);                                                              \
-        }                                                                                                       \
+        });                                                                                                     \
     }                                                                                                           \
                                                                                                                 \
     /* Channels [c0, c0 + cl) of image n's gradient: each window's dy goes to its first maximum. Where          \
@@ -167,7 +164,8 @@ static inline void window(const twk_pool2d_shape *s, int64_t oh, int64_t ow, int
         const bool disjoint = s->stride_h >= s->pool_h && s->stride_w >= s->pool_w;                             \
         if (!disjoint)                                                                                          \
             memset(dx, 0, sizeof(T) * (size_t)(s->batch * s->in_h * s->in_w * C));                              \
-        OMP_FOR(PAR_IF(s->batch * s->out_h * s->out_w * C * s->pool_h * s->pool_w, jobs))                       \
+        TWK_PARALLEL_FOR(WORTH_TEAM(s->batch * s->out_h * s->out_w * C * s->pool_h * s->pool_w, jobs),          \
+                         schedule(static),                                                                      \
         for (int64_t job = 0; job < jobs; job++) {                                                              \
             int64_t n = job / ncb, c0 = job % ncb * CHANNEL_BLOCK;                                              \
             /* A constant flag each: the two forms get loops of their own. */                                   \
@@ -175,13 +173,13 @@ static inline void window(const twk_pool2d_shape *s, int64_t oh, int64_t ow, int
                 max_pool_grad_image_##sfx(s, x, dy, dx, n, c0, imin(CHANNEL_BLOCK, C - c0), true);              \
             else                                                                                                \
                 max_pool_grad_image_##sfx(s, x, dy, dx, n, c0, imin(CHANNEL_BLOCK, C - c0), false);             \
-        }                                                                                                       \
+        });                                                                                                     \
     }                                                                                                           \
                                                                                                                 \
     static void max_pool_grad_grad_##sfx(const twk_pool2d_shape *s, const T *x, const T *u, T *out)             \
     {                                                                                                           \
         const int64_t C = s->channels, rows = s->batch * s->out_h;                                              \
-        OMP_FOR(PAR_IF(rows * s->out_w * C * s->pool_h * s->pool_w, rows))                                      \
+        TWK_PARALLEL_FOR(WORTH_TEAM(rows * s->out_w * C * s->pool_h * s->pool_w, rows), schedule(static),       \
         for (int64_t q = 0; q < rows; q++) {                                                                    \
             int64_t n = q / s->out_h, oh = q % s->out_h;                                                        \
             IT arg[CHANNEL_BLOCK];                                                                              \
@@ -203,14 +201,15 @@ static inline void window(const twk_pool2d_shape *s, int64_t oh, int64_t ow, int
                         }                                                                                       \
                 }                                                                                               \
             }                                                                                                   \
-        }                                                                                                       \
+        });                                                                                                     \
     }                                                                                                           \
                                                                                                                 \
     static void avg_pool_grad_##sfx(const twk_pool2d_shape *s, const T *dy, T *dx)                              \
     {                                                                                                           \
         const int64_t C = s->channels, ncb = (C + CHANNEL_BLOCK - 1) / CHANNEL_BLOCK, jobs = s->batch * ncb;    \
         memset(dx, 0, sizeof(T) * (size_t)(s->batch * s->in_h * s->in_w * C));                                  \
-        OMP_FOR(PAR_IF(s->batch * s->out_h * s->out_w * C * s->pool_h * s->pool_w, jobs))                       \
+        TWK_PARALLEL_FOR(WORTH_TEAM(s->batch * s->out_h * s->out_w * C * s->pool_h * s->pool_w, jobs),          \
+                         schedule(static),                                                                      \
         for (int64_t job = 0; job < jobs; job++) {                                                              \
             int64_t n = job / ncb, c0 = job % ncb * CHANNEL_BLOCK, cl = imin(CHANNEL_BLOCK, C - c0);            \
             for (int64_t oh = 0; oh < s->out_h; oh++)                                                           \
@@ -229,7 +228,7 @@ static inline void window(const twk_pool2d_shape *s, int64_t oh, int64_t ow, int
                                 d[c] += g[c] * scale;                                                           \
                         }                                                                                       \
                 }                                                                                               \
-        }                                                                                                       \
+        });                                                                                                     \
     }
 
 DEFINE_POOL(float, int32_t, f32)

@@ -83,11 +83,11 @@ SUM_DENSE(uint8_t, int64_t)
     {                                                                                                  \
         double part[SUM_CHUNKS];                                                                       \
         int64_t step = (n + SUM_CHUNKS - 1) / SUM_CHUNKS;                                              \
-        _Pragma("omp parallel for")                                                                    \
+        TWK_PARALLEL_FOR(twk_parallel(n), ,                                                            \
         for (int c = 0; c < SUM_CHUNKS; c++) {                                                         \
             int64_t i0 = c * step, i1 = i0 + step < n ? i0 + step : n;                                 \
             part[c] = i0 < i1 ? sum_dense_##T(x + i0, i1 - i0) : 0;                                    \
-        }                                                                                              \
+        });                                                                                            \
         double acc = 0;                                                                                \
         for (int c = 0; c < SUM_CHUNKS; c++)                                                           \
             acc += part[c];                                                                            \
@@ -211,11 +211,11 @@ REDUCERS(uint8_t, int64_t)
         const int64_t step = (nrows + chunks - 1) / chunks;                                           \
         for (int64_t j0 = 0; j0 < ncols; j0 += SUM_ROWS_BLOCK) {                                      \
             int64_t nj = ncols - j0 < SUM_ROWS_BLOCK ? ncols - j0 : SUM_ROWS_BLOCK;                   \
-            _Pragma("omp parallel for schedule(static) if (chunks > 1)")                              \
+            TWK_PARALLEL_FOR(chunks > 1 && twk_parallel(nrows * ncols), schedule(static),             \
             for (int c = 0; c < chunks; c++) {                                                        \
                 int64_t i0 = c * step, i1 = i0 + step < nrows ? i0 + step : nrows;                    \
                 sum_rows_block_##T(x + i0 * rs + j0, i1 > i0 ? i1 - i0 : 0, rs, nj, part[c]);         \
-            }                                                                                         \
+            });                                                                                       \
             for (int64_t j = 0; j < nj; j++) {                                                        \
                 double acc = 0;                                                                       \
                 for (int c = 0; c < chunks; c++)                                                      \

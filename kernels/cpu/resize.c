@@ -10,9 +10,6 @@
 #include "resize_kernels.h"
 
 #define CHANNEL_BLOCK 64
-#define STR_(x) #x
-#define STR(x) STR_(x)
-#define OMP_FOR(cond) _Pragma(STR(omp parallel for schedule(static) cond))
 
 /* Where output index o of an axis reads from: pixels lo and hi, and the
  * weight of hi (0 for nearest, where lo == hi). */
@@ -38,7 +35,7 @@ static source source_of(twk_resize_method method, int64_t o, int64_t in, int64_t
     static void resize_##sfx(const twk_resize_shape *s, const T *x, T *y)                                       \
     {                                                                                                            \
         const int64_t C = s->channels, rows = s->batch * s->out_h;                                               \
-        OMP_FOR(if (rows * s->out_w * C >= TWK_PARALLEL_MIN && rows > 1))                                        \
+        TWK_PARALLEL_FOR(twk_parallel(rows * s->out_w * C) && rows > 1, schedule(static),                        \
         for (int64_t q = 0; q < rows; q++) {                                                                     \
             int64_t n = q / s->out_h;                                                                            \
             source sy = source_of(s->method, q % s->out_h, s->in_h, s->out_h);                                  \
@@ -60,7 +57,7 @@ static source source_of(twk_resize_method method, int64_t o, int64_t in, int64_t
                     out[c] = t + (b - t) * fy;                                                                   \
                 }                                                                                                \
             }                                                                                                    \
-        }                                                                                                        \
+        });                                                                                                      \
     }                                                                                                            \
                                                                                                                  \
     static void resize_grad_##sfx(const twk_resize_shape *s, const T *dy, T *dx)                                 \
@@ -70,7 +67,7 @@ static source source_of(twk_resize_method method, int64_t o, int64_t in, int64_t
         if (s->batch * s->in_h * s->in_w * C == 0)                                                               \
             return;                                                                                              \
         memset(dx, 0, (size_t)(s->batch * s->in_h * s->in_w * C) * sizeof(T));                                  \
-        OMP_FOR(if (s->batch * s->out_h * s->out_w * C >= TWK_PARALLEL_MIN && jobs > 1))                         \
+        TWK_PARALLEL_FOR(twk_parallel(s->batch * s->out_h * s->out_w * C) && jobs > 1, schedule(static),         \
         for (int64_t job = 0; job < jobs; job++) {                                                               \
             int64_t n = job / blocks, c0 = job % blocks * CHANNEL_BLOCK;                                         \
             int64_t cl = C - c0 < CHANNEL_BLOCK ? C - c0 : CHANNEL_BLOCK;                                        \
@@ -100,7 +97,7 @@ static source source_of(twk_resize_method method, int64_t o, int64_t in, int64_t
                     }                                                                                            \
                 }                                                                                                \
             }                                                                                                    \
-        }                                                                                                        \
+        });                                                                                                      \
     }
 
 DEFINE_RESIZE(float, f32)
