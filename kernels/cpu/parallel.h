@@ -1,7 +1,7 @@
 /* The one rule for whether a CPU loop gets a team of OpenMP threads, and the
  * loop that applies it (PyTorch's at::parallel_for grain size does the
- * same). Its own header, not cpu_kernels.h: that one is also read by nvcc,
- * which has no omp.h. */
+ * same). Its own header, not cpu_kernels.h: that one is also compiled by
+ * nvcc (kernels/cuda), without OpenMP. */
 #ifndef TWK_PARALLEL_H
 #define TWK_PARALLEL_H
 
