@@ -540,7 +540,8 @@ static int read_entries(graph *g, JsonArray *layers, const char *prefix)
     g->entries = g_new0(entry, (gsize)(g->n ? g->n : 1));
     /* Keras 2's nested lists or Keras 3's objects: the first non-empty node says. */
     for (int i = 0; i < g->n && !g->keras2; i++) {
-        JsonObject *obj = json_node_get_object(json_array_get_element(layers, (guint)i));
+        JsonNode *node = json_array_get_element(layers, (guint)i); /* not an object: refused below */
+        JsonObject *obj = JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
         JsonNode *nodes = obj ? json_object_get_member(obj, "inbound_nodes") : NULL;
         if (nodes && JSON_NODE_HOLDS_ARRAY(nodes) && json_array_get_length(json_node_get_array(nodes)))
             g->keras2 = JSON_NODE_HOLDS_ARRAY(json_array_get_element(json_node_get_array(nodes), 0));

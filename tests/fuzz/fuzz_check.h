@@ -1,7 +1,8 @@
 /* What every fuzz target checks besides "no crash, no sanitizer report":
  * a failure leaves a message that names the input, and successes keep the
- * invariants each target asserts. A broken check aborts, which libFuzzer
- * and the replay test report as a crash. */
+ * invariants each target asserts, and GLib logs no critical or warning.
+ * A broken check aborts, which libFuzzer and the replay test report as a
+ * crash. */
 #ifndef TW_FUZZ_CHECK_H
 #define TW_FUZZ_CHECK_H
 
@@ -12,7 +13,17 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <glib.h>
+
 #include "tw/error.h"
+
+/* A GLib critical or warning is a parser's misuse of a library (a
+ * json-glib getter on a node of the wrong type): fatal, so that libFuzzer
+ * and the replay test report it as a crash. */
+__attribute__((constructor)) static void fuzz_fatal_glib_warnings(void)
+{
+    g_log_set_always_fatal(G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
+}
 
 #define FUZZ_ASSERT(cond)                                                                                              \
     do {                                                                                                               \
