@@ -254,6 +254,7 @@ int twb_data_load(const twb_data_spec *spec, twb_data *out)
     }
     if (!out->classes) /* a set of sequences knows its vocabulary */
         out->classes = count_classes(out->y);
+    out->classes_exact = i >= 0;
     return 0;
 }
 
@@ -467,7 +468,9 @@ static int check_labels(tw_model *model, const tw_shape *out, const twb_data *da
             return tw_error_set("model '%s' has 1 output unit (binary cross-entropy, labels 0 and 1), but %s has "
                                 "%lld classes: give the last layer %lld units",
                                 name, data->description, classes, classes);
-        if (units > 1 && units != classes)
+        /* Fewer units than labels cannot train; more can (a file's labels
+         * may lack a class), except against a built-in set's own count. */
+        if (units > 1 && (units < classes || (units > classes && data->classes_exact)))
             return tw_error_set("model '%s' has %lld output units, but %s has %lld classes (labels 0 to %lld): "
                                 "sparse categorical cross-entropy needs one unit per class",
                                 name, (long long)units, data->description, classes, classes - 1);

@@ -27,6 +27,8 @@ typedef struct {
     tw_tensor *test_x[TWB_MAX_INPUTS], *test_y; /* held-out test set when the source has one (test_x[0]) */
     char description[160];      /* "Fashion-MNIST (60,000 train, 10,000 test)" */
     int64_t classes;            /* integer labels: the largest label + 1 (a set of sequences: its vocabulary); float targets: 0 */
+    bool classes_exact;         /* classes is the set's own count (a built-in set); from a file's labels it is
+                                 * only a lower bound: a model may have a unit for a class the file lacks */
     const char *const *class_names; /* the source's names of its classes (static), or NULL */
     int64_t class_count;            /* how many names */
 } twb_data;
