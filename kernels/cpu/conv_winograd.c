@@ -87,50 +87,59 @@ size_t twk_conv_winograd_workspace(const twk_conv2d_shape *s, bool filter_grad)
  * transposed 16 x 16 block on the stack as soon as it is read, for the
  * reason pack_filter gives (gathering them one c at a time kept 16 lines
  * in the same few L1 sets). */
-static TW_AVX512 void wino_filter_transform(const twk_conv2d_shape *s, const float *f, bool flip, float *u)
+static TW_AVX512 void wino_filter_transform_vector(const twk_conv2d_shape *s, const float *f, bool flip, float *u,
+                                                   int64_t ov)
 {
-    const int64_t C = s->in_c, O = s->out_c, nb = nblocks(s), nv = (O + 15) / 16;
+    const int64_t C = s->in_c, O = s->out_c, nb = nblocks(s);
     const int64_t estride = nb * C * OBLOCK;
     const __m512 half = _mm512_set1_ps(0.5f);
-#pragma omp parallel for schedule(static) if (C * O >= 4096)
-    for (int64_t ov = 0; ov < nv; ov++) {
-        const int64_t o = ov * 16, on = imin(16, O - o);
-        const __mmask16 m = first_lanes(O - o);
-        float ft[9][16][16]; /* flip: [kh * 3 + kw][c - c0][o lane] */
-        for (int64_t c0 = 0; c0 < C; c0 += 16) {
-            const int64_t cn = imin(16, C - c0);
-            if (flip)
-                for (int kh = 0; kh < 3; kh++)
-                    for (int kw = 0; kw < 3; kw++) {
-                        const float *src = f + (((2 - kh) * 3 + (2 - kw)) * O + o) * C + c0;
-                        for (int64_t ol = 0; ol < on; ol++)
-                            for (int64_t cl = 0; cl < cn; cl++)
-                                ft[kh * 3 + kw][cl][ol] = src[ol * C + cl];
-                    }
-            for (int64_t c = c0; c < c0 + cn; c++) {
-                __m512 g[3][3], t[4][3];
-                for (int kh = 0; kh < 3; kh++)
-                    for (int kw = 0; kw < 3; kw++)
-                        g[kh][kw] = !flip ? _mm512_maskz_loadu_ps(m, f + ((kh * 3 + kw) * C + c) * O + o)
-                                          : _mm512_maskz_loadu_ps(m, ft[kh * 3 + kw][c - c0]);
-                for (int j = 0; j < 3; j++) {
-                    t[0][j] = g[0][j];
-                    t[1][j] = _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(g[0][j], g[1][j]), g[2][j]));
-                    t[2][j] = _mm512_mul_ps(half, _mm512_add_ps(_mm512_sub_ps(g[0][j], g[1][j]), g[2][j]));
-                    t[3][j] = g[2][j];
+    const int64_t o = ov * 16, on = imin(16, O - o);
+    const __mmask16 m = first_lanes(O - o);
+    float ft[9][16][16]; /* flip: [kh * 3 + kw][c - c0][o lane] */
+    for (int64_t c0 = 0; c0 < C; c0 += 16) {
+        const int64_t cn = imin(16, C - c0);
+        if (flip)
+            for (int kh = 0; kh < 3; kh++)
+                for (int kw = 0; kw < 3; kw++) {
+                    const float *src = f + (((2 - kh) * 3 + (2 - kw)) * O + o) * C + c0;
+                    for (int64_t ol = 0; ol < on; ol++)
+                        for (int64_t cl = 0; cl < cn; cl++)
+                            ft[kh * 3 + kw][cl][ol] = src[ol * C + cl];
                 }
-                float *dst = u + ((ov / 4) * C + c) * OBLOCK + (ov % 4) * 16;
-                for (int a = 0; a < 4; a++) {
-                    __m512 sum = _mm512_add_ps(_mm512_add_ps(t[a][0], t[a][1]), t[a][2]);
-                    __m512 dif = _mm512_add_ps(_mm512_sub_ps(t[a][0], t[a][1]), t[a][2]);
-                    _mm512_store_ps(dst + (a * 4 + 0) * estride, t[a][0]);
-                    _mm512_store_ps(dst + (a * 4 + 1) * estride, _mm512_mul_ps(half, sum));
-                    _mm512_store_ps(dst + (a * 4 + 2) * estride, _mm512_mul_ps(half, dif));
-                    _mm512_store_ps(dst + (a * 4 + 3) * estride, t[a][2]);
-                }
+        for (int64_t c = c0; c < c0 + cn; c++) {
+            __m512 g[3][3], t[4][3];
+            for (int kh = 0; kh < 3; kh++)
+                for (int kw = 0; kw < 3; kw++)
+                    g[kh][kw] = !flip ? _mm512_maskz_loadu_ps(m, f + ((kh * 3 + kw) * C + c) * O + o)
+                                      : _mm512_maskz_loadu_ps(m, ft[kh * 3 + kw][c - c0]);
+            for (int j = 0; j < 3; j++) {
+                t[0][j] = g[0][j];
+                t[1][j] = _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(g[0][j], g[1][j]), g[2][j]));
+                t[2][j] = _mm512_mul_ps(half, _mm512_add_ps(_mm512_sub_ps(g[0][j], g[1][j]), g[2][j]));
+                t[3][j] = g[2][j];
+            }
+            float *dst = u + ((ov / 4) * C + c) * OBLOCK + (ov % 4) * 16;
+            for (int a = 0; a < 4; a++) {
+                __m512 sum = _mm512_add_ps(_mm512_add_ps(t[a][0], t[a][1]), t[a][2]);
+                __m512 dif = _mm512_add_ps(_mm512_sub_ps(t[a][0], t[a][1]), t[a][2]);
+                _mm512_store_ps(dst + (a * 4 + 0) * estride, t[a][0]);
+                _mm512_store_ps(dst + (a * 4 + 1) * estride, _mm512_mul_ps(half, sum));
+                _mm512_store_ps(dst + (a * 4 + 2) * estride, _mm512_mul_ps(half, dif));
+                _mm512_store_ps(dst + (a * 4 + 3) * estride, t[a][2]);
             }
         }
     }
+}
+
+/* The parallel loop stays outside the AVX-512 functions: clang outlines an
+ * OpenMP region into a function of its own, without their target
+ * attribute. */
+static void wino_filter_transform(const twk_conv2d_shape *s, const float *f, bool flip, float *u)
+{
+    const int64_t C = s->in_c, O = s->out_c, nv = (O + 15) / 16;
+#pragma omp parallel for schedule(static) if (C * O >= 4096)
+    for (int64_t ov = 0; ov < nv; ov++)
+        wino_filter_transform_vector(s, f, flip, u, ov);
 }
 
 /* The tile's image and top-left output position, for tiles t0.. in order. */
@@ -336,39 +345,46 @@ static void wino_filter_products(const twk_conv2d_shape *s, const wino_geom *g, 
 }
 
 /* dg = G^T (sum of the used threads' dU) G, 16 output channels a vector. */
-static TW_AVX512 void wino_filter_output(const twk_conv2d_shape *s, const wino_geom *g, const float *threads,
-                                         int used, float *df)
+static TW_AVX512 void wino_filter_output_channel(const twk_conv2d_shape *s, const wino_geom *g,
+                                                 const float *threads, int used, float *df, int64_t c)
 {
     const int64_t C = s->in_c, O = s->out_c, nv = (O + 15) / 16;
     const float *dus = threads + 16 * g->nt * (g->cp + g->op);
     const __m512 half = _mm512_set1_ps(0.5f);
-#pragma omp parallel for schedule(static) if (C * O >= 4096)
-    for (int64_t c = 0; c < C; c++) {
-        for (int64_t ov = 0; ov < nv; ov++) {
-            const int64_t o = ov * 16;
-            const __mmask16 m = first_lanes(O - o);
-            __m512 du[4][4], r[3][4];
-            for (int e = 0; e < 16; e++) {
-                __m512 sum = _mm512_load_ps(dus + (e * C + c) * g->op + o);
-                for (int t = 1; t < used; t++)
-                    sum = _mm512_add_ps(sum, _mm512_load_ps(dus + t * g->thread_floats + (e * C + c) * g->op + o));
-                du[e / 4][e % 4] = sum;
-            }
-            for (int j = 0; j < 4; j++) {
-                __m512 mid = _mm512_mul_ps(half, _mm512_add_ps(du[1][j], du[2][j]));
-                r[0][j] = _mm512_add_ps(du[0][j], mid);
-                r[1][j] = _mm512_mul_ps(half, _mm512_sub_ps(du[1][j], du[2][j]));
-                r[2][j] = _mm512_add_ps(mid, du[3][j]);
-            }
-            for (int kh = 0; kh < 3; kh++) {
-                __m512 mid = _mm512_mul_ps(half, _mm512_add_ps(r[kh][1], r[kh][2]));
-                _mm512_mask_storeu_ps(df + ((kh * 3 + 0) * C + c) * O + o, m, _mm512_add_ps(r[kh][0], mid));
-                _mm512_mask_storeu_ps(df + ((kh * 3 + 1) * C + c) * O + o, m,
-                                      _mm512_mul_ps(half, _mm512_sub_ps(r[kh][1], r[kh][2])));
-                _mm512_mask_storeu_ps(df + ((kh * 3 + 2) * C + c) * O + o, m, _mm512_add_ps(mid, r[kh][3]));
-            }
+    for (int64_t ov = 0; ov < nv; ov++) {
+        const int64_t o = ov * 16;
+        const __mmask16 m = first_lanes(O - o);
+        __m512 du[4][4], r[3][4];
+        for (int e = 0; e < 16; e++) {
+            __m512 sum = _mm512_load_ps(dus + (e * C + c) * g->op + o);
+            for (int t = 1; t < used; t++)
+                sum = _mm512_add_ps(sum, _mm512_load_ps(dus + t * g->thread_floats + (e * C + c) * g->op + o));
+            du[e / 4][e % 4] = sum;
+        }
+        for (int j = 0; j < 4; j++) {
+            __m512 mid = _mm512_mul_ps(half, _mm512_add_ps(du[1][j], du[2][j]));
+            r[0][j] = _mm512_add_ps(du[0][j], mid);
+            r[1][j] = _mm512_mul_ps(half, _mm512_sub_ps(du[1][j], du[2][j]));
+            r[2][j] = _mm512_add_ps(mid, du[3][j]);
+        }
+        for (int kh = 0; kh < 3; kh++) {
+            __m512 mid = _mm512_mul_ps(half, _mm512_add_ps(r[kh][1], r[kh][2]));
+            _mm512_mask_storeu_ps(df + ((kh * 3 + 0) * C + c) * O + o, m, _mm512_add_ps(r[kh][0], mid));
+            _mm512_mask_storeu_ps(df + ((kh * 3 + 1) * C + c) * O + o, m,
+                                  _mm512_mul_ps(half, _mm512_sub_ps(r[kh][1], r[kh][2])));
+            _mm512_mask_storeu_ps(df + ((kh * 3 + 2) * C + c) * O + o, m, _mm512_add_ps(mid, r[kh][3]));
         }
     }
+}
+
+/* Its parallel loop outside the AVX-512 function, as wino_filter_transform's. */
+static void wino_filter_output(const twk_conv2d_shape *s, const wino_geom *g, const float *threads, int used,
+                               float *df)
+{
+    const int64_t C = s->in_c, O = s->out_c;
+#pragma omp parallel for schedule(static) if (C * O >= 4096)
+    for (int64_t c = 0; c < C; c++)
+        wino_filter_output_channel(s, g, threads, used, df, c);
 }
 
 void twk_conv_winograd_backprop_filter(const twk_conv2d_shape *s, const float *x, const float *dy, float *df,
