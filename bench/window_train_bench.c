@@ -34,6 +34,7 @@
 #include "application.h"
 #include "renderer_choice.h"
 #include "train_panel.h"
+#include "scratch_tree.h"
 #include "widget_tree.h"
 
 #define SKIP_STEPS 50
@@ -160,6 +161,7 @@ static int train_in_window(const char *model, const char *logdb, int epochs)
     while (g_main_context_iteration(NULL, FALSE))
         ;
     g_object_unref(app);
+    scratch_remove_tree(home); /* the settings the window wrote */
     g_free(home);
     return measure(logdb);
 }
