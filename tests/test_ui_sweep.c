@@ -46,6 +46,12 @@
 static GtkApplication *app;
 
 enum { DATA_FASHION_MNIST, DATA_SPIRALS };
+/* Trials still running when a test cancels them or closes the window:
+ * minutes of one-sample steps. (1000 epochs at the panel's batch size
+ * take about 1 s of a tiny model on one thread: a trial could finish
+ * before the test looked at it.) */
+#define LONG_BATCH "1"
+#define LONG_EPOCHS "10000"
 
 typedef struct {
     TwWindow *window;
@@ -355,8 +361,8 @@ static void test_grid_then_cancel(void)
 
     /* a second sweep of long trials: cancel a pending one, then all */
     set_field(&f, "sweep-learning-rate", "0.01,0.02,0.03");
-    set_field(&f, "sweep-batch-size", "");
-    set_field(&f, "sweep-epochs", "1000");
+    set_field(&f, "sweep-batch-size", LONG_BATCH);
+    set_field(&f, "sweep-epochs", LONG_EPOCHS);
     set_field(&f, "sweep-name", "second");
     click(&f, "sweep-start");
     g_assert_null(error_text(&f));
@@ -395,7 +401,8 @@ static void test_random_then_close(void)
     fixture_open(&f);
     /* a range needs random search */
     set_field(&f, "sweep-learning-rate", "0.001:0.01");
-    set_field(&f, "sweep-epochs", "1000");
+    set_field(&f, "sweep-batch-size", LONG_BATCH);
+    set_field(&f, "sweep-epochs", LONG_EPOCHS);
     set_field(&f, "sweep-name", "drawn");
     click(&f, "sweep-start");
     g_assert_nonnull(error_text(&f));
@@ -641,9 +648,9 @@ static void test_at_once(void)
     /* long trials at once: Cancel All stops the two running (their runs
      * "stopped") and drops the third */
     set_field(&f, "sweep-learning-rate", "0.01,0.02,0.03");
-    set_field(&f, "sweep-batch-size", "");
+    set_field(&f, "sweep-batch-size", LONG_BATCH);
     set_field(&f, "sweep-layer-values", "");
-    set_field(&f, "sweep-epochs", "1000");
+    set_field(&f, "sweep-epochs", LONG_EPOCHS);
     set_field(&f, "sweep-name", "long");
     click(&f, "sweep-start");
     g_assert_null(error_text(&f));
