@@ -237,8 +237,12 @@ static void put_user_layer(GString *out, const tw_layer *layer, const tw_user_cl
             g_string_append(out, "null");
         g_string_append(out, ", ");
     }
+    /* Keras 2 names a registered class by its registered name; any other
+     * registered_name (a file may say "Functional" there) would change what
+     * the class_name means when read again (a nested model, say). */
+    bool registered = !k3 && keras->registered_name && strchr(keras->registered_name, '>');
     g_string_append(out, "\"class_name\": ");
-    put_string(out, !k3 && keras->registered_name ? keras->registered_name : keras->class_name);
+    put_string(out, registered ? keras->registered_name : keras->class_name);
     g_string_append(out, ", \"config\": {\"name\": ");
     put_string(out, name ? name : tw_layer_name(layer));
     g_string_append_printf(out, ", \"trainable\": %s", tw_layer_trainable(layer) ? "true" : "false");
