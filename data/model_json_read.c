@@ -671,20 +671,65 @@ static bool json_number(const char *s, size_t n)
     return i == n;
 }
 
-/* json-glib reads more than JSON (0x10 as 16, 0777 as octal 511) and reads
- * 18446744073709551616 as -1 and 1e400 as inf, silently; a model file's
- * values must mean what they say. Over text that json-glib has parsed:
- * the offset and length of the first number that is not written as JSON
- * writes numbers, or that does not fit (a whole number in 64 bits, any
- * other in a finite double), with why in *problem; or -1. */
-static ptrdiff_t bad_number(const char *json, size_t length, size_t *number_length, const char **problem)
+/* The length of the escape at s (a backslash) when JSON has it: \" \\ \/
+ * \b \f \n \r \t, \u and four hex digits, a high surrogate's only with
+ * its low one after it; else 0. */
+static size_t json_escape(const char *s, size_t n)
+{
+    if (n >= 2 && s[1] && strchr("\"\\/bfnrt", s[1]))
+        return 2;
+    unsigned unit[2];
+    for (int k = 0; k < 2; k++) {
+        const char *u = s + 6 * k;
+        if (n < 6 * (size_t)k + 6 || u[0] != '\\' || u[1] != 'u')
+            return 0;
+        unit[k] = 0;
+        for (int d = 2; d < 6; d++) {
+            if (!g_ascii_isxdigit(u[d]))
+                return 0;
+            unit[k] = 16 * unit[k] + (unsigned)g_ascii_xdigit_value(u[d]);
+        }
+        if (unit[k] < 0xd800 || unit[k] > 0xdfff)
+            return k ? 0 : 6;
+        if (k == 0 && unit[0] >= 0xdc00) /* a low surrogate first */
+            return 0;
+    }
+    return unit[1] >= 0xdc00 ? 12 : 0;
+}
+
+/* json-glib reads more than JSON (0x10 as 16, 0777 as octal 511, the
+ * escape \777 as the byte 0xff, \x41 as x41, a lone surrogate \ud800 as
+ * bytes that are not UTF-8) and reads 18446744073709551616 as -1 and 1e400
+ * as inf, silently; a model file's values must mean what they say, and
+ * what the writer writes must read back. The offset and length of the
+ * first escape JSON does not have, or number that is not written as JSON
+ * writes numbers or that does not fit (a whole number in 64 bits, any
+ * other in a finite double), with why in *problem; or -1. Numbers are
+ * only sure to be numbers in text that json-glib parsed. */
+static const char not_an_escape[] = "is not an escape JSON has (\\\" \\\\ \\/ \\b \\f \\n \\r \\t, or \\u and four "
+                                    "hex digits, a high surrogate followed by a low one)";
+
+static ptrdiff_t bad_literal(const char *json, size_t length, size_t *literal_length, const char **problem)
 {
     for (size_t i = 0; i < length; i++) {
         char c = json[i];
         if (c == '"' || c == '\'') { /* past the string (single-quoted ones have no escapes) */
-            for (i++; i < length && json[i] != c; i++)
-                if (c == '"' && json[i] == '\\')
-                    i++;
+            for (i++; i < length && json[i] != c; i++) {
+                if (c != '"' || json[i] != '\\')
+                    continue;
+                size_t n = json_escape(json + i, length - i);
+                if (!n) {
+                    /* the backslash and its letter, \u's digits too */
+                    bool more = i + 1 < length;
+                    *literal_length = more && !(json[i + 1] & 0x80) ? 2 : 1;
+                    while (more && json[i + 1] == 'u' && *literal_length < 6 && i + *literal_length < length &&
+                           g_ascii_isxdigit(json[i + *literal_length]))
+                        ++*literal_length;
+                    *problem = not_an_escape;
+                    return (ptrdiff_t)i;
+                }
+                i += n - 1;
+            }
         } else if (c == '/' && i + 1 < length && json[i + 1] == '*') {
             for (i += 2; i + 1 < length && !(json[i] == '*' && json[i + 1] == '/'); i++)
                 ;
@@ -704,13 +749,22 @@ static ptrdiff_t bad_number(const char *json, size_t length, size_t *number_leng
                 *problem = NULL;
             g_free(literal);
             if (*problem) {
-                *number_length = n;
+                *literal_length = n;
                 return (ptrdiff_t)i;
             }
             i += n - 1;
         }
     }
     return -1;
+}
+
+/* "model.json:3:14: 0x10 is not a number as JSON writes them ..." */
+static void fail_at_literal(const char *json, size_t at, size_t length, const char *problem, const char *source,
+                            const char *colon)
+{
+    int line, column;
+    line_column(json, at, &line, &column);
+    fail("%s%s%d:%d: %.*s %s", source, colon, line, column, (int)length, json + at, problem);
 }
 
 /* Messages about the text as a whole: "model.json:3:14: ..." */
@@ -720,6 +774,15 @@ static JsonParser *parse(const char *json, size_t length, const char *source)
         return NULL;
     const char *colon = source ? ":" : "";
     source = source ? source : "";
+    /* Escapes first: json-glib stops on some (a lone low surrogate) with a
+     * message quoting the bytes it made, which are not UTF-8. */
+    size_t literal_length;
+    const char *problem;
+    ptrdiff_t literal = bad_literal(json, length, &literal_length, &problem);
+    if (literal >= 0 && problem == not_an_escape) {
+        fail_at_literal(json, (size_t)literal, literal_length, problem, source, colon);
+        return NULL;
+    }
     JsonParser *parser = json_parser_new_immutable();
     GError *error = NULL;
     if (!json_parser_load_from_data(parser, json, (gssize)length, &error)) {
@@ -738,13 +801,8 @@ static JsonParser *parse(const char *json, size_t length, const char *source)
         g_object_unref(parser);
         return NULL;
     }
-    size_t number_length;
-    const char *problem;
-    ptrdiff_t number = bad_number(json, length, &number_length, &problem);
-    if (number >= 0) {
-        int line, column;
-        line_column(json, (size_t)number, &line, &column);
-        fail("%s%s%d:%d: %.*s %s", source, colon, line, column, (int)number_length, json + number, problem);
+    if (literal >= 0) { /* a number */
+        fail_at_literal(json, (size_t)literal, literal_length, problem, source, colon);
         g_object_unref(parser);
         return NULL;
     }

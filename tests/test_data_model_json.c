@@ -537,6 +537,39 @@ static void test_values_as_written(void)
     tw_layer_unref(model);
 }
 
+/* Escapes as JSON has them: json-glib also reads \777 (the byte 0xff),
+ * \x41 (as x41), \q, \0 and lone surrogates, giving names that are not
+ * UTF-8 or not what the file says, which the writer then wrote and could
+ * not read back (found by fuzz_keras_functional). */
+static void test_escapes_as_json(void)
+{
+    static const struct {
+        const char *escape, *shown;
+        int skip; /* the valid escapes before the bad one (chars) */
+    } refused[] = {
+        {"\\777", "\\7", 0},   {"\\x41", "\\x", 0},         {"\\q", "\\q", 0},         {"\\0", "\\0", 0},
+        {"\\ud800x", "\\ud800", 0}, {"\\udc00", "\\udc00", 0}, {"\\u12\"", "\\u12", 0}, {"\\\\\\7", "\\7", 2},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+        char *json = g_strdup_printf(MODEL("{\"class_name\": \"Dense\", \"config\": {\"name\": \"layer%s\", \"units\": 2}}"),
+                                     refused[i].escape);
+        int column = (int)(strchr(json, '\\') - json) + 1 + refused[i].skip;
+        char *expected = g_strdup_printf("1:%d: %s is not an escape JSON has (\\\" \\\\ \\/ \\b \\f \\n \\r \\t, or "
+                                         "\\u and four hex digits, a high surrogate followed by a low one)",
+                                         column, refused[i].shown);
+        assert_fails(json, expected);
+        g_free(expected);
+        g_free(json);
+    }
+    tw_model *model = must_load_json(MODEL("{\"class_name\": \"Dense\", \"config\": {\"name\": "
+                                           "\"a\\\"\\\\\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\", \"units\": 2}}"));
+    g_assert_cmpstr(tw_layer_name(tw_model_layer_at(model, 0)), ==, "a\"\\\b\f\n\r\t\u00e9\U0001F600");
+    tw_layer_unref(model);
+    assert_fails(MODEL("{\"class_name\": \"Dense\", \"config\": {\"units\": 2, \"activation\": \"\\/relu\"}}"),
+                 "layers[0].config.activation: expected one of linear, relu, sigmoid, tanh, softmax, gelu, "
+                 "leaky_relu, elu, selu, swish, silu, softplus, hard_sigmoid, exponential; got \"/relu\"");
+}
+
 /* Nesting too deep for json-glib's recursive parser is refused up front,
  * also behind the quotes and comments json-glib reads beyond JSON. */
 static void test_deep_nesting(void)
@@ -966,6 +999,7 @@ int main(int argc, char **argv)
     g_test_add_func("/model_json/stale-input-shape", test_stale_input_shape_ignored);
     g_test_add_func("/model_json/messages", test_messages);
     g_test_add_func("/model_json/values-as-written", test_values_as_written);
+    g_test_add_func("/model_json/escapes-as-json", test_escapes_as_json);
     g_test_add_func("/model_json/deep-nesting", test_deep_nesting);
     g_test_add_func("/model_json/file-messages", test_file_messages);
     g_test_add_func("/model_json/round-trip", test_round_trip);
