@@ -638,8 +638,8 @@ def setup_resnet50_step(args):
 
 
 # ---- resnet_fmnist_step: examples/models/resnet_fashion_mnist.json in
-# PyTorch: conv(16)-BN-ReLU, a residual block of two conv(16)-BN, a stride-2
-# conv(32)-BN-ReLU, a residual block of two conv(32)-BN, max pool 2,
+# PyTorch: conv(32)-BN-ReLU, a residual block of two conv(32)-BN, a stride-2
+# conv(64)-BN-ReLU, a residual block of two conv(64)-BN, max pool 2,
 # Dense(128, relu), Dense(10); 3x3 convolutions with biases, BN momentum
 # 0.01 (Keras' 0.99) and epsilon 1.001e-5. Keras' "same" stride-2 conv pads
 # below and right, padding=1 on every side: the same shapes and work. A
@@ -658,9 +658,9 @@ class ResidualFashion(nn.Module):
         def conv_bn(cin, cout, stride=1):
             return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1), nn.BatchNorm2d(cout, eps=1.001e-5, momentum=0.01))
 
-        self.conv1, self.b1a, self.b1b = conv_bn(1, 16), conv_bn(16, 16), conv_bn(16, 16)
-        self.conv2, self.b2a, self.b2b = conv_bn(16, 32, 2), conv_bn(32, 32), conv_bn(32, 32)
-        self.fc, self.out = nn.Linear(32 * 7 * 7, 128), nn.Linear(128, 10)
+        self.conv1, self.b1a, self.b1b = conv_bn(1, 32), conv_bn(32, 32), conv_bn(32, 32)
+        self.conv2, self.b2a, self.b2b = conv_bn(32, 64, 2), conv_bn(64, 64), conv_bn(64, 64)
+        self.fc, self.out = nn.Linear(64 * 7 * 7, 128), nn.Linear(128, 10)
 
     def forward(self, x):
         x = F.relu(self.conv1(x))

@@ -1146,7 +1146,7 @@ static void resnet50_step_teardown(void *p)
 
 /* ---- resnet_fmnist_step: the residual Fashion-MNIST template
  * (examples/models/resnet_fashion_mnist.json: two residual blocks of 3x3
- * convolutions with batch normalization, 230,634 parameters) trained as
+ * convolutions with batch normalization, 515,146 parameters) trained as
  * fit runs it: RESNET_FMNIST_STEPS steps of FIT_BATCH pattern() images
  * 28x28x1 (in [-0.5, 0.5)), labels i % 10, Adam at 0.001, sparse categorical
  * cross-entropy. A repetition is one fit over those steps, timed; it adds

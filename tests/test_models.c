@@ -84,19 +84,19 @@ static void test_resnet50_train_step(void)
     tw_layer_unref(model);
 }
 
-/* The residual Fashion-MNIST template, counted by hand: conv1 3*3*1*16+16,
- * block1 two 3*3*16*16+16, conv2 3*3*16*32+32, block2 two 3*3*32*32+32,
- * fc 7*7*32*128+128, predictions 128*10+10, and six BatchNormalizations over
- * 16, 16, 16, 32, 32, 32 channels (4 numbers each, half of them trainable). */
+/* The residual Fashion-MNIST template, counted by hand: conv1 3*3*1*32+32,
+ * block1 two 3*3*32*32+32, conv2 3*3*32*64+64, block2 two 3*3*64*64+64,
+ * fc 7*7*64*128+128, predictions 128*10+10, and six BatchNormalizations over
+ * 32, 32, 32, 64, 64, 64 channels (4 numbers each, half of them trainable). */
 static void test_resnet_fashion_mnist_counts(void)
 {
     tw_model *model = load_example("resnet_fashion_mnist.json");
     g_assert_nonnull(model);
     int64_t total = 0, trainable = 0, non_trainable = 0;
     g_assert_cmpint(tw_model_count_params(model, &total, &trainable, &non_trainable), ==, 0);
-    int64_t convs = (9 * 1 * 16 + 16) + 2 * (9 * 16 * 16 + 16) + (9 * 16 * 32 + 32) + 2 * (9 * 32 * 32 + 32);
-    int64_t dense = (7 * 7 * 32 * 128 + 128) + (128 * 10 + 10);
-    int64_t bn_channels = 3 * 16 + 3 * 32;
+    int64_t convs = (9 * 1 * 32 + 32) + 2 * (9 * 32 * 32 + 32) + (9 * 32 * 64 + 64) + 2 * (9 * 64 * 64 + 64);
+    int64_t dense = (7 * 7 * 64 * 128 + 128) + (128 * 10 + 10);
+    int64_t bn_channels = 3 * 32 + 3 * 64;
     g_assert_cmpint(trainable, ==, convs + dense + 2 * bn_channels);
     g_assert_cmpint(non_trainable, ==, 2 * bn_channels);
     g_assert_cmpint(total, ==, trainable + non_trainable);

@@ -142,13 +142,16 @@ def basic_block(x, filters, name):
 
 
 def resnet_fashion_mnist():
-    """28x28x1 -> conv 16 -> block 16 -> conv 32 stride 2 (14x14) -> block
-    32 -> max pool (7x7) -> Flatten -> Dense 128 -> Dense 10 softmax."""
+    """28x28x1 -> conv 32 -> block 32 -> conv 64 stride 2 (14x14) -> block
+    64 -> max pool (7x7) -> Flatten -> Dense 128 -> Dense 10 softmax.
+    Half these widths (16 and 32) reached 0.91 test accuracy after three
+    epochs once in three seeds (it underfits: training accuracy 0.92);
+    these reach it every time (0.9137, 0.9170, 0.9128 at batch 32)."""
     x = input_layer([28, 28, 1])
-    x = relu("conv1_relu", bn("conv1_bn", conv("conv1_conv", x, 16, 3, padding="same")))
-    x = basic_block(x, 16, "block1")
-    x = relu("conv2_relu", bn("conv2_bn", conv("conv2_conv", x, 32, 3, 2, padding="same")))
-    x = basic_block(x, 32, "block2")
+    x = relu("conv1_relu", bn("conv1_bn", conv("conv1_conv", x, 32, 3, padding="same")))
+    x = basic_block(x, 32, "block1")
+    x = relu("conv2_relu", bn("conv2_bn", conv("conv2_conv", x, 64, 3, 2, padding="same")))
+    x = basic_block(x, 64, "block2")
     x = add("MaxPooling2D", "pool", {"pool_size": [2, 2], "padding": "valid", "strides": [2, 2],
                                      "data_format": "channels_last"}, [x])
     x = add("Flatten", "flatten", {"data_format": "channels_last"}, [x])
