@@ -697,6 +697,10 @@ static size_t json_escape(const char *s, size_t n)
     return unit[1] >= 0xdc00 ? 12 : 0;
 }
 
+/* Why bad_literal refused an escape (parse reports it before json-glib runs). */
+static const char not_an_escape[] = "is not an escape JSON has (\\\" \\\\ \\/ \\b \\f \\n \\r \\t, or \\u and four "
+                                    "hex digits, a high surrogate followed by a low one)";
+
 /* json-glib reads more than JSON (0x10 as 16, 0777 as octal 511, the
  * escape \777 as the byte 0xff, \x41 as x41, a lone surrogate \ud800 as
  * bytes that are not UTF-8) and reads 18446744073709551616 as -1 and 1e400
@@ -706,9 +710,6 @@ static size_t json_escape(const char *s, size_t n)
  * writes numbers or that does not fit (a whole number in 64 bits, any
  * other in a finite double), with why in *problem; or -1. Numbers are
  * only sure to be numbers in text that json-glib parsed. */
-static const char not_an_escape[] = "is not an escape JSON has (\\\" \\\\ \\/ \\b \\f \\n \\r \\t, or \\u and four "
-                                    "hex digits, a high surrogate followed by a low one)";
-
 static ptrdiff_t bad_literal(const char *json, size_t length, size_t *literal_length, const char **problem)
 {
     for (size_t i = 0; i < length; i++) {
