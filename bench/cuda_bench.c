@@ -5,11 +5,13 @@
  *
  * NAME: matmul_1000 (200 products of 1000x1000 float32 on cuda:0 with
  * tw_matmul, and the same 200 with bare cublasSgemm for reference), add16
- * (c = a + b on 16 floats on cuda:0, c released each time), tiny_step
+ * (c = a + b on 16 floats on cuda:0, c released each time; for reference
+ * an empty kernel's launch, bench/launch_floor.cu), tiny_step
  * (y = sum(a*b + a) on a tape, then dy/da, on cuda:0). Inputs are
  * twb_bench.c's pattern. Each repetition prints one JSON line,
  * {"name": NAME, "seconds": per op (per 200 products for matmul_1000),
- * "reference": bare cuBLAS seconds (matmul_1000 only), "check": sum of
+ * "reference": bare cuBLAS seconds (matmul_1000), an empty kernel's launch
+ * (add16), "check": sum of
  * squares of a result}; the work is synchronised before the clock stops
  * (one element read back). */
 #include <cublas_v2.h>
@@ -22,6 +24,8 @@
 #include "tw/engine.h"
 
 #define CUDA0 ((tw_device){TW_DEVICE_CUDA, 0})
+
+double bench_launch_floor(int n); /* launch_floor.cu */
 
 static void die(const char *what)
 {
@@ -146,7 +150,11 @@ static void add16(void)
     tw_tensor *c = tw_add(a, b);
     sync_read(c);
     double t = (now() - t0) / N;
-    printf("{\"name\": \"add16\", \"seconds\": %.6g, \"check\": %.10g}\n", t, sum_squares(c));
+    double floor = bench_launch_floor(N);
+    if (floor < 0)
+        die("empty kernel launches");
+    printf("{\"name\": \"add16\", \"seconds\": %.6g, \"reference\": %.6g, \"check\": %.10g}\n", t, floor,
+           sum_squares(c));
     tw_tensor_unref(c), tw_tensor_unref(a), tw_tensor_unref(b);
 }
 
