@@ -20,6 +20,7 @@
 #define THREAD_BLOCKS_PER_CLASS 32
 #define THREAD_HEADERS 256
 #define HEADER_BYTES 64
+_Static_assert(sizeof(tw_storage) <= HEADER_BYTES, "a CPU storage's header sits in the first HEADER_BYTES");
 #define CACHE_LIMIT_BYTES ((size_t)1 << 30)
 /* Storage of other devices numbers its size classes from here, so the CPU's
  * release path tells them apart by the class it already reads. */
@@ -145,6 +146,7 @@ static tw_storage *device_storage_new(size_t nbytes, tw_device device)
         return NULL;
     }
     s->size_class = DEVICE_CLASS + cls;
+    s->mirror = NULL;
     atomic_init(&s->refcount, 1);
     atomic_init(&s->version, 0);
     s->device = device;
@@ -155,6 +157,7 @@ static tw_storage *device_storage_new(size_t nbytes, tw_device device)
 static void device_storage_free(tw_storage *s)
 {
     tw__device_pool_put(tw__backend(s->device, "tensor"), s->device.index, s->data, s->size_class - DEVICE_CLASS);
+    free(s->mirror);
     free(s);
 }
 

@@ -32,6 +32,12 @@ typedef struct tw_storage {
                        * device pool's bucket for memory of another device */
     atomic_uint version; /* bumped by in-place writes (variable assignment) */
     void *data;
+    /* Device storages only: a host copy of the bytes, taken at version
+     * mirror_version, for the few small values a device's kernels read on
+     * the host each call (backend_cuda.c's optimizer configuration and
+     * iteration counter); NULL until first read, freed with the storage. */
+    void *mirror;
+    unsigned mirror_version;
 } tw_storage;
 
 typedef struct tw_variable_info {
