@@ -117,7 +117,7 @@ __global__ void bn_affine(int64_t n, int64_t C, const T *u, const T *v, const do
 {
     TWC_FOR(i, n)
     {
-        int64_t c = i % C;
+        int64_t c = n <= UINT32_MAX ? (int64_t)((uint32_t)i % (uint32_t)C) : i % C; /* 32-bit: far cheaper */
         out[i] = v ? (T)(a[c] * (double)u[i] + b[c] * (double)v[i] + k[c]) : (T)(a[c] * (double)u[i] + k[c]);
     }
 }

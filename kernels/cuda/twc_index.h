@@ -65,29 +65,37 @@ TWC_HD void twc_walk_init(twc_walk *w, int ndim, const int64_t *shape, int nops,
     }
 }
 
-/* Element offsets of linear index i for the first nops operands. */
+/* Element offsets of linear index i (< numel) for the first nops operands.
+ * The outermost axis takes what is left of i undivided: a 64-bit division
+ * per element is a long instruction sequence on a GPU, and a walk merged
+ * to one axis (every dense elementwise op) then needs none. */
 TWC_HD void twc_walk_offsets(const twc_walk *w, int nops, int64_t i, int64_t *off)
 {
     for (int k = 0; k < nops; k++)
         off[k] = 0;
-    for (int d = w->ndim - 1; d >= 0; d--) {
+    for (int d = w->ndim - 1; d > 0; d--) {
         int64_t n = w->shape[d], q = i / n, r = i - q * n;
         i = q;
         for (int k = 0; k < nops; k++)
             off[k] += r * w->strides[k][d];
     }
+    for (int k = 0; k < nops; k++)
+        off[k] += i * w->strides[k][0];
 }
 
-/* Offset of element `index` of a row-major sub-space (n axes). */
+/* Offset of element `index` (< the product of shape) of a row-major
+ * sub-space (n axes); the outermost axis undivided, as twc_walk_offsets. */
 TWC_HD int64_t twc_subspace_offset(int n, const int64_t *shape, const int64_t *strides, int64_t index)
 {
+    if (n <= 0)
+        return 0;
     int64_t off = 0;
-    for (int d = n - 1; d >= 0; d--) {
+    for (int d = n - 1; d > 0; d--) {
         int64_t q = index / shape[d];
         off += (index - q * shape[d]) * strides[d];
         index = q;
     }
-    return off;
+    return off + index * strides[0];
 }
 
 /* ---- reductions --------------------------------------------------------------
