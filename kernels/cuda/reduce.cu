@@ -106,8 +106,9 @@ static unsigned blocks_for(int64_t n)
  * across the rows (one float per 32-byte sector) on as many blocks as there
  * are channels; here a block of COL_W x COL_H threads takes COL_W
  * neighbouring columns (coalesced reads) over one chunk of rows, writes its
- * partial sums (double) and a second kernel adds the chunks' partials in
- * order, so the result does not depend on scheduling. */
+ * partial sums (double) and a second kernel adds the chunks' partials, a
+ * warp a column in a fixed order, so the result does not depend on
+ * scheduling. */
 
 template <typename T>
 __global__ void column_partials(int64_t nrows, int64_t ncols, int64_t rs, int64_t chunk, const T *x, double *part)
@@ -131,12 +132,11 @@ __global__ void column_partials(int64_t nrows, int64_t ncols, int64_t rs, int64_
 
 template <typename T> __global__ void column_finish(int64_t nparts, int64_t ncols, const double *part, T *out)
 {
-    TWC_FOR(c, ncols)
+    TWC_FOR_WARP(c, lane, ncols)
     {
-        double t = 0;
-        for (int64_t p = 0; p < nparts; p++)
-            t += part[p * ncols + c];
-        out[c] = (T)t;
+        double t = twc__warp_total(nparts, ncols, part, c, lane);
+        if (lane == 0)
+            out[c] = (T)t;
     }
 }
 
@@ -158,10 +158,10 @@ static int column_sum(twc_device *dev, twk_dtype dtype, const twc_reduce_map *m,
     cudaStream_t s = dev->stream;
     if (dtype == TWK_FLOAT32) {
         column_partials<<<grid, block, 0, s>>>(nrows, ncols, rs, chunk, (const float *)x, part);
-        column_finish<<<twc__grid(ncols), TWC_THREADS, 0, s>>>(nparts, ncols, part, (float *)out);
+        column_finish<<<twc__grid(ncols * 32), TWC_THREADS, 0, s>>>(nparts, ncols, part, (float *)out);
     } else {
         column_partials<<<grid, block, 0, s>>>(nrows, ncols, rs, chunk, (const double *)x, part);
-        column_finish<<<twc__grid(ncols), TWC_THREADS, 0, s>>>(nparts, ncols, part, (double *)out);
+        column_finish<<<twc__grid(ncols * 32), TWC_THREADS, 0, s>>>(nparts, ncols, part, (double *)out);
     }
     twc_free(dev, part); /* reused only by later work on the same stream */
     return twc__launched("sum") < 0 ? -1 : 1;
