@@ -622,6 +622,8 @@ static void test_conv_pool(void)
                               .out_c = g_rand_int_range(rng, 1, 9), .stride_h = g_rand_int_range(rng, 1, 3),
                               .stride_w = g_rand_int_range(rng, 1, 3), .dilation_h = 1 + (c % 5 == 0),
                               .dilation_w = 1};
+        if (c % 6 == 1) /* 1x1: the matrix-product path (dnn.cu's pointwise), strides 1 and 2 */
+            s.k_h = s.k_w = 1;
         bool same = c % 2;
         s.out_h = out_size(s.in_h, s.k_h, s.stride_h, s.dilation_h, same, &s.pad_top);
         s.out_w = out_size(s.in_w, s.k_w, s.stride_w, s.dilation_w, same, &s.pad_left);
