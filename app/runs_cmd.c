@@ -17,7 +17,7 @@
 #include <json-glib/json-glib.h>
 
 #include <tw/engine.h>
-#include <tw/json_depth.h>
+#include <tw/json_check.h>
 #include <tw/run_store.h>
 #include <tw/tfevents.h>
 
@@ -223,7 +223,7 @@ static int command_list(const runs_args *a)
 /* "Sequential 'mlp', 3 layers" from a Keras model file's JSON. */
 static char *describe_model(const char *json)
 {
-    if (tw_json_check_depth(json, -1, "the run's model JSON"))
+    if (tw_json_check_text(json, -1, "the run's model JSON"))
         return g_strdup_printf("not read: %s", tw_last_error());
     JsonParser *parser = json_parser_new();
     char *text = NULL;

@@ -13,7 +13,7 @@
 #include "file_bytes.h"
 #include "model_json_internal.h"
 #include "tw/error.h"
-#include "tw/json_depth.h"
+#include "tw/json_check.h"
 #include "tw/model_file.h"
 
 __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
@@ -671,66 +671,22 @@ static bool json_number(const char *s, size_t n)
     return i == n;
 }
 
-/* The length of the escape at s (a backslash) when JSON has it: \" \\ \/
- * \b \f \n \r \t, \u and four hex digits, a high surrogate's only with
- * its low one after it; else 0. */
-static size_t json_escape(const char *s, size_t n)
-{
-    if (n >= 2 && s[1] && strchr("\"\\/bfnrt", s[1]))
-        return 2;
-    unsigned unit[2];
-    for (int k = 0; k < 2; k++) {
-        const char *u = s + 6 * k;
-        if (n < 6 * (size_t)k + 6 || u[0] != '\\' || u[1] != 'u')
-            return 0;
-        unit[k] = 0;
-        for (int d = 2; d < 6; d++) {
-            if (!g_ascii_isxdigit(u[d]))
-                return 0;
-            unit[k] = 16 * unit[k] + (unsigned)g_ascii_xdigit_value(u[d]);
-        }
-        if (unit[k] < 0xd800 || unit[k] > 0xdfff)
-            return k ? 0 : 6;
-        if (k == 0 && unit[0] >= 0xdc00) /* a low surrogate first */
-            return 0;
-    }
-    return unit[1] >= 0xdc00 ? 12 : 0;
-}
-
-/* Why bad_literal refused an escape (parse reports it before json-glib runs). */
-static const char not_an_escape[] = "is not an escape JSON has (\\\" \\\\ \\/ \\b \\f \\n \\r \\t, or \\u and four "
-                                    "hex digits, a high surrogate followed by a low one)";
-
-/* json-glib reads more than JSON (0x10 as 16, 0777 as octal 511, the
- * escape \777 as the byte 0xff, \x41 as x41, a lone surrogate \ud800 as
- * bytes that are not UTF-8) and reads 18446744073709551616 as -1 and 1e400
- * as inf, silently; a model file's values must mean what they say, and
- * what the writer writes must read back. The offset and length of the
- * first escape JSON does not have, or number that is not written as JSON
- * writes numbers or that does not fit (a whole number in 64 bits, any
- * other in a finite double), with why in *problem; or -1. Numbers are
- * only sure to be numbers in text that json-glib parsed. */
+/* json-glib reads more than JSON (0x10 as 16, 0777 as octal 511; its
+ * escapes are tw_json_check_text's) and reads 18446744073709551616 as -1
+ * and 1e400 as inf, silently; a model file's values must mean what they
+ * say, and what the writer writes must read back. The offset and length of
+ * the first number that is not written as JSON writes numbers or that does
+ * not fit (a whole number in 64 bits, any other in a finite double), with
+ * why in *problem; or -1. Numbers are only sure to be numbers in text that
+ * json-glib parsed. */
 static ptrdiff_t bad_literal(const char *json, size_t length, size_t *literal_length, const char **problem)
 {
     for (size_t i = 0; i < length; i++) {
         char c = json[i];
         if (c == '"' || c == '\'') { /* past the string (single-quoted ones have no escapes) */
-            for (i++; i < length && json[i] != c; i++) {
-                if (c != '"' || json[i] != '\\')
-                    continue;
-                size_t n = json_escape(json + i, length - i);
-                if (!n) {
-                    /* the backslash and its letter, \u's digits too */
-                    bool more = i + 1 < length;
-                    *literal_length = more && !(json[i + 1] & 0x80) ? 2 : 1;
-                    while (more && json[i + 1] == 'u' && *literal_length < 6 && i + *literal_length < length &&
-                           g_ascii_isxdigit(json[i + *literal_length]))
-                        ++*literal_length;
-                    *problem = not_an_escape;
-                    return (ptrdiff_t)i;
-                }
-                i += n - 1;
-            }
+            for (i++; i < length && json[i] != c; i++)
+                if (c == '"' && json[i] == '\\')
+                    i++;
         } else if (c == '/' && i + 1 < length && json[i + 1] == '*') {
             for (i += 2; i + 1 < length && !(json[i] == '*' && json[i + 1] == '/'); i++)
                 ;
@@ -771,17 +727,19 @@ static void fail_at_literal(const char *json, size_t at, size_t length, const ch
 /* Messages about the text as a whole: "model.json:3:14: ..." */
 static JsonParser *parse(const char *json, size_t length, const char *source)
 {
-    if (tw_json_check_depth(json, (ptrdiff_t)length, source ? source : "model JSON"))
+    if (tw_json_too_deep(json, (ptrdiff_t)length) >= 0) { /* its message; escapes are placed below */
+        tw_json_check_text(json, (ptrdiff_t)length, source ? source : "model JSON");
         return NULL;
+    }
     const char *colon = source ? ":" : "";
     source = source ? source : "";
-    /* Escapes first: json-glib stops on some (a lone low surrogate) with a
-     * message quoting the bytes it made, which are not UTF-8. */
-    size_t literal_length;
-    const char *problem;
-    ptrdiff_t literal = bad_literal(json, length, &literal_length, &problem);
-    if (literal >= 0 && problem == not_an_escape) {
-        fail_at_literal(json, (size_t)literal, literal_length, problem, source, colon);
+    /* Escapes first (tw/json_check.h), placed as the numbers below are:
+     * json-glib stops on some (a lone low surrogate) with a message quoting
+     * the bytes it made, which are not UTF-8. */
+    size_t escape_length;
+    ptrdiff_t escape = tw_json_bad_escape(json, (ptrdiff_t)length, &escape_length);
+    if (escape >= 0) {
+        fail_at_literal(json, (size_t)escape, escape_length, tw_json_not_an_escape, source, colon);
         return NULL;
     }
     JsonParser *parser = json_parser_new_immutable();
@@ -802,7 +760,10 @@ static JsonParser *parse(const char *json, size_t length, const char *source)
         g_object_unref(parser);
         return NULL;
     }
-    if (literal >= 0) { /* a number */
+    size_t literal_length;
+    const char *problem;
+    ptrdiff_t literal = bad_literal(json, length, &literal_length, &problem);
+    if (literal >= 0) {
         fail_at_literal(json, (size_t)literal, literal_length, problem, source, colon);
         g_object_unref(parser);
         return NULL;

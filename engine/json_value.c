@@ -1,6 +1,6 @@
 /* The engine's JSON reader (json_value.h): recursive descent over the whole
  * text. Its recursion is as deep as the text's nesting, which
- * tw_json_too_deep (tw/json_depth.h) checks before parsing starts, so a
+ * tw_json_too_deep (tw/json_check.h) checks before parsing starts, so a
  * hostile file cannot exhaust the stack. Strings
  * keep \uXXXX escapes as UTF-8 (surrogate pairs joined). */
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "json_value.h"
-#include "tw/json_depth.h"
+#include "tw/json_check.h"
 
 typedef struct {
     const char *text, *p;

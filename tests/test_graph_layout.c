@@ -355,6 +355,18 @@ static void test_bad_input(void)
     g_clear_error(&error);
     g_assert_null(tw_graph_model_parse("not json", -1, &error));
     g_clear_error(&error);
+    /* Escapes json-glib would read as something else (\777 as the byte
+     * 0xff, a lone surrogate as bytes that are not UTF-8): refused, placed. */
+    static const char *const escapes[][2] = {{"\\777", "\\7"}, {"\\ud800", "\\ud800"}, {"\\x41", "\\x"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(escapes); i++) {
+        char *json = g_strdup_printf("{\"format\": \"twb-graph\",\n \"name\": \"é%s\"}", escapes[i][0]);
+        g_assert_null(tw_graph_model_parse(json, -1, &error));
+        char *expected = g_strdup_printf("graph JSON: line 2, column 12: %s is not an escape JSON has", escapes[i][1]);
+        g_assert_true(g_str_has_prefix(error->message, expected));
+        g_free(expected);
+        g_free(json);
+        g_clear_error(&error);
+    }
 }
 
 /* A box in the way: a wide box beside a long edge's dummy, and boxes of

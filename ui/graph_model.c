@@ -2,7 +2,7 @@
 #include "graph_model.h"
 
 #include <json-glib/json-glib.h>
-#include <tw/json_depth.h>
+#include <tw/json_check.h>
 #include <string.h>
 
 #define GRAPH_ERROR g_quark_from_static_string("tw-graph-model")
@@ -366,7 +366,7 @@ static tw_graph_model *parse_graph(JsonObject *root, GError **error)
 
 tw_graph_model *tw_graph_model_parse(const char *json, gssize length, GError **error)
 {
-    if (tw_json_check_depth(json, length, "graph JSON")) {
+    if (tw_json_check_text(json, length, "graph JSON")) {
         g_set_error(error, GRAPH_ERROR, 1, "%s", tw_last_error());
         return NULL;
     }
@@ -483,7 +483,7 @@ void tw_graph_model_add_layers(tw_graph_model *m, const char *keras_json)
 {
     static const char *const skipped[] = {"name", "layers", "input_layers", "output_layers", NULL};
     JsonParser *parser = json_parser_new();
-    if (tw_json_check_depth(keras_json, -1, "the model") == 0 &&
+    if (tw_json_check_text(keras_json, -1, "the model") == 0 &&
         json_parser_load_from_data(parser, keras_json, -1, NULL) && json_parser_get_root(parser)) {
         GHashTable *layers = g_hash_table_new(g_str_hash, g_str_equal);
         collect_layers(json_parser_get_root(parser), layers);

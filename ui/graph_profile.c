@@ -2,7 +2,7 @@
 #include "graph_profile.h"
 
 #include <json-glib/json-glib.h>
-#include <tw/json_depth.h>
+#include <tw/json_check.h>
 
 #define PROFILE_ERROR g_quark_from_static_string("tw-graph-profile")
 
@@ -64,7 +64,7 @@ static int read_times(const tw_graph_model *m, JsonArray *nodes, double *node_us
 
 gboolean tw_graph_profile_apply(tw_graph_model *m, const char *json, GError **error)
 {
-    if (tw_json_check_depth(json, -1, "profile JSON")) {
+    if (tw_json_check_text(json, -1, "profile JSON")) {
         g_set_error(error, PROFILE_ERROR, 1, "%s", tw_last_error());
         return FALSE;
     }

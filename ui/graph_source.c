@@ -5,7 +5,7 @@
 
 #include <json-glib/json-glib.h>
 #include <tw/error.h>
-#include <tw/json_depth.h>
+#include <tw/json_check.h>
 #include <tw/model_file.h>
 #include <tw/run_store.h>
 
@@ -166,7 +166,7 @@ static tw_model *model_for_graph(const char *keras_json)
 {
     JsonParser *parser = json_parser_new();
     tw_model *model = NULL;
-    if (tw_json_check_depth(keras_json, -1, "the designer's model") == 0 &&
+    if (tw_json_check_text(keras_json, -1, "the designer's model") == 0 &&
         json_parser_load_from_data(parser, keras_json, -1, NULL) && json_parser_get_root(parser)) {
         JsonNode *root = json_parser_get_root(parser);
         zero_initializers(root);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "safetensors_internal.h"
-#include "tw/json_depth.h"
+#include "tw/json_check.h"
 
 #define FORMAT "twb-checkpoint"
 #define VERSION "1"

@@ -10,7 +10,7 @@
 #include <json-glib/json-glib.h>
 
 #include "tw/checkpoint.h"
-#include "tw/json_depth.h"
+#include "tw/json_check.h"
 
 struct tw_model_checkpoint {
     char *path, *monitor, *model_json, *settings_json;
@@ -110,7 +110,7 @@ int tw_checkpoint_resume_position(const char *path, int *epoch, int64_t *step)
     if (!config)
         return -1;
     char *name = g_strdup_printf("%s: the training config", path);
-    int rc = tw_json_check_depth(config, -1, name);
+    int rc = tw_json_check_text(config, -1, name);
     g_free(name);
     if (rc) {
         free(config);

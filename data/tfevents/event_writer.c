@@ -18,7 +18,7 @@
 #include "tensor.pb-c.h"
 #include "tfevents_internal.h"
 #include "tw/error.h"
-#include "tw/json_depth.h"
+#include "tw/json_check.h"
 
 struct tw_tb_writer {
     int fd;
@@ -419,10 +419,11 @@ static Tensorboard__Hparams__Value *hparams_value(JsonNode *node, GStringChunk *
  * session_start_info, under the plugin's tag "_hparams_/session_start_info". */
 int tw_tb_write_hparams(tw_tb_writer *w, const char *hparams_json, double wall_time)
 {
+    if (tw_json_check_text(hparams_json, strlen(hparams_json), "the run's hyperparameters"))
+        return tw_error_set("%s: %s", w->path, tw_last_error());
     JsonParser *parser = json_parser_new();
     GError *error = NULL;
-    if (tw_json_check_depth(hparams_json, strlen(hparams_json), "hyperparameters") ||
-        !json_parser_load_from_data(parser, hparams_json, -1, &error) ||
+    if (!json_parser_load_from_data(parser, hparams_json, -1, &error) ||
         !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
         int rc = tw_error_set("%s: the run's hyperparameters are not a JSON object%s%s", w->path, error ? ": " : "",
                               error ? error->message : "");

@@ -13,7 +13,7 @@
 #include "graph.pb-c.h"
 #include "tfevents_internal.h"
 #include "tw/error.h"
-#include "tw/json_depth.h"
+#include "tw/json_check.h"
 
 /* Everything one conversion allocates, freed at once. */
 typedef struct {
@@ -115,7 +115,7 @@ static int node_def(pool *p, JsonObject *o, gint64 id, const char *const *names,
 uint8_t *tw__tb_graph_def_from_json(const char *json, size_t *n, char *why, size_t size)
 {
     *n = 0;
-    if (tw_json_check_depth(json, (ptrdiff_t)strlen(json), "graph")) {
+    if (tw_json_check_text(json, (ptrdiff_t)strlen(json), "graph")) {
         snprintf(why, size, "%s", tw_last_error());
         tw_error_clear();
         return NULL;

@@ -8,7 +8,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
-#include <tw/json_depth.h>
+#include <tw/json_check.h>
 
 #include "fuzz_check.h"
 #include "hparams_json.h"

@@ -9,7 +9,7 @@
 #include <json-glib/json-glib.h>
 
 #include "fuzz_check.h"
-#include "tw/json_depth.h"
+#include "tw/json_check.h"
 #include "tw/model_file.h"
 
 /* Arrays and objects nested in node, itself counted. */
