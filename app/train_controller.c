@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "chart_view.h"
 #include "train_data_cache.h"
 
 typedef struct {
@@ -117,6 +118,16 @@ static char *checkpoint_line(const char *path, const char *logdb)
     return line;
 }
 
+/* The worker freed (a run stopped and waited for, if still going), and its
+ * hold on the charts' live gap released. */
+static void drop_worker(controller *c)
+{
+    if (!c->worker)
+        return;
+    g_clear_pointer(&c->worker, twb_train_worker_free);
+    tw_chart_view_hold_live_gap(FALSE);
+}
+
 static void on_done(const twb_train_result *result, gpointer data)
 {
     controller *c = data;
@@ -141,7 +152,7 @@ static void on_done(const twb_train_result *result, gpointer data)
     }
     tw_train_panel_finished(c->panel, summary);
     g_free(summary);
-    g_clear_pointer(&c->worker, twb_train_worker_free);
+    drop_worker(c);
 }
 
 static gboolean start_run(controller *c, const tw_train_settings *settings, const tw_callback *epoch_end)
@@ -166,6 +177,7 @@ static gboolean start_run(controller *c, const tw_train_settings *settings, cons
     c->logs_lost_shown = FALSE;
     tw_window_set_logdb(c->window, settings->logdb);
     tw_train_panel_started_as(c->panel, settings->run_name);
+    tw_chart_view_hold_live_gap(TRUE); /* until on_done */
     return TRUE;
 }
 
@@ -203,7 +215,7 @@ static void on_stop_requested(TwTrainPanel *panel, gpointer data)
 static void on_window_destroy(GtkWidget *window, gpointer data)
 {
     controller *c = data;
-    g_clear_pointer(&c->worker, twb_train_worker_free);
+    drop_worker(c);
     g_clear_handle_id(&c->load_source, g_source_remove);
     g_clear_pointer(&c->data, twb_data_cache_free); /* loads still going are dropped */
 }
@@ -211,7 +223,7 @@ static void on_window_destroy(GtkWidget *window, gpointer data)
 static void controller_free(gpointer data)
 {
     controller *c = data;
-    twb_train_worker_free(c->worker);
+    drop_worker(c);
     g_clear_handle_id(&c->load_source, g_source_remove);
     twb_data_cache_free(c->data);
     if (c->panel)

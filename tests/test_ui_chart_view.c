@@ -1027,6 +1027,69 @@ static void test_live_dashboard(void)
     g_free(path);
 }
 
+/* While the window trains (a hold of tw_chart_view_hold_live_gap), a
+ * chart draws new data at most every TW_CHART_LIVE_GAP_MS, and still ends
+ * on the last point. The writer flushes every 20 ms: without the gap the
+ * chart would take up to 50 new images a second. */
+typedef struct {
+    GtkWidget *chart;
+    int64_t last;
+    int images;
+} image_count;
+
+static void count_images(image_count *c)
+{
+    int64_t shown = tw_chart_view_points_shown(TW_CHART_VIEW(c->chart));
+    if (shown != c->last)
+        c->images++, c->last = shown;
+}
+
+static gboolean shows_all(gpointer data)
+{
+    fixture *f = data;
+    const TwSeriesView *v = tw_dashboard_data_series_view(f->data, f->tags[0]);
+    return v && v->count == f->nseries && tw_chart_view_points_shown(TW_CHART_VIEW(f->chart)) == f->nseries;
+}
+
+static void test_live_gap(void)
+{
+    char *path = scratch_file("gap.db");
+    live_writer lw = {tw_summary_writer_open(path, "gap", NULL), 0, 0};
+    g_assert_nonnull(lw.writer);
+    tw_summary_scalar(lw.writer, "train/metric00", 0, 0);
+    tw_summary_flush(lw.writer);
+    fixture f = {0};
+    open_chart(&f, path);
+    set_series(&f);
+    wait_view(&f);
+    tw_chart_view_hold_live_gap(TRUE);
+    GdkFrameClock *clock = gtk_widget_get_frame_clock(f.window);
+    image_count c = {f.chart, tw_chart_view_points_shown(TW_CHART_VIEW(f.chart)), 0};
+    g_signal_connect_swapped(clock, "after-paint", G_CALLBACK(count_images), &c);
+    GThread *thread = g_thread_new("live writer", write_live, &lw);
+    gint64 start = g_get_monotonic_time();
+    gboolean done = FALSE;
+    g_timeout_add(1500, expired, &done);
+    while (!done) {
+        gtk_widget_queue_draw(f.window); /* a frame every turn, as the pointer would */
+        g_main_context_iteration(NULL, TRUE);
+    }
+    double seconds = (g_get_monotonic_time() - start) / 1e6;
+    g_atomic_int_set(&lw.stop, 1);
+    g_thread_join(thread);
+    g_signal_handlers_disconnect_by_func(clock, count_images, &c);
+    g_assert_cmpint(tw_summary_writer_close(lw.writer, TW_RUN_FINISHED), ==, 0);
+    /* At most one image a gap, and one more for the first data. */
+    g_assert_cmpint(c.images, >, 0);
+    g_assert_cmpint(c.images, <=, (int)(seconds * 1000 / TW_CHART_LIVE_GAP_MS) + 2);
+    f.nseries = (int)lw.steps + 1; /* train/metric00: the first point, then 10 a flush */
+    wait_until(shows_all, &f, 10, "the chart's last point");
+    tw_chart_view_hold_live_gap(FALSE);
+    close_chart(&f);
+    g_remove(path);
+    g_free(path);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1056,6 +1119,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/chart_view/ten-million", test_ten_million);
     g_test_add_func("/ui/chart_view/many-runs", test_many_runs);
     g_test_add_func("/ui/chart_view/live-dashboard", test_live_dashboard);
+    g_test_add_func("/ui/chart_view/live-gap", test_live_gap);
     int rc = g_test_run();
     GDir *dir = g_dir_open(scratch, 0, NULL);
     const char *name;

@@ -41,6 +41,21 @@
  * threads that read the runs in (a log directory's runs took minutes to
  * list). The user's zoom and pan do not wait. */
 #define RENDER_GAP_FACTOR 3
+/* Holds of tw_chart_view_hold_live_gap: while any, new data is drawn at
+ * most every TW_CHART_LIVE_GAP_MS. Main thread. */
+static int live_gap_holds;
+
+void tw_chart_view_hold_live_gap(gboolean hold)
+{
+    live_gap_holds += hold ? 1 : live_gap_holds > 0 ? -1 : 0;
+}
+
+/* When a chart that drew data (a render of ms) may draw new data again. */
+static gint64 next_render_after(double ms)
+{
+    double gap_ms = MAX(RENDER_GAP_FACTOR * ms, live_gap_holds > 0 ? TW_CHART_LIVE_GAP_MS : 0);
+    return g_get_monotonic_time() + (gint64)(gap_ms * 1000);
+}
 
 /* What a series draws, immutable once derived: shared by the view (hover,
  * CSV) and the render jobs in flight (an atomic reference count). It keeps
@@ -453,7 +468,7 @@ static void rendered(GtkWidget *widget, tw_image_job *job)
     TwChartView *view = TW_CHART_VIEW(widget);
     gboolean drew_data = job_size((render_job *)job) > 0; /* the first data drawn does not wait */
     take_image(view, (render_job *)job);
-    view->next_render = drew_data ? g_get_monotonic_time() + (gint64)(RENDER_GAP_FACTOR * view->render_ms * 1000) : 0;
+    view->next_render = drew_data ? next_render_after(view->render_ms) : 0;
 }
 
 static gboolean render_waited(gpointer data)
@@ -500,9 +515,12 @@ static void update_image(TwChartView *view, int width, int height, int scale)
     }
     render_job *job = render_job_new(view, width, height, scale);
     if (fits_in_frame(view, job)) {
+        gboolean drew_data = job_size(job) > 0;
         tw_image_job_run(&job->base);
         take_image(view, job);
         frame_budget.used_ms += view->render_ms;
+        if (drew_data && live_gap_holds > 0) /* small renders wait only while the window trains */
+            view->next_render = next_render_after(0);
         return;
     }
     tw_image_job_start(GTK_WIDGET(view), &view->rendering, &job->base, rendered);

@@ -41,6 +41,13 @@ void tw_chart_view_zoom(TwChartView *view, double notches);
 /* Pixels at the header's right that controls laid over the chart cover:
  * the title and "log scale" stay left of them. */
 void tw_chart_view_set_header_reserve(TwChartView *view, int pixels);
+
+/* While the window trains a model itself (a hold each: nested holds
+ * count), every chart draws new data at most every TW_CHART_LIVE_GAP_MS,
+ * so that the training worker keeps the cores; the user's zoom and pan are
+ * drawn at once. Main thread. */
+#define TW_CHART_LIVE_GAP_MS 100
+void tw_chart_view_hold_live_gap(gboolean hold);
 /* The visible range: x in the x axis's units (steps, seconds since the
  * run's start, seconds since the epoch), y in values. */
 void tw_chart_view_get_range(TwChartView *view, double *x_lo, double *x_hi, double *y_lo, double *y_hi);
