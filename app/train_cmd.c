@@ -131,9 +131,15 @@ static int set_option(train_options *o, const char *name, char *value)
     for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
         if (strcmp(name, numbers[i].name))
             continue;
-        if (!parse_number(value, numbers[i].min, numbers[i].max, &v) ||
-            (i != 2 && i != 4 && v != floor(v)))
-            return usage(o->command, "bad value for option: %s", name);
+        gboolean whole = i != 2 && i != 4; /* all but the learning rate and the validation split */
+        if (!parse_number(value, numbers[i].min, numbers[i].max, &v) || (whole && v != floor(v)))
+        {
+            char *why = g_strdup_printf("%s: '%s' (%s from %.16g to %.16g)", name, value,
+                                        whole ? "a whole number" : "a number", numbers[i].min, numbers[i].max);
+            int rc = usage(o->command, "bad value for option %s", why);
+            g_free(why);
+            return rc;
+        }
         if (i == 0)
             o->settings.epochs = (int)v;
         else if (i == 1)

@@ -213,6 +213,17 @@ static void test_bad_input(fixture *f, gconstpointer data)
     g_assert_cmpint(run.exit_status, ==, 2);
     g_assert_nonnull(strstr(run.err, "--epochs"));
     twb_run_clear(&run);
+    /* A number out of range names the range and the kind of number. */
+    run = run_twb("train", f->model, "--data", "spirals", "--learning-rate", "1e6", NULL);
+    g_assert_cmpint(run.exit_status, ==, 2);
+    g_assert_true(g_str_has_prefix(run.err, "twb train: bad value for option --learning-rate: '1e6' (a number from 0 "
+                                            "to 1000)\n"));
+    twb_run_clear(&run);
+    run = run_twb("train", f->model, "--data", "spirals", "--epochs", "2.5", NULL);
+    g_assert_cmpint(run.exit_status, ==, 2);
+    g_assert_true(g_str_has_prefix(run.err, "twb train: bad value for option --epochs: '2.5' (a whole number from 1 "
+                                            "to 1000000)\n"));
+    twb_run_clear(&run);
 
     run = run_twb("train", f->model, "--data", "/nonexistent/data.npy", NULL);
     g_assert_cmpint(run.exit_status, ==, 1);
