@@ -123,7 +123,7 @@ static int open_run(twb_train_session *ts, const char *model_json, const char *s
     const tw_train_settings *s = ts->settings;
     char *name = s->run_name ? g_strdup(s->run_name) : default_run_name(ts->model);
     tw_summary_run_options options = {.model_json = model_json, .hparams_json = settings_json, .append = o->resume,
-                                      .tfevents_dir = o->tfevents_dir};
+                                      .unique = !s->run_name && !o->resume, .tfevents_dir = o->tfevents_dir};
     ts->writer = tw_summary_writer_open(s->logdb, name, &options);
     g_free(name);
     if (ts->writer)

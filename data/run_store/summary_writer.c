@@ -124,6 +124,15 @@ static int create_run(tw_summary_writer *w, const tw_summary_run_options *o)
     int64_t id = -1;
     bool running = false;
     int exists = find_run(w->db, w->run_name, &id, &running);
+    for (int k = 2; exists > 0 && o && o->unique && k < 1000000; k++) { /* NAME-2, NAME-3, ... */
+        char *base = g_strdup(w->run_name), *dash = strrchr(base, '-');
+        if (k > 2 && dash) /* the last try's suffix off */
+            *dash = '\0';
+        g_free(w->run_name);
+        w->run_name = g_strdup_printf("%s-%d", base, k);
+        g_free(base);
+        exists = find_run(w->db, w->run_name, &id, &running);
+    }
     int rc = exists < 0 ? tw__store_sqlite_error(w->db, w->path, "cannot read the runs") : refuse(w, o, exists, running);
     if (!rc && !(o && o->annotate))
         rc = write_run_row(w, o, exists);
@@ -161,6 +170,8 @@ static int check_unwritable(tw_summary_writer *w, const tw_summary_run_options *
     bool running = false;
     int exists = db ? find_run(db, w->run_name, &(int64_t){0}, &running) : cannot_create ? 0 : -1;
     sqlite3_close(db);
+    if (exists > 0 && o && o->unique) /* nothing is written: no other name to find */
+        exists = 0;
     int rc = 0;
     if (exists < 0)
         rc = tw_error_set("%s", why);
@@ -389,6 +400,11 @@ int64_t tw_summary_writer_lost_from_step(const tw_summary_writer *w)
 int64_t tw_summary_writer_run_id(const tw_summary_writer *w)
 {
     return w ? w->run_id : -1;
+}
+
+const char *tw_summary_writer_run_name(const tw_summary_writer *w)
+{
+    return w ? w->run_name : NULL;
 }
 
 void tw__summary_writer_set_busy_limit(tw_summary_writer *w, int ms)

@@ -45,6 +45,11 @@ typedef struct {
     /* A run of that name already in the file: false (default) fails with a
      * message; true appends to it (a resumed training run). */
     bool append;
+    /* A run of that name already in the file: the first free of NAME-2,
+     * NAME-3, ... instead (tw_summary_writer_run_name says which), chosen
+     * within the transaction that creates the run. For names made of the
+     * time, which processes started in the same second share. */
+    bool unique;
     /* A folder: every record is also written into a TensorBoard event
      * file there (tw/tfevents.h's writer, by the writer thread), and the
      * run's hyperparameters first; graphs are not (twb's graph JSON is no
@@ -115,6 +120,8 @@ const char *tw_summary_writer_tfevents_path(const tw_summary_writer *w);
 /* -1, or the first step whose logs could not be written. */
 int64_t tw_summary_writer_lost_from_step(const tw_summary_writer *w);
 int64_t tw_summary_writer_run_id(const tw_summary_writer *w);
+/* The run's name: the one asked for, or with `unique` the one chosen. */
+const char *tw_summary_writer_run_name(const tw_summary_writer *w);
 
 /* ---- logging a fit -------------------------------------------------------- */
 /* A fit callback: every `every_steps` steps the batch logs as "train/<name>"
