@@ -630,20 +630,6 @@ static tw_model *read_sequential(JsonNode *config, const char *path)
 
 /* ---- the document --------------------------------------------------------- */
 
-/* "3:14" for a byte offset of the text. */
-static void line_column(const char *json, size_t offset, int *line, int *column)
-{
-    *line = 1;
-    *column = 1;
-    for (size_t i = 0; i < offset; i++) {
-        (*column)++;
-        if (json[i] == '\n') {
-            (*line)++;
-            *column = 1;
-        }
-    }
-}
-
 /* Whether s[0..n) is a number as JSON writes them: -?(0|[1-9][0-9]*), then
  * an optional fraction and exponent. */
 static bool json_number(const char *s, size_t n)
@@ -720,7 +706,7 @@ static void fail_at_literal(const char *json, size_t at, size_t length, const ch
                             const char *colon)
 {
     int line, column;
-    line_column(json, at, &line, &column);
+    tw_json_line_column(json, (ptrdiff_t)at, &line, &column);
     fail("%s%s%d:%d: %.*s %s", source, colon, line, column, (int)length, json + at, problem);
 }
 

@@ -107,6 +107,16 @@ ptrdiff_t tw_json_bad_escape(const char *text, ptrdiff_t length, size_t *shown)
     return -1;
 }
 
+void tw_json_line_column(const char *text, ptrdiff_t offset, int *line, int *column)
+{
+    *line = *column = 1;
+    for (ptrdiff_t i = 0; i < offset; i++)
+        if (text[i] == '\n')
+            ++*line, *column = 1;
+        else if (((unsigned char)text[i] & 0xc0) != 0x80) /* a character, not a UTF-8 continuation byte */
+            ++*column;
+}
+
 int tw_json_check_text(const char *text, ptrdiff_t length, const char *name)
 {
     ptrdiff_t at = tw_json_too_deep(text, length);
@@ -116,12 +126,8 @@ int tw_json_check_text(const char *text, ptrdiff_t length, const char *name)
     at = tw_json_bad_escape(text, length, &shown);
     if (at < 0)
         return 0;
-    int line = 1, column = 1;
-    for (ptrdiff_t i = 0; i < at; i++)
-        if (text[i] == '\n')
-            line++, column = 1;
-        else if (((unsigned char)text[i] & 0xc0) != 0x80) /* a character, not a UTF-8 continuation byte */
-            column++;
+    int line, column;
+    tw_json_line_column(text, at, &line, &column);
     return tw_error_set("%s: line %d, column %d: %.*s %s", name, line, column, (int)shown, text + at,
                         tw_json_not_an_escape);
 }

@@ -38,6 +38,10 @@ ptrdiff_t tw_json_too_deep(const char *text, ptrdiff_t length);
  * and comments as tw_json_too_deep reads them. length < 0: up to the NUL. */
 ptrdiff_t tw_json_bad_escape(const char *text, ptrdiff_t length, size_t *escape_length);
 
+/* The line and column (from 1; columns count characters, not UTF-8
+ * bytes) of byte offset in text: how every JSON reader places an error. */
+void tw_json_line_column(const char *text, ptrdiff_t offset, int *line, int *column);
+
 /* What tw_json_bad_escape's error says after the escape itself. */
 extern const char tw_json_not_an_escape[];
 
