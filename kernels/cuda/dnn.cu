@@ -229,19 +229,32 @@ static int strided_rows(twc_device *dev, size_t itemsize, const twk_conv2d_shape
 
 static bool strided(const twk_conv2d_shape *s) { return s->stride_h != 1 || s->stride_w != 1; }
 
+/* The rows of x a 1x1 convolution reads, dense: x itself at stride 1, else
+ * a copy in *copy (NULL otherwise; freed by the caller once the work that
+ * reads it is queued). NULL with the error set when the copy failed. */
+static const void *rows_read(twc_device *dev, size_t isz, const twk_conv2d_shape *s, const void *x, void **copy,
+                             const char *what)
+{
+    *copy = NULL;
+    if (!strided(s))
+        return x;
+    *copy = twc_alloc(dev, (size_t)(s->batch * s->out_h * s->out_w * s->in_c) * isz);
+    if (!*copy) {
+        twc__fail("%s: out of device memory", what);
+        return NULL;
+    }
+    return strided_rows(dev, isz, s, s->in_c, (void *)x, *copy, true) < 0 ? NULL : *copy;
+}
+
 /* y = x W over the rows read. */
 static int pointwise_forward(twc_device *dev, twk_dtype dtype, const twk_conv2d_shape *s, const void *x,
                              const void *filter, void *y)
 {
     int64_t rows = s->batch * s->out_h * s->out_w, ci = s->in_c, co = s->out_c;
-    size_t isz = twk_dtype_size(dtype);
-    void *xs = strided(s) ? twc_alloc(dev, (size_t)(rows * ci) * isz) : NULL;
-    if (strided(s) && (!xs || strided_rows(dev, isz, s, ci, (void *)x, xs, true) < 0)) {
-        twc_free(dev, xs);
-        return xs ? -1 : twc__fail("conv2d: out of device memory");
-    }
-    int rc = twc_gemm(dev, dtype, false, false, rows, co, ci, xs ? xs : x, ci, 0, filter, co, 0, 0.0f, y, co, 0, 1);
-    twc_free(dev, xs); /* reused only by later work on the stream */
+    void *copy;
+    const void *xr = rows_read(dev, twk_dtype_size(dtype), s, x, &copy, "conv2d");
+    int rc = xr ? twc_gemm(dev, dtype, false, false, rows, co, ci, xr, ci, 0, filter, co, 0, 0.0f, y, co, 0, 1) : -1;
+    twc_free(dev, copy); /* reused only by later work on the stream */
     return rc;
 }
 
@@ -269,14 +282,10 @@ static int pointwise_filter(twc_device *dev, twk_dtype dtype, const twk_conv2d_s
                             const void *dy, void *dfilter)
 {
     int64_t rows = s->batch * s->out_h * s->out_w, ci = s->in_c, co = s->out_c;
-    size_t isz = twk_dtype_size(dtype);
-    void *xs = strided(s) ? twc_alloc(dev, (size_t)(rows * ci) * isz) : NULL;
-    if (strided(s) && (!xs || strided_rows(dev, isz, s, ci, (void *)x, xs, true) < 0)) {
-        twc_free(dev, xs);
-        return xs ? -1 : twc__fail("conv2d filter gradient: out of device memory");
-    }
-    int rc = twc_gemm(dev, dtype, true, false, ci, co, rows, xs ? xs : x, ci, 0, dy, co, 0, 0.0f, dfilter, co, 0, 1);
-    twc_free(dev, xs);
+    void *copy;
+    const void *xr = rows_read(dev, twk_dtype_size(dtype), s, x, &copy, "conv2d filter gradient");
+    int rc = xr ? twc_gemm(dev, dtype, true, false, ci, co, rows, xr, ci, 0, dy, co, 0, 0.0f, dfilter, co, 0, 1) : -1;
+    twc_free(dev, copy);
     return rc;
 }
 
