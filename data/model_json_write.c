@@ -177,6 +177,27 @@ static const struct {
     {"Resizing", "antialias"},          {"Resizing", "data_format"},
 };
 
+/* List parameters written as one int when they hold one value, as Keras 2
+ * (before a build) and Keras 3 write them: Keras 3's BatchNormalization
+ * takes int(axis), which refuses a list (TypeError), and TensorFlow.js'
+ * Keras loader reads an int only there (it refuses [-1]: "Axis -14 of
+ * input tensor should have a defined dimension"); Keras 2 takes either. */
+static const struct {
+    const char *class_name, *key;
+} one_int_keys[] = {
+    {"BatchNormalization", "axis"},
+};
+
+static bool written_as_int(const char *class_name, const char *key, const tw_param_value *v)
+{
+    if (v->is_null || v->n != 1)
+        return false;
+    for (size_t i = 0; i < G_N_ELEMENTS(one_int_keys); i++)
+        if (!strcmp(one_int_keys[i].class_name, class_name) && !strcmp(one_int_keys[i].key, key))
+            return true;
+    return false;
+}
+
 static bool keras2_lacks(const char *class_name, const char *key)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(keras3_only_keys); i++)
@@ -305,7 +326,11 @@ static void put_layer_as(GString *out, const tw_layer *layer, bool first, const 
             continue;
         g_string_append(out, ", ");
         put_key(out, klass->params[i].key);
-        put_param(out, &klass->params[i], tw_layer_param(layer, i));
+        const tw_param_value *v = tw_layer_param(layer, i);
+        if (written_as_int(klass->name, klass->params[i].key, v))
+            g_string_append_printf(out, "%lld", (long long)v->ints[0]);
+        else
+            put_param(out, &klass->params[i], v);
     }
     put_wrapped(out, layer, format);
     put_lookup(out, layer);

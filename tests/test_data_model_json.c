@@ -913,6 +913,42 @@ static void test_keras2_keys(void)
     }
 }
 
+/* BatchNormalization's one axis is written as an int, in both forms, as
+ * Keras 2 before a build and Keras 3 write it: Keras 3 takes int(axis),
+ * which refuses a list, and TensorFlow.js' loader reads [-1] as no axis
+ * (tests/test_keras_loader.c). Several axes (Keras 2 only) stay a list;
+ * each form reads back to the same axes. */
+static void test_batchnorm_axis_int(void)
+{
+    static const struct {
+        const char *in, *written, *text;
+    } cases[] = {
+        {"-1", "\"axis\": -1, ", "-1"},
+        {"[-1]", "\"axis\": -1, ", "-1"},
+        {"[3]", "\"axis\": 3, ", "3"},
+        {"[1, 2]", "\"axis\": [1, 2], ", "1,2"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *json = g_strdup_printf(MODEL("{\"class_name\": \"InputLayer\", \"config\": {\"name\": \"in\", "
+                                           "\"batch_input_shape\": [null, 4, 4, 3]}}, "
+                                           "{\"class_name\": \"BatchNormalization\", \"config\": {\"name\": "
+                                           "\"bn\", \"axis\": %s}}"),
+                                     cases[i].in);
+        tw_model *model = must_load_json(json);
+        for (int form = 0; form < 2; form++) {
+            char *written = tw_model_to_json_format(model, form ? TW_KERAS_JSON_3 : TW_KERAS_JSON_2);
+            if (!strstr(written, cases[i].written))
+                g_error("axis %s, Keras %d form: no %s in %s", cases[i].in, form + 2, cases[i].written, written);
+            tw_model *back = must_load_json(written);
+            assert_param(tw_model_layer_at(back, 1), "axis", cases[i].text);
+            tw_layer_unref(back);
+            free(written);
+        }
+        tw_layer_unref(model);
+        g_free(json);
+    }
+}
+
 /* A Functional model calling a nested Sequential twice and a nested
  * Functional once, each entry (and the file) carrying extra keys beside
  * "class_name" and "config" as the designer writes its box positions
@@ -1007,6 +1043,7 @@ int main(int argc, char **argv)
     g_test_add_func("/model_json/save-and-load", test_save_and_load);
     g_test_add_func("/model_json/save-failures", test_save_failures);
     g_test_add_func("/model_json/keras2-keys", test_keras2_keys);
+    g_test_add_func("/model_json/batchnorm-axis-int", test_batchnorm_axis_int);
     g_test_add_func("/model_json/extra-keys-ignored", test_extra_keys_ignored);
     g_test_add_func("/model_json/node-text-round-trip", test_node_text_round_trip);
     return g_test_run();
