@@ -9,6 +9,8 @@
 #                ends with one line "N passed, N failed"
 #   make bench NAMES="..."   run benchmarks (bench/run); make bench-deps first
 #   make fuzz [FUZZ_SECONDS=60]   run each file-parser fuzzer (tests/fuzz) that long
+#   make keras-check   TensorFlow.js' Keras loader on what twb save and the designer
+#                write (tools/keras-loader-check: installs node and its npm modules)
 #   make clean   remove the build directories
 
 SHELL := /bin/bash
@@ -37,7 +39,7 @@ VALGRIND := valgrind --leak-check=full --error-exitcode=1 --errors-for-leak-kind
 VALGRIND_ENV := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 VALGRIND_TIMEOUT_MULTIPLIER := 3
 
-.PHONY: run test bench deps bench-deps build clean fuzz
+.PHONY: run test bench deps bench-deps build clean fuzz keras-check
 .DEFAULT_GOAL := build
 
 # From the build tree the engine does not find the CUDA plugin (built in
@@ -123,6 +125,16 @@ fuzz: deps
 	    -artifact_prefix=tests/fuzz/corpus/$$t/crash- $(BUILD_FUZZ)/corpus/$$t tests/fuzz/corpus/$$t \
 	    || { status=1; echo "fuzz_$$t failed: its input is in tests/fuzz/corpus/$$t/"; }; \
 	done; exit $$status
+
+# The keras_loader suite (tests/test_keras_loader.c) with what it needs: node
+# and npm (Debian's nodejs and npm when there is no node), and TensorFlow.js'
+# Keras loader as pinned in tools/keras-loader-check/package-lock.json
+# (npm ci; node_modules/ is not committed). make test runs the suite too, and
+# skips it where these are missing.
+keras-check: build
+	@command -v node >/dev/null && command -v npm >/dev/null || tools/install-deps nodejs npm
+	cd tools/keras-loader-check && npm ci --no-audit --no-fund
+	meson test -C $(BUILD) --suite keras_loader --print-errorlogs -v
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
