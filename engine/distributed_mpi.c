@@ -539,14 +539,16 @@ static bucket *open_bucket(reducer *r, tw_dtype dtype)
     return b;
 }
 
-static void scale_elements(void *p, int64_t n, tw_dtype dtype, double scale)
+/* to = scale x from, n elements, in one pass: a weighed gradient into its
+ * bucket, a bucket's sum out as the mean. */
+static void copy_scaled(void *to, const void *from, int64_t n, tw_dtype dtype, double scale)
 {
     if (dtype == TW_FLOAT64)
-        for (double *d = p, *e = d + n; d < e; d++)
-            *d *= scale;
+        for (int64_t i = 0; i < n; i++)
+            ((double *)to)[i] = ((const double *)from)[i] * scale;
     else
-        for (float *f = p, *e = f + n; f < e; f++)
-            *f *= (float)scale;
+        for (int64_t i = 0; i < n; i++)
+            ((float *)to)[i] = ((const float *)from)[i] * (float)scale;
 }
 
 /* Let MPI move the buckets already on their way. */
@@ -596,9 +598,10 @@ static int hand(reducer *r, int index, tw_tensor *gradient)
             s->offset = b->elements;
         }
         int64_t n = left < bucket_room(r, b) ? left : bucket_room(r, b);
-        memcpy(b->buf + (size_t)b->elements * item, data, (size_t)n * item);
         if (r->weight != 1)
-            scale_elements(b->buf + (size_t)b->elements * item, n, dtype, r->weight);
+            copy_scaled(b->buf + (size_t)b->elements * item, data, n, dtype, r->weight);
+        else
+            memcpy(b->buf + (size_t)b->elements * item, data, (size_t)n * item);
         b->elements += n;
         data += (size_t)n * item;
         left -= n;
@@ -634,11 +637,10 @@ static tw_tensor *unpack(const reducer *r, const slot *s, const tw_tensor *like)
     for (int k = s->bucket; left > 0 && k < r->nbuckets; k++, offset = 0) {
         const bucket *b = &r->buckets[k];
         int64_t n = left < b->elements - offset ? left : b->elements - offset;
-        memcpy(to, b->buf + (size_t)offset * item, (size_t)n * item);
+        copy_scaled(to, b->buf + (size_t)offset * item, n, dtype, 1.0 / world.size);
         to += (size_t)n * item;
         left -= n;
     }
-    scale_elements(tw_tensor_data(out), tw_tensor_numel(out), dtype, 1.0 / world.size);
     return out;
 }
 
