@@ -773,6 +773,52 @@ static void test_nested_positions(void)
     g_object_unref(doc);
 }
 
+/* A group of edits is one undo step: later edits change where it leads,
+ * one back to the start takes it away, an undo ends it. */
+static void test_group(void)
+{
+    TwModelDoc *doc = tw_model_doc_new();
+    insert(doc, 1, "Dense");
+    char *start = tw_model_doc_state(doc);
+    tw_model_doc_begin_group(doc);
+    set_param(doc, 1, "units", "5");
+    set_param(doc, 1, "units", "7");
+    char *seven = tw_model_doc_state(doc);
+    g_assert_true(tw_model_doc_undo(doc));
+    char *state = tw_model_doc_state(doc);
+    g_assert_cmpstr(state, ==, start); /* both edits, one step */
+    g_free(state);
+    g_assert_true(tw_model_doc_redo(doc));
+    state = tw_model_doc_state(doc);
+    g_assert_cmpstr(state, ==, seven);
+    g_free(state);
+    /* After the undo and redo, the group's next edit is a step of its own. */
+    set_param(doc, 1, "units", "9");
+    g_assert_true(tw_model_doc_undo(doc));
+    state = tw_model_doc_state(doc);
+    g_assert_cmpstr(state, ==, seven);
+    g_free(state);
+    /* Back where a group's step began: no step. */
+    set_param(doc, 1, "units", "3");
+    set_param(doc, 1, "units", "7");
+    g_assert_true(tw_model_doc_undo(doc));
+    state = tw_model_doc_state(doc);
+    g_assert_cmpstr(state, ==, start);
+    g_free(state);
+    g_assert_true(tw_model_doc_redo(doc));
+    tw_model_doc_end_group(doc);
+    /* Ended: each edit its own step again. */
+    set_param(doc, 1, "units", "4");
+    set_param(doc, 1, "units", "6");
+    g_assert_true(tw_model_doc_undo(doc));
+    state = tw_model_doc_state(doc);
+    g_assert_nonnull(strstr(state, "\"units\": 4"));
+    g_free(state);
+    g_free(seven);
+    g_free(start);
+    g_object_unref(doc);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -795,5 +841,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ui/model_doc/template", test_template);
     g_test_add_func("/ui/model_doc/changing_signal", test_changing_signal);
     g_test_add_func("/ui/model_doc/nested_positions", test_nested_positions);
+    g_test_add_func("/ui/model_doc/group", test_group);
     return g_test_run();
 }

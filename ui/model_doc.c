@@ -63,6 +63,8 @@ struct _TwModelDoc {
     char *keras;       /* the model with its positions (keras_to_save adds the nested ones), NULL while not a model */
     char *path;
     GPtrArray *undo, *redo; /* of Step, newest last */
+    gboolean grouping;      /* tw_model_doc_begin_group: edits go into one step */
+    Step *group_step;       /* the step the group made (the newest in undo), or NULL */
     NodeInfo *info;         /* one per node */
     int error_index;
     char *error;
@@ -849,6 +851,23 @@ static gboolean commit(TwModelDoc *doc, GError **error)
         g_free(state);
         return TRUE;
     }
+    if (doc->grouping && doc->group_step && doc->undo->len &&
+        g_ptr_array_index(doc->undo, doc->undo->len - 1) == doc->group_step) {
+        /* A later edit of a group: its step now leads here, or, back where
+         * the group began, goes. */
+        Step *step = doc->group_step;
+        g_free(doc->state);
+        doc->state = state;
+        if (!strcmp(state, step->before)) {
+            g_ptr_array_remove_index(doc->undo, doc->undo->len - 1);
+            doc->group_step = NULL;
+        } else {
+            g_free(step->after);
+            step->after = g_strdup(state);
+        }
+        emit_changed(doc);
+        return TRUE;
+    }
     Step *step = g_new(Step, 1);
     step->before = doc->state;
     step->after = g_strdup(state);
@@ -856,6 +875,8 @@ static gboolean commit(TwModelDoc *doc, GError **error)
     g_ptr_array_add(doc->undo, step);
     if (doc->undo->len > MAX_UNDO)
         g_ptr_array_remove_index(doc->undo, 0);
+    if (doc->grouping)
+        doc->group_step = step;
     g_ptr_array_set_size(doc->redo, 0);
     emit_changed(doc);
     return TRUE;
@@ -979,6 +1000,7 @@ static gboolean start_over(TwModelDoc *doc, const char *name, gboolean sequentia
     doc->state = state;
     g_ptr_array_set_size(doc->undo, 0);
     g_ptr_array_set_size(doc->redo, 0);
+    doc->group_step = NULL;
     g_free(doc->saved_state);
     doc->saved_state = g_strdup(state);
     if (g_strcmp0(doc->path, path)) {
@@ -1930,6 +1952,20 @@ int tw_model_doc_paste(TwModelDoc *doc, const char *text, double dx, double dy, 
 }
 
 /* ---- undo and redo -------------------------------------------------------- */
+void tw_model_doc_begin_group(TwModelDoc *doc)
+{
+    g_return_if_fail(TW_IS_MODEL_DOC(doc));
+    doc->grouping = TRUE;
+    doc->group_step = NULL;
+}
+
+void tw_model_doc_end_group(TwModelDoc *doc)
+{
+    g_return_if_fail(TW_IS_MODEL_DOC(doc));
+    doc->grouping = FALSE;
+    doc->group_step = NULL;
+}
+
 gboolean tw_model_doc_can_undo(TwModelDoc *doc)
 {
     return doc->undo->len > 0;
@@ -1947,6 +1983,7 @@ static gboolean travel(TwModelDoc *doc, GPtrArray *from, GPtrArray *to, gboolean
     if (!from->len)
         return FALSE;
     Step *step = g_ptr_array_steal_index(from, from->len - 1);
+    doc->group_step = NULL; /* a group's next edit makes a step of its own */
     GError *error = NULL;
     if (!restore(doc, undo ? step->before : step->after, &error)) {
         g_warning("model history: a recorded state does not read back: %s", error->message);

@@ -176,6 +176,16 @@ gboolean tw_model_doc_set_positions(TwModelDoc *doc, const double *xy, GError **
 char *tw_model_doc_copy_nodes(TwModelDoc *doc, const int *nodes, int n);
 int tw_model_doc_paste(TwModelDoc *doc, const char *text, double dx, double dy, GError **error);
 
+/* The edits from begin to end make one undo step: the first makes it, each
+ * later one changes what it leads to (redo restores the last), and one
+ * that brings the document back to where the group began takes the step
+ * away. An undo, a redo or a load in between ends the step: the group's
+ * next edit makes a new one. The designer groups the edits made inside a
+ * nested model, written into its parent as they are made (one visit, one
+ * step of the parent). */
+void tw_model_doc_begin_group(TwModelDoc *doc);
+void tw_model_doc_end_group(TwModelDoc *doc);
+
 gboolean tw_model_doc_can_undo(TwModelDoc *doc);
 gboolean tw_model_doc_can_redo(TwModelDoc *doc);
 gboolean tw_model_doc_undo(TwModelDoc *doc);
