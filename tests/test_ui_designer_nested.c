@@ -137,7 +137,8 @@ static void load(Fixture *f, const char *json)
 }
 
 /* Enter base, add a Dense after d2 as the palette does, back out: the
- * parent gains its parameters as one step that Ctrl+Z undoes exactly. */
+ * parent gains its parameters as the edits are made, all of the visit one
+ * step that Ctrl+Z undoes exactly. */
 static void test_edit_and_undo(Fixture *f, gconstpointer data)
 {
     load(f, NESTED_JSON(""));
@@ -170,15 +171,20 @@ static void test_edit_and_undo(Fixture *f, gconstpointer data)
     g_free(appended);
     key_or_action(f, "ctrl+shift+z", "win.redo");
     g_assert_cmpint(total(child), ==, 36 + 15 + 20);
-    char *parent = tw_model_doc_to_json(f->doc);
-    g_assert_cmpstr(parent, ==, before); /* the parent untouched meanwhile */
-    g_free(parent);
+    /* The parent follows, the visit one step of its own. */
+    g_assert_cmpint(total(f->doc), ==, 36 + 15 + 20 + 12);
+    g_assert_true(tw_model_doc_can_undo(f->doc));
 
+    char *inside = tw_model_doc_to_json(f->doc);
     must(tw_designer_view_leave_to(f->view, 0, &error), error);
     drain();
     g_assert_true(tw_designer_view_doc(f->view) == f->doc);
     g_assert_cmpint(tw_designer_view_depth(f->view), ==, 0);
     g_assert_cmpint(total(f->doc), ==, 36 + 15 + 20 + 12); /* head now reads 5 features: 5*2+2 */
+    char *left = tw_model_doc_to_json(f->doc);
+    g_assert_cmpstr(left, ==, inside); /* going back had nothing more to write */
+    g_free(left);
+    g_free(inside);
     g_assert_cmpint(node_named(f->doc, "base"), ==, base);
     g_assert_cmpint(tw_model_nlayers(tw_model_doc_layer(f->doc, base)), ==, 4);
     char *after = tw_model_doc_to_json(f->doc);
@@ -196,8 +202,9 @@ static void test_edit_and_undo(Fixture *f, gconstpointer data)
 }
 
 /* An edit inside that makes the nested model no longer fit what feeds it
- * is refused on the way out: the view stays inside and shows the engine's
- * message; the parent is unchanged. Escape leaves once it fits again. */
+ * does not go into the parent, and going back is refused: the view stays
+ * inside and shows the engine's message; the parent is unchanged. Escape
+ * leaves once it fits again. */
 static void test_misfit_refused(Fixture *f, gconstpointer data)
 {
     load(f, NESTED_JSON(""));
@@ -538,88 +545,233 @@ static void test_copies_keep_positions(Fixture *f, gconstpointer data)
     g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
 }
 
-static void count_train(TwTrainPanel *panel, const tw_train_settings *settings, int *count)
+typedef struct {
+    TwWindow *win;
+    int count;
+    char *model; /* the Keras JSON of the window's model when Train was requested */
+} TrainWatch;
+
+/* The app's training controller (app/train_controller.c) trains a copy of
+ * the window's document when the panel asks; here, that copy is kept. */
+static void count_train(TwTrainPanel *panel, const tw_train_settings *settings, TrainWatch *w)
 {
-    (*count)++;
+    w->count++;
+    GError *error = NULL;
+    tw_model *model = tw_model_doc_copy_model(tw_window_doc(w->win), &error);
+    must(model != NULL, error);
+    g_free(w->model);
+    char *json = tw_model_to_json(model);
+    w->model = g_strdup(json);
+    free(json);
+    tw_layer_unref(model);
 }
 
 static gboolean trained(gpointer data)
 {
-    return *(int *)data > 0;
+    return ((TrainWatch *)data)->count > 0;
 }
 
-/* Train in the header and in the training panel: off with the same reason
- * while the designer shows a nested model. */
-static void assert_train_off(Fixture *f, const char *why)
+static gboolean trained_twice(gpointer data)
+{
+    return ((TrainWatch *)data)->count > 1;
+}
+
+/* Train in the header and in the training panel: on, or off with the
+ * same reason (why), with Ctrl+Return's action. */
+static void assert_train(Fixture *f, const char *why)
 {
     GtkWidget *header = titlebar_button(GTK_WINDOW(f->win), "win.train");
     GtkWidget *button = find_named(GTK_WIDGET(tw_window_train_panel(f->win)), "train");
-    g_assert_false(g_action_group_get_action_enabled(G_ACTION_GROUP(f->win), "train"));
-    g_assert_false(gtk_widget_get_sensitive(header));
-    g_assert_false(gtk_widget_get_sensitive(button));
-    g_assert_cmpstr(gtk_widget_get_tooltip_text(header), ==, why);
-    g_assert_cmpstr(gtk_widget_get_tooltip_text(button), ==, why);
+    g_assert_cmpint(g_action_group_get_action_enabled(G_ACTION_GROUP(f->win), "train"), ==, why == NULL);
+    g_assert_cmpint(gtk_widget_get_sensitive(header), ==, why == NULL);
+    g_assert_cmpint(gtk_widget_get_sensitive(button), ==, why == NULL);
     g_assert_cmpstr(tw_train_panel_cannot_train(tw_window_train_panel(f->win)), ==, why);
+    if (why) {
+        g_assert_cmpstr(gtk_widget_get_tooltip_text(header), ==, why);
+        g_assert_cmpstr(gtk_widget_get_tooltip_text(button), ==, why);
+    }
+}
+
+static const char *label_text(GtkWidget *label)
+{
+    return gtk_widget_get_visible(label) ? gtk_label_get_text(GTK_LABEL(label)) : "";
 }
 
 /* While the designer shows a nested model, Train (the header's, the
- * panel's and Ctrl+Return's action) is off and says to go back: it trains
- * the top model, which has the edits made inside only once going back
- * writes them in. The status line shows the nested model's totals, named.
- * Back at the top, Train is on again and trains the model with the edits. */
+ * panel's, Ctrl+Return) is for the whole model with the edits made
+ * inside: on while that model can train, trained with the edits when
+ * clicked, and off with the engine's message when an edit does not fit
+ * the outer model. The status line gives the nested model's totals,
+ * named, and the whole model's under them. */
 static void test_train_inside(Fixture *f, gconstpointer data)
 {
     load(f, NESTED_JSON(""));
     TwTrainPanel *panel = tw_window_train_panel(f->win);
-    int requests = 0;
-    g_signal_connect(panel, "train-requested", G_CALLBACK(count_train), &requests);
-    GtkLabel *status = GTK_LABEL(tw_designer_view_status(f->view));
-    g_assert_null(tw_train_panel_cannot_train(panel));
-    g_assert_true(g_action_group_get_action_enabled(G_ACTION_GROUP(f->win), "train"));
-    g_assert_true(g_str_has_prefix(gtk_label_get_text(status), "3 layers · Total params: 59 "));
+    TrainWatch watch = {f->win, 0, NULL};
+    g_signal_connect(panel, "train-requested", G_CALLBACK(count_train), &watch);
+    GtkWidget *status = tw_designer_view_status(f->view), *whole = tw_designer_view_whole_status(f->view);
+    GtkWidget *problem = tw_designer_view_problem(f->view);
+    assert_train(f, NULL);
+    g_assert_true(g_str_has_prefix(label_text(status), "3 layers · Total params: 59 "));
+    g_assert_cmpstr(label_text(whole), ==, "");
 
     g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(f->doc, "base")));
     drain();
     TwModelDoc *child = tw_designer_view_doc(f->view);
-    const char *why = tw_train_panel_cannot_train(panel);
-    g_assert_nonnull(why);
-    g_test_message("inside: %s", why);
-    g_assert_true(g_str_has_prefix(why, "Inside base: go back to outer to train it (Escape)"));
-    assert_train_off(f, why);
-    g_assert_true(g_str_has_prefix(gtk_label_get_text(status), "Inside base: 3 layers · Total params: 51 "));
+    assert_train(f, NULL);
+    g_assert_true(g_str_has_prefix(label_text(status), "Inside base: 3 layers · Total params: 51 "));
+    g_assert_true(g_str_has_prefix(label_text(whole), "Whole model outer: 3 layers · Total params: 59 "));
+    g_assert_cmpstr(label_text(problem), ==, "");
 
-    /* An edit inside: still off; the totals follow the nested model. */
+    /* An edit inside: the whole model has it, and Train, clicked, trains
+     * it so, the view staying inside. */
     tw_designer_canvas_select(canvas(f), node_named(child, "d2"));
     g_assert_true(tw_designer_canvas_append_class(canvas(f), "Dense"));
     GError *error = NULL;
     must(tw_model_doc_set_param(child, tw_designer_canvas_primary(canvas(f)), "units", "5", &error), error);
     drain();
-    assert_train_off(f, why);
-    g_assert_true(g_str_has_prefix(gtk_label_get_text(status), "Inside base: 4 layers · Total params: 71 "));
+    assert_train(f, NULL);
+    g_assert_true(g_str_has_prefix(label_text(status), "Inside base: 4 layers · Total params: 71 "));
+    g_assert_true(g_str_has_prefix(label_text(whole), "Whole model outer: 3 layers · Total params: 83 "));
+    GtkWidget *button = find_named(GTK_WIDGET(panel), "train");
+    if (!ui_click_send(GTK_WIDGET(f->win), button, gtk_widget_get_width(button) / 2.0,
+                       gtk_widget_get_height(button) / 2.0, trained, &watch))
+        g_assert_true(tw_train_panel_request_train(panel));
+    drain();
+    g_assert_cmpint(watch.count, ==, 1);
+    g_assert_nonnull(strstr(watch.model, "\"units\": 5"));
+    g_assert_cmpint(tw_designer_view_depth(f->view), ==, 1);
+    g_assert_true(tw_designer_view_doc(f->view) == child);
+
+    /* An edit that makes base no longer fit its input: Train is off with
+     * the engine's message, which names the layer. */
+    must(tw_model_doc_set_input_shape(child, 0, "6", &error), error);
+    drain();
+    const char *why = tw_train_panel_cannot_train(panel);
+    g_assert_nonnull(why);
+    g_test_message("misfit: %s", why);
+    g_assert_true(g_str_has_prefix(why, "Inside base: the edit does not fit outer: "));
+    g_assert_nonnull(strstr(why + strlen("Inside base: the edit does not fit outer: "), "base"));
+    assert_train(f, why);
     gtk_widget_activate_action(GTK_WIDGET(f->win), "win.train", NULL);
     g_assert_false(tw_train_panel_request_train(panel));
     drain();
-    g_assert_cmpint(requests, ==, 0);
+    g_assert_cmpint(watch.count, ==, 1);
+    g_assert_true(g_str_has_prefix(label_text(whole),
+                                   "Whole model outer (without the edit that does not fit): 3 layers · Total params: 83 "));
+    char *text = g_strdup_printf("Cannot train: %s", why);
+    g_assert_cmpstr(label_text(problem), ==, text);
+    g_free(text);
 
-    /* Escape: the edit goes into the top model as one step, and Train,
-     * clicked, trains it. */
+    /* Fixed: on again, Ctrl+Return (as the app binds it) trains, the
+     * canvas holding the focus. */
+    must(tw_model_doc_set_input_shape(child, 0, "8", &error), error);
+    drain();
+    assert_train(f, NULL);
+    gtk_application_set_accels_for_action(f->app, "win.train", (const char *[]){"<Control>Return", NULL});
     gtk_widget_grab_focus(GTK_WIDGET(canvas(f)));
+    if (!ui_keys_send(GTK_WIDGET(f->win), "ctrl+Return", trained_twice, &watch))
+        g_assert_true(gtk_widget_activate_action(GTK_WIDGET(f->win), "win.train", NULL));
+    drain();
+    g_assert_cmpint(watch.count, ==, 2);
+    g_assert_nonnull(strstr(watch.model, "\"units\": 5"));
+
+    /* Escape: nothing more to write; the top model trains as it was
+     * trained inside. */
+    char *inside = tw_model_doc_to_json(f->doc);
     if (!ui_keys_send(GTK_WIDGET(f->win), "Escape", at_top, f->view))
         must(tw_designer_view_leave_to(f->view, 0, &error), error);
     drain();
     g_assert_cmpint(tw_designer_view_depth(f->view), ==, 0);
-    g_assert_null(tw_train_panel_cannot_train(panel));
-    GtkWidget *button = find_named(GTK_WIDGET(panel), "train");
-    g_assert_true(gtk_widget_get_sensitive(button));
-    g_assert_true(gtk_widget_get_sensitive(titlebar_button(GTK_WINDOW(f->win), "win.train")));
-    g_assert_true(g_str_has_prefix(gtk_label_get_text(status), "3 layers · Total params: 83 "));
-    g_assert_cmpint(total(f->doc), ==, 36 + 15 + 20 + 12);
-    if (!ui_click_send(GTK_WIDGET(f->win), button, gtk_widget_get_width(button) / 2.0,
-                       gtk_widget_get_height(button) / 2.0, trained, &requests))
-        g_assert_true(tw_train_panel_request_train(panel));
+    char *now = tw_model_doc_to_json(f->doc);
+    g_assert_cmpstr(now, ==, inside);
+    g_free(now);
+    g_free(inside);
+    assert_train(f, NULL);
+    g_assert_true(g_str_has_prefix(label_text(status), "3 layers · Total params: 83 "));
+    g_assert_cmpstr(label_text(whole), ==, "");
+    g_signal_handlers_disconnect_by_func(panel, count_train, &watch);
+    g_free(watch.model);
+}
+
+/* A Functional model whose nested model's output meets another branch
+ * in an Add. */
+#define ADD_JSON                                                                                                     \
+    "{\"class_name\": \"Functional\", \"config\": {\"name\": \"outer\", \"layers\": ["                               \
+    "{\"class_name\": \"InputLayer\", \"name\": \"in\", \"inbound_nodes\": [], "                                    \
+    "\"config\": {\"batch_input_shape\": [null, 8], \"name\": \"in\"}},"                                             \
+    "{\"class_name\": \"Sequential\", \"name\": \"base\", \"inbound_nodes\": [[[\"in\", 0, 0, {}]]], "              \
+    "\"config\": {\"name\": \"base\", \"layers\": ["                                                                 \
+    "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 8], \"name\": \"base_in\"}},"      \
+    "{\"class_name\": \"Dense\", \"config\": {\"name\": \"d1\", \"units\": 3}}]}},"                                  \
+    "{\"class_name\": \"Dense\", \"name\": \"side\", \"inbound_nodes\": [[[\"in\", 0, 0, {}]]], "                   \
+    "\"config\": {\"name\": \"side\", \"units\": 3}},"                                                               \
+    "{\"class_name\": \"Add\", \"name\": \"add\", \"inbound_nodes\": [[[\"base\", 1, 0, {}], [\"side\", 0, 0, {}]]], " \
+    "\"config\": {\"name\": \"add\"}},"                                                                              \
+    "{\"class_name\": \"Dense\", \"name\": \"head\", \"inbound_nodes\": [[[\"add\", 0, 0, {}]]], "                  \
+    "\"config\": {\"name\": \"head\", \"units\": 2}}],"                                                              \
+    "\"input_layers\": [[\"in\", 0, 0]], \"output_layers\": [[\"head\", 0, 0]]}}"
+
+/* An edit inside that fits the nested model's input but not the layer
+ * after it in the outer model: the whole model has it, so its Add fails,
+ * and Train is off with the engine's message about the Add, as the
+ * status line says; Ctrl+Z inside puts it right. Save inside writes the
+ * whole model with the edits and stays inside. */
+static void test_whole_model_inside(Fixture *f, gconstpointer data)
+{
+    load(f, ADD_JSON);
+    g_assert_cmpint(total(f->doc), ==, 27 + 27 + 8);
+    char *dir = g_dir_make_tmp("twb-nested-XXXXXX", NULL);
+    char *file = g_build_filename(dir, "outer.json", NULL);
+    GError *error = NULL;
+    must(tw_model_doc_save(f->doc, file, &error), error);
+    TwTrainPanel *panel = tw_window_train_panel(f->win);
+    assert_train(f, NULL);
+
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(f->doc, "base")));
     drain();
-    g_assert_cmpint(requests, ==, 1);
-    g_signal_handlers_disconnect_by_func(panel, count_train, &requests);
+    TwModelDoc *child = tw_designer_view_doc(f->view);
+    must(tw_model_doc_set_param(child, node_named(child, "d1"), "units", "5", &error), error);
+    drain();
+    g_assert_null(tw_model_doc_error(child));
+    const char *why = tw_train_panel_cannot_train(panel);
+    g_assert_nonnull(why);
+    g_test_message("broken after base: %s", why);
+    g_assert_cmpstr(why, ==, tw_model_doc_error(f->doc));
+    g_assert_nonnull(strstr(why, "add"));
+    assert_train(f, why);
+    char *text = g_strdup_printf("Cannot train: %s", why);
+    g_assert_cmpstr(label_text(tw_designer_view_problem(f->view)), ==, text);
+    g_free(text);
+    GtkWidget *status = tw_designer_view_status(f->view), *whole = tw_designer_view_whole_status(f->view);
+    g_assert_true(g_str_has_prefix(label_text(status), "Inside base: 2 layers · Total params: 45 "));
+    g_assert_true(g_str_has_prefix(label_text(whole), "Whole model outer: 5 layers · Total params: "));
+
+    key_or_action(f, "ctrl+z", "win.undo");
+    g_assert_null(tw_model_doc_error(f->doc));
+    assert_train(f, NULL);
+    g_assert_cmpstr(label_text(tw_designer_view_problem(f->view)), ==, "");
+    g_assert_true(g_str_has_prefix(label_text(whole), "Whole model outer: 5 layers · Total params: 62 "));
+
+    /* Another edit, saved from inside: the file has it; the view stays. */
+    must(tw_model_doc_set_param(child, node_named(child, "d1"), "activation", "relu", &error), error);
+    drain();
+    g_assert_true(tw_model_doc_modified(f->doc));
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(f->win), "win.save", NULL));
+    drain();
+    g_assert_cmpint(tw_designer_view_depth(f->view), ==, 1);
+    g_assert_false(tw_model_doc_modified(f->doc));
+    char *saved = NULL;
+    g_assert_true(g_file_get_contents(file, &saved, NULL, NULL));
+    g_assert_nonnull(strstr(saved, "\"activation\": \"relu\""));
+    g_free(saved);
+    must(tw_designer_view_leave_to(f->view, 0, &error), error);
+    drain();
+    g_assert_false(tw_model_doc_modified(f->doc));
+    g_unlink(file);
+    g_rmdir(dir);
+    g_free(file);
+    g_free(dir);
 }
 
 static gboolean arranged(gpointer data)
@@ -681,5 +833,6 @@ int main(int argc, char **argv)
     ADD("arranged_kept", test_arranged_kept);
     ADD("copies_keep_positions", test_copies_keep_positions);
     ADD("train_inside", test_train_inside);
+    ADD("whole_model_inside", test_whole_model_inside);
     return g_test_run();
 }

@@ -7,8 +7,13 @@
  * editor (the top one the view's document, each below a nested model of
  * the one above, loaded from its JSON); the deepest is shown, the others
  * kept as they were, and a breadcrumb bar above the canvas names the
- * path. Going back writes the level's model into its parent's nested
- * layer as one edit of the parent (tw_model_doc_replace_nested). */
+ * path. Every edit of a level is written into its parent's nested layer
+ * as it is made (tw_model_doc_replace_nested, and so on up to the top),
+ * all of one visit grouped into one undo step of the parent
+ * (tw_model_doc_begin_group): the top document is always the whole model
+ * with the edits on screen, which Train trains and the status line
+ * counts. An edit the parent refuses (the nested model no longer fits
+ * its input) stays on its level until it fits, and Train says why. */
 #include "designer_view.h"
 
 #include "designer_canvas.h"
@@ -24,6 +29,8 @@ typedef struct {
     int node; /* the nested model's node in the level above; -1 at the top */
     GtkWidget *canvas, *stack, *editor; /* references: kept while hidden */
     char *page;                         /* canvas or list, while hidden */
+    char *refused; /* why its last edit is not in the level above, or NULL */
+    char *entry;   /* the nested model's JSON as it was entered */
 } Level;
 
 struct _TwDesignerView {
@@ -31,10 +38,10 @@ struct _TwDesignerView {
     TwModelDoc *doc;
     GPtrArray *levels; /* of Level, the top first; the last is shown */
     GtkWidget *palette, *stack, *editor; /* the shown level's */
-    GtkWidget *canvas, *pages, *status, *problem, *inner;
+    GtkWidget *canvas, *pages, *status, *whole, *problem, *inner;
     GtkWidget *crumbs, *crumb_message;
     gboolean syncing; /* a selection passed from the canvas to the list or back */
-    char *cannot_train; /* why Train is off while a nested model is shown, else NULL */
+    char *cannot_train; /* a level's edit that is not in the whole model yet, else NULL */
 };
 
 enum { PROP_0, PROP_DOC, N_PROPS };
@@ -103,29 +110,46 @@ static const char *level_name(TwDesignerView *self, guint i)
     return tw_layer_name(tw_model_doc_layer(above->doc, level->node));
 }
 
-/* "12 layers · Total params: 54,410 · Trainable: ... " and why the model
- * cannot train. Inside a nested model, the totals and the problem are the
- * nested model's (what the canvas shows, and what editing there changes),
- * named so: the top model's would not show the edits not yet written
- * back. */
-static void update_status(TwModelDoc *doc, TwDesignerView *self)
+/* "12 layers · Total params: 54,410 · Trainable: ... " of doc. */
+static char *totals_text(TwModelDoc *doc)
 {
-    if (doc != tw_designer_view_doc(self)) /* a hidden level's */
-        return;
     int64_t trainable, frozen;
     tw_model_doc_totals(doc, &trainable, &frozen);
-    const char *error = tw_model_doc_error(doc);
     char total_s[32], trainable_s[32], frozen_s[32];
     tw_designer_format_count(trainable + frozen, total_s, sizeof total_s);
     tw_designer_format_count(trainable, trainable_s, sizeof trainable_s);
     tw_designer_format_count(frozen, frozen_s, sizeof frozen_s);
+    return g_strdup_printf("%d layers · Total params: %s · Trainable: %s · Non-trainable: %s",
+                           tw_model_doc_n_layers(doc), total_s, trainable_s, frozen_s);
+}
+
+/* The status line: the shown model's totals; inside a nested model, named
+ * so ("Inside base: 4 layers · ..."), and under them the whole model's,
+ * which has the edits made inside and is what Train trains ("Whole model
+ * outer: ..."). Then why the whole model cannot train, if it cannot: a
+ * level's edit its parent refused, else the top document's problem. */
+static void update_status(TwDesignerView *self)
+{
+    if (!self->status) /* built after the top level */
+        return;
+    TwModelDoc *doc = tw_designer_view_doc(self), *top = self->doc;
     guint depth = self->levels->len - 1;
-    char *inside = depth ? g_strdup_printf("Inside %s: ", level_name(self, depth)) : g_strdup("");
-    char *text = g_strdup_printf("%s%d layers · Total params: %s · Trainable: %s · Non-trainable: %s", inside,
-                                 tw_model_doc_n_layers(doc), total_s, trainable_s, frozen_s);
+    char *totals = totals_text(doc);
+    char *text = depth ? g_strdup_printf("Inside %s: %s", level_name(self, depth), totals) : g_strdup(totals);
     gtk_label_set_text(GTK_LABEL(self->status), text);
     g_free(text);
-    g_free(inside);
+    g_free(totals);
+    if (depth) {
+        totals = totals_text(top);
+        text = g_strdup_printf("Whole model %s%s: %s", level_name(self, 0),
+                               self->cannot_train ? " (without the edit that does not fit)" : "", totals);
+        gtk_label_set_text(GTK_LABEL(self->whole), text);
+        gtk_widget_set_tooltip_text(self->whole, text);
+        g_free(text);
+        g_free(totals);
+    }
+    gtk_widget_set_visible(self->whole, depth > 0);
+    const char *error = self->cannot_train ? self->cannot_train : tw_model_doc_error(top);
     text = error ? g_strdup_printf("Cannot train: %s", error) : NULL;
     gtk_label_set_text(GTK_LABEL(self->problem), text ? text : "");
     gtk_widget_set_tooltip_text(self->problem, text);
@@ -165,9 +189,10 @@ static GtkWidget *middle(TwDesignerView *self)
                                              G_CALLBACK(on_arrange_clicked), self));
     gtk_box_append(GTK_BOX(bar), tool_button("Fit", "Show the whole model (0)", G_CALLBACK(on_fit_clicked), self));
     self->status = gtk_label_new(NULL);
+    self->whole = gtk_label_new(NULL);
     self->problem = gtk_label_new(NULL);
-    GtkWidget *labels[] = {self->status, self->problem};
-    for (int i = 0; i < 2; i++) {
+    GtkWidget *labels[] = {self->status, self->whole, self->problem};
+    for (int i = 0; i < 3; i++) {
         gtk_label_set_xalign(GTK_LABEL(labels[i]), 0);
         gtk_label_set_ellipsize(GTK_LABEL(labels[i]), PANGO_ELLIPSIZE_END);
         gtk_widget_add_css_class(labels[i], "designer-status");
@@ -178,7 +203,9 @@ static GtkWidget *middle(TwDesignerView *self)
     gtk_box_append(GTK_BOX(box), self->crumbs);
     gtk_box_append(GTK_BOX(box), self->pages);
     gtk_box_append(GTK_BOX(box), self->status);
+    gtk_box_append(GTK_BOX(box), self->whole);
     gtk_box_append(GTK_BOX(box), self->problem);
+    gtk_widget_set_visible(self->whole, FALSE);
     gtk_widget_set_vexpand(self->pages, TRUE);
     return box;
 }
@@ -237,6 +264,8 @@ static void level_free(gpointer data)
     g_object_unref(level->editor);
     g_object_unref(level->doc);
     g_free(level->page);
+    g_free(level->refused);
+    g_free(level->entry);
     g_free(level);
 }
 
@@ -245,12 +274,79 @@ static void emit_shown_changed(TwDesignerView *self)
     g_signal_emit(self, signals[SHOWN_CHANGED], 0);
 }
 
+static int level_of(TwDesignerView *self, TwModelDoc *doc)
+{
+    for (guint i = 0; i < self->levels->len; i++)
+        if (((Level *)g_ptr_array_index(self->levels, i))->doc == doc)
+            return (int)i;
+    return -1;
+}
+
+/* Why Train is off for the whole model beyond the top document's own
+ * problem: the deepest level whose last edit its parent refused, whose
+ * parents then hold it as it was before. */
+static void update_cannot_train(TwDesignerView *self)
+{
+    g_clear_pointer(&self->cannot_train, g_free);
+    for (guint i = self->levels->len; i-- > 1 && !self->cannot_train;) {
+        Level *level = g_ptr_array_index(self->levels, i);
+        if (level->refused)
+            self->cannot_train = g_strdup(level->refused);
+    }
+}
+
+/* Level i's model written into its nested layer in the level above, as
+ * one step with the others of this visit (tw_model_doc_begin_group on
+ * entering); that level's "changed" then writes it further up. Refused,
+ * the level above unchanged, when the model no longer fits its input or
+ * is not a model; the reason names the level. */
+static gboolean write_back(TwDesignerView *self, guint i, GError **error)
+{
+    Level *level = g_ptr_array_index(self->levels, i), *parent = g_ptr_array_index(self->levels, i - 1);
+    GError *failed = NULL;
+    g_clear_pointer(&level->refused, g_free);
+    if (!tw_model_doc_model(level->doc))
+        g_set_error(&failed, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "Inside %s: not a model yet: %s",
+                    level_name(self, i), tw_model_doc_error(level->doc));
+    else {
+        /* Back as it was entered (edits undone): the parent as it was too,
+         * not even the boxes' places written in where it had none. */
+        char *json = tw_model_doc_modified(level->doc) ? tw_model_doc_to_json(level->doc) : g_strdup(level->entry);
+        GError *refusal = NULL;
+        if (!tw_model_doc_replace_nested(parent->doc, level->node, json, &refusal)) {
+            g_set_error(&failed, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "Inside %s: the edit does not fit %s: %s",
+                        level_name(self, i), level_name(self, i - 1), refusal->message);
+            g_error_free(refusal);
+        }
+        g_free(json);
+    }
+    if (failed) {
+        level->refused = g_strdup(failed->message);
+        g_propagate_error(error, failed);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* The status line, Train's reason and the window (undo, redo, Train)
+ * follow the shown level and the whole model. */
+static void refresh(TwDesignerView *self)
+{
+    update_cannot_train(self);
+    update_status(self);
+    emit_shown_changed(self);
+}
+
+/* An edit of a level goes up into the whole model as it is made. */
 static void on_level_doc_changed(TwModelDoc *doc, TwDesignerView *self)
 {
-    if (doc != tw_designer_view_doc(self))
+    int i = level_of(self, doc);
+    if (i > 0)
+        write_back(self, (guint)i, NULL);
+    if (doc != tw_designer_view_doc(self)) /* a level above, written into */
         return;
     gtk_widget_set_visible(self->crumb_message, FALSE); /* a refusal's message is about what was */
-    emit_shown_changed(self);
+    refresh(self);
 }
 
 static void on_level_doc_notify(TwModelDoc *doc, GParamSpec *pspec, TwDesignerView *self)
@@ -275,7 +371,6 @@ static Level *level_new(TwDesignerView *self, TwModelDoc *doc, int node)
     g_signal_connect_object(level->canvas, "selection-changed", G_CALLBACK(on_canvas_selected), self, 0);
     g_signal_connect_object(level->canvas, "edit-nested", G_CALLBACK(on_edit_nested), self, 0);
     g_signal_connect_object(level->canvas, "leave-nested", G_CALLBACK(on_leave_nested), self, 0);
-    g_signal_connect_object(doc, "changed", G_CALLBACK(update_status), self, 0);
     g_signal_connect_object(doc, "changed", G_CALLBACK(on_level_doc_changed), self, 0);
     g_signal_connect_object(doc, "notify::can-undo", G_CALLBACK(on_level_doc_notify), self, 0);
     g_signal_connect_object(doc, "notify::can-redo", G_CALLBACK(on_level_doc_notify), self, 0);
@@ -317,16 +412,6 @@ static void update_crumbs(TwDesignerView *self)
             gtk_box_insert_child_after(GTK_BOX(self->crumbs), gtk_label_new("›"), crumb);
     }
     gtk_widget_set_visible(self->crumbs, n > 1);
-    /* Train trains the top model, the window's document, which takes the
-     * edits made down here only when they are written back on the way up
-     * (one undo step). Until then training it would ignore the edits on
-     * screen, and training a model with them would train one that no
-     * document holds yet: Train waits for the way back instead. */
-    g_free(self->cannot_train);
-    self->cannot_train = n > 1 ? g_strdup_printf("Inside %s: go back to %s to train it (Escape); the edits made "
-                                                 "inside go into it then, as one undo step",
-                                                 level_name(self, n - 1), level_name(self, 0))
-                               : NULL;
 }
 
 /* The shown level's widgets in place of the others'. */
@@ -353,8 +438,8 @@ static void show_level(TwDesignerView *self, Level *level)
     if (self->inner)
         gtk_paned_set_end_child(GTK_PANED(self->inner), self->editor);
     update_crumbs(self);
-    if (self->status) /* built after the top level */
-        update_status(level->doc, self);
+    update_cannot_train(self);
+    update_status(self);
 }
 
 static void on_edit_nested(TwDesignerCanvas *canvas, int node, TwDesignerView *self)
@@ -384,9 +469,11 @@ gboolean tw_designer_view_enter_nested(TwDesignerView *self, int node, GError **
     }
     TwModelDoc *child = tw_model_doc_new();
     gboolean ok = tw_model_doc_load_json(child, json, tw_layer_name(tw_model_doc_layer(parent, node)), error);
-    g_free(json);
     if (ok) {
+        /* The edits of this visit: one step of the parent. */
+        tw_model_doc_begin_group(parent);
         Level *level = level_new(self, child, node);
+        level->entry = g_steal_pointer(&json);
         g_ptr_array_add(self->levels, level);
         show_level(self, level);
         gtk_widget_set_visible(self->crumb_message, FALSE);
@@ -395,6 +482,7 @@ gboolean tw_designer_view_enter_nested(TwDesignerView *self, int node, GError **
         gtk_widget_grab_focus(self->canvas);
         emit_shown_changed(self);
     }
+    g_free(json);
     g_object_unref(child);
     return ok;
 }
@@ -402,30 +490,23 @@ gboolean tw_designer_view_enter_nested(TwDesignerView *self, int node, GError **
 gboolean tw_designer_view_leave_to(TwDesignerView *self, int depth, GError **error)
 {
     while ((int)self->levels->len - 1 > MAX(depth, 0)) {
-        Level *level = shown(self), *parent = g_ptr_array_index(self->levels, self->levels->len - 2);
+        guint i = self->levels->len - 1;
+        Level *level = shown(self), *parent = g_ptr_array_index(self->levels, i - 1);
         GError *failed = NULL;
-        /* An untouched level leaves the parent as it was: no edit, no step. */
-        if (tw_model_doc_modified(level->doc)) {
-            if (!tw_model_doc_model(level->doc))
-                g_set_error(&failed, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "the nested model is not a model yet: %s",
-                            tw_model_doc_error(level->doc));
-            else {
-                char *json = tw_model_doc_to_json(level->doc);
-                tw_model_doc_replace_nested(parent->doc, level->node, json, &failed);
-                g_free(json);
-            }
-        }
-        if (failed) { /* stay inside, with the reason */
+        /* Its edits are in the parent already, unless it refused the last. */
+        if (level->refused && !write_back(self, i, &failed)) { /* stay inside, with the reason */
             char *text = g_strdup_printf("Cannot go back: %s", failed->message);
             gtk_label_set_text(GTK_LABEL(self->crumb_message), text);
             gtk_widget_set_tooltip_text(self->crumb_message, text);
             gtk_widget_set_visible(self->crumb_message, TRUE);
             g_free(text);
             g_propagate_error(error, failed);
+            refresh(self);
             return FALSE;
         }
+        tw_model_doc_end_group(parent->doc); /* the visit's step is done */
         int node = level->node;
-        g_ptr_array_remove_index(self->levels, self->levels->len - 1); /* its widgets live on in the stack */
+        g_ptr_array_remove_index(self->levels, i); /* its widgets live on in the stack */
         show_level(self, parent);
         gtk_widget_set_visible(self->crumb_message, FALSE);
         tw_designer_view_select(self, node);
@@ -435,10 +516,23 @@ gboolean tw_designer_view_leave_to(TwDesignerView *self, int depth, GError **err
     return TRUE;
 }
 
+gboolean tw_designer_view_write_back(TwDesignerView *self, GError **error)
+{
+    for (guint i = self->levels->len; i-- > 1;) {
+        Level *level = g_ptr_array_index(self->levels, i);
+        if (level->refused && !write_back(self, i, error)) {
+            refresh(self);
+            return FALSE;
+        }
+    }
+    refresh(self);
+    return TRUE;
+}
+
 gboolean tw_designer_view_pending(TwDesignerView *self)
 {
     for (guint i = 1; i < self->levels->len; i++)
-        if (tw_model_doc_modified(((Level *)g_ptr_array_index(self->levels, i))->doc))
+        if (((Level *)g_ptr_array_index(self->levels, i))->refused)
             return TRUE;
     return FALSE;
 }
@@ -448,8 +542,9 @@ static void on_top_loaded(TwModelDoc *doc, GParamSpec *pspec, TwDesignerView *se
 {
     if (self->levels->len < 2)
         return;
-    show_level(self, g_ptr_array_index(self->levels, 0));
+    tw_model_doc_end_group(doc);
     g_ptr_array_set_size(self->levels, 1);
+    show_level(self, g_ptr_array_index(self->levels, 0));
     gtk_widget_set_visible(self->crumb_message, FALSE);
     emit_shown_changed(self);
 }
@@ -498,7 +593,7 @@ static void tw_designer_view_constructed(GObject *object)
     tw_designer_paned_initial_width(GTK_PANED(outer), FALSE, 220, 940);
     tw_designer_paned_initial_width(GTK_PANED(inner), TRUE, 280, 880);
     gtk_widget_set_parent(outer, GTK_WIDGET(self));
-    update_status(self->doc, self);
+    update_status(self);
     if (tw_model_doc_n_layers(self->doc))
         tw_designer_view_select(self, 0);
 }
@@ -592,6 +687,11 @@ GtkWidget *tw_designer_view_canvas(TwDesignerView *view)
 GtkWidget *tw_designer_view_status(TwDesignerView *view)
 {
     return view->status;
+}
+
+GtkWidget *tw_designer_view_whole_status(TwDesignerView *view)
+{
+    return view->whole;
 }
 
 GtkWidget *tw_designer_view_problem(TwDesignerView *view)

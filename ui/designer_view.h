@@ -9,9 +9,13 @@
  * Nested models are edited by drilling down: Edit Nested Model (the
  * canvas's "edit-nested") shows the nested model as a document of its own
  * (tw_designer_view_doc), every edit and undo applying to it, under a
- * breadcrumb bar ("model › base"); going back (a crumb, Escape on the
- * canvas) writes it into the outer model's layer as one undoable edit of
- * that model, or, when it no longer fits there, stays and shows why.
+ * breadcrumb bar ("model › base"). Each edit goes into the outer model's
+ * layer as it is made, so the view's own document is always the whole
+ * model with the edits on screen (what Train trains, Save saves and the
+ * status line counts); one visit is one undoable edit of the outer
+ * model. An edit that makes the nested model no longer fit there is kept
+ * inside only, Train and the status line say why, and going back (a
+ * crumb, Escape on the canvas) stays until it fits.
  * "shown-changed" is emitted when the shown document changes, is
  * switched, or its undo or redo becomes possible or not. */
 #ifndef TW_UI_DESIGNER_VIEW_H
@@ -33,17 +37,21 @@ TwModelDoc *tw_designer_view_doc(TwDesignerView *view);
 int tw_designer_view_depth(TwDesignerView *view);
 /* Drill into the nested model at node of the shown document. */
 gboolean tw_designer_view_enter_nested(TwDesignerView *view, int node, GError **error);
-/* Back up to level depth (0: the top), each level written into the one
- * above; stops, showing and returning the engine's message, at a level
- * whose model no longer fits where it is called. */
+/* Back up to level depth (0: the top); stops, showing and returning the
+ * engine's message, at a level whose model no longer fits where it is
+ * called. */
 gboolean tw_designer_view_leave_to(TwDesignerView *view, int depth, GError **error);
-/* Whether a level below the top has edits not yet written back. */
+/* Writes again the levels whose last edit did not fit above, staying
+ * where the view is: FALSE, with the reason, while one still does not. */
+gboolean tw_designer_view_write_back(TwDesignerView *view, GError **error);
+/* Whether a level below the top has an edit not in the top document (one
+ * that does not fit the level above). */
 gboolean tw_designer_view_pending(TwDesignerView *view);
-/* Why Train is off while a nested model is shown ("Inside base: go back
- * to model to train it (Escape); ..."): Train trains the top model, which
- * has the edits made inside only once they are written back; NULL at the
- * top. The window hands it to the training panel
- * (tw_train_panel_set_blocked) on "shown-changed". */
+/* Why the whole model cannot train beyond what its document says: an edit
+ * inside a nested model that does not fit the model above ("Inside base:
+ * the edit does not fit outer: <the engine's message>"), or one that left
+ * it not a model; NULL otherwise. The window hands it to the training
+ * panel (tw_train_panel_set_blocked) on "shown-changed". */
 const char *tw_designer_view_cannot_train(TwDesignerView *view);
 /* The selected layer's index, -1 for none. */
 int tw_designer_view_selected(TwDesignerView *view);
@@ -51,10 +59,12 @@ void tw_designer_view_select(TwDesignerView *view, int index);
 GtkWidget *tw_designer_view_palette(TwDesignerView *view);
 GtkWidget *tw_designer_view_stack(TwDesignerView *view);
 GtkWidget *tw_designer_view_canvas(TwDesignerView *view);
-/* The status line's labels: the totals, and why the model cannot train
- * (hidden while it can); inside a nested model, that model's own
- * ("Inside base: 3 layers · ..."). */
+/* The status line's labels: the shown model's totals (inside a nested
+ * model named so: "Inside base: 3 layers · ..."); inside, the whole
+ * model's under them ("Whole model outer: ...", hidden at the top); and
+ * why the whole model cannot train (hidden while it can). */
 GtkWidget *tw_designer_view_status(TwDesignerView *view);
+GtkWidget *tw_designer_view_whole_status(TwDesignerView *view);
 GtkWidget *tw_designer_view_problem(TwDesignerView *view);
 GtkWidget *tw_designer_view_property_editor(TwDesignerView *view);
 

@@ -98,8 +98,8 @@ static TwModelDoc *shown_doc(TwWindow *win)
     return win->designer ? tw_designer_view_doc(TW_DESIGNER_VIEW(win->designer)) : win->doc;
 }
 
-/* Changes not saved: the document's, or those inside a nested model not
- * yet written back into it. */
+/* Changes not saved: the document's, or an edit inside a nested model
+ * that does not fit the model above and so is not in the document. */
 static gboolean unsaved(TwWindow *win)
 {
     return tw_model_doc_modified(win->doc) ||
@@ -120,8 +120,10 @@ static void update_actions(TwWindow *win)
     gtk_widget_set_tooltip_text(win->train_button, why ? why : "Train the model (Ctrl+Return)");
 }
 
-/* The designer drilled into a nested model or back: Train trains the
- * top model only (designer_view.h), so it is off while inside. */
+/* The designer's shown model changed, or it drilled into a nested model
+ * or back: Train trains the whole model, the window's document, which
+ * has every edit made inside unless one does not fit (designer_view.h);
+ * then Train is off and says why. */
 static void on_shown_changed(TwWindow *win)
 {
     tw_train_panel_set_blocked(TW_TRAIN_PANEL(win->train_panel),
@@ -176,8 +178,9 @@ static void load_file(TwWindow *win, const char *path)
 static gboolean save_file(TwWindow *win, const char *path)
 {
     GError *error = NULL;
-    /* Edits inside a nested model go into the document first. */
-    if (!tw_designer_view_leave_to(TW_DESIGNER_VIEW(win->designer), 0, &error) ||
+    /* The edits inside a nested model are in the document as they are
+     * made: a save stays where the designer is, unless one does not fit. */
+    if (!tw_designer_view_write_back(TW_DESIGNER_VIEW(win->designer), &error) ||
         !tw_model_doc_save(win->doc, path, &error)) {
         show_file_error(win, "save", path, error->message);
         g_error_free(error);
