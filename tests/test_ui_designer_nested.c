@@ -369,6 +369,23 @@ static void test_shared_nested(Fixture *f, gconstpointer data)
     g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
     g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
     g_free(name);
+
+    /* An input shape that none of the three calls fits: the reason says
+     * so once, not once a call. */
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), first));
+    drain();
+    child = tw_designer_view_doc(f->view);
+    must(tw_model_doc_set_input_shape(child, 0, "5", &error), error);
+    drain();
+    const char *why = tw_designer_view_cannot_train(f->view);
+    g_assert_nonnull(why);
+    g_test_message("shared misfit: %s", why);
+    const char *engine = strstr(why, "declares input");
+    g_assert_nonnull(engine);
+    g_assert_null(strstr(engine + 1, "declares input"));
+    key_or_action(f, "ctrl+z", "win.undo");
+    g_assert_null(tw_designer_view_cannot_train(f->view));
+    must(tw_designer_view_leave_to(f->view, 0, &error), error);
 }
 
 /* A box moved inside a nested model stays where it was put: back out and

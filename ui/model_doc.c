@@ -2061,12 +2061,14 @@ char *tw_model_doc_nested_json(TwModelDoc *doc, int node)
     return out;
 }
 
-/* The messages of the nodes that call layer, joined; NULL when none fails. */
+/* The messages of the nodes that call layer, joined, each once (the
+ * calls of a shared encoder fail alike); NULL when none fails. */
 static char *layer_errors(TwModelDoc *doc, const tw_layer *layer)
 {
     GString *out = NULL;
     for (int i = 0; i < n_nodes(doc); i++)
-        if (node_at(doc, i)->layer == layer && doc->info[i].error && !doc->info[i].cannot_run) {
+        if (node_at(doc, i)->layer == layer && doc->info[i].error && !doc->info[i].cannot_run &&
+            !(out && strstr(out->str, doc->info[i].error))) {
             if (!out)
                 out = g_string_new(NULL);
             else
