@@ -791,6 +791,89 @@ static void test_whole_model_inside(Fixture *f, gconstpointer data)
     g_free(dir);
 }
 
+typedef struct {
+    Fixture *f;
+    int depth;   /* the view's depth to wait for */
+    char *name;  /* and the selected layer's name there, or NULL */
+} KeyWait;
+
+static gboolean key_done(gpointer data)
+{
+    KeyWait *w = data;
+    if (tw_designer_view_depth(w->f->view) != w->depth)
+        return FALSE;
+    TwModelDoc *doc = tw_designer_view_doc(w->f->view);
+    int at = tw_designer_view_selected(w->f->view);
+    return !w->name || (at >= 0 && !strcmp(tw_layer_name(tw_model_doc_layer(doc, at)), w->name));
+}
+
+/* keys typed into the window: then the view is depth levels down with the
+ * layer called name selected (name NULL: any). */
+static void keys_then(Fixture *f, const char *keys, int depth, const char *name)
+{
+    KeyWait w = {f, depth, (char *)name};
+    g_assert_true(ui_keys_send(GTK_WIDGET(f->win), keys, key_done, &w));
+    drain();
+    g_test_message("%s: depth %d, %s selected", keys, tw_designer_view_depth(f->view),
+                   tw_designer_view_selected(f->view) >= 0
+                       ? tw_layer_name(tw_model_doc_layer(tw_designer_view_doc(f->view),
+                                                          tw_designer_view_selected(f->view)))
+                       : "nothing");
+    g_assert_true(key_done(&w));
+}
+
+/* With the keyboard alone, nested views included: Tab along the edges,
+ * Shift+Return into a nested model, Escape back out (on the canvas and
+ * on the List page), and the breadcrumb reached with Ctrl+Shift+Tab, a
+ * crumb taken with Return. */
+static void test_keyboard_only(Fixture *f, gconstpointer data)
+{
+    load(f, NESTED_JSON(BLOCK_JSON));
+    if (!ui_keys_send(GTK_WIDGET(f->win), "shift", at_top, f->view)) {
+        g_test_skip("no xdotool");
+        return;
+    }
+    tw_designer_view_select(f->view, node_named(f->doc, "in"));
+    gtk_widget_grab_focus(GTK_WIDGET(canvas(f)));
+    keys_then(f, "Tab", 0, "base");
+    keys_then(f, "shift+Return", 1, "base_in");
+    keys_then(f, "Tab", 1, "d1");
+    keys_then(f, "Tab", 1, "block");
+    keys_then(f, "shift+Return", 2, "block_in");
+    keys_then(f, "Tab", 2, "b1");
+    keys_then(f, "shift+Tab", 2, "block_in");
+    keys_then(f, "Escape", 1, "block");
+    keys_then(f, "Escape", 0, "base");
+
+    /* On the List page: Shift+Return in, Escape out. */
+    keys_then(f, "shift+Return", 1, "base_in");
+    GtkStack *pages = GTK_STACK(gtk_widget_get_parent(GTK_WIDGET(canvas(f))));
+    gtk_stack_set_visible_child_name(pages, "list");
+    drain();
+    GtkWidget *list = tw_designer_view_stack(f->view);
+    tw_designer_view_select(f->view, node_named(tw_designer_view_doc(f->view), "block"));
+    drain();
+    gtk_widget_child_focus(list, GTK_DIR_TAB_FORWARD);
+    GtkWidget *focus = gtk_root_get_focus(GTK_ROOT(f->win));
+    g_assert_true(focus && gtk_widget_is_ancestor(focus, list));
+    keys_then(f, "shift+Return", 2, NULL);
+    gtk_stack_set_visible_child_name(pages, "list");
+    drain();
+    gtk_widget_child_focus(tw_designer_view_stack(f->view), GTK_DIR_TAB_FORWARD);
+    keys_then(f, "Escape", 1, "block");
+    gtk_widget_child_focus(tw_designer_view_stack(f->view), GTK_DIR_TAB_FORWARD);
+    keys_then(f, "Escape", 0, "base");
+
+    /* The breadcrumb: from the canvas two levels down, Ctrl+Shift+Tab to
+     * the last crumb above (base), Return: back to base. */
+    gtk_stack_set_visible_child_name(GTK_STACK(gtk_widget_get_parent(GTK_WIDGET(canvas(f)))), "canvas");
+    gtk_widget_grab_focus(GTK_WIDGET(canvas(f)));
+    keys_then(f, "shift+Return", 1, "base_in");
+    keys_then(f, "Tab Tab", 1, "block");
+    keys_then(f, "shift+Return", 2, "block_in");
+    keys_then(f, "ctrl+shift+Tab Return", 1, "block");
+}
+
 static gboolean arranged(gpointer data)
 {
     return !tw_designer_canvas_arranging(data);
@@ -851,5 +934,6 @@ int main(int argc, char **argv)
     ADD("copies_keep_positions", test_copies_keep_positions);
     ADD("train_inside", test_train_inside);
     ADD("whole_model_inside", test_whole_model_inside);
+    ADD("keyboard_only", test_keyboard_only);
     return g_test_run();
 }

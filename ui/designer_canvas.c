@@ -873,6 +873,8 @@ static gboolean on_key(GtkEventControllerKey *key, guint keyval, guint keycode, 
         return TRUE;
     case GDK_KEY_Tab:
     case GDK_KEY_ISO_Left_Tab:
+        if (ctrl) /* Ctrl+Tab leaves the canvas, as GTK moves the focus out of a widget that takes Tab */
+            return FALSE;
         tw_designer_canvas_follow_edge(c, !(shift || keyval == GDK_KEY_ISO_Left_Tab));
         return TRUE;
     case GDK_KEY_Up:

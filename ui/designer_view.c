@@ -358,6 +358,30 @@ static void on_level_doc_notify(TwModelDoc *doc, GParamSpec *pspec, TwDesignerVi
 static void on_edit_nested(TwDesignerCanvas *canvas, int node, TwDesignerView *self);
 static void on_leave_nested(TwDesignerCanvas *canvas, TwDesignerView *self);
 
+/* The List page's keys for nested models, as the canvas has them:
+ * Shift+Return edits the selected one, Escape goes back one level. */
+static gboolean on_stack_key(GtkEventControllerKey *key, guint keyval, guint keycode, GdkModifierType state,
+                             TwDesignerView *self)
+{
+    if (gtk_event_controller_get_widget(GTK_EVENT_CONTROLLER(key)) != self->stack)
+        return FALSE;
+    state &= gtk_accelerator_get_default_mod_mask();
+    if ((keyval == GDK_KEY_Return || keyval == GDK_KEY_KP_Enter || keyval == GDK_KEY_ISO_Enter) &&
+        state == GDK_SHIFT_MASK) {
+        int selected = tw_layer_stack_get_selected(TW_LAYER_STACK(self->stack));
+        tw_layer *layer = tw_model_doc_layer(tw_designer_view_doc(self), selected);
+        if (!layer || !tw_layer_is_model(layer))
+            return FALSE;
+        on_edit_nested(NULL, selected, self);
+        return TRUE;
+    }
+    if (keyval == GDK_KEY_Escape && !state && self->levels->len > 1) {
+        on_leave_nested(NULL, self);
+        return TRUE;
+    }
+    return FALSE;
+}
+
 static Level *level_new(TwDesignerView *self, TwModelDoc *doc, int node)
 {
     Level *level = g_new0(Level, 1);
@@ -371,6 +395,9 @@ static Level *level_new(TwDesignerView *self, TwModelDoc *doc, int node)
     g_signal_connect_object(level->canvas, "selection-changed", G_CALLBACK(on_canvas_selected), self, 0);
     g_signal_connect_object(level->canvas, "edit-nested", G_CALLBACK(on_edit_nested), self, 0);
     g_signal_connect_object(level->canvas, "leave-nested", G_CALLBACK(on_leave_nested), self, 0);
+    GtkEventController *keys = gtk_event_controller_key_new();
+    g_signal_connect_object(keys, "key-pressed", G_CALLBACK(on_stack_key), self, 0);
+    gtk_widget_add_controller(level->stack, keys);
     g_signal_connect_object(doc, "changed", G_CALLBACK(on_level_doc_changed), self, 0);
     g_signal_connect_object(doc, "notify::can-undo", G_CALLBACK(on_level_doc_notify), self, 0);
     g_signal_connect_object(doc, "notify::can-redo", G_CALLBACK(on_level_doc_notify), self, 0);
