@@ -562,6 +562,88 @@ static void test_copies_keep_positions(Fixture *f, gconstpointer data)
     g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
 }
 
+/* Ctrl+A Ctrl+C Ctrl+V as a person types them on the canvas (until the
+ * shown document changes), else the canvas's own actions. */
+static void copy_all_keys(Fixture *f)
+{
+    gtk_widget_grab_focus(GTK_WIDGET(canvas(f)));
+    Watch w = {tw_designer_view_doc(f->view), tw_model_doc_state(tw_designer_view_doc(f->view))};
+    if (!ui_keys_send(GTK_WIDGET(f->win), "ctrl+a ctrl+c ctrl+v", state_changed, &w)) {
+        int n = tw_model_doc_n_layers(w.doc);
+        int *all = g_new(int, n);
+        for (int i = 0; i < n; i++)
+            all[i] = i;
+        tw_designer_canvas_select_many(canvas(f), all, n);
+        g_free(all);
+        g_assert_true(tw_designer_canvas_copy(canvas(f)) && tw_designer_canvas_paste(canvas(f)));
+    }
+    drain();
+    g_assert_true(state_changed(&w));
+    g_free(w.state);
+}
+
+/* Copies two levels down: a nested model copied inside another keeps its
+ * boxes' places, and a copy of the outer one keeps those of the model
+ * inside it too, after a save and a reopen. */
+static void test_copies_keep_positions_deeper(Fixture *f, gconstpointer data)
+{
+    load(f, NESTED_JSON(BLOCK_JSON));
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(f->doc, "base")));
+    TwModelDoc *base = tw_designer_view_doc(f->view);
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(base, "block")));
+    drain();
+    double x1, y1, x, y;
+    drag_inside(f, "b1", &x1, &y1);
+    GError *error = NULL;
+    must(tw_designer_view_leave_to(f->view, 1, &error), error);
+    drain();
+    /* Inside base, block selected: duplicate it in base's chain (the
+     * window's action, which the List's Ctrl+D runs), then enter the
+     * copy. */
+    g_assert_cmpint(tw_designer_canvas_primary(canvas(f)), ==, node_named(base, "block"));
+    g_assert_false(tw_model_doc_is_graph(base));
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(f->win), "win.duplicate-layer", NULL));
+    drain();
+    int copy = last_nested(base);
+    g_assert_cmpstr(tw_layer_name(tw_model_doc_layer(base, copy)), !=, "block");
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), copy));
+    drain();
+    TwModelDoc *inner = tw_designer_view_doc(f->view);
+    g_assert_false(tw_model_doc_modified(inner));
+    tw_model_doc_node_position(inner, node_named(inner, "b1"), &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+    must(tw_designer_view_leave_to(f->view, 0, &error), error);
+    drain();
+
+    /* At the top: Ctrl+A Ctrl+C Ctrl+V (a second branch, in_1 -> base_1
+     * -> head_1); save, reopen, and enter the copy's block. */
+    copy_all_keys(f);
+    copy = last_nested(f->doc);
+    char *name = g_strdup(tw_layer_name(tw_model_doc_layer(f->doc, copy)));
+    g_assert_cmpstr(name, !=, "base");
+    char *dir = g_dir_make_tmp("twb-nested-XXXXXX", NULL);
+    char *file = g_build_filename(dir, "nested.json", NULL);
+    must(tw_model_doc_save(f->doc, file, &error), error);
+    must(tw_model_doc_load(f->doc, file, &error), error);
+    drain();
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(f->doc, name)));
+    base = tw_designer_view_doc(f->view);
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(base, "block")));
+    drain();
+    inner = tw_designer_view_doc(f->view);
+    g_assert_false(tw_model_doc_modified(inner));
+    tw_model_doc_node_position(inner, node_named(inner, "b1"), &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+    must(tw_designer_view_leave_to(f->view, 0, &error), error);
+    g_unlink(file);
+    g_rmdir(dir);
+    g_free(file);
+    g_free(dir);
+    g_free(name);
+}
+
 typedef struct {
     TwWindow *win;
     int count;
@@ -932,6 +1014,7 @@ int main(int argc, char **argv)
     ADD("positions_kept_deeper", test_positions_kept_deeper);
     ADD("arranged_kept", test_arranged_kept);
     ADD("copies_keep_positions", test_copies_keep_positions);
+    ADD("copies_keep_positions_deeper", test_copies_keep_positions_deeper);
     ADD("train_inside", test_train_inside);
     ADD("whole_model_inside", test_whole_model_inside);
     ADD("keyboard_only", test_keyboard_only);
