@@ -745,7 +745,9 @@ static void put_history(GString *out, const tw_model *model, const tw_keras_hist
     g_string_append_c(out, ']');
 }
 
-static void put_ends(GString *out, const tw_model *model, bool inputs)
+/* input_layers or output_layers: their calls numbered as inbound_nodes
+ * number them (an output may be a nested model's call). */
+static void put_ends(GString *out, const tw_model *model, bool inputs, tw_keras_json_format format)
 {
     int n = inputs ? tw_functional_ninputs(model) : tw_functional_noutputs(model);
     g_string_append_c(out, '[');
@@ -755,9 +757,11 @@ static void put_ends(GString *out, const tw_model *model, bool inputs)
             tw_functional_input(model, i, &h);
         else
             tw_functional_output(model, i, &h);
+        const tw_layer *layer = tw_model_layer_at(model, h.layer);
         g_string_append(out, i ? ", [" : "[");
-        tw__json_put_string(out, tw_layer_name(tw_model_layer_at(model, h.layer)));
-        g_string_append_printf(out, ", %d, %d]", h.node_index, h.tensor_index);
+        tw__json_put_string(out, tw_layer_name(layer));
+        g_string_append_printf(out, ", %d, %d]", h.node_index + first_node_index(layer, format == TW_KERAS_JSON_2),
+                               h.tensor_index);
     }
     g_string_append_c(out, ']');
 }
@@ -955,8 +959,8 @@ void tw__json_put_functional_config(GString *out, const tw_model *model, tw_kera
         g_string_append_c(out, '}');
     }
     g_string_append(out, "], \"input_layers\": ");
-    put_ends(out, model, true);
+    put_ends(out, model, true, format);
     g_string_append(out, ", \"output_layers\": ");
-    put_ends(out, model, false);
+    put_ends(out, model, false, format);
     g_string_append_c(out, '}');
 }

@@ -813,6 +813,29 @@ static void test_tfoplambda_flat_node(void)
     tw_layer_unref(m);
 }
 
+/* A nested model as the model's output (Model(inp, encoder(inp))): Keras
+ * 2 numbers the encoder's call 1 in output_layers as in inbound_nodes, so
+ * the file written reads back in both forms. */
+static void test_nested_model_as_output(void)
+{
+    const char *json = MODEL(INPUT("in", "[null, 4]") ", "
+                             "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"encoder\", \"layers\": ["
+                             "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 4], "
+                             "\"name\": \"e_in\"}}, "
+                             "{\"class_name\": \"Dense\", \"config\": {\"name\": \"e_dense\", \"units\": 3}}]}, "
+                             "\"name\": \"encoder\", \"inbound_nodes\": [[[\"in\", 0, 0, {}]]]}",
+                             "[[\"in\", 0, 0]]", "[[\"encoder\", 1, 0]]");
+    tw_model *m = tw_model_from_json(json, strlen(json), "nested_out.json");
+    if (!m)
+        g_error("%s", tw_last_error());
+    check_round_trip(m, TW_KERAS_JSON_2, "nested_out.json");
+    check_round_trip(m, TW_KERAS_JSON_3, "nested_out.json");
+    char *written = tw_model_to_json_format(m, TW_KERAS_JSON_2);
+    g_assert_nonnull(strstr(written, "\"output_layers\": [[\"encoder\", 1, 0]]"));
+    free(written);
+    tw_layer_unref(m);
+}
+
 /* A Functional model's weights through a checkpoint, nested names and all. */
 static void test_checkpoint(void)
 {
@@ -861,6 +884,7 @@ int main(int argc, char **argv)
     g_test_add_func("/functional-json/sequential-holding-functional", test_sequential_holding_functional);
     g_test_add_func("/functional-json/several-outputs", test_several_outputs);
     g_test_add_func("/functional-json/checkpoint", test_checkpoint);
+    g_test_add_func("/functional-json/nested-model-as-output", test_nested_model_as_output);
     g_test_add_func("/functional-json/seq2seq-states", test_seq2seq_states);
     g_test_add_func("/functional-json/bidirectional-states", test_bidirectional_states);
     g_test_add_func("/functional-json/causal-mask-calls", test_causal_mask_calls);
