@@ -15,7 +15,9 @@
  *   the designer canvas's actions (a class dropped at a random point or
  *   on an edge, a drag from a random output port onto a random box or
  *   between two random points, clicks, delete, copy, paste, duplicate,
- *   Tab, arrows, Alt+Up/Down, auto-arrange, zoom, fit),
+ *   Tab, arrows, Alt+Up/Down, auto-arrange, zoom, fit, into a nested
+ *   model and back out to a random level; the other actions then work on
+ *   the nested model shown, as a person's would),
  *   model files opened (the examples, the Keras corpus, broken files),
  *   training started, paused, resumed and stopped on a small dataset, and
  *   the window resized between 800x600 and 1600x1000.
@@ -290,6 +292,8 @@ static void x_key(TwWindow *win)
         "space", "ctrl+z", "ctrl+shift+z", "ctrl+y", "alt+Up", "alt+Down", "ctrl+Return", "ctrl+a",
         "ctrl+c", "ctrl+v", "ctrl+d", "Home", "End", "Page_Down", "a", "3", "minus", "period", "comma",
         "ctrl+plus", "ctrl+minus", "ctrl+0", "F10",
+        /* into a selected nested model, and to the breadcrumb */
+        "shift+Return", "ctrl+shift+Tab",
     };
     xdotool(win, "key --delay 5 %s", keys[g_rand_int_range(rng, 0, G_N_ELEMENTS(keys))]);
 }
@@ -317,9 +321,11 @@ static const char *random_class(TwDesignerView *view)
     return classes[g_rand_int_range(rng, 0, n)];
 }
 
-static int n_layers(TwWindow *win)
+/* The shown level's layers: a nested model's while the designer is inside
+ * one (the stack and the canvas show it), else the window's model's. */
+static int n_layers(TwDesignerView *view)
 {
-    return tw_model_doc_n_layers(tw_window_doc(win));
+    return tw_model_doc_n_layers(tw_designer_view_doc(view));
 }
 
 static void palette_activate(TwWindow *win, TwDesignerView *view)
@@ -335,12 +341,12 @@ static void palette_activate(TwWindow *win, TwDesignerView *view)
 static void drop_class(TwWindow *win, TwDesignerView *view)
 {
     TwLayerStack *stack = TW_LAYER_STACK(tw_designer_view_stack(view));
-    tw_layer_stack_drop_class(stack, random_class(view), g_rand_int_range(rng, 0, n_layers(win) + 1));
+    tw_layer_stack_drop_class(stack, random_class(view), g_rand_int_range(rng, 0, n_layers(view) + 1));
 }
 
 static void drop_layer(TwWindow *win, TwDesignerView *view)
 {
-    int n = n_layers(win);
+    int n = n_layers(view);
     if (!n)
         return;
     TwLayerStack *stack = TW_LAYER_STACK(tw_designer_view_stack(view));
@@ -349,21 +355,21 @@ static void drop_layer(TwWindow *win, TwDesignerView *view)
 
 static void select_layer(TwWindow *win, TwDesignerView *view)
 {
-    tw_designer_view_select(view, g_rand_int_range(rng, -1, n_layers(win)));
+    tw_designer_view_select(view, g_rand_int_range(rng, -1, n_layers(view)));
 }
 
 /* What the canvas's gestures and keys do, at random places. */
 static void canvas_action(TwWindow *win, TwDesignerView *view)
 {
     TwDesignerCanvas *c = TW_DESIGNER_CANVAS(tw_designer_view_canvas(view));
-    TwModelDoc *doc = tw_window_doc(win);
+    TwModelDoc *doc = tw_designer_view_doc(view); /* the shown level's: a nested model's inside one */
     int n = tw_model_doc_n_layers(doc);
     double w = MAX(gtk_widget_get_width(GTK_WIDGET(c)), 1), h = MAX(gtk_widget_get_height(GTK_WIDGET(c)), 1);
     double x0 = g_rand_double_range(rng, 0, w), y0 = g_rand_double_range(rng, 0, h);
     double x1 = g_rand_double_range(rng, 0, w), y1 = g_rand_double_range(rng, 0, h);
     int node = n ? g_rand_int_range(rng, 0, n) : -1, other = n ? g_rand_int_range(rng, 0, n) : -1;
     GdkModifierType state = g_rand_boolean(rng) ? 0 : GDK_CONTROL_MASK;
-    int which = g_rand_int_range(rng, 0, 16);
+    int which = g_rand_int_range(rng, 0, 18);
     step("canvas action %d", which);
     switch (which) {
     case 0:
@@ -420,6 +426,22 @@ static void canvas_action(TwWindow *win, TwDesignerView *view)
     case 14:
         tw_designer_canvas_fit(c);
         break;
+    case 15: /* into a nested model, when the shown one has one */
+        for (int i = 0, k = node; k >= 0 && i < n; i++, k = (k + 1) % n) {
+            const tw_layer *layer = tw_model_doc_layer(doc, k);
+            if (layer && tw_layer_is_model(layer)) {
+                if (tw_designer_canvas_edit_nested(c, k))
+                    step("into nested model %s", tw_layer_name(layer));
+                break;
+            }
+        }
+        break;
+    case 16: { /* back out, to a random level above */
+        int depth = tw_designer_view_depth(view);
+        if (depth > 0 && !tw_designer_view_leave_to(view, g_rand_int_range(rng, 0, depth), NULL))
+            step("leave refused (an edit inside does not fit)");
+        break;
+    }
     default:
         tw_designer_canvas_select(c, g_rand_int_range(rng, -1, MAX(n, 1)));
         break;
@@ -519,8 +541,9 @@ static void show_view(TwWindow *win)
 static void open_something(TwWindow *win)
 {
     if (g_rand_boolean(rng)) {
-        static const char *templates[] = {"linear_regression", "mlp_fashion_mnist", "cnn_fashion_mnist"};
-        const char *name = templates[g_rand_int_range(rng, 0, 3)];
+        static const char *templates[] = {"linear_regression", "mlp_fashion_mnist", "cnn_fashion_mnist",
+                                          "siamese_fashion_mnist"}; /* the last with a nested model */
+        const char *name = templates[g_rand_int_range(rng, 0, G_N_ELEMENTS(templates))];
         step("template %s", name);
         g_action_group_activate_action(G_ACTION_GROUP(win), "template", g_variant_new_string(name));
     } else {
