@@ -459,44 +459,67 @@ static void test_positions_kept(Fixture *f, gconstpointer data)
     g_free(dir);
 }
 
-/* Two levels down: the block's positions, kept in its entry inside
- * base's entry, come back after a save and a reopen; renaming base on
- * the way keeps them with it. */
-static void test_positions_kept_deeper(Fixture *f, gconstpointer data)
+/* The two-level start of the deeper tests: NESTED_JSON(BLOCK_JSON) loaded,
+ * base then its block entered, b1 dragged; its new place in x1, y1. */
+static void move_b1_in_block(Fixture *f, double *x1, double *y1)
 {
     load(f, NESTED_JSON(BLOCK_JSON));
     g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(f->doc, "base")));
     TwModelDoc *base = tw_designer_view_doc(f->view);
     g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(base, "block")));
     drain();
-    double x1, y1, x, y;
-    drag_inside(f, "b1", &x1, &y1);
+    drag_inside(f, "b1", x1, y1);
+}
+
+/* The window's model saved to a file of a scratch folder and read back
+ * from it (the folder gone afterwards). */
+static void save_and_reopen(Fixture *f)
+{
     GError *error = NULL;
-    must(tw_designer_view_leave_to(f->view, 0, &error), error);
-    drain();
-    must(tw_model_doc_rename_layer(f->doc, node_named(f->doc, "base"), "trunk", &error), error);
     char *dir = g_dir_make_tmp("twb-nested-XXXXXX", NULL);
     char *file = g_build_filename(dir, "nested.json", NULL);
     must(tw_model_doc_save(f->doc, file, &error), error);
     must(tw_model_doc_load(f->doc, file, &error), error);
     drain();
-    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(f->doc, "trunk")));
-    drain();
-    base = tw_designer_view_doc(f->view);
-    g_assert_false(tw_model_doc_modified(base));
-    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(base, "block")));
-    drain();
-    TwModelDoc *block = tw_designer_view_doc(f->view);
-    tw_model_doc_node_position(block, node_named(block, "b1"), &x, &y);
-    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
-    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
-    must(tw_designer_view_leave_to(f->view, 0, &error), error);
-    drain();
-    g_assert_false(tw_model_doc_modified(f->doc));
     g_unlink(file);
     g_rmdir(dir);
     g_free(file);
     g_free(dir);
+}
+
+/* The shown level, unmodified, has its box named b1 at (x1, y1). */
+static void assert_b1_at(Fixture *f, double x1, double y1)
+{
+    TwModelDoc *shown = tw_designer_view_doc(f->view);
+    g_assert_false(tw_model_doc_modified(shown));
+    double x, y;
+    tw_model_doc_node_position(shown, node_named(shown, "b1"), &x, &y);
+    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
+    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+}
+
+/* Two levels down: the block's positions, kept in its entry inside
+ * base's entry, come back after a save and a reopen; renaming base on
+ * the way keeps them with it. */
+static void test_positions_kept_deeper(Fixture *f, gconstpointer data)
+{
+    double x1, y1;
+    move_b1_in_block(f, &x1, &y1);
+    GError *error = NULL;
+    must(tw_designer_view_leave_to(f->view, 0, &error), error);
+    drain();
+    must(tw_model_doc_rename_layer(f->doc, node_named(f->doc, "base"), "trunk", &error), error);
+    save_and_reopen(f);
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(f->doc, "trunk")));
+    drain();
+    TwModelDoc *base = tw_designer_view_doc(f->view);
+    g_assert_false(tw_model_doc_modified(base));
+    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(base, "block")));
+    drain();
+    assert_b1_at(f, x1, y1);
+    must(tw_designer_view_leave_to(f->view, 0, &error), error);
+    drain();
+    g_assert_false(tw_model_doc_modified(f->doc));
 }
 
 /* The node of the shown document's last nested model, a copy just made. */
@@ -587,16 +610,12 @@ static void copy_all_keys(Fixture *f)
  * inside it too, after a save and a reopen. */
 static void test_copies_keep_positions_deeper(Fixture *f, gconstpointer data)
 {
-    load(f, NESTED_JSON(BLOCK_JSON));
-    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(f->doc, "base")));
-    TwModelDoc *base = tw_designer_view_doc(f->view);
-    g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(base, "block")));
-    drain();
-    double x1, y1, x, y;
-    drag_inside(f, "b1", &x1, &y1);
+    double x1, y1;
+    move_b1_in_block(f, &x1, &y1);
     GError *error = NULL;
     must(tw_designer_view_leave_to(f->view, 1, &error), error);
     drain();
+    TwModelDoc *base = tw_designer_view_doc(f->view);
     /* Inside base, block selected: duplicate it in base's chain (the
      * window's action, which the List's Ctrl+D runs), then enter the
      * copy. */
@@ -608,11 +627,7 @@ static void test_copies_keep_positions_deeper(Fixture *f, gconstpointer data)
     g_assert_cmpstr(tw_layer_name(tw_model_doc_layer(base, copy)), !=, "block");
     g_assert_true(tw_designer_canvas_edit_nested(canvas(f), copy));
     drain();
-    TwModelDoc *inner = tw_designer_view_doc(f->view);
-    g_assert_false(tw_model_doc_modified(inner));
-    tw_model_doc_node_position(inner, node_named(inner, "b1"), &x, &y);
-    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
-    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+    assert_b1_at(f, x1, y1);
     must(tw_designer_view_leave_to(f->view, 0, &error), error);
     drain();
 
@@ -622,25 +637,13 @@ static void test_copies_keep_positions_deeper(Fixture *f, gconstpointer data)
     copy = last_nested(f->doc);
     char *name = g_strdup(tw_layer_name(tw_model_doc_layer(f->doc, copy)));
     g_assert_cmpstr(name, !=, "base");
-    char *dir = g_dir_make_tmp("twb-nested-XXXXXX", NULL);
-    char *file = g_build_filename(dir, "nested.json", NULL);
-    must(tw_model_doc_save(f->doc, file, &error), error);
-    must(tw_model_doc_load(f->doc, file, &error), error);
-    drain();
+    save_and_reopen(f);
     g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(f->doc, name)));
     base = tw_designer_view_doc(f->view);
     g_assert_true(tw_designer_canvas_edit_nested(canvas(f), node_named(base, "block")));
     drain();
-    inner = tw_designer_view_doc(f->view);
-    g_assert_false(tw_model_doc_modified(inner));
-    tw_model_doc_node_position(inner, node_named(inner, "b1"), &x, &y);
-    g_assert_cmpfloat_with_epsilon(x, x1, 0.05);
-    g_assert_cmpfloat_with_epsilon(y, y1, 0.05);
+    assert_b1_at(f, x1, y1);
     must(tw_designer_view_leave_to(f->view, 0, &error), error);
-    g_unlink(file);
-    g_rmdir(dir);
-    g_free(file);
-    g_free(dir);
     g_free(name);
 }
 
